@@ -1,0 +1,79 @@
+/*
+ * kube/api.h - resource descriptors, REST paths and the typed writes both
+ * daemons use: get, create, merge patch (optionally carrying
+ * metadata.resourceVersion for optimistic concurrency), JSON patch,
+ * strategic-merge patch of pods/status, delete, and the pods/binding
+ * subresource.
+ *
+ * Memory: functions that return JSON give the caller a cJSON tree (*out) to
+ * free with cJSON_Delete(); on error *out is NULL. Path buffers are the
+ * caller's kube_buf. st (may be NULL) receives the Status of a failed call.
+ * All functions are thread-safe (they go through kube_client_do()).
+ */
+#ifndef KUBE_API_H
+#define KUBE_API_H
+
+#include <cjson/cJSON.h>
+
+#include "kube/buf.h"
+#include "kube/client.h"
+
+typedef struct kube_resource {
+    const char *group;   /* "" for the core group */
+    const char *version; /* "v1" */
+    const char *plural;  /* "pods" */
+    const char *kind;    /* "Pod" */
+    int namespaced;
+} kube_resource;
+
+extern const kube_resource KUBE_RES_PODS;
+extern const kube_resource KUBE_RES_NODES;
+extern const kube_resource KUBE_RES_NAMESPACES;
+extern const kube_resource KUBE_RES_CONFIGMAPS;
+extern const kube_resource KUBE_RES_EVENTS;      /* events.k8s.io/v1 */
+extern const kube_resource KUBE_RES_LEASES;      /* coordination.k8s.io/v1 */
+extern const kube_resource KUBE_RES_VMS;         /* kubevirt.io/v1 virtualmachines */
+extern const kube_resource KUBE_RES_VMIS;        /* kubevirt.io/v1 virtualmachineinstances */
+
+/* Appends the REST path of a collection (name NULL) or an object, with an
+ * optional subresource ("binding", "status"), to out:
+ * /api/v1/namespaces/ns/pods/name/binding or /apis/g/v/... . ns is ignored
+ * for cluster-scoped resources and may be NULL for all namespaces.
+ * Names are path-escaped. Returns KUBE_OK or KUBE_ENOMEM. */
+int kube_path(kube_buf *out, const kube_resource *r, const char *ns, const char *name,
+              const char *subresource);
+
+/* GET one object. */
+int kube_api_get(kube_client *c, const kube_resource *r, const char *ns, const char *name,
+                 cJSON **out, kube_status *st);
+/* POST a new object (body is the full object). *out (may be NULL) receives
+ * the created object. */
+int kube_api_create(kube_client *c, const kube_resource *r, const char *ns, const cJSON *body,
+                    cJSON **out, kube_status *st);
+/* PUT a whole object (update). */
+int kube_api_update(kube_client *c, const kube_resource *r, const char *ns, const char *name,
+                    const cJSON *body, cJSON **out, kube_status *st);
+/* PATCH with application/merge-patch+json. */
+int kube_api_merge_patch(kube_client *c, const kube_resource *r, const char *ns,
+                         const char *name, const cJSON *patch, cJSON **out, kube_status *st);
+/* PATCH with application/json-patch+json (patch is a JSON array). */
+int kube_api_json_patch(kube_client *c, const kube_resource *r, const char *ns,
+                        const char *name, const cJSON *patch, cJSON **out, kube_status *st);
+/* Sets one annotation with a merge patch that carries resource_version when
+ * it is non-NULL (so a stale version fails with KUBE_ECONFLICT). value NULL
+ * removes the annotation. */
+int kube_api_set_annotation(kube_client *c, const kube_resource *r, const char *ns,
+                            const char *name, const char *key, const char *value,
+                            const char *resource_version, cJSON **out, kube_status *st);
+/* DELETE one object. */
+int kube_api_delete(kube_client *c, const kube_resource *r, const char *ns, const char *name,
+                    kube_status *st);
+/* POST pods/{name}/binding to node. uid (may be NULL) guards against binding
+ * a recreated pod of the same name. */
+int kube_api_bind(kube_client *c, const char *ns, const char *pod, const char *uid,
+                  const char *node, kube_status *st);
+/* PATCH pods/{name}/status with application/strategic-merge-patch+json. */
+int kube_api_patch_pod_status(kube_client *c, const char *ns, const char *pod,
+                              const cJSON *patch, kube_status *st);
+
+#endif

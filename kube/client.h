@@ -1,0 +1,97 @@
+/*
+ * kube/client.h - HTTP access to kube-apiserver on libcurl.
+ *
+ * A kube_client holds the configuration, a client-side token-bucket rate
+ * limiter (clientConnection.qps/burst), and a pool of curl easy handles so
+ * connections are kept alive and reused (HTTP/2 is negotiated with ALPN when
+ * the server offers it). TLS peer and host verification is always on unless
+ * the config sets insecure-skip-tls-verify.
+ *
+ * Retries: a 429, or a 5xx on an idempotent request (GET, PUT, DELETE), or a
+ * 5xx that carries Retry-After on any request, is retried up to
+ * max_retries times with exponential jittered backoff, honouring Retry-After.
+ * A 401 forces one re-read of the token file and one retry.
+ *
+ * Errors: a non-2xx answer is decoded as a metav1.Status into resp->status
+ * and the call returns kube_err_from_status(code, reason). A body that is not
+ * a Status (e.g. "404 page not found") still yields the code's error with
+ * the text as message. Transport failures return KUBE_EIO/KUBE_ETIMEDOUT.
+ *
+ * Threads: every function is thread-safe; any thread may issue requests.
+ *
+ * Memory: kube_client_new() allocates the client (kube_client_free() frees
+ * it; the config is borrowed and must outlive the client). A kube_response is
+ * filled by the call and its body freed by kube_response_clear(), on success
+ * and on error alike.
+ */
+#ifndef KUBE_CLIENT_H
+#define KUBE_CLIENT_H
+
+#include <curl/curl.h>
+#include <stddef.h>
+
+#include "kube/config.h"
+
+typedef struct kube_client kube_client;
+
+typedef struct kube_client_options {
+    double qps;              /* 0: no limit. kube-scheduler default 50 */
+    int burst;               /* kube-scheduler default 100 */
+    long connect_timeout_ms; /* default 10000 */
+    long timeout_ms;         /* per request, default 30000 (not for watches) */
+    int max_retries;         /* default 5 */
+    const char *user_agent;  /* copied; default "stickyvm" */
+} kube_client_options;
+
+/* Fills o with the defaults above. */
+void kube_client_options_default(kube_client_options *o);
+
+typedef struct kube_status {
+    int code;            /* HTTP code from the Status, or the response code */
+    char reason[64];     /* "NotFound", "Conflict", ... ("" if none) */
+    char message[512];   /* human message, truncated */
+} kube_status;
+
+typedef struct kube_response {
+    long code;           /* HTTP status code, 0 when no response */
+    char *body;          /* NUL-terminated body, may be NULL */
+    size_t len;
+    kube_status status;  /* filled when code is not 2xx */
+} kube_response;
+
+int kube_client_new(kube_config *cfg, const kube_client_options *opts, kube_client **out);
+void kube_client_free(kube_client *c);
+
+/* Issues one request (after waiting on the rate limiter). path starts with
+ * "/" and may carry a query. content_type may be NULL when body is NULL.
+ * Returns KUBE_OK for 2xx, else a KUBE_E* code (see above). resp must be
+ * zeroed by the caller before the first use and is always cleared first. */
+int kube_client_do(kube_client *c, const char *method, const char *path,
+                   const char *content_type, const char *body, size_t len,
+                   kube_response *resp);
+
+void kube_response_clear(kube_response *resp);
+
+/* Decodes a metav1.Status JSON text into st. Returns KUBE_OK or KUBE_EPARSE
+ * (st then holds only the code). */
+int kube_status_decode(const char *json, size_t len, long http_code, kube_status *st);
+
+/* Prepares a caller-owned easy handle for a long-running request (a watch)
+ * driven by the caller's curl multi handle: URL from path, TLS material,
+ * bearer token header, connect timeout, keep-alive, no total timeout.
+ * *headers receives a list the caller frees with curl_slist_free_all() after
+ * the transfer. Does not consult the rate limiter; callers that start watches
+ * in a loop should call kube_client_wait_rate() first. */
+int kube_client_setup_stream(kube_client *c, CURL *easy, const char *path,
+                             struct curl_slist **headers);
+
+/* Blocks until the rate limiter grants one request. */
+void kube_client_wait_rate(kube_client *c);
+
+/* Counters, for benchmarks: requests sent (each retry counts), by method. */
+typedef struct kube_client_stats {
+    unsigned long get, post, put, patch, del, retries;
+} kube_client_stats;
+void kube_client_stats_get(kube_client *c, kube_client_stats *out);
+
+#endif

@@ -1,0 +1,85 @@
+/*
+ * kube/informer.h - client-go style shared informers in C.
+ *
+ * An informer lists a resource (paginated with limit/continue), then watches
+ * from the list's resourceVersion with allowWatchBookmarks=true, parsing the
+ * chunked stream of JSON lines as it arrives. It tracks the last
+ * resourceVersion (bookmarks included). A watch that ends normally is
+ * re-opened from there. A 410 Expired (HTTP, or an in-stream ERROR event)
+ * triggers a re-list whose difference with the store is delivered as
+ * add/update/delete, so handlers see a consistent sequence. Failures
+ * reconnect with jittered exponential backoff (capped at 30 s).
+ *
+ * All informers of a kube_hub share one thread, driven by curl's multi
+ * interface. Handlers run on that thread, one event at a time, in order;
+ * they must not block for long. Handlers receive borrowed objects: take a
+ * reference with kube_object_ref() to keep one past the call.
+ *
+ * Memory: kube_hub_new() allocates a hub freed by kube_hub_free() (after
+ * kube_hub_stop()). Informers belong to their hub and are freed with it.
+ * The store keeps one reference per object. kube_informer_get() returns a
+ * new reference the caller releases with kube_object_unref().
+ */
+#ifndef KUBE_INFORMER_H
+#define KUBE_INFORMER_H
+
+#include <stddef.h>
+
+#include "kube/api.h"
+#include "kube/client.h"
+#include "kube/object.h"
+
+typedef struct kube_hub kube_hub;
+typedef struct kube_informer kube_informer;
+
+typedef struct kube_informer_handlers {
+    void (*on_add)(void *ud, kube_object *obj);
+    void (*on_update)(void *ud, kube_object *old_obj, kube_object *new_obj);
+    void (*on_delete)(void *ud, kube_object *obj);
+    void *ud;
+} kube_informer_handlers;
+
+typedef struct kube_informer_options {
+    const kube_resource *resource;
+    const kube_codec *codec;
+    const char *namespace_;      /* NULL: all namespaces */
+    const char *field_selector;  /* NULL: none, e.g. "spec.nodeName=" */
+    const char *label_selector;  /* NULL: none */
+    int page_size;               /* list limit, default 500 */
+    int watch_timeout_s;         /* timeoutSeconds for a watch, default 300..600 jittered */
+} kube_informer_options;
+
+int kube_hub_new(kube_client *client, kube_hub **out);
+/* Adds an informer before or after start. Handlers may be NULL. */
+int kube_hub_add_informer(kube_hub *hub, const kube_informer_options *opts,
+                          const kube_informer_handlers *handlers, kube_informer **out);
+/* Starts the hub thread. */
+int kube_hub_start(kube_hub *hub);
+/* Stops the thread and closes every watch; idempotent. */
+void kube_hub_stop(kube_hub *hub);
+void kube_hub_free(kube_hub *hub);
+
+/* Non-zero once the first list has been delivered. Thread-safe. */
+int kube_informer_has_synced(kube_informer *inf);
+/* Waits until every informer of the hub has synced, or timeout_ms passes.
+ * Returns KUBE_OK or KUBE_ETIMEDOUT. */
+int kube_hub_wait_synced(kube_hub *hub, long timeout_ms);
+
+/* Store lookups, thread-safe. ns is "" for cluster-scoped objects. Returns
+ * a new reference or NULL. */
+kube_object *kube_informer_get(kube_informer *inf, const char *ns, const char *name);
+/* Number of stored objects. */
+size_t kube_informer_count(kube_informer *inf);
+/* Calls fn for every stored object (under the store's read lock; fn must not
+ * call back into the informer). */
+void kube_informer_foreach(kube_informer *inf, void (*fn)(void *ud, kube_object *obj), void *ud);
+/* The last resourceVersion seen (list, event or bookmark), copied into out. */
+void kube_informer_last_rv(kube_informer *inf, char *out, size_t n);
+
+/* Counters, for tests and metrics. */
+typedef struct kube_informer_stats {
+    unsigned long lists, watches, relists_410, events, bookmarks, errors;
+} kube_informer_stats;
+void kube_informer_stats_get(kube_informer *inf, kube_informer_stats *out);
+
+#endif

@@ -1,0 +1,12 @@
+/*
+ * tests/test_list.h - every test group of the project, in one list
+ * (libuv style). A UNIT group is pure and fast; an INTEGRATION group starts
+ * the API emulator (tests/harness.h). Each group NAME is a function
+ * `int test_group_NAME(void)` that runs a cmocka group and returns the
+ * number of failures. CMake reads this file and registers one ctest per
+ * group, so adding a line here is all it takes.
+ */
+#define TEST_LIST(UNIT, INTEGRATION) \
+    UNIT(errors)                     \
+    UNIT(buf)                        \
+    /* add groups above this line */
