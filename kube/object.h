@@ -79,9 +79,73 @@ const char *kube_meta_annotation(const kube_meta *m, const char *key);
 /* The ownerReference with controller=true, or NULL. */
 const kube_owner_ref *kube_meta_controller(const kube_meta *m);
 
-/* Decodes metadata from a JSON object into m, allocating strings from the
- * given arena (see kube/arena.h). For decoder implementations. */
+/* Parses an RFC 3339 time ("2026-11-21T10:00:00Z", with an optional
+ * fraction of up to 9 digits and a Z or +hh:mm/-hh:mm offset) into unix
+ * microseconds (the fraction truncated). Returns KUBE_OK, KUBE_EPARSE, or
+ * KUBE_EINVAL for NULL arguments. Allocates nothing. */
+int kube_time_parse(const char *s, int64_t *unix_us);
+
+/*
+ * ---- For decoder implementations ----
+ *
+ * Every kind is decoded with kube_object_build(), so the object and all
+ * its strings and arrays are one malloc'd block sized exactly to need.
+ * The kube_json_* getters read one member of a JSON object: an absent
+ * member or a JSON null yields the default (as Go's decoder leaves the
+ * zero value); a member of the wrong JSON type is KUBE_EPARSE. Strings and
+ * arrays are copied into the arena. Integer getters reject non-integral
+ * numbers and numbers outside [min, max] with KUBE_EPARSE.
+ */
 struct kube_arena;
+
+/* Decodes metadata from a JSON object into m, allocating strings from the
+ * given arena (see kube/arena.h). metadata must be an object with a
+ * non-empty string name; otherwise KUBE_EPARSE. */
 int kube_meta_decode(const cJSON *metadata, struct kube_arena *arena, kube_meta *m);
+
+/* Fills the kind-specific part of obj (already zeroed, with meta decoded)
+ * from json, allocating from a. Must be deterministic (it runs twice). */
+typedef int (*kube_object_fill_fn)(const cJSON *json, struct kube_arena *a, kube_object *obj);
+
+/* Builds one object of `size` bytes (a struct starting with kube_object):
+ * checks that json is an object whose "kind" (if present) is codec->kind,
+ * decodes "metadata" with kube_meta_decode(), then calls fill. On success
+ * *out holds one reference (codec set, refs 1) to a single block that
+ * codec->destroy (kube_object_free_block) frees. On error *out is NULL and
+ * nothing stays allocated: KUBE_EPARSE or KUBE_ENOMEM. */
+int kube_object_build(const kube_codec *codec, size_t size, const cJSON *json,
+                      kube_object_fill_fn fill, kube_object **out);
+
+/* The destroy function of every kind built by kube_object_build(). */
+void kube_object_free_block(kube_object *obj);
+
+/* The member `key` of obj, or NULL when absent or JSON null. */
+const cJSON *kube_json_get(const cJSON *obj, const char *key);
+/* A string member copied into the arena; def (static storage, may be NULL)
+ * when absent. */
+int kube_json_str(const cJSON *obj, const char *key, struct kube_arena *a, const char *def,
+                  const char **out);
+/* An integral number member within [min, max]; def when absent. */
+int kube_json_int64(const cJSON *obj, const char *key, int64_t min, int64_t max, int64_t def,
+                    int64_t *out);
+/* kube_json_int64 for an int32 member. */
+int kube_json_int32(const cJSON *obj, const char *key, int32_t def, int32_t *out);
+/* A boolean member as 1/0; def when absent. */
+int kube_json_bool(const cJSON *obj, const char *key, int def, int *out);
+/* An object member; *out NULL when absent. */
+int kube_json_object(const cJSON *obj, const char *key, const cJSON **out);
+/* An array member and its length; *out NULL and *n 0 when absent. */
+int kube_json_array(const cJSON *obj, const char *key, const cJSON **out, size_t *n);
+/* An array of strings copied into the arena (NULL, 0 when absent or
+ * empty). */
+int kube_json_strings(const cJSON *obj, const char *key, struct kube_arena *a,
+                      const char *const **out, size_t *n);
+/* An object of string values (labels, annotations, nodeSelector,
+ * ConfigMap data) copied into the arena in document order (NULL, 0 when
+ * absent or empty). */
+int kube_json_string_map(const cJSON *obj, const char *key, struct kube_arena *a,
+                         const kube_kv **out, size_t *n);
+/* A time string member parsed with kube_time_parse(); 0 when absent. */
+int kube_json_time(const cJSON *obj, const char *key, int64_t *unix_us);
 
 #endif
