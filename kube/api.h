@@ -9,6 +9,13 @@
  * free with cJSON_Delete(); on error *out is NULL. Path buffers are the
  * caller's kube_buf. st (may be NULL) receives the Status of a failed call.
  * All functions are thread-safe (they go through kube_client_do()).
+ *
+ * Arguments: out may be NULL (answer discarded) everywhere but
+ * kube_api_get(). Object calls need a name, and a namespace for namespaced
+ * kinds; a missing one, or a body of the wrong JSON type, is KUBE_EINVAL
+ * with st->message saying what is wrong. A 2xx answer that is not JSON is
+ * KUBE_EPARSE when the caller asked for *out. Errors otherwise as
+ * kube_client_do().
  */
 #ifndef KUBE_API_H
 #define KUBE_API_H

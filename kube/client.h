@@ -10,7 +10,11 @@
  * Retries: a 429, or a 5xx on an idempotent request (GET, PUT, DELETE), or a
  * 5xx that carries Retry-After on any request, is retried up to
  * max_retries times with exponential jittered backoff, honouring Retry-After.
- * A 401 forces one re-read of the token file and one retry.
+ * A 401 forces one re-read of the token file and one retry (made only when
+ * the re-read produced a different token). As client-go does, a GET whose
+ * connection broke before an answer (reset, empty reply) is retried too;
+ * other transport failures are not. Every attempt waits on the rate
+ * limiter. kube_retry_decide() is the policy as a pure function.
  *
  * Errors: a non-2xx answer is decoded as a metav1.Status into resp->status
  * and the call returns kube_err_from_status(code, reason). A body that is not
@@ -37,10 +41,10 @@ typedef struct kube_client kube_client;
 typedef struct kube_client_options {
     double qps;              /* 0: no limit. kube-scheduler default 50 */
     int burst;               /* kube-scheduler default 100 */
-    long connect_timeout_ms; /* default 10000 */
-    long timeout_ms;         /* per request, default 30000 (not for watches) */
-    int max_retries;         /* default 5 */
-    const char *user_agent;  /* copied; default "stickyvm" */
+    long connect_timeout_ms; /* default 10000 (<= 0: the default) */
+    long timeout_ms;         /* per request, default 30000 (not for watches; <= 0: default) */
+    int max_retries;         /* default 5; 0: no retries */
+    const char *user_agent;  /* copied; default "stickyvm" (NULL: the default) */
 } kube_client_options;
 
 /* Fills o with the defaults above. */
@@ -59,13 +63,21 @@ typedef struct kube_response {
     kube_status status;  /* filled when code is not 2xx */
 } kube_response;
 
+/* opts may be NULL for the defaults. Returns KUBE_OK, KUBE_EINVAL (negative
+ * qps or max_retries, qps without burst), KUBE_ECONFIG (server URL curl cannot
+ * parse) or KUBE_ENOMEM. Calls curl_global_init() once for the process. */
 int kube_client_new(kube_config *cfg, const kube_client_options *opts, kube_client **out);
+/* Frees the client and its idle connections. No request may be running. */
 void kube_client_free(kube_client *c);
 
-/* Issues one request (after waiting on the rate limiter). path starts with
- * "/" and may carry a query. content_type may be NULL when body is NULL.
- * Returns KUBE_OK for 2xx, else a KUBE_E* code (see above). resp must be
- * zeroed by the caller before the first use and is always cleared first. */
+/* Issues one request (after waiting on the rate limiter). method is GET,
+ * POST, PUT, PATCH or DELETE; path starts with "/" and may carry a query
+ * (no spaces or control characters). content_type may be NULL when body is
+ * NULL. Returns KUBE_OK for 2xx, else a KUBE_E* code (see above); a
+ * transport failure leaves resp->code 0 and explains itself in
+ * resp->status.message. Bad arguments give KUBE_EINVAL. resp must be zeroed
+ * by the caller before the first use and is always cleared first; after any
+ * answer resp->body is non-NULL ("" when empty). */
 int kube_client_do(kube_client *c, const char *method, const char *path,
                    const char *content_type, const char *body, size_t len,
                    kube_response *resp);
@@ -73,7 +85,9 @@ int kube_client_do(kube_client *c, const char *method, const char *path,
 void kube_response_clear(kube_response *resp);
 
 /* Decodes a metav1.Status JSON text into st. Returns KUBE_OK or KUBE_EPARSE
- * (st then holds only the code). */
+ * (st then holds only the code). A JSON object counts as a Status when its
+ * kind is "Status", or when it has no kind but a reason, message or code.
+ * The message is truncated at a UTF-8 character boundary. */
 int kube_status_decode(const char *json, size_t len, long http_code, kube_status *st);
 
 /* Prepares a caller-owned easy handle for a long-running request (a watch)
@@ -81,7 +95,12 @@ int kube_status_decode(const char *json, size_t len, long http_code, kube_status
  * bearer token header, connect timeout, keep-alive, no total timeout.
  * *headers receives a list the caller frees with curl_slist_free_all() after
  * the transfer. Does not consult the rate limiter; callers that start watches
- * in a loop should call kube_client_wait_rate() first. */
+ * in a loop should call kube_client_wait_rate() first. Only the options
+ * named here (and HTTP version, User-Agent, signals off) are set: the caller
+ * sets its write callback and resets a reused handle itself. With a
+ * tls-server-name the handle borrows the client's connect-to list, so the
+ * client must outlive the transfer. Returns KUBE_OK, KUBE_EINVAL or
+ * KUBE_ENOMEM; on error *headers is NULL. */
 int kube_client_setup_stream(kube_client *c, CURL *easy, const char *path,
                              struct curl_slist **headers);
 
@@ -93,5 +112,19 @@ typedef struct kube_client_stats {
     unsigned long get, post, put, patch, del, retries;
 } kube_client_stats;
 void kube_client_stats_get(kube_client *c, kube_client_stats *out);
+
+/* The retry policy, without side effects. method is the HTTP method; code
+ * the HTTP status, or 0 for a connection that broke before any answer;
+ * retry_after_s the Retry-After header in seconds, or -1 when absent;
+ * attempt the number of retries already made. Returns 1 and sets *delay_ms
+ * when the request should be retried, else 0. The delay is Retry-After
+ * (capped at 60 s), else base_ms * 2^attempt capped at cap_ms, jittered into
+ * its upper half by rnd (any random 32-bit value). */
+int kube_retry_decide(const char *method, long code, long retry_after_s, int attempt,
+                      int max_retries, long base_ms, long cap_ms, unsigned rnd,
+                      long *delay_ms);
+
+/* Overrides the backoff (default 100 ms doubling up to 5 s); for tests. */
+void kube_client_set_backoff(kube_client *c, long base_ms, long cap_ms);
 
 #endif

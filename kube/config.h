@@ -6,7 +6,26 @@
  * KUBECONFIG environment variable (first file of a ':'-separated list that
  * exists), then in-cluster (KUBERNETES_SERVICE_HOST/_PORT with the service
  * account CA and token under /var/run/secrets/kubernetes.io/serviceaccount,
- * overridable with KUBE_SA_DIR for tests).
+ * overridable with KUBE_SA_DIR for tests). The default ~/.kube/config is not
+ * consulted, and KUBECONFIG lists are not merged as kubectl merges them: the
+ * first listed file that exists is used whole. When none exists, in-cluster
+ * configuration is tried (as client-go falls back on an empty config).
+ *
+ * Supported kubeconfig fields, of the current-context only:
+ *   clusters[].cluster: server, certificate-authority(-data),
+ *     insecure-skip-tls-verify, tls-server-name
+ *   users[].user: client-certificate(-data), client-key(-data), token,
+ *     tokenFile
+ *   contexts[].context: cluster, user, namespace
+ * Relative file paths resolve against the kubeconfig's directory. Fields
+ * this library cannot honour (exec, auth-provider, username/password,
+ * impersonation, proxy-url) are rejected with a "not supported" error rather
+ * than ignored. As clientcmd validates, a field given both inline (-data) and
+ * as a file is an error, a client certificate needs its key, and
+ * insecure-skip-tls-verify cannot be combined with a CA. PEM material is
+ * checked at load time (the CA holds certificates, the key matches the
+ * certificate). With both token and tokenFile, the file's contents win
+ * whenever it can be read and token is the fallback (client-go semantics).
  *
  * Memory: kube_config_load() allocates a kube_config that the caller frees
  * with kube_config_free(). All strings inside are owned by the config. PEM
@@ -51,5 +70,13 @@ int kube_config_token(kube_config *cfg, char *out, size_t n, int force);
 
 /* Overrides the token re-read period; for tests. */
 void kube_config_set_token_refresh_ms(kube_config *cfg, long ms);
+
+/* The context's namespace (in-cluster: the service account's namespace), or
+ * NULL when none is configured. Lives as long as the config. */
+const char *kube_config_namespace(const kube_config *cfg);
+
+/* Where the configuration came from: the kubeconfig path, or "in-cluster".
+ * For log lines. Lives as long as the config. */
+const char *kube_config_source(const kube_config *cfg);
 
 #endif

@@ -1,0 +1,1035 @@
+#include "kube/config.h"
+
+#include "kube/base64.h"
+#include "kube/buf.h"
+#include "kube/errors.h"
+#include "kube/log.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+#define CONFIG_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+#define CONFIG_TOKEN_REFRESH_MS 60000L
+
+struct kube_config {
+    char *source; /* kubeconfig path or "in-cluster" */
+    char *server;
+    char *ca_pem;
+    size_t ca_len;
+    char *cert_pem;
+    size_t cert_len;
+    char *key_pem;
+    size_t key_len;
+    int insecure;
+    char *tls_server_name;
+    char *namespace_;
+    char *static_token; /* user.token */
+    char *token_file;   /* user.tokenFile or the service-account token */
+
+    pthread_mutex_t lock; /* guards the fields below */
+    char *file_token;     /* last good read of token_file */
+    int64_t file_read_ms; /* when token_file was last read (tried) */
+    long refresh_ms;
+};
+
+/* ---- errors ---------------------------------------------------------- */
+
+/* Writes "<source>: <field>: <message>" into err. Returns code. */
+static int config_fail(char *err, size_t errlen, int code, const char *source,
+                       const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static int config_fail(char *err, size_t errlen, int code, const char *source,
+                       const char *field, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    if (!err || errlen == 0)
+        return code;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (field)
+        snprintf(err, errlen, "%s: %s: %s", source, field, msg);
+    else
+        snprintf(err, errlen, "%s: %s", source, msg);
+    return code;
+}
+
+/* ---- config object --------------------------------------------------- */
+
+static kube_config *config_alloc(const char *source)
+{
+    kube_config *cfg = calloc(1, sizeof(*cfg));
+
+    if (!cfg)
+        return NULL;
+    if (pthread_mutex_init(&cfg->lock, NULL) != 0) {
+        free(cfg);
+        return NULL;
+    }
+    cfg->refresh_ms = CONFIG_TOKEN_REFRESH_MS;
+    cfg->source = strdup(source);
+    if (!cfg->source) {
+        kube_config_free(cfg);
+        return NULL;
+    }
+    return cfg;
+}
+
+static void config_free_secret(char *s, size_t len)
+{
+    if (!s)
+        return;
+    OPENSSL_cleanse(s, len);
+    free(s);
+}
+
+void kube_config_free(kube_config *cfg)
+{
+    if (!cfg)
+        return;
+    free(cfg->source);
+    free(cfg->server);
+    free(cfg->ca_pem);
+    free(cfg->cert_pem);
+    config_free_secret(cfg->key_pem, cfg->key_len);
+    free(cfg->tls_server_name);
+    free(cfg->namespace_);
+    if (cfg->static_token)
+        config_free_secret(cfg->static_token, strlen(cfg->static_token));
+    free(cfg->token_file);
+    if (cfg->file_token)
+        config_free_secret(cfg->file_token, strlen(cfg->file_token));
+    pthread_mutex_destroy(&cfg->lock);
+    free(cfg);
+}
+
+/* ---- small helpers --------------------------------------------------- */
+
+/* Strips leading and trailing white space in place (as Go's TrimSpace). */
+static void config_trim(char *s)
+{
+    size_t len = strlen(s), start = 0;
+
+    while (len > 0 && isspace((unsigned char)s[len - 1]))
+        s[--len] = '\0';
+    while (start < len && isspace((unsigned char)s[start]))
+        start++;
+    memmove(s, s + start, len - start + 1);
+}
+
+/* A bearer token is one non-empty word of printable ASCII: anything else
+ * (white space, control characters) could split the Authorization header. */
+static int config_token_valid(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if ((unsigned char)*s <= 0x20 || (unsigned char)*s >= 0x7f)
+            return 0;
+    return 1;
+}
+
+/* Reads a token file, trimmed. Returns KUBE_OK, KUBE_EIO (errno kept),
+ * KUBE_EPARSE (not one token: empty, several words, control or NUL
+ * characters) or KUBE_ENOMEM. */
+static int config_read_token(const char *path, char **out)
+{
+    char *text;
+    size_t len;
+    int rc = kube_read_file(path, &text, &len);
+
+    if (rc != KUBE_OK)
+        return rc;
+    if (strlen(text) != len) {
+        config_free_secret(text, len);
+        return KUBE_EPARSE; /* NUL byte inside */
+    }
+    config_trim(text);
+    if (!config_token_valid(text)) {
+        config_free_secret(text, strlen(text));
+        return KUBE_EPARSE;
+    }
+    *out = text;
+    return KUBE_OK;
+}
+
+/* A DNS-1123 label, as clientcmd requires of a context namespace. */
+static int config_is_dns_label(const char *s)
+{
+    size_t len = strlen(s);
+
+    if (len == 0 || len > 63 || s[0] == '-' || s[len - 1] == '-')
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-'))
+            return 0;
+    return 1;
+}
+
+/* ---- PEM checks ------------------------------------------------------ */
+
+static const char *config_ssl_error(void)
+{
+    unsigned long e = ERR_peek_last_error();
+    const char *why = e ? ERR_reason_error_string(e) : NULL;
+    return why ? why : "no PEM data found";
+}
+
+/* Counts the certificates of a PEM bundle. Returns -1 when a block is
+ * malformed. */
+static int config_count_certs(const char *pem, size_t len)
+{
+    BIO *bio = BIO_new_mem_buf(pem, (int)len);
+    int n = 0;
+    X509 *x;
+
+    if (!bio)
+        return -1;
+    while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+        X509_free(x);
+        n++;
+    }
+    /* The loop ends at end of data (PEM_R_NO_START_LINE) or a broken block. */
+    if (ERR_GET_REASON(ERR_peek_last_error()) != PEM_R_NO_START_LINE)
+        n = -1;
+    BIO_free(bio);
+    return n;
+}
+
+static int config_check_ca(const char *src, const char *field, const char *pem, size_t len,
+                           char *err, size_t errlen)
+{
+    int n;
+
+    ERR_clear_error();
+    n = config_count_certs(pem, len);
+    if (n <= 0) {
+        n = config_fail(err, errlen, KUBE_ECONFIG, src, field,
+                        "no valid PEM certificate (%s)",
+                        n < 0 ? config_ssl_error() : "no CERTIFICATE block");
+        ERR_clear_error();
+        return n;
+    }
+    ERR_clear_error();
+    return KUBE_OK;
+}
+
+/* Checks that the certificate and key parse and belong together. */
+static int config_check_keypair(const char *src, const char *cert_field, const char *key_field,
+                                const kube_config *cfg, char *err, size_t errlen)
+{
+    BIO *cb = BIO_new_mem_buf(cfg->cert_pem, (int)cfg->cert_len);
+    BIO *kb = BIO_new_mem_buf(cfg->key_pem, (int)cfg->key_len);
+    X509 *cert = NULL;
+    EVP_PKEY *key = NULL;
+    int rc = KUBE_OK;
+
+    ERR_clear_error();
+    if (!cb || !kb) {
+        rc = KUBE_ENOMEM;
+        goto out;
+    }
+    cert = PEM_read_bio_X509(cb, NULL, NULL, NULL);
+    if (!cert) {
+        rc = config_fail(err, errlen, KUBE_ECONFIG, src, cert_field,
+                         "no valid PEM certificate (%s)", config_ssl_error());
+        goto out;
+    }
+    key = PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL);
+    if (!key) {
+        rc = config_fail(err, errlen, KUBE_ECONFIG, src, key_field,
+                         "no valid unencrypted PEM private key (%s)", config_ssl_error());
+        goto out;
+    }
+    if (X509_check_private_key(cert, key) != 1)
+        rc = config_fail(err, errlen, KUBE_ECONFIG, src, key_field,
+                         "private key does not match %s", cert_field);
+out:
+    ERR_clear_error();
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    BIO_free(cb);
+    BIO_free(kb);
+    return rc;
+}
+
+/* ---- YAML document access -------------------------------------------- */
+
+typedef struct kc_loader {
+    const char *path; /* the kubeconfig, for messages */
+    char *dir;        /* its directory, for relative file references */
+    yaml_document_t doc;
+    char *err;
+    size_t errlen;
+} kc_loader;
+
+static yaml_node_t *ky_node(kc_loader *l, int index)
+{
+    return yaml_document_get_node(&l->doc, index);
+}
+
+/* The value of key in a mapping node, or NULL. */
+static yaml_node_t *ky_get(kc_loader *l, yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = ky_node(l, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, key) == 0)
+            return ky_node(l, p->value);
+    }
+    return NULL;
+}
+
+/* A YAML null: absent, empty or the plain words ~ / null. */
+static int ky_is_null(const yaml_node_t *n)
+{
+    const char *v;
+
+    if (!n)
+        return 1;
+    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return 0;
+    v = (const char *)n->data.scalar.value;
+    return !*v || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 || strcmp(v, "Null") == 0 ||
+           strcmp(v, "NULL") == 0;
+}
+
+/* Reads an optional string field: *out is NULL when absent or empty. */
+static int ky_string(kc_loader *l, yaml_node_t *map, const char *key, const char *field,
+                     const char **out)
+{
+    yaml_node_t *n = ky_get(l, map, key);
+
+    *out = NULL;
+    if (ky_is_null(n))
+        return KUBE_OK;
+    if (n->type != YAML_SCALAR_NODE)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
+                           "expected a string");
+    if (n->data.scalar.length != strlen((char *)n->data.scalar.value))
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
+                           "contains a NUL character");
+    if (n->data.scalar.length > 0)
+        *out = (const char *)n->data.scalar.value;
+    return KUBE_OK;
+}
+
+/* Reads an optional boolean (YAML 1.1 words, as sigs.k8s.io/yaml). */
+static int ky_bool(kc_loader *l, yaml_node_t *map, const char *key, const char *field, int *out)
+{
+    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES",
+                                      "on",   "On",   "ON",   "y",   "Y"};
+    static const char *const no[] = {"false", "False", "FALSE", "no", "No", "NO",
+                                     "off",   "Off",   "OFF",   "n",  "N"};
+    const char *v;
+    int rc = ky_string(l, map, key, field, &v);
+
+    *out = 0;
+    if (rc != KUBE_OK || !v)
+        return rc;
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        if (strcmp(v, yes[i]) == 0) {
+            *out = 1;
+            return KUBE_OK;
+        }
+        if (strcmp(v, no[i]) == 0)
+            return KUBE_OK;
+    }
+    return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
+                       "expected true or false, got \"%s\"", v);
+}
+
+/* Finds the entry of list `key` (clusters, users, contexts) whose name is
+ * name. *index receives its position, *body its `body_key` mapping. */
+static int ky_find_named(kc_loader *l, yaml_node_t *root, const char *key, const char *body_key,
+                         const char *name, const char *ref_field, int *index,
+                         yaml_node_t **body)
+{
+    yaml_node_t *list = ky_get(l, root, key);
+    char field[160];
+    int i = 0;
+
+    if (list && !ky_is_null(list) && list->type != YAML_SEQUENCE_NODE)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, key, "expected a list");
+    if (list && list->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = list->data.sequence.items.start;
+             it < list->data.sequence.items.top; it++, i++) {
+            yaml_node_t *entry = ky_node(l, *it);
+            const char *entry_name;
+            int rc;
+
+            snprintf(field, sizeof(field), "%s[%d].name", key, i);
+            rc = ky_string(l, entry, "name", field, &entry_name);
+            if (rc != KUBE_OK)
+                return rc;
+            if (!entry_name || strcmp(entry_name, name) != 0)
+                continue;
+            *index = i;
+            *body = ky_get(l, entry, body_key);
+            snprintf(field, sizeof(field), "%s[%d].%s", key, i, body_key);
+            if (!*body || (*body)->type != YAML_MAPPING_NODE)
+                return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
+                                   "missing or not a mapping");
+            return KUBE_OK;
+        }
+    }
+    return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, ref_field,
+                       "%s \"%s\" not found in %s", body_key, name, key);
+}
+
+/* Resolves a file reference against the kubeconfig's directory. */
+static char *kc_resolve(kc_loader *l, const char *file)
+{
+    kube_buf b = KUBE_BUF_INIT;
+
+    if (file[0] == '/')
+        return strdup(file);
+    if (kube_buf_printf(&b, "%s/%s", l->dir, file) != KUBE_OK) {
+        kube_buf_free(&b);
+        return NULL;
+    }
+    return kube_buf_take(&b);
+}
+
+/* Loads PEM material given inline (base64 `data_key`) or as a file
+ * (`file_key`); at most one of the two. *out stays NULL when neither is set. */
+static int kc_load_material(kc_loader *l, yaml_node_t *map, const char *prefix,
+                            const char *file_key, const char *data_key, char **out,
+                            size_t *out_len)
+{
+    char file_field[160], data_field[160];
+    const char *file, *data;
+    char *path;
+    int rc;
+
+    snprintf(file_field, sizeof(file_field), "%s.%s", prefix, file_key);
+    snprintf(data_field, sizeof(data_field), "%s.%s", prefix, data_key);
+    if ((rc = ky_string(l, map, file_key, file_field, &file)) != KUBE_OK ||
+        (rc = ky_string(l, map, data_key, data_field, &data)) != KUBE_OK)
+        return rc;
+    if (file && data)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, data_field,
+                           "both %s and %s are set; use one", data_key, file_key);
+    if (data) {
+        rc = kube_base64_decode(data, strlen(data), (unsigned char **)out, out_len);
+        if (rc == KUBE_EPARSE)
+            return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, data_field,
+                               "invalid base64");
+        return rc;
+    }
+    if (!file)
+        return KUBE_OK;
+    path = kc_resolve(l, file);
+    if (!path)
+        return KUBE_ENOMEM;
+    rc = kube_read_file(path, out, out_len);
+    if (rc == KUBE_EIO)
+        rc = config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, file_field,
+                         "cannot read %s: %s", path, strerror(errno));
+    free(path);
+    return rc;
+}
+
+/* Rejects keys this library cannot honour instead of ignoring them. */
+static int kc_reject_unsupported(kc_loader *l, yaml_node_t *map, const char *prefix,
+                                 const char *const *keys, size_t n, const char *why)
+{
+    char field[160];
+
+    for (size_t i = 0; i < n; i++) {
+        if (ky_is_null(ky_get(l, map, keys[i])))
+            continue;
+        snprintf(field, sizeof(field), "%s.%s", prefix, keys[i]);
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
+                           "not supported (%s)", why);
+    }
+    return KUBE_OK;
+}
+
+/* ---- kubeconfig sections --------------------------------------------- */
+
+/* Normalises cluster.server into cfg->server: http(s)://host[:port][/prefix]
+ * without a trailing slash; a bare host:port means https. */
+static int kc_set_server(kc_loader *l, const char *field, const char *server, kube_config *cfg)
+{
+    kube_buf b = KUBE_BUF_INIT;
+    const char *sep = strstr(server, "://");
+    const char *host;
+    int rc;
+
+    if (sep && strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
+                           "unsupported URL scheme in \"%s\" (want https:// or http://)", server);
+    rc = sep ? kube_buf_puts(&b, server) : kube_buf_printf(&b, "https://%s", server);
+    if (rc != KUBE_OK)
+        return rc;
+    while (b.len > 0 && b.data[b.len - 1] == '/')
+        b.data[--b.len] = '\0';
+    host = strstr(b.data, "://") + 3;
+    if (!*host || *host == '/' || strpbrk(b.data, " \t\r\n?#")) {
+        kube_buf_free(&b);
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
+                           "invalid server URL \"%s\"", server);
+    }
+    cfg->server = kube_buf_take(&b);
+    return cfg->server ? KUBE_OK : KUBE_ENOMEM;
+}
+
+static int kc_load_cluster(kc_loader *l, yaml_node_t *cluster, int index, kube_config *cfg)
+{
+    static const char *const unsupported[] = {"proxy-url"};
+    char prefix[64], field[160];
+    const char *server, *tls_name;
+    int rc;
+
+    snprintf(prefix, sizeof(prefix), "clusters[%d].cluster", index);
+    rc = kc_reject_unsupported(l, cluster, prefix, unsupported, 1,
+                               "connect directly or set HTTPS_PROXY");
+    if (rc != KUBE_OK)
+        return rc;
+    snprintf(field, sizeof(field), "%s.server", prefix);
+    if ((rc = ky_string(l, cluster, "server", field, &server)) != KUBE_OK)
+        return rc;
+    if (!server)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field, "not set");
+    if ((rc = kc_set_server(l, field, server, cfg)) != KUBE_OK)
+        return rc;
+    rc = kc_load_material(l, cluster, prefix, "certificate-authority",
+                          "certificate-authority-data", &cfg->ca_pem, &cfg->ca_len);
+    if (rc != KUBE_OK)
+        return rc;
+    snprintf(field, sizeof(field), "%s.insecure-skip-tls-verify", prefix);
+    if ((rc = ky_bool(l, cluster, "insecure-skip-tls-verify", field, &cfg->insecure)) != KUBE_OK)
+        return rc;
+    if (cfg->insecure && cfg->ca_pem)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
+                           "cannot be combined with a certificate authority");
+    if (cfg->ca_pem) {
+        snprintf(field, sizeof(field), "%s.certificate-authority%s", prefix,
+                 ky_get(l, cluster, "certificate-authority-data") ? "-data" : "");
+        if ((rc = config_check_ca(l->path, field, cfg->ca_pem, cfg->ca_len, l->err,
+                                  l->errlen)) != KUBE_OK)
+            return rc;
+    }
+    snprintf(field, sizeof(field), "%s.tls-server-name", prefix);
+    if ((rc = ky_string(l, cluster, "tls-server-name", field, &tls_name)) != KUBE_OK)
+        return rc;
+    if (tls_name && !(cfg->tls_server_name = strdup(tls_name)))
+        return KUBE_ENOMEM;
+    return KUBE_OK;
+}
+
+static int kc_load_client_cert(kc_loader *l, yaml_node_t *user, const char *prefix,
+                               kube_config *cfg)
+{
+    char cert_field[160], key_field[160];
+    int rc;
+
+    rc = kc_load_material(l, user, prefix, "client-certificate", "client-certificate-data",
+                          &cfg->cert_pem, &cfg->cert_len);
+    if (rc == KUBE_OK)
+        rc = kc_load_material(l, user, prefix, "client-key", "client-key-data", &cfg->key_pem,
+                              &cfg->key_len);
+    if (rc != KUBE_OK)
+        return rc;
+    snprintf(cert_field, sizeof(cert_field), "%s.client-certificate%s", prefix,
+             ky_get(l, user, "client-certificate-data") ? "-data" : "");
+    snprintf(key_field, sizeof(key_field), "%s.client-key%s", prefix,
+             ky_get(l, user, "client-key-data") ? "-data" : "");
+    if (cfg->cert_pem && !cfg->key_pem)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, cert_field,
+                           "set without client-key or client-key-data");
+    if (cfg->key_pem && !cfg->cert_pem)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, key_field,
+                           "set without client-certificate or client-certificate-data");
+    if (!cfg->cert_pem)
+        return KUBE_OK;
+    return config_check_keypair(l->path, cert_field, key_field, cfg, l->err, l->errlen);
+}
+
+static int kc_load_token(kc_loader *l, yaml_node_t *user, const char *prefix, kube_config *cfg)
+{
+    char field[160];
+    const char *token, *token_file;
+    int rc;
+
+    snprintf(field, sizeof(field), "%s.token", prefix);
+    if ((rc = ky_string(l, user, "token", field, &token)) != KUBE_OK)
+        return rc;
+    if (token && !config_token_valid(token))
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
+                           "not a single bearer token (white space or control characters)");
+    if (token && !(cfg->static_token = strdup(token)))
+        return KUBE_ENOMEM;
+    snprintf(field, sizeof(field), "%s.tokenFile", prefix);
+    if ((rc = ky_string(l, user, "tokenFile", field, &token_file)) != KUBE_OK)
+        return rc;
+    if (!token_file)
+        return KUBE_OK;
+    if (!(cfg->token_file = kc_resolve(l, token_file)))
+        return KUBE_ENOMEM;
+    rc = config_read_token(cfg->token_file, &cfg->file_token);
+    cfg->file_read_ms = kube_now_ms();
+    if (rc == KUBE_OK || rc == KUBE_ENOMEM)
+        return rc;
+    if (token) { /* client-go: the inline token is the fallback */
+        KLOG_WARN("%s: %s: cannot read %s; using user.token until it can be read", l->path,
+                  field, cfg->token_file);
+        return KUBE_OK;
+    }
+    if (rc == KUBE_EPARSE)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
+                           "%s does not hold one bearer token (empty, or white space inside)",
+                           cfg->token_file);
+    return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field, "cannot read %s: %s",
+                       cfg->token_file, strerror(errno));
+}
+
+static int kc_load_user(kc_loader *l, yaml_node_t *user, int index, kube_config *cfg)
+{
+    static const char *const plugins[] = {"exec", "auth-provider"};
+    static const char *const basic[] = {"username", "password"};
+    static const char *const impersonation[] = {"as", "as-uid", "as-groups", "as-user-extra"};
+    char prefix[64];
+    int rc;
+
+    snprintf(prefix, sizeof(prefix), "users[%d].user", index);
+    rc = kc_reject_unsupported(l, user, prefix, plugins, 2,
+                               "credential plugins; use token, tokenFile or a client "
+                               "certificate");
+    if (rc == KUBE_OK)
+        rc = kc_reject_unsupported(l, user, prefix, basic, 2,
+                                   "basic authentication was removed from Kubernetes");
+    if (rc == KUBE_OK)
+        rc = kc_reject_unsupported(l, user, prefix, impersonation, 4, "impersonation");
+    if (rc == KUBE_OK)
+        rc = kc_load_client_cert(l, user, prefix, cfg);
+    if (rc == KUBE_OK)
+        rc = kc_load_token(l, user, prefix, cfg);
+    return rc;
+}
+
+/* Follows current-context to its cluster and user. */
+static int kc_load_context(kc_loader *l, yaml_node_t *root, kube_config *cfg)
+{
+    const char *current, *cluster_name, *user_name, *ns;
+    yaml_node_t *ctx, *cluster, *user;
+    int ci, cli, ui, rc;
+    char field[160];
+
+    if ((rc = ky_string(l, root, "current-context", "current-context", &current)) != KUBE_OK)
+        return rc;
+    if (!current)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, "current-context",
+                           "not set");
+    rc = ky_find_named(l, root, "contexts", "context", current, "current-context", &ci, &ctx);
+    if (rc != KUBE_OK)
+        return rc;
+    snprintf(field, sizeof(field), "contexts[%d].context.namespace", ci);
+    if ((rc = ky_string(l, ctx, "namespace", field, &ns)) != KUBE_OK)
+        return rc;
+    if (ns && !config_is_dns_label(ns))
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
+                           "\"%s\" is not a valid namespace name (DNS-1123 label)", ns);
+    if (ns && !(cfg->namespace_ = strdup(ns)))
+        return KUBE_ENOMEM;
+    snprintf(field, sizeof(field), "contexts[%d].context.cluster", ci);
+    if ((rc = ky_string(l, ctx, "cluster", field, &cluster_name)) != KUBE_OK)
+        return rc;
+    if (!cluster_name)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field, "not set");
+    rc = ky_find_named(l, root, "clusters", "cluster", cluster_name, field, &cli, &cluster);
+    if (rc == KUBE_OK)
+        rc = kc_load_cluster(l, cluster, cli, cfg);
+    if (rc != KUBE_OK)
+        return rc;
+    snprintf(field, sizeof(field), "contexts[%d].context.user", ci);
+    if ((rc = ky_string(l, ctx, "user", field, &user_name)) != KUBE_OK)
+        return rc;
+    if (!user_name)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field, "not set");
+    rc = ky_find_named(l, root, "users", "user", user_name, field, &ui, &user);
+    if (rc == KUBE_OK)
+        rc = kc_load_user(l, user, ui, cfg);
+    return rc;
+}
+
+/* Parses the YAML text into l->doc. */
+static int kc_parse(kc_loader *l, const char *text, size_t len)
+{
+    yaml_parser_t parser;
+    int ok;
+
+    if (!yaml_parser_initialize(&parser))
+        return KUBE_ENOMEM;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    ok = yaml_parser_load(&parser, &l->doc);
+    if (!ok) {
+        config_fail(l->err, l->errlen, KUBE_EPARSE, l->path, NULL,
+                    "invalid YAML at line %lu column %lu: %s",
+                    (unsigned long)parser.problem_mark.line + 1,
+                    (unsigned long)parser.problem_mark.column + 1,
+                    parser.problem ? parser.problem : "syntax error");
+        yaml_parser_delete(&parser);
+        return KUBE_EPARSE;
+    }
+    yaml_parser_delete(&parser);
+    return KUBE_OK;
+}
+
+static int kc_load_text(kc_loader *l, const char *text, size_t len, kube_config *cfg)
+{
+    yaml_node_t *root;
+    int rc = kc_parse(l, text, len);
+
+    if (rc != KUBE_OK)
+        return rc;
+    root = yaml_document_get_root_node(&l->doc);
+    if (!root)
+        rc = config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, NULL, "file is empty");
+    else if (root->type != YAML_MAPPING_NODE)
+        rc = config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, NULL,
+                         "not a kubeconfig (top level is not a mapping)");
+    else
+        rc = kc_load_context(l, root, cfg);
+    yaml_document_delete(&l->doc);
+    return rc;
+}
+
+static char *kc_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+int kube_config_from_file(const char *path, kube_config **out, char *err, size_t errlen)
+{
+    kc_loader l = {.path = path, .err = err, .errlen = errlen};
+    kube_config *cfg;
+    char *text = NULL;
+    size_t len;
+    int rc;
+
+    *out = NULL;
+    if (!path || !*path)
+        return config_fail(err, errlen, KUBE_EINVAL, "kubeconfig", NULL, "no path given");
+    rc = kube_read_file(path, &text, &len);
+    if (rc == KUBE_EIO)
+        return config_fail(err, errlen, KUBE_EIO, path, NULL, "cannot read: %s",
+                           strerror(errno));
+    if (rc != KUBE_OK)
+        return rc;
+    cfg = config_alloc(path);
+    l.dir = kc_dirname(path);
+    if (!cfg || !l.dir)
+        rc = KUBE_ENOMEM;
+    else
+        rc = kc_load_text(&l, text, len, cfg);
+    free(l.dir);
+    config_free_secret(text, len);
+    if (rc != KUBE_OK) {
+        kube_config_free(cfg);
+        return rc;
+    }
+    *out = cfg;
+    return KUBE_OK;
+}
+
+/* ---- in-cluster ------------------------------------------------------ */
+
+static int ic_set_server(kube_config *cfg, const char *host, const char *port, char *err,
+                         size_t errlen)
+{
+    kube_buf b = KUBE_BUF_INIT;
+    int64_t p;
+    int rc;
+
+    if (kube_parse_int64(port, 1, 65535, &p) != KUBE_OK)
+        return config_fail(err, errlen, KUBE_ECONFIG, "in-cluster", "KUBERNETES_SERVICE_PORT",
+                           "\"%s\" is not a port number", port);
+    if (strpbrk(host, "/[] \t"))
+        return config_fail(err, errlen, KUBE_ECONFIG, "in-cluster", "KUBERNETES_SERVICE_HOST",
+                           "\"%s\" is not a host name or address", host);
+    if (strchr(host, ':')) /* IPv6 literal */
+        rc = kube_buf_printf(&b, "https://[%s]:%d", host, (int)p);
+    else
+        rc = kube_buf_printf(&b, "https://%s:%d", host, (int)p);
+    if (rc != KUBE_OK)
+        return rc;
+    cfg->server = kube_buf_take(&b);
+    return cfg->server ? KUBE_OK : KUBE_ENOMEM;
+}
+
+/* client-go logs and falls back to the system roots when ca.crt is
+ * unusable; so do we. */
+static int ic_load_ca(kube_config *cfg, const char *dir)
+{
+    kube_buf path = KUBE_BUF_INIT;
+    char msg[512];
+    int rc;
+
+    if (kube_buf_printf(&path, "%s/ca.crt", dir) != KUBE_OK)
+        return KUBE_ENOMEM;
+    rc = kube_read_file(path.data, &cfg->ca_pem, &cfg->ca_len);
+    if (rc == KUBE_EIO) {
+        KLOG_ERROR("in-cluster: expected to load root CA from %s: %s; using system roots",
+                   path.data, strerror(errno));
+        rc = KUBE_OK;
+    } else if (rc == KUBE_OK &&
+               config_check_ca("in-cluster", path.data, cfg->ca_pem, cfg->ca_len, msg,
+                               sizeof(msg)) != KUBE_OK) {
+        KLOG_ERROR("%s; using system roots", msg);
+        free(cfg->ca_pem);
+        cfg->ca_pem = NULL;
+        cfg->ca_len = 0;
+    }
+    kube_buf_free(&path);
+    return rc;
+}
+
+static int ic_load_namespace(kube_config *cfg, const char *dir)
+{
+    kube_buf path = KUBE_BUF_INIT;
+    char *ns = NULL;
+    int rc;
+
+    if (kube_buf_printf(&path, "%s/namespace", dir) != KUBE_OK)
+        return KUBE_ENOMEM;
+    rc = config_read_token(path.data, &ns);
+    kube_buf_free(&path);
+    if (rc == KUBE_ENOMEM)
+        return rc;
+    if (rc == KUBE_OK && config_is_dns_label(ns))
+        cfg->namespace_ = ns;
+    else
+        free(ns);
+    return KUBE_OK;
+}
+
+static int ic_load_token(kube_config *cfg, const char *dir, char *err, size_t errlen)
+{
+    kube_buf path = KUBE_BUF_INIT;
+    int rc;
+
+    if (kube_buf_printf(&path, "%s/token", dir) != KUBE_OK)
+        return KUBE_ENOMEM;
+    cfg->token_file = kube_buf_take(&path);
+    if (!cfg->token_file)
+        return KUBE_ENOMEM;
+    rc = config_read_token(cfg->token_file, &cfg->file_token);
+    cfg->file_read_ms = kube_now_ms();
+    if (rc == KUBE_EIO)
+        return config_fail(err, errlen, KUBE_ECONFIG, "in-cluster", cfg->token_file,
+                           "cannot read service account token: %s", strerror(errno));
+    if (rc == KUBE_EPARSE)
+        return config_fail(err, errlen, KUBE_ECONFIG, "in-cluster", cfg->token_file,
+                           "does not hold one bearer token (empty, or white space inside)");
+    return rc;
+}
+
+int kube_config_in_cluster(kube_config **out, char *err, size_t errlen)
+{
+    const char *host = getenv("KUBERNETES_SERVICE_HOST");
+    const char *port = getenv("KUBERNETES_SERVICE_PORT");
+    const char *dir = getenv("KUBE_SA_DIR");
+    kube_config *cfg;
+    int rc;
+
+    *out = NULL;
+    if (!host || !*host || !port || !*port)
+        return config_fail(err, errlen, KUBE_ECONFIG, "in-cluster", NULL,
+                           "not running in a cluster: KUBERNETES_SERVICE_HOST and "
+                           "KUBERNETES_SERVICE_PORT must be set");
+    if (!dir || !*dir)
+        dir = CONFIG_SA_DIR;
+    cfg = config_alloc("in-cluster");
+    if (!cfg)
+        return KUBE_ENOMEM;
+    rc = ic_set_server(cfg, host, port, err, errlen);
+    if (rc == KUBE_OK)
+        rc = ic_load_token(cfg, dir, err, errlen);
+    if (rc == KUBE_OK)
+        rc = ic_load_ca(cfg, dir);
+    if (rc == KUBE_OK)
+        rc = ic_load_namespace(cfg, dir);
+    if (rc != KUBE_OK) {
+        kube_config_free(cfg);
+        return rc;
+    }
+    *out = cfg;
+    return KUBE_OK;
+}
+
+/* ---- precedence ------------------------------------------------------ */
+
+/* The first entry of a ':'-separated KUBECONFIG list that exists, or NULL.
+ * Caller frees. */
+static char *config_first_existing(const char *list)
+{
+    const char *p = list;
+
+    while (*p) {
+        size_t n = strcspn(p, ":");
+        char *path = strndup(p, n);
+        struct stat st;
+
+        if (!path)
+            return NULL;
+        if (n > 0 && stat(path, &st) == 0)
+            return path;
+        free(path);
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return NULL;
+}
+
+int kube_config_load(const char *kubeconfig_flag, kube_config **out, char *err, size_t errlen)
+{
+    const char *env = getenv("KUBECONFIG");
+    char *path;
+    int rc;
+
+    *out = NULL;
+    if (kubeconfig_flag && *kubeconfig_flag)
+        return kube_config_from_file(kubeconfig_flag, out, err, errlen);
+    if (!env || !*env)
+        return kube_config_in_cluster(out, err, errlen);
+    path = config_first_existing(env);
+    if (path) {
+        rc = kube_config_from_file(path, out, err, errlen);
+        free(path);
+        return rc;
+    }
+    rc = kube_config_in_cluster(out, err, errlen);
+    if (rc == KUBE_OK)
+        KLOG_WARN("KUBECONFIG=%s: no listed file exists; using in-cluster configuration", env);
+    else if (rc == KUBE_ECONFIG && !getenv("KUBERNETES_SERVICE_HOST"))
+        rc = config_fail(err, errlen, KUBE_ECONFIG, "KUBECONFIG", NULL,
+                         "none of the files in \"%s\" exists, and not running in a cluster",
+                         env);
+    return rc;
+}
+
+/* ---- accessors ------------------------------------------------------- */
+
+const char *kube_config_server(const kube_config *cfg)
+{
+    return cfg->server;
+}
+
+const char *kube_config_ca_pem(const kube_config *cfg, size_t *len)
+{
+    if (len)
+        *len = cfg->ca_len;
+    return cfg->ca_pem;
+}
+
+const char *kube_config_cert_pem(const kube_config *cfg, size_t *len)
+{
+    if (len)
+        *len = cfg->cert_len;
+    return cfg->cert_pem;
+}
+
+const char *kube_config_key_pem(const kube_config *cfg, size_t *len)
+{
+    if (len)
+        *len = cfg->key_len;
+    return cfg->key_pem;
+}
+
+int kube_config_insecure(const kube_config *cfg)
+{
+    return cfg->insecure;
+}
+
+const char *kube_config_tls_server_name(const kube_config *cfg)
+{
+    return cfg->tls_server_name;
+}
+
+const char *kube_config_namespace(const kube_config *cfg)
+{
+    return cfg->namespace_;
+}
+
+const char *kube_config_source(const kube_config *cfg)
+{
+    return cfg->source;
+}
+
+/* ---- token ----------------------------------------------------------- */
+
+/* Re-reads token_file when due. Lock held. A failed read keeps the last good
+ * token, as client-go's cached file token source does. */
+static void config_refresh_token(kube_config *cfg, int force)
+{
+    int64_t now = kube_now_ms();
+    char *fresh = NULL;
+    int rc;
+
+    if (!force && cfg->file_read_ms && now - cfg->file_read_ms < cfg->refresh_ms)
+        return;
+    cfg->file_read_ms = now;
+    rc = config_read_token(cfg->token_file, &fresh);
+    if (rc != KUBE_OK) {
+        KLOG_WARN("%s: cannot re-read token file %s (%s); keeping the previous token",
+                  cfg->source, cfg->token_file,
+                  rc == KUBE_EIO ? strerror(errno) : kube_strerror(rc));
+        return;
+    }
+    if (cfg->file_token) {
+        if (strcmp(cfg->file_token, fresh) != 0)
+            KLOG_V(2, "%s: token file %s changed", cfg->source, cfg->token_file);
+        config_free_secret(cfg->file_token, strlen(cfg->file_token));
+    }
+    cfg->file_token = fresh;
+}
+
+int kube_config_token(kube_config *cfg, char *out, size_t n, int force)
+{
+    const char *token;
+    int rc;
+
+    pthread_mutex_lock(&cfg->lock);
+    if (cfg->token_file)
+        config_refresh_token(cfg, force);
+    token = cfg->file_token ? cfg->file_token : cfg->static_token;
+    if (!token)
+        rc = KUBE_ENOTFOUND;
+    else if (strlen(token) >= n)
+        rc = KUBE_ERANGE;
+    else
+        rc = kube_strlcpy(out, token, n);
+    pthread_mutex_unlock(&cfg->lock);
+    return rc;
+}
+
+void kube_config_set_token_refresh_ms(kube_config *cfg, long ms)
+{
+    pthread_mutex_lock(&cfg->lock);
+    cfg->refresh_ms = ms;
+    pthread_mutex_unlock(&cfg->lock);
+}
