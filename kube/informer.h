@@ -13,7 +13,39 @@
  * All informers of a kube_hub share one thread, driven by curl's multi
  * interface. Handlers run on that thread, one event at a time, in order;
  * they must not block for long. Handlers receive borrowed objects: take a
- * reference with kube_object_ref() to keep one past the call.
+ * reference with kube_object_ref() to keep one past the call. A handler may
+ * read any informer's store and add informers, but must not call
+ * kube_hub_stop()/kube_hub_free() (the hub thread would wait for itself).
+ *
+ * Lists do not block the watches: they are not made with kube_client_do()
+ * but run on the same curl multi handle as the watches, as ordinary
+ * non-blocking transfers, and the response is decoded item by item as it
+ * arrives (kube/jsonstream.h, LIST mode). Neither a list worker thread nor a
+ * whole-body buffer is needed, so memory stays bounded by the store itself
+ * even when kube-apiserver answers a resourceVersion=0 list from its watch
+ * cache in one response (it ignores limit there), and a slow list of one
+ * informer only costs the others the decoding time of each chunk. The
+ * items of a list are staged and applied to the store only once the last
+ * page arrived (a list that fails half-way changes nothing). The only
+ * blocking call on the hub thread is kube_client_wait_rate() before each
+ * request (bounded by 1/qps).
+ *
+ * Reflector semantics follow client-go v1.23: the first list asks
+ * resourceVersion=0 (served from the watch cache); a re-list asks the last
+ * seen version, without limit unless the server paginated before or
+ * page_size is set; a list answering 410 Expired (or "Too large resource
+ * version") is retried at once with resourceVersion="" (a consistent read);
+ * a continue page answering 410 falls back to one full list (no limit) at
+ * the requested version. A watch that ends normally is re-opened at once
+ * from the last version; one that ends in under a second with no event is
+ * retried with backoff. HTTP 410 or an ERROR event with code 410 re-lists;
+ * any other failure (transport, 429, 5xx, other ERROR events) re-watches
+ * from the last version after the backoff (800 ms doubling to 30 s,
+ * jittered, Retry-After honoured, reset after 2 min without failures).
+ * Malformed stream lines and objects the codec rejects are logged, counted
+ * in stats.errors and skipped. Store deliveries are described in
+ * kube/store.h (a recreated object, same name but new uid, is delivered as
+ * on_delete(old) then on_add(new)).
  *
  * Memory: kube_hub_new() allocates a hub freed by kube_hub_free() (after
  * kube_hub_stop()). Informers belong to their hub and are freed with it.
@@ -45,8 +77,12 @@ typedef struct kube_informer_options {
     const char *namespace_;      /* NULL: all namespaces */
     const char *field_selector;  /* NULL: none, e.g. "spec.nodeName=" */
     const char *label_selector;  /* NULL: none */
-    int page_size;               /* list limit, default 500 */
-    int watch_timeout_s;         /* timeoutSeconds for a watch, default 300..600 jittered */
+    int page_size;               /* list limit; 0: 500, as client-go's pager (see above) */
+    int watch_timeout_s;         /* timeoutSeconds for a watch; 0: 300..600 jittered,
+                                    n: n..2n jittered */
+    /* Added (zero means the default): */
+    int backoff_initial_ms;      /* first failure backoff, default 800 */
+    int backoff_max_ms;          /* backoff cap, default 30000 */
 } kube_informer_options;
 
 int kube_hub_new(kube_client *client, kube_hub **out);

@@ -1,0 +1,1057 @@
+/*
+ * kube/informer.c - list/watch informers driven by one curl multi handle
+ * per hub. See informer.h for the semantics and the design choices.
+ *
+ * Each informer is a small state machine run by the hub thread:
+ *
+ *   IDLE (due_ms, next action LIST or WATCH) --due--> LISTING or WATCHING
+ *   LISTING: one page transfer at a time; items staged; on the last page the
+ *            store is replaced and the watch starts.
+ *   WATCHING: one watch transfer; events applied as frames arrive; when the
+ *            transfer ends the outcome picks the next action and its delay.
+ *
+ * Only the hub thread touches the state. Other threads read the store (its
+ * own lock), last_rv (inf->mu), counters (atomics) and the synced counts
+ * (hub->mu).
+ */
+#include "kube/informer.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/errors.h"
+#include "kube/jsonstream.h"
+#include "kube/log.h"
+#include "kube/store.h"
+
+#define DEFAULT_PAGE_SIZE 500
+#define MIN_WATCH_TIMEOUT_S 300
+#define BACKOFF_INITIAL_MS 800
+#define BACKOFF_MAX_MS 30000
+#define BACKOFF_RESET_MS (2 * 60 * 1000)
+#define SHORT_WATCH_MS 1000
+#define ERROR_BODY_MAX (64 * 1024)
+#define LIST_STALL_S 60L /* a list receiving nothing for this long fails */
+#define WATCH_GRACE_S 30L /* a watch lasting timeoutSeconds + this is cut */
+#define POLL_MAX_MS 1000
+
+enum { ST_IDLE, ST_LISTING, ST_WATCHING };
+enum { ACT_LIST, ACT_WATCH };
+/* Why the hub ended a transfer from the write callback. */
+enum { ABORT_NONE, ABORT_STOP, ABORT_GONE, ABORT_ERROR, ABORT_RELIST };
+
+struct kube_informer {
+    kube_hub *hub;
+    kube_informer *next;
+    /* configuration */
+    const kube_resource *res;
+    const kube_codec *codec;
+    char *ns, *field_selector, *label_selector;
+    int page_size, watch_timeout_s, backoff_initial_ms, backoff_max_ms;
+    kube_informer_handlers h;
+    char name[96];
+    kube_store *store;
+    /* state machine (hub thread) */
+    int state, next_action;
+    int64_t due_ms;
+    CURL *easy;
+    struct curl_slist *headers;
+    long http_code;
+    int abort;
+    kube_jsonstream js;
+    kube_buf err_body;
+    int64_t watch_started_ms;
+    unsigned long watch_events;
+    /* the list in progress */
+    char list_rv[KUBE_RV_MAX]; /* requested version; "" means a consistent read */
+    char *cont;                /* continue token of the next page, or NULL */
+    int list_limit;            /* 0: no limit */
+    int full_fallback;         /* this is the pager's full list after a 410 */
+    int retried_unavailable;   /* already retried with resourceVersion="" */
+    int list_paginated;
+    kube_object **items;
+    size_t n_items, cap_items;
+    /* reflector memory */
+    int paginated_result, rv_unavailable;
+    int64_t backoff_ms, last_backoff_ms;
+    /* shared with other threads */
+    pthread_mutex_t mu;
+    char last_rv[KUBE_RV_MAX];
+    atomic_int synced;
+    atomic_ulong lists, watches, relists_410, events, bookmarks, errors;
+};
+
+struct kube_hub {
+    kube_client *client;
+    CURLM *multi;
+    pthread_t thread;
+    int started;
+    atomic_int stop;
+    uint64_t rng;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    kube_informer *informers; /* hub thread's list */
+    kube_informer *incoming;  /* added after start, adopted by the thread */
+    size_t n_informers, n_synced;
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static uint64_t rng_next(kube_hub *hub)
+{
+    uint64_t x = hub->rng;
+
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    hub->rng = x;
+    return x;
+}
+
+/* Uniform in [0, 1). */
+static double rng_unit(kube_hub *hub)
+{
+    return (double)(rng_next(hub) >> 11) / (double)(1ULL << 53);
+}
+
+static void set_last_rv(kube_informer *inf, const char *rv)
+{
+    pthread_mutex_lock(&inf->mu);
+    kube_strlcpy(inf->last_rv, rv, sizeof(inf->last_rv));
+    pthread_mutex_unlock(&inf->mu);
+}
+
+static void schedule(kube_informer *inf, int action, int64_t delay_ms)
+{
+    inf->state = ST_IDLE;
+    inf->next_action = action;
+    inf->due_ms = kube_now_ms() + delay_ms;
+}
+
+/* The next backoff delay: exponential with full jitter, capped; reset when
+ * the previous failure is old. retry_after_s (0: none) is a floor. */
+static int64_t backoff_next(kube_informer *inf, long retry_after_s)
+{
+    int64_t now = kube_now_ms(), d;
+
+    if (inf->backoff_ms == 0 || now - inf->last_backoff_ms > BACKOFF_RESET_MS)
+        inf->backoff_ms = inf->backoff_initial_ms;
+    inf->last_backoff_ms = now;
+    d = inf->backoff_ms + (int64_t)(rng_unit(inf->hub) * (double)inf->backoff_ms);
+    if (d > inf->backoff_max_ms)
+        d = inf->backoff_max_ms;
+    inf->backoff_ms *= 2;
+    if (inf->backoff_ms > inf->backoff_max_ms)
+        inf->backoff_ms = inf->backoff_max_ms;
+    if (retry_after_s > 0 && d < retry_after_s * 1000)
+        d = retry_after_s * 1000;
+    return d;
+}
+
+static void wipe_headers(struct curl_slist *l)
+{
+    for (struct curl_slist *p = l; p; p = p->next)
+        explicit_bzero(p->data, strlen(p->data));
+    curl_slist_free_all(l);
+}
+
+static void items_clear(kube_informer *inf)
+{
+    for (size_t i = 0; i < inf->n_items; i++)
+        kube_object_unref(inf->items[i]);
+    inf->n_items = 0;
+}
+
+static int items_push(kube_informer *inf, kube_object *obj)
+{
+    if (inf->n_items == inf->cap_items) {
+        size_t ncap = inf->cap_items ? inf->cap_items * 2 : 256;
+        kube_object **n = realloc(inf->items, ncap * sizeof(*n));
+        if (n == NULL)
+            return KUBE_ENOMEM;
+        inf->items = n;
+        inf->cap_items = ncap;
+    }
+    inf->items[inf->n_items++] = obj;
+    return KUBE_OK;
+}
+
+/* ---- transfers ---------------------------------------------------------- */
+
+static void transfer_end(kube_informer *inf)
+{
+    if (inf->easy) {
+        curl_multi_remove_handle(inf->hub->multi, inf->easy);
+        curl_easy_cleanup(inf->easy);
+        inf->easy = NULL;
+    }
+    wipe_headers(inf->headers);
+    inf->headers = NULL;
+    kube_jsonstream_reset(&inf->js);
+    kube_buf_reset(&inf->err_body);
+    inf->http_code = 0;
+    inf->abort = ABORT_NONE;
+}
+
+static int frame_item(void *ud, const char *frame, size_t len);
+static int frame_event(void *ud, const char *frame, size_t len);
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+    kube_informer *inf = ud;
+    size_t n = size * nmemb;
+    int rc;
+
+    if (atomic_load(&inf->hub->stop)) {
+        inf->abort = ABORT_STOP;
+        return 0;
+    }
+    if (inf->http_code == 0)
+        curl_easy_getinfo(inf->easy, CURLINFO_RESPONSE_CODE, &inf->http_code);
+    if (inf->http_code < 200 || inf->http_code > 299) {
+        if (inf->err_body.len + n <= ERROR_BODY_MAX && kube_buf_append(&inf->err_body, data, n))
+            return 0;
+        return n;
+    }
+    rc = kube_jsonstream_feed(&inf->js, data, n,
+                              inf->state == ST_LISTING ? frame_item : frame_event, inf);
+    if (rc == KUBE_ENOMEM) {
+        KLOG_ERROR("informer %s: out of memory reading the stream", inf->name);
+        inf->abort = ABORT_ERROR;
+    }
+    return rc == 0 ? n : 0;
+}
+
+/* Appends "?key=value" or "&key=value" (value query-escaped). */
+static int put_param(kube_buf *b, const char **sep, const char *key, const char *value)
+{
+    int rc = kube_buf_printf(b, "%s%s=", *sep, key);
+
+    *sep = "&";
+    return rc == KUBE_OK ? kube_buf_put_escaped(b, value) : rc;
+}
+
+/* Appends the selector parameters shared by lists and watches. */
+static int put_selectors(kube_informer *inf, kube_buf *b, const char **sep)
+{
+    int rc = KUBE_OK;
+
+    if (inf->field_selector)
+        rc = put_param(b, sep, "fieldSelector", inf->field_selector);
+    if (rc == KUBE_OK && inf->label_selector)
+        rc = put_param(b, sep, "labelSelector", inf->label_selector);
+    return rc;
+}
+
+/* Starts a GET of path on the hub's multi handle. */
+static int transfer_start(kube_informer *inf, const char *path, int watch_timeout_s)
+{
+    kube_hub *hub = inf->hub;
+    int rc;
+
+    kube_client_wait_rate(hub->client);
+    inf->easy = curl_easy_init();
+    if (inf->easy == NULL)
+        return KUBE_ENOMEM;
+    rc = kube_client_setup_stream(hub->client, inf->easy, path, &inf->headers);
+    if (rc != KUBE_OK)
+        return rc;
+    curl_easy_setopt(inf->easy, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(inf->easy, CURLOPT_WRITEDATA, inf);
+    curl_easy_setopt(inf->easy, CURLOPT_PRIVATE, inf);
+    if (watch_timeout_s > 0) {
+        curl_easy_setopt(inf->easy, CURLOPT_TIMEOUT, (long)watch_timeout_s + WATCH_GRACE_S);
+    } else {
+        curl_easy_setopt(inf->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(inf->easy, CURLOPT_LOW_SPEED_TIME, LIST_STALL_S);
+    }
+    if (curl_multi_add_handle(hub->multi, inf->easy) != CURLM_OK)
+        return KUBE_ENOMEM;
+    return KUBE_OK;
+}
+
+/* ---- listing ------------------------------------------------------------ */
+
+static void list_failed(kube_informer *inf, int err, long retry_after_s);
+static void watch_begin(kube_informer *inf);
+
+static int list_path(kube_informer *inf, kube_buf *b)
+{
+    int rc = kube_path(b, inf->res, inf->ns, NULL, NULL);
+    const char *sep = "?";
+
+    if (rc == KUBE_OK && inf->list_limit > 0) {
+        rc = kube_buf_printf(b, "%slimit=%d", sep, inf->list_limit);
+        sep = "&";
+    }
+    /* A continue page must not name a version (the token carries it). */
+    if (rc == KUBE_OK && inf->cont)
+        rc = put_param(b, &sep, "continue", inf->cont);
+    else if (rc == KUBE_OK && inf->list_rv[0] != '\0')
+        rc = put_param(b, &sep, "resourceVersion", inf->list_rv);
+    if (rc == KUBE_OK)
+        rc = put_selectors(inf, b, &sep);
+    return rc;
+}
+
+static void list_page(kube_informer *inf)
+{
+    kube_buf path = KUBE_BUF_INIT;
+    int rc;
+
+    inf->state = ST_LISTING;
+    kube_jsonstream_free(&inf->js);
+    kube_jsonstream_init(&inf->js, KUBE_JSONSTREAM_LIST, 0);
+    rc = list_path(inf, &path);
+    if (rc == KUBE_OK) {
+        KLOG_V(4, "informer %s: GET %s", inf->name, path.data);
+        rc = transfer_start(inf, path.data, 0);
+    }
+    kube_buf_free(&path);
+    if (rc != KUBE_OK) {
+        KLOG_ERROR("informer %s: cannot start a list: %s", inf->name, kube_strerror(rc));
+        transfer_end(inf);
+        list_failed(inf, rc, 0);
+    }
+}
+
+/* Starts a list attempt at the version client-go's relistResourceVersion()
+ * would use, with its pager's page size. */
+static void list_begin(kube_informer *inf)
+{
+    const char *rv = inf->rv_unavailable ? "" : inf->last_rv[0] ? inf->last_rv : "0";
+
+    kube_strlcpy(inf->list_rv, rv, sizeof(inf->list_rv));
+    free(inf->cont);
+    inf->cont = NULL;
+    items_clear(inf);
+    inf->full_fallback = 0;
+    inf->retried_unavailable = 0;
+    inf->list_paginated = 0;
+    if (inf->page_size > 0)
+        inf->list_limit = inf->page_size;
+    else if (inf->paginated_result || rv[0] == '\0' || strcmp(rv, "0") == 0)
+        inf->list_limit = DEFAULT_PAGE_SIZE;
+    else
+        inf->list_limit = 0; /* served from the watch cache */
+    atomic_fetch_add(&inf->lists, 1);
+    list_page(inf);
+}
+
+/* Restarts the current attempt with different parameters (same counters). */
+static void list_restart(kube_informer *inf, const char *rv, int limit)
+{
+    kube_strlcpy(inf->list_rv, rv, sizeof(inf->list_rv));
+    free(inf->cont);
+    inf->cont = NULL;
+    items_clear(inf);
+    inf->list_limit = limit;
+    list_page(inf);
+}
+
+static void log_item_error(kube_informer *inf, const cJSON *item, const char *why)
+{
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(item, "metadata");
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(md, "namespace");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(md, "name");
+
+    KLOG_ERROR("informer %s: skipping list item %s/%s: %s", inf->name,
+               cJSON_IsString(ns) ? ns->valuestring : "",
+               cJSON_IsString(name) ? name->valuestring : "?", why);
+    atomic_fetch_add(&inf->errors, 1);
+}
+
+static int frame_item(void *ud, const char *frame, size_t len)
+{
+    kube_informer *inf = ud;
+    cJSON *item = cJSON_ParseWithLength(frame, len);
+    kube_object *obj = NULL;
+    int rc;
+
+    if (atomic_load(&inf->hub->stop)) {
+        cJSON_Delete(item);
+        inf->abort = ABORT_STOP;
+        return 1;
+    }
+    if (!cJSON_IsObject(item)) {
+        KLOG_ERROR("informer %s: list item of %zu bytes is not a JSON object", inf->name, len);
+        atomic_fetch_add(&inf->errors, 1);
+        cJSON_Delete(item);
+        return 0;
+    }
+    rc = inf->codec->decode(item, &obj);
+    if (rc == KUBE_OK && (obj->meta.name == NULL || obj->meta.name[0] == '\0')) {
+        kube_object_unref(obj);
+        rc = KUBE_EPARSE;
+    }
+    if (rc == KUBE_OK && (rc = items_push(inf, obj)) != KUBE_OK)
+        kube_object_unref(obj);
+    if (rc != KUBE_OK)
+        log_item_error(inf, item, kube_strerror(rc));
+    cJSON_Delete(item);
+    return rc == KUBE_ENOMEM ? rc : 0;
+}
+
+/* Reads metadata.resourceVersion and metadata.continue of a list. */
+static int list_meta(kube_informer *inf, char *rv, size_t n, char **cont)
+{
+    size_t len;
+    const char *text = kube_jsonstream_skeleton(&inf->js, &len);
+    cJSON *doc = cJSON_ParseWithLength(text, len);
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(md, "continue");
+    int rc = doc ? kube_json_resource_version(doc, rv, n) : KUBE_EPARSE;
+
+    *cont = NULL;
+    if (rc == KUBE_OK && cJSON_IsString(c) && c->valuestring[0] != '\0' &&
+        (*cont = kube_strdup(c->valuestring)) == NULL)
+        rc = KUBE_ENOMEM;
+    cJSON_Delete(doc);
+    return rc == KUBE_ENOTFOUND || rc == KUBE_ERANGE ? KUBE_EPARSE : rc;
+}
+
+static void mark_synced(kube_informer *inf)
+{
+    kube_hub *hub = inf->hub;
+
+    if (atomic_load(&inf->synced))
+        return;
+    pthread_mutex_lock(&hub->mu);
+    atomic_store(&inf->synced, 1);
+    hub->n_synced++;
+    pthread_cond_broadcast(&hub->cond);
+    pthread_mutex_unlock(&hub->mu);
+}
+
+/* The last page arrived: replace the store and start watching. */
+static void list_complete(kube_informer *inf, const char *rv)
+{
+    int rc;
+
+    if (strcmp(inf->list_rv, "0") == 0 && inf->list_paginated)
+        inf->paginated_result = 1;
+    inf->rv_unavailable = 0;
+    KLOG_V(2, "informer %s: listed %zu objects at resourceVersion %s", inf->name, inf->n_items,
+           rv);
+    rc = kube_store_replace(inf->store, inf->items, inf->n_items, &inf->h);
+    items_clear(inf);
+    if (rc != KUBE_OK) {
+        KLOG_ERROR("informer %s: applying the list failed: %s", inf->name, kube_strerror(rc));
+        list_failed(inf, rc, 0);
+        return;
+    }
+    set_last_rv(inf, rv);
+    mark_synced(inf);
+    watch_begin(inf);
+}
+
+static void list_page_done(kube_informer *inf)
+{
+    char rv[KUBE_RV_MAX];
+    char *cont = NULL;
+    int rc = kube_jsonstream_finish(&inf->js, frame_item, inf);
+
+    if (rc == KUBE_OK)
+        rc = list_meta(inf, rv, sizeof(rv), &cont);
+    transfer_end(inf);
+    if (rc != KUBE_OK) {
+        KLOG_ERROR("informer %s: unreadable list answer: %s", inf->name, kube_strerror(rc));
+        list_failed(inf, rc, 0);
+        return;
+    }
+    free(inf->cont);
+    inf->cont = cont;
+    if (cont != NULL) {
+        inf->list_paginated = 1;
+        list_page(inf);
+        return;
+    }
+    list_complete(inf, rv);
+}
+
+static int is_too_large_rv(int err, const kube_status *st)
+{
+    return err == KUBE_ESERVER && st->code == 504 &&
+           strstr(st->message, "Too large resource version") != NULL;
+}
+
+/* A list request failed with err: the pager and reflector fallbacks, or a
+ * new attempt after the backoff. */
+static void list_failed_status(kube_informer *inf, int err, const kube_status *st,
+                               long retry_after_s)
+{
+    if (err == KUBE_EGONE && inf->cont != NULL && !inf->full_fallback) {
+        KLOG_V(2, "informer %s: continue token expired, listing in full", inf->name);
+        inf->full_fallback = 1;
+        list_restart(inf, inf->list_rv, 0);
+        return;
+    }
+    if ((err == KUBE_EGONE || is_too_large_rv(err, st)) && !inf->retried_unavailable) {
+        KLOG_V(2, "informer %s: resourceVersion %s unavailable, listing at the latest",
+               inf->name, inf->list_rv);
+        inf->rv_unavailable = 1;
+        inf->retried_unavailable = 1;
+        list_restart(inf, "", inf->list_limit);
+        return;
+    }
+    list_failed(inf, err, retry_after_s);
+}
+
+static void list_failed(kube_informer *inf, int err, long retry_after_s)
+{
+    int64_t d = backoff_next(inf, retry_after_s);
+
+    atomic_fetch_add(&inf->errors, 1);
+    KLOG_WARN("informer %s: list failed (%s), retrying in %lld ms", inf->name,
+              kube_strerror(err), (long long)d);
+    free(inf->cont);
+    inf->cont = NULL;
+    items_clear(inf);
+    schedule(inf, ACT_LIST, d);
+}
+
+/* ---- watching ----------------------------------------------------------- */
+
+static int watch_timeout(kube_informer *inf)
+{
+    int min = inf->watch_timeout_s > 0 ? inf->watch_timeout_s : MIN_WATCH_TIMEOUT_S;
+
+    return min + (int)(rng_unit(inf->hub) * (double)min);
+}
+
+static int watch_path(kube_informer *inf, kube_buf *b, int timeout_s)
+{
+    int rc = kube_path(b, inf->res, inf->ns, NULL, NULL);
+    const char *sep = "&";
+
+    if (rc == KUBE_OK)
+        rc = kube_buf_puts(b, "?watch=1&allowWatchBookmarks=true");
+    if (rc == KUBE_OK)
+        rc = put_param(b, &sep, "resourceVersion", inf->last_rv);
+    if (rc == KUBE_OK)
+        rc = kube_buf_printf(b, "&timeoutSeconds=%d", timeout_s);
+    if (rc == KUBE_OK)
+        rc = put_selectors(inf, b, &sep);
+    return rc;
+}
+
+static void watch_begin(kube_informer *inf)
+{
+    kube_buf path = KUBE_BUF_INIT;
+    int timeout_s = watch_timeout(inf);
+    int rc = watch_path(inf, &path, timeout_s);
+
+    inf->state = ST_WATCHING;
+    kube_jsonstream_free(&inf->js);
+    kube_jsonstream_init(&inf->js, KUBE_JSONSTREAM_LINES, 0);
+    inf->watch_started_ms = kube_now_ms();
+    inf->watch_events = 0;
+    if (rc == KUBE_OK) {
+        KLOG_V(4, "informer %s: GET %s", inf->name, path.data);
+        atomic_fetch_add(&inf->watches, 1);
+        rc = transfer_start(inf, path.data, timeout_s);
+    }
+    kube_buf_free(&path);
+    if (rc != KUBE_OK) {
+        int64_t d = backoff_next(inf, 0);
+        KLOG_ERROR("informer %s: cannot start a watch: %s", inf->name, kube_strerror(rc));
+        atomic_fetch_add(&inf->errors, 1);
+        transfer_end(inf);
+        schedule(inf, ACT_WATCH, d);
+    }
+}
+
+static int event_error(kube_informer *inf, const kube_watch_event *ev)
+{
+    if (ev->code == 410) {
+        KLOG_V(2, "informer %s: watch expired: %s", inf->name, ev->message);
+        inf->abort = ABORT_GONE;
+    } else {
+        KLOG_WARN("informer %s: watch error %d %s: %s", inf->name, ev->code, ev->reason,
+                  ev->message);
+        atomic_fetch_add(&inf->errors, 1);
+        inf->abort = ABORT_ERROR;
+    }
+    return 1;
+}
+
+static int event_apply(kube_informer *inf, kube_watch_event *ev)
+{
+    int rc;
+
+    if (ev->type == KUBE_WATCH_ERROR)
+        return event_error(inf, ev);
+    inf->watch_events++;
+    if (ev->type == KUBE_WATCH_BOOKMARK) {
+        atomic_fetch_add(&inf->bookmarks, 1);
+    } else {
+        rc = kube_store_apply(inf->store, ev->type, ev->obj, &inf->h);
+        if (rc != KUBE_OK) {
+            KLOG_ERROR("informer %s: store update failed: %s; re-listing", inf->name,
+                       kube_strerror(rc));
+            atomic_fetch_add(&inf->errors, 1);
+            inf->abort = ABORT_RELIST;
+            return 1;
+        }
+        atomic_fetch_add(&inf->events, 1);
+    }
+    if (ev->rv[0] != '\0')
+        set_last_rv(inf, ev->rv);
+    return 0;
+}
+
+static int frame_event(void *ud, const char *frame, size_t len)
+{
+    kube_informer *inf = ud;
+    kube_watch_event ev;
+    char why[64];
+    int rc;
+
+    if (atomic_load(&inf->hub->stop)) {
+        inf->abort = ABORT_STOP;
+        return 1;
+    }
+    rc = kube_watch_event_decode(frame, len, inf->codec, &ev, why, sizeof(why));
+    if (rc != KUBE_OK) {
+        KLOG_ERROR("informer %s: skipping a watch line of %zu bytes (%s%s%s): %s", inf->name,
+                   len, kube_watch_type_name(ev.type), ev.rv[0] ? " at " : "", ev.rv, why);
+        atomic_fetch_add(&inf->errors, 1);
+        kube_watch_event_clear(&ev);
+        return 0;
+    }
+    rc = event_apply(inf, &ev);
+    kube_watch_event_clear(&ev);
+    return rc;
+}
+
+static void relist_after_410(kube_informer *inf)
+{
+    atomic_fetch_add(&inf->relists_410, 1);
+    list_begin(inf);
+}
+
+static void rewatch_later(kube_informer *inf, const char *why, long retry_after_s)
+{
+    int64_t d = backoff_next(inf, retry_after_s);
+
+    KLOG_WARN("informer %s: watch ended (%s), re-watching from %s in %lld ms", inf->name, why,
+              inf->last_rv, (long long)d);
+    schedule(inf, ACT_WATCH, d);
+}
+
+/* The transfer was ended from the write callback: act on why. */
+static void watch_aborted(kube_informer *inf)
+{
+    int abort = inf->abort;
+
+    transfer_end(inf);
+    if (abort == ABORT_GONE)
+        relist_after_410(inf);
+    else if (abort == ABORT_RELIST)
+        list_begin(inf);
+    else if (abort == ABORT_ERROR)
+        rewatch_later(inf, "error event", 0);
+}
+
+/* The watch stream ended cleanly (timeoutSeconds or server close). */
+static void watch_ended(kube_informer *inf)
+{
+    /* A last line without its newline: delivered (and reported if bad). */
+    kube_jsonstream_finish(&inf->js, frame_event, inf);
+    if (inf->abort != ABORT_NONE) {
+        watch_aborted(inf);
+        return;
+    }
+    transfer_end(inf);
+    if (inf->watch_events == 0 && kube_now_ms() - inf->watch_started_ms < SHORT_WATCH_MS) {
+        atomic_fetch_add(&inf->errors, 1);
+        rewatch_later(inf, "very short watch with no event", 0);
+        return;
+    }
+    KLOG_V(4, "informer %s: watch closed after %lu events", inf->name, inf->watch_events);
+    watch_begin(inf);
+}
+
+/* A watch transfer finished: pick the next step from how it ended. */
+static void watch_done(kube_informer *inf, CURLcode cc, int err, const kube_status *st,
+                       long retry_after_s)
+{
+    if (inf->abort != ABORT_NONE) {
+        watch_aborted(inf);
+        return;
+    }
+    if (cc == CURLE_OK && err == KUBE_OK) {
+        watch_ended(inf);
+        return;
+    }
+    transfer_end(inf);
+    if (err == KUBE_EGONE) {
+        relist_after_410(inf);
+        return;
+    }
+    atomic_fetch_add(&inf->errors, 1);
+    if (err != KUBE_OK)
+        rewatch_later(inf, st->message[0] ? st->message : kube_strerror(err), retry_after_s);
+    else
+        rewatch_later(inf, curl_easy_strerror(cc), retry_after_s);
+}
+
+/* ---- completion dispatch ------------------------------------------------ */
+
+/* The HTTP outcome of a finished transfer as a KUBE_E* code and Status. */
+static int transfer_status(kube_informer *inf, CURLcode cc, kube_status *st, long *retry_after)
+{
+    curl_off_t ra = 0;
+
+    memset(st, 0, sizeof(*st));
+    *retry_after = 0;
+    if (inf->easy)
+        curl_easy_getinfo(inf->easy, CURLINFO_RESPONSE_CODE, &inf->http_code);
+    if (inf->easy && curl_easy_getinfo(inf->easy, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
+        *retry_after = ra > 3600 ? 3600 : (long)ra;
+    if (inf->http_code >= 200 && inf->http_code <= 299)
+        return KUBE_OK;
+    if (inf->http_code == 0)
+        return cc == CURLE_OPERATION_TIMEDOUT ? KUBE_ETIMEDOUT : KUBE_EIO;
+    kube_status_decode(inf->err_body.data ? inf->err_body.data : "", inf->err_body.len,
+                       inf->http_code, st);
+    return kube_err_from_status(inf->http_code, st->reason);
+}
+
+static void list_done(kube_informer *inf, CURLcode cc, int err, const kube_status *st,
+                      long retry_after_s)
+{
+    int abort = inf->abort;
+
+    if (abort == ABORT_NONE && cc == CURLE_OK && err == KUBE_OK) {
+        list_page_done(inf);
+        return;
+    }
+    transfer_end(inf);
+    if (abort == ABORT_STOP)
+        return;
+    if (err == KUBE_OK)
+        err = abort != ABORT_NONE ? KUBE_ENOMEM : cc == CURLE_OPERATION_TIMEDOUT ? KUBE_ETIMEDOUT
+                                                                                  : KUBE_EIO;
+    if (st->message[0])
+        KLOG_V(2, "informer %s: list answered %d: %s", inf->name, st->code, st->message);
+    list_failed_status(inf, err, st, retry_after_s);
+}
+
+static void transfer_done(kube_informer *inf, CURLcode cc)
+{
+    kube_status st;
+    long retry_after = 0;
+    int err = transfer_status(inf, cc, &st, &retry_after);
+
+    if (cc != CURLE_OK && inf->abort == ABORT_NONE)
+        KLOG_V(2, "informer %s: transfer failed: %s", inf->name, curl_easy_strerror(cc));
+    if (inf->state == ST_LISTING)
+        list_done(inf, cc, err, &st, retry_after);
+    else
+        watch_done(inf, cc, err, &st, retry_after);
+}
+
+static void drain_done(kube_hub *hub)
+{
+    CURLMsg *msg;
+    int left;
+
+    while ((msg = curl_multi_info_read(hub->multi, &left)) != NULL) {
+        char *priv = NULL;
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+        if (priv != NULL)
+            transfer_done((kube_informer *)(void *)priv, msg->data.result);
+    }
+}
+
+/* ---- the hub thread ----------------------------------------------------- */
+
+static void adopt_incoming(kube_hub *hub)
+{
+    kube_informer *in;
+
+    pthread_mutex_lock(&hub->mu);
+    in = hub->incoming;
+    hub->incoming = NULL;
+    pthread_mutex_unlock(&hub->mu);
+    while (in) {
+        kube_informer *next = in->next;
+        in->next = hub->informers;
+        hub->informers = in;
+        schedule(in, ACT_LIST, 0);
+        in = next;
+    }
+}
+
+/* Starts what is due; returns how long the hub may sleep. */
+static int run_due(kube_hub *hub)
+{
+    int64_t now = kube_now_ms(), wait = POLL_MAX_MS;
+
+    for (kube_informer *inf = hub->informers; inf && !atomic_load(&hub->stop); inf = inf->next) {
+        if (inf->state != ST_IDLE)
+            continue;
+        if (inf->due_ms <= now) {
+            if (inf->next_action == ACT_LIST)
+                list_begin(inf);
+            else
+                watch_begin(inf);
+            now = kube_now_ms();
+        }
+        if (inf->state == ST_IDLE && inf->due_ms - now < wait)
+            wait = inf->due_ms - now > 0 ? inf->due_ms - now : 0;
+    }
+    return (int)wait;
+}
+
+static void *hub_main(void *arg)
+{
+    kube_hub *hub = arg;
+    int running = 0;
+
+    while (!atomic_load(&hub->stop)) {
+        adopt_incoming(hub);
+        int wait = run_due(hub);
+        if (atomic_load(&hub->stop))
+            break;
+        curl_multi_poll(hub->multi, NULL, 0, wait, NULL);
+        curl_multi_perform(hub->multi, &running);
+        drain_done(hub);
+    }
+    for (kube_informer *inf = hub->informers; inf; inf = inf->next)
+        transfer_end(inf);
+    return NULL;
+}
+
+/* ---- public API --------------------------------------------------------- */
+
+int kube_hub_new(kube_client *client, kube_hub **out)
+{
+    kube_hub *hub;
+    pthread_condattr_t ca;
+
+    *out = NULL;
+    if (client == NULL)
+        return KUBE_EINVAL;
+    hub = calloc(1, sizeof(*hub));
+    if (hub == NULL)
+        return KUBE_ENOMEM;
+    hub->client = client;
+    hub->rng = (uint64_t)kube_now_ns() ^ (uint64_t)(uintptr_t)hub ^ 0x9e3779b97f4a7c15ULL;
+    if (hub->rng == 0)
+        hub->rng = 1;
+    hub->multi = curl_multi_init();
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (hub->multi == NULL || pthread_mutex_init(&hub->mu, NULL) != 0 ||
+        pthread_cond_init(&hub->cond, &ca) != 0) {
+        pthread_condattr_destroy(&ca);
+        if (hub->multi)
+            curl_multi_cleanup(hub->multi);
+        free(hub);
+        return KUBE_ENOMEM;
+    }
+    pthread_condattr_destroy(&ca);
+    *out = hub;
+    return KUBE_OK;
+}
+
+static void informer_free(kube_informer *inf)
+{
+    transfer_end(inf);
+    kube_jsonstream_free(&inf->js);
+    kube_buf_free(&inf->err_body);
+    items_clear(inf);
+    free(inf->items);
+    free(inf->cont);
+    free(inf->ns);
+    free(inf->field_selector);
+    free(inf->label_selector);
+    kube_store_free(inf->store);
+    pthread_mutex_destroy(&inf->mu);
+    free(inf);
+}
+
+static void informer_name(kube_informer *inf)
+{
+    const char *g = inf->res->group && inf->res->group[0] ? inf->res->group : "";
+
+    snprintf(inf->name, sizeof(inf->name), "%s%s%s%s%s", g, g[0] ? "/" : "", inf->res->plural,
+             inf->ns ? " in " : "", inf->ns ? inf->ns : "");
+}
+
+static int informer_config(kube_informer *inf, const kube_informer_options *o)
+{
+    inf->res = o->resource;
+    inf->codec = o->codec;
+    inf->page_size = o->page_size > 0 ? o->page_size : 0;
+    inf->watch_timeout_s = o->watch_timeout_s > 0 ? o->watch_timeout_s : 0;
+    inf->backoff_initial_ms = o->backoff_initial_ms > 0 ? o->backoff_initial_ms : BACKOFF_INITIAL_MS;
+    inf->backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : BACKOFF_MAX_MS;
+    if (inf->backoff_max_ms < inf->backoff_initial_ms)
+        inf->backoff_max_ms = inf->backoff_initial_ms;
+    if ((o->namespace_ && o->namespace_[0] && o->resource->namespaced &&
+         (inf->ns = kube_strdup(o->namespace_)) == NULL) ||
+        (o->field_selector && o->field_selector[0] &&
+         (inf->field_selector = kube_strdup(o->field_selector)) == NULL) ||
+        (o->label_selector && o->label_selector[0] &&
+         (inf->label_selector = kube_strdup(o->label_selector)) == NULL))
+        return KUBE_ENOMEM;
+    informer_name(inf);
+    return KUBE_OK;
+}
+
+int kube_hub_add_informer(kube_hub *hub, const kube_informer_options *opts,
+                          const kube_informer_handlers *handlers, kube_informer **out)
+{
+    kube_informer *inf;
+
+    if (out)
+        *out = NULL;
+    if (!hub || !opts || !opts->resource || !opts->codec || !opts->codec->decode)
+        return KUBE_EINVAL;
+    if (atomic_load(&hub->stop))
+        return KUBE_ECANCELED;
+    inf = calloc(1, sizeof(*inf));
+    if (inf == NULL)
+        return KUBE_ENOMEM;
+    inf->hub = hub;
+    if (handlers)
+        inf->h = *handlers;
+    kube_jsonstream_init(&inf->js, KUBE_JSONSTREAM_LINES, 0);
+    if (pthread_mutex_init(&inf->mu, NULL) != 0) {
+        free(inf);
+        return KUBE_ENOMEM;
+    }
+    if (informer_config(inf, opts) != KUBE_OK || kube_store_new(&inf->store) != KUBE_OK) {
+        informer_free(inf);
+        return KUBE_ENOMEM;
+    }
+    pthread_mutex_lock(&hub->mu);
+    inf->next = hub->incoming;
+    hub->incoming = inf;
+    hub->n_informers++;
+    pthread_mutex_unlock(&hub->mu);
+    curl_multi_wakeup(hub->multi);
+    if (out)
+        *out = inf;
+    return KUBE_OK;
+}
+
+int kube_hub_start(kube_hub *hub)
+{
+    if (hub == NULL)
+        return KUBE_EINVAL;
+    if (atomic_load(&hub->stop))
+        return KUBE_ECANCELED;
+    if (hub->started)
+        return KUBE_OK;
+    if (pthread_create(&hub->thread, NULL, hub_main, hub) != 0)
+        return KUBE_ENOMEM;
+    hub->started = 1;
+    return KUBE_OK;
+}
+
+void kube_hub_stop(kube_hub *hub)
+{
+    if (hub == NULL)
+        return;
+    atomic_store(&hub->stop, 1);
+    curl_multi_wakeup(hub->multi);
+    if (hub->started) {
+        pthread_join(hub->thread, NULL);
+        hub->started = 0;
+    }
+    pthread_mutex_lock(&hub->mu);
+    pthread_cond_broadcast(&hub->cond);
+    pthread_mutex_unlock(&hub->mu);
+}
+
+static void free_list(kube_informer *inf)
+{
+    while (inf) {
+        kube_informer *next = inf->next;
+        informer_free(inf);
+        inf = next;
+    }
+}
+
+void kube_hub_free(kube_hub *hub)
+{
+    if (hub == NULL)
+        return;
+    kube_hub_stop(hub);
+    free_list(hub->informers);
+    free_list(hub->incoming);
+    curl_multi_cleanup(hub->multi);
+    pthread_cond_destroy(&hub->cond);
+    pthread_mutex_destroy(&hub->mu);
+    free(hub);
+}
+
+int kube_informer_has_synced(kube_informer *inf)
+{
+    return inf ? atomic_load(&inf->synced) : 0;
+}
+
+int kube_hub_wait_synced(kube_hub *hub, long timeout_ms)
+{
+    struct timespec dl;
+    int rc = KUBE_OK;
+
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&hub->mu);
+    while (hub->n_synced < hub->n_informers && rc == KUBE_OK) {
+        if (atomic_load(&hub->stop))
+            rc = KUBE_ECANCELED;
+        else if (pthread_cond_timedwait(&hub->cond, &hub->mu, &dl) != 0)
+            rc = hub->n_synced < hub->n_informers ? KUBE_ETIMEDOUT : KUBE_OK;
+    }
+    pthread_mutex_unlock(&hub->mu);
+    return rc;
+}
+
+kube_object *kube_informer_get(kube_informer *inf, const char *ns, const char *name)
+{
+    return kube_store_get(inf->store, ns, name);
+}
+
+size_t kube_informer_count(kube_informer *inf)
+{
+    return kube_store_count(inf->store);
+}
+
+void kube_informer_foreach(kube_informer *inf, void (*fn)(void *ud, kube_object *obj), void *ud)
+{
+    kube_store_foreach(inf->store, fn, ud);
+}
+
+void kube_informer_last_rv(kube_informer *inf, char *out, size_t n)
+{
+    pthread_mutex_lock(&inf->mu);
+    kube_strlcpy(out, inf->last_rv, n);
+    pthread_mutex_unlock(&inf->mu);
+}
+
+void kube_informer_stats_get(kube_informer *inf, kube_informer_stats *out)
+{
+    out->lists = atomic_load(&inf->lists);
+    out->watches = atomic_load(&inf->watches);
+    out->relists_410 = atomic_load(&inf->relists_410);
+    out->events = atomic_load(&inf->events);
+    out->bookmarks = atomic_load(&inf->bookmarks);
+    out->errors = atomic_load(&inf->errors);
+}
