@@ -9,4 +9,5 @@
 #define TEST_LIST(UNIT, INTEGRATION) \
     UNIT(errors)                     \
     UNIT(buf)                        \
+    UNIT(leader)                     \
     /* add groups above this line */
