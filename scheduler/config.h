@@ -1,0 +1,190 @@
+/*
+ * scheduler/config.h - KubeSchedulerConfiguration
+ * (kubescheduler.config.k8s.io/v1 and v1beta3) loaded from YAML with
+ * libyaml, defaulted and validated as kube-scheduler v1.28 does, and
+ * written back as YAML (--write-config-to).
+ *
+ * Defaulting (kube-scheduler's apis/config/v1 defaults.go):
+ *   clientConnection: qps 50, burst 100, contentType application/json
+ *     (kube-scheduler's default is protobuf, which stickyvm does not speak;
+ *     a configured protobuf type is accepted with a warning and JSON used)
+ *   leaderElection: leaderElect true, leaseDuration 15s, renewDeadline 10s,
+ *     retryPeriod 2s, resourceLock leases, resourceName stickyvm-scheduler,
+ *     resourceNamespace kube-system
+ *   parallelism 16, percentageOfNodesToScore 0 (adaptive),
+ *   podInitialBackoffSeconds 1, podMaxBackoffSeconds 10,
+ *   enableProfiling true, enableContentionProfiling true,
+ *   profiles: one profile "default-scheduler" when none is given; a single
+ *   profile without schedulerName gets "default-scheduler".
+ *   Each profile's plugins = merge(default MultiPoint set, the profile's
+ *   plugins) with kube-scheduler's mergePluginSet rules; then pluginConfig
+ *   gets, for every enabled plugin that takes args and has no entry, an
+ *   entry with the plugin's defaulted args (sorted by plugin name), and the
+ *   given entries are defaulted in place.
+ *
+ * The default MultiPoint set is kube-scheduler v1.28's (v1 and v1beta3 are
+ * the same in 1.28): SchedulingGates... see sched_default_plugins(). Default
+ * plugins that stickyvm has not built (absent from the registry) are left
+ * out of the defaulted profile with a warning logged once per load - never
+ * silently. A plugin NAMED in the file (enabled, multiPoint or pluginConfig)
+ * that is not in the registry is an error: "unknown plugin" or, for
+ * kube-scheduler plugins we lack, "plugin %q is not implemented by
+ * stickyvm-scheduler". Disabling such a plugin is accepted.
+ *
+ * Validation errors and unknown fields are reported as ONE message
+ * "<file>: <field path>: <what>", e.g.
+ *   sched.yaml: profiles[1].plugins.filter.enabled[0].name: unknown plugin "Foo"
+ *   sched.yaml: profiles[1].schedulerName: duplicate value "x"
+ *   sched.yaml: parallelism: must be greater than 0, got -1
+ *   sched.yaml: leaderElection.leaseDuration: invalid duration "15x"
+ * Plugin args errors come from the plugin's default_args hook, prefixed
+ * with the file and "profiles[i].pluginConfig[j].args".
+ *
+ * Memory: sched_config_* constructors allocate a sched_config that the
+ * caller frees with sched_config_free(); every string and cJSON inside is
+ * owned by it. Nothing is retained from the YAML text.
+ */
+#ifndef SCHED_CONFIG_H
+#define SCHED_CONFIG_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube/buf.h"
+
+struct fw_registry;
+
+#define SCHED_API_V1 "kubescheduler.config.k8s.io/v1"
+#define SCHED_API_V1BETA3 "kubescheduler.config.k8s.io/v1beta3"
+#define SCHED_DEFAULT_SCHEDULER_NAME "default-scheduler"
+#define SCHED_DEFAULT_LEASE_NAME "stickyvm-scheduler"
+
+/* Extension points of a profile's `plugins`, in kube-scheduler's order of
+ * execution. SCHED_EP_MULTI_POINT is the multiPoint set. */
+typedef enum sched_ext_point {
+    SCHED_EP_PRE_ENQUEUE = 0,
+    SCHED_EP_QUEUE_SORT,
+    SCHED_EP_PRE_FILTER,
+    SCHED_EP_FILTER,
+    SCHED_EP_POST_FILTER,
+    SCHED_EP_PRE_SCORE,
+    SCHED_EP_SCORE,
+    SCHED_EP_RESERVE,
+    SCHED_EP_PERMIT,
+    SCHED_EP_PRE_BIND,
+    SCHED_EP_BIND,
+    SCHED_EP_POST_BIND,
+    SCHED_EP_MULTI_POINT,
+    SCHED_EP_COUNT
+} sched_ext_point;
+
+/* The YAML key of a point: "preEnqueue", ..., "multiPoint". */
+const char *sched_ext_point_key(sched_ext_point ep);
+
+typedef struct sched_plugin {
+    char *name;      /* owned; "*" allowed in disabled lists */
+    int32_t weight;  /* score weight; 0 = not set */
+} sched_plugin;
+
+typedef struct sched_plugin_set {
+    sched_plugin *enabled;
+    size_t n_enabled;
+    sched_plugin *disabled;
+    size_t n_disabled;
+} sched_plugin_set;
+
+typedef struct sched_plugin_config {
+    char *name;    /* owned */
+    cJSON *args;   /* owned, fully defaulted by the plugin's hook; NULL: none */
+} sched_plugin_config;
+
+typedef struct sched_profile {
+    char *scheduler_name;               /* owned */
+    int32_t percentage_of_nodes_to_score; /* valid when has_percentage */
+    int has_percentage;
+    /* After defaulting: the MERGED sets (defaults + the file), as
+     * kube-scheduler's defaulted profile; the framework expands multiPoint. */
+    sched_plugin_set plugins[SCHED_EP_COUNT];
+    sched_plugin_config *plugin_config;
+    size_t n_plugin_config;
+} sched_profile;
+
+typedef struct sched_client_connection {
+    char *kubeconfig;            /* owned, "" when unset */
+    char *content_type;          /* owned */
+    char *accept_content_types;  /* owned */
+    double qps;
+    int32_t burst;
+} sched_client_connection;
+
+typedef struct sched_leader_election {
+    int leader_elect;
+    int64_t lease_duration_ms;
+    int64_t renew_deadline_ms;
+    int64_t retry_period_ms;
+    char *resource_lock;         /* owned; only "leases" is supported */
+    char *resource_name;         /* owned */
+    char *resource_namespace;    /* owned */
+} sched_leader_election;
+
+typedef struct sched_config {
+    char *source;                /* owned: file name used in errors, or "" */
+    char *api_version;           /* owned: SCHED_API_V1 or SCHED_API_V1BETA3 */
+    int32_t parallelism;
+    int32_t percentage_of_nodes_to_score;
+    int64_t pod_initial_backoff_seconds;
+    int64_t pod_max_backoff_seconds;
+    int enable_profiling;
+    int enable_contention_profiling;
+    int delay_cache_until_active;
+    sched_client_connection client_connection;
+    sched_leader_election leader_election;
+    sched_profile *profiles;
+    size_t n_profiles;
+} sched_config;
+
+/* The fully defaulted configuration with no file (kube-scheduler run
+ * without --config), for api_version SCHED_API_V1. reg filters the default
+ * plugins and defaults their args (NULL: fw_registry_default()). Returns
+ * KUBE_OK, KUBE_ENOMEM, or KUBE_ECONFIG (message in err, errlen may be 0). */
+int sched_config_default(const struct fw_registry *reg, sched_config **out, char *err,
+                         size_t errlen);
+
+/* Reads, decodes, defaults and validates a file. Errors: KUBE_EIO (cannot
+ * read), KUBE_EPARSE (not YAML), KUBE_ECONFIG (a field is wrong), with the
+ * message in err naming file and field. */
+int sched_config_load_file(const char *path, const struct fw_registry *reg, sched_config **out,
+                           char *err, size_t errlen);
+
+/* Same from text in memory; source names it in errors. */
+int sched_config_load_string(const char *yaml, size_t len, const char *source,
+                             const struct fw_registry *reg, sched_config **out, char *err,
+                             size_t errlen);
+
+void sched_config_free(sched_config *cfg);
+
+/* Appends the configuration as YAML (kube-scheduler's --write-config-to:
+ * apiVersion, kind, every field, keys sorted as kube-scheduler writes them,
+ * durations as Go prints them). The output loads back to an equal config.
+ * Returns KUBE_OK or KUBE_ENOMEM. */
+int sched_config_write_yaml(const sched_config *cfg, kube_buf *out);
+
+/* The profile with this schedulerName, or NULL. */
+const sched_profile *sched_config_profile(const sched_config *cfg, const char *scheduler_name);
+/* The pluginConfig args of a plugin in a profile (borrowed), or NULL. */
+const cJSON *sched_profile_args(const sched_profile *p, const char *plugin);
+
+/* kube-scheduler's default MultiPoint plugins for an apiVersion (v1 or
+ * v1beta3), unfiltered, in order, with weights (0 = unset). *n receives the
+ * count. Static storage. NULL for an unknown apiVersion. */
+const sched_plugin *sched_default_plugins(const char *api_version, size_t *n);
+
+/* Go durations: "15s", "1m30s", "1.5h", "300ms", "2h45m0.5s", "0". Returns
+ * KUBE_OK or KUBE_EINVAL; *ms rounded toward zero to milliseconds. */
+int sched_parse_duration(const char *s, int64_t *ms);
+/* Formats like Go's time.Duration.String() ("15s", "1m30s", "1.5s",
+ * "500ms", "0s") into out (size n). */
+void sched_format_duration(int64_t ms, char *out, size_t n);
+
+#endif

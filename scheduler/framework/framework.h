@@ -1,0 +1,555 @@
+/*
+ * scheduler/framework/framework.h - the scheduling framework: the plugin
+ * interface (every extension point of kube-scheduler v1.28), the handle
+ * plugins get, the registry, and the runtime that builds a profile's
+ * framework from configuration and runs each extension point with
+ * kube-scheduler's semantics (pkg/scheduler/framework/runtime/framework.go
+ * plus the node-finding and host-selection steps of schedule_one.go).
+ *
+ * Include only this header: it pulls in status.h, cycle_state.h, types.h,
+ * parallelize.h and ../config.h.
+ *
+ * Conventions for plugins:
+ *   - A plugin is a `const fw_plugin_desc` with static storage, declared in
+ *     scheduler/plugins/plugins.h and listed in scheduler/plugins/
+ *     registry_list.c. Every pointer except name and create may be NULL
+ *     (the point is not implemented).
+ *   - `self` is what create() returned; destroy(self) frees it.
+ *   - Statuses: return NULL for success, or fw_status_new(...) (ownership
+ *     passes to the framework). The framework sets the failed plugin.
+ *   - The pod being scheduled is passed as its fw_pod_info (pi->pod is the
+ *     kube_pod; requests are precomputed in pi->request).
+ *   - Filter and Score run concurrently on many threads for different nodes
+ *     (same cycle state, read-only; see cycle_state.h). Every other point
+ *     runs on the scheduling thread, one pod at a time, except Bind/PreBind/
+ *     PostBind/Permit-waiting which run on the pod's binding thread.
+ */
+#ifndef FW_FRAMEWORK_H
+#define FW_FRAMEWORK_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "framework/cycle_state.h"
+#include "framework/parallelize.h"
+#include "framework/status.h"
+#include "framework/types.h"
+#include "kube/object.h"
+
+struct kube_client;
+struct kube_hub;
+struct kube_recorder;
+
+typedef struct fw_framework fw_framework;
+typedef struct fw_handle fw_handle;
+
+/* Score bounds (framework.MaxNodeScore etc.). */
+#define FW_MAX_NODE_SCORE 100
+#define FW_MIN_NODE_SCORE 0
+#define FW_MAX_TOTAL_SCORE INT64_MAX
+/* Longest a Permit plugin may make a pod wait (kube's maxTimeout). */
+#define FW_PERMIT_MAX_TIMEOUT_MS (15LL * 60 * 1000)
+
+/* ------------------------------------------------------------------ */
+/* Extension point results                                             */
+/* ------------------------------------------------------------------ */
+
+/* PreFilterResult: the only nodes worth filtering. A NULL result means all
+ * nodes. Names are owned, sorted (strcmp) and unique. */
+typedef struct fw_pre_filter_result {
+    char **node_names;
+    size_t n;
+} fw_pre_filter_result;
+
+/* Builds a result from n names (copied, sorted, deduplicated). n == 0 is a
+ * valid empty set (no node fits). NULL on OOM. Caller owns. */
+fw_pre_filter_result *fw_pre_filter_result_new(const char *const *names, size_t n);
+void fw_pre_filter_result_free(fw_pre_filter_result *r);
+/* 1 when name is in r; r NULL (all nodes) contains everything. */
+int fw_pre_filter_result_has(const fw_pre_filter_result *r, const char *name);
+/* Merge as PreFilterResult.Merge: NULL (all nodes) is the identity,
+ * otherwise the intersection. Consumes neither; returns a new result (or
+ * NULL meaning all nodes). *err set to KUBE_ENOMEM on OOM. */
+fw_pre_filter_result *fw_pre_filter_result_merge(const fw_pre_filter_result *a,
+                                                 const fw_pre_filter_result *b, int *err);
+
+/* PostFilter (preemption) outcome: NominatingInfo. */
+typedef enum fw_nominating_mode {
+    FW_NOMINATING_NOOP = 0,     /* leave the pod's nominatedNodeName alone */
+    FW_NOMINATING_OVERRIDE = 1, /* set it to node ("" clears it) */
+} fw_nominating_mode;
+
+typedef struct fw_post_filter_result {
+    fw_nominating_mode mode;
+    char node[254];             /* nominated node name when OVERRIDE */
+} fw_post_filter_result;
+
+/* One node's score from one plugin (NodeScore). name is borrowed from the
+ * node info. */
+typedef struct fw_node_score {
+    const char *name;
+    int64_t score;
+} fw_node_score;
+
+typedef struct fw_plugin_score {
+    const char *plugin;  /* static name */
+    int64_t score;       /* weighted */
+} fw_plugin_score;
+
+/* A node's weighted scores from every score plugin and their total
+ * (NodePluginScores). */
+typedef struct fw_node_plugin_scores {
+    const char *name;    /* borrowed from the node info */
+    fw_plugin_score *scores; /* points into fw_score_list.storage */
+    size_t n_scores;
+    int64_t total;
+} fw_node_plugin_scores;
+
+typedef struct fw_score_list {
+    fw_node_plugin_scores *nodes;
+    size_t n;
+    fw_plugin_score *storage;
+} fw_score_list;
+
+void fw_score_list_free(fw_score_list *l);
+
+/* ------------------------------------------------------------------ */
+/* Cluster events (EnqueueExtensions)                                  */
+/* ------------------------------------------------------------------ */
+
+/* ActionType bits. */
+enum {
+    FW_ACT_ADD = 1 << 0,
+    FW_ACT_DELETE = 1 << 1,
+    FW_ACT_UPDATE_NODE_ALLOCATABLE = 1 << 2,
+    FW_ACT_UPDATE_NODE_LABEL = 1 << 3,
+    FW_ACT_UPDATE_NODE_TAINT = 1 << 4,
+    FW_ACT_UPDATE_NODE_CONDITION = 1 << 5,
+    FW_ACT_ALL = (1 << 6) - 1,
+    FW_ACT_UPDATE = FW_ACT_UPDATE_NODE_ALLOCATABLE | FW_ACT_UPDATE_NODE_LABEL |
+                    FW_ACT_UPDATE_NODE_TAINT | FW_ACT_UPDATE_NODE_CONDITION,
+};
+
+/* GVK strings of ClusterEvent.Resource (kube-scheduler's framework.GVK).
+ * Custom resources use "<Kind>.<version>.<group>". */
+#define FW_GVK_POD "Pod"
+#define FW_GVK_NODE "Node"
+#define FW_GVK_PV "PersistentVolume"
+#define FW_GVK_PVC "PersistentVolumeClaim"
+#define FW_GVK_STORAGE_CLASS "storage.k8s.io/StorageClass"
+#define FW_GVK_CSI_NODE "storage.k8s.io/CSINode"
+#define FW_GVK_VMI "VirtualMachineInstance.v1.kubevirt.io"
+#define FW_GVK_VM "VirtualMachine.v1.kubevirt.io"
+#define FW_GVK_WILDCARD "*"
+
+typedef struct fw_cluster_event {
+    const char *resource;   /* FW_GVK_* (static) */
+    unsigned action;        /* FW_ACT_* bits */
+    const char *label;      /* e.g. "NodeAdd", "AssignedPodDelete"; static */
+} fw_cluster_event;
+
+typedef enum fw_queueing_hint {
+    FW_QUEUE_SKIP = 0,          /* the event cannot help this pod */
+    FW_QUEUE_AFTER_BACKOFF = 1, /* requeue, honouring backoff */
+    FW_QUEUE_IMMEDIATELY = 2,   /* requeue now */
+} fw_queueing_hint;
+
+/* Optional precise check for one event and one rejected pod. old_obj /
+ * new_obj are borrowed decoded objects (NULL for add / delete). */
+typedef fw_queueing_hint (*fw_queueing_hint_fn)(void *self, const fw_pod_info *pod,
+                                                const kube_object *old_obj,
+                                                const kube_object *new_obj);
+
+typedef struct fw_cluster_event_with_hint {
+    fw_cluster_event event;
+    fw_queueing_hint_fn hint; /* NULL: always FW_QUEUE_AFTER_BACKOFF */
+} fw_cluster_event_with_hint;
+
+/* ------------------------------------------------------------------ */
+/* The plugin interface                                                */
+/* ------------------------------------------------------------------ */
+
+typedef struct fw_plugin_desc {
+    const char *name; /* "NodeAffinity": static, unique */
+
+    /* Decodes, validates and defaults this plugin's args (kube-scheduler's
+     * <Plugin>Args defaulting + validation). in is the pluginConfig args as
+     * JSON (NULL when the profile has no entry). *out receives a NEW tree
+     * the caller owns: the fully defaulted args. Returns KUBE_OK or
+     * KUBE_ECONFIG with a message in err naming the field relative to args
+     * ("scoringStrategy.type: unsupported value \"X\""). NULL hook: the
+     * plugin takes no args (an entry with a non-empty args is an error). */
+    int (*default_args)(const cJSON *in, cJSON **out, char *err, size_t errlen);
+
+    /* Constructs an instance. args: the defaulted args from the profile
+     * (borrowed for the call; NULL when the plugin takes none). h lives as
+     * long as the instance. *self may be NULL for stateless plugins.
+     * Returns KUBE_OK or a KUBE_E* code with a message in err. */
+    int (*create)(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen);
+    /* Frees self. Called once, after every point has stopped running. */
+    void (*destroy)(void *self);
+
+    /* QueueSort: 1 when a goes before b. */
+    int (*less)(void *self, const fw_queued_pod_info *a, const fw_queued_pod_info *b);
+    /* PreEnqueue: non-success keeps the pod out of activeQ (gated). */
+    fw_status *(*pre_enqueue)(void *self, const fw_pod_info *pod);
+    /* PreFilter: may set *result (a new fw_pre_filter_result the framework
+     * takes; leave NULL for all nodes) and may return FW_SKIP to skip this
+     * plugin's Filter for the cycle. */
+    fw_status *(*pre_filter)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                             fw_pre_filter_result **result);
+    /* PreFilterExtensions: adjust the cycle state as if pod_to_add were on
+     * (removed from) ni; called on a cloned state. Both or neither. */
+    fw_status *(*pre_filter_add_pod)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                                     const fw_pod_info *pod_to_add, const fw_node_info *ni);
+    fw_status *(*pre_filter_remove_pod)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                                        const fw_pod_info *pod_to_remove,
+                                        const fw_node_info *ni);
+    /* Filter: success, FW_UNSCHEDULABLE(_AND_UNRESOLVABLE) or FW_ERROR. */
+    fw_status *(*filter)(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                         const fw_node_info *ni);
+    /* PostFilter (preemption), after no node fit. d holds each node's
+     * failure. Fills *res when it nominates a node. */
+    fw_status *(*post_filter)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                              const fw_diagnosis *d, fw_post_filter_result *res);
+    /* PreScore over the feasible nodes; FW_SKIP skips this plugin's Score. */
+    fw_status *(*pre_score)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                            const fw_node_info *const *nodes, size_t n);
+    /* Score one node into *score (normally [0, 100] after normalize). */
+    fw_status *(*score)(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                        const fw_node_info *ni, int64_t *score);
+    /* ScoreExtensions.NormalizeScore: rewrite scores[0..n) in place to
+     * [0, FW_MAX_NODE_SCORE]. */
+    fw_status *(*normalize_score)(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                                  fw_node_score *scores, size_t n);
+    /* Reserve / Unreserve (Unreserve must be idempotent and never fail). */
+    fw_status *(*reserve)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                          const char *node);
+    void (*unreserve)(void *self, fw_cycle_state *cs, const fw_pod_info *pod, const char *node);
+    /* Permit: success, FW_UNSCHEDULABLE (deny), or FW_WAIT with *timeout_ms
+     * set (capped at FW_PERMIT_MAX_TIMEOUT_MS); the pod is then released by
+     * fw_framework_allow_waiting_pod() from this plugin's name. */
+    fw_status *(*permit)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                         const char *node, int64_t *timeout_ms);
+    fw_status *(*pre_bind)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                           const char *node);
+    /* Bind: FW_SKIP when this plugin does not bind this pod; the first
+     * non-Skip answer wins. */
+    fw_status *(*bind)(void *self, fw_cycle_state *cs, const fw_pod_info *pod, const char *node);
+    void (*post_bind)(void *self, fw_cycle_state *cs, const fw_pod_info *pod, const char *node);
+
+    /* EnqueueExtensions: the events that may make a pod this plugin
+     * rejected schedulable. *out points to an array (static, or owned by
+     * self) of the returned count. NULL hook on a plugin with PreEnqueue,
+     * PreFilter, Filter, Reserve or Permit means "every event" (wildcard). */
+    size_t (*events_to_register)(void *self, const fw_cluster_event_with_hint **out);
+} fw_plugin_desc;
+
+/* ------------------------------------------------------------------ */
+/* Registry                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct fw_registry {
+    const fw_plugin_desc *const *plugins;
+    size_t n;
+} fw_registry;
+
+/* The built-in registry: every descriptor of scheduler/plugins/
+ * registry_list.c. Static storage. */
+const fw_registry *fw_registry_default(void);
+/* The descriptor named name, or NULL. */
+const fw_plugin_desc *fw_registry_find(const fw_registry *r, const char *name);
+/* 1 when name is an in-tree plugin of kube-scheduler v1.28 (so a config
+ * naming it that stickyvm lacks gets "not implemented", not "unknown"). */
+int fw_upstream_plugin_known(const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Services the scheduler provides, and the handle plugins get         */
+/* ------------------------------------------------------------------ */
+
+/* The nominator (kube-scheduler's PodNominator), implemented by the queue. */
+typedef struct fw_nominator {
+    /* Pods nominated to node: *out is a new array of new references (caller
+     * unrefs each and frees the array); *n may be 0 with *out NULL.
+     * KUBE_OK or KUBE_ENOMEM. */
+    int (*pods_for_node)(void *ud, const char *node, fw_pod_info ***out, size_t *n);
+    /* Records pi as nominated to node ("" / NULL: use the pod's
+     * status.nominatedNodeName). */
+    int (*add)(void *ud, fw_pod_info *pi, const char *node);
+    /* Forgets the pod's nomination if any. */
+    void (*remove)(void *ud, const fw_pod_info *pi);
+    void *ud;
+} fw_nominator;
+
+/* Metrics hooks (may be NULL). Labels are static strings except profile.
+ * extension_point: framework_extension_point_duration_seconds
+ *   {extension_point, status, profile}; every run of a point.
+ * plugin: plugin_execution_duration_seconds{plugin, extension_point,
+ *   status}; only in cycles where the cycle state records plugin metrics.
+ * permit_wait: permit_wait_duration_seconds{result}. */
+typedef struct fw_metrics_hooks {
+    void (*extension_point)(void *ud, const char *point, const char *status,
+                            const char *profile, double seconds);
+    void (*plugin)(void *ud, const char *plugin, const char *point, const char *status,
+                   double seconds);
+    void (*permit_wait)(void *ud, const char *result, double seconds);
+    void *ud;
+} fw_metrics_hooks;
+
+/* What every framework of a scheduler shares; all borrowed, must outlive
+ * the framework. Any may be NULL in tests. */
+typedef struct fw_services {
+    struct kube_client *client;
+    struct kube_hub *hub;           /* informers; plugins may add their own */
+    struct kube_recorder *recorder; /* this profile's recorder */
+    fw_snapshot *snapshot;          /* the cycle's snapshot (updated in place
+                                       by the scheduler before each cycle) */
+    fw_parallelizer *parallelizer;  /* NULL: serial */
+    fw_nominator nominator;         /* NULL functions: no nominated pods */
+    fw_metrics_hooks metrics;
+} fw_services;
+
+/* What a plugin gets at create(): the framework it belongs to (for the
+ * fw_framework_* calls below, e.g. waiting pods and running filters during
+ * preemption) and the shared services. Plugins never depend on scheduler.c. */
+struct fw_handle {
+    fw_framework *fw;
+    const char *profile_name;  /* the profile's schedulerName */
+    fw_services svc;           /* copy of what the scheduler passed */
+};
+
+/* ------------------------------------------------------------------ */
+/* Runtime                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Extension points, for metric labels and introspection. */
+typedef enum fw_point {
+    FW_PT_PRE_ENQUEUE = 0,
+    FW_PT_QUEUE_SORT,
+    FW_PT_PRE_FILTER,
+    FW_PT_FILTER,
+    FW_PT_POST_FILTER,
+    FW_PT_PRE_SCORE,
+    FW_PT_SCORE,
+    FW_PT_RESERVE,
+    FW_PT_PERMIT,
+    FW_PT_PRE_BIND,
+    FW_PT_BIND,
+    FW_PT_POST_BIND,
+    FW_PT_COUNT
+} fw_point;
+
+/* kube-scheduler's metric label of a point: "PreFilter", "Filter", ...
+ * Also "PreFilterExtensionAddPod", "PreFilterExtensionRemovePod",
+ * "ScoreExtensionNormalize", "Unreserve" are used as labels. */
+const char *fw_point_name(fw_point p);
+
+/* Builds the framework of one profile (kube-scheduler's NewFramework):
+ * instantiates every plugin enabled at any point (including multiPoint)
+ * once, places them per point after multiPoint expansion, checks exactly
+ * one QueueSort and at least one Bind plugin, a plugin listed twice at a
+ * point, plugins listed at points they do not implement, and score
+ * weights (0 -> 1, overflow). svc is copied. Returns KUBE_OK, KUBE_ENOMEM,
+ * or KUBE_ECONFIG / a plugin's error with the message in err (prefixed
+ * with the profile, e.g. "profile \"x\": plugin \"Foo\" does not extend
+ * Filter plugin"). *out freed with fw_framework_free(). */
+int fw_framework_new(const sched_profile *prof, const fw_registry *reg, const fw_services *svc,
+                     fw_framework **out, char *err, size_t errlen);
+/* Rejects every waiting pod, destroys every plugin and frees. NULL-safe. */
+void fw_framework_free(fw_framework *fw);
+
+const char *fw_framework_profile_name(const fw_framework *fw);
+/* The handle given to plugins (owned by the framework). */
+fw_handle *fw_framework_handle(fw_framework *fw);
+/* The profile's percentageOfNodesToScore, or -1 when the profile has none. */
+int32_t fw_framework_percentage_of_nodes_to_score(const fw_framework *fw);
+
+/* Introspection: the plugin names at a point, in run order (static names).
+ * Returns the count; writes up to cap names. */
+size_t fw_framework_plugins_at(const fw_framework *fw, fw_point p, const char **names,
+                               size_t cap);
+/* The weight of a score plugin (0 when not a score plugin). */
+int fw_framework_score_weight(const fw_framework *fw, const char *plugin);
+int fw_framework_has_filter_plugins(const fw_framework *fw);
+int fw_framework_has_score_plugins(const fw_framework *fw);
+int fw_framework_has_post_filter_plugins(const fw_framework *fw);
+/* Whether a plugin (by name) is in this framework at any point. */
+int fw_framework_has_plugin(const fw_framework *fw, const char *plugin);
+
+/* Calls fn once per (plugin, event) a queue must watch: each plugin that
+ * implements PreEnqueue, PreFilter, Filter, Reserve or Permit, with its
+ * events_to_register() list, or with {"*", FW_ACT_ALL} when it has no such
+ * hook (kube-scheduler's fillEventToPluginMap). self is the plugin
+ * instance for calling hints. */
+void fw_framework_foreach_event(const fw_framework *fw,
+                                void (*fn)(void *ud, const char *plugin, void *self,
+                                           const fw_cluster_event_with_hint *ev),
+                                void *ud);
+
+/* QueueSort: 1 when a goes before b (the single QueueSort plugin). */
+int fw_framework_queue_sort_less(const fw_framework *fw, const fw_queued_pod_info *a,
+                                 const fw_queued_pod_info *b);
+
+/* PreEnqueue: every plugin in order; the first non-success stops (with its
+ * plugin set; an FW_ERROR is wrapped "running PreEnqueue plugin %q: ..."). */
+fw_status *fw_framework_run_pre_enqueue(fw_framework *fw, const fw_pod_info *pod);
+
+/* PreFilter: runs every plugin in order; a Skip adds the plugin to the
+ * state's skip-filter set; an unschedulable status stops and is returned
+ * (plugin set); an error is wrapped "running PreFilter plugin %q: %s";
+ * results are merged by intersection and an empty merge returns
+ * FW_UNSCHEDULABLE "node(s) didn't satisfy plugin(s) [A B] simultaneously"
+ * (or "node(s) didn't satisfy plugin A" for one). *result receives the
+ * merged result (NULL = all nodes), owned by the caller. */
+fw_status *fw_framework_run_pre_filter(fw_framework *fw, fw_cycle_state *cs,
+                                       const fw_pod_info *pod, fw_pre_filter_result **result);
+/* PreFilterExtensions AddPod / RemovePod over every PreFilter plugin with
+ * extensions (skipped ones excluded). */
+fw_status *fw_framework_run_pre_filter_add_pod(fw_framework *fw, fw_cycle_state *cs,
+                                               const fw_pod_info *pod,
+                                               const fw_pod_info *pod_to_add,
+                                               const fw_node_info *ni);
+fw_status *fw_framework_run_pre_filter_remove_pod(fw_framework *fw, fw_cycle_state *cs,
+                                                  const fw_pod_info *pod,
+                                                  const fw_pod_info *pod_to_remove,
+                                                  const fw_node_info *ni);
+
+/* Filter on one node: plugins in order (skipped ones excluded); the first
+ * non-success stops and is returned with its plugin set (a non-
+ * unschedulable status becomes FW_ERROR "running %q filter plugin: ...").
+ * Thread-safe for concurrent calls on different nodes. */
+fw_status *fw_framework_run_filter(fw_framework *fw, const fw_cycle_state *cs,
+                                   const fw_pod_info *pod, const fw_node_info *ni);
+/* RunFilterPluginsWithNominatedPods: when pods of equal or higher priority
+ * are nominated to the node, filters once with them added (on clones of
+ * the state and node info, via AddPod extensions) and, if that passes,
+ * again without them. */
+fw_status *fw_framework_run_filter_with_nominated_pods(fw_framework *fw,
+                                                       const fw_cycle_state *cs,
+                                                       const fw_pod_info *pod,
+                                                       const fw_node_info *ni);
+
+/* PostFilter: kube-scheduler's RunPostFilterPlugins (first success wins;
+ * UnschedulableAndUnresolvable stops; otherwise reasons accumulate and the
+ * last non-noop result is kept). res is always written. */
+fw_status *fw_framework_run_post_filter(fw_framework *fw, fw_cycle_state *cs,
+                                        const fw_pod_info *pod, const fw_diagnosis *d,
+                                        fw_post_filter_result *res);
+
+/* PreScore over nodes; Skip fills the state's skip-score set; an error is
+ * wrapped "running PreScore plugin %q: ...". */
+fw_status *fw_framework_run_pre_score(fw_framework *fw, fw_cycle_state *cs,
+                                      const fw_pod_info *pod, const fw_node_info *const *nodes,
+                                      size_t n);
+/* Score: every non-skipped score plugin on every node (parallel over
+ * nodes), NormalizeScore per plugin, range check [0, 100], weights, totals.
+ * *out receives one entry per node, in the order of nodes; free with
+ * fw_score_list_free(). */
+fw_status *fw_framework_run_score(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                  const fw_node_info *const *nodes, size_t n,
+                                  fw_score_list *out);
+
+/* Reserve: in order; the first failure stops (plugin set; errors wrapped
+ * "running Reserve plugin %q: ..."). The caller then runs Unreserve. */
+fw_status *fw_framework_run_reserve(fw_framework *fw, fw_cycle_state *cs,
+                                    const fw_pod_info *pod, const char *node);
+/* Unreserve: every Reserve plugin, in REVERSE order. */
+void fw_framework_run_unreserve(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                const char *node);
+
+/* Permit: in order; a rejection stops (plugin set); FW_WAIT answers are
+ * collected and the pod becomes a waiting pod (status FW_WAIT "one or more
+ * plugins asked to wait and no plugin rejected pod %q"). */
+fw_status *fw_framework_run_permit(fw_framework *fw, fw_cycle_state *cs,
+                                   const fw_pod_info *pod, const char *node);
+/* Blocks until the waiting pod of this UID is allowed by every plugin that
+ * asked it to wait (NULL), rejected (FW_UNSCHEDULABLE with the rejecting
+ * plugin and message), or a plugin's timeout passes (FW_UNSCHEDULABLE
+ * "rejected due to timeout after waiting 10s at plugin P"). Returns NULL at
+ * once when the pod is not waiting. Removes the waiting pod. */
+fw_status *fw_framework_wait_on_permit(fw_framework *fw, const fw_pod_info *pod);
+/* Waiting pods (the handle's GetWaitingPod/Allow/Reject). Return 1 when a
+ * waiting pod with that UID existed, 0 otherwise. Thread-safe. */
+int fw_framework_allow_waiting_pod(fw_framework *fw, const char *uid, const char *plugin);
+int fw_framework_reject_waiting_pod(fw_framework *fw, const char *uid, const char *plugin,
+                                    const char *msg);
+/* Iterates waiting pods (under a lock: fn must not call back in). */
+void fw_framework_foreach_waiting_pod(fw_framework *fw,
+                                      void (*fn)(void *ud, const fw_pod_info *pod,
+                                                 const char *const *pending, size_t n_pending),
+                                      void *ud);
+
+/* PreBind: in order, the first failure stops ("running PreBind plugin %q"). */
+fw_status *fw_framework_run_pre_bind(fw_framework *fw, fw_cycle_state *cs,
+                                     const fw_pod_info *pod, const char *node);
+/* Bind: the first plugin not answering Skip decides; FW_SKIP when there
+ * are no bind plugins or all skip. */
+fw_status *fw_framework_run_bind(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                 const char *node);
+/* PostBind: every plugin, in order. */
+void fw_framework_run_post_bind(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                const char *node);
+
+/* ------------------------------------------------------------------ */
+/* Scheduling a pod (schedule_one.go: schedulePod and its helpers)     */
+/* ------------------------------------------------------------------ */
+
+/* numFeasibleNodesToFind: all nodes below 100; otherwise percentage (the
+ * profile's when >= 0, else the global one; 0 = adaptive 50 - n/125, at
+ * least 5) of n, at least 100. */
+int fw_num_feasible_nodes_to_find(int32_t profile_pct, int32_t global_pct, int num_all_nodes);
+
+/* Per-scheduler state that persists across cycles (kube-scheduler's
+ * Scheduler fields), shared by all profiles. */
+typedef struct fw_sched_state {
+    size_t next_start_node_index;      /* nextStartNodeIndex */
+    int32_t percentage_of_nodes_to_score; /* the config's global value */
+    uint64_t rng;                      /* selectHost tie-break RNG state */
+} fw_sched_state;
+
+/* findNodesThatFitPod: PreFilter (an unschedulable PreFilter marks every
+ * node with that status in d and sets d->pre_filter_msg), the nominated
+ * node first when the pod has status.nominatedNodeName, then the
+ * PreFilterResult's nodes or all snapshot nodes filtered (with nominated
+ * pods) in parallel from st->next_start_node_index, stopping once
+ * numFeasibleNodesToFind nodes fit; st->next_start_node_index advances by
+ * the nodes processed. The feasible set equals a serial run's. *feasible
+ * (caller frees the array, not the node infos) lists the feasible nodes in
+ * evaluation order. Returns NULL, or an FW_ERROR status. Node failures go to
+ * d (failing plugins to d's unschedulable/pending sets). */
+fw_status *fw_framework_find_nodes_that_fit(fw_framework *fw, fw_cycle_state *cs,
+                                            const fw_pod_info *pod, const fw_snapshot *snap,
+                                            fw_sched_state *st, fw_diagnosis *d,
+                                            const fw_node_info ***feasible, size_t *n_feasible);
+
+/* prioritizeNodes: with no score plugins every node scores 1; otherwise
+ * PreScore then Score. */
+fw_status *fw_framework_prioritize_nodes(fw_framework *fw, fw_cycle_state *cs,
+                                         const fw_pod_info *pod,
+                                         const fw_node_info *const *nodes, size_t n,
+                                         fw_score_list *out);
+
+/* selectHost: the highest total; ties broken by reservoir sampling with
+ * *rng (xorshift), replacing the candidate with probability 1/count.
+ * Returns the node name (borrowed from scores) or NULL when n == 0. */
+const char *fw_select_host(const fw_node_plugin_scores *scores, size_t n, uint64_t *rng);
+
+typedef struct fw_schedule_result {
+    char suggested_host[254];
+    int evaluated_nodes;
+    int feasible_nodes;
+} fw_schedule_result;
+
+/* schedulePod on an up-to-date snapshot: returns NULL with *res filled, or
+ * FW_UNSCHEDULABLE_AND_UNRESOLVABLE "no nodes available to schedule pods"
+ * when snap is empty, or FW_UNSCHEDULABLE when no node fits (d then holds
+ * the FitError diagnosis: fw_fit_error_message(snap->n_list, d)), or
+ * FW_ERROR. A single feasible node is chosen without scoring. */
+fw_status *fw_framework_schedule_pod(fw_framework *fw, fw_cycle_state *cs,
+                                     const fw_pod_info *pod, const fw_snapshot *snap,
+                                     fw_sched_state *st, fw_diagnosis *d,
+                                     fw_schedule_result *res);
+
+#endif
