@@ -34,10 +34,11 @@
 #include <stdint.h>
 
 #include "framework/strmap.h"
+#include "kube/object.h"
 
-struct kube_pod;      /* kube/pod.h */
-struct kube_node;     /* kube/node.h */
-struct kube_selector; /* kube/selector.h: a compiled label selector */
+struct kube_pod;            /* kube/pod.h */
+struct kube_node;           /* kube/node.h */
+struct kube_label_selector; /* kube/selector.h */
 
 /* ------------------------------------------------------------------ */
 /* Resource                                                            */
@@ -68,18 +69,19 @@ typedef struct fw_resource {
 #define FW_RESOURCE_INIT {0, 0, 0, 0, NULL, 0, 0}
 
 /* Returns the process-wide interned copy of a resource name (so scalar
- * names compare by pointer). The table lives for the process. NULL on OOM. */
+ * names compare by pointer). The table lives for the process (valgrind:
+ * "still reachable"). Thread-safe. NULL on OOM. */
 const char *fw_resource_name_intern(const char *name);
-/* kube-scheduler's IsScalarResourceName: extended ("example.com/foo", not
- * "kubernetes.io/..."-prefixed... see v1helper), hugepages-*,
- * attachable-volumes-*, or a "kubernetes.io/" prefixed native resource. */
-int fw_is_scalar_resource_name(const char *name);
 
 /* Adds value of resource `name` as Resource.Add(ResourceList) does:
  * "cpu" (value in millicores), "memory", "ephemeral-storage", "pods",
- * otherwise a scalar when fw_is_scalar_resource_name(), else ignored.
+ * otherwise a scalar when kube_is_scalar_resource_name(), else ignored.
  * Returns KUBE_OK or KUBE_ENOMEM. */
 int fw_resource_add_named(fw_resource *r, const char *name, int64_t value);
+/* r = a decoded kube_resources (struct kube_resources, kube/node.h), scalars
+ * interned. KUBE_OK or KUBE_ENOMEM. */
+struct kube_resources;
+int fw_resource_from_kube(fw_resource *r, const struct kube_resources *kr);
 /* The scalar value (0 when absent). name need not be interned. */
 int64_t fw_resource_scalar(const fw_resource *r, const char *name);
 /* Sets / adds to a scalar (name interned here). KUBE_OK or KUBE_ENOMEM. */
@@ -132,17 +134,23 @@ void fw_host_ports_free(fw_host_ports *hp);
 /* PodInfo                                                             */
 /* ------------------------------------------------------------------ */
 
-/* A pod (anti-)affinity term, pre-parsed: kube-scheduler's AffinityTerm. */
+/* A pod (anti-)affinity term, pre-parsed: kube-scheduler's AffinityTerm.
+ * Everything is borrowed from the pod the pod info holds. */
 typedef struct fw_affinity_term {
-    const char **namespaces;               /* set; borrowed from the pod, or the
-                                              pod's own namespace when the term
-                                              lists none and has no namespaceSelector */
+    const char *const *namespaces;   /* the term's namespaces, or the pod's own
+                                        namespace when the term lists none and
+                                        has no namespaceSelector */
     size_t n_namespaces;
-    struct kube_selector *selector;        /* owned; labelSelector (nil term
-                                              selector matches nothing) */
-    struct kube_selector *namespace_selector; /* owned; NULL when absent */
-    const char *topology_key;              /* borrowed from the pod */
+    const struct kube_label_selector *selector;           /* NULL: matches nothing */
+    const struct kube_label_selector *namespace_selector; /* NULL: matches nothing */
+    const char *topology_key;
 } fw_affinity_term;
+
+/* AffinityTerm.Matches: the pod's namespace is in the term's namespaces or
+ * the namespace selector matches the namespace's labels (ns_labels, may be
+ * NULL with n 0), and the selector matches the pod's labels. 1 or 0. */
+int fw_affinity_term_matches(const fw_affinity_term *t, const struct kube_pod *pod,
+                             const kube_kv *ns_labels, size_t n_ns_labels);
 
 typedef struct fw_weighted_affinity_term {
     fw_affinity_term term;
@@ -165,25 +173,22 @@ typedef struct fw_pod_info {
     size_t n_preferred_affinity_terms;
     fw_weighted_affinity_term *preferred_anti_affinity_terms;
     size_t n_preferred_anti_affinity_terms;
-    /* KUBE_OK, or the error met while parsing a term's selector (kube's
+    /* KUBE_OK, or KUBE_EINVAL when a term's selector is invalid (kube's
      * PodInfo.ParseError): plugins that need the terms fail the pod. */
     int parse_error;
 
-    /* computePodResourceRequest: max(sum(containers), each init container
-     * with restartable-sidecar accounting) + overhead. */
+    /* The pod's requests (kube_pod.requests: computePodResourceRequest,
+     * overhead included) with interned scalar names. */
     fw_resource request;
-    /* The same with FW_DEFAULT_*_REQUEST for zero container cpu/memory
-     * requests (GetNonzeroRequests); only milli_cpu and memory are used. */
+    /* kube_pod.nonzero_*: GetNonzeroRequests-style totals for scoring. */
     int64_t non0_milli_cpu, non0_memory;
-    /* Host ports the pod's containers declare (hostPort > 0). */
-    fw_host_port *host_ports;
-    size_t n_host_ports;
     int32_t priority;              /* spec.priority, 0 when unset */
+    /* Host ports: pod->host_ports (already sanitised by the decoder). */
 } fw_pod_info;
 
 /* Builds the pod info of pod (a new reference is taken; the caller keeps
- * its own). *out holds one reference. Returns KUBE_OK or KUBE_ENOMEM; a term
- * that fails to parse is NOT an error here: it is recorded in parse_error. */
+ * its own). *out holds one reference. Returns KUBE_OK or KUBE_ENOMEM; an
+ * invalid term is NOT an error here: it is recorded in parse_error. */
 int fw_pod_info_new(struct kube_pod *pod, fw_pod_info **out);
 /* Takes a reference; returns pi. NULL-safe. */
 fw_pod_info *fw_pod_info_ref(fw_pod_info *pi);
