@@ -10,4 +10,5 @@
     UNIT(errors)                     \
     UNIT(buf)                        \
     UNIT(leader)                     \
+    UNIT(recorder)                   \
     /* add groups above this line */
