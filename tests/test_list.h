@@ -11,4 +11,8 @@
     UNIT(buf)                        \
     UNIT(leader)                     \
     UNIT(recorder)                   \
+    UNIT(informer)                   \
+    UNIT(config)                     \
+    UNIT(client)                     \
+    UNIT(ratelimit)                  \
     /* add groups above this line */

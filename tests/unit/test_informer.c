@@ -1,0 +1,706 @@
+/*
+ * tests/unit/test_informer.c - the informer's pure parts: JSON stream
+ * framing (watch lines and list items), watch event decoding, and the store
+ * with its delta delivery, fed with the recorded kube-apiserver v1.23
+ * streams where possible. A tiny codec of this file stands in for the real
+ * decoders (it keeps only metadata).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/buf.h"
+#include "kube/errors.h"
+#include "kube/jsonstream.h"
+#include "kube/store.h"
+
+/* ---- a fake codec: metadata only; kind "Reject" fails to decode --------- */
+
+typedef struct fake_obj {
+    kube_object base;
+    char *strs[4];
+} fake_obj;
+
+static void fake_destroy(kube_object *o)
+{
+    fake_obj *f = (fake_obj *)o;
+    for (int i = 0; i < 4; i++)
+        free(f->strs[i]);
+    free(f);
+}
+
+static int fake_decode(const cJSON *json, kube_object **out);
+static const kube_codec fake_codec = {"Fake", fake_decode, fake_destroy};
+
+static const char *json_str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int fake_decode(const cJSON *json, kube_object **out)
+{
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(json, "metadata");
+    const char *kind = json_str(json, "kind");
+    fake_obj *f;
+
+    *out = NULL;
+    if (!cJSON_IsObject(md) || (kind && strcmp(kind, "Reject") == 0))
+        return KUBE_EPARSE;
+    f = calloc(1, sizeof(*f));
+    if (!f)
+        return KUBE_ENOMEM;
+    atomic_init(&f->base.refs, 1);
+    f->base.codec = &fake_codec;
+    f->base.meta.name = f->strs[0] = kube_strdup(json_str(md, "name"));
+    f->base.meta.namespace_ = f->strs[1] = kube_strdup(json_str(md, "namespace") ? json_str(md, "namespace") : "");
+    f->base.meta.uid = f->strs[2] = kube_strdup(json_str(md, "uid"));
+    f->base.meta.resource_version = f->strs[3] = kube_strdup(json_str(md, "resourceVersion"));
+    *out = &f->base;
+    return KUBE_OK;
+}
+
+static kube_object *mk(const char *ns, const char *name, const char *uid, const char *rv)
+{
+    char text[512];
+    cJSON *j;
+    kube_object *o = NULL;
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\",\"uid\":\"%s\","
+             "\"resourceVersion\":\"%s\"}}",
+             ns, name, uid, rv);
+    j = cJSON_Parse(text);
+    assert_non_null(j);
+    assert_int_equal(fake_decode(j, &o), KUBE_OK);
+    cJSON_Delete(j);
+    return o;
+}
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static char *fixture(const char *name, size_t *len)
+{
+    char path[512];
+    char *data = NULL;
+
+    snprintf(path, sizeof(path), "%s/%s", STICKYVM_FIXTURES_DIR, name);
+    assert_int_equal(kube_read_file(path, &data, len), KUBE_OK);
+    return data;
+}
+
+/* The events of a recorded .jsonl stream (its '#' header line removed). */
+static char *fixture_stream(const char *name, size_t *len)
+{
+    size_t n;
+    char *data = fixture(name, &n);
+    kube_buf out = KUBE_BUF_INIT;
+
+    for (char *line = data; line < data + n;) {
+        char *nl = memchr(line, '\n', (size_t)(data + n - line));
+        size_t l = nl ? (size_t)(nl - line) + 1 : (size_t)(data + n - line);
+        if (line[0] != '#')
+            assert_int_equal(kube_buf_append(&out, line, l), KUBE_OK);
+        line += l;
+    }
+    free(data);
+    *len = out.len;
+    return kube_buf_take(&out);
+}
+
+/* The "body" of a recorded .json answer, printed compact or pretty. */
+static char *fixture_body(const char *name, int pretty)
+{
+    size_t n;
+    char *data = fixture(name, &n);
+    cJSON *doc = cJSON_Parse(data);
+    char *text;
+
+    assert_non_null(doc);
+    text = pretty ? cJSON_Print(cJSON_GetObjectItem(doc, "body"))
+                  : cJSON_PrintUnformatted(cJSON_GetObjectItem(doc, "body"));
+    assert_non_null(text);
+    cJSON_Delete(doc);
+    free(data);
+    return text;
+}
+
+/* Collects frames, one per line, into a buffer. */
+static int collect(void *ud, const char *frame, size_t len)
+{
+    kube_buf *b = ud;
+    assert_int_equal(kube_buf_append(b, frame, len), KUBE_OK);
+    assert_int_equal(kube_buf_puts(b, "\n"), KUBE_OK);
+    return 0;
+}
+
+static void feed_chunks(kube_jsonstream *s, const char *data, size_t len, size_t chunk,
+                        kube_buf *out)
+{
+    for (size_t off = 0; off < len; off += chunk) {
+        size_t n = len - off < chunk ? len - off : chunk;
+        assert_int_equal(kube_jsonstream_feed(s, data + off, n, collect, out), KUBE_OK);
+    }
+}
+
+/* ---- LINES mode ----------------------------------------------------------- */
+
+static void lines_split_anywhere(void **state)
+{
+    size_t len;
+    char *stream = fixture_stream("pods-watch-stream.jsonl", &len);
+    kube_jsonstream s;
+    kube_buf out = KUBE_BUF_INIT;
+    (void)state;
+
+    kube_jsonstream_init(&s, KUBE_JSONSTREAM_LINES, 0);
+    /* Whole: the frames are exactly the lines. */
+    assert_int_equal(kube_jsonstream_feed(&s, stream, len, collect, &out), KUBE_OK);
+    assert_int_equal(kube_jsonstream_finish(&s, collect, &out), KUBE_OK);
+    assert_int_equal(out.len, len);
+    assert_memory_equal(out.data, stream, len);
+    assert_int_equal(s.frames, 6);
+    /* Split in two at every byte, then in chunks of many sizes. */
+    for (size_t cut = 0; cut <= len; cut++) {
+        kube_jsonstream_reset(&s);
+        kube_buf_reset(&out);
+        assert_int_equal(kube_jsonstream_feed(&s, stream, cut, collect, &out), KUBE_OK);
+        assert_int_equal(kube_jsonstream_feed(&s, stream + cut, len - cut, collect, &out), KUBE_OK);
+        assert_int_equal(kube_jsonstream_finish(&s, collect, &out), KUBE_OK);
+        assert_int_equal(out.len, len);
+        assert_memory_equal(out.data, stream, len);
+    }
+    for (size_t chunk = 1; chunk < 200; chunk += 7) {
+        kube_jsonstream_reset(&s);
+        kube_buf_reset(&out);
+        feed_chunks(&s, stream, len, chunk, &out);
+        assert_int_equal(kube_jsonstream_finish(&s, collect, &out), KUBE_OK);
+        assert_memory_equal(out.data, stream, len);
+    }
+    kube_jsonstream_free(&s);
+    kube_buf_free(&out);
+    free(stream);
+}
+
+static void lines_several_per_chunk_and_garbage(void **state)
+{
+    static const char in[] = "{\"a\":1}\n\n  {\"b\":\"}\\\"{\\\\\"}{\"c\":[1,{}]}\r\n"
+                             "garbage here\n{\"trunc\":\n\"x\ny\"\n{\"d\":1}{\"e\":";
+    static const char want[] = "{\"a\":1}\n{\"b\":\"}\\\"{\\\\\"}\n{\"c\":[1,{}]}\n"
+                               "garbage here\n{\"trunc\":\n\"x\ny\"\n{\"d\":1}\n{\"e\":\n";
+    kube_jsonstream s;
+    kube_buf out = KUBE_BUF_INIT;
+    (void)state;
+
+    for (size_t chunk = 1; chunk <= sizeof(in); chunk++) {
+        kube_jsonstream_init(&s, KUBE_JSONSTREAM_LINES, 0);
+        feed_chunks(&s, in, sizeof(in) - 1, chunk, &out);
+        assert_int_equal(kube_jsonstream_finish(&s, collect, &out), KUBE_OK);
+        assert_string_equal(out.data, want);
+        assert_int_equal(s.frames, 9); /* a raw newline splits "x / y" */
+        kube_jsonstream_free(&s);
+        kube_buf_reset(&out);
+    }
+    kube_buf_free(&out);
+}
+
+static int stop_at_second(void *ud, const char *frame, size_t len)
+{
+    int *n = ud;
+    (void)frame;
+    (void)len;
+    return ++*n == 2 ? 42 : 0;
+}
+
+static void lines_oversized_and_stop(void **state)
+{
+    static const char in[] = "{\"small\":1}\n{\"big\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}\n"
+                             "garbage-that-is-far-too-long-to-keep\n{\"s\":2}\n";
+    kube_jsonstream s;
+    kube_buf out = KUBE_BUF_INIT;
+    int n = 0;
+    (void)state;
+
+    for (size_t chunk = 1; chunk < sizeof(in); chunk += 3) {
+        kube_jsonstream_init(&s, KUBE_JSONSTREAM_LINES, 16);
+        feed_chunks(&s, in, sizeof(in) - 1, chunk, &out);
+        assert_int_equal(kube_jsonstream_finish(&s, collect, &out), KUBE_OK);
+        assert_string_equal(out.data, "{\"small\":1}\n{\"s\":2}\n");
+        assert_int_equal(s.dropped, 2);
+        kube_jsonstream_free(&s);
+        kube_buf_reset(&out);
+    }
+    /* A callback's non-zero answer stops the feed and is returned. */
+    kube_jsonstream_init(&s, KUBE_JSONSTREAM_LINES, 0);
+    assert_int_equal(kube_jsonstream_feed(&s, in, sizeof(in) - 1, stop_at_second, &n), 42);
+    assert_int_equal(n, 2);
+    kube_jsonstream_free(&s);
+    kube_buf_free(&out);
+}
+
+/* ---- LIST mode ------------------------------------------------------------ */
+
+/* Every item frame must be one whole JSON object. */
+static int check_item(void *ud, const char *frame, size_t len)
+{
+    cJSON *item = cJSON_ParseWithLength(frame, len);
+
+    assert_true(cJSON_IsObject(item));
+    cJSON_Delete(item);
+    (*(int *)ud)++;
+    return 0;
+}
+
+static void check_list(const char *text, size_t chunk, int n_items, const char *rv,
+                       const char *cont)
+{
+    kube_jsonstream s;
+    cJSON *skel;
+    size_t len = strlen(text);
+    int seen = 0;
+
+    if (chunk == 0)
+        chunk = len;
+    kube_jsonstream_init(&s, KUBE_JSONSTREAM_LIST, 0);
+    for (size_t off = 0; off < len; off += chunk) {
+        size_t n = len - off < chunk ? len - off : chunk;
+        assert_int_equal(kube_jsonstream_feed(&s, text + off, n, check_item, &seen), KUBE_OK);
+    }
+    assert_int_equal(kube_jsonstream_finish(&s, check_item, &seen), KUBE_OK);
+    assert_int_equal(s.frames, n_items);
+    assert_int_equal(seen, n_items);
+    skel = cJSON_Parse(kube_jsonstream_skeleton(&s, NULL));
+    assert_non_null(skel);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(skel, "items")), 0);
+    const cJSON *md = cJSON_GetObjectItem(skel, "metadata");
+    assert_string_equal(json_str(md, "resourceVersion"), rv);
+    if (cont)
+        assert_string_equal(json_str(md, "continue"), cont);
+    else
+        assert_null(json_str(md, "continue"));
+    cJSON_Delete(skel);
+    kube_jsonstream_free(&s);
+}
+
+static void list_items_from_fixtures(void **state)
+{
+    static const size_t chunks[] = {0, 1, 2, 7, 64, 1000};
+    (void)state;
+
+    for (int pretty = 0; pretty <= 1; pretty++) {
+        char *nodes = fixture_body("nodes-list-200.json", pretty);
+        char *pods = fixture_body("pods-list-200.json", pretty);
+        for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+            check_list(nodes, chunks[i], 2, "1460",
+                       "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTQ2MCwic3RhcnQiOiJub2RlLTFcdTAwMDAifQ");
+            check_list(pods, chunks[i], 1, "241", NULL);
+        }
+        free(nodes);
+        free(pods);
+    }
+}
+
+static void list_edge_shapes(void **state)
+{
+    kube_jsonstream s;
+    kube_buf out = KUBE_BUF_INIT;
+    (void)state;
+
+    check_list("{\"items\":[],\"metadata\":{\"resourceVersion\":\"5\"}}", 1, 0, "5", NULL);
+    /* "items" nested in metadata is not the list; brackets inside strings */
+    check_list("{\"metadata\":{\"items\":[1],\"resourceVersion\":\"7\"},\"kind\":\"X\","
+               "\"items\" : [ {\"a\":\"]\\\"\"} , {\"b\":[{}],\"items\":[2]}]}",
+               1, 2, "7", NULL);
+    check_list("{\"items\":null,\"metadata\":{\"resourceVersion\":\"8\"}}", 3, 0, "8", NULL);
+    /* scalars are frames too (the consumer rejects them) */
+    kube_jsonstream_init(&s, KUBE_JSONSTREAM_LIST, 0);
+    static const char scalars[] = "{\"items\":[1, \"x,]\" ,{\"a\":1},true]}";
+    feed_chunks(&s, scalars, sizeof(scalars) - 1, 1, &out);
+    assert_int_equal(kube_jsonstream_finish(&s, collect, &out), KUBE_OK);
+    assert_string_equal(out.data, "1\n\"x,]\" \n{\"a\":1}\ntrue\n");
+    kube_jsonstream_free(&s);
+    /* truncated documents fail */
+    static const char *const bad[] = {"{\"items\":[{\"a\":1}", "{\"items\":[", "{\"items\"",
+                                      "", "{\"metadata\":{\"resourceVersion\":\"1\"}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        kube_buf_reset(&out);
+        kube_jsonstream_init(&s, KUBE_JSONSTREAM_LIST, 0);
+        feed_chunks(&s, bad[i], strlen(bad[i]), 1, &out);
+        assert_int_equal(kube_jsonstream_finish(&s, collect, &out), KUBE_EPARSE);
+        kube_jsonstream_free(&s);
+    }
+    kube_buf_free(&out);
+}
+
+/* ---- watch events ---------------------------------------------------------- */
+
+typedef struct event_log {
+    kube_buf log;
+    int n;
+} event_log;
+
+static int decode_into_log(void *ud, const char *frame, size_t len)
+{
+    event_log *el = ud;
+    kube_watch_event ev;
+    char err[64];
+    int rc = kube_watch_event_decode(frame, len, &fake_codec, &ev, err, sizeof(err));
+
+    assert_int_equal(rc, KUBE_OK);
+    kube_buf_printf(&el->log, "%s %s %s %d;", kube_watch_type_name(ev.type),
+                    ev.obj ? ev.obj->meta.name : "-", ev.rv, ev.code);
+    el->n++;
+    kube_watch_event_clear(&ev);
+    return 0;
+}
+
+static void watch_events_from_fixtures(void **state)
+{
+    size_t len;
+    char *stream = fixture_stream("pods-watch-stream.jsonl", &len);
+    char *gone = fixture_stream("pods-watch-too-old-410.jsonl", &len);
+    event_log el = {KUBE_BUF_INIT, 0};
+    kube_jsonstream s;
+    kube_watch_event ev;
+    (void)state;
+
+    kube_jsonstream_init(&s, KUBE_JSONSTREAM_LINES, 0);
+    assert_int_equal(kube_jsonstream_feed(&s, stream, strlen(stream), decode_into_log, &el), 0);
+    assert_string_equal(el.log.data, "ADDED virt-launcher-vm-a-fghij 247 0;"
+                                     "MODIFIED virt-launcher-vm-a-fghij 248 0;"
+                                     "MODIFIED virt-launcher-vm-a-fghij 249 0;"
+                                     "DELETED virt-launcher-vm-a-fghij 250 0;"
+                                     "BOOKMARK - 250 0;BOOKMARK - 250 0;");
+    kube_jsonstream_free(&s);
+    assert_int_equal(kube_watch_event_decode(gone, strlen(gone), &fake_codec, &ev, NULL, 0),
+                     KUBE_OK);
+    assert_int_equal(ev.type, KUBE_WATCH_ERROR);
+    assert_int_equal(ev.code, 410);
+    assert_string_equal(ev.reason, "Expired");
+    assert_string_equal(ev.message, "too old resource version: 251 (1453)");
+    assert_null(ev.obj);
+    kube_watch_event_clear(&ev);
+    kube_buf_free(&el.log);
+    free(stream);
+    free(gone);
+}
+
+static void watch_events_malformed(void **state)
+{
+    static const char *const bad[] = {
+        "not json",
+        "{\"type\":\"ADDED\"",
+        "{\"type\":\"WHAT\",\"object\":{\"metadata\":{\"name\":\"a\"}}}",
+        "{\"type\":7,\"object\":{}}",
+        "{\"type\":\"ADDED\"}",
+        "{\"type\":\"ADDED\",\"object\":[]}",
+        "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Reject\",\"metadata\":{\"name\":\"a\","
+        "\"resourceVersion\":\"9\"}}}",
+        "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"namespace\":\"x\"}}}",
+        "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{}}}",
+        "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":"
+        "\"1234567890123456789012345678901234567890123456789012345678901234567890\"}}}",
+    };
+    kube_watch_event ev;
+    char err[64];
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(
+            kube_watch_event_decode(bad[i], strlen(bad[i]), &fake_codec, &ev, err, sizeof(err)),
+            KUBE_EPARSE);
+        assert_null(ev.obj);
+        assert_true(err[0] != '\0');
+        if (i == 6) /* the version of an object that fails to decode is known */
+            assert_string_equal(ev.rv, "9");
+        kube_watch_event_clear(&ev);
+    }
+}
+
+/* ---- store and deliveries --------------------------------------------------- */
+
+static void rec_add(void *ud, kube_object *o)
+{
+    kube_buf_printf(ud, "add %s/%s %s %s;", o->meta.namespace_, o->meta.name, o->meta.uid,
+                    o->meta.resource_version);
+}
+
+static void rec_update(void *ud, kube_object *a, kube_object *b)
+{
+    assert_string_equal(a->meta.name, b->meta.name);
+    kube_buf_printf(ud, "update %s/%s %s->%s;", b->meta.namespace_, b->meta.name,
+                    a->meta.resource_version, b->meta.resource_version);
+}
+
+static void rec_delete(void *ud, kube_object *o)
+{
+    kube_buf_printf(ud, "delete %s/%s %s %s;", o->meta.namespace_, o->meta.name, o->meta.uid,
+                    o->meta.resource_version);
+}
+
+typedef struct stream_apply {
+    kube_store *store;
+    kube_informer_handlers *h;
+    char rv[KUBE_RV_MAX];
+    unsigned long bookmarks, errors;
+} stream_apply;
+
+static int apply_frame(void *ud, const char *frame, size_t len)
+{
+    stream_apply *sa = ud;
+    kube_watch_event ev;
+
+    if (kube_watch_event_decode(frame, len, &fake_codec, &ev, NULL, 0) != KUBE_OK) {
+        sa->errors++;
+        return 0;
+    }
+    if (ev.type == KUBE_WATCH_BOOKMARK)
+        sa->bookmarks++;
+    else
+        assert_int_equal(kube_store_apply(sa->store, ev.type, ev.obj, sa->h), KUBE_OK);
+    kube_strlcpy(sa->rv, ev.rv, sizeof(sa->rv));
+    kube_watch_event_clear(&ev);
+    return 0;
+}
+
+static void store_applies_recorded_stream(void **state)
+{
+    size_t len;
+    char *stream = fixture_stream("pods-watch-stream.jsonl", &len);
+    kube_buf log = KUBE_BUF_INIT;
+    kube_informer_handlers h = {rec_add, rec_update, rec_delete, &log};
+    stream_apply sa = {NULL, &h, "", 0, 0};
+    kube_jsonstream s;
+    kube_buf with_garbage = KUBE_BUF_INIT;
+    (void)state;
+
+    /* the recorded stream with a garbage line and a bad object spliced in */
+    char *second = strchr(stream, '\n') + 1;
+    kube_buf_append(&with_garbage, stream, (size_t)(second - stream));
+    kube_buf_puts(&with_garbage, "}{ garbage\n{\"type\":\"ADDED\",\"object\":{\"kind\":\"Reject\","
+                                 "\"metadata\":{\"name\":\"x\"}}}\n");
+    kube_buf_puts(&with_garbage, second);
+    assert_int_equal(kube_store_new(&sa.store), KUBE_OK);
+    kube_jsonstream_init(&s, KUBE_JSONSTREAM_LINES, 0);
+    for (size_t off = 0; off < with_garbage.len; off += 100) {
+        size_t n = with_garbage.len - off < 100 ? with_garbage.len - off : 100;
+        assert_int_equal(kube_jsonstream_feed(&s, with_garbage.data + off, n, apply_frame, &sa), 0);
+    }
+    assert_int_equal(kube_jsonstream_finish(&s, apply_frame, &sa), 0);
+    assert_string_equal(log.data,
+                        "add default/virt-launcher-vm-a-fghij be6c1c64-44a7-45db-816f-16148d1e2a00 247;"
+                        "update default/virt-launcher-vm-a-fghij 247->248;"
+                        "update default/virt-launcher-vm-a-fghij 248->249;"
+                        "delete default/virt-launcher-vm-a-fghij be6c1c64-44a7-45db-816f-16148d1e2a00 250;");
+    assert_int_equal(sa.bookmarks, 2);
+    assert_int_equal(sa.errors, 2);
+    assert_string_equal(sa.rv, "250");
+    assert_int_equal(kube_store_count(sa.store), 0);
+    kube_jsonstream_free(&s);
+    kube_store_free(sa.store);
+    kube_buf_free(&log);
+    kube_buf_free(&with_garbage);
+    free(stream);
+}
+
+static void store_apply_rules(void **state)
+{
+    kube_buf log = KUBE_BUF_INIT;
+    kube_informer_handlers h = {rec_add, rec_update, rec_delete, &log};
+    kube_store *s;
+    kube_object *a1 = mk("ns", "a", "u1", "1"), *a2 = mk("ns", "a", "u1", "2");
+    kube_object *a3 = mk("ns", "a", "u2", "3"), *gone = mk("ns", "zz", "u9", "4");
+    kube_object *node = mk("", "a", "n1", "5"), *got;
+    (void)state;
+
+    assert_int_equal(kube_store_new(&s), KUBE_OK);
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_MODIFIED, a1, &h), KUBE_OK); /* unknown: add */
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, a2, &h), KUBE_OK);    /* known: update */
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_MODIFIED, a3, &h), KUBE_OK); /* new uid */
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_DELETED, gone, &h), KUBE_OK); /* unknown */
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, node, &h), KUBE_OK); /* other key */
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_BOOKMARK, node, &h), KUBE_EINVAL);
+    assert_string_equal(log.data, "add ns/a u1 1;update ns/a 1->2;delete ns/a u1 2;add ns/a u2 3;"
+                                  "add /a n1 5;");
+    assert_int_equal(kube_store_count(s), 2);
+    got = kube_store_get(s, "ns", "a");
+    assert_ptr_equal(got, a3);
+    kube_object_unref(got);
+    got = kube_store_get(s, NULL, "a");
+    assert_ptr_equal(got, node);
+    kube_object_unref(got);
+    assert_null(kube_store_get(s, "other", "a"));
+    /* deleting with a stale uid hands out what handlers know */
+    kube_buf_reset(&log);
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_DELETED, a1, &h), KUBE_OK);
+    assert_string_equal(log.data, "delete ns/a u2 3;");
+    assert_int_equal(kube_store_count(s), 1);
+    kube_store_free(s);
+    kube_object_unref(a1);
+    kube_object_unref(a2);
+    kube_object_unref(a3);
+    kube_object_unref(gone);
+    kube_object_unref(node);
+    kube_buf_free(&log);
+}
+
+static void store_replace_delivers_difference(void **state)
+{
+    kube_buf log = KUBE_BUF_INIT;
+    kube_informer_handlers h = {rec_add, rec_update, rec_delete, &log};
+    kube_store *s;
+    kube_object *before[] = {mk("d", "a", "ua", "1"), mk("d", "b", "ub", "1"),
+                             mk("d", "c", "uc1", "1"), mk("d", "e", "ue", "1")};
+    kube_object *after[] = {mk("d", "a", "ua", "1"), mk("d", "b", "ub", "2"),
+                            mk("d", "c", "uc2", "3"), mk("d", "f", "uf", "4")};
+    (void)state;
+
+    assert_int_equal(kube_store_new(&s), KUBE_OK);
+    assert_int_equal(kube_store_replace(s, before, 4, &h), KUBE_OK);
+    assert_string_equal(log.data, "add d/a ua 1;add d/b ub 1;add d/c uc1 1;add d/e ue 1;");
+    kube_buf_reset(&log);
+    assert_int_equal(kube_store_replace(s, after, 4, &h), KUBE_OK);
+    assert_string_equal(log.data, "update d/b 1->2;delete d/c uc1 1;add d/c uc2 3;add d/f uf 4;"
+                                  "delete d/e ue 1;");
+    assert_int_equal(kube_store_count(s), 4);
+    kube_object *got = kube_store_get(s, "d", "a");
+    assert_ptr_equal(got, after[0]); /* the list's copy is kept even when unchanged */
+    kube_object_unref(got);
+    /* an empty list deletes everything */
+    kube_buf_reset(&log);
+    assert_int_equal(kube_store_replace(s, NULL, 0, &h), KUBE_OK);
+    assert_int_equal(kube_store_count(s), 0);
+    assert_int_equal(strlen(log.data), strlen("delete d/a ua 1;delete d/b ub 2;"
+                                              "delete d/c uc2 3;delete d/f uf 4;"));
+    assert_non_null(strstr(log.data, "delete d/b ub 2;"));
+    assert_non_null(strstr(log.data, "delete d/f uf 4;"));
+    kube_store_free(s);
+    for (int i = 0; i < 4; i++) {
+        kube_object_unref(before[i]);
+        kube_object_unref(after[i]);
+    }
+    kube_buf_free(&log);
+}
+
+static void count_fn(void *ud, kube_object *o)
+{
+    (void)o;
+    (*(size_t *)ud)++;
+}
+
+/* Random puts/deletes against a plain array model (exercises growth and the
+ * backward-shift deletion of the open-addressing table). */
+static void store_table_matches_model(void **state)
+{
+    enum { KEYS = 3000, OPS = 30000 };
+    kube_object **model = calloc(KEYS, sizeof(*model));
+    kube_store *s;
+    unsigned seed = 12345;
+    size_t live = 0, n;
+    char name[32], rv[32];
+    (void)state;
+
+    assert_int_equal(kube_store_new(&s), KUBE_OK);
+    for (int op = 0; op < OPS; op++) {
+        seed = seed * 1103515245u + 12345u;
+        int k = (int)((seed >> 8) % KEYS);
+        snprintf(name, sizeof(name), "obj-%d", k);
+        snprintf(rv, sizeof(rv), "%d", op);
+        kube_object *o = mk(k % 3 ? "ns" : "", name, name, rv);
+        int del = ((seed >> 4) & 3) == 0;
+        assert_int_equal(kube_store_apply(s, del ? KUBE_WATCH_DELETED : KUBE_WATCH_ADDED, o, NULL),
+                         KUBE_OK);
+        if (!del && !model[k])
+            live++;
+        if (del && model[k])
+            live--;
+        kube_object_unref(model[k]);
+        model[k] = del ? NULL : o;
+        if (del)
+            kube_object_unref(o);
+        assert_int_equal(kube_store_count(s), live);
+    }
+    for (int k = 0; k < KEYS; k++) {
+        snprintf(name, sizeof(name), "obj-%d", k);
+        kube_object *got = kube_store_get(s, k % 3 ? "ns" : "", name);
+        assert_ptr_equal(got, model[k]);
+        kube_object_unref(got);
+        kube_object_unref(model[k]);
+    }
+    n = 0;
+    kube_store_foreach(s, count_fn, &n);
+    assert_int_equal(n, live);
+    kube_store_free(s);
+    free(model);
+}
+
+typedef struct reader_arg {
+    kube_store *s;
+    volatile int stop;
+    unsigned long hits;
+} reader_arg;
+
+static void *reader(void *p)
+{
+    reader_arg *ra = p;
+    while (!ra->stop) {
+        kube_object *o = kube_store_get(ra->s, "ns", "obj-7");
+        if (o) {
+            assert_string_equal(o->meta.name, "obj-7");
+            ra->hits++;
+        }
+        kube_object_unref(o);
+        size_t n = 0;
+        kube_store_foreach(ra->s, count_fn, &n);
+    }
+    return NULL;
+}
+
+/* Readers on other threads while the store is rewritten (ASan/valgrind
+ * check that references keep objects alive). */
+static void store_concurrent_readers(void **state)
+{
+    reader_arg ra = {NULL, 0, 0};
+    pthread_t t;
+    char name[32], rv[32];
+    (void)state;
+
+    assert_int_equal(kube_store_new(&ra.s), KUBE_OK);
+    assert_int_equal(pthread_create(&t, NULL, reader, &ra), 0);
+    for (int round = 0; round < 200; round++) {
+        for (int k = 0; k < 20; k++) {
+            snprintf(name, sizeof(name), "obj-%d", k);
+            snprintf(rv, sizeof(rv), "%d", round);
+            kube_object *o = mk("ns", name, name, rv);
+            kube_store_apply(ra.s, round % 2 ? KUBE_WATCH_DELETED : KUBE_WATCH_MODIFIED, o, NULL);
+            kube_object_unref(o);
+        }
+    }
+    ra.stop = 1;
+    pthread_join(t, NULL);
+    kube_store_free(ra.s);
+}
+
+int test_group_informer(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lines_split_anywhere),
+        cmocka_unit_test(lines_several_per_chunk_and_garbage),
+        cmocka_unit_test(lines_oversized_and_stop),
+        cmocka_unit_test(list_items_from_fixtures),
+        cmocka_unit_test(list_edge_shapes),
+        cmocka_unit_test(watch_events_from_fixtures),
+        cmocka_unit_test(watch_events_malformed),
+        cmocka_unit_test(store_applies_recorded_stream),
+        cmocka_unit_test(store_apply_rules),
+        cmocka_unit_test(store_replace_delivers_difference),
+        cmocka_unit_test(store_table_matches_model),
+        cmocka_unit_test(store_concurrent_readers),
+    };
+    return cmocka_run_group_tests_name("informer", tests, NULL, NULL);
+}
