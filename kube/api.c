@@ -195,14 +195,15 @@ int kube_api_json_patch(kube_client *c, const kube_resource *r, const char *ns,
 }
 
 /* {"metadata":{"annotations":{key:value|null},"resourceVersion":rv}} */
-static cJSON *api_annotation_patch(const char *key, const char *value, const char *rv)
+cJSON *kube_api_annotation_patch_new(const char *key, const char *value, const char *rv)
 {
     cJSON *patch = cJSON_CreateObject();
     cJSON *meta = cJSON_AddObjectToObject(patch, "metadata");
-    cJSON *ann = cJSON_AddObjectToObject(meta, "annotations");
+    int ok = meta && (!rv || cJSON_AddStringToObject(meta, "resourceVersion", rv));
+    cJSON *ann = ok ? cJSON_AddObjectToObject(meta, "annotations") : NULL;
     cJSON *v = value ? cJSON_AddStringToObject(ann, key, value) : cJSON_AddNullToObject(ann, key);
 
-    if (!v || (rv && !cJSON_AddStringToObject(meta, "resourceVersion", rv))) {
+    if (!v) {
         cJSON_Delete(patch);
         return NULL;
     }
@@ -220,7 +221,7 @@ int kube_api_set_annotation(kube_client *c, const kube_resource *r, const char *
         *out = NULL;
     if (!key || !*key)
         return api_invalid(st, "annotation key is empty");
-    patch = api_annotation_patch(key, value, resource_version);
+    patch = kube_api_annotation_patch_new(key, value, resource_version);
     if (!patch)
         return KUBE_ENOMEM;
     rc = kube_api_merge_patch(c, r, ns, name, patch, out, st);
@@ -235,7 +236,7 @@ int kube_api_delete(kube_client *c, const kube_resource *r, const char *ns, cons
 }
 
 /* The Binding kube-scheduler posts, field for field. */
-static cJSON *api_binding(const char *ns, const char *pod, const char *uid, const char *node)
+cJSON *kube_api_binding_new(const char *ns, const char *pod, const char *uid, const char *node)
 {
     cJSON *b = cJSON_CreateObject();
     cJSON *meta, *target;
@@ -266,7 +267,7 @@ int kube_api_bind(kube_client *c, const char *ns, const char *pod, const char *u
 
     if (!ns || !*ns || !pod || !*pod || !node || !*node)
         return api_invalid(st, "namespace, pod and node are required");
-    binding = api_binding(ns, pod, uid && *uid ? uid : NULL, node);
+    binding = kube_api_binding_new(ns, pod, uid && *uid ? uid : NULL, node);
     if (!binding)
         return KUBE_ENOMEM;
     rc = api_object_call(c, "POST", &KUBE_RES_PODS, ns, pod, "binding", API_JSON, binding,

@@ -79,6 +79,16 @@ int kube_api_delete(kube_client *c, const kube_resource *r, const char *ns, cons
  * a recreated pod of the same name. */
 int kube_api_bind(kube_client *c, const char *ns, const char *pod, const char *uid,
                   const char *node, kube_status *st);
+/* The bodies the calls above send, for callers that batch or log them and
+ * for tests. Caller frees with cJSON_Delete(); NULL when memory runs out.
+ * A Binding is {"apiVersion":"v1","kind":"Binding","metadata":{"name",
+ * "namespace"[,"uid"]},"target":{"apiVersion":"v1","kind":"Node","name"}}.
+ * The annotation patch is {"metadata":{"annotations":{key:value|null}
+ * [,"resourceVersion":rv]}}. */
+cJSON *kube_api_binding_new(const char *ns, const char *pod, const char *uid, const char *node);
+cJSON *kube_api_annotation_patch_new(const char *key, const char *value,
+                                     const char *resource_version);
+
 /* PATCH pods/{name}/status with application/strategic-merge-patch+json. */
 int kube_api_patch_pod_status(kube_client *c, const char *ns, const char *pod,
                               const cJSON *patch, kube_status *st);

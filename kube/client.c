@@ -190,30 +190,34 @@ static const char *client_generic_reason(long code)
     }
 }
 
-/* Fills resp->status from a non-2xx answer and returns its error code. */
-static int client_decode_failure(kube_response *resp)
+int kube_response_error(long http_code, const char *body, size_t len, kube_status *st)
 {
-    kube_status *st = &resp->status;
     char text[sizeof(st->message)];
     size_t n;
 
-    if (kube_status_decode(resp->body, resp->len, resp->code, st) == KUBE_OK) {
+    if (http_code >= 200 && http_code < 300) {
+        memset(st, 0, sizeof(*st));
+        st->code = (int)http_code;
+        return KUBE_OK;
+    }
+    if (kube_status_decode(body, len, http_code, st) == KUBE_OK) {
         if (!st->reason[0])
-            kube_strlcpy(st->reason, client_generic_reason(resp->code), sizeof(st->reason));
-        return kube_err_from_status(resp->code, st->reason);
+            kube_strlcpy(st->reason, client_generic_reason(http_code), sizeof(st->reason));
+        return kube_err_from_status(http_code, st->reason);
     }
     /* Not a Status (e.g. "404 page not found\n"): keep the text. */
-    kube_strlcpy(st->reason, client_generic_reason(resp->code), sizeof(st->reason));
-    n = resp->len < sizeof(text) - 1 ? resp->len : sizeof(text) - 1;
-    memcpy(text, resp->body ? resp->body : "", n);
+    kube_strlcpy(st->reason, client_generic_reason(http_code), sizeof(st->reason));
+    n = body && len < sizeof(text) - 1 ? len : body ? sizeof(text) - 1 : 0;
+    memcpy(text, body ? body : "", n);
     text[n] = '\0';
+    n = strlen(text); /* a NUL inside ends the text */
     while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' '))
         text[--n] = '\0';
     if (n > 0)
         client_copy_utf8(st->message, text, sizeof(st->message));
     else
-        snprintf(st->message, sizeof(st->message), "the server answered HTTP %ld", resp->code);
-    return kube_err_from_status(resp->code, NULL);
+        snprintf(st->message, sizeof(st->message), "the server answered HTTP %ld", http_code);
+    return kube_err_from_status(http_code, NULL);
 }
 
 void kube_response_clear(kube_response *resp)
@@ -335,9 +339,9 @@ static int client_setup_common(kube_client *c, CURL *h)
 }
 
 /* Appends the headers every request carries: Accept, Host override and the
- * bearer token (looked up now; force after a 401). The token is wiped from
+ * bearer token (as kube_config_token has it now). The token is wiped from
  * every temporary buffer. */
-static int client_auth_headers(kube_client *c, struct curl_slist **list, int force)
+static int client_auth_headers(kube_client *c, struct curl_slist **list)
 {
     char *line = malloc(CLIENT_TOKEN_MAX + 32);
     struct curl_slist *l = *list, *n;
@@ -346,7 +350,7 @@ static int client_auth_headers(kube_client *c, struct curl_slist **list, int for
     if (!line)
         return KUBE_ENOMEM;
     memcpy(line, "Authorization: Bearer ", 22);
-    rc = kube_config_token(c->cfg, line + 22, CLIENT_TOKEN_MAX, force);
+    rc = kube_config_token(c->cfg, line + 22, CLIENT_TOKEN_MAX, 0);
     if (rc == KUBE_OK) {
         n = curl_slist_append(l, line);
         rc = n ? KUBE_OK : KUBE_ENOMEM;
@@ -538,7 +542,6 @@ typedef struct client_req {
     const char *content_type;
     const char *body;
     size_t len;
-    int force_token;
 } client_req;
 
 typedef struct client_result {
@@ -604,7 +607,7 @@ static int client_request_headers(kube_client *c, const client_req *q,
 {
     struct curl_slist *l = NULL, *n;
     kube_buf ct = KUBE_BUF_INIT;
-    int rc = client_auth_headers(c, &l, q->force_token);
+    int rc = client_auth_headers(c, &l);
 
     if (rc == KUBE_OK && q->content_type)
         rc = kube_buf_printf(&ct, "Content-Type: %s", q->content_type);
@@ -771,7 +774,7 @@ static int client_token_changed(kube_client *c)
 
 /* One attempt: rate limit, exchange, and the decision about the next one.
  * Returns 1 to try again (after *delay_ms), 0 when *rc is final. */
-static int client_attempt(kube_client *c, client_req *q, int attempt, int *reauth,
+static int client_attempt(kube_client *c, const client_req *q, int attempt, int *reauth,
                           kube_response *resp, int *rc, long *delay_ms)
 {
     client_result r = {KUBE_BUF_INIT, -1, CURLE_OK, {0}};
@@ -781,7 +784,6 @@ static int client_attempt(kube_client *c, client_req *q, int attempt, int *reaut
     kube_ratelimit_wait(c->rl);
     client_count(c, q->method, attempt > 0);
     *rc = client_perform(c, q, &r, &code);
-    q->force_token = 0;
     *delay_ms = 0;
     KLOG_V(6, "%s %s %ld in %lld ms", q->method, q->url, code,
            (long long)(kube_now_ms() - start));
@@ -802,7 +804,7 @@ static int client_attempt(kube_client *c, client_req *q, int attempt, int *reaut
     }
     if (code >= 200 && code < 300)
         return 0;
-    *rc = client_decode_failure(resp);
+    *rc = kube_response_error(code, resp->body, resp->len, &resp->status);
     if (code == 401 && !*reauth && client_token_changed(c)) {
         *reauth = 1;
         return 1;
@@ -817,7 +819,7 @@ int kube_client_do(kube_client *c, const char *method, const char *path,
                    kube_response *resp)
 {
     kube_buf url = KUBE_BUF_INIT;
-    client_req q = {method, NULL, content_type, body, len, 0};
+    client_req q = {method, NULL, content_type, body, len};
     int reauth = 0, rc = KUBE_OK;
     long delay_ms;
 
@@ -854,7 +856,7 @@ int kube_client_setup_stream(kube_client *c, CURL *easy, const char *path,
         return KUBE_EINVAL;
     rc = client_setup_common(c, easy);
     if (rc == KUBE_OK)
-        rc = client_auth_headers(c, &l, 0);
+        rc = client_auth_headers(c, &l);
     if (rc == KUBE_OK)
         rc = kube_buf_printf(&url, "%s%s", c->base_url, path);
     if (rc != KUBE_OK) {

@@ -90,6 +90,14 @@ void kube_response_clear(kube_response *resp);
  * The message is truncated at a UTF-8 character boundary. */
 int kube_status_decode(const char *json, size_t len, long http_code, kube_status *st);
 
+/* Turns any answer into the client's error convention: KUBE_OK for 2xx;
+ * otherwise fills st from the metav1.Status in body, or, when body is not a
+ * Status (e.g. "404 page not found\n"), from the code (reason as client-go
+ * gives a bare code: "NotFound", ...) with the trimmed text as message, and
+ * returns kube_err_from_status(http_code, reason). For callers that run
+ * their own transfers (watches). body may be NULL. */
+int kube_response_error(long http_code, const char *body, size_t len, kube_status *st);
+
 /* Prepares a caller-owned easy handle for a long-running request (a watch)
  * driven by the caller's curl multi handle: URL from path, TLS material,
  * bearer token header, connect timeout, keep-alive, no total timeout.

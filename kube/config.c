@@ -997,7 +997,9 @@ static void config_refresh_token(kube_config *cfg, int force)
     if (rc != KUBE_OK) {
         KLOG_WARN("%s: cannot re-read token file %s (%s); keeping the previous token",
                   cfg->source, cfg->token_file,
-                  rc == KUBE_EIO ? strerror(errno) : kube_strerror(rc));
+                  rc == KUBE_EIO     ? strerror(errno)
+                  : rc == KUBE_EPARSE ? "it does not hold one bearer token"
+                                      : kube_strerror(rc));
         return;
     }
     if (cfg->file_token) {
