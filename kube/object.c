@@ -1,0 +1,469 @@
+/*
+ * kube/object.c - reference counting, metadata decoding and the JSON
+ * getters every decoder shares.
+ */
+#include "kube/object.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/arena.h"
+#include "kube/errors.h"
+
+kube_object *kube_object_ref(kube_object *obj)
+{
+    if (obj)
+        atomic_fetch_add_explicit(&obj->refs, 1, memory_order_relaxed);
+    return obj;
+}
+
+void kube_object_unref(kube_object *obj)
+{
+    if (!obj)
+        return;
+    if (atomic_fetch_sub_explicit(&obj->refs, 1, memory_order_acq_rel) == 1)
+        obj->codec->destroy(obj);
+}
+
+void kube_object_free_block(kube_object *obj)
+{
+    free(obj);
+}
+
+static const char *kv_find(const kube_kv *kv, size_t n, const char *key)
+{
+    if (!key)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(kv[i].key, key) == 0)
+            return kv[i].value;
+    return NULL;
+}
+
+const char *kube_meta_label(const kube_meta *m, const char *key)
+{
+    return m ? kv_find(m->labels, m->n_labels, key) : NULL;
+}
+
+const char *kube_meta_annotation(const kube_meta *m, const char *key)
+{
+    return m ? kv_find(m->annotations, m->n_annotations, key) : NULL;
+}
+
+const kube_owner_ref *kube_meta_controller(const kube_meta *m)
+{
+    if (!m)
+        return NULL;
+    for (size_t i = 0; i < m->n_owners; i++)
+        if (m->owners[i].controller)
+            return &m->owners[i];
+    return NULL;
+}
+
+/* ---- time ---- */
+
+/* Reads exactly n decimal digits. */
+static int read_digits(const char **s, int n, int *out)
+{
+    int v = 0;
+
+    for (int i = 0; i < n; i++) {
+        char c = (*s)[i];
+        if (c < '0' || c > '9')
+            return KUBE_EPARSE;
+        v = v * 10 + (c - '0');
+    }
+    *s += n;
+    *out = v;
+    return KUBE_OK;
+}
+
+static int expect_char(const char **s, char c)
+{
+    if (**s != c)
+        return KUBE_EPARSE;
+    (*s)++;
+    return KUBE_OK;
+}
+
+static int is_leap(int y)
+{
+    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+static int days_in_month(int y, int m)
+{
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    return m == 2 && is_leap(y) ? 29 : days[m - 1];
+}
+
+/* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    int64_t era, yoe, doy, doe;
+
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = y - era * 400;
+    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* ".ddddddddd": up to 9 digits, kept as microseconds (truncated). */
+static int read_fraction(const char **s, int64_t *us)
+{
+    int n = 0;
+    int64_t v = 0;
+
+    *us = 0;
+    if (**s != '.')
+        return KUBE_OK;
+    (*s)++;
+    while (**s >= '0' && **s <= '9') {
+        if (++n > 9)
+            return KUBE_EPARSE;
+        if (n <= 6)
+            v = v * 10 + (**s - '0');
+        (*s)++;
+    }
+    if (n == 0)
+        return KUBE_EPARSE;
+    for (int i = n; i < 6; i++)
+        v *= 10;
+    *us = v;
+    return KUBE_OK;
+}
+
+static int read_offset(const char **s, int *offset_s)
+{
+    int sign, hh, mm;
+
+    if (**s == 'Z') {
+        (*s)++;
+        *offset_s = 0;
+        return KUBE_OK;
+    }
+    if (**s != '+' && **s != '-')
+        return KUBE_EPARSE;
+    sign = **s == '-' ? -1 : 1;
+    (*s)++;
+    if (read_digits(s, 2, &hh) || expect_char(s, ':') || read_digits(s, 2, &mm) || hh > 23 ||
+        mm > 59)
+        return KUBE_EPARSE;
+    *offset_s = sign * (hh * 3600 + mm * 60);
+    return KUBE_OK;
+}
+
+int kube_time_parse(const char *s, int64_t *unix_us)
+{
+    int y, mo, d, h, mi, sec, off;
+    int64_t frac, secs;
+
+    if (!s || !unix_us)
+        return KUBE_EINVAL;
+    if (read_digits(&s, 4, &y) || expect_char(&s, '-') || read_digits(&s, 2, &mo) ||
+        expect_char(&s, '-') || read_digits(&s, 2, &d) || expect_char(&s, 'T') ||
+        read_digits(&s, 2, &h) || expect_char(&s, ':') || read_digits(&s, 2, &mi) ||
+        expect_char(&s, ':') || read_digits(&s, 2, &sec) || read_fraction(&s, &frac) ||
+        read_offset(&s, &off) || *s != '\0')
+        return KUBE_EPARSE;
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 59)
+        return KUBE_EPARSE;
+    secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
+    *unix_us = secs * 1000000 + frac;
+    return KUBE_OK;
+}
+
+/* ---- JSON getters ---- */
+
+const cJSON *kube_json_get(const cJSON *obj, const char *key)
+{
+    const cJSON *v;
+
+    if (!cJSON_IsObject(obj))
+        return NULL;
+    v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsNull(v) ? NULL : v;
+}
+
+int kube_json_str(const cJSON *obj, const char *key, struct kube_arena *a, const char *def,
+                  const char **out)
+{
+    const cJSON *v = kube_json_get(obj, key);
+
+    if (!v) {
+        *out = def;
+        return KUBE_OK;
+    }
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return KUBE_EPARSE;
+    *out = kube_arena_strdup(a, v->valuestring);
+    return *out ? KUBE_OK : KUBE_ENOMEM;
+}
+
+int kube_json_int64(const cJSON *obj, const char *key, int64_t min, int64_t max, int64_t def,
+                    int64_t *out)
+{
+    const cJSON *v = kube_json_get(obj, key);
+    double d;
+
+    if (!v) {
+        *out = def;
+        return KUBE_OK;
+    }
+    if (!cJSON_IsNumber(v))
+        return KUBE_EPARSE;
+    d = v->valuedouble;
+    /* 2^63 is exactly representable; anything >= it does not fit. */
+    if (!isfinite(d) || d != floor(d) || d >= 9223372036854775808.0 ||
+        d < -9223372036854775808.0)
+        return KUBE_EPARSE;
+    if ((int64_t)d < min || (int64_t)d > max)
+        return KUBE_EPARSE;
+    *out = (int64_t)d;
+    return KUBE_OK;
+}
+
+int kube_json_int32(const cJSON *obj, const char *key, int32_t def, int32_t *out)
+{
+    int64_t v;
+    int rc = kube_json_int64(obj, key, INT32_MIN, INT32_MAX, def, &v);
+
+    if (rc == KUBE_OK)
+        *out = (int32_t)v;
+    return rc;
+}
+
+int kube_json_bool(const cJSON *obj, const char *key, int def, int *out)
+{
+    const cJSON *v = kube_json_get(obj, key);
+
+    if (!v) {
+        *out = def;
+        return KUBE_OK;
+    }
+    if (!cJSON_IsBool(v))
+        return KUBE_EPARSE;
+    *out = cJSON_IsTrue(v) ? 1 : 0;
+    return KUBE_OK;
+}
+
+int kube_json_object(const cJSON *obj, const char *key, const cJSON **out)
+{
+    const cJSON *v = kube_json_get(obj, key);
+
+    *out = NULL;
+    if (v && !cJSON_IsObject(v))
+        return KUBE_EPARSE;
+    *out = v;
+    return KUBE_OK;
+}
+
+int kube_json_array(const cJSON *obj, const char *key, const cJSON **out, size_t *n)
+{
+    const cJSON *v = kube_json_get(obj, key);
+
+    *out = NULL;
+    *n = 0;
+    if (!v)
+        return KUBE_OK;
+    if (!cJSON_IsArray(v))
+        return KUBE_EPARSE;
+    *out = v;
+    *n = (size_t)cJSON_GetArraySize(v);
+    return KUBE_OK;
+}
+
+int kube_json_strings(const cJSON *obj, const char *key, struct kube_arena *a,
+                      const char *const **out, size_t *n)
+{
+    const cJSON *arr, *it;
+    const char **v;
+    size_t count, i = 0;
+    int rc = kube_json_array(obj, key, &arr, &count);
+
+    *out = NULL;
+    *n = 0;
+    if (rc != KUBE_OK || count == 0)
+        return rc;
+    v = kube_arena_alloc(a, count * sizeof(*v));
+    if (!v)
+        return KUBE_ENOMEM;
+    cJSON_ArrayForEach(it, arr) {
+        if (!cJSON_IsString(it) || !it->valuestring)
+            return KUBE_EPARSE;
+        v[i] = kube_arena_strdup(a, it->valuestring);
+        if (!v[i++])
+            return KUBE_ENOMEM;
+    }
+    *out = v;
+    *n = count;
+    return KUBE_OK;
+}
+
+int kube_json_string_map(const cJSON *obj, const char *key, struct kube_arena *a,
+                         const kube_kv **out, size_t *n)
+{
+    const cJSON *map, *it;
+    kube_kv *kv;
+    size_t count = 0, i = 0;
+    int rc = kube_json_object(obj, key, &map);
+
+    *out = NULL;
+    *n = 0;
+    if (rc != KUBE_OK || !map)
+        return rc;
+    cJSON_ArrayForEach(it, map) count++;
+    if (count == 0)
+        return KUBE_OK;
+    kv = kube_arena_alloc(a, count * sizeof(*kv));
+    if (!kv)
+        return KUBE_ENOMEM;
+    cJSON_ArrayForEach(it, map) {
+        if (!cJSON_IsString(it) || !it->valuestring || !it->string)
+            return KUBE_EPARSE;
+        kv[i].key = kube_arena_strdup(a, it->string);
+        kv[i].value = kube_arena_strdup(a, it->valuestring);
+        if (!kv[i].key || !kv[i].value)
+            return KUBE_ENOMEM;
+        i++;
+    }
+    *out = kv;
+    *n = count;
+    return KUBE_OK;
+}
+
+int kube_json_time(const cJSON *obj, const char *key, int64_t *unix_us)
+{
+    const cJSON *v = kube_json_get(obj, key);
+
+    *unix_us = 0;
+    if (!v)
+        return KUBE_OK;
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return KUBE_EPARSE;
+    return kube_time_parse(v->valuestring, unix_us) == KUBE_OK ? KUBE_OK : KUBE_EPARSE;
+}
+
+/* ---- metadata ---- */
+
+static int decode_owner(const cJSON *j, kube_arena *a, kube_owner_ref *o)
+{
+    int rc;
+
+    if (!cJSON_IsObject(j))
+        return KUBE_EPARSE;
+    if ((rc = kube_json_str(j, "apiVersion", a, "", &o->api_version)) ||
+        (rc = kube_json_str(j, "kind", a, "", &o->kind)) ||
+        (rc = kube_json_str(j, "name", a, "", &o->name)) ||
+        (rc = kube_json_str(j, "uid", a, "", &o->uid)) ||
+        (rc = kube_json_bool(j, "controller", 0, &o->controller)))
+        return rc;
+    return KUBE_OK;
+}
+
+static int decode_owners(const cJSON *md, kube_arena *a, kube_meta *m)
+{
+    const cJSON *arr, *it;
+    kube_owner_ref *owners;
+    size_t n, i = 0;
+    int rc = kube_json_array(md, "ownerReferences", &arr, &n);
+
+    if (rc != KUBE_OK || n == 0)
+        return rc;
+    owners = kube_arena_alloc(a, n * sizeof(*owners));
+    if (!owners)
+        return KUBE_ENOMEM;
+    cJSON_ArrayForEach(it, arr) {
+        if ((rc = decode_owner(it, a, &owners[i++])) != KUBE_OK)
+            return rc;
+    }
+    m->owners = owners;
+    m->n_owners = n;
+    return KUBE_OK;
+}
+
+int kube_meta_decode(const cJSON *metadata, struct kube_arena *arena, kube_meta *m)
+{
+    const kube_kv *labels, *annotations;
+    int64_t created_us, deleted_us;
+    int rc;
+
+    if (!cJSON_IsObject(metadata))
+        return KUBE_EPARSE;
+    if ((rc = kube_json_str(metadata, "name", arena, NULL, &m->name)))
+        return rc;
+    if (!m->name || !m->name[0])
+        return KUBE_EPARSE;
+    if ((rc = kube_json_str(metadata, "namespace", arena, "", &m->namespace_)) ||
+        (rc = kube_json_str(metadata, "uid", arena, "", &m->uid)) ||
+        (rc = kube_json_str(metadata, "resourceVersion", arena, "", &m->resource_version)) ||
+        (rc = kube_json_str(metadata, "generateName", arena, "", &m->generate_name)) ||
+        (rc = kube_json_string_map(metadata, "labels", arena, &labels, &m->n_labels)) ||
+        (rc = kube_json_string_map(metadata, "annotations", arena, &annotations,
+                                   &m->n_annotations)) ||
+        (rc = decode_owners(metadata, arena, m)) ||
+        (rc = kube_json_time(metadata, "creationTimestamp", &created_us)) ||
+        (rc = kube_json_time(metadata, "deletionTimestamp", &deleted_us)))
+        return rc;
+    m->labels = (kube_kv *)labels;
+    m->annotations = (kube_kv *)annotations;
+    m->creation_unix = created_us / 1000000;
+    m->deleting = kube_json_get(metadata, "deletionTimestamp") != NULL;
+    (void)deleted_us;
+    return KUBE_OK;
+}
+
+/* ---- building ---- */
+
+typedef struct build_ctx {
+    const kube_codec *codec;
+    size_t size;
+    const cJSON *json;
+    kube_object_fill_fn fill;
+} build_ctx;
+
+static int build_fill(kube_arena *a, void *vctx, void **first)
+{
+    build_ctx *ctx = vctx;
+    kube_object *obj = kube_arena_alloc(a, ctx->size);
+    int rc;
+
+    *first = obj;
+    if (!obj)
+        return KUBE_ENOMEM;
+    obj->codec = ctx->codec;
+    if ((rc = kube_meta_decode(kube_json_get(ctx->json, "metadata"), a, &obj->meta)))
+        return rc;
+    return ctx->fill(ctx->json, a, obj);
+}
+
+static int kind_matches(const cJSON *json, const kube_codec *codec)
+{
+    const cJSON *kind = kube_json_get(json, "kind");
+
+    if (!kind)
+        return 1;
+    return cJSON_IsString(kind) && kind->valuestring &&
+           strcmp(kind->valuestring, codec->kind) == 0;
+}
+
+int kube_object_build(const kube_codec *codec, size_t size, const cJSON *json,
+                      kube_object_fill_fn fill, kube_object **out)
+{
+    build_ctx ctx = {codec, size, json, fill};
+    void *block;
+    int rc;
+
+    *out = NULL;
+    if (!cJSON_IsObject(json) || !kind_matches(json, codec))
+        return KUBE_EPARSE;
+    rc = kube_arena_build(build_fill, &ctx, &block);
+    if (rc != KUBE_OK)
+        return rc == KUBE_ENOMEM ? KUBE_ENOMEM : KUBE_EPARSE;
+    *out = block;
+    atomic_init(&(*out)->refs, 1);
+    return KUBE_OK;
+}
