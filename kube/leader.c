@@ -248,6 +248,14 @@ void kube_leader_config_default(kube_leader_config *c)
     c->retry_period_ms = 2000;
 }
 
+void kube_leader_client_options(const kube_leader_config *cfg, kube_client_options *o)
+{
+    long timeout = cfg->renew_deadline_ms / 2;
+
+    o->timeout_ms = timeout < 1000 ? 1000 : timeout;
+    o->max_retries = 0;
+}
+
 static const char *config_error(const kube_leader_config *cfg, const kube_leader_callbacks *cb)
 {
     if (!cfg->namespace_ || !cfg->namespace_[0] || !cfg->name || !cfg->name[0])

@@ -45,6 +45,9 @@
  * not we ever led (as client-go's Run does in its defer); lost says why.
  * Callbacks must not call kube_leader_stop() or kube_leader_free().
  *
+ * The elector should have its own client, made with
+ * kube_leader_client_options() (kube-scheduler does the same).
+ *
  * Memory: kube_leader_new() copies the config strings and allocates the
  * elector, freed by kube_leader_free() (which stops it first). The client
  * is borrowed and must outlive the elector.
@@ -90,6 +93,13 @@ typedef struct kube_leader_config {
 
 /* Fills c with the defaults above (namespace_ and name NULL). */
 void kube_leader_config_default(kube_leader_config *c);
+
+/* Adjusts o (holding the caller's options) for the elector's own client,
+ * as client-go's resourcelock.NewFromKubeconfig does: every request times
+ * out after renew_deadline / 2 (at least 1 s), so a hung request cannot
+ * outlast the renew deadline, and no client-side retries (the elector
+ * retries every retry_period itself). */
+void kube_leader_client_options(const kube_leader_config *cfg, kube_client_options *o);
 
 /* Validates cfg as client-go's NewLeaderElector does (KUBE_EINVAL with a
  * logged reason otherwise) and allocates an elector, not yet running.

@@ -130,8 +130,8 @@ static void related_and_versions_are_sent(void **state)
     (void)state;
     pod.resource_version = "245";
     assert_int_equal(kube_recorder_event_new(&pod, &node, "Warning", "FailedScheduling",
-                                             "Scheduling", "0/1 nodes are available", "c", "i",
-                                             5, &ev),
+                                             "Scheduling", "0/1 nodes are available", "c", "i", 5,
+                                             &ev),
                      KUBE_OK);
     assert_int_equal(kube_recorder_event_body(ev, &body), KUBE_OK);
     assert_string_equal(
@@ -150,20 +150,19 @@ static void rejects_bad_events(void **state)
     kube_recorder_event *ev = NULL;
 
     (void)state;
-    assert_int_equal(kube_recorder_event_new(&pod_ref, NULL, "Info", "R", "A", "n", "c", "i", 1,
-                                             &ev),
-                     KUBE_EINVAL);
-    assert_int_equal(kube_recorder_event_new(&pod_ref, NULL, "Normal", "R", "", "n", "c", "i", 1,
-                                             &ev),
-                     KUBE_EINVAL);
-    assert_int_equal(kube_recorder_event_new(&pod_ref, NULL, "Normal", NULL, "A", "n", "c", "i",
-                                             1, &ev),
-                     KUBE_EINVAL);
-    assert_int_equal(kube_recorder_event_new(&noname, NULL, "Normal", "R", "A", "n", "c", "i", 1,
-                                             &ev),
-                     KUBE_EINVAL);
-    assert_int_equal(kube_recorder_event_new(NULL, NULL, "Normal", "R", "A", "n", "c", "i", 1,
-                                             &ev),
+    assert_int_equal(
+        kube_recorder_event_new(&pod_ref, NULL, "Info", "R", "A", "n", "c", "i", 1, &ev),
+        KUBE_EINVAL);
+    assert_int_equal(
+        kube_recorder_event_new(&pod_ref, NULL, "Normal", "R", "", "n", "c", "i", 1, &ev),
+        KUBE_EINVAL);
+    assert_int_equal(
+        kube_recorder_event_new(&pod_ref, NULL, "Normal", NULL, "A", "n", "c", "i", 1, &ev),
+        KUBE_EINVAL);
+    assert_int_equal(
+        kube_recorder_event_new(&noname, NULL, "Normal", "R", "A", "n", "c", "i", 1, &ev),
+        KUBE_EINVAL);
+    assert_int_equal(kube_recorder_event_new(NULL, NULL, "Normal", "R", "A", "n", "c", "i", 1, &ev),
                      KUBE_EINVAL);
     assert_null(ev);
 }
@@ -229,8 +228,7 @@ static int64_t series_count_of(const cJSON *doc)
 
 static const char *series_last_of(const cJSON *doc)
 {
-    return cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "series"), "lastObservedTime")
-        ->valuestring;
+    return cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "series"), "lastObservedTime")->valuestring;
 }
 
 /* Observes one occurrence at t (ms) and returns what the cache asks for;
