@@ -1,0 +1,666 @@
+#include "authn.h"
+
+#include <ctype.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "kube/buf.h"
+#include "kube/errors.h"
+
+#define AUTHENTICATED_GROUP "system:authenticated"
+#define ANONYMOUS_USER "system:anonymous"
+
+struct apis_authn_config {
+    atomic_int refs;
+    X509_STORE *requestheader_ca;
+    X509_STORE *client_ca;
+    apis_strlist lists[4]; /* indexed by apis_authn_list */
+};
+
+/* ---- string lists ---- */
+
+int apis_strlist_add(apis_strlist *l, const char *s)
+{
+    char **v = realloc(l->v, (l->n + 1) * sizeof(*v));
+    char *copy;
+
+    if (!v)
+        return KUBE_ENOMEM;
+    l->v = v;
+    copy = kube_strdup(s);
+    if (!copy)
+        return KUBE_ENOMEM;
+    l->v[l->n++] = copy;
+    return KUBE_OK;
+}
+
+int apis_strlist_contains(const apis_strlist *l, const char *s)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i], s) == 0)
+            return 1;
+    return 0;
+}
+
+int apis_strlist_split(apis_strlist *l, const char *csv)
+{
+    const char *p = csv;
+
+    while (p && *p) {
+        const char *comma = strchr(p, ',');
+        const char *end = comma ? comma : p + strlen(p);
+        const char *start = p;
+        while (start < end && isspace((unsigned char)*start))
+            start++;
+        while (end > start && isspace((unsigned char)end[-1]))
+            end--;
+        if (end > start) {
+            char *item = strndup(start, (size_t)(end - start));
+            int rc = item ? apis_strlist_add(l, item) : KUBE_ENOMEM;
+            free(item);
+            if (rc != KUBE_OK)
+                return rc;
+        }
+        p = comma ? comma + 1 : NULL;
+    }
+    return KUBE_OK;
+}
+
+void apis_strlist_free(apis_strlist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+static int strlist_copy(apis_strlist *dst, const apis_strlist *src)
+{
+    apis_strlist fresh = {0};
+
+    for (size_t i = 0; i < src->n; i++) {
+        if (apis_strlist_add(&fresh, src->v[i]) != KUBE_OK) {
+            apis_strlist_free(&fresh);
+            return KUBE_ENOMEM;
+        }
+    }
+    apis_strlist_free(dst);
+    *dst = fresh;
+    return KUBE_OK;
+}
+
+/* ---- users ---- */
+
+apis_user *apis_user_new(const char *name)
+{
+    apis_user *u = calloc(1, sizeof(*u));
+
+    if (!u)
+        return NULL;
+    u->name = kube_strdup(name);
+    if (!u->name) {
+        free(u);
+        return NULL;
+    }
+    return u;
+}
+
+int apis_user_add_extra(apis_user *u, const char *key, const char *value)
+{
+    apis_extra *e;
+
+    for (size_t i = 0; i < u->n_extra; i++)
+        if (strcmp(u->extra[i].key, key) == 0)
+            return apis_strlist_add(&u->extra[i].values, value);
+    e = realloc(u->extra, (u->n_extra + 1) * sizeof(*e));
+    if (!e)
+        return KUBE_ENOMEM;
+    u->extra = e;
+    memset(&e[u->n_extra], 0, sizeof(*e));
+    e[u->n_extra].key = kube_strdup(key);
+    if (!e[u->n_extra].key)
+        return KUBE_ENOMEM;
+    u->n_extra++;
+    return apis_strlist_add(&e[u->n_extra - 1].values, value);
+}
+
+int apis_user_add_authenticated(apis_user *u)
+{
+    if (strcmp(u->name, ANONYMOUS_USER) == 0 || apis_strlist_contains(&u->groups, AUTHENTICATED_GROUP))
+        return KUBE_OK;
+    return apis_strlist_add(&u->groups, AUTHENTICATED_GROUP);
+}
+
+apis_user *apis_user_dup(const apis_user *u)
+{
+    apis_user *c = apis_user_new(u->name);
+    int rc = c ? KUBE_OK : KUBE_ENOMEM;
+
+    if (rc == KUBE_OK && u->uid && !(c->uid = kube_strdup(u->uid)))
+        rc = KUBE_ENOMEM;
+    if (rc == KUBE_OK)
+        rc = strlist_copy(&c->groups, &u->groups);
+    for (size_t i = 0; rc == KUBE_OK && i < u->n_extra; i++)
+        for (size_t j = 0; rc == KUBE_OK && j < u->extra[i].values.n; j++)
+            rc = apis_user_add_extra(c, u->extra[i].key, u->extra[i].values.v[j]);
+    if (rc != KUBE_OK) {
+        apis_user_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void apis_user_free(apis_user *u)
+{
+    if (!u)
+        return;
+    free(u->name);
+    free(u->uid);
+    apis_strlist_free(&u->groups);
+    for (size_t i = 0; i < u->n_extra; i++) {
+        free(u->extra[i].key);
+        apis_strlist_free(&u->extra[i].values);
+    }
+    free(u->extra);
+    free(u);
+}
+
+/* ---- configuration snapshots ---- */
+
+static int default_headers(apis_authn_config *cfg)
+{
+    int rc = apis_strlist_add(&cfg->lists[APIS_AUTHN_USERNAME_HEADERS], "X-Remote-User");
+    if (rc == KUBE_OK)
+        rc = apis_strlist_add(&cfg->lists[APIS_AUTHN_GROUP_HEADERS], "X-Remote-Group");
+    if (rc == KUBE_OK)
+        rc = apis_strlist_add(&cfg->lists[APIS_AUTHN_EXTRA_PREFIXES], "X-Remote-Extra-");
+    return rc;
+}
+
+int apis_authn_config_new(apis_authn_config **out)
+{
+    apis_authn_config *cfg = calloc(1, sizeof(*cfg));
+
+    *out = NULL;
+    if (!cfg)
+        return KUBE_ENOMEM;
+    atomic_init(&cfg->refs, 1);
+    if (default_headers(cfg) != KUBE_OK) {
+        apis_authn_config_unref(cfg);
+        return KUBE_ENOMEM;
+    }
+    *out = cfg;
+    return KUBE_OK;
+}
+
+apis_authn_config *apis_authn_config_ref(apis_authn_config *cfg)
+{
+    if (cfg)
+        atomic_fetch_add(&cfg->refs, 1);
+    return cfg;
+}
+
+void apis_authn_config_unref(apis_authn_config *cfg)
+{
+    if (!cfg || atomic_fetch_sub(&cfg->refs, 1) != 1)
+        return;
+    X509_STORE_free(cfg->requestheader_ca);
+    X509_STORE_free(cfg->client_ca);
+    for (size_t i = 0; i < sizeof(cfg->lists) / sizeof(cfg->lists[0]); i++)
+        apis_strlist_free(&cfg->lists[i]);
+    free(cfg);
+}
+
+static void set_err(char *err, size_t errlen, const char *source, const char *what)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "%s: %s", source, what);
+}
+
+/* Builds a store of every certificate in a PEM bundle. */
+static int load_store(const char *pem, size_t len, const char *source, X509_STORE **out,
+                      char *err, size_t errlen)
+{
+    BIO *bio = BIO_new_mem_buf(pem, (int)len);
+    X509_STORE *store = X509_STORE_new();
+    X509 *x;
+    int count = 0, rc = KUBE_OK;
+
+    *out = NULL;
+    if (!bio || !store || len > (size_t)0x7fffffff) {
+        rc = KUBE_ENOMEM;
+        goto done;
+    }
+    while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+        if (X509_STORE_add_cert(store, x) == 1)
+            count++;
+        X509_free(x);
+    }
+    ERR_clear_error();
+    if (count == 0) {
+        set_err(err, errlen, source, "no PEM certificate found");
+        rc = KUBE_EPARSE;
+        goto done;
+    }
+    *out = store;
+    store = NULL;
+done:
+    BIO_free(bio);
+    X509_STORE_free(store);
+    return rc;
+}
+
+int apis_authn_config_set_client_ca(apis_authn_config *cfg, const char *pem, size_t len,
+                                    const char *source, char *err, size_t errlen)
+{
+    X509_STORE *store;
+    int rc = load_store(pem, len, source, &store, err, errlen);
+
+    if (rc != KUBE_OK)
+        return rc;
+    X509_STORE_free(cfg->client_ca);
+    cfg->client_ca = store;
+    return KUBE_OK;
+}
+
+int apis_authn_config_set_requestheader_ca(apis_authn_config *cfg, const char *pem, size_t len,
+                                           const char *source, char *err, size_t errlen)
+{
+    X509_STORE *store;
+    int rc = load_store(pem, len, source, &store, err, errlen);
+
+    if (rc != KUBE_OK)
+        return rc;
+    X509_STORE_free(cfg->requestheader_ca);
+    cfg->requestheader_ca = store;
+    return KUBE_OK;
+}
+
+int apis_authn_config_set_list(apis_authn_config *cfg, apis_authn_list which,
+                               const apis_strlist *l)
+{
+    return strlist_copy(&cfg->lists[which], l);
+}
+
+/* A data value holding a JSON array of strings, as kube-apiserver writes
+ * requestheader-allowed-names and the header lists. */
+static int json_string_array(const char *text, const char *key, apis_strlist *out, char *err,
+                             size_t errlen)
+{
+    cJSON *arr = cJSON_Parse(text);
+    const cJSON *it;
+    int rc = KUBE_OK;
+
+    if (!cJSON_IsArray(arr)) {
+        set_err(err, errlen, key, "not a JSON array of strings");
+        cJSON_Delete(arr);
+        return KUBE_EPARSE;
+    }
+    cJSON_ArrayForEach(it, arr) {
+        if (!cJSON_IsString(it)) {
+            set_err(err, errlen, key, "not a JSON array of strings");
+            rc = KUBE_EPARSE;
+            break;
+        }
+        if (*it->valuestring && (rc = apis_strlist_add(out, it->valuestring)) != KUBE_OK)
+            break;
+    }
+    cJSON_Delete(arr);
+    return rc;
+}
+
+static const char *data_string(const cJSON *data, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int configmap_list(apis_authn_config *cfg, const cJSON *data, const char *key,
+                          apis_authn_list which, int keep_default, char *err, size_t errlen)
+{
+    const char *text = data_string(data, key);
+    apis_strlist l = {0};
+    int rc;
+
+    if (!text && keep_default)
+        return KUBE_OK;
+    if (text && (rc = json_string_array(text, key, &l, err, errlen)) != KUBE_OK) {
+        apis_strlist_free(&l);
+        return rc;
+    }
+    rc = apis_authn_config_set_list(cfg, which, &l);
+    apis_strlist_free(&l);
+    return rc;
+}
+
+int apis_authn_config_from_configmap(apis_authn_config *cfg, const cJSON *data, char *err,
+                                     size_t errlen)
+{
+    const char *client = data_string(data, "client-ca-file");
+    const char *rh = data_string(data, "requestheader-client-ca-file");
+    int rc = KUBE_OK;
+
+    if (!cJSON_IsObject(data)) {
+        set_err(err, errlen, "data", "missing");
+        return KUBE_EPARSE;
+    }
+    if (client && *client)
+        rc = apis_authn_config_set_client_ca(cfg, client, strlen(client), "client-ca-file", err,
+                                             errlen);
+    if (rc == KUBE_OK && rh && *rh)
+        rc = apis_authn_config_set_requestheader_ca(cfg, rh, strlen(rh),
+                                                    "requestheader-client-ca-file", err, errlen);
+    if (rc == KUBE_OK)
+        rc = configmap_list(cfg, data, "requestheader-allowed-names", APIS_AUTHN_ALLOWED_NAMES, 0,
+                            err, errlen);
+    if (rc == KUBE_OK)
+        rc = configmap_list(cfg, data, "requestheader-username-headers",
+                            APIS_AUTHN_USERNAME_HEADERS, 0, err, errlen);
+    if (rc == KUBE_OK)
+        rc = configmap_list(cfg, data, "requestheader-group-headers", APIS_AUTHN_GROUP_HEADERS, 0,
+                            err, errlen);
+    if (rc == KUBE_OK)
+        rc = configmap_list(cfg, data, "requestheader-extra-headers-prefix",
+                            APIS_AUTHN_EXTRA_PREFIXES, 0, err, errlen);
+    return rc;
+}
+
+int apis_authn_config_has_requestheader(const apis_authn_config *cfg)
+{
+    return cfg->requestheader_ca != NULL;
+}
+
+int apis_authn_config_has_client_ca(const apis_authn_config *cfg)
+{
+    return cfg->client_ca != NULL;
+}
+
+/* ---- certificate verification ---- */
+
+/* The subject CN as Go reads it: the last commonName attribute wins. A CN
+ * with an embedded NUL or too long for out reads as empty. */
+static void subject_cn(X509 *x, char *out, size_t n)
+{
+    X509_NAME *name = X509_get_subject_name(x);
+    int idx = -1, last = -1;
+    unsigned char *utf8 = NULL;
+    int len;
+
+    out[0] = '\0';
+    while (name && (idx = X509_NAME_get_index_by_NID(name, NID_commonName, idx)) >= 0)
+        last = idx;
+    if (last < 0)
+        return;
+    len = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, last)));
+    if (len >= 0 && (size_t)len < n && strlen((char *)utf8) == (size_t)len)
+        memcpy(out, utf8, (size_t)len + 1);
+    OPENSSL_free(utf8);
+}
+
+/* Go's x509 checks the requested key usage on every certificate of the
+ * chain that restricts its usages (an absent EKU extension, or
+ * anyExtendedKeyUsage, allows all). */
+static int chain_allows_client_auth(STACK_OF(X509) *chain)
+{
+    for (int i = 0; i < sk_X509_num(chain); i++) {
+        X509 *x = sk_X509_value(chain, i);
+        uint32_t xku;
+        if (!(X509_get_extension_flags(x) & EXFLAG_XKUSAGE))
+            continue;
+        xku = X509_get_extended_key_usage(x);
+        if (!(xku & (XKU_SSL_CLIENT | XKU_ANYEKU)))
+            return 0;
+    }
+    return 1;
+}
+
+static int verify_chain(X509_STORE *store, X509 *leaf, STACK_OF(X509) *intermediates,
+                        char *msg, size_t msglen)
+{
+    X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+    char cn[256];
+    int rc = KUBE_EUNAUTHORIZED;
+
+    subject_cn(leaf, cn, sizeof(cn));
+    if (!ctx || X509_STORE_CTX_init(ctx, store, leaf, intermediates) != 1) {
+        X509_STORE_CTX_free(ctx);
+        return KUBE_ENOMEM;
+    }
+    X509_STORE_CTX_set_flags(ctx, X509_V_FLAG_PARTIAL_CHAIN);
+    if (X509_verify_cert(ctx) != 1) {
+        snprintf(msg, msglen, "verifying certificate CN=%s failed: %s", cn,
+                 X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx)));
+    } else if (!chain_allows_client_auth(X509_STORE_CTX_get0_chain(ctx))) {
+        snprintf(msg, msglen,
+                 "verifying certificate CN=%s failed: x509: certificate specifies an incompatible key usage",
+                 cn);
+    } else {
+        rc = KUBE_OK;
+    }
+    X509_STORE_CTX_free(ctx);
+    ERR_clear_error();
+    return rc;
+}
+
+int apis_authn_verify_front_proxy(const apis_authn_config *cfg, X509 *leaf,
+                                  STACK_OF(X509) *chain, char *msg, size_t msglen)
+{
+    const apis_strlist *allowed = &cfg->lists[APIS_AUTHN_ALLOWED_NAMES];
+    char cn[256];
+    int rc;
+
+    if (!leaf || !cfg->requestheader_ca)
+        return KUBE_ENOTFOUND;
+    rc = verify_chain(cfg->requestheader_ca, leaf, chain, msg, msglen);
+    if (rc != KUBE_OK)
+        return rc;
+    subject_cn(leaf, cn, sizeof(cn));
+    if (allowed->n > 0 && !apis_strlist_contains(allowed, cn)) {
+        snprintf(msg, msglen, "x509: subject with cn=%s is not in the allowed list", cn);
+        return KUBE_EUNAUTHORIZED;
+    }
+    return KUBE_OK;
+}
+
+static int add_subject_orgs(apis_user *u, X509 *leaf)
+{
+    X509_NAME *name = X509_get_subject_name(leaf);
+    int idx = -1;
+
+    while ((idx = X509_NAME_get_index_by_NID(name, NID_organizationName, idx)) >= 0) {
+        X509_NAME_ENTRY *e = X509_NAME_get_entry(name, idx);
+        unsigned char *utf8 = NULL;
+        int len = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(e));
+        int rc;
+        if (len < 0)
+            continue;
+        rc = (strlen((char *)utf8) == (size_t)len) ? apis_strlist_add(&u->groups, (char *)utf8)
+                                                   : KUBE_OK;
+        OPENSSL_free(utf8);
+        if (rc != KUBE_OK)
+            return rc;
+    }
+    return KUBE_OK;
+}
+
+int apis_authn_verify_client_cert(const apis_authn_config *cfg, X509 *leaf,
+                                  STACK_OF(X509) *chain, apis_user **out, char *msg,
+                                  size_t msglen)
+{
+    char cn[256];
+    apis_user *u;
+    int rc;
+
+    *out = NULL;
+    if (!leaf || !cfg->client_ca)
+        return KUBE_ENOTFOUND;
+    rc = verify_chain(cfg->client_ca, leaf, chain, msg, msglen);
+    if (rc != KUBE_OK)
+        return rc;
+    subject_cn(leaf, cn, sizeof(cn));
+    if (cn[0] == '\0')
+        return KUBE_ENOTFOUND;
+    u = apis_user_new(cn);
+    if (!u || add_subject_orgs(u, leaf) != KUBE_OK) {
+        apis_user_free(u);
+        return KUBE_ENOMEM;
+    }
+    *out = u;
+    return KUBE_OK;
+}
+
+/* ---- front-proxy headers ---- */
+
+static int is_blank(const char *s)
+{
+    for (; *s; s++)
+        if (!isspace((unsigned char)*s))
+            return 0;
+    return 1;
+}
+
+static int add_groups(const apis_authn_config *cfg, const apis_http_request *req, apis_user *u)
+{
+    const apis_strlist *names = &cfg->lists[APIS_AUTHN_GROUP_HEADERS];
+
+    for (size_t n = 0; n < names->n; n++) {
+        for (size_t i = 0; i < req->n_headers; i++) {
+            const apis_http_header *h = &req->headers[i];
+            if (strcasecmp(h->name, names->v[n]) != 0 || is_blank(h->value))
+                continue;
+            if (apis_strlist_add(&u->groups, h->value) != KUBE_OK)
+                return KUBE_ENOMEM;
+        }
+    }
+    return KUBE_OK;
+}
+
+/* The extra key is the lowercased rest of the header name, percent-decoded
+ * (kept as is when the escape is malformed). */
+static int extra_key(const char *rest, char *out, size_t n)
+{
+    size_t o = 0;
+    int bad = 0;
+
+    for (size_t i = 0; rest[i] && o + 1 < n; i++) {
+        char c = (char)tolower((unsigned char)rest[i]);
+        if (c == '%') {
+            if (isxdigit((unsigned char)rest[i + 1]) && isxdigit((unsigned char)rest[i + 2])) {
+                char hex[3] = {rest[i + 1], rest[i + 2], '\0'};
+                c = (char)strtol(hex, NULL, 16);
+                i += 2;
+            } else {
+                bad = 1;
+            }
+        }
+        out[o++] = c;
+    }
+    out[o] = '\0';
+    if (bad) {
+        for (o = 0; rest[o] && o + 1 < n; o++)
+            out[o] = (char)tolower((unsigned char)rest[o]);
+        out[o] = '\0';
+    }
+    return KUBE_OK;
+}
+
+static int add_extras(const apis_authn_config *cfg, const apis_http_request *req, apis_user *u)
+{
+    const apis_strlist *prefixes = &cfg->lists[APIS_AUTHN_EXTRA_PREFIXES];
+    char key[256];
+
+    for (size_t p = 0; p < prefixes->n; p++) {
+        size_t pl = strlen(prefixes->v[p]);
+        for (size_t i = 0; i < req->n_headers; i++) {
+            const apis_http_header *h = &req->headers[i];
+            if (strncasecmp(h->name, prefixes->v[p], pl) != 0 || h->name[pl] == '\0')
+                continue;
+            extra_key(h->name + pl, key, sizeof(key));
+            if (apis_user_add_extra(u, key, h->value) != KUBE_OK)
+                return KUBE_ENOMEM;
+        }
+    }
+    return KUBE_OK;
+}
+
+int apis_authn_from_headers(const apis_authn_config *cfg, const apis_http_request *req,
+                            apis_user **out)
+{
+    const apis_strlist *names = &cfg->lists[APIS_AUTHN_USERNAME_HEADERS];
+    const char *name = NULL;
+    apis_user *u;
+
+    *out = NULL;
+    for (size_t i = 0; i < names->n && !name; i++) {
+        const char *v = apis_http_header_get(req, names->v[i]);
+        if (v && *v)
+            name = v;
+    }
+    if (!name)
+        return KUBE_ENOTFOUND;
+    u = apis_user_new(name);
+    if (!u || add_groups(cfg, req, u) != KUBE_OK || add_extras(cfg, req, u) != KUBE_OK) {
+        apis_user_free(u);
+        return KUBE_ENOMEM;
+    }
+    *out = u;
+    return KUBE_OK;
+}
+
+static void remove_exact(apis_http_request *req, const char *name)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < req->n_headers; i++)
+        if (strcasecmp(req->headers[i].name, name) != 0)
+            req->headers[kept++] = req->headers[i];
+    req->n_headers = kept;
+}
+
+void apis_authn_strip_headers(const apis_authn_config *cfg, apis_http_request *req)
+{
+    const apis_strlist *users = &cfg->lists[APIS_AUTHN_USERNAME_HEADERS];
+    const apis_strlist *groups = &cfg->lists[APIS_AUTHN_GROUP_HEADERS];
+    const apis_strlist *prefixes = &cfg->lists[APIS_AUTHN_EXTRA_PREFIXES];
+
+    for (size_t i = 0; i < users->n; i++)
+        remove_exact(req, users->v[i]);
+    for (size_t i = 0; i < groups->n; i++)
+        remove_exact(req, groups->v[i]);
+    for (size_t i = 0; i < prefixes->n; i++)
+        apis_http_header_remove_prefix(req, prefixes->v[i]);
+    apis_http_header_remove_prefix(req, "X-Remote-");
+}
+
+int apis_authn_bearer_token(const apis_http_request *req, char *out, size_t n)
+{
+    const char *auth = apis_http_header_get(req, "Authorization");
+    const char *tok, *end;
+
+    if (!auth)
+        return KUBE_ENOTFOUND;
+    while (isspace((unsigned char)*auth))
+        auth++;
+    if (strncasecmp(auth, "bearer ", 7) != 0)
+        return KUBE_ENOTFOUND;
+    tok = auth + 7;
+    end = strchr(tok, ' ');
+    if (!end)
+        end = tok + strlen(tok);
+    while (end > tok && isspace((unsigned char)end[-1]))
+        end--;
+    if (end == tok)
+        return KUBE_ENOTFOUND;
+    if ((size_t)(end - tok) + 1 > n)
+        return KUBE_ERANGE;
+    memcpy(out, tok, (size_t)(end - tok));
+    out[end - tok] = '\0';
+    return KUBE_OK;
+}

@@ -1,0 +1,34 @@
+/*
+ * apiserver/cache.h - a small thread-safe string cache whose entries expire,
+ * for delegated authentication and authorization answers (k8s.io/apiserver
+ * caches TokenReview results and SubjectAccessReview decisions for 10 s).
+ *
+ * Bounded: when max_entries is reached, expired entries are swept and, if
+ * that frees nothing, the entry closest to expiry is evicted.
+ *
+ * Memory: apis_ttl_cache_new() allocates the cache, apis_ttl_cache_free()
+ * frees it and every entry. Keys and values are copied in;
+ * apis_ttl_cache_get() hands out a copy the caller frees with free().
+ */
+#ifndef APIS_CACHE_H
+#define APIS_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct apis_ttl_cache apis_ttl_cache;
+
+int apis_ttl_cache_new(size_t max_entries, apis_ttl_cache **out);
+void apis_ttl_cache_free(apis_ttl_cache *c);
+
+/* Returns KUBE_OK with *value (caller frees), KUBE_ENOTFOUND when absent or
+ * expired, KUBE_ENOMEM. */
+int apis_ttl_cache_get(apis_ttl_cache *c, const char *key, char **value);
+/* Inserts or replaces. ttl_ms <= 0 stores nothing. */
+int apis_ttl_cache_put(apis_ttl_cache *c, const char *key, const char *value, int64_t ttl_ms);
+size_t apis_ttl_cache_size(apis_ttl_cache *c);
+
+/* Replaces the monotonic millisecond clock (default kube_now_ms); tests. */
+void apis_ttl_cache_set_clock(apis_ttl_cache *c, int64_t (*now_ms)(void));
+
+#endif

@@ -1,0 +1,446 @@
+#include "delegate.h"
+
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "kube/errors.h"
+#include "kube/log.h"
+
+#define CACHE_ENTRIES 8192
+#define TOKENREVIEW_PATH "/apis/authentication.k8s.io/v1/tokenreviews"
+#define SAR_PATH "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+#define INVALID_TOKEN "-" /* cached value of a token kube-apiserver rejected */
+
+struct apis_delegate {
+    kube_client *authn_client;
+    kube_client *authz_client;
+    int64_t token_ttl_ms, allow_ttl_ms, deny_ttl_ms;
+    apis_strlist allow_paths, allow_groups;
+    apis_metrics *metrics;
+    apis_ttl_cache *tokens;
+    apis_ttl_cache *decisions;
+};
+
+static int copy_list(apis_strlist *dst, const apis_strlist *src)
+{
+    for (size_t i = 0; src && i < src->n; i++)
+        if (apis_strlist_add(dst, src->v[i]) != KUBE_OK)
+            return KUBE_ENOMEM;
+    return KUBE_OK;
+}
+
+int apis_delegate_new(const apis_delegate_options *o, apis_delegate **out)
+{
+    apis_delegate *d = calloc(1, sizeof(*d));
+    int rc;
+
+    *out = NULL;
+    if (!d)
+        return KUBE_ENOMEM;
+    d->authn_client = o->authn_client;
+    d->authz_client = o->authz_client;
+    d->token_ttl_ms = o->token_ttl_ms;
+    d->allow_ttl_ms = o->allow_ttl_ms;
+    d->deny_ttl_ms = o->deny_ttl_ms;
+    d->metrics = o->metrics;
+    rc = copy_list(&d->allow_paths, o->always_allow_paths);
+    if (rc == KUBE_OK)
+        rc = copy_list(&d->allow_groups, o->always_allow_groups);
+    if (rc == KUBE_OK)
+        rc = apis_ttl_cache_new(CACHE_ENTRIES, &d->tokens);
+    if (rc == KUBE_OK)
+        rc = apis_ttl_cache_new(CACHE_ENTRIES, &d->decisions);
+    if (rc != KUBE_OK) {
+        apis_delegate_free(d);
+        return rc;
+    }
+    *out = d;
+    return KUBE_OK;
+}
+
+void apis_delegate_free(apis_delegate *d)
+{
+    if (!d)
+        return;
+    apis_strlist_free(&d->allow_paths);
+    apis_strlist_free(&d->allow_groups);
+    apis_ttl_cache_free(d->tokens);
+    apis_ttl_cache_free(d->decisions);
+    free(d);
+}
+
+/* ---- users as JSON (the cache stores them in this form) ---- */
+
+static cJSON *user_to_json(const apis_user *u)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON *groups = cJSON_AddArrayToObject(j, "groups");
+    cJSON *extra = cJSON_AddObjectToObject(j, "extra");
+
+    if (!j || !groups || !extra || !cJSON_AddStringToObject(j, "username", u->name) ||
+        (u->uid && !cJSON_AddStringToObject(j, "uid", u->uid)))
+        goto nomem;
+    for (size_t i = 0; i < u->groups.n; i++)
+        if (!cJSON_AddItemToArray(groups, cJSON_CreateString(u->groups.v[i])))
+            goto nomem;
+    for (size_t i = 0; i < u->n_extra; i++) {
+        cJSON *vals = cJSON_AddArrayToObject(extra, u->extra[i].key);
+        if (!vals)
+            goto nomem;
+        for (size_t k = 0; k < u->extra[i].values.n; k++)
+            if (!cJSON_AddItemToArray(vals, cJSON_CreateString(u->extra[i].values.v[k])))
+                goto nomem;
+    }
+    return j;
+nomem:
+    cJSON_Delete(j);
+    return NULL;
+}
+
+static int add_string_items(const cJSON *arr, apis_strlist *l)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, arr) {
+        if (cJSON_IsString(it) && apis_strlist_add(l, it->valuestring) != KUBE_OK)
+            return KUBE_ENOMEM;
+    }
+    return KUBE_OK;
+}
+
+/* Reads a TokenReview status.user (or our cached form). */
+static int user_from_json(const cJSON *j, apis_user **out)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "username");
+    const cJSON *uid = cJSON_GetObjectItemCaseSensitive(j, "uid");
+    const cJSON *extra = cJSON_GetObjectItemCaseSensitive(j, "extra");
+    const cJSON *kv, *v;
+
+    if (!cJSON_IsObject(extra))
+        extra = NULL;
+    apis_user *u;
+    int rc;
+
+    *out = NULL;
+    if (!cJSON_IsString(name) || !*name->valuestring)
+        return KUBE_EPARSE;
+    u = apis_user_new(name->valuestring);
+    if (!u)
+        return KUBE_ENOMEM;
+    rc = add_string_items(cJSON_GetObjectItemCaseSensitive(j, "groups"), &u->groups);
+    if (rc == KUBE_OK && cJSON_IsString(uid) && *uid->valuestring && !(u->uid = kube_strdup(uid->valuestring)))
+        rc = KUBE_ENOMEM;
+    cJSON_ArrayForEach(kv, extra) {
+        cJSON_ArrayForEach(v, kv) {
+            if (rc == KUBE_OK && cJSON_IsString(v))
+                rc = apis_user_add_extra(u, kv->string, v->valuestring);
+        }
+    }
+    if (rc != KUBE_OK) {
+        apis_user_free(u);
+        return rc;
+    }
+    *out = u;
+    return KUBE_OK;
+}
+
+/* ---- TokenReview ---- */
+
+static void token_key(const char *token, char key[2 * SHA256_DIGEST_LENGTH + 4])
+{
+    unsigned char md[SHA256_DIGEST_LENGTH];
+
+    SHA256((const unsigned char *)token, strlen(token), md);
+    memcpy(key, "tr:", 3);
+    for (size_t i = 0; i < sizeof(md); i++)
+        snprintf(key + 3 + 2 * i, 3, "%02x", md[i]);
+}
+
+int apis_delegate_token_cached(apis_delegate *d, const char *token, apis_user **out)
+{
+    char key[2 * SHA256_DIGEST_LENGTH + 4];
+    char *cached = NULL;
+    cJSON *j;
+    int rc;
+
+    *out = NULL;
+    token_key(token, key);
+    rc = apis_ttl_cache_get(d->tokens, key, &cached);
+    if (rc != KUBE_OK)
+        return rc;
+    if (strcmp(cached, INVALID_TOKEN) == 0) {
+        free(cached);
+        return KUBE_EUNAUTHORIZED;
+    }
+    j = cJSON_Parse(cached);
+    free(cached);
+    rc = j ? user_from_json(j, out) : KUBE_EPARSE;
+    cJSON_Delete(j);
+    return rc;
+}
+
+static int tokenreview_body(const char *token, char **out)
+{
+    cJSON *tr = cJSON_CreateObject();
+    cJSON *spec = cJSON_AddObjectToObject(tr, "spec");
+
+    *out = NULL;
+    if (tr && spec && cJSON_AddStringToObject(tr, "apiVersion", "authentication.k8s.io/v1") &&
+        cJSON_AddStringToObject(tr, "kind", "TokenReview") &&
+        cJSON_AddStringToObject(spec, "token", token))
+        *out = cJSON_PrintUnformatted(tr);
+    cJSON_Delete(tr);
+    return *out ? KUBE_OK : KUBE_ENOMEM;
+}
+
+/* Reads status of a TokenReview answer into *out (NULL: not authenticated). */
+static int tokenreview_result(const char *body, apis_user **out)
+{
+    cJSON *j = cJSON_Parse(body);
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(j, "status");
+    const cJSON *authed = cJSON_GetObjectItemCaseSensitive(status, "authenticated");
+    int rc = KUBE_OK;
+
+    *out = NULL;
+    if (!cJSON_IsObject(status))
+        rc = KUBE_EPARSE;
+    else if (cJSON_IsTrue(authed))
+        rc = user_from_json(cJSON_GetObjectItemCaseSensitive(status, "user"), out);
+    cJSON_Delete(j);
+    return rc;
+}
+
+static void cache_token(apis_delegate *d, const char *token, const apis_user *u)
+{
+    char key[2 * SHA256_DIGEST_LENGTH + 4];
+    cJSON *j = u ? user_to_json(u) : NULL;
+    char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+
+    token_key(token, key);
+    if (!u || text)
+        apis_ttl_cache_put(d->tokens, key, u ? text : INVALID_TOKEN, d->token_ttl_ms);
+    free(text);
+    cJSON_Delete(j);
+}
+
+int apis_delegate_authenticate_token(apis_delegate *d, const char *token, apis_user **out)
+{
+    kube_response resp = {0};
+    char *body = NULL;
+    int rc = apis_delegate_token_cached(d, token, out);
+
+    if (rc != KUBE_ENOTFOUND)
+        return rc;
+    if (!d->authn_client)
+        return KUBE_EUNAUTHORIZED;
+    rc = tokenreview_body(token, &body);
+    if (rc == KUBE_OK)
+        rc = kube_client_do(d->authn_client, "POST", TOKENREVIEW_PATH, "application/json", body,
+                            strlen(body), &resp);
+    free(body);
+    if (rc == KUBE_OK)
+        rc = tokenreview_result(resp.body ? resp.body : "", out);
+    else
+        KLOG_WARN("TokenReview failed: %s (%s)", kube_strerror(rc), resp.status.message);
+    kube_response_clear(&resp);
+    if (rc != KUBE_OK)
+        return rc;
+    cache_token(d, token, *out);
+    return *out ? KUBE_OK : KUBE_EUNAUTHORIZED;
+}
+
+/* ---- SubjectAccessReview ---- */
+
+static int add_attr(cJSON *o, const char *key, const char *v)
+{
+    return !v || !*v || cJSON_AddStringToObject(o, key, v) != NULL;
+}
+
+static int add_attributes(cJSON *spec, const apis_authz_attrs *a)
+{
+    cJSON *attrs;
+
+    if (!a->resource_request) {
+        attrs = cJSON_AddObjectToObject(spec, "nonResourceAttributes");
+        return attrs && add_attr(attrs, "path", a->path) && add_attr(attrs, "verb", a->verb);
+    }
+    attrs = cJSON_AddObjectToObject(spec, "resourceAttributes");
+    return attrs && add_attr(attrs, "namespace", a->namespace_) && add_attr(attrs, "verb", a->verb) &&
+           add_attr(attrs, "group", a->group) && add_attr(attrs, "version", a->version) &&
+           add_attr(attrs, "resource", a->resource) &&
+           add_attr(attrs, "subresource", a->subresource) && add_attr(attrs, "name", a->name);
+}
+
+static int add_user(cJSON *spec, const apis_user *u)
+{
+    cJSON *uj = user_to_json(u);
+    cJSON *groups, *extra;
+
+    if (!uj)
+        return 0;
+    groups = cJSON_DetachItemFromObject(uj, "groups");
+    extra = cJSON_DetachItemFromObject(uj, "extra");
+    cJSON_Delete(uj);
+    if (!add_attr(spec, "user", u->name) || !groups || !extra) {
+        cJSON_Delete(groups);
+        cJSON_Delete(extra);
+        return 0;
+    }
+    cJSON_AddItemToObject(spec, "groups", groups);
+    if (cJSON_GetArraySize(extra) > 0)
+        cJSON_AddItemToObject(spec, "extra", extra);
+    else
+        cJSON_Delete(extra);
+    return add_attr(spec, "uid", u->uid);
+}
+
+cJSON *apis_delegate_sar_body(const apis_authz_attrs *a)
+{
+    cJSON *sar = cJSON_CreateObject();
+    cJSON *spec = cJSON_CreateObject();
+
+    if (!sar || !spec || !cJSON_AddStringToObject(sar, "apiVersion", "authorization.k8s.io/v1") ||
+        !cJSON_AddStringToObject(sar, "kind", "SubjectAccessReview")) {
+        cJSON_Delete(sar);
+        cJSON_Delete(spec);
+        return NULL;
+    }
+    cJSON_AddItemToObject(sar, "spec", spec);
+    if (!add_attributes(spec, a) || !add_user(spec, a->user)) {
+        cJSON_Delete(sar);
+        return NULL;
+    }
+    return sar;
+}
+
+static int always_allowed(apis_delegate *d, const apis_authz_attrs *a)
+{
+    if (!a->resource_request && a->path && apis_strlist_contains(&d->allow_paths, a->path))
+        return 1;
+    for (size_t i = 0; i < a->user->groups.n; i++)
+        if (apis_strlist_contains(&d->allow_groups, a->user->groups.v[i]))
+            return 1;
+    return 0;
+}
+
+/* Cached decisions are "1<reason>" or "0<reason>", keyed by the review. */
+static int decision_from_cache(apis_delegate *d, const char *key, apis_authz_decision *out)
+{
+    char *v = NULL;
+    int rc = apis_ttl_cache_get(d->decisions, key, &v);
+
+    if (rc != KUBE_OK)
+        return rc;
+    out->allowed = v[0] == '1';
+    kube_strlcpy(out->reason, v + 1, sizeof(out->reason));
+    free(v);
+    return KUBE_OK;
+}
+
+static void metric(apis_delegate *d, apis_authz_result r)
+{
+    if (d->metrics)
+        apis_metrics_authz(d->metrics, r);
+}
+
+static char *review_key(const apis_authz_attrs *a)
+{
+    cJSON *sar = apis_delegate_sar_body(a);
+    char *key = sar ? cJSON_PrintUnformatted(sar) : NULL;
+
+    cJSON_Delete(sar);
+    return key;
+}
+
+int apis_delegate_authorize_cached(apis_delegate *d, const apis_authz_attrs *a,
+                                   apis_authz_decision *out)
+{
+    char *key;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (always_allowed(d, a)) {
+        out->allowed = 1;
+        metric(d, APIS_AUTHZ_ALWAYS_ALLOWED);
+        return KUBE_OK;
+    }
+    key = review_key(a);
+    if (!key)
+        return KUBE_ENOMEM;
+    rc = decision_from_cache(d, key, out);
+    free(key);
+    if (rc == KUBE_OK)
+        metric(d, APIS_AUTHZ_CACHE_HIT);
+    return rc;
+}
+
+static int read_decision(const char *body, apis_authz_decision *out)
+{
+    cJSON *j = cJSON_Parse(body);
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(j, "status");
+    const cJSON *reason = cJSON_GetObjectItemCaseSensitive(status, "reason");
+    int rc = KUBE_OK;
+
+    if (!cJSON_IsObject(status))
+        rc = KUBE_EPARSE;
+    else {
+        out->allowed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(status, "allowed"));
+        if (cJSON_IsString(reason))
+            kube_strlcpy(out->reason, reason->valuestring, sizeof(out->reason));
+    }
+    cJSON_Delete(j);
+    return rc;
+}
+
+static void cache_decision(apis_delegate *d, const char *key, const apis_authz_decision *dec)
+{
+    kube_buf v = KUBE_BUF_INIT;
+
+    if (kube_buf_printf(&v, "%c%s", dec->allowed ? '1' : '0', dec->reason) == KUBE_OK)
+        apis_ttl_cache_put(d->decisions, key, v.data,
+                           dec->allowed ? d->allow_ttl_ms : d->deny_ttl_ms);
+    kube_buf_free(&v);
+}
+
+static int review(apis_delegate *d, const char *key, apis_authz_decision *out)
+{
+    kube_response resp = {0};
+    int rc = kube_client_do(d->authz_client, "POST", SAR_PATH, "application/json", key,
+                            strlen(key), &resp);
+
+    if (rc == KUBE_OK)
+        rc = read_decision(resp.body ? resp.body : "", out);
+    else
+        KLOG_WARN("SubjectAccessReview failed: %s (%s)", kube_strerror(rc), resp.status.message);
+    kube_response_clear(&resp);
+    return rc;
+}
+
+int apis_delegate_authorize(apis_delegate *d, const apis_authz_attrs *a,
+                            apis_authz_decision *out)
+{
+    int rc = apis_delegate_authorize_cached(d, a, out);
+    char *key;
+
+    if (rc != KUBE_ENOTFOUND)
+        return rc;
+    if (!d->authz_client) {
+        metric(d, APIS_AUTHZ_DENIED);
+        return KUBE_OK; /* no authorizer: nothing but the always-allow rules */
+    }
+    key = review_key(a);
+    if (!key)
+        return KUBE_ENOMEM;
+    rc = review(d, key, out);
+    if (rc == KUBE_OK) {
+        cache_decision(d, key, out);
+        metric(d, out->allowed ? APIS_AUTHZ_ALLOWED : APIS_AUTHZ_DENIED);
+    } else {
+        metric(d, APIS_AUTHZ_ERROR);
+    }
+    free(key);
+    return rc;
+}

@@ -1,0 +1,61 @@
+/*
+ * apiserver/metrics.h - Prometheus metrics of stickyvm-apiserver, rendered
+ * in the text exposition format (version 0.0.4) at /metrics:
+ *
+ *   stickyvm_apiserver_request_total{verb,subresource,code}       counter
+ *   stickyvm_apiserver_request_duration_seconds{verb,subresource} histogram
+ *   stickyvm_apiserver_inflight_requests                          gauge
+ *   stickyvm_apiserver_authentication_total{result}                counter
+ *   stickyvm_apiserver_authorization_total{result}                 counter
+ *   stickyvm_apiserver_pin_conflict_retries_total                  counter
+ *
+ * verb is the request method (GET, PUT, POST, ...; anything unusual is
+ * "other"), subresource is "pin", "unpin" or "" for non-resource paths,
+ * so the number of series stays bounded whatever clients send.
+ *
+ * Threads: every function is thread-safe.
+ * Memory: apis_metrics_new() allocates, apis_metrics_free() frees;
+ * apis_metrics_render() appends to a caller-owned kube_buf.
+ */
+#ifndef APIS_METRICS_H
+#define APIS_METRICS_H
+
+#include "kube/buf.h"
+
+typedef struct apis_metrics apis_metrics;
+
+typedef enum apis_authn_result {
+    APIS_AUTHN_FRONT_PROXY,
+    APIS_AUTHN_CLIENT_CERT,
+    APIS_AUTHN_TOKEN,
+    APIS_AUTHN_FAILED,
+    APIS_AUTHN_RESULT_COUNT
+} apis_authn_result;
+
+typedef enum apis_authz_result {
+    APIS_AUTHZ_ALWAYS_ALLOWED,  /* always-allow path or group */
+    APIS_AUTHZ_CACHE_HIT,
+    APIS_AUTHZ_ALLOWED,         /* SubjectAccessReview said yes */
+    APIS_AUTHZ_DENIED,
+    APIS_AUTHZ_ERROR,
+    APIS_AUTHZ_RESULT_COUNT
+} apis_authz_result;
+
+int apis_metrics_new(apis_metrics **out);
+void apis_metrics_free(apis_metrics *m);
+
+/* Records one finished request. */
+void apis_metrics_observe(apis_metrics *m, const char *method, const char *subresource, int code,
+                          double seconds);
+void apis_metrics_inflight(apis_metrics *m, int delta);
+void apis_metrics_authn(apis_metrics *m, apis_authn_result r);
+void apis_metrics_authz(apis_metrics *m, apis_authz_result r);
+void apis_metrics_conflict_retry(apis_metrics *m);
+
+/* Total requests observed with this code (any verb/subresource); tests. */
+unsigned long apis_metrics_requests_with_code(apis_metrics *m, int code);
+unsigned long apis_metrics_authz_count(apis_metrics *m, apis_authz_result r);
+
+int apis_metrics_render(apis_metrics *m, kube_buf *out);
+
+#endif

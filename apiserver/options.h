@@ -1,0 +1,78 @@
+/*
+ * apiserver/options.h - command-line flags of stickyvm-apiserver, named and
+ * defaulted as k8s.io/apiserver's SecureServing, DelegatingAuthentication
+ * and DelegatingAuthorization options name them:
+ *
+ *   --secure-port (8443)  --bind-address (0.0.0.0)
+ *   --cert-dir (apiserver.local.config/certificates)
+ *   --tls-cert-file  --tls-private-key-file
+ *   --kubeconfig  --authentication-kubeconfig  --authorization-kubeconfig
+ *   --authentication-skip-lookup
+ *   --client-ca-file  --requestheader-client-ca-file
+ *   --requestheader-allowed-names  --requestheader-username-headers
+ *   --requestheader-group-headers  --requestheader-extra-headers-prefix
+ *   --authentication-token-webhook-cache-ttl (10s)
+ *   --authorization-webhook-cache-authorized-ttl (10s)
+ *   --authorization-webhook-cache-unauthorized-ttl (10s)
+ *   --authorization-always-allow-paths (/healthz,/readyz,/livez)
+ *   --authorization-always-allow-groups (system:masters)
+ *   --max-requests-inflight (400)  --request-timeout (60s)
+ *   --shutdown-timeout (30s)  --workers (16)  --v / -v (0)
+ *
+ * Values follow pflag: "--name=value" or "--name value"; lists are
+ * comma-separated; durations use Go syntax ("10s", "1m30s", "500ms").
+ *
+ * Memory: apis_options_parse() fills a caller-owned apis_options whose
+ * strings and lists apis_options_free() releases.
+ */
+#ifndef APIS_OPTIONS_H
+#define APIS_OPTIONS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "authn.h"
+
+typedef struct apis_options {
+    char *bind_address;
+    int secure_port;
+    char *cert_dir;
+    char *tls_cert_file;
+    char *tls_private_key_file;
+    char *kubeconfig;
+    char *authentication_kubeconfig;
+    char *authorization_kubeconfig;
+    int authentication_skip_lookup;
+    char *client_ca_file;
+    char *requestheader_client_ca_file;
+    apis_strlist requestheader_allowed_names;
+    apis_strlist requestheader_username_headers; /* empty: not set */
+    apis_strlist requestheader_group_headers;
+    apis_strlist requestheader_extra_headers_prefix;
+    int allowed_names_set;
+    int64_t token_cache_ttl_ms;
+    int64_t authorized_ttl_ms;
+    int64_t unauthorized_ttl_ms;
+    apis_strlist always_allow_paths;
+    apis_strlist always_allow_groups;
+    int max_requests_inflight;
+    int64_t request_timeout_ms;
+    int64_t shutdown_timeout_ms;
+    int workers;
+    int verbosity;
+    int help;
+} apis_options;
+
+/* Fills o with the defaults. Returns KUBE_OK or KUBE_ENOMEM. */
+int apis_options_defaults(apis_options *o);
+/* Defaults, then argv[1..argc). On a bad flag returns KUBE_ECONFIG with a
+ * message naming it in err. "--help" sets o->help. */
+int apis_options_parse(int argc, char **argv, apis_options *o, char *err, size_t errlen);
+void apis_options_free(apis_options *o);
+void apis_options_usage(FILE *f);
+
+/* Parses a Go duration ("300ms", "10s", "1m30s", "1h"; "0" is 0) into
+ * milliseconds. Returns KUBE_OK or KUBE_EINVAL. */
+int apis_parse_duration_ms(const char *s, int64_t *out);
+
+#endif

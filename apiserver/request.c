@@ -1,0 +1,354 @@
+#include "request.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/buf.h"
+#include "kube/errors.h"
+
+#define MAX_SEGMENTS 9
+
+static const char label_rule[] =
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character";
+static const char subdomain_rule[] =
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+    "or '.', and must start and end with an alphanumeric character";
+
+static int is_lower_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static int label_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > APIS_DNS_LABEL_MAX)
+        return 0;
+    if (!is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!is_lower_alnum(s[i]) && s[i] != '-')
+            return 0;
+    return 1;
+}
+
+int apis_dns1123_label(const char *s)
+{
+    return label_ok(s, strlen(s));
+}
+
+int apis_dns1123_subdomain(const char *s)
+{
+    size_t n = strlen(s);
+    const char *p = s;
+
+    if (n == 0 || n > APIS_DNS_SUBDOMAIN_MAX)
+        return 0;
+    for (;;) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        if (!label_ok(p, len))
+            return 0;
+        if (!dot)
+            return 1;
+        p = dot + 1;
+    }
+}
+
+static int fail(char *msg, size_t msglen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *msg, size_t msglen, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, msglen, fmt, ap);
+    va_end(ap);
+    return KUBE_EBADREQUEST;
+}
+
+/* Origin-form, no percent-encoding, no empty or dot segments. */
+static int check_path(const char *path, char *msg, size_t msglen)
+{
+    const char *p = path + 1;
+
+    if (strchr(path, '%'))
+        return fail(msg, msglen, "invalid path %s: percent-encoded characters are not allowed",
+                    path);
+    if (strcmp(path, "/") == 0)
+        return KUBE_OK;
+    for (;;) {
+        const char *slash = strchr(p, '/');
+        size_t len = slash ? (size_t)(slash - p) : strlen(p);
+        if (len == 0)
+            return fail(msg, msglen, "invalid path %s: empty path segment%s", path,
+                        slash ? " (double slash)" : " (trailing slash)");
+        if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+            return fail(msg, msglen, "invalid path %s: \".\" and \"..\" segments are not allowed",
+                        path);
+        if (!slash)
+            return KUBE_OK;
+        p = slash + 1;
+    }
+}
+
+/* Splits a checked path (not "/") in place into at most MAX_SEGMENTS. */
+static size_t split(char *copy, char **segs)
+{
+    size_t n = 0;
+    char *p = copy + 1;
+
+    while (p && n < MAX_SEGMENTS) {
+        char *slash = strchr(p, '/');
+        if (slash)
+            *slash = '\0';
+        segs[n++] = p;
+        p = slash ? slash + 1 : NULL;
+    }
+    return p ? MAX_SEGMENTS + 1 : n;
+}
+
+static apis_route_kind single_segment(const char *s)
+{
+    if (strcmp(s, "healthz") == 0)
+        return APIS_ROUTE_HEALTHZ;
+    if (strcmp(s, "readyz") == 0)
+        return APIS_ROUTE_READYZ;
+    if (strcmp(s, "livez") == 0)
+        return APIS_ROUTE_LIVEZ;
+    if (strcmp(s, "metrics") == 0)
+        return APIS_ROUTE_METRICS;
+    if (strcmp(s, "apis") == 0)
+        return APIS_ROUTE_APIS;
+    return APIS_ROUTE_NOT_FOUND;
+}
+
+static int resource_route(char **segs, apis_route *out, char *msg, size_t msglen)
+{
+    const char *ns = segs[4], *name = segs[6], *sub = segs[7];
+
+    if (strcmp(segs[3], "namespaces") != 0 || strcmp(segs[5], "virtualmachines") != 0)
+        return KUBE_OK;
+    if (strcmp(sub, "pin") != 0 && strcmp(sub, "unpin") != 0)
+        return KUBE_OK;
+    if (!apis_dns1123_label(ns))
+        return fail(msg, msglen, "invalid namespace \"%s\": %s", ns, label_rule);
+    if (!apis_dns1123_subdomain(name))
+        return fail(msg, msglen, "invalid name \"%s\": %s", name, subdomain_rule);
+    kube_strlcpy(out->namespace_, ns, sizeof(out->namespace_));
+    kube_strlcpy(out->name, name, sizeof(out->name));
+    out->kind = strcmp(sub, "pin") == 0 ? APIS_ROUTE_PIN : APIS_ROUTE_UNPIN;
+    return KUBE_OK;
+}
+
+static int classify(const char *path, apis_route *out, char *msg, size_t msglen)
+{
+    char *segs[MAX_SEGMENTS];
+    char *copy;
+    size_t n;
+    int rc = KUBE_OK;
+
+    if (strcmp(path, "/") == 0) {
+        out->kind = APIS_ROUTE_ROOT;
+        return KUBE_OK;
+    }
+    copy = kube_strdup(path);
+    if (!copy)
+        return KUBE_ENOMEM;
+    n = split(copy, segs);
+    if (n == 1)
+        out->kind = single_segment(segs[0]);
+    else if (n == 2 && strcmp(segs[0], "openapi") == 0 && strcmp(segs[1], "v2") == 0)
+        out->kind = APIS_ROUTE_OPENAPI_V2;
+    else if (n >= 2 && strcmp(segs[0], "apis") == 0 && strcmp(segs[1], APIS_GROUP) == 0) {
+        if (n == 2)
+            out->kind = APIS_ROUTE_GROUP;
+        else if (n == 3 && strcmp(segs[2], APIS_VERSION) == 0)
+            out->kind = APIS_ROUTE_VERSION;
+        else if (n == 8 && strcmp(segs[2], APIS_VERSION) == 0)
+            rc = resource_route(segs, out, msg, msglen);
+    }
+    free(copy);
+    return rc;
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = (char)tolower((unsigned char)c);
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* Decodes a query component (percent escapes, '+' as space) into out.
+ * Returns KUBE_OK, KUBE_EBADREQUEST (bad escape) or KUBE_ERANGE. */
+static int query_unescape(const char *s, size_t n, char *out, size_t outlen)
+{
+    size_t o = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '%') {
+            if (i + 2 >= n)
+                return KUBE_EBADREQUEST;
+            if (hex_digit(s[i + 1]) < 0 || hex_digit(s[i + 2]) < 0)
+                return KUBE_EBADREQUEST;
+            c = (char)(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
+            i += 2;
+        } else if (c == '+') {
+            c = ' ';
+        }
+        if (o + 1 >= outlen)
+            return KUBE_ERANGE;
+        out[o++] = c;
+    }
+    out[o] = '\0';
+    return KUBE_OK;
+}
+
+static int take_node(const char *val, size_t vlen, apis_route *out, char *msg, size_t msglen)
+{
+    int rc;
+
+    if (out->has_node)
+        return fail(msg, msglen, "the query parameter node may be given only once");
+    out->has_node = 1;
+    rc = query_unescape(val, vlen, out->node, sizeof(out->node));
+    if (rc == KUBE_EBADREQUEST)
+        return fail(msg, msglen, "invalid escape in query parameter node");
+    if (rc == KUBE_ERANGE) {
+        /* too long to be a node name: keep a marker, validation says why */
+        out->node[0] = '\0';
+        out->node_valid = 0;
+        return KUBE_OK;
+    }
+    out->node_valid = apis_dns1123_subdomain(out->node);
+    return KUBE_OK;
+}
+
+/* Reads ?node= for pin; other parameters (timeout=32s, ...) are ignored,
+ * but every parameter must be well-formed. */
+static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)
+{
+    char scratch[512];
+
+    while (q && *q) {
+        const char *amp = strchr(q, '&');
+        size_t len = amp ? (size_t)(amp - q) : strlen(q);
+        const char *eq = memchr(q, '=', len);
+        size_t klen = eq ? (size_t)(eq - q) : len;
+        int rc = query_unescape(q, klen, scratch, sizeof(scratch));
+
+        if (rc == KUBE_EBADREQUEST)
+            return fail(msg, msglen, "invalid escape in query string");
+        if (rc == KUBE_OK && out->kind == APIS_ROUTE_PIN && strcmp(scratch, "node") == 0) {
+            const char *val = eq ? eq + 1 : q + len;
+            rc = take_node(val, (size_t)(q + len - val), out, msg, msglen);
+            if (rc != KUBE_OK)
+                return rc;
+        }
+        q = amp ? amp + 1 : NULL;
+    }
+    return KUBE_OK;
+}
+
+int apis_route_parse(const char *target, apis_route *out, char *msg, size_t msglen)
+{
+    const char *q;
+    size_t plen;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (target[0] != '/')
+        return fail(msg, msglen, "invalid request target %s: only paths beginning with '/' are served",
+                    target);
+    if (strchr(target, '#'))
+        return fail(msg, msglen, "invalid request target %s: a fragment is not allowed", target);
+    q = strchr(target, '?');
+    plen = q ? (size_t)(q - target) : strlen(target);
+    out->path = strndup(target, plen);
+    if (!out->path)
+        return KUBE_ENOMEM;
+    rc = check_path(out->path, msg, msglen);
+    if (rc == KUBE_OK)
+        rc = classify(out->path, out, msg, msglen);
+    if (rc == KUBE_OK && apis_route_is_resource(out->kind))
+        rc = parse_query(q ? q + 1 : NULL, out, msg, msglen);
+    if (rc != KUBE_OK)
+        apis_route_free(out);
+    return rc;
+}
+
+void apis_route_free(apis_route *r)
+{
+    free(r->path);
+    memset(r, 0, sizeof(*r));
+}
+
+int apis_route_is_resource(const apis_route_kind kind)
+{
+    return kind == APIS_ROUTE_PIN || kind == APIS_ROUTE_UNPIN;
+}
+
+const char *apis_route_subresource(apis_route_kind kind)
+{
+    if (kind == APIS_ROUTE_PIN)
+        return "pin";
+    if (kind == APIS_ROUTE_UNPIN)
+        return "unpin";
+    return "";
+}
+
+void apis_request_verb(const char *method, int resource_request, char *out, size_t n)
+{
+    static const struct {
+        const char *method, *verb;
+    } map[] = {{"GET", "get"}, {"HEAD", "get"}, {"PUT", "update"},
+               {"POST", "create"}, {"PATCH", "patch"}, {"DELETE", "delete"}};
+    size_t i;
+
+    if (resource_request) {
+        for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+            if (strcmp(method, map[i].method) == 0) {
+                kube_strlcpy(out, map[i].verb, n);
+                return;
+            }
+        }
+    }
+    for (i = 0; method[i] && i + 1 < n; i++)
+        out[i] = (char)tolower((unsigned char)method[i]);
+    if (n)
+        out[i < n ? i : n - 1] = '\0';
+}
+
+static const char *skip_json_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
+    return p;
+}
+
+int apis_body_check(const char *body, size_t len)
+{
+    const char *end = body ? body + len : NULL;
+    const char *p;
+
+    if (!body || len == 0)
+        return KUBE_OK;
+    p = skip_json_ws(body, end);
+    if (p == end)
+        return KUBE_OK;
+    if (*p != '{')
+        return KUBE_EBADREQUEST;
+    p = skip_json_ws(p + 1, end);
+    if (p == end || *p != '}')
+        return KUBE_EBADREQUEST;
+    p = skip_json_ws(p + 1, end);
+    return p == end ? KUBE_OK : KUBE_EBADREQUEST;
+}

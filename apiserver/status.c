@@ -1,0 +1,196 @@
+#include "status.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/errors.h"
+#include "request.h"
+
+/* Appends the compact form of json and a newline, then frees json. */
+static int emit(kube_buf *out, cJSON *json)
+{
+    char *text;
+    int rc;
+
+    if (!json)
+        return KUBE_ENOMEM;
+    text = cJSON_PrintUnformatted(json);
+    cJSON_Delete(json);
+    if (!text)
+        return KUBE_ENOMEM;
+    rc = kube_buf_puts(out, text);
+    if (rc == KUBE_OK)
+        rc = kube_buf_puts(out, "\n");
+    free(text);
+    return rc;
+}
+
+static int add_details(cJSON *st, const apis_status_details *d)
+{
+    cJSON *details = cJSON_AddObjectToObject(st, "details");
+    cJSON *causes, *cause;
+
+    if (!details)
+        return KUBE_ENOMEM;
+    if (!d)
+        return KUBE_OK;
+    if ((d->name && !cJSON_AddStringToObject(details, "name", d->name)) ||
+        (d->group && !cJSON_AddStringToObject(details, "group", d->group)) ||
+        (d->kind && !cJSON_AddStringToObject(details, "kind", d->kind)))
+        return KUBE_ENOMEM;
+    if (!d->cause_reason && !d->cause_message && !d->cause_field)
+        return KUBE_OK;
+    causes = cJSON_AddArrayToObject(details, "causes");
+    cause = cJSON_CreateObject();
+    if (!causes || !cause)
+        goto nomem;
+    cJSON_AddItemToArray(causes, cause);
+    if ((d->cause_reason && !cJSON_AddStringToObject(cause, "reason", d->cause_reason)) ||
+        (d->cause_message && !cJSON_AddStringToObject(cause, "message", d->cause_message)) ||
+        (d->cause_field && !cJSON_AddStringToObject(cause, "field", d->cause_field)))
+        return KUBE_ENOMEM;
+    return KUBE_OK;
+nomem:
+    cJSON_Delete(cause);
+    return KUBE_ENOMEM;
+}
+
+int apis_status_json(kube_buf *out, int code, const char *reason, const char *message,
+                     const apis_status_details *details)
+{
+    cJSON *st = cJSON_CreateObject();
+
+    if (!st || !cJSON_AddStringToObject(st, "kind", "Status") ||
+        !cJSON_AddStringToObject(st, "apiVersion", "v1") ||
+        !cJSON_AddObjectToObject(st, "metadata") ||
+        !cJSON_AddStringToObject(st, "status", "Failure") ||
+        !cJSON_AddStringToObject(st, "message", message ? message : "") ||
+        (reason && *reason && !cJSON_AddStringToObject(st, "reason", reason)) ||
+        add_details(st, details) != KUBE_OK ||
+        !cJSON_AddNumberToObject(st, "code", code)) {
+        cJSON_Delete(st);
+        return KUBE_ENOMEM;
+    }
+    return emit(out, st);
+}
+
+/* Go's %q for the strings we quote: backslash-escapes quotes, backslashes
+ * and control bytes. */
+static int put_quoted(kube_buf *b, const char *s)
+{
+    int rc = kube_buf_puts(b, "\"");
+
+    for (; rc == KUBE_OK && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            rc = kube_buf_printf(b, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            rc = kube_buf_printf(b, "\\x%02x", c);
+        else
+            rc = kube_buf_append(b, s, 1);
+    }
+    return rc == KUBE_OK ? kube_buf_puts(b, "\"") : rc;
+}
+
+static int forbidden_message(kube_buf *m, const apis_forbidden *f)
+{
+    int rc = KUBE_OK;
+
+    if (f->resource) {
+        rc = kube_buf_printf(m, "%s.%s ", f->resource, f->group);
+        if (rc == KUBE_OK && f->name && *f->name) {
+            rc = put_quoted(m, f->name);
+            if (rc == KUBE_OK)
+                rc = kube_buf_puts(m, " ");
+        }
+        if (rc == KUBE_OK)
+            rc = kube_buf_puts(m, "is forbidden: User ");
+    } else {
+        rc = kube_buf_puts(m, "forbidden: User ");
+    }
+    if (rc == KUBE_OK)
+        rc = put_quoted(m, f->user ? f->user : "");
+    if (rc == KUBE_OK)
+        rc = kube_buf_printf(m, " cannot %s ", f->verb);
+    if (rc != KUBE_OK)
+        return rc;
+    if (!f->resource) {
+        rc = kube_buf_puts(m, "path ");
+        return rc == KUBE_OK ? put_quoted(m, f->path ? f->path : "") : rc;
+    }
+    rc = kube_buf_printf(m, "resource \"%s%s%s\" in API group ", f->resource,
+                         f->subresource && *f->subresource ? "/" : "",
+                         f->subresource ? f->subresource : "");
+    if (rc == KUBE_OK)
+        rc = put_quoted(m, f->group);
+    if (rc == KUBE_OK && f->namespace_ && *f->namespace_) {
+        rc = kube_buf_puts(m, " in the namespace ");
+        if (rc == KUBE_OK)
+            rc = put_quoted(m, f->namespace_);
+    } else if (rc == KUBE_OK) {
+        rc = kube_buf_puts(m, " at the cluster scope");
+    }
+    return rc;
+}
+
+int apis_status_forbidden(kube_buf *out, const apis_forbidden *f)
+{
+    kube_buf m = KUBE_BUF_INIT;
+    apis_status_details d = {0};
+    int rc = forbidden_message(&m, f);
+
+    if (rc == KUBE_OK && f->reason && *f->reason)
+        rc = kube_buf_printf(&m, ": %s", f->reason);
+    if (rc == KUBE_OK) {
+        if (f->resource) {
+            d.name = f->name && *f->name ? f->name : NULL;
+            d.group = f->group;
+            d.kind = f->resource;
+        }
+        rc = apis_status_json(out, 403, "Forbidden", m.data, &d);
+    }
+    kube_buf_free(&m);
+    return rc;
+}
+
+int apis_status_unauthorized(kube_buf *out)
+{
+    return apis_status_json(out, 401, "Unauthorized", "Unauthorized", NULL);
+}
+
+int apis_status_method_not_allowed(kube_buf *out)
+{
+    return apis_status_json(out, 405, "MethodNotAllowed",
+                            "the server does not allow this method on the requested resource",
+                            NULL);
+}
+
+static cJSON *string_or_null(const char *s)
+{
+    return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+int apis_pin_answer_json(kube_buf *out, const char *ns, const char *name, const char *node,
+                         const char *previous_node, int changed)
+{
+    cJSON *a = cJSON_CreateObject();
+    cJSON *meta;
+
+    if (!a || !cJSON_AddStringToObject(a, "apiVersion", APIS_GROUP_VERSION) ||
+        !cJSON_AddStringToObject(a, "kind", "VirtualMachinePin") ||
+        !(meta = cJSON_AddObjectToObject(a, "metadata")) ||
+        !cJSON_AddStringToObject(meta, "name", name) ||
+        !cJSON_AddStringToObject(meta, "namespace", ns)) {
+        cJSON_Delete(a);
+        return KUBE_ENOMEM;
+    }
+    cJSON_AddItemToObject(a, "node", string_or_null(node));
+    cJSON_AddItemToObject(a, "previousNode", string_or_null(previous_node));
+    if (!cJSON_AddBoolToObject(a, "changed", changed) || !cJSON_GetObjectItem(a, "node") ||
+        !cJSON_GetObjectItem(a, "previousNode")) {
+        cJSON_Delete(a);
+        return KUBE_ENOMEM;
+    }
+    return emit(out, a);
+}
