@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "kube/object.h"
+#include "kube/quantity.h"
 
 /* A taint's effect; KUBE_EFFECT_ALL only appears in tolerations (an empty
  * effect tolerates every effect). */
@@ -76,5 +77,29 @@ int64_t kube_resources_scalar(const kube_resources *r, const char *name);
  * "requests."), hugepages-*, attachable-volumes-* and kubernetes.io/
  * prefixed native resources. Returns 1 or 0. */
 int kube_is_scalar_resource_name(const char *name);
+
+/* ---- For decoder implementations ---- */
+
+/* One entry of a v1.ResourceList. name is borrowed (not copied). */
+typedef struct kube_resource_entry {
+    const char *name;
+    kube_quantity q;
+} kube_resource_entry;
+
+struct kube_arena;
+
+/* Reads a JSON ResourceList (an object of quantities; NULL reads as
+ * empty) into a malloc'd array the caller frees (*out NULL when empty).
+ * Names point into the JSON. A repeated name keeps its last value, as
+ * Go's map decoding does. Returns KUBE_OK, KUBE_EPARSE or KUBE_ENOMEM. */
+int kube_resource_list_decode(const cJSON *map, kube_resource_entry **out, size_t *n);
+
+/* Sets *out to framework.NewResource(list): cpu (MilliValue), memory,
+ * ephemeral-storage and pods (Value), and every scalar resource (Value,
+ * names copied into the arena); other names are ignored. The list holds
+ * each name once. Returns KUBE_OK, KUBE_ERANGE (a used value without an
+ * int64 form) or KUBE_ENOMEM. */
+int kube_resources_from_list(const kube_resource_entry *list, size_t n, struct kube_arena *a,
+                             kube_resources *out);
 
 #endif

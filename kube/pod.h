@@ -46,7 +46,7 @@ typedef enum kube_toleration_op {
 typedef struct kube_toleration {
     const char *key;          /* "" matches every key */
     const char *value;        /* "" when unset */
-    kube_toleration_op op;
+    kube_toleration_op op;    /* KUBE_TOL_INVALID also for an unknown effect */
     kube_taint_effect effect; /* KUBE_EFFECT_ALL when empty */
     int has_seconds;          /* tolerationSeconds is set */
     int64_t seconds;
