@@ -15,4 +15,5 @@
     UNIT(config)                     \
     UNIT(client)                     \
     UNIT(ratelimit)                  \
+    UNIT(quantity)                   \
     /* add groups above this line */
