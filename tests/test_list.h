@@ -16,4 +16,5 @@
     UNIT(client)                     \
     UNIT(ratelimit)                  \
     UNIT(quantity)                   \
+    UNIT(selector)                   \
     /* add groups above this line */
