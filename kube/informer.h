@@ -85,20 +85,33 @@ typedef struct kube_informer_options {
     int backoff_max_ms;          /* backoff cap, default 30000 */
 } kube_informer_options;
 
+/* Allocates a hub (not started) on *out. The client is borrowed and must
+ * outlive the hub. Returns KUBE_OK, KUBE_EINVAL or KUBE_ENOMEM. */
 int kube_hub_new(kube_client *client, kube_hub **out);
-/* Adds an informer before or after start. Handlers may be NULL. */
+/* Adds an informer before or after start (a running hub picks it up at
+ * once). opts' strings are copied; opts->resource and opts->codec are
+ * borrowed (static descriptors). handlers (may be NULL, and any member may
+ * be NULL) are copied; handlers->ud is borrowed and must outlive the hub.
+ * *out (may be NULL) receives the informer, owned by the hub. Returns
+ * KUBE_OK, KUBE_EINVAL, KUBE_ENOMEM, or KUBE_ECANCELED after stop. */
 int kube_hub_add_informer(kube_hub *hub, const kube_informer_options *opts,
                           const kube_informer_handlers *handlers, kube_informer **out);
-/* Starts the hub thread. */
+/* Starts the hub thread. Returns KUBE_OK (also when already started),
+ * KUBE_ECANCELED after stop, or KUBE_ENOMEM. */
 int kube_hub_start(kube_hub *hub);
-/* Stops the thread and closes every watch; idempotent. */
+/* Stops the thread and closes every watch; idempotent. Interrupts the
+ * hub's waits (curl_multi_wakeup) and returns once the thread has exited,
+ * i.e. after the handler running at that moment, if any, returns. Stores
+ * stay readable until kube_hub_free(). Never call it from a handler. */
 void kube_hub_stop(kube_hub *hub);
+/* Stops the hub if needed, then frees it, its informers and their stores
+ * (dropping the stores' references). NULL-safe. */
 void kube_hub_free(kube_hub *hub);
 
 /* Non-zero once the first list has been delivered. Thread-safe. */
 int kube_informer_has_synced(kube_informer *inf);
 /* Waits until every informer of the hub has synced, or timeout_ms passes.
- * Returns KUBE_OK or KUBE_ETIMEDOUT. */
+ * Returns KUBE_OK, KUBE_ETIMEDOUT, or KUBE_ECANCELED once the hub stopped. */
 int kube_hub_wait_synced(kube_hub *hub, long timeout_ms);
 
 /* Store lookups, thread-safe. ns is "" for cluster-scoped objects. Returns
@@ -109,10 +122,16 @@ size_t kube_informer_count(kube_informer *inf);
 /* Calls fn for every stored object (under the store's read lock; fn must not
  * call back into the informer). */
 void kube_informer_foreach(kube_informer *inf, void (*fn)(void *ud, kube_object *obj), void *ud);
-/* The last resourceVersion seen (list, event or bookmark), copied into out. */
+/* The last resourceVersion seen (list, event or bookmark), copied into out
+ * (n bytes, NUL-terminated; "" before the first list). Thread-safe. */
 void kube_informer_last_rv(kube_informer *inf, char *out, size_t n);
 
-/* Counters, for tests and metrics. */
+/* Counters, for tests and metrics. Thread-safe.
+ *   lists: list attempts (a paginated list with its fallbacks counts once)
+ *   watches: watch requests started
+ *   relists_410: re-lists caused by a 410 on a watch
+ *   events: ADDED/MODIFIED/DELETED applied; bookmarks: BOOKMARKs seen
+ *   errors: failed requests, malformed lines, objects the codec rejected */
 typedef struct kube_informer_stats {
     unsigned long lists, watches, relists_410, events, bookmarks, errors;
 } kube_informer_stats;
