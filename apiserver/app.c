@@ -1,0 +1,202 @@
+#include "app.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "certs.h"
+#include "delegate.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/errors.h"
+#include "kube/log.h"
+#include "server.h"
+
+#define DELEGATE_TIMEOUT_MS 10000 /* k8s.io/apiserver's webhook client timeout */
+
+typedef struct endpoint {
+    kube_config *cfg;
+    kube_client *client;
+} endpoint;
+
+struct apis_app {
+    endpoint main_ep, authn_ep, authz_ep;
+    apis_metrics *metrics;
+    apis_delegate *delegate;
+    apis_authn_source *authn;
+    apis_certs *certs;
+    apis_server *server;
+};
+
+static int open_endpoint(const char *kubeconfig, long timeout_ms, endpoint *ep, char *err,
+                         size_t errlen)
+{
+    kube_client_options co;
+    int rc = kube_config_load(kubeconfig, &ep->cfg, err, errlen);
+
+    if (rc != KUBE_OK)
+        return rc;
+    kube_client_options_default(&co);
+    co.qps = 0; /* kube-apiserver's priority and fairness bounds us */
+    co.timeout_ms = timeout_ms;
+    co.user_agent = "stickyvm-apiserver";
+    rc = kube_client_new(ep->cfg, &co, &ep->client);
+    if (rc != KUBE_OK)
+        snprintf(err, errlen, "cannot create a client for %s: %s", kube_config_server(ep->cfg),
+                 kube_strerror(rc));
+    return rc;
+}
+
+static void close_endpoint(endpoint *ep)
+{
+    kube_client_free(ep->client);
+    kube_config_free(ep->cfg);
+    memset(ep, 0, sizeof(*ep));
+}
+
+static int is_set(const char *s)
+{
+    return s && *s;
+}
+
+static int open_clients(apis_app *a, const apis_options *o, char *err, size_t errlen)
+{
+    int rc = open_endpoint(o->kubeconfig, 30000, &a->main_ep, err, errlen);
+
+    if (rc == KUBE_OK && is_set(o->authentication_kubeconfig))
+        rc = open_endpoint(o->authentication_kubeconfig, DELEGATE_TIMEOUT_MS, &a->authn_ep, err,
+                           errlen);
+    if (rc == KUBE_OK && is_set(o->authorization_kubeconfig))
+        rc = open_endpoint(o->authorization_kubeconfig, DELEGATE_TIMEOUT_MS, &a->authz_ep, err,
+                           errlen);
+    return rc;
+}
+
+static kube_client *authn_client(apis_app *a)
+{
+    return a->authn_ep.client ? a->authn_ep.client : a->main_ep.client;
+}
+
+static kube_client *authz_client(apis_app *a)
+{
+    return a->authz_ep.client ? a->authz_ep.client : a->main_ep.client;
+}
+
+static int open_delegate(apis_app *a, const apis_options *o)
+{
+    apis_delegate_options d = {
+        .authn_client = authn_client(a),
+        .authz_client = authz_client(a),
+        .token_ttl_ms = o->token_cache_ttl_ms,
+        .allow_ttl_ms = o->authorized_ttl_ms,
+        .deny_ttl_ms = o->unauthorized_ttl_ms,
+        .always_allow_paths = &o->always_allow_paths,
+        .always_allow_groups = &o->always_allow_groups,
+        .metrics = a->metrics,
+    };
+    return apis_delegate_new(&d, &a->delegate);
+}
+
+static int open_authn_source(apis_app *a, const apis_options *o, char *err, size_t errlen)
+{
+    apis_authn_source_options so = {
+        .client = o->authentication_skip_lookup ? NULL : authn_client(a),
+        .client_ca_file = is_set(o->client_ca_file) ? o->client_ca_file : NULL,
+        .requestheader_ca_file =
+            is_set(o->requestheader_client_ca_file) ? o->requestheader_client_ca_file : NULL,
+        .allowed_names = &o->requestheader_allowed_names,
+        .allowed_names_set = o->allowed_names_set,
+        .username_headers = &o->requestheader_username_headers,
+        .group_headers = &o->requestheader_group_headers,
+        .extra_prefixes = &o->requestheader_extra_headers_prefix,
+    };
+    int rc = apis_authn_source_new(&so, &a->authn, err, errlen);
+
+    if (rc == KUBE_OK && (rc = apis_authn_source_start(a->authn)) != KUBE_OK)
+        snprintf(err, errlen, "cannot watch %s/%s: %s", APIS_AUTHN_CONFIGMAP_NAMESPACE,
+                 APIS_AUTHN_CONFIGMAP_NAME, kube_strerror(rc));
+    return rc;
+}
+
+static int open_server(apis_app *a, const apis_options *o, char *err, size_t errlen)
+{
+    apis_server_options so = {
+        .bind_address = o->bind_address,
+        .port = o->secure_port,
+        .certs = a->certs,
+        .ctx = {.authn = a->authn, .delegate = a->delegate, .client = a->main_ep.client,
+                .metrics = a->metrics},
+        .workers = o->workers,
+        .max_inflight = o->max_requests_inflight,
+        .request_timeout_ms = o->request_timeout_ms,
+        .shutdown_timeout_ms = o->shutdown_timeout_ms,
+    };
+    return apis_server_new(&so, &a->server, err, errlen);
+}
+
+int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen)
+{
+    apis_app *a = calloc(1, sizeof(*a));
+    int rc;
+
+    *out = NULL;
+    if (!a)
+        return KUBE_ENOMEM;
+    rc = open_clients(a, o, err, errlen);
+    if (rc == KUBE_OK && (rc = apis_metrics_new(&a->metrics)) == KUBE_OK)
+        rc = open_delegate(a, o);
+    if (rc == KUBE_OK)
+        rc = apis_certs_new(o->tls_cert_file, o->tls_private_key_file, o->cert_dir,
+                            o->bind_address, &a->certs, err, errlen);
+    if (rc == KUBE_OK)
+        rc = open_authn_source(a, o, err, errlen);
+    if (rc == KUBE_OK)
+        rc = open_server(a, o, err, errlen);
+    if (rc != KUBE_OK) {
+        if (!*err)
+            snprintf(err, errlen, "%s", kube_strerror(rc));
+        apis_app_free(a);
+        return rc;
+    }
+    *out = a;
+    return KUBE_OK;
+}
+
+int apis_app_port(const apis_app *a)
+{
+    return apis_server_port(a->server);
+}
+
+int apis_app_run(apis_app *a)
+{
+    return apis_server_run(a->server);
+}
+
+void apis_app_stop(apis_app *a)
+{
+    apis_server_stop(a->server);
+}
+
+void apis_app_free(apis_app *a)
+{
+    if (!a)
+        return;
+    apis_server_free(a->server);
+    apis_authn_source_free(a->authn);
+    apis_certs_free(a->certs);
+    apis_delegate_free(a->delegate);
+    apis_metrics_free(a->metrics);
+    close_endpoint(&a->authz_ep);
+    close_endpoint(&a->authn_ep);
+    close_endpoint(&a->main_ep);
+    free(a);
+}
+
+apis_metrics *apis_app_metrics(apis_app *a)
+{
+    return a->metrics;
+}
+
+apis_authn_source *apis_app_authn_source(apis_app *a)
+{
+    return a->authn;
+}

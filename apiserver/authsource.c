@@ -1,0 +1,332 @@
+#include "authsource.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kube/api.h"
+#include "kube/buf.h"
+#include "kube/configmap.h"
+#include "kube/errors.h"
+#include "kube/informer.h"
+#include "kube/log.h"
+
+typedef struct watched_file {
+    char *path;      /* NULL: flag not given */
+    char *pem;
+    size_t len;
+    struct timespec mtime;
+    off_t size;
+    ino_t ino;
+} watched_file;
+
+struct apis_authn_source {
+    pthread_mutex_t mu;
+    kube_client *client;
+    kube_hub *hub;
+    watched_file client_ca, rh_ca;
+    apis_strlist allowed_names, user_headers, group_headers, extra_prefixes;
+    int allowed_names_set;
+    cJSON *cm_data;            /* last ConfigMap data seen, NULL before */
+    apis_authn_config *current;
+    uint64_t generation;
+    int ready;
+};
+
+static int file_changed(const watched_file *f, const struct stat *st)
+{
+    return st->st_ino != f->ino || st->st_size != f->size ||
+           st->st_mtim.tv_sec != f->mtime.tv_sec || st->st_mtim.tv_nsec != f->mtime.tv_nsec;
+}
+
+/* Reads f->path if it changed. Returns 1 when new content was loaded, 0 when
+ * unchanged, or a negative KUBE_E* code. */
+static int read_watched(watched_file *f, char *err, size_t errlen)
+{
+    struct stat st;
+    char *pem = NULL;
+    size_t len = 0;
+
+    if (stat(f->path, &st) != 0 || kube_read_file(f->path, &pem, &len) != KUBE_OK) {
+        snprintf(err, errlen, "%s: cannot read", f->path);
+        return KUBE_EIO;
+    }
+    if (f->pem && !file_changed(f, &st)) {
+        free(pem);
+        return 0;
+    }
+    free(f->pem);
+    f->pem = pem;
+    f->len = len;
+    f->mtime = st.st_mtim;
+    f->size = st.st_size;
+    f->ino = st.st_ino;
+    return 1;
+}
+
+static int copy_list(apis_strlist *dst, const apis_strlist *src)
+{
+    for (size_t i = 0; src && i < src->n; i++)
+        if (apis_strlist_add(dst, src->v[i]) != KUBE_OK)
+            return KUBE_ENOMEM;
+    return KUBE_OK;
+}
+
+/* Sets a list from its flag when given; otherwise, when the whole
+ * requestheader block comes from flags, to the default (dflt, may be NULL
+ * for an empty list). */
+static int override_list(apis_authn_config *cfg, apis_authn_list which, const apis_strlist *l,
+                         int flag_given, int rh_flag, const char *dflt)
+{
+    apis_strlist d = {0};
+    int rc;
+
+    if (flag_given || (l->n > 0 && which != APIS_AUTHN_ALLOWED_NAMES))
+        return apis_authn_config_set_list(cfg, which, l);
+    if (!rh_flag)
+        return KUBE_OK;
+    rc = dflt ? apis_strlist_add(&d, dflt) : KUBE_OK;
+    if (rc == KUBE_OK)
+        rc = apis_authn_config_set_list(cfg, which, &d);
+    apis_strlist_free(&d);
+    return rc;
+}
+
+/* Flags applied over the ConfigMap settings. */
+static int apply_flags(apis_authn_source *s, apis_authn_config *cfg, char *err, size_t errlen)
+{
+    int rh_flag = s->rh_ca.path != NULL;
+    int rc = KUBE_OK;
+
+    if (s->client_ca.path)
+        rc = apis_authn_config_set_client_ca(cfg, s->client_ca.pem, s->client_ca.len,
+                                             s->client_ca.path, err, errlen);
+    if (rc == KUBE_OK && rh_flag)
+        rc = apis_authn_config_set_requestheader_ca(cfg, s->rh_ca.pem, s->rh_ca.len, s->rh_ca.path,
+                                                    err, errlen);
+    if (rc == KUBE_OK)
+        rc = override_list(cfg, APIS_AUTHN_ALLOWED_NAMES, &s->allowed_names,
+                           s->allowed_names_set, rh_flag, NULL);
+    if (rc == KUBE_OK)
+        rc = override_list(cfg, APIS_AUTHN_USERNAME_HEADERS, &s->user_headers, 0, rh_flag,
+                           "X-Remote-User");
+    if (rc == KUBE_OK)
+        rc = override_list(cfg, APIS_AUTHN_GROUP_HEADERS, &s->group_headers, 0, rh_flag,
+                           "X-Remote-Group");
+    if (rc == KUBE_OK)
+        rc = override_list(cfg, APIS_AUTHN_EXTRA_PREFIXES, &s->extra_prefixes, 0, rh_flag,
+                           "X-Remote-Extra-");
+    return rc;
+}
+
+/* Builds a snapshot from the ConfigMap data and the flags; installs it.
+ * Called with s->mu held. */
+static int rebuild(apis_authn_source *s, char *err, size_t errlen)
+{
+    apis_authn_config *cfg, *old;
+    int rc = apis_authn_config_new(&cfg);
+
+    if (rc == KUBE_OK && s->cm_data)
+        rc = apis_authn_config_from_configmap(cfg, s->cm_data, err, errlen);
+    if (rc == KUBE_OK)
+        rc = apply_flags(s, cfg, err, errlen);
+    if (rc != KUBE_OK) {
+        apis_authn_config_unref(cfg);
+        return rc;
+    }
+    old = s->current;
+    s->current = cfg;
+    s->generation++;
+    apis_authn_config_unref(old);
+    return KUBE_OK;
+}
+
+int apis_authn_source_new(const apis_authn_source_options *o, apis_authn_source **out,
+                          char *err, size_t errlen)
+{
+    apis_authn_source *s = calloc(1, sizeof(*s));
+    int rc = KUBE_OK;
+
+    *out = NULL;
+    if (!s)
+        return KUBE_ENOMEM;
+    pthread_mutex_init(&s->mu, NULL);
+    s->client = o->client;
+    s->ready = o->client == NULL;
+    s->allowed_names_set = o->allowed_names_set;
+    if ((o->client_ca_file && !(s->client_ca.path = kube_strdup(o->client_ca_file))) ||
+        (o->requestheader_ca_file && !(s->rh_ca.path = kube_strdup(o->requestheader_ca_file))) ||
+        copy_list(&s->allowed_names, o->allowed_names) != KUBE_OK ||
+        copy_list(&s->user_headers, o->username_headers) != KUBE_OK ||
+        copy_list(&s->group_headers, o->group_headers) != KUBE_OK ||
+        copy_list(&s->extra_prefixes, o->extra_prefixes) != KUBE_OK)
+        rc = KUBE_ENOMEM;
+    if (rc == KUBE_OK && s->client_ca.path)
+        rc = read_watched(&s->client_ca, err, errlen) < 0 ? KUBE_EIO : KUBE_OK;
+    if (rc == KUBE_OK && s->rh_ca.path)
+        rc = read_watched(&s->rh_ca, err, errlen) < 0 ? KUBE_EIO : KUBE_OK;
+    if (rc == KUBE_OK)
+        rc = rebuild(s, err, errlen);
+    if (rc != KUBE_OK) {
+        apis_authn_source_free(s);
+        return rc;
+    }
+    *out = s;
+    return KUBE_OK;
+}
+
+static void install_configmap(apis_authn_source *s, const cJSON *data, const char *why)
+{
+    cJSON *copy = cJSON_Duplicate(data, 1);
+    cJSON *old;
+    char err[512] = "";
+
+    if (!copy)
+        return;
+    pthread_mutex_lock(&s->mu);
+    old = s->cm_data;
+    s->cm_data = copy;
+    if (rebuild(s, err, sizeof(err)) != KUBE_OK) {
+        KLOG_ERROR("%s/%s: %s; keeping the previous authentication settings",
+                   APIS_AUTHN_CONFIGMAP_NAMESPACE, APIS_AUTHN_CONFIGMAP_NAME, err);
+        s->cm_data = old;
+        old = copy;
+    } else {
+        s->ready = 1;
+        KLOG_V(1, "authentication settings %s from %s/%s", why, APIS_AUTHN_CONFIGMAP_NAMESPACE,
+               APIS_AUTHN_CONFIGMAP_NAME);
+    }
+    pthread_mutex_unlock(&s->mu);
+    cJSON_Delete(old);
+}
+
+void apis_authn_source_apply_configmap(apis_authn_source *s, const cJSON *data)
+{
+    install_configmap(s, data, "replaced");
+}
+
+static void on_configmap(apis_authn_source *s, kube_object *obj, const char *why)
+{
+    const kube_configmap *cm = kube_configmap_from(obj);
+    cJSON *data;
+
+    if (!cm || strcmp(obj->meta.name, APIS_AUTHN_CONFIGMAP_NAME) != 0)
+        return;
+    data = cJSON_CreateObject();
+    for (size_t i = 0; data && i < cm->n_data; i++)
+        cJSON_AddStringToObject(data, cm->data[i].key, cm->data[i].value);
+    if (data)
+        install_configmap(s, data, why);
+    cJSON_Delete(data);
+}
+
+static void on_add(void *ud, kube_object *obj)
+{
+    on_configmap(ud, obj, "loaded");
+}
+
+static void on_update(void *ud, kube_object *old_obj, kube_object *new_obj)
+{
+    (void)old_obj;
+    on_configmap(ud, new_obj, "updated");
+}
+
+static void on_delete(void *ud, kube_object *obj)
+{
+    (void)ud;
+    if (strcmp(obj->meta.name, APIS_AUTHN_CONFIGMAP_NAME) == 0)
+        KLOG_WARN("%s/%s was deleted; keeping the last authentication settings",
+                  APIS_AUTHN_CONFIGMAP_NAMESPACE, APIS_AUTHN_CONFIGMAP_NAME);
+}
+
+int apis_authn_source_start(apis_authn_source *s)
+{
+    kube_informer_options io = {0};
+    kube_informer_handlers h = {on_add, on_update, on_delete, s};
+    int rc;
+
+    if (!s->client)
+        return KUBE_OK;
+    io.resource = &KUBE_RES_CONFIGMAPS;
+    io.codec = &kube_configmap_codec;
+    io.namespace_ = APIS_AUTHN_CONFIGMAP_NAMESPACE;
+    io.field_selector = "metadata.name=" APIS_AUTHN_CONFIGMAP_NAME;
+    rc = kube_hub_new(s->client, &s->hub);
+    if (rc == KUBE_OK)
+        rc = kube_hub_add_informer(s->hub, &io, &h, NULL);
+    if (rc == KUBE_OK)
+        rc = kube_hub_start(s->hub);
+    return rc;
+}
+
+void apis_authn_source_free(apis_authn_source *s)
+{
+    if (!s)
+        return;
+    if (s->hub) {
+        kube_hub_stop(s->hub);
+        kube_hub_free(s->hub);
+    }
+    apis_authn_config_unref(s->current);
+    cJSON_Delete(s->cm_data);
+    free(s->client_ca.path);
+    free(s->client_ca.pem);
+    free(s->rh_ca.path);
+    free(s->rh_ca.pem);
+    apis_strlist_free(&s->allowed_names);
+    apis_strlist_free(&s->user_headers);
+    apis_strlist_free(&s->group_headers);
+    apis_strlist_free(&s->extra_prefixes);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+apis_authn_config *apis_authn_source_get(apis_authn_source *s)
+{
+    apis_authn_config *cfg;
+
+    pthread_mutex_lock(&s->mu);
+    cfg = apis_authn_config_ref(s->current);
+    pthread_mutex_unlock(&s->mu);
+    return cfg;
+}
+
+int apis_authn_source_ready(apis_authn_source *s)
+{
+    int r;
+
+    pthread_mutex_lock(&s->mu);
+    r = s->ready;
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
+uint64_t apis_authn_source_generation(apis_authn_source *s)
+{
+    uint64_t g;
+
+    pthread_mutex_lock(&s->mu);
+    g = s->generation;
+    pthread_mutex_unlock(&s->mu);
+    return g;
+}
+
+void apis_authn_source_check_files(apis_authn_source *s)
+{
+    char err[512] = "";
+    int changed = 0, rc = 0;
+
+    pthread_mutex_lock(&s->mu);
+    if (s->client_ca.path && (rc = read_watched(&s->client_ca, err, sizeof(err))) > 0)
+        changed = 1;
+    if (rc >= 0 && s->rh_ca.path && (rc = read_watched(&s->rh_ca, err, sizeof(err))) > 0)
+        changed = 1;
+    if (rc < 0)
+        KLOG_WARN("authentication CA not reloaded: %s", err);
+    else if (changed && rebuild(s, err, sizeof(err)) != KUBE_OK)
+        KLOG_ERROR("reloaded CA file rejected: %s; keeping the previous settings", err);
+    else if (changed)
+        KLOG_INFO("authentication CA files reloaded");
+    pthread_mutex_unlock(&s->mu);
+}

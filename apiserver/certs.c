@@ -1,0 +1,415 @@
+#include "certs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509v3.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kube/buf.h"
+#include "kube/errors.h"
+#include "kube/log.h"
+
+#define VALIDITY_DAYS 365
+
+typedef struct file_id {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+} file_id;
+
+typedef struct pair {
+    X509 *leaf;
+    STACK_OF(X509) *chain;
+    EVP_PKEY *key;
+} pair;
+
+struct apis_certs {
+    pthread_mutex_t mu;
+    char *cert_file;
+    char *key_file;
+    file_id cert_id, key_id;
+    pair current;
+};
+
+static void pair_free(pair *p)
+{
+    X509_free(p->leaf);
+    sk_X509_pop_free(p->chain, X509_free);
+    EVP_PKEY_free(p->key);
+    memset(p, 0, sizeof(*p));
+}
+
+static int stat_id(const char *path, file_id *id)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0)
+        return KUBE_EIO;
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    id->size = st.st_size;
+    id->mtime = st.st_mtim;
+    return KUBE_OK;
+}
+
+static int same_id(const file_id *a, const file_id *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+static int load_chain(const char *path, pair *p, char *err, size_t errlen)
+{
+    BIO *bio = BIO_new_file(path, "r");
+    X509 *x;
+
+    if (!bio) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return KUBE_EIO;
+    }
+    p->leaf = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+    p->chain = sk_X509_new_null();
+    while (p->leaf && p->chain && (x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL)
+        if (!sk_X509_push(p->chain, x))
+            X509_free(x);
+    BIO_free(bio);
+    ERR_clear_error();
+    if (!p->leaf || !p->chain) {
+        snprintf(err, errlen, "%s: no PEM certificate found", path);
+        return KUBE_EPARSE;
+    }
+    return KUBE_OK;
+}
+
+static int load_pair(const char *cert_file, const char *key_file, pair *out, char *err,
+                     size_t errlen)
+{
+    pair p = {0};
+    BIO *bio;
+    int rc = load_chain(cert_file, &p, err, errlen);
+
+    if (rc != KUBE_OK)
+        goto fail;
+    bio = BIO_new_file(key_file, "r");
+    if (!bio) {
+        snprintf(err, errlen, "%s: %s", key_file, strerror(errno));
+        rc = KUBE_EIO;
+        goto fail;
+    }
+    p.key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+    BIO_free(bio);
+    if (!p.key || X509_check_private_key(p.leaf, p.key) != 1) {
+        snprintf(err, errlen, "%s: %s", key_file,
+                 p.key ? "the private key does not match the certificate" : "no PEM private key found");
+        rc = KUBE_EPARSE;
+        goto fail;
+    }
+    *out = p;
+    return KUBE_OK;
+fail:
+    ERR_clear_error();
+    pair_free(&p);
+    return rc;
+}
+
+/* ---- generation ---- */
+
+static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
+{
+    X509V3_CTX ctx;
+    X509_EXTENSION *ext;
+    int ok;
+
+    X509V3_set_ctx_nodb(&ctx);
+    X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
+    ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+    if (!ext)
+        return 0;
+    ok = X509_add_ext(cert, ext, -1);
+    X509_EXTENSION_free(ext);
+    return ok;
+}
+
+static X509 *new_cert(const char *cn, EVP_PKEY *key)
+{
+    X509 *x = X509_new();
+    unsigned char serial[16];
+    BIGNUM *bn = NULL;
+    int ok = x && RAND_bytes(serial, sizeof(serial)) == 1;
+
+    serial[0] &= 0x7f;
+    if (ok)
+        bn = BN_bin2bn(serial, sizeof(serial), NULL);
+    ok = ok && bn && X509_set_version(x, 2) && BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) &&
+         X509_gmtime_adj(X509_getm_notBefore(x), -3600) &&
+         X509_gmtime_adj(X509_getm_notAfter(x), (long)VALIDITY_DAYS * 86400) &&
+         X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_UTF8,
+                                    (const unsigned char *)cn, -1, -1, 0) &&
+         X509_set_pubkey(x, key);
+    BN_free(bn);
+    if (!ok) {
+        X509_free(x);
+        return NULL;
+    }
+    return x;
+}
+
+static int san_value(kube_buf *b, const char *const *dns, const char *const *ips)
+{
+    int rc = KUBE_OK;
+
+    for (size_t i = 0; dns && dns[i] && rc == KUBE_OK; i++)
+        rc = kube_buf_printf(b, "%sDNS:%s", b->len ? "," : "", dns[i]);
+    for (size_t i = 0; ips && ips[i] && rc == KUBE_OK; i++)
+        rc = kube_buf_printf(b, "%sIP:%s", b->len ? "," : "", ips[i]);
+    return rc;
+}
+
+static X509 *make_ca(EVP_PKEY *key, const char *cn)
+{
+    X509 *ca = new_cert(cn, key);
+
+    if (!ca || !X509_set_issuer_name(ca, X509_get_subject_name(ca)) ||
+        !add_ext(ca, ca, NID_basic_constraints, "critical,CA:TRUE") ||
+        !add_ext(ca, ca, NID_key_usage, "critical,digitalSignature,keyCertSign") ||
+        !add_ext(ca, ca, NID_subject_key_identifier, "hash") ||
+        !X509_sign(ca, key, EVP_sha256())) {
+        X509_free(ca);
+        return NULL;
+    }
+    return ca;
+}
+
+static X509 *make_serving(EVP_PKEY *key, const char *cn, X509 *ca, EVP_PKEY *ca_key,
+                          const char *san)
+{
+    X509 *x = new_cert(cn, key);
+
+    if (!x || !X509_set_issuer_name(x, X509_get_subject_name(ca)) ||
+        !add_ext(x, ca, NID_basic_constraints, "critical,CA:FALSE") ||
+        !add_ext(x, ca, NID_key_usage, "critical,digitalSignature,keyEncipherment") ||
+        !add_ext(x, ca, NID_ext_key_usage, "serverAuth") ||
+        !add_ext(x, ca, NID_authority_key_identifier, "keyid:always") ||
+        (*san && !add_ext(x, ca, NID_subject_alt_name, san)) || !X509_sign(x, ca_key, EVP_sha256())) {
+        X509_free(x);
+        return NULL;
+    }
+    return x;
+}
+
+static int write_pem(const char *path, X509 *a, X509 *b, EVP_PKEY *key)
+{
+    char tmp[4096];
+    int fd, ok;
+    FILE *f;
+
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+        return KUBE_ERANGE;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, key ? 0600 : 0644);
+    if (fd < 0)
+        return KUBE_EIO;
+    f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        return KUBE_EIO;
+    }
+    ok = key ? PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL)
+             : PEM_write_X509(f, a) && (!b || PEM_write_X509(f, b));
+    if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return KUBE_EIO;
+    }
+    return KUBE_OK;
+}
+
+int apis_certs_generate(const char *cert_path, const char *key_path, const char *const *dns,
+                        const char *const *ips, char *err, size_t errlen)
+{
+    EVP_PKEY *ca_key = EVP_EC_gen("P-256"), *key = EVP_EC_gen("P-256");
+    kube_buf san = KUBE_BUF_INIT;
+    X509 *ca = NULL, *leaf = NULL;
+    char ca_cn[128], cn[128];
+    const char *host = dns && dns[0] ? dns[0] : "localhost";
+    int rc = KUBE_ENOMEM;
+
+    snprintf(ca_cn, sizeof(ca_cn), "%s-ca@%lld", host, (long long)time(NULL));
+    snprintf(cn, sizeof(cn), "%s@%lld", host, (long long)time(NULL));
+    if (ca_key && key && san_value(&san, dns, ips) == KUBE_OK && (ca = make_ca(ca_key, ca_cn)) &&
+        (leaf = make_serving(key, cn, ca, ca_key, san.data ? san.data : "")))
+        rc = write_pem(key_path, NULL, NULL, key);
+    if (rc == KUBE_OK)
+        rc = write_pem(cert_path, leaf, ca, NULL);
+    if (rc != KUBE_OK)
+        snprintf(err, errlen, "generating a self-signed certificate into %s: %s", cert_path,
+                 kube_strerror(rc));
+    ERR_clear_error();
+    kube_buf_free(&san);
+    X509_free(ca);
+    X509_free(leaf);
+    EVP_PKEY_free(ca_key);
+    EVP_PKEY_free(key);
+    return rc;
+}
+
+static int make_dirs(const char *dir)
+{
+    char buf[4096];
+    size_t n = strlen(dir);
+
+    if (n == 0 || n >= sizeof(buf))
+        return KUBE_ERANGE;
+    memcpy(buf, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        buf[i] = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return KUBE_EIO;
+        buf[i] = i < n ? '/' : '\0';
+    }
+    return KUBE_OK;
+}
+
+/* <cert-dir>/apiserver.{crt,key}, generated when missing. */
+static int default_pair(const char *cert_dir, const char *bind_address, char **cert_file,
+                        char **key_file, char *err, size_t errlen)
+{
+    kube_buf c = KUBE_BUF_INIT, k = KUBE_BUF_INIT;
+    char hostname[256] = "localhost";
+    const char *dns[] = {"localhost", hostname, NULL};
+    const char *ips[] = {"127.0.0.1", "::1", NULL, NULL};
+    int rc;
+
+    if (kube_buf_printf(&c, "%s/apiserver.crt", cert_dir) != KUBE_OK ||
+        kube_buf_printf(&k, "%s/apiserver.key", cert_dir) != KUBE_OK) {
+        rc = KUBE_ENOMEM;
+        goto done;
+    }
+    rc = KUBE_OK;
+    if (access(c.data, R_OK) != 0 || access(k.data, R_OK) != 0) {
+        gethostname(hostname, sizeof(hostname) - 1);
+        if (bind_address && strcmp(bind_address, "0.0.0.0") != 0 && strcmp(bind_address, "::") != 0 &&
+            strcmp(bind_address, "127.0.0.1") != 0)
+            ips[2] = bind_address;
+        rc = make_dirs(cert_dir);
+        if (rc != KUBE_OK)
+            snprintf(err, errlen, "--cert-dir %s: cannot create: %s", cert_dir, strerror(errno));
+        else if ((rc = apis_certs_generate(c.data, k.data, dns, ips, err, errlen)) == KUBE_OK)
+            KLOG_INFO("generated a self-signed serving certificate in %s", c.data);
+    }
+    if (rc == KUBE_OK) {
+        *cert_file = kube_buf_take(&c);
+        *key_file = kube_buf_take(&k);
+    }
+done:
+    kube_buf_free(&c);
+    kube_buf_free(&k);
+    return rc;
+}
+
+int apis_certs_new(const char *cert_file, const char *key_file, const char *cert_dir,
+                   const char *bind_address, apis_certs **out, char *err, size_t errlen)
+{
+    apis_certs *c = calloc(1, sizeof(*c));
+    int rc = KUBE_OK;
+
+    *out = NULL;
+    if (!c)
+        return KUBE_ENOMEM;
+    pthread_mutex_init(&c->mu, NULL);
+    if (cert_file && key_file) {
+        c->cert_file = kube_strdup(cert_file);
+        c->key_file = kube_strdup(key_file);
+        if (!c->cert_file || !c->key_file)
+            rc = KUBE_ENOMEM;
+    } else {
+        rc = default_pair(cert_dir, bind_address, &c->cert_file, &c->key_file, err, errlen);
+    }
+    if (rc == KUBE_OK && (stat_id(c->cert_file, &c->cert_id) != KUBE_OK ||
+                          stat_id(c->key_file, &c->key_id) != KUBE_OK)) {
+        snprintf(err, errlen, "%s: %s", c->cert_file, strerror(errno));
+        rc = KUBE_EIO;
+    }
+    if (rc == KUBE_OK)
+        rc = load_pair(c->cert_file, c->key_file, &c->current, err, errlen);
+    if (rc != KUBE_OK) {
+        apis_certs_free(c);
+        return rc;
+    }
+    *out = c;
+    return KUBE_OK;
+}
+
+void apis_certs_free(apis_certs *c)
+{
+    if (!c)
+        return;
+    pair_free(&c->current);
+    free(c->cert_file);
+    free(c->key_file);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+const char *apis_certs_cert_file(const apis_certs *c)
+{
+    return c->cert_file;
+}
+
+const char *apis_certs_key_file(const apis_certs *c)
+{
+    return c->key_file;
+}
+
+static int cert_cb(SSL *ssl, void *arg)
+{
+    apis_certs *c = arg;
+    int ok;
+
+    pthread_mutex_lock(&c->mu);
+    ok = SSL_use_certificate(ssl, c->current.leaf) == 1 &&
+         SSL_use_PrivateKey(ssl, c->current.key) == 1 &&
+         SSL_set1_chain(ssl, c->current.chain) == 1;
+    pthread_mutex_unlock(&c->mu);
+    return ok ? 1 : 0;
+}
+
+void apis_certs_attach(apis_certs *c, SSL_CTX *ctx)
+{
+    SSL_CTX_set_cert_cb(ctx, cert_cb, c);
+}
+
+int apis_certs_reload_if_changed(apis_certs *c)
+{
+    file_id cid, kid;
+    pair fresh = {0}, old;
+    char err[512];
+
+    if (stat_id(c->cert_file, &cid) != KUBE_OK || stat_id(c->key_file, &kid) != KUBE_OK)
+        return 0;
+    if (same_id(&cid, &c->cert_id) && same_id(&kid, &c->key_id))
+        return 0;
+    if (load_pair(c->cert_file, c->key_file, &fresh, err, sizeof(err)) != KUBE_OK) {
+        KLOG_WARN("serving certificate not reloaded: %s", err);
+        return 0; /* retried on the next check: the ids were not recorded */
+    }
+    pthread_mutex_lock(&c->mu);
+    old = c->current;
+    c->current = fresh;
+    pthread_mutex_unlock(&c->mu);
+    pair_free(&old);
+    c->cert_id = cid;
+    c->key_id = kid;
+    KLOG_INFO("serving certificate reloaded from %s", c->cert_file);
+    return 1;
+}

@@ -1,0 +1,601 @@
+#include "server.h"
+
+#include <libwebsockets.h>
+#include <openssl/ssl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/errors.h"
+#include "kube/log.h"
+#include "pool.h"
+#include "status.h"
+
+#define WRITE_CHUNK 16384
+#define MAX_BUFFERED (160 * 1024) /* pause reading a pipelining client past this */
+#define REQUEST_READ_TIMEOUT_S 32
+#define IDLE_TIMEOUT_S 90
+#define WRITE_TIMEOUT_S 30
+#define HOUSEKEEPING_US (1 * LWS_US_PER_SEC)
+
+typedef struct conn conn;
+typedef struct job job;
+
+struct conn {
+    conn *prev, *next;
+    apis_server *srv;
+    struct lws *wsi;        /* NULL once closed */
+    int refs;               /* service thread only */
+    kube_buf in;
+    kube_buf out;
+    size_t out_off;
+    int busy;               /* a request is being served or answered */
+    int flushing;           /* the answer was handed to lws */
+    int close_after;
+    int rx_paused;
+    int peer_loaded;
+    apis_peer_cache pc;
+};
+
+struct job {
+    job *next;
+    apis_server *srv;
+    conn *c;
+    apis_exchange *x;
+    int keep_alive;
+};
+
+struct apis_server {
+    struct lws_context *lws;
+    struct lws_vhost *vhost;
+    apis_certs *certs;
+    apis_context ctx;
+    apis_pool *pool;
+    apis_http_limits limits;
+    int port;
+    int max_inflight;
+    int64_t request_timeout_ms, shutdown_timeout_ms;
+    /* service thread state */
+    conn *conns;
+    size_t n_conns;
+    int inflight;
+    int draining;
+    int64_t drain_deadline_ms;
+    lws_sorted_usec_list_t housekeeping;
+    unsigned char scratch[LWS_PRE + WRITE_CHUNK];
+    /* shared */
+    atomic_int stop_requested;
+    atomic_int accepting;
+    pthread_mutex_t done_mu;
+    job *done_head, *done_tail;
+};
+
+/* ---- connections ---- */
+
+static void conn_unref(conn *c)
+{
+    if (--c->refs > 0)
+        return;
+    kube_buf_free(&c->in);
+    kube_buf_free(&c->out);
+    apis_peer_cache_clear(&c->pc);
+    free(c);
+}
+
+static void conn_link(apis_server *s, conn *c)
+{
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+    s->n_conns++;
+}
+
+static void conn_unlink(apis_server *s, conn *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    s->n_conns--;
+}
+
+static void set_timeout(conn *c, int secs)
+{
+    lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, secs);
+}
+
+static void consume(kube_buf *b, size_t n)
+{
+    memmove(b->data, b->data + n, b->len - n);
+    b->len -= n;
+    if (b->data)
+        b->data[b->len] = '\0';
+}
+
+/* Queues a response for writing. */
+static void send_answer(conn *c, int close_after)
+{
+    c->out_off = 0;
+    c->close_after = close_after || c->srv->draining;
+    set_timeout(c, WRITE_TIMEOUT_S);
+    lws_callback_on_writable(c->wsi);
+}
+
+/* An answer given before an exchange exists (unparseable request). */
+static void answer_parse_error(conn *c, int code)
+{
+    kube_buf body = KUBE_BUF_INIT;
+    char msg[128];
+
+    snprintf(msg, sizeof(msg), "the request could not be read: %s", apis_http_reason_phrase(code));
+    kube_buf_reset(&c->out);
+    if (apis_status_json(&body, code, code == 413 ? "RequestEntityTooLarge" : "BadRequest", msg,
+                         NULL) == KUBE_OK &&
+        kube_buf_printf(&c->out,
+                        "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+                        "X-Content-Type-Options: nosniff\r\nContent-Length: %zu\r\n"
+                        "Connection: close\r\n\r\n",
+                        code, apis_http_reason_phrase(code), body.len) == KUBE_OK &&
+        kube_buf_append(&c->out, body.data, body.len) == KUBE_OK) {
+        c->busy = 1;
+        if (c->srv->ctx.metrics)
+            apis_metrics_observe(c->srv->ctx.metrics, "other", "", code, 0);
+        send_answer(c, 1);
+    } else {
+        lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+    }
+    kube_buf_free(&body);
+}
+
+static void respond(conn *c, apis_exchange *x, int keep_alive)
+{
+    int close_after = !keep_alive || apis_exchange_must_close(x) || c->srv->draining;
+
+    kube_buf_reset(&c->out);
+    if (apis_exchange_serialize(x, !close_after, &c->out) != KUBE_OK) {
+        lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        return;
+    }
+    send_answer(c, close_after);
+}
+
+/* ---- the worker side ---- */
+
+static void complete(job *j)
+{
+    apis_server *s = j->srv;
+
+    pthread_mutex_lock(&s->done_mu);
+    if (s->done_tail)
+        s->done_tail->next = j;
+    else
+        s->done_head = j;
+    s->done_tail = j;
+    pthread_mutex_unlock(&s->done_mu);
+    lws_cancel_service(s->lws);
+}
+
+static void run_job(void *arg)
+{
+    job *j = arg;
+
+    apis_exchange_run(j->x, 1);
+    complete(j);
+}
+
+static void finish_job(apis_server *s, job *j)
+{
+    s->inflight--;
+    if (s->ctx.metrics)
+        apis_metrics_inflight(s->ctx.metrics, -1);
+    if (j->c->wsi)
+        respond(j->c, j->x, j->keep_alive);
+    apis_exchange_observe(j->x);
+    apis_exchange_free(j->x);
+    conn_unref(j->c);
+    free(j);
+}
+
+static void drain_completions(apis_server *s)
+{
+    job *j;
+
+    pthread_mutex_lock(&s->done_mu);
+    j = s->done_head;
+    s->done_head = s->done_tail = NULL;
+    pthread_mutex_unlock(&s->done_mu);
+    while (j) {
+        job *next = j->next;
+        finish_job(s, j);
+        j = next;
+    }
+}
+
+/* ---- requests ---- */
+
+static void load_peer(conn *c)
+{
+    SSL *ssl = lws_get_ssl(c->wsi);
+
+    c->peer_loaded = 1;
+    if (!ssl)
+        return;
+    c->pc.leaf = SSL_get1_peer_certificate(ssl);
+    c->pc.chain = SSL_get_peer_cert_chain(ssl);
+}
+
+static int offload(conn *c, apis_exchange *x, int keep_alive)
+{
+    apis_server *s = c->srv;
+    job *j = calloc(1, sizeof(*j));
+
+    if (!j)
+        return KUBE_ENOMEM;
+    j->srv = s;
+    j->c = c;
+    j->x = x;
+    j->keep_alive = keep_alive;
+    c->refs++;
+    if (apis_pool_submit(s->pool, run_job, j) != KUBE_OK) {
+        c->refs--;
+        free(j);
+        return KUBE_ECANCELED;
+    }
+    s->inflight++;
+    if (s->ctx.metrics)
+        apis_metrics_inflight(s->ctx.metrics, 1);
+    return KUBE_OK;
+}
+
+static void dispatch(conn *c, apis_http_request *req)
+{
+    apis_server *s = c->srv;
+    apis_exchange *x = NULL;
+    int keep_alive = req->keep_alive && !s->draining;
+
+    c->busy = 1;
+    set_timeout(c, (int)(s->request_timeout_ms / 1000) + 1);
+    if (!c->peer_loaded)
+        load_peer(c);
+    if (apis_exchange_new(&s->ctx, req, c->pc.leaf ? &c->pc : NULL, &x) != KUBE_OK) {
+        lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        return;
+    }
+    if (apis_exchange_run(x, 0) == APIS_EXCHANGE_BLOCKED) {
+        if (s->inflight >= s->max_inflight)
+            apis_exchange_fail(x, 429, "TooManyRequests",
+                               "Too many requests, please try again later.");
+        else if (offload(c, x, keep_alive) == KUBE_OK)
+            return;
+        else
+            apis_exchange_fail(x, 503, "ServiceUnavailable", "the server is shutting down");
+    }
+    respond(c, x, keep_alive);
+    apis_exchange_observe(x);
+    apis_exchange_free(x);
+}
+
+static void try_parse(conn *c)
+{
+    apis_http_request req;
+    int status = 0;
+    int n = apis_http_parse(c->in.data, c->in.len, &c->srv->limits, &req, &status);
+
+    if (n == 0)
+        return;
+    if (n < 0) {
+        c->in.len = 0;
+        answer_parse_error(c, n == KUBE_ENOMEM ? 500 : status);
+        return;
+    }
+    consume(&c->in, (size_t)n);
+    dispatch(c, &req);
+    apis_http_request_free(&req);
+}
+
+/* ---- libwebsockets callbacks ---- */
+
+static int on_adopt(apis_server *s, struct lws *wsi)
+{
+    conn *c;
+
+    if (s->draining || !atomic_load(&s->accepting))
+        return -1;
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return -1;
+    c->srv = s;
+    c->wsi = wsi;
+    c->refs = 1;
+    lws_set_opaque_user_data(wsi, c);
+    conn_link(s, c);
+    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, IDLE_TIMEOUT_S);
+    return 0;
+}
+
+static int on_rx(conn *c, const void *in, size_t len)
+{
+    if (!c->busy && c->in.len == 0)
+        set_timeout(c, REQUEST_READ_TIMEOUT_S);
+    if (kube_buf_append(&c->in, in, len) != KUBE_OK)
+        return -1;
+    if (c->busy) {
+        if (c->in.len > MAX_BUFFERED && !c->rx_paused) {
+            c->rx_paused = 1;
+            lws_rx_flow_control(c->wsi, 0);
+        }
+        return 0;
+    }
+    try_parse(c);
+    return 0;
+}
+
+/* The answer went out: the connection waits for the next request. */
+static int answer_done(conn *c)
+{
+    kube_buf_reset(&c->out);
+    c->out_off = 0;
+    c->flushing = 0;
+    if (c->close_after)
+        return -1;
+    c->busy = 0;
+    set_timeout(c, c->in.len ? REQUEST_READ_TIMEOUT_S : IDLE_TIMEOUT_S);
+    if (c->rx_paused) {
+        c->rx_paused = 0;
+        lws_rx_flow_control(c->wsi, 1);
+    }
+    if (c->in.len)
+        try_parse(c);
+    return 0;
+}
+
+static int on_writeable(conn *c)
+{
+    apis_server *s = c->srv;
+    size_t n;
+
+    if (c->flushing)
+        return answer_done(c);
+    if (c->out_off >= c->out.len)
+        return 0;
+    n = c->out.len - c->out_off;
+    if (n > WRITE_CHUNK)
+        n = WRITE_CHUNK;
+    memcpy(s->scratch + LWS_PRE, c->out.data + c->out_off, n);
+    if (lws_write(c->wsi, s->scratch + LWS_PRE, n, LWS_WRITE_RAW) < (int)n)
+        return -1;
+    c->out_off += n;
+    if (c->out_off >= c->out.len)
+        c->flushing = 1;
+    lws_callback_on_writable(c->wsi);
+    return 0;
+}
+
+static void on_close(conn *c)
+{
+    conn_unlink(c->srv, c);
+    c->wsi = NULL;
+    conn_unref(c);
+}
+
+static int accept_any_certificate(int preverify_ok, X509_STORE_CTX *ctx)
+{
+    (void)preverify_ok;
+    (void)ctx;
+    return 1; /* requested, not required: verified per request by the exchange */
+}
+
+static void configure_tls(apis_server *s, SSL_CTX *ctx)
+{
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any_certificate);
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    apis_certs_attach(s->certs, ctx);
+}
+
+static void begin_drain(apis_server *s)
+{
+    if (s->draining)
+        return;
+    s->draining = 1;
+    s->drain_deadline_ms = kube_now_ms() + s->shutdown_timeout_ms;
+    KLOG_INFO("shutting down: %zu connections, %d requests in flight", s->n_conns, s->inflight);
+    for (conn *c = s->conns; c; c = c->next) {
+        if (!c->busy)
+            lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        else
+            c->close_after = 1;
+    }
+}
+
+static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                    size_t len)
+{
+    apis_server *s = lws_context_user(lws_get_context(wsi));
+    conn *c = lws_get_opaque_user_data(wsi);
+
+    switch (reason) {
+    case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
+        configure_tls(s, user);
+        return 0;
+    case LWS_CALLBACK_RAW_ADOPT:
+        return on_adopt(s, wsi);
+    case LWS_CALLBACK_RAW_RX:
+        return c ? on_rx(c, in, len) : -1;
+    case LWS_CALLBACK_RAW_WRITEABLE:
+        return c ? on_writeable(c) : -1;
+    case LWS_CALLBACK_RAW_CLOSE:
+        if (c)
+            on_close(c);
+        lws_set_opaque_user_data(wsi, NULL);
+        return 0;
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+        if (!s)
+            return 0;
+        drain_completions(s);
+        if (atomic_load(&s->stop_requested))
+            begin_drain(s);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static const struct lws_protocols protocols[] = {
+    {"stickyvm-apiserver", callback, 0, 0, 0, NULL, 0},
+    {NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+/* ---- housekeeping ---- */
+
+static void housekeeping(lws_sorted_usec_list_t *sul)
+{
+    apis_server *s = lws_container_of(sul, apis_server, housekeeping);
+
+    apis_certs_reload_if_changed(s->certs);
+    apis_authn_source_check_files(s->ctx.authn);
+    if (atomic_load(&s->stop_requested))
+        begin_drain(s);
+    lws_sul_schedule(s->lws, 0, &s->housekeeping, housekeeping, HOUSEKEEPING_US);
+}
+
+/* ---- lifecycle ---- */
+
+static void lws_log(int level, const char *line)
+{
+    size_t n = strlen(line);
+
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        n--;
+    if (level & LLL_ERR)
+        KLOG_ERROR("lws: %.*s", (int)n, line);
+    else
+        KLOG_V(1, "lws: %.*s", (int)n, line);
+}
+
+static int is_any_address(const char *a)
+{
+    return !a || !*a || !strcmp(a, "0.0.0.0") || !strcmp(a, "::");
+}
+
+static int server_ready(void *ud)
+{
+    apis_server *s = ud;
+    return !atomic_load(&s->stop_requested);
+}
+
+static int create_context(apis_server *s, const apis_server_options *o, char *err, size_t errlen)
+{
+    struct lws_context_creation_info info;
+
+    memset(&info, 0, sizeof(info));
+    info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT | LWS_SERVER_OPTION_EXPLICIT_VHOSTS |
+                   LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG;
+    info.port = o->port;
+    info.iface = is_any_address(o->bind_address) ? NULL : o->bind_address;
+    info.protocols = protocols;
+    info.listen_accept_role = "raw-skt";
+    info.listen_accept_protocol = protocols[0].name;
+    info.ssl_cert_filepath = apis_certs_cert_file(s->certs);
+    info.ssl_private_key_filepath = apis_certs_key_file(s->certs);
+    info.alpn = "http/1.1";
+    info.timeout_secs = 10;
+    info.user = s;
+    s->lws = lws_create_context(&info);
+    if (s->lws)
+        s->vhost = lws_create_vhost(s->lws, &info);
+    if (!s->lws || !s->vhost) {
+        snprintf(err, errlen, "cannot listen on %s:%d",
+                 is_any_address(o->bind_address) ? "*" : o->bind_address, o->port);
+        return KUBE_EIO;
+    }
+    s->port = lws_get_vhost_listen_port(s->vhost);
+    return KUBE_OK;
+}
+
+int apis_server_new(const apis_server_options *o, apis_server **out, char *err, size_t errlen)
+{
+    apis_server *s = calloc(1, sizeof(*s));
+    int rc;
+
+    *out = NULL;
+    if (!s)
+        return KUBE_ENOMEM;
+    pthread_mutex_init(&s->done_mu, NULL);
+    atomic_init(&s->stop_requested, 0);
+    atomic_init(&s->accepting, 1);
+    s->certs = o->certs;
+    s->ctx = o->ctx;
+    s->ctx.ready = server_ready;
+    s->ctx.ready_ud = s;
+    s->max_inflight = o->max_inflight > 0 ? o->max_inflight : 400;
+    s->request_timeout_ms = o->request_timeout_ms > 0 ? o->request_timeout_ms : 60000;
+    s->shutdown_timeout_ms = o->shutdown_timeout_ms >= 0 ? o->shutdown_timeout_ms : 30000;
+    apis_http_limits_default(&s->limits);
+    lws_set_log_level(LLL_ERR | LLL_WARN, lws_log);
+    rc = apis_pool_new(o->workers > 0 ? o->workers : 16, &s->pool);
+    if (rc == KUBE_OK)
+        rc = create_context(s, o, err, errlen);
+    if (rc != KUBE_OK) {
+        apis_server_free(s);
+        return rc;
+    }
+    lws_sul_schedule(s->lws, 0, &s->housekeeping, housekeeping, HOUSEKEEPING_US);
+    *out = s;
+    return KUBE_OK;
+}
+
+int apis_server_port(const apis_server *s)
+{
+    return s->port;
+}
+
+static int drained(apis_server *s)
+{
+    if (!s->draining)
+        return 0;
+    return (s->n_conns == 0 && s->inflight == 0) || kube_now_ms() >= s->drain_deadline_ms;
+}
+
+int apis_server_run(apis_server *s)
+{
+    KLOG_INFO("serving securely on port %d", s->port);
+    while (!drained(s))
+        if (lws_service(s->lws, 0) < 0)
+            break;
+    atomic_store(&s->accepting, 0);
+    /* let running jobs end while the context can still be woken */
+    apis_pool_free(s->pool);
+    s->pool = NULL;
+    drain_completions(s);
+    lws_sul_cancel(&s->housekeeping);
+    lws_context_destroy(s->lws);
+    s->lws = NULL;
+    KLOG_INFO("stopped serving");
+    return KUBE_OK;
+}
+
+void apis_server_stop(apis_server *s)
+{
+    atomic_store(&s->stop_requested, 1);
+    if (s->lws)
+        lws_cancel_service(s->lws);
+}
+
+void apis_server_free(apis_server *s)
+{
+    if (!s)
+        return;
+    apis_pool_free(s->pool);
+    if (s->lws) {
+        drain_completions(s);
+        lws_sul_cancel(&s->housekeeping);
+        lws_context_destroy(s->lws);
+    }
+    pthread_mutex_destroy(&s->done_mu);
+    free(s);
+}

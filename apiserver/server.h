@@ -1,0 +1,66 @@
+/*
+ * apiserver/server.h - the TLS listener of stickyvm-apiserver on
+ * libwebsockets.
+ *
+ * libwebsockets runs one service thread (apis_server_run). Its vhost accepts
+ * TLS connections in raw mode (ALPN http/1.1 only) and asks every client for
+ * a certificate without requiring one (bearer-token clients have none); the
+ * certificate is verified per request by the exchange (exchange.h) against
+ * the current authentication settings. Bytes are parsed with http.h.
+ *
+ * Nothing on the service thread waits on the network: an exchange that
+ * needs kube-apiserver (TokenReview, SubjectAccessReview, the pin calls)
+ * moves to the worker pool and its answer comes back through a completion
+ * queue and lws_cancel_service(), then goes out from the writeable
+ * callback. A slow upstream therefore only holds a worker, never other
+ * clients. Requests are bounded (http.h limits), at most
+ * max_inflight exchanges wait on workers (more are answered 429), a request
+ * must arrive whole within 32 s of its first byte, an idle keep-alive
+ * connection is closed after 90 s, and a request taking longer than
+ * request_timeout has its connection closed.
+ *
+ * Shutdown (apis_server_stop, e.g. on SIGTERM): /readyz turns 500, new
+ * connections are closed, idle ones too, requests in flight finish (each
+ * connection then closes) until the last is done or shutdown_timeout
+ * passes; apis_server_run() then returns.
+ *
+ * A housekeeping timer (every second) reloads the serving certificate and
+ * the CA flag files when they change.
+ *
+ * Memory: apis_server_new() allocates; the options' certs and context
+ * members are borrowed and must outlive the server. apis_server_free()
+ * frees it (after apis_server_run() returned, or instead of it).
+ */
+#ifndef APIS_SERVER_H
+#define APIS_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "certs.h"
+#include "exchange.h"
+
+typedef struct apis_server apis_server;
+
+typedef struct apis_server_options {
+    const char *bind_address;   /* NULL, "", "0.0.0.0" or "::": every address */
+    int port;                   /* 0: a free port (see apis_server_port) */
+    apis_certs *certs;
+    apis_context ctx;           /* ready/ready_ud are set by the server */
+    int workers;
+    int max_inflight;
+    int64_t request_timeout_ms;
+    int64_t shutdown_timeout_ms;
+} apis_server_options;
+
+/* Creates the context and starts listening. Errors name the cause in err. */
+int apis_server_new(const apis_server_options *o, apis_server **out, char *err, size_t errlen);
+/* The port listened on. */
+int apis_server_port(const apis_server *s);
+/* Serves until apis_server_stop() and the drain end. Returns KUBE_OK. */
+int apis_server_run(apis_server *s);
+/* Asks the service loop to drain and return. Any thread; idempotent. */
+void apis_server_stop(apis_server *s);
+void apis_server_free(apis_server *s);
+
+#endif
