@@ -81,7 +81,7 @@ int kube_resources_from_list(const kube_resource_entry *list, size_t n, struct k
         } else if (kube_is_scalar_resource_name(e->name)) {
             kube_scalar *s = &scalars[n_scalars++];
             rc = kube_quantity_value(&e->q, &s->value);
-            if (rc == KUBE_OK && !(s->name = kube_arena_strdup(a, e->name)))
+            if (rc == KUBE_OK && !(s->name = kube_arena_str(a, e->name)))
                 rc = KUBE_ENOMEM;
         } else {
             rc = KUBE_OK;

@@ -5,6 +5,7 @@
 #include "kube/object.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,6 +177,66 @@ int kube_time_parse(const char *s, int64_t *unix_us)
     return KUBE_OK;
 }
 
+/* ---- interning ---- */
+
+/* Strings that recur in most pods, nodes and VMs: kept once, statically. */
+static const char *intern_table[] = {
+    "", "default", "kube-system", "true", "false", "v1", "apps/v1", "batch/v1",
+    "kubevirt.io/v1", "VirtualMachineInstance", "VirtualMachine", "ReplicaSet",
+    "StatefulSet", "DaemonSet", "Job", "Node", "Pod", "stickyvm", "default-scheduler",
+    "kubevirt.io", "virt-launcher", "kubevirt.io/created-by", "vm.kubevirt.io/name",
+    "kubevirt.io/migrationJobUID", "kubevirt.io/nodeName", "kubevirt.io/domain",
+    "kubevirt.io/vm", "kubevirt.io/schedulable", "kubevirt.io/size", "app",
+    "pod-template-hash", "controller-revision-hash", "kubernetes.io/hostname",
+    "kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/os",
+    "beta.kubernetes.io/arch", "linux", "amd64", "arm64", "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region", "node.kubernetes.io/instance-type",
+    "node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master",
+    "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/unschedulable", "node.kubernetes.io/disk-pressure",
+    "node.kubernetes.io/memory-pressure", "node.kubernetes.io/pid-pressure",
+    "node.kubernetes.io/network-unavailable", "Exists", "Equal", "NoSchedule", "NoExecute",
+    "PreferNoSchedule", "Pending", "Running", "Succeeded", "Failed", "Unknown",
+    "Scheduling", "Scheduled", "PodScheduled", "Initialized", "ContainersReady", "Ready",
+    "PodReadyToStartContainers", "DisruptionTarget", "True", "False", "Unschedulable",
+    "SchedulingGated", "cpu", "memory", "pods", "ephemeral-storage",
+    "devices.kubevirt.io/kvm", "devices.kubevirt.io/tun", "devices.kubevirt.io/vhost-net",
+    "hugepages-2Mi", "hugepages-1Gi", "TCP", "UDP", "SCTP", "0.0.0.0", "compute",
+    "Always", "IfNotPresent", "PreemptLowerPriority", "Never", "DoNotSchedule",
+    "ScheduleAnyway", "Honor", "Ignore",
+};
+
+static int intern_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static pthread_once_t intern_once = PTHREAD_ONCE_INIT;
+
+static void intern_sort(void)
+{
+    qsort(intern_table, sizeof(intern_table) / sizeof(intern_table[0]), sizeof(intern_table[0]),
+          intern_cmp);
+}
+
+const char *kube_intern_static(const char *s)
+{
+    const char *const *hit;
+
+    if (!s)
+        return NULL;
+    pthread_once(&intern_once, intern_sort);
+    hit = bsearch(&s, intern_table, sizeof(intern_table) / sizeof(intern_table[0]),
+                  sizeof(intern_table[0]), intern_cmp);
+    return hit ? *hit : NULL;
+}
+
+const char *kube_arena_str(struct kube_arena *a, const char *s)
+{
+    const char *hit = kube_intern_static(s);
+    return hit ? hit : kube_arena_strdup(a, s);
+}
+
 /* ---- JSON getters ---- */
 
 const cJSON *kube_json_get(const cJSON *obj, const char *key)
@@ -199,7 +260,7 @@ int kube_json_str(const cJSON *obj, const char *key, struct kube_arena *a, const
     }
     if (!cJSON_IsString(v) || !v->valuestring)
         return KUBE_EPARSE;
-    *out = kube_arena_strdup(a, v->valuestring);
+    *out = kube_arena_str(a, v->valuestring);
     return *out ? KUBE_OK : KUBE_ENOMEM;
 }
 
@@ -276,6 +337,17 @@ int kube_json_array(const cJSON *obj, const char *key, const cJSON **out, size_t
     return KUBE_OK;
 }
 
+/* A string element copied into the arena; JSON null reads as "" (Go
+ * leaves the zero value). NULL for other types or when memory runs out. */
+static const char *null_or_string(const cJSON *it, kube_arena *a)
+{
+    if (cJSON_IsNull(it))
+        return "";
+    if (!cJSON_IsString(it) || !it->valuestring)
+        return NULL;
+    return kube_arena_str(a, it->valuestring);
+}
+
 int kube_json_strings(const cJSON *obj, const char *key, struct kube_arena *a,
                       const char *const **out, size_t *n)
 {
@@ -292,11 +364,8 @@ int kube_json_strings(const cJSON *obj, const char *key, struct kube_arena *a,
     if (!v)
         return KUBE_ENOMEM;
     cJSON_ArrayForEach(it, arr) {
-        if (!cJSON_IsString(it) || !it->valuestring)
-            return KUBE_EPARSE;
-        v[i] = kube_arena_strdup(a, it->valuestring);
-        if (!v[i++])
-            return KUBE_ENOMEM;
+        if ((v[i++] = null_or_string(it, a)) == NULL)
+            return cJSON_IsString(it) ? KUBE_ENOMEM : KUBE_EPARSE;
     }
     *out = v;
     *n = count;
@@ -322,10 +391,10 @@ int kube_json_string_map(const cJSON *obj, const char *key, struct kube_arena *a
     if (!kv)
         return KUBE_ENOMEM;
     cJSON_ArrayForEach(it, map) {
-        if (!cJSON_IsString(it) || !it->valuestring || !it->string)
+        if (!it->string || (!cJSON_IsString(it) && !cJSON_IsNull(it)))
             return KUBE_EPARSE;
-        kv[i].key = kube_arena_strdup(a, it->string);
-        kv[i].value = kube_arena_strdup(a, it->valuestring);
+        kv[i].key = kube_arena_str(a, it->string);
+        kv[i].value = null_or_string(it, a);
         if (!kv[i].key || !kv[i].value)
             return KUBE_ENOMEM;
         i++;

@@ -119,6 +119,15 @@ int kube_object_build(const kube_codec *codec, size_t size, const cJSON *json,
 /* The destroy function of every kind built by kube_object_build(). */
 void kube_object_free_block(kube_object *obj);
 
+/* The static copy of s when s is one of the strings most objects repeat
+ * ("", "default", "cpu", "Exists", "kubevirt.io/v1", well-known label and
+ * taint keys, phases, ...), else NULL. Thread-safe; allocates nothing. */
+const char *kube_intern_static(const char *s);
+
+/* kube_intern_static(s), or else a copy of s in the arena (NULL when
+ * memory runs out). How decoders store every string they keep. */
+const char *kube_arena_str(struct kube_arena *a, const char *s);
+
 /* The member `key` of obj, or NULL when absent or JSON null. */
 const cJSON *kube_json_get(const cJSON *obj, const char *key);
 /* A string member copied into the arena; def (static storage, may be NULL)
@@ -137,12 +146,12 @@ int kube_json_object(const cJSON *obj, const char *key, const cJSON **out);
 /* An array member and its length; *out NULL and *n 0 when absent. */
 int kube_json_array(const cJSON *obj, const char *key, const cJSON **out, size_t *n);
 /* An array of strings copied into the arena (NULL, 0 when absent or
- * empty). */
+ * empty); a null element reads as "". */
 int kube_json_strings(const cJSON *obj, const char *key, struct kube_arena *a,
                       const char *const **out, size_t *n);
 /* An object of string values (labels, annotations, nodeSelector,
  * ConfigMap data) copied into the arena in document order (NULL, 0 when
- * absent or empty). */
+ * absent or empty); a null value reads as "". */
 int kube_json_string_map(const cJSON *obj, const char *key, struct kube_arena *a,
                          const kube_kv **out, size_t *n);
 /* A time string member parsed with kube_time_parse(); 0 when absent. */

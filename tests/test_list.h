@@ -17,4 +17,5 @@
     UNIT(ratelimit)                  \
     UNIT(quantity)                   \
     UNIT(selector)                   \
+    UNIT(decode)                     \
     /* add groups above this line */
