@@ -70,7 +70,9 @@ int fw_cycle_state_skip_filter_add(fw_cycle_state *cs, const char *plugin);
 int fw_cycle_state_skip_filter_has(const fw_cycle_state *cs, const char *plugin);
 int fw_cycle_state_skip_score_add(fw_cycle_state *cs, const char *plugin);
 int fw_cycle_state_skip_score_has(const fw_cycle_state *cs, const char *plugin);
-/* Empties both sets. */
+/* Empties one set / both sets. */
+void fw_cycle_state_skip_filter_clear(fw_cycle_state *cs);
+void fw_cycle_state_skip_score_clear(fw_cycle_state *cs);
 void fw_cycle_state_skip_clear(fw_cycle_state *cs);
 
 #endif

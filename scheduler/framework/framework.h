@@ -357,7 +357,8 @@ const char *fw_point_name(fw_point p);
  * Filter plugin"). *out freed with fw_framework_free(). */
 int fw_framework_new(const sched_profile *prof, const fw_registry *reg, const fw_services *svc,
                      fw_framework **out, char *err, size_t errlen);
-/* Rejects every waiting pod, destroys every plugin and frees. NULL-safe. */
+/* Frees waiting pods nobody waits on, destroys every plugin and frees.
+ * No run_* or wait_on_permit call may be in progress. NULL-safe. */
 void fw_framework_free(fw_framework *fw);
 
 const char *fw_framework_profile_name(const fw_framework *fw);
@@ -378,11 +379,10 @@ int fw_framework_has_post_filter_plugins(const fw_framework *fw);
 /* Whether a plugin (by name) is in this framework at any point. */
 int fw_framework_has_plugin(const fw_framework *fw, const char *plugin);
 
-/* Calls fn once per (plugin, event) a queue must watch: each plugin that
- * implements PreEnqueue, PreFilter, Filter, Reserve or Permit, with its
- * events_to_register() list, or with {"*", FW_ACT_ALL} when it has no such
- * hook (kube-scheduler's fillEventToPluginMap). self is the plugin
- * instance for calling hints. */
+/* Calls fn once per (plugin, event) a queue must watch: every plugin of the
+ * framework, with its events_to_register() list, or with {"*", FW_ACT_ALL}
+ * when it has no such hook (kube-scheduler v1.28's fillEnqueueExtensions /
+ * defaultEnqueueExtension). self is the plugin instance for calling hints. */
 void fw_framework_foreach_event(const fw_framework *fw,
                                 void (*fn)(void *ud, const char *plugin, void *self,
                                            const fw_cluster_event_with_hint *ev),

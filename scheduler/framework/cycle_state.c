@@ -1,0 +1,238 @@
+/*
+ * scheduler/framework/cycle_state.c - CycleState: a small array of keyed
+ * values (a cycle holds a dozen at most, so a linear scan beats hashing).
+ */
+#include "framework/cycle_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/buf.h"
+#include "kube/errors.h"
+
+typedef struct entry {
+    char *key;
+    void *data;
+    const fw_state_ops *ops;
+} entry;
+
+typedef struct name_set {
+    const char **names;
+    size_t n, cap;
+} name_set;
+
+struct fw_cycle_state {
+    entry *entries;
+    size_t n, cap;
+    name_set skip_filter;
+    name_set skip_score;
+    int record_plugin_metrics;
+};
+
+fw_cycle_state *fw_cycle_state_new(void)
+{
+    return calloc(1, sizeof(fw_cycle_state));
+}
+
+static void entry_release(entry *e)
+{
+    if (e->ops && e->ops->free)
+        e->ops->free(e->data);
+    free(e->key);
+}
+
+void fw_cycle_state_free(fw_cycle_state *cs)
+{
+    if (!cs)
+        return;
+    for (size_t i = 0; i < cs->n; i++)
+        entry_release(&cs->entries[i]);
+    free(cs->entries);
+    free(cs->skip_filter.names);
+    free(cs->skip_score.names);
+    free(cs);
+}
+
+static entry *find(const fw_cycle_state *cs, const char *key)
+{
+    for (size_t i = 0; i < cs->n; i++)
+        if (strcmp(cs->entries[i].key, key) == 0)
+            return &cs->entries[i];
+    return NULL;
+}
+
+static int reserve_one(fw_cycle_state *cs)
+{
+    if (cs->n < cs->cap)
+        return KUBE_OK;
+    size_t cap = cs->cap ? cs->cap * 2 : 8;
+    entry *e = realloc(cs->entries, cap * sizeof(*e));
+    if (!e)
+        return KUBE_ENOMEM;
+    cs->entries = e;
+    cs->cap = cap;
+    return KUBE_OK;
+}
+
+int fw_cycle_state_write(fw_cycle_state *cs, const char *key, void *data,
+                         const fw_state_ops *ops)
+{
+    entry *e = find(cs, key);
+    if (e) {
+        if (e->ops && e->ops->free && e->data != data)
+            e->ops->free(e->data);
+        e->data = data;
+        e->ops = ops;
+        return KUBE_OK;
+    }
+    char *k = kube_strdup(key);
+    if (!k || reserve_one(cs) != KUBE_OK) {
+        free(k);
+        if (ops && ops->free)
+            ops->free(data);
+        return KUBE_ENOMEM;
+    }
+    cs->entries[cs->n++] = (entry){k, data, ops};
+    return KUBE_OK;
+}
+
+void *fw_cycle_state_read(const fw_cycle_state *cs, const char *key)
+{
+    entry *e = find(cs, key);
+    return e ? e->data : NULL;
+}
+
+void fw_cycle_state_delete(fw_cycle_state *cs, const char *key)
+{
+    entry *e = find(cs, key);
+    if (!e)
+        return;
+    entry_release(e);
+    *e = cs->entries[--cs->n];
+}
+
+static int set_copy(name_set *dst, const name_set *src)
+{
+    if (!src->n)
+        return KUBE_OK;
+    dst->names = malloc(src->n * sizeof(*dst->names));
+    if (!dst->names)
+        return KUBE_ENOMEM;
+    memcpy(dst->names, src->names, src->n * sizeof(*dst->names));
+    dst->n = dst->cap = src->n;
+    return KUBE_OK;
+}
+
+static int clone_entry(const entry *src, entry *dst)
+{
+    dst->ops = src->ops;
+    dst->key = kube_strdup(src->key);
+    if (!dst->key)
+        return KUBE_ENOMEM;
+    if (src->ops && src->ops->clone && src->data) {
+        dst->data = src->ops->clone(src->data);
+        if (!dst->data) {
+            free(dst->key);
+            return KUBE_ENOMEM;
+        }
+    } else {
+        dst->data = src->data;
+    }
+    return KUBE_OK;
+}
+
+fw_cycle_state *fw_cycle_state_clone(const fw_cycle_state *cs)
+{
+    fw_cycle_state *c = fw_cycle_state_new();
+    if (!c)
+        return NULL;
+    c->record_plugin_metrics = cs->record_plugin_metrics;
+    if (set_copy(&c->skip_filter, &cs->skip_filter) != KUBE_OK ||
+        set_copy(&c->skip_score, &cs->skip_score) != KUBE_OK)
+        goto fail;
+    if (cs->n) {
+        c->entries = malloc(cs->n * sizeof(*c->entries));
+        if (!c->entries)
+            goto fail;
+        c->cap = cs->n;
+        for (size_t i = 0; i < cs->n; i++) {
+            if (clone_entry(&cs->entries[i], &c->entries[i]) != KUBE_OK)
+                goto fail;
+            c->n++;
+        }
+    }
+    return c;
+fail:
+    fw_cycle_state_free(c);
+    return NULL;
+}
+
+void fw_cycle_state_set_record_plugin_metrics(fw_cycle_state *cs, int on)
+{
+    cs->record_plugin_metrics = on ? 1 : 0;
+}
+
+int fw_cycle_state_record_plugin_metrics(const fw_cycle_state *cs)
+{
+    return cs->record_plugin_metrics;
+}
+
+static int set_has(const name_set *s, const char *name)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->names[i] == name || strcmp(s->names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static int set_add(name_set *s, const char *name)
+{
+    if (set_has(s, name))
+        return KUBE_OK;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 4;
+        const char **n = realloc(s->names, cap * sizeof(*n));
+        if (!n)
+            return KUBE_ENOMEM;
+        s->names = n;
+        s->cap = cap;
+    }
+    s->names[s->n++] = name;
+    return KUBE_OK;
+}
+
+int fw_cycle_state_skip_filter_add(fw_cycle_state *cs, const char *plugin)
+{
+    return set_add(&cs->skip_filter, plugin);
+}
+
+int fw_cycle_state_skip_filter_has(const fw_cycle_state *cs, const char *plugin)
+{
+    return set_has(&cs->skip_filter, plugin);
+}
+
+int fw_cycle_state_skip_score_add(fw_cycle_state *cs, const char *plugin)
+{
+    return set_add(&cs->skip_score, plugin);
+}
+
+int fw_cycle_state_skip_score_has(const fw_cycle_state *cs, const char *plugin)
+{
+    return set_has(&cs->skip_score, plugin);
+}
+
+void fw_cycle_state_skip_filter_clear(fw_cycle_state *cs)
+{
+    cs->skip_filter.n = 0;
+}
+
+void fw_cycle_state_skip_score_clear(fw_cycle_state *cs)
+{
+    cs->skip_score.n = 0;
+}
+
+void fw_cycle_state_skip_clear(fw_cycle_state *cs)
+{
+    cs->skip_filter.n = 0;
+    cs->skip_score.n = 0;
+}

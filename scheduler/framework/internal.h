@@ -1,0 +1,46 @@
+/*
+ * scheduler/framework/internal.h - the framework's private state, shared
+ * by runtime.c (construction), run.c (extension points), permit.c (waiting
+ * pods) and schedule.c (node finding). Not for plugins.
+ */
+#ifndef FW_INTERNAL_H
+#define FW_INTERNAL_H
+
+#include <pthread.h>
+
+#include "framework/framework.h"
+
+typedef struct fw_inst {
+    const fw_plugin_desc *desc;
+    void *self;
+    int weight; /* score weight, 0 when not a score plugin */
+} fw_inst;
+
+struct fw_framework {
+    char *profile;
+    int32_t pct;             /* profile percentageOfNodesToScore, -1 unset */
+    fw_handle handle;
+    fw_inst *insts;          /* every instantiated plugin */
+    size_t n_insts;
+    fw_inst **pt[FW_PT_COUNT];
+    size_t n_pt[FW_PT_COUNT];
+    pthread_mutex_t wmu;     /* guards waiting */
+    fw_strmap waiting;       /* pod UID -> struct waiting_pod * */
+};
+
+/* Metric helpers (run.c). t0 from kube_now_ns(). */
+void fw__observe_point(const fw_framework *fw, const char *point, const fw_status *st,
+                       int64_t t0);
+void fw__observe_plugin(const fw_framework *fw, const fw_cycle_state *cs, const char *plugin,
+                        const char *point, const fw_status *st, int64_t t0);
+
+/* AsStatus(fmt.Errorf(fmt+": %w", args..., st.AsError())): a new FW_ERROR
+ * status "<formatted prefix>: <st's message>" keeping st's error code;
+ * frees st. */
+fw_status *fw__wrap_error(fw_status *st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Frees every waiting pod (permit.c), for fw_framework_free(). */
+void fw__free_waiting(fw_framework *fw);
+
+#endif

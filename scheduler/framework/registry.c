@@ -1,0 +1,72 @@
+/*
+ * scheduler/framework/registry.c - the registry of built-in plugins (the
+ * list itself lives in scheduler/plugins/registry_list.c) and the names of
+ * kube-scheduler v1.28's in-tree plugins.
+ */
+#include <string.h>
+
+#include "framework/framework.h"
+#include "plugins/plugins.h"
+
+static size_t count_in_tree(void)
+{
+    size_t n = 0;
+    while (fw_in_tree_plugins[n])
+        n++;
+    return n;
+}
+
+const fw_registry *fw_registry_default(void)
+{
+    static fw_registry reg;
+    static int done;
+    if (!done) {
+        reg.plugins = fw_in_tree_plugins;
+        reg.n = count_in_tree();
+        done = 1;
+    }
+    return &reg;
+}
+
+const fw_plugin_desc *fw_registry_find(const fw_registry *r, const char *name)
+{
+    for (size_t i = 0; r && i < r->n; i++)
+        if (strcmp(r->plugins[i]->name, name) == 0)
+            return r->plugins[i];
+    return NULL;
+}
+
+/* pkg/scheduler/framework/plugins/names (v1.28) plus the in-tree plugins
+ * registered by NewInTreeRegistry. */
+static const char *const upstream_names[] = {
+    "PrioritySort",
+    "DefaultBinder",
+    "DefaultPreemption",
+    "DynamicResources",
+    "ImageLocality",
+    "InterPodAffinity",
+    "NodeAffinity",
+    "NodeName",
+    "NodePorts",
+    "NodeResourcesBalancedAllocation",
+    "NodeResourcesFit",
+    "NodeUnschedulable",
+    "NodeVolumeLimits",
+    "AzureDiskLimits",
+    "EBSLimits",
+    "GCEPDLimits",
+    "PodTopologySpread",
+    "SchedulingGates",
+    "TaintToleration",
+    "VolumeBinding",
+    "VolumeRestrictions",
+    "VolumeZone",
+};
+
+int fw_upstream_plugin_known(const char *name)
+{
+    for (size_t i = 0; i < sizeof(upstream_names) / sizeof(upstream_names[0]); i++)
+        if (strcmp(upstream_names[i], name) == 0)
+            return 1;
+    return 0;
+}

@@ -1,0 +1,750 @@
+/*
+ * scheduler/framework/run.c - running the extension points with
+ * kube-scheduler v1.28's semantics (runtime/framework.go).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "framework/internal.h"
+#include "kube/buf.h"
+#include "kube/errors.h"
+#include "kube/log.h"
+
+/* ---- metrics ---- */
+
+void fw__observe_point(const fw_framework *fw, const char *point, const fw_status *st, int64_t t0)
+{
+    const fw_metrics_hooks *m = &fw->handle.svc.metrics;
+    if (m->extension_point)
+        m->extension_point(m->ud, point, fw_code_string(fw_status_code(st)), fw->profile,
+                           (double)(kube_now_ns() - t0) / 1e9);
+}
+
+void fw__observe_plugin(const fw_framework *fw, const fw_cycle_state *cs, const char *plugin,
+                        const char *point, const fw_status *st, int64_t t0)
+{
+    const fw_metrics_hooks *m = &fw->handle.svc.metrics;
+    if (m->plugin && cs && fw_cycle_state_record_plugin_metrics(cs))
+        m->plugin(m->ud, plugin, point, fw_code_string(fw_status_code(st)),
+                  (double)(kube_now_ns() - t0) / 1e9);
+}
+
+/* Whether per-plugin timings are taken this cycle. */
+static int timing(const fw_framework *fw, const fw_cycle_state *cs)
+{
+    return fw->handle.svc.metrics.plugin && cs && fw_cycle_state_record_plugin_metrics(cs);
+}
+
+static int64_t start_clock(const fw_framework *fw, const fw_cycle_state *cs)
+{
+    return timing(fw, cs) ? kube_now_ns() : 0;
+}
+
+fw_status *fw__wrap_error(fw_status *st, const char *fmt, ...)
+{
+    char *msg = fw_status_message_dup(st);
+    int err = st && st->code == FW_ERROR ? st->err : KUBE_EINVAL;
+    char prefix[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof(prefix), fmt, ap);
+    va_end(ap);
+    fw_status *w = fw_status_error(err, "%s: %s", prefix, msg ? msg : "");
+    free(msg);
+    fw_status_free(st);
+    return w;
+}
+
+/* ---- PreEnqueue, QueueSort ---- */
+
+int fw_framework_queue_sort_less(const fw_framework *fw, const fw_queued_pod_info *a,
+                                 const fw_queued_pod_info *b)
+{
+    const fw_inst *in = fw->pt[FW_PT_QUEUE_SORT][0];
+    return in->desc->less(in->self, a, b);
+}
+
+fw_status *fw_framework_run_pre_enqueue(fw_framework *fw, const fw_pod_info *pod)
+{
+    int64_t t0 = kube_now_ns();
+    fw_status *st = NULL;
+    for (size_t i = 0; i < fw->n_pt[FW_PT_PRE_ENQUEUE]; i++) {
+        const fw_inst *in = fw->pt[FW_PT_PRE_ENQUEUE][i];
+        st = in->desc->pre_enqueue(in->self, pod);
+        if (fw_status_is_success(st)) {
+            fw_status_free(st);
+            st = NULL;
+            continue;
+        }
+        fw_status_set_plugin(st, in->desc->name);
+        if (!fw_status_is_unschedulable(st))
+            st = fw__wrap_error(st, "running PreEnqueue plugin \"%s\"", in->desc->name);
+        break;
+    }
+    fw__observe_point(fw, "PreEnqueue", st, t0);
+    return st;
+}
+
+/* ---- PreFilter ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+fw_pre_filter_result *fw_pre_filter_result_new(const char *const *names, size_t n)
+{
+    fw_pre_filter_result *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL;
+    r->node_names = calloc(n ? n : 1, sizeof(char *));
+    if (!r->node_names) {
+        free(r);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        r->node_names[i] = kube_strdup(names[i]);
+        if (!r->node_names[i]) {
+            r->n = i;
+            fw_pre_filter_result_free(r);
+            return NULL;
+        }
+    }
+    qsort(r->node_names, n, sizeof(char *), cmp_str);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (w && strcmp(r->node_names[w - 1], r->node_names[i]) == 0)
+            free(r->node_names[i]);
+        else
+            r->node_names[w++] = r->node_names[i];
+    }
+    r->n = w;
+    return r;
+}
+
+void fw_pre_filter_result_free(fw_pre_filter_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        free(r->node_names[i]);
+    free(r->node_names);
+    free(r);
+}
+
+int fw_pre_filter_result_has(const fw_pre_filter_result *r, const char *name)
+{
+    if (!r)
+        return 1;
+    return bsearch(&name, r->node_names, r->n, sizeof(char *), cmp_str) != NULL;
+}
+
+fw_pre_filter_result *fw_pre_filter_result_merge(const fw_pre_filter_result *a,
+                                                 const fw_pre_filter_result *b, int *err)
+{
+    *err = KUBE_OK;
+    if (!a && !b)
+        return NULL;
+    const fw_pre_filter_result *src = a ? a : b;
+    const char **names = calloc(src->n ? src->n : 1, sizeof(*names));
+    if (!names) {
+        *err = KUBE_ENOMEM;
+        return NULL;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < src->n; i++)
+        if (!a || !b || fw_pre_filter_result_has(b, src->node_names[i]))
+            names[n++] = src->node_names[i];
+    fw_pre_filter_result *r = fw_pre_filter_result_new(names, n);
+    free(names);
+    if (!r)
+        *err = KUBE_ENOMEM;
+    return r;
+}
+
+static fw_status *empty_merge_status(const char **with_nodes, size_t n)
+{
+    kube_buf b = KUBE_BUF_INIT;
+    int err = KUBE_OK;
+    if (n == 1) {
+        err = kube_buf_printf(&b, "node(s) didn't satisfy plugin %s", with_nodes[0]);
+    } else {
+        err = kube_buf_puts(&b, "node(s) didn't satisfy plugin(s) [");
+        for (size_t i = 0; i < n && !err; i++)
+            err = kube_buf_printf(&b, "%s%s", i ? " " : "", with_nodes[i]);
+        if (!err)
+            err = kube_buf_puts(&b, "] simultaneously");
+    }
+    fw_status *st = err ? fw_status_error(KUBE_ENOMEM, NULL) : fw_status_new(FW_UNSCHEDULABLE, b.data);
+    kube_buf_free(&b);
+    return st;
+}
+
+fw_status *fw_framework_run_pre_filter(fw_framework *fw, fw_cycle_state *cs,
+                                       const fw_pod_info *pod, fw_pre_filter_result **result)
+{
+    int64_t t0 = kube_now_ns();
+    fw_pre_filter_result *merged = NULL;
+    fw_status *st = NULL;
+    size_t n = fw->n_pt[FW_PT_PRE_FILTER], n_with = 0;
+    const char **with_nodes = calloc(n ? n : 1, sizeof(*with_nodes));
+    *result = NULL;
+    if (!with_nodes)
+        return fw_status_error(KUBE_ENOMEM, NULL);
+    fw_cycle_state_skip_filter_clear(cs);
+    for (size_t i = 0; i < n && !st; i++) {
+        const fw_inst *in = fw->pt[FW_PT_PRE_FILTER][i];
+        fw_pre_filter_result *r = NULL;
+        int64_t tp = start_clock(fw, cs);
+        fw_status *s = in->desc->pre_filter(in->self, cs, pod, &r);
+        if (tp)
+            fw__observe_plugin(fw, cs, in->desc->name, "PreFilter", s, tp);
+        if (fw_status_is_skip(s)) {
+            fw_status_free(s);
+            fw_pre_filter_result_free(r);
+            if (fw_cycle_state_skip_filter_add(cs, in->desc->name) != KUBE_OK)
+                st = fw_status_error(KUBE_ENOMEM, NULL);
+            continue;
+        }
+        if (!fw_status_is_success(s)) {
+            fw_pre_filter_result_free(r);
+            fw_status_set_plugin(s, in->desc->name);
+            if (fw_status_is_unschedulable(s)) {
+                st = s;
+            } else {
+                st = fw__wrap_error(s, "running PreFilter plugin \"%s\"", in->desc->name);
+                fw_status_set_plugin(st, in->desc->name);
+            }
+            break;
+        }
+        fw_status_free(s);
+        if (r)
+            with_nodes[n_with++] = in->desc->name;
+        int err = KUBE_OK;
+        fw_pre_filter_result *m = r ? fw_pre_filter_result_merge(merged, r, &err) : merged;
+        if (r) {
+            fw_pre_filter_result_free(merged);
+            fw_pre_filter_result_free(r);
+        }
+        merged = m;
+        if (err)
+            st = fw_status_error(err, NULL);
+        else if (merged && merged->n == 0)
+            st = empty_merge_status(with_nodes, n_with);
+    }
+    free(with_nodes);
+    if (st)
+        fw_pre_filter_result_free(merged);
+    else
+        *result = merged;
+    fw__observe_point(fw, "PreFilter", st, t0);
+    return st;
+}
+
+static fw_status *run_extension(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                const fw_pod_info *other, const fw_node_info *ni, int add)
+{
+    for (size_t i = 0; i < fw->n_pt[FW_PT_PRE_FILTER]; i++) {
+        const fw_inst *in = fw->pt[FW_PT_PRE_FILTER][i];
+        if (!in->desc->pre_filter_add_pod || !in->desc->pre_filter_remove_pod ||
+            fw_cycle_state_skip_filter_has(cs, in->desc->name))
+            continue;
+        int64_t tp = start_clock(fw, cs);
+        fw_status *s = add ? in->desc->pre_filter_add_pod(in->self, cs, pod, other, ni)
+                           : in->desc->pre_filter_remove_pod(in->self, cs, pod, other, ni);
+        if (tp)
+            fw__observe_plugin(fw, cs, in->desc->name,
+                               add ? "PreFilterExtensionAddPod" : "PreFilterExtensionRemovePod",
+                               s, tp);
+        if (!fw_status_is_success(s)) {
+            KLOG_ERROR("Plugin failed pod=\"%s/%s\" node=\"%s\" operation=\"%s\" plugin=\"%s\"",
+                       pod->namespace_, pod->name, ni->name ? ni->name : "",
+                       add ? "addPod" : "removePod", in->desc->name);
+            return fw__wrap_error(s, add ? "running AddPod on PreFilter plugin \"%s\""
+                                     : "running RemovePod on PreFilter plugin \"%s\"",
+                              in->desc->name);
+        }
+        fw_status_free(s);
+    }
+    return NULL;
+}
+
+fw_status *fw_framework_run_pre_filter_add_pod(fw_framework *fw, fw_cycle_state *cs,
+                                               const fw_pod_info *pod,
+                                               const fw_pod_info *pod_to_add,
+                                               const fw_node_info *ni)
+{
+    return run_extension(fw, cs, pod, pod_to_add, ni, 1);
+}
+
+fw_status *fw_framework_run_pre_filter_remove_pod(fw_framework *fw, fw_cycle_state *cs,
+                                                  const fw_pod_info *pod,
+                                                  const fw_pod_info *pod_to_remove,
+                                                  const fw_node_info *ni)
+{
+    return run_extension(fw, cs, pod, pod_to_remove, ni, 0);
+}
+
+/* ---- Filter ---- */
+
+fw_status *fw_framework_run_filter(fw_framework *fw, const fw_cycle_state *cs,
+                                   const fw_pod_info *pod, const fw_node_info *ni)
+{
+    for (size_t i = 0; i < fw->n_pt[FW_PT_FILTER]; i++) {
+        const fw_inst *in = fw->pt[FW_PT_FILTER][i];
+        if (fw_cycle_state_skip_filter_has(cs, in->desc->name))
+            continue;
+        int64_t tp = start_clock(fw, cs);
+        fw_status *s = in->desc->filter(in->self, cs, pod, ni);
+        if (tp)
+            fw__observe_plugin(fw, cs, in->desc->name, "Filter", s, tp);
+        if (fw_status_is_success(s)) {
+            fw_status_free(s);
+            continue;
+        }
+        if (!fw_status_is_unschedulable(s))
+            s = fw__wrap_error(s, "running \"%s\" filter plugin", in->desc->name);
+        fw_status_set_plugin(s, in->desc->name);
+        return s;
+    }
+    return NULL;
+}
+
+/* addNominatedPods: clones of state and node info with the nominated pods
+ * of equal or higher priority added. *added = 0 when there are none (then
+ * *cs_out / *ni_out are NULL). */
+static fw_status *add_nominated_pods(fw_framework *fw, const fw_cycle_state *cs,
+                                     const fw_pod_info *pod, const fw_node_info *ni, int *added,
+                                     fw_cycle_state **cs_out, fw_node_info **ni_out)
+{
+    const fw_nominator *nom = &fw->handle.svc.nominator;
+    fw_pod_info **pods = NULL;
+    size_t n = 0;
+    *added = 0;
+    *cs_out = NULL;
+    *ni_out = NULL;
+    if (!nom->pods_for_node || !ni->node || !ni->name)
+        return NULL;
+    if (nom->pods_for_node(nom->ud, ni->name, &pods, &n) != KUBE_OK)
+        return fw_status_error(KUBE_ENOMEM, NULL);
+    fw_status *st = NULL;
+    if (n) {
+        *ni_out = fw_node_info_clone(ni);
+        *cs_out = fw_cycle_state_clone(cs);
+        if (!*ni_out || !*cs_out)
+            st = fw_status_error(KUBE_ENOMEM, NULL);
+    }
+    for (size_t i = 0; i < n && !st; i++) {
+        const fw_pod_info *p = pods[i];
+        if (p->priority < pod->priority || strcmp(p->uid, pod->uid) == 0)
+            continue;
+        if (fw_node_info_add_pod(*ni_out, pods[i]) != KUBE_OK) {
+            st = fw_status_error(KUBE_ENOMEM, NULL);
+            break;
+        }
+        st = fw_framework_run_pre_filter_add_pod(fw, *cs_out, pod, p, *ni_out);
+        *added = 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        fw_pod_info_unref(pods[i]);
+    free(pods);
+    if (st || !*added) {
+        fw_cycle_state_free(*cs_out);
+        fw_node_info_free(*ni_out);
+        *cs_out = NULL;
+        *ni_out = NULL;
+        *added = 0;
+    }
+    return st;
+}
+
+fw_status *fw_framework_run_filter_with_nominated_pods(fw_framework *fw,
+                                                       const fw_cycle_state *cs,
+                                                       const fw_pod_info *pod,
+                                                       const fw_node_info *ni)
+{
+    int added;
+    fw_cycle_state *cs2;
+    fw_node_info *ni2;
+    fw_status *st = add_nominated_pods(fw, cs, pod, ni, &added, &cs2, &ni2);
+    if (st)
+        return st;
+    if (!added)
+        return fw_framework_run_filter(fw, cs, pod, ni);
+    st = fw_framework_run_filter(fw, cs2, pod, ni2);
+    fw_cycle_state_free(cs2);
+    fw_node_info_free(ni2);
+    if (!fw_status_is_success(st))
+        return st;
+    return fw_framework_run_filter(fw, cs, pod, ni);
+}
+
+/* ---- PostFilter ---- */
+
+fw_status *fw_framework_run_post_filter(fw_framework *fw, fw_cycle_state *cs,
+                                        const fw_pod_info *pod, const fw_diagnosis *d,
+                                        fw_post_filter_result *res)
+{
+    int64_t t0 = kube_now_ns();
+    fw_post_filter_result last = {FW_NOMINATING_NOOP, ""};
+    const char *failed = NULL;
+    fw_status *acc = NULL, *ret = NULL;
+    for (size_t i = 0; i < fw->n_pt[FW_PT_POST_FILTER] && !ret; i++) {
+        const fw_inst *in = fw->pt[FW_PT_POST_FILTER][i];
+        fw_post_filter_result r = {FW_NOMINATING_NOOP, ""};
+        int64_t tp = start_clock(fw, cs);
+        fw_status *s = in->desc->post_filter(in->self, cs, pod, d, &r);
+        if (tp)
+            fw__observe_plugin(fw, cs, in->desc->name, "PostFilter", s, tp);
+        if (fw_status_is_success(s)) {
+            *res = r;
+            fw_status_free(acc);
+            fw__observe_point(fw, "PostFilter", s, t0);
+            return s;
+        }
+        if (s->code == FW_UNSCHEDULABLE_AND_UNRESOLVABLE) {
+            fw_status_set_plugin(s, in->desc->name);
+            *res = r;
+            ret = s;
+            break;
+        }
+        if (!fw_status_is_unschedulable(s)) {
+            /* AsStatus(s.AsError()).WithFailedPlugin(): same message. */
+            if (s->code != FW_ERROR) {
+                s->code = FW_ERROR;
+                s->err = KUBE_EINVAL;
+            }
+            fw_status_set_plugin(s, in->desc->name);
+            ret = s;
+            break;
+        }
+        if (r.mode != FW_NOMINATING_NOOP)
+            last = r;
+        if (!acc)
+            acc = fw_status_new(FW_UNSCHEDULABLE, NULL);
+        for (size_t k = 0; k < s->n_reasons; k++)
+            fw_status_add_reason(acc, s->reasons[k]);
+        if (!failed)
+            failed = in->desc->name;
+        fw_status_free(s);
+    }
+    if (!ret) {
+        *res = last;
+        ret = acc ? acc : fw_status_new(FW_UNSCHEDULABLE, NULL);
+        acc = NULL;
+        fw_status_set_plugin(ret, failed);
+    }
+    fw_status_free(acc);
+    fw__observe_point(fw, "PostFilter", ret, t0);
+    return ret;
+}
+
+/* ---- PreScore, Score ---- */
+
+fw_status *fw_framework_run_pre_score(fw_framework *fw, fw_cycle_state *cs,
+                                      const fw_pod_info *pod, const fw_node_info *const *nodes,
+                                      size_t n)
+{
+    int64_t t0 = kube_now_ns();
+    fw_status *st = NULL;
+    fw_cycle_state_skip_score_clear(cs);
+    for (size_t i = 0; i < fw->n_pt[FW_PT_PRE_SCORE] && !st; i++) {
+        const fw_inst *in = fw->pt[FW_PT_PRE_SCORE][i];
+        int64_t tp = start_clock(fw, cs);
+        fw_status *s = in->desc->pre_score(in->self, cs, pod, nodes, n);
+        if (tp)
+            fw__observe_plugin(fw, cs, in->desc->name, "PreScore", s, tp);
+        if (fw_status_is_skip(s)) {
+            fw_status_free(s);
+            if (fw_cycle_state_skip_score_add(cs, in->desc->name) != KUBE_OK)
+                st = fw_status_error(KUBE_ENOMEM, NULL);
+            continue;
+        }
+        if (!fw_status_is_success(s))
+            st = fw__wrap_error(s, "running PreScore plugin \"%s\"", in->desc->name);
+        else
+            fw_status_free(s);
+    }
+    fw__observe_point(fw, "PreScore", st, t0);
+    return st;
+}
+
+void fw_score_list_free(fw_score_list *l)
+{
+    if (!l)
+        return;
+    free(l->nodes);
+    free(l->storage);
+    memset(l, 0, sizeof(*l));
+}
+
+typedef struct score_job {
+    fw_framework *fw;
+    const fw_cycle_state *cs;
+    const fw_pod_info *pod;
+    const fw_node_info *const *nodes;
+    size_t n;
+    const fw_inst **plugins;
+    size_t n_plugins;
+    fw_node_score **scores;   /* [plugin][node] */
+    fw_status **errs;         /* per node (score) or per plugin (normalize) */
+    atomic_int stop;
+} score_job;
+
+static void score_node(void *ud, size_t i)
+{
+    score_job *j = ud;
+    for (size_t k = 0; k < j->n_plugins; k++) {
+        const fw_inst *in = j->plugins[k];
+        int64_t v = 0;
+        int64_t tp = start_clock(j->fw, j->cs);
+        fw_status *s = in->desc->score(in->self, j->cs, j->pod, j->nodes[i], &v);
+        if (tp)
+            fw__observe_plugin(j->fw, j->cs, in->desc->name, "Score", s, tp);
+        if (!fw_status_is_success(s)) {
+            char prefix[256];
+            snprintf(prefix, sizeof(prefix), "plugin \"%s\" failed with", in->desc->name);
+            j->errs[i] = fw__wrap_error(s, "%s", prefix);
+            atomic_store(&j->stop, 1);
+            return;
+        }
+        fw_status_free(s);
+        j->scores[k][i] = (fw_node_score){j->nodes[i]->name, v};
+    }
+}
+
+static void normalize_plugin(void *ud, size_t k)
+{
+    score_job *j = ud;
+    const fw_inst *in = j->plugins[k];
+    if (!in->desc->normalize_score)
+        return;
+    int64_t tp = start_clock(j->fw, j->cs);
+    fw_status *s = in->desc->normalize_score(in->self, j->cs, j->pod, j->scores[k], j->n);
+    if (tp)
+        fw__observe_plugin(j->fw, j->cs, in->desc->name, "ScoreExtensionNormalize", s, tp);
+    if (!fw_status_is_success(s)) {
+        char prefix[256];
+        snprintf(prefix, sizeof(prefix), "plugin \"%s\" failed with", in->desc->name);
+        j->errs[k] = fw__wrap_error(s, "%s", prefix);
+        atomic_store(&j->stop, 1);
+        return;
+    }
+    fw_status_free(s);
+}
+
+/* The first error in index order, wrapped with the stage; frees them all. */
+static fw_status *first_error(fw_status **errs, size_t n, const char *stage)
+{
+    fw_status *first = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!first && errs[i])
+            first = errs[i];
+        else
+            fw_status_free(errs[i]);
+        errs[i] = NULL;
+    }
+    return first ? fw__wrap_error(first, "%s", stage) : NULL;
+}
+
+static fw_status *apply_weights(score_job *j, fw_score_list *out)
+{
+    out->nodes = calloc(j->n ? j->n : 1, sizeof(*out->nodes));
+    size_t cells = j->n * j->n_plugins;
+    out->storage = calloc(cells ? cells : 1, sizeof(*out->storage));
+    out->n = j->n;
+    if (!out->nodes || !out->storage)
+        return fw_status_error(KUBE_ENOMEM, NULL);
+    for (size_t i = 0; i < j->n; i++) {
+        fw_node_plugin_scores *ns = &out->nodes[i];
+        ns->name = j->nodes[i]->name;
+        ns->scores = &out->storage[i * j->n_plugins];
+        ns->n_scores = j->n_plugins;
+        for (size_t k = 0; k < j->n_plugins; k++) {
+            int64_t v = j->scores[k][i].score;
+            if (v > FW_MAX_NODE_SCORE || v < FW_MIN_NODE_SCORE)
+                return fw_status_error(
+                    KUBE_EINVAL,
+                    "applying score defaultWeights on Score plugins: plugin \"%s\" returns an "
+                    "invalid score %lld, it should in the range of [%d, %d] after normalizing",
+                    j->plugins[k]->desc->name, (long long)v, FW_MIN_NODE_SCORE,
+                    FW_MAX_NODE_SCORE);
+            int64_t w = v * j->plugins[k]->weight;
+            ns->scores[k] = (fw_plugin_score){j->plugins[k]->desc->name, w};
+            ns->total += w;
+        }
+    }
+    return NULL;
+}
+
+static fw_status *score_all(score_job *j, fw_score_list *out)
+{
+    fw_parallelizer *par = j->fw->handle.svc.parallelizer;
+    if (j->n_plugins) {
+        fw_parallelize(par, j->n, score_node, j, &j->stop);
+        fw_status *st = first_error(j->errs, j->n, "running Score plugins");
+        if (st)
+            return st;
+    }
+    fw_parallelize(par, j->n_plugins, normalize_plugin, j, &j->stop);
+    fw_status *st = first_error(j->errs, j->n_plugins, "running Normalize on Score plugins");
+    return st ? st : apply_weights(j, out);
+}
+
+fw_status *fw_framework_run_score(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                  const fw_node_info *const *nodes, size_t n,
+                                  fw_score_list *out)
+{
+    int64_t t0 = kube_now_ns();
+    size_t np = fw->n_pt[FW_PT_SCORE];
+    score_job j = {.fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .n = n};
+    memset(out, 0, sizeof(*out));
+    j.plugins = calloc(np ? np : 1, sizeof(*j.plugins));
+    j.scores = calloc(np ? np : 1, sizeof(*j.scores));
+    j.errs = calloc((n > np ? n : np) + 1, sizeof(*j.errs));
+    fw_status *st = j.plugins && j.scores && j.errs ? NULL : fw_status_error(KUBE_ENOMEM, NULL);
+    atomic_init(&j.stop, 0);
+    for (size_t k = 0; k < np && !st; k++) {
+        const fw_inst *in = fw->pt[FW_PT_SCORE][k];
+        if (fw_cycle_state_skip_score_has(cs, in->desc->name))
+            continue;
+        j.scores[j.n_plugins] = calloc(n ? n : 1, sizeof(fw_node_score));
+        if (!j.scores[j.n_plugins])
+            st = fw_status_error(KUBE_ENOMEM, NULL);
+        else
+            j.plugins[j.n_plugins++] = in;
+    }
+    if (!st)
+        st = score_all(&j, out);
+    if (st)
+        fw_score_list_free(out);
+    for (size_t k = 0; j.scores && k < j.n_plugins; k++)
+        free(j.scores[k]);
+    free(j.scores);
+    free(j.plugins);
+    free(j.errs);
+    fw__observe_point(fw, "Score", st, t0);
+    return st;
+}
+
+/* ---- Reserve, PreBind, Bind, PostBind ---- */
+
+fw_status *fw_framework_run_reserve(fw_framework *fw, fw_cycle_state *cs,
+                                    const fw_pod_info *pod, const char *node)
+{
+    int64_t t0 = kube_now_ns();
+    fw_status *st = NULL;
+    for (size_t i = 0; i < fw->n_pt[FW_PT_RESERVE] && !st; i++) {
+        const fw_inst *in = fw->pt[FW_PT_RESERVE][i];
+        int64_t tp = start_clock(fw, cs);
+        fw_status *s = in->desc->reserve(in->self, cs, pod, node);
+        if (tp)
+            fw__observe_plugin(fw, cs, in->desc->name, "Reserve", s, tp);
+        if (fw_status_is_success(s)) {
+            fw_status_free(s);
+            continue;
+        }
+        if (fw_status_is_unschedulable(s)) {
+            KLOG_V(4, "Pod rejected by plugin pod=\"%s/%s\" plugin=\"%s\"", pod->namespace_,
+                   pod->name, in->desc->name);
+            fw_status_set_plugin(s, in->desc->name);
+            st = s;
+        } else {
+            KLOG_ERROR("Plugin failed plugin=\"%s\" pod=\"%s/%s\"", in->desc->name,
+                       pod->namespace_, pod->name);
+            st = fw__wrap_error(s, "running Reserve plugin \"%s\"", in->desc->name);
+        }
+    }
+    fw__observe_point(fw, "Reserve", st, t0);
+    return st;
+}
+
+void fw_framework_run_unreserve(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                const char *node)
+{
+    int64_t t0 = kube_now_ns();
+    for (size_t i = fw->n_pt[FW_PT_RESERVE]; i-- > 0;) {
+        const fw_inst *in = fw->pt[FW_PT_RESERVE][i];
+        if (!in->desc->unreserve)
+            continue;
+        int64_t tp = start_clock(fw, cs);
+        in->desc->unreserve(in->self, cs, pod, node);
+        if (tp)
+            fw__observe_plugin(fw, cs, in->desc->name, "Unreserve", NULL, tp);
+    }
+    fw__observe_point(fw, "Unreserve", NULL, t0);
+}
+
+fw_status *fw_framework_run_pre_bind(fw_framework *fw, fw_cycle_state *cs,
+                                     const fw_pod_info *pod, const char *node)
+{
+    int64_t t0 = kube_now_ns();
+    fw_status *st = NULL;
+    for (size_t i = 0; i < fw->n_pt[FW_PT_PRE_BIND] && !st; i++) {
+        const fw_inst *in = fw->pt[FW_PT_PRE_BIND][i];
+        int64_t tp = start_clock(fw, cs);
+        fw_status *s = in->desc->pre_bind(in->self, cs, pod, node);
+        if (tp)
+            fw__observe_plugin(fw, cs, in->desc->name, "PreBind", s, tp);
+        if (fw_status_is_success(s)) {
+            fw_status_free(s);
+            continue;
+        }
+        if (fw_status_is_unschedulable(s)) {
+            fw_status_set_plugin(s, in->desc->name);
+            st = s;
+        } else {
+            KLOG_ERROR("Failed running PreBind plugin plugin=\"%s\" pod=\"%s/%s\"",
+                       in->desc->name, pod->namespace_, pod->name);
+            st = fw__wrap_error(s, "running PreBind plugin \"%s\"", in->desc->name);
+        }
+    }
+    fw__observe_point(fw, "PreBind", st, t0);
+    return st;
+}
+
+fw_status *fw_framework_run_bind(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                 const char *node)
+{
+    int64_t t0 = kube_now_ns();
+    fw_status *st = fw_status_new(FW_SKIP, NULL);
+    for (size_t i = 0; i < fw->n_pt[FW_PT_BIND]; i++) {
+        const fw_inst *in = fw->pt[FW_PT_BIND][i];
+        int64_t tp = start_clock(fw, cs);
+        fw_status *s = in->desc->bind(in->self, cs, pod, node);
+        if (tp)
+            fw__observe_plugin(fw, cs, in->desc->name, "Bind", s, tp);
+        fw_status_free(st);
+        st = s;
+        if (fw_status_is_skip(s))
+            continue;
+        if (!fw_status_is_success(s)) {
+            if (fw_status_is_unschedulable(s)) {
+                fw_status_set_plugin(s, in->desc->name);
+            } else {
+                KLOG_ERROR("Failed running Bind plugin plugin=\"%s\" pod=\"%s/%s\" node=\"%s\"",
+                           in->desc->name, pod->namespace_, pod->name, node);
+                st = fw__wrap_error(s, "running Bind plugin \"%s\"", in->desc->name);
+            }
+        }
+        break;
+    }
+    fw__observe_point(fw, "Bind", st, t0);
+    return st;
+}
+
+void fw_framework_run_post_bind(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                const char *node)
+{
+    int64_t t0 = kube_now_ns();
+    for (size_t i = 0; i < fw->n_pt[FW_PT_POST_BIND]; i++) {
+        const fw_inst *in = fw->pt[FW_PT_POST_BIND][i];
+        int64_t tp = start_clock(fw, cs);
+        in->desc->post_bind(in->self, cs, pod, node);
+        if (tp)
+            fw__observe_plugin(fw, cs, in->desc->name, "PostBind", NULL, tp);
+    }
+    fw__observe_point(fw, "PostBind", NULL, t0);
+}
