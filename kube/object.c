@@ -180,7 +180,7 @@ int kube_time_parse(const char *s, int64_t *unix_us)
 /* ---- interning ---- */
 
 /* Strings that recur in most pods, nodes and VMs: kept once, statically. */
-static const char *intern_table[] = {
+static const char *const intern_table[] = {
     "", "default", "kube-system", "true", "false", "v1", "apps/v1", "batch/v1",
     "kubevirt.io/v1", "VirtualMachineInstance", "VirtualMachine", "ReplicaSet",
     "StatefulSet", "DaemonSet", "Job", "Node", "Pod", "stickyvm", "default-scheduler",
@@ -206,29 +206,49 @@ static const char *intern_table[] = {
     "ScheduleAnyway", "Honor", "Ignore",
 };
 
-static int intern_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
+#define INTERN_SLOTS 512u
+#define INTERN_MAX_LEN 48u
 
+/* Open-addressing index over intern_table, built once. */
+static const char *intern_slots[INTERN_SLOTS];
 static pthread_once_t intern_once = PTHREAD_ONCE_INIT;
 
-static void intern_sort(void)
+static unsigned intern_hash(const char *s, size_t n)
 {
-    qsort(intern_table, sizeof(intern_table) / sizeof(intern_table[0]), sizeof(intern_table[0]),
-          intern_cmp);
+    unsigned h = (unsigned)n * 2654435761u;
+
+    if (n)
+        h ^= (unsigned char)s[0] * 31u + (unsigned char)s[n / 2] * 131u +
+             (unsigned char)s[n - 1] * 1031u;
+    return (h ^ (h >> 9)) & (INTERN_SLOTS - 1);
+}
+
+static void intern_build(void)
+{
+    for (size_t i = 0; i < sizeof(intern_table) / sizeof(intern_table[0]); i++) {
+        const char *t = intern_table[i];
+        unsigned h = intern_hash(t, strlen(t));
+        while (intern_slots[h])
+            h = (h + 1) & (INTERN_SLOTS - 1);
+        intern_slots[h] = t;
+    }
 }
 
 const char *kube_intern_static(const char *s)
 {
-    const char *const *hit;
+    size_t n;
+    unsigned h;
 
     if (!s)
         return NULL;
-    pthread_once(&intern_once, intern_sort);
-    hit = bsearch(&s, intern_table, sizeof(intern_table) / sizeof(intern_table[0]),
-                  sizeof(intern_table[0]), intern_cmp);
-    return hit ? *hit : NULL;
+    n = strnlen(s, INTERN_MAX_LEN + 1);
+    if (n > INTERN_MAX_LEN)
+        return NULL;
+    pthread_once(&intern_once, intern_build);
+    for (h = intern_hash(s, n); intern_slots[h]; h = (h + 1) & (INTERN_SLOTS - 1))
+        if (strcmp(intern_slots[h], s) == 0)
+            return intern_slots[h];
+    return NULL;
 }
 
 const char *kube_arena_str(struct kube_arena *a, const char *s)
