@@ -82,6 +82,7 @@ int kube_client_do(kube_client *c, const char *method, const char *path,
                    const char *content_type, const char *body, size_t len,
                    kube_response *resp);
 
+/* Frees resp->body and zeroes resp (ready for the next call). */
 void kube_response_clear(kube_response *resp);
 
 /* Decodes a metav1.Status JSON text into st. Returns KUBE_OK or KUBE_EPARSE
@@ -119,6 +120,7 @@ void kube_client_wait_rate(kube_client *c);
 typedef struct kube_client_stats {
     unsigned long get, post, put, patch, del, retries;
 } kube_client_stats;
+/* Copies the counters into out (caller's struct). Thread-safe. */
 void kube_client_stats_get(kube_client *c, kube_client_stats *out);
 
 /* The retry policy, without side effects. method is the HTTP method; code

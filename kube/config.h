@@ -51,6 +51,7 @@ int kube_config_from_file(const char *path, kube_config **out, char *err, size_t
 /* Builds the in-cluster configuration. Same error contract. */
 int kube_config_in_cluster(kube_config **out, char *err, size_t errlen);
 
+/* Frees the config and wipes the secrets it holds. NULL is a no-op. */
 void kube_config_free(kube_config *cfg);
 
 /* Accessors. Returned pointers live as long as the config. */

@@ -31,6 +31,7 @@ typedef struct kube_ratelimit kube_ratelimit;
  * for the real monotonic clock and nanosleep. Returns KUBE_OK, KUBE_EINVAL
  * or KUBE_ENOMEM. */
 int kube_ratelimit_new(double qps, int burst, const kube_clock *clock, kube_ratelimit **out);
+/* Frees the limiter; no call may be running. NULL is a no-op. */
 void kube_ratelimit_free(kube_ratelimit *rl);
 
 /* Takes one token, possibly in advance, and returns how many nanoseconds
