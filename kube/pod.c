@@ -92,11 +92,12 @@ int kube_toleration_tolerates(const kube_toleration *t, const kube_taint *taint)
 
 /* ---- affinity ---- */
 
+/* One PodAffinityTerm; NULL reads as an empty term. */
 static int affinity_term_decode(const cJSON *j, kube_arena *a, kube_pod_affinity_term *t)
 {
     int rc;
 
-    if (!cJSON_IsObject(j))
+    if (j && !cJSON_IsObject(j))
         return KUBE_EPARSE;
     if ((rc = kube_label_selector_decode(kube_json_get(j, "labelSelector"), a,
                                          &t->label_selector)) ||
@@ -127,7 +128,7 @@ static int weighted_term_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx
     if ((rc = kube_json_int32(j, "weight", 0, &w->weight)) ||
         (rc = kube_json_object(j, "podAffinityTerm", &term)))
         return rc;
-    return term ? affinity_term_decode(term, a, &w->term) : KUBE_OK;
+    return affinity_term_decode(term, a, &w->term);
 }
 
 static int pod_affinity_decode(const cJSON *j, kube_arena *a, kube_pod_affinity *pa)

@@ -703,6 +703,14 @@ static void empty_affinity_and_nil_required(void **state)
     assert_int_equal(p->affinity->node_required->n_terms, 0);
     assert_false(kube_node_selector_matches(p->affinity->node_required, "n", NULL, 0));
     kube_object_unref(o);
+    o = decode_ok(&kube_pod_codec,
+                  "{'metadata':{'name':'p'},'spec':{'affinity':{'podAffinity':"
+                  "{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':1}]}}}}");
+    p = kube_pod_from(o);
+    assert_int_equal(p->affinity->pod_affinity.n_preferred, 1);
+    assert_string_equal(p->affinity->pod_affinity.preferred[0].term.topology_key, "");
+    assert_null(p->affinity->pod_affinity.preferred[0].term.label_selector);
+    kube_object_unref(o);
     o = decode_ok(&kube_pod_codec, "{'metadata':{'name':'p'},'spec':{'affinity':{}}}");
     p = kube_pod_from(o);
     assert_non_null(p->affinity);
