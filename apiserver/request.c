@@ -243,16 +243,16 @@ static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)
         size_t len = amp ? (size_t)(amp - q) : strlen(q);
         const char *eq = memchr(q, '=', len);
         size_t klen = eq ? (size_t)(eq - q) : len;
+        const char *val = eq ? eq + 1 : q + len;
+        size_t vlen = (size_t)(q + len - val);
         int rc = query_unescape(q, klen, scratch, sizeof(scratch));
+        int is_node = rc == KUBE_OK && out->kind == APIS_ROUTE_PIN && strcmp(scratch, "node") == 0;
 
-        if (rc == KUBE_EBADREQUEST)
+        if (rc == KUBE_EBADREQUEST || query_unescape(val, vlen, scratch, sizeof(scratch)) ==
+                                          KUBE_EBADREQUEST)
             return fail(msg, msglen, "invalid escape in query string");
-        if (rc == KUBE_OK && out->kind == APIS_ROUTE_PIN && strcmp(scratch, "node") == 0) {
-            const char *val = eq ? eq + 1 : q + len;
-            rc = take_node(val, (size_t)(q + len - val), out, msg, msglen);
-            if (rc != KUBE_OK)
-                return rc;
-        }
+        if (is_node && (rc = take_node(val, vlen, out, msg, msglen)) != KUBE_OK)
+            return rc;
         q = amp ? amp + 1 : NULL;
     }
     return KUBE_OK;
