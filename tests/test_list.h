@@ -18,4 +18,8 @@
     UNIT(quantity)                   \
     UNIT(selector)                   \
     UNIT(decode)                     \
+    UNIT(apiserver_http)             \
+    UNIT(apiserver_request)          \
+    UNIT(apiserver_status)           \
+    UNIT(apiserver_authn)            \
     /* add groups above this line */
