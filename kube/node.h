@@ -40,7 +40,9 @@ typedef struct kube_resources {
     int64_t milli_cpu;          /* Quantity.MilliValue() */
     int64_t memory;             /* bytes */
     int64_t ephemeral_storage;  /* bytes */
-    int64_t allowed_pods;       /* the "pods" resource */
+    int64_t allowed_pods;       /* the "pods" resource (for a pod: its own "pods" request,
+                                   which Resource.Add counts but NodeResourcesFit's
+                                   SetMaxResource ignores) */
     const kube_scalar *scalars; /* resources for which schedutil.IsScalarResourceName
                                    holds, in first-seen order, names unique */
     size_t n_scalars;

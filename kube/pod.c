@@ -511,6 +511,7 @@ static int nonzero(const kube_resource_entry *l, size_t n, int64_t *cpu, int64_t
 }
 
 typedef struct req_state {
+    int nonmissing;    /* PodResourcesOptions.NonMissingContainerRequests set */
     rlist reqs;        /* the pod's requests */
     rlist sidecars;    /* restartableInitContainerReqs */
     rlist init_max;    /* initContainerReqs */
@@ -527,16 +528,45 @@ static int add_checked(int64_t *acc, int64_t v)
     return __builtin_add_overflow(*acc, v, acc) ? KUBE_ERANGE : KUBE_OK;
 }
 
-static int container_requests(const cJSON *c, kube_resource_entry **list, size_t *n)
+/* applyNonMissing: appends 100m cpu / 200Mi memory when missing. */
+static int apply_non_missing(kube_resource_entry **list, size_t *n)
+{
+    static const kube_resource_entry defaults[] = {
+        {"cpu", {(__int128)KUBE_DEFAULT_MILLI_CPU_REQUEST * 1000000, 0}},
+        {"memory", {(__int128)KUBE_DEFAULT_MEMORY_REQUEST * 1000000000, 0}},
+    };
+    kube_resource_entry *v = realloc(*list, (*n + 2) * sizeof(*v));
+
+    if (!v)
+        return KUBE_ENOMEM;
+    *list = v;
+    for (size_t d = 0; d < 2; d++) {
+        size_t i = 0;
+        while (i < *n && strcmp(v[i].name, defaults[d].name) != 0)
+            i++;
+        if (i == *n)
+            v[(*n)++] = defaults[d];
+    }
+    return KUBE_OK;
+}
+
+/* A container's resources.requests (malloc'd, caller frees). */
+static int container_requests(const cJSON *c, int nonmissing, kube_resource_entry **list,
+                              size_t *n)
 {
     const cJSON *res;
     int rc;
 
     if (!cJSON_IsObject(c))
         return KUBE_EPARSE;
-    if ((rc = kube_json_object(c, "resources", &res)))
+    if ((rc = kube_json_object(c, "resources", &res)) ||
+        (rc = kube_resource_list_decode(kube_json_get(res, "requests"), list, n)))
         return rc;
-    return kube_resource_list_decode(kube_json_get(res, "requests"), list, n);
+    if (nonmissing && (rc = apply_non_missing(list, n))) {
+        free(*list);
+        *list = NULL;
+    }
+    return rc;
 }
 
 static int app_container(req_state *st, const kube_resource_entry *list, size_t n)
@@ -589,7 +619,7 @@ static int init_container(req_state *st, const cJSON *c, const kube_resource_ent
     return rc;
 }
 
-/* Runs fn over the containers of one list. */
+/* Adds the requests of one container list (init or not) to st. */
 static int each_container(const cJSON *spec, const char *key, req_state *st, int init)
 {
     const cJSON *arr, *c;
@@ -600,7 +630,7 @@ static int each_container(const cJSON *spec, const char *key, req_state *st, int
     if (rc != KUBE_OK)
         return rc;
     cJSON_ArrayForEach(c, arr) {
-        if ((rc = container_requests(c, &list, &n)))
+        if ((rc = container_requests(c, st->nonmissing, &list, &n)))
             return rc;
         rc = init ? init_container(st, c, list, n) : app_container(st, list, n);
         free(list);
@@ -633,7 +663,9 @@ static int add_overhead(const cJSON *spec, req_state *st)
     return rc;
 }
 
-static int compute_requests(const cJSON *spec, kube_arena *a, kube_pod *pod, req_state *st)
+/* resourcehelper.PodRequests into st->reqs, with the non-zero totals of
+ * framework.calculateResource alongside. */
+static int pod_requests(const cJSON *spec, req_state *st)
 {
     int rc;
 
@@ -643,24 +675,50 @@ static int compute_requests(const cJSON *spec, kube_arena *a, kube_pod *pod, req
         return rc;
     st->non0_cpu = max64(st->non0_cpu, st->non0_init_cpu);
     st->non0_mem = max64(st->non0_mem, st->non0_init_mem);
-    if ((rc = add_overhead(spec, st)) ||
-        (rc = kube_resources_from_list(st->reqs.v, st->reqs.n, a, &pod->requests)))
-        return rc;
-    pod->nonzero_milli_cpu = st->non0_cpu;
-    pod->nonzero_memory = st->non0_mem;
-    return KUBE_OK;
+    return add_overhead(spec, st);
+}
+
+/* The cpu (milli) and memory of a request list, 0 when absent. */
+static int cpu_and_memory(const rlist *l, int64_t *cpu, int64_t *mem)
+{
+    const kube_resource_entry *e;
+    int rc = KUBE_OK;
+
+    *cpu = 0;
+    *mem = 0;
+    if ((e = rlist_find(l, "cpu")))
+        rc = kube_quantity_milli_value(&e->q, cpu);
+    if (rc == KUBE_OK && (e = rlist_find(l, "memory")))
+        rc = kube_quantity_value(&e->q, mem);
+    return rc;
+}
+
+static void req_state_free(req_state *st)
+{
+    free(st->reqs.v);
+    free(st->sidecars.v);
+    free(st->init_max.v);
 }
 
 static int requests_decode(const cJSON *spec, kube_arena *a, kube_pod *pod)
 {
-    req_state st;
+    req_state st, score;
     int rc;
 
     memset(&st, 0, sizeof(st));
-    rc = compute_requests(spec, a, pod, &st);
-    free(st.reqs.v);
-    free(st.sidecars.v);
-    free(st.init_max.v);
+    memset(&score, 0, sizeof(score));
+    score.nonmissing = 1;
+    rc = pod_requests(spec, &st);
+    if (rc == KUBE_OK)
+        rc = kube_resources_from_list(st.reqs.v, st.reqs.n, a, &pod->requests);
+    if (rc == KUBE_OK)
+        rc = pod_requests(spec, &score);
+    if (rc == KUBE_OK)
+        rc = cpu_and_memory(&score.reqs, &pod->score_milli_cpu, &pod->score_memory);
+    pod->nonzero_milli_cpu = st.non0_cpu;
+    pod->nonzero_memory = st.non0_mem;
+    req_state_free(&st);
+    req_state_free(&score);
     return rc == KUBE_ERANGE ? KUBE_EPARSE : rc;
 }
 

@@ -13,9 +13,14 @@
  * InitUse(i) is init container i plus every sidecar declared before it (a
  * sidecar's own InitUse is itself plus the sidecars before it). Sums are
  * exact Quantity sums, rounded once (MilliValue for cpu, Value otherwise).
- * The "non-zero" cpu/memory used by scoring count 100m / 200Mi for each
- * (cumulative) container request that lacks cpu / memory, the init side
- * taking the max, plus the overhead's cpu/memory when present.
+ * Two "non-zero" variants exist in v1.28 and both are kept:
+ * - nonzero_* (calculateResource, what NodeInfo.NonZeroRequested adds up):
+ *   sum over app containers of 100m / 200Mi when cpu / memory is missing,
+ *   max'ed with the same computed on each init container's cumulative
+ *   InitUse, plus the overhead's cpu/memory when present;
+ * - score_* (the incoming pod's request in NodeResourcesFit scoring):
+ *   PodRequests after giving every container and init container lacking
+ *   cpu / memory 100m / 200Mi (applyNonMissing).
  *
  * Memory: a kube_pod is one allocation owned through its reference count
  * (kube/object.h); every pointer inside lives as long as the object.
@@ -189,9 +194,15 @@ typedef struct kube_pod {
     size_t n_conditions;
     const char *nominated_node_name; /* "" when unset */
     /* computed (see the top of this file) */
-    kube_resources requests;
-    int64_t nonzero_milli_cpu;
+    kube_resources requests;        /* PodRequests (NodeResourcesFit, NodeInfo.Requested) */
+    int64_t nonzero_milli_cpu;      /* calculateResource: NodeInfo.NonZeroRequested */
     int64_t nonzero_memory;
+    /* resourceAllocationScorer.calculatePodResourceRequest with
+     * useRequested=false (NodeResourcesFit scoring strategies): PodRequests
+     * where every container and init container lacking a cpu / memory
+     * request counts 100m / 200Mi. */
+    int64_t score_milli_cpu;
+    int64_t score_memory;
 } kube_pod;
 
 extern const kube_codec kube_pod_codec;

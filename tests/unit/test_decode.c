@@ -441,33 +441,34 @@ static void parses_rfc3339_times(void **state)
 typedef struct request_case {
     const char *name;
     const char *spec;     /* the pod's spec */
-    int64_t milli_cpu, memory, non0_cpu, non0_mem;
+    int64_t milli_cpu, memory, non0_cpu, non0_mem, score_cpu, score_mem;
 } request_case;
 
 #define MI (1024LL * 1024)
 
-/* resourcehelper.PodRequests / calculateResource cases (kube-scheduler's
- * helpers_test.go and fit.go's example), cpu in milli. */
+/* resourcehelper.PodRequests / calculateResource / calculatePodResourceRequest
+ * cases (kube-scheduler's helpers_test.go and fit.go's example), cpu in
+ * milli: requests, then non-zero (NodeInfo), then scoring request. */
 static const request_case request_cases[] = {
-    {"no requests", "{'containers':[{'name':'c'}]}", 0, 0, 100, 200 * MI},
-    {"no containers", "{}", 0, 0, 0, 0},
+    {"no requests", "{'containers':[{'name':'c'}]}", 0, 0, 100, 200 * MI, 100, 200 * MI},
+    {"no containers", "{}", 0, 0, 0, 0, 0, 0},
     {"fit.go example: max(sum containers, each init)",
      "{'initContainers':[{'resources':{'requests':{'cpu':'2','memory':'1G'}}},"
      "{'resources':{'requests':{'cpu':'2','memory':'3G'}}}],"
      "'containers':[{'resources':{'requests':{'cpu':'2','memory':'1G'}}},"
      "{'resources':{'requests':{'cpu':'1','memory':'1G'}}}]}",
-     3000, 3000000000LL, 3000, 3000000000LL},
+     3000, 3000000000LL, 3000, 3000000000LL, 3000, 3000000000LL},
     {"restartable init container",
      "{'initContainers':[{'restartPolicy':'Always','resources':{'requests':{'cpu':'1'}}}],"
      "'containers':[{'resources':{'requests':{'cpu':'1'}}}]}",
-     2000, 0, 1000, 200 * MI},
+     2000, 0, 1000, 200 * MI, 2000, 400 * MI},
     {"multiple restartable init containers",
      "{'initContainers':[{'resources':{'requests':{'cpu':'5'}}},"
      "{'restartPolicy':'Always','resources':{'requests':{'cpu':'1'}}},"
      "{'restartPolicy':'Always','resources':{'requests':{'cpu':'2'}}},"
      "{'restartPolicy':'Always','resources':{'requests':{'cpu':'3'}}}],"
      "'containers':[{'resources':{'requests':{'cpu':'1'}}}]}",
-     7000, 0, 6000, 200 * MI},
+     7000, 0, 6000, 200 * MI, 7000, 800 * MI},
     {"multiple restartable and regular init containers",
      "{'initContainers':[{'resources':{'requests':{'cpu':'5'}}},"
      "{'restartPolicy':'Always','resources':{'requests':{'cpu':'1'}}},"
@@ -475,31 +476,31 @@ static const request_case request_cases[] = {
      "{'resources':{'requests':{'cpu':'5'}}},"
      "{'restartPolicy':'Always','resources':{'requests':{'cpu':'3'}}}],"
      "'containers':[{'resources':{'requests':{'cpu':'1'}}}]}",
-     8000, 0, 8000, 200 * MI},
+     8000, 0, 8000, 200 * MI, 8000, 800 * MI},
     {"restartable-init, init and regular",
      "{'initContainers':[{'restartPolicy':'Always','resources':{'requests':{'cpu':'10'}}},"
      "{'resources':{'requests':{'cpu':'200'}}}],"
      "'containers':[{'resources':{'requests':{'cpu':'100'}}}]}",
-     210000, 0, 210000, 200 * MI},
+     210000, 0, 210000, 200 * MI, 210000, 400 * MI},
     {"overhead adds to requests and to the non-zero cpu/memory",
      "{'overhead':{'cpu':'250m','memory':'120Mi'},"
      "'containers':[{'resources':{'requests':{'cpu':'1','memory':'1Gi'}}}]}",
-     1250, 1024 * MI + 120 * MI, 1250, 1024 * MI + 120 * MI},
+     1250, 1024 * MI + 120 * MI, 1250, 1024 * MI + 120 * MI, 1250, 1024 * MI + 120 * MI},
     {"overhead without requests",
-     "{'overhead':{'cpu':'250m'},'containers':[{}]}", 250, 0, 350, 200 * MI},
+     "{'overhead':{'cpu':'250m'},'containers':[{}]}", 250, 0, 350, 200 * MI, 350, 200 * MI},
     {"init container larger in cpu only",
      "{'initContainers':[{'resources':{'requests':{'cpu':'500m'}}}],'containers':[{}]}",
-     500, 0, 500, 200 * MI},
+     500, 0, 500, 200 * MI, 500, 200 * MI},
     {"an explicit zero is not replaced by the default",
-     "{'containers':[{'resources':{'requests':{'cpu':'0','memory':'0'}}}]}", 0, 0, 0, 0},
+     "{'containers':[{'resources':{'requests':{'cpu':'0','memory':'0'}}}]}", 0, 0, 0, 0, 0, 0},
     {"sums are exact before rounding",
      "{'containers':[{'resources':{'requests':{'cpu':'0.5m'}}},"
      "{'resources':{'requests':{'cpu':'0.5m'}}}]}",
-     1, 0, 2, 400 * MI},
+     1, 0, 2, 400 * MI, 1, 400 * MI},
     {"requests given as JSON numbers",
      "{'containers':[{'resources':{'requests':{'cpu':2,'memory':1024}}}]}", 2000, 1024, 2000,
-     1024},
-    {"null requests", "{'containers':[{'resources':{'requests':null}}]}", 0, 0, 100, 200 * MI},
+     1024, 2000, 1024},
+    {"null requests", "{'containers':[{'resources':{'requests':null}}]}", 0, 0, 100, 200 * MI, 100, 200 * MI},
 };
 
 static void computes_requests_like_kube_scheduler(void **state)
@@ -514,10 +515,12 @@ static void computes_requests_like_kube_scheduler(void **state)
         o = decode_ok(&kube_pod_codec, json);
         p = kube_pod_from(o);
         if (p->requests.milli_cpu != c->milli_cpu || p->requests.memory != c->memory ||
-            p->nonzero_milli_cpu != c->non0_cpu || p->nonzero_memory != c->non0_mem)
-            fail_msg("%s: cpu %lld mem %lld non0 %lld/%lld", c->name,
+            p->nonzero_milli_cpu != c->non0_cpu || p->nonzero_memory != c->non0_mem ||
+            p->score_milli_cpu != c->score_cpu || p->score_memory != c->score_mem)
+            fail_msg("%s: cpu %lld mem %lld non0 %lld/%lld score %lld/%lld", c->name,
                      (long long)p->requests.milli_cpu, (long long)p->requests.memory,
-                     (long long)p->nonzero_milli_cpu, (long long)p->nonzero_memory);
+                     (long long)p->nonzero_milli_cpu, (long long)p->nonzero_memory,
+                     (long long)p->score_milli_cpu, (long long)p->score_memory);
         kube_object_unref(o);
     }
 }
