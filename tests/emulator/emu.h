@@ -114,7 +114,9 @@ typedef struct emu_request {
     size_t n_headers;
     const char *body;        /* NUL-terminated; "" if none */
     size_t body_len;
-    X509 *peer_cert;         /* verified client certificate or NULL (borrowed) */
+    X509 *peer_cert;         /* the client certificate the peer presented, NOT
+                              * verified: check it with emu_certs_verify_client()
+                              * (borrowed, NULL if none) */
     const char *remote_addr; /* "127.0.0.1:54321" */
     emu_user user;           /* filled by authentication */
     emu_attrs attrs;         /* filled after authentication */
@@ -299,6 +301,9 @@ void emu_certs_free(emu_certs *c);
  * PEM strings the caller frees with free(). */
 int emu_certs_issue(const emu_certs *c, const emu_cert_req *req, char **cert_pem,
                     char **key_pem);
+/* 1 if cert is a valid clientAuth certificate signed by the cluster CA
+ * (front_proxy 0) or the front-proxy CA (front_proxy 1), else 0. */
+int emu_certs_verify_client(const emu_certs *c, X509 *cert, int front_proxy);
 /* Writes a kubeconfig for server url with a client certificate or a token
  * (exactly one of cert_file/key_file or token non-NULL). */
 int emu_write_kubeconfig(const char *path, const char *url, const char *ca_file,

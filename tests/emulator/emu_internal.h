@@ -1,0 +1,329 @@
+/*
+ * tests/emulator/emu_internal.h - declarations shared by the emulator core
+ * files (not part of the plug-in contract in emu.h).
+ *
+ * Memory: as stated per function. emu_obj versions are immutable and
+ * reference counted: emu_obj_ref()/emu_obj_unref(); every function that
+ * "returns" an emu_obj hands the caller one reference.
+ */
+#ifndef STICKYVM_EMU_INTERNAL_H
+#define STICKYVM_EMU_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "emu.h"
+
+#define EMU_MAX_FIELDS 12
+#define EMU_MAX_RESOURCES 48
+
+/* ------------------------------------------------------------------ */
+/* json.c: JSON helpers                                                */
+/* ------------------------------------------------------------------ */
+
+/* Parses text as one JSON value. On a syntax error returns KUBE_EPARSE and
+ * writes the message encoding/json would give ("invalid character 'x'
+ * looking for beginning of value", "unexpected end of JSON input") to err.
+ * *out is freed by the caller with cJSON_Delete(). */
+int emu_json_parse(const char *text, size_t len, cJSON **out, char *err, size_t errn);
+/* Unformatted print; caller frees. NULL on ENOMEM. */
+char *emu_json_print(const cJSON *j);
+/* Sorts the members of every object in j by key (Go map order). */
+void emu_json_sort_keys(cJSON *j);
+/* Moves the listed keys (NULL-terminated) of object j to the front, in that
+ * order; other members keep their relative order after them. */
+void emu_json_order_keys(cJSON *j, const char *const *order);
+/* Returns the object at dotted path ("metadata.labels"), or NULL. */
+cJSON *emu_json_at(const cJSON *j, const char *dotted);
+/* The string at dotted path, or NULL when absent or not a string. */
+const char *emu_json_str(const cJSON *j, const char *dotted);
+/* The object member key of j, created as an empty object when absent (or
+ * replaced when it is not an object). NULL on ENOMEM or j not an object. */
+cJSON *emu_json_obj(cJSON *j, const char *key);
+/* Replaces or adds member key of object j. item is taken over. */
+int emu_json_put(cJSON *j, const char *key, cJSON *item);
+int emu_json_put_str(cJSON *j, const char *key, const char *value);
+/* 1 if a and b are equal JSON values. */
+int emu_json_equal(const cJSON *a, const cJSON *b);
+
+/* RFC 4122 v4 uuid, 36 chars + NUL. */
+void emu_uuid(char out[37]);
+/* Base64 URL alphabet without padding (Go base64.RawURLEncoding). Caller
+ * frees. Decode accepts padded and std alphabet too; NULL if invalid. */
+char *emu_b64url_encode(const void *data, size_t n);
+unsigned char *emu_b64_decode(const char *s, size_t *n);
+
+/* A metav1.Status failure object. details taken over (may be NULL). */
+cJSON *emu_status_new(int code, const char *reason, const char *message, cJSON *details);
+/* {"name":..,"group":..,"kind":..} omitting empty members. */
+cJSON *emu_details(const char *name, const char *group, const char *kind);
+/* Formats a message and stores a Status in *st (if st non-NULL; an
+ * existing *st is freed). Returns the KUBE_E* error for code. */
+int emu_fail(cJSON **st, int code, const char *reason, cJSON *details, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* KUBE_E* error matching an HTTP code and reason. */
+int emu_err_for(int code, const char *reason);
+
+/* ------------------------------------------------------------------ */
+/* Selectors (selectors.c)                                             */
+/* ------------------------------------------------------------------ */
+
+enum { SEL_EQ, SEL_NEQ, SEL_IN, SEL_NOTIN, SEL_EXISTS, SEL_NOTEXISTS };
+
+typedef struct emu_req {
+    char *key;
+    int op;
+    char **values;
+    size_t n_values;
+} emu_req;
+
+typedef struct emu_selector {
+    emu_req *reqs;
+    size_t n;
+} emu_selector;
+
+/* Parses a label selector ("a=b,c in (x,y),!d"). On error returns
+ * KUBE_EBADREQUEST with the message in err. Free with emu_selector_free. */
+int emu_label_selector_parse(const char *text, emu_selector *out, char *err, size_t errn);
+/* Parses a field selector ("spec.nodeName=,status.phase!=Failed") and checks
+ * each field is one of allowed (NULL-terminated). */
+int emu_field_selector_parse(const char *text, const char *const *allowed, emu_selector *out,
+                             char *err, size_t errn);
+void emu_selector_free(emu_selector *s);
+int emu_selector_empty(const emu_selector *s);
+
+/* ------------------------------------------------------------------ */
+/* Objects and the store (store.c)                                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct emu_obj {
+    atomic_int refs;
+    int64_t rv;
+    emu_resource *res;
+    char *key;           /* "ns/name" or "name" */
+    const char *ns;      /* points into key ("" for cluster-scoped) */
+    const char *name;    /* points into key */
+    char *uid;
+    char *json;          /* the serialized object */
+    size_t len;
+    char **label_keys;
+    char **label_vals;
+    size_t n_labels;
+    char *field_vals[EMU_MAX_FIELDS]; /* values of res->fields[i] */
+} emu_obj;
+
+void emu_obj_ref(emu_obj *o);
+void emu_obj_unref(emu_obj *o);
+/* Parses o->json into a fresh tree (caller frees). NULL on ENOMEM. */
+cJSON *emu_obj_tree(const emu_obj *o);
+/* 1 if o matches the label and field selectors (either may be NULL). */
+int emu_obj_matches(const emu_obj *o, const emu_selector *labels, const emu_selector *fields);
+
+/* Per-kind behaviour, filled by resources.c. */
+typedef struct emu_kind_ops emu_kind_ops;
+
+struct emu_resource {
+    const emu_resource_def *def;
+    int index;
+    const emu_kind_ops *ops;
+    const char *const *fields;   /* field-selector labels, NULL-terminated */
+    char registry[96];           /* "/registry/pods/" */
+    char group_resource[96];     /* "pods" or "virtualmachines.kubevirt.io" */
+    char *bookmark_prefix;       /* serialized empty object up to the rv */
+    char *bookmark_suffix;
+    struct emu_map *objects;     /* key -> emu_obj (current), under the store lock */
+};
+
+enum { EV_ADDED = 0, EV_MODIFIED = 1, EV_DELETED = 2 };
+
+typedef struct emu_event {
+    int type;
+    int64_t rv;
+    emu_obj *obj;   /* the new version (for DELETED: last state at the delete rv) */
+    emu_obj *prev;  /* the previous version, NULL for ADDED */
+} emu_event;
+
+void emu_event_release(emu_event *e);
+
+int emu_store_new(emu_store **out, int history);
+void emu_store_free(emu_store *s);
+/* Adds a resource type. */
+int emu_store_add_resource(emu_store *s, const emu_resource_def *def, const emu_kind_ops *ops,
+                           emu_resource **out);
+emu_resource *emu_store_find(emu_store *s, const char *group, const char *version,
+                             const char *plural);
+size_t emu_store_n_resources(emu_store *s);
+emu_resource *emu_store_resource_at(emu_store *s, size_t i);
+/* The current (latest) resourceVersion. */
+int64_t emu_store_rv(emu_store *s);
+
+/* The current version of an object (a reference) or NULL. */
+emu_obj *emu_store_lookup(emu_store *s, emu_resource *r, const char *ns, const char *name);
+
+/* A write. Under the store's write lock, fn sees the current object
+ * (parsed, NULL when absent) and decides:
+ *   - return KUBE_OK with *next a new tree: the object is written
+ *     (ADDED or MODIFIED); metadata.resourceVersion is set by the store.
+ *     A tree serializing exactly like the current version is a no-op.
+ *   - return KUBE_OK with *next NULL and delete 1: the object is deleted.
+ *   - return an error with *st a Status: nothing is written.
+ * fn owns cur (may reuse it as *next). Up to two steps can be made in one
+ * call (a pod's graceful MODIFIED then DELETED): fn sets *again to 1 to be
+ * called once more with the result. *out receives the final version. */
+typedef int (*emu_write_fn)(void *ctx, cJSON *cur, int64_t next_rv, cJSON **next, int *del,
+                            int *again, cJSON **st);
+int emu_store_write(emu_store *s, emu_resource *r, const char *ns, const char *name,
+                    emu_write_fn fn, void *ctx, emu_obj **out, cJSON **st);
+
+/* Lists. at_rv 0 means the current state, otherwise the state at that
+ * resourceVersion (KUBE_EGONE if older than the history, KUBE_ERANGE if
+ * newer than the current one). start is an absolute key to begin at
+ * (inclusive) or NULL. limit 0 means all. */
+typedef struct emu_list_query {
+    const char *ns;             /* NULL: all namespaces */
+    const emu_selector *labels;
+    const emu_selector *fields;
+    int64_t at_rv;
+    const char *start;
+    int start_exclusive;        /* start itself is excluded (continue tokens) */
+    int64_t limit;
+} emu_list_query;
+
+typedef struct emu_list_result {
+    emu_obj **items;  /* references */
+    size_t n;
+    int64_t rv;       /* the list's resourceVersion */
+    int more;         /* more keys after the last item */
+    int64_t remaining;/* keys after the last item */
+} emu_list_result;
+
+int emu_store_list(emu_store *s, emu_resource *r, const emu_list_query *q,
+                   emu_list_result *out);
+void emu_list_result_free(emu_list_result *res);
+
+/* Watch support. emu_store_events copies up to max events with rv > after
+ * (of any resource) into out (references); *upto receives the rv the caller
+ * has now seen everything up to. Returns KUBE_EGONE when after is older
+ * than the history (then *oldest receives the oldest rv a watch could
+ * start from, for the message). */
+int emu_store_events(emu_store *s, int64_t after, emu_event *out, size_t max, size_t *n,
+                     int64_t *upto, int64_t *oldest);
+/* Checks that a watch may start at rv (same rule as emu_store_events). */
+int emu_store_check_rv(emu_store *s, int64_t rv, int64_t *oldest);
+/* Waits until an event with rv > after exists, the epoch changes or
+ * timeout_ms passes. Returns the current watch epoch. */
+uint64_t emu_store_wait(emu_store *s, int64_t after, int timeout_ms);
+uint64_t emu_store_epoch(emu_store *s);
+/* Forgets the history (restart): older resourceVersions answer 410.
+ * Also bumps the epoch (every watch ends). */
+void emu_store_restart(emu_store *s);
+/* Bumps the epoch: every watch ends. */
+void emu_store_drop_watches(emu_store *s);
+/* Wakes every waiter (shutdown). */
+void emu_store_wake_all(emu_store *s);
+
+/* ------------------------------------------------------------------ */
+/* Server internals (server.c, main.c)                                 */
+/* ------------------------------------------------------------------ */
+
+/* Sets up TLS and listens on 127.0.0.1 (fills s->port and s->url). */
+int emu_server_prepare(emu_server *s);
+int emu_server_run(emu_server *s);        /* until stopped; KUBE_OK */
+void emu_server_stop(emu_server *s);      /* async-signal-safe */
+int emu_server_stopping(const emu_server *s);
+const emu_plugin *const *emu_plugins(size_t *n);
+
+/* Writes bytes that are already framed as chunks to a begun stream. */
+int emu_stream_write_raw(emu_request *req, const void *data, size_t n);
+
+/* Authenticates with the installed hook. */
+int emu_authenticate(emu_server *s, const emu_request *req, emu_user *out);
+/* Computes req->attrs from method, path and query. */
+int emu_request_attrs(emu_request *req);
+
+/* ------------------------------------------------------------------ */
+/* Handlers                                                            */
+/* ------------------------------------------------------------------ */
+
+/* resources.c: built-in API. Returns 1 when answered, 0 if the path is not
+ * an API path. */
+int emu_api_handle(emu_server *s, emu_request *req, emu_response *resp);
+int emu_resources_init(emu_server *s);
+/* discovery.c */
+int emu_discovery_handle(emu_server *s, emu_request *req, emu_response *resp);
+int emu_discovery_run_hooks(emu_server *s, cJSON *groups);
+/* table.c: answers o as a meta.k8s.io Table when the Accept header asks
+ * for one (kubectl get), else as JSON. */
+int emu_table_or_obj(emu_response *resp, const emu_request *req, const emu_resource *r,
+                     const emu_obj *o);
+/* Builds a Table for a list (items borrowed). Returns 1 if answered. */
+int emu_table_list(emu_response *resp, const emu_request *req, const emu_resource *r,
+                   emu_obj *const *items, size_t n, int64_t rv, const char *cont,
+                   int64_t remaining);
+/* list.c / watch.c */
+int emu_list_handle(emu_server *s, emu_request *req, emu_resource *r, emu_response *resp);
+int emu_watch_handle(emu_server *s, emu_request *req, emu_resource *r, emu_response *resp);
+/* patch.c: applies a patch of the given content type to obj (in place or
+ * replacing *obj). Errors answer like kube-apiserver (400/415/422). */
+int emu_patch_apply(cJSON **obj, const char *content_type, const char *body, size_t len,
+                    const emu_resource *r, cJSON **st);
+/* control.c */
+int emu_control_handle(emu_server *s, emu_request *req, emu_response *resp);
+/* faults.c: 1 when a fault answered the request (resp filled). */
+int emu_faults_apply(emu_server *s, const emu_request *req, emu_response *resp);
+int emu_faults_set(const cJSON *spec, char *err, size_t errn);
+void emu_faults_clear(void);
+cJSON *emu_faults_json(void);
+void emu_counters_count(const emu_attrs *a);
+cJSON *emu_counters_json(void);
+void emu_counters_reset(void);
+/* tokens (control.c) */
+int emu_tokens_add(const char *token, const emu_user *u);
+void emu_tokens_free(void);
+/* seed.c */
+int emu_seed(emu_server *s);
+
+/* kinds.c: field errors, validation, normalization, per-kind hooks */
+typedef struct emu_ferr {
+    const char *type; /* "FieldValueInvalid", "FieldValueRequired", ... */
+    char *field;
+    char *body;       /* "Invalid value: \"x\": ..." */
+} emu_ferr;
+
+typedef struct emu_ferrs {
+    emu_ferr items[16];
+    size_t n;
+} emu_ferrs;
+
+void emu_ferr_add(emu_ferrs *e, const char *type, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void emu_ferrs_free(emu_ferrs *e);
+/* Builds the 422 Invalid Status for r/name from errs (freed). */
+int emu_invalid(cJSON **st, const emu_resource *r, const char *name, emu_ferrs *errs);
+/* Validates metadata.name and labels. */
+int emu_validate_meta(const emu_resource *r, const cJSON *obj, cJSON **st);
+/* Orders keys as kube-apiserver serializes the kind. */
+void emu_normalize(const emu_resource *r, cJSON *obj);
+/* Re-orders only metadata (after the store set resourceVersion). */
+void emu_normalize_meta(const emu_resource *r, cJSON *obj);
+
+extern const struct emu_kind_ops emu_pod_ops, emu_node_ops, emu_namespace_ops, emu_configmap_ops,
+    emu_event_ops, emu_eventsk8s_ops, emu_lease_ops, emu_custom_ops, emu_generic_ops;
+extern const char *const emu_pod_fields[], *const emu_node_fields[], *const emu_event_fields[];
+
+/* Kinds: the per-resource hooks resources.c uses (defaults, validation). */
+struct emu_kind_ops {
+    /* called on create after metadata checks, may add defaults */
+    int (*on_create)(emu_resource *r, cJSON *obj, cJSON **st);
+    /* called on update with the old object; may copy fields or refuse */
+    int (*on_update)(emu_resource *r, const cJSON *old, cJSON *obj, int status_only, cJSON **st);
+    /* extracts the field-selector values into vals (strings, may be "") */
+    void (*fields)(const cJSON *obj, const char **vals);
+    /* top-level key order (NULL-terminated) for typed objects */
+    const char *const *order;
+    /* the serialized empty object (for BOOKMARK), with "%RV%" for the rv */
+    const char *bookmark;
+    /* metadata.generation is maintained (CRDs) */
+    int generation;
+};
+
+#endif

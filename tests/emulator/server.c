@@ -1,0 +1,1396 @@
+/*
+ * tests/emulator/server.c - the TLS HTTP/1.1 server: one thread per
+ * connection, keep-alive, bounded headers and bodies, idle timeouts,
+ * chunked streaming, and the request pipeline of emu.h (authentication,
+ * attributes, control API, authorization, faults, routes, built-ins).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu_internal.h"
+#include "kube/log.h"
+
+#define MAX_HEADER_BYTES (64 * 1024)
+#define MAX_HEADERS 128
+#define READ_TIMEOUT_MS 30000
+#define MAX_ROUTES 16
+
+struct emu_conn {
+    int fd;
+    SSL *ssl;
+    emu_server *server;
+    char remote[64];
+    X509 *peer;
+    char *in;         /* read buffer */
+    size_t in_len;
+    size_t in_cap;
+    int streaming;
+    int broken;
+    struct emu_conn *next;
+    struct emu_conn *prev;
+};
+
+typedef struct route {
+    emu_route_fn fn;
+    void *ctx;
+} route;
+
+typedef struct disc_hook {
+    emu_discovery_fn fn;
+    void *ctx;
+} disc_hook;
+
+struct emu_private {
+    emu_authn_fn authn;
+    void *authn_ctx;
+    emu_authz_fn authz;
+    void *authz_ctx;
+    route routes[MAX_ROUTES];
+    size_t n_routes;
+    disc_hook disc[MAX_ROUTES];
+    size_t n_disc;
+    SSL_CTX *ssl_ctx;
+    int listen_fd;
+    volatile sig_atomic_t stopping;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct emu_conn *conns;
+    size_t n_conns;
+};
+
+static struct emu_private g_priv = {.mu = PTHREAD_MUTEX_INITIALIZER,
+                                    .cv = PTHREAD_COND_INITIALIZER,
+                                    .listen_fd = -1};
+
+/* ------------------------------------------------------------------ */
+/* Hooks                                                               */
+/* ------------------------------------------------------------------ */
+
+void emu_set_authenticator(emu_server *s, emu_authn_fn fn, void *ctx)
+{
+    s->priv->authn = fn;
+    s->priv->authn_ctx = ctx;
+}
+
+void emu_set_authorizer(emu_server *s, emu_authz_fn fn, void *ctx)
+{
+    s->priv->authz = fn;
+    s->priv->authz_ctx = ctx;
+}
+
+int emu_add_route(emu_server *s, emu_route_fn fn, void *ctx)
+{
+    if (s->priv->n_routes >= MAX_ROUTES)
+        return KUBE_ERANGE;
+    s->priv->routes[s->priv->n_routes++] = (route){fn, ctx};
+    return KUBE_OK;
+}
+
+int emu_add_discovery(emu_server *s, emu_discovery_fn fn, void *ctx)
+{
+    if (s->priv->n_disc >= MAX_ROUTES)
+        return KUBE_ERANGE;
+    s->priv->disc[s->priv->n_disc++] = (disc_hook){fn, ctx};
+    return KUBE_OK;
+}
+
+int emu_discovery_run_hooks(emu_server *s, cJSON *groups)
+{
+    for (size_t i = 0; i < s->priv->n_disc; i++) {
+        int rc = s->priv->disc[i].fn(s->priv->disc[i].ctx, groups);
+        if (rc < 0)
+            return rc;
+    }
+    return KUBE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Users                                                               */
+/* ------------------------------------------------------------------ */
+
+int emu_user_set_name(emu_user *u, const char *name)
+{
+    char *copy = kube_strdup(name);
+
+    if (!copy)
+        return KUBE_ENOMEM;
+    free(u->name);
+    u->name = copy;
+    return KUBE_OK;
+}
+
+int emu_user_in_group(const emu_user *u, const char *group)
+{
+    for (size_t i = 0; i < u->n_groups; i++)
+        if (strcmp(u->groups[i], group) == 0)
+            return 1;
+    return 0;
+}
+
+int emu_user_add_group(emu_user *u, const char *group)
+{
+    char **g;
+
+    if (emu_user_in_group(u, group))
+        return KUBE_OK;
+    g = realloc(u->groups, (u->n_groups + 1) * sizeof(*g));
+    if (!g)
+        return KUBE_ENOMEM;
+    u->groups = g;
+    g[u->n_groups] = kube_strdup(group);
+    if (!g[u->n_groups])
+        return KUBE_ENOMEM;
+    u->n_groups++;
+    return KUBE_OK;
+}
+
+void emu_user_clear(emu_user *u)
+{
+    free(u->name);
+    free(u->uid);
+    for (size_t i = 0; i < u->n_groups; i++)
+        free(u->groups[i]);
+    free(u->groups);
+    cJSON_Delete(u->extra);
+    memset(u, 0, sizeof(*u));
+}
+
+int emu_user_copy(emu_user *dst, const emu_user *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    if ((src->name && !(dst->name = kube_strdup(src->name))) ||
+        (src->uid && !(dst->uid = kube_strdup(src->uid))))
+        goto fail;
+    for (size_t i = 0; i < src->n_groups; i++)
+        if (emu_user_add_group(dst, src->groups[i]) != KUBE_OK)
+            goto fail;
+    if (src->extra && !(dst->extra = cJSON_Duplicate(src->extra, 1)))
+        goto fail;
+    return KUBE_OK;
+fail:
+    emu_user_clear(dst);
+    return KUBE_ENOMEM;
+}
+
+/* ------------------------------------------------------------------ */
+/* Authentication                                                      */
+/* ------------------------------------------------------------------ */
+
+static int user_from_cert(X509 *cert, emu_user *out)
+{
+    X509_NAME *name = X509_get_subject_name(cert);
+    int rc = KUBE_OK;
+
+    for (int i = 0; i < X509_NAME_entry_count(name) && rc == KUBE_OK; i++) {
+        X509_NAME_ENTRY *e = X509_NAME_get_entry(name, i);
+        int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(e));
+        unsigned char *utf8 = NULL;
+        if (nid != NID_commonName && nid != NID_organizationName)
+            continue;
+        if (ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(e)) < 0)
+            return KUBE_ENOMEM;
+        rc = nid == NID_commonName ? emu_user_set_name(out, (char *)utf8)
+                                   : emu_user_add_group(out, (char *)utf8);
+        OPENSSL_free(utf8);
+    }
+    return rc;
+}
+
+int emu_default_authenticate(void *ctx, const emu_request *req, emu_user *out)
+{
+    emu_server *s = ctx ? ctx : req->server;
+    const char *auth = emu_header_get(req, "Authorization");
+
+    if (req->peer_cert) {
+        if (emu_certs_verify_client(&s->certs, req->peer_cert, 0) &&
+            user_from_cert(req->peer_cert, out) == KUBE_OK && out->name && *out->name)
+            return EMU_AUTHN_OK;
+        emu_user_clear(out);
+        if (!auth)
+            return EMU_AUTHN_FAIL;
+    }
+    if (auth && strncasecmp(auth, "Bearer ", 7) == 0) {
+        const char *tok = auth + 7;
+        while (*tok == ' ')
+            tok++;
+        return emu_token_lookup(s, tok, out);
+    }
+    return auth ? EMU_AUTHN_FAIL : EMU_AUTHN_NONE;
+}
+
+int emu_authenticate(emu_server *s, const emu_request *req, emu_user *out)
+{
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (s->priv->authn)
+        rc = s->priv->authn(s->priv->authn_ctx, req, out);
+    else
+        rc = emu_default_authenticate(s, req, out);
+    if (rc == EMU_AUTHN_OK && (!out->name || emu_user_add_group(out, "system:authenticated")))
+        rc = EMU_AUTHN_FAIL;
+    if (rc != EMU_AUTHN_OK)
+        emu_user_clear(out);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Requests                                                            */
+/* ------------------------------------------------------------------ */
+
+const char *emu_header_get(const emu_request *req, const char *name)
+{
+    for (size_t i = 0; i < req->n_headers; i++)
+        if (strcasecmp(req->headers[i].name, name) == 0)
+            return req->headers[i].value;
+    return NULL;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decodes n bytes of s (plus_space: '+' is a space). Caller frees. */
+static char *url_decode(const char *s, size_t n, int plus_space)
+{
+    char *out = malloc(n + 1);
+    size_t o = 0;
+
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+            out[o++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+            i += 2;
+        } else if (plus_space && s[i] == '+') {
+            out[o++] = ' ';
+        } else {
+            out[o++] = s[i];
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+char *emu_query_get(const emu_request *req, const char *key)
+{
+    const char *p = req->query;
+    size_t klen = strlen(key);
+
+    while (p && *p) {
+        const char *amp = strchr(p, '&');
+        size_t n = amp ? (size_t)(amp - p) : strlen(p);
+        const char *eq = memchr(p, '=', n);
+        size_t name_len = eq ? (size_t)(eq - p) : n;
+        char *name = url_decode(p, name_len, 1);
+        int match = name && strlen(name) == klen && memcmp(name, key, klen) == 0;
+        free(name);
+        if (match)
+            return eq ? url_decode(eq + 1, n - name_len - 1, 1) : kube_strdup("");
+        p = amp ? amp + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* Splits the path into owned segments stored after the request. */
+typedef struct attr_store {
+    char *parts[16];
+    size_t n;
+    char *verb;
+} attr_store;
+
+static void attrs_set_empty(emu_attrs *a)
+{
+    a->api_prefix = a->api_group = a->api_version = a->namespace_ = a->resource =
+        a->subresource = a->name = "";
+}
+
+static int query_flag(const emu_request *req, const char *key)
+{
+    char *v = emu_query_get(req, key);
+    int on = v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0);
+
+    free(v);
+    return on;
+}
+
+static const char *method_verb(const char *m)
+{
+    if (!strcmp(m, "POST"))
+        return "create";
+    if (!strcmp(m, "GET") || !strcmp(m, "HEAD"))
+        return "get";
+    if (!strcmp(m, "PUT"))
+        return "update";
+    if (!strcmp(m, "PATCH"))
+        return "patch";
+    if (!strcmp(m, "DELETE"))
+        return "delete";
+    return "";
+}
+
+static __thread attr_store t_attrs;
+
+static void attr_store_clear(attr_store *st)
+{
+    for (size_t i = 0; i < st->n; i++)
+        free(st->parts[i]);
+    free(st->verb);
+    memset(st, 0, sizeof(*st));
+}
+
+static int split_path(const char *path, attr_store *st)
+{
+    const char *p = path;
+
+    while (*p) {
+        const char *slash;
+        size_t n;
+        while (*p == '/')
+            p++;
+        if (!*p)
+            break;
+        slash = strchr(p, '/');
+        n = slash ? (size_t)(slash - p) : strlen(p);
+        if (st->n >= sizeof(st->parts) / sizeof(st->parts[0]))
+            return KUBE_ERANGE;
+        st->parts[st->n] = malloc(n + 1);
+        if (!st->parts[st->n])
+            return KUBE_ENOMEM;
+        memcpy(st->parts[st->n], p, n);
+        st->parts[st->n][n] = '\0';
+        st->n++;
+        p += n;
+    }
+    return KUBE_OK;
+}
+
+static void resource_attrs(emu_request *req, emu_attrs *a, char **parts, size_t n)
+{
+    size_t i = 0;
+
+    a->is_resource = 1;
+    a->api_version = parts[i++];
+    if (i < n && (!strcmp(parts[i], "watch") || !strcmp(parts[i], "proxy")) && i + 1 < n) {
+        a->verb = parts[i++];
+    } else {
+        a->verb = method_verb(req->method);
+    }
+    if (i < n && !strcmp(parts[i], "namespaces")) {
+        if (i + 1 < n) {
+            a->namespace_ = parts[i + 1];
+            if (i + 2 < n && strcmp(parts[i + 2], "status") && strcmp(parts[i + 2], "finalize"))
+                i += 2;
+        }
+    }
+    if (i < n)
+        a->resource = parts[i];
+    if (i + 1 < n)
+        a->name = parts[i + 1];
+    if (i + 2 < n && strcmp(a->verb, "watch") && strcmp(a->verb, "proxy"))
+        a->subresource = parts[i + 2];
+    if (!*a->name && !strcmp(a->verb, "get")) {
+        a->verb = query_flag(req, "watch") ? "watch" : "list";
+    } else if (!*a->name && !strcmp(a->verb, "delete")) {
+        a->verb = "deletecollection";
+    }
+}
+
+int emu_request_attrs(emu_request *req)
+{
+    emu_attrs *a = &req->attrs;
+    attr_store *st = &t_attrs;
+    char **parts;
+    size_t n, base;
+    int rc;
+
+    attr_store_clear(st);
+    memset(a, 0, sizeof(*a));
+    attrs_set_empty(a);
+    a->path = req->path;
+    rc = split_path(req->path, st);
+    if (rc != KUBE_OK)
+        return rc;
+    parts = st->parts;
+    n = st->n;
+    if (n >= 3 && (!strcmp(parts[0], "api") || (!strcmp(parts[0], "apis") && n >= 4))) {
+        a->api_prefix = parts[0];
+        base = 1;
+        if (!strcmp(parts[0], "apis"))
+            a->api_group = parts[base++];
+        resource_attrs(req, a, parts + base, n - base);
+        return KUBE_OK;
+    }
+    st->verb = strdup(req->method);
+    if (!st->verb)
+        return KUBE_ENOMEM;
+    for (char *c = st->verb; *c; c++)
+        *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+    a->verb = st->verb;
+    return KUBE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Responses                                                           */
+/* ------------------------------------------------------------------ */
+
+int emu_response_header(emu_response *r, const char *name, const char *value)
+{
+    if (r->n_headers >= EMU_MAX_RESP_HEADERS)
+        return KUBE_ERANGE;
+    r->headers[r->n_headers].name = kube_strdup(name);
+    r->headers[r->n_headers].value = kube_strdup(value);
+    if (!r->headers[r->n_headers].name || !r->headers[r->n_headers].value) {
+        free(r->headers[r->n_headers].name);
+        free(r->headers[r->n_headers].value);
+        return KUBE_ENOMEM;
+    }
+    r->n_headers++;
+    return KUBE_OK;
+}
+
+int emu_response_raw(emu_response *r, int status, const char *content_type, const char *body,
+                     size_t len)
+{
+    kube_buf_reset(&r->body);
+    r->status = status;
+    kube_strlcpy(r->content_type, content_type, sizeof(r->content_type));
+    return kube_buf_append(&r->body, body, len);
+}
+
+int emu_response_json(emu_response *r, int status, const cJSON *body)
+{
+    char *text = emu_json_print(body);
+    int rc;
+
+    if (!text)
+        return KUBE_ENOMEM;
+    rc = emu_response_raw(r, status, "application/json", text, strlen(text));
+    free(text);
+    return rc;
+}
+
+int emu_response_text(emu_response *r, int status, const char *text)
+{
+    int rc = emu_response_raw(r, status, "text/plain; charset=utf-8", text, strlen(text));
+
+    if (rc == KUBE_OK)
+        rc = emu_response_header(r, "X-Content-Type-Options", "nosniff");
+    return rc;
+}
+
+int emu_response_status(emu_response *r, int code, const char *reason, const char *message,
+                        cJSON *details)
+{
+    cJSON *st = emu_status_new(code, reason, message, details);
+    int rc;
+
+    if (!st)
+        return KUBE_ENOMEM;
+    rc = emu_response_json(r, code, st);
+    cJSON_Delete(st);
+    return rc;
+}
+
+int emu_respond_unauthorized(emu_response *r)
+{
+    return emu_response_status(r, 401, "Unauthorized", "Unauthorized", NULL);
+}
+
+int emu_respond_forbidden(emu_response *r, const emu_user *u, const emu_attrs *a, const char *why)
+{
+    kube_buf msg = KUBE_BUF_INIT;
+    const char *name = u && u->name ? u->name : "";
+    int rc;
+
+    if (!a->is_resource) {
+        rc = kube_buf_printf(&msg, "forbidden: User \"%s\" cannot %s path \"%s\"", name, a->verb,
+                             a->path);
+    } else {
+        rc = kube_buf_printf(&msg, "%s%s%s", a->resource, *a->api_group ? "." : "", a->api_group);
+        if (rc == KUBE_OK && *a->name)
+            rc = kube_buf_printf(&msg, " \"%s\"", a->name);
+        if (rc == KUBE_OK)
+            rc = kube_buf_printf(&msg, " is forbidden: User \"%s\" cannot %s resource \"%s%s%s\" "
+                                       "in API group \"%s\"",
+                                 name, a->verb, a->resource, *a->subresource ? "/" : "",
+                                 a->subresource, a->api_group);
+        if (rc == KUBE_OK && *a->namespace_)
+            rc = kube_buf_printf(&msg, " in the namespace \"%s\"", a->namespace_);
+        else if (rc == KUBE_OK)
+            rc = kube_buf_puts(&msg, " at the cluster scope");
+    }
+    if (rc == KUBE_OK && why && *why)
+        rc = kube_buf_printf(&msg, ": %s", why);
+    if (rc == KUBE_OK)
+        rc = emu_response_status(
+            r, 403, "Forbidden", msg.data,
+            a->is_resource ? emu_details(a->name, a->api_group, a->resource) : cJSON_CreateObject());
+    kube_buf_free(&msg);
+    return rc;
+}
+
+static const char *status_text(int code)
+{
+    switch (code) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 413: return "Request Entity Too Large";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Entity";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "Unknown";
+    }
+}
+
+static void response_clear(emu_response *r)
+{
+    kube_buf_free(&r->body);
+    for (size_t i = 0; i < r->n_headers; i++) {
+        free(r->headers[i].name);
+        free(r->headers[i].value);
+    }
+    memset(r, 0, sizeof(*r));
+}
+
+/* ------------------------------------------------------------------ */
+/* Connection I/O                                                      */
+/* ------------------------------------------------------------------ */
+
+static int conn_write(emu_conn *c, const void *data, size_t n)
+{
+    const char *p = data;
+
+    if (c->broken)
+        return KUBE_EIO;
+    while (n > 0) {
+        int chunk = n > (1 << 30) ? (1 << 30) : (int)n;
+        int w = SSL_write(c->ssl, p, chunk);
+        if (w <= 0) {
+            c->broken = 1;
+            return KUBE_EIO;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return KUBE_OK;
+}
+
+/* Waits until the connection can be read, up to timeout_ms. */
+static int conn_wait(emu_conn *c, int timeout_ms)
+{
+    struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+    int waited = 0;
+
+    if (SSL_pending(c->ssl) > 0)
+        return KUBE_OK;
+    while (waited < timeout_ms) {
+        int step = timeout_ms - waited < 500 ? timeout_ms - waited : 500;
+        int r = poll(&pfd, 1, step);
+        if (r > 0)
+            return KUBE_OK;
+        if (r < 0 && errno != EINTR)
+            return KUBE_EIO;
+        if (g_priv.stopping)
+            return KUBE_ECANCELED;
+        waited += step;
+    }
+    return KUBE_ETIMEDOUT;
+}
+
+/* Reads more bytes into the buffer (at most max in total). */
+static int conn_fill(emu_conn *c, size_t max, int timeout_ms)
+{
+    int rc, r;
+
+    if (c->in_len >= max)
+        return KUBE_ERANGE;
+    if (c->in_cap - c->in_len < 16384) {
+        size_t cap = c->in_cap ? c->in_cap * 2 : 32768;
+        char *p;
+        while (cap - c->in_len < 16384)
+            cap *= 2;
+        p = realloc(c->in, cap);
+        if (!p)
+            return KUBE_ENOMEM;
+        c->in = p;
+        c->in_cap = cap;
+    }
+    rc = conn_wait(c, timeout_ms);
+    if (rc != KUBE_OK)
+        return rc;
+    r = SSL_read(c->ssl, c->in + c->in_len, (int)(c->in_cap - c->in_len - 1));
+    if (r <= 0) {
+        c->broken = 1;
+        return KUBE_EIO;
+    }
+    c->in_len += (size_t)r;
+    c->in[c->in_len] = '\0';
+    return KUBE_OK;
+}
+
+static void conn_consume(emu_conn *c, size_t n)
+{
+    memmove(c->in, c->in + n, c->in_len - n);
+    c->in_len -= n;
+    if (c->in)
+        c->in[c->in_len] = '\0';
+}
+
+/* ------------------------------------------------------------------ */
+/* Streaming                                                           */
+/* ------------------------------------------------------------------ */
+
+static int write_head(emu_conn *c, const emu_response *r, long content_length)
+{
+    kube_buf h = KUBE_BUF_INIT;
+    char audit[37], date[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    int rc;
+
+    emu_uuid(audit);
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    rc = kube_buf_printf(&h,
+                         "HTTP/1.1 %d %s\r\nAudit-Id: %s\r\nCache-Control: no-cache, private\r\n"
+                         "Content-Type: %s\r\nDate: %s\r\n",
+                         r->status, status_text(r->status), audit,
+                         r->content_type[0] ? r->content_type : "application/json", date);
+    for (size_t i = 0; rc == KUBE_OK && i < r->n_headers; i++)
+        rc = kube_buf_printf(&h, "%s: %s\r\n", r->headers[i].name, r->headers[i].value);
+    if (rc == KUBE_OK && content_length >= 0)
+        rc = kube_buf_printf(&h, "Content-Length: %ld\r\n", content_length);
+    else if (rc == KUBE_OK)
+        rc = kube_buf_puts(&h, "Transfer-Encoding: chunked\r\n");
+    if (rc == KUBE_OK && r->close)
+        rc = kube_buf_puts(&h, "Connection: close\r\n");
+    if (rc == KUBE_OK)
+        rc = kube_buf_puts(&h, "\r\n");
+    if (rc == KUBE_OK)
+        rc = conn_write(c, h.data, h.len);
+    kube_buf_free(&h);
+    return rc;
+}
+
+int emu_stream_begin(emu_request *req, emu_response *r)
+{
+    int rc;
+
+    if (r->status == 0)
+        r->status = 200;
+    rc = write_head(req->conn, r, -1);
+    r->streamed = 1;
+    req->conn->streaming = 1;
+    return rc;
+}
+
+int emu_stream_write(emu_request *req, const void *data, size_t n)
+{
+    char head[32];
+    kube_buf b = KUBE_BUF_INIT;
+    int rc;
+
+    if (n == 0)
+        return KUBE_OK;
+    snprintf(head, sizeof(head), "%zx\r\n", n);
+    rc = kube_buf_puts(&b, head);
+    if (rc == KUBE_OK)
+        rc = kube_buf_append(&b, data, n);
+    if (rc == KUBE_OK)
+        rc = kube_buf_puts(&b, "\r\n");
+    if (rc == KUBE_OK)
+        rc = conn_write(req->conn, b.data, b.len);
+    kube_buf_free(&b);
+    return rc;
+}
+
+int emu_stream_write_raw(emu_request *req, const void *data, size_t n)
+{
+    return conn_write(req->conn, data, n);
+}
+
+int emu_stream_end(emu_request *req)
+{
+    return conn_write(req->conn, "0\r\n\r\n", 5);
+}
+
+int emu_stream_should_stop(const emu_request *req)
+{
+    struct pollfd pfd = {.fd = req->conn->fd, .events = POLLIN};
+
+    if (g_priv.stopping || req->conn->broken)
+        return 1;
+    /* A client sends nothing while it reads a stream: readable means it
+     * closed (EOF or a TLS close_notify). */
+    return poll(&pfd, 1, 0) > 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parsing                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct parsed {
+    char *method;
+    char *target;
+    char *path;
+    char *query;
+    emu_header headers[MAX_HEADERS];
+    size_t n_headers;
+    char *body;
+    size_t body_len;
+    int keep_alive;
+} parsed;
+
+static void parsed_free(parsed *p)
+{
+    free(p->method);
+    free(p->target);
+    free(p->path);
+    free(p->query);
+    for (size_t i = 0; i < p->n_headers; i++) {
+        free(p->headers[i].name);
+        free(p->headers[i].value);
+    }
+    free(p->body);
+    memset(p, 0, sizeof(*p));
+}
+
+static const char *parsed_header(const parsed *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_headers; i++)
+        if (strcasecmp(p->headers[i].name, name) == 0)
+            return p->headers[i].value;
+    return NULL;
+}
+
+static char *dup_range(const char *s, size_t n)
+{
+    char *o = malloc(n + 1);
+
+    if (o) {
+        memcpy(o, s, n);
+        o[n] = '\0';
+    }
+    return o;
+}
+
+static int parse_request_line(parsed *p, const char *line, size_t n)
+{
+    const char *sp1 = memchr(line, ' ', n), *sp2, *q;
+
+    if (!sp1)
+        return KUBE_EBADREQUEST;
+    sp2 = memchr(sp1 + 1, ' ', n - (size_t)(sp1 + 1 - line));
+    if (!sp2 || sp1 == line || sp2 == sp1 + 1 || (size_t)(line + n - sp2 - 1) < 8 ||
+        strncmp(sp2 + 1, "HTTP/1.", 7) != 0)
+        return KUBE_EBADREQUEST;
+    p->method = dup_range(line, (size_t)(sp1 - line));
+    p->target = dup_range(sp1 + 1, (size_t)(sp2 - sp1 - 1));
+    if (!p->method || !p->target)
+        return KUBE_ENOMEM;
+    if (p->target[0] != '/')
+        return KUBE_EBADREQUEST;
+    p->keep_alive = sp2[8] == '1';
+    q = strchr(p->target, '?');
+    p->path = url_decode(p->target, q ? (size_t)(q - p->target) : strlen(p->target), 0);
+    p->query = kube_strdup(q ? q + 1 : "");
+    return p->path && p->query ? KUBE_OK : KUBE_ENOMEM;
+}
+
+static int parse_headers(parsed *p, const char *text, size_t n)
+{
+    const char *line = text, *end = text + n;
+
+    while (line < end) {
+        const char *eol = memchr(line, '\n', (size_t)(end - line));
+        size_t len = eol ? (size_t)(eol - line) : (size_t)(end - line);
+        const char *colon;
+        if (len && line[len - 1] == '\r')
+            len--;
+        if (len == 0)
+            break;
+        colon = memchr(line, ':', len);
+        if (!colon || colon == line)
+            return KUBE_EBADREQUEST;
+        if (p->n_headers >= MAX_HEADERS)
+            return KUBE_ERANGE;
+        {
+            const char *v = colon + 1, *ve = line + len;
+            while (v < ve && (*v == ' ' || *v == '\t'))
+                v++;
+            while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+                ve--;
+            p->headers[p->n_headers].name = dup_range(line, (size_t)(colon - line));
+            p->headers[p->n_headers].value = dup_range(v, (size_t)(ve - v));
+            if (!p->headers[p->n_headers].name || !p->headers[p->n_headers].value)
+                return KUBE_ENOMEM;
+            p->n_headers++;
+        }
+        line = eol ? eol + 1 : end;
+    }
+    return KUBE_OK;
+}
+
+static int read_head(emu_conn *c, parsed *p, int first_timeout_ms)
+{
+    char *end;
+    size_t head_len;
+    const char *eol;
+    int rc, timeout = first_timeout_ms;
+
+    while (!(c->in && (end = strstr(c->in, "\r\n\r\n")) != NULL)) {
+        rc = conn_fill(c, MAX_HEADER_BYTES, timeout);
+        if (rc != KUBE_OK)
+            return rc;
+        timeout = READ_TIMEOUT_MS;
+        /* tolerate leading CRLFs between requests */
+        while (c->in_len >= 2 && c->in[0] == '\r' && c->in[1] == '\n')
+            conn_consume(c, 2);
+    }
+    head_len = (size_t)(end - c->in) + 4;
+    eol = strstr(c->in, "\r\n");
+    rc = parse_request_line(p, c->in, (size_t)(eol - c->in));
+    if (rc == KUBE_OK)
+        rc = parse_headers(p, eol + 2, head_len - (size_t)(eol + 2 - c->in));
+    conn_consume(c, head_len);
+    return rc;
+}
+
+static int read_exact(emu_conn *c, size_t n, char **out)
+{
+    while (c->in_len < n) {
+        int rc = conn_fill(c, n + 1, READ_TIMEOUT_MS);
+        if (rc != KUBE_OK)
+            return rc;
+    }
+    *out = dup_range(c->in, n);
+    if (!*out)
+        return KUBE_ENOMEM;
+    conn_consume(c, n);
+    return KUBE_OK;
+}
+
+static int read_line(emu_conn *c, char *line, size_t n)
+{
+    char *eol;
+
+    while (!(c->in && (eol = strstr(c->in, "\r\n")) != NULL)) {
+        int rc = conn_fill(c, c->in_len + n, READ_TIMEOUT_MS);
+        if (rc != KUBE_OK)
+            return rc == KUBE_ERANGE ? KUBE_EBADREQUEST : rc;
+    }
+    if ((size_t)(eol - c->in) >= n)
+        return KUBE_EBADREQUEST;
+    memcpy(line, c->in, (size_t)(eol - c->in));
+    line[eol - c->in] = '\0';
+    conn_consume(c, (size_t)(eol - c->in) + 2);
+    return KUBE_OK;
+}
+
+static int read_chunked(emu_conn *c, size_t max, parsed *p)
+{
+    kube_buf body = KUBE_BUF_INIT;
+    char line[256], *chunk;
+    int rc;
+
+    for (;;) {
+        unsigned long long size;
+        char *endp;
+        rc = read_line(c, line, sizeof(line));
+        if (rc != KUBE_OK)
+            break;
+        size = strtoull(line, &endp, 16);
+        if (endp == line) {
+            rc = KUBE_EBADREQUEST;
+            break;
+        }
+        if (size == 0) {
+            while ((rc = read_line(c, line, sizeof(line))) == KUBE_OK && line[0])
+                ;
+            break;
+        }
+        if (body.len + size > max) {
+            rc = KUBE_ERANGE;
+            break;
+        }
+        rc = read_exact(c, (size_t)size, &chunk);
+        if (rc == KUBE_OK) {
+            rc = kube_buf_append(&body, chunk, (size_t)size);
+            free(chunk);
+        }
+        if (rc == KUBE_OK)
+            rc = read_line(c, line, sizeof(line));
+        if (rc != KUBE_OK)
+            break;
+    }
+    if (rc == KUBE_OK) {
+        p->body_len = body.len;
+        p->body = kube_buf_take(&body);
+        rc = p->body ? KUBE_OK : KUBE_ENOMEM;
+    }
+    kube_buf_free(&body);
+    return rc;
+}
+
+static int read_body(emu_conn *c, parsed *p, size_t max)
+{
+    const char *te = parsed_header(p, "Transfer-Encoding");
+    const char *cl = parsed_header(p, "Content-Length");
+    const char *expect = parsed_header(p, "Expect");
+    int64_t len = 0;
+
+    if (cl && kube_parse_int64(cl, 0, INT64_MAX, &len) != KUBE_OK)
+        return KUBE_EBADREQUEST;
+    if (!te && (size_t)len > max)
+        return KUBE_ERANGE;
+    if (expect && strcasecmp(expect, "100-continue") == 0 && (te || len > 0))
+        conn_write(c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+    if (te && strcasecmp(te, "chunked") == 0)
+        return read_chunked(c, max, p);
+    if (te)
+        return KUBE_EBADREQUEST;
+    if (len == 0) {
+        p->body = kube_strdup("");
+        return p->body ? KUBE_OK : KUBE_ENOMEM;
+    }
+    p->body_len = (size_t)len;
+    return read_exact(c, (size_t)len, &p->body);
+}
+
+/* ------------------------------------------------------------------ */
+/* Pipeline                                                            */
+/* ------------------------------------------------------------------ */
+
+static int is_public_path(const char *path)
+{
+    return !strcmp(path, "/healthz") || !strcmp(path, "/livez") || !strcmp(path, "/readyz") ||
+           !strcmp(path, "/version") || !strncmp(path, "/healthz/", 9) ||
+           !strncmp(path, "/livez/", 7) || !strncmp(path, "/readyz/", 8);
+}
+
+static int handle_health(emu_request *req, emu_response *resp)
+{
+    const char *p = req->path;
+
+    if (!strcmp(p, "/healthz") || !strcmp(p, "/livez") || !strcmp(p, "/readyz") ||
+        !strncmp(p, "/healthz/", 9) || !strncmp(p, "/livez/", 7) || !strncmp(p, "/readyz/", 8)) {
+        emu_response_text(resp, 200, "ok");
+        return 1;
+    }
+    return 0;
+}
+
+static int authorize(emu_server *s, emu_request *req, emu_response *resp)
+{
+    char why[512] = "";
+
+    if (!s->priv->authz)
+        return 1;
+    if (s->priv->authz(s->priv->authz_ctx, &req->user, &req->attrs, why, sizeof(why)) ==
+        EMU_AUTHZ_ALLOW)
+        return 1;
+    emu_respond_forbidden(resp, &req->user, &req->attrs, why);
+    return 0;
+}
+
+static int run_routes(emu_server *s, emu_request *req, emu_response *resp)
+{
+    for (size_t i = 0; i < s->priv->n_routes; i++) {
+        int rc = s->priv->routes[i].fn(s->priv->routes[i].ctx, req, resp);
+        if (rc == 1)
+            return 1;
+        if (rc < 0) {
+            emu_response_status(resp, 500, "InternalError", kube_strerror(rc), NULL);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void dispatch(emu_server *s, emu_request *req, emu_response *resp)
+{
+    int authn;
+
+    if (emu_request_attrs(req) != KUBE_OK) {
+        emu_response_text(resp, 404, "404 page not found\n");
+        return;
+    }
+    if (strncmp(req->path, "/emulator/", 10) == 0) {
+        emu_control_handle(s, req, resp);
+        return;
+    }
+    emu_counters_count(&req->attrs);
+    authn = emu_authenticate(s, req, &req->user);
+    if (authn != EMU_AUTHN_OK && !is_public_path(req->path)) {
+        emu_respond_unauthorized(resp);
+        return;
+    }
+    if (authn == EMU_AUTHN_OK && !authorize(s, req, resp))
+        return;
+    if (emu_faults_apply(s, req, resp))
+        return;
+    if (handle_health(req, resp))
+        return;
+    if (authn == EMU_AUTHN_OK && run_routes(s, req, resp))
+        return;
+    if (emu_discovery_handle(s, req, resp))
+        return;
+    if (emu_api_handle(s, req, resp))
+        return;
+    emu_response_text(resp, 404, "404 page not found\n");
+}
+
+static void answer_error(emu_conn *c, int rc, size_t max_body)
+{
+    emu_response r = {0};
+    char msg[128];
+
+    r.close = 1;
+    if (rc == KUBE_ERANGE && c->in_len >= MAX_HEADER_BYTES) {
+        emu_response_text(&r, 431, "431 Request Header Fields Too Large");
+    } else if (rc == KUBE_ERANGE) {
+        snprintf(msg, sizeof(msg), "Request entity too large: limit is %zu", max_body);
+        emu_response_status(&r, 413, "RequestEntityTooLarge", msg, NULL);
+    } else {
+        emu_response_text(&r, 400, "400 Bad Request");
+    }
+    if (write_head(c, &r, (long)r.body.len) == KUBE_OK)
+        conn_write(c, r.body.data, r.body.len);
+    response_clear(&r);
+}
+
+static int send_response(emu_conn *c, emu_request *req, emu_response *r)
+{
+    int rc;
+    int head_only = !strcmp(req->method, "HEAD");
+
+    if (r->streamed)
+        return c->broken ? KUBE_EIO : KUBE_OK;
+    if (r->status == 0)
+        emu_response_status(r, 500, "InternalError", "no answer", NULL);
+    rc = write_head(c, r, (long)r->body.len);
+    if (rc == KUBE_OK && r->body.len && !head_only)
+        rc = conn_write(c, r->body.data, r->body.len);
+    return rc;
+}
+
+static void log_request(const emu_request *req, const emu_response *r, int64_t start_ms)
+{
+    KLOG_V(3, "%s %s %d %lldms user=%s", req->method, req->target, r->status,
+           (long long)(kube_now_ms() - start_ms), req->user.name ? req->user.name : "");
+}
+
+/* Serves one request. Returns 1 to keep the connection, 0 to close it. */
+static int serve_one(emu_conn *c, int first_timeout_ms)
+{
+    emu_server *s = c->server;
+    parsed p = {0};
+    emu_request req = {0};
+    emu_response resp = {0};
+    int64_t start;
+    int rc, keep;
+
+    rc = read_head(c, &p, first_timeout_ms);
+    if (rc == KUBE_OK)
+        rc = read_body(c, &p, s->cfg.max_body);
+    if (rc != KUBE_OK) {
+        if (rc == KUBE_EBADREQUEST || rc == KUBE_ERANGE)
+            answer_error(c, rc, s->cfg.max_body);
+        parsed_free(&p);
+        return 0;
+    }
+    start = kube_now_ms();
+    req.method = p.method;
+    req.target = p.target;
+    req.path = p.path;
+    req.query = p.query;
+    req.headers = p.headers;
+    req.n_headers = p.n_headers;
+    req.body = p.body;
+    req.body_len = p.body_len;
+    req.peer_cert = c->peer;
+    req.remote_addr = c->remote;
+    req.conn = c;
+    req.server = s;
+    {
+        const char *conn_hdr = parsed_header(&p, "Connection");
+        keep = p.keep_alive && !(conn_hdr && strcasecmp(conn_hdr, "close") == 0);
+    }
+    dispatch(s, &req, &resp);
+    if (!keep)
+        resp.close = 1;
+    rc = send_response(c, &req, &resp);
+    log_request(&req, &resp, start);
+    keep = keep && rc == KUBE_OK && !resp.close && !resp.streamed;
+    emu_user_clear(&req.user);
+    attr_store_clear(&t_attrs);
+    response_clear(&resp);
+    parsed_free(&p);
+    return keep;
+}
+
+/* ------------------------------------------------------------------ */
+/* Connections                                                         */
+/* ------------------------------------------------------------------ */
+
+static int verify_accept_all(int preverify, X509_STORE_CTX *ctx)
+{
+    (void)preverify;
+    (void)ctx;
+    return 1; /* authentication decides later (emu_certs_verify_client) */
+}
+
+static void conn_register(emu_conn *c)
+{
+    pthread_mutex_lock(&g_priv.mu);
+    c->next = g_priv.conns;
+    if (g_priv.conns)
+        g_priv.conns->prev = c;
+    g_priv.conns = c;
+    g_priv.n_conns++;
+    pthread_mutex_unlock(&g_priv.mu);
+}
+
+static void conn_unregister(emu_conn *c)
+{
+    pthread_mutex_lock(&g_priv.mu);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        g_priv.conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    g_priv.n_conns--;
+    pthread_cond_broadcast(&g_priv.cv);
+    pthread_mutex_unlock(&g_priv.mu);
+}
+
+static int conn_handshake(emu_conn *c)
+{
+    int rc = conn_wait(c, READ_TIMEOUT_MS);
+
+    if (rc != KUBE_OK)
+        return rc;
+    /* blocking socket with a receive timeout bounds the handshake */
+    if (SSL_accept(c->ssl) != 1) {
+        KLOG_V(4, "TLS handshake with %s failed", c->remote);
+        return KUBE_EIO;
+    }
+    c->peer = SSL_get1_peer_certificate(c->ssl);
+    return KUBE_OK;
+}
+
+static void *conn_main(void *arg)
+{
+    emu_conn *c = arg;
+    emu_server *s = c->server;
+    int timeout = READ_TIMEOUT_MS;
+
+    if (conn_handshake(c) == KUBE_OK) {
+        while (!g_priv.stopping && serve_one(c, timeout))
+            timeout = s->cfg.idle_timeout_ms;
+        if (!c->broken)
+            SSL_shutdown(c->ssl);
+    }
+    conn_unregister(c);
+    ERR_clear_error();
+    X509_free(c->peer);
+    SSL_free(c->ssl);
+    close(c->fd);
+    free(c->in);
+    free(c);
+    OPENSSL_thread_stop();
+    return NULL;
+}
+
+static void conn_start(emu_server *s, int fd, const struct sockaddr_in6 *addr)
+{
+    emu_conn *c = calloc(1, sizeof(*c));
+    pthread_attr_t attr;
+    pthread_t tid;
+    struct timeval tv = {READ_TIMEOUT_MS / 1000, 0};
+    int one = 1;
+    char host[INET6_ADDRSTRLEN] = "?";
+
+    if (!c) {
+        close(fd);
+        return;
+    }
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    if (addr->sin6_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)addr)->sin_addr, host,
+                  sizeof(host));
+    else
+        inet_ntop(AF_INET6, &addr->sin6_addr, host, sizeof(host));
+    snprintf(c->remote, sizeof(c->remote), "%s:%u", host, ntohs(addr->sin6_port));
+    c->fd = fd;
+    c->server = s;
+    c->ssl = SSL_new(g_priv.ssl_ctx);
+    if (!c->ssl || !SSL_set_fd(c->ssl, fd)) {
+        SSL_free(c->ssl);
+        close(fd);
+        free(c);
+        return;
+    }
+    conn_register(c);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 512 * 1024);
+    if (pthread_create(&tid, &attr, conn_main, c) != 0) {
+        conn_unregister(c);
+        SSL_free(c->ssl);
+        close(fd);
+        free(c);
+    }
+    pthread_attr_destroy(&attr);
+}
+
+static int ssl_setup(emu_server *s)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+
+    if (!ctx)
+        return KUBE_ENOMEM;
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    if (SSL_CTX_use_certificate_chain_file(ctx, s->certs.serving_cert_file) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ctx, s->certs.serving_key_file, SSL_FILETYPE_PEM) != 1) {
+        SSL_CTX_free(ctx);
+        return KUBE_EIO;
+    }
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, verify_accept_all);
+    {
+        STACK_OF(X509_NAME) *names = sk_X509_NAME_new_null();
+        if (names) {
+            sk_X509_NAME_push(names, X509_NAME_dup(X509_get_subject_name(s->certs.ca_cert)));
+            sk_X509_NAME_push(names, X509_NAME_dup(X509_get_subject_name(s->certs.fp_ca_cert)));
+            SSL_CTX_set_client_CA_list(ctx, names);
+        }
+    }
+    SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"emu", 3);
+    SSL_CTX_set_mode(ctx, SSL_MODE_AUTO_RETRY);
+    g_priv.ssl_ctx = ctx;
+    return KUBE_OK;
+}
+
+static int listen_on(emu_server *s)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->cfg.port)};
+    socklen_t len = sizeof(a);
+    int one = 1;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0)
+        return KUBE_EIO;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 1024) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+        KLOG_ERROR("listen on 127.0.0.1:%d: %s", s->cfg.port, strerror(errno));
+        close(fd);
+        return KUBE_EIO;
+    }
+    s->port = ntohs(a.sin_port);
+    snprintf(s->url, sizeof(s->url), "https://127.0.0.1:%d", s->port);
+    g_priv.listen_fd = fd;
+    return KUBE_OK;
+}
+
+int emu_server_prepare(emu_server *s)
+{
+    int rc;
+
+    s->priv = &g_priv;
+    rc = ssl_setup(s);
+    if (rc == KUBE_OK)
+        rc = listen_on(s);
+    return rc;
+}
+
+static void wait_connections(void)
+{
+    struct timespec deadline;
+
+    pthread_mutex_lock(&g_priv.mu);
+    for (emu_conn *c = g_priv.conns; c; c = c->next)
+        shutdown(c->fd, SHUT_RDWR);
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 10;
+    while (g_priv.n_conns > 0)
+        if (pthread_cond_timedwait(&g_priv.cv, &g_priv.mu, &deadline) != 0)
+            break;
+    pthread_mutex_unlock(&g_priv.mu);
+}
+
+int emu_server_run(emu_server *s)
+{
+    while (!g_priv.stopping) {
+        struct pollfd pfd = {.fd = g_priv.listen_fd, .events = POLLIN};
+        struct sockaddr_in6 addr;
+        socklen_t len = sizeof(addr);
+        int fd;
+        if (poll(&pfd, 1, 200) <= 0)
+            continue;
+        fd = accept4(g_priv.listen_fd, (struct sockaddr *)&addr, &len, SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        conn_start(s, fd, &addr);
+    }
+    close(g_priv.listen_fd);
+    g_priv.listen_fd = -1;
+    emu_store_wake_all(s->store);
+    wait_connections();
+    SSL_CTX_free(g_priv.ssl_ctx);
+    g_priv.ssl_ctx = NULL;
+    return KUBE_OK;
+}
+
+void emu_server_stop(emu_server *s)
+{
+    (void)s;
+    g_priv.stopping = 1;
+}
+
+int emu_server_stopping(const emu_server *s)
+{
+    (void)s;
+    return g_priv.stopping;
+}
