@@ -193,6 +193,10 @@ int kube_resource_list_decode(const cJSON *map, kube_resource_entry **out, size_
         return KUBE_ENOMEM;
     count = 0;
     cJSON_ArrayForEach(it, map) {
+        if (!it->string) {
+            free(list);
+            return KUBE_EPARSE;
+        }
         for (i = 0; i < count && strcmp(list[i].name, it->string) != 0; i++)
             ;
         list[i].name = it->string;

@@ -556,44 +556,46 @@ static void keeps_scalar_resources(void **state)
     kube_object_unref(o);
 }
 
+/* A pod using every field the decoder keeps. */
+static const char *rich_pod =
+    "{'metadata':{'name':'web-0','namespace':'ns','labels':{'app':'web',"
+    "'kubevirt.io/migrationJobUID':'m1'},'deletionTimestamp':'2026-01-01T00:00:00Z'},"
+    "'spec':{'priority':1000,'preemptionPolicy':'Never','nodeSelector':{'disk':'ssd'},"
+    "'schedulingGates':[{'name':'g1'},{'name':'g2'}],"
+    "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+    "{'nodeSelectorTerms':[{'matchExpressions':[{'key':'zone','operator':'In',"
+    "'values':['a','b']}]}]},'preferredDuringSchedulingIgnoredDuringExecution':"
+    "[{'weight':5,'preference':{'matchFields':[{'key':'metadata.name','operator':'In',"
+    "'values':['n1']}]}}]},"
+    "'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"
+    "{'matchLabels':{'app':'db'}},'topologyKey':'zone','namespaces':['a','b'],"
+    "'matchLabelKeys':['rev']}]},"
+    "'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':"
+    "100,'podAffinityTerm':{'labelSelector':{'matchExpressions':[{'key':'app',"
+    "'operator':'Exists'}]},'namespaceSelector':{},'topologyKey':'kubernetes.io/"
+    "hostname','mismatchLabelKeys':['x']}}]}},"
+    "'tolerations':[{'operator':'Exists'},{'key':'k','value':'v','effect':'NoSchedule'},"
+    "{'key':'k','operator':'Weird'}],"
+    "'topologySpreadConstraints':[{'maxSkew':2,'topologyKey':'zone','whenUnsatisfiable':"
+    "'ScheduleAnyway','labelSelector':{'matchLabels':{'app':'web'}},'minDomains':3,"
+    "'nodeAffinityPolicy':'Ignore','nodeTaintsPolicy':'Honor','matchLabelKeys':"
+    "['pod-template-hash']},{'maxSkew':1,'topologyKey':'host','whenUnsatisfiable':"
+    "'DoNotSchedule'}],"
+    "'volumes':[{'name':'data','persistentVolumeClaim':{'claimName':'pvc-1','readOnly':"
+    "true}},{'name':'scratch','ephemeral':{'volumeClaimTemplate':{}}},{'name':'gce',"
+    "'gcePersistentDisk':{'pdName':'pd1'}},{'name':'ebs','awsElasticBlockStore':"
+    "{'volumeID':'vol-1','readOnly':true}},{'name':'ceph','rbd':{'monitors':['m1','m2'],"
+    "'pool':'p','image':'img'}},{'name':'iscsi','iscsi':{'targetPortal':'1.2.3.4:3260',"
+    "'iqn':'iqn.x','lun':2}},{'name':'cm','configMap':{'name':'c'}}],"
+    "'initContainers':[{'image':'init:1'}],"
+    "'containers':[{'image':'app:1','ports':[{'containerPort':80,'hostPort':8080},"
+    "{'containerPort':81},{'containerPort':53,'hostPort':53,'protocol':'UDP',"
+    "'hostIP':'10.0.0.1'}]},{'ports':[{'containerPort':9,'hostPort':0}]}]},"
+    "'status':{'phase':'Succeeded'}}";
+
 static void decodes_scheduling_fields(void **state)
 {
-    kube_object *o = decode_ok(
-        &kube_pod_codec,
-        "{'metadata':{'name':'web-0','namespace':'ns','labels':{'app':'web',"
-        "'kubevirt.io/migrationJobUID':'m1'},'deletionTimestamp':'2026-01-01T00:00:00Z'},"
-        "'spec':{'priority':1000,'preemptionPolicy':'Never','nodeSelector':{'disk':'ssd'},"
-        "'schedulingGates':[{'name':'g1'},{'name':'g2'}],"
-        "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
-        "{'nodeSelectorTerms':[{'matchExpressions':[{'key':'zone','operator':'In',"
-        "'values':['a','b']}]}]},'preferredDuringSchedulingIgnoredDuringExecution':"
-        "[{'weight':5,'preference':{'matchFields':[{'key':'metadata.name','operator':'In',"
-        "'values':['n1']}]}}]},"
-        "'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':"
-        "{'matchLabels':{'app':'db'}},'topologyKey':'zone','namespaces':['a','b'],"
-        "'matchLabelKeys':['rev']}]},"
-        "'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':"
-        "100,'podAffinityTerm':{'labelSelector':{'matchExpressions':[{'key':'app',"
-        "'operator':'Exists'}]},'namespaceSelector':{},'topologyKey':'kubernetes.io/"
-        "hostname','mismatchLabelKeys':['x']}}]}},"
-        "'tolerations':[{'operator':'Exists'},{'key':'k','value':'v','effect':'NoSchedule'},"
-        "{'key':'k','operator':'Weird'}],"
-        "'topologySpreadConstraints':[{'maxSkew':2,'topologyKey':'zone','whenUnsatisfiable':"
-        "'ScheduleAnyway','labelSelector':{'matchLabels':{'app':'web'}},'minDomains':3,"
-        "'nodeAffinityPolicy':'Ignore','nodeTaintsPolicy':'Honor','matchLabelKeys':"
-        "['pod-template-hash']},{'maxSkew':1,'topologyKey':'host','whenUnsatisfiable':"
-        "'DoNotSchedule'}],"
-        "'volumes':[{'name':'data','persistentVolumeClaim':{'claimName':'pvc-1','readOnly':"
-        "true}},{'name':'scratch','ephemeral':{'volumeClaimTemplate':{}}},{'name':'gce',"
-        "'gcePersistentDisk':{'pdName':'pd1'}},{'name':'ebs','awsElasticBlockStore':"
-        "{'volumeID':'vol-1','readOnly':true}},{'name':'ceph','rbd':{'monitors':['m1','m2'],"
-        "'pool':'p','image':'img'}},{'name':'iscsi','iscsi':{'targetPortal':'1.2.3.4:3260',"
-        "'iqn':'iqn.x','lun':2}},{'name':'cm','configMap':{'name':'c'}}],"
-        "'initContainers':[{'image':'init:1'}],"
-        "'containers':[{'image':'app:1','ports':[{'containerPort':80,'hostPort':8080},"
-        "{'containerPort':81},{'containerPort':53,'hostPort':53,'protocol':'UDP',"
-        "'hostIP':'10.0.0.1'}]},{'ports':[{'containerPort':9,'hostPort':0}]}]},"
-        "'status':{'phase':'Succeeded'}}");
+    kube_object *o = decode_ok(&kube_pod_codec, rich_pod);
     const kube_pod *p = kube_pod_from(o);
     const kube_affinity *af = p->affinity;
     const kube_pod_affinity_term *t;
@@ -921,6 +923,107 @@ static void null_members_read_as_absent(void **state)
     kube_object_unref(o);
 }
 
+/* ---- every value replaced by every wrong type ---- */
+
+/* The k-th node of root in preorder (root is 0), and its parent. */
+static cJSON *nth_node(cJSON *root, int *k, cJSON **parent)
+{
+    cJSON *it, *hit;
+
+    if ((*k)-- == 0)
+        return root;
+    for (it = root->child; it; it = it->next) {
+        *parent = root;
+        if ((hit = nth_node(it, k, parent)))
+            return hit;
+    }
+    return NULL;
+}
+
+static int count_nodes(const cJSON *j)
+{
+    int n = 1;
+    for (const cJSON *it = j->child; it; it = it->next)
+        n += count_nodes(it);
+    return n;
+}
+
+static cJSON *wrong_value(int variant)
+{
+    switch (variant) {
+    case 0: return cJSON_CreateNull();
+    case 1: return cJSON_CreateNumber(1e300);
+    case 2: return cJSON_CreateNumber(-1.5);
+    case 3: return cJSON_CreateString("x");
+    case 4: return cJSON_CreateArray();
+    default: return cJSON_CreateObject();
+    }
+}
+
+/* Decodes doc with every node replaced by every wrong value: each must
+ * either decode or fail with KUBE_EPARSE, never crash or leak. */
+static int mutate_all(const kube_codec *codec, const cJSON *doc)
+{
+    int n = count_nodes(doc), decoded = 0;
+
+    for (int i = 1; i < n; i++) {
+        for (int v = 0; v < 6; v++) {
+            cJSON *copy = cJSON_Duplicate(doc, 1), *parent = NULL, *node;
+            kube_object *o = (kube_object *)1;
+            int k = i, rc;
+            node = nth_node(copy, &k, &parent);
+            assert_non_null(node);
+            if (cJSON_IsObject(parent))
+                assert_true(cJSON_ReplaceItemInObjectCaseSensitive(parent, node->string,
+                                                                   wrong_value(v)));
+            else
+                assert_true(cJSON_ReplaceItemViaPointer(parent, node, wrong_value(v)));
+            rc = codec->decode(copy, &o);
+            if (rc == KUBE_OK) {
+                decoded++;
+                kube_object_unref(o);
+            } else if (rc != KUBE_EPARSE || o != NULL) {
+                fail_msg("%s: node %d variant %d gave %d", codec->kind, i, v, rc);
+            }
+            cJSON_Delete(copy);
+        }
+    }
+    return decoded;
+}
+
+static void survives_wrong_types_everywhere(void **state)
+{
+    static const struct { const kube_codec *codec; const char *fixture; } docs[] = {
+        {&kube_pod_codec, "pod-create-201.json"},
+        {&kube_pod_codec, "pod-status-nominated-node-200.json"},
+        {&kube_vm_codec, "vm-merge-patch-annotation-200.json"},
+        {&kube_vmi_codec, "vmi-create-201.json"},
+        {&kube_lease_codec, "lease-update-renew-200.json"},
+        {&kube_event_codec, "events-create-201.json"},
+        {&kube_configmap_codec, "configmap-extension-apiserver-authentication-200.json"},
+    };
+    cJSON *doc;
+    (void)state;
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+        cJSON *f = load_fixture(docs[i].fixture);
+        assert_true(mutate_all(docs[i].codec, cJSON_GetObjectItem(f, "body")) > 0);
+        cJSON_Delete(f);
+    }
+    doc = json_q(rich_pod);
+    assert_true(mutate_all(&kube_pod_codec, doc) > 0);
+    cJSON_Delete(doc);
+    doc = json_q("{'metadata':{'name':'n1','labels':{'a':'b'}},'spec':{'unschedulable':true,"
+                 "'taints':[{'key':'a','value':'b','effect':'NoSchedule'}]},'status':"
+                 "{'allocatable':{'cpu':'2','memory':'1Gi','pods':'110','x.io/y':'1'},"
+                 "'images':[{'names':['a','b'],'sizeBytes':10}]}}");
+    assert_true(mutate_all(&kube_node_codec, doc) > 0);
+    cJSON_Delete(doc);
+    doc = json_q("{'metadata':{'name':'v'},'status':{'nodeName':'n1','phase':'Running',"
+                 "'migrationState':{'targetNode':'n2','completed':true,'failed':false}}}");
+    assert_true(mutate_all(&kube_vmi_codec, doc) > 0);
+    cJSON_Delete(doc);
+}
+
 /* The whole object is one block sized to need: report its size. */
 static void objects_are_compact(void **state)
 {
@@ -964,6 +1067,7 @@ int test_group_decode(void)
         cmocka_unit_test(rejects_malformed_pods),
         cmocka_unit_test(rejects_malformed_other_kinds),
         cmocka_unit_test(null_members_read_as_absent),
+        cmocka_unit_test(survives_wrong_types_everywhere),
         cmocka_unit_test(objects_are_compact),
     };
     return cmocka_run_group_tests_name("decode", tests, NULL, NULL);
