@@ -22,4 +22,5 @@
     UNIT(apiserver_request)          \
     UNIT(apiserver_status)           \
     UNIT(apiserver_authn)            \
+    UNIT(framework)                  \
     /* add groups above this line */
