@@ -40,8 +40,8 @@ static const cJSON *at(const cJSON *doc, const char *a, const char *b)
     return v;
 }
 
-static void record_set(kube_leader_record *r, const char *holder, int64_t dur,
-                       const char *acquire, const char *renew, int64_t transitions)
+static void record_set(kube_leader_record *r, const char *holder, int64_t dur, const char *acquire,
+                       const char *renew, int64_t transitions)
 {
     memset(r, 0, sizeof(*r));
     kube_strlcpy(r->holder, holder, sizeof(r->holder));
@@ -73,8 +73,8 @@ static void create_body_matches_recorded_request(void **state)
     cJSON *body = NULL;
 
     (void)state;
-    record_set(&r, "host-a_1234", 15, "2026-11-21T10:00:00.000000Z",
-               "2026-11-21T10:00:00.000000Z", 0);
+    record_set(&r, "host-a_1234", 15, "2026-11-21T10:00:00.000000Z", "2026-11-21T10:00:00.000000Z",
+               0);
     assert_int_equal(kube_leader_create_body("default", "stickyvm-scheduler-2", &r, &body),
                      KUBE_OK);
     assert_true(cJSON_Compare(body, at(fx, "request", "body"), 1));
@@ -113,8 +113,8 @@ static void stale_write_carries_read_version(void **state)
     cJSON *body = NULL;
 
     (void)state;
-    record_set(&r, "host-b_999", 15, "2026-11-21T10:00:00.000000Z",
-               "2026-11-21T10:00:00.000000Z", 0);
+    record_set(&r, "host-b_999", 15, "2026-11-21T10:00:00.000000Z", "2026-11-21T10:00:00.000000Z",
+               0);
     assert_int_equal(kube_leader_update_body(at(created, "body", NULL), &r, &body), KUBE_OK);
     assert_true(cJSON_Compare(body, at(stale, "request", "body"), 1));
     assert_int_equal(at(stale, "status", NULL)->valueint, 409);
@@ -159,8 +159,7 @@ static void takes_a_released_lease_at_once(void **state)
     kube_leader_record held, released;
 
     (void)state;
-    record_set(&held, "other", 15, "2026-11-21T10:00:00.000000Z", "2026-11-21T10:00:04.000000Z",
-               2);
+    record_set(&held, "other", 15, "2026-11-21T10:00:00.000000Z", "2026-11-21T10:00:04.000000Z", 2);
     kube_leader_release_record(&held, "2026-11-21T10:00:05.000000Z", &released);
     assert_string_equal(released.holder, "");
     assert_int_equal(released.lease_duration_s, 1);
@@ -181,15 +180,13 @@ static void release_writes_an_empty_holder(void **state)
     record_set(&held, "host-a_1234", 15, "2026-11-21T10:00:00.000000Z",
                "2026-11-21T10:00:00.000000Z", 0);
     kube_leader_release_record(&held, "2026-11-21T10:00:07.123456Z", &released);
-    assert_int_equal(kube_leader_update_body(at(created, "body", NULL), &released, &body),
-                     KUBE_OK);
+    assert_int_equal(kube_leader_update_body(at(created, "body", NULL), &released, &body), KUBE_OK);
     spec = at(body, "spec", NULL);
     assert_true(cJSON_IsString(at(spec, "holderIdentity", NULL)));
     assert_string_equal(at(spec, "holderIdentity", NULL)->valuestring, "");
     assert_int_equal(at(spec, "leaseDurationSeconds", NULL)->valueint, 1);
     assert_string_equal(at(spec, "renewTime", NULL)->valuestring, "2026-11-21T10:00:07.123456Z");
-    assert_string_equal(at(spec, "acquireTime", NULL)->valuestring,
-                        "2026-11-21T10:00:07.123456Z");
+    assert_string_equal(at(spec, "acquireTime", NULL)->valuestring, "2026-11-21T10:00:07.123456Z");
     cJSON_Delete(body);
     cJSON_Delete(created);
 }
@@ -202,8 +199,7 @@ static void renews_its_own_lease_even_if_expired(void **state)
     record_set(&r, "me", 15, "2026-11-21T10:00:00.000000Z", "2026-11-21T10:00:02.000000Z", 4);
     assert_int_equal(kube_leader_decide(&r, 0, 1, "me"), KUBE_LEADER_RENEW);
     assert_int_equal(kube_leader_decide(&r, 0, 100000, "me"), KUBE_LEADER_RENEW);
-    kube_leader_next_record(KUBE_LEADER_RENEW, &r, "me", 15, "2026-11-21T10:00:04.000001Z",
-                            &next);
+    kube_leader_next_record(KUBE_LEADER_RENEW, &r, "me", 15, "2026-11-21T10:00:04.000001Z", &next);
     assert_string_equal(next.holder, "me");
     assert_string_equal(next.acquire_time, "2026-11-21T10:00:00.000000Z");
     assert_string_equal(next.renew_time, "2026-11-21T10:00:04.000001Z");
@@ -346,6 +342,23 @@ static void validates_config(void **state)
     kube_leader_free(le);
 }
 
+/* NewFromKubeconfig: requests time out at half the renew deadline, >= 1 s. */
+static void client_options_bound_requests(void **state)
+{
+    kube_leader_config c;
+    kube_client_options o;
+
+    (void)state;
+    kube_leader_config_default(&c);
+    kube_client_options_default(&o);
+    kube_leader_client_options(&c, &o);
+    assert_int_equal(o.timeout_ms, 5000);
+    assert_int_equal(o.max_retries, 0);
+    c.renew_deadline_ms = 1500;
+    kube_leader_client_options(&c, &o);
+    assert_int_equal(o.timeout_ms, 1000);
+}
+
 int test_group_leader(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,6 +376,7 @@ int test_group_leader(void)
         cmocka_unit_test(decode_rejects_bad_shapes),
         cmocka_unit_test(default_identity_is_hostname_uuid),
         cmocka_unit_test(validates_config),
+        cmocka_unit_test(client_options_bound_requests),
     };
     return cmocka_run_group_tests_name("leader", tests, NULL, NULL);
 }
