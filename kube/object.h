@@ -90,9 +90,10 @@ int kube_time_parse(const char *s, int64_t *unix_us);
  *
  * Every kind is decoded with kube_object_build(), so the object and all
  * its strings and arrays are one malloc'd block sized exactly to need.
- * The kube_json_* getters read one member of a JSON object: an absent
- * member or a JSON null yields the default (as Go's decoder leaves the
- * zero value); a member of the wrong JSON type is KUBE_EPARSE. Strings and
+ * The kube_json_* getters read one member of a JSON object (obj NULL or
+ * not an object reads as empty): an absent member or a JSON null yields
+ * the default (as Go's decoder leaves the zero value); a member of the
+ * wrong JSON type is KUBE_EPARSE. Strings (interned when well known) and
  * arrays are copied into the arena. Integer getters reject non-integral
  * numbers and numbers outside [min, max] with KUBE_EPARSE.
  */
