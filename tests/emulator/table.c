@@ -196,7 +196,7 @@ static cJSON *row(const emu_resource *r, const emu_obj *obj)
         cJSON_AddItemToArray(cells, cJSON_CreateString(phase ? phase : ""));
         cJSON_AddItemToArray(cells, cJSON_CreateString(age));
     } else if (r->def->custom) {
-        cJSON_AddItemToArray(cells, cJSON_CreateString(created ? created : ""));
+        cJSON_AddItemToArray(cells, cJSON_CreateString(age));
     } else {
         cJSON_AddItemToArray(cells, cJSON_CreateString(created ? created : ""));
     }
