@@ -23,4 +23,7 @@
     UNIT(apiserver_status)           \
     UNIT(apiserver_authn)            \
     UNIT(framework)                  \
+    INTEGRATION(leader_integration)  \
+    INTEGRATION(recorder_integration) \
+    UNIT(sched_config)               \
     /* add groups above this line */

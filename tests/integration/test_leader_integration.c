@@ -1,0 +1,339 @@
+/*
+ * tests/integration/test_leader_integration.c - two electors on one Lease
+ * in the API emulator.
+ *
+ * A watcher thread samples both electors' kube_leader_is_leader()
+ * continuously; the tests fail if it ever sees two leaders. (The callbacks
+ * are not compared: as in client-go, on_stopped_leading runs after the
+ * release write, so a successor may start before it; is_leader() drops
+ * before that write.)
+ *
+ * A holder "killed without release" is an elector with release_on_cancel 0
+ * stopped with kube_leader_stop(): its thread ends without another write,
+ * which is what a crash looks like from the Lease (no test-only hook is
+ * needed).
+ *
+ * No speed is asserted: waits use generous deadlines. The one time bound
+ * checked is a lower one (a candidate must not take over an abandoned
+ * Lease before it expires), which slowness cannot break.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "kube/api.h"
+#include "kube/buf.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/errors.h"
+#include "kube/leader.h"
+
+#define NS "default"
+#define LEASE "stickyvm-scheduler"
+#define WAIT_MS 30000
+
+typedef struct candidate {
+    kube_leader *le;
+    atomic_int leading;     /* between on_started_leading and on_stopped_leading */
+    atomic_int started;     /* on_started_leading calls */
+    atomic_int stopped;     /* on_stopped_leading calls */
+    atomic_int lost;        /* last lost argument */
+    atomic_int new_leaders; /* on_new_leader calls */
+} candidate;
+
+typedef struct fixture {
+    harness *h;
+    kube_config *cfg;
+    kube_client *client;
+    candidate a, b;
+    pthread_t watcher;
+    atomic_int watching;
+    atomic_int both_seen; /* two leaders at once, ever */
+} fixture;
+
+static void on_started(void *ud)
+{
+    candidate *c = ud;
+
+    atomic_fetch_add(&c->started, 1);
+    atomic_store(&c->leading, 1);
+}
+
+static void on_stopped(void *ud, int lost)
+{
+    candidate *c = ud;
+
+    atomic_store(&c->leading, 0);
+    atomic_store(&c->lost, lost);
+    atomic_fetch_add(&c->stopped, 1);
+}
+
+static void on_new_leader(void *ud, const char *identity)
+{
+    candidate *c = ud;
+
+    (void)identity;
+    atomic_fetch_add(&c->new_leaders, 1);
+}
+
+static int is_leader(candidate *c)
+{
+    return c->le && kube_leader_is_leader(c->le);
+}
+
+/* Samples a, b, a (and b, a, b): two leaders only when the middle sample
+ * falls inside the other's unbroken leadership, so a descheduled watcher
+ * cannot mistake a hand-over for an overlap (an elector never leads again
+ * once it stopped). */
+static void *watch_main(void *arg)
+{
+    fixture *fx = arg;
+
+    while (atomic_load(&fx->watching)) {
+        int a1 = is_leader(&fx->a), b1 = is_leader(&fx->b);
+        int a2 = is_leader(&fx->a), b2 = is_leader(&fx->b);
+
+        if ((a1 && b1 && a2) || (b1 && a2 && b2))
+            atomic_store(&fx->both_seen, 1);
+        usleep(200);
+    }
+    return NULL;
+}
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof(*fx));
+    kube_leader_config lc;
+    kube_client_options o;
+    char err[256];
+
+    assert_non_null(fx);
+    assert_int_equal(harness_start(NULL, &fx->h), KUBE_OK);
+    assert_int_equal(kube_config_from_file(harness_kubeconfig(fx->h), &fx->cfg, err, sizeof(err)),
+                     KUBE_OK);
+    kube_leader_config_default(&lc);
+    lc.renew_deadline_ms = 2000;
+    kube_client_options_default(&o);
+    kube_leader_client_options(&lc, &o);
+    assert_int_equal(kube_client_new(fx->cfg, &o, &fx->client), KUBE_OK);
+    *state = fx;
+    return 0;
+}
+
+static void stop_candidate(candidate *c)
+{
+    kube_leader_free(c->le);
+    c->le = NULL;
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+
+    if (atomic_load(&fx->watching)) {
+        atomic_store(&fx->watching, 0);
+        pthread_join(fx->watcher, NULL);
+    }
+    stop_candidate(&fx->a);
+    stop_candidate(&fx->b);
+    kube_client_free(fx->client);
+    kube_config_free(fx->cfg);
+    harness_stop(fx->h);
+    free(fx);
+    return 0;
+}
+
+static void start_candidate(fixture *fx, candidate *c, const char *identity, long lease_ms,
+                            long renew_ms, int release)
+{
+    kube_leader_config cfg;
+    kube_leader_callbacks cb = {on_started, on_stopped, on_new_leader, c};
+
+    kube_leader_config_default(&cfg);
+    cfg.namespace_ = NS;
+    cfg.name = LEASE;
+    cfg.identity = identity;
+    cfg.lease_duration_ms = lease_ms;
+    cfg.renew_deadline_ms = renew_ms;
+    cfg.retry_period_ms = 300;
+    cfg.release_on_cancel = release;
+    assert_int_equal(kube_leader_new(fx->client, &cfg, &cb, &c->le), KUBE_OK);
+    assert_int_equal(kube_leader_start(c->le), KUBE_OK);
+}
+
+static void start_watching(fixture *fx)
+{
+    atomic_store(&fx->watching, 1);
+    assert_int_equal(pthread_create(&fx->watcher, NULL, watch_main, fx), 0);
+}
+
+/* Waits until exactly one candidate leads; returns it. */
+static candidate *wait_one_leader(fixture *fx)
+{
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+
+    while (kube_now_ms() < deadline) {
+        int a = is_leader(&fx->a), b = is_leader(&fx->b);
+
+        if (a != b)
+            return a ? &fx->a : &fx->b;
+        usleep(10000);
+    }
+    fail_msg("no single leader within %d ms", WAIT_MS);
+    return NULL;
+}
+
+static void wait_leader(candidate *c)
+{
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+
+    while (!is_leader(c) && kube_now_ms() < deadline)
+        usleep(10000);
+    assert_true(is_leader(c));
+}
+
+/* The Lease as the server holds it. */
+static void read_lease(fixture *fx, kube_leader_record *rec)
+{
+    cJSON *lease = NULL;
+    kube_status st;
+
+    assert_int_equal(kube_api_get(fx->client, &KUBE_RES_LEASES, NS, LEASE, &lease, &st), KUBE_OK);
+    assert_int_equal(kube_leader_record_decode(lease, rec), KUBE_OK);
+    cJSON_Delete(lease);
+}
+
+static void one_leader_and_release_hands_over(void **state)
+{
+    fixture *fx = *state;
+    candidate *leader, *other;
+    kube_leader_record rec;
+    char holder[KUBE_LEADER_HOLDER_MAX];
+
+    /* A long lease: only a release lets the other in within the wait. */
+    start_watching(fx);
+    start_candidate(fx, &fx->a, "host-a_1", 60000, 40000, 1);
+    start_candidate(fx, &fx->b, "host-b_2", 60000, 40000, 1);
+    leader = wait_one_leader(fx);
+    other = leader == &fx->a ? &fx->b : &fx->a;
+    read_lease(fx, &rec);
+    assert_string_equal(rec.holder, kube_leader_identity(leader->le));
+    assert_int_equal(rec.lease_duration_s, 60);
+    assert_int_equal(rec.transitions, 0);
+    assert_int_equal(strlen(rec.renew_time), strlen("2026-11-21T10:00:00.000000Z"));
+    /* The follower saw who leads. */
+    assert_int_equal(kube_leader_get_leader(other->le, holder, sizeof(holder)), KUBE_OK);
+    while (strcmp(holder, kube_leader_identity(leader->le)) != 0) {
+        usleep(10000);
+        kube_leader_get_leader(other->le, holder, sizeof(holder));
+    }
+    assert_true(atomic_load(&other->new_leaders) >= 1);
+    assert_int_equal(atomic_load(&other->started), 0);
+
+    kube_leader_stop(leader->le);
+    assert_int_equal(atomic_load(&leader->stopped), 1);
+    assert_int_equal(atomic_load(&leader->lost), 0);
+    assert_false(is_leader(leader));
+    wait_leader(other);
+    read_lease(fx, &rec);
+    assert_string_equal(rec.holder, kube_leader_identity(other->le));
+    assert_int_equal(rec.transitions, 1);
+    assert_int_equal(rec.lease_duration_s, 60);
+    assert_false(atomic_load(&fx->both_seen));
+}
+
+/* MicroTime text to Unix milliseconds. */
+static int64_t micro_ms(const char *t)
+{
+    struct tm tm;
+    int us = 0;
+
+    memset(&tm, 0, sizeof(tm));
+    assert_int_equal(sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                            &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &us),
+                     7);
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (int64_t)timegm(&tm) * 1000 + us / 1000;
+}
+
+static void abandoned_lease_is_taken_after_it_expires(void **state)
+{
+    fixture *fx = *state;
+    candidate *leader, *other;
+    kube_leader_record last, taken;
+
+    start_watching(fx);
+    start_candidate(fx, &fx->a, "host-a_1", 3000, 2000, 0);
+    start_candidate(fx, &fx->b, "host-b_2", 3000, 2000, 0);
+    leader = wait_one_leader(fx);
+    other = leader == &fx->a ? &fx->b : &fx->a;
+    kube_leader_stop(leader->le); /* no release: as if killed */
+    assert_int_equal(atomic_load(&leader->stopped), 1);
+    read_lease(fx, &last);
+    assert_string_equal(last.holder, kube_leader_identity(leader->le));
+    wait_leader(other);
+    read_lease(fx, &taken);
+    assert_string_equal(taken.holder, kube_leader_identity(other->le));
+    assert_int_equal(taken.transitions, last.transitions + 1);
+    assert_string_not_equal(taken.acquire_time, last.acquire_time);
+    /* Everything runs on one machine, so the stamps share a clock: the
+     * takeover came a full lease duration after the holder's last renewal
+     * (a lower bound; a slow machine only makes it larger). */
+    assert_true(micro_ms(taken.acquire_time) - micro_ms(last.renew_time) >= 2950);
+    assert_false(atomic_load(&fx->both_seen));
+    assert_int_equal(atomic_load(&other->started), 1);
+}
+
+/* When the server refuses every Lease write, the leader gives up after the
+ * renew deadline (on_stopped_leading with lost = 1) and nobody leads until
+ * the faults clear and the Lease has expired. */
+static void leader_steps_down_when_it_cannot_renew(void **state)
+{
+    fixture *fx = *state;
+    const char *verbs[] = {"update", "get", "create", NULL};
+    const char *resources[] = {"leases", NULL};
+    harness_faults f = {1.0, 503, 0, 0, verbs, resources};
+    candidate *leader, *other;
+    int64_t deadline;
+
+    start_watching(fx);
+    start_candidate(fx, &fx->a, "host-a_1", 3000, 2000, 1);
+    start_candidate(fx, &fx->b, "host-b_2", 3000, 2000, 1);
+    leader = wait_one_leader(fx);
+    other = leader == &fx->a ? &fx->b : &fx->a;
+    assert_int_equal(harness_set_faults(fx->h, &f), KUBE_OK);
+    deadline = kube_now_ms() + WAIT_MS;
+    while (atomic_load(&leader->stopped) == 0 && kube_now_ms() < deadline)
+        usleep(10000);
+    assert_int_equal(atomic_load(&leader->stopped), 1);
+    assert_int_equal(atomic_load(&leader->lost), 1);
+    assert_false(is_leader(leader));
+    assert_false(is_leader(other));
+    assert_int_equal(harness_clear_faults(fx->h), KUBE_OK);
+    wait_leader(other);
+    /* The loser never comes back: kube-scheduler exits at this point. */
+    assert_false(is_leader(leader));
+    assert_int_equal(atomic_load(&leader->started), 1);
+    assert_false(atomic_load(&fx->both_seen));
+}
+
+int test_group_leader_integration(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(one_leader_and_release_hands_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(abandoned_lease_is_taken_after_it_expires, setup, teardown),
+        cmocka_unit_test_setup_teardown(leader_steps_down_when_it_cannot_renew, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("leader_integration", tests, NULL, NULL);
+}
