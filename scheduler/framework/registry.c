@@ -3,6 +3,7 @@
  * list itself lives in scheduler/plugins/registry_list.c) and the names of
  * kube-scheduler v1.28's in-tree plugins.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "framework/framework.h"
@@ -16,16 +17,19 @@ static size_t count_in_tree(void)
     return n;
 }
 
+static fw_registry default_registry;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+
+static void init_default(void)
+{
+    default_registry.plugins = fw_in_tree_plugins;
+    default_registry.n = count_in_tree();
+}
+
 const fw_registry *fw_registry_default(void)
 {
-    static fw_registry reg;
-    static int done;
-    if (!done) {
-        reg.plugins = fw_in_tree_plugins;
-        reg.n = count_in_tree();
-        done = 1;
-    }
-    return &reg;
+    pthread_once(&default_once, init_default);
+    return &default_registry;
 }
 
 const fw_plugin_desc *fw_registry_find(const fw_registry *r, const char *name)

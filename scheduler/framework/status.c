@@ -197,6 +197,42 @@ char *fw_status_message_dup(const fw_status *st)
     return kube_buf_take(&b);
 }
 
+static int precedence(fw_code c)
+{
+    switch (c) {
+    case FW_ERROR: return 3;
+    case FW_UNSCHEDULABLE_AND_UNRESOLVABLE: return 2;
+    case FW_UNSCHEDULABLE: return 1;
+    case FW_SUCCESS: return -1;
+    default: return 0;
+    }
+}
+
+fw_status *fw_status_merge(fw_status *const *sts, size_t n)
+{
+    if (n == 0)
+        return NULL;
+    fw_status *m = status_alloc(FW_SUCCESS);
+    if (!m)
+        return &oom_status;
+    for (size_t i = 0; i < n; i++) {
+        const fw_status *s = sts[i];
+        fw_code c = fw_status_code(s);
+        if (c == FW_ERROR)
+            m->err = s->err;
+        if (precedence(c) > precedence(m->code)) {
+            m->code = c;
+            m->plugin = s->plugin;
+        }
+        for (size_t k = 0; s && k < s->n_reasons; k++)
+            if (fw_status_add_reason(m, s->reasons[k]) != KUBE_OK) {
+                fw_status_free(m);
+                return &oom_status;
+            }
+    }
+    return m;
+}
+
 /* ------------------------------------------------------------------ */
 /* Diagnosis                                                           */
 /* ------------------------------------------------------------------ */

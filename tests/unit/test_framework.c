@@ -122,6 +122,18 @@ static void status_basics(void **state)
     assert_string_equal(fw_code_string(FW_UNSCHEDULABLE_AND_UNRESOLVABLE),
                         "UnschedulableAndUnresolvable");
     assert_string_equal(fw_code_string(FW_SKIP), "Skip");
+
+    fw_status *parts[3] = {fw_status_new(FW_UNSCHEDULABLE, "u"), NULL,
+                           fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE, "uu")};
+    fw_status_set_plugin(parts[2], "P2");
+    fw_status *m = fw_status_merge(parts, 3);
+    assert_int_equal(m->code, FW_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    assert_string_equal(m->plugin, "P2");
+    assert_int_equal(m->n_reasons, 2);
+    fw_status_free(m);
+    fw_status_free(parts[0]);
+    fw_status_free(parts[2]);
+    assert_null(fw_status_merge(NULL, 0));
 }
 
 static void add_failures(fw_diagnosis *d, const char *reason, int from, int to)
