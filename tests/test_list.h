@@ -26,4 +26,5 @@
     INTEGRATION(leader_integration)  \
     INTEGRATION(recorder_integration) \
     UNIT(sched_config)               \
+    INTEGRATION(informer_integration) \
     /* add groups above this line */
