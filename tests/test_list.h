@@ -27,4 +27,5 @@
     INTEGRATION(recorder_integration) \
     UNIT(sched_config)               \
     INTEGRATION(informer_integration) \
+    INTEGRATION(emulator)            \
     /* add groups above this line */
