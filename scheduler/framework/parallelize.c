@@ -7,6 +7,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "kube/errors.h"
 
@@ -92,7 +93,9 @@ int fw_parallelizer_new(int parallelism, fw_parallelizer **out)
     if (!p)
         return KUBE_ENOMEM;
     p->parallelism = parallelism;
-    p->n_threads = parallelism - 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int runners = cpus > 0 && cpus < parallelism ? (int)cpus : parallelism;
+    p->n_threads = runners - 1;
     pthread_mutex_init(&p->call_mu, NULL);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work_cv, NULL);

@@ -4,6 +4,11 @@
  * chunks of chunkSizeFor(n, parallelism) = max(1, min(sqrt(n),
  * n/parallelism + 1)) pieces, handed out in increasing order.
  *
+ * Chunk sizes follow `parallelism` exactly as kube-scheduler, but at most
+ * one thread per online CPU runs chunks (the caller plus min(parallelism,
+ * CPUs) - 1 pool threads): more runners than CPUs only add wake-ups and
+ * context switches, which cost scheduler CPU time.
+ *
  * The calling thread takes part and fw_parallelize() returns when every
  * chunk is done. One fw_parallelize() at a time per parallelizer (calls from
  * several threads are serialised by a lock); fn must not call
