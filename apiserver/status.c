@@ -28,13 +28,13 @@ static int emit(kube_buf *out, cJSON *json)
 
 static int add_details(cJSON *st, const apis_status_details *d)
 {
-    cJSON *details = cJSON_AddObjectToObject(st, "details");
-    cJSON *causes, *cause;
+    cJSON *details, *causes, *cause;
 
-    if (!details)
-        return KUBE_ENOMEM;
     if (!d)
         return KUBE_OK;
+    details = cJSON_AddObjectToObject(st, "details");
+    if (!details)
+        return KUBE_ENOMEM;
     if ((d->name && !cJSON_AddStringToObject(details, "name", d->name)) ||
         (d->group && !cJSON_AddStringToObject(details, "group", d->group)) ||
         (d->kind && !cJSON_AddStringToObject(details, "kind", d->kind)))

@@ -24,9 +24,9 @@ typedef struct apis_status_details {
 } apis_status_details;
 
 /* {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
- *  "message":...,"reason":...,"details":{...},"code":...}. details may be
- * NULL (an empty details object is written, as apierrors does for reasons
- * built without one). reason "" is omitted. */
+ *  "message":...,"reason":...,"details":{...},"code":...}. details NULL
+ * omits "details" (as apierrors.NewUnauthorized/NewBadRequest do); a zeroed
+ * struct writes "details":{}. reason "" is omitted. */
 int apis_status_json(kube_buf *out, int code, const char *reason, const char *message,
                      const apis_status_details *details);
 
