@@ -172,7 +172,7 @@ typedef struct fw_cluster_event_with_hint {
 /* ------------------------------------------------------------------ */
 
 typedef struct fw_plugin_desc {
-    const char *name; /* "NodeAffinity": static, unique */
+    const char *name; /* "NodeAffinity": static, unique; required */
 
     /* Decodes, validates and defaults this plugin's args (kube-scheduler's
      * <Plugin>Args defaulting + validation). in is the pluginConfig args as
@@ -183,7 +183,7 @@ typedef struct fw_plugin_desc {
      * plugin takes no args (an entry with a non-empty args is an error). */
     int (*default_args)(const cJSON *in, cJSON **out, char *err, size_t errlen);
 
-    /* Constructs an instance. args: the defaulted args from the profile
+    /* Required. Constructs an instance. args: the defaulted args from the profile
      * (borrowed for the call; NULL when the plugin takes none). h lives as
      * long as the instance. *self may be NULL for stateless plugins.
      * Returns KUBE_OK or a KUBE_E* code with a message in err. */

@@ -175,7 +175,7 @@ static int create_plugins(fw_framework *fw, const sched_profile *prof, const fw_
         rc = KUBE_ENOMEM;
     for (size_t i = 0; i < n && rc == KUBE_OK; i++) {
         const fw_plugin_desc *d = fw_registry_find(reg, names[i]);
-        if (!d) {
+        if (!d || !d->create) {
             errf(err, errlen, "plugin \"%s\" does not exist", names[i]);
             rc = KUBE_ECONFIG;
             break;
