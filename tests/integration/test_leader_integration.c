@@ -43,7 +43,7 @@
 #define WAIT_MS 30000
 
 typedef struct candidate {
-    kube_leader *le;
+    _Atomic(kube_leader *) le; /* the watcher reads it while tests set it */
     atomic_int leading;     /* between on_started_leading and on_stopped_leading */
     atomic_int started;     /* on_started_leading calls */
     atomic_int stopped;     /* on_stopped_leading calls */
@@ -88,7 +88,9 @@ static void on_new_leader(void *ud, const char *identity)
 
 static int is_leader(candidate *c)
 {
-    return c->le && kube_leader_is_leader(c->le);
+    kube_leader *le = atomic_load(&c->le);
+
+    return le && kube_leader_is_leader(le);
 }
 
 /* Samples a, b, a (and b, a, b): two leaders only when the middle sample
@@ -132,8 +134,7 @@ static int setup(void **state)
 
 static void stop_candidate(candidate *c)
 {
-    kube_leader_free(c->le);
-    c->le = NULL;
+    kube_leader_free(atomic_exchange(&c->le, NULL));
 }
 
 static int teardown(void **state)
@@ -158,6 +159,7 @@ static void start_candidate(fixture *fx, candidate *c, const char *identity, lon
 {
     kube_leader_config cfg;
     kube_leader_callbacks cb = {on_started, on_stopped, on_new_leader, c};
+    kube_leader *le = NULL;
 
     kube_leader_config_default(&cfg);
     cfg.namespace_ = NS;
@@ -167,8 +169,9 @@ static void start_candidate(fixture *fx, candidate *c, const char *identity, lon
     cfg.renew_deadline_ms = renew_ms;
     cfg.retry_period_ms = 300;
     cfg.release_on_cancel = release;
-    assert_int_equal(kube_leader_new(fx->client, &cfg, &cb, &c->le), KUBE_OK);
-    assert_int_equal(kube_leader_start(c->le), KUBE_OK);
+    assert_int_equal(kube_leader_new(fx->client, &cfg, &cb, &le), KUBE_OK);
+    atomic_store(&c->le, le);
+    assert_int_equal(kube_leader_start(le), KUBE_OK);
 }
 
 static void start_watching(fixture *fx)
