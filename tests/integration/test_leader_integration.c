@@ -44,11 +44,10 @@
 
 typedef struct candidate {
     _Atomic(kube_leader *) le; /* the watcher reads it while tests set it */
-    atomic_int leading;     /* between on_started_leading and on_stopped_leading */
-    atomic_int started;     /* on_started_leading calls */
-    atomic_int stopped;     /* on_stopped_leading calls */
-    atomic_int lost;        /* last lost argument */
-    atomic_int new_leaders; /* on_new_leader calls */
+    atomic_int started;        /* on_started_leading calls */
+    atomic_int stopped;        /* on_stopped_leading calls */
+    atomic_int lost;           /* last lost argument */
+    atomic_int new_leaders;    /* on_new_leader calls */
 } candidate;
 
 typedef struct fixture {
@@ -66,14 +65,12 @@ static void on_started(void *ud)
     candidate *c = ud;
 
     atomic_fetch_add(&c->started, 1);
-    atomic_store(&c->leading, 1);
 }
 
 static void on_stopped(void *ud, int lost)
 {
     candidate *c = ud;
 
-    atomic_store(&c->leading, 0);
     atomic_store(&c->lost, lost);
     atomic_fetch_add(&c->stopped, 1);
 }
