@@ -28,4 +28,5 @@
     UNIT(sched_config)               \
     INTEGRATION(informer_integration) \
     INTEGRATION(emulator)            \
+    INTEGRATION(apiserver_integration) \
     /* add groups above this line */

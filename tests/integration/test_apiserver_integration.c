@@ -1,0 +1,780 @@
+/*
+ * tests/integration/test_apiserver_integration.c - stickyvm-apiserver
+ * behind the emulator playing kube-apiserver's aggregation layer.
+ *
+ * One fixture for the group: the emulator (8 nodes, the authz policy below,
+ * the Service stickyvm-system/stickyvm-apiserver resolved to our port), a
+ * serving certificate for stickyvm-apiserver.stickyvm-system.svc issued by
+ * the emulator CA, stickyvm-apiserver itself running in-process (so ASan
+ * and valgrind see it), and the APIService v1.subresources.stickyvm.io
+ * created through the API with the CA as caBundle and waited Available.
+ *
+ * Requests go either through the proxy (harness_request: the emulator
+ * authenticates, authorizes, and forwards with the front-proxy
+ * certificate) or straight to stickyvm-apiserver (direct(): libcurl with a
+ * chosen client certificate, headers and token).
+ *
+ * Waits use deadlines; nothing asserts speed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <openssl/pem.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "apiserver/app.h"
+#include "apiserver/authsource.h"
+#include "apiserver/metrics.h"
+#include "apiserver/options.h"
+#include "harness.h"
+#include "kube/base64.h"
+#include "kube/buf.h"
+#include "kube/errors.h"
+
+/* from tests/unit/test_apiserver_certkit.c */
+typedef struct apis_testkit_spec {
+    const char *cn;
+    const char *const *orgs;
+    const char *eku;
+    int ca;
+    long not_before_s;
+    long not_after_s;
+    const char *san;
+} apis_testkit_spec;
+int apis_testkit_issue(X509 *issuer, EVP_PKEY *issuer_key, const apis_testkit_spec *spec,
+                       X509 **cert, EVP_PKEY **key);
+int apis_testkit_write(const char *cert_path, const char *key_path, X509 *cert,
+                       STACK_OF(X509) *chain, EVP_PKEY *key);
+
+#define WAIT_MS 30000
+#define GV "/apis/subresources.stickyvm.io/v1"
+#define VMS GV "/namespaces/default/virtualmachines"
+#define N_NODES 8
+
+static const char policy[] =
+    "{\"rules\":[{\"users\":[\"alice\"],\"verbs\":[\"get\",\"update\",\"create\"],"
+    "\"apiGroups\":[\"subresources.stickyvm.io\"],"
+    "\"resources\":[\"virtualmachines/pin\",\"virtualmachines/unpin\"],"
+    "\"namespaces\":[\"default\"]}]}";
+
+typedef struct fixture {
+    harness *h;
+    char dir[64];
+    int port;
+    apis_app *app;
+    pthread_t thread;
+    int running;
+    char fp_cert[512], fp_key[512];        /* the emulator's front-proxy client */
+    char wrong_cert[512], wrong_key[512];  /* CN=front-proxy-client, another CA */
+    char outside_cert[512], outside_key[512]; /* front-proxy CA, CN not allowed */
+    const harness_identity *alice, *bob;      /* cluster-CA client certificates */
+} fixture;
+
+static fixture F;
+
+/* ---- helpers ---- */
+
+static int free_port(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+static size_t collect(char *p, size_t size, size_t n, void *ud)
+{
+    return kube_buf_append(ud, p, size * n) == KUBE_OK ? size * n : 0;
+}
+
+typedef struct call {
+    const char *method;
+    const char *path;
+    const char *cert, *key;       /* client certificate, may be NULL */
+    const char *const *headers;   /* NULL-terminated, may be NULL */
+    const char *body;             /* NULL: none */
+} call;
+
+/* A request straight to stickyvm-apiserver. Returns the status (0 when the
+ * transport failed); *json receives the parsed body when asked. */
+static long direct(const call *c, cJSON **json)
+{
+    CURL *curl = curl_easy_init();
+    struct curl_slist *h = NULL;
+    kube_buf body = KUBE_BUF_INIT;
+    char url[1024];
+    long status = 0;
+
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", F.port, c->path);
+    for (size_t i = 0; c->headers && c->headers[i]; i++)
+        h = curl_slist_append(h, c->headers[i]);
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_CAINFO, harness_ca_file(F.h));
+    curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, c->method);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    if (c->body)
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, c->body);
+    if (c->cert) {
+        curl_easy_setopt(curl, CURLOPT_SSLCERT, c->cert);
+        curl_easy_setopt(curl, CURLOPT_SSLKEY, c->key);
+    }
+    if (curl_easy_perform(curl) == CURLE_OK)
+        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    if (json)
+        *json = body.data ? cJSON_Parse(body.data) : NULL;
+    kube_buf_free(&body);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(curl);
+    return status;
+}
+
+static const char *jstr(const cJSON *j, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int jbool(const cJSON *j, const char *key)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, key));
+}
+
+/* Through the emulator as admin (id NULL) or another identity. */
+static long via_proxy(const harness_identity *id, const char *method, const char *path,
+                      cJSON **json)
+{
+    long status = 0;
+    cJSON *j = NULL;
+
+    assert_int_equal(harness_request_json(F.h, id, method, path, NULL, &status, &j), KUBE_OK);
+    if (json)
+        *json = j;
+    else
+        cJSON_Delete(j);
+    return status;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- fixture ---- */
+
+static void *serve(void *arg)
+{
+    apis_app_run(arg);
+    return NULL;
+}
+
+static int write_policy(char *path, size_t n)
+{
+    FILE *f;
+
+    snprintf(path, n, "%s/policy.json", F.dir);
+    f = fopen(path, "w");
+    if (!f)
+        return KUBE_EIO;
+    fputs(policy, f);
+    return fclose(f) == 0 ? KUBE_OK : KUBE_EIO;
+}
+
+static void start_emulator(void)
+{
+    char policy_path[128], endpoint[128], policy_flag[160];
+    const char *args[] = {endpoint, policy_flag, "--aggregator-probe-interval-ms=200", NULL};
+    harness_opts o = HARNESS_OPTS_INIT;
+
+    snprintf(F.dir, sizeof(F.dir), "/tmp/apis-it-XXXXXX");
+    assert_non_null(mkdtemp(F.dir));
+    assert_int_equal(write_policy(policy_path, sizeof(policy_path)), KUBE_OK);
+    F.port = free_port();
+    assert_true(F.port > 0);
+    snprintf(endpoint, sizeof(endpoint),
+             "--service-endpoint=stickyvm-system/stickyvm-apiserver=127.0.0.1:%d", F.port);
+    snprintf(policy_flag, sizeof(policy_flag), "--authorization-policy-file=%s", policy_path);
+    o.nodes = N_NODES;
+    o.extra_args = args;
+    assert_int_equal(harness_start(&o, &F.h), KUBE_OK);
+    snprintf(F.fp_cert, sizeof(F.fp_cert), "%s", harness_front_proxy_cert_file(F.h));
+    snprintf(F.fp_key, sizeof(F.fp_key), "%s", harness_front_proxy_key_file(F.h));
+}
+
+static void start_apiserver(void)
+{
+    static const char *const dns[] = {"stickyvm-apiserver.stickyvm-system.svc", "localhost"};
+    static const char *const ips[] = {"127.0.0.1"};
+    const char *cert = NULL, *key = NULL;
+    apis_options o;
+    char err[512] = "";
+
+    assert_int_equal(harness_issue_serving_cert(F.h, "stickyvm-apiserver", dns, 2, ips, 1, &cert,
+                                                &key),
+                     KUBE_OK);
+    assert_int_equal(apis_options_defaults(&o), KUBE_OK);
+    o.secure_port = F.port;
+    free(o.bind_address);
+    o.bind_address = strdup("127.0.0.1");
+    o.kubeconfig = strdup(harness_kubeconfig(F.h));
+    o.tls_cert_file = strdup(cert);
+    o.tls_private_key_file = strdup(key);
+    o.shutdown_timeout_ms = 5000;
+    o.workers = 8;
+    if (apis_app_new(&o, &F.app, err, sizeof(err)) != KUBE_OK)
+        fail_msg("stickyvm-apiserver did not start: %s", err);
+    apis_options_free(&o);
+    assert_int_equal(pthread_create(&F.thread, NULL, serve, F.app), 0);
+    F.running = 1;
+}
+
+static void wait_ready(void)
+{
+    call c = {"GET", "/readyz", NULL, NULL, NULL, NULL};
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+
+    while (direct(&c, NULL) != 200) {
+        if (kube_now_ms() > deadline)
+            fail_msg("stickyvm-apiserver never became ready");
+        sleep_ms(50);
+    }
+}
+
+static void register_apiservice(void)
+{
+    char *ca = NULL, *b64 = NULL;
+    size_t len = 0;
+    kube_buf body = KUBE_BUF_INIT;
+
+    assert_int_equal(kube_read_file(harness_ca_file(F.h), &ca, &len), KUBE_OK);
+    assert_int_equal(kube_base64_encode(ca, len, &b64, NULL), KUBE_OK);
+    kube_buf_printf(&body,
+                    "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
+                    "\"metadata\":{\"name\":\"v1.subresources.stickyvm.io\"},\"spec\":{"
+                    "\"group\":\"subresources.stickyvm.io\",\"version\":\"v1\","
+                    "\"groupPriorityMinimum\":1000,\"versionPriority\":15,\"caBundle\":\"%s\","
+                    "\"service\":{\"namespace\":\"stickyvm-system\",\"name\":\"stickyvm-apiserver\","
+                    "\"port\":443}}}",
+                    b64);
+    assert_int_equal(harness_create(F.h, "/apis/apiregistration.k8s.io/v1/apiservices", body.data,
+                                    NULL),
+                     KUBE_OK);
+    kube_buf_free(&body);
+    free(ca);
+    free(b64);
+}
+
+static int apiservice_available(void)
+{
+    cJSON *j = NULL, *c;
+    int ok = 0;
+
+    via_proxy(NULL, "GET", "/apis/apiregistration.k8s.io/v1/apiservices/v1.subresources.stickyvm.io",
+              &j);
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(j, "status"), "conditions"))
+        if (jstr(c, "type") && !strcmp(jstr(c, "type"), "Available") && jstr(c, "status"))
+            ok = !strcmp(jstr(c, "status"), "True");
+    cJSON_Delete(j);
+    return ok;
+}
+
+static void wait_available(void)
+{
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+
+    while (!apiservice_available()) {
+        if (kube_now_ms() > deadline)
+            fail_msg("the APIService never became Available");
+        sleep_ms(100);
+    }
+}
+
+static void create_vm(const char *name, const char *vmi_node)
+{
+    char body[512], path[256];
+    harness_response r = {0};
+    long status = 0;
+
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":{\"name\":"
+             "\"%s\"},\"spec\":{\"running\":true,\"template\":{\"spec\":{\"domain\":{\"devices\":{}}}}}}",
+             name);
+    assert_int_equal(harness_create(F.h, "/apis/kubevirt.io/v1/namespaces/default/virtualmachines",
+                                    body, NULL),
+                     KUBE_OK);
+    if (!vmi_node)
+        return;
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"metadata\":"
+             "{\"name\":\"%s\"},\"spec\":{\"domain\":{\"devices\":{}}}}",
+             name);
+    assert_int_equal(harness_create(F.h,
+                                    "/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances",
+                                    body, NULL),
+                     KUBE_OK);
+    if (!*vmi_node)
+        return; /* an instance not running anywhere */
+    snprintf(path, sizeof(path),
+             "/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances/%s/status", name);
+    snprintf(body, sizeof(body), "{\"status\":{\"nodeName\":\"%s\",\"phase\":\"Running\"}}", vmi_node);
+    assert_int_equal(harness_request(F.h, NULL, "PATCH", path, "application/merge-patch+json", body,
+                                     &r),
+                     KUBE_OK);
+    status = r.status;
+    harness_response_free(&r);
+    assert_int_equal(status, 200);
+}
+
+static X509 *read_cert(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    X509 *x = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+
+    if (f)
+        fclose(f);
+    return x;
+}
+
+static EVP_PKEY *read_key(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    EVP_PKEY *k = f ? PEM_read_PrivateKey(f, NULL, NULL, NULL) : NULL;
+
+    if (f)
+        fclose(f);
+    return k;
+}
+
+/* Client certificates the server must not trust as a front proxy. */
+static void make_bad_certs(void)
+{
+    apis_testkit_spec ca_spec = {.cn = "front-proxy-ca", .ca = 1, .not_before_s = -3600,
+                                 .not_after_s = 86400};
+    apis_testkit_spec fp = {.cn = "front-proxy-client", .eku = "clientAuth", .not_before_s = -3600,
+                            .not_after_s = 86400};
+    apis_testkit_spec outside = {.cn = "not-the-front-proxy", .eku = "clientAuth",
+                                 .not_before_s = -3600, .not_after_s = 86400};
+    char ca_key_path[512];
+    X509 *other_ca, *leaf, *fp_ca;
+    EVP_PKEY *other_key, *key, *fp_key;
+
+    assert_int_equal(apis_testkit_issue(NULL, NULL, &ca_spec, &other_ca, &other_key), KUBE_OK);
+    assert_int_equal(apis_testkit_issue(other_ca, other_key, &fp, &leaf, &key), KUBE_OK);
+    snprintf(F.wrong_cert, sizeof(F.wrong_cert), "%s/wrong.crt", F.dir);
+    snprintf(F.wrong_key, sizeof(F.wrong_key), "%s/wrong.key", F.dir);
+    assert_int_equal(apis_testkit_write(F.wrong_cert, F.wrong_key, leaf, NULL, key), KUBE_OK);
+    X509_free(leaf);
+    EVP_PKEY_free(key);
+    X509_free(other_ca);
+    EVP_PKEY_free(other_key);
+
+    snprintf(ca_key_path, sizeof(ca_key_path), "%s/front-proxy-ca.key", harness_data_dir(F.h));
+    fp_ca = read_cert(harness_front_proxy_ca_file(F.h));
+    fp_key = read_key(ca_key_path);
+    assert_non_null(fp_ca);
+    assert_non_null(fp_key);
+    assert_int_equal(apis_testkit_issue(fp_ca, fp_key, &outside, &leaf, &key), KUBE_OK);
+    snprintf(F.outside_cert, sizeof(F.outside_cert), "%s/outside.crt", F.dir);
+    snprintf(F.outside_key, sizeof(F.outside_key), "%s/outside.key", F.dir);
+    assert_int_equal(apis_testkit_write(F.outside_cert, F.outside_key, leaf, NULL, key), KUBE_OK);
+    X509_free(leaf);
+    EVP_PKEY_free(key);
+    X509_free(fp_ca);
+    EVP_PKEY_free(fp_key);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&F, 0, sizeof(F));
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    start_emulator();
+    start_apiserver();
+    wait_ready();
+    register_apiservice();
+    wait_available();
+    create_vm("vm-a", "node-1");
+    create_vm("vm-b", "node-2");
+    create_vm("vm-idle", "");
+    create_vm("vm-novmi", NULL);
+    create_vm("vm-race", NULL);
+    make_bad_certs();
+    assert_int_equal(harness_add_cert_user(F.h, "alice", NULL, 0, &F.alice), KUBE_OK);
+    assert_int_equal(harness_add_cert_user(F.h, "bob", NULL, 0, &F.bob), KUBE_OK);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[128];
+
+    (void)state;
+    if (F.running) {
+        apis_app_stop(F.app);
+        pthread_join(F.thread, NULL);
+    }
+    apis_app_free(F.app);
+    harness_stop(F.h);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", F.dir);
+    if (F.dir[0] && system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", F.dir);
+    curl_global_cleanup();
+    return 0;
+}
+
+/* ---- tests ---- */
+
+static void pins_and_unpins_through_the_proxy(void **state)
+{
+    cJSON *j = NULL;
+    (void)state;
+
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vm-a/pin?node=node-0&timeout=32s", &j), 200);
+    assert_string_equal(jstr(j, "kind"), "VirtualMachinePin");
+    assert_string_equal(jstr(j, "node"), "node-0");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "previousNode")));
+    assert_true(jbool(j, "changed"));
+    cJSON_Delete(j);
+
+    /* the annotation really is on the VM */
+    assert_int_equal(via_proxy(NULL, "GET", "/apis/kubevirt.io/v1/namespaces/default/virtualmachines/vm-a",
+                               &j),
+                     200);
+    assert_string_equal(jstr(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "annotations"),
+                             "stickyvm.io/node"),
+                        "node-0");
+    cJSON_Delete(j);
+
+    assert_int_equal(via_proxy(NULL, "PUT", VMS "/vm-a/unpin", &j), 200);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "node")));
+    assert_string_equal(jstr(j, "previousNode"), "node-0");
+    cJSON_Delete(j);
+
+    /* without ?node=, the node the instance runs on */
+    assert_int_equal(via_proxy(NULL, "POST", VMS "/vm-a/pin", &j), 200);
+    assert_string_equal(jstr(j, "node"), "node-1");
+    cJSON_Delete(j);
+}
+
+static void repin_and_unpin_are_idempotent(void **state)
+{
+    cJSON *j = NULL;
+    (void)state;
+
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vm-b/pin?node=node-3", &j), 200);
+    assert_true(jbool(j, "changed"));
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "PUT", VMS "/vm-b/pin?node=node-3", &j), 200);
+    assert_false(jbool(j, "changed"));
+    assert_string_equal(jstr(j, "node"), "node-3");
+    assert_string_equal(jstr(j, "previousNode"), "node-3");
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "PUT", VMS "/vm-b/unpin", &j), 200);
+    assert_true(jbool(j, "changed"));
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "PUT", VMS "/vm-b/unpin", &j), 200);
+    assert_false(jbool(j, "changed"));
+    cJSON_Delete(j);
+}
+
+static void answers_errors_with_status(void **state)
+{
+    cJSON *j = NULL;
+    (void)state;
+
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/no-such-vm/pin?node=node-0", &j), 404);
+    assert_string_equal(jstr(j, "reason"), "NotFound");
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vm-idle/pin", &j), 409);
+    assert_string_equal(jstr(j, "reason"), "Conflict");
+    assert_non_null(strstr(jstr(j, "message"), "?node="));
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vm-novmi/pin", &j), 409);
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vm-a/pin?node=node-99", &j), 422);
+    assert_string_equal(jstr(j, "reason"), "Invalid");
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "DELETE", VMS "/vm-a/pin", &j), 405);
+    assert_string_equal(jstr(j, "reason"), "MethodNotAllowed");
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/Bad_Name/pin", &j), 400);
+    assert_string_equal(jstr(j, "reason"), "BadRequest");
+    cJSON_Delete(j);
+}
+
+static void serves_discovery_and_openapi(void **state)
+{
+    static const char *const aggregator[] = {"X-Remote-User: system:aggregator", NULL};
+    call openapi = {"GET", "/openapi/v2", F.fp_cert, F.fp_key, aggregator, NULL};
+    cJSON *j = NULL;
+    (void)state;
+
+    assert_int_equal(via_proxy(F.bob, "GET", GV, &j), 200);
+    assert_string_equal(jstr(j, "kind"), "APIResourceList");
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", "/apis/subresources.stickyvm.io", &j), 200);
+    assert_string_equal(jstr(j, "kind"), "APIGroup");
+    cJSON_Delete(j);
+    assert_int_equal(direct(&openapi, &j), 200);
+    assert_string_equal(jstr(j, "swagger"), "2.0");
+    cJSON_Delete(j);
+}
+
+static void forged_headers_without_a_certificate_are_401(void **state)
+{
+    static const char *const forged[] = {"X-Remote-User: admin", "X-Remote-Group: system:masters",
+                                         NULL};
+    call c = {"GET", VMS "/vm-a/pin?node=node-2", NULL, NULL, forged, NULL};
+    cJSON *j = NULL;
+    (void)state;
+
+    assert_int_equal(direct(&c, &j), 401);
+    assert_string_equal(jstr(j, "reason"), "Unauthorized");
+    cJSON_Delete(j);
+}
+
+static void untrusted_proxy_certificates_are_401(void **state)
+{
+    static const char *const forged[] = {"X-Remote-User: admin", "X-Remote-Group: system:masters",
+                                         NULL};
+    call wrong_ca = {"GET", GV, F.wrong_cert, F.wrong_key, forged, NULL};
+    call outside = {"GET", GV, F.outside_cert, F.outside_key, forged, NULL};
+    call good = {"GET", GV, F.fp_cert, F.fp_key, forged, NULL};
+    (void)state;
+
+    assert_int_equal(direct(&wrong_ca, NULL), 401);
+    assert_int_equal(direct(&outside, NULL), 401);
+    assert_int_equal(direct(&good, NULL), 200);
+}
+
+static void client_certificates_ignore_front_proxy_headers(void **state)
+{
+    static const char *const as_alice[] = {"X-Remote-User: alice", NULL};
+    call c = {"GET", VMS "/vm-b/pin?node=node-4", NULL, NULL, as_alice, NULL};
+    (void)state;
+
+    /* alice's own certificate: allowed by the policy */
+    c.cert = F.alice->cert_file;
+    c.key = F.alice->key_file;
+    assert_int_equal(direct(&c, NULL), 200);
+    /* bob's certificate claiming to be alice stays bob: denied */
+    c.cert = F.bob->cert_file;
+    c.key = F.bob->key_file;
+    assert_int_equal(direct(&c, NULL), 403);
+}
+
+static void policy_denials_are_403(void **state)
+{
+    static const char *const as_bob[] = {"X-Remote-User: bob", "X-Remote-Group: team-b", NULL};
+    static const char *const as_alice[] = {"X-Remote-User: alice", NULL};
+    call bob_direct = {"GET", VMS "/vm-a/pin?node=node-0", F.fp_cert, F.fp_key, as_bob, NULL};
+    call alice_other_ns = {"GET", GV "/namespaces/kube-system/virtualmachines/vm-a/pin",
+                           F.fp_cert, F.fp_key, as_alice, NULL};
+    call metrics = {"GET", "/metrics", F.fp_cert, F.fp_key, as_bob, NULL};
+    cJSON *j = NULL;
+    (void)state;
+
+    /* denied by stickyvm-apiserver's own SubjectAccessReview */
+    assert_int_equal(direct(&bob_direct, &j), 403);
+    assert_string_equal(jstr(j, "reason"), "Forbidden");
+    assert_non_null(strstr(jstr(j, "message"), "User \"bob\" cannot get resource "
+                                               "\"virtualmachines/pin\""));
+    cJSON_Delete(j);
+    assert_int_equal(direct(&alice_other_ns, NULL), 403);
+    assert_int_equal(direct(&metrics, NULL), 403);
+    /* and by the aggregator before proxying */
+    assert_int_equal(via_proxy(F.bob, "GET", VMS "/vm-a/pin", NULL), 403);
+}
+
+static void bearer_tokens_go_through_tokenreview(void **state)
+{
+    static const char *const groups[] = {"system:masters"};
+    const harness_identity *carol = NULL;
+    char auth[512];
+    const char *hdr[] = {auth, NULL};
+    call c = {"GET", GV, NULL, NULL, hdr, NULL};
+    (void)state;
+
+    assert_int_equal(harness_add_token_user(F.h, "carol", groups, 1, &carol), KUBE_OK);
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", carol->token);
+    assert_int_equal(direct(&c, NULL), 200);
+    assert_int_equal(direct(&c, NULL), 200); /* cached */
+    snprintf(auth, sizeof(auth), "Authorization: Bearer not-a-token");
+    assert_int_equal(direct(&c, NULL), 401);
+}
+
+static void rejects_upgrades_and_bad_bodies(void **state)
+{
+    static const char *const upgrade[] = {"X-Remote-User: admin", "X-Remote-Group: system:masters",
+                                          "Connection: Upgrade", "Upgrade: websocket", NULL};
+    static const char *const admin[] = {"X-Remote-User: admin", "X-Remote-Group: system:masters",
+                                        "Content-Type: application/json", NULL};
+    call up = {"GET", VMS "/vm-a/pin", F.fp_cert, F.fp_key, upgrade, NULL};
+    call body = {"PUT", VMS "/vm-a/pin", F.fp_cert, F.fp_key, admin, "{\"node\":\"node-0\"}"};
+    call empty = {"PUT", VMS "/vm-a/unpin", F.fp_cert, F.fp_key, admin, "{}"};
+    (void)state;
+
+    assert_int_equal(direct(&up, NULL), 400);
+    assert_int_equal(direct(&body, NULL), 400);
+    assert_int_equal(direct(&empty, NULL), 200);
+}
+
+typedef struct racer {
+    char node[32];
+    long status;
+    int changed;
+    char previous[32]; /* "" for null */
+} racer;
+
+static void *race(void *arg)
+{
+    racer *r = arg;
+    static const char *const admin[] = {"X-Remote-User: admin", "X-Remote-Group: system:masters",
+                                        NULL};
+    char path[256];
+    call c = {"PUT", path, F.fp_cert, F.fp_key, admin, NULL};
+    cJSON *j = NULL;
+
+    snprintf(path, sizeof(path), VMS "/vm-race/pin?node=%s", r->node);
+    r->status = direct(&c, &j);
+    r->changed = jbool(j, "changed");
+    snprintf(r->previous, sizeof(r->previous), "%s", jstr(j, "previousNode") ? jstr(j, "previousNode") : "");
+    cJSON_Delete(j);
+    return NULL;
+}
+
+/* Concurrent pins to different nodes: each must have changed the
+ * annotation from a distinct previous value, so the answers chain into one
+ * history (a lost update would show two answers with the same
+ * previousNode). */
+static void concurrent_pins_are_not_lost(void **state)
+{
+    racer r[N_NODES];
+    pthread_t t[N_NODES];
+    int seen_null = 0;
+    cJSON *j = NULL;
+    const char *final;
+    (void)state;
+
+    for (int i = 0; i < N_NODES; i++) {
+        memset(&r[i], 0, sizeof(r[i]));
+        snprintf(r[i].node, sizeof(r[i].node), "node-%d", i);
+        assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
+    }
+    for (int i = 0; i < N_NODES; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < N_NODES; i++) {
+        assert_int_equal(r[i].status, 200);
+        assert_true(r[i].changed);
+        seen_null += r[i].previous[0] == '\0';
+        for (int k = i + 1; k < N_NODES; k++)
+            if (!strcmp(r[i].previous, r[k].previous))
+                fail_msg("two pins both replaced \"%s\": an update was lost", r[i].previous);
+    }
+    assert_int_equal(seen_null, 1);
+    assert_int_equal(via_proxy(NULL, "GET", "/apis/kubevirt.io/v1/namespaces/default/virtualmachines/vm-race",
+                               &j),
+                     200);
+    final = jstr(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "annotations"),
+                 "stickyvm.io/node");
+    assert_non_null(final);
+    /* the final node is the one no answer saw replaced */
+    for (int i = 0; i < N_NODES; i++)
+        assert_string_not_equal(r[i].previous, final);
+    cJSON_Delete(j);
+}
+
+/* A changed allowed-names list in the watched ConfigMap applies without a
+ * restart. */
+static void follows_the_authentication_configmap(void **state)
+{
+    static const char *const admin[] = {"X-Remote-User: admin", "X-Remote-Group: system:masters",
+                                        NULL};
+    const char *path = "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication";
+    call c = {"GET", GV, F.fp_cert, F.fp_key, admin, NULL};
+    apis_authn_source *src = apis_app_authn_source(F.app);
+    uint64_t gen = apis_authn_source_generation(src);
+    harness_response r = {0};
+    int64_t deadline;
+    (void)state;
+
+    assert_int_equal(direct(&c, NULL), 200);
+    assert_int_equal(harness_request(F.h, NULL, "PATCH", path, "application/merge-patch+json",
+                                     "{\"data\":{\"requestheader-allowed-names\":\"[\\\"someone-else\\\"]\"}}",
+                                     &r),
+                     KUBE_OK);
+    assert_int_equal(r.status, 200);
+    harness_response_free(&r);
+    for (deadline = kube_now_ms() + WAIT_MS; apis_authn_source_generation(src) == gen;) {
+        if (kube_now_ms() > deadline)
+            fail_msg("the ConfigMap change never arrived");
+        sleep_ms(20);
+    }
+    assert_int_equal(direct(&c, NULL), 401);
+    gen = apis_authn_source_generation(src);
+    assert_int_equal(harness_request(F.h, NULL, "PATCH", path, "application/merge-patch+json",
+                                     "{\"data\":{\"requestheader-allowed-names\":\"[\\\"front-proxy-client\\\"]\"}}",
+                                     &r),
+                     KUBE_OK);
+    harness_response_free(&r);
+    for (deadline = kube_now_ms() + WAIT_MS; apis_authn_source_generation(src) == gen;) {
+        if (kube_now_ms() > deadline)
+            fail_msg("the ConfigMap change never arrived");
+        sleep_ms(20);
+    }
+    assert_int_equal(direct(&c, NULL), 200);
+}
+
+static void exports_metrics(void **state)
+{
+    apis_metrics *m = apis_app_metrics(F.app);
+    kube_buf b = KUBE_BUF_INIT;
+    (void)state;
+
+    assert_true(apis_metrics_requests_with_code(m, 200) > 0);
+    assert_true(apis_metrics_requests_with_code(m, 401) > 0);
+    assert_int_equal(apis_metrics_render(m, &b), KUBE_OK);
+    assert_non_null(strstr(b.data, "stickyvm_apiserver_request_total{verb=\"PUT\",subresource=\"pin\""));
+    assert_non_null(strstr(b.data, "stickyvm_apiserver_request_duration_seconds_bucket"));
+    kube_buf_free(&b);
+}
+
+int test_group_apiserver_integration(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pins_and_unpins_through_the_proxy),
+        cmocka_unit_test(repin_and_unpin_are_idempotent),
+        cmocka_unit_test(answers_errors_with_status),
+        cmocka_unit_test(serves_discovery_and_openapi),
+        cmocka_unit_test(forged_headers_without_a_certificate_are_401),
+        cmocka_unit_test(untrusted_proxy_certificates_are_401),
+        cmocka_unit_test(client_certificates_ignore_front_proxy_headers),
+        cmocka_unit_test(policy_denials_are_403),
+        cmocka_unit_test(bearer_tokens_go_through_tokenreview),
+        cmocka_unit_test(rejects_upgrades_and_bad_bodies),
+        cmocka_unit_test(concurrent_pins_are_not_lost),
+        cmocka_unit_test(follows_the_authentication_configmap),
+        cmocka_unit_test(exports_metrics),
+    };
+    return cmocka_run_group_tests_name("apiserver_integration", tests, setup, teardown);
+}
