@@ -37,6 +37,7 @@
 #include "kube/config.h"
 #include "kube/errors.h"
 #include "kube/leader.h"
+#include "kube/recorder.h"
 
 #define NS "default"
 #define LEASE "stickyvm-scheduler"
@@ -55,6 +56,7 @@ typedef struct fixture {
     kube_config *cfg;
     kube_client *client;
     candidate a, b;
+    kube_recorder *rec; /* optional, given to electors started after it is set */
     pthread_t watcher;
     atomic_int watching;
     atomic_int both_seen; /* two leaders at once, ever */
@@ -144,6 +146,7 @@ static int teardown(void **state)
     }
     stop_candidate(&fx->a);
     stop_candidate(&fx->b);
+    kube_recorder_free(fx->rec);
     kube_client_free(fx->client);
     kube_config_free(fx->cfg);
     harness_stop(fx->h);
@@ -166,6 +169,7 @@ static void start_candidate(fixture *fx, candidate *c, const char *identity, lon
     cfg.renew_deadline_ms = renew_ms;
     cfg.retry_period_ms = 300;
     cfg.release_on_cancel = release;
+    cfg.recorder = fx->rec;
     assert_int_equal(kube_leader_new(fx->client, &cfg, &cb, &le), KUBE_OK);
     atomic_store(&c->le, le);
     assert_int_equal(kube_leader_start(le), KUBE_OK);
@@ -328,12 +332,58 @@ static void leader_steps_down_when_it_cannot_renew(void **state)
     assert_false(atomic_load(&fx->both_seen));
 }
 
+/* Like the LeaseLock's RecordEvent: "<identity> became leader" and
+ * "<identity> stopped leading" on the Lease. */
+static void records_leader_events_on_the_lease(void **state)
+{
+    fixture *fx = *state;
+    kube_recorder_options o;
+    cJSON *list = NULL, *lease = NULL;
+    const cJSON *ev;
+    kube_status st;
+    long status = 0;
+    int became = 0, stopped = 0;
+
+    kube_recorder_options_default(&o);
+    assert_int_equal(kube_recorder_new(fx->client, &o, &fx->rec), KUBE_OK);
+    start_candidate(fx, &fx->a, "host-a_1", 3000, 2000, 1);
+    wait_leader(&fx->a);
+    kube_leader_stop(atomic_load(&fx->a.le));
+    kube_recorder_stop(fx->rec, WAIT_MS);
+    assert_int_equal(kube_api_get(fx->client, &KUBE_RES_LEASES, NS, LEASE, &lease, &st), KUBE_OK);
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET",
+                                          "/apis/events.k8s.io/v1/namespaces/" NS "/events", NULL,
+                                          &status, &list),
+                     KUBE_OK);
+    assert_int_equal(status, 200);
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(list, "items"))
+    {
+        const cJSON *reg = cJSON_GetObjectItem(ev, "regarding");
+        const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "note"));
+
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(reg, "kind")), "Lease");
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(reg, "name")), LEASE);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(reg, "uid")),
+                            cJSON_GetStringValue(cJSON_GetObjectItem(
+                                cJSON_GetObjectItem(lease, "metadata"), "uid")));
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ev, "reason")),
+                            "LeaderElection");
+        became += strcmp(note, "host-a_1 became leader") == 0;
+        stopped += strcmp(note, "host-a_1 stopped leading") == 0;
+    }
+    assert_int_equal(became, 1);
+    assert_int_equal(stopped, 1);
+    cJSON_Delete(list);
+    cJSON_Delete(lease);
+}
+
 int test_group_leader_integration(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(one_leader_and_release_hands_over, setup, teardown),
         cmocka_unit_test_setup_teardown(abandoned_lease_is_taken_after_it_expires, setup, teardown),
         cmocka_unit_test_setup_teardown(leader_steps_down_when_it_cannot_renew, setup, teardown),
+        cmocka_unit_test_setup_teardown(records_leader_events_on_the_lease, setup, teardown),
     };
     return cmocka_run_group_tests_name("leader_integration", tests, NULL, NULL);
 }
