@@ -200,8 +200,7 @@ static int openapi_v2(const emu_request *req, emu_response *resp)
     const char *accept = emu_header_get(req, "Accept");
 
     if (accept && strstr(accept, "protobuf"))
-        return emu_response_raw(resp, 200,
-                                "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+        return emu_response_raw(resp, 200, "application/octet-stream",
                                 (const char *)openapi_pb, sizeof(openapi_pb));
     return emu_response_raw(resp, 200, "application/json", openapi_json, strlen(openapi_json));
 }

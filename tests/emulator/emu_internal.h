@@ -266,6 +266,8 @@ int emu_watch_handle(emu_server *s, emu_request *req, emu_resource *r, emu_respo
  * replacing *obj). Errors answer like kube-apiserver (400/415/422). */
 int emu_patch_apply(cJSON **obj, const char *content_type, const char *body, size_t len,
                     const emu_resource *r, cJSON **st);
+/* patch.c: 415 unless content_type is a patch type r accepts. */
+int emu_patch_check_type(const char *content_type, const emu_resource *r, cJSON **st);
 /* control.c */
 int emu_control_handle(emu_server *s, emu_request *req, emu_response *resp);
 /* faults.c: 1 when a fault answered the request (resp filled). */

@@ -283,10 +283,38 @@ static void sort_at(cJSON *obj, const char *path)
     }
 }
 
+/* ObjectMeta's omitempty maps and lists vanish when empty. */
+static void drop_empty_meta(cJSON *obj)
+{
+    static const char *const keys[] = {"labels", "annotations", "ownerReferences", "finalizers",
+                                       "generateName"};
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, keys[i]);
+        if (v && (cJSON_IsNull(v) || ((cJSON_IsObject(v) || cJSON_IsArray(v)) && !v->child) ||
+                  (cJSON_IsString(v) && !*v->valuestring)))
+            cJSON_DeleteItemFromObjectCaseSensitive(meta, keys[i]);
+    }
+}
+
+/* Go's metav1.Time members without omitempty effect are always written
+ * (null when unset). */
+static void condition_times(cJSON *conds, const char *const *keys)
+{
+    cJSON *c;
+
+    cJSON_ArrayForEach(c, conds)
+    for (size_t i = 0; keys[i]; i++)
+        if (cJSON_IsObject(c) && !cJSON_GetObjectItemCaseSensitive(c, keys[i]))
+            cJSON_AddNullToObject(c, keys[i]);
+}
+
 static void normalize_meta(cJSON *obj)
 {
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 
+    drop_empty_meta(obj);
     emu_json_order_keys(meta, meta_order);
     sort_at(obj, "metadata.labels");
     sort_at(obj, "metadata.annotations");
@@ -316,6 +344,8 @@ static void normalize_pod(cJSON *obj)
     order_each(cJSON_GetObjectItemCaseSensitive(spec, "tolerations"), toleration_order);
     sort_at(obj, "spec.nodeSelector");
     emu_json_order_keys(status, podstatus_order);
+    condition_times(cJSON_GetObjectItemCaseSensitive(status, "conditions"),
+                    (const char *const[]){"lastProbeTime", "lastTransitionTime", NULL});
     order_each(cJSON_GetObjectItemCaseSensitive(status, "conditions"), condition_order);
 }
 
@@ -327,6 +357,8 @@ static void normalize_node(cJSON *obj)
     emu_json_order_keys(status, nodestatus_order);
     sort_at(obj, "status.capacity");
     sort_at(obj, "status.allocatable");
+    condition_times(cJSON_GetObjectItemCaseSensitive(status, "conditions"),
+                    (const char *const[]){"lastHeartbeatTime", "lastTransitionTime", NULL});
     order_each(cJSON_GetObjectItemCaseSensitive(status, "conditions"), condition_order);
 }
 
@@ -345,6 +377,7 @@ void emu_normalize(const emu_resource *r, cJSON *obj)
     const char *plural = r->def->plural;
 
     if (r->def->custom) {
+        drop_empty_meta(obj);
         emu_json_sort_keys(obj);
         return;
     }

@@ -511,14 +511,11 @@ static const char *media_type(const char *content_type, char *buf, size_t n)
     return buf;
 }
 
-int emu_patch_apply(cJSON **obj, const char *content_type, const char *body, size_t len,
-                    const emu_resource *r, cJSON **st)
+int emu_patch_check_type(const char *content_type, const emu_resource *r, cJSON **st)
 {
-    char buf[128], err[256];
+    char buf[128];
     const char *mt = media_type(content_type, buf, sizeof(buf));
     int strategic_ok = !r->def->custom;
-    cJSON *patch = NULL, *out;
-    int bad = 0, rc;
 
     if (strcmp(mt, "application/json-patch+json") && strcmp(mt, "application/merge-patch+json") &&
         (!strategic_ok || strcmp(mt, "application/strategic-merge-patch+json")))
@@ -527,6 +524,19 @@ int emu_patch_apply(cJSON **obj, const char *content_type, const char *body, siz
                         "include: application/json-patch+json, application/merge-patch+json, "
                         "application/apply-patch+yaml%s",
                         strategic_ok ? ", application/strategic-merge-patch+json" : "");
+    return KUBE_OK;
+}
+
+int emu_patch_apply(cJSON **obj, const char *content_type, const char *body, size_t len,
+                    const emu_resource *r, cJSON **st)
+{
+    char buf[128], err[256];
+    const char *mt = media_type(content_type, buf, sizeof(buf));
+    cJSON *patch = NULL, *out;
+    int bad = 0, rc = emu_patch_check_type(content_type, r, st);
+
+    if (rc != KUBE_OK)
+        return rc;
     if (emu_json_parse(body, len, &patch, err, sizeof(err)) != KUBE_OK)
         return emu_fail(st, 400, "BadRequest", NULL, "error decoding patch: %s", err);
     if (!strcmp(mt, "application/json-patch+json")) {

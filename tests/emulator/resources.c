@@ -614,6 +614,8 @@ static int handle_update(emu_server *s, emu_request *req, emu_resource *r, int s
         rc = decode_body(req, r->def->kind, &u.body, &st);
         if (rc == KUBE_OK)
             rc = check_put_body(req, r, u.body, &st);
+    } else {
+        rc = emu_patch_check_type(emu_header_get(req, "Content-Type"), r, &st);
     }
     if (rc == KUBE_OK)
         rc = emu_store_write(s->store, r, u.ns, u.name, update_fn, &u, &o, &st);
@@ -1080,6 +1082,8 @@ static int handle_collection(emu_server *s, emu_request *req, emu_resource *r, e
     const char *m = req->method;
     int has_ns = *req->attrs.namespace_ != 0;
 
+    if (r->def->virtual_create)
+        return strcmp(m, "POST") ? (method_not_allowed(resp), 1) : handle_create(s, req, r, resp);
     if (!strcmp(m, "GET") || !strcmp(m, "HEAD")) {
         if (!strcmp(req->attrs.verb, "watch"))
             return emu_watch_handle(s, req, r, resp), 1;

@@ -969,6 +969,21 @@ static int read_chunked(emu_conn *c, size_t max, parsed *p)
     return rc;
 }
 
+/* Reads and discards a too large body (up to 64 MiB) so the client sees
+ * the 413 instead of a reset connection. */
+static void drain(emu_conn *c, size_t len)
+{
+    if (len > (64u << 20))
+        return;
+    while (len > 0) {
+        size_t take = c->in_len < len ? c->in_len : len;
+        conn_consume(c, take);
+        len -= take;
+        if (len > 0 && conn_fill(c, 1 << 20, READ_TIMEOUT_MS) != KUBE_OK)
+            return;
+    }
+}
+
 static int read_body(emu_conn *c, parsed *p, size_t max)
 {
     const char *te = parsed_header(p, "Transfer-Encoding");
@@ -978,8 +993,11 @@ static int read_body(emu_conn *c, parsed *p, size_t max)
 
     if (cl && kube_parse_int64(cl, 0, INT64_MAX, &len) != KUBE_OK)
         return KUBE_EBADREQUEST;
-    if (!te && (size_t)len > max)
+    if (!te && (size_t)len > max) {
+        if (!expect)
+            drain(c, (size_t)len);
         return KUBE_ERANGE;
+    }
     if (expect && strcasecmp(expect, "100-continue") == 0 && (te || len > 0))
         conn_write(c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
     if (te && strcasecmp(te, "chunked") == 0)

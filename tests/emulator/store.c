@@ -669,8 +669,8 @@ int emu_store_events(emu_store *s, int64_t after, emu_event *out, size_t max, si
             emu_obj_ref(out[k].prev);
         }
         *n = k;
-        /* the counter moves only with an event, so with none left the
-         * caller has seen everything up to the current rv */
+        /* with no event left the caller has seen everything up to the
+         * current rv (the counter moves without an event only at restart) */
         *upto = k == 0 ? (atomic_load(&s->rv) > after ? atomic_load(&s->rv) : after)
                        : out[k - 1].rv;
     }
@@ -715,6 +715,9 @@ void emu_store_restart(emu_store *s)
 {
     pthread_rwlock_wrlock(&s->lock);
     ring_clear(s);
+    /* a new apiserver's watch cache starts above every version handed out
+     * so far: anything older (tokens, watches) is now expired */
+    atomic_fetch_add(&s->rv, 1);
     s->hist_start = atomic_load(&s->rv);
     pthread_rwlock_unlock(&s->lock);
     emu_store_drop_watches(s);
