@@ -1,0 +1,106 @@
+/*
+ * scheduler/scheduler.h - the scheduler: informers feeding the queue and
+ * the cache (eventhandlers.c, as kube-scheduler's eventhandlers.go), one
+ * scheduling thread running scheduleOne serially, a pool of binding
+ * threads, one event recorder per profile, optional leader election, and
+ * housekeeping (cache expiry, gauges), as kube-scheduler v1.28's
+ * scheduler.go and schedule_one.go.
+ *
+ * scheduleOne: pop a pod; skip it when it is being deleted or already
+ * assumed; update the snapshot from the cache; fw_framework_schedule_pod
+ * with the pod's profile; on a fit, assume it in the cache, run Reserve and
+ * Permit, and hand it to a binding thread (WaitOnPermit, PreBind, Bind,
+ * FinishBinding, "Scheduled" event, PostBind). On any failure: Unreserve,
+ * forget, requeue with the rejecting plugins (handleSchedulingFailure), a
+ * "FailedScheduling" Warning event with the FitError message, and the pod
+ * condition PodScheduled=False (reason Unschedulable or SchedulerError)
+ * patched on pods/status only when it changed, with nominatedNodeName when
+ * PostFilter nominated a node.
+ *
+ * Leadership: with leaderElection.leaderElect and a leader client, pods
+ * are scheduled only while leading (informers, queue and cache run from
+ * the start); losing the lease stops scheduling and calls
+ * on_leadership_lost (kube-scheduler exits 1 then). Without it, scheduling
+ * starts once the informers have synced.
+ *
+ * Threads: sched_scheduler_new/start/stop/free from one controlling
+ * thread; the getters from any thread.
+ *
+ * Memory: sched_scheduler_new() allocates the scheduler and everything it
+ * runs; sched_scheduler_free() stops and frees it. The options' pointers
+ * are borrowed and must outlive the scheduler.
+ */
+#ifndef SCHED_SCHEDULER_H
+#define SCHED_SCHEDULER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "config.h"
+#include "framework/framework.h"
+#include "kube/client.h"
+#include "metrics.h"
+#include "queue.h"
+
+typedef struct sched_scheduler sched_scheduler;
+
+typedef struct sched_scheduler_options {
+    const sched_config *config;     /* defaulted configuration. Required */
+    kube_client *client;            /* informers, bindings, status, events. Required */
+    /* The elector's own client (kube_leader_client_options()). Leader
+     * election runs when config->leader_election.leader_elect is set;
+     * NULL then is KUBE_EINVAL. */
+    kube_client *leader_client;
+    const char *identity;           /* leader identity; NULL: "<hostname>_<uuid>" */
+    const fw_registry *registry;    /* NULL: fw_registry_default() */
+    sched_metrics *metrics;         /* registry to register into; NULL: a private one */
+    int binding_workers;            /* binding threads; 0: 16 */
+    /* Called once, on the elector's thread, when leadership is lost (not
+     * on a stop). May be NULL. */
+    void (*on_leadership_lost)(void *ud);
+    void *ud;
+} sched_scheduler_options;
+
+/* Builds frameworks for every profile (fw_framework_new), the queue, the
+ * cache, the informers (pods with fieldSelector status.phase!=Succeeded,
+ * status.phase!=Failed; nodes), the recorders and the parallelizer.
+ * Nothing runs yet. KUBE_OK, KUBE_EINVAL, KUBE_ECONFIG (a profile's
+ * framework; message in err), KUBE_ENOMEM. */
+int sched_scheduler_new(const sched_scheduler_options *o, sched_scheduler **out, char *err,
+                        size_t errlen);
+
+/* Starts informers, housekeeping, the binding pool, then leader election
+ * or the scheduling thread. KUBE_OK, KUBE_EINVAL (started twice),
+ * KUBE_ENOMEM. */
+int sched_scheduler_start(sched_scheduler *s);
+
+/* Graceful stop: no more pops, in-flight bindings finish (waiting at most
+ * timeout_ms, then their permits are rejected), the Lease is released,
+ * events are flushed, informers stop. Idempotent. */
+void sched_scheduler_stop(sched_scheduler *s, long timeout_ms);
+
+/* Stops (timeout 0 if still running) and frees. NULL-safe. */
+void sched_scheduler_free(sched_scheduler *s);
+
+/* 1 once every informer has synced (/readyz). */
+int sched_scheduler_synced(sched_scheduler *s);
+/* Waits for the informers. KUBE_OK, KUBE_ETIMEDOUT, KUBE_ECANCELED. */
+int sched_scheduler_wait_synced(sched_scheduler *s, long timeout_ms);
+/* 1 while pods are being scheduled (leading, or no leader election). */
+int sched_scheduler_active(sched_scheduler *s);
+/* The registry the scheduler's metrics are in (borrowed). */
+sched_metrics *sched_scheduler_metrics(sched_scheduler *s);
+
+typedef struct sched_scheduler_stats {
+    uint64_t attempts;        /* scheduling cycles run */
+    uint64_t scheduled;       /* pods bound */
+    uint64_t unschedulable;   /* attempts ending Unschedulable */
+    uint64_t errors;          /* attempts ending in an error (bind failures included) */
+    uint64_t binding_in_flight;
+    sched_queue_counts queue;
+    sched_cache_counts cache;
+} sched_scheduler_stats;
+void sched_scheduler_stats_get(sched_scheduler *s, sched_scheduler_stats *out);
+
+#endif
