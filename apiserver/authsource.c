@@ -40,29 +40,39 @@ static int file_changed(const watched_file *f, const struct stat *st)
            st->st_mtim.tv_sec != f->mtime.tv_sec || st->st_mtim.tv_nsec != f->mtime.tv_nsec;
 }
 
-/* Reads f->path if it changed. Returns 1 when new content was loaded, 0 when
- * unchanged, or a negative KUBE_E* code. */
-static int read_watched(watched_file *f, char *err, size_t errlen)
+/* Reads f->path when it changed since the last read: *pem receives the new
+ * content (caller frees) and f's identity is updated; f->pem is left for the
+ * caller to replace. Returns 1 when new content was read, 0 when unchanged,
+ * or a negative KUBE_E* code. */
+static int read_watched(watched_file *f, char **pem, size_t *len, char *err, size_t errlen)
 {
     struct stat st;
-    char *pem = NULL;
-    size_t len = 0;
 
-    if (stat(f->path, &st) != 0 || kube_read_file(f->path, &pem, &len) != KUBE_OK) {
+    *pem = NULL;
+    if (stat(f->path, &st) != 0) {
         snprintf(err, errlen, "%s: cannot read", f->path);
         return KUBE_EIO;
     }
-    if (f->pem && !file_changed(f, &st)) {
-        free(pem);
+    if (f->pem && !file_changed(f, &st))
         return 0;
+    if (kube_read_file(f->path, pem, len) != KUBE_OK) {
+        snprintf(err, errlen, "%s: cannot read", f->path);
+        return KUBE_EIO;
     }
-    free(f->pem);
-    f->pem = pem;
-    f->len = len;
     f->mtime = st.st_mtim;
     f->size = st.st_size;
     f->ino = st.st_ino;
     return 1;
+}
+
+/* Installs new content in f; returns the content it replaced. */
+static char *swap_pem(watched_file *f, char *pem, size_t len)
+{
+    char *old = f->pem;
+
+    f->pem = pem;
+    f->len = pem ? len : 0;
+    return old;
 }
 
 static int copy_list(apis_strlist *dst, const apis_strlist *src)
@@ -142,6 +152,17 @@ static int rebuild(apis_authn_source *s, char *err, size_t errlen)
     return KUBE_OK;
 }
 
+static int load_initial(watched_file *f, char *err, size_t errlen)
+{
+    char *pem;
+    size_t len = 0;
+
+    if (read_watched(f, &pem, &len, err, errlen) < 0)
+        return KUBE_EIO;
+    free(swap_pem(f, pem, len));
+    return KUBE_OK;
+}
+
 int apis_authn_source_new(const apis_authn_source_options *o, apis_authn_source **out,
                           char *err, size_t errlen)
 {
@@ -163,9 +184,9 @@ int apis_authn_source_new(const apis_authn_source_options *o, apis_authn_source 
         copy_list(&s->extra_prefixes, o->extra_prefixes) != KUBE_OK)
         rc = KUBE_ENOMEM;
     if (rc == KUBE_OK && s->client_ca.path)
-        rc = read_watched(&s->client_ca, err, errlen) < 0 ? KUBE_EIO : KUBE_OK;
+        rc = load_initial(&s->client_ca, err, errlen);
     if (rc == KUBE_OK && s->rh_ca.path)
-        rc = read_watched(&s->rh_ca, err, errlen) < 0 ? KUBE_EIO : KUBE_OK;
+        rc = load_initial(&s->rh_ca, err, errlen);
     if (rc == KUBE_OK)
         rc = rebuild(s, err, errlen);
     if (rc != KUBE_OK) {
@@ -312,21 +333,56 @@ uint64_t apis_authn_source_generation(apis_authn_source *s)
     return g;
 }
 
+/* Re-reads one file; on new content returns 1 with the previous content in
+ * *old (to restore if the rebuild fails). */
+static int refresh_file(watched_file *f, char **old, char *err, size_t errlen)
+{
+    char *pem;
+    size_t len = 0;
+    int rc;
+
+    *old = NULL;
+    if (!f->path)
+        return 0;
+    rc = read_watched(f, &pem, &len, err, errlen);
+    if (rc > 0)
+        *old = swap_pem(f, pem, len);
+    return rc;
+}
+
+static void restore_file(watched_file *f, char *old)
+{
+    char *failed;
+
+    if (!old)
+        return;
+    failed = swap_pem(f, old, strlen(old));
+    free(failed);
+}
+
 void apis_authn_source_check_files(apis_authn_source *s)
 {
     char err[512] = "";
-    int changed = 0, rc = 0;
+    char *old_client = NULL, *old_rh = NULL;
+    int c, r;
 
     pthread_mutex_lock(&s->mu);
-    if (s->client_ca.path && (rc = read_watched(&s->client_ca, err, sizeof(err))) > 0)
-        changed = 1;
-    if (rc >= 0 && s->rh_ca.path && (rc = read_watched(&s->rh_ca, err, sizeof(err))) > 0)
-        changed = 1;
-    if (rc < 0)
+    c = refresh_file(&s->client_ca, &old_client, err, sizeof(err));
+    r = c < 0 ? 0 : refresh_file(&s->rh_ca, &old_rh, err, sizeof(err));
+    if (c < 0 || r < 0) {
         KLOG_WARN("authentication CA not reloaded: %s", err);
-    else if (changed && rebuild(s, err, sizeof(err)) != KUBE_OK)
+        restore_file(&s->client_ca, old_client);
+        restore_file(&s->rh_ca, old_rh);
+    } else if ((c > 0 || r > 0) && rebuild(s, err, sizeof(err)) != KUBE_OK) {
+        /* the file identities stay recorded: retried when they change again */
         KLOG_ERROR("reloaded CA file rejected: %s; keeping the previous settings", err);
-    else if (changed)
-        KLOG_INFO("authentication CA files reloaded");
+        restore_file(&s->client_ca, old_client);
+        restore_file(&s->rh_ca, old_rh);
+    } else {
+        if (c > 0 || r > 0)
+            KLOG_INFO("authentication CA files reloaded");
+        free(old_client);
+        free(old_rh);
+    }
     pthread_mutex_unlock(&s->mu);
 }

@@ -212,7 +212,7 @@ static const flag *find_flag(const char *name, size_t len)
     return NULL;
 }
 
-int apis_options_parse(int argc, char **argv, apis_options *o, char *err, size_t errlen)
+int apis_options_parse(int argc, char *const *argv, apis_options *o, char *err, size_t errlen)
 {
     int rc = apis_options_defaults(o);
 

@@ -67,7 +67,7 @@ typedef struct apis_options {
 int apis_options_defaults(apis_options *o);
 /* Defaults, then argv[1..argc). On a bad flag returns KUBE_ECONFIG with a
  * message naming it in err. "--help" sets o->help. */
-int apis_options_parse(int argc, char **argv, apis_options *o, char *err, size_t errlen);
+int apis_options_parse(int argc, char *const *argv, apis_options *o, char *err, size_t errlen);
 void apis_options_free(apis_options *o);
 void apis_options_usage(FILE *f);
 

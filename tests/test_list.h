@@ -29,4 +29,6 @@
     INTEGRATION(informer_integration) \
     INTEGRATION(emulator)            \
     INTEGRATION(apiserver_integration) \
+    UNIT(apiserver_exchange)         \
+    UNIT(apiserver_misc)             \
     /* add groups above this line */

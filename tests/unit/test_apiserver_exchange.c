@@ -1,0 +1,419 @@
+/*
+ * tests/unit/test_apiserver_exchange.c - the request pipeline without a
+ * network: who is authenticated from what, the order of 401 / 400 / 403 /
+ * 405, header stripping, what stops at a network step, and the response
+ * bytes. The context has no kube-apiserver: no TokenReview or
+ * SubjectAccessReview client (only the always-allow rules decide) and no
+ * client for pin (503).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <openssl/ssl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "apiserver/authsource.h"
+#include "apiserver/delegate.h"
+#include "apiserver/discovery.h"
+#include "apiserver/exchange.h"
+#include "apiserver/http.h"
+#include "kube/buf.h"
+#include "kube/errors.h"
+
+/* from test_apiserver_certkit.c */
+typedef struct apis_testkit_spec {
+    const char *cn;
+    const char *const *orgs;
+    const char *eku;
+    int ca;
+    long not_before_s;
+    long not_after_s;
+    const char *san;
+} apis_testkit_spec;
+int apis_testkit_issue(X509 *issuer, EVP_PKEY *issuer_key, const apis_testkit_spec *spec,
+                       X509 **cert, EVP_PKEY **key);
+int apis_testkit_write(const char *cert_path, const char *key_path, X509 *cert,
+                       STACK_OF(X509) *chain, EVP_PKEY *key);
+
+#define GV "/apis/subresources.stickyvm.io/v1"
+#define PIN GV "/namespaces/default/virtualmachines/vm1/pin"
+
+typedef struct env {
+    char dir[64];
+    X509 *ca;
+    EVP_PKEY *ca_key;
+    X509 *proxy;       /* CN=front-proxy-client */
+    X509 *alice;       /* client certificate CN=alice O=team-a */
+    apis_authn_source *src;
+    apis_delegate *del;
+    apis_metrics *metrics;
+    apis_context ctx;
+} env;
+
+static env E;
+
+static X509 *issue(const apis_testkit_spec *spec)
+{
+    X509 *x = NULL;
+    EVP_PKEY *k = NULL;
+
+    assert_int_equal(apis_testkit_issue(E.ca, E.ca_key, spec, &x, &k), KUBE_OK);
+    EVP_PKEY_free(k);
+    return x;
+}
+
+static int setup(void **state)
+{
+    static const char *const team[] = {"team-a", NULL};
+    apis_testkit_spec ca = {.cn = "test-ca", .ca = 1, .not_before_s = -60, .not_after_s = 86400};
+    apis_testkit_spec proxy = {.cn = "front-proxy-client", .eku = "clientAuth",
+                               .not_before_s = -60, .not_after_s = 86400};
+    apis_testkit_spec alice = {.cn = "alice", .orgs = team, .eku = "clientAuth",
+                               .not_before_s = -60, .not_after_s = 86400};
+    apis_strlist allowed = {0}, paths = {0}, groups = {0};
+    char ca_path[128], err[256];
+    apis_authn_source_options so = {0};
+    apis_delegate_options d = {0};
+    (void)state;
+
+    memset(&E, 0, sizeof(E));
+    snprintf(E.dir, sizeof(E.dir), "/tmp/apis-exchange-XXXXXX");
+    assert_non_null(mkdtemp(E.dir));
+    assert_int_equal(apis_testkit_issue(NULL, NULL, &ca, &E.ca, &E.ca_key), KUBE_OK);
+    E.proxy = issue(&proxy);
+    E.alice = issue(&alice);
+    snprintf(ca_path, sizeof(ca_path), "%s/ca.crt", E.dir);
+    assert_int_equal(apis_testkit_write(ca_path, NULL, E.ca, NULL, NULL), KUBE_OK);
+    apis_strlist_add(&allowed, "front-proxy-client");
+    so.client_ca_file = ca_path;
+    so.requestheader_ca_file = ca_path;
+    so.allowed_names = &allowed;
+    so.allowed_names_set = 1;
+    assert_int_equal(apis_authn_source_new(&so, &E.src, err, sizeof(err)), KUBE_OK);
+    apis_strlist_split(&paths, "/healthz,/readyz,/livez");
+    apis_strlist_add(&groups, "system:masters");
+    assert_int_equal(apis_metrics_new(&E.metrics), KUBE_OK);
+    d.always_allow_paths = &paths;
+    d.always_allow_groups = &groups;
+    d.token_ttl_ms = d.allow_ttl_ms = d.deny_ttl_ms = 10000;
+    d.metrics = E.metrics;
+    assert_int_equal(apis_delegate_new(&d, &E.del), KUBE_OK);
+    E.ctx.authn = E.src;
+    E.ctx.delegate = E.del;
+    E.ctx.metrics = E.metrics;
+    apis_strlist_free(&allowed);
+    apis_strlist_free(&paths);
+    apis_strlist_free(&groups);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char path[128];
+    (void)state;
+
+    apis_delegate_free(E.del);
+    apis_authn_source_free(E.src);
+    apis_metrics_free(E.metrics);
+    X509_free(E.ca);
+    X509_free(E.proxy);
+    X509_free(E.alice);
+    EVP_PKEY_free(E.ca_key);
+    snprintf(path, sizeof(path), "%s/ca.crt", E.dir);
+    unlink(path);
+    rmdir(E.dir);
+    return 0;
+}
+
+/* One exchange for the given request text and client certificate; runs it
+ * as far as it goes without blocking. */
+typedef struct result {
+    apis_exchange *x;
+    int blocked;
+    apis_http_request req;
+    kube_buf raw;
+    apis_peer_cache pc;
+} result;
+
+static void run(result *r, const char *method, const char *target, const char *headers,
+                const char *body, X509 *cert)
+{
+    apis_http_limits lim;
+    int status;
+
+    memset(r, 0, sizeof(*r));
+    apis_http_limits_default(&lim);
+    kube_buf_printf(&r->raw, "%s %s HTTP/1.1\r\nHost: h\r\n%sContent-Length: %zu\r\n\r\n%s", method,
+                    target, headers ? headers : "", body ? strlen(body) : 0, body ? body : "");
+    assert_true(apis_http_parse(r->raw.data, r->raw.len, &lim, &r->req, &status) > 0);
+    if (cert) {
+        X509_up_ref(cert);
+        r->pc.leaf = cert;
+    }
+    assert_int_equal(apis_exchange_new(&E.ctx, &r->req, cert ? &r->pc : NULL, &r->x), KUBE_OK);
+    r->blocked = apis_exchange_run(r->x, 0) == APIS_EXCHANGE_BLOCKED;
+}
+
+static void done(result *r)
+{
+    apis_exchange_free(r->x);
+    apis_http_request_free(&r->req);
+    kube_buf_free(&r->raw);
+    apis_peer_cache_clear(&r->pc);
+}
+
+static const char *body_of(const result *r)
+{
+    size_t len;
+    return apis_exchange_body(r->x, &len);
+}
+
+#define MASTERS "X-Remote-User: admin\r\nX-Remote-Group: system:masters\r\n"
+
+static void health_needs_no_identity(void **state)
+{
+    result r;
+    (void)state;
+
+    run(&r, "GET", "/healthz", NULL, NULL, NULL);
+    assert_false(r.blocked);
+    assert_int_equal(apis_exchange_code(r.x), 200);
+    assert_string_equal(body_of(&r), "ok");
+    done(&r);
+    run(&r, "GET", "/readyz", NULL, NULL, NULL);
+    assert_int_equal(apis_exchange_code(r.x), 200);
+    done(&r);
+}
+
+static void forged_headers_without_certificate_are_401(void **state)
+{
+    result r;
+    (void)state;
+
+    run(&r, "GET", GV, MASTERS, NULL, NULL);
+    assert_false(r.blocked);
+    assert_int_equal(apis_exchange_code(r.x), 401);
+    assert_null(apis_exchange_user(r.x));
+    /* authentication comes before the path check */
+    done(&r);
+    run(&r, "GET", GV "//x", MASTERS, NULL, NULL);
+    assert_int_equal(apis_exchange_code(r.x), 401);
+    done(&r);
+}
+
+static void front_proxy_identity_and_stripping(void **state)
+{
+    result r;
+    const apis_user *u;
+    (void)state;
+
+    run(&r, "GET", GV, MASTERS "X-Remote-Group: system:authenticated\r\nX-Remote-Extra-Scopes: a\r\n"
+                       "Authorization: Bearer secret\r\n",
+        NULL, E.proxy);
+    assert_false(r.blocked);
+    assert_int_equal(apis_exchange_code(r.x), 200);
+    u = apis_exchange_user(r.x);
+    assert_string_equal(u->name, "admin");
+    assert_int_equal(u->groups.n, 2);
+    assert_string_equal(u->extra[0].key, "scopes");
+    /* nothing after authentication sees these headers */
+    assert_int_equal(apis_http_header_count(&r.req, "X-Remote-User"), 0);
+    assert_int_equal(apis_http_header_count(&r.req, "X-Remote-Group"), 0);
+    assert_int_equal(apis_http_header_count(&r.req, "X-Remote-Extra-Scopes"), 0);
+    assert_int_equal(apis_http_header_count(&r.req, "Authorization"), 0);
+    assert_int_equal(apis_http_header_count(&r.req, "Host"), 1);
+    assert_int_equal(r.pc.front_proxy, KUBE_OK);
+    done(&r);
+}
+
+static void client_certificate_ignores_front_proxy_headers(void **state)
+{
+    result r;
+    const apis_user *u;
+    (void)state;
+
+    run(&r, "GET", GV, MASTERS, NULL, E.alice);
+    u = apis_exchange_user(r.x);
+    assert_non_null(u);
+    assert_string_equal(u->name, "alice");
+    assert_string_equal(u->groups.v[0], "team-a");
+    assert_string_equal(u->groups.v[1], "system:authenticated");
+    /* alice is not in an always-allowed group and there is no reviewer */
+    assert_true(r.blocked);
+    assert_int_equal(apis_exchange_run(r.x, 1), APIS_EXCHANGE_DONE);
+    assert_int_equal(apis_exchange_code(r.x), 403);
+    assert_non_null(strstr(body_of(&r), "forbidden: User \\\"alice\\\" cannot get path"));
+    done(&r);
+}
+
+static void proxy_without_username_falls_through(void **state)
+{
+    result r;
+    (void)state;
+
+    /* the front-proxy certificate is not itself a user (no client CA match
+     * for its CN would make it one here: it is signed by the same CA) */
+    run(&r, "GET", GV, "X-Remote-Group: system:masters\r\n", NULL, E.proxy);
+    assert_non_null(apis_exchange_user(r.x));
+    assert_string_equal(apis_exchange_user(r.x)->name, "front-proxy-client");
+    done(&r);
+}
+
+static void bad_paths_after_authentication_are_400(void **state)
+{
+    static const char *const targets[] = {GV "/", GV "//namespaces", PIN "/",
+                                          GV "/namespaces/default/virtualmachines/..%2Fx/pin",
+                                          GV "/namespaces/default/virtualmachines/Bad/pin"};
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
+        result r;
+        run(&r, "GET", targets[i], MASTERS, NULL, E.proxy);
+        assert_false(r.blocked);
+        assert_int_equal(apis_exchange_code(r.x), 400);
+        assert_non_null(strstr(body_of(&r), "\"reason\":\"BadRequest\""));
+        done(&r);
+    }
+}
+
+static void methods_and_bodies(void **state)
+{
+    result r;
+    kube_buf out = KUBE_BUF_INIT;
+    (void)state;
+
+    run(&r, "DELETE", PIN, MASTERS, NULL, E.proxy);
+    assert_int_equal(apis_exchange_code(r.x), 405);
+    assert_int_equal(apis_exchange_serialize(r.x, 1, &out), KUBE_OK);
+    assert_non_null(strstr(out.data, "\r\nAllow: GET, PUT, POST\r\n"));
+    done(&r);
+    run(&r, "POST", GV, MASTERS, NULL, E.proxy);
+    assert_int_equal(apis_exchange_code(r.x), 405);
+    done(&r);
+    run(&r, "PUT", PIN, MASTERS, "{\"node\":\"x\"}", E.proxy);
+    assert_int_equal(apis_exchange_code(r.x), 400);
+    done(&r);
+    /* a good pin stops where kube-apiserver is needed */
+    run(&r, "PUT", PIN "?node=node-1&timeout=32s", MASTERS, "{}", E.proxy);
+    assert_true(r.blocked);
+    assert_int_equal(apis_exchange_run(r.x, 1), APIS_EXCHANGE_DONE);
+    assert_int_equal(apis_exchange_code(r.x), 503);
+    done(&r);
+    kube_buf_free(&out);
+}
+
+static void upgrades_are_refused(void **state)
+{
+    result r;
+    (void)state;
+
+    run(&r, "GET", PIN, MASTERS "Connection: Upgrade\r\nUpgrade: websocket\r\n", NULL, E.proxy);
+    assert_int_equal(apis_exchange_code(r.x), 400);
+    assert_true(apis_exchange_must_close(r.x));
+    done(&r);
+}
+
+static void bearer_tokens_need_a_review(void **state)
+{
+    result r;
+    (void)state;
+
+    run(&r, "GET", GV, "Authorization: Bearer some-token\r\n", NULL, NULL);
+    assert_true(r.blocked);
+    assert_int_equal(apis_exchange_run(r.x, 1), APIS_EXCHANGE_DONE);
+    assert_int_equal(apis_exchange_code(r.x), 401); /* no TokenReview client */
+    done(&r);
+}
+
+static void serves_local_documents(void **state)
+{
+    char hdr[256];
+    result r;
+    kube_buf out = KUBE_BUF_INIT;
+    (void)state;
+
+    run(&r, "GET", "/apis", MASTERS, NULL, E.proxy);
+    assert_int_equal(apis_exchange_code(r.x), 200);
+    assert_non_null(strstr(body_of(&r), "APIGroupList"));
+    done(&r);
+    run(&r, "GET", "/metrics", MASTERS, NULL, E.proxy);
+    assert_int_equal(apis_exchange_code(r.x), 200);
+    assert_non_null(strstr(body_of(&r), "stickyvm_apiserver_request_total"));
+    done(&r);
+    run(&r, "GET", GV "/namespaces/default/virtualmachines/vm1", MASTERS, NULL, E.proxy);
+    assert_int_equal(apis_exchange_code(r.x), 404);
+    assert_string_equal(body_of(&r), "404 page not found\n");
+    done(&r);
+    snprintf(hdr, sizeof(hdr), MASTERS "If-None-Match: %s\r\n", apis_openapi_v2_etag());
+    run(&r, "GET", "/openapi/v2", hdr, NULL, E.proxy);
+    assert_int_equal(apis_exchange_code(r.x), 304);
+    assert_int_equal(apis_exchange_serialize(r.x, 0, &out), KUBE_OK);
+    assert_non_null(strstr(out.data, "HTTP/1.1 304 Not Modified\r\n"));
+    assert_null(strstr(out.data, "Content-Length"));
+    assert_non_null(strstr(out.data, "Connection: close\r\n"));
+    assert_string_equal(out.data + out.len - 4, "\r\n\r\n");
+    done(&r);
+    kube_buf_free(&out);
+}
+
+static void serializes_responses(void **state)
+{
+    result r;
+    kube_buf out = KUBE_BUF_INIT;
+    size_t blen;
+    const char *b;
+    char want[64];
+    (void)state;
+
+    run(&r, "GET", GV, MASTERS "Audit-Id: 474eeb55-b991-4d37-b895-ac18f5ff49d0\r\n", NULL, E.proxy);
+    assert_int_equal(apis_exchange_serialize(r.x, 1, &out), KUBE_OK);
+    b = apis_exchange_body(r.x, &blen);
+    assert_true(strncmp(out.data, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    assert_non_null(strstr(out.data, "Content-Type: application/json\r\n"));
+    assert_non_null(strstr(out.data, "Audit-Id: 474eeb55-b991-4d37-b895-ac18f5ff49d0\r\n"));
+    snprintf(want, sizeof(want), "Content-Length: %zu\r\n", blen);
+    assert_non_null(strstr(out.data, want));
+    assert_null(strstr(out.data, "Connection: close"));
+    assert_string_equal(out.data + out.len - blen, b);
+    done(&r);
+    kube_buf_free(&out);
+}
+
+static void the_429_answer(void **state)
+{
+    result r;
+    kube_buf out = KUBE_BUF_INIT;
+    (void)state;
+
+    run(&r, "PUT", PIN, MASTERS, NULL, E.proxy);
+    assert_true(r.blocked);
+    apis_exchange_fail(r.x, 429, "TooManyRequests", "Too many requests, please try again later.");
+    assert_int_equal(apis_exchange_serialize(r.x, 1, &out), KUBE_OK);
+    assert_non_null(strstr(out.data, "HTTP/1.1 429 Too Many Requests\r\n"));
+    assert_non_null(strstr(out.data, "Retry-After: 1\r\n"));
+    done(&r);
+    kube_buf_free(&out);
+}
+
+int test_group_apiserver_exchange(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(health_needs_no_identity),
+        cmocka_unit_test(forged_headers_without_certificate_are_401),
+        cmocka_unit_test(front_proxy_identity_and_stripping),
+        cmocka_unit_test(client_certificate_ignores_front_proxy_headers),
+        cmocka_unit_test(proxy_without_username_falls_through),
+        cmocka_unit_test(bad_paths_after_authentication_are_400),
+        cmocka_unit_test(methods_and_bodies),
+        cmocka_unit_test(upgrades_are_refused),
+        cmocka_unit_test(bearer_tokens_need_a_review),
+        cmocka_unit_test(serves_local_documents),
+        cmocka_unit_test(serializes_responses),
+        cmocka_unit_test(the_429_answer),
+    };
+    return cmocka_run_group_tests_name("apiserver_exchange", tests, setup, teardown);
+}
