@@ -298,6 +298,15 @@ typedef struct fw_metrics_hooks {
     void *ud;
 } fw_metrics_hooks;
 
+/* Leadership check (kube_leader_is_leader() behind a pointer, so the
+ * framework does not depend on kube/leader.h). Returns 1 while leading. */
+typedef struct fw_leadership {
+    int (*is_leader)(void *ud);
+    void *ud;
+} fw_leadership;
+
+struct sched_metrics;
+
 /* What every framework of a scheduler shares; all borrowed, must outlive
  * the framework. Any may be NULL in tests. */
 typedef struct fw_services {
@@ -309,6 +318,14 @@ typedef struct fw_services {
     fw_parallelizer *parallelizer;  /* NULL: serial */
     fw_nominator nominator;         /* NULL functions: no nominated pods */
     fw_metrics_hooks metrics;
+    /* Added for plugins that write from informer handlers (StickyVM):
+     * whether this replica is the leader. NULL is_leader: always (leader
+     * election off, or a single replica). Thread-safe; called from any
+     * thread. */
+    fw_leadership leadership;
+    /* The scheduler's metrics registry (scheduler/metrics.h), where plugins
+     * register their own families; NULL: plugins keep no metrics. */
+    struct sched_metrics *metrics_registry;
 } fw_services;
 
 /* What a plugin gets at create(): the framework it belongs to (for the
