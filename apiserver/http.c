@@ -66,10 +66,12 @@ static int header_section(const char *buf, size_t len, const apis_http_limits *l
     for (size_t i = 0; i + 3 < scan; i++) {
         if (memcmp(buf + i, "\r\n\r\n", 4) == 0) {
             *hdr_len = i + 4;
-            return bare_line_break(buf, *hdr_len) ? 400 : KUBE_OK;
+            if (memchr(buf, '\0', *hdr_len) || bare_line_break(buf, *hdr_len))
+                return 400;
+            return KUBE_OK;
         }
     }
-    if (bare_line_break(buf, scan))
+    if (memchr(buf, '\0', scan) || bare_line_break(buf, scan))
         return 400;
     if (!line_end && scan > lim->max_target + METHOD_MAX + 16)
         return 414;

@@ -163,6 +163,7 @@ static const bad_case bad_cases[] = {
     {"space before colon", "GET / HTTP/1.1\r\nHost : h\r\n\r\n", 400},
     {"no colon", "GET / HTTP/1.1\r\nHost h\r\n\r\n", 400},
     {"control byte in value", "GET / HTTP/1.1\r\nHost: h\x01\r\n\r\n", 400},
+    {"DEL in target", "GET /a\x7f HTTP/1.1\r\nHost: h\r\n\r\n", 400},
     {"bad method", "G(T / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
     {"double space", "GET  / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
     {"CL and TE", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n"
@@ -199,6 +200,25 @@ static void rejects_malformed_requests(void **state)
                      bad_cases[i].status);
         assert_null(req.headers);
     }
+}
+
+/* NUL bytes cannot be written in the table's C strings. */
+static void rejects_nul_bytes(void **state)
+{
+    static const char line[] = "GET /apis/\0x HTTP/1.1\r\nHost: h\r\n\r\n";
+    static const char value[] = "GET / HTTP/1.1\r\nHost: h\0\r\n\r\n";
+    static const char partial[] = "GET /\0";
+    apis_http_limits lim;
+    apis_http_request req;
+    int status = 0;
+    (void)state;
+
+    apis_http_limits_default(&lim);
+    assert_int_equal(apis_http_parse(line, sizeof(line) - 1, &lim, &req, &status), KUBE_EBADREQUEST);
+    assert_int_equal(status, 400);
+    assert_int_equal(apis_http_parse(value, sizeof(value) - 1, &lim, &req, &status), KUBE_EBADREQUEST);
+    assert_int_equal(apis_http_parse(partial, sizeof(partial) - 1, &lim, &req, &status),
+                     KUBE_EBADREQUEST);
 }
 
 static void enforces_size_limits(void **state)
@@ -243,6 +263,7 @@ int test_group_apiserver_http(void)
         cmocka_unit_test(decodes_chunked_bodies),
         cmocka_unit_test(connection_semantics),
         cmocka_unit_test(rejects_malformed_requests),
+        cmocka_unit_test(rejects_nul_bytes),
         cmocka_unit_test(enforces_size_limits),
     };
     return cmocka_run_group_tests_name("apiserver_http", tests, NULL, NULL);
