@@ -31,4 +31,5 @@
     INTEGRATION(apiserver_integration) \
     UNIT(apiserver_exchange)         \
     UNIT(apiserver_misc)             \
+    INTEGRATION(client_integration)  \
     /* add groups above this line */

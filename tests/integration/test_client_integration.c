@@ -1,0 +1,523 @@
+/*
+ * tests/integration/test_client_integration.c - the HTTP client and typed
+ * API calls against the API emulator over TLS: round trips, optimistic
+ * concurrency, binding, retries through injected 429/5xx storms, bearer
+ * token file rotation, TLS verification and tls-server-name, and
+ * concurrent use of one client.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "kube/api.h"
+#include "kube/buf.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/errors.h"
+
+typedef struct itest {
+    harness *h;
+    kube_config *cfg;
+    kube_client *c;
+} itest;
+
+static kube_client *new_client(kube_config *cfg, int max_retries)
+{
+    kube_client_options o;
+    kube_client *c;
+
+    kube_client_options_default(&o);
+    o.qps = 0; /* the tests count requests, not time */
+    o.max_retries = max_retries;
+    o.timeout_ms = 10000;
+    assert_int_equal(kube_client_new(cfg, &o, &c), KUBE_OK);
+    kube_client_set_backoff(c, 1, 8);
+    return c;
+}
+
+static int setup(void **state)
+{
+    itest *t = calloc(1, sizeof(*t));
+    harness_opts o = HARNESS_OPTS_INIT;
+    char err[512];
+
+    if (!t)
+        return -1;
+    o.nodes = 2;
+    if (harness_start(&o, &t->h) != KUBE_OK) {
+        free(t);
+        return -1;
+    }
+    if (kube_config_from_file(harness_kubeconfig(t->h), &t->cfg, err, sizeof(err)) != KUBE_OK) {
+        fprintf(stderr, "%s\n", err);
+        harness_stop(t->h);
+        free(t);
+        return -1;
+    }
+    t->c = new_client(t->cfg, 5);
+    *state = t;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    itest *t = *state;
+
+    kube_client_free(t->c);
+    kube_config_free(t->cfg);
+    harness_stop(t->h);
+    free(t);
+    return 0;
+}
+
+static cJSON *parse(const char *json)
+{
+    cJSON *j = cJSON_Parse(json);
+    assert_non_null(j);
+    return j;
+}
+
+static const char *meta_str(const cJSON *obj, const char *field)
+{
+    const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"), field);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const char *annotation(const cJSON *obj, const char *key)
+{
+    const cJSON *ann = cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"), "annotations");
+    const cJSON *v = cJSON_GetObjectItem(ann, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static cJSON *vm_body(const char *name)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\","
+             "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},"
+             "\"spec\":{\"running\":true,\"template\":{\"metadata\":{\"labels\":"
+             "{\"kubevirt.io/vm\":\"%s\"}},\"spec\":{\"schedulerName\":\"stickyvm\","
+             "\"domain\":{\"devices\":{},\"resources\":{\"requests\":{\"memory\":\"128Mi\"}}}}}}}",
+             name, name);
+    return parse(text);
+}
+
+static cJSON *pod_body(const char *name)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+             "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},"
+             "\"spec\":{\"schedulerName\":\"stickyvm\",\"containers\":[{\"name\":\"compute\","
+             "\"image\":\"quay.io/kubevirt/virt-launcher:v1.1.0\",\"resources\":{\"requests\":"
+             "{\"cpu\":\"100m\",\"memory\":\"300Mi\"}}}]}}",
+             name);
+    return parse(text);
+}
+
+/* ---- round trips -------------------------------------------------------- */
+
+static void create_get_patch_delete(void **state)
+{
+    itest *t = *state;
+    cJSON *body = vm_body("vm-rt"), *created, *got, *patched;
+    kube_status st;
+    char rv[64];
+
+    assert_int_equal(kube_api_create(t->c, &KUBE_RES_VMS, "default", body, &created, &st),
+                     KUBE_OK);
+    assert_string_equal(meta_str(created, "name"), "vm-rt");
+    assert_non_null(meta_str(created, "uid"));
+    kube_strlcpy(rv, meta_str(created, "resourceVersion"), sizeof(rv));
+    /* creating it again: AlreadyExists, distinct from a Conflict */
+    assert_int_equal(kube_api_create(t->c, &KUBE_RES_VMS, "default", body, NULL, &st),
+                     KUBE_EEXIST);
+    assert_int_equal(st.code, 409);
+    assert_string_equal(st.reason, "AlreadyExists");
+
+    assert_int_equal(kube_api_get(t->c, &KUBE_RES_VMS, "default", "vm-rt", &got, &st), KUBE_OK);
+    assert_string_equal(meta_str(got, "resourceVersion"), rv);
+    cJSON_Delete(got);
+
+    /* pin with the version we read: accepted, a new version results */
+    assert_int_equal(kube_api_set_annotation(t->c, &KUBE_RES_VMS, "default", "vm-rt",
+                                             "stickyvm.io/node", "node-1", rv, &patched, &st),
+                     KUBE_OK);
+    assert_string_equal(annotation(patched, "stickyvm.io/node"), "node-1");
+    assert_string_not_equal(meta_str(patched, "resourceVersion"), rv);
+    cJSON_Delete(patched);
+    /* the same stale version again: Conflict, and the pin is unchanged */
+    assert_int_equal(kube_api_set_annotation(t->c, &KUBE_RES_VMS, "default", "vm-rt",
+                                             "stickyvm.io/node", "node-2", rv, NULL, &st),
+                     KUBE_ECONFLICT);
+    assert_int_equal(st.code, 409);
+    assert_string_equal(st.reason, "Conflict");
+    /* a stale whole-object update conflicts too */
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(created, "metadata"), "resourceVersion",
+                              cJSON_CreateString(rv));
+    assert_int_equal(kube_api_update(t->c, &KUBE_RES_VMS, "default", "vm-rt", created, NULL, &st),
+                     KUBE_ECONFLICT);
+    assert_int_equal(kube_api_get(t->c, &KUBE_RES_VMS, "default", "vm-rt", &got, &st), KUBE_OK);
+    assert_string_equal(annotation(got, "stickyvm.io/node"), "node-1");
+    cJSON_Delete(got);
+
+    /* unpin without a version: JSON null removes the key */
+    assert_int_equal(kube_api_set_annotation(t->c, &KUBE_RES_VMS, "default", "vm-rt",
+                                             "stickyvm.io/node", NULL, NULL, &patched, &st),
+                     KUBE_OK);
+    assert_null(annotation(patched, "stickyvm.io/node"));
+    cJSON_Delete(patched);
+    /* a JSON patch removing the now missing key is Invalid (422) */
+    {
+        cJSON *ops = parse("[{\"op\":\"remove\",\"path\":\"/metadata/annotations/stickyvm.io~1node\"}]");
+        assert_int_equal(kube_api_json_patch(t->c, &KUBE_RES_VMS, "default", "vm-rt", ops, NULL,
+                                             &st),
+                         KUBE_EINVALID);
+        assert_int_equal(st.code, 422);
+        cJSON_Delete(ops);
+    }
+
+    assert_int_equal(kube_api_delete(t->c, &KUBE_RES_VMS, "default", "vm-rt", &st), KUBE_OK);
+    assert_int_equal(kube_api_get(t->c, &KUBE_RES_VMS, "default", "vm-rt", &got, &st),
+                     KUBE_ENOTFOUND);
+    assert_null(got);
+    assert_string_equal(st.reason, "NotFound");
+    assert_int_equal(kube_api_delete(t->c, &KUBE_RES_VMS, "default", "vm-rt", &st),
+                     KUBE_ENOTFOUND);
+    cJSON_Delete(created);
+    cJSON_Delete(body);
+}
+
+static void unknown_paths_and_bad_names(void **state)
+{
+    itest *t = *state;
+    kube_response resp = {0};
+    cJSON *bad = vm_body("Bad_Name");
+    kube_status st;
+
+    assert_int_equal(kube_client_do(t->c, "GET",
+                                    "/apis/kubevirt.io/v1/namespaces/default/virtualmachinez",
+                                    NULL, NULL, 0, &resp),
+                     KUBE_ENOTFOUND);
+    assert_int_equal(resp.code, 404);
+    assert_string_equal(resp.status.reason, "NotFound");
+    kube_response_clear(&resp);
+    assert_int_equal(kube_api_create(t->c, &KUBE_RES_VMS, "default", bad, NULL, &st),
+                     KUBE_EINVALID);
+    assert_int_equal(st.code, 422);
+    assert_string_equal(st.reason, "Invalid");
+    cJSON_Delete(bad);
+}
+
+static void bind_and_patch_status(void **state)
+{
+    itest *t = *state;
+    cJSON *pod = pod_body("bind-me"), *created, *got, *patch;
+    kube_status st;
+    char uid[64];
+
+    assert_int_equal(kube_api_create(t->c, &KUBE_RES_PODS, "default", pod, &created, &st),
+                     KUBE_OK);
+    kube_strlcpy(uid, meta_str(created, "uid"), sizeof(uid));
+    assert_int_equal(kube_api_bind(t->c, "default", "bind-me", uid, "node-1", &st), KUBE_OK);
+    assert_int_equal(kube_api_get(t->c, &KUBE_RES_PODS, "default", "bind-me", &got, &st),
+                     KUBE_OK);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(got, "spec"), "nodeName")
+                            ->valuestring,
+                        "node-1");
+    cJSON_Delete(got);
+    /* a bound pod cannot be bound again */
+    assert_int_equal(kube_api_bind(t->c, "default", "bind-me", uid, "node-0", &st),
+                     KUBE_ECONFLICT);
+    assert_int_equal(st.code, 409);
+    assert_int_equal(kube_api_bind(t->c, "default", "nope", NULL, "node-0", &st),
+                     KUBE_ENOTFOUND);
+
+    patch = parse("{\"status\":{\"nominatedNodeName\":\"node-1\"}}");
+    assert_int_equal(kube_api_patch_pod_status(t->c, "default", "bind-me", patch, &st), KUBE_OK);
+    assert_int_equal(kube_api_get(t->c, &KUBE_RES_PODS, "default", "bind-me", &got, &st),
+                     KUBE_OK);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(got, "status"),
+                                            "nominatedNodeName")
+                            ->valuestring,
+                        "node-1");
+    cJSON_Delete(got);
+    cJSON_Delete(patch);
+    assert_int_equal(kube_api_delete(t->c, &KUBE_RES_PODS, "default", "bind-me", &st), KUBE_OK);
+    cJSON_Delete(created);
+    cJSON_Delete(pod);
+}
+
+/* ---- retries through fault storms -------------------------------------- */
+
+static void retries_through_a_storm(void **state)
+{
+    itest *t = *state;
+    kube_client *c = new_client(t->cfg, 20);
+    harness_faults f = {0};
+    kube_client_stats stats;
+    kube_status st;
+    cJSON *got;
+    char name[32];
+
+    /* half of the GETs answer 500, then half of the creates 429: every
+     * call still succeeds, and each create happens exactly once */
+    f.error_rate = 0.5;
+    f.error_code = 500;
+    f.verbs = (const char *const[]){"get", NULL};
+    assert_int_equal(harness_set_faults(t->h, &f), KUBE_OK);
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(kube_api_get(c, &KUBE_RES_NODES, NULL, "node-0", &got, &st), KUBE_OK);
+        cJSON_Delete(got);
+    }
+    f.error_code = 429;
+    f.verbs = (const char *const[]){"create", NULL};
+    assert_int_equal(harness_set_faults(t->h, &f), KUBE_OK);
+    for (int i = 0; i < 10; i++) {
+        cJSON *vm;
+        snprintf(name, sizeof(name), "storm-%d", i);
+        vm = vm_body(name);
+        assert_int_equal(kube_api_create(c, &KUBE_RES_VMS, "default", vm, NULL, &st), KUBE_OK);
+        cJSON_Delete(vm);
+    }
+    assert_int_equal(harness_clear_faults(t->h), KUBE_OK);
+    kube_client_stats_get(c, &stats);
+    assert_true(stats.retries > 0);
+    assert_int_equal(stats.get + stats.post, 30 + stats.retries);
+    for (int i = 0; i < 10; i++) {
+        snprintf(name, sizeof(name), "storm-%d", i);
+        assert_int_equal(kube_api_get(c, &KUBE_RES_VMS, "default", name, &got, &st), KUBE_OK);
+        cJSON_Delete(got);
+    }
+    kube_client_free(c);
+}
+
+static void non_idempotent_500_is_not_retried(void **state)
+{
+    itest *t = *state;
+    kube_client *c = new_client(t->cfg, 1);
+    harness_faults f = {0};
+    kube_client_stats stats;
+    kube_status st;
+    cJSON *vm = vm_body("no-retry");
+
+    f.error_rate = 1.0;
+    f.error_code = 500;
+    f.verbs = (const char *const[]){"create", NULL};
+    assert_int_equal(harness_set_faults(t->h, &f), KUBE_OK);
+    assert_int_equal(kube_api_create(c, &KUBE_RES_VMS, "default", vm, NULL, &st), KUBE_ESERVER);
+    assert_int_equal(st.code, 500);
+    kube_client_stats_get(c, &stats);
+    assert_int_equal(stats.post, 1);
+    assert_int_equal(stats.retries, 0);
+    /* with Retry-After the server says a retry is safe: max_retries more */
+    f.retry_after_seconds = 1;
+    assert_int_equal(harness_set_faults(t->h, &f), KUBE_OK);
+    assert_int_equal(kube_api_create(c, &KUBE_RES_VMS, "default", vm, NULL, &st), KUBE_ESERVER);
+    kube_client_stats_get(c, &stats);
+    assert_int_equal(stats.post, 1 + 2);
+    assert_int_equal(stats.retries, 1);
+    assert_int_equal(harness_clear_faults(t->h), KUBE_OK);
+    cJSON_Delete(vm);
+    kube_client_free(c);
+}
+
+/* ---- bearer tokens -------------------------------------------------------- */
+
+/* Writes a kubeconfig using the emulator CA, server name and a token file. */
+static void write_token_kubeconfig(itest *t, const char *path, const char *token_file,
+                                   const char *server, const char *tls_name)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fprintf(f,
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+            "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+            "clusters:\n- name: c\n  cluster:\n    server: %s\n"
+            "    certificate-authority: %s\n%s%s%s"
+            "users: [{name: u, user: {tokenFile: \"%s\"}}]\n",
+            server, harness_ca_file(t->h), tls_name ? "    tls-server-name: " : "",
+            tls_name ? tls_name : "", tls_name ? "\n" : "", token_file);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static const char *new_token(itest *t, const char *user)
+{
+    static const char *const groups[] = {"system:masters"};
+    const harness_identity *id;
+
+    assert_int_equal(harness_add_token_user(t->h, user, groups, 1, &id), KUBE_OK);
+    assert_non_null(id->token);
+    return id->token;
+}
+
+static void token_file_rotation(void **state)
+{
+    itest *t = *state;
+    char kc[512], tok[512];
+    kube_config *cfg;
+    kube_client *c;
+    kube_client_stats stats;
+    kube_status st;
+    cJSON *got;
+    char err[512];
+
+    snprintf(kc, sizeof(kc), "%s/rotating.kubeconfig", harness_data_dir(t->h));
+    snprintf(tok, sizeof(tok), "%s/rotating.token", harness_data_dir(t->h));
+    write_text(tok, new_token(t, "rotator-1"));
+    write_token_kubeconfig(t, kc, tok, harness_url(t->h), NULL);
+    assert_int_equal(kube_config_from_file(kc, &cfg, err, sizeof(err)), KUBE_OK);
+    c = new_client(cfg, 2);
+    assert_int_equal(kube_api_get(c, &KUBE_RES_NODES, NULL, "node-0", &got, &st), KUBE_OK);
+    cJSON_Delete(got);
+
+    /* re-read on every request: a token the server rejects shows at once,
+     * and a valid replacement is picked up */
+    kube_config_set_token_refresh_ms(cfg, 0);
+    write_text(tok, "not-a-token-the-emulator-issued");
+    assert_int_equal(kube_api_get(c, &KUBE_RES_NODES, NULL, "node-0", &got, &st),
+                     KUBE_EUNAUTHORIZED);
+    assert_int_equal(st.code, 401);
+    write_text(tok, new_token(t, "rotator-2"));
+    assert_int_equal(kube_api_get(c, &KUBE_RES_NODES, NULL, "node-0", &got, &st), KUBE_OK);
+    cJSON_Delete(got);
+
+    /* within the refresh period the old (now rejected) token is cached: the
+     * 401 forces a re-read, and the retry with the new token succeeds */
+    kube_config_set_token_refresh_ms(cfg, 3600 * 1000L);
+    write_text(tok, "revoked-token");
+    assert_int_equal(kube_config_token(cfg, err, sizeof(err), 1), KUBE_OK); /* cache it */
+    write_text(tok, new_token(t, "rotator-3"));
+    assert_int_equal(kube_api_get(c, &KUBE_RES_NODES, NULL, "node-0", &got, &st), KUBE_OK);
+    cJSON_Delete(got);
+    kube_client_stats_get(c, &stats);
+    assert_int_equal(stats.retries, 1);
+    kube_client_free(c);
+    kube_config_free(cfg);
+}
+
+/* ---- TLS ------------------------------------------------------------------ */
+
+/* GETs a node through a kubeconfig for server with the token in tok.
+ * insecure: 0 verifies with the emulator CA (and tls_name), 1 skips
+ * verification, -1 verifies against the system roots. */
+static int get_node_with(itest *t, const char *tok, const char *server, const char *tls_name,
+                         int insecure)
+{
+    char kc[512], err[512];
+    kube_config *cfg;
+    kube_client *c;
+    kube_status st;
+    cJSON *got = NULL;
+    int rc;
+
+    snprintf(kc, sizeof(kc), "%s/tls.kubeconfig", harness_data_dir(t->h));
+    if (insecure) {
+        char text[1024];
+        snprintf(text, sizeof(text),
+                 "current-context: c\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+                 "clusters: [{name: c, cluster: {server: \"%s\", insecure-skip-tls-verify: "
+                 "%s}}]\nusers: [{name: u, user: {tokenFile: \"%s\"}}]\n",
+                 server, insecure > 0 ? "true" : "false", tok);
+        write_text(kc, text);
+    } else {
+        write_token_kubeconfig(t, kc, tok, server, tls_name);
+    }
+    assert_int_equal(kube_config_from_file(kc, &cfg, err, sizeof(err)), KUBE_OK);
+    c = new_client(cfg, 0);
+    rc = kube_api_get(c, &KUBE_RES_NODES, NULL, "node-0", &got, &st);
+    cJSON_Delete(got);
+    kube_client_free(c);
+    kube_config_free(cfg);
+    return rc;
+}
+
+static void tls_verification(void **state)
+{
+    itest *t = *state;
+    const char *url = harness_url(t->h);
+    char server[128], tok[512];
+
+    snprintf(tok, sizeof(tok), "%s/tls.token", harness_data_dir(t->h));
+    write_text(tok, new_token(t, "tls-user"));
+    /* the serving certificate covers 127.0.0.1 and localhost */
+    assert_int_equal(get_node_with(t, tok, url, NULL, 0), KUBE_OK);
+    snprintf(server, sizeof(server), "https://localhost:%d", harness_port(t->h));
+    assert_int_equal(get_node_with(t, tok, server, NULL, 0), KUBE_OK);
+    /* tls-server-name: connect to 127.0.0.1, verify the name given */
+    assert_int_equal(get_node_with(t, tok, url, "localhost", 0), KUBE_OK);
+    assert_int_equal(get_node_with(t, tok, url, "wrong.example.com", 0), KUBE_EIO);
+    /* without the CA the system roots do not know the emulator */
+    assert_int_equal(get_node_with(t, tok, url, NULL, -1), KUBE_EIO);
+    assert_int_equal(get_node_with(t, tok, url, NULL, 1), KUBE_OK);
+}
+
+/* ---- threads ---------------------------------------------------------------- */
+
+static void *hammer(void *arg)
+{
+    itest *t = arg;
+    long failures = 0;
+
+    for (int i = 0; i < 25; i++) {
+        kube_status st;
+        cJSON *got;
+        if (kube_api_get(t->c, &KUBE_RES_NODES, NULL, i % 2 ? "node-0" : "node-1", &got, &st) !=
+            KUBE_OK)
+            failures++;
+        cJSON_Delete(got);
+    }
+    return (void *)failures;
+}
+
+static void one_client_many_threads(void **state)
+{
+    itest *t = *state;
+    pthread_t th[4];
+    kube_client_stats before, after;
+
+    kube_client_stats_get(t->c, &before);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, hammer, t), 0);
+    for (int i = 0; i < 4; i++) {
+        void *failures;
+        pthread_join(th[i], &failures);
+        assert_int_equal((long)failures, 0);
+    }
+    kube_client_stats_get(t->c, &after);
+    assert_int_equal(after.get - before.get, 100);
+}
+
+int test_group_client_integration(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(create_get_patch_delete),
+        cmocka_unit_test(unknown_paths_and_bad_names),
+        cmocka_unit_test(bind_and_patch_status),
+        cmocka_unit_test(retries_through_a_storm),
+        cmocka_unit_test(non_idempotent_500_is_not_retried),
+        cmocka_unit_test(token_file_rotation),
+        cmocka_unit_test(tls_verification),
+        cmocka_unit_test(one_client_many_threads),
+    };
+    return cmocka_run_group_tests_name("client_integration", tests, setup, teardown);
+}
