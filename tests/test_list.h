@@ -32,4 +32,8 @@
     UNIT(apiserver_exchange)         \
     UNIT(apiserver_misc)             \
     INTEGRATION(client_integration)  \
+    UNIT(plugin_priority_sort)       \
+    UNIT(plugin_scheduling_gates)    \
+    UNIT(plugin_node_unschedulable)  \
+    UNIT(plugin_node_name)           \
     /* add groups above this line */

@@ -18,7 +18,19 @@
 #include "framework/framework.h"
 
 /* Descriptors (one line per plugin, kube-scheduler's name in the comment). */
-/* (none yet) */
+extern const fw_plugin_desc plugin_priority_sort;          /* PrioritySort */
+extern const fw_plugin_desc plugin_scheduling_gates;       /* SchedulingGates */
+extern const fw_plugin_desc plugin_node_unschedulable;     /* NodeUnschedulable */
+extern const fw_plugin_desc plugin_node_name;              /* NodeName */
+extern const fw_plugin_desc plugin_taint_toleration;       /* TaintToleration */
+extern const fw_plugin_desc plugin_node_affinity;          /* NodeAffinity */
+extern const fw_plugin_desc plugin_node_ports;             /* NodePorts */
+extern const fw_plugin_desc plugin_node_resources_fit;     /* NodeResourcesFit */
+extern const fw_plugin_desc plugin_node_resources_balanced_allocation;
+                                                           /* NodeResourcesBalancedAllocation */
+extern const fw_plugin_desc plugin_image_locality;         /* ImageLocality */
+extern const fw_plugin_desc plugin_default_binder;         /* DefaultBinder */
+extern const fw_plugin_desc plugin_stickyvm;               /* StickyVM (stickyvm's own) */
 
 /* Every built-in plugin, NULL-terminated (registry_list.c). */
 extern const fw_plugin_desc *const fw_in_tree_plugins[];

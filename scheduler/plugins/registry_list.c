@@ -5,6 +5,18 @@
 #include "plugins/plugins.h"
 
 const fw_plugin_desc *const fw_in_tree_plugins[] = {
+    &plugin_priority_sort,
+    &plugin_scheduling_gates,
+    &plugin_node_unschedulable,
+    &plugin_node_name,
+    &plugin_taint_toleration,
+    &plugin_node_affinity,
+    &plugin_node_ports,
+    &plugin_node_resources_fit,
+    &plugin_node_resources_balanced_allocation,
+    &plugin_image_locality,
+    &plugin_default_binder,
+    &plugin_stickyvm,
     /* add plugins above this line */
     NULL,
 };

@@ -1,0 +1,112 @@
+/*
+ * scheduler/plugins/image_locality.c - ImageLocality (kube-scheduler v1.28
+ * pkg/scheduler/framework/plugins/imagelocality): favours nodes that
+ * already hold the pod's container images.
+ *
+ * v1.28 formula: for each container (init containers are not counted in
+ * v1.28) whose normalised image is on the node, add
+ * int64(size * numNodesWithImage / totalNodes); clamp the sum to
+ * [23 MiB, 1000 MiB * number of containers] and scale it linearly to
+ * [0, 100]. totalNodes is the number of nodes in the cycle's snapshot
+ * (h->svc.snapshot); image states come from the node info (filled by the
+ * cache).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/errors.h"
+#include "kube/pod.h"
+#include "plugins/plugins.h"
+
+#define MB (1024LL * 1024)
+#define MIN_THRESHOLD (23 * MB)
+#define MAX_CONTAINER_THRESHOLD (1000 * MB)
+#define DEFAULT_IMAGE_TAG "latest"
+
+typedef struct image_locality {
+    const fw_handle *h;
+} image_locality;
+
+static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+{
+    image_locality *pl = calloc(1, sizeof(*pl));
+    if (!pl)
+        return KUBE_ENOMEM;
+    pl->h = h;
+    *self = pl;
+    return KUBE_OK;
+}
+
+static void destroy(void *self)
+{
+    free(self);
+}
+
+/* The state of image on the node, looking it up by normalizedImageName:
+ * ":latest" is appended when the name has no tag (its last ':' is not after
+ * its last '/'). Allocation-free unless the name is very long. */
+static const fw_image_state *image_state(const fw_node_info *ni, const char *image)
+{
+    const char *colon = strrchr(image, ':'), *slash = strrchr(image, '/');
+    char buf[1024];
+
+    if (colon && (!slash || colon > slash))
+        return fw_node_info_image(ni, image);
+    size_t need = strlen(image) + sizeof(":" DEFAULT_IMAGE_TAG);
+    if (need <= sizeof(buf)) {
+        snprintf(buf, sizeof(buf), "%s:" DEFAULT_IMAGE_TAG, image);
+        return fw_node_info_image(ni, buf);
+    }
+    char *tmp = malloc(need);
+    if (!tmp)
+        return NULL;
+    snprintf(tmp, need, "%s:" DEFAULT_IMAGE_TAG, image);
+    const fw_image_state *st = fw_node_info_image(ni, tmp);
+    free(tmp);
+    return st;
+}
+
+/* scaledImageScore: the image size weighted by its spread over the cluster. */
+static int64_t scaled_image_score(const fw_image_state *st, size_t total_nodes)
+{
+    double spread = (double)st->num_nodes / (double)total_nodes;
+    return (int64_t)((double)st->size * spread);
+}
+
+static int64_t calculate_priority(int64_t sum, size_t n_containers)
+{
+    int64_t max_threshold = MAX_CONTAINER_THRESHOLD * (int64_t)n_containers;
+    if (sum < MIN_THRESHOLD)
+        sum = MIN_THRESHOLD;
+    else if (sum > max_threshold)
+        sum = max_threshold;
+    return FW_MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD);
+}
+
+static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                        const fw_node_info *ni, int64_t *out)
+{
+    const image_locality *pl = self;
+    const kube_pod *p = pod->pod;
+    const fw_snapshot *snap = pl->h ? pl->h->svc.snapshot : NULL;
+    int64_t sum = 0;
+
+    *out = 0;
+    if (!snap || fw_snapshot_num_nodes(snap) == 0)
+        return fw_status_error(KUBE_EINVAL, "listing nodes from Snapshot: no snapshot");
+    for (size_t i = 0; i < p->n_images; i++) {
+        const fw_image_state *st = image_state(ni, p->images[i]);
+        if (st)
+            sum += scaled_image_score(st, fw_snapshot_num_nodes(snap));
+    }
+    *out = calculate_priority(sum, p->n_images);
+    return NULL;
+}
+
+const fw_plugin_desc plugin_image_locality = {
+    .name = "ImageLocality",
+    .create = create,
+    .destroy = destroy,
+    .score = score,
+};

@@ -1,0 +1,696 @@
+/*
+ * scheduler/plugins/node_resources_fit.c - NodeResourcesFit (kube-scheduler
+ * v1.28 pkg/scheduler/framework/plugins/noderesources/fit.go with
+ * least_allocated.go, most_allocated.go, requested_to_capacity_ratio.go).
+ *
+ * PreFilter: the pod's request (PodRequests: containers and sidecars
+ * summed, max'ed with each init container, plus overhead - precomputed in
+ * the pod info) reduced to what Filter must check: cpu, memory,
+ * ephemeral-storage and the non-zero scalar resources that are not ignored
+ * (ignoredResources / ignoredResourceGroups apply to extended resources
+ * only).
+ * Filter: "Too many pods" when the node is full, then "Insufficient <r>"
+ * for each requested resource exceeding allocatable - requested; all
+ * reasons are kept, Unschedulable.
+ * PreScore/Score: the scoring strategy (LeastAllocated by default, cpu and
+ * memory weight 1; MostAllocated; RequestedToCapacityRatio with a shape of
+ * 0..10 scores scaled to 0..100) over NodeInfo.NonZeroRequested for cpu and
+ * memory (resource_allocation.h).
+ *
+ * Args (NodeResourcesFitArgs, v1 defaults and validation):
+ *   ignoredResources: [string], ignoredResourceGroups: [string],
+ *   scoringStrategy: {type, resources: [{name, weight}],
+ *                     requestedToCapacityRatio: {shape: [{utilization, score}]}}
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/errors.h"
+#include "kube/node.h"
+#include "kube/pod.h"
+#include "plugins/helper.h"
+#include "plugins/plugins.h"
+#include "plugins/resource_allocation.h"
+
+#define PRE_FILTER_KEY "PreFilterNodeResourcesFit"
+#define PRE_SCORE_KEY "PreScoreNodeResourcesFit"
+#define MAX_CUSTOM_PRIORITY_SCORE 10 /* config.MaxCustomPriorityScore */
+#define MAX_UTILIZATION 100
+
+typedef enum fit_strategy {
+    LEAST_ALLOCATED = 0,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    N_STRATEGIES
+} fit_strategy;
+
+static const char *const strategy_names[N_STRATEGIES] = {
+    "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"};
+
+/* NodeResourcesFitArgs after defaulting. */
+typedef struct fit_args {
+    char **ignored;              /* ignoredResources, owned copies */
+    size_t n_ignored;
+    char **groups;               /* ignoredResourceGroups, owned copies */
+    size_t n_groups;
+    fit_strategy type;
+    plugin_res_spec *resources;  /* owned */
+    size_t n_resources;
+    int has_shape;               /* requestedToCapacityRatio was given */
+    plugin_shape_point *shape;   /* owned; scores as configured (0..10) */
+    size_t n_shape;
+} fit_args;
+
+typedef struct fit {
+    fit_args args;
+    plugin_res_scorer scorer;
+} fit;
+
+/* ------------------------------------------------------------------ */
+/* Args                                                                */
+/* ------------------------------------------------------------------ */
+
+static void free_strings(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void args_free(fit_args *a)
+{
+    free_strings(a->ignored, a->n_ignored);
+    free_strings(a->groups, a->n_groups);
+    free(a->resources);
+    free(a->shape);
+    memset(a, 0, sizeof(*a));
+}
+
+/* Copies the strings of a JSON array (non-strings are reported). */
+static int read_strings(const cJSON *arr, const char *path, char ***out, size_t *n,
+                        plugin_field_errs *e)
+{
+    size_t cap = (size_t)cJSON_GetArraySize(arr), i = 0;
+    const cJSON *it;
+    char p[256];
+
+    *out = calloc(cap ? cap : 1, sizeof(char *));
+    if (!*out)
+        return KUBE_ENOMEM;
+    cJSON_ArrayForEach(it, arr) {
+        if (!cJSON_IsString(it))
+            plugin_field_errs_add(e, "%s: expected a string",
+                                  plugin_args_path(p, sizeof(p), path, NULL, (long)i));
+        else if (!((*out)[(*n)++] = kube_strdup(it->valuestring)))
+            return KUBE_ENOMEM;
+        i++;
+    }
+    return KUBE_OK;
+}
+
+/* metav1validation.ValidateLabelName: one error per message. */
+static void validate_label_name(const char *v, const char *path, plugin_field_errs *e)
+{
+    char msgs[2048], *save = NULL;
+    if (plugin_qualified_name_msgs(v, "\n", msgs, sizeof(msgs)) == 0)
+        return;
+    for (char *m = strtok_r(msgs, "\n", &save); m; m = strtok_r(NULL, "\n", &save))
+        plugin_field_errs_add(e, "%s: Invalid value: \"%s\": %s", path, v, m);
+}
+
+static int parse_ignored(const cJSON *in, fit_args *a, plugin_field_errs *e)
+{
+    const cJSON *arr;
+    char p[256];
+    int rc = KUBE_OK;
+
+    if (plugin_args_array(in, "", "ignoredResources", &arr, e) && arr)
+        rc = read_strings(arr, "ignoredResources", &a->ignored, &a->n_ignored, e);
+    for (size_t i = 0; rc == KUBE_OK && i < a->n_ignored; i++)
+        validate_label_name(a->ignored[i],
+                            plugin_args_path(p, sizeof(p), "ignoredResources", NULL, (long)i), e);
+    if (rc == KUBE_OK && plugin_args_array(in, "", "ignoredResourceGroups", &arr, e) && arr)
+        rc = read_strings(arr, "ignoredResourceGroups", &a->groups, &a->n_groups, e);
+    for (size_t i = 0; rc == KUBE_OK && i < a->n_groups; i++) {
+        plugin_args_path(p, sizeof(p), "ignoredResourceGroups", NULL, (long)i);
+        if (strchr(a->groups[i], '/'))
+            plugin_field_errs_add(e, "%s: Invalid value: \"%s\": resource group name can't "
+                                  "contain '/'", p, a->groups[i]);
+        validate_label_name(a->groups[i], p, e);
+    }
+    return rc;
+}
+
+static int default_resources(fit_args *a)
+{
+    a->resources = calloc(2, sizeof(*a->resources));
+    if (!a->resources)
+        return KUBE_ENOMEM;
+    a->n_resources = 2;
+    if (plugin_res_spec_init(&a->resources[0], "cpu", 1) != KUBE_OK ||
+        plugin_res_spec_init(&a->resources[1], "memory", 1) != KUBE_OK)
+        return KUBE_ENOMEM;
+    return KUBE_OK;
+}
+
+/* scoringStrategy.resources: names and weights, weight 0 defaulting to 1. */
+static int parse_resources(const cJSON *arr, fit_args *a, plugin_field_errs *e)
+{
+    static const char *const known[] = {"name", "weight", NULL};
+    size_t cap = (size_t)cJSON_GetArraySize(arr);
+    const cJSON *it;
+    char p[256];
+    long i = 0;
+
+    if (cap == 0)
+        return default_resources(a);
+    a->resources = calloc(cap, sizeof(*a->resources));
+    if (!a->resources)
+        return KUBE_ENOMEM;
+    cJSON_ArrayForEach(it, arr) {
+        const char *name = "";
+        int64_t weight = 0;
+        plugin_args_path(p, sizeof(p), "scoringStrategy.resources", NULL, i++);
+        if (!cJSON_IsObject(it)) {
+            plugin_field_errs_add(e, "%s: expected an object", p);
+            continue;
+        }
+        plugin_args_unknown_fields(it, p, known, e);
+        plugin_args_str(it, p, "name", "", &name, e);
+        plugin_args_int(it, p, "weight", INT64_MIN, INT64_MAX, 0, &weight, e);
+        if (plugin_res_spec_init(&a->resources[a->n_resources++], name, weight ? weight : 1))
+            return KUBE_ENOMEM;
+    }
+    return KUBE_OK;
+}
+
+/* requestedToCapacityRatio.shape */
+static int parse_shape(const cJSON *rtcr, fit_args *a, plugin_field_errs *e)
+{
+    static const char *const known_rtcr[] = {"shape", NULL};
+    static const char *const known_point[] = {"utilization", "score", NULL};
+    const char *path = "scoringStrategy.requestedToCapacityRatio";
+    const cJSON *arr, *it;
+    char p[256];
+    long i = 0;
+
+    a->has_shape = 1;
+    if (!cJSON_IsObject(rtcr)) {
+        plugin_field_errs_add(e, "%s: expected an object", path);
+        return KUBE_OK;
+    }
+    plugin_args_unknown_fields(rtcr, path, known_rtcr, e);
+    if (!plugin_args_array(rtcr, path, "shape", &arr, e) || !arr)
+        return KUBE_OK;
+    a->shape = calloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof(*a->shape));
+    if (!a->shape)
+        return KUBE_ENOMEM;
+    cJSON_ArrayForEach(it, arr) {
+        plugin_shape_point *pt = &a->shape[a->n_shape];
+        plugin_args_path(p, sizeof(p), "scoringStrategy.requestedToCapacityRatio.shape", NULL,
+                         i++);
+        if (!cJSON_IsObject(it)) {
+            plugin_field_errs_add(e, "%s: expected an object", p);
+            continue;
+        }
+        plugin_args_unknown_fields(it, p, known_point, e);
+        plugin_args_int(it, p, "utilization", INT32_MIN, INT32_MAX, 0, &pt->utilization, e);
+        plugin_args_int(it, p, "score", INT32_MIN, INT32_MAX, 0, &pt->score, e);
+        a->n_shape++;
+    }
+    return KUBE_OK;
+}
+
+static int parse_strategy(const cJSON *in, fit_args *a, plugin_field_errs *e)
+{
+    static const char *const known[] = {"type", "resources", "requestedToCapacityRatio", NULL};
+    const cJSON *ss = cJSON_GetObjectItemCaseSensitive(in, "scoringStrategy");
+    const cJSON *arr = NULL, *rtcr;
+    const char *type = "";
+    int rc;
+
+    if (!ss || cJSON_IsNull(ss)) {
+        a->type = LEAST_ALLOCATED;
+        return default_resources(a);
+    }
+    if (!cJSON_IsObject(ss)) {
+        plugin_field_errs_add(e, "scoringStrategy: expected an object");
+        return KUBE_OK;
+    }
+    plugin_args_unknown_fields(ss, "scoringStrategy", known, e);
+    plugin_args_str(ss, "scoringStrategy", "type", "", &type, e);
+    for (a->type = 0; a->type < N_STRATEGIES; a->type++)
+        if (strcmp(type, strategy_names[a->type]) == 0)
+            break;
+    if (a->type == N_STRATEGIES)
+        plugin_field_errs_add(e, "scoringStrategy.type: Unsupported value: \"%s\": supported "
+                              "values: \"LeastAllocated\", \"MostAllocated\", "
+                              "\"RequestedToCapacityRatio\"", type);
+    plugin_args_array(ss, "scoringStrategy", "resources", &arr, e);
+    rc = arr ? parse_resources(arr, a, e) : default_resources(a);
+    if (rc != KUBE_OK)
+        return rc;
+    rtcr = cJSON_GetObjectItemCaseSensitive(ss, "requestedToCapacityRatio");
+    if (rtcr && !cJSON_IsNull(rtcr))
+        return parse_shape(rtcr, a, e);
+    return KUBE_OK;
+}
+
+/* validateResources */
+static void validate_resources(const fit_args *a, plugin_field_errs *e)
+{
+    for (size_t i = 0; i < a->n_resources; i++)
+        if (a->resources[i].weight <= 0 || a->resources[i].weight > 100)
+            plugin_field_errs_add(e, "scoringStrategy.resources[%zu].weight: Invalid value: "
+                                  "%lld: resource weight of %s not in valid range (0, 100]",
+                                  i, (long long)a->resources[i].weight, a->resources[i].name);
+}
+
+/* validateFunctionShape (kube reports it under "scoringStrategy.shape"). */
+static void validate_shape(const fit_args *a, plugin_field_errs *e)
+{
+    const char *path = "scoringStrategy.shape";
+
+    if (a->n_shape == 0) {
+        plugin_field_errs_add(e, "%s: Required value: at least one point must be specified",
+                              path);
+        return;
+    }
+    for (size_t i = 1; i < a->n_shape; i++)
+        if (a->shape[i - 1].utilization >= a->shape[i].utilization) {
+            plugin_field_errs_add(e, "%s[%zu].utilization: Invalid value: %lld: should be "
+                                  "greater than previous element",
+                                  path, i, (long long)a->shape[i].utilization);
+            break;
+        }
+    for (size_t i = 0; i < a->n_shape; i++) {
+        if (a->shape[i].utilization < 0 || a->shape[i].utilization > MAX_UTILIZATION)
+            plugin_field_errs_add(e, "%s[%zu].utilization: Invalid value: %lld: not in valid "
+                                  "range [0, 100]", path, i, (long long)a->shape[i].utilization);
+        if (a->shape[i].score < 0 || a->shape[i].score > MAX_CUSTOM_PRIORITY_SCORE)
+            plugin_field_errs_add(e, "%s[%zu].score: Invalid value: %lld: not in valid range "
+                                  "[0, 10]", path, i, (long long)a->shape[i].score);
+    }
+}
+
+/* Decodes, defaults and validates in (NULL: all defaults) into a. Returns
+ * KUBE_OK, KUBE_ECONFIG (message in err) or KUBE_ENOMEM; a is freed on
+ * error. */
+static int parse_args(const cJSON *in, fit_args *a, char *err, size_t errlen)
+{
+    static const char *const known[] = {"ignoredResources", "ignoredResourceGroups",
+                                        "scoringStrategy", NULL};
+    plugin_field_errs e = PLUGIN_FIELD_ERRS_INIT;
+    int rc = KUBE_OK;
+
+    memset(a, 0, sizeof(*a));
+    if (in && !cJSON_IsNull(in)) {
+        if (!cJSON_IsObject(in))
+            plugin_field_errs_add(&e, "expected an object");
+        else {
+            plugin_args_unknown_fields(in, "", known, &e);
+            rc = parse_ignored(in, a, &e);
+        }
+    }
+    if (rc == KUBE_OK)
+        rc = parse_strategy(cJSON_IsObject(in) ? in : NULL, a, &e);
+    if (rc == KUBE_OK) {
+        validate_resources(a, &e);
+        if (a->has_shape)
+            validate_shape(a, &e);
+        else if (a->type == REQUESTED_TO_CAPACITY_RATIO)
+            plugin_field_errs_add(&e, "scoringStrategy.requestedToCapacityRatio: Required "
+                                  "value: a shape is required by the RequestedToCapacityRatio "
+                                  "strategy");
+    }
+    if (rc != KUBE_OK)
+        plugin_field_errs_free(&e);
+    else
+        rc = plugin_field_errs_finish(&e, err, errlen);
+    if (rc != KUBE_OK)
+        args_free(a);
+    return rc;
+}
+
+static cJSON *strings_json(char *const *v, size_t n)
+{
+    return cJSON_CreateStringArray((const char *const *)v, (int)n);
+}
+
+/* The defaulted args as kube-scheduler writes NodeResourcesFitArgs. */
+static cJSON *args_json(const fit_args *a)
+{
+    cJSON *o = cJSON_CreateObject(), *ss, *res, *rtcr, *shape;
+    int ok = o != NULL;
+
+    if (ok && a->n_ignored)
+        ok = cJSON_AddItemToObject(o, "ignoredResources", strings_json(a->ignored, a->n_ignored));
+    if (ok && a->n_groups)
+        ok = cJSON_AddItemToObject(o, "ignoredResourceGroups",
+                                   strings_json(a->groups, a->n_groups));
+    ok = ok && (ss = cJSON_AddObjectToObject(o, "scoringStrategy")) &&
+         cJSON_AddStringToObject(ss, "type", strategy_names[a->type]) &&
+         (res = cJSON_AddArrayToObject(ss, "resources"));
+    for (size_t i = 0; ok && i < a->n_resources; i++) {
+        cJSON *r = cJSON_CreateObject();
+        ok = r && cJSON_AddItemToArray(res, r) &&
+             cJSON_AddStringToObject(r, "name", a->resources[i].name) &&
+             cJSON_AddNumberToObject(r, "weight", (double)a->resources[i].weight);
+    }
+    if (ok && a->has_shape)
+        ok = (rtcr = cJSON_AddObjectToObject(ss, "requestedToCapacityRatio")) &&
+             (shape = cJSON_AddArrayToObject(rtcr, "shape"));
+    for (size_t i = 0; ok && a->has_shape && i < a->n_shape; i++) {
+        cJSON *pt = cJSON_CreateObject();
+        ok = pt && cJSON_AddItemToArray(shape, pt) &&
+             cJSON_AddNumberToObject(pt, "utilization", (double)a->shape[i].utilization) &&
+             cJSON_AddNumberToObject(pt, "score", (double)a->shape[i].score);
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int default_args(const cJSON *in, cJSON **out, char *err, size_t errlen)
+{
+    fit_args a;
+    int rc = parse_args(in, &a, err, errlen);
+
+    *out = NULL;
+    if (rc != KUBE_OK)
+        return rc;
+    *out = args_json(&a);
+    args_free(&a);
+    return *out ? KUBE_OK : KUBE_ENOMEM;
+}
+
+/* ------------------------------------------------------------------ */
+/* Scoring strategies                                                  */
+/* ------------------------------------------------------------------ */
+
+static int64_t least_requested_score(int64_t requested, int64_t capacity)
+{
+    if (capacity == 0 || requested > capacity)
+        return 0;
+    return plugin_mul_wrap(capacity - requested, FW_MAX_NODE_SCORE) / capacity;
+}
+
+static int64_t most_requested_score(int64_t requested, int64_t capacity)
+{
+    if (capacity == 0)
+        return 0;
+    if (requested > capacity)
+        requested = capacity; /* pods without requests count minimums */
+    return plugin_mul_wrap(requested, FW_MAX_NODE_SCORE) / capacity;
+}
+
+/* The weighted mean (integer division) of per-resource scores. */
+static int64_t weighted_score(const plugin_res_scorer *s, const int64_t *requested,
+                              const int64_t *allocatable, int64_t (*one)(int64_t, int64_t))
+{
+    int64_t node_score = 0, weight_sum = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (allocatable[i] == 0)
+            continue;
+        node_score += one(requested[i], allocatable[i]) * s->resources[i].weight;
+        weight_sum += s->resources[i].weight;
+    }
+    return weight_sum ? node_score / weight_sum : 0;
+}
+
+static int64_t least_allocated(const plugin_res_scorer *s, const int64_t *requested,
+                               const int64_t *allocatable)
+{
+    return weighted_score(s, requested, allocatable, least_requested_score);
+}
+
+static int64_t most_allocated(const plugin_res_scorer *s, const int64_t *requested,
+                              const int64_t *allocatable)
+{
+    return weighted_score(s, requested, allocatable, most_requested_score);
+}
+
+/* helper.BuildBrokenLinearFunction evaluated at p. */
+static int64_t broken_linear(const plugin_shape_point *shape, size_t n, int64_t p)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p > shape[i].utilization)
+            continue;
+        if (i == 0)
+            return shape[0].score;
+        return shape[i - 1].score + (shape[i].score - shape[i - 1].score) *
+                                        (p - shape[i - 1].utilization) /
+                                        (shape[i].utilization - shape[i - 1].utilization);
+    }
+    return shape[n - 1].score;
+}
+
+static int64_t ratio_resource_score(const plugin_res_scorer *s, int64_t requested,
+                                    int64_t capacity)
+{
+    if (capacity == 0 || requested > capacity)
+        return broken_linear(s->shape, s->n_shape, MAX_UTILIZATION);
+    return broken_linear(s->shape, s->n_shape,
+                         plugin_mul_wrap(requested, MAX_UTILIZATION) / capacity);
+}
+
+/* Resources scoring 0 are left out of the mean; the mean is rounded. */
+static int64_t requested_to_capacity_ratio(const plugin_res_scorer *s, const int64_t *requested,
+                                           const int64_t *allocatable)
+{
+    int64_t node_score = 0, weight_sum = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (allocatable[i] == 0)
+            continue;
+        int64_t rs = ratio_resource_score(s, requested[i], allocatable[i]);
+        if (rs > 0) {
+            node_score += rs * s->resources[i].weight;
+            weight_sum += s->resources[i].weight;
+        }
+    }
+    if (weight_sum == 0)
+        return 0;
+    return (int64_t)round((double)node_score / (double)weight_sum);
+}
+
+static const plugin_res_score_fn strategy_fns[N_STRATEGIES] = {
+    least_allocated, most_allocated, requested_to_capacity_ratio};
+
+/* ------------------------------------------------------------------ */
+/* Plugin                                                              */
+/* ------------------------------------------------------------------ */
+
+static void destroy(void *self)
+{
+    fit *f = self;
+    if (!f)
+        return;
+    args_free(&f->args);
+    plugin_res_scorer_free(&f->scorer);
+    free(f);
+}
+
+/* The scorer of the strategy: resources copied, shape scaled to 0..100. */
+static int build_scorer(fit *f)
+{
+    const fit_args *a = &f->args;
+    plugin_res_scorer *s = &f->scorer;
+
+    s->fn = strategy_fns[a->type];
+    s->use_requested = 0;
+    s->resources = calloc(a->n_resources ? a->n_resources : 1, sizeof(*s->resources));
+    if (!s->resources)
+        return KUBE_ENOMEM;
+    memcpy(s->resources, a->resources, a->n_resources * sizeof(*s->resources));
+    s->n = a->n_resources;
+    if (a->type != REQUESTED_TO_CAPACITY_RATIO)
+        return KUBE_OK;
+    s->shape = calloc(a->n_shape, sizeof(*s->shape));
+    if (!s->shape)
+        return KUBE_ENOMEM;
+    for (size_t i = 0; i < a->n_shape; i++) {
+        s->shape[i].utilization = a->shape[i].utilization;
+        s->shape[i].score = a->shape[i].score * (FW_MAX_NODE_SCORE / MAX_CUSTOM_PRIORITY_SCORE);
+    }
+    s->n_shape = a->n_shape;
+    return KUBE_OK;
+}
+
+static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+{
+    fit *f = calloc(1, sizeof(*f));
+    int rc;
+
+    *self = NULL;
+    if (!f)
+        return KUBE_ENOMEM;
+    if ((rc = parse_args(args, &f->args, err, errlen)) != KUBE_OK) {
+        free(f);
+        return rc;
+    }
+    if ((rc = build_scorer(f)) != KUBE_OK) {
+        destroy(f);
+        return rc;
+    }
+    *self = f;
+    return KUBE_OK;
+}
+
+/* What Filter checks: the pod's request without the resources it does not
+ * need to check. */
+typedef struct fit_scalar {
+    const char *name; /* interned */
+    int64_t value;    /* > 0 */
+} fit_scalar;
+
+typedef struct pre_filter_state {
+    int64_t milli_cpu, memory, ephemeral_storage;
+    size_t n;
+    fit_scalar scalars[];
+} pre_filter_state;
+
+static size_t state_size(size_t n)
+{
+    return sizeof(pre_filter_state) + n * sizeof(fit_scalar);
+}
+
+static void *state_clone(const void *data)
+{
+    const pre_filter_state *s = data;
+    pre_filter_state *c = malloc(state_size(s->n));
+    if (c)
+        memcpy(c, s, state_size(s->n));
+    return c;
+}
+
+static const fw_state_ops state_ops = {state_clone, free};
+
+static int has_string(char *const *v, size_t n, const char *s, size_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strlen(v[i]) == len && strncmp(v[i], s, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* An extended resource in ignoredResources, or whose domain (the part
+ * before '/') is in ignoredResourceGroups. */
+static int ignored(const fit_args *a, const char *name)
+{
+    if (!plugin_is_extended_resource_name(name))
+        return 0;
+    return has_string(a->ignored, a->n_ignored, name, strlen(name)) ||
+           (a->n_groups && has_string(a->groups, a->n_groups, name, strcspn(name, "/")));
+}
+
+static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                             fw_pre_filter_result **result)
+{
+    const fit *f = self;
+    const fw_resource *req = &pod->request;
+    pre_filter_state *s = malloc(state_size(req->n_scalars));
+
+    if (!s)
+        return fw_status_error(KUBE_ENOMEM, NULL);
+    s->milli_cpu = req->milli_cpu;
+    s->memory = req->memory;
+    s->ephemeral_storage = req->ephemeral_storage;
+    s->n = 0;
+    for (uint32_t i = 0; i < req->n_scalars; i++)
+        if (req->scalars[i].value != 0 && !ignored(&f->args, req->scalars[i].name))
+            s->scalars[s->n++] = (fit_scalar){req->scalars[i].name, req->scalars[i].value};
+    int rc = fw_cycle_state_write(cs, PRE_FILTER_KEY, s, &state_ops);
+    return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
+}
+
+/* Adds reason to *st (created Unschedulable on the first reason). */
+static void add_reason(fw_status **st, const char *reason)
+{
+    if (!*st) {
+        *st = fw_status_new(FW_UNSCHEDULABLE, reason);
+        return;
+    }
+    if ((*st)->code == FW_UNSCHEDULABLE && fw_status_add_reason(*st, reason) != KUBE_OK) {
+        fw_status_free(*st);
+        *st = fw_status_error(KUBE_ENOMEM, NULL);
+    }
+}
+
+static int exceeds(int64_t want, int64_t allocatable, int64_t requested)
+{
+    return want > 0 && want > allocatable - requested;
+}
+
+/* fitsRequest */
+static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                         const fw_node_info *ni)
+{
+    const pre_filter_state *s = fw_cycle_state_read(cs, PRE_FILTER_KEY);
+    const fw_resource *alloc = &ni->allocatable, *used = &ni->requested;
+    fw_status *st = NULL;
+    char reason[300];
+
+    if (!s)
+        return fw_status_error(KUBE_ENOTFOUND, "error reading \"%s\" from cycleState: not found",
+                               PRE_FILTER_KEY);
+    if ((int64_t)ni->n_pods + 1 > alloc->allowed_pod_number)
+        add_reason(&st, "Too many pods");
+    if (exceeds(s->milli_cpu, alloc->milli_cpu, used->milli_cpu))
+        add_reason(&st, "Insufficient cpu");
+    if (exceeds(s->memory, alloc->memory, used->memory))
+        add_reason(&st, "Insufficient memory");
+    if (exceeds(s->ephemeral_storage, alloc->ephemeral_storage, used->ephemeral_storage))
+        add_reason(&st, "Insufficient ephemeral-storage");
+    for (size_t i = 0; i < s->n; i++) {
+        const fit_scalar *r = &s->scalars[i];
+        if (!exceeds(r->value, fw_resource_scalar(alloc, r->name),
+                     fw_resource_scalar(used, r->name)))
+            continue;
+        snprintf(reason, sizeof(reason), "Insufficient %s", r->name);
+        add_reason(&st, reason);
+    }
+    return st;
+}
+
+static fw_status *pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                            const fw_node_info *const *nodes, size_t n)
+{
+    const fit *f = self;
+    return plugin_res_pre_score(&f->scorer, cs, PRE_SCORE_KEY, pod);
+}
+
+static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                        const fw_node_info *ni, int64_t *out)
+{
+    const fit *f = self;
+    return plugin_res_score_node(&f->scorer, cs, PRE_SCORE_KEY, pod, ni, out);
+}
+
+/* Only a pod leaving or a node appearing or changing frees resources
+ * (InPlacePodVerticalScaling, which adds pod updates, is off in v1.28). */
+static const fw_cluster_event_with_hint events[] = {
+    {{FW_GVK_POD, FW_ACT_DELETE, ""}, NULL},
+    {{FW_GVK_NODE, FW_ACT_ADD | FW_ACT_UPDATE, ""}, NULL},
+};
+
+static size_t events_to_register(void *self, const fw_cluster_event_with_hint **out)
+{
+    *out = events;
+    return sizeof(events) / sizeof(events[0]);
+}
+
+const fw_plugin_desc plugin_node_resources_fit = {
+    .name = "NodeResourcesFit",
+    .default_args = default_args,
+    .create = create,
+    .destroy = destroy,
+    .pre_filter = pre_filter,
+    .filter = filter,
+    .pre_score = pre_score,
+    .score = score,
+    .events_to_register = events_to_register,
+};

@@ -1,0 +1,171 @@
+/*
+ * scheduler/plugins/resource_allocation.c - the resource allocation scorer
+ * shared by NodeResourcesFit and NodeResourcesBalancedAllocation.
+ */
+#include "plugins/resource_allocation.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/errors.h"
+#include "kube/node.h"
+#include "kube/pod.h"
+
+int plugin_res_spec_init(plugin_res_spec *spec, const char *name, int64_t weight)
+{
+    spec->name = fw_resource_name_intern(name);
+    if (!spec->name)
+        return KUBE_ENOMEM;
+    spec->weight = weight;
+    if (strcmp(name, "cpu") == 0)
+        spec->kind = PLUGIN_RES_CPU;
+    else if (strcmp(name, "memory") == 0)
+        spec->kind = PLUGIN_RES_MEMORY;
+    else if (strcmp(name, "ephemeral-storage") == 0)
+        spec->kind = PLUGIN_RES_EPHEMERAL_STORAGE;
+    else if (kube_is_scalar_resource_name(name))
+        spec->kind = PLUGIN_RES_SCALAR;
+    else
+        spec->kind = PLUGIN_RES_OTHER;
+    return KUBE_OK;
+}
+
+void plugin_res_scorer_free(plugin_res_scorer *s)
+{
+    if (!s)
+        return;
+    free(s->resources);
+    free(s->shape);
+    memset(s, 0, sizeof(*s));
+}
+
+/* calculatePodResourceRequest for one resource. Resources a node never
+ * offers (PLUGIN_RES_OTHER) are left out whatever the pod asks. */
+static int64_t pod_request(const plugin_res_scorer *s, const fw_pod_info *pod,
+                           const plugin_res_spec *r)
+{
+    switch (r->kind) {
+    case PLUGIN_RES_CPU:
+        return s->use_requested ? pod->request.milli_cpu : pod->pod->score_milli_cpu;
+    case PLUGIN_RES_MEMORY:
+        return s->use_requested ? pod->request.memory : pod->pod->score_memory;
+    case PLUGIN_RES_EPHEMERAL_STORAGE:
+        return pod->request.ephemeral_storage;
+    case PLUGIN_RES_SCALAR:
+        return fw_resource_scalar(&pod->request, r->name);
+    default:
+        return 0;
+    }
+}
+
+void plugin_res_pod_requests(const plugin_res_scorer *s, const fw_pod_info *pod, int64_t *out)
+{
+    for (size_t i = 0; i < s->n; i++)
+        out[i] = pod_request(s, pod, &s->resources[i]);
+}
+
+/* calculateResourceAllocatableRequest: (allocatable, requested + pod). */
+static void alloc_request(const plugin_res_scorer *s, const fw_node_info *ni,
+                          const plugin_res_spec *r, int64_t pod_req, int64_t *alloc, int64_t *req)
+{
+    const fw_resource *requested = s->use_requested ? &ni->requested : &ni->non_zero_requested;
+
+    *alloc = *req = 0;
+    if (pod_req == 0 && r->kind == PLUGIN_RES_SCALAR)
+        return; /* a scalar the pod does not request is not scored */
+    switch (r->kind) {
+    case PLUGIN_RES_CPU:
+        *alloc = ni->allocatable.milli_cpu;
+        *req = requested->milli_cpu + pod_req;
+        break;
+    case PLUGIN_RES_MEMORY:
+        *alloc = ni->allocatable.memory;
+        *req = requested->memory + pod_req;
+        break;
+    case PLUGIN_RES_EPHEMERAL_STORAGE:
+        *alloc = ni->allocatable.ephemeral_storage;
+        *req = ni->requested.ephemeral_storage + pod_req;
+        break;
+    case PLUGIN_RES_SCALAR:
+        *alloc = fw_resource_scalar(&ni->allocatable, r->name);
+        if (*alloc)
+            *req = fw_resource_scalar(&ni->requested, r->name) + pod_req;
+        break;
+    default:
+        break;
+    }
+}
+
+typedef struct pod_requests_state {
+    size_t n;
+    int64_t req[];
+} pod_requests_state;
+
+static size_t state_size(size_t n)
+{
+    return sizeof(pod_requests_state) + n * sizeof(int64_t);
+}
+
+static void *state_clone(const void *data)
+{
+    const pod_requests_state *s = data;
+    pod_requests_state *c = malloc(state_size(s->n));
+    if (c)
+        memcpy(c, s, state_size(s->n));
+    return c;
+}
+
+static const fw_state_ops state_ops = {state_clone, free};
+
+fw_status *plugin_res_pre_score(const plugin_res_scorer *s, fw_cycle_state *cs, const char *key,
+                                const fw_pod_info *pod)
+{
+    pod_requests_state *st = malloc(state_size(s->n));
+    if (!st)
+        return fw_status_error(KUBE_ENOMEM, NULL);
+    st->n = s->n;
+    plugin_res_pod_requests(s, pod, st->req);
+    int rc = fw_cycle_state_write(cs, key, st, &state_ops);
+    return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
+}
+
+/* Scores with three arrays of s->n entries from buf (3 * s->n int64). */
+static void score_with(const plugin_res_scorer *s, const fw_cycle_state *cs,
+                             const char *key, const fw_pod_info *pod, const fw_node_info *ni,
+                             int64_t *buf, int64_t *score)
+{
+    const pod_requests_state *st = fw_cycle_state_read(cs, key);
+    int64_t *requested = buf, *allocatable = buf + s->n, *pod_req = buf + 2 * s->n;
+    const int64_t *reqs = pod_req;
+
+    if (st && st->n == s->n)
+        reqs = st->req;
+    else
+        plugin_res_pod_requests(s, pod, pod_req);
+    for (size_t i = 0; i < s->n; i++)
+        alloc_request(s, ni, &s->resources[i], reqs[i], &allocatable[i], &requested[i]);
+    *score = s->fn(s, requested, allocatable);
+}
+
+fw_status *plugin_res_score_node(const plugin_res_scorer *s, const fw_cycle_state *cs,
+                                 const char *key, const fw_pod_info *pod, const fw_node_info *ni,
+                                 int64_t *score)
+{
+    int64_t stack[3 * PLUGIN_RES_STACK];
+
+    *score = 0;
+    if (!ni->node)
+        return fw_status_new(FW_ERROR, "node not found");
+    if (s->n == 0)
+        return fw_status_new(FW_ERROR, "resources not found");
+    if (s->n <= PLUGIN_RES_STACK) {
+        score_with(s, cs, key, pod, ni, stack, score);
+        return NULL;
+    }
+    int64_t *heap = malloc(3 * s->n * sizeof(*heap));
+    if (!heap)
+        return fw_status_error(KUBE_ENOMEM, NULL);
+    score_with(s, cs, key, pod, ni, heap, score);
+    free(heap);
+    return NULL;
+}

@@ -1,0 +1,147 @@
+/*
+ * scheduler/plugins/taint_toleration.c - TaintToleration (kube-scheduler
+ * v1.28 pkg/scheduler/framework/plugins/tainttoleration).
+ *
+ * Filter: the first NoSchedule/NoExecute taint of the node that no
+ * toleration of the pod tolerates rejects the node ("node(s) had
+ * untolerated taint {key: value}").
+ * Score: the number of PreferNoSchedule taints the pod does not tolerate
+ * (counting only its tolerations with an empty or PreferNoSchedule
+ * effect, collected once per cycle in PreScore), normalised in reverse so
+ * fewer intolerable taints score higher.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/errors.h"
+#include "kube/node.h"
+#include "kube/pod.h"
+#include "plugins/helper.h"
+#include "plugins/plugins.h"
+
+#define PRE_SCORE_KEY "PreScoreTaintToleration"
+
+/* The pod's tolerations that can tolerate a PreferNoSchedule taint (copies
+ * whose strings point into the pod being scheduled, which outlives the
+ * cycle). */
+typedef struct pre_score_state {
+    size_t n;
+    kube_toleration tols[];
+} pre_score_state;
+
+static size_t state_size(size_t n)
+{
+    return sizeof(pre_score_state) + n * sizeof(kube_toleration);
+}
+
+static void *state_clone(const void *data)
+{
+    const pre_score_state *s = data;
+    pre_score_state *c = malloc(state_size(s->n));
+    if (c)
+        memcpy(c, s, state_size(s->n));
+    return c;
+}
+
+static const fw_state_ops state_ops = {state_clone, free};
+
+static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+{
+    *self = NULL;
+    return KUBE_OK;
+}
+
+static int no_schedule_effect(kube_taint_effect e)
+{
+    return e == KUBE_EFFECT_NO_SCHEDULE || e == KUBE_EFFECT_NO_EXECUTE;
+}
+
+static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                         const fw_node_info *ni)
+{
+    const kube_node *node = ni->node;
+    const kube_pod *p = pod->pod;
+
+    if (!node)
+        return fw_status_error(KUBE_EINVAL, "invalid nodeInfo");
+    for (size_t i = 0; i < node->n_taints; i++) {
+        const kube_taint *t = &node->taints[i];
+        if (no_schedule_effect(t->effect) &&
+            !plugin_tolerations_tolerate(p->tolerations, p->n_tolerations, t))
+            return fw_status_newf(FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                  "node(s) had untolerated taint {%s: %s}", t->key, t->value);
+    }
+    return NULL;
+}
+
+static fw_status *pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                            const fw_node_info *const *nodes, size_t n)
+{
+    const kube_pod *p = pod->pod;
+    pre_score_state *s;
+
+    if (n == 0)
+        return NULL;
+    s = malloc(state_size(p->n_tolerations));
+    if (!s)
+        return fw_status_error(KUBE_ENOMEM, NULL);
+    s->n = 0;
+    for (size_t i = 0; i < p->n_tolerations; i++) {
+        kube_taint_effect e = p->tolerations[i].effect;
+        if (e == KUBE_EFFECT_ALL || e == KUBE_EFFECT_PREFER_NO_SCHEDULE)
+            s->tols[s->n++] = p->tolerations[i];
+    }
+    int rc = fw_cycle_state_write(cs, PRE_SCORE_KEY, s, &state_ops);
+    return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
+}
+
+static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                        const fw_node_info *ni, int64_t *out)
+{
+    const pre_score_state *s = fw_cycle_state_read(cs, PRE_SCORE_KEY);
+    const kube_node *node = ni->node;
+    int64_t count = 0;
+
+    *out = 0;
+    if (!node)
+        return fw_status_error(KUBE_ENOTFOUND, "getting node %s from Snapshot: not found",
+                               ni->name ? ni->name : "");
+    if (!s)
+        return fw_status_error(KUBE_ENOTFOUND, "failed to read \"%s\" from cycleState: not found",
+                               PRE_SCORE_KEY);
+    for (size_t i = 0; i < node->n_taints; i++) {
+        const kube_taint *t = &node->taints[i];
+        if (t->effect == KUBE_EFFECT_PREFER_NO_SCHEDULE &&
+            !plugin_tolerations_tolerate(s->tols, s->n, t))
+            count++;
+    }
+    *out = count;
+    return NULL;
+}
+
+static fw_status *normalize_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                                  fw_node_score *scores, size_t n)
+{
+    plugin_default_normalize_score(FW_MAX_NODE_SCORE, 1, scores, n);
+    return NULL;
+}
+
+static const fw_cluster_event_with_hint events[] = {
+    {{FW_GVK_NODE, FW_ACT_ADD | FW_ACT_UPDATE, ""}, NULL},
+};
+
+static size_t events_to_register(void *self, const fw_cluster_event_with_hint **out)
+{
+    *out = events;
+    return sizeof(events) / sizeof(events[0]);
+}
+
+const fw_plugin_desc plugin_taint_toleration = {
+    .name = "TaintToleration",
+    .create = create,
+    .filter = filter,
+    .pre_score = pre_score,
+    .score = score,
+    .normalize_score = normalize_score,
+    .events_to_register = events_to_register,
+};

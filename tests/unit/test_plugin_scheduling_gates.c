@@ -1,0 +1,62 @@
+/*
+ * tests/unit/test_plugin_scheduling_gates.c - SchedulingGates: PreEnqueue
+ * as kube-scheduler's scheduling_gates_test.go, and its events.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "plugins/plugins.h"
+#include "unit/test_plugin_util.h"
+
+static void gates_keep_the_pod_out(void **state)
+{
+    (void)state;
+    tp_plugin *p = tp_plugin_new(&plugin_scheduling_gates, NULL, NULL);
+    fw_pod_info *free_pod = tp_pod("{'metadata':{'name':'p'},'spec':{}}");
+    fw_pod_info *empty = tp_pod("{'metadata':{'name':'p'},'spec':{'schedulingGates':[]}}");
+    fw_pod_info *one = tp_pod("{'metadata':{'name':'p'},'spec':{'schedulingGates':"
+                              "[{'name':'foo'}]}}");
+    fw_pod_info *two = tp_pod("{'metadata':{'name':'p'},'spec':{'schedulingGates':"
+                              "[{'name':'foo'},{'name':'bar'}]}}");
+
+    /* pod does not carry scheduling gates */
+    tp_assert_status(p->desc->pre_enqueue(p->self, free_pod), FW_SUCCESS, NULL);
+    tp_assert_status(p->desc->pre_enqueue(p->self, empty), FW_SUCCESS, NULL);
+    /* pod carries scheduling gates */
+    tp_assert_status(p->desc->pre_enqueue(p->self, one), FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                     "waiting for scheduling gates: [foo]");
+    tp_assert_status(p->desc->pre_enqueue(p->self, two), FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                     "waiting for scheduling gates: [foo bar]");
+
+    fw_pod_info_unref(free_pod);
+    fw_pod_info_unref(empty);
+    fw_pod_info_unref(one);
+    fw_pod_info_unref(two);
+    tp_plugin_free(p);
+}
+
+static void registers_pod_updates(void **state)
+{
+    (void)state;
+    const fw_cluster_event_with_hint *ev;
+    tp_plugin *p = tp_plugin_new(&plugin_scheduling_gates, NULL, NULL);
+
+    assert_int_equal(p->desc->events_to_register(p->self, &ev), 1);
+    assert_string_equal(ev[0].event.resource, FW_GVK_POD);
+    assert_int_equal(ev[0].event.action, FW_ACT_UPDATE);
+    assert_null(ev[0].hint);
+    assert_null(p->desc->default_args);
+    tp_plugin_free(p);
+}
+
+int test_group_plugin_scheduling_gates(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(gates_keep_the_pod_out),
+        cmocka_unit_test(registers_pod_updates),
+    };
+    return cmocka_run_group_tests_name("plugin_scheduling_gates", tests, NULL, NULL);
+}
