@@ -1,0 +1,91 @@
+/*
+ * scheduler/plugins/stickyvm.h - the StickyVM plugin's public bits: its
+ * names, the owner-chain helpers, its counters, and the constructor that
+ * reads VMIs and VMs through a caller's lookup (unit tests).
+ *
+ * The plugin (plugin_stickyvm, declared in plugins.h) keeps a KubeVirt
+ * VirtualMachine on the node it first ran on. A pod is a VM's pod when its
+ * controller ownerReference is a kubevirt.io VirtualMachineInstance whose
+ * controller ownerReference is a kubevirt.io VirtualMachine. The node is
+ * recorded on the VM as the annotation stickyvm.io/node (args.annotationKey)
+ * by PostBind on first placement; PreFilter then restricts the pod to that
+ * node and Filter rejects every other node. See docs/stickyvm.md.
+ *
+ * Lifetime: the plugin adds VMI and VM informers to the handle's hub at
+ * create() and its handlers point at the plugin instance, so the hub must
+ * be STOPPED (kube_hub_stop) before the framework is freed.
+ *
+ * Threads: every function here is thread-safe.
+ * Memory: nothing here allocates for the caller except the constructor,
+ * whose *self is freed by plugin_stickyvm.destroy.
+ */
+#ifndef PLUGIN_STICKYVM_H
+#define PLUGIN_STICKYVM_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "framework/framework.h"
+#include "kube/api.h"
+#include "kube/kubevirt.h"
+#include "kube/object.h"
+
+#define STICKYVM_NAME "StickyVM"
+#define STICKYVM_DEFAULT_ANNOTATION "stickyvm.io/node"
+/* The cycle state key PreFilter writes and Filter/PostBind read. */
+#define STICKYVM_STATE_KEY "PreFilterStickyVM"
+/* How long PreFilter waits for the informers to deliver a VMI or VM that is
+ * not cached yet before its one GET. */
+#define STICKYVM_CACHE_WAIT_MS 100
+/* Pin writes (first placement, migration) give up after this many
+ * conflicting attempts. */
+#define STICKYVM_PIN_MAX_ATTEMPTS 5
+
+/* The pod's controller ownerReference when it is a kubevirt.io (any
+ * version) VirtualMachineInstance, else NULL (no owner, no controller
+ * owner, another kind or group). Borrowed from m. */
+const kube_owner_ref *stickyvm_vmi_owner(const kube_meta *pod);
+/* The VMI's controller ownerReference when it is a kubevirt.io
+ * VirtualMachine, else NULL. Borrowed from m. */
+const kube_owner_ref *stickyvm_vm_owner(const kube_meta *vmi);
+
+/* The node a completed live migration moves the pin to: new_vmi's
+ * status.migrationState completed without failure on a target node, old_vmi
+ * (NULL for an add) did not show that same completed migration, and the
+ * VM's pin under key equals the migration's source node. NULL otherwise
+ * (borrowed from new_vmi). */
+const char *stickyvm_migration_target(const kube_vmi *old_vmi, const kube_vmi *new_vmi,
+                                      const kube_vm *vm, const char *key);
+
+/* Counters since create (also exported as stickyvm_* metrics when the
+ * handle has a metrics registry). */
+typedef struct stickyvm_stats {
+    unsigned long pins_recorded;         /* pins written (first placement + migration) */
+    unsigned long pin_record_errors;     /* pin writes that failed */
+    unsigned long pinned_pods_scheduled; /* pods bound to their VM's pinned node */
+    unsigned long pinned_node_missing;   /* PreFilters whose pinned node was gone */
+    unsigned long pins_kept;             /* writes dropped for a concurrent pin */
+    unsigned long migration_pins_moved;  /* pins that followed a live migration */
+    unsigned long filter_calls;          /* Filter invocations */
+    unsigned long api_reads;             /* GETs (cache misses, conflict re-reads) */
+    unsigned long api_writes;            /* PATCHes of VMs */
+} stickyvm_stats;
+
+/* Copies the counters of a plugin instance (the self create() returned). */
+void stickyvm_stats_get(const void *self, stickyvm_stats *out);
+
+/* Where the plugin reads VMIs and VMs instead of informers. get returns a
+ * NEW reference to the cached object (the caller unrefs it) or NULL. r is
+ * &KUBE_RES_VMIS or &KUBE_RES_VMS. */
+typedef struct stickyvm_lookup {
+    kube_object *(*get)(void *ud, const kube_resource *r, const char *ns, const char *name);
+    void *ud; /* borrowed, outlives the plugin */
+} stickyvm_lookup;
+
+/* plugin_stickyvm.create, except that VMIs and VMs come from lk and no
+ * informer is added (a cache miss still makes one GET when h has a
+ * client). Arguments and results as fw_plugin_desc.create. */
+int stickyvm_new_with_lookup(const cJSON *args, fw_handle *h, const stickyvm_lookup *lk,
+                             void **self, char *err, size_t errlen);
+
+#endif
