@@ -122,16 +122,75 @@ static int frame_carry(scan *sc)
     return kube_buf_append(&s->partial, sc->data + sc->frame_start, n);
 }
 
-/* Skips string bytes that cannot end or escape the string. */
-static size_t skip_plain(const char *data, size_t i, size_t len, int stop_at_newline)
+/* Bytes that matter inside a string, and between tokens of a value. */
+static const unsigned char k_in_string[256] = {['"'] = 1, ['\\'] = 1, ['\n'] = 1};
+static const unsigned char k_structural[256] = {['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1,
+                                                [']'] = 1, ['\n'] = 1};
+
+/* The hot loop: runs through the bytes of a frame that is a JSON object or
+ * array, from data[i], tracking strings and depth. Returns the index of the
+ * byte that closes the frame (depth back to base), of a raw newline when
+ * nl_ends, or len when the chunk ends first. */
+static size_t frame_scan(kube_jsonstream *s, const char *data, size_t i, size_t len, int base,
+                         int nl_ends)
 {
-    while (i < len) {
-        char c = data[i];
-        if (c == '"' || c == '\\' || (stop_at_newline && c == '\n'))
+    const unsigned char *d = (const unsigned char *)data;
+
+    for (;;) {
+        if (s->in_str) {
+            if (s->esc) {
+                if (i >= len)
+                    return len;
+                s->esc = 0;
+                i++;
+            }
+            while (i < len && !k_in_string[d[i]])
+                i++;
+            if (i >= len)
+                return len;
+            if (d[i] == '\n' && nl_ends)
+                return i;
+            if (d[i] == '"')
+                s->in_str = 0;
+            else if (d[i] == '\\')
+                s->esc = 1;
+            i++;
+            continue;
+        }
+        while (i < len && !k_structural[d[i]])
+            i++;
+        if (i >= len)
+            return len;
+        switch (d[i]) {
+        case '"':
+            s->in_str = 1;
             break;
+        case '{':
+        case '[':
+            s->depth++;
+            break;
+        case '}':
+        case ']':
+            if (--s->depth == base)
+                return i;
+            break;
+        default: /* newline */
+            if (nl_ends)
+                return i;
+        }
         i++;
     }
-    return i;
+}
+
+/* Continues a structured frame from *ip; ends it when it closes. */
+static int frame_continue(scan *sc, size_t *ip, int base, int nl_ends)
+{
+    size_t j = frame_scan(sc->s, sc->data, *ip, sc->len, base, nl_ends);
+
+    *ip = j < sc->len ? j : sc->len - 1;
+    if (j == sc->len)
+        return 0;
+    return frame_end(sc, sc->data[j] == '\n' ? j : j + 1);
 }
 
 /* Lexes one byte inside a string; returns non-zero when the string ended. */
@@ -170,25 +229,9 @@ static int lines_byte(scan *sc, size_t *ip)
         }
         return 0;
     }
-    if (c == '\n')
-        return frame_end(sc, i);
     if (s->frame_raw)
-        return 0;
-    if (s->in_str) {
-        lex_string(s, c);
-        if (s->in_str)
-            *ip = skip_plain(sc->data, i + 1, sc->len, 1) - 1;
-        return 0;
-    }
-    if (c == '"') {
-        s->in_str = 1;
-    } else if (c == '{' || c == '[') {
-        s->depth++;
-    } else if (c == '}' || c == ']') {
-        if (--s->depth == 0)
-            return frame_end(sc, i + 1);
-    }
-    return 0;
+        return c == '\n' ? frame_end(sc, i) : 0;
+    return frame_continue(sc, ip, 0, 1);
 }
 
 /* ---- LIST mode --------------------------------------------------------- */
@@ -230,25 +273,16 @@ static int items_byte(scan *sc, size_t *ip)
             s->in_str = 1;
         return 0;
     }
-    if (s->frame_raw) {
-        if (c == '"') {
-            s->in_str = 1;
-        } else if (c == ',' || c == ']') {
-            rc = frame_end(sc, i);
-            if (c == ']') /* the array closes: let the outer lexer see it */
-                *ip = i - 1;
-        }
-        return rc;
-    }
+    if (!s->frame_raw)
+        return frame_continue(sc, ip, ITEMS_BASE_DEPTH, 0);
     if (c == '"') {
         s->in_str = 1;
-    } else if (c == '{' || c == '[') {
-        s->depth++;
-    } else if (c == '}' || c == ']') {
-        if (--s->depth == ITEMS_BASE_DEPTH)
-            return frame_end(sc, i + 1);
+    } else if (c == ',' || c == ']') {
+        rc = frame_end(sc, i);
+        if (c == ']') /* the array closes: let the outer lexer see it */
+            *ip = i - 1;
     }
-    return 0;
+    return rc;
 }
 
 /* A byte of the document around "items" (kept in the skeleton). */
@@ -290,11 +324,11 @@ static int list_byte(scan *sc, size_t *ip)
     kube_jsonstream *s = sc->s;
     size_t i = *ip;
 
+    if (s->items == ITEMS_INSIDE && s->in_frame && !s->frame_raw)
+        return frame_continue(sc, ip, ITEMS_BASE_DEPTH, 0);
     if (s->in_str) {
         if (lex_string(s, sc->data[i]))
             s->key_capture = 0;
-        else if (!s->key_capture && !s->esc)
-            *ip = skip_plain(sc->data, i + 1, sc->len, 0) - 1;
         return 0;
     }
     if (s->items == ITEMS_INSIDE && s->depth >= ITEMS_BASE_DEPTH)
