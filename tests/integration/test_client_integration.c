@@ -70,6 +70,8 @@ static int teardown(void **state)
 {
     itest *t = *state;
 
+    if (!t) /* setup failed */
+        return 0;
     kube_client_free(t->c);
     kube_config_free(t->cfg);
     harness_stop(t->h);
