@@ -36,4 +36,7 @@
     UNIT(plugin_scheduling_gates)    \
     UNIT(plugin_node_unschedulable)  \
     UNIT(plugin_node_name)           \
+    UNIT(plugin_taint_toleration)    \
+    UNIT(plugin_node_ports)          \
+    UNIT(plugin_node_affinity)       \
     /* add groups above this line */
