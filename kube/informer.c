@@ -439,6 +439,9 @@ static void list_complete(kube_informer *inf, const char *rv)
            rv);
     rc = kube_store_replace(inf->store, inf->items, inf->n_items, &inf->h);
     items_clear(inf);
+    free(inf->items); /* lists are rare: do not keep their staging memory */
+    inf->items = NULL;
+    inf->cap_items = 0;
     if (rc != KUBE_OK) {
         KLOG_ERROR("informer %s: applying the list failed: %s", inf->name, kube_strerror(rc));
         list_failed(inf, rc, 0);
