@@ -332,14 +332,25 @@ static int skip_trailers(const char *p, const char *end, const char **after)
     }
 }
 
+/* The encoded size a chunked body may reach, so tiny chunks with long
+ * extensions cannot make a small body use unbounded memory. */
+static size_t chunked_raw_limit(size_t max_body)
+{
+    return 8 * max_body + 64 * 1024;
+}
+
 static int decode_chunked(const char *p, const char *end, size_t max_body, kube_buf *body,
                           const char **after)
 {
+    const char *start = p;
+
     for (;;) {
         const char *le = find_crlf(p, end);
         uint64_t size;
         int rc;
 
+        if ((size_t)(p - start) > chunked_raw_limit(max_body))
+            return 413;
         if (!le)
             return (size_t)(end - p) > CHUNK_LINE_MAX ? 400 : NEED_MORE;
         if ((size_t)(le - p) > CHUNK_LINE_MAX)

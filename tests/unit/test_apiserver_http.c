@@ -250,6 +250,18 @@ static void enforces_size_limits(void **state)
         kube_buf_puts(&b, "aaaaaaaaaaaaaaaa");
     assert_int_equal(apis_http_parse(b.data, b.len, &lim, &req, &status), KUBE_EBADREQUEST);
     assert_int_equal(status, 414);
+
+    /* tiny chunks with long extensions: the encoding is bounded too */
+    kube_buf_reset(&b);
+    kube_buf_puts(&b, "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n");
+    for (int i = 0; i < 2000; i++) {
+        kube_buf_puts(&b, "1;");
+        for (int k = 0; k < 50; k++)
+            kube_buf_puts(&b, "eeeeeeeeee");
+        kube_buf_puts(&b, "\r\nx\r\n");
+    }
+    assert_int_equal(apis_http_parse(b.data, b.len, &lim, &req, &status), KUBE_EBADREQUEST);
+    assert_int_equal(status, 413);
     kube_buf_free(&b);
 }
 
