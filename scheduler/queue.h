@@ -58,6 +58,19 @@ struct kube_pod;
 
 typedef struct sched_queue sched_queue;
 
+/* The cluster events the scheduler raises (kube-scheduler's
+ * internal/queue/events.go), static storage. */
+extern const fw_cluster_event SCHED_EV_ASSIGNED_POD_ADD;      /* Pod Add */
+extern const fw_cluster_event SCHED_EV_ASSIGNED_POD_UPDATE;   /* Pod Update */
+extern const fw_cluster_event SCHED_EV_ASSIGNED_POD_DELETE;   /* Pod Delete */
+extern const fw_cluster_event SCHED_EV_NODE_ADD;              /* Node Add */
+extern const fw_cluster_event SCHED_EV_NODE_SPEC_UNSCHEDULABLE_CHANGE; /* Node UpdateNodeTaint */
+extern const fw_cluster_event SCHED_EV_NODE_ALLOCATABLE_CHANGE;
+extern const fw_cluster_event SCHED_EV_NODE_LABEL_CHANGE;
+extern const fw_cluster_event SCHED_EV_NODE_TAINT_CHANGE;
+extern const fw_cluster_event SCHED_EV_NODE_CONDITION_CHANGE;
+extern const fw_cluster_event SCHED_EV_UNSCHEDULABLE_TIMEOUT; /* wildcard */
+
 /* Where a queued pod is. */
 typedef enum sched_qwhere {
     SCHED_Q_NONE = 0,        /* popped, or not queued */

@@ -1,0 +1,990 @@
+/*
+ * scheduler/cache.c - the scheduler cache (cache.h).
+ */
+#include "cache.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "framework/strmap.h"
+#include "kube/buf.h"
+#include "kube/errors.h"
+#include "kube/log.h"
+#include "kube/node.h"
+#include "kube/pod.h"
+
+/* A node info in the recency list (nodeInfoListItem). */
+typedef struct node_item {
+    fw_node_info *info;
+    struct node_item *prev, *next;
+} node_item;
+
+typedef struct pod_state {
+    fw_pod_info *pi;        /* one reference */
+    char *node;             /* owned */
+    int assumed;
+    int binding_finished;
+    int64_t deadline_ms;    /* when binding_finished and the TTL is set */
+} pod_state;
+
+/* Nodes that have one image (imageState). */
+typedef struct image_state {
+    int64_t size;
+    fw_strmap nodes;        /* node name -> (void *)1 */
+} image_state;
+
+/* The nodes of one zone, in add order. */
+typedef struct node_zone {
+    char *key;
+    char **names;
+    size_t n, cap;
+} node_zone;
+
+struct sched_cache {
+    pthread_mutex_t mu;
+    int64_t ttl_ms;
+    int64_t (*now_ms)(void *ud);
+    void *clock_ud;
+    sched_core_metrics *metrics;
+    fw_strmap nodes;        /* name -> node_item * */
+    node_item *head;
+    fw_strmap pods;         /* uid -> pod_state * */
+    fw_strmap assumed;      /* uid -> pod_state * (subset) */
+    fw_strmap images;       /* image name -> image_state * */
+    node_zone *zones;            /* nodeTree */
+    size_t n_zones, cap_zones, tree_nodes;
+    const char **order;     /* scratch for the tree's list */
+    size_t cap_order;
+};
+
+static int64_t now_ms(const sched_cache *c)
+{
+    return c->now_ms ? c->now_ms(c->clock_ud) : kube_now_ms();
+}
+
+/* ------------------------------------------------------------------ */
+/* nodeTree                                                            */
+/* ------------------------------------------------------------------ */
+
+/* utilnode.GetZoneKey: "region:\0:zone" ("" without either label). The
+ * NUL is kept by writing it as \x01 (a label value cannot contain it). */
+static void zone_key(const kube_node *node, char *out, size_t n)
+{
+    const kube_meta *m = &node->base.meta;
+    const char *zone = kube_meta_label(m, "topology.kubernetes.io/zone");
+    const char *region = kube_meta_label(m, "topology.kubernetes.io/region");
+
+    if (!zone)
+        zone = kube_meta_label(m, "failure-domain.beta.kubernetes.io/zone");
+    if (!region)
+        region = kube_meta_label(m, "failure-domain.beta.kubernetes.io/region");
+    if ((!zone || !*zone) && (!region || !*region)) {
+        out[0] = '\0';
+        return;
+    }
+    snprintf(out, n, "%s:\x01:%s", region ? region : "", zone ? zone : "");
+}
+
+static node_zone *zone_find(sched_cache *c, const char *key, size_t *idx)
+{
+    for (size_t i = 0; i < c->n_zones; i++) {
+        if (!strcmp(c->zones[i].key, key)) {
+            if (idx)
+                *idx = i;
+            return &c->zones[i];
+        }
+    }
+    return NULL;
+}
+
+static int tree_add(sched_cache *c, const kube_node *node)
+{
+    char key[512];
+    const char *name = node->base.meta.name;
+    node_zone *z;
+
+    zone_key(node, key, sizeof(key));
+    z = zone_find(c, key, NULL);
+    if (!z) {
+        if (c->n_zones == c->cap_zones) {
+            size_t cap = c->cap_zones ? c->cap_zones * 2 : 8;
+            node_zone *a = realloc(c->zones, cap * sizeof(*a));
+            if (!a)
+                return KUBE_ENOMEM;
+            c->zones = a;
+            c->cap_zones = cap;
+        }
+        z = &c->zones[c->n_zones];
+        memset(z, 0, sizeof(*z));
+        z->key = strdup(key);
+        if (!z->key)
+            return KUBE_ENOMEM;
+        c->n_zones++;
+    }
+    for (size_t i = 0; i < z->n; i++)
+        if (!strcmp(z->names[i], name))
+            return KUBE_OK;
+    if (z->n == z->cap) {
+        size_t cap = z->cap ? z->cap * 2 : 16;
+        char **a = realloc(z->names, cap * sizeof(*a));
+        if (!a)
+            return KUBE_ENOMEM;
+        z->names = a;
+        z->cap = cap;
+    }
+    z->names[z->n] = strdup(name);
+    if (!z->names[z->n])
+        return KUBE_ENOMEM;
+    z->n++;
+    c->tree_nodes++;
+    return KUBE_OK;
+}
+
+static void tree_remove(sched_cache *c, const kube_node *node)
+{
+    char key[512];
+    const char *name = node->base.meta.name;
+    size_t zi;
+    node_zone *z;
+
+    zone_key(node, key, sizeof(key));
+    z = zone_find(c, key, &zi);
+    for (size_t i = 0; z && i < z->n; i++) {
+        if (strcmp(z->names[i], name))
+            continue;
+        free(z->names[i]);
+        memmove(&z->names[i], &z->names[i + 1], (z->n - i - 1) * sizeof(char *));
+        z->n--;
+        c->tree_nodes--;
+        if (z->n == 0) {
+            free(z->names);
+            free(z->key);
+            memmove(&c->zones[zi], &c->zones[zi + 1], (c->n_zones - zi - 1) * sizeof(node_zone));
+            c->n_zones--;
+        }
+        return;
+    }
+    KLOG_ERROR("node %s not found in the node tree", name);
+}
+
+static int tree_update(sched_cache *c, const kube_node *old_node, const kube_node *new_node)
+{
+    char a[512], b[512];
+
+    if (old_node) {
+        zone_key(old_node, a, sizeof(a));
+        zone_key(new_node, b, sizeof(b));
+        if (!strcmp(a, b))
+            return KUBE_OK;
+        tree_remove(c, old_node);
+    }
+    return tree_add(c, new_node);
+}
+
+/* nodeTree.list(): round robin across zones, into c->order. */
+static int tree_list(sched_cache *c, size_t *n)
+{
+    size_t got = 0, exhausted = 0;
+
+    if (c->cap_order < c->tree_nodes) {
+        const char **a = realloc(c->order, c->tree_nodes * sizeof(*a));
+        if (!a)
+            return KUBE_ENOMEM;
+        c->order = a;
+        c->cap_order = c->tree_nodes;
+    }
+    for (size_t idx = 0; got < c->tree_nodes && exhausted < c->n_zones; idx++) {
+        for (size_t z = 0; z < c->n_zones; z++) {
+            if (idx >= c->zones[z].n) {
+                if (idx == c->zones[z].n)
+                    exhausted++;
+                continue;
+            }
+            c->order[got++] = c->zones[z].names[idx];
+        }
+    }
+    *n = got;
+    return KUBE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Node items                                                          */
+/* ------------------------------------------------------------------ */
+
+static void move_to_head(sched_cache *c, node_item *it)
+{
+    if (c->head == it)
+        return;
+    if (it->prev)
+        it->prev->next = it->next;
+    if (it->next)
+        it->next->prev = it->prev;
+    it->prev = NULL;
+    it->next = c->head;
+    if (c->head)
+        c->head->prev = it;
+    c->head = it;
+}
+
+static node_item *item_get_or_create(sched_cache *c, const char *name)
+{
+    node_item *it = fw_strmap_get(&c->nodes, name);
+
+    if (it)
+        return it;
+    it = calloc(1, sizeof(*it));
+    if (!it)
+        return NULL;
+    it->info = fw_node_info_new();
+    if (!it->info || fw_strmap_put(&c->nodes, name, it, NULL) != KUBE_OK) {
+        fw_node_info_free(it->info);
+        free(it);
+        return NULL;
+    }
+    it->next = c->head;
+    if (c->head)
+        c->head->prev = it;
+    c->head = it;
+    return it;
+}
+
+static void item_remove(sched_cache *c, const char *name)
+{
+    node_item *it = fw_strmap_del(&c->nodes, name);
+
+    if (!it)
+        return;
+    if (it->prev)
+        it->prev->next = it->next;
+    else
+        c->head = it->next;
+    if (it->next)
+        it->next->prev = it->prev;
+    fw_node_info_free(it->info);
+    free(it);
+}
+
+/* ------------------------------------------------------------------ */
+/* Image states                                                        */
+/* ------------------------------------------------------------------ */
+
+static void image_states_remove(sched_cache *c, const kube_node *node)
+{
+    if (!node)
+        return;
+    for (size_t i = 0; i < node->n_images; i++) {
+        const kube_node_image *img = &node->images[i];
+        for (size_t k = 0; k < img->n_names; k++) {
+            image_state *st = fw_strmap_get(&c->images, img->names[k]);
+            if (!st)
+                continue;
+            fw_strmap_del(&st->nodes, node->base.meta.name);
+            if (fw_strmap_len(&st->nodes) == 0) {
+                fw_strmap_del(&c->images, img->names[k]);
+                fw_strmap_free(&st->nodes);
+                free(st);
+            }
+        }
+    }
+}
+
+static image_state *image_state_get(sched_cache *c, const char *name, int64_t size)
+{
+    image_state *st = fw_strmap_get(&c->images, name);
+
+    if (st)
+        return st;
+    st = calloc(1, sizeof(*st));
+    if (!st)
+        return NULL;
+    st->size = size;
+    if (fw_strmap_put(&c->images, name, st, NULL) != KUBE_OK) {
+        free(st);
+        return NULL;
+    }
+    return st;
+}
+
+static size_t image_count(const kube_node *node)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < node->n_images; i++)
+        n += node->images[i].n_names;
+    return n;
+}
+
+/* addNodeImageStates: records the node's images and gives its node info
+ * their summaries. */
+static int image_states_add(sched_cache *c, const kube_node *node, fw_node_info *info)
+{
+    size_t total = image_count(node), n = 0;
+    fw_image_state *sums;
+    fw_image_states *block = NULL;
+    int rc = KUBE_OK;
+
+    if (total == 0) {
+        fw_node_info_set_image_states(info, NULL);
+        return KUBE_OK;
+    }
+    sums = calloc(total, sizeof(*sums));
+    if (!sums)
+        return KUBE_ENOMEM;
+    for (size_t i = 0; rc == KUBE_OK && i < node->n_images; i++) {
+        const kube_node_image *img = &node->images[i];
+        for (size_t k = 0; rc == KUBE_OK && k < img->n_names; k++) {
+            image_state *st = image_state_get(c, img->names[k], img->size_bytes);
+            if (!st || fw_strmap_put(&st->nodes, node->base.meta.name, (void *)1, NULL) != KUBE_OK)
+                rc = KUBE_ENOMEM;
+            else
+                sums[n++] = (fw_image_state){img->names[k], st->size,
+                                             (int)fw_strmap_len(&st->nodes)};
+        }
+    }
+    if (rc == KUBE_OK)
+        rc = fw_image_states_new(sums, n, &block);
+    if (rc == KUBE_OK) {
+        fw_node_info_set_image_states(info, block);
+        fw_image_states_unref(block);
+    }
+    free(sums);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lifecycle                                                           */
+/* ------------------------------------------------------------------ */
+
+int sched_cache_new(const sched_cache_options *opts, sched_cache **out)
+{
+    sched_cache *c = calloc(1, sizeof(*c));
+
+    *out = NULL;
+    if (!c)
+        return KUBE_ENOMEM;
+    pthread_mutex_init(&c->mu, NULL);
+    if (opts) {
+        c->ttl_ms = opts->assumed_ttl_ms > 0 ? opts->assumed_ttl_ms : 0;
+        c->now_ms = opts->now_ms;
+        c->clock_ud = opts->clock_ud;
+        c->metrics = opts->metrics;
+    }
+    *out = c;
+    return KUBE_OK;
+}
+
+static void free_pod_state(void *ud, const char *key, void *value)
+{
+    pod_state *ps = value;
+
+    (void)ud;
+    (void)key;
+    fw_pod_info_unref(ps->pi);
+    free(ps->node);
+    free(ps);
+}
+
+static void free_image_state(void *ud, const char *key, void *value)
+{
+    image_state *st = value;
+
+    (void)ud;
+    (void)key;
+    fw_strmap_free(&st->nodes);
+    free(st);
+}
+
+void sched_cache_free(sched_cache *c)
+{
+    node_item *it, *next;
+
+    if (!c)
+        return;
+    for (it = c->head; it; it = next) {
+        next = it->next;
+        fw_node_info_free(it->info);
+        free(it);
+    }
+    fw_strmap_free(&c->nodes);
+    fw_strmap_foreach(&c->pods, free_pod_state, NULL);
+    fw_strmap_free(&c->pods);
+    fw_strmap_free(&c->assumed);
+    fw_strmap_foreach(&c->images, free_image_state, NULL);
+    fw_strmap_free(&c->images);
+    for (size_t i = 0; i < c->n_zones; i++) {
+        for (size_t k = 0; k < c->zones[i].n; k++)
+            free(c->zones[i].names[k]);
+        free(c->zones[i].names);
+        free(c->zones[i].key);
+    }
+    free(c->zones);
+    free(c->order);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Pods                                                                */
+/* ------------------------------------------------------------------ */
+
+/* Places pi on node (creating a node item if the node is unknown). */
+static int place_pod(sched_cache *c, fw_pod_info *pi, const char *node)
+{
+    node_item *it = item_get_or_create(c, node);
+    int rc;
+
+    if (!it)
+        return KUBE_ENOMEM;
+    rc = fw_node_info_add_pod(it->info, pi);
+    if (rc == KUBE_OK)
+        move_to_head(c, it);
+    else if (!it->info->node && it->info->n_pods == 0)
+        item_remove(c, node);
+    return rc;
+}
+
+/* Takes pi off node; a node item with neither node nor pods goes away. */
+static void unplace_pod(sched_cache *c, const fw_pod_info *pi, const char *node)
+{
+    node_item *it = fw_strmap_get(&c->nodes, node);
+
+    if (!it) {
+        KLOG_ERROR("node %s not found when removing pod %s/%s from the cache", node,
+                   pi->namespace_, pi->name);
+        return;
+    }
+    if (fw_node_info_remove_pod(it->info, pi->uid) != KUBE_OK)
+        KLOG_ERROR("pod %s/%s not found on node %s in the cache", pi->namespace_, pi->name, node);
+    if (!it->info->node && it->info->n_pods == 0)
+        item_remove(c, node);
+    else
+        move_to_head(c, it);
+}
+
+static int state_new(sched_cache *c, fw_pod_info *pi, const char *node, int assumed,
+                     pod_state **out)
+{
+    pod_state *ps = calloc(1, sizeof(*ps));
+    int rc;
+
+    *out = NULL;
+    if (!ps)
+        return KUBE_ENOMEM;
+    ps->node = strdup(node);
+    if (!ps->node) {
+        free(ps);
+        return KUBE_ENOMEM;
+    }
+    ps->pi = fw_pod_info_ref(pi);
+    ps->assumed = assumed;
+    rc = fw_strmap_put(&c->pods, pi->uid, ps, NULL);
+    if (rc == KUBE_OK && assumed)
+        rc = fw_strmap_put(&c->assumed, pi->uid, ps, NULL);
+    if (rc == KUBE_OK)
+        rc = place_pod(c, pi, node);
+    if (rc != KUBE_OK) {
+        fw_strmap_del(&c->pods, pi->uid);
+        fw_strmap_del(&c->assumed, pi->uid);
+        free_pod_state(NULL, NULL, ps);
+        return rc;
+    }
+    *out = ps;
+    return KUBE_OK;
+}
+
+/* removePod: the state and its placement. */
+static void state_remove(sched_cache *c, pod_state *ps)
+{
+    unplace_pod(c, ps->pi, ps->node);
+    fw_strmap_del(&c->pods, ps->pi->uid);
+    if (ps->assumed)
+        fw_strmap_del(&c->assumed, ps->pi->uid);
+    free_pod_state(NULL, NULL, ps);
+}
+
+int sched_cache_assume_pod(sched_cache *c, fw_pod_info *pi, const char *node)
+{
+    pod_state *ps;
+    int rc;
+
+    if (!pi || !node || !*node)
+        return KUBE_EINVAL;
+    pthread_mutex_lock(&c->mu);
+    if (fw_strmap_get(&c->pods, pi->uid))
+        rc = KUBE_EEXIST;
+    else
+        rc = state_new(c, pi, node, 1, &ps);
+    pthread_mutex_unlock(&c->mu);
+    if (rc == KUBE_EEXIST)
+        KLOG_ERROR("pod %s/%s(%s) is in the cache, so can't be assumed", pi->namespace_,
+                   pi->name, pi->uid);
+    return rc;
+}
+
+int sched_cache_finish_binding(sched_cache *c, const fw_pod_info *pi)
+{
+    pod_state *ps;
+
+    pthread_mutex_lock(&c->mu);
+    ps = fw_strmap_get(&c->assumed, pi->uid);
+    if (ps) {
+        ps->binding_finished = 1;
+        ps->deadline_ms = now_ms(c) + c->ttl_ms;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return KUBE_OK;
+}
+
+int sched_cache_forget_pod(sched_cache *c, const fw_pod_info *pi, const char *node)
+{
+    pod_state *ps;
+    int rc = KUBE_OK;
+
+    pthread_mutex_lock(&c->mu);
+    ps = fw_strmap_get(&c->pods, pi->uid);
+    if (ps && node && strcmp(ps->node, node)) {
+        KLOG_ERROR("pod %s/%s(%s) was assumed on %s but assigned to %s", pi->namespace_,
+                   pi->name, pi->uid, node, ps->node);
+        rc = KUBE_EINVAL;
+    } else if (ps && ps->assumed) {
+        state_remove(c, ps);
+    } else {
+        KLOG_ERROR("pod %s/%s(%s) wasn't assumed so cannot be forgotten", pi->namespace_,
+                   pi->name, pi->uid);
+        rc = KUBE_ENOTFOUND;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+/* Replaces the state's pod by a new pod info on node (updatePod). */
+static int state_replace(sched_cache *c, pod_state *ps, fw_pod_info *pi, const char *node)
+{
+    char *copy = strdup(node);
+    int rc;
+
+    if (!copy)
+        return KUBE_ENOMEM;
+    unplace_pod(c, ps->pi, ps->node);
+    rc = place_pod(c, pi, node);
+    if (rc != KUBE_OK) {
+        /* put the old one back where it was */
+        if (place_pod(c, ps->pi, ps->node) != KUBE_OK)
+            KLOG_ERROR("cache: lost pod %s/%s while out of memory", pi->namespace_, pi->name);
+        free(copy);
+        return rc;
+    }
+    fw_pod_info_unref(ps->pi);
+    ps->pi = fw_pod_info_ref(pi);
+    free(ps->node);
+    ps->node = copy;
+    return KUBE_OK;
+}
+
+static int add_pod_locked(sched_cache *c, struct kube_pod *pod, fw_pod_info *pi)
+{
+    pod_state *ps = fw_strmap_get(&c->pods, pi->uid);
+    int rc;
+
+    if (!ps)
+        return state_new(c, pi, pod->node_name, 0, &ps);
+    if (!ps->assumed) {
+        KLOG_ERROR("pod %s/%s(%s) was already in added state", pi->namespace_, pi->name, pi->uid);
+        return KUBE_EEXIST;
+    }
+    if (strcmp(ps->node, pod->node_name))
+        KLOG_INFO("pod %s/%s was added to a different node (%s) than it was assumed (%s)",
+                  pi->namespace_, pi->name, pod->node_name, ps->node);
+    rc = state_replace(c, ps, pi, pod->node_name);
+    if (rc == KUBE_OK) {
+        ps->assumed = 0;
+        ps->binding_finished = 0;
+        fw_strmap_del(&c->assumed, pi->uid);
+    }
+    return rc;
+}
+
+int sched_cache_add_pod(sched_cache *c, struct kube_pod *pod)
+{
+    fw_pod_info *pi = NULL;
+    int rc;
+
+    if (!pod || !*pod->node_name)
+        return KUBE_EINVAL;
+    rc = fw_pod_info_new(pod, &pi);
+    if (rc != KUBE_OK)
+        return rc;
+    pthread_mutex_lock(&c->mu);
+    rc = add_pod_locked(c, pod, pi);
+    pthread_mutex_unlock(&c->mu);
+    fw_pod_info_unref(pi);
+    return rc;
+}
+
+int sched_cache_update_pod(sched_cache *c, struct kube_pod *old_pod, struct kube_pod *new_pod)
+{
+    fw_pod_info *pi = NULL;
+    pod_state *ps;
+    int rc;
+
+    (void)old_pod;
+    if (!new_pod || !*new_pod->node_name)
+        return KUBE_EINVAL;
+    rc = fw_pod_info_new(new_pod, &pi);
+    if (rc != KUBE_OK)
+        return rc;
+    pthread_mutex_lock(&c->mu);
+    ps = fw_strmap_get(&c->pods, pi->uid);
+    if (!ps || ps->assumed) {
+        KLOG_ERROR("pod %s/%s(%s) is not added to scheduler cache, so cannot be updated",
+                   pi->namespace_, pi->name, pi->uid);
+        rc = KUBE_ENOTFOUND;
+    } else {
+        rc = state_replace(c, ps, pi, new_pod->node_name);
+    }
+    pthread_mutex_unlock(&c->mu);
+    fw_pod_info_unref(pi);
+    return rc;
+}
+
+int sched_cache_remove_pod(sched_cache *c, const struct kube_pod *pod)
+{
+    const kube_meta *m = &pod->base.meta;
+    pod_state *ps;
+    int rc = KUBE_OK;
+
+    pthread_mutex_lock(&c->mu);
+    ps = fw_strmap_get(&c->pods, m->uid);
+    if (!ps) {
+        KLOG_ERROR("pod %s/%s(%s) is not found in scheduler cache, so cannot be removed from it",
+                   m->namespace_, m->name, m->uid);
+        rc = KUBE_ENOTFOUND;
+    } else {
+        if (*pod->node_name && strcmp(ps->node, pod->node_name))
+            KLOG_ERROR("pod %s/%s was assumed to be on %s but got %s", m->namespace_, m->name,
+                       ps->node, pod->node_name);
+        state_remove(c, ps);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int sched_cache_is_assumed(sched_cache *c, const char *uid)
+{
+    int r;
+
+    pthread_mutex_lock(&c->mu);
+    r = fw_strmap_get(&c->assumed, uid) != NULL;
+    pthread_mutex_unlock(&c->mu);
+    return r;
+}
+
+int sched_cache_pod_node(sched_cache *c, const char *uid, char *out, size_t n)
+{
+    const pod_state *ps;
+    int found;
+
+    pthread_mutex_lock(&c->mu);
+    ps = fw_strmap_get(&c->pods, uid);
+    found = ps != NULL;
+    if (found && out)
+        kube_strlcpy(out, ps->node, n);
+    pthread_mutex_unlock(&c->mu);
+    return found;
+}
+
+/* ------------------------------------------------------------------ */
+/* Nodes                                                               */
+/* ------------------------------------------------------------------ */
+
+static int clone_out(const node_item *it, fw_node_info **info)
+{
+    if (!info)
+        return KUBE_OK;
+    *info = fw_node_info_clone(it->info);
+    return *info ? KUBE_OK : KUBE_ENOMEM;
+}
+
+/* AddNode / UpdateNode share everything but the tree step. */
+static int set_node_locked(sched_cache *c, struct kube_node *old_node, struct kube_node *node,
+                           fw_node_info **info)
+{
+    node_item *it = fw_strmap_get(&c->nodes, node->base.meta.name);
+    int rc;
+
+    if (it) {
+        image_states_remove(c, it->info->node);
+    } else {
+        it = item_get_or_create(c, node->base.meta.name);
+        if (!it)
+            return KUBE_ENOMEM;
+        old_node = NULL;
+    }
+    move_to_head(c, it);
+    rc = tree_update(c, old_node, node);
+    if (rc == KUBE_OK)
+        rc = image_states_add(c, node, it->info);
+    if (rc == KUBE_OK)
+        rc = fw_node_info_set_node(it->info, node);
+    if (rc == KUBE_OK)
+        rc = clone_out(it, info);
+    return rc;
+}
+
+int sched_cache_add_node(sched_cache *c, struct kube_node *node, fw_node_info **info)
+{
+    int rc;
+
+    if (info)
+        *info = NULL;
+    pthread_mutex_lock(&c->mu);
+    rc = set_node_locked(c, NULL, node, info);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int sched_cache_update_node(sched_cache *c, struct kube_node *old_node, struct kube_node *new_node,
+                            fw_node_info **info)
+{
+    int rc;
+
+    if (info)
+        *info = NULL;
+    pthread_mutex_lock(&c->mu);
+    rc = set_node_locked(c, old_node, new_node, info);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int sched_cache_remove_node(sched_cache *c, const struct kube_node *node)
+{
+    const char *name = node->base.meta.name;
+    node_item *it;
+    int rc = KUBE_OK;
+
+    pthread_mutex_lock(&c->mu);
+    it = fw_strmap_get(&c->nodes, name);
+    if (!it) {
+        KLOG_ERROR("node %s is not found in the scheduler cache", name);
+        rc = KUBE_ENOTFOUND;
+    } else {
+        fw_node_info_remove_node(it->info);
+        if (it->info->n_pods == 0)
+            item_remove(c, name);
+        else
+            move_to_head(c, it);
+        tree_remove(c, node);
+        image_states_remove(c, node);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Snapshot                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct stale_ctx {
+    sched_cache *c;
+    char **names;
+    size_t n, cap;
+    int oom;
+} stale_ctx;
+
+static void collect_stale(void *ud, const char *name, void *value)
+{
+    stale_ctx *s = ud;
+    const node_item *it = fw_strmap_get(&s->c->nodes, name);
+
+    (void)value;
+    if (s->oom || (it && it->info->node))
+        return;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        char **a = realloc(s->names, cap * sizeof(*a));
+        if (!a) {
+            s->oom = 1;
+            return;
+        }
+        s->names = a;
+        s->cap = cap;
+    }
+    s->names[s->n] = strdup(name);
+    if (!s->names[s->n])
+        s->oom = 1;
+    else
+        s->n++;
+}
+
+/* removeDeletedNodesFromSnapshot. */
+static int remove_deleted(sched_cache *c, fw_snapshot *s)
+{
+    stale_ctx st = {c, NULL, 0, 0, 0};
+
+    fw_strmap_foreach(&s->by_name, collect_stale, &st);
+    for (size_t i = 0; i < st.n; i++) {
+        fw_snapshot_remove(s, st.names[i]);
+        free(st.names[i]);
+    }
+    free(st.names);
+    return st.oom ? KUBE_ENOMEM : KUBE_OK;
+}
+
+static int rebuild_all(sched_cache *c, fw_snapshot *s)
+{
+    size_t n = 0;
+    int rc = tree_list(c, &n);
+
+    if (rc == KUBE_OK)
+        rc = fw_snapshot_rebuild_lists(s, c->order, n);
+    return rc;
+}
+
+static int update_snapshot_locked(sched_cache *c, fw_snapshot *s)
+{
+    int64_t gen = s->generation;
+    int all = 0, aff = 0, anti = 0, rc = KUBE_OK;
+
+    for (node_item *it = c->head; it && rc == KUBE_OK; it = it->next) {
+        int added = 0, a = 0, b = 0;
+        if (it->info->generation <= gen)
+            break;
+        if (!it->info->node)
+            continue;
+        rc = fw_snapshot_upsert(s, it->info, &added, &a, &b);
+        all |= added;
+        aff |= a;
+        anti |= b;
+    }
+    if (rc == KUBE_OK && c->head && c->head->info->generation > s->generation)
+        s->generation = c->head->info->generation;
+    if (rc == KUBE_OK && fw_strmap_len(&s->by_name) > c->tree_nodes) {
+        rc = remove_deleted(c, s);
+        all = 1;
+    }
+    if (rc == KUBE_OK && all)
+        rc = rebuild_all(c, s);
+    else if (rc == KUBE_OK && (aff || anti))
+        rc = fw_snapshot_rebuild_affinity_lists(s);
+    if (rc == KUBE_OK && s->n_list != c->tree_nodes) {
+        KLOG_ERROR("snapshot state is not consistent, length of NodeInfoList=%zu not equal to "
+                   "length of nodes in tree=%zu, length of NodeInfoMap=%zu, length of nodes in "
+                   "cache=%zu, trying to recover",
+                   s->n_list, c->tree_nodes, fw_strmap_len(&s->by_name), fw_strmap_len(&c->nodes));
+        rc = rebuild_all(c, s);
+        if (rc == KUBE_OK)
+            rc = KUBE_ESERVER;
+    }
+    return rc;
+}
+
+int sched_cache_update_snapshot(sched_cache *c, fw_snapshot *s)
+{
+    int rc;
+
+    pthread_mutex_lock(&c->mu);
+    rc = update_snapshot_locked(c, s);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Housekeeping                                                        */
+/* ------------------------------------------------------------------ */
+
+typedef struct expire_ctx {
+    int64_t now;
+    pod_state **due;
+    size_t n, cap;
+} expire_ctx;
+
+static void collect_expired(void *ud, const char *key, void *value)
+{
+    expire_ctx *e = ud;
+    pod_state *ps = value;
+
+    (void)key;
+    if (!ps->binding_finished || e->now <= ps->deadline_ms)
+        return;
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 8;
+        pod_state **a = realloc(e->due, cap * sizeof(*a));
+        if (!a)
+            return;
+        e->due = a;
+        e->cap = cap;
+    }
+    e->due[e->n++] = ps;
+}
+
+static void update_size_gauges(sched_cache *c)
+{
+    static const char *const assumed[] = {"assumed_pods"};
+    static const char *const pods[] = {"pods"};
+    static const char *const nodes[] = {"nodes"};
+
+    if (!c->metrics)
+        return;
+    sched_metric_set(c->metrics->cache_size, assumed, (double)fw_strmap_len(&c->assumed));
+    sched_metric_set(c->metrics->cache_size, pods, (double)fw_strmap_len(&c->pods));
+    sched_metric_set(c->metrics->cache_size, nodes, (double)fw_strmap_len(&c->nodes));
+}
+
+size_t sched_cache_cleanup_assumed(sched_cache *c)
+{
+    expire_ctx e = {0, NULL, 0, 0};
+
+    pthread_mutex_lock(&c->mu);
+    if (c->ttl_ms > 0) {
+        e.now = now_ms(c);
+        fw_strmap_foreach(&c->assumed, collect_expired, &e);
+        for (size_t i = 0; i < e.n; i++) {
+            KLOG_INFO("pod %s/%s expired", e.due[i]->pi->namespace_, e.due[i]->pi->name);
+            state_remove(c, e.due[i]);
+        }
+    }
+    update_size_gauges(c);
+    pthread_mutex_unlock(&c->mu);
+    free(e.due);
+    return e.n;
+}
+
+void sched_cache_get_counts(sched_cache *c, sched_cache_counts *out)
+{
+    pthread_mutex_lock(&c->mu);
+    out->nodes = c->tree_nodes;
+    out->pods = fw_strmap_len(&c->pods);
+    out->assumed = fw_strmap_len(&c->assumed);
+    pthread_mutex_unlock(&c->mu);
+}
+
+int sched_cache_node_order(sched_cache *c, char ***out, size_t *n)
+{
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    pthread_mutex_lock(&c->mu);
+    rc = tree_list(c, n);
+    if (rc == KUBE_OK && *n) {
+        *out = calloc(*n, sizeof(char *));
+        rc = *out ? KUBE_OK : KUBE_ENOMEM;
+        for (size_t i = 0; rc == KUBE_OK && i < *n; i++) {
+            (*out)[i] = strdup(c->order[i]);
+            if (!(*out)[i])
+                rc = KUBE_ENOMEM;
+        }
+        if (rc != KUBE_OK && *out) {
+            for (size_t i = 0; i < *n; i++)
+                free((*out)[i]);
+            free(*out);
+            *out = NULL;
+        }
+    }
+    if (rc != KUBE_OK)
+        *n = 0;
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
