@@ -1,0 +1,231 @@
+/*
+ * tests/unit/test_sched_metrics.c - the scheduler's Prometheus registry
+ * (scheduler/metrics.h): Go float formatting, registration rules, the
+ * text exposition of counters, gauges and histograms, kube-scheduler's
+ * metric set and the framework hooks, concurrent observations.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/buf.h"
+#include "kube/errors.h"
+#include "metrics.h"
+
+static void formats_floats_as_go(void **state)
+{
+    static const struct {
+        double v;
+        const char *want;
+    } cases[] = {
+        {0, "0"},         {1, "1"},           {0.001, "0.001"},   {0.0001, "0.0001"},
+        {1e-05, "1e-05"}, {1.5e-05, "1.5e-05"}, {16.384, "16.384"}, {123456, "123456"},
+        {1e6, "1e+06"},   {1234567, "1.234567e+06"}, {-2.5, "-2.5"}, {0.1 + 0.2, "0.30000000000000004"},
+    };
+    char out[40];
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sched_metrics_format_float(cases[i].v, out, sizeof(out));
+        assert_string_equal(out, cases[i].want);
+    }
+    sched_metrics_format_float(1.0 / 0.0, out, sizeof(out));
+    assert_string_equal(out, "+Inf");
+}
+
+static void registration_rules(void **state)
+{
+    sched_metrics *r;
+    sched_metric *m = NULL;
+    static const char *const labels[] = {"a", "b"};
+    static const char *const bad_labels[] = {"a", "a"};
+    static const char *const le[] = {"le"};
+    static const double buckets[] = {1, 2};
+    static const double unsorted[] = {2, 1};
+    (void)state;
+
+    assert_int_equal(sched_metrics_new(&r), KUBE_OK);
+    sched_metric_opts o = {"x_total", "help", SCHED_METRIC_COUNTER, SCHED_STABILITY_ALPHA,
+                           labels, 2, NULL, 0};
+    assert_int_equal(sched_metrics_register(r, &o, &m), KUBE_OK);
+    assert_ptr_equal(sched_metrics_find(r, "x_total"), m);
+    assert_int_equal(sched_metrics_register(r, &o, NULL), KUBE_EEXIST);
+    o.name = "1bad";
+    assert_int_equal(sched_metrics_register(r, &o, NULL), KUBE_EINVAL);
+    o.name = "dup_labels";
+    o.labels = bad_labels;
+    assert_int_equal(sched_metrics_register(r, &o, NULL), KUBE_EINVAL);
+    o.name = "h";
+    o.type = SCHED_METRIC_HISTOGRAM;
+    o.labels = le;
+    o.n_labels = 1;
+    o.buckets = buckets;
+    o.n_buckets = 2;
+    assert_int_equal(sched_metrics_register(r, &o, NULL), KUBE_EINVAL);
+    o.labels = NULL;
+    o.n_labels = 0;
+    o.buckets = unsorted;
+    assert_int_equal(sched_metrics_register(r, &o, NULL), KUBE_EINVAL);
+    o.buckets = NULL;
+    assert_int_equal(sched_metrics_register(r, &o, NULL), KUBE_EINVAL);
+    sched_metrics_free(r);
+}
+
+static void exposition_format(void **state)
+{
+    sched_metrics *r;
+    sched_metric *c, *g, *h;
+    static const char *const lc[] = {"result", "profile"};
+    static const char *const lg[] = {"queue"};
+    static const double buckets[] = {0.5, 1};
+    kube_buf b = KUBE_BUF_INIT;
+    (void)state;
+
+    assert_int_equal(sched_metrics_new(&r), KUBE_OK);
+    sched_metric_opts oc = {"z_attempts_total", "Attempts.", SCHED_METRIC_COUNTER,
+                            SCHED_STABILITY_STABLE, lc, 2, NULL, 0};
+    sched_metric_opts og = {"a_pending", "Pending \\ pods\nnow.", SCHED_METRIC_GAUGE,
+                            SCHED_STABILITY_ALPHA, lg, 1, NULL, 0};
+    sched_metric_opts oh = {"m_seconds", "Latency.", SCHED_METRIC_HISTOGRAM, SCHED_STABILITY_BETA,
+                            NULL, 0, buckets, 2};
+    sched_metric_opts oe = {"empty_total", "Never used.", SCHED_METRIC_COUNTER,
+                            SCHED_STABILITY_ALPHA, NULL, 0, NULL, 0};
+    assert_int_equal(sched_metrics_register(r, &oc, &c), KUBE_OK);
+    assert_int_equal(sched_metrics_register(r, &og, &g), KUBE_OK);
+    assert_int_equal(sched_metrics_register(r, &oh, &h), KUBE_OK);
+    assert_int_equal(sched_metrics_register(r, &oe, NULL), KUBE_OK);
+
+    const char *v1[] = {"scheduled", "p\"1"};
+    const char *v2[] = {"error", "p"};
+    sched_metric_add(c, v1, 2);
+    sched_metric_add(c, v1, -5); /* counters never decrease */
+    sched_metric_add(c, v2, 1);
+    const char *q[] = {"active"};
+    sched_metric_set(g, q, 3);
+    sched_metric_add(g, q, -1);
+    sched_metric_observe(h, NULL, 0.25);
+    sched_metric_observe(h, NULL, 0.75);
+    sched_metric_observe(h, NULL, 3);
+    assert_true(sched_metric_value(c, v1) == 2);
+    assert_true(sched_metric_value(g, q) == 2);
+    assert_true(sched_metric_value(h, NULL) == 3);
+
+    assert_int_equal(sched_metrics_write(r, &b), KUBE_OK);
+    const char *want =
+        "# HELP a_pending [ALPHA] Pending \\\\ pods\\nnow.\n"
+        "# TYPE a_pending gauge\n"
+        "a_pending{queue=\"active\"} 2\n"
+        "# HELP m_seconds [BETA] Latency.\n"
+        "# TYPE m_seconds histogram\n"
+        "m_seconds_bucket{le=\"0.5\"} 1\n"
+        "m_seconds_bucket{le=\"1\"} 2\n"
+        "m_seconds_bucket{le=\"+Inf\"} 3\n"
+        "m_seconds_sum 4\n"
+        "m_seconds_count 3\n"
+        "# HELP z_attempts_total [STABLE] Attempts.\n"
+        "# TYPE z_attempts_total counter\n"
+        "z_attempts_total{result=\"error\",profile=\"p\"} 1\n"
+        "z_attempts_total{result=\"scheduled\",profile=\"p\\\"1\"} 2\n";
+    assert_string_equal(b.data, want);
+    kube_buf_free(&b);
+    sched_metrics_free(r);
+}
+
+static void core_set_and_hooks(void **state)
+{
+    sched_metrics *r;
+    sched_core_metrics m;
+    kube_buf b = KUBE_BUF_INIT;
+    (void)state;
+
+    sched_core_metrics again;
+    assert_int_equal(sched_metrics_new(&r), KUBE_OK);
+    assert_int_equal(sched_core_metrics_register(r, &m), KUBE_OK);
+    assert_int_equal(sched_core_metrics_register(r, &again), KUBE_EEXIST);
+
+    fw_metrics_hooks hk = sched_core_metrics_hooks(&m);
+    hk.extension_point(hk.ud, "Filter", "Success", "default-scheduler", 0.0002);
+    hk.plugin(hk.ud, "NodeResourcesFit", "Filter", "Success", 0.00001);
+    hk.permit_wait(hk.ud, "Success", 0.5);
+    sched_core_metrics_attempt(&m, "scheduled", "default-scheduler", 0.01);
+    sched_core_metrics_attempt(&m, "unschedulable", "default-scheduler", 0.01);
+    sched_core_metrics_attempt(&m, "scheduled", "default-scheduler", 0.02);
+
+    const char *v[] = {"scheduled", "default-scheduler"};
+    assert_true(sched_metric_value(m.schedule_attempts, v) == 2);
+    assert_true(sched_metric_value(m.scheduling_attempt_duration, v) == 2);
+    assert_int_equal(sched_metrics_write(r, &b), KUBE_OK);
+    assert_non_null(strstr(b.data, "scheduler_pending_pods{queue=\"gated\"} 0\n"));
+    assert_non_null(strstr(b.data, "scheduler_schedule_attempts_total{result=\"scheduled\","
+                                   "profile=\"default-scheduler\"} 2\n"));
+    assert_non_null(strstr(b.data, "scheduler_framework_extension_point_duration_seconds_bucket{"
+                                   "extension_point=\"Filter\",status=\"Success\",profile="
+                                   "\"default-scheduler\",le=\"0.0002\"} 1\n"));
+    assert_non_null(strstr(b.data, "scheduler_plugin_execution_duration_seconds_bucket{plugin="
+                                   "\"NodeResourcesFit\",extension_point=\"Filter\",status="
+                                   "\"Success\",le=\"1e-05\"} 1\n"));
+    assert_non_null(strstr(b.data, "scheduler_scheduling_attempt_duration_seconds_bucket{result="
+                                   "\"scheduled\",profile=\"default-scheduler\",le=\"16.384\"} 2\n"));
+    assert_non_null(strstr(b.data, "# HELP scheduler_schedule_attempts_total [STABLE] Number of "
+                                   "attempts to schedule pods, by the result."));
+    assert_non_null(strstr(b.data, "scheduler_permit_wait_duration_seconds_count{result="
+                                   "\"Success\"} 1\n"));
+    kube_buf_free(&b);
+    sched_metrics_free(r);
+}
+
+typedef struct worker {
+    sched_metric *m;
+    int n;
+} worker;
+
+static void *observe_many(void *arg)
+{
+    worker *w = arg;
+    const char *v[] = {"x"};
+    for (int i = 0; i < w->n; i++)
+        sched_metric_observe(w->m, v, 0.001);
+    return NULL;
+}
+
+static void concurrent_observations(void **state)
+{
+    sched_metrics *r;
+    sched_metric *h;
+    static const char *const l[] = {"k"};
+    static const double buckets[] = {0.01};
+    pthread_t t[4];
+    worker w;
+    (void)state;
+
+    assert_int_equal(sched_metrics_new(&r), KUBE_OK);
+    sched_metric_opts o = {"c_seconds", "c", SCHED_METRIC_HISTOGRAM, SCHED_STABILITY_ALPHA, l, 1,
+                           buckets, 1};
+    assert_int_equal(sched_metrics_register(r, &o, &h), KUBE_OK);
+    w.m = h;
+    w.n = 20000;
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, observe_many, &w), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    const char *v[] = {"x"};
+    assert_true(sched_metric_value(h, v) == 80000);
+    assert_true(sched_metric_child_sum(sched_metric_with(h, v)) > 79.99);
+    sched_metrics_free(r);
+}
+
+int test_group_sched_metrics(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(formats_floats_as_go),
+        cmocka_unit_test(registration_rules),
+        cmocka_unit_test(exposition_format),
+        cmocka_unit_test(core_set_and_hooks),
+        cmocka_unit_test(concurrent_observations),
+    };
+    return cmocka_run_group_tests_name("sched_metrics", tests, NULL, NULL);
+}
