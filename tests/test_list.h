@@ -39,4 +39,5 @@
     UNIT(plugin_taint_toleration)    \
     UNIT(plugin_node_ports)          \
     UNIT(plugin_node_affinity)       \
+    UNIT(plugin_node_resources_fit)  \
     /* add groups above this line */
