@@ -39,6 +39,10 @@ struct kube_client {
     pthread_mutex_t stats_lock;
     kube_client_stats stats;
 
+    pthread_mutex_t stop_lock; /* with stop_cond, wakes waits on shutdown */
+    pthread_cond_t stop_cond;
+    atomic_int stopping;
+
     atomic_long backoff_base_ms;
     atomic_long backoff_cap_ms;
     atomic_uint_fast64_t rng;
@@ -112,12 +116,45 @@ static unsigned client_random(kube_client *c)
     return (unsigned)((z ^ (z >> 31)) >> 32);
 }
 
-static void client_sleep_ms(long ms)
+/* Waits ns nanoseconds, or less when the client shuts down. Returns KUBE_OK
+ * or KUBE_ECANCELED. */
+static int client_pause(kube_client *c, int64_t ns)
 {
-    struct timespec ts = {(time_t)(ms / 1000), (ms % 1000) * 1000000L};
+    struct timespec deadline;
 
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += (time_t)(ns / 1000000000LL);
+    deadline.tv_nsec += (long)(ns % 1000000000LL);
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&c->stop_lock);
+    while (!atomic_load(&c->stopping) &&
+           pthread_cond_timedwait(&c->stop_cond, &c->stop_lock, &deadline) != ETIMEDOUT)
         ;
+    pthread_mutex_unlock(&c->stop_lock);
+    return atomic_load(&c->stopping) ? KUBE_ECANCELED : KUBE_OK;
+}
+
+void kube_client_shutdown(kube_client *c)
+{
+    pthread_mutex_lock(&c->stop_lock);
+    atomic_store(&c->stopping, 1);
+    pthread_cond_broadcast(&c->stop_cond);
+    pthread_mutex_unlock(&c->stop_lock);
+}
+
+/* Aborts a transfer in flight once the client shuts down. */
+static int client_on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                              curl_off_t ulnow)
+{
+    kube_client *c = ud;
+    (void)dltotal;
+    (void)dlnow;
+    (void)ultotal;
+    (void)ulnow;
+    return atomic_load(&c->stopping) ? 1 : 0;
 }
 
 /* ---- Status decoding -------------------------------------------------- */
@@ -428,6 +465,17 @@ static int client_check_options(const kube_client_options *o)
     return KUBE_OK;
 }
 
+/* A condition variable timed on the monotonic clock. */
+static void client_init_cond(pthread_cond_t *cond)
+{
+    pthread_condattr_t attr;
+
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(cond, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
 static kube_client *client_alloc(kube_config *cfg, const kube_client_options *o)
 {
     kube_client *c = calloc(1, sizeof(*c));
@@ -446,6 +494,8 @@ static kube_client *client_alloc(kube_config *cfg, const kube_client_options *o)
         pthread_mutex_init(&c->share_locks[i], NULL);
     pthread_mutex_init(&c->pool_lock, NULL);
     pthread_mutex_init(&c->stats_lock, NULL);
+    pthread_mutex_init(&c->stop_lock, NULL);
+    client_init_cond(&c->stop_cond);
     atomic_init(&c->backoff_base_ms, 100);
     atomic_init(&c->backoff_cap_ms, 5000);
     atomic_init(&c->rng, (uint64_t)kube_now_ns() ^ (uint64_t)(uintptr_t)c);
@@ -502,6 +552,8 @@ void kube_client_free(kube_client *c)
         pthread_mutex_destroy(&c->share_locks[i]);
     pthread_mutex_destroy(&c->pool_lock);
     pthread_mutex_destroy(&c->stats_lock);
+    pthread_mutex_destroy(&c->stop_lock);
+    pthread_cond_destroy(&c->stop_cond);
     free(c);
 }
 
@@ -657,6 +709,9 @@ static int client_perform(kube_client *c, const client_req *q, client_result *r,
         curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, client_on_header);
         curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
         curl_easy_setopt(h, CURLOPT_ERRORBUFFER, r->errbuf);
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, client_on_progress);
+        curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
         client_setup_method(h, q);
         r->cc = curl_easy_perform(h);
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
@@ -672,6 +727,8 @@ static int client_perform(kube_client *c, const client_req *q, client_result *r,
         return rc;
     if (r->cc == CURLE_OK)
         return KUBE_OK;
+    if (r->cc == CURLE_ABORTED_BY_CALLBACK)
+        return KUBE_ECANCELED;
     if (r->cc == CURLE_OPERATION_TIMEDOUT)
         return KUBE_ETIMEDOUT;
     if (r->cc == CURLE_OUT_OF_MEMORY || (r->cc == CURLE_WRITE_ERROR && r->body.data))
@@ -712,7 +769,7 @@ void kube_client_stats_get(kube_client *c, kube_client_stats *out)
 
 void kube_client_wait_rate(kube_client *c)
 {
-    kube_ratelimit_wait(c->rl);
+    client_pause(c, kube_ratelimit_reserve(c->rl));
 }
 
 /* ---- the request loop ------------------------------------------------- */
@@ -739,13 +796,15 @@ static int client_valid_request(const char *method, const char *path, const char
     return 1;
 }
 
-/* Records a transport failure in resp->status. */
+/* Records a transport failure (or cancellation) in resp->status. r may be
+ * NULL when no transfer was made. */
 static void client_transport_failure(kube_response *resp, const client_req *q,
                                      const client_result *r, int rc)
 {
-    const char *why = r->errbuf[0] ? r->errbuf
-                      : r->cc != CURLE_OK ? curl_easy_strerror(r->cc)
-                                          : kube_strerror(rc);
+    const char *why = rc == KUBE_ECANCELED  ? "canceled: the client is shutting down"
+                      : r && r->errbuf[0]   ? r->errbuf
+                      : r && r->cc != CURLE_OK ? curl_easy_strerror(r->cc)
+                                               : kube_strerror(rc);
 
     resp->code = 0;
     resp->status.code = 0;
@@ -781,7 +840,11 @@ static int client_attempt(kube_client *c, const client_req *q, int attempt, int 
     int64_t start = kube_now_ms();
     long code;
 
-    kube_ratelimit_wait(c->rl);
+    if (client_pause(c, kube_ratelimit_reserve(c->rl)) != KUBE_OK) {
+        *rc = KUBE_ECANCELED;
+        client_transport_failure(resp, q, &r, *rc);
+        return 0;
+    }
     client_count(c, q->method, attempt > 0);
     *rc = client_perform(c, q, &r, &code);
     *delay_ms = 0;
@@ -835,8 +898,11 @@ int kube_client_do(kube_client *c, const char *method, const char *path,
         KLOG_V(4, "%s %s: %s (HTTP %ld); retrying in %ld ms", method, path,
                kube_strerror(rc), resp->code, delay_ms);
         kube_response_clear(resp);
-        if (delay_ms > 0)
-            client_sleep_ms(delay_ms);
+        if (client_pause(c, (int64_t)delay_ms * 1000000LL) != KUBE_OK) {
+            rc = KUBE_ECANCELED;
+            client_transport_failure(resp, &q, NULL, rc);
+            break;
+        }
     }
     kube_buf_free(&url);
     return rc;

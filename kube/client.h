@@ -15,6 +15,7 @@
  * connection broke before an answer (reset, empty reply) is retried too;
  * other transport failures are not. Every attempt waits on the rate
  * limiter. kube_retry_decide() is the policy as a pure function.
+ * kube_client_shutdown() ends waits and transfers with KUBE_ECANCELED.
  *
  * Errors: a non-2xx answer is decoded as a metav1.Status into resp->status
  * and the call returns kube_err_from_status(code, reason). A body that is not
@@ -113,8 +114,16 @@ int kube_response_error(long http_code, const char *body, size_t len, kube_statu
 int kube_client_setup_stream(kube_client *c, CURL *easy, const char *path,
                              struct curl_slist **headers);
 
-/* Blocks until the rate limiter grants one request. */
+/* Blocks until the rate limiter grants one request (or the client shuts
+ * down). */
 void kube_client_wait_rate(kube_client *c);
+
+/* Makes every pending and future request of this client fail with
+ * KUBE_ECANCELED promptly: rate-limit and retry waits end at once, and
+ * transfers in flight are aborted within about a second. Irreversible; for
+ * process shutdown. Thread-safe. kube_client_free() may be called only after
+ * every request has returned. Stream handles are not affected. */
+void kube_client_shutdown(kube_client *c);
 
 /* Counters, for benchmarks: requests sent (each retry counts), by method. */
 typedef struct kube_client_stats {

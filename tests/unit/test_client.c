@@ -829,6 +829,45 @@ static void rejects_bad_requests(void **state)
     client_env_free(&e);
 }
 
+typedef struct pending_call {
+    kube_client *c;
+    kube_response resp;
+    int rc;
+} pending_call;
+
+static void *call_in_thread(void *arg)
+{
+    pending_call *p = arg;
+    p->rc = kube_client_do(p->c, "GET", "/slow", NULL, NULL, 0, &p->resp);
+    return NULL;
+}
+
+static void shutdown_cancels_waits(void **state)
+{
+    mock_server *m = *state;
+    client_env e = mock_client(m, 5);
+    pending_call p = {e.c, {0}, 0};
+    int64_t deadline = kube_now_ms() + 10000;
+    pthread_t th;
+
+    /* the server asks for a 30 s pause; shutdown must not wait for it */
+    mock_script(m, (mock_reply[]){{429, NULL, "Retry-After: 30\r\n", ""}}, 1);
+    assert_int_equal(pthread_create(&th, NULL, call_in_thread, &p), 0);
+    while (mock_count(m) < 1 && kube_now_ms() < deadline)
+        usleep(1000);
+    assert_int_equal(mock_count(m), 1);
+    kube_client_shutdown(e.c);
+    pthread_join(th, NULL);
+    assert_int_equal(p.rc, KUBE_ECANCELED);
+    assert_contains(p.resp.status.message, "shutting down");
+    kube_response_clear(&p.resp);
+    /* later calls fail at once, without a request */
+    assert_int_equal(kube_client_do(e.c, "GET", "/x", NULL, NULL, 0, &p.resp), KUBE_ECANCELED);
+    assert_int_equal(mock_count(m), 1);
+    kube_response_clear(&p.resp);
+    client_env_free(&e);
+}
+
 /* ---- typed calls on the wire ------------------------------------------- */
 
 static void typed_calls_send_the_right_requests(void **state)
@@ -970,6 +1009,7 @@ int test_group_client(void)
                                         mock_teardown),
         cmocka_unit_test_setup_teardown(broken_connections, mock_setup, mock_teardown),
         cmocka_unit_test_setup_teardown(rejects_bad_requests, mock_setup, mock_teardown),
+        cmocka_unit_test_setup_teardown(shutdown_cancels_waits, mock_setup, mock_teardown),
         cmocka_unit_test_setup_teardown(typed_calls_send_the_right_requests, mock_setup,
                                         mock_teardown),
         cmocka_unit_test_setup_teardown(typed_calls_report_failures, mock_setup, mock_teardown),
