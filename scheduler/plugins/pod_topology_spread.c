@@ -1,0 +1,991 @@
+/*
+ * scheduler/plugins/pod_topology_spread.c - PodTopologySpread
+ * (kube-scheduler v1.28 pkg/scheduler/framework/plugins/podtopologyspread,
+ * with MinDomainsInPodTopologySpread, NodeInclusionPolicyInPodTopologySpread
+ * and MatchLabelKeysInPodTopologySpread on, as in v1.28).
+ *
+ * Constraints: the pod's topologySpreadConstraints of one
+ * whenUnsatisfiable action (DoNotSchedule for filtering, ScheduleAnyway for
+ * scoring); matchLabelKeys add `key in (pod's value)` requirements to the
+ * selector; minDomains defaults to 1, nodeAffinityPolicy to Honor (the
+ * node must match the pod's nodeSelector and required node affinity to
+ * count), nodeTaintsPolicy to Ignore (Honor: the node must have no
+ * untolerated NoSchedule/NoExecute taint).
+ *
+ * Default constraints (args): a pod without constraints gets the
+ * configured (List) or system (hostname maxSkew 3, zone maxSkew 5, both
+ * ScheduleAnyway) defaults, with a selector built from the Services,
+ * ReplicationControllers, ReplicaSets and StatefulSets that match the pod
+ * (helper.DefaultSelector); kube-scheduler applies no default constraint
+ * when that selector is empty. stickyvm-scheduler does not watch those
+ * four kinds (the API emulator does not serve them either), so the
+ * selector is always empty and, exactly as kube-scheduler does for a pod
+ * no Service or supported controller selects (a KubeVirt virt-launcher pod
+ * is owned by its VirtualMachineInstance, not a supported controller), no
+ * default constraint applies. The args are still decoded, defaulted
+ * (defaultingType System) and validated with kube-scheduler's messages.
+ *
+ * Counting follows v1.28 exactly, including its keying by topology KEY:
+ * two constraints with the same topologyKey share their per-value counts,
+ * critical paths and domain counts.
+ *
+ * PreFilter counts, per topology key, the pods matching each constraint's
+ * selector (same namespace, not terminating) on every node that has all the
+ * constraints' keys and passes the constraint's inclusion policies, plus
+ * the two smallest domains (critical paths). Filter is then lookups only.
+ * PreScore counts the same way for ScheduleAnyway constraints over the
+ * domains of the feasible nodes; Score is lookups plus, for hostname
+ * constraints, a count of the node's own pods.
+ */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/arena.h"
+#include "kube/errors.h"
+#include "kube/node.h"
+#include "kube/pod.h"
+#include "kube/selector.h"
+#include "plugins/helper.h"
+#include "plugins/plugins.h"
+#include "plugins/pod_topology_spread_pairs.h"
+
+#define NAME "PodTopologySpread"
+#define PRE_FILTER_KEY "PreFilter" NAME
+#define PRE_SCORE_KEY "PreScore" NAME
+#define ERR_REASON_CONSTRAINTS_NOT_MATCH "node(s) didn't match pod topology spread constraints"
+#define ERR_REASON_NODE_LABEL_NOT_MATCH ERR_REASON_CONSTRAINTS_NOT_MATCH " (missing required label)"
+#define LABEL_HOSTNAME "kubernetes.io/hostname"
+#define INVALID_SCORE (-1)
+#define MAX_PATH_NUM ((int64_t)2147483647) /* math.MaxInt32 */
+
+typedef struct pod_topology_spread {
+    fw_handle *h;
+} pod_topology_spread;
+
+/* ------------------------------------------------------------------ */
+/* Args: PodTopologySpreadArgs                                         */
+/* ------------------------------------------------------------------ */
+
+static void validate_topology_key(const char *p, const char *key, plugin_field_errs *e)
+{
+    char msgs[2048];
+
+    if (!*key) {
+        plugin_field_errs_add(e, "%s.topologyKey: Required value: can not be empty", p);
+        return;
+    }
+    if (!plugin_qualified_name_msgs(key, "\n", msgs, sizeof(msgs)))
+        return;
+    for (char *m = msgs, *nl; m; m = nl ? nl + 1 : NULL) {
+        if ((nl = strchr(m, '\n')))
+            *nl = '\0';
+        plugin_field_errs_add(e, "%s.topologyKey: Invalid value: \"%s\": %s", p, key, m);
+    }
+}
+
+static void validate_when(const char *p, const char *when, plugin_field_errs *e)
+{
+    if (!*when)
+        plugin_field_errs_add(e, "%s.whenUnsatisfiable: Required value: can not be empty", p);
+    else if (strcmp(when, "DoNotSchedule") != 0 && strcmp(when, "ScheduleAnyway") != 0)
+        plugin_field_errs_add(e, "%s.whenUnsatisfiable: Unsupported value: \"%s\": supported "
+                              "values: \"DoNotSchedule\", \"ScheduleAnyway\"", p, when);
+}
+
+/* Decodes the typed fields of defaultConstraints[i] (strict) and reports
+ * what validation.ValidatePodTopologySpreadArgs reports for it. */
+static void validate_constraint(const cJSON *c, const char *p, const cJSON *all, long idx,
+                                plugin_field_errs *e)
+{
+    static const char *const known[] = {"maxSkew", "topologyKey", "whenUnsatisfiable",
+                                        "labelSelector", "minDomains", "nodeAffinityPolicy",
+                                        "nodeTaintsPolicy", "matchLabelKeys", NULL};
+    const char *key = "", *when = "", *s;
+    const cJSON *arr;
+    int64_t skew = 0, v;
+
+    if (!cJSON_IsObject(c)) {
+        plugin_field_errs_add(e, "%s: expected an object", p);
+        return;
+    }
+    plugin_args_unknown_fields(c, p, known, e);
+    plugin_args_int(c, p, "maxSkew", INT32_MIN, INT32_MAX, 0, &skew, e);
+    plugin_args_int(c, p, "minDomains", INT32_MIN, INT32_MAX, 0, &v, e);
+    plugin_args_str(c, p, "topologyKey", "", &key, e);
+    plugin_args_str(c, p, "whenUnsatisfiable", "", &when, e);
+    plugin_args_str(c, p, "nodeAffinityPolicy", "", &s, e);
+    plugin_args_str(c, p, "nodeTaintsPolicy", "", &s, e);
+    plugin_args_array(c, p, "matchLabelKeys", &arr, e);
+    if (skew <= 0)
+        plugin_field_errs_add(e, "%s.maxSkew: Invalid value: %lld: not in valid range (0, inf)", p,
+                              (long long)skew);
+    validate_topology_key(p, key, e);
+    validate_when(p, when, e);
+    if (kube_json_get(c, "labelSelector"))
+        plugin_field_errs_add(e, "%s.labelSelector: Forbidden: constraint must not define a "
+                              "selector, as they deduced for each pod", p);
+    for (long i = 0; i < idx; i++) {
+        const cJSON *o = cJSON_GetArrayItem(all, (int)i);
+        const cJSON *ok = kube_json_get(o, "topologyKey"), *ow = kube_json_get(o, "whenUnsatisfiable");
+        if (strcmp(cJSON_IsString(ok) ? ok->valuestring : "", key) == 0 &&
+            strcmp(cJSON_IsString(ow) ? ow->valuestring : "", when) == 0) {
+            plugin_field_errs_add(e, "defaultConstraints[%ld]: Duplicate value: \"{%s, %s}\"", idx,
+                                  key, when);
+            break;
+        }
+    }
+}
+
+static void validate_args(const cJSON *in, const char **type, plugin_field_errs *e)
+{
+    static const char *const known[] = {"defaultConstraints", "defaultingType", NULL};
+    const cJSON *list = NULL, *it;
+    char p[64];
+    long i = 0;
+
+    *type = "System";
+    if (!in || cJSON_IsNull(in))
+        return;
+    if (!cJSON_IsObject(in)) {
+        plugin_field_errs_add(e, "expected an object");
+        return;
+    }
+    plugin_args_unknown_fields(in, "", known, e);
+    plugin_args_str(in, "", "defaultingType", "System", type, e);
+    if (!**type)
+        *type = "System";
+    plugin_args_array(in, "", "defaultConstraints", &list, e);
+    if (strcmp(*type, "System") != 0 && strcmp(*type, "List") != 0)
+        plugin_field_errs_add(e, "defaultingType: Unsupported value: \"%s\": supported values: "
+                              "\"System\", \"List\"", *type);
+    else if (!strcmp(*type, "System") && cJSON_GetArraySize(list) > 0)
+        plugin_field_errs_add(e, "defaultingType: Invalid value: \"System\": when "
+                              ".defaultConstraints are not empty");
+    cJSON_ArrayForEach(it, list) {
+        snprintf(p, sizeof(p), "defaultConstraints[%ld]", i);
+        validate_constraint(it, p, list, i, e);
+        i++;
+    }
+}
+
+static int default_args(const cJSON *in, cJSON **out, char *err, size_t errlen)
+{
+    plugin_field_errs e = PLUGIN_FIELD_ERRS_INIT;
+    const char *type;
+    const cJSON *list;
+    int rc;
+
+    *out = NULL;
+    validate_args(in, &type, &e);
+    if ((rc = plugin_field_errs_finish(&e, err, errlen)) != KUBE_OK)
+        return rc;
+    if (!(*out = cJSON_CreateObject()))
+        return KUBE_ENOMEM;
+    list = kube_json_get(in, "defaultConstraints");
+    if (cJSON_GetArraySize(list) > 0 &&
+        !cJSON_AddItemToObject(*out, "defaultConstraints", cJSON_Duplicate(list, 1)))
+        rc = KUBE_ENOMEM;
+    if (rc == KUBE_OK && !cJSON_AddStringToObject(*out, "defaultingType", type))
+        rc = KUBE_ENOMEM;
+    if (rc != KUBE_OK) {
+        cJSON_Delete(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+{
+    plugin_field_errs e = PLUGIN_FIELD_ERRS_INIT;
+    pod_topology_spread *pl;
+    const char *type;
+    int rc;
+
+    *self = NULL;
+    validate_args(args, &type, &e);
+    if ((rc = plugin_field_errs_finish(&e, err, errlen)) != KUBE_OK)
+        return rc;
+    if (!h->svc.snapshot) {
+        snprintf(err, errlen, "SnapshotSharedlister is nil");
+        return KUBE_EINVAL;
+    }
+    if (!(pl = calloc(1, sizeof(*pl))))
+        return KUBE_ENOMEM;
+    pl->h = h;
+    *self = pl;
+    return KUBE_OK;
+}
+
+static void destroy(void *self)
+{
+    free(self);
+}
+
+/* ------------------------------------------------------------------ */
+/* Constraints                                                         */
+/* ------------------------------------------------------------------ */
+
+typedef struct pts_constraint {
+    const char *topology_key;           /* borrowed from the pod */
+    const kube_label_selector *selector; /* the pod's, or merged in the arena */
+    int32_t max_skew;
+    int32_t min_domains;
+    kube_inclusion_policy affinity_policy, taints_policy;
+    size_t key;                         /* index into keys[] */
+} pts_constraint;
+
+/* Constraints of one action, immutable once built and shared by clones
+ * (refcounted). The pod is referenced: its strings back the constraints. */
+typedef struct pts_constraints {
+    atomic_int refs;
+    fw_pod_info *pod;
+    kube_arena arena;
+    pts_constraint *items;
+    size_t n;
+    const char **keys;                  /* distinct topology keys */
+    size_t n_keys;
+} pts_constraints;
+
+static void constraints_unref(pts_constraints *c)
+{
+    if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+        return;
+    fw_pod_info_unref(c->pod);
+    kube_arena_release(&c->arena);
+    free(c);
+}
+
+static pts_constraints *constraints_ref(pts_constraints *c)
+{
+    atomic_fetch_add(&c->refs, 1);
+    return c;
+}
+
+static int has_kv(const kube_requirement *r, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(r[i].key, key) == 0)
+            return 1;
+    return 0;
+}
+
+/* mergeLabelSetWithSelector: `key in (value)` for each matchLabelKeys key
+ * the pod has, plus the selector's own requirements (none when nil). The
+ * selector is unchanged when the pod has none of the keys. */
+static int merge_match_label_keys(const kube_spread_constraint *sc, const kube_pod *pod,
+                                  kube_arena *a, const kube_label_selector **out)
+{
+    const kube_label_selector *orig = sc->label_selector;
+    size_t n_orig = orig ? orig->n_reqs : 0, n = 0;
+    kube_requirement *reqs;
+    kube_label_selector *sel;
+
+    *out = orig;
+    if (sc->n_match_label_keys == 0)
+        return KUBE_OK;
+    reqs = kube_arena_alloc(a, (sc->n_match_label_keys + n_orig) * sizeof(*reqs));
+    if (!reqs)
+        return KUBE_ENOMEM;
+    for (size_t i = 0; i < sc->n_match_label_keys; i++) {
+        const char *key = sc->match_label_keys[i];
+        const char *value = kube_meta_label(&pod->base.meta, key), **v;
+        if (!value || has_kv(reqs, n, key))
+            continue;
+        if (!(v = kube_arena_alloc(a, sizeof(*v))))
+            return KUBE_ENOMEM;
+        *v = value;
+        reqs[n++] = (kube_requirement){key, v, 1, KUBE_SEL_IN};
+    }
+    if (n == 0)
+        return KUBE_OK;
+    if (n_orig)
+        memcpy(reqs + n, orig->reqs, n_orig * sizeof(*reqs));
+    if (!(sel = kube_arena_alloc(a, sizeof(*sel))))
+        return KUBE_ENOMEM;
+    *sel = (kube_label_selector){reqs, n + n_orig, 1};
+    *out = sel;
+    return KUBE_OK;
+}
+
+static size_t key_index(pts_constraints *c, const char *key)
+{
+    size_t k = 0;
+    while (k < c->n_keys && strcmp(c->keys[k], key) != 0)
+        k++;
+    if (k == c->n_keys)
+        c->keys[c->n_keys++] = key;
+    return k;
+}
+
+/* filterTopologySpreadConstraints for one constraint of the pod. */
+static int add_constraint(pts_constraints *c, const kube_spread_constraint *sc,
+                          const kube_pod *pod)
+{
+    pts_constraint *t = &c->items[c->n];
+    int rc;
+
+    if (sc->label_selector && !sc->label_selector->valid)
+        return KUBE_EINVAL;
+    if ((rc = merge_match_label_keys(sc, pod, &c->arena, &t->selector)) != KUBE_OK)
+        return rc;
+    t->topology_key = sc->topology_key;
+    t->max_skew = sc->max_skew;
+    t->min_domains = sc->min_domains ? sc->min_domains : 1;
+    t->affinity_policy = sc->node_affinity_policy;
+    t->taints_policy = sc->node_taints_policy;
+    t->key = key_index(c, sc->topology_key);
+    c->n++;
+    return KUBE_OK;
+}
+
+/* The pod's constraints with this action into *out (NULL when there are
+ * none: a pod without constraints would get the default constraints, which
+ * need a selector stickyvm cannot build yet - see the top of this file).
+ * KUBE_OK, KUBE_EINVAL (a selector does not parse) or KUBE_ENOMEM. */
+static int get_constraints(fw_pod_info *pi, kube_unsatisfiable action, pts_constraints **out)
+{
+    const kube_pod *pod = pi->pod;
+    pts_constraints *c;
+    size_t n = 0;
+    int rc = KUBE_OK;
+
+    *out = NULL;
+    for (size_t i = 0; i < pod->n_spread; i++)
+        n += pod->spread[i].when_unsatisfiable == action;
+    if (n == 0)
+        return KUBE_OK;
+    if (!(c = calloc(1, sizeof(*c))))
+        return KUBE_ENOMEM;
+    atomic_init(&c->refs, 1);
+    c->pod = fw_pod_info_ref(pi);
+    kube_arena_init(&c->arena, NULL, 0);
+    c->items = kube_arena_alloc(&c->arena, n * sizeof(*c->items));
+    c->keys = kube_arena_alloc(&c->arena, n * sizeof(*c->keys));
+    if (!c->items || !c->keys)
+        rc = KUBE_ENOMEM;
+    for (size_t i = 0; rc == KUBE_OK && i < pod->n_spread; i++)
+        if (pod->spread[i].when_unsatisfiable == action)
+            rc = add_constraint(c, &pod->spread[i], pod);
+    if (rc != KUBE_OK) {
+        constraints_unref(c);
+        return rc;
+    }
+    *out = c;
+    return KUBE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Node and pod predicates                                             */
+/* ------------------------------------------------------------------ */
+
+static const char *node_label(const kube_node *node, const char *key)
+{
+    return kube_meta_label(&node->base.meta, key);
+}
+
+/* nodeLabelsMatchSpreadConstraints: the node has every topology key. */
+static int node_has_all_keys(const kube_node *node, const pts_constraints *c)
+{
+    for (size_t k = 0; k < c->n_keys; k++)
+        if (!node_label(node, c->keys[k]))
+            return 0;
+    return 1;
+}
+
+/* nodeaffinity.GetRequiredNodeAffinity(pod).Match(node). */
+static int required_node_affinity_matches(const kube_pod *pod, const kube_node *node)
+{
+    const kube_node_selector *req = pod->affinity ? pod->affinity->node_required : NULL;
+
+    for (size_t i = 0; i < pod->n_node_selector; i++) {
+        const char *v = node_label(node, pod->node_selector[i].key);
+        if (!v || strcmp(v, pod->node_selector[i].value) != 0)
+            return 0;
+    }
+    return !req || kube_node_selector_matches(req, node->base.meta.name, node->base.meta.labels,
+                                              node->base.meta.n_labels);
+}
+
+static int has_untolerated_no_schedule_taint(const kube_pod *pod, const kube_node *node)
+{
+    for (size_t i = 0; i < node->n_taints; i++) {
+        const kube_taint *t = &node->taints[i];
+        if ((t->effect == KUBE_EFFECT_NO_SCHEDULE || t->effect == KUBE_EFFECT_NO_EXECUTE) &&
+            !plugin_tolerations_tolerate(pod->tolerations, pod->n_tolerations, t))
+            return 1;
+    }
+    return 0;
+}
+
+/* matchNodeInclusionPolicies; affinity_ok is the node's
+ * required_node_affinity_matches(), computed once per node. */
+static int match_inclusion_policies(const pts_constraint *t, const kube_pod *pod,
+                                    const kube_node *node, int affinity_ok)
+{
+    if (t->affinity_policy == KUBE_POLICY_HONOR && !affinity_ok)
+        return 0;
+    return t->taints_policy != KUBE_POLICY_HONOR || !has_untolerated_no_schedule_taint(pod, node);
+}
+
+static int selector_matches_pod(const kube_label_selector *s, const kube_pod *p)
+{
+    return kube_label_selector_matches(s, p->base.meta.labels, p->base.meta.n_labels);
+}
+
+/* countPodsMatchSelector: pods of namespace ns, not terminating. */
+static int64_t count_matching_pods(const fw_node_info *ni, const kube_label_selector *s,
+                                   const char *ns)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < ni->n_pods; i++) {
+        const kube_pod *p = ni->pods[i]->pod;
+        if (p->base.meta.deleting || strcmp(p->base.meta.namespace_, ns) != 0)
+            continue;
+        n += selector_matches_pod(s, p);
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* PreFilter state                                                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct critical_path {
+    const char *value;
+    int64_t num;
+} critical_path;
+
+/* Per topology key: matching pods per value, the domains counted in
+ * PreFilter, and the two critical paths (paths[0].num is the minimum). */
+typedef struct pts_key_state {
+    plugin_tp_table values;
+    int64_t domains;
+    critical_path paths[2];
+} pts_key_state;
+
+typedef struct pre_filter_state {
+    pts_constraints *c;
+    pts_key_state *keys; /* c->n_keys */
+} pre_filter_state;
+
+static void pre_filter_state_free(void *data)
+{
+    pre_filter_state *s = data;
+    if (!s)
+        return;
+    for (size_t k = 0; s->keys && k < s->c->n_keys; k++)
+        plugin_tp_free(&s->keys[k].values);
+    free(s->keys);
+    constraints_unref(s->c);
+    free(s);
+}
+
+static pre_filter_state *pre_filter_state_new(pts_constraints *c)
+{
+    pre_filter_state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->c = c;
+    if (!(s->keys = calloc(c->n_keys, sizeof(*s->keys)))) {
+        pre_filter_state_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void *pre_filter_state_clone(const void *data)
+{
+    const pre_filter_state *s = data;
+    pre_filter_state *c = pre_filter_state_new(constraints_ref(s->c));
+    if (!c) {
+        constraints_unref(s->c);
+        return NULL;
+    }
+    for (size_t k = 0; k < s->c->n_keys; k++) {
+        c->keys[k] = s->keys[k];
+        if (plugin_tp_clone(&c->keys[k].values, &s->keys[k].values) != KUBE_OK) {
+            for (size_t j = k + 1; j < s->c->n_keys; j++)
+                c->keys[j].values = (plugin_tp_table)PLUGIN_TP_TABLE_INIT;
+            pre_filter_state_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+static const fw_state_ops pre_filter_ops = {pre_filter_state_clone, pre_filter_state_free};
+
+/* criticalPaths.update. */
+static void paths_update(critical_path *p, const char *value, int64_t num)
+{
+    int i = strcmp(value, p[0].value) == 0 ? 0 : strcmp(value, p[1].value) == 0 ? 1 : -1;
+
+    if (i >= 0) {
+        p[i].num = num;
+        if (p[0].num > p[1].num) {
+            critical_path tmp = p[0];
+            p[0] = p[1];
+            p[1] = tmp;
+        }
+    } else if (num < p[0].num) {
+        p[1] = p[0];
+        p[0] = (critical_path){value, num};
+    } else if (num < p[1].num) {
+        p[1] = (critical_path){value, num};
+    }
+}
+
+/* ---- Counting over the snapshot (parallel over nodes) ---- */
+
+typedef struct count_job {
+    const pts_constraints *c;
+    const kube_pod *pod;
+    const fw_node_info *const *nodes;
+    int64_t *counts; /* [node][constraint], -1: the node does not count */
+} count_job;
+
+static void count_node(void *ud, size_t i)
+{
+    const count_job *job = ud;
+    const pts_constraints *c = job->c;
+    const kube_node *node = job->nodes[i]->node;
+    int64_t *out = &job->counts[i * c->n];
+
+    for (size_t j = 0; j < c->n; j++)
+        out[j] = -1;
+    if (!node || !node_has_all_keys(node, c))
+        return;
+    int affinity_ok = required_node_affinity_matches(job->pod, node);
+    for (size_t j = 0; j < c->n; j++)
+        if (match_inclusion_policies(&c->items[j], job->pod, node, affinity_ok))
+            out[j] = count_matching_pods(job->nodes[i], c->items[j].selector,
+                                         job->pod->base.meta.namespace_);
+}
+
+static int64_t *count_all_nodes(const pod_topology_spread *pl, const pts_constraints *c,
+                                const kube_pod *pod, const fw_node_info *const *nodes, size_t n)
+{
+    int64_t *counts = malloc((n ? n : 1) * c->n * sizeof(*counts));
+    if (!counts)
+        return NULL;
+    count_job job = {c, pod, nodes, counts};
+    fw_parallelize(pl->h->svc.parallelizer, n, count_node, &job, NULL);
+    return counts;
+}
+
+/* Adds one node's counts: per key, the count of the LAST counting
+ * constraint with that key (v1.28 assigns tpCounts[pair] per constraint). */
+static int merge_node_counts(pre_filter_state *s, const kube_node *node, const int64_t *counts)
+{
+    const pts_constraints *c = s->c;
+    for (size_t k = 0; k < c->n_keys; k++) {
+        int64_t count = -1;
+        for (size_t j = 0; j < c->n; j++)
+            if (c->items[j].key == k && counts[j] >= 0)
+                count = counts[j];
+        if (count >= 0 && plugin_tp_add(&s->keys[k].values, c->keys[k],
+                                        node_label(node, c->keys[k]), count, NULL,
+                                        NULL) != KUBE_OK)
+            return KUBE_ENOMEM;
+    }
+    return KUBE_OK;
+}
+
+static void init_paths(pts_key_state *ks)
+{
+    ks->domains = (int64_t)ks->values.len;
+    ks->paths[0] = ks->paths[1] = (critical_path){"", MAX_PATH_NUM};
+    for (size_t i = 0; i < ks->values.cap; i++)
+        if (ks->values.slots[i].key)
+            paths_update(ks->paths, ks->values.slots[i].value, ks->values.slots[i].count);
+}
+
+static int fill_pre_filter_state(const pod_topology_spread *pl, pre_filter_state *s,
+                                 const kube_pod *pod, const fw_snapshot *snap)
+{
+    const pts_constraints *c = s->c;
+    const fw_node_info *const *nodes = (const fw_node_info *const *)snap->list;
+    int64_t *counts = count_all_nodes(pl, c, pod, nodes, snap->n_list);
+    int rc = counts ? KUBE_OK : KUBE_ENOMEM;
+
+    for (size_t k = 0; rc == KUBE_OK && k < c->n_keys; k++)
+        rc = plugin_tp_init(&s->keys[k].values,
+                            strcmp(c->keys[k], LABEL_HOSTNAME) == 0 ? snap->n_list : 0);
+    for (size_t i = 0; rc == KUBE_OK && i < snap->n_list; i++)
+        if (nodes[i]->node)
+            rc = merge_node_counts(s, nodes[i]->node, &counts[i * c->n]);
+    for (size_t k = 0; rc == KUBE_OK && k < c->n_keys; k++)
+        init_paths(&s->keys[k]);
+    free(counts);
+    return rc;
+}
+
+static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                             fw_pre_filter_result **result)
+{
+    const pod_topology_spread *pl = self;
+    pts_constraints *c;
+    pre_filter_state *s;
+    int rc = get_constraints((fw_pod_info *)pod, KUBE_DO_NOT_SCHEDULE, &c);
+
+    if (rc == KUBE_EINVAL)
+        return fw_status_error(rc, "obtaining pod's hard topology spread constraints: "
+                                   "invalid label selector");
+    if (rc != KUBE_OK)
+        return fw_status_error(rc, NULL);
+    if (!c)
+        return fw_status_new(FW_SKIP, NULL);
+    if (!(s = pre_filter_state_new(c))) {
+        constraints_unref(c);
+        return fw_status_error(KUBE_ENOMEM, NULL);
+    }
+    if ((rc = fill_pre_filter_state(pl, s, pod->pod, pl->h->svc.snapshot)) != KUBE_OK) {
+        pre_filter_state_free(s);
+        return fw_status_error(rc, NULL);
+    }
+    rc = fw_cycle_state_write(cs, PRE_FILTER_KEY, s, &pre_filter_ops);
+    return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
+}
+
+static fw_status *state_not_found(const char *key)
+{
+    return fw_status_error(KUBE_ENOTFOUND, "reading \"%s\" from cycleState: not found", key);
+}
+
+/* updateWithPod: what AddPod (delta 1) and RemovePod (delta -1) share. */
+static fw_status *update_with_pod(fw_cycle_state *cs, const fw_pod_info *pod,
+                                  const fw_pod_info *updated, const fw_node_info *ni, int delta)
+{
+    pre_filter_state *s = fw_cycle_state_read(cs, PRE_FILTER_KEY);
+    const kube_pod *preemptor = pod->pod, *p = updated->pod;
+    const kube_node *node = ni->node;
+
+    if (!s)
+        return state_not_found(PRE_FILTER_KEY);
+    if (strcmp(p->base.meta.namespace_, preemptor->base.meta.namespace_) != 0 || !node ||
+        !node_has_all_keys(node, s->c))
+        return NULL;
+    int affinity_ok = required_node_affinity_matches(preemptor, node);
+    for (size_t j = 0; j < s->c->n; j++) {
+        const pts_constraint *t = &s->c->items[j];
+        plugin_tp_entry *e;
+        if (!selector_matches_pod(t->selector, p) ||
+            !match_inclusion_policies(t, preemptor, node, affinity_ok))
+            continue;
+        pts_key_state *ks = &s->keys[t->key];
+        const char *value = node_label(node, t->topology_key);
+        if (plugin_tp_add(&ks->values, t->topology_key, value, delta, NULL, &e) != KUBE_OK)
+            return fw_status_error(KUBE_ENOMEM, NULL);
+        paths_update(ks->paths, e->value, e->count);
+    }
+    return NULL;
+}
+
+static fw_status *pre_filter_add_pod(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                                     const fw_pod_info *pod_to_add, const fw_node_info *ni)
+{
+    return update_with_pod(cs, pod, pod_to_add, ni, 1);
+}
+
+static fw_status *pre_filter_remove_pod(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                                        const fw_pod_info *pod_to_remove, const fw_node_info *ni)
+{
+    return update_with_pod(cs, pod, pod_to_remove, ni, -1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Filter                                                              */
+/* ------------------------------------------------------------------ */
+
+static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                         const fw_node_info *ni)
+{
+    const pre_filter_state *s = fw_cycle_state_read(cs, PRE_FILTER_KEY);
+    const kube_node *node = ni->node;
+
+    if (!node)
+        return fw_status_error(KUBE_ENOTFOUND, "node not found");
+    if (!s)
+        return state_not_found(PRE_FILTER_KEY);
+    for (size_t j = 0; j < s->c->n; j++) {
+        const pts_constraint *t = &s->c->items[j];
+        const pts_key_state *ks = &s->keys[t->key];
+        const char *value = node_label(node, t->topology_key);
+        if (!value)
+            return fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                 ERR_REASON_NODE_LABEL_NOT_MATCH);
+        if (ks->domains == 0)
+            continue; /* v1.28: no domain for the key is an internal error, skipped */
+        int64_t min_match = ks->domains < t->min_domains ? 0 : ks->paths[0].num;
+        int64_t self_match = selector_matches_pod(t->selector, pod->pod);
+        int64_t skew = plugin_tp_count(&ks->values, t->topology_key, value) + self_match -
+                       min_match;
+        if (skew > t->max_skew)
+            return fw_status_new(FW_UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH);
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Scoring                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Read-only once PreScore wrote it: clones share it (refcounted). */
+typedef struct pre_score_state {
+    atomic_int refs;
+    pts_constraints *c;
+    plugin_tp_table ignored;   /* (name, "") of feasible nodes lacking a key */
+    plugin_tp_table counts;    /* matching pods per pair, non-hostname keys */
+    double weights[];          /* topologyNormalizingWeight per constraint */
+} pre_score_state;
+
+static void *pre_score_state_ref(const void *data)
+{
+    pre_score_state *s = (pre_score_state *)data;
+    atomic_fetch_add(&s->refs, 1);
+    return s;
+}
+
+static void pre_score_state_unref(void *data)
+{
+    pre_score_state *s = data;
+    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    plugin_tp_free(&s->ignored);
+    plugin_tp_free(&s->counts);
+    constraints_unref(s->c);
+    free(s);
+}
+
+static const fw_state_ops pre_score_ops = {pre_score_state_ref, pre_score_state_unref};
+
+static int is_hostname(const char *key)
+{
+    return strcmp(key, LABEL_HOSTNAME) == 0;
+}
+
+static const char *label_or_empty(const kube_node *node, const char *key)
+{
+    const char *v = node_label(node, key);
+    return v ? v : "";
+}
+
+/* initPreScoreState's pass over the feasible nodes: the ignored nodes
+ * (requireAllTopologies holds: only the pod's own constraints apply, see
+ * the top of this file), the pairs to count, and each constraint's
+ * normalizing weight (a pair counts for the first constraint adding it). */
+static int init_pairs(pre_score_state *s, const fw_node_info *const *nodes, size_t n)
+{
+    const pts_constraints *c = s->c;
+    size_t *size = calloc(c->n, sizeof(*size));
+    int rc = size ? KUBE_OK : KUBE_ENOMEM;
+
+    for (size_t i = 0; rc == KUBE_OK && i < n; i++) {
+        const kube_node *node = nodes[i]->node;
+        if (!node)
+            continue;
+        if (!node_has_all_keys(node, c)) {
+            rc = plugin_tp_add(&s->ignored, nodes[i]->name, "", 1, NULL, NULL);
+            continue;
+        }
+        for (size_t j = 0; rc == KUBE_OK && j < c->n; j++) {
+            const char *key = c->items[j].topology_key;
+            int created = 0;
+            if (is_hostname(key))
+                continue;
+            rc = plugin_tp_add(&s->counts, key, label_or_empty(node, key), 0, &created, NULL);
+            size[j] += created;
+        }
+    }
+    for (size_t j = 0; rc == KUBE_OK && j < c->n; j++) {
+        size_t sz = is_hostname(c->items[j].topology_key) ? n - s->ignored.len : size[j];
+        s->weights[j] = log((double)(sz + 2));
+    }
+    free(size);
+    return rc;
+}
+
+typedef struct score_count_job {
+    const pre_score_state *s;
+    const kube_pod *pod;
+    const fw_node_info *const *nodes;
+    int64_t *counts; /* [node][constraint], -1: nothing to add */
+} score_count_job;
+
+/* processAllNode: the node's matching pods for each constraint whose pair
+ * is one of the feasible nodes' (read-only on the table). */
+static void score_count_node(void *ud, size_t i)
+{
+    const score_count_job *job = ud;
+    const pts_constraints *c = job->s->c;
+    const kube_node *node = job->nodes[i]->node;
+    int64_t *out = &job->counts[i * c->n];
+
+    for (size_t j = 0; j < c->n; j++)
+        out[j] = -1;
+    if (!node || !node_has_all_keys(node, c))
+        return;
+    int affinity_ok = required_node_affinity_matches(job->pod, node);
+    for (size_t j = 0; j < c->n; j++) {
+        const pts_constraint *t = &c->items[j];
+        if (match_inclusion_policies(t, job->pod, node, affinity_ok) &&
+            plugin_tp_get(&job->s->counts, t->topology_key, label_or_empty(node, t->topology_key)))
+            out[j] = count_matching_pods(job->nodes[i], t->selector,
+                                         job->pod->base.meta.namespace_);
+    }
+}
+
+static int count_score_pairs(const pod_topology_spread *pl, pre_score_state *s,
+                             const kube_pod *pod, const fw_snapshot *snap)
+{
+    const pts_constraints *c = s->c;
+    const fw_node_info *const *nodes = (const fw_node_info *const *)snap->list;
+    int64_t *counts = malloc(snap->n_list * c->n * sizeof(*counts));
+
+    if (!counts)
+        return KUBE_ENOMEM;
+    score_count_job job = {s, pod, nodes, counts};
+    fw_parallelize(pl->h->svc.parallelizer, snap->n_list, score_count_node, &job, NULL);
+    for (size_t i = 0; i < snap->n_list; i++)
+        for (size_t j = 0; j < c->n; j++)
+            if (counts[i * c->n + j] >= 0)
+                plugin_tp_add(&s->counts, c->items[j].topology_key,
+                              label_or_empty(nodes[i]->node, c->items[j].topology_key),
+                              counts[i * c->n + j], NULL, NULL);
+    free(counts);
+    return KUBE_OK;
+}
+
+static fw_status *pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                            const fw_node_info *const *nodes, size_t n)
+{
+    const pod_topology_spread *pl = self;
+    const fw_snapshot *snap = pl->h->svc.snapshot;
+    pts_constraints *c;
+    pre_score_state *s;
+    int rc;
+
+    if (n == 0 || snap->n_list == 0)
+        return fw_status_new(FW_SKIP, NULL);
+    if ((rc = get_constraints((fw_pod_info *)pod, KUBE_SCHEDULE_ANYWAY, &c)) == KUBE_EINVAL)
+        return fw_status_error(rc, "calculating preScoreState: obtaining pod's soft topology "
+                                   "spread constraints: invalid label selector");
+    if (rc != KUBE_OK)
+        return fw_status_error(rc, NULL);
+    if (!c)
+        return fw_status_new(FW_SKIP, NULL);
+    if (!(s = calloc(1, sizeof(*s) + c->n * sizeof(double)))) {
+        constraints_unref(c);
+        return fw_status_error(KUBE_ENOMEM, NULL);
+    }
+    atomic_init(&s->refs, 1);
+    s->c = c;
+    if ((rc = init_pairs(s, nodes, n)) != KUBE_OK ||
+        (rc = count_score_pairs(pl, s, pod->pod, snap)) != KUBE_OK) {
+        pre_score_state_unref(s);
+        return fw_status_error(rc, NULL);
+    }
+    rc = fw_cycle_state_write(cs, PRE_SCORE_KEY, s, &pre_score_ops);
+    return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
+}
+
+static const pre_score_state *read_pre_score(const fw_cycle_state *cs)
+{
+    return fw_cycle_state_read(cs, PRE_SCORE_KEY);
+}
+
+static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                        const fw_node_info *ni, int64_t *out)
+{
+    const pre_score_state *s = read_pre_score(cs);
+    const kube_node *node = ni->node;
+    double sum = 0;
+
+    *out = 0;
+    if (!node)
+        return fw_status_error(KUBE_ENOTFOUND, "getting node %s from Snapshot: not found",
+                               ni->name ? ni->name : "");
+    if (!s)
+        return fw_status_error(KUBE_ENOTFOUND, "error reading \"%s\" from cycleState: not found",
+                               PRE_SCORE_KEY);
+    if (plugin_tp_get(&s->ignored, ni->name, ""))
+        return NULL;
+    for (size_t j = 0; j < s->c->n; j++) {
+        const pts_constraint *t = &s->c->items[j];
+        const char *value = node_label(node, t->topology_key);
+        int64_t cnt;
+        if (!value)
+            continue;
+        if (is_hostname(t->topology_key))
+            cnt = count_matching_pods(ni, t->selector, pod->namespace_);
+        else
+            cnt = plugin_tp_count(&s->counts, t->topology_key, value);
+        sum += (double)cnt * s->weights[j] + (double)(t->max_skew - 1);
+    }
+    *out = (int64_t)round(sum);
+    return NULL;
+}
+
+static fw_status *normalize_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                                  fw_node_score *scores, size_t n)
+{
+    const pre_score_state *s = read_pre_score(cs);
+    int64_t min_score = INT64_MAX, max_score = 0;
+
+    if (!s)
+        return fw_status_error(KUBE_ENOTFOUND, "error reading \"%s\" from cycleState: not found",
+                               PRE_SCORE_KEY);
+    for (size_t i = 0; i < n; i++) {
+        if (plugin_tp_get(&s->ignored, scores[i].name, "")) {
+            scores[i].score = INVALID_SCORE;
+            continue;
+        }
+        if (scores[i].score < min_score)
+            min_score = scores[i].score;
+        if (scores[i].score > max_score)
+            max_score = scores[i].score;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (scores[i].score == INVALID_SCORE)
+            scores[i].score = 0;
+        else if (max_score == 0)
+            scores[i].score = FW_MAX_NODE_SCORE;
+        else
+            scores[i].score =
+                FW_MAX_NODE_SCORE * (max_score + min_score - scores[i].score) / max_score;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Descriptor                                                          */
+/* ------------------------------------------------------------------ */
+
+static const fw_cluster_event_with_hint events[] = {
+    {{FW_GVK_POD, FW_ACT_ALL, ""}, NULL},
+    {{FW_GVK_NODE, FW_ACT_ADD | FW_ACT_DELETE | FW_ACT_UPDATE_NODE_LABEL, ""}, NULL},
+};
+
+static size_t events_to_register(void *self, const fw_cluster_event_with_hint **out)
+{
+    *out = events;
+    return sizeof(events) / sizeof(events[0]);
+}
+
+const fw_plugin_desc plugin_pod_topology_spread = {
+    .name = NAME,
+    .default_args = default_args,
+    .create = create,
+    .destroy = destroy,
+    .pre_filter = pre_filter,
+    .pre_filter_add_pod = pre_filter_add_pod,
+    .pre_filter_remove_pod = pre_filter_remove_pod,
+    .filter = filter,
+    .pre_score = pre_score,
+    .score = score,
+    .normalize_score = normalize_score,
+    .events_to_register = events_to_register,
+};
