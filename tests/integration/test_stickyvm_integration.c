@@ -1,0 +1,530 @@
+/*
+ * tests/integration/test_stickyvm_integration.c - StickyVM against the API
+ * emulator. The test plays KubeVirt's virt-controller: it creates the VM,
+ * then the VMI owned by it, then the virt-launcher pod owned by the VMI.
+ *
+ * Plugin level (the plugin on a real client, hub and recorder, extension
+ * points called directly): the first placement writes exactly one merge
+ * patch and reads nothing; a pin set concurrently (as /pin does) is kept;
+ * a conflict without a pin is retried; a VMI the cache has not seen costs
+ * at most one GET; a completed live migration moves the pin, and only
+ * while the scheduler leads.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "framework/framework.h"
+#include "harness.h"
+#include "kube/api.h"
+#include "kube/buf.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/errors.h"
+#include "kube/informer.h"
+#include "kube/node.h"
+#include "kube/pod.h"
+#include "kube/recorder.h"
+#include "plugins/plugins.h"
+#include "plugins/stickyvm.h"
+
+#define NS "default"
+#define VMS_PATH "/apis/kubevirt.io/v1/namespaces/" NS "/virtualmachines"
+#define VMIS_PATH "/apis/kubevirt.io/v1/namespaces/" NS "/virtualmachineinstances"
+#define EVENTS_PATH "/apis/events.k8s.io/v1/namespaces/" NS "/events"
+#define CONVERGE_MS 20000
+
+typedef struct fixture {
+    harness *h;
+    kube_config *cfg;
+    kube_client *client;
+    kube_recorder *rec;
+    /* per test */
+    kube_hub *hub;
+    fw_snapshot *snap;
+    fw_handle handle;
+    void *sv;
+    /* requests the test itself made on VMs since the last counter reset */
+    int64_t own_vm_gets, own_vm_patches;
+} fixture;
+
+static atomic_int g_leader = 1;
+static atomic_int g_leader_checks;
+
+static int fake_is_leader(void *ud)
+{
+    atomic_fetch_add(&g_leader_checks, 1);
+    return atomic_load(&g_leader);
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup                                                               */
+/* ------------------------------------------------------------------ */
+
+static int group_setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof(*fx));
+    harness_opts o = HARNESS_OPTS_INIT;
+    kube_client_options co;
+    kube_recorder_options ro;
+    char err[256];
+    o.nodes = 3;
+    o.bookmark_interval_ms = 500;
+    assert_int_equal(harness_start(&o, &fx->h), KUBE_OK);
+    assert_int_equal(kube_config_from_file(harness_kubeconfig(fx->h), &fx->cfg, err, sizeof(err)),
+                     KUBE_OK);
+    kube_client_options_default(&co);
+    co.qps = 0;
+    assert_int_equal(kube_client_new(fx->cfg, &co, &fx->client), KUBE_OK);
+    kube_recorder_options_default(&ro);
+    ro.reporting_instance = "stickyvm-scheduler-test";
+    assert_int_equal(kube_recorder_new(fx->client, &ro, &fx->rec), KUBE_OK);
+    *state = fx;
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    fixture *fx = *state;
+    kube_recorder_free(fx->rec);
+    kube_client_free(fx->client);
+    kube_config_free(fx->cfg);
+    harness_stop(fx->h);
+    free(fx);
+    return 0;
+}
+
+static kube_object *decode(const kube_codec *codec, const char *text)
+{
+    cJSON *j = cJSON_Parse(text);
+    kube_object *o = NULL;
+    assert_non_null(j);
+    assert_int_equal(codec->decode(j, &o), KUBE_OK);
+    cJSON_Delete(j);
+    return o;
+}
+
+static fw_snapshot *snapshot_of_seeded_nodes(void)
+{
+    fw_node_info *nis[3];
+    fw_snapshot *snap = NULL;
+    for (int i = 0; i < 3; i++) {
+        char text[256];
+        snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"node-%d\"}}", i);
+        kube_object *node = decode(&kube_node_codec, text);
+        nis[i] = fw_node_info_new();
+        assert_int_equal(fw_node_info_set_node(nis[i], (kube_node *)node), KUBE_OK);
+        kube_object_unref(node);
+    }
+    assert_int_equal(fw_snapshot_from_nodes(nis, 3, &snap), KUBE_OK);
+    for (int i = 0; i < 3; i++)
+        fw_node_info_free(nis[i]);
+    return snap;
+}
+
+/* Starts the plugin on a fresh hub once the objects exist, waits for the
+ * informers, then resets the emulator's counters. */
+static void plugin_up(fixture *fx)
+{
+    char err[256] = "";
+    assert_int_equal(kube_hub_new(fx->client, &fx->hub), KUBE_OK);
+    fx->snap = snapshot_of_seeded_nodes();
+    memset(&fx->handle, 0, sizeof(fx->handle));
+    fx->handle.profile_name = "stickyvm";
+    fx->handle.svc.client = fx->client;
+    fx->handle.svc.hub = fx->hub;
+    fx->handle.svc.recorder = fx->rec;
+    fx->handle.svc.snapshot = fx->snap;
+    fx->handle.svc.leadership.is_leader = fake_is_leader;
+    if (plugin_stickyvm.create(NULL, &fx->handle, &fx->sv, err, sizeof(err)) != KUBE_OK)
+        fail_msg("create: %s", err);
+    assert_int_equal(kube_hub_start(fx->hub), KUBE_OK);
+    assert_int_equal(kube_hub_wait_synced(fx->hub, CONVERGE_MS), KUBE_OK);
+    assert_int_equal(harness_reset_counters(fx->h), KUBE_OK);
+    fx->own_vm_gets = fx->own_vm_patches = 0;
+}
+
+static int test_teardown(void **state)
+{
+    fixture *fx = *state;
+    if (fx->hub)
+        kube_hub_stop(fx->hub);
+    if (fx->sv)
+        plugin_stickyvm.destroy(fx->sv);
+    kube_hub_free(fx->hub);
+    fw_snapshot_free(fx->snap);
+    fx->hub = NULL, fx->sv = NULL, fx->snap = NULL;
+    atomic_store(&g_leader, 1);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Playing virt-controller                                             */
+/* ------------------------------------------------------------------ */
+
+/* Creates VM name (pin NULL: no annotation); returns its uid (static). */
+static const char *create_vm(fixture *fx, const char *name, const char *pin)
+{
+    static char uid[64];
+    char body[1024], ann[256] = "";
+    cJSON *created = NULL;
+    if (pin)
+        snprintf(ann, sizeof(ann), ",\"annotations\":{\"stickyvm.io/node\":\"%s\"}", pin);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":{"
+             "\"name\":\"%s\",\"namespace\":\"" NS "\"%s},\"spec\":{\"running\":true,"
+             "\"template\":{\"spec\":{\"schedulerName\":\"stickyvm\"}}}}",
+             name, ann);
+    assert_int_equal(harness_create(fx->h, VMS_PATH, body, &created), KUBE_OK);
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(created, "metadata");
+    kube_strlcpy(uid, cJSON_GetObjectItemCaseSensitive(meta, "uid")->valuestring, sizeof(uid));
+    cJSON_Delete(created);
+    return uid;
+}
+
+/* Creates the VMI of VM name (same name, controller owner); returns its
+ * uid (static). */
+static const char *create_vmi(fixture *fx, const char *name, const char *vm_uid)
+{
+    static char uid[64];
+    char body[1024];
+    cJSON *created = NULL;
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\","
+             "\"metadata\":{\"name\":\"%s\",\"namespace\":\"" NS "\",\"ownerReferences\":[{"
+             "\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"name\":\"%s\","
+             "\"uid\":\"%s\",\"controller\":true,\"blockOwnerDeletion\":true}]},\"spec\":{}}",
+             name, name, vm_uid);
+    assert_int_equal(harness_create(fx->h, VMIS_PATH, body, &created), KUBE_OK);
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(created, "metadata");
+    kube_strlcpy(uid, cJSON_GetObjectItemCaseSensitive(meta, "uid")->valuestring, sizeof(uid));
+    cJSON_Delete(created);
+    return uid;
+}
+
+/* Creates VM and VMI name; returns the VMI uid (static). */
+static const char *create_chain(fixture *fx, const char *name, const char *pin)
+{
+    char vm_uid[64];
+    kube_strlcpy(vm_uid, create_vm(fx, name, pin), sizeof(vm_uid));
+    return create_vmi(fx, name, vm_uid);
+}
+
+/* The virt-launcher pod of VMI name (decoded locally: the plugin is
+ * called directly). */
+static fw_pod_info *launcher_pod(const char *vmi, const char *vmi_uid, const char *suffix)
+{
+    char text[1536];
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"name\":\"virt-launcher-%s-%s\",\"namespace\":\"" NS "\","
+             "\"uid\":\"pod-%s-%s\",\"labels\":{\"kubevirt.io\":\"virt-launcher\","
+             "\"kubevirt.io/created-by\":\"%s\",\"vm.kubevirt.io/name\":\"%s\"},"
+             "\"ownerReferences\":[{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":"
+             "\"VirtualMachineInstance\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true,"
+             "\"blockOwnerDeletion\":true}]},\"spec\":{\"schedulerName\":\"stickyvm\","
+             "\"containers\":[{\"name\":\"compute\"}]}}",
+             vmi, suffix, vmi, suffix, vmi_uid, vmi, vmi, vmi_uid);
+    kube_object *o = decode(&kube_pod_codec, text);
+    fw_pod_info *pi = NULL;
+    assert_int_equal(fw_pod_info_new((kube_pod *)o, &pi), KUBE_OK);
+    kube_object_unref(o);
+    return pi;
+}
+
+/* The VM's pin as the server holds it ("" when none). */
+static void server_pin(fixture *fx, const char *vm, char *out, size_t n)
+{
+    char path[256];
+    long status = 0;
+    cJSON *j = NULL;
+    snprintf(path, sizeof(path), VMS_PATH "/%s", vm);
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j), KUBE_OK);
+    assert_int_equal(status, 200);
+    fx->own_vm_gets++;
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(j, "metadata"), "annotations");
+    const cJSON *pin = cJSON_GetObjectItemCaseSensitive(ann, "stickyvm.io/node");
+    kube_strlcpy(out, cJSON_IsString(pin) ? pin->valuestring : "", n);
+    cJSON_Delete(j);
+}
+
+static void wait_pin(fixture *fx, const char *vm, const char *want)
+{
+    char pin[256] = "";
+    int64_t deadline = kube_now_ms() + CONVERGE_MS;
+    while (server_pin(fx, vm, pin, sizeof(pin)), strcmp(pin, want) != 0) {
+        if (kube_now_ms() > deadline)
+            fail_msg("VM %s pinned to \"%s\", want \"%s\"", vm, pin, want);
+        usleep(20000);
+    }
+}
+
+/* A merge patch as admin (what /pin or another client does). */
+static void merge_patch(fixture *fx, const char *path, const char *body)
+{
+    harness_response r = {0};
+    assert_int_equal(harness_request(fx->h, NULL, "PATCH", path, "application/merge-patch+json",
+                                     body, &r),
+                     KUBE_OK);
+    if (r.status != 200)
+        fail_msg("PATCH %s: %ld %s", path, r.status, r.body);
+    if (strncmp(path, VMS_PATH "/", strlen(VMS_PATH) + 1) == 0)
+        fx->own_vm_patches++;
+    harness_response_free(&r);
+}
+
+/* Requests the plugin made (the emulator's counters less the test's own). */
+static int64_t count(fixture *fx, const char *verb, const char *resource)
+{
+    int64_t n = harness_count(fx->h, verb, resource);
+    assert_true(n >= 0);
+    if (strcmp(resource, "virtualmachines") == 0 && strcmp(verb, "get") == 0)
+        n -= fx->own_vm_gets;
+    if (strcmp(resource, "virtualmachines") == 0 && strcmp(verb, "patch") == 0)
+        n -= fx->own_vm_patches;
+    return n;
+}
+
+/* PreFilter in a fresh cycle state (returned; caller frees). */
+static fw_cycle_state *pre_filter(fixture *fx, const fw_pod_info *pi, fw_code want,
+                                  char *pin_out, size_t n)
+{
+    fw_cycle_state *cs = fw_cycle_state_new();
+    fw_pre_filter_result *res = NULL;
+    fw_status *st = plugin_stickyvm.pre_filter(fx->sv, cs, pi, &res);
+    char msg[512];
+    fw_status_message(st, msg, sizeof(msg));
+    if (fw_status_code(st) != want)
+        fail_msg("PreFilter: %s (%s)", fw_code_string(fw_status_code(st)), msg);
+    if (pin_out)
+        kube_strlcpy(pin_out, res && res->n == 1 ? res->node_names[0] : "", n);
+    fw_pre_filter_result_free(res);
+    fw_status_free(st);
+    return cs;
+}
+
+static stickyvm_stats stats(fixture *fx)
+{
+    stickyvm_stats s;
+    stickyvm_stats_get(fx->sv, &s);
+    return s;
+}
+
+/* An events.k8s.io event regarding VM vm with this reason whose note
+ * contains text exists. */
+static int has_vm_event(fixture *fx, const char *vm, const char *reason, const char *text)
+{
+    long status = 0;
+    cJSON *list = NULL;
+    int found = 0;
+    assert_int_equal(kube_recorder_flush(fx->rec, CONVERGE_MS), KUBE_OK);
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET", EVENTS_PATH, NULL, &status, &list),
+                     KUBE_OK);
+    assert_int_equal(status, 200);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        const cJSON *reg = cJSON_GetObjectItemCaseSensitive(item, "regarding");
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(reg, "kind");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(reg, "name");
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(item, "reason");
+        const cJSON *note = cJSON_GetObjectItemCaseSensitive(item, "note");
+        if (cJSON_IsString(kind) && !strcmp(kind->valuestring, "VirtualMachine") &&
+            cJSON_IsString(name) && !strcmp(name->valuestring, vm) && cJSON_IsString(r) &&
+            !strcmp(r->valuestring, reason) && cJSON_IsString(note) &&
+            strstr(note->valuestring, text))
+            found = 1;
+    }
+    cJSON_Delete(list);
+    return found;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+/* ------------------------------------------------------------------ */
+
+static void test_first_placement_one_write(void **state)
+{
+    fixture *fx = *state;
+    char vmi_uid[64], pin[256];
+    kube_strlcpy(vmi_uid, create_chain(fx, "vm-first", NULL), sizeof(vmi_uid));
+    plugin_up(fx);
+
+    fw_pod_info *pi = launcher_pod("vm-first", vmi_uid, "aaaaa");
+    fw_cycle_state *cs = pre_filter(fx, pi, FW_SKIP, NULL, 0);
+    plugin_stickyvm.post_bind(fx->sv, cs, pi, "node-1");
+    fw_cycle_state_free(cs);
+    fw_pod_info_unref(pi);
+    server_pin(fx, "vm-first", pin, sizeof(pin));
+    assert_string_equal(pin, "node-1");
+    assert_int_equal(count(fx, "patch", "virtualmachines"), 1);
+    assert_int_equal(count(fx, "get", "virtualmachines"), 0);
+    assert_int_equal(count(fx, "get", "virtualmachineinstances"), 0);
+    assert_int_equal(stats(fx).pins_recorded, 1);
+
+    /* The next pod, right away: pinned (before or after the informer shows
+     * the write), filtered to node-1, and no second write. */
+    pi = launcher_pod("vm-first", vmi_uid, "bbbbb");
+    cs = pre_filter(fx, pi, FW_SUCCESS, pin, sizeof(pin));
+    assert_string_equal(pin, "node-1");
+    plugin_stickyvm.post_bind(fx->sv, cs, pi, "node-1");
+    fw_cycle_state_free(cs);
+    fw_pod_info_unref(pi);
+    assert_int_equal(count(fx, "patch", "virtualmachines"), 1);
+    assert_int_equal(count(fx, "get", "virtualmachines"), 0);
+    assert_int_equal(stats(fx).pinned_pods_scheduled, 1);
+    assert_true(has_vm_event(fx, "vm-first", "Pinned", "node-1"));
+}
+
+/* A pin set between PreFilter and PostBind (e.g. through /pin) wins. */
+static void test_concurrent_pin_is_kept(void **state)
+{
+    fixture *fx = *state;
+    char vmi_uid[64], pin[256];
+    kube_strlcpy(vmi_uid, create_chain(fx, "vm-race", NULL), sizeof(vmi_uid));
+    plugin_up(fx);
+
+    fw_pod_info *pi = launcher_pod("vm-race", vmi_uid, "aaaaa");
+    fw_cycle_state *cs = pre_filter(fx, pi, FW_SKIP, NULL, 0);
+    merge_patch(fx, VMS_PATH "/vm-race", "{\"metadata\":{\"annotations\":{\"stickyvm.io/node\":"
+                                         "\"node-2\"}}}");
+    plugin_stickyvm.post_bind(fx->sv, cs, pi, "node-0");
+    fw_cycle_state_free(cs);
+    fw_pod_info_unref(pi);
+
+    server_pin(fx, "vm-race", pin, sizeof(pin));
+    assert_string_equal(pin, "node-2");
+    stickyvm_stats s = stats(fx);
+    assert_int_equal(s.pins_kept, 1);
+    assert_int_equal(s.pins_recorded, 0);
+    assert_int_equal(s.pin_record_errors, 0);
+    assert_int_equal(count(fx, "patch", "virtualmachines"), 1); /* the stale one */
+    assert_int_equal(count(fx, "get", "virtualmachines"), 1);   /* the re-read */
+
+    pi = launcher_pod("vm-race", vmi_uid, "bbbbb");
+    cs = pre_filter(fx, pi, FW_SUCCESS, pin, sizeof(pin));
+    assert_string_equal(pin, "node-2");
+    fw_cycle_state_free(cs);
+    fw_pod_info_unref(pi);
+}
+
+/* A conflict caused by another change (no pin) is retried with the new
+ * resourceVersion. */
+static void test_conflict_without_pin_is_retried(void **state)
+{
+    fixture *fx = *state;
+    char vmi_uid[64], pin[256];
+    kube_strlcpy(vmi_uid, create_chain(fx, "vm-busy", NULL), sizeof(vmi_uid));
+    plugin_up(fx);
+
+    fw_pod_info *pi = launcher_pod("vm-busy", vmi_uid, "aaaaa");
+    fw_cycle_state *cs = pre_filter(fx, pi, FW_SKIP, NULL, 0);
+    merge_patch(fx, VMS_PATH "/vm-busy", "{\"metadata\":{\"labels\":{\"team\":\"a\"}}}");
+    plugin_stickyvm.post_bind(fx->sv, cs, pi, "node-0");
+    fw_cycle_state_free(cs);
+    fw_pod_info_unref(pi);
+
+    server_pin(fx, "vm-busy", pin, sizeof(pin));
+    assert_string_equal(pin, "node-0");
+    assert_int_equal(stats(fx).pins_recorded, 1);
+    assert_int_equal(count(fx, "patch", "virtualmachines"), 2);
+    assert_int_equal(count(fx, "get", "virtualmachines"), 1);
+}
+
+/* A VMI created just now (the pod arrives before the informer delivers
+ * it) costs at most one GET. */
+static void test_new_vmi_at_most_one_get(void **state)
+{
+    fixture *fx = *state;
+    char vmi_uid[64];
+    plugin_up(fx);
+    kube_strlcpy(vmi_uid, create_chain(fx, "vm-new", NULL), sizeof(vmi_uid));
+    int64_t before = count(fx, "get", "virtualmachineinstances") +
+                     count(fx, "get", "virtualmachines");
+    fw_pod_info *pi = launcher_pod("vm-new", vmi_uid, "aaaaa");
+    fw_cycle_state_free(pre_filter(fx, pi, FW_SKIP, NULL, 0));
+    fw_pod_info_unref(pi);
+    int64_t gets = count(fx, "get", "virtualmachineinstances") +
+                   count(fx, "get", "virtualmachines") - before;
+    assert_true(gets <= 1);
+    assert_true(stats(fx).api_reads <= 1);
+}
+
+/* A VMI that does not exist: unschedulable after exactly one GET. */
+static void test_missing_vmi_one_get(void **state)
+{
+    fixture *fx = *state;
+    plugin_up(fx);
+    fw_pod_info *pi = launcher_pod("vm-ghost", "ghost-uid", "aaaaa");
+    fw_cycle_state_free(pre_filter(fx, pi, FW_UNSCHEDULABLE_AND_UNRESOLVABLE, NULL, 0));
+    fw_pod_info_unref(pi);
+    assert_int_equal(count(fx, "get", "virtualmachineinstances"), 1);
+    assert_int_equal(count(fx, "get", "virtualmachines"), 0);
+}
+
+static void complete_migration(fixture *fx, const char *vmi, const char *from, const char *to)
+{
+    char path[256], body[512];
+    snprintf(path, sizeof(path), VMIS_PATH "/%s/status", vmi);
+    snprintf(body, sizeof(body),
+             "{\"status\":{\"nodeName\":\"%s\",\"phase\":\"Running\",\"migrationState\":{"
+             "\"sourceNode\":\"%s\",\"targetNode\":\"%s\",\"migrationUid\":\"mig-%s\","
+             "\"completed\":true}}}",
+             to, from, to, vmi);
+    merge_patch(fx, path, body);
+}
+
+/* After a live migration completes the pin follows the VM, only while
+ * this replica leads. */
+static void test_migration_moves_pin(void **state)
+{
+    fixture *fx = *state;
+    char pin[256];
+    create_chain(fx, "vm-mig", "node-0");
+    create_chain(fx, "vm-mig-follower", "node-0");
+    plugin_up(fx);
+    merge_patch(fx, VMIS_PATH "/vm-mig/status",
+                "{\"status\":{\"nodeName\":\"node-0\",\"phase\":\"Running\"}}");
+    merge_patch(fx, VMIS_PATH "/vm-mig-follower/status",
+                "{\"status\":{\"nodeName\":\"node-0\",\"phase\":\"Running\"}}");
+
+    /* Not the leader: the migration is seen (the leadership is asked)
+     * but not followed... */
+    int checks = atomic_load(&g_leader_checks);
+    atomic_store(&g_leader, 0);
+    complete_migration(fx, "vm-mig-follower", "node-0", "node-1");
+    int64_t deadline = kube_now_ms() + CONVERGE_MS;
+    while (atomic_load(&g_leader_checks) == checks) {
+        assert_true(kube_now_ms() < deadline);
+        usleep(10000);
+    }
+    /* ...then leading: this one is. */
+    atomic_store(&g_leader, 1);
+    complete_migration(fx, "vm-mig", "node-0", "node-2");
+    wait_pin(fx, "vm-mig", "node-2");
+    server_pin(fx, "vm-mig-follower", pin, sizeof(pin));
+    assert_string_equal(pin, "node-0");
+    assert_int_equal(stats(fx).migration_pins_moved, 1);
+    assert_true(has_vm_event(fx, "vm-mig", "Repinned", "node-2"));
+}
+
+int test_group_stickyvm_integration(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_first_placement_one_write, test_teardown),
+        cmocka_unit_test_teardown(test_concurrent_pin_is_kept, test_teardown),
+        cmocka_unit_test_teardown(test_conflict_without_pin_is_retried, test_teardown),
+        cmocka_unit_test_teardown(test_new_vmi_at_most_one_get, test_teardown),
+        cmocka_unit_test_teardown(test_missing_vmi_one_get, test_teardown),
+        cmocka_unit_test_teardown(test_migration_moves_pin, test_teardown),
+    };
+    return cmocka_run_group_tests_name("stickyvm_integration", tests, group_setup,
+                                       group_teardown);
+}
