@@ -38,6 +38,11 @@
     UNIT(plugin_node_name)           \
     UNIT(plugin_taint_toleration)    \
     UNIT(plugin_node_ports)          \
+    UNIT(plugin_stickyvm)            \
+    UNIT(queue)                      \
+    UNIT(cache)                      \
+    UNIT(sched_metrics)              \
     UNIT(plugin_node_affinity)       \
+    INTEGRATION(stickyvm_integration) \
     UNIT(plugin_node_resources_fit)  \
     /* add groups above this line */
