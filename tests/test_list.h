@@ -45,4 +45,7 @@
     UNIT(plugin_node_affinity)       \
     INTEGRATION(stickyvm_integration) \
     UNIT(plugin_node_resources_fit)  \
+    UNIT(plugin_node_resources_balanced_allocation) \
+    UNIT(plugin_image_locality)      \
+    UNIT(plugin_default_binder)      \
     /* add groups above this line */
