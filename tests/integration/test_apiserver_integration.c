@@ -182,6 +182,18 @@ static void sleep_ms(long ms)
 
 /* ---- fixture ---- */
 
+/* Non-zero while a request is in flight on a worker. */
+static int server_busy(apis_metrics *m)
+{
+    kube_buf b = KUBE_BUF_INIT;
+    int busy;
+
+    apis_metrics_render(m, &b);
+    busy = b.data && strstr(b.data, "stickyvm_apiserver_inflight_requests 1\n") != NULL;
+    kube_buf_free(&b);
+    return busy;
+}
+
 static void *serve(void *arg)
 {
     apis_app_run(arg);
@@ -745,6 +757,114 @@ static void follows_the_authentication_configmap(void **state)
     assert_int_equal(direct(&c, NULL), 200);
 }
 
+typedef struct slow_call {
+    long status;
+    int finished;
+} slow_call;
+
+static void *slow_pin(void *arg)
+{
+    static const char *const admin[] = {"X-Remote-User: admin", "X-Remote-Group: system:masters",
+                                        NULL};
+    call c = {"GET", VMS "/vm-b/pin?node=node-5", F.fp_cert, F.fp_key, admin, NULL};
+    slow_call *s = arg;
+
+    s->status = direct(&c, NULL);
+    __atomic_store_n(&s->finished, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/* A request stuck on a slow kube-apiserver holds a worker, not the server:
+ * while it waits, other clients are answered. */
+static void slow_upstreams_do_not_stall_other_clients(void **state)
+{
+    static const char *const verbs[] = {"get", NULL};
+    static const char *const resources[] = {"virtualmachines", NULL};
+    static const char *const admin[] = {"X-Remote-User: admin", "X-Remote-Group: system:masters",
+                                        NULL};
+    harness_faults f = {.delay_ms = 4000, .verbs = verbs, .resources = resources};
+    call discovery = {"GET", GV, F.fp_cert, F.fp_key, admin, NULL};
+    call health = {"GET", "/healthz", NULL, NULL, NULL, NULL};
+    apis_metrics *m = apis_app_metrics(F.app);
+    unsigned long before = apis_metrics_requests_with_code(m, 200);
+    slow_call s = {0};
+    pthread_t t;
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+    (void)state;
+
+    assert_int_equal(harness_set_faults(F.h, &f), KUBE_OK);
+    assert_int_equal(pthread_create(&t, NULL, slow_pin, &s), 0);
+    /* wait until the slow request is inside the server */
+    while (!server_busy(m)) {
+        if (kube_now_ms() > deadline)
+            fail_msg("the slow request never arrived");
+        sleep_ms(10);
+    }
+    assert_int_equal(direct(&discovery, NULL), 200);
+    assert_int_equal(direct(&health, NULL), 200);
+    assert_false(__atomic_load_n(&s.finished, __ATOMIC_SEQ_CST));
+    assert_int_equal(harness_clear_faults(F.h), KUBE_OK);
+    pthread_join(t, NULL);
+    assert_int_equal(s.status, 200);
+    assert_true(apis_metrics_requests_with_code(m, 200) >= before + 3);
+}
+
+/* The aggregator checks the backend against the APIService caBundle: one
+ * pointing at stickyvm-apiserver with another CA never becomes Available
+ * and its requests are 503. */
+static void aggregator_verifies_the_ca_bundle(void **state)
+{
+    apis_testkit_spec spec = {.cn = "other-ca", .ca = 1, .not_before_s = -60, .not_after_s = 3600};
+    X509 *ca = NULL;
+    EVP_PKEY *key = NULL;
+    char *pem = NULL, *b64 = NULL, path[256];
+    kube_buf body = KUBE_BUF_INIT;
+    cJSON *j = NULL, *c;
+    const char *reason = NULL;
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+    (void)state;
+
+    assert_int_equal(apis_testkit_issue(NULL, NULL, &spec, &ca, &key), KUBE_OK);
+    snprintf(path, sizeof(path), "%s/other-ca.crt", F.dir);
+    assert_int_equal(apis_testkit_write(path, NULL, ca, NULL, NULL), KUBE_OK);
+    assert_int_equal(kube_read_file(path, &pem, NULL), KUBE_OK);
+    assert_int_equal(kube_base64_encode(pem, strlen(pem), &b64, NULL), KUBE_OK);
+    kube_buf_printf(&body,
+                    "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
+                    "\"metadata\":{\"name\":\"v1beta1.other.example.com\"},\"spec\":{"
+                    "\"group\":\"other.example.com\",\"version\":\"v1beta1\","
+                    "\"groupPriorityMinimum\":1000,\"versionPriority\":15,\"caBundle\":\"%s\","
+                    "\"service\":{\"namespace\":\"stickyvm-system\",\"name\":\"stickyvm-apiserver\","
+                    "\"port\":443}}}",
+                    b64);
+    assert_int_equal(harness_create(F.h, "/apis/apiregistration.k8s.io/v1/apiservices", body.data,
+                                    NULL),
+                     KUBE_OK);
+    while (!reason) {
+        if (kube_now_ms() > deadline)
+            fail_msg("no availability verdict for v1beta1.other.example.com");
+        sleep_ms(100);
+        cJSON_Delete(j);
+        via_proxy(NULL, "GET", "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.other.example.com",
+                  &j);
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(j, "status"), "conditions"))
+            if (jstr(c, "type") && !strcmp(jstr(c, "type"), "Available"))
+                reason = jstr(c, "reason");
+    }
+    assert_string_equal(reason, "FailedDiscoveryCheck");
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", "/apis/other.example.com/v1beta1", NULL), 503);
+    assert_int_equal(via_proxy(NULL, "DELETE",
+                               "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.other.example.com",
+                               NULL),
+                     200);
+    kube_buf_free(&body);
+    free(pem);
+    free(b64);
+    X509_free(ca);
+    EVP_PKEY_free(key);
+}
+
 static void exports_metrics(void **state)
 {
     apis_metrics *m = apis_app_metrics(F.app);
@@ -774,6 +894,8 @@ int test_group_apiserver_integration(void)
         cmocka_unit_test(rejects_upgrades_and_bad_bodies),
         cmocka_unit_test(concurrent_pins_are_not_lost),
         cmocka_unit_test(follows_the_authentication_configmap),
+        cmocka_unit_test(slow_upstreams_do_not_stall_other_clients),
+        cmocka_unit_test(aggregator_verifies_the_ca_bundle),
         cmocka_unit_test(exports_metrics),
     };
     return cmocka_run_group_tests_name("apiserver_integration", tests, setup, teardown);
