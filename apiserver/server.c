@@ -394,6 +394,9 @@ static void configure_tls(apis_server *s, SSL_CTX *ctx)
 {
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any_certificate);
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    /* the certificate a connection proved is cached per connection: it
+     * must not change under it */
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
     apis_certs_attach(s->certs, ctx);
 }
 
