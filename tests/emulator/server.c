@@ -38,6 +38,7 @@ struct emu_conn {
     size_t in_cap;
     int streaming;
     int broken;
+    pthread_t tid;
     struct emu_conn *next;
     struct emu_conn *prev;
 };
@@ -66,8 +67,9 @@ struct emu_private {
     volatile sig_atomic_t stopping;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct emu_conn *conns;
+    struct emu_conn *conns;   /* live connections */
     size_t n_conns;
+    struct emu_conn *zombies; /* finished threads waiting to be joined */
 };
 
 static struct emu_private g_priv = {.mu = PTHREAD_MUTEX_INITIALIZER,
@@ -1195,18 +1197,9 @@ static int verify_accept_all(int preverify, X509_STORE_CTX *ctx)
     return 1; /* authentication decides later (emu_certs_verify_client) */
 }
 
-static void conn_register(emu_conn *c)
-{
-    pthread_mutex_lock(&g_priv.mu);
-    c->next = g_priv.conns;
-    if (g_priv.conns)
-        g_priv.conns->prev = c;
-    g_priv.conns = c;
-    g_priv.n_conns++;
-    pthread_mutex_unlock(&g_priv.mu);
-}
-
-static void conn_unregister(emu_conn *c)
+/* Moves a finished connection to the zombie list; the accept loop joins
+ * its thread and frees it. */
+static void conn_finished(emu_conn *c)
 {
     pthread_mutex_lock(&g_priv.mu);
     if (c->prev)
@@ -1216,8 +1209,27 @@ static void conn_unregister(emu_conn *c)
     if (c->next)
         c->next->prev = c->prev;
     g_priv.n_conns--;
+    c->prev = NULL;
+    c->next = g_priv.zombies;
+    g_priv.zombies = c;
     pthread_cond_broadcast(&g_priv.cv);
     pthread_mutex_unlock(&g_priv.mu);
+}
+
+static void reap_zombies(void)
+{
+    emu_conn *z;
+
+    pthread_mutex_lock(&g_priv.mu);
+    z = g_priv.zombies;
+    g_priv.zombies = NULL;
+    pthread_mutex_unlock(&g_priv.mu);
+    while (z) {
+        emu_conn *next = z->next;
+        pthread_join(z->tid, NULL);
+        free(z);
+        z = next;
+    }
 }
 
 static int conn_handshake(emu_conn *c)
@@ -1247,14 +1259,13 @@ static void *conn_main(void *arg)
         if (!c->broken)
             SSL_shutdown(c->ssl);
     }
-    conn_unregister(c);
     ERR_clear_error();
     X509_free(c->peer);
     SSL_free(c->ssl);
     close(c->fd);
     free(c->in);
-    free(c);
     OPENSSL_thread_stop();
+    conn_finished(c);
     return NULL;
 }
 
@@ -1262,7 +1273,6 @@ static void conn_start(emu_server *s, int fd, const struct sockaddr_in6 *addr)
 {
     emu_conn *c = calloc(1, sizeof(*c));
     pthread_attr_t attr;
-    pthread_t tid;
     struct timeval tv = {READ_TIMEOUT_MS / 1000, 0};
     int one = 1;
     char host[INET6_ADDRSTRLEN] = "?";
@@ -1289,15 +1299,22 @@ static void conn_start(emu_server *s, int fd, const struct sockaddr_in6 *addr)
         free(c);
         return;
     }
-    conn_register(c);
     pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, 512 * 1024);
-    if (pthread_create(&tid, &attr, conn_main, c) != 0) {
-        conn_unregister(c);
+    /* registered under the lock before the thread can finish */
+    pthread_mutex_lock(&g_priv.mu);
+    if (pthread_create(&c->tid, &attr, conn_main, c) != 0) {
+        pthread_mutex_unlock(&g_priv.mu);
         SSL_free(c->ssl);
         close(fd);
         free(c);
+    } else {
+        c->next = g_priv.conns;
+        if (g_priv.conns)
+            g_priv.conns->prev = c;
+        g_priv.conns = c;
+        g_priv.n_conns++;
+        pthread_mutex_unlock(&g_priv.mu);
     }
     pthread_attr_destroy(&attr);
 }
@@ -1375,7 +1392,10 @@ static void wait_connections(void)
     while (g_priv.n_conns > 0)
         if (pthread_cond_timedwait(&g_priv.cv, &g_priv.mu, &deadline) != 0)
             break;
+    if (g_priv.n_conns > 0)
+        KLOG_WARN("%zu connections did not end in time", g_priv.n_conns);
     pthread_mutex_unlock(&g_priv.mu);
+    reap_zombies();
 }
 
 int emu_server_run(emu_server *s)
@@ -1385,7 +1405,9 @@ int emu_server_run(emu_server *s)
         struct sockaddr_in6 addr;
         socklen_t len = sizeof(addr);
         int fd;
-        if (poll(&pfd, 1, 200) <= 0)
+        int ready = poll(&pfd, 1, 200);
+        reap_zombies();
+        if (ready <= 0)
             continue;
         fd = accept4(g_priv.listen_fd, (struct sockaddr *)&addr, &len, SOCK_CLOEXEC);
         if (fd < 0)

@@ -657,15 +657,16 @@ static void watch_stream_fixture(void **state)
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(fx, "request"), "body"), "metadata"),
                                "ownerReferences");
     body = fixture_request_body(fx);
-    snprintf(path, sizeof(path), PODS "?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=2", rv);
-    watch_run w;
-    watch_start(&w, h, path);
+    /* the changes first: a watch from the old version replays them */
     assert_int_equal(harness_create(h, PODS, body, &pod), KUBE_OK);
     bind = body_with_meta("binding-create-201.json", str_at(pod, "metadata", "uid"), NULL);
     cJSON_Delete(call(h, "POST", PODS "/virt-launcher-vm-a-abcde/binding", NULL, bind, &status));
     assert_int_equal(status, 201);
     cJSON_Delete(call(h, "DELETE", PODS "/virt-launcher-vm-a-abcde?gracePeriodSeconds=0", NULL, NULL, &status));
     assert_int_equal(status, 200);
+    snprintf(path, sizeof(path), PODS "?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=1", rv);
+    watch_run w;
+    watch_start(&w, h, path);
     events = watch_finish(&w);
     /* bookmarks may come at any time; drop those before the deletion */
     for (int i = cJSON_GetArraySize(events) - 1; i >= 0; i--)
@@ -801,7 +802,7 @@ static void watch_selector_sends_deleted(void **state)
         char path[256];
         snprintf(path, sizeof(path),
                  "/api/v1/namespaces/default/configmaps?watch=1&labelSelector=app%%3Dx&"
-                 "resourceVersion=%s&timeoutSeconds=1", rv);
+                 "resourceVersion=%s&timeoutSeconds=2", rv);
         watch_start(&w, h, path);
     }
     cJSON_Delete(call(h, "PATCH", "/api/v1/namespaces/default/configmaps/sel",
