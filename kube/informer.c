@@ -191,6 +191,7 @@ static void transfer_end(kube_informer *inf)
     }
     wipe_headers(inf->headers);
     inf->headers = NULL;
+    atomic_fetch_add(&inf->errors, inf->js.dropped); /* oversized frames */
     kube_jsonstream_reset(&inf->js);
     kube_buf_reset(&inf->err_body);
     inf->http_code = 0;
