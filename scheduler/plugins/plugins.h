@@ -31,6 +31,8 @@ extern const fw_plugin_desc plugin_node_resources_balanced_allocation;
 extern const fw_plugin_desc plugin_image_locality;         /* ImageLocality */
 extern const fw_plugin_desc plugin_default_binder;         /* DefaultBinder */
 extern const fw_plugin_desc plugin_stickyvm;               /* StickyVM (stickyvm's own) */
+extern const fw_plugin_desc plugin_pod_topology_spread;    /* PodTopologySpread */
+extern const fw_plugin_desc plugin_inter_pod_affinity;     /* InterPodAffinity */
 
 /* Every built-in plugin, NULL-terminated (registry_list.c). */
 extern const fw_plugin_desc *const fw_in_tree_plugins[];

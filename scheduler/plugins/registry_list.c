@@ -17,6 +17,8 @@ const fw_plugin_desc *const fw_in_tree_plugins[] = {
     &plugin_image_locality,
     &plugin_default_binder,
     &plugin_stickyvm,
+    &plugin_pod_topology_spread,
+    &plugin_inter_pod_affinity,
     /* add plugins above this line */
     NULL,
 };
