@@ -838,7 +838,8 @@ int emu_store_list(emu_store *s, emu_resource *r, const emu_list_query *q,
         out->rv = q->at_rv;
     if (rc != KUBE_OK)
         goto done;
-    qsort(c.items, c.n, sizeof(*c.items), cmp_key);
+    if (c.n > 1)
+        qsort(c.items, c.n, sizeof(*c.items), cmp_key);
     for (i = 0; i < c.n; i++) {
         if (q->limit > 0 && (int64_t)kept >= q->limit)
             break;
