@@ -49,4 +49,5 @@
     UNIT(plugin_image_locality)      \
     UNIT(plugin_default_binder)      \
     UNIT(plugin_pod_topology_spread) \
+    UNIT(plugin_inter_pod_affinity) \
     /* add groups above this line */
