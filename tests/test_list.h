@@ -42,6 +42,7 @@
     UNIT(queue)                      \
     UNIT(cache)                      \
     UNIT(sched_metrics)              \
+    INTEGRATION(scheduler_integration) \
     UNIT(plugin_node_affinity)       \
     INTEGRATION(stickyvm_integration) \
     UNIT(plugin_node_resources_fit)  \

@@ -1,0 +1,571 @@
+/*
+ * tests/integration/test_scheduler_integration.c - the scheduler in-process
+ * against the API emulator (tests/harness.h), with the built-in plugins:
+ *   - pods on 50 nodes land where NodeAffinity (nodeSelector),
+ *     TaintToleration and NodeResourcesFit say;
+ *   - an unschedulable pod is scheduled once a node that fits is added;
+ *   - the FailedScheduling event and the PodScheduled=False condition have
+ *     kube-scheduler's shapes, and the condition is not re-patched when
+ *     a retry fails the same way;
+ *   - a profile that disables a default plugin runs without it;
+ *   - two replicas with leader election: every pod is bound exactly once
+ *     (bindings counted by the emulator), the second takes over when the
+ *     first stops and releases the Lease;
+ *   - the secure port answers /healthz, /readyz and /metrics;
+ *   - the binary writes its defaulted configuration (--write-config-to).
+ * Waits use deadlines; nothing asserts speed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "harness.h"
+#include "kube/buf.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/errors.h"
+#include "kube/leader.h"
+#include "scheduler.h"
+#include "server.h"
+
+#define WAIT_MS 30000
+#define NODES 50
+#define PODS_PATH "/api/v1/namespaces/default/pods"
+
+typedef struct fixture {
+    harness *h;
+    kube_config *kc;
+    kube_client *client, *leader_client;
+    sched_config *cfg;
+    sched_scheduler *sched;
+} fixture;
+
+static const char base_config[] =
+    "apiVersion: kubescheduler.config.k8s.io/v1\n"
+    "kind: KubeSchedulerConfiguration\n"
+    "leaderElection:\n"
+    "  leaderElect: false\n"
+    "profiles:\n"
+    "- schedulerName: default-scheduler\n"
+    "- schedulerName: no-fit\n"
+    "  plugins:\n"
+    "    multiPoint:\n"
+    "      disabled:\n"
+    "      - name: NodeResourcesFit\n";
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof(*fx));
+    harness_opts ho = HARNESS_OPTS_INIT;
+    kube_client_options o;
+    char err[256];
+
+    ho.nodes = NODES;
+    assert_int_equal(harness_start(&ho, &fx->h), KUBE_OK);
+    assert_int_equal(kube_config_from_file(harness_kubeconfig(fx->h), &fx->kc, err, sizeof(err)),
+                     KUBE_OK);
+    kube_client_options_default(&o);
+    o.qps = 0;
+    assert_int_equal(kube_client_new(fx->kc, &o, &fx->client), KUBE_OK);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+
+    sched_scheduler_free(fx->sched);
+    sched_config_free(fx->cfg);
+    kube_client_free(fx->leader_client);
+    kube_client_free(fx->client);
+    kube_config_free(fx->kc);
+    harness_stop(fx->h);
+    free(fx);
+    return 0;
+}
+
+static sched_config *load_config(const char *yaml)
+{
+    sched_config *cfg = NULL;
+    char err[512] = "";
+
+    if (sched_config_load_string(yaml, strlen(yaml), "test.yaml", NULL, &cfg, err, sizeof(err)) !=
+        KUBE_OK)
+        fail_msg("config: %s", err);
+    return cfg;
+}
+
+static sched_scheduler *start_scheduler(fixture *fx, const sched_config *cfg, kube_client *lc,
+                                        const char *identity)
+{
+    sched_scheduler_options so;
+    sched_scheduler *s = NULL;
+    char err[512] = "";
+
+    memset(&so, 0, sizeof(so));
+    so.config = cfg;
+    so.client = fx->client;
+    so.leader_client = lc;
+    so.identity = identity;
+    so.binding_workers = 4;
+    if (sched_scheduler_new(&so, &s, err, sizeof(err)) != KUBE_OK)
+        fail_msg("sched_scheduler_new: %s", err);
+    assert_int_equal(sched_scheduler_start(s), KUBE_OK);
+    assert_int_equal(sched_scheduler_wait_synced(s, WAIT_MS), KUBE_OK);
+    return s;
+}
+
+static void start_default(fixture *fx)
+{
+    fx->cfg = load_config(base_config);
+    fx->sched = start_scheduler(fx, fx->cfg, NULL, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* API helpers                                                         */
+/* ------------------------------------------------------------------ */
+
+static void create_pod(fixture *fx, const char *name, const char *scheduler, const char *cpu,
+                       const char *extra_spec)
+{
+    char json[2048];
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"default\"},\"spec\":{\"schedulerName\":\"%s\",\"containers\":[{"
+             "\"name\":\"c\",\"image\":\"registry.invalid/pause:3.9\",\"resources\":{\"requests\":"
+             "{\"cpu\":\"%s\",\"memory\":\"128Mi\"}}}]%s}}",
+             name, scheduler, cpu, extra_spec ? extra_spec : "");
+    assert_int_equal(harness_create(fx->h, PODS_PATH, json, NULL), KUBE_OK);
+}
+
+static void create_node(fixture *fx, const char *name, const char *labels, const char *taints,
+                        const char *cpu)
+{
+    char json[2048];
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\","
+             "\"labels\":{%s}},\"spec\":{\"taints\":[%s]},\"status\":{\"capacity\":{\"cpu\":"
+             "\"%s\",\"memory\":\"256Gi\",\"pods\":\"110\"},\"allocatable\":{\"cpu\":\"%s\","
+             "\"memory\":\"256Gi\",\"pods\":\"110\"}}}",
+             name, labels ? labels : "", taints ? taints : "", cpu, cpu);
+    assert_int_equal(harness_create(fx->h, "/api/v1/nodes", json, NULL), KUBE_OK);
+}
+
+static cJSON *get_json(fixture *fx, const char *path)
+{
+    long status = 0;
+    cJSON *j = NULL;
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j), KUBE_OK);
+    assert_int_equal(status, 200);
+    return j;
+}
+
+static cJSON *get_pod(fixture *fx, const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof(path), PODS_PATH "/%s", name);
+    return get_json(fx, path);
+}
+
+static const char *str_at(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    x = b ? cJSON_GetObjectItemCaseSensitive(x, b) : x;
+    return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+/* Waits until the pod is bound; returns its node (caller frees). */
+static char *wait_bound(fixture *fx, const char *name)
+{
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+    while (kube_now_ms() < deadline) {
+        cJSON *p = get_pod(fx, name);
+        const char *node = str_at(p, "spec", "nodeName");
+        char *copy = node && *node ? strdup(node) : NULL;
+        cJSON_Delete(p);
+        if (copy)
+            return copy;
+        usleep(50000);
+    }
+    fail_msg("pod %s not bound within %d ms", name, WAIT_MS);
+    return NULL;
+}
+
+static void expect_bound_to(fixture *fx, const char *name, const char *node)
+{
+    char *got = wait_bound(fx, name);
+    assert_string_equal(got, node);
+    free(got);
+}
+
+/* The pod's PodScheduled condition once it is False (caller deletes). */
+static cJSON *wait_unschedulable(fixture *fx, const char *name)
+{
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+    while (kube_now_ms() < deadline) {
+        cJSON *p = get_pod(fx, name);
+        const cJSON *conds =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "status"),
+                                             "conditions");
+        const cJSON *c;
+        cJSON_ArrayForEach(c, conds)
+        {
+            if (!strcmp(str_at(c, "type", NULL), "PodScheduled") &&
+                !strcmp(str_at(c, "status", NULL), "False")) {
+                cJSON *copy = cJSON_Duplicate(c, 1);
+                cJSON_Delete(p);
+                return copy;
+            }
+        }
+        cJSON_Delete(p);
+        usleep(50000);
+    }
+    fail_msg("pod %s never reported PodScheduled=False", name);
+    return NULL;
+}
+
+/* The first event of the pod with that reason (caller deletes). */
+static cJSON *wait_event(fixture *fx, const char *pod, const char *reason)
+{
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+    while (kube_now_ms() < deadline) {
+        cJSON *list = get_json(fx, "/apis/events.k8s.io/v1/namespaces/default/events");
+        const cJSON *ev;
+        cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(list, "items"))
+        {
+            const char *rname = str_at(ev, "regarding", "name");
+            const char *r = str_at(ev, "reason", NULL);
+            if (rname && r && !strcmp(rname, pod) && !strcmp(r, reason)) {
+                cJSON *copy = cJSON_Duplicate(ev, 1);
+                cJSON_Delete(list);
+                return copy;
+            }
+        }
+        cJSON_Delete(list);
+        usleep(100000);
+    }
+    fail_msg("no %s event for %s", reason, pod);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+/* ------------------------------------------------------------------ */
+
+static void pods_land_where_plugins_say(void **state)
+{
+    fixture *fx = *state;
+    start_default(fx);
+    create_node(fx, "ssd-node", "\"disk\":\"ssd\"", NULL, "8");
+    create_node(fx, "tainted", "\"pool\":\"t\"",
+                "{\"key\":\"dedicated\",\"value\":\"x\",\"effect\":\"NoSchedule\"}", "8");
+    create_pod(fx, "wants-ssd", "default-scheduler", "100m",
+               ",\"nodeSelector\":{\"disk\":\"ssd\"}");
+    create_pod(fx, "tolerates", "default-scheduler", "100m",
+               ",\"nodeSelector\":{\"pool\":\"t\"},\"tolerations\":[{\"key\":\"dedicated\","
+               "\"operator\":\"Equal\",\"value\":\"x\",\"effect\":\"NoSchedule\"}]");
+    create_pod(fx, "intolerant", "default-scheduler", "100m", ",\"nodeSelector\":{\"pool\":\"t\"}");
+    for (int i = 0; i < 10; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "plain-%d", i);
+        create_pod(fx, name, "default-scheduler", "500m", NULL);
+    }
+    expect_bound_to(fx, "wants-ssd", "ssd-node");
+    expect_bound_to(fx, "tolerates", "tainted");
+    for (int i = 0; i < 10; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "plain-%d", i);
+        char *node = wait_bound(fx, name);
+        assert_true(!strncmp(node, "node-", 5) || !strcmp(node, "ssd-node"));
+        free(node);
+    }
+    cJSON *cond = wait_unschedulable(fx, "intolerant");
+    assert_non_null(strstr(str_at(cond, "message", NULL),
+                           "1 node(s) had untolerated taint {dedicated: x}"));
+    cJSON_Delete(cond);
+}
+
+static void unschedulable_pod_waits_for_a_node(void **state)
+{
+    fixture *fx = *state;
+    start_default(fx);
+    create_pod(fx, "huge", "default-scheduler", "40", NULL);
+    cJSON *cond = wait_unschedulable(fx, "huge");
+    assert_string_equal(str_at(cond, "reason", NULL), "Unschedulable");
+    assert_string_equal(str_at(cond, "message", NULL),
+                        "0/50 nodes are available: 50 Insufficient cpu.");
+    assert_non_null(str_at(cond, "lastTransitionTime", NULL));
+    cJSON_Delete(cond);
+
+    /* the FailedScheduling event, kube-scheduler's shape */
+    cJSON *ev = wait_event(fx, "huge", "FailedScheduling");
+    assert_string_equal(str_at(ev, "type", NULL), "Warning");
+    assert_string_equal(str_at(ev, "action", NULL), "Scheduling");
+    assert_string_equal(str_at(ev, "note", NULL), "0/50 nodes are available: 50 Insufficient cpu.");
+    assert_string_equal(str_at(ev, "reportingController", NULL), "default-scheduler");
+    assert_string_equal(str_at(ev, "regarding", "kind"), "Pod");
+    assert_non_null(str_at(ev, "regarding", "uid"));
+    cJSON_Delete(ev);
+
+    /* a retry failing the same way does not patch the status again */
+    int64_t patches = harness_count(fx->h, "patch", "pods/status");
+    sched_scheduler_stats st0, st1;
+    sched_scheduler_stats_get(fx->sched, &st0);
+    create_pod(fx, "small", "default-scheduler", "100m", NULL);
+    char *node = wait_bound(fx, "small");
+    free(node);
+    long status = 0;
+    cJSON *answer = NULL;
+    assert_int_equal(harness_request_json(fx->h, NULL, "DELETE", PODS_PATH "/small", NULL,
+                                          &status, &answer),
+                     KUBE_OK);
+    assert_int_equal(status, 200);
+    cJSON_Delete(answer);
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+    do {
+        usleep(100000);
+        sched_scheduler_stats_get(fx->sched, &st1);
+    } while (st1.unschedulable <= st0.unschedulable && kube_now_ms() < deadline);
+    assert_true(st1.unschedulable > st0.unschedulable);
+    assert_int_equal(harness_count(fx->h, "patch", "pods/status"), patches);
+
+    /* a node that fits arrives: the pod is scheduled there */
+    create_node(fx, "big", NULL, NULL, "64");
+    expect_bound_to(fx, "huge", "big");
+    ev = wait_event(fx, "huge", "Scheduled");
+    assert_string_equal(str_at(ev, "type", NULL), "Normal");
+    assert_string_equal(str_at(ev, "action", NULL), "Binding");
+    assert_string_equal(str_at(ev, "note", NULL), "Successfully assigned default/huge to big");
+    cJSON_Delete(ev);
+}
+
+static void profile_without_a_default_plugin(void **state)
+{
+    fixture *fx = *state;
+    start_default(fx);
+    create_pod(fx, "fit-checked", "default-scheduler", "40", NULL);
+    create_pod(fx, "fit-skipped", "no-fit", "40", NULL);
+    char *node = wait_bound(fx, "fit-skipped");
+    assert_true(!strncmp(node, "node-", 5));
+    free(node);
+    cJSON *cond = wait_unschedulable(fx, "fit-checked");
+    assert_non_null(strstr(str_at(cond, "message", NULL), "Insufficient cpu"));
+    cJSON_Delete(cond);
+    cJSON *ev = wait_event(fx, "fit-skipped", "Scheduled");
+    assert_string_equal(str_at(ev, "reportingController", NULL), "no-fit");
+    cJSON_Delete(ev);
+}
+
+typedef struct pair {
+    sched_scheduler *a, *b;
+    atomic_int watching, both;
+} pair;
+
+static void *watch_leaders(void *arg)
+{
+    pair *p = arg;
+    while (atomic_load(&p->watching)) {
+        sched_scheduler *a = p->a, *b = p->b;
+        if (a && b && sched_scheduler_active(a) && sched_scheduler_active(b))
+            atomic_store(&p->both, 1);
+        usleep(500);
+    }
+    return NULL;
+}
+
+static void create_many(fixture *fx, const char *prefix, int from, int n)
+{
+    for (int i = from; i < from + n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "%s-%d", prefix, i);
+        create_pod(fx, name, "default-scheduler", "100m", NULL);
+    }
+}
+
+static void wait_many(fixture *fx, const char *prefix, int from, int n)
+{
+    for (int i = from; i < from + n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "%s-%d", prefix, i);
+        free(wait_bound(fx, name));
+    }
+}
+
+static void two_replicas_never_both_bind(void **state)
+{
+    fixture *fx = *state;
+    static const char yaml[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                               "kind: KubeSchedulerConfiguration\n"
+                               "leaderElection:\n"
+                               "  leaderElect: true\n"
+                               "  leaseDuration: 4s\n"
+                               "  renewDeadline: 3s\n"
+                               "  retryPeriod: 500ms\n"
+                               "  resourceNamespace: default\n";
+    kube_leader_config lc;
+    kube_client_options o;
+    pair p;
+    pthread_t t;
+
+    fx->cfg = load_config(yaml);
+    kube_leader_config_default(&lc);
+    lc.renew_deadline_ms = 3000;
+    kube_client_options_default(&o);
+    kube_leader_client_options(&lc, &o);
+    assert_int_equal(kube_client_new(fx->kc, &o, &fx->leader_client), KUBE_OK);
+    assert_int_equal(harness_reset_counters(fx->h), KUBE_OK);
+    memset(&p, 0, sizeof(p));
+    atomic_store(&p.watching, 1);
+    assert_int_equal(pthread_create(&t, NULL, watch_leaders, &p), 0);
+    p.a = start_scheduler(fx, fx->cfg, fx->leader_client, "replica-a");
+    p.b = start_scheduler(fx, fx->cfg, fx->leader_client, "replica-b");
+
+    create_many(fx, "lp", 0, 20);
+    wait_many(fx, "lp", 0, 20);
+    /* whoever leads stops (releasing the Lease); the other takes over */
+    sched_scheduler *leader = sched_scheduler_active(p.a) ? p.a : p.b;
+    sched_scheduler *other = leader == p.a ? p.b : p.a;
+    assert_true(sched_scheduler_active(leader));
+    sched_scheduler_stop(leader, WAIT_MS);
+    create_many(fx, "lp", 20, 10);
+    wait_many(fx, "lp", 20, 10);
+    assert_true(sched_scheduler_active(other));
+
+    atomic_store(&p.watching, 0);
+    pthread_join(t, NULL);
+    assert_false(atomic_load(&p.both));
+    /* every pod was bound by exactly one request: no replica raced another */
+    assert_int_equal(harness_count(fx->h, "create", "pods/binding"), 30);
+    sched_scheduler_free(p.a);
+    sched_scheduler_free(p.b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Secure port and binary                                              */
+/* ------------------------------------------------------------------ */
+
+static size_t collect(char *data, size_t size, size_t n, void *ud)
+{
+    kube_buf_append(ud, data, size * n);
+    return size * n;
+}
+
+static long https_get(int port, const char *path, kube_buf *body)
+{
+    char url[128];
+    long code = 0;
+    CURL *c = curl_easy_init();
+
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", port, path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+    if (curl_easy_perform(c) == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(c);
+    return code;
+}
+
+static int not_ready(void *ud)
+{
+    (void)ud;
+    return 0;
+}
+
+static void secure_port_serves_health_and_metrics(void **state)
+{
+    fixture *fx = *state;
+    sched_server_options so;
+    sched_server *srv = NULL;
+    kube_buf b = KUBE_BUF_INIT;
+    char err[256];
+
+    start_default(fx);
+    create_pod(fx, "m1", "default-scheduler", "100m", NULL);
+    free(wait_bound(fx, "m1"));
+    memset(&so, 0, sizeof(so));
+    so.bind_address = "127.0.0.1";
+    so.metrics = sched_scheduler_metrics(fx->sched);
+    assert_int_equal(sched_server_new(&so, &srv, err, sizeof(err)), KUBE_OK);
+    int port = sched_server_port(srv);
+    assert_true(port > 0);
+    assert_int_equal(https_get(port, "/healthz", &b), 200);
+    assert_string_equal(b.data, "ok");
+    kube_buf_reset(&b);
+    assert_int_equal(https_get(port, "/readyz", &b), 200);
+    kube_buf_reset(&b);
+    assert_int_equal(https_get(port, "/nope", &b), 404);
+    kube_buf_reset(&b);
+    assert_int_equal(https_get(port, "/metrics", &b), 200);
+    assert_non_null(strstr(b.data, "scheduler_schedule_attempts_total{result=\"scheduled\","
+                                   "profile=\"default-scheduler\"} 1\n"));
+    assert_non_null(strstr(b.data, "scheduler_pending_pods{queue=\"active\"} 0\n"));
+    assert_non_null(strstr(b.data, "scheduler_framework_extension_point_duration_seconds_bucket{"
+                                   "extension_point=\"Bind\",status=\"Success\",profile="
+                                   "\"default-scheduler\""));
+    sched_server_free(srv);
+
+    /* readyz reports the failed check */
+    so.ready = not_ready;
+    assert_int_equal(sched_server_new(&so, &srv, err, sizeof(err)), KUBE_OK);
+    kube_buf_reset(&b);
+    assert_int_equal(https_get(sched_server_port(srv), "/readyz", &b), 500);
+    assert_non_null(strstr(b.data, "[-]sched-handler-sync failed"));
+    sched_server_free(srv);
+    kube_buf_free(&b);
+}
+
+static void binary_writes_defaulted_config(void **state)
+{
+    fixture *fx = *state;
+    char out[512], cmd[1024];
+    sched_config *cfg = NULL;
+    char err[256] = "";
+
+    snprintf(out, sizeof(out), "%s/written.yaml", harness_data_dir(fx->h));
+    snprintf(cmd, sizeof(cmd),
+             "%s/stickyvm-scheduler --kubeconfig /nonexistent --leader-elect=false "
+             "--write-config-to %s 2>/dev/null",
+             STICKYVM_BINARY_DIR, out);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(sched_config_load_file(out, NULL, &cfg, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(cfg->leader_election.leader_elect, 0);
+    assert_string_equal(cfg->client_connection.kubeconfig, "/nonexistent");
+    assert_int_equal(cfg->n_profiles, 1);
+    assert_string_equal(cfg->profiles[0].scheduler_name, "default-scheduler");
+    sched_config_free(cfg);
+    snprintf(cmd, sizeof(cmd), "%s/stickyvm-scheduler --no-such-flag >/dev/null 2>&1",
+             STICKYVM_BINARY_DIR);
+    int rc = system(cmd);
+    assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 1);
+}
+
+int test_group_scheduler_integration(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(pods_land_where_plugins_say),
+        T(unschedulable_pod_waits_for_a_node),
+        T(profile_without_a_default_plugin),
+        T(two_replicas_never_both_bind),
+        T(secure_port_serves_health_and_metrics),
+        T(binary_writes_defaulted_config),
+    };
+#undef T
+    return cmocka_run_group_tests_name("scheduler_integration", tests, NULL, NULL);
+}
