@@ -227,7 +227,8 @@ static void collect_ns(void *ud, const char *name)
             c->oom = 1;
             return;
         }
-        memcpy(names, c->names, c->n * sizeof(*names));
+        if (c->n)
+            memcpy(names, c->names, c->n * sizeof(*names));
         c->names = names;
         c->cap = cap;
     }
