@@ -68,7 +68,8 @@ void kube_recorder_format_micro(int64_t wall_ns, char *out, size_t n)
 
     gmtime_r(&secs, &tm);
     strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, n, "%s.%06ldZ", base, usec);
+    if (snprintf(out, n, "%s.%06ldZ", base, usec) >= (int)n)
+        KLOG_ERROR("timestamp buffer of %zu bytes is too small", n);
 }
 
 static int64_t wall_now_ns(void)

@@ -981,8 +981,8 @@ static int default_plugin_config(dec *d, sched_profile *p, size_t index)
         pop(d, prof);
     }
     pop(d, base);
-    const char **names;
-    size_t n;
+    const char **names = NULL;
+    size_t n = 0;
     int rc = enabled_names(p, &names, &n);
     for (size_t i = 0; i < n && rc == KUBE_OK; i++) {
         const fw_plugin_desc *desc = desc_of(d, names[i]);
