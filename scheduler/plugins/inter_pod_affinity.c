@@ -370,6 +370,8 @@ typedef struct pre_filter_state {
     plugin_tp_table existing_anti; /* existing pods' anti-affinity matching the pod */
     plugin_tp_table affinity;      /* existing pods matching all affinity terms */
     plugin_tp_table anti;          /* existing pods matching an anti-affinity term */
+    const char **anti_keys;        /* the distinct keys of existing_anti's entries */
+    size_t n_anti_keys, cap_anti_keys;
 } pre_filter_state;
 
 static void pre_filter_state_free(void *data)
@@ -380,6 +382,7 @@ static void pre_filter_state_free(void *data)
     plugin_tp_free(&s->existing_anti);
     plugin_tp_free(&s->affinity);
     plugin_tp_free(&s->anti);
+    free(s->anti_keys);
     incoming_unref(s->in);
     free(s);
 }
@@ -391,6 +394,14 @@ static void *pre_filter_state_clone(const void *data)
     if (!c)
         return NULL;
     c->in = incoming_ref(s->in);
+    if (s->n_anti_keys) {
+        if (!(c->anti_keys = malloc(s->n_anti_keys * sizeof(*c->anti_keys)))) {
+            pre_filter_state_free(c);
+            return NULL;
+        }
+        memcpy(c->anti_keys, s->anti_keys, s->n_anti_keys * sizeof(*c->anti_keys));
+        c->n_anti_keys = c->cap_anti_keys = s->n_anti_keys;
+    }
     if (plugin_tp_clone(&c->existing_anti, &s->existing_anti) != KUBE_OK ||
         plugin_tp_clone(&c->affinity, &s->affinity) != KUBE_OK ||
         plugin_tp_clone(&c->anti, &s->anti) != KUBE_OK) {
@@ -410,16 +421,39 @@ static int update_pair(plugin_tp_table *m, const kube_node *node, const char *ke
     return v ? plugin_tp_add(m, key, v, delta, NULL, NULL) : KUBE_OK;
 }
 
-/* updateWithAntiAffinityTerms for terms of an existing pod (matched with
- * the incoming pod's namespace labels) or of the incoming pod. */
-static int update_existing_anti(plugin_tp_table *m, const fw_pod_info *existing,
-                                const incoming *in, const kube_node *node, int64_t delta)
+/* Remembers key as one of existing_anti's keys (Filter checks the node's
+ * value of each). */
+static int add_anti_key(pre_filter_state *s, const char *key)
+{
+    for (size_t i = 0; i < s->n_anti_keys; i++)
+        if (strcmp(s->anti_keys[i], key) == 0)
+            return KUBE_OK;
+    if (s->n_anti_keys == s->cap_anti_keys) {
+        size_t cap = s->cap_anti_keys ? 2 * s->cap_anti_keys : 4;
+        const char **keys = realloc(s->anti_keys, cap * sizeof(*keys));
+        if (!keys)
+            return KUBE_ENOMEM;
+        s->anti_keys = keys;
+        s->cap_anti_keys = cap;
+    }
+    s->anti_keys[s->n_anti_keys++] = key;
+    return KUBE_OK;
+}
+
+/* updateWithAntiAffinityTerms for the required anti-affinity terms of an
+ * existing pod, matched with the incoming pod's namespace labels. */
+static int update_existing_anti(pre_filter_state *s, const fw_pod_info *existing,
+                                const kube_node *node, int64_t delta)
 {
     int rc = KUBE_OK;
     for (size_t i = 0; rc == KUBE_OK && i < existing->n_required_anti_affinity_terms; i++) {
         const fw_affinity_term *t = &existing->required_anti_affinity_terms[i];
-        if (existing_term_matches_incoming(t, in))
-            rc = update_pair(m, node, t->topology_key, delta);
+        if (!existing_term_matches_incoming(t, s->in) ||
+            !kube_meta_label(&node->base.meta, t->topology_key))
+            continue;
+        rc = add_anti_key(s, t->topology_key);
+        if (rc == KUBE_OK)
+            rc = update_pair(&s->existing_anti, node, t->topology_key, delta);
     }
     return rc;
 }
@@ -454,8 +488,7 @@ static int count_existing_anti(pre_filter_state *s, const fw_snapshot *snap)
         const fw_node_info *ni = snap->have_pods_with_required_anti_affinity[i];
         for (size_t j = 0; ni->node && rc == KUBE_OK &&
                            j < ni->n_pods_with_required_anti_affinity; j++)
-            rc = update_existing_anti(&s->existing_anti, ni->pods_with_required_anti_affinity[j],
-                                      s->in, ni->node, 1);
+            rc = update_existing_anti(s, ni->pods_with_required_anti_affinity[j], ni->node, 1);
     }
     return rc;
 }
@@ -519,7 +552,7 @@ static fw_status *update_with_pod(fw_cycle_state *cs, const fw_pod_info *updated
                                "error reading \"%s\" from cycleState: not found", PRE_FILTER_KEY);
     if (!node)
         return NULL;
-    if ((rc = update_existing_anti(&s->existing_anti, updated, s->in, node, delta)) != KUBE_OK ||
+    if ((rc = update_existing_anti(s, updated, node, delta)) != KUBE_OK ||
         (rc = update_incoming_affinity(&s->affinity, s->in, updated->pod, node, delta)) !=
             KUBE_OK ||
         (rc = update_incoming_anti(&s->anti, s->in, updated->pod, node, delta)) != KUBE_OK)
@@ -577,15 +610,17 @@ static int satisfies_pod_anti_affinity(const pre_filter_state *s, const kube_nod
     return 1;
 }
 
+/* Any pair of the node's labels with a positive count rejects it: looked
+ * up through the table's keys rather than every label of the node. */
 static int satisfies_existing_anti_affinity(const pre_filter_state *s, const kube_node *node)
 {
-    const kube_meta *m = &node->base.meta;
-
     if (s->existing_anti.nonzero == 0)
         return 1;
-    for (size_t i = 0; i < m->n_labels; i++)
-        if (plugin_tp_count(&s->existing_anti, m->labels[i].key, m->labels[i].value) > 0)
+    for (size_t i = 0; i < s->n_anti_keys; i++) {
+        const char *v = kube_meta_label(&node->base.meta, s->anti_keys[i]);
+        if (v && plugin_tp_count(&s->existing_anti, s->anti_keys[i], v) > 0)
             return 0;
+    }
     return 1;
 }
 

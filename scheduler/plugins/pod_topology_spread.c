@@ -238,6 +238,7 @@ typedef struct pts_constraint {
     int32_t min_domains;
     kube_inclusion_policy affinity_policy, taints_policy;
     size_t key;                         /* index into keys[] */
+    int self_match;                     /* the selector matches the pod itself */
 } pts_constraint;
 
 /* Constraints of one action, immutable once built and shared by clones
@@ -340,6 +341,8 @@ static int add_constraint(pts_constraints *c, const kube_spread_constraint *sc,
     t->affinity_policy = sc->node_affinity_policy;
     t->taints_policy = sc->node_taints_policy;
     t->key = key_index(c, sc->topology_key);
+    t->self_match = kube_label_selector_matches(t->selector, pod->base.meta.labels,
+                                                pod->base.meta.n_labels);
     c->n++;
     return KUBE_OK;
 }
@@ -445,7 +448,8 @@ static int64_t count_matching_pods(const fw_node_info *ni, const kube_label_sele
     int64_t n = 0;
     for (size_t i = 0; i < ni->n_pods; i++) {
         const kube_pod *p = ni->pods[i]->pod;
-        if (p->base.meta.deleting || strcmp(p->base.meta.namespace_, ns) != 0)
+        const char *pns = p->base.meta.namespace_;
+        if (p->base.meta.deleting || (pns != ns && strcmp(pns, ns) != 0))
             continue;
         n += selector_matches_pod(s, p);
     }
@@ -723,8 +727,7 @@ static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info
         if (ks->domains == 0)
             continue; /* v1.28: no domain for the key is an internal error, skipped */
         int64_t min_match = ks->domains < t->min_domains ? 0 : ks->paths[0].num;
-        int64_t self_match = selector_matches_pod(t->selector, pod->pod);
-        int64_t skew = plugin_tp_count(&ks->values, t->topology_key, value) + self_match -
+        int64_t skew = plugin_tp_count(&ks->values, t->topology_key, value) + t->self_match -
                        min_match;
         if (skew > t->max_skew)
             return fw_status_new(FW_UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH);
