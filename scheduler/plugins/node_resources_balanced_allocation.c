@@ -117,7 +117,7 @@ static int parse_args(const cJSON *in, plugin_res_scorer *s, char *err, size_t e
 
 static cJSON *args_json(const plugin_res_scorer *s)
 {
-    cJSON *o = cJSON_CreateObject(), *res;
+    cJSON *o = cJSON_CreateObject(), *res = NULL;
     int ok = o && (res = cJSON_AddArrayToObject(o, "resources"));
 
     for (size_t i = 0; ok && i < s->n; i++) {

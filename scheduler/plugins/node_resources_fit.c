@@ -342,7 +342,7 @@ static cJSON *strings_json(char *const *v, size_t n)
 /* The defaulted args as kube-scheduler writes NodeResourcesFitArgs. */
 static cJSON *args_json(const fit_args *a)
 {
-    cJSON *o = cJSON_CreateObject(), *ss, *res, *rtcr, *shape;
+    cJSON *o = cJSON_CreateObject(), *ss = NULL, *res = NULL, *rtcr = NULL, *shape = NULL;
     int ok = o != NULL;
 
     if (ok && a->n_ignored)

@@ -155,7 +155,7 @@ static void score_table(void **state)
         fw_node_info *nodes[3];
         fw_snapshot *snap = NULL;
         int64_t got[3];
-        char name[16];
+        char name[32];
 
         print_message("case: %s\n", c->name);
         for (size_t k = 0; k < c->n; k++) {

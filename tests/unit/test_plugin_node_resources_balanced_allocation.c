@@ -76,7 +76,7 @@ static void score_table(void **state)
         fw_pod_info *existing[2] = {NULL, NULL};
         fw_node_info *nodes[2];
         fw_cycle_state *cs = fw_cycle_state_new();
-        char name[16];
+        char name[32];
 
         print_message("case: %s\n", c->name);
         for (int k = 0; k < 2; k++) {

@@ -400,7 +400,7 @@ static void run_score_cases(const score_case *cases, size_t n_cases)
         fw_node_info *nodes[2];
         fw_pod_info *existing[2] = {NULL, NULL};
         int64_t got[2];
-        char name[16];
+        char name[32];
 
         print_message("case: %s\n", c->name);
         tp_plugin *p = tp_plugin_new(&plugin_node_resources_fit, c->args, NULL);

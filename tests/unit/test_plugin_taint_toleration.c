@@ -146,7 +146,7 @@ static void score_table(void **state)
         fw_node_info *nodes[3];
         int64_t got[3];
         size_t n = 0;
-        char name[16];
+        char name[32];
         print_message("case: %s\n", c->name);
         for (; n < 3 && c->taints[n]; n++) {
             snprintf(name, sizeof(name), "node%zu", n);
