@@ -9,6 +9,13 @@
  * a conflict without a pin is retried; a VMI the cache has not seen costs
  * at most one GET; a completed live migration moves the pin, and only
  * while the scheduler leads.
+ *
+ * Scheduler level (stickyvm-scheduler in-process with the example
+ * configuration): the first schedule pins the VM; the pod and VMI are
+ * deleted and recreated 20 times and every pod lands on the pinned node
+ * although it is the fullest, with one VM write in all; with the node
+ * cordoned the pod waits and binds there once uncordoned; with the node
+ * deleted the FailedScheduling event names the unpin command.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,6 +41,7 @@
 #include "kube/recorder.h"
 #include "plugins/plugins.h"
 #include "plugins/stickyvm.h"
+#include "scheduler.h"
 
 #define NS "default"
 #define VMS_PATH "/apis/kubevirt.io/v1/namespaces/" NS "/virtualmachines"
@@ -53,6 +61,10 @@ typedef struct fixture {
     void *sv;
     /* requests the test itself made on VMs since the last counter reset */
     int64_t own_vm_gets, own_vm_patches;
+    /* the whole scheduler (the last tests, in order) */
+    sched_config *scfg;
+    sched_scheduler *sched;
+    char sticky_vm_uid[64], sticky_node[256], sticky_pod[128];
 } fixture;
 
 static atomic_int g_leader = 1;
@@ -93,6 +105,8 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     fixture *fx = *state;
+    sched_scheduler_free(fx->sched);
+    sched_config_free(fx->scfg);
     kube_recorder_free(fx->rec);
     kube_client_free(fx->client);
     kube_config_free(fx->cfg);
@@ -515,6 +529,215 @@ static void test_migration_moves_pin(void **state)
     assert_true(has_vm_event(fx, "vm-mig", "Repinned", "node-2"));
 }
 
+/* ------------------------------------------------------------------ */
+/* The whole scheduler                                                 */
+/* ------------------------------------------------------------------ */
+
+#define PODS_PATH "/api/v1/namespaces/" NS "/pods"
+#define NODES_PATH "/api/v1/nodes"
+#define CONFIG_FILE STICKYVM_SOURCE_DIR "/manifests/scheduler/stickyvm-scheduler-config.yaml"
+#define STICKY_VM "vm-sticky"
+#define RESTARTS 20
+
+/* stickyvm-scheduler in-process with the example configuration (leader
+ * election off: one replica). */
+static void sched_up(fixture *fx)
+{
+    char err[512] = "";
+    if (sched_config_load_file(CONFIG_FILE, NULL, &fx->scfg, err, sizeof(err)) != KUBE_OK)
+        fail_msg("%s", err);
+    fx->scfg->leader_election.leader_elect = 0;
+    sched_scheduler_options o = {.config = fx->scfg, .client = fx->client};
+    if (sched_scheduler_new(&o, &fx->sched, err, sizeof(err)) != KUBE_OK)
+        fail_msg("scheduler: %s", err);
+    assert_int_equal(sched_scheduler_start(fx->sched), KUBE_OK);
+    assert_int_equal(sched_scheduler_wait_synced(fx->sched, CONVERGE_MS), KUBE_OK);
+    assert_int_equal(harness_reset_counters(fx->h), KUBE_OK);
+    fx->own_vm_gets = fx->own_vm_patches = 0;
+}
+
+/* virt-controller's pod for the VMI: virt-launcher-<vm>-<5 chars>. */
+static void create_launcher(fixture *fx, const char *vm, const char *vmi_uid, int round,
+                            char *name, size_t n)
+{
+    char body[1536];
+    snprintf(name, n, "virt-launcher-%s-r%04d", vm, round);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"labels\":{\"kubevirt.io\":\"virt-launcher\",\"kubevirt.io/created-by\":\"%s\","
+             "\"vm.kubevirt.io/name\":\"%s\"},\"ownerReferences\":[{\"apiVersion\":"
+             "\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"name\":\"%s\",\"uid\":"
+             "\"%s\",\"controller\":true,\"blockOwnerDeletion\":true}]},\"spec\":{"
+             "\"schedulerName\":\"stickyvm\",\"containers\":[{\"name\":\"compute\",\"image\":"
+             "\"quay.io/kubevirt/virt-launcher:v1.1.0\",\"resources\":{\"requests\":{\"cpu\":"
+             "\"1\",\"memory\":\"1Gi\"}}}]}}",
+             name, vmi_uid, vm, vm, vmi_uid);
+    assert_int_equal(harness_create(fx->h, PODS_PATH, body, NULL), KUBE_OK);
+}
+
+static void delete_path(fixture *fx, const char *path)
+{
+    harness_response r = {0};
+    assert_int_equal(harness_request(fx->h, NULL, "DELETE", path, NULL, NULL, &r), KUBE_OK);
+    if (r.status != 200 && r.status != 202)
+        fail_msg("DELETE %s: %ld %s", path, r.status, r.body);
+    harness_response_free(&r);
+}
+
+/* The pod's spec.nodeName ("" while pending). */
+static void pod_node(fixture *fx, const char *pod, char *out, size_t n)
+{
+    char path[256];
+    long status = 0;
+    cJSON *j = NULL;
+    snprintf(path, sizeof(path), PODS_PATH "/%s", pod);
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j), KUBE_OK);
+    assert_int_equal(status, 200);
+    const cJSON *node = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(j, "spec"), "nodeName");
+    kube_strlcpy(out, cJSON_IsString(node) ? node->valuestring : "", n);
+    cJSON_Delete(j);
+}
+
+static void wait_bound(fixture *fx, const char *pod, char *node, size_t n)
+{
+    int64_t deadline = kube_now_ms() + CONVERGE_MS;
+    while (pod_node(fx, pod, node, n), !*node) {
+        if (kube_now_ms() > deadline)
+            fail_msg("pod %s not bound", pod);
+        usleep(5000);
+    }
+}
+
+/* Waits for an event regarding pod with this reason whose note contains
+ * text. */
+static void wait_pod_event(fixture *fx, const char *pod, const char *reason, const char *text)
+{
+    int64_t deadline = kube_now_ms() + CONVERGE_MS;
+    for (;;) {
+        long status = 0;
+        cJSON *list = NULL;
+        int found = 0;
+        assert_int_equal(
+            harness_request_json(fx->h, NULL, "GET", EVENTS_PATH, NULL, &status, &list),
+            KUBE_OK);
+        const cJSON *item;
+        cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items"))
+        {
+            const cJSON *reg = cJSON_GetObjectItemCaseSensitive(item, "regarding");
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(reg, "name");
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive(item, "reason");
+            const cJSON *note = cJSON_GetObjectItemCaseSensitive(item, "note");
+            found |= cJSON_IsString(name) && !strcmp(name->valuestring, pod) &&
+                     cJSON_IsString(r) && !strcmp(r->valuestring, reason) &&
+                     cJSON_IsString(note) && strstr(note->valuestring, text);
+        }
+        cJSON_Delete(list);
+        if (found)
+            return;
+        if (kube_now_ms() > deadline)
+            fail_msg("no %s event for pod %s mentioning \"%s\"", reason, pod, text);
+        usleep(20000);
+    }
+}
+
+/* virt-controller restarting the VM: the pod and the VMI go, a new VMI
+ * (new uid) and a new pod come. */
+static void restart_vm(fixture *fx, const char *vm, int round, char *pod, size_t n)
+{
+    char path[256], vm_uid[64], vmi_uid[64];
+    snprintf(path, sizeof(path), PODS_PATH "/%s", pod);
+    delete_path(fx, path);
+    snprintf(path, sizeof(path), VMIS_PATH "/%s", vm);
+    delete_path(fx, path);
+    kube_strlcpy(vm_uid, fx->sticky_vm_uid, sizeof(vm_uid));
+    kube_strlcpy(vmi_uid, create_vmi(fx, vm, vm_uid), sizeof(vmi_uid));
+    create_launcher(fx, vm, vmi_uid, round, pod, n);
+}
+
+/* A pod bound straight to node (as if another scheduler placed it), making
+ * that node the fullest. */
+static void fill_node(fixture *fx, const char *node)
+{
+    char body[768];
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"filler-%s\"},"
+             "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"image\":\"x\","
+             "\"resources\":{\"requests\":{\"cpu\":\"16\",\"memory\":\"128Gi\"}}}]}}",
+             node, node);
+    assert_int_equal(harness_create(fx->h, PODS_PATH, body, NULL), KUBE_OK);
+}
+
+/* The first pod pins the VM; twenty restarts all land on that node although
+ * it is the fullest; the VM is written once. */
+static void test_sched_twenty_restarts_same_node(void **state)
+{
+    fixture *fx = *state;
+    char node[256];
+    kube_strlcpy(fx->sticky_vm_uid, create_vm(fx, STICKY_VM, NULL), sizeof(fx->sticky_vm_uid));
+    char vmi_uid[64];
+    kube_strlcpy(vmi_uid, create_vmi(fx, STICKY_VM, fx->sticky_vm_uid), sizeof(vmi_uid));
+    sched_up(fx);
+
+    create_launcher(fx, STICKY_VM, vmi_uid, 0, fx->sticky_pod, sizeof(fx->sticky_pod));
+    wait_bound(fx, fx->sticky_pod, fx->sticky_node, sizeof(fx->sticky_node));
+    wait_pin(fx, STICKY_VM, fx->sticky_node);
+    fill_node(fx, fx->sticky_node);
+
+    for (int round = 1; round <= RESTARTS; round++) {
+        restart_vm(fx, STICKY_VM, round, fx->sticky_pod, sizeof(fx->sticky_pod));
+        wait_bound(fx, fx->sticky_pod, node, sizeof(node));
+        if (strcmp(node, fx->sticky_node) != 0)
+            fail_msg("restart %d landed on %s, pinned to %s", round, node, fx->sticky_node);
+    }
+    assert_int_equal(count(fx, "patch", "virtualmachines"), 1);
+    assert_int_equal(count(fx, "get", "virtualmachines"), 0);
+    print_message("21 placements: %lld VMI GETs, %lld pod bindings\n",
+                  (long long)count(fx, "get", "virtualmachineinstances"),
+                  (long long)count(fx, "create", "pods/binding"));
+}
+
+/* With its node cordoned the pod waits; uncordoned, it binds there. */
+static void test_sched_cordoned_node_waits(void **state)
+{
+    fixture *fx = *state;
+    char path[320], node[256];
+    assert_true(*fx->sticky_node);
+    snprintf(path, sizeof(path), NODES_PATH "/%s", fx->sticky_node);
+    merge_patch(fx, path, "{\"spec\":{\"unschedulable\":true}}");
+    restart_vm(fx, STICKY_VM, 100, fx->sticky_pod, sizeof(fx->sticky_pod));
+    wait_pod_event(fx, fx->sticky_pod, "FailedScheduling", "unschedulable");
+    pod_node(fx, fx->sticky_pod, node, sizeof(node));
+    assert_string_equal(node, "");
+
+    /* Past the queue's initial backoff (1 s), the uncordon alone decides
+     * when the pod is retried. */
+    usleep(1100 * 1000);
+    merge_patch(fx, path, "{\"spec\":{\"unschedulable\":null}}");
+    int64_t t0 = kube_now_ms();
+    wait_bound(fx, fx->sticky_pod, node, sizeof(node));
+    assert_string_equal(node, fx->sticky_node);
+    print_message("bound %lld ms after the uncordon\n", (long long)(kube_now_ms() - t0));
+}
+
+/* With its node deleted the pod waits and the event names the command that
+ * releases the pin. */
+static void test_sched_deleted_node_names_unpin(void **state)
+{
+    fixture *fx = *state;
+    char path[320], node[256];
+    assert_true(*fx->sticky_node);
+    snprintf(path, sizeof(path), NODES_PATH "/%s", fx->sticky_node);
+    delete_path(fx, path);
+    restart_vm(fx, STICKY_VM, 200, fx->sticky_pod, sizeof(fx->sticky_pod));
+    wait_pod_event(fx, fx->sticky_pod, "FailedScheduling",
+                   "kubectl get --raw /apis/subresources.stickyvm.io/v1/namespaces/" NS
+                   "/virtualmachines/" STICKY_VM "/unpin");
+    wait_pod_event(fx, fx->sticky_pod, "FailedScheduling", fx->sticky_node);
+    pod_node(fx, fx->sticky_pod, node, sizeof(node));
+    assert_string_equal(node, "");
+}
+
 int test_group_stickyvm_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -524,6 +747,9 @@ int test_group_stickyvm_integration(void)
         cmocka_unit_test_teardown(test_new_vmi_at_most_one_get, test_teardown),
         cmocka_unit_test_teardown(test_missing_vmi_one_get, test_teardown),
         cmocka_unit_test_teardown(test_migration_moves_pin, test_teardown),
+        cmocka_unit_test(test_sched_twenty_restarts_same_node),
+        cmocka_unit_test(test_sched_cordoned_node_waits),
+        cmocka_unit_test(test_sched_deleted_node_names_unpin),
     };
     return cmocka_run_group_tests_name("stickyvm_integration", tests, group_setup,
                                        group_teardown);
