@@ -39,6 +39,7 @@
  */
 #include <math.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +62,31 @@
 #define INVALID_SCORE (-1)
 #define MAX_PATH_NUM ((int64_t)2147483647) /* math.MaxInt32 */
 
+/* Matching pods per node for one (namespace, selector), valid while the
+ * node info's generation is unchanged: PreFilter recounts only the nodes
+ * that changed since a pod with the same selector was last scheduled. */
+typedef struct node_count {
+    const fw_node_info *ni;   /* NULL: empty slot */
+    int64_t generation;
+    int64_t count;
+} node_count;
+
+typedef struct count_cache {
+    char *sig;                /* owned "namespace\x1fselector"; NULL: unused */
+    uint64_t used;            /* LRU tick */
+    node_count *slots;        /* open addressing on ni */
+    size_t cap, len;
+} count_cache;
+
+#define CACHE_SELECTORS 16
+
+/* The caches are plugin state across cycles, read and written only by
+ * PreFilter (the scheduling thread; its parallel counting touches one
+ * node's slots per task); Filter and Score never see them. */
 typedef struct pod_topology_spread {
     fw_handle *h;
+    count_cache caches[CACHE_SELECTORS];
+    uint64_t tick;
 } pod_topology_spread;
 
 /* The cycle's snapshot; a handle without one (tests) has no nodes. */
@@ -224,7 +248,14 @@ static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_
 
 static void destroy(void *self)
 {
-    free(self);
+    pod_topology_spread *pl = self;
+    if (!pl)
+        return;
+    for (size_t i = 0; i < CACHE_SELECTORS; i++) {
+        free(pl->caches[i].sig);
+        free(pl->caches[i].slots);
+    }
+    free(pl);
 }
 
 /* ------------------------------------------------------------------ */
@@ -457,6 +488,111 @@ static int64_t count_matching_pods(const fw_node_info *ni, const kube_label_sele
 }
 
 /* ------------------------------------------------------------------ */
+/* Per-node count cache                                                */
+/* ------------------------------------------------------------------ */
+
+static const char *const op_names[] = {"in", "notin", "exists", "!", "gt", "lt", "?"};
+
+/* "namespace\x1fkey\x1eop\x1ev1\x1dv2..\x1c..." or NULL (nil selector or
+ * out of memory: not cached). Caller frees. */
+static char *selector_sig(const kube_label_selector *sel, const char *ns)
+{
+    kube_buf b = KUBE_BUF_INIT;
+    int rc;
+
+    if (!sel)
+        return NULL;
+    rc = kube_buf_printf(&b, "%s\x1f", ns);
+    for (size_t i = 0; rc == KUBE_OK && i < sel->n_reqs; i++) {
+        const kube_requirement *r = &sel->reqs[i];
+        rc = kube_buf_printf(&b, "%s\x1e%s\x1e", r->key, op_names[r->op]);
+        for (size_t v = 0; rc == KUBE_OK && v < r->n_values; v++)
+            rc = kube_buf_printf(&b, "%s\x1d", r->values[v]);
+        if (rc == KUBE_OK)
+            rc = kube_buf_puts(&b, "\x1c");
+    }
+    if (rc != KUBE_OK) {
+        kube_buf_free(&b);
+        return NULL;
+    }
+    return kube_buf_take(&b);
+}
+
+static void cache_clear(count_cache *c)
+{
+    if (c->slots)
+        memset(c->slots, 0, c->cap * sizeof(*c->slots));
+    c->len = 0;
+}
+
+/* Makes room for `more` new slots without growing later (slot pointers
+ * handed out stay valid); a table grown past 4x the nodes is reset (nodes
+ * that left keep their slots otherwise). */
+static int cache_reserve(count_cache *c, size_t more)
+{
+    size_t cap = 64;
+    if (c->len > 4 * more)
+        cache_clear(c);
+    if ((c->len + more) * 2 <= c->cap)
+        return KUBE_OK;
+    while (cap < (c->len + more) * 2)
+        cap *= 2;
+    node_count *slots = calloc(cap, sizeof(*slots));
+    if (!slots)
+        return KUBE_ENOMEM;
+    for (size_t i = 0; i < c->cap; i++) {
+        if (!c->slots[i].ni)
+            continue;
+        size_t j = ((uintptr_t)c->slots[i].ni >> 4) & (cap - 1);
+        while (slots[j].ni)
+            j = (j + 1) & (cap - 1);
+        slots[j] = c->slots[i];
+    }
+    free(c->slots);
+    c->slots = slots;
+    c->cap = cap;
+    return KUBE_OK;
+}
+
+static node_count *cache_slot(count_cache *c, const fw_node_info *ni)
+{
+    size_t j = ((uintptr_t)ni >> 4) & (c->cap - 1);
+    while (c->slots[j].ni && c->slots[j].ni != ni)
+        j = (j + 1) & (c->cap - 1);
+    if (!c->slots[j].ni) {
+        c->slots[j] = (node_count){ni, -1, 0};
+        c->len++;
+    }
+    return &c->slots[j];
+}
+
+/* The cache of sig (taken), the least recently used one recycled. NULL
+ * when sig is NULL. */
+static count_cache *cache_for(pod_topology_spread *pl, char *sig)
+{
+    count_cache *lru = &pl->caches[0];
+
+    if (!sig)
+        return NULL;
+    pl->tick++;
+    for (size_t i = 0; i < CACHE_SELECTORS; i++) {
+        count_cache *c = &pl->caches[i];
+        if (c->sig && strcmp(c->sig, sig) == 0) {
+            free(sig);
+            c->used = pl->tick;
+            return c;
+        }
+        if (c->used < lru->used)
+            lru = c;
+    }
+    free(lru->sig);
+    lru->sig = sig;
+    lru->used = pl->tick;
+    cache_clear(lru);
+    return lru;
+}
+
+/* ------------------------------------------------------------------ */
 /* PreFilter state                                                     */
 /* ------------------------------------------------------------------ */
 
@@ -551,8 +687,27 @@ typedef struct count_job {
     const pts_constraints *c;
     const kube_pod *pod;
     const fw_node_info *const *nodes;
-    int64_t *counts; /* [node][constraint], -1: the node does not count */
+    int64_t *counts;     /* [node][constraint], -1: the node does not count */
+    node_count **slots;  /* [node][constraint], NULL: not cached */
 } count_job;
+
+/* The node's matching pods for constraint j, from its cache slot when the
+ * node did not change. */
+static int64_t cached_count(const count_job *job, size_t i, size_t j)
+{
+    const fw_node_info *ni = job->nodes[i];
+    node_count *slot = job->slots ? job->slots[i * job->c->n + j] : NULL;
+
+    if (slot && slot->generation == ni->generation)
+        return slot->count;
+    int64_t n = count_matching_pods(ni, job->c->items[j].selector,
+                                    job->pod->base.meta.namespace_);
+    if (slot) {
+        slot->generation = ni->generation;
+        slot->count = n;
+    }
+    return n;
+}
 
 static void count_node(void *ud, size_t i)
 {
@@ -568,18 +723,45 @@ static void count_node(void *ud, size_t i)
     int affinity_ok = required_node_affinity_matches(job->pod, node);
     for (size_t j = 0; j < c->n; j++)
         if (match_inclusion_policies(&c->items[j], job->pod, node, affinity_ok))
-            out[j] = count_matching_pods(job->nodes[i], c->items[j].selector,
-                                         job->pod->base.meta.namespace_);
+            out[j] = cached_count(job, i, j);
 }
 
-static int64_t *count_all_nodes(const pod_topology_spread *pl, const pts_constraints *c,
+/* One cache slot per node and constraint, or NULL when memory runs out
+ * (then nothing is cached this cycle). Every cache is chosen and sized
+ * before any slot is handed out, so no slot moves; at most half the caches
+ * serve one pod, so none of them is recycled under another constraint. */
+static node_count **cache_slots(pod_topology_spread *pl, const pts_constraints *c,
+                                const kube_pod *pod, const fw_node_info *const *nodes, size_t n)
+{
+    node_count **slots = calloc(n * c->n + 1, sizeof(*slots));
+    count_cache **caches = calloc(c->n, sizeof(*caches));
+    int rc = slots && caches ? KUBE_OK : KUBE_ENOMEM;
+
+    for (size_t j = 0; rc == KUBE_OK && j < c->n && j < CACHE_SELECTORS / 2; j++)
+        caches[j] = cache_for(pl, selector_sig(c->items[j].selector, pod->base.meta.namespace_));
+    for (size_t j = 0; rc == KUBE_OK && j < c->n; j++)
+        if (caches[j])
+            rc = cache_reserve(caches[j], n);
+    for (size_t j = 0; rc == KUBE_OK && j < c->n; j++)
+        for (size_t i = 0; caches[j] && i < n; i++)
+            slots[i * c->n + j] = cache_slot(caches[j], nodes[i]);
+    free(caches);
+    if (rc != KUBE_OK) {
+        free(slots);
+        return NULL;
+    }
+    return slots;
+}
+
+static int64_t *count_all_nodes(pod_topology_spread *pl, const pts_constraints *c,
                                 const kube_pod *pod, const fw_node_info *const *nodes, size_t n)
 {
     int64_t *counts = malloc((n ? n : 1) * c->n * sizeof(*counts));
     if (!counts)
         return NULL;
-    count_job job = {c, pod, nodes, counts};
+    count_job job = {c, pod, nodes, counts, cache_slots(pl, c, pod, nodes, n)};
     fw_parallelize(pl->h->svc.parallelizer, n, count_node, &job, NULL);
+    free(job.slots);
     return counts;
 }
 
@@ -610,7 +792,7 @@ static void init_paths(pts_key_state *ks)
             paths_update(ks->paths, ks->values.slots[i].value, ks->values.slots[i].count);
 }
 
-static int fill_pre_filter_state(const pod_topology_spread *pl, pre_filter_state *s,
+static int fill_pre_filter_state(pod_topology_spread *pl, pre_filter_state *s,
                                  const kube_pod *pod, const fw_snapshot *snap)
 {
     const pts_constraints *c = s->c;
@@ -633,7 +815,7 @@ static int fill_pre_filter_state(const pod_topology_spread *pl, pre_filter_state
 static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
                              fw_pre_filter_result **result)
 {
-    const pod_topology_spread *pl = self;
+    pod_topology_spread *pl = self;
     pts_constraints *c;
     pre_filter_state *s;
     int rc = get_constraints((fw_pod_info *)pod, KUBE_DO_NOT_SCHEDULE, &c);

@@ -488,6 +488,59 @@ static void pre_filter_add_remove_pod(void **state)
     env_free(&e);
 }
 
+/* Counts are cached per node across cycles: a node whose pods changed is
+ * recounted, the others are not. */
+static void pre_filter_follows_node_changes(void **state)
+{
+    env e;
+    char got[8];
+    fw_pre_filter_result *res = NULL;
+    fw_pod_info *pod = incoming("foo=", SPREAD(HARD(1, "node", EXISTS("foo"))));
+    fw_pod_info *other = incoming("foo=", SPREAD(HARD(1, "node", EXISTS("bar"))));
+    pod_def add_x = {"p-x1", "node-x", "foo=", NULL, 0};
+    fw_pod_info *px = make_pod(&add_x);
+    (void)state;
+
+    env_init(&e, zones4, 4, spread_2103, N(spread_2103));
+    assert_null(desc()->pre_filter(e.pl, e.cs, pod, &res));
+    filter_codes(&e, e.cs, pod, got);
+    assert_string_equal(got, "UUSU");
+
+    /* a matching pod lands on node-x: 2/1/1/3 */
+    fw_node_info *x = fw_node_info_clone(e.snap->list[2]);
+    assert_int_equal(fw_node_info_add_pod(x, px), KUBE_OK);
+    assert_int_equal(fw_snapshot_upsert(e.snap, x, NULL, NULL, NULL), KUBE_OK);
+    fw_node_info_free(x);
+    /* another selector in between does not disturb the first one's counts */
+    fw_cycle_state *cs = fw_cycle_state_new();
+    assert_null(desc()->pre_filter(e.pl, cs, other, &res));
+    fw_cycle_state_free(cs);
+    cs = fw_cycle_state_new();
+    assert_null(desc()->pre_filter(e.pl, cs, pod, &res));
+    filter_codes(&e, cs, pod, got);
+    assert_string_equal(got, "USSU");
+    fw_cycle_state_free(cs);
+
+    /* node-y loses its pods: 2/1/1/0 */
+    fw_node_info *y = fw_node_info_clone(e.snap->list[3]);
+    for (int i = 1; i <= 3; i++) {
+        char uid[32];
+        snprintf(uid, sizeof(uid), "uid-default-p-y%d", i);
+        assert_int_equal(fw_node_info_remove_pod(y, uid), KUBE_OK);
+    }
+    assert_int_equal(fw_snapshot_upsert(e.snap, y, NULL, NULL, NULL), KUBE_OK);
+    fw_node_info_free(y);
+    cs = fw_cycle_state_new();
+    assert_null(desc()->pre_filter(e.pl, cs, pod, &res));
+    filter_codes(&e, cs, pod, got);
+    assert_string_equal(got, "UUUS");
+    fw_cycle_state_free(cs);
+    fw_pod_info_unref(px);
+    fw_pod_info_unref(pod);
+    fw_pod_info_unref(other);
+    env_free(&e);
+}
+
 /* ------------------------------------------------------------------ */
 /* Scoring: TestPodTopologySpreadScore                                 */
 /* ------------------------------------------------------------------ */
@@ -853,6 +906,7 @@ int test_group_plugin_pod_topology_spread(void)
         cmocka_unit_test(filter_match_label_keys),
         cmocka_unit_test(pre_filter_skip_and_messages),
         cmocka_unit_test(pre_filter_add_remove_pod),
+        cmocka_unit_test(pre_filter_follows_node_changes),
         cmocka_unit_test(score_one_constraint_on_node),
         cmocka_unit_test(score_candidates_and_keys),
         cmocka_unit_test(score_two_constraints),
