@@ -11,7 +11,6 @@
  * (h->svc.snapshot); image states come from the node info (filled by the
  * cache).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,28 +42,36 @@ static void destroy(void *self)
     free(self);
 }
 
-/* The state of image on the node, looking it up by normalizedImageName:
+/* strcmp(base + suffix, name) without building the concatenation. */
+static int cmp_suffixed(const char *base, size_t blen, const char *suffix, const char *name)
+{
+    int c = strncmp(base, name, blen);
+    return c ? c : strcmp(suffix, name + blen); /* c == 0: name has blen chars */
+}
+
+/* The state of image on the node, looked up by normalizedImageName:
  * ":latest" is appended when the name has no tag (its last ':' is not after
- * its last '/'). Allocation-free unless the name is very long. */
+ * its last '/'). A binary search of the node's name-sorted image states
+ * that compares the suffixed name in place, so nothing is allocated or
+ * copied. */
 static const fw_image_state *image_state(const fw_node_info *ni, const char *image)
 {
     const char *colon = strrchr(image, ':'), *slash = strrchr(image, '/');
-    char buf[1024];
+    const char *suffix = colon && (!slash || colon > slash) ? "" : ":" DEFAULT_IMAGE_TAG;
+    const fw_image_states *st = ni->image_states;
+    size_t lo = 0, hi = st ? st->n : 0, blen = strlen(image);
 
-    if (colon && (!slash || colon > slash))
-        return fw_node_info_image(ni, image);
-    size_t need = strlen(image) + sizeof(":" DEFAULT_IMAGE_TAG);
-    if (need <= sizeof(buf)) {
-        snprintf(buf, sizeof(buf), "%s:" DEFAULT_IMAGE_TAG, image);
-        return fw_node_info_image(ni, buf);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = cmp_suffixed(image, blen, suffix, st->items[mid].name);
+        if (c == 0)
+            return &st->items[mid];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
-    char *tmp = malloc(need);
-    if (!tmp)
-        return NULL;
-    snprintf(tmp, need, "%s:" DEFAULT_IMAGE_TAG, image);
-    const fw_image_state *st = fw_node_info_image(ni, tmp);
-    free(tmp);
-    return st;
+    return NULL;
 }
 
 /* scaledImageScore: the image size weighted by its spread over the cluster. */
