@@ -1,0 +1,233 @@
+/*
+ * scheduler/plugins/volume_binding_listers.c - the PV / PVC / StorageClass /
+ * CSINode listers the volume plugins share, one set per informer hub (see
+ * volume_binding.h).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "kube/errors.h"
+#include "kube/storage.h"
+#include "kube/store.h"
+#include "plugins/volume_binding.h"
+
+struct plugin_vol_listers {
+    atomic_int refs;
+    struct kube_hub *hub;                  /* registry key; NULL: store-backed */
+    kube_informer *inf[PLUGIN_VOL_KINDS];  /* owned by the hub */
+    kube_store *store[PLUGIN_VOL_KINDS];   /* borrowed */
+    plugin_vol_listers *next;              /* registry list */
+};
+
+static pthread_mutex_t g_registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static plugin_vol_listers *g_registry;
+
+static const kube_resource *const kind_res[PLUGIN_VOL_KINDS] = {
+    &KUBE_RES_PVS, &KUBE_RES_PVCS, &KUBE_RES_STORAGECLASSES, &KUBE_RES_CSINODES,
+};
+static const kube_codec *const kind_codec[PLUGIN_VOL_KINDS] = {
+    &kube_pv_codec, &kube_pvc_codec, &kube_storage_class_codec, &kube_csi_node_codec,
+};
+
+/* ---- change generation ---- */
+
+/* One process-wide generation: the informers' handlers then reference no
+ * lister, so a lister's lifetime never depends on its hub's. A waiter on
+ * one hub may wake for another hub's change and simply re-checks. */
+static pthread_mutex_t g_gen_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_gen_cv;
+static pthread_once_t g_gen_once = PTHREAD_ONCE_INIT;
+static uint64_t g_gen;
+
+static void gen_init(void)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_gen_cv, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
+static void bump(void)
+{
+    pthread_once(&g_gen_once, gen_init);
+    pthread_mutex_lock(&g_gen_mu);
+    g_gen++;
+    pthread_cond_broadcast(&g_gen_cv);
+    pthread_mutex_unlock(&g_gen_mu);
+}
+
+static void on_add(void *ud, kube_object *obj)
+{
+    bump();
+}
+
+static void on_update(void *ud, kube_object *old_obj, kube_object *new_obj)
+{
+    bump();
+}
+
+static void on_delete(void *ud, kube_object *obj)
+{
+    bump();
+}
+
+static const kube_informer_handlers g_handlers = {on_add, on_update, on_delete, NULL};
+
+uint64_t plugin_vol_listers_generation(plugin_vol_listers *l)
+{
+    pthread_mutex_lock(&g_gen_mu);
+    uint64_t g = g_gen;
+    pthread_mutex_unlock(&g_gen_mu);
+    return g;
+}
+
+int plugin_vol_listers_wait(plugin_vol_listers *l, uint64_t *gen, long timeout_ms)
+{
+    struct timespec until;
+    int changed;
+
+    pthread_once(&g_gen_once, gen_init);
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&g_gen_mu);
+    while (g_gen == *gen && pthread_cond_timedwait(&g_gen_cv, &g_gen_mu, &until) == 0)
+        ;
+    changed = g_gen != *gen;
+    *gen = g_gen;
+    pthread_mutex_unlock(&g_gen_mu);
+    return changed;
+}
+
+const kube_informer_handlers *plugin_vol_listers_handlers(plugin_vol_listers *l)
+{
+    return &g_handlers;
+}
+
+/* ---- construction ---- */
+
+static plugin_vol_listers *listers_alloc(void)
+{
+    plugin_vol_listers *l = calloc(1, sizeof(*l));
+
+    if (l)
+        atomic_init(&l->refs, 1);
+    return l;
+}
+
+/* Adds the four informers; the PV and PVC ones bump the generation. */
+static int add_informers(plugin_vol_listers *l, struct kube_hub *hub)
+{
+    for (int k = 0; k < PLUGIN_VOL_KINDS; k++) {
+        kube_informer_options o = {0};
+        const kube_informer_handlers *h =
+            k == PLUGIN_VOL_PV || k == PLUGIN_VOL_PVC ? &g_handlers : NULL;
+        int rc;
+        o.resource = kind_res[k];
+        o.codec = kind_codec[k];
+        if ((rc = kube_hub_add_informer(hub, &o, h, &l->inf[k])) != KUBE_OK)
+            return rc;
+    }
+    return KUBE_OK;
+}
+
+int plugin_vol_listers_acquire(struct kube_hub *hub, plugin_vol_listers **out)
+{
+    plugin_vol_listers *l;
+    int rc = KUBE_OK;
+
+    *out = NULL;
+    if (!hub)
+        return KUBE_EINVAL;
+    pthread_mutex_lock(&g_registry_mu);
+    for (l = g_registry; l && l->hub != hub; l = l->next)
+        ;
+    if (l) {
+        atomic_fetch_add(&l->refs, 1);
+    } else if (!(l = listers_alloc())) {
+        rc = KUBE_ENOMEM;
+    } else if ((rc = add_informers(l, hub)) != KUBE_OK) {
+        free(l); /* informers added so far stay with the hub, unread */
+        l = NULL;
+    } else {
+        l->hub = hub;
+        l->next = g_registry;
+        g_registry = l;
+    }
+    pthread_mutex_unlock(&g_registry_mu);
+    *out = l;
+    return rc;
+}
+
+int plugin_vol_listers_from_stores(struct kube_store *const stores[PLUGIN_VOL_KINDS],
+                                   plugin_vol_listers **out)
+{
+    plugin_vol_listers *l = listers_alloc();
+
+    *out = l;
+    if (!l)
+        return KUBE_ENOMEM;
+    for (int k = 0; k < PLUGIN_VOL_KINDS; k++)
+        l->store[k] = stores[k];
+    return KUBE_OK;
+}
+
+plugin_vol_listers *plugin_vol_listers_ref(plugin_vol_listers *l)
+{
+    atomic_fetch_add(&l->refs, 1);
+    return l;
+}
+
+static void unlink_registry(plugin_vol_listers *l)
+{
+    for (plugin_vol_listers **p = &g_registry; *p; p = &(*p)->next) {
+        if (*p == l) {
+            *p = l->next;
+            return;
+        }
+    }
+}
+
+void plugin_vol_listers_release(plugin_vol_listers *l)
+{
+    if (!l)
+        return;
+    if (!l->hub) {
+        if (atomic_fetch_sub(&l->refs, 1) == 1)
+            free(l);
+        return;
+    }
+    pthread_mutex_lock(&g_registry_mu);
+    int last = atomic_fetch_sub(&l->refs, 1) == 1;
+    if (last)
+        unlink_registry(l);
+    pthread_mutex_unlock(&g_registry_mu);
+    if (last)
+        free(l);
+}
+
+/* ---- reads ---- */
+
+kube_object *plugin_vol_listers_get(plugin_vol_listers *l, plugin_vol_kind k, const char *ns,
+                                    const char *name)
+{
+    if (l->inf[k])
+        return kube_informer_get(l->inf[k], ns ? ns : "", name);
+    return l->store[k] ? kube_store_get(l->store[k], ns ? ns : "", name) : NULL;
+}
+
+void plugin_vol_listers_foreach(plugin_vol_listers *l, plugin_vol_kind k,
+                                void (*fn)(void *ud, kube_object *obj), void *ud)
+{
+    if (l->inf[k])
+        kube_informer_foreach(l->inf[k], fn, ud);
+    else if (l->store[k])
+        kube_store_foreach(l->store[k], fn, ud);
+}
