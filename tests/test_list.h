@@ -51,4 +51,5 @@
     UNIT(plugin_default_binder)      \
     UNIT(plugin_pod_topology_spread) \
     UNIT(plugin_inter_pod_affinity) \
+    UNIT(plugin_default_profile)     \
     /* add groups above this line */
