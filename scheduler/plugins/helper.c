@@ -37,16 +37,6 @@ int plugin_tolerations_tolerate(const kube_toleration *tols, size_t n, const kub
     return 0;
 }
 
-const char *plugin_taint_effect_name(kube_taint_effect e)
-{
-    switch (e) {
-    case KUBE_EFFECT_NO_SCHEDULE: return "NoSchedule";
-    case KUBE_EFFECT_PREFER_NO_SCHEDULE: return "PreferNoSchedule";
-    case KUBE_EFFECT_NO_EXECUTE: return "NoExecute";
-    default: return "";
-    }
-}
-
 int plugin_is_extended_resource_name(const char *name)
 {
     static const char prefix[] = "requests.";

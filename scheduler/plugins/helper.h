@@ -32,10 +32,6 @@ void plugin_default_normalize_score(int64_t max_priority, int reverse, fw_node_s
  * tolerates taint. */
 int plugin_tolerations_tolerate(const kube_toleration *tols, size_t n, const kube_taint *taint);
 
-/* The taint effect as the API spells it ("NoSchedule", ...); "" for
- * KUBE_EFFECT_ALL. Static storage. */
-const char *plugin_taint_effect_name(kube_taint_effect e);
-
 /* v1helper.IsExtendedResourceName: a domain-prefixed name that is neither a
  * native (kubernetes.io/) resource nor "requests."-prefixed and that forms a
  * qualified name once prefixed with "requests.". 1 or 0. */

@@ -41,7 +41,7 @@ void plugin_res_scorer_free(plugin_res_scorer *s)
 
 /* calculatePodResourceRequest for one resource. Resources a node never
  * offers (PLUGIN_RES_OTHER) are left out whatever the pod asks. */
-static int64_t pod_request(const plugin_res_scorer *s, const fw_pod_info *pod,
+static int64_t pod_request_of(const plugin_res_scorer *s, const fw_pod_info *pod,
                            const plugin_res_spec *r)
 {
     switch (r->kind) {
@@ -58,10 +58,10 @@ static int64_t pod_request(const plugin_res_scorer *s, const fw_pod_info *pod,
     }
 }
 
-void plugin_res_pod_requests(const plugin_res_scorer *s, const fw_pod_info *pod, int64_t *out)
+static void pod_requests(const plugin_res_scorer *s, const fw_pod_info *pod, int64_t *out)
 {
     for (size_t i = 0; i < s->n; i++)
-        out[i] = pod_request(s, pod, &s->resources[i]);
+        out[i] = pod_request_of(s, pod, &s->resources[i]);
 }
 
 /* calculateResourceAllocatableRequest: (allocatable, requested + pod). */
@@ -124,7 +124,7 @@ fw_status *plugin_res_pre_score(const plugin_res_scorer *s, fw_cycle_state *cs, 
     if (!st)
         return fw_status_error(KUBE_ENOMEM, NULL);
     st->n = s->n;
-    plugin_res_pod_requests(s, pod, st->req);
+    pod_requests(s, pod, st->req);
     int rc = fw_cycle_state_write(cs, key, st, &state_ops);
     return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
 }
@@ -141,7 +141,7 @@ static void score_with(const plugin_res_scorer *s, const fw_cycle_state *cs,
     if (st && st->n == s->n)
         reqs = st->req;
     else
-        plugin_res_pod_requests(s, pod, pod_req);
+        pod_requests(s, pod, pod_req);
     for (size_t i = 0; i < s->n; i++)
         alloc_request(s, ni, &s->resources[i], reqs[i], &allocatable[i], &requested[i]);
     *score = s->fn(s, requested, allocatable);

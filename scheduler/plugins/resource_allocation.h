@@ -74,13 +74,10 @@ int plugin_res_spec_init(plugin_res_spec *spec, const char *name, int64_t weight
 /* Frees the arrays of s and zeroes it. NULL-safe. */
 void plugin_res_scorer_free(plugin_res_scorer *s);
 
-/* calculatePodResourceRequestList: the pod's request of each resource of s
- * into out[0..s->n). cpu/memory are PodRequests with 100m/200Mi for
- * containers lacking them unless s->use_requested. */
-void plugin_res_pod_requests(const plugin_res_scorer *s, const fw_pod_info *pod, int64_t *out);
-
-/* PreScore: stores the pod's requests in cs under key. NULL or an error
- * status (caller owns). */
+/* PreScore: stores the pod's request of each resource of s in cs under key
+ * (calculatePodResourceRequestList: cpu/memory are PodRequests with
+ * 100m/200Mi for containers lacking them unless s->use_requested). NULL or
+ * an error status (caller owns). */
 fw_status *plugin_res_pre_score(const plugin_res_scorer *s, fw_cycle_state *cs, const char *key,
                                 const fw_pod_info *pod);
 
