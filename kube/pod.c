@@ -515,6 +515,7 @@ typedef struct req_state {
     rlist reqs;        /* the pod's requests */
     rlist sidecars;    /* restartableInitContainerReqs */
     rlist init_max;    /* initContainerReqs */
+    int any_sidecar;   /* an init container has restartPolicy Always */
     int64_t non0_cpu, non0_mem, non0_init_cpu, non0_init_mem;
 } req_state;
 
@@ -601,6 +602,7 @@ static int init_container(req_state *st, const cJSON *c, const kube_resource_ent
     if ((rc = is_sidecar(c, &sidecar)))
         return rc;
     if (sidecar) {
+        st->any_sidecar = 1;
         if ((rc = rlist_add(&st->reqs, list, n)) || (rc = rlist_add(&st->sidecars, list, n)))
             return rc;
         eff = &st->sidecars;
@@ -717,6 +719,7 @@ static int requests_decode(const cJSON *spec, kube_arena *a, kube_pod *pod)
         rc = cpu_and_memory(&score.reqs, &pod->score_milli_cpu, &pod->score_memory);
     pod->nonzero_milli_cpu = st.non0_cpu;
     pod->nonzero_memory = st.non0_mem;
+    pod->has_restartable_init_container = st.any_sidecar;
     req_state_free(&st);
     req_state_free(&score);
     return rc == KUBE_ERANGE ? KUBE_EPARSE : rc;

@@ -203,6 +203,8 @@ typedef struct kube_pod {
      * request counts 100m / 200Mi. */
     int64_t score_milli_cpu;
     int64_t score_memory;
+    /* an init container has restartPolicy Always (a sidecar) */
+    int has_restartable_init_container;
 } kube_pod;
 
 extern const kube_codec kube_pod_codec;

@@ -12,6 +12,7 @@
 
 typedef struct entry {
     char *key;
+    const char *origin; /* the pointer the key was written with (a lookup hint) */
     void *data;
     const fw_state_ops *ops;
 } entry;
@@ -53,8 +54,16 @@ void fw_cycle_state_free(fw_cycle_state *cs)
     free(cs);
 }
 
+/* Plugins pass the same string literal on every call, so an entry written
+ * with the very pointer is found with one comparison; many keys share long
+ * prefixes ("PreFilterNode..."), which makes a plain strcmp scan the cost
+ * of every Filter/Score read. The pointer is only a hint: a match is
+ * confirmed by content, and a miss falls back to the full scan. */
 static entry *find(const fw_cycle_state *cs, const char *key)
 {
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->entries[i].origin == key && strcmp(cs->entries[i].key, key) == 0)
+            return &cs->entries[i];
     for (size_t i = 0; i < cs->n; i++)
         if (strcmp(cs->entries[i].key, key) == 0)
             return &cs->entries[i];
@@ -92,7 +101,7 @@ int fw_cycle_state_write(fw_cycle_state *cs, const char *key, void *data,
             ops->free(data);
         return KUBE_ENOMEM;
     }
-    cs->entries[cs->n++] = (entry){k, data, ops};
+    cs->entries[cs->n++] = (entry){k, key, data, ops};
     return KUBE_OK;
 }
 
@@ -126,6 +135,7 @@ static int set_copy(name_set *dst, const name_set *src)
 static int clone_entry(const entry *src, entry *dst)
 {
     dst->ops = src->ops;
+    dst->origin = src->origin;
     dst->key = kube_strdup(src->key);
     if (!dst->key)
         return KUBE_ENOMEM;

@@ -592,8 +592,14 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
 {
     const fit *f = self;
     const fw_resource *req = &pod->request;
-    pre_filter_state *s = malloc(state_size(req->n_scalars));
+    pre_filter_state *s;
 
+    /* v1.28 with the SidecarContainers feature gate off (its default). */
+    if (pod->pod->has_restartable_init_container)
+        return fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                             "Pod has a restartable init container and the SidecarContainers "
+                             "feature is disabled");
+    s = malloc(state_size(req->n_scalars));
     if (!s)
         return fw_status_error(KUBE_ENOMEM, NULL);
     s->milli_cpu = req->milli_cpu;

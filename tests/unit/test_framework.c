@@ -237,6 +237,25 @@ static void counter_free(void *p)
 
 static const fw_state_ops counter_ops = {counter_clone, counter_free};
 
+/* Keys match by content whatever pointer writes or reads them, including a
+ * reused buffer that once held another key. */
+static void cycle_state_keys_match_by_content(void **state)
+{
+    (void)state;
+    fw_cycle_state *cs = fw_cycle_state_new();
+    char buf[32] = "PreFilterNodeAffinity";
+    int a = 1, b = 2;
+
+    assert_int_equal(fw_cycle_state_write(cs, buf, &a, NULL), KUBE_OK);
+    assert_int_equal(fw_cycle_state_write(cs, "PreFilterNodePorts", &b, NULL), KUBE_OK);
+    assert_ptr_equal(fw_cycle_state_read(cs, "PreFilterNodeAffinity"), &a);
+    memcpy(buf, "PreFilterNodePorts", sizeof("PreFilterNodePorts"));
+    assert_ptr_equal(fw_cycle_state_read(cs, buf), &b);
+    memcpy(buf, "PreFilterNodeNothing", sizeof("PreFilterNodeNothing"));
+    assert_null(fw_cycle_state_read(cs, buf));
+    fw_cycle_state_free(cs);
+}
+
 static void cycle_state_clone(void **state)
 {
     (void)state;
@@ -1355,6 +1374,7 @@ int test_group_framework(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(status_basics),
         cmocka_unit_test(fit_error_messages),
+        cmocka_unit_test(cycle_state_keys_match_by_content),
         cmocka_unit_test(cycle_state_clone),
         cmocka_unit_test(node_info_accounting),
         cmocka_unit_test(snapshot_incremental),

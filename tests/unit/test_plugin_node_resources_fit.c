@@ -264,6 +264,29 @@ static void filter_needs_pre_filter(void **state)
     tp_plugin_free(p);
 }
 
+/* v1.28 (SidecarContainers gate off): a pod with a restartable init
+ * container is rejected in PreFilter; an ordinary init container is not. */
+static void restartable_init_container_rejected(void **state)
+{
+    (void)state;
+    tp_plugin *p = tp_plugin_new(&plugin_node_resources_fit, NULL, NULL);
+    fw_node_info *ni = tp_node_simple("n", "{'cpu':'4','memory':'4Gi','pods':'10'}", NULL, NULL);
+    fw_pod_info *sidecar = tp_pod_requests(
+        "sidecar", "[{'cpu':'1'}]",
+        ",'initContainers':[{'name':'s','restartPolicy':'Always','resources':{}}]");
+    fw_pod_info *plain = tp_pod_requests(
+        "plain", "[{'cpu':'1'}]", ",'initContainers':[{'name':'i','resources':{}}]");
+
+    tp_assert_status(tp_filter(p, sidecar, ni, NULL), FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                     "Pod has a restartable init container and the SidecarContainers feature "
+                     "is disabled");
+    tp_assert_status(tp_filter(p, plain, ni, NULL), FW_SUCCESS, NULL);
+    fw_pod_info_unref(plain);
+    fw_pod_info_unref(sidecar);
+    fw_node_info_free(ni);
+    tp_plugin_free(p);
+}
+
 /* ---- Score ---- */
 
 #define DEFAULT_RES "[{'name':'cpu','weight':1},{'name':'memory','weight':1}]"
@@ -592,6 +615,7 @@ int test_group_plugin_node_resources_fit(void)
         cmocka_unit_test(storage_requests),
         cmocka_unit_test(kubevirt_devices),
         cmocka_unit_test(filter_needs_pre_filter),
+        cmocka_unit_test(restartable_init_container_rejected),
         cmocka_unit_test(least_allocated),
         cmocka_unit_test(most_allocated),
         cmocka_unit_test(requested_to_capacity_ratio),
