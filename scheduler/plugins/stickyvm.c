@@ -1005,6 +1005,7 @@ static sched_metric *counter(sched_metrics *reg, const char *name, const char *h
         m = sched_metrics_find(reg, name);
     else if (rc != KUBE_OK)
         KLOG_WARN("StickyVM: registering metric %s: %s", name, kube_strerror(rc));
+    sched_metric_with(m, NULL); /* exported from 0, as client_golang does */
     return m;
 }
 

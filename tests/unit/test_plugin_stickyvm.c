@@ -18,10 +18,12 @@
 #include "config.h"
 #include "framework/framework.h"
 #include "kube/api.h"
+#include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/kubevirt.h"
 #include "kube/node.h"
 #include "kube/pod.h"
+#include "metrics.h"
 #include "plugins/plugins.h"
 #include "plugins/stickyvm.h"
 
@@ -527,6 +529,45 @@ static void test_post_bind_other_pod(void **state)
     fx_free(f);
 }
 
+/* The stickyvm_* counters land in the scheduler's registry, from 0, and
+ * two instances (two profiles) share them. */
+static void test_metrics_registered(void **state)
+{
+    sched_metrics *reg = NULL;
+    assert_int_equal(sched_metrics_new(&reg), KUBE_OK);
+    fx *f = fx_new(NULL);
+    fw_handle h2 = f->h;
+    void *second = NULL;
+    char err[256] = "";
+    stickyvm_lookup lk = {fake_get, &f->cache};
+    plugin_stickyvm.destroy(f->sv);
+    f->h.svc.metrics_registry = reg;
+    h2.svc.metrics_registry = reg;
+    assert_int_equal(stickyvm_new_with_lookup(NULL, &f->h, &lk, &f->sv, err, sizeof(err)),
+                     KUBE_OK);
+    assert_int_equal(stickyvm_new_with_lookup(NULL, &h2, &lk, &second, err, sizeof(err)),
+                     KUBE_OK);
+    kube_buf text = KUBE_BUF_INIT;
+    assert_int_equal(sched_metrics_write(reg, &text), KUBE_OK);
+    assert_non_null(strstr(text.data, "stickyvm_pins_recorded_total 0"));
+    assert_non_null(strstr(text.data, "stickyvm_pin_record_errors_total 0"));
+    assert_non_null(strstr(text.data, "stickyvm_pinned_pods_scheduled_total 0"));
+    assert_non_null(strstr(text.data, "stickyvm_pinned_node_missing_total 0"));
+    kube_buf_free(&text);
+
+    put_chain(f, "{\"stickyvm.io/node\":\"node-9\"}");
+    fw_pod_info *pi = pod_new(VMI_OWNER, NO_LABELS);
+    fw_pre_filter_result *res;
+    fw_status_free(run_pre_filter(f, pi, &res));
+    fw_status_free(plugin_stickyvm.pre_filter(second, f->cs, pi, &res));
+    assert_true(sched_metric_value(sched_metrics_find(reg, "stickyvm_pinned_node_missing_total"),
+                                   NULL) == 2.0);
+    fw_pod_info_unref(pi);
+    plugin_stickyvm.destroy(second);
+    fx_free(f);
+    sched_metrics_free(reg);
+}
+
 /* ------------------------------------------------------------------ */
 /* Queueing hints                                                      */
 /* ------------------------------------------------------------------ */
@@ -889,6 +930,7 @@ int test_group_plugin_stickyvm(void)
         cmocka_unit_test(test_state_clone),
         cmocka_unit_test(test_post_bind_failure_is_counted),
         cmocka_unit_test(test_post_bind_other_pod),
+        cmocka_unit_test(test_metrics_registered),
         cmocka_unit_test(test_node_hint_fires_for_pinned_node_only),
         cmocka_unit_test(test_vm_hint_fires_on_pin_change),
         cmocka_unit_test(test_vmi_hint_fires_for_own_vmi),
