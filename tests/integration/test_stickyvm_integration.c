@@ -15,7 +15,8 @@
  * deleted and recreated 20 times and every pod lands on the pinned node
  * although it is the fullest, with one VM write in all; with the node
  * cordoned the pod waits and binds there once uncordoned; with the node
- * deleted the FailedScheduling event names the unpin command.
+ * deleted the FailedScheduling event names the unpin command, and when it
+ * comes back the pod binds there.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -738,6 +739,24 @@ static void test_sched_deleted_node_names_unpin(void **state)
     assert_string_equal(node, "");
 }
 
+/* The pinned node comes back under its name: the pod binds there at once
+ * (StickyVM's NodeAdd hint fires for that name). */
+static void test_sched_returning_node_binds(void **state)
+{
+    fixture *fx = *state;
+    char body[768], node[256];
+    assert_true(*fx->sticky_node);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\","
+             "\"labels\":{\"kubernetes.io/hostname\":\"%s\"}},\"spec\":{},\"status\":{"
+             "\"capacity\":{\"cpu\":\"32\",\"memory\":\"256Gi\",\"pods\":\"110\"},"
+             "\"allocatable\":{\"cpu\":\"32\",\"memory\":\"256Gi\",\"pods\":\"110\"}}}",
+             fx->sticky_node, fx->sticky_node);
+    assert_int_equal(harness_create(fx->h, NODES_PATH, body, NULL), KUBE_OK);
+    wait_bound(fx, fx->sticky_pod, node, sizeof(node));
+    assert_string_equal(node, fx->sticky_node);
+}
+
 int test_group_stickyvm_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -750,6 +769,7 @@ int test_group_stickyvm_integration(void)
         cmocka_unit_test(test_sched_twenty_restarts_same_node),
         cmocka_unit_test(test_sched_cordoned_node_waits),
         cmocka_unit_test(test_sched_deleted_node_names_unpin),
+        cmocka_unit_test(test_sched_returning_node_binds),
     };
     return cmocka_run_group_tests_name("stickyvm_integration", tests, group_setup,
                                        group_teardown);
