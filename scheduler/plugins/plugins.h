@@ -33,6 +33,11 @@ extern const fw_plugin_desc plugin_default_binder;         /* DefaultBinder */
 extern const fw_plugin_desc plugin_stickyvm;               /* StickyVM (stickyvm's own) */
 extern const fw_plugin_desc plugin_pod_topology_spread;    /* PodTopologySpread */
 extern const fw_plugin_desc plugin_inter_pod_affinity;     /* InterPodAffinity */
+extern const fw_plugin_desc plugin_volume_binding;         /* VolumeBinding */
+extern const fw_plugin_desc plugin_volume_restrictions;    /* VolumeRestrictions */
+extern const fw_plugin_desc plugin_volume_zone;            /* VolumeZone */
+extern const fw_plugin_desc plugin_node_volume_limits;     /* NodeVolumeLimits */
+extern const fw_plugin_desc plugin_default_preemption;     /* DefaultPreemption */
 
 /* Every built-in plugin, NULL-terminated (registry_list.c). */
 extern const fw_plugin_desc *const fw_in_tree_plugins[];
