@@ -52,4 +52,5 @@
     UNIT(plugin_pod_topology_spread) \
     UNIT(plugin_inter_pod_affinity) \
     UNIT(plugin_default_profile)     \
+    UNIT(plugin_volume_binding)      \
     /* add groups above this line */
