@@ -427,8 +427,8 @@ static void test_matching_rules(void **state)
     put_pv(w, "pv-1", "wait-sc", "Available", "node-a", "10Gi",
            ",'accessModes':['ReadWriteOnce'],'claimRef':{'namespace':'default','name':'other'}");
     check_row(w, pod, &n, 1, &no);
-    /* pre-bound to this claim: any phase, class and mode */
-    put_pv(w, "pv-1", "wait-hdd-sc", "Pending", "node-a", "10Gi",
+    /* pre-bound to this claim: any phase and access modes (same class: ListPVs) */
+    put_pv(w, "pv-1", "wait-sc", "Pending", "node-a", "10Gi",
            ",'claimRef':{'namespace':'default','name':'pvc-a'}");
     check_row(w, pod, &n, 1, &ok);
     /* pre-bound but the node affinity does not match */
