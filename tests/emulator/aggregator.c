@@ -41,6 +41,7 @@
  */
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,18 @@ typedef struct backend {
     char reason[64];       /* resolution failure */
     char message[512];
 } backend;
+
+/* snprintf for messages that may be cut short on purpose. */
+static void set_msg(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void set_msg(char *out, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(out, n, fmt, ap);
+    va_end(ap);
+}
 
 static int kvs_add(kvs *l, const char *key, const char *value)
 {
@@ -315,7 +328,7 @@ static int backend_do(const backend *b, const char *method, const char *target,
     if (cc == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->status);
     else
-        snprintf(err, errlen, "Get \"%s\": %s", url, cerr[0] ? cerr : curl_easy_strerror(cc));
+        set_msg(err, errlen, "Get \"%s\": %s", url, cerr[0] ? cerr : curl_easy_strerror(cc));
     curl_easy_cleanup(c);
     curl_slist_free_all(connect_to);
     curl_slist_free_all(headers);
@@ -718,10 +731,10 @@ static int probe(const cJSON *svc, char *reason, size_t rn, char *message, size_
     h = curl_slist_append(h, "X-Remote-User: system:kube-aggregator");
     h = curl_slist_append(h, "Accept-Encoding: gzip");
     if (backend_do(&b, "GET", target, h, &x, 0, PROBE_TIMEOUT_MS, err, sizeof(err)) != KUBE_OK)
-        snprintf(message, mn, "failing or missing response from %s%s: %s", b.base, target, err);
+        set_msg(message, mn, "failing or missing response from %s%s: %s", b.base, target, err);
     else if (x.status < 200 || x.status >= 300)
-        snprintf(message, mn, "failing or missing response from %s%s: bad status from %s%s: %ld",
-                 b.base, target, b.base, target, x.status);
+        set_msg(message, mn, "failing or missing response from %s%s: bad status from %s%s: %ld",
+                b.base, target, b.base, target, x.status);
     else
         ok = 1;
     snprintf(reason, rn, "%s", ok ? "Passed" : "FailedDiscoveryCheck");
