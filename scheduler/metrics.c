@@ -375,17 +375,20 @@ static size_t tl_slot(uint64_t id, const char *const *values, size_t n)
     return (size_t)(h >> 32) % TL_SLOTS;
 }
 
-static int tl_hit(const tl_entry *e, const sched_metric *m, const char *const *values)
+/* A cached lookup matches when the addresses match and, unless the values
+ * are static, the contents too (an address may be reused after a free). */
+static int tl_hit(const tl_entry *e, const sched_metric *m, const char *const *values,
+                  int is_static)
 {
     if (e->id != m->id || !e->child)
         return 0;
     for (size_t i = 0; i < m->n_labels; i++)
-        if (e->ptrs[i] != values[i] || strcmp(e->child->values[i], values[i]))
+        if (e->ptrs[i] != values[i] || (!is_static && strcmp(e->child->values[i], values[i])))
             return 0;
     return 1;
 }
 
-sched_metric_child *sched_metric_with(sched_metric *m, const char *const *values)
+static sched_metric_child *metric_with(sched_metric *m, const char *const *values, int is_static)
 {
     sched_metric_child *c;
     tl_entry *e = NULL;
@@ -397,7 +400,7 @@ sched_metric_child *sched_metric_with(sched_metric *m, const char *const *values
             return NULL;
     if (m->n_labels <= TL_LABELS) {
         e = &tl_cache[tl_slot(m->id, values, m->n_labels)];
-        if (tl_hit(e, m, values))
+        if (tl_hit(e, m, values, is_static))
             return e->child;
     }
     pthread_mutex_lock(&m->mu);
@@ -410,6 +413,16 @@ sched_metric_child *sched_metric_with(sched_metric *m, const char *const *values
         e->child = c;
     }
     return c;
+}
+
+sched_metric_child *sched_metric_with(sched_metric *m, const char *const *values)
+{
+    return metric_with(m, values, 0);
+}
+
+sched_metric_child *sched_metric_with_static(sched_metric *m, const char *const *values)
+{
+    return metric_with(m, values, 1);
 }
 
 void sched_metric_child_add(sched_metric_child *c, double v)
@@ -832,7 +845,9 @@ static void hook_plugin(void *ud, const char *plugin, const char *point, const c
     sched_core_metrics *m = ud;
     const char *v[3] = {plugin, point, status};
 
-    sched_metric_observe(m->plugin_execution_duration, v, seconds);
+    /* the framework passes static names here (framework.h) */
+    sched_metric_child_observe(sched_metric_with_static(m->plugin_execution_duration, v),
+                               seconds);
 }
 
 static void hook_permit(void *ud, const char *result, double seconds)

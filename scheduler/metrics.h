@@ -91,6 +91,10 @@ sched_metric *sched_metrics_find(sched_metrics *r, const char *name);
  * are copied at creation). Created on first use. Owned by the registry;
  * NULL only when memory runs out (observations on NULL are no-ops). */
 sched_metric_child *sched_metric_with(sched_metric *m, const char *const *values);
+/* The same for label values of static storage (string literals, plugin
+ * names), which are never freed: the per-thread cache then trusts their
+ * addresses without comparing contents (hot paths). */
+sched_metric_child *sched_metric_with_static(sched_metric *m, const char *const *values);
 
 /* Counter: add v >= 0 (negative is ignored). Gauge: add v (any sign). */
 void sched_metric_child_add(sched_metric_child *c, double v);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,7 @@ struct sched_queue {
     sched_core_metrics *metrics;
     /* nominator */
     pthread_rwlock_t nlock;
+    atomic_size_t n_nominated;  /* entries of nom_node_of, read without nlock */
     fw_strmap nom_node_of;      /* uid -> char *node (owned) */
     fw_strmap nom_pods;         /* node -> nom_list * (owned) */
     int (*pod_pending)(void *ud, const char *ns, const char *name);
@@ -400,6 +402,7 @@ static void nom_delete_locked(sched_queue *q, const char *uid)
 
     if (!node)
         return;
+    atomic_fetch_sub(&q->n_nominated, 1);
     l = fw_strmap_get(&q->nom_pods, node);
     for (size_t i = 0; l && i < l->n; i++) {
         if (strcmp(l->pis[i]->uid, uid))
@@ -469,8 +472,10 @@ static int nom_add_locked(sched_queue *q, fw_pod_info *pi, fw_nominating_mode mo
     if (rc != KUBE_OK) {
         fw_strmap_del(&q->nom_node_of, pi->uid);
         free(copy);
+        return rc;
     }
-    return rc;
+    atomic_fetch_add(&q->n_nominated, 1);
+    return KUBE_OK;
 }
 
 int sched_queue_add_nominated(sched_queue *q, fw_pod_info *pi, fw_nominating_mode mode,
@@ -535,6 +540,9 @@ static int nom_pods_for_node(void *ud, const char *node, fw_pod_info ***out, siz
 
     *out = NULL;
     *n = 0;
+    /* Filter asks for every node: skip the lock when nobody is nominated */
+    if (atomic_load_explicit(&q->n_nominated, memory_order_acquire) == 0)
+        return KUBE_OK;
     pthread_rwlock_rdlock(&q->nlock);
     l = fw_strmap_get(&q->nom_pods, node);
     if (l && l->n) {

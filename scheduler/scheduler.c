@@ -59,6 +59,7 @@ struct sched_scheduler {
     fw_framework **fws;
     size_t n_fws;
     sched_queue *queue;
+    fw_nominator nom;            /* the queue's, once built */
     sched_cache *cache;
     sched_event_ctx ev;
     fw_sched_state st;
@@ -157,22 +158,20 @@ static void truncate_note(const char *msg, char *out, size_t n)
 
 static int nom_pods_for_node(void *ud, const char *node, fw_pod_info ***out, size_t *n)
 {
-    sched_scheduler *s = ud;
-    fw_nominator nom = sched_queue_nominator(s->queue);
-    return nom.pods_for_node(nom.ud, node, out, n);
+    const sched_scheduler *s = ud;
+    return s->nom.pods_for_node(s->nom.ud, node, out, n);
 }
 
 static int nom_add(void *ud, fw_pod_info *pi, const char *node)
 {
-    sched_scheduler *s = ud;
-    fw_nominator nom = sched_queue_nominator(s->queue);
-    return nom.add(nom.ud, pi, node);
+    const sched_scheduler *s = ud;
+    return s->nom.add(s->nom.ud, pi, node);
 }
 
 static void nom_remove(void *ud, const fw_pod_info *pi)
 {
-    sched_scheduler *s = ud;
-    sched_queue_delete_nominated(s->queue, pi);
+    const sched_scheduler *s = ud;
+    s->nom.remove(s->nom.ud, pi);
 }
 
 /* The queue's pod lister: the pod exists and is not assigned. */
@@ -835,8 +834,10 @@ static int build_queue_and_cache(sched_scheduler *s)
     qo.lister_ud = s;
     qo.metrics = &s->cm;
     rc = sched_queue_new(&qo, &s->queue);
-    if (rc == KUBE_OK)
+    if (rc == KUBE_OK) {
+        s->nom = sched_queue_nominator(s->queue);
         rc = sched_cache_new(&co, &s->cache);
+    }
     return rc;
 }
 

@@ -157,6 +157,9 @@ static void core_set_and_hooks(void **state)
 
     const char *v[] = {"scheduled", "default-scheduler"};
     assert_true(sched_metric_value(m.schedule_attempts, v) == 2);
+    /* static labels find the same child */
+    assert_ptr_equal(sched_metric_with_static(m.schedule_attempts, v),
+                     sched_metric_with(m.schedule_attempts, v));
     assert_true(sched_metric_value(m.scheduling_attempt_duration, v) == 2);
     assert_int_equal(sched_metrics_write(r, &b), KUBE_OK);
     assert_non_null(strstr(b.data, "scheduler_pending_pods{queue=\"gated\"} 0\n"));
