@@ -53,4 +53,7 @@
     UNIT(plugin_inter_pod_affinity) \
     UNIT(plugin_default_profile)     \
     UNIT(plugin_volume_binding)      \
+    UNIT(plugin_volume_restrictions) \
+    UNIT(plugin_volume_zone)         \
+    UNIT(plugin_node_volume_limits)  \
     /* add groups above this line */
