@@ -40,6 +40,9 @@
  *        neither user nor groups, is 422 Invalid.
  * Bearer tokens of the token file also authenticate requests to the
  * emulator itself (before the default certificate/control-API tokens).
+ * Hooks (authz_ext.h): RBAC objects (rbac.c, --authorization-mode=RBAC)
+ * are ORed into every decision; impersonation headers (impersonation.c)
+ * are applied after authentication.
  *
  * Memory: everything is loaded once in init() and freed in fini().
  */
@@ -49,6 +52,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "authz_ext.h"
 #include "emu.h"
 #include "kube/buf.h"
 #include "kube/log.h"
@@ -217,7 +221,13 @@ static int decide(const char *user, char *const *groups, size_t n, const ask *a)
     for (size_t i = 0; i < g.n_rules; i++)
         if (subject_matches(&g.rules[i], user, groups, n) && rule_allows(&g.rules[i], a))
             return 1;
-    return 0;
+    {
+        emu_attrs ea = {.is_resource = a->resource, .verb = a->verb, .path = a->path,
+                        .api_prefix = "", .api_group = a->group, .api_version = "",
+                        .namespace_ = a->namespace_, .resource = a->resource_name,
+                        .subresource = a->subresource, .name = a->name};
+        return emu_rbac_allows(user, groups, n, &ea); /* rbac.c, with --authorization-mode=RBAC */
+    }
 }
 
 /* ---- loading ---- */
@@ -417,14 +427,26 @@ static const char *bearer(const emu_request *req)
     return auth;
 }
 
+/* Impersonation checks (impersonation.c), made as the requester. */
+static int may_impersonate(const emu_user *u, const emu_attrs *a)
+{
+    ask q = {a->is_resource, a->verb, a->path, a->api_group, a->resource, a->subresource,
+             a->namespace_, a->name};
+
+    return decide(u->name, u->groups, u->n_groups, &q);
+}
+
 static int authenticate(void *ctx, const emu_request *req, emu_user *out)
 {
     const char *tok = bearer(req);
     const token_entry *t = tok ? find_token(tok) : NULL;
+    int rc;
 
     if (t)
-        return user_from_entry(t, out) == KUBE_OK ? EMU_AUTHN_OK : EMU_AUTHN_FAIL;
-    return emu_default_authenticate(ctx, req, out);
+        rc = user_from_entry(t, out) == KUBE_OK ? EMU_AUTHN_OK : EMU_AUTHN_FAIL;
+    else
+        rc = emu_default_authenticate(ctx, req, out);
+    return rc == EMU_AUTHN_OK ? emu_authz_ext_authenticated(req, out, may_impersonate) : rc;
 }
 
 static int authorize(void *ctx, const emu_user *u, const emu_attrs *a, char *why, size_t n)

@@ -121,6 +121,21 @@ static int is_dns_subdomain(const char *s)
     }
 }
 
+/* path.IsValidPathSegmentName: RBAC objects (ValidateRBACName) may be named
+ * "system:auth-delegator". */
+static void check_path_segment_name(const char *name, emu_ferrs *errs)
+{
+    const char *why = !strcmp(name, ".")    ? "may not be '.'"
+                      : !strcmp(name, "..") ? "may not be '..'"
+                      : strchr(name, '/')   ? "may not contain '/'"
+                      : strchr(name, '%')   ? "may not contain '%'"
+                                            : NULL;
+
+    if (why)
+        emu_ferr_add(errs, "FieldValueInvalid", "metadata.name", "Invalid value: \"%s\": %s",
+                     name, why);
+}
+
 static void check_name(const emu_resource *r, const char *name, emu_ferrs *errs)
 {
     int label = !strcmp(r->def->plural, "namespaces");
@@ -129,6 +144,10 @@ static void check_name(const emu_resource *r, const char *name, emu_ferrs *errs)
     if (!name || !*name) {
         emu_ferr_add(errs, "FieldValueRequired", "metadata.name",
                      "Required value: name or generateName is required");
+        return;
+    }
+    if (!strcmp(r->def->group, "rbac.authorization.k8s.io")) {
+        check_path_segment_name(name, errs);
         return;
     }
     if (label ? !is_dns_label(name, strlen(name)) : !is_dns_subdomain(name))

@@ -1,0 +1,43 @@
+/*
+ * tests/emulator/authz_ext.h - what the authz plug-in (authz.c) asks of
+ * RBAC (rbac.c) and impersonation (impersonation.c).
+ *
+ * authz.c calls emu_authz_ext_authenticated() from its authenticator for
+ * every request that authenticated, and ORs emu_rbac_allows() into every
+ * decision it makes (the emulator's own requests and SubjectAccessReviews),
+ * after its built-in defaults and policy file, as kube-apiserver unions its
+ * authorizers.
+ *
+ * Threads: both functions are called concurrently from connection threads.
+ * Memory: nothing is kept beyond a call except per-thread request facts.
+ */
+#ifndef STICKYVM_EMU_AUTHZ_EXT_H
+#define STICKYVM_EMU_AUTHZ_EXT_H
+
+#include <stddef.h>
+
+#include "emu.h"
+
+/* Asks the authorizer whether u may do a (1) or not (0). */
+typedef int (*emu_authz_may_fn)(const emu_user *u, const emu_attrs *a);
+
+/* For a request whose requester u authenticated: applies Impersonate-User,
+ * -Group, -Uid and -Extra-* (each checked with may as the requester, verb
+ * "impersonate" on users / serviceaccounts / groups / uids / userextras, as
+ * kube-apiserver does) and notes for RBAC the name a list or watch asks
+ * for with fieldSelector=metadata.name=NAME (kube-apiserver's RequestInfo).
+ * Returns EMU_AUTHN_OK (u replaced by the impersonated user, if any) or
+ * EMU_AUTHN_FAIL (impersonation refused or malformed: answered 401). u is
+ * owned by the caller before and after. */
+int emu_authz_ext_authenticated(const emu_request *req, emu_user *u, emu_authz_may_fn may);
+
+/* 1 when the stored ClusterRoles, Roles and their bindings allow the user
+ * (name, groups) to do a, else 0. Always 0 unless the emulator runs with
+ * --authorization-mode=RBAC. Strings borrowed. */
+int emu_rbac_allows(const char *user, char *const *groups, size_t n_groups, const emu_attrs *a);
+
+/* rbac.c: remembers (per thread) the fieldSelector metadata.name of the
+ * current request when it is a list or watch; "" otherwise. */
+void emu_rbac_note_request(const emu_request *req);
+
+#endif
