@@ -56,4 +56,5 @@
     UNIT(plugin_volume_restrictions) \
     UNIT(plugin_volume_zone)         \
     UNIT(plugin_node_volume_limits)  \
+    UNIT(storage_decode)             \
     /* add groups above this line */
