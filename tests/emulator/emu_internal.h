@@ -260,6 +260,8 @@ int emu_table_list(emu_response *resp, const emu_request *req, const emu_resourc
                    emu_obj *const *items, size_t n, int64_t rv, const char *cont,
                    int64_t remaining);
 /* list.c / watch.c */
+/* The 422 for invalid ListOptions: "resourceVersionMatch: Forbidden: <detail>". */
+int emu_list_options_invalid(emu_response *resp, const char *detail);
 int emu_list_handle(emu_server *s, emu_request *req, emu_resource *r, emu_response *resp);
 int emu_watch_handle(emu_server *s, emu_request *req, emu_resource *r, emu_response *resp);
 /* patch.c: applies a patch of the given content type to obj (in place or

@@ -52,7 +52,7 @@ static int bad_request(emu_response *resp, const char *msg)
     return emu_response_status(resp, 400, "BadRequest", msg, NULL);
 }
 
-static int list_options_invalid(emu_response *resp, const char *detail)
+int emu_list_options_invalid(emu_response *resp, const char *detail)
 {
     char msg[512];
     cJSON *details = emu_details(NULL, "meta.k8s.io", "ListOptions"), *causes = cJSON_CreateArray(),
@@ -126,7 +126,7 @@ static int parse_opts(emu_request *req, emu_resource *r, list_opts *o, emu_respo
         else if (!strcmp(o->match, "Exact") && !strcmp(o->rv_s, "0"))
             why = "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"";
         if (why)
-            return list_options_invalid(resp, why), KUBE_EINVALID;
+            return emu_list_options_invalid(resp, why), KUBE_EINVALID;
     }
     if (o->cont && *o->cont) {
         if (o->rv_s && *o->rv_s)

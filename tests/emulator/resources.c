@@ -552,6 +552,8 @@ static int finish_update(update_ctx *u, const cJSON *old, cJSON **obj, cJSON **s
     return KUBE_OK;
 }
 
+static int has_finalizers(const cJSON *obj);
+
 static int update_fn(void *ctx, cJSON *cur, int64_t rv, cJSON **next, int *del, int *again,
                      cJSON **st)
 {
@@ -560,7 +562,6 @@ static int update_fn(void *ctx, cJSON *cur, int64_t rv, cJSON **next, int *del, 
     int rc;
 
     (void)rv;
-    (void)del;
     (void)again;
     if (!cur)
         return not_found(st, u->r, u->name);
@@ -581,6 +582,10 @@ static int update_fn(void *ctx, cJSON *cur, int64_t rv, cJSON **next, int *del, 
         cJSON_Delete(obj);
         return rc;
     }
+    /* the last finalizer of an object being deleted is gone: delete it */
+    if (emu_json_at(obj, "metadata.deletionTimestamp") && !has_finalizers(obj) &&
+        !u->r->def->virtual_create && u->r != g_namespaces)
+        *del = 1;
     *next = obj;
     return KUBE_OK;
 }
@@ -639,6 +644,7 @@ typedef struct delete_ctx {
     char *rv;        /* precondition or NULL */
     int64_t grace;   /* -1: unset */
     int steps;
+    int pending;     /* finalizers keep the object */
 } delete_ctx;
 
 static int is_pod(const emu_resource *r)
@@ -649,6 +655,11 @@ static int is_pod(const emu_resource *r)
 static int is_namespace(const emu_resource *r)
 {
     return r == g_namespaces;
+}
+
+static int has_finalizers(const cJSON *obj)
+{
+    return cJSON_GetArraySize(emu_json_at(obj, "metadata.finalizers")) > 0;
 }
 
 static int mark_deleting(delete_ctx *d, cJSON *cur)
@@ -695,6 +706,14 @@ static int delete_fn(void *ctx, cJSON *cur, int64_t rv, cJSON **next, int *del, 
         if (rc != KUBE_OK) {
             cJSON_Delete(cur);
             return rc;
+        }
+        if (has_finalizers(cur)) {
+            /* deletion waits until the finalizers are removed */
+            d->pending = 1;
+            if (!emu_json_at(cur, "metadata.deletionTimestamp"))
+                mark_deleting(d, cur);
+            *next = cur;
+            return KUBE_OK;
         }
         if (graceful && !emu_json_at(cur, "metadata.deletionTimestamp")) {
             mark_deleting(d, cur);
@@ -751,7 +770,7 @@ static void empty_namespace(emu_server *s, const char *ns)
             emu_store_list(s->store, r, &q, &res) != KUBE_OK)
             continue;
         for (size_t j = 0; j < res.n; j++) {
-            delete_ctx d = {r, ns, res.items[j]->name, NULL, NULL, 0, 0};
+            delete_ctx d = {.r = r, .ns = ns, .name = res.items[j]->name, .grace = 0};
             emu_obj *o = NULL;
             cJSON *st = NULL;
             delete_object(s, r, ns, res.items[j]->name, &d, &o, &st);
@@ -769,7 +788,7 @@ static int delete_object(emu_server *s, emu_resource *r, const char *ns, const c
 
     if (rc == KUBE_OK && is_namespace(r)) {
         emu_obj *gone = NULL;
-        delete_ctx fin = {r, NULL, name, NULL, NULL, 0, 1};
+        delete_ctx fin = {.r = r, .name = name, .grace = 0, .steps = 1};
         empty_namespace(s, name);
         emu_store_write(s->store, r, NULL, name, delete_fn, &fin, &gone, st);
         emu_obj_unref(gone);
@@ -777,12 +796,13 @@ static int delete_object(emu_server *s, emu_resource *r, const char *ns, const c
     return rc;
 }
 
-static int answer_deleted(emu_response *resp, const emu_resource *r, const emu_obj *o)
+static int answer_deleted(emu_response *resp, const emu_resource *r, const emu_obj *o,
+                          int pending)
 {
     cJSON *st, *details;
     int rc;
 
-    if (is_pod(r) || is_namespace(r))
+    if (is_pod(r) || is_namespace(r) || pending)
         return answer_obj(resp, 200, o);
     details = emu_details(o->name, r->def->group, r->def->plural);
     cJSON_AddStringToObject(details, "uid", o->uid);
@@ -801,7 +821,7 @@ static int protected_namespace(const char *name)
 
 static int handle_delete(emu_server *s, emu_request *req, emu_resource *r, emu_response *resp)
 {
-    delete_ctx d = {r, req->attrs.namespace_, req->attrs.name, NULL, NULL, -1, 0};
+    delete_ctx d = {.r = r, .ns = req->attrs.namespace_, .name = req->attrs.name, .grace = -1};
     cJSON *st = NULL;
     emu_obj *o = NULL;
     int rc;
@@ -818,7 +838,7 @@ static int handle_delete(emu_server *s, emu_request *req, emu_resource *r, emu_r
     free(d.rv);
     if (rc != KUBE_OK)
         return answer_status(resp, st), 1;
-    answer_deleted(resp, r, o);
+    answer_deleted(resp, r, o, d.pending);
     emu_obj_unref(o);
     return 1;
 }
@@ -851,7 +871,7 @@ static int handle_delete_collection(emu_server *s, emu_request *req, emu_resourc
                            ":\"%lld\"},\"items\":[",
                     r->def->list_kind, gv, (long long)res.rv);
     for (size_t i = 0; rc == KUBE_OK && i < res.n; i++) {
-        delete_ctx d = {r, res.items[i]->ns, res.items[i]->name, NULL, NULL, -1, 0};
+        delete_ctx d = {.r = r, .ns = res.items[i]->ns, .name = res.items[i]->name, .grace = -1};
         emu_obj *o = NULL;
         cJSON *st = NULL;
         if (delete_object(s, r, d.ns, d.name, &d, &o, &st) == KUBE_OK)

@@ -272,6 +272,15 @@ int emu_watch_handle(emu_server *s, emu_request *req, emu_resource *r, emu_respo
 
     w.ns = r->def->namespaced ? req->attrs.namespace_ : NULL;
     w.epoch = emu_store_epoch(s->store);
+    {
+        char *match = emu_query_get(req, "resourceVersionMatch");
+        int forbidden = match && *match;
+        free(match);
+        if (forbidden) {
+            emu_list_options_invalid(resp, "resourceVersionMatch is forbidden for watch");
+            goto out;
+        }
+    }
     if (parse_watch(&w, req, resp, &rv, &from_now) != KUBE_OK)
         goto out;
     w.next_bookmark_ms = kube_now_ms() + s->cfg.bookmark_interval_ms;

@@ -1004,6 +1004,65 @@ static void selectors(void **state)
     cJSON_Delete(bad);
 }
 
+static void delete_semantics(void **state)
+{
+    harness *h = H(state);
+    cJSON *got;
+    long status;
+    const char *msg;
+
+    assert_int_equal(harness_create(h, "/api/v1/namespaces/default/configmaps",
+                                    "{\"metadata\":{\"name\":\"d1\"}}", NULL), KUBE_OK);
+    got = call(h, "DELETE", "/api/v1/namespaces/default/configmaps/d1", NULL,
+               "{\"preconditions\":{\"uid\":\"00000000-0000-4000-8000-000000000000\"}}", &status);
+    assert_int_equal(status, 409);
+    msg = cJSON_GetStringValue(cJSON_GetObjectItem(got, "message"));
+    assert_non_null(strstr(msg, "Operation cannot be fulfilled on configmaps \"d1\": StorageError: "
+                                "invalid object, Code: 4, Key: /registry/configmaps/default/d1, "
+                                "ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in "
+                                "precondition: 00000000-0000-4000-8000-000000000000, UID in object "
+                                "meta: "));
+    cJSON_Delete(got);
+    got = call(h, "DELETE", "/api/v1/namespaces/default/configmaps/d1", NULL,
+               "{\"preconditions\":{\"resourceVersion\":\"1\"}}", &status);
+    assert_int_equal(status, 409);
+    assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(got, "message")),
+                           "Precondition failed: ResourceVersion in precondition: 1, "));
+    cJSON_Delete(got);
+    got = call(h, "DELETE", "/api/v1/namespaces/default/configmaps/d1", NULL, NULL, &status);
+    assert_int_equal(status, 200);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(got, "status")), "Success");
+    assert_string_equal(str_at(got, "details", "kind"), "configmaps");
+    assert_string_equal(str_at(got, "details", "name"), "d1");
+    assert_non_null(str_at(got, "details", "uid"));
+    assert_null(cJSON_GetObjectItem(got, "code"));
+    cJSON_Delete(got);
+    got = call(h, "DELETE", "/api/v1/namespaces/default/configmaps/d1", NULL, NULL, &status);
+    assert_int_equal(status, 404);
+    cJSON_Delete(got);
+    /* finalizers hold the object until they are removed */
+    assert_int_equal(harness_create(h, VMS, "{\"metadata\":{\"name\":\"fin\",\"finalizers\":[\"x/y\"]},"
+                                            "\"spec\":{}}", NULL), KUBE_OK);
+    got = call(h, "DELETE", VMS "/fin", NULL, NULL, &status);
+    assert_int_equal(status, 200);
+    assert_non_null(str_at(got, "metadata", "deletionTimestamp"));
+    cJSON_Delete(got);
+    got = call(h, "GET", VMS "/fin", NULL, NULL, &status);
+    assert_int_equal(status, 200);
+    cJSON_Delete(got);
+    got = call(h, "PATCH", VMS "/fin", "application/merge-patch+json",
+               "{\"metadata\":{\"finalizers\":null}}", &status);
+    assert_int_equal(status, 200);
+    cJSON_Delete(got);
+    got = call(h, "GET", VMS "/fin", NULL, NULL, &status);
+    assert_int_equal(status, 404);
+    cJSON_Delete(got);
+    got = call(h, "GET", "/api/v1/pods?watch=1&resourceVersion=1&resourceVersionMatch=Exact", NULL,
+               NULL, &status);
+    assert_int_equal(status, 422);
+    cJSON_Delete(got);
+}
+
 /* ------------------------------------------------------------------ */
 /* Robustness, faults, counters, identities                            */
 /* ------------------------------------------------------------------ */
@@ -1214,6 +1273,7 @@ int test_group_emulator(void)
         cmocka_unit_test_setup_teardown(pagination_is_a_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(expired_continue_is_410, setup, teardown),
         cmocka_unit_test_setup_teardown(selectors, setup, teardown),
+        cmocka_unit_test_setup_teardown(delete_semantics, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_bodies, setup, teardown),
         cmocka_unit_test_setup_teardown(unauthenticated_is_401, setup, teardown),
         cmocka_unit_test_setup_teardown(identities_authenticate, setup, teardown),
