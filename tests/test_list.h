@@ -57,4 +57,5 @@
     UNIT(plugin_volume_zone)         \
     UNIT(plugin_node_volume_limits)  \
     UNIT(storage_decode)             \
+    UNIT(plugin_default_preemption)  \
     /* add groups above this line */
