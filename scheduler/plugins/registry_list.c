@@ -19,6 +19,11 @@ const fw_plugin_desc *const fw_in_tree_plugins[] = {
     &plugin_stickyvm,
     &plugin_pod_topology_spread,
     &plugin_inter_pod_affinity,
+    &plugin_volume_binding,
+    &plugin_volume_restrictions,
+    &plugin_volume_zone,
+    &plugin_node_volume_limits,
+    &plugin_default_preemption,
     /* add plugins above this line */
     NULL,
 };
