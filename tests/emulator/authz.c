@@ -464,19 +464,30 @@ static int authorize(void *ctx, const emu_user *u, const emu_attrs *a, char *why
 
 /* ---- review answers ---- */
 
-/* managedFields' fieldsV1 for an object: nested objects get a "." entry. */
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+/* managedFields' fieldsV1 for an object: keys sorted, as the field set
+ * serializes, and nested objects get a "." entry. */
 static cJSON *fields_v1(const cJSON *obj, int depth)
 {
     cJSON *f = cJSON_CreateObject();
-    const cJSON *it;
+    const cJSON *it, *items[64];
+    size_t n = 0;
     char key[256];
 
     if (depth > 0 && f)
         cJSON_AddItemToObject(f, ".", cJSON_CreateObject());
-    cJSON_ArrayForEach(it, obj) {
-        snprintf(key, sizeof(key), "f:%s", it->string);
-        cJSON_AddItemToObject(f, key, cJSON_IsObject(it) && cJSON_GetArraySize(it) > 0
-                                          ? fields_v1(it, depth + 1)
+    cJSON_ArrayForEach(it, obj)
+        if (n < sizeof(items) / sizeof(items[0]))
+            items[n++] = it;
+    qsort(items, n, sizeof(items[0]), by_name);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(key, sizeof(key), "f:%s", items[i]->string);
+        cJSON_AddItemToObject(f, key, cJSON_IsObject(items[i]) && cJSON_GetArraySize(items[i]) > 0
+                                          ? fields_v1(items[i], depth + 1)
                                           : cJSON_CreateObject());
     }
     return f;
