@@ -865,6 +865,50 @@ static void aggregator_verifies_the_ca_bundle(void **state)
     EVP_PKEY_free(key);
 }
 
+static cJSON *load_fixture(const char *name)
+{
+    char path[512], *text = NULL;
+    size_t n;
+    cJSON *j;
+
+    snprintf(path, sizeof(path), "%s/%s", STICKYVM_FIXTURES_DIR, name);
+    assert_int_equal(kube_read_file(path, &text, &n), KUBE_OK);
+    j = cJSON_Parse(text);
+    free(text);
+    assert_non_null(j);
+    return j;
+}
+
+/* The emulator's review endpoints answer the recorded requests as the real
+ * kube-apiserver did (kind, apiVersion, the echoed spec, the status). */
+static void review_endpoints_answer_like_the_fixtures(void **state)
+{
+    static const char *const files[] = {"sar-allowed-201.json", "sar-nonresource-metrics-201.json",
+                                        "tokenreview-invalid-201.json"};
+    static const char *const keys[] = {"kind", "apiVersion", "spec", "status"};
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        cJSON *fx = load_fixture(files[i]), *got = NULL;
+        const cJSON *req = cJSON_GetObjectItem(fx, "request"), *want = cJSON_GetObjectItem(fx, "body");
+        char *body = cJSON_PrintUnformatted(cJSON_GetObjectItem(req, "body"));
+        long status = 0;
+
+        assert_int_equal(harness_request_json(F.h, NULL, "POST", jstr(req, "path"), body, &status,
+                                              &got),
+                         KUBE_OK);
+        assert_int_equal(status, cJSON_GetObjectItem(fx, "status")->valueint);
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+            if (!cJSON_Compare(cJSON_GetObjectItem(got, keys[k]), cJSON_GetObjectItem(want, keys[k]), 1))
+                fail_msg("%s: %s differs", files[i], keys[k]);
+        assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(got, "metadata"),
+                                                     "creationTimestamp")));
+        free(body);
+        cJSON_Delete(got);
+        cJSON_Delete(fx);
+    }
+}
+
 static void exports_metrics(void **state)
 {
     apis_metrics *m = apis_app_metrics(F.app);
@@ -896,6 +940,7 @@ int test_group_apiserver_integration(void)
         cmocka_unit_test(follows_the_authentication_configmap),
         cmocka_unit_test(slow_upstreams_do_not_stall_other_clients),
         cmocka_unit_test(aggregator_verifies_the_ca_bundle),
+        cmocka_unit_test(review_endpoints_answer_like_the_fixtures),
         cmocka_unit_test(exports_metrics),
     };
     return cmocka_run_group_tests_name("apiserver_integration", tests, setup, teardown);
