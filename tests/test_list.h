@@ -58,4 +58,5 @@
     UNIT(plugin_node_volume_limits)  \
     UNIT(storage_decode)             \
     UNIT(plugin_default_preemption)  \
+    INTEGRATION(volumes_preemption_integration) \
     /* add groups above this line */
