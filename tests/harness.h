@@ -35,7 +35,15 @@
  *
  * Threads: a harness may be used from several threads at once (requests go
  * through separate curl handles); harness_stop() must be called once, after
- * every other call returned.
+ * every other call returned. The emulator is tied to the thread that called
+ * harness_start() (it gets SIGTERM when that thread ends, so a crashed test
+ * leaves no process behind): start it from a thread that outlives it.
+ *
+ * The emulator answers /healthz, /livez, /readyz and /version without
+ * credentials (as RBAC's system:public-info-viewer allows); every other
+ * path needs a client certificate signed by its CA or a token it issued.
+ * Environment: STICKYVM_EMULATOR_WRAPPER="valgrind --leak-check=full" runs
+ * the emulator under a wrapper command (the binary path and flags follow).
  *
  * Errors: functions return KUBE_OK or a negative KUBE_E* code. A non-2xx
  * answer of the control API is KUBE_ESERVER (or the code's KUBE_E* error).
