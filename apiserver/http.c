@@ -417,6 +417,7 @@ static int parse_all(const char *buf, size_t len, const apis_http_limits *lim,
     req->storage_ = malloc(hdr_len + 1);
     if (!req->storage_)
         return 500;
+    req->storage_len_ = hdr_len + 1;
     memcpy(req->storage_, buf, hdr_len);
     req->storage_[hdr_len] = '\0';
     rc = parse_head(req->storage_, hdr_len, lim, req);
@@ -492,6 +493,8 @@ size_t apis_http_header_remove_prefix(apis_http_request *req, const char *prefix
 
 void apis_http_request_free(apis_http_request *req)
 {
+    if (req->storage_)
+        explicit_bzero(req->storage_, req->storage_len_);
     free(req->storage_);
     free(req->headers);
     free(req->body);

@@ -50,6 +50,7 @@ typedef struct apis_http_request {
     int expect_continue;         /* Expect: 100-continue */
     int upgrade;                 /* an Upgrade header or Connection: upgrade */
     char *storage_;              /* private */
+    size_t storage_len_;         /* private */
 } apis_http_request;
 
 /* Parses the request at the start of buf[0..len).
@@ -74,6 +75,7 @@ size_t apis_http_header_count(const apis_http_request *req, const char *name);
  * returns how many were removed. */
 size_t apis_http_header_remove_prefix(apis_http_request *req, const char *prefix);
 
+/* Frees the request, wiping its header bytes (they may hold credentials). */
 void apis_http_request_free(apis_http_request *req);
 
 /* The reason phrase of a status code ("OK", "Not Found", ...); static. */

@@ -77,6 +77,8 @@ static void conn_unref(conn *c)
 {
     if (--c->refs > 0)
         return;
+    if (c->in.data)
+        explicit_bzero(c->in.data, c->in.len);
     kube_buf_free(&c->in);
     kube_buf_free(&c->out);
     apis_peer_cache_clear(&c->pc);
@@ -109,12 +111,13 @@ static void set_timeout(conn *c, int secs)
     lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, secs);
 }
 
+/* Drops the first n bytes, wiping the vacated tail (requests may carry
+ * credentials). */
 static void consume(kube_buf *b, size_t n)
 {
     memmove(b->data, b->data + n, b->len - n);
+    explicit_bzero(b->data + b->len - n, n);
     b->len -= n;
-    if (b->data)
-        b->data[b->len] = '\0';
 }
 
 /* Queues a response for writing. */
@@ -289,7 +292,7 @@ static void try_parse(conn *c)
     if (n == 0)
         return;
     if (n < 0) {
-        c->in.len = 0;
+        consume(&c->in, c->in.len);
         answer_parse_error(c, n == KUBE_ENOMEM ? 500 : status);
         return;
     }
