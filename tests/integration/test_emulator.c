@@ -922,6 +922,41 @@ static void pagination_is_a_snapshot(void **state)
     free(rv0);
 }
 
+static void exact_list_is_the_past(void **state)
+{
+    harness *h = H(state);
+    cJSON *a, *list;
+    long status;
+    char path[256];
+    const cJSON *items;
+
+    assert_int_equal(harness_create(h, "/api/v1/namespaces/default/configmaps",
+                                    "{\"metadata\":{\"name\":\"a\"},\"data\":{\"v\":\"1\"}}", &a),
+                     KUBE_OK);
+    cJSON_Delete(call(h, "PATCH", "/api/v1/namespaces/default/configmaps/a",
+                      "application/merge-patch+json", "{\"data\":{\"v\":\"2\"}}", &status));
+    assert_int_equal(status, 200);
+    assert_int_equal(harness_create(h, "/api/v1/namespaces/default/configmaps",
+                                    "{\"metadata\":{\"name\":\"b\"}}", NULL), KUBE_OK);
+    cJSON_Delete(call(h, "DELETE", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt", NULL,
+                      NULL, &status));
+    assert_int_equal(status, 200);
+    snprintf(path, sizeof(path),
+             "/api/v1/namespaces/default/configmaps?resourceVersion=%s&resourceVersionMatch=Exact",
+             str_at(a, "metadata", "resourceVersion"));
+    list = call(h, "GET", path, NULL, NULL, &status);
+    assert_int_equal(status, 200);
+    assert_string_equal(str_at(list, "metadata", "resourceVersion"), str_at(a, "metadata", "resourceVersion"));
+    items = cJSON_GetObjectItem(list, "items");
+    /* as it was: kube-root-ca.crt still there, a at v=1, no b */
+    assert_int_equal(cJSON_GetArraySize(items), 2);
+    assert_string_equal(str_at(cJSON_GetArrayItem(items, 0), "metadata", "name"), "a");
+    assert_string_equal(str_at(cJSON_GetArrayItem(items, 0), "data", "v"), "1");
+    assert_string_equal(str_at(cJSON_GetArrayItem(items, 1), "metadata", "name"), "kube-root-ca.crt");
+    cJSON_Delete(list);
+    cJSON_Delete(a);
+}
+
 static void expired_continue_is_410(void **state)
 {
     harness *h = H(state);
@@ -1271,6 +1306,7 @@ int test_group_emulator(void)
         cmocka_unit_test_setup_teardown(drop_watches_ends_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(slow_history_overflow_is_410, setup_small_history, teardown),
         cmocka_unit_test_setup_teardown(pagination_is_a_snapshot, setup, teardown),
+        cmocka_unit_test_setup_teardown(exact_list_is_the_past, setup, teardown),
         cmocka_unit_test_setup_teardown(expired_continue_is_410, setup, teardown),
         cmocka_unit_test_setup_teardown(selectors, setup, teardown),
         cmocka_unit_test_setup_teardown(delete_semantics, setup, teardown),
