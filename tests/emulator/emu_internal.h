@@ -283,6 +283,11 @@ void emu_counters_reset(void);
 /* tokens (control.c) */
 int emu_tokens_add(const char *token, const emu_user *u);
 void emu_tokens_free(void);
+/* mirror.c: keeps core/v1 and events.k8s.io/v1 events as one resource.
+ * emu_events_mirror() copies the current state of ns/name in r (an events
+ * resource; other resources are ignored) to the other API's store. */
+int emu_events_mirror_init(emu_server *s);
+void emu_events_mirror(emu_server *s, const emu_resource *r, const char *ns, const char *name);
 /* seed.c */
 int emu_seed(emu_server *s);
 

@@ -52,7 +52,7 @@ int emu_resources_init(emu_server *s)
     }
     g_pods = emu_store_find(s->store, "", "v1", "pods");
     g_namespaces = emu_store_find(s->store, "", "v1", "namespaces");
-    return KUBE_OK;
+    return emu_events_mirror_init(s);
 }
 
 int emu_resource_register(emu_server *s, const emu_resource_def *def)
@@ -359,6 +359,8 @@ static int create_object(emu_server *s, emu_resource *r, const char *ns, cJSON *
     rc = emu_store_write(s->store, r, ns, emu_json_str(obj, "metadata.name"), create_fn, &ctx, out,
                          st);
     cJSON_Delete(ctx.obj);
+    if (rc == KUBE_OK)
+        emu_events_mirror(s, r, ns, (*out)->name);
     return rc;
 }
 
@@ -624,6 +626,8 @@ static int handle_update(emu_server *s, emu_request *req, emu_resource *r, int s
     }
     if (rc == KUBE_OK)
         rc = emu_store_write(s->store, r, u.ns, u.name, update_fn, &u, &o, &st);
+    if (rc == KUBE_OK)
+        emu_events_mirror(s, r, u.ns, u.name);
     cJSON_Delete(u.body);
     if (rc != KUBE_OK)
         return answer_status(resp, st), 1;
@@ -785,6 +789,9 @@ static int delete_object(emu_server *s, emu_resource *r, const char *ns, const c
                          delete_ctx *d, emu_obj **out, cJSON **st)
 {
     int rc = emu_store_write(s->store, r, ns, name, delete_fn, d, out, st);
+
+    if (rc == KUBE_OK)
+        emu_events_mirror(s, r, ns, name);
 
     if (rc == KUBE_OK && is_namespace(r)) {
         emu_obj *gone = NULL;

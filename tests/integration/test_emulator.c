@@ -464,7 +464,29 @@ static void lease_fixtures(void **state)
 
 static void events_fixture(void **state)
 {
-    cJSON_Delete(replay(H(state), "events-create-201.json", NULL, NULL));
+    harness *h = H(state);
+    cJSON *created = replay(h, "events-create-201.json", NULL, NULL), *core;
+    long status;
+
+    /* one resource, two APIs: the core/v1 view of the same event */
+    core = call(h, "GET", "/api/v1/namespaces/default/events/virt-launcher-vm-a-abcde.17a0", NULL,
+                NULL, &status);
+    assert_int_equal(status, 200);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(core, "apiVersion")), "v1");
+    assert_string_equal(str_at(core, "metadata", "uid"), str_at(created, "metadata", "uid"));
+    assert_string_equal(str_at(core, "involvedObject", "name"), "virt-launcher-vm-a-abcde");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(core, "message")),
+                        "Successfully assigned default/virt-launcher-vm-a-abcde to node-1");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(core, "reportingComponent")),
+                        "stickyvm");
+    cJSON_Delete(core);
+    cJSON_Delete(call(h, "DELETE", "/api/v1/namespaces/default/events/virt-launcher-vm-a-abcde.17a0",
+                      NULL, NULL, &status));
+    assert_int_equal(status, 200);
+    cJSON_Delete(call(h, "GET", "/apis/events.k8s.io/v1/namespaces/default/events/"
+                                "virt-launcher-vm-a-abcde.17a0", NULL, NULL, &status));
+    assert_int_equal(status, 404);
+    cJSON_Delete(created);
 }
 
 static char *read_text(const char *path)
