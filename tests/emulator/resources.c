@@ -264,7 +264,11 @@ static int namespace_ready(emu_server *s, const char *ns, const emu_resource *r,
     if (!o)
         return emu_fail(st, 404, "NotFound", emu_details(ns, "", "namespaces"),
                         "namespaces \"%s\" not found", ns);
-    terminating = strstr(o->json, "\"deletionTimestamp\"") != NULL;
+    {
+        cJSON *t = emu_obj_tree(o);
+        terminating = emu_json_at(t, "metadata.deletionTimestamp") != NULL;
+        cJSON_Delete(t);
+    }
     emu_obj_unref(o);
     if (terminating)
         return emu_fail(st, 403, "Forbidden", emu_details(name, r->def->group, r->def->plural),
