@@ -15,10 +15,16 @@
  * codecs).
  *
  * Changes: every add/update/delete of a PV or PVC bumps a process-wide
- * generation that
- * plugin_vol_listers_wait() waits on (VolumeBinding's PreBind waits for the
- * PV controller this way instead of polling every second). Store-backed
- * listers see changes applied with plugin_vol_listers_handlers().
+ * generation that plugin_vol_listers_wait() waits on (VolumeBinding's
+ * PreBind waits for the PV controller this way instead of polling every
+ * second). Store-backed listers see changes applied with
+ * plugin_vol_listers_handlers().
+ *
+ * Events: the scheduler's event handlers (kube-scheduler's
+ * addAllEventHandlers for PersistentVolume, PersistentVolumeClaim,
+ * StorageClass and CSINode) subscribe to the same informers with
+ * plugin_vol_listers_subscribe(hub, ...) instead of adding their own, and
+ * requeue the pods these plugins rejected.
  *
  * Threads: every function is thread-safe.
  * Memory: acquire/from_stores return a reference released with
@@ -75,9 +81,23 @@ uint64_t plugin_vol_listers_generation(plugin_vol_listers *l);
 /* Waits until the generation differs from *gen or timeout_ms passes;
  * stores the current generation in *gen. 1 when it changed. */
 int plugin_vol_listers_wait(plugin_vol_listers *l, uint64_t *gen, long timeout_ms);
-/* Handlers that bump the generation, for kube_store_apply() on a
- * store-backed lister's stores. Borrowed from l. */
-const kube_informer_handlers *plugin_vol_listers_handlers(plugin_vol_listers *l);
+/* The handlers of kind k for kube_store_apply() on a store-backed lister's
+ * stores (they bump the generation and notify subscribers of l). Borrowed
+ * from l. */
+const kube_informer_handlers *plugin_vol_listers_handlers(plugin_vol_listers *l,
+                                                          plugin_vol_kind k);
+
+/* An event of kind k: old_obj NULL for an add, new_obj NULL for a delete
+ * (both borrowed for the call). Runs on the hub's thread. */
+typedef void (*plugin_vol_event_fn)(void *ud, plugin_vol_kind k, kube_object *old_obj,
+                                    kube_object *new_obj);
+/* Calls fn(ud, ...) for every event of the listers of source: a hub (the
+ * listers its volume plugins acquired, now or later) or store-backed
+ * listers. ud is borrowed and must stay valid until unsubscribed; fn must
+ * not subscribe or unsubscribe. KUBE_OK or KUBE_ENOMEM. */
+int plugin_vol_listers_subscribe(const void *source, plugin_vol_event_fn fn, void *ud);
+/* Removes the subscription with these three values (no-op when absent). */
+void plugin_vol_listers_unsubscribe(const void *source, plugin_vol_event_fn fn, void *ud);
 
 /* The plugins' create() with explicit listers (a reference is taken).
  * Same contract as fw_plugin_desc.create otherwise; destroy with the

@@ -1,7 +1,7 @@
 /*
  * scheduler/plugins/volume_binding_listers.c - the PV / PVC / StorageClass /
- * CSINode listers the volume plugins share, one set per informer hub (see
- * volume_binding.h).
+ * CSINode listers the volume plugins share, one set per informer hub, the
+ * change generation and the event subscriptions (see volume_binding.h).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,16 +13,39 @@
 #include "kube/store.h"
 #include "plugins/volume_binding.h"
 
+/* What an informer's (or a test store's) handlers carry: which source and
+ * which kind the events are of. */
+typedef struct vol_tag {
+    const void *source;                    /* the hub, or the store-backed listers */
+    plugin_vol_kind kind;
+    kube_informer_handlers handlers;       /* ud = this tag */
+    struct vol_tag *next;                  /* g_tags (hub tags only) */
+} vol_tag;
+
 struct plugin_vol_listers {
     atomic_int refs;
     struct kube_hub *hub;                  /* registry key; NULL: store-backed */
     kube_informer *inf[PLUGIN_VOL_KINDS];  /* owned by the hub */
     kube_store *store[PLUGIN_VOL_KINDS];   /* borrowed */
+    vol_tag store_tags[PLUGIN_VOL_KINDS];  /* store-backed: handlers for the stores */
     plugin_vol_listers *next;              /* registry list */
 };
 
+typedef struct vol_sub {
+    const void *source;
+    plugin_vol_event_fn fn;
+    void *ud;
+    struct vol_sub *next;
+} vol_sub;
+
 static pthread_mutex_t g_registry_mu = PTHREAD_MUTEX_INITIALIZER;
 static plugin_vol_listers *g_registry;
+/* The tags of hub informers live as long as the process: an informer's
+ * handlers keep pointing at them until its hub is freed, which may be
+ * after the listers are gone (valgrind: still reachable). */
+static vol_tag *g_tags;
+static pthread_rwlock_t g_subs_lock = PTHREAD_RWLOCK_INITIALIZER;
+static vol_sub *g_subs;
 
 static const kube_resource *const kind_res[PLUGIN_VOL_KINDS] = {
     &KUBE_RES_PVS, &KUBE_RES_PVCS, &KUBE_RES_STORAGECLASSES, &KUBE_RES_CSINODES,
@@ -33,9 +56,8 @@ static const kube_codec *const kind_codec[PLUGIN_VOL_KINDS] = {
 
 /* ---- change generation ---- */
 
-/* One process-wide generation: the informers' handlers then reference no
- * lister, so a lister's lifetime never depends on its hub's. A waiter on
- * one hub may wake for another hub's change and simply re-checks. */
+/* One process-wide generation: a waiter on one hub may wake for another
+ * hub's change and simply re-checks. */
 static pthread_mutex_t g_gen_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_gen_cv;
 static pthread_once_t g_gen_once = PTHREAD_ONCE_INIT;
@@ -58,23 +80,6 @@ static void bump(void)
     pthread_cond_broadcast(&g_gen_cv);
     pthread_mutex_unlock(&g_gen_mu);
 }
-
-static void on_add(void *ud, kube_object *obj)
-{
-    bump();
-}
-
-static void on_update(void *ud, kube_object *old_obj, kube_object *new_obj)
-{
-    bump();
-}
-
-static void on_delete(void *ud, kube_object *obj)
-{
-    bump();
-}
-
-static const kube_informer_handlers g_handlers = {on_add, on_update, on_delete, NULL};
 
 uint64_t plugin_vol_listers_generation(plugin_vol_listers *l)
 {
@@ -106,9 +111,75 @@ int plugin_vol_listers_wait(plugin_vol_listers *l, uint64_t *gen, long timeout_m
     return changed;
 }
 
-const kube_informer_handlers *plugin_vol_listers_handlers(plugin_vol_listers *l)
+/* ---- events ---- */
+
+static void dispatch(const vol_tag *t, kube_object *old_obj, kube_object *new_obj)
 {
-    return &g_handlers;
+    if (t->kind == PLUGIN_VOL_PV || t->kind == PLUGIN_VOL_PVC)
+        bump();
+    pthread_rwlock_rdlock(&g_subs_lock);
+    for (vol_sub *s = g_subs; s; s = s->next)
+        if (s->source == t->source)
+            s->fn(s->ud, t->kind, old_obj, new_obj);
+    pthread_rwlock_unlock(&g_subs_lock);
+}
+
+static void on_add(void *ud, kube_object *obj)
+{
+    dispatch(ud, NULL, obj);
+}
+
+static void on_update(void *ud, kube_object *old_obj, kube_object *new_obj)
+{
+    dispatch(ud, old_obj, new_obj);
+}
+
+static void on_delete(void *ud, kube_object *obj)
+{
+    dispatch(ud, obj, NULL);
+}
+
+static void tag_init(vol_tag *t, const void *source, plugin_vol_kind k)
+{
+    t->source = source;
+    t->kind = k;
+    t->handlers = (kube_informer_handlers){on_add, on_update, on_delete, t};
+}
+
+const kube_informer_handlers *plugin_vol_listers_handlers(plugin_vol_listers *l,
+                                                          plugin_vol_kind k)
+{
+    return &l->store_tags[k].handlers;
+}
+
+int plugin_vol_listers_subscribe(const void *source, plugin_vol_event_fn fn, void *ud)
+{
+    vol_sub *s = calloc(1, sizeof(*s));
+
+    if (!s)
+        return KUBE_ENOMEM;
+    s->source = source;
+    s->fn = fn;
+    s->ud = ud;
+    pthread_rwlock_wrlock(&g_subs_lock);
+    s->next = g_subs;
+    g_subs = s;
+    pthread_rwlock_unlock(&g_subs_lock);
+    return KUBE_OK;
+}
+
+void plugin_vol_listers_unsubscribe(const void *source, plugin_vol_event_fn fn, void *ud)
+{
+    pthread_rwlock_wrlock(&g_subs_lock);
+    for (vol_sub **p = &g_subs; *p; p = &(*p)->next) {
+        vol_sub *s = *p;
+        if (s->source == source && s->fn == fn && s->ud == ud) {
+            *p = s->next;
+            free(s);
+            break;
+        }
+    }
+    pthread_rwlock_unlock(&g_subs_lock);
 }
 
 /* ---- construction ---- */
@@ -122,17 +193,22 @@ static plugin_vol_listers *listers_alloc(void)
     return l;
 }
 
-/* Adds the four informers; the PV and PVC ones bump the generation. */
+/* Adds the four informers, each with handlers tagged (hub, kind). Called
+ * with g_registry_mu held. */
 static int add_informers(plugin_vol_listers *l, struct kube_hub *hub)
 {
     for (int k = 0; k < PLUGIN_VOL_KINDS; k++) {
         kube_informer_options o = {0};
-        const kube_informer_handlers *h =
-            k == PLUGIN_VOL_PV || k == PLUGIN_VOL_PVC ? &g_handlers : NULL;
+        vol_tag *t = calloc(1, sizeof(*t));
         int rc;
+        if (!t)
+            return KUBE_ENOMEM;
+        tag_init(t, hub, (plugin_vol_kind)k);
+        t->next = g_tags;
+        g_tags = t;
         o.resource = kind_res[k];
         o.codec = kind_codec[k];
-        if ((rc = kube_hub_add_informer(hub, &o, h, &l->inf[k])) != KUBE_OK)
+        if ((rc = kube_hub_add_informer(hub, &o, &t->handlers, &l->inf[k])) != KUBE_OK)
             return rc;
     }
     return KUBE_OK;
@@ -174,8 +250,10 @@ int plugin_vol_listers_from_stores(struct kube_store *const stores[PLUGIN_VOL_KI
     *out = l;
     if (!l)
         return KUBE_ENOMEM;
-    for (int k = 0; k < PLUGIN_VOL_KINDS; k++)
+    for (int k = 0; k < PLUGIN_VOL_KINDS; k++) {
         l->store[k] = stores[k];
+        tag_init(&l->store_tags[k], l, (plugin_vol_kind)k);
+    }
     return KUBE_OK;
 }
 

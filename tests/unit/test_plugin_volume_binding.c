@@ -710,6 +710,61 @@ static void test_events(void **state)
                      FW_ACT_ADD | FW_ACT_UPDATE_NODE_LABEL | FW_ACT_UPDATE_NODE_TAINT);
 }
 
+/* ------------------------------------------------------------------ */
+/* Listers: events for the scheduler's requeueing, change generation   */
+/* ------------------------------------------------------------------ */
+
+typedef struct seen {
+    int adds, updates, deletes;
+    plugin_vol_kind last;
+} seen;
+
+static void count_event(void *ud, plugin_vol_kind k, kube_object *old_obj, kube_object *new_obj)
+{
+    seen *s = ud;
+    s->last = k;
+    if (!old_obj)
+        s->adds++;
+    else if (!new_obj)
+        s->deletes++;
+    else
+        s->updates++;
+}
+
+static void test_listers_events(void **state)
+{
+    vt_world *w = vt_world_new();
+    seen s = {0, 0, 0, PLUGIN_VOL_PV};
+    uint64_t gen = plugin_vol_listers_generation(w->l);
+
+    assert_int_equal(plugin_vol_listers_subscribe(w->l, count_event, &s), KUBE_OK);
+    put_pvc(w, "pvc-a", "wait-sc", NULL, NULL, NULL);
+    assert_int_equal(s.adds, 1);
+    assert_int_equal(s.last, PLUGIN_VOL_PVC);
+    /* a PVC change bumps the generation PreBind waits on */
+    assert_true(plugin_vol_listers_wait(w->l, &gen, 0));
+    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'pvc-a','uid':'uid-pvc-a','resourceVersion':"
+                              "'2'},'spec':{}}");
+    assert_int_equal(s.updates, 1);
+    gen = plugin_vol_listers_generation(w->l);
+    put_classes(w);
+    assert_int_equal(s.adds, 4);
+    assert_int_equal(s.last, PLUGIN_VOL_SC);
+    /* a StorageClass does not move the generation */
+    assert_false(plugin_vol_listers_wait(w->l, &gen, 0));
+    vt_delete(w, PLUGIN_VOL_PVC, "default", "pvc-a");
+    assert_int_equal(s.deletes, 1);
+    /* another source's subscribers are not called */
+    seen other = {0, 0, 0, PLUGIN_VOL_PV};
+    assert_int_equal(plugin_vol_listers_subscribe(&other, count_event, &other), KUBE_OK);
+    plugin_vol_listers_unsubscribe(w->l, count_event, &s);
+    vt_put(w, PLUGIN_VOL_CSINODE, "{'metadata':{'name':'node-a'},'spec':{}}");
+    assert_int_equal(s.adds, 4);
+    assert_int_equal(other.adds, 0);
+    plugin_vol_listers_unsubscribe(&other, count_event, &other);
+    vt_world_free(w);
+}
+
 int test_group_plugin_volume_binding(void)
 {
     const struct CMUnitTest tests[] = {
@@ -732,6 +787,7 @@ int test_group_plugin_volume_binding(void)
         cmocka_unit_test(test_prebind_all_bound),
         cmocka_unit_test(test_args),
         cmocka_unit_test(test_events),
+        cmocka_unit_test(test_listers_events),
     };
     return cmocka_run_group_tests_name("plugin_volume_binding", tests, NULL, NULL);
 }

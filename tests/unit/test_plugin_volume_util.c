@@ -58,7 +58,7 @@ void vt_put(vt_world *w, plugin_vol_kind k, const char *json)
     assert_int_equal(codecs[k]->decode(j, &obj), KUBE_OK);
     cJSON_Delete(j);
     assert_int_equal(kube_store_apply(w->stores[k], KUBE_WATCH_MODIFIED, obj,
-                                      plugin_vol_listers_handlers(w->l)),
+                                      plugin_vol_listers_handlers(w->l, k)),
                      KUBE_OK);
     kube_object_unref(obj);
 }
@@ -80,7 +80,7 @@ void vt_delete(vt_world *w, plugin_vol_kind k, const char *ns, const char *name)
 
     assert_non_null(obj);
     assert_int_equal(kube_store_apply(w->stores[k], KUBE_WATCH_DELETED, obj,
-                                      plugin_vol_listers_handlers(w->l)),
+                                      plugin_vol_listers_handlers(w->l, k)),
                      KUBE_OK);
     kube_object_unref(obj);
 }
