@@ -96,7 +96,8 @@ static int64_t answer_rv(const cJSON *obj)
     return v;
 }
 
-/* GET the object, apply the assumed change, PUT it with the assumed
+/* GET the object, apply the assumed change (none for a PV already bound to
+ * its claim: upstream writes it unchanged), PUT it with the assumed
  * resourceVersion; *new_rv receives the written version. */
 static int update_assumed(vb_binder *b, const kube_resource *res, const vb_view *v,
                           const kube_pvc *claim_for_pv, int64_t *new_rv, char *err,
@@ -114,7 +115,7 @@ static int update_assumed(vb_binder *b, const kube_resource *res, const vb_view 
         return rc;
     }
     rc = set_rv(obj, vb_view_rv(v));
-    if (rc == KUBE_OK && claim_for_pv)
+    if (rc == KUBE_OK && claim_for_pv && v->ov)
         rc = set_claim_ref(obj, claim_for_pv);
     if (rc == KUBE_OK && claim_for_pv && v->ov && v->ov->bound_by_controller)
         rc = set_annotation(obj, KUBE_ANN_BOUND_BY_CONTROLLER, "yes");
