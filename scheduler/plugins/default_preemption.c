@@ -21,7 +21,10 @@
  *      on node <node>"); the nominations of lower-priority pods on that
  *      node are cleared (pods/status patches);
  *   4. the node is returned as the pod's nominated node.
- * Every non-success message is prefixed "preemption: ".
+ * Every non-success message is prefixed "preemption: ". Metrics (when the
+ * handle has a registry): scheduler_preemption_attempts_total counts every
+ * PostFilter, scheduler_preemption_victims observes the victims of each
+ * preemption.
  *
  * Not done: the preemptor is not re-read from a pod lister before step 1
  * (the scheduler's copy is used), and extenders do not exist.
@@ -250,8 +253,10 @@ static fw_status *prepare_candidate(default_preemption *pl, const fw_pod_info *p
         return fw_status_error(KUBE_EINVAL, "no API client to preempt pods with");
     for (size_t i = 0; i < c->n_victims && !st; i++)
         st = preempt_victim(pl, pod, c->victims[i], c->node);
-    if (!st)
+    if (!st) {
+        sched_metric_observe(pl->victims, NULL, (double)c->n_victims);
         clear_lower_nominations(pl, pod, c->node);
+    }
     return st;
 }
 
@@ -327,9 +332,11 @@ static fw_status *preempt(default_preemption *pl, fw_cycle_state *cs, const fw_p
 static fw_status *post_filter(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
                               const fw_diagnosis *d, fw_post_filter_result *res)
 {
-    fw_status *st = preempt(self, cs, pod, d, res), *prefixed;
+    default_preemption *pl = self;
+    fw_status *st = preempt(pl, cs, pod, d, res), *prefixed;
     char *msg;
 
+    sched_metric_add(pl->attempts, NULL, 1);
     if (fw_status_is_success(st) || st->n_reasons == 0)
         return st;
     if (!(msg = fw_status_message_dup(st)))
@@ -347,6 +354,42 @@ static fw_status *post_filter(void *self, fw_cycle_state *cs, const fw_pod_info 
 static void destroy(void *self)
 {
     free(self);
+}
+
+/* A family of the scheduler's registry (already registered by another
+ * profile's instance: that one). NULL without a registry. */
+static sched_metric *metric(sched_metrics *reg, const sched_metric_opts *o)
+{
+    sched_metric *m = NULL;
+    int rc = reg ? sched_metrics_register(reg, o, &m) : KUBE_OK;
+
+    if (rc == KUBE_EEXIST)
+        m = sched_metrics_find(reg, o->name);
+    else if (rc != KUBE_OK)
+        KLOG_WARN("DefaultPreemption: registering metric %s: %s", o->name, kube_strerror(rc));
+    return m;
+}
+
+/* kube-scheduler's PreemptionAttempts and PreemptionVictims. */
+static void register_metrics(default_preemption *pl)
+{
+    static const double buckets[] = {1, 2, 4, 8, 16, 32, 64};
+    sched_metric_opts attempts = {.name = "scheduler_preemption_attempts_total",
+                                  .help = "Total preemption attempts in the cluster till now",
+                                  .type = SCHED_METRIC_COUNTER,
+                                  .stability = SCHED_STABILITY_STABLE};
+    sched_metric_opts victims = {.name = "scheduler_preemption_victims",
+                                 .help = "Number of selected preemption victims",
+                                 .type = SCHED_METRIC_HISTOGRAM,
+                                 .stability = SCHED_STABILITY_STABLE,
+                                 .buckets = buckets,
+                                 .n_buckets = sizeof(buckets) / sizeof(buckets[0])};
+
+    pl->attempts = metric(pl->h->svc.metrics_registry, &attempts);
+    pl->victims = metric(pl->h->svc.metrics_registry, &victims);
+    /* exported from 0, as client_golang does for families without labels */
+    sched_metric_with(pl->attempts, NULL);
+    sched_metric_with(pl->victims, NULL);
 }
 
 static default_preemption *instance_new(const cJSON *args, fw_handle *h, char *err,
@@ -368,6 +411,7 @@ static default_preemption *instance_new(const cJSON *args, fw_handle *h, char *e
     pl->min_abs = abs_;
     pl->fixed_offset = -1;
     pl->rng = (uint64_t)kube_now_ns() | 1;
+    register_metrics(pl);
     return pl;
 }
 

@@ -17,6 +17,7 @@
 #include "kube/informer.h"
 #include "kube/pdb.h"
 #include "kube/store.h"
+#include "metrics.h"
 #include "plugins/default_preemption.h"
 
 typedef struct default_preemption {
@@ -27,6 +28,8 @@ typedef struct default_preemption {
     struct kube_store *pdb_store;  /* borrowed, or NULL */
     uint64_t rng;                  /* offset RNG (scheduling thread only) */
     int32_t fixed_offset;          /* >= 0: the offset (tests) */
+    sched_metric *attempts;        /* scheduler_preemption_attempts_total, or NULL */
+    sched_metric *victims;         /* scheduler_preemption_victims, or NULL */
 } default_preemption;
 
 /* Every PodDisruptionBudget (getPodDisruptionBudgets). KUBE_OK or

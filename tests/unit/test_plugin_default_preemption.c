@@ -22,6 +22,7 @@
 #include "kube/jsonstream.h"
 #include "kube/pdb.h"
 #include "kube/store.h"
+#include "metrics.h"
 #include "plugins/default_preemption.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
@@ -43,6 +44,7 @@ typedef struct cluster {
     sched_config *cfg;
     fw_framework *fw;
     kube_store *pdbs;
+    sched_metrics *metrics;
     void *preemption;
 } cluster;
 
@@ -104,6 +106,8 @@ static void start(cluster *c, const char *args)
     assert_int_equal(fw_snapshot_from_nodes(c->nodes, c->n_nodes, &c->snap), KUBE_OK);
     memset(&svc, 0, sizeof(svc));
     svc.snapshot = c->snap;
+    assert_int_equal(sched_metrics_new(&c->metrics), KUBE_OK);
+    svc.metrics_registry = c->metrics;
     assert_int_equal(sched_config_default(NULL, &c->cfg, err, sizeof(err)), KUBE_OK);
     assert_int_equal(fw_framework_new(&c->cfg->profiles[0], fw_registry_default(), &svc, &c->fw,
                                       err, sizeof(err)),
@@ -129,6 +133,7 @@ static void cluster_free(cluster *c)
 {
     plugin_default_preemption.destroy(c->preemption);
     fw_framework_free(c->fw);
+    sched_metrics_free(c->metrics);
     sched_config_free(c->cfg);
     fw_snapshot_free(c->snap);
     for (size_t i = 0; i < c->n_nodes; i++)
@@ -501,6 +506,10 @@ static void test_post_filter(void **state)
                      "preemption: no API client to preempt pods with");
     assert_int_equal(res.mode, FW_NOMINATING_NOOP);
 
+    /* every PostFilter counts as an attempt */
+    assert_true(sched_metric_value(sched_metrics_find(c->metrics,
+                                                      "scheduler_preemption_attempts_total"),
+                                   NULL) == 3);
     fw_pod_info_unref(never);
     fw_pod_info_unref(low);
     fw_pod_info_unref(mid);
