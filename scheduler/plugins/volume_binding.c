@@ -21,6 +21,8 @@
  * (volume_binding_bind.c) within bindTimeoutSeconds.
  *
  * Args (VolumeBindingArgs): bindTimeoutSeconds (default 600, >= 0).
+ * Metrics: scheduler_volume_scheduling_stage_error_total{operation} counts
+ * Filter ("predicate"), Reserve ("assume") and PreBind ("bind") errors.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,7 @@
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/log.h"
+#include "metrics.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 #include "plugins/volume_binding_int.h"
@@ -41,7 +44,15 @@ typedef struct volume_binding {
     plugin_vol_listers *l;     /* one reference */
     vb_cache cache;
     vb_binder binder;
+    sched_metric *stage_errors; /* scheduler_volume_scheduling_stage_error_total, or NULL */
 } volume_binding;
+
+/* VolumeSchedulingStageFailed{operation}: "predicate", "assume", "bind". */
+static void stage_failed(volume_binding *pl, const char *operation)
+{
+    const char *v[] = {operation};
+    sched_metric_add(pl->stage_errors, v, 1);
+}
 
 /* ------------------------------------------------------------------ */
 /* Args                                                                */
@@ -476,8 +487,10 @@ static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info
     if (!ni->node)
         return fw_status_new(FW_ERROR, "node not found");
     if (vb_find_pod_volumes(&ctx, pod->pod, &s->claims, ni->node, &r, err, sizeof(err)) !=
-        KUBE_OK)
+        KUBE_OK) {
+        stage_failed(pl, "predicate");
         return fw_status_error(KUBE_EINVAL, "%s", err);
+    }
     if ((st = vb_find_result_status(&r))) {
         vb_pod_volumes_free(&r.vols);
         return st;
@@ -625,7 +638,10 @@ static fw_status *reserve(void *self, fw_cycle_state *cs, const fw_pod_info *pod
         s->all_bound = 1;
         return NULL;
     }
-    return assume_pod_volumes(pl, pod->pod, node, v, &s->all_bound);
+    fw_status *st = assume_pod_volumes(pl, pod->pod, node, v, &s->all_bound);
+    if (st)
+        stage_failed(pl, "assume");
+    return st;
 }
 
 static void unreserve(void *self, fw_cycle_state *cs, const fw_pod_info *pod, const char *node)
@@ -657,13 +673,16 @@ static fw_status *pre_bind(void *self, fw_cycle_state *cs, const fw_pod_info *po
         return NULL;
     if (!(v = volumes_for(s, node)))
         return fw_status_error(KUBE_ENOTFOUND, "no pod volumes found for node \"%s\"", node);
-    if (!s->node)
-        return fw_status_error(KUBE_ENOTFOUND, "binding volumes: failed to get node \"%s\": "
-                               "node \"%s\" not found", node, node);
     KLOG_V(5, "Trying to bind volumes for pod pod=\"%s/%s\"", pod->namespace_, pod->name);
-    st = vb_bind_pod_volumes(&pl->binder, kube_node_from(s->node), v);
-    if (st)
+    if (!s->node)
+        st = fw_status_error(KUBE_ENOTFOUND, "binding volumes: failed to get node \"%s\": "
+                             "node \"%s\" not found", node, node);
+    else
+        st = vb_bind_pod_volumes(&pl->binder, kube_node_from(s->node), v);
+    if (st) {
+        stage_failed(pl, "bind");
         KLOG_V(5, "Failed to bind volumes for pod pod=\"%s/%s\"", pod->namespace_, pod->name);
+    }
     return st;
 }
 
@@ -695,6 +714,27 @@ static void destroy(void *self)
     free(pl);
 }
 
+/* The stage error counter in the scheduler's registry (shared by the
+ * instances of every profile). */
+static sched_metric *stage_error_metric(sched_metrics *reg)
+{
+    static const char *const labels[] = {"operation"};
+    sched_metric_opts o = {.name = "scheduler_volume_scheduling_stage_error_total",
+                           .help = "Volume scheduling stage error count",
+                           .type = SCHED_METRIC_COUNTER,
+                           .stability = SCHED_STABILITY_ALPHA,
+                           .labels = labels,
+                           .n_labels = 1};
+    sched_metric *m = NULL;
+    int rc = reg ? sched_metrics_register(reg, &o, &m) : KUBE_OK;
+
+    if (rc == KUBE_EEXIST)
+        m = sched_metrics_find(reg, o.name);
+    else if (rc != KUBE_OK)
+        KLOG_WARN("VolumeBinding: registering metric %s: %s", o.name, kube_strerror(rc));
+    return m;
+}
+
 int plugin_volume_binding_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l,
                               void **self, char *err, size_t errlen)
 {
@@ -713,6 +753,7 @@ int plugin_volume_binding_new(const cJSON *args, fw_handle *h, plugin_vol_lister
     pl->l = plugin_vol_listers_ref(l);
     vb_cache_init(&pl->cache, pl->l);
     pl->binder = (vb_binder){h->svc.client, &pl->cache, pl->l, timeout * 1000};
+    pl->stage_errors = stage_error_metric(h->svc.metrics_registry);
     *self = pl;
     return KUBE_OK;
 }

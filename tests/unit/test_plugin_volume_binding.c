@@ -20,6 +20,7 @@
 #include "framework/framework.h"
 #include "kube/errors.h"
 #include "kube/pod.h"
+#include "metrics.h"
 #include "plugins/plugins.h"
 #include "plugins/volume_binding.h"
 #include "unit/test_plugin_volume_util.h"
@@ -710,6 +711,49 @@ static void test_events(void **state)
                      FW_ACT_ADD | FW_ACT_UPDATE_NODE_LABEL | FW_ACT_UPDATE_NODE_TAINT);
 }
 
+/* Filter errors count as "predicate" stage errors, PreBind's as "bind". */
+static void test_stage_error_metric(void **state)
+{
+    vt_world *w = vt_world_new();
+    const char *claims[] = {"pvc-a", NULL};
+    fw_pod_info *pod = pod_with(claims);
+    fw_node_info *n = node("node-a", NULL);
+    sched_metrics *reg = NULL;
+    tp_plugin p = {&plugin_volume_binding, NULL, {0}};
+    fw_cycle_state *cs = fw_cycle_state_new();
+    fw_pre_filter_result *r = NULL;
+    const char *predicate[] = {"predicate"}, *bind[] = {"bind"};
+    char err[256];
+
+    assert_int_equal(sched_metrics_new(&reg), KUBE_OK);
+    p.handle.svc.metrics_registry = reg;
+    assert_int_equal(plugin_volume_binding_new(NULL, &p.handle, w->l, &p.self, err, sizeof(err)),
+                     KUBE_OK);
+    vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'gone'},'provisioner':'p',"
+                             "'volumeBindingMode':'WaitForFirstConsumer'}");
+    put_pvc(w, "pvc-a", "gone", NULL, NULL, NULL);
+    tp_assert_status(p.desc->pre_filter(p.self, cs, pod, &r), FW_SUCCESS, NULL);
+    vt_delete(w, PLUGIN_VOL_SC, "", "gone");
+    tp_assert_status(p.desc->filter(p.self, cs, pod, n), FW_ERROR, NULL);
+    assert_true(sched_metric_value(sched_metrics_find(reg, "scheduler_volume_scheduling_stage_"
+                                                           "error_total"), predicate) == 1);
+    /* provisionable again: Reserve assumes, PreBind fails without a client */
+    vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'gone'},'provisioner':'p',"
+                             "'volumeBindingMode':'WaitForFirstConsumer'}");
+    tp_assert_status(p.desc->filter(p.self, cs, pod, n), FW_SUCCESS, NULL);
+    tp_assert_status(p.desc->reserve(p.self, cs, pod, "node-a"), FW_SUCCESS, NULL);
+    tp_assert_status(p.desc->pre_bind(p.self, cs, pod, "node-a"), FW_ERROR, NULL);
+    assert_true(sched_metric_value(sched_metrics_find(reg, "scheduler_volume_scheduling_stage_"
+                                                           "error_total"), bind) == 1);
+    p.desc->unreserve(p.self, cs, pod, "node-a");
+    fw_cycle_state_free(cs);
+    p.desc->destroy(p.self);
+    sched_metrics_free(reg);
+    fw_node_info_free(n);
+    fw_pod_info_unref(pod);
+    vt_world_free(w);
+}
+
 /* ------------------------------------------------------------------ */
 /* Listers: events for the scheduler's requeueing, change generation   */
 /* ------------------------------------------------------------------ */
@@ -787,6 +831,7 @@ int test_group_plugin_volume_binding(void)
         cmocka_unit_test(test_prebind_all_bound),
         cmocka_unit_test(test_args),
         cmocka_unit_test(test_events),
+        cmocka_unit_test(test_stage_error_metric),
         cmocka_unit_test(test_listers_events),
     };
     return cmocka_run_group_tests_name("plugin_volume_binding", tests, NULL, NULL);
