@@ -496,7 +496,7 @@ scenario_rbac() {
             rc=1
         fi
     done <<<"$E2E_RBAC_TABLE"
-    log "  $n SubjectAccessReviews of the daemons' ServiceAccounts as expected"
+    [ "$rc" = 0 ] && log "  $n SubjectAccessReviews of the daemons' ServiceAccounts as expected"
     for d in stickyvm-scheduler stickyvm-apiserver; do
         logs=$(e2e_daemon_logs "$d" | grep -i -E 'forbidden|\b403\b' | head -n5)
         if [ -n "$logs" ]; then
@@ -506,5 +506,5 @@ scenario_rbac() {
         fi
     done
     [ "$rc" = 0 ] && log "  no 403 in the logs of stickyvm-scheduler and stickyvm-apiserver"
-    return $rc
+    return "$rc"
 }

@@ -1,0 +1,40 @@
+# syntax=docker/dockerfile:1
+#
+# stickyvm: one image with both daemons, as the manifests expect
+# (manifests/Kustomization, image stickyvm/stickyvm):
+#   /usr/local/bin/stickyvm-scheduler   (Deployment stickyvm-scheduler)
+#   /usr/local/bin/stickyvm-apiserver   (Deployment stickyvm-apiserver)
+#
+#   docker build -t registry.example.com/stickyvm:v0.1.0 .
+#
+# The Deployments name the binary with `command:`; the default command is
+# the scheduler's --help. Runs as the numeric non-root user 65532 (the
+# Deployments also set runAsNonRoot, a read-only root filesystem and drop
+# every capability; neither daemon writes to disk).
+
+# ---- build: Debian bookworm's toolchain and -dev packages (scripts/deps.sh)
+FROM debian:bookworm AS build
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      build-essential cmake pkg-config \
+      libcurl4-openssl-dev libwebsockets-dev libcjson-dev libssl-dev libyaml-dev \
+      libcmocka-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+# Only the two daemons; tests, the emulator and benchmarks are not built
+# (CMake still wants cmocka to configure the test targets).
+RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+ && cmake --build /build -j"$(nproc)" --target stickyvm-scheduler stickyvm-apiserver \
+ && strip --strip-debug /build/stickyvm-scheduler /build/stickyvm-apiserver
+
+# ---- runtime: only the shared libraries the binaries link
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libcurl4 libwebsockets17 libcjson1 libssl3 libyaml-0-2 ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /build/stickyvm-scheduler /build/stickyvm-apiserver /usr/local/bin/
+USER 65532:65532
+EXPOSE 10259 8443
+CMD ["/usr/local/bin/stickyvm-scheduler", "--help"]

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the three binaries the e2e suite runs (stickyvm-emulator,
+# stickyvm-scheduler, stickyvm-apiserver) and runs e2e/run.sh against the
+# local emulator - never against a cluster, whatever KUBECONFIG says (run
+# e2e/run.sh yourself for that).
+# Usage: scripts/test-e2e.sh          (build dir: build/, or E2E_BUILD_DIR)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dir=${E2E_BUILD_DIR:-build}
+jobs=$(nproc)
+command -v kubectl >/dev/null || scripts/deps.sh
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$dir" -j"$jobs" --target stickyvm-emulator stickyvm-scheduler stickyvm-apiserver
+env -u KUBECONFIG e2e/run.sh --build-dir "$dir"
