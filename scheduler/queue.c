@@ -102,18 +102,18 @@ static int64_t now_ns(const sched_queue *q)
 /* Queued pods                                                         */
 /* ------------------------------------------------------------------ */
 
-static char *pod_key(const fw_pod_info *pi)
-{
-    kube_buf b = KUBE_BUF_INIT;
-
-    if (kube_buf_printf(&b, "%s/%s", pi->namespace_, pi->name) != KUBE_OK)
-        return NULL;
-    return kube_buf_take(&b);
-}
+#define KEY_MAX 512 /* namespace (63) + "/" + name (253) fit */
 
 static void key_of(const char *ns, const char *name, char *out, size_t n)
 {
     snprintf(out, n, "%s/%s", ns, name);
+}
+
+/* The "namespace/name" key of a queued pod, in buf (KEY_MAX bytes). */
+static const char *qkey(const sched_queued_pod *qp, char *buf)
+{
+    key_of(qp->info.pi->namespace_, qp->info.pi->name, buf, KEY_MAX);
+    return buf;
 }
 
 static sched_queued_pod *qpod_new(fw_framework *fw, fw_pod_info *pi, int64_t now)
@@ -122,11 +122,6 @@ static sched_queued_pod *qpod_new(fw_framework *fw, fw_pod_info *pi, int64_t now
 
     if (!qp)
         return NULL;
-    qp->key = pod_key(pi);
-    if (!qp->key) {
-        free(qp);
-        return NULL;
-    }
     qp->fw = fw;
     qp->info.pi = fw_pod_info_ref(pi);
     qp->info.timestamp_ns = now;
@@ -140,7 +135,6 @@ void sched_queued_pod_free(sched_queued_pod *qp)
     fw_pod_info_unref(qp->info.pi);
     free(qp->info.unschedulable_plugins);
     free(qp->info.pending_plugins);
-    free(qp->key);
     free(qp);
 }
 
@@ -385,8 +379,10 @@ static int attach(sched_queue *q, sched_queued_pod *qp, sched_qwhere where)
 /* Removes qp from the queue entirely and frees it. */
 static void drop(sched_queue *q, sched_queued_pod *qp)
 {
+    char key[KEY_MAX];
+
     detach(q, qp);
-    fw_strmap_del(&q->all, qp->key);
+    fw_strmap_del(&q->all, qkey(qp, key));
     count_reasons(q, qp, -1);
     sched_queued_pod_free(qp);
 }
@@ -748,11 +744,12 @@ static int pre_enqueue(sched_queue *q, sched_queued_pod *qp)
     }
     fw_status_message(st, msg, sizeof(msg));
     if (fw_status_code(st) == FW_ERROR)
-        KLOG_ERROR("unexpected error running PreEnqueue plugin %s for pod %s: %s",
-                   st->plugin ? st->plugin : "?", qp->key, msg);
+        KLOG_ERROR("unexpected error running PreEnqueue plugin %s for pod %s/%s: %s",
+                   st->plugin ? st->plugin : "?", qp->info.pi->namespace_, qp->info.pi->name,
+                   msg);
     else
-        KLOG_V(4, "pod %s gated by PreEnqueue plugin %s: %s", qp->key,
-               st->plugin ? st->plugin : "?", msg);
+        KLOG_V(4, "pod %s/%s gated by PreEnqueue plugin %s: %s", qp->info.pi->namespace_,
+               qp->info.pi->name, st->plugin ? st->plugin : "?", msg);
     fw_status_free(st);
     return 0;
 }
@@ -767,7 +764,8 @@ static int add_to_active(sched_queue *q, sched_queued_pod *qp)
             qp->info.initial_attempt_ns = now_ns(q);
         if (attach(q, qp, SCHED_Q_ACTIVE) == KUBE_OK)
             return 1;
-        KLOG_ERROR("out of memory adding pod %s to activeQ; keeping it unschedulable", qp->key);
+        KLOG_ERROR("out of memory adding pod %s/%s to activeQ; keeping it unschedulable",
+                   qp->info.pi->namespace_, qp->info.pi->name);
     }
     attach(q, qp, SCHED_Q_UNSCHEDULABLE);
     return 0;
@@ -837,7 +835,8 @@ static int requeue_via_hint(sched_queue *q, sched_queued_pod *qp, fw_queueing_hi
             count_incoming(q, "backoff", event);
             return 0;
         }
-        KLOG_ERROR("out of memory adding pod %s to backoffQ; keeping it unschedulable", qp->key);
+        KLOG_ERROR("out of memory adding pod %s/%s to backoffQ; keeping it unschedulable",
+                   qp->info.pi->namespace_, qp->info.pi->name);
         attach(q, qp, SCHED_Q_UNSCHEDULABLE);
         return 0;
     }
@@ -864,7 +863,8 @@ static void move_pods(sched_queue *q, sched_queued_pod **pods, size_t n,
         detach(q, qp);
         if (requeue_via_hint(q, qp, hint, ev->label))
             activated = 1;
-        KLOG_V(5, "pod %s moved by event %s", qp->key, ev->label);
+        KLOG_V(5, "pod %s/%s moved by event %s", qp->info.pi->namespace_, qp->info.pi->name,
+               ev->label);
     }
     q->move_request_cycle = q->cycle;
     if (activated)
@@ -993,13 +993,14 @@ static int make_qpod(sched_queue *q, struct kube_pod *pod, sched_queued_pod **ou
 /* Adds a fresh pod to `all` and activeQ (or gated). */
 static int add_new_locked(sched_queue *q, sched_queued_pod *qp, const char *event)
 {
-    sched_queued_pod *old = fw_strmap_get(&q->all, qp->key);
+    char key[KEY_MAX];
+    sched_queued_pod *old = fw_strmap_get(&q->all, qkey(qp, key));
 
     if (old) {
-        KLOG_V(4, "pod %s was already queued; replacing it", qp->key);
+        KLOG_V(4, "pod %s was already queued; replacing it", key);
         drop(q, old);
     }
-    if (fw_strmap_put(&q->all, qp->key, qp, NULL) != KUBE_OK) {
+    if (fw_strmap_put(&q->all, key, qp, NULL) != KUBE_OK) {
         sched_queued_pod_free(qp);
         return KUBE_ENOMEM;
     }
@@ -1246,9 +1247,10 @@ void sched_queue_delete(sched_queue *q, const struct kube_pod *pod)
 static sched_queued_pod *pop_locked(sched_queue *q)
 {
     sched_queued_pod *qp = q->active.a[0];
+    char key[KEY_MAX];
 
     detach(q, qp);
-    fw_strmap_del(&q->all, qp->key);
+    fw_strmap_del(&q->all, qkey(qp, key));
     qp->info.attempts++;
     q->cycle++;
     count_reasons(q, qp, -1);
@@ -1318,12 +1320,14 @@ int sched_queue_add_unschedulable_if_not_present(sched_queue *q, sched_queued_po
 {
     int rc = KUBE_OK;
     sched_qwhere where = SCHED_Q_NONE;
+    char key[KEY_MAX];
 
+    qkey(qp, key);
     pthread_mutex_lock(&q->mu);
     if (q->closed) {
         rc = KUBE_ECANCELED;
-    } else if (fw_strmap_get(&q->all, qp->key)) {
-        KLOG_V(4, "pod %s is already queued; dropping the returned copy", qp->key);
+    } else if (fw_strmap_get(&q->all, key)) {
+        KLOG_V(4, "pod %s is already queued; dropping the returned copy", key);
         rc = KUBE_EEXIST;
     } else {
         qp->info.timestamp_ns = now_ns(q);
@@ -1332,7 +1336,7 @@ int sched_queue_add_unschedulable_if_not_present(sched_queue *q, sched_queued_po
                                                      qp->info.n_pending_plugins == 0))
                     ? SCHED_Q_BACKOFF
                     : SCHED_Q_UNSCHEDULABLE;
-        rc = fw_strmap_put(&q->all, qp->key, qp, NULL);
+        rc = fw_strmap_put(&q->all, key, qp, NULL);
         if (rc == KUBE_OK && attach(q, qp, where) != KUBE_OK) {
             where = SCHED_Q_UNSCHEDULABLE;
             attach(q, qp, where);

@@ -92,7 +92,6 @@ typedef struct sched_queued_pod {
     sched_qwhere where;
     size_t heap_index;
     struct sched_queued_pod *prev, *next; /* unschedulablePods list */
-    char *key;                      /* "namespace/name", owned */
 } sched_queued_pod;
 
 typedef struct sched_queue_options {

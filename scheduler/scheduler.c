@@ -24,7 +24,10 @@
 #include "kube/pod.h"
 #include "kube/recorder.h"
 
-#define DEFAULT_BINDING_WORKERS 16
+#define DEFAULT_BINDING_WORKERS 8
+/* Pods assumed and waiting for a binding thread, per thread: the
+ * scheduling thread waits beyond that (each holds its cycle state). */
+#define BIND_BACKLOG_PER_WORKER 4
 #define PLUGIN_METRICS_SAMPLE_PERCENT 10
 #define POP_POLL_MS 200
 #define HOUSEKEEPING_MS 1000
@@ -40,6 +43,17 @@ typedef struct bind_job {
     char node[254];
     int64_t start_ns;
 } bind_job;
+
+/* A pod a Permit plugin made wait gets a thread of its own (kube-scheduler
+ * runs every binding cycle in its own goroutine): waiting pods must not
+ * hold the pool's threads, or pods they wait for could never bind. */
+typedef struct waiter {
+    struct waiter *next;
+    struct sched_scheduler *s;
+    bind_job *job;
+    pthread_t thread;
+    int done;
+} waiter;
 
 struct sched_scheduler {
     const sched_config *cfg;
@@ -68,6 +82,7 @@ struct sched_scheduler {
     pthread_mutex_t mu;          /* guards the flags' waits and the bind queue */
     pthread_cond_t cv;           /* leadership, stop */
     pthread_cond_t bind_cv;      /* bind jobs queued, stop */
+    pthread_cond_t space_cv;     /* the pool's backlog shrank */
     pthread_cond_t idle_cv;      /* in_flight reached 0 */
     atomic_int active;           /* leading (or no election) */
     atomic_int stopping;
@@ -76,7 +91,9 @@ struct sched_scheduler {
     pthread_t *binders;
     size_t n_binders;
     bind_job *jobs_head, *jobs_tail;
-    size_t in_flight;            /* jobs queued or running */
+    size_t in_flight;            /* jobs queued or running, waiters included */
+    size_t pool_jobs;            /* jobs queued or running in the pool */
+    waiter *waiters;             /* permit-waiting pods' threads */
     int binders_exit;
 
     atomic_uint_fast64_t n_attempts, n_scheduled, n_unschedulable, n_errors;
@@ -508,15 +525,23 @@ static void *binder_main(void *arg)
         sched_metric_add(s->cm.goroutines, op, -1);
         bind_done(s, job);
         pthread_mutex_lock(&s->mu);
+        s->pool_jobs--;
+        pthread_cond_signal(&s->space_cv);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
+/* Queues a job for the pool, waiting while its backlog is full. */
 static void submit_bind(sched_scheduler *s, bind_job *job)
 {
+    size_t cap = s->n_binders * (1 + BIND_BACKLOG_PER_WORKER);
+
     pthread_mutex_lock(&s->mu);
+    while (s->pool_jobs >= cap && !s->binders_exit)
+        pthread_cond_wait(&s->space_cv, &s->mu);
     s->in_flight++;
+    s->pool_jobs++;
     if (s->jobs_tail)
         s->jobs_tail->next = job;
     else
@@ -524,6 +549,68 @@ static void submit_bind(sched_scheduler *s, bind_job *job)
     s->jobs_tail = job;
     pthread_cond_signal(&s->bind_cv);
     pthread_mutex_unlock(&s->mu);
+}
+
+static void *waiter_main(void *arg)
+{
+    waiter *w = arg;
+    sched_scheduler *s = w->s;
+
+    binding_cycle(s, w->job);
+    bind_done(s, w->job);
+    pthread_mutex_lock(&s->mu);
+    w->done = 1;
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* A binding thread for a pod waiting on Permit; 0 when none could be
+ * started (the caller then uses the pool). */
+static int submit_waiting(sched_scheduler *s, bind_job *job)
+{
+    waiter *w = calloc(1, sizeof(*w));
+
+    if (!w)
+        return 0;
+    w->s = s;
+    w->job = job;
+    pthread_mutex_lock(&s->mu);
+    s->in_flight++;
+    if (pthread_create(&w->thread, NULL, waiter_main, w) != 0) {
+        s->in_flight--;
+        pthread_mutex_unlock(&s->mu);
+        free(w);
+        return 0;
+    }
+    w->next = s->waiters;
+    s->waiters = w;
+    pthread_mutex_unlock(&s->mu);
+    return 1;
+}
+
+/* Joins waiter threads that ended (all of them when all is set). */
+static void reap_waiters(sched_scheduler *s, int all)
+{
+    waiter *done = NULL, **pp;
+
+    pthread_mutex_lock(&s->mu);
+    for (pp = &s->waiters; *pp;) {
+        waiter *w = *pp;
+        if (all || w->done) {
+            *pp = w->next;
+            w->next = done;
+            done = w;
+        } else {
+            pp = &w->next;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    while (done) {
+        waiter *w = done;
+        done = w->next;
+        pthread_join(w->thread, NULL);
+        free(w);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -555,7 +642,8 @@ static void no_fit(sched_scheduler *s, sched_queued_pod *qp, fw_cycle_state *cs,
     free(msg);
 }
 
-/* Reserve and Permit after assume; 0 when the pod failed (handled). */
+/* Reserve and Permit after assume: 1 when the pod may bind, 2 when a
+ * Permit plugin made it wait, 0 when it failed (handled). */
 static int reserve_and_permit(sched_scheduler *s, sched_queued_pod *qp, fw_cycle_state *cs,
                               const char *host, int64_t start_ns)
 {
@@ -566,8 +654,9 @@ static int reserve_and_permit(sched_scheduler *s, sched_queued_pod *qp, fw_cycle
     if (fw_status_is_success(st)) {
         st = fw_framework_run_permit(fw, cs, pi, host);
         if (fw_status_is_wait(st) || fw_status_is_success(st)) {
+            int waits = fw_status_is_wait(st);
             fw_status_free(st);
-            return 1;
+            return waits ? 2 : 1;
         }
     }
     fw_framework_run_unreserve(fw, cs, pi, host);
@@ -607,7 +696,7 @@ static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
     fw_diagnosis d = FW_DIAGNOSIS_INIT;
     fw_schedule_result res;
     fw_status *st = NULL;
-    int rc;
+    int rc, permitted;
 
     if (skip_pod(s, qp)) {
         sched_queued_pod_free(qp);
@@ -643,7 +732,8 @@ static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
         fail_with_status(s, qp, st, start);
         goto out;
     }
-    if (!reserve_and_permit(s, qp, cs, res.suggested_host, start))
+    permitted = reserve_and_permit(s, qp, cs, res.suggested_host, start);
+    if (!permitted)
         goto out;
     bind_job *job = calloc(1, sizeof(*job));
     if (!job) {
@@ -658,7 +748,8 @@ static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
     job->start_ns = start;
     kube_strlcpy(job->node, res.suggested_host, sizeof(job->node));
     cs = NULL;
-    submit_bind(s, job);
+    if (permitted != 2 || !submit_waiting(s, job))
+        submit_bind(s, job);
 out:
     fw_status_free(st);
     fw_diagnosis_clear(&d);
@@ -719,6 +810,7 @@ static void *house_main(void *arg)
 
     while (!atomic_load(&s->stopping)) {
         sched_cache_cleanup_assumed(s->cache);
+        reap_waiters(s, 0);
         wait_ms(s, HOUSEKEEPING_MS);
     }
     return NULL;
@@ -910,6 +1002,7 @@ static sched_scheduler *alloc_scheduler(const sched_scheduler_options *o)
     pthread_cond_init(&s->cv, &ca);
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&s->bind_cv, NULL);
+    pthread_cond_init(&s->space_cv, NULL);
     pthread_cond_init(&s->idle_cv, NULL);
     return s;
 }
@@ -1071,10 +1164,12 @@ static void stop_binders(sched_scheduler *s, long timeout_ms)
     pthread_mutex_lock(&s->mu);
     s->binders_exit = 1;
     pthread_cond_broadcast(&s->bind_cv);
+    pthread_cond_broadcast(&s->space_cv);
     pthread_mutex_unlock(&s->mu);
     for (size_t i = 0; i < s->n_binders; i++)
         pthread_join(s->binders[i], NULL);
     s->n_binders = 0;
+    reap_waiters(s, 1);
 }
 
 void sched_scheduler_stop(sched_scheduler *s, long timeout_ms)
@@ -1123,6 +1218,7 @@ void sched_scheduler_free(sched_scheduler *s)
         sched_metrics_free(s->metrics);
     free(s->identity);
     pthread_cond_destroy(&s->idle_cv);
+    pthread_cond_destroy(&s->space_cv);
     pthread_cond_destroy(&s->bind_cv);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);

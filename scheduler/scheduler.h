@@ -55,7 +55,7 @@ typedef struct sched_scheduler_options {
     const char *identity;           /* leader identity; NULL: "<hostname>_<uuid>" */
     const fw_registry *registry;    /* NULL: fw_registry_default() */
     sched_metrics *metrics;         /* registry to register into; NULL: a private one */
-    int binding_workers;            /* binding threads; 0: 16 */
+    int binding_workers;            /* binding threads (each keeps one API connection); 0: 8 */
     /* Called once, on the elector's thread, when leadership is lost (not
      * on a stop). May be NULL. */
     void (*on_leadership_lost)(void *ud);

@@ -36,12 +36,18 @@
 #include "kube/config.h"
 #include "kube/errors.h"
 #include "kube/leader.h"
+#include "kube/pod.h"
 #include "scheduler.h"
 #include "server.h"
 
 #define WAIT_MS 30000
 #define NODES 50
 #define PODS_PATH "/api/v1/namespaces/default/pods"
+/* kube-scheduler's FitError with DefaultPreemption's PostFilter message
+ * (the doubled period is kube-scheduler's own) */
+#define FIT_MSG                                                                                  \
+    "0/50 nodes are available: 50 Insufficient cpu. preemption: 0/50 nodes are available: 50 "   \
+    "No preemption victims found for incoming pod.."
 
 typedef struct fixture {
     harness *h;
@@ -96,19 +102,25 @@ static int teardown(void **state)
     return 0;
 }
 
-static sched_config *load_config(const char *yaml)
+static sched_config *load_config_with(const char *yaml, const fw_registry *reg)
 {
     sched_config *cfg = NULL;
     char err[512] = "";
 
-    if (sched_config_load_string(yaml, strlen(yaml), "test.yaml", NULL, &cfg, err, sizeof(err)) !=
+    if (sched_config_load_string(yaml, strlen(yaml), "test.yaml", reg, &cfg, err, sizeof(err)) !=
         KUBE_OK)
         fail_msg("config: %s", err);
     return cfg;
 }
 
-static sched_scheduler *start_scheduler(fixture *fx, const sched_config *cfg, kube_client *lc,
-                                        const char *identity)
+static sched_config *load_config(const char *yaml)
+{
+    return load_config_with(yaml, NULL);
+}
+
+static sched_scheduler *start_scheduler_with(fixture *fx, const sched_config *cfg,
+                                             kube_client *lc, const char *identity,
+                                             const fw_registry *reg, int workers)
 {
     sched_scheduler_options so;
     sched_scheduler *s = NULL;
@@ -119,12 +131,19 @@ static sched_scheduler *start_scheduler(fixture *fx, const sched_config *cfg, ku
     so.client = fx->client;
     so.leader_client = lc;
     so.identity = identity;
-    so.binding_workers = 4;
+    so.registry = reg;
+    so.binding_workers = workers;
     if (sched_scheduler_new(&so, &s, err, sizeof(err)) != KUBE_OK)
         fail_msg("sched_scheduler_new: %s", err);
     assert_int_equal(sched_scheduler_start(s), KUBE_OK);
     assert_int_equal(sched_scheduler_wait_synced(s, WAIT_MS), KUBE_OK);
     return s;
+}
+
+static sched_scheduler *start_scheduler(fixture *fx, const sched_config *cfg, kube_client *lc,
+                                        const char *identity)
+{
+    return start_scheduler_with(fx, cfg, lc, identity, NULL, 4);
 }
 
 static void start_default(fixture *fx)
@@ -304,16 +323,16 @@ static void unschedulable_pod_waits_for_a_node(void **state)
     create_pod(fx, "huge", "default-scheduler", "40", NULL);
     cJSON *cond = wait_unschedulable(fx, "huge");
     assert_string_equal(str_at(cond, "reason", NULL), "Unschedulable");
-    assert_string_equal(str_at(cond, "message", NULL),
-                        "0/50 nodes are available: 50 Insufficient cpu.");
+    assert_string_equal(str_at(cond, "message", NULL), FIT_MSG);
     assert_non_null(str_at(cond, "lastTransitionTime", NULL));
     cJSON_Delete(cond);
 
     /* the FailedScheduling event, kube-scheduler's shape */
     cJSON *ev = wait_event(fx, "huge", "FailedScheduling");
+
     assert_string_equal(str_at(ev, "type", NULL), "Warning");
     assert_string_equal(str_at(ev, "action", NULL), "Scheduling");
-    assert_string_equal(str_at(ev, "note", NULL), "0/50 nodes are available: 50 Insufficient cpu.");
+    assert_string_equal(str_at(ev, "note", NULL), FIT_MSG);
     assert_string_equal(str_at(ev, "reportingController", NULL), "default-scheduler");
     assert_string_equal(str_at(ev, "regarding", "kind"), "Pod");
     assert_non_null(str_at(ev, "regarding", "uid"));
@@ -453,6 +472,103 @@ static void two_replicas_never_both_bind(void **state)
 }
 
 /* ------------------------------------------------------------------ */
+/* Permit: a gang of pods waits until all are reserved                 */
+/* ------------------------------------------------------------------ */
+
+#define GANG 7
+
+typedef struct gang {
+    fw_handle *h;
+    pthread_mutex_t mu;
+    char uids[GANG][64];
+    int n;
+} gang;
+
+static int gang_create(const cJSON *args, fw_handle *h, void **self, char *err, size_t n)
+{
+    gang *g = calloc(1, sizeof(*g));
+    (void)args;
+    (void)err;
+    (void)n;
+    g->h = h;
+    pthread_mutex_init(&g->mu, NULL);
+    *self = g;
+    return KUBE_OK;
+}
+
+static void gang_destroy(void *self)
+{
+    gang *g = self;
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+}
+
+/* Pods labelled gang wait until GANG of them are reserved, then all go. */
+static fw_status *gang_permit(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                              const char *node, int64_t *timeout_ms)
+{
+    gang *g = self;
+    (void)cs;
+    (void)node;
+    if (!kube_meta_label(&pod->pod->base.meta, "gang"))
+        return NULL;
+    pthread_mutex_lock(&g->mu);
+    if (g->n + 1 < GANG) {
+        snprintf(g->uids[g->n++], sizeof(g->uids[0]), "%s", pod->uid);
+        pthread_mutex_unlock(&g->mu);
+        *timeout_ms = 120000;
+        return fw_status_new(FW_WAIT, NULL);
+    }
+    for (int i = 0; i < g->n; i++)
+        fw_framework_allow_waiting_pod(g->h->fw, g->uids[i], "Gang");
+    g->n = 0;
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+static const fw_plugin_desc p_gang = {
+    .name = "Gang", .create = gang_create, .destroy = gang_destroy, .permit = gang_permit};
+
+static void waiting_pods_do_not_hold_binding_threads(void **state)
+{
+    fixture *fx = *state;
+    static const char yaml[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                               "kind: KubeSchedulerConfiguration\n"
+                               "leaderElection:\n"
+                               "  leaderElect: false\n"
+                               "profiles:\n"
+                               "- schedulerName: default-scheduler\n"
+                               "  plugins:\n"
+                               "    permit:\n"
+                               "      enabled:\n"
+                               "      - name: Gang\n";
+    const fw_registry *def = fw_registry_default();
+    const fw_plugin_desc **list = calloc(def->n + 1, sizeof(*list));
+    fw_registry reg;
+
+    memcpy(list, def->plugins, def->n * sizeof(*list));
+    list[def->n] = &p_gang;
+    reg.plugins = list;
+    reg.n = def->n + 1;
+    fx->cfg = load_config_with(yaml, &reg);
+    /* one binding thread and a backlog of 5: more waiting pods than that */
+    fx->sched = start_scheduler_with(fx, fx->cfg, NULL, NULL, &reg, 1);
+    for (int i = 0; i < GANG; i++) {
+        char json[512];
+        snprintf(json, sizeof(json),
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"gang-%d\","
+                 "\"namespace\":\"default\",\"labels\":{\"gang\":\"a\"}},\"spec\":{"
+                 "\"containers\":[{\"name\":\"c\",\"image\":\"registry.invalid/pause:3.9\"}]}}",
+                 i);
+        assert_int_equal(harness_create(fx->h, PODS_PATH, json, NULL), KUBE_OK);
+    }
+    wait_many(fx, "gang", 0, GANG);
+    sched_scheduler_free(fx->sched);
+    fx->sched = NULL;
+    free(list);
+}
+
+/* ------------------------------------------------------------------ */
 /* Secure port and binary                                              */
 /* ------------------------------------------------------------------ */
 
@@ -563,6 +679,7 @@ int test_group_scheduler_integration(void)
         T(unschedulable_pod_waits_for_a_node),
         T(profile_without_a_default_plugin),
         T(two_replicas_never_both_bind),
+        T(waiting_pods_do_not_hold_binding_threads),
         T(secure_port_serves_health_and_metrics),
         T(binary_writes_defaulted_config),
     };
