@@ -423,7 +423,7 @@ char *fw_fit_error_message(int num_all_nodes, const fw_diagnosis *d)
     else if (!err && d)
         err = append_histogram(d, &b);
     if (!err && d && d->post_filter_msg && *d->post_filter_msg)
-        err = kube_buf_printf(&b, " %s", d->post_filter_msg);
+        err = kube_buf_printf(&b, " %s.", d->post_filter_msg); /* v1.28: " %v." again */
     if (err) {
         kube_buf_free(&b);
         return NULL;

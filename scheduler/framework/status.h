@@ -135,9 +135,10 @@ void fw_diagnosis_clear(fw_diagnosis *d);
  *     node status, each entry "<count> <reason>", the entries sorted as
  *     strings (so "10 x" sorts before "2 y", as Go's sort.Strings), omitted
  *     when there are no reasons;
- *   - then " <post_filter_msg>" when set (the preemption suffix, e.g.
- *     "preemption: 0/5 nodes are available: 5 No preemption victims found
- *     for incoming pod.").
+ *   - then " <post_filter_msg>." when set (the preemption suffix; v1.28
+ *     appends it with the same " %v." separator, so a preemption FitError
+ *     ends in "..": "... preemption: 0/5 nodes are available: 5 No
+ *     preemption victims found for incoming pod..", as real events show).
  * Allocated; caller frees. NULL only on out-of-memory.
  */
 char *fw_fit_error_message(int num_all_nodes, const fw_diagnosis *d);

@@ -169,7 +169,7 @@ static void fit_error_messages(void **state)
     fw_diagnosis_set_post_filter_msg(&d, "Error running PostFilter plugin FailedPostFilter");
     fit_error(3, &d,
               "0/3 nodes are available: Node(s) failed PreFilter plugin FalsePreFilter. Error "
-              "running PostFilter plugin FailedPostFilter");
+              "running PostFilter plugin FailedPostFilter.");
 
     add_failures(&d, "Node(s) failed Filter plugin FalseFilter-1", 0, 3);
     fit_error(3, &d, "0/3 nodes are available: 3 Node(s) failed Filter plugin FalseFilter-1.");
@@ -178,7 +178,7 @@ static void fit_error_messages(void **state)
     fw_diagnosis_set_post_filter_msg(&d, "Error running PostFilter plugin FailedPostFilter");
     fit_error(3, &d,
               "0/3 nodes are available: 3 Node(s) failed Filter plugin FalseFilter-1. Error "
-              "running PostFilter plugin FailedPostFilter");
+              "running PostFilter plugin FailedPostFilter.");
 
     add_failures(&d, "Node(s) failed Filter plugin FalseFilter-1", 0, 2);
     add_failures(&d, "Node(s) failed Filter plugin FalseFilter-2", 2, 3);
@@ -202,13 +202,15 @@ static void fit_error_messages(void **state)
     fw_diagnosis_add_node(&d, "a", fw_status_new(FW_UNSCHEDULABLE, NULL));
     fit_error(1, &d, "0/1 nodes are available:");
 
-    /* The preemption suffix. */
+    /* The preemption suffix: kube-scheduler v1.28 appends the PostFilter
+     * message with " %v." too, so a preemption message (itself a FitError
+     * text ending in ".") ends in "..", as real FailedScheduling events do. */
     add_failures(&d, "Insufficient cpu", 0, 5);
     fw_diagnosis_set_post_filter_msg(
         &d, "preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod.");
     fit_error(5, &d,
               "0/5 nodes are available: 5 Insufficient cpu. preemption: 0/5 nodes are available: "
-              "5 No preemption victims found for incoming pod.");
+              "5 No preemption victims found for incoming pod..");
 }
 
 /* ------------------------------------------------------------------ */
