@@ -5,9 +5,10 @@
  *
  * Request pipeline (server.c), for every HTTP/1.1 request on the TLS port:
  *
- *   parse -> counters -> authenticate (hook) -> request attributes
- *         -> /emulator/ control API (admin only, no faults)
- *         -> authorize (hook) -> fault injection -> routes (hooks)
+ *   parse -> request attributes -> /emulator/ control API (admin only,
+ *         not counted, no faults) -> counters -> authenticate (hook; 401
+ *         unless the path is /healthz, /livez, /readyz or /version)
+ *         -> authorize (hook; 403) -> fault injection -> routes (hooks)
  *         -> built-in dispatch (discovery, resources, list, watch)
  *
  * Plug-ins (tests/emulator/authz.c, tests/emulator/aggregator.c, owned by
@@ -119,7 +120,7 @@ typedef struct emu_request {
                               * (borrowed, NULL if none) */
     const char *remote_addr; /* "127.0.0.1:54321" */
     emu_user user;           /* filled by authentication */
-    emu_attrs attrs;         /* filled after authentication */
+    emu_attrs attrs;         /* filled before authentication */
     emu_conn *conn;          /* for streaming answers */
     emu_server *server;
 } emu_request;
