@@ -396,7 +396,7 @@ static void test_calculate_num_candidates(void **state)
 static plugin_preemption_candidate mkcand(const char *node, const char *victims, int pdb)
 {
     plugin_preemption_candidate c = {strdup(node), calloc(8, sizeof(fw_pod_info *)), 0, pdb};
-    char list[256], name[32];
+    char list[256], name[64];
 
     snprintf(list, sizeof(list), "%s", victims);
     for (char *v = strtok(list, ","); v; v = strtok(NULL, ",")) {
