@@ -1,9 +1,9 @@
 /*
  * scheduler/plugins/helper.h - what several built-in plugins share, as
  * kube-scheduler's pkg/scheduler/framework/plugins/helper package: score
- * normalisation, tolerations, and the field errors plugin args validation
- * reports (k8s.io/apimachinery's field.ErrorList, printed as
- * ErrorList.ToAggregate().Error() prints it).
+ * normalisation, static event registration, tolerations, and the field
+ * errors plugin args validation reports (k8s.io/apimachinery's
+ * field.ErrorList, printed as ErrorList.ToAggregate().Error() prints it).
  *
  * Memory: nothing here allocates except a plugin_field_errs, which owns its
  * text until plugin_field_errs_finish() (or _free()) releases it.
@@ -27,6 +27,16 @@
  * max_priority and otherwise leaves them. */
 void plugin_default_normalize_score(int64_t max_priority, int reverse, fw_node_score *scores,
                                     size_t n);
+
+/* Defines the file-local fw_plugin_desc.events_to_register of a plugin
+ * whose events are the static array table, the same for every instance:
+ * it points *out at table (borrowed, static) and returns its length. */
+#define PLUGIN_EVENTS_TO_REGISTER(table)                                                   \
+    static size_t events_to_register(void *self, const fw_cluster_event_with_hint **out) \
+    {                                                                                      \
+        *out = (table);                                                                    \
+        return sizeof(table) / sizeof((table)[0]);                                         \
+    }
 
 /* v1helper.TolerationsTolerateTaint: 1 when any of the n tolerations
  * tolerates taint. */

@@ -10,6 +10,7 @@
 
 #include "kube/errors.h"
 #include "kube/pod.h"
+#include "plugins/helper.h"
 #include "plugins/plugins.h"
 
 #define PRE_FILTER_KEY "PreFilterNodePorts"
@@ -76,11 +77,7 @@ static const fw_cluster_event_with_hint events[] = {
     {{FW_GVK_NODE, FW_ACT_ADD | FW_ACT_UPDATE, ""}, NULL},
 };
 
-static size_t events_to_register(void *self, const fw_cluster_event_with_hint **out)
-{
-    *out = events;
-    return sizeof(events) / sizeof(events[0]);
-}
+PLUGIN_EVENTS_TO_REGISTER(events)
 
 const fw_plugin_desc plugin_node_ports = {
     .name = "NodePorts",

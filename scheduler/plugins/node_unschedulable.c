@@ -39,11 +39,7 @@ static const fw_cluster_event_with_hint events[] = {
     {{FW_GVK_NODE, FW_ACT_ADD | FW_ACT_UPDATE_NODE_TAINT, ""}, NULL},
 };
 
-static size_t events_to_register(void *self, const fw_cluster_event_with_hint **out)
-{
-    *out = events;
-    return sizeof(events) / sizeof(events[0]);
-}
+PLUGIN_EVENTS_TO_REGISTER(events)
 
 const fw_plugin_desc plugin_node_unschedulable = {
     .name = "NodeUnschedulable",

@@ -8,6 +8,7 @@
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/pod.h"
+#include "plugins/helper.h"
 #include "plugins/plugins.h"
 
 static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
@@ -41,11 +42,7 @@ static const fw_cluster_event_with_hint events[] = {
     {{FW_GVK_POD, FW_ACT_UPDATE, ""}, NULL},
 };
 
-static size_t events_to_register(void *self, const fw_cluster_event_with_hint **out)
-{
-    *out = events;
-    return sizeof(events) / sizeof(events[0]);
-}
+PLUGIN_EVENTS_TO_REGISTER(events)
 
 const fw_plugin_desc plugin_scheduling_gates = {
     .name = "SchedulingGates",

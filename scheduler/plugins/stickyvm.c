@@ -934,11 +934,7 @@ static const fw_cluster_event_with_hint sv_events[] = {
     {{FW_GVK_VMI, FW_ACT_ADD, "VirtualMachineInstanceAdd"}, vmi_hint},
 };
 
-static size_t events_to_register(void *self, const fw_cluster_event_with_hint **out)
-{
-    *out = sv_events;
-    return sizeof(sv_events) / sizeof(sv_events[0]);
-}
+PLUGIN_EVENTS_TO_REGISTER(sv_events)
 
 /* ------------------------------------------------------------------ */
 /* Args                                                                */

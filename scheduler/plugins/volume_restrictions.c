@@ -23,6 +23,7 @@
 #include "kube/errors.h"
 #include "kube/pod.h"
 #include "kube/storage.h"
+#include "plugins/helper.h"
 #include "plugins/plugins.h"
 #include "plugins/volume_binding.h"
 
@@ -264,11 +265,7 @@ static const fw_cluster_event_with_hint events[] = {
     {{FW_GVK_PVC, FW_ACT_ADD | FW_ACT_UPDATE, ""}, NULL},
 };
 
-static size_t events_to_register(void *self, const fw_cluster_event_with_hint **out)
-{
-    *out = events;
-    return sizeof(events) / sizeof(events[0]);
-}
+PLUGIN_EVENTS_TO_REGISTER(events)
 
 static void destroy(void *self)
 {
