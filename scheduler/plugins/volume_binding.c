@@ -756,19 +756,7 @@ int plugin_volume_binding_new(const cJSON *args, fw_handle *h, plugin_vol_lister
 
 static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
 {
-    struct kube_store *none[PLUGIN_VOL_KINDS] = {NULL};
-    plugin_vol_listers *l;
-    int rc = h->svc.hub ? plugin_vol_listers_acquire(h->svc.hub, &l)
-                        : plugin_vol_listers_from_stores(none, &l);
-
-    *self = NULL;
-    if (rc != KUBE_OK) {
-        snprintf(err, errlen, "adding the volume informers: %s", kube_strerror(rc));
-        return rc;
-    }
-    rc = plugin_volume_binding_new(args, h, l, self, err, errlen);
-    plugin_vol_listers_release(l);
-    return rc;
+    return plugin_vol_create(args, h, plugin_volume_binding_new, self, err, errlen);
 }
 
 const fw_plugin_desc plugin_volume_binding = {

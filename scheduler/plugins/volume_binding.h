@@ -101,15 +101,25 @@ void plugin_vol_listers_unsubscribe(const void *source, plugin_vol_event_fn fn, 
 
 /* The plugins' create() with explicit listers (a reference is taken).
  * Same contract as fw_plugin_desc.create otherwise; destroy with the
- * descriptor's destroy. args as the descriptor's default_args output. */
+ * descriptor's destroy. args as the descriptor's default_args output
+ * (ignored by the plugins without args). */
+typedef int (*plugin_vol_new_fn)(const cJSON *args, fw_handle *h, plugin_vol_listers *l,
+                                 void **self, char *err, size_t errlen);
 int plugin_volume_binding_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l,
                               void **self, char *err, size_t errlen);
-int plugin_volume_restrictions_new(fw_handle *h, plugin_vol_listers *l, void **self, char *err,
-                                   size_t errlen);
-int plugin_volume_zone_new(fw_handle *h, plugin_vol_listers *l, void **self, char *err,
-                           size_t errlen);
-int plugin_node_volume_limits_new(fw_handle *h, plugin_vol_listers *l, void **self, char *err,
-                                  size_t errlen);
+int plugin_volume_restrictions_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l,
+                                   void **self, char *err, size_t errlen);
+int plugin_volume_zone_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l, void **self,
+                           char *err, size_t errlen);
+int plugin_node_volume_limits_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l,
+                                  void **self, char *err, size_t errlen);
+
+/* fw_plugin_desc.create of a volume plugin: new_fn over the listers of h's
+ * hub (acquired here, released before returning; without a hub, empty
+ * store-backed listers). Failing to get them writes "adding the volume
+ * informers: <error>" to err and returns the error (*self NULL). */
+int plugin_vol_create(const cJSON *args, fw_handle *h, plugin_vol_new_fn new_fn, void **self,
+                      char *err, size_t errlen);
 
 /* VolumeBinding's conflict reasons (binder.go). */
 #define VB_REASON_BIND_CONFLICT "node(s) didn't find available persistent volumes to bind"

@@ -5,6 +5,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -308,4 +309,24 @@ void plugin_vol_listers_foreach(plugin_vol_listers *l, plugin_vol_kind k,
         kube_informer_foreach(l->inf[k], fn, ud);
     else if (l->store[k])
         kube_store_foreach(l->store[k], fn, ud);
+}
+
+/* ---- plugin creation ---- */
+
+int plugin_vol_create(const cJSON *args, fw_handle *h, plugin_vol_new_fn new_fn, void **self,
+                      char *err, size_t errlen)
+{
+    struct kube_store *none[PLUGIN_VOL_KINDS] = {NULL};
+    plugin_vol_listers *l;
+    int rc = h->svc.hub ? plugin_vol_listers_acquire(h->svc.hub, &l)
+                        : plugin_vol_listers_from_stores(none, &l);
+
+    *self = NULL;
+    if (rc != KUBE_OK) {
+        snprintf(err, errlen, "adding the volume informers: %s", kube_strerror(rc));
+        return rc;
+    }
+    rc = new_fn(args, h, l, self, err, errlen);
+    plugin_vol_listers_release(l);
+    return rc;
 }

@@ -16,7 +16,6 @@
  * (AddPod/RemovePod adjust the count). PreFilter skips the plugin when the
  * pod has no such disk volume and no conflicting claim.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,8 +275,8 @@ static void destroy(void *self)
     free(pl);
 }
 
-int plugin_volume_restrictions_new(fw_handle *h, plugin_vol_listers *l, void **self, char *err,
-                                   size_t errlen)
+int plugin_volume_restrictions_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l,
+                                   void **self, char *err, size_t errlen)
 {
     volume_restrictions *pl = calloc(1, sizeof(*pl));
 
@@ -291,19 +290,7 @@ int plugin_volume_restrictions_new(fw_handle *h, plugin_vol_listers *l, void **s
 
 static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
 {
-    struct kube_store *none[PLUGIN_VOL_KINDS] = {NULL};
-    plugin_vol_listers *l;
-    int rc = h->svc.hub ? plugin_vol_listers_acquire(h->svc.hub, &l)
-                        : plugin_vol_listers_from_stores(none, &l);
-
-    *self = NULL;
-    if (rc != KUBE_OK) {
-        snprintf(err, errlen, "adding the volume informers: %s", kube_strerror(rc));
-        return rc;
-    }
-    rc = plugin_volume_restrictions_new(h, l, self, err, errlen);
-    plugin_vol_listers_release(l);
-    return rc;
+    return plugin_vol_create(args, h, plugin_volume_restrictions_new, self, err, errlen);
 }
 
 const fw_plugin_desc plugin_volume_restrictions = {

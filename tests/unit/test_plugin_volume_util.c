@@ -85,6 +85,18 @@ void vt_delete(vt_world *w, plugin_vol_kind k, const char *ns, const char *name)
     kube_object_unref(obj);
 }
 
+/* The constructor taking explicit listers of the volume plugin desc. */
+static plugin_vol_new_fn vol_new_fn(const fw_plugin_desc *desc)
+{
+    if (desc == &plugin_volume_binding)
+        return plugin_volume_binding_new;
+    if (desc == &plugin_volume_zone)
+        return plugin_volume_zone_new;
+    if (desc == &plugin_volume_restrictions)
+        return plugin_volume_restrictions_new;
+    return plugin_node_volume_limits_new;
+}
+
 tp_plugin *vt_plugin(const fw_plugin_desc *desc, vt_world *w, const char *args,
                      fw_snapshot *snap)
 {
@@ -99,14 +111,7 @@ tp_plugin *vt_plugin(const fw_plugin_desc *desc, vt_world *w, const char *args,
     p->handle.svc.snapshot = snap;
     if (desc->default_args && desc->default_args(in, &defaulted, err, sizeof(err)) != KUBE_OK)
         fail_msg("default_args: %s", err);
-    if (desc == &plugin_volume_binding)
-        rc = plugin_volume_binding_new(defaulted, &p->handle, w->l, &p->self, err, sizeof(err));
-    else if (desc == &plugin_volume_zone)
-        rc = plugin_volume_zone_new(&p->handle, w->l, &p->self, err, sizeof(err));
-    else if (desc == &plugin_volume_restrictions)
-        rc = plugin_volume_restrictions_new(&p->handle, w->l, &p->self, err, sizeof(err));
-    else
-        rc = plugin_node_volume_limits_new(&p->handle, w->l, &p->self, err, sizeof(err));
+    rc = vol_new_fn(desc)(defaulted, &p->handle, w->l, &p->self, err, sizeof(err));
     if (rc != KUBE_OK)
         fail_msg("create: %s", err);
     cJSON_Delete(in);
