@@ -30,48 +30,6 @@ typedef struct balanced_allocation {
 /* Args                                                                */
 /* ------------------------------------------------------------------ */
 
-static int default_resources(plugin_res_scorer *s)
-{
-    s->resources = calloc(2, sizeof(*s->resources));
-    if (!s->resources)
-        return KUBE_ENOMEM;
-    s->n = 2;
-    if (plugin_res_spec_init(&s->resources[0], "cpu", 1) != KUBE_OK ||
-        plugin_res_spec_init(&s->resources[1], "memory", 1) != KUBE_OK)
-        return KUBE_ENOMEM;
-    return KUBE_OK;
-}
-
-static int parse_resources(const cJSON *arr, plugin_res_scorer *s, plugin_field_errs *e)
-{
-    static const char *const known[] = {"name", "weight", NULL};
-    size_t cap = (size_t)cJSON_GetArraySize(arr);
-    const cJSON *it;
-    char p[256];
-    long i = 0;
-
-    if (cap == 0)
-        return default_resources(s);
-    s->resources = calloc(cap, sizeof(*s->resources));
-    if (!s->resources)
-        return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
-        const char *name = "";
-        int64_t weight = 0;
-        plugin_args_path(p, sizeof(p), "resources", NULL, i++);
-        if (!cJSON_IsObject(it)) {
-            plugin_field_errs_add(e, "%s: expected an object", p);
-            continue;
-        }
-        plugin_args_unknown_fields(it, p, known, e);
-        plugin_args_str(it, p, "name", "", &name, e);
-        plugin_args_int(it, p, "weight", INT64_MIN, INT64_MAX, 0, &weight, e);
-        if (plugin_res_spec_init(&s->resources[s->n++], name, weight ? weight : 1))
-            return KUBE_ENOMEM;
-    }
-    return KUBE_OK;
-}
-
 /* ValidateNodeResourcesBalancedAllocationArgs */
 static void validate(const plugin_res_scorer *s, plugin_field_errs *e)
 {
@@ -104,7 +62,7 @@ static int parse_args(const cJSON *in, plugin_res_scorer *s, char *err, size_t e
         plugin_args_unknown_fields(in, "", known, &e);
         plugin_args_array(in, "", "resources", &arr, &e);
     }
-    rc = arr ? parse_resources(arr, s, &e) : default_resources(s);
+    rc = plugin_res_specs_parse(arr, "resources", &s->resources, &s->n, &e);
     if (rc == KUBE_OK) {
         validate(s, &e);
         rc = plugin_field_errs_finish(&e, err, errlen);

@@ -143,49 +143,6 @@ static int parse_ignored(const cJSON *in, fit_args *a, plugin_field_errs *e)
     return rc;
 }
 
-static int default_resources(fit_args *a)
-{
-    a->resources = calloc(2, sizeof(*a->resources));
-    if (!a->resources)
-        return KUBE_ENOMEM;
-    a->n_resources = 2;
-    if (plugin_res_spec_init(&a->resources[0], "cpu", 1) != KUBE_OK ||
-        plugin_res_spec_init(&a->resources[1], "memory", 1) != KUBE_OK)
-        return KUBE_ENOMEM;
-    return KUBE_OK;
-}
-
-/* scoringStrategy.resources: names and weights, weight 0 defaulting to 1. */
-static int parse_resources(const cJSON *arr, fit_args *a, plugin_field_errs *e)
-{
-    static const char *const known[] = {"name", "weight", NULL};
-    size_t cap = (size_t)cJSON_GetArraySize(arr);
-    const cJSON *it;
-    char p[256];
-    long i = 0;
-
-    if (cap == 0)
-        return default_resources(a);
-    a->resources = calloc(cap, sizeof(*a->resources));
-    if (!a->resources)
-        return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
-        const char *name = "";
-        int64_t weight = 0;
-        plugin_args_path(p, sizeof(p), "scoringStrategy.resources", NULL, i++);
-        if (!cJSON_IsObject(it)) {
-            plugin_field_errs_add(e, "%s: expected an object", p);
-            continue;
-        }
-        plugin_args_unknown_fields(it, p, known, e);
-        plugin_args_str(it, p, "name", "", &name, e);
-        plugin_args_int(it, p, "weight", INT64_MIN, INT64_MAX, 0, &weight, e);
-        if (plugin_res_spec_init(&a->resources[a->n_resources++], name, weight ? weight : 1))
-            return KUBE_ENOMEM;
-    }
-    return KUBE_OK;
-}
-
 /* requestedToCapacityRatio.shape */
 static int parse_shape(const cJSON *rtcr, fit_args *a, plugin_field_errs *e)
 {
@@ -233,7 +190,7 @@ static int parse_strategy(const cJSON *in, fit_args *a, plugin_field_errs *e)
 
     if (!ss || cJSON_IsNull(ss)) {
         a->type = LEAST_ALLOCATED;
-        return default_resources(a);
+        return plugin_res_specs_default(&a->resources, &a->n_resources);
     }
     if (!cJSON_IsObject(ss)) {
         plugin_field_errs_add(e, "scoringStrategy: expected an object");
@@ -249,7 +206,8 @@ static int parse_strategy(const cJSON *in, fit_args *a, plugin_field_errs *e)
                               "values: \"LeastAllocated\", \"MostAllocated\", "
                               "\"RequestedToCapacityRatio\"", type);
     plugin_args_array(ss, "scoringStrategy", "resources", &arr, e);
-    rc = arr ? parse_resources(arr, a, e) : default_resources(a);
+    rc = plugin_res_specs_parse(arr, "scoringStrategy.resources", &a->resources, &a->n_resources,
+                                e);
     if (rc != KUBE_OK)
         return rc;
     rtcr = cJSON_GetObjectItemCaseSensitive(ss, "requestedToCapacityRatio");

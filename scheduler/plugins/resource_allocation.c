@@ -10,8 +10,10 @@
 #include "kube/errors.h"
 #include "kube/node.h"
 #include "kube/pod.h"
+#include "plugins/helper.h"
 
-int plugin_res_spec_init(plugin_res_spec *spec, const char *name, int64_t weight)
+/* Fills spec for a resource name (interned here) and weight. */
+static int spec_init(plugin_res_spec *spec, const char *name, int64_t weight)
 {
     spec->name = fw_resource_name_intern(name);
     if (!spec->name)
@@ -27,6 +29,49 @@ int plugin_res_spec_init(plugin_res_spec *spec, const char *name, int64_t weight
         spec->kind = PLUGIN_RES_SCALAR;
     else
         spec->kind = PLUGIN_RES_OTHER;
+    return KUBE_OK;
+}
+
+int plugin_res_specs_default(plugin_res_spec **out, size_t *n)
+{
+    *out = calloc(2, sizeof(**out));
+    if (!*out)
+        return KUBE_ENOMEM;
+    *n = 2;
+    if (spec_init(&(*out)[0], "cpu", 1) != KUBE_OK ||
+        spec_init(&(*out)[1], "memory", 1) != KUBE_OK)
+        return KUBE_ENOMEM;
+    return KUBE_OK;
+}
+
+int plugin_res_specs_parse(const cJSON *arr, const char *path, plugin_res_spec **out, size_t *n,
+                           plugin_field_errs *e)
+{
+    static const char *const known[] = {"name", "weight", NULL};
+    size_t cap = (size_t)cJSON_GetArraySize(arr);
+    const cJSON *it;
+    char p[256];
+    long i = 0;
+
+    if (cap == 0)
+        return plugin_res_specs_default(out, n);
+    *out = calloc(cap, sizeof(**out));
+    if (!*out)
+        return KUBE_ENOMEM;
+    cJSON_ArrayForEach(it, arr) {
+        const char *name = "";
+        int64_t weight = 0;
+        plugin_args_path(p, sizeof(p), path, NULL, i++);
+        if (!cJSON_IsObject(it)) {
+            plugin_field_errs_add(e, "%s: expected an object", p);
+            continue;
+        }
+        plugin_args_unknown_fields(it, p, known, e);
+        plugin_args_str(it, p, "name", "", &name, e);
+        plugin_args_int(it, p, "weight", INT64_MIN, INT64_MAX, 0, &weight, e);
+        if (spec_init(&(*out)[(*n)++], name, weight ? weight : 1))
+            return KUBE_ENOMEM;
+    }
     return KUBE_OK;
 }
 

@@ -15,6 +15,8 @@
  * computed once per cycle in PreScore and kept in the cycle state; Score
  * falls back to computing it when PreScore did not run.
  *
+ * Args: the resources list ({name, weight}) both plugins decode.
+ *
  * Memory: a plugin_res_scorer owns its resources and shape arrays
  * (plugin_res_scorer_free). Scoring allocates nothing for up to
  * PLUGIN_RES_STACK resources.
@@ -23,10 +25,12 @@
 #ifndef PLUGIN_RESOURCE_ALLOCATION_H
 #define PLUGIN_RESOURCE_ALLOCATION_H
 
+#include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "framework/framework.h"
+#include "plugins/helper.h"
 
 #define PLUGIN_RES_STACK 16
 
@@ -67,9 +71,16 @@ struct plugin_res_scorer {
     size_t n_shape;
 };
 
-/* Fills spec for a resource name (interned here) and weight. Returns
- * KUBE_OK or KUBE_ENOMEM. */
-int plugin_res_spec_init(plugin_res_spec *spec, const char *name, int64_t weight);
+/* config.ResourceSpec lists (args resources). *out is allocated here and
+ * freed by the caller with free(), also on error (it may then be partly
+ * filled, *n counting the entries begun). KUBE_OK or KUBE_ENOMEM. */
+/* The default list: cpu and memory, weight 1 each. */
+int plugin_res_specs_default(plugin_res_spec **out, size_t *n);
+/* The list decoded from arr ([{name, weight}], a weight of 0 defaulting to
+ * 1; each element reported under "<path>[i]"), or the default list when
+ * arr is NULL or empty. *n must be 0 on entry. */
+int plugin_res_specs_parse(const cJSON *arr, const char *path, plugin_res_spec **out, size_t *n,
+                           plugin_field_errs *e);
 
 /* Frees the arrays of s and zeroes it. NULL-safe. */
 void plugin_res_scorer_free(plugin_res_scorer *s);
