@@ -255,6 +255,22 @@ void plugin_args_unknown_fields(const cJSON *obj, const char *path, const char *
     }
 }
 
+int plugin_args_object(const cJSON *obj, const char *path, const char *const *known,
+                       plugin_field_errs *e)
+{
+    if (!obj || cJSON_IsNull(obj))
+        return 0;
+    if (!cJSON_IsObject(obj)) {
+        if (*path)
+            plugin_field_errs_add(e, "%s: expected an object", path);
+        else
+            plugin_field_errs_add(e, "expected an object");
+        return 0;
+    }
+    plugin_args_unknown_fields(obj, path, known, e);
+    return 1;
+}
+
 int plugin_args_int(const cJSON *obj, const char *path, const char *key, int64_t min, int64_t max,
                     int64_t def, int64_t *out, plugin_field_errs *e)
 {

@@ -88,6 +88,14 @@ void plugin_field_errs_free(plugin_field_errs *e);
 void plugin_args_unknown_fields(const cJSON *obj, const char *path, const char *const *known,
                                 plugin_field_errs *e);
 
+/* An optional object of args at path ("" for the args themselves): 0 when
+ * obj is absent or null (the defaults apply) or is not an object (reports
+ * `<path>: expected an object`, or `expected an object` at the top level);
+ * 1 when it is an object, after reporting its unknown members as
+ * plugin_args_unknown_fields does. */
+int plugin_args_object(const cJSON *obj, const char *path, const char *const *known,
+                       plugin_field_errs *e);
+
 /* Reads member key of obj as an integer in [min, max] into *out (def when
  * absent or null). A non-integer reports `<path>.<key>: expected an
  * integer` and returns 0; otherwise 1. */

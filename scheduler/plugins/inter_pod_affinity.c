@@ -90,13 +90,8 @@ static void parse_args(const cJSON *in, ipa_args *a, plugin_field_errs *e)
 
     a->hard_weight = DEFAULT_HARD_WEIGHT;
     a->ignore_preferred = 0;
-    if (!in || cJSON_IsNull(in))
+    if (!plugin_args_object(in, "", known, e))
         return;
-    if (!cJSON_IsObject(in)) {
-        plugin_field_errs_add(e, "expected an object");
-        return;
-    }
-    plugin_args_unknown_fields(in, "", known, e);
     if (plugin_args_int(in, "", "hardPodAffinityWeight", INT32_MIN, INT32_MAX,
                         DEFAULT_HARD_WEIGHT, &a->hard_weight, e) &&
         (a->hard_weight < 0 || a->hard_weight > MAX_HARD_WEIGHT))

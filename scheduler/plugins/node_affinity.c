@@ -163,12 +163,8 @@ static int validate_term(const cJSON *t, const char *path, plugin_field_errs *e)
     char p[320], rp[360];
     int empty = 1;
 
-    if (!cJSON_IsObject(t)) {
-        if (t && !cJSON_IsNull(t))
-            plugin_field_errs_add(e, "%s: expected an object", path);
+    if (!plugin_args_object(t, path, known, e))
         return 1;
-    }
-    plugin_args_unknown_fields(t, path, known, e);
     for (int k = 0; k < 2; k++)
         if (plugin_args_array(t, path, keys[k], &arr[k], e) && arr[k] &&
             cJSON_GetArraySize(arr[k]) > 0)
@@ -191,12 +187,8 @@ static void validate_required(const cJSON *ns, plugin_field_errs *e)
     char p[320];
     long i = 0;
 
-    if (!cJSON_IsObject(ns)) {
-        plugin_field_errs_add(e, ADDED_REQUIRED ": expected an object");
-        return;
-    }
-    plugin_args_unknown_fields(ns, ADDED_REQUIRED, known, e);
-    if (!plugin_args_array(ns, ADDED_REQUIRED, "nodeSelectorTerms", &terms, e))
+    if (!plugin_args_object(ns, ADDED_REQUIRED, known, e) ||
+        !plugin_args_array(ns, ADDED_REQUIRED, "nodeSelectorTerms", &terms, e))
         return;
     cJSON_ArrayForEach(it, terms) {
         plugin_args_path(p, sizeof(p), ADDED_REQUIRED ".nodeSelectorTerms", NULL, i++);
@@ -234,21 +226,11 @@ static void validate_args(const cJSON *in, plugin_field_errs *e)
                                             NULL};
     const cJSON *aff, *req, *pref = NULL;
 
-    if (!in || cJSON_IsNull(in))
+    if (!plugin_args_object(in, "", known, e))
         return;
-    if (!cJSON_IsObject(in)) {
-        plugin_field_errs_add(e, "expected an object");
-        return;
-    }
-    plugin_args_unknown_fields(in, "", known, e);
     aff = cJSON_GetObjectItemCaseSensitive(in, "addedAffinity");
-    if (!aff || cJSON_IsNull(aff))
+    if (!plugin_args_object(aff, "addedAffinity", known_aff, e))
         return;
-    if (!cJSON_IsObject(aff)) {
-        plugin_field_errs_add(e, "addedAffinity: expected an object");
-        return;
-    }
-    plugin_args_unknown_fields(aff, "addedAffinity", known_aff, e);
     req = cJSON_GetObjectItemCaseSensitive(aff, "requiredDuringSchedulingIgnoredDuringExecution");
     if (req && !cJSON_IsNull(req))
         validate_required(req, e);

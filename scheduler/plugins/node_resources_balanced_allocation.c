@@ -56,12 +56,8 @@ static int parse_args(const cJSON *in, plugin_res_scorer *s, char *err, size_t e
     int rc;
 
     memset(s, 0, sizeof(*s));
-    if (in && !cJSON_IsNull(in) && !cJSON_IsObject(in))
-        plugin_field_errs_add(&e, "expected an object");
-    else if (cJSON_IsObject(in)) {
-        plugin_args_unknown_fields(in, "", known, &e);
+    if (plugin_args_object(in, "", known, &e))
         plugin_args_array(in, "", "resources", &arr, &e);
-    }
     rc = plugin_res_specs_parse(arr, "resources", &s->resources, &s->n, &e);
     if (rc == KUBE_OK) {
         validate(s, &e);

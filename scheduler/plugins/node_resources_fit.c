@@ -154,12 +154,8 @@ static int parse_shape(const cJSON *rtcr, fit_args *a, plugin_field_errs *e)
     long i = 0;
 
     a->has_shape = 1;
-    if (!cJSON_IsObject(rtcr)) {
-        plugin_field_errs_add(e, "%s: expected an object", path);
-        return KUBE_OK;
-    }
-    plugin_args_unknown_fields(rtcr, path, known_rtcr, e);
-    if (!plugin_args_array(rtcr, path, "shape", &arr, e) || !arr)
+    if (!plugin_args_object(rtcr, path, known_rtcr, e) ||
+        !plugin_args_array(rtcr, path, "shape", &arr, e) || !arr)
         return KUBE_OK;
     a->shape = calloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof(*a->shape));
     if (!a->shape)
@@ -192,11 +188,8 @@ static int parse_strategy(const cJSON *in, fit_args *a, plugin_field_errs *e)
         a->type = LEAST_ALLOCATED;
         return plugin_res_specs_default(&a->resources, &a->n_resources);
     }
-    if (!cJSON_IsObject(ss)) {
-        plugin_field_errs_add(e, "scoringStrategy: expected an object");
+    if (!plugin_args_object(ss, "scoringStrategy", known, e))
         return KUBE_OK;
-    }
-    plugin_args_unknown_fields(ss, "scoringStrategy", known, e);
     plugin_args_str(ss, "scoringStrategy", "type", "", &type, e);
     for (a->type = 0; a->type < N_STRATEGIES; a->type++)
         if (strcmp(type, strategy_names[a->type]) == 0)
@@ -264,14 +257,8 @@ static int parse_args(const cJSON *in, fit_args *a, char *err, size_t errlen)
     int rc = KUBE_OK;
 
     memset(a, 0, sizeof(*a));
-    if (in && !cJSON_IsNull(in)) {
-        if (!cJSON_IsObject(in))
-            plugin_field_errs_add(&e, "expected an object");
-        else {
-            plugin_args_unknown_fields(in, "", known, &e);
-            rc = parse_ignored(in, a, &e);
-        }
-    }
+    if (plugin_args_object(in, "", known, &e))
+        rc = parse_ignored(in, a, &e);
     if (rc == KUBE_OK)
         rc = parse_strategy(cJSON_IsObject(in) ? in : NULL, a, &e);
     if (rc == KUBE_OK) {

@@ -178,13 +178,8 @@ static void validate_args(const cJSON *in, const char **type, plugin_field_errs 
     long i = 0;
 
     *type = "System";
-    if (!in || cJSON_IsNull(in))
+    if (!plugin_args_object(in, "", known, e))
         return;
-    if (!cJSON_IsObject(in)) {
-        plugin_field_errs_add(e, "expected an object");
-        return;
-    }
-    plugin_args_unknown_fields(in, "", known, e);
     plugin_args_str(in, "", "defaultingType", "System", type, e);
     if (!**type)
         *type = "System";

@@ -82,13 +82,8 @@ static void validate_args(const cJSON *in, int64_t *timeout, plugin_field_errs *
     const cJSON *shape = NULL;
 
     *timeout = VB_DEFAULT_BIND_TIMEOUT_S;
-    if (!in || cJSON_IsNull(in))
+    if (!plugin_args_object(in, "", known, e))
         return;
-    if (!cJSON_IsObject(in)) {
-        plugin_field_errs_add(e, "expected an object");
-        return;
-    }
-    plugin_args_unknown_fields(in, "", known, e);
     if (plugin_args_int(in, "", "bindTimeoutSeconds", INT64_MIN, INT64_MAX,
                         VB_DEFAULT_BIND_TIMEOUT_S, timeout, e) && *timeout < 0)
         plugin_field_errs_add(e, "bindTimeoutSeconds: Invalid value: %lld: invalid "
