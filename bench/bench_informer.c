@@ -22,6 +22,7 @@
 #include "kube/buf.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "common/flags.h"
 #include "kube/errors.h"
 #include "kube/informer.h"
 #include "kube/log.h"
@@ -34,22 +35,13 @@ typedef struct bench_args {
 
 static int parse_args(int argc, char **argv, bench_args *a)
 {
-    for (int i = 1; i < argc; i++) {
-        int64_t v;
-        int *dst = !strcmp(argv[i], "--nodes")       ? &a->nodes
-                   : !strcmp(argv[i], "--pods")      ? &a->pods
-                   : !strcmp(argv[i], "--page-size") ? &a->page_size
-                   : !strcmp(argv[i], "--v")         ? &a->verbosity
-                                                     : NULL;
-        if (!dst || i + 1 >= argc || kube_parse_int64(argv[i + 1], 0, 1000000, &v) != KUBE_OK) {
-            fprintf(stderr, "usage: %s [--nodes N] [--pods N] [--page-size N] [--v N]\n",
-                    argv[0]);
-            return KUBE_EINVAL;
-        }
-        *dst = (int)v;
-        i++;
-    }
-    return KUBE_OK;
+    const bench_flag flags[] = {
+        {"--nodes", &a->nodes},
+        {"--pods", &a->pods},
+        {"--page-size", &a->page_size},
+        {"--v", &a->verbosity},
+    };
+    return bench_parse_flags(argc, argv, flags, sizeof(flags) / sizeof(flags[0]));
 }
 
 static int make_client(harness *h, kube_config **cfg, kube_client **client)

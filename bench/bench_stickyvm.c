@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/flags.h"
 #include "common/procstat.h"
 #include "config.h"
 #include "framework/framework.h"
@@ -92,20 +93,14 @@ static fw_registry counting_registry(void)
 
 static int parse_args(int argc, char **argv, bench_args *a)
 {
-    for (int i = 1; i < argc; i++) {
-        int64_t v;
-        int *dst = !strcmp(argv[i], "--vms")     ? &a->vms
-                   : !strcmp(argv[i], "--nodes") ? &a->nodes
-                   : !strcmp(argv[i], "--v")     ? &a->verbosity
-                                                 : NULL;
-        if (!dst || i + 1 >= argc || kube_parse_int64(argv[i + 1], 0, 100000, &v) != KUBE_OK) {
-            fprintf(stderr, "usage: %s [--vms N] [--nodes N] [--v N]\n", argv[0]);
-            return KUBE_EINVAL;
-        }
-        *dst = (int)v;
-        i++;
-    }
-    return a->vms > 0 && a->nodes > 0 ? KUBE_OK : KUBE_EINVAL;
+    const bench_flag flags[] = {
+        {"--vms", &a->vms},
+        {"--nodes", &a->nodes},
+        {"--v", &a->verbosity},
+    };
+    int rc = bench_parse_flags(argc, argv, flags, sizeof(flags) / sizeof(flags[0]));
+
+    return rc == KUBE_OK && (a->vms <= 0 || a->nodes <= 0) ? KUBE_EINVAL : rc;
 }
 
 static int make_client(kube_config *cfg, kube_client **out)

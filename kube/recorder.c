@@ -1068,7 +1068,7 @@ int kube_recorder_new(kube_client *client, const kube_recorder_options *opts, ku
     return KUBE_OK;
 }
 
-static char *format_note(const char *fmt, va_list ap)
+__attribute__((format(printf, 1, 0))) static char *format_note(const char *fmt, va_list ap)
 {
     va_list ap2;
     char *out;

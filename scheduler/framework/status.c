@@ -51,7 +51,8 @@ fw_status *fw_status_new(fw_code code, const char *reason)
     return st;
 }
 
-static fw_status *status_vnew(fw_code code, int err, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static fw_status *status_vnew(fw_code code, int err,
+                                                                     const char *fmt, va_list ap)
 {
     char *tmp;
     int n;
