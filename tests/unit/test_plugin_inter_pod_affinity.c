@@ -25,6 +25,7 @@
 #include "kube/store.h"
 #include "plugins/inter_pod_affinity.h"
 #include "plugins/plugins.h"
+#include "unit/test_plugin_topology_util.h"
 
 #define IN(k, ...) \
     "{\"matchExpressions\":[{\"key\":\"" k "\",\"operator\":\"In\",\"values\":[" __VA_ARGS__ "]}]}"
@@ -43,108 +44,6 @@
 /* ------------------------------------------------------------------ */
 /* Fixtures: nodes and pods decoded from small JSON                    */
 /* ------------------------------------------------------------------ */
-
-typedef struct node_def {
-    const char *name;
-    const char *labels; /* "k=v,k2=" */
-    const char *spec;   /* members of spec, or NULL */
-} node_def;
-
-typedef struct pod_def {
-    const char *name;   /* "ns/name" or "name" (namespace default) */
-    const char *node;
-    const char *labels;
-    const char *spec;   /* members of spec, or NULL */
-    int terminating;
-} pod_def;
-
-static void labels_json(const char *spec, char *out, size_t n)
-{
-    size_t used = (size_t)snprintf(out, n, "{");
-    char buf[512];
-
-    snprintf(buf, sizeof(buf), "%s", spec ? spec : "");
-    for (char *kv = strtok(buf, ","); kv; kv = strtok(NULL, ",")) {
-        char *eq = strchr(kv, '=');
-        if (eq)
-            *eq = '\0';
-        used += (size_t)snprintf(out + used, n - used, "%s\"%s\":\"%s\"", used > 1 ? "," : "", kv,
-                                 eq ? eq + 1 : "");
-    }
-    snprintf(out + used, n - used, "}");
-}
-
-static kube_object *decode(const kube_codec *codec, const char *json)
-{
-    cJSON *j = cJSON_Parse(json);
-    kube_object *obj = NULL;
-    assert_non_null(j);
-    assert_int_equal(codec->decode(j, &obj), KUBE_OK);
-    cJSON_Delete(j);
-    return obj;
-}
-
-static fw_pod_info *make_pod(const pod_def *d)
-{
-    char json[4096], labels[512], ns[64] = "default";
-    const char *slash = strchr(d->name, '/'), *name = slash ? slash + 1 : d->name;
-    if (slash)
-        snprintf(ns, sizeof(ns), "%.*s", (int)(slash - d->name), d->name);
-    labels_json(d->labels, labels, sizeof(labels));
-    snprintf(json, sizeof(json),
-             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"uid-%s-%s\","
-             "\"labels\":%s%s},\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\"}]"
-             "%s%s}}",
-             name, ns, ns, name, labels,
-             d->terminating ? ",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"" : "",
-             d->node ? d->node : "", d->spec ? "," : "", d->spec ? d->spec : "");
-    kube_object *obj = decode(&kube_pod_codec, json);
-    fw_pod_info *pi = NULL;
-    assert_int_equal(fw_pod_info_new((struct kube_pod *)obj, &pi), KUBE_OK);
-    kube_object_unref(obj);
-    return pi;
-}
-
-static fw_pod_info *incoming(const char *labels, const char *spec)
-{
-    pod_def d = {"p", NULL, labels, spec, 0};
-    return make_pod(&d);
-}
-
-static fw_node_info *make_node(const node_def *d)
-{
-    char json[2048], labels[512];
-    labels_json(d->labels, labels, sizeof(labels));
-    snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"%s\",\"labels\":%s},\"spec\":{%s}}",
-             d->name, labels, d->spec ? d->spec : "");
-    kube_object *obj = decode(&kube_node_codec, json);
-    fw_node_info *ni = fw_node_info_new();
-    assert_non_null(ni);
-    assert_int_equal(fw_node_info_set_node(ni, (struct kube_node *)obj), KUBE_OK);
-    kube_object_unref(obj);
-    return ni;
-}
-
-static fw_snapshot *make_snapshot(const node_def *nodes, size_t nn, const pod_def *pods, size_t np)
-{
-    fw_node_info **infos = calloc(nn, sizeof(*infos));
-    fw_snapshot *s = NULL;
-
-    for (size_t i = 0; i < nn; i++)
-        infos[i] = make_node(&nodes[i]);
-    for (size_t j = 0; j < np; j++) {
-        fw_pod_info *pi = make_pod(&pods[j]);
-        for (size_t i = 0; i < nn; i++)
-            if (strcmp(nodes[i].name, pods[j].node) == 0)
-                assert_int_equal(fw_node_info_add_pod(infos[i], pi), KUBE_OK);
-        fw_pod_info_unref(pi);
-    }
-    assert_int_equal(fw_snapshot_from_nodes(infos, nn, &s), KUBE_OK);
-    for (size_t i = 0; i < nn; i++)
-        fw_node_info_free(infos[i]);
-    free(infos);
-    return s;
-}
 
 /* Namespaces known to the plugin: "name|k=v,k=v" entries. */
 typedef struct env {
@@ -165,10 +64,10 @@ static void add_namespace(kube_store *s, const char *def)
     char name[64], labels[256], json[512];
     const char *bar = strchr(def, '|');
     snprintf(name, sizeof(name), "%.*s", (int)(bar ? bar - def : (long)strlen(def)), def);
-    labels_json(bar ? bar + 1 : "", labels, sizeof(labels));
+    tt_labels_json(bar ? bar + 1 : "", labels, sizeof(labels));
     snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"%s\",\"uid\":\"ns-%s\",\"labels\":%s}}",
              name, name, labels);
-    kube_object *obj = decode(&plugin_namespace_codec, json);
+    kube_object *obj = tt_decode(&plugin_namespace_codec, json);
     assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, obj, NULL), KUBE_OK);
     kube_object_unref(obj);
 }
@@ -177,15 +76,15 @@ static const char *const default_namespaces[] = {
     "default", "subteam|team=team1", "other|team=team2", "plain", NULL,
 };
 
-static void env_init_args(env *e, const node_def *nodes, size_t nn, const pod_def *pods, size_t np,
-                          const char *args_json)
+static void env_init_args(env *e, const tt_node_def *nodes, size_t nn, const tt_pod_def *pods,
+                          size_t np, const char *args_json)
 {
     char err[256] = "";
     plugin_ns_lister *ns = NULL;
     cJSON *args = args_json ? cJSON_Parse(args_json) : NULL;
 
     memset(e, 0, sizeof(*e));
-    e->snap = make_snapshot(nodes, nn, pods, np);
+    e->snap = tt_make_snapshot(nodes, nn, pods, np);
     e->h.svc.snapshot = e->snap;
     assert_int_equal(kube_store_new(&e->namespaces), KUBE_OK);
     for (size_t i = 0; default_namespaces[i]; i++)
@@ -198,7 +97,7 @@ static void env_init_args(env *e, const node_def *nodes, size_t nn, const pod_de
     assert_non_null(e->cs);
 }
 
-static void env_init(env *e, const node_def *nodes, size_t nn, const pod_def *pods, size_t np)
+static void env_init(env *e, const tt_node_def *nodes, size_t nn, const tt_pod_def *pods, size_t np)
 {
     env_init_args(e, nodes, nn, pods, np, NULL);
 }
@@ -211,17 +110,6 @@ static void env_free(env *e)
     fw_snapshot_free(e->snap);
 }
 
-static char code_char(const fw_status *st)
-{
-    switch (fw_status_code(st)) {
-    case FW_SUCCESS: return 'S';
-    case FW_UNSCHEDULABLE: return 'U';
-    case FW_UNSCHEDULABLE_AND_UNRESOLVABLE: return 'R';
-    case FW_SKIP: return 'K';
-    default: return 'E';
-    }
-}
-
 /* Filter on every node, one letter per node; *msgs gets the last failure's
  * message. */
 static void filter_codes(env *e, const fw_cycle_state *cs, const fw_pod_info *pod, char *out,
@@ -230,7 +118,7 @@ static void filter_codes(env *e, const fw_cycle_state *cs, const fw_pod_info *po
     size_t i;
     for (i = 0; i < e->snap->n_list; i++) {
         fw_status *st = desc()->filter(e->pl, cs, pod, e->snap->list[i]);
-        out[i] = code_char(st);
+        out[i] = tt_code_char(st);
         if (st && msg)
             fw_status_message(st, msg, msglen);
         fw_status_free(st);
@@ -243,15 +131,15 @@ static void filter_codes(env *e, const fw_cycle_state *cs, const fw_pod_info *po
 /* PreFilter then Filter; a skipped PreFilter means every node passes.
  * want: "SUR.." in node order; want_msg (may be NULL): the message of the
  * failing nodes. */
-static void check_filter_ns(const node_def *nodes, size_t nn, const pod_def *pods, size_t np,
+static void check_filter_ns(const tt_node_def *nodes, size_t nn, const tt_pod_def *pods, size_t np,
                             const char *pod_name, const char *pod_labels, const char *pod_spec,
                             const char *want, const char *want_msg)
 {
     env e;
     char got[64], msg[256] = "";
     fw_pre_filter_result *res = NULL;
-    pod_def d = {pod_name, NULL, pod_labels, pod_spec, 0};
-    fw_pod_info *pod = make_pod(&d);
+    tt_pod_def d = {pod_name, NULL, pod_labels, pod_spec, 0};
+    fw_pod_info *pod = tt_make_pod(&d);
 
     env_init(&e, nodes, nn, pods, np);
     fw_status *st = desc()->pre_filter(e.pl, e.cs, pod, &res);
@@ -271,7 +159,7 @@ static void check_filter_ns(const node_def *nodes, size_t nn, const pod_def *pod
     env_free(&e);
 }
 
-static void check_filter(const node_def *nodes, size_t nn, const pod_def *pods, size_t np,
+static void check_filter(const tt_node_def *nodes, size_t nn, const tt_pod_def *pods, size_t np,
                          const char *pod_labels, const char *pod_spec, const char *want,
                          const char *want_msg)
 {
@@ -286,12 +174,12 @@ static void check_filter(const node_def *nodes, size_t nn, const pod_def *pods, 
 /* Filter: TestRequiredAffinitySingleNode                              */
 /* ------------------------------------------------------------------ */
 
-static const node_def node1[] = {{"machine1", "region=r1,zone=z11", NULL}};
-static const pod_def securityscan[] = {{"p-1", "machine1", "service=securityscan", NULL, 0}};
+static const tt_node_def node1[] = {{"machine1", "region=r1,zone=z11", NULL}};
+static const tt_pod_def securityscan[] = {{"p-1", "machine1", "service=securityscan", NULL, 0}};
 
 static void filter_single_node_affinity(void **state)
 {
-    static const pod_def other_ns[] = {
+    static const tt_pod_def other_ns[] = {
         {"DiffNameSpace/p-1", "machine1", "service=securityscan", NULL, 0}};
     (void)state;
     /* a pod without pod affinity terms schedules onto an empty node */
@@ -335,10 +223,10 @@ static void filter_single_node_affinity(void **state)
 
 static void filter_single_node_anti_affinity(void **state)
 {
-    static const pod_def existing_anti[] = {
+    static const tt_pod_def existing_anti[] = {
         {"p-1", "machine1", "service=securityscan",
          ANTI(REQ(TERM(IN("security", "\"S1\""), "zone"))), 0}};
-    static const pod_def existing_anti_rack[] = {
+    static const tt_pod_def existing_anti_rack[] = {
         {"p-1", "machine1", "service=securityscan",
          ANTI(REQ(TERM(IN("security", "\"S1\""), "rack"))), 0}};
     (void)state;
@@ -364,11 +252,11 @@ static void filter_single_node_anti_affinity(void **state)
 /* A pod with affinity to itself may go first (nothing matches anywhere). */
 static void filter_affinity_to_itself(void **state)
 {
-    static const node_def two[] = {
+    static const tt_node_def two[] = {
         {"machine1", "region=r1,zone=z11", NULL}, {"machine2", "region=r2,zone=z21", NULL},
         {"machine3", "zone=z31", NULL}};
-    static const pod_def elsewhere[] = {{"p-2", "machine2", "service=securityscan", NULL, 0}};
-    static const pod_def other_ns[] = {
+    static const tt_pod_def elsewhere[] = {{"p-2", "machine2", "service=securityscan", NULL, 0}};
+    static const tt_pod_def other_ns[] = {
         {"other/p-2", "machine2", "service=securityscan", NULL, 0}};
     (void)state;
     check_filter(two, 3, NULL, 0, "service=securityscan",
@@ -388,7 +276,7 @@ static void filter_invalid_selector(void **state)
 {
     env e;
     fw_pre_filter_result *res = NULL;
-    fw_pod_info *pod = incoming(
+    fw_pod_info *pod = tt_incoming(
         "", AFFINITY(REQ(TERM("{\"matchExpressions\":[{\"key\":\"service\",\"operator\":"
                               "\"WrongOp\",\"values\":[\"securityscan\"]}]}",
                               "region"))));
@@ -409,7 +297,7 @@ static void filter_invalid_selector(void **state)
 /* Filter: TestRequiredAffinityMultipleNodes, namespaceSelector        */
 /* ------------------------------------------------------------------ */
 
-static const node_def machines3[] = {
+static const tt_node_def machines3[] = {
     {"machine1", "region=r1,zone=z11", NULL},
     {"machine2", "region=r1,zone=z12", NULL},
     {"machine3", "region=r2,zone=z21", NULL},
@@ -417,11 +305,11 @@ static const node_def machines3[] = {
 
 static void filter_multiple_nodes(void **state)
 {
-    static const pod_def foo_bar[] = {{"p-1", "machine1", "foo=bar", NULL, 0}};
-    static const node_def same_zone[] = {
+    static const tt_pod_def foo_bar[] = {{"p-1", "machine1", "foo=bar", NULL, 0}};
+    static const tt_node_def same_zone[] = {
         {"nodeA", "zone=az1,hostname=h1", NULL}, {"nodeB", "zone=az1,hostname=h2", NULL}};
-    static const pod_def abc_on_a[] = {{"p-1", "nodeA", "foo=abc", NULL, 0}};
-    static const pod_def anti_on_a[] = {
+    static const tt_pod_def abc_on_a[] = {{"p-1", "nodeA", "foo=abc", NULL, 0}};
+    static const tt_pod_def anti_on_a[] = {
         {"p-1", "nodeA", "foo=abc", ANTI(REQ(TERM(IN("foo", "\"abc\""), "zone"))), 0}};
     (void)state;
     /* every node with the same region as the matching pod */
@@ -439,8 +327,8 @@ static void filter_multiple_nodes(void **state)
 
 static void filter_namespace_selector(void **state)
 {
-    static const pod_def in_subteam[] = {{"subteam/p-1", "machine1", "foo=bar", NULL, 0}};
-    static const pod_def anti_ns_sel[] = {
+    static const tt_pod_def in_subteam[] = {{"subteam/p-1", "machine1", "foo=bar", NULL, 0}};
+    static const tt_pod_def anti_ns_sel[] = {
         {"other/p-1", "machine1", "app=db",
          ANTI(REQ(TERM_X(IN("foo", "\"bar\""), "region", NS_SEL("team", "team1")))), 0}};
     (void)state;
@@ -472,19 +360,19 @@ static void filter_namespace_selector(void **state)
 /* AddPod / RemovePod on cloned states (preemption's "what if"). */
 static void pre_filter_add_remove_pod(void **state)
 {
-    static const pod_def existing[] = {
+    static const tt_pod_def existing[] = {
         {"p-1", "machine1", "app=db", ANTI(REQ(TERM(IN("foo", "\"bar\""), "region"))), 0},
         {"p-2", "machine2", "app=web", NULL, 0},
     };
     env e;
     char got[8];
     fw_pre_filter_result *res = NULL;
-    pod_def d = {"p", NULL, "foo=bar",
+    tt_pod_def d = {"p", NULL, "foo=bar",
                  BOTH(REQ(TERM(IN("app", "\"web\""), "region")),
                       REQ(TERM(IN("app", "\"cache\""), "zone"))),
                  0};
-    pod_def cache = {"p-3", "machine3", "app=cache", NULL, 0};
-    fw_pod_info *pod = make_pod(&d), *pc = make_pod(&cache);
+    tt_pod_def cache = {"p-3", "machine3", "app=cache", NULL, 0};
+    fw_pod_info *pod = tt_make_pod(&d), *pc = tt_make_pod(&cache);
     (void)state;
 
     env_init(&e, machines3, 3, existing, N(existing));
@@ -525,11 +413,11 @@ static void pre_filter_add_remove_pod(void **state)
 /* PreFilter skips when nothing can reject the pod. */
 static void pre_filter_skip(void **state)
 {
-    static const pod_def anti_other[] = {
+    static const tt_pod_def anti_other[] = {
         {"p-1", "machine1", "", ANTI(REQ(TERM(IN("foo", "\"bar\""), "region"))), 0}};
     env e;
     fw_pre_filter_result *res = NULL;
-    fw_pod_info *plain = incoming("foo=baz", NULL), *matching = incoming("foo=bar", NULL);
+    fw_pod_info *plain = tt_incoming("foo=baz", NULL), *matching = tt_incoming("foo=bar", NULL);
     (void)state;
     env_init(&e, machines3, 3, anti_other, 1);
     fw_status *st = desc()->pre_filter(e.pl, e.cs, plain, &res);
@@ -545,7 +433,7 @@ static void pre_filter_skip(void **state)
 /* Scoring: TestPreferredAffinity                                      */
 /* ------------------------------------------------------------------ */
 
-static const node_def rg3[] = {
+static const tt_node_def rg3[] = {
     {"machine1", "region=China", NULL},
     {"machine2", "region=India", NULL},
     {"machine3", "az=az1", NULL},
@@ -553,7 +441,7 @@ static const node_def rg3[] = {
 
 /* PreScore on every node, Score, NormalizeScore: "name=score ..." (or
  * "skip" when PreScore skipped). */
-static void check_score_args(const node_def *nodes, size_t nn, const pod_def *pods, size_t np,
+static void check_score_args(const tt_node_def *nodes, size_t nn, const tt_pod_def *pods, size_t np,
                              const char *pod_name, const char *pod_labels, const char *pod_spec,
                              const char *args, const char *want)
 {
@@ -561,8 +449,8 @@ static void check_score_args(const node_def *nodes, size_t nn, const pod_def *po
     char got[256] = "";
     size_t used = 0;
     fw_node_score scores[16];
-    pod_def d = {pod_name, NULL, pod_labels, pod_spec, 0};
-    fw_pod_info *pod = make_pod(&d);
+    tt_pod_def d = {pod_name, NULL, pod_labels, pod_spec, 0};
+    fw_pod_info *pod = tt_make_pod(&d);
 
     env_init_args(&e, nodes, nn, pods, np, args);
     const fw_node_info *const *all = (const fw_node_info *const *)e.snap->list;
@@ -586,25 +474,25 @@ static void check_score_args(const node_def *nodes, size_t nn, const pod_def *po
     env_free(&e);
 }
 
-static void check_score(const node_def *nodes, size_t nn, const pod_def *pods, size_t np,
+static void check_score(const tt_node_def *nodes, size_t nn, const tt_pod_def *pods, size_t np,
                         const char *pod_labels, const char *pod_spec, const char *want)
 {
     check_score_args(nodes, nn, pods, np, "p", pod_labels, pod_spec, NULL, want);
 }
 
-static const pod_def s1_s2[] = {
+static const tt_pod_def s1_s2[] = {
     {"p-1", "machine1", "security=S1", NULL, 0},
     {"p-2", "machine2", "security=S2", NULL, 0},
 };
 
 static void score_preferred_affinity(void **state)
 {
-    static const node_def china2[] = {
+    static const tt_node_def china2[] = {
         {"machine1", "region=China", NULL},
         {"machine2", "region=China,az=az1", NULL},
         {"machine3", "region=India", NULL},
     };
-    static const pod_def s1[] = {{"p-1", "machine1", "security=S1", NULL, 0}};
+    static const tt_pod_def s1[] = {{"p-1", "machine1", "security=S1", NULL, 0}};
     (void)state;
     /* all machines are same priority as Affinity is nil */
     check_score(rg3, 3, s1_s2, 2, "security=S1", NULL, "machine1=0 machine2=0 machine3=0");
@@ -640,11 +528,11 @@ static void score_preferred_anti_affinity(void **state)
 /* Existing pods' terms against the incoming pod (symmetry). */
 static void score_existing_pods_terms(void **state)
 {
-    static const pod_def hard[] = {
+    static const tt_pod_def hard[] = {
         {"p-1", "machine1", "app=a", AFFINITY(REQ(TERM(IN("security", "\"S1\""), "region"))), 0},
         {"p-2", "machine2", "security=S2", NULL, 0},
     };
-    static const pod_def soft[] = {
+    static const tt_pod_def soft[] = {
         {"p-1", "machine1", "app=a",
          ANTI(PREF(WTERM(5, TERM(IN("security", "\"S1\""), "region")))), 0},
         {"p-2", "machine2", "app=b",
@@ -671,8 +559,8 @@ static void score_existing_pods_terms(void **state)
 
 static void score_namespaces(void **state)
 {
-    static const pod_def in_subteam[] = {{"subteam/p-1", "machine1", "security=S1", NULL, 0}};
-    static const pod_def ns_sel_term[] = {
+    static const tt_pod_def in_subteam[] = {{"subteam/p-1", "machine1", "security=S1", NULL, 0}};
+    static const tt_pod_def ns_sel_term[] = {
         {"p-2", "machine2", "app=b",
          AFFINITY(PREF(WTERM(5, TERM_X(IN("security", "\"S1\""), "region",
                                        NS_SEL("team", "team1"))))), 0}};

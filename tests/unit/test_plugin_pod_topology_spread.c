@@ -19,6 +19,7 @@
 #include "kube/node.h"
 #include "kube/pod.h"
 #include "plugins/plugins.h"
+#include "unit/test_plugin_topology_util.h"
 
 #define HOST "kubernetes.io/hostname"
 #define EXISTS(k) "{\"matchExpressions\":[{\"key\":\"" k "\",\"operator\":\"Exists\"}]}"
@@ -33,108 +34,6 @@
 /* Fixtures: nodes and pods decoded from small JSON                    */
 /* ------------------------------------------------------------------ */
 
-typedef struct node_def {
-    const char *name;
-    const char *labels; /* "k=v,k2=" */
-    const char *spec;   /* members of spec, or NULL */
-} node_def;
-
-typedef struct pod_def {
-    const char *name;   /* "ns/name" or "name" (namespace default) */
-    const char *node;
-    const char *labels;
-    const char *spec;   /* members of spec, or NULL */
-    int terminating;
-} pod_def;
-
-static void labels_json(const char *spec, char *out, size_t n)
-{
-    size_t used = (size_t)snprintf(out, n, "{");
-    char buf[512];
-
-    snprintf(buf, sizeof(buf), "%s", spec ? spec : "");
-    for (char *kv = strtok(buf, ","); kv; kv = strtok(NULL, ",")) {
-        char *eq = strchr(kv, '=');
-        if (eq)
-            *eq = '\0';
-        used += (size_t)snprintf(out + used, n - used, "%s\"%s\":\"%s\"", used > 1 ? "," : "", kv,
-                                 eq ? eq + 1 : "");
-    }
-    snprintf(out + used, n - used, "}");
-}
-
-static kube_object *decode(const kube_codec *codec, const char *json)
-{
-    cJSON *j = cJSON_Parse(json);
-    kube_object *obj = NULL;
-    assert_non_null(j);
-    assert_int_equal(codec->decode(j, &obj), KUBE_OK);
-    cJSON_Delete(j);
-    return obj;
-}
-
-static fw_pod_info *make_pod(const pod_def *d)
-{
-    char json[4096], labels[512], ns[64] = "default";
-    const char *slash = strchr(d->name, '/'), *name = slash ? slash + 1 : d->name;
-    if (slash)
-        snprintf(ns, sizeof(ns), "%.*s", (int)(slash - d->name), d->name);
-    labels_json(d->labels, labels, sizeof(labels));
-    snprintf(json, sizeof(json),
-             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"uid-%s-%s\","
-             "\"labels\":%s%s},\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\"}]"
-             "%s%s}}",
-             name, ns, ns, name, labels,
-             d->terminating ? ",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"" : "",
-             d->node ? d->node : "", d->spec ? "," : "", d->spec ? d->spec : "");
-    kube_object *obj = decode(&kube_pod_codec, json);
-    fw_pod_info *pi = NULL;
-    assert_int_equal(fw_pod_info_new((struct kube_pod *)obj, &pi), KUBE_OK);
-    kube_object_unref(obj);
-    return pi;
-}
-
-static fw_pod_info *incoming(const char *labels, const char *spec)
-{
-    pod_def d = {"p", NULL, labels, spec, 0};
-    return make_pod(&d);
-}
-
-static fw_node_info *make_node(const node_def *d)
-{
-    char json[2048], labels[512];
-    labels_json(d->labels, labels, sizeof(labels));
-    snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"%s\",\"labels\":%s},\"spec\":{%s}}",
-             d->name, labels, d->spec ? d->spec : "");
-    kube_object *obj = decode(&kube_node_codec, json);
-    fw_node_info *ni = fw_node_info_new();
-    assert_non_null(ni);
-    assert_int_equal(fw_node_info_set_node(ni, (struct kube_node *)obj), KUBE_OK);
-    kube_object_unref(obj);
-    return ni;
-}
-
-static fw_snapshot *make_snapshot(const node_def *nodes, size_t nn, const pod_def *pods, size_t np)
-{
-    fw_node_info **infos = calloc(nn, sizeof(*infos));
-    fw_snapshot *s = NULL;
-
-    for (size_t i = 0; i < nn; i++)
-        infos[i] = make_node(&nodes[i]);
-    for (size_t j = 0; j < np; j++) {
-        fw_pod_info *pi = make_pod(&pods[j]);
-        for (size_t i = 0; i < nn; i++)
-            if (strcmp(nodes[i].name, pods[j].node) == 0)
-                assert_int_equal(fw_node_info_add_pod(infos[i], pi), KUBE_OK);
-        fw_pod_info_unref(pi);
-    }
-    assert_int_equal(fw_snapshot_from_nodes(infos, nn, &s), KUBE_OK);
-    for (size_t i = 0; i < nn; i++)
-        fw_node_info_free(infos[i]);
-    free(infos);
-    return s;
-}
-
 /* A plugin instance over a snapshot. */
 typedef struct env {
     fw_snapshot *snap;
@@ -148,11 +47,11 @@ static const fw_plugin_desc *desc(void)
     return &plugin_pod_topology_spread;
 }
 
-static void env_init(env *e, const node_def *nodes, size_t nn, const pod_def *pods, size_t np)
+static void env_init(env *e, const tt_node_def *nodes, size_t nn, const tt_pod_def *pods, size_t np)
 {
     char err[256] = "";
     memset(e, 0, sizeof(*e));
-    e->snap = make_snapshot(nodes, nn, pods, np);
+    e->snap = tt_make_snapshot(nodes, nn, pods, np);
     e->h.svc.snapshot = e->snap;
     assert_int_equal(desc()->create(NULL, &e->h, &e->pl, err, sizeof(err)), KUBE_OK);
     e->cs = fw_cycle_state_new();
@@ -166,24 +65,13 @@ static void env_free(env *e)
     fw_snapshot_free(e->snap);
 }
 
-static char code_char(const fw_status *st)
-{
-    switch (fw_status_code(st)) {
-    case FW_SUCCESS: return 'S';
-    case FW_UNSCHEDULABLE: return 'U';
-    case FW_UNSCHEDULABLE_AND_UNRESOLVABLE: return 'R';
-    case FW_SKIP: return 'K';
-    default: return 'E';
-    }
-}
-
 /* Filter on every node of the snapshot, one code letter per node. */
 static void filter_codes(env *e, const fw_cycle_state *cs, const fw_pod_info *pod, char *out)
 {
     size_t i;
     for (i = 0; i < e->snap->n_list; i++) {
         fw_status *st = desc()->filter(e->pl, cs, pod, e->snap->list[i]);
-        out[i] = code_char(st);
+        out[i] = tt_code_char(st);
         fw_status_free(st);
     }
     out[i] = '\0';
@@ -192,13 +80,13 @@ static void filter_codes(env *e, const fw_cycle_state *cs, const fw_pod_info *po
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* PreFilter then Filter on each node; want: "SUR.." in node order. */
-static void check_filter(const node_def *nodes, size_t nn, const pod_def *pods, size_t np,
+static void check_filter(const tt_node_def *nodes, size_t nn, const tt_pod_def *pods, size_t np,
                          const char *pod_labels, const char *pod_spec, const char *want)
 {
     env e;
     char got[64];
     fw_pre_filter_result *res = NULL;
-    fw_pod_info *pod = incoming(pod_labels, pod_spec);
+    fw_pod_info *pod = tt_incoming(pod_labels, pod_spec);
 
     env_init(&e, nodes, nn, pods, np);
     fw_status *st = desc()->pre_filter(e.pl, e.cs, pod, &res);
@@ -214,7 +102,7 @@ static void check_filter(const node_def *nodes, size_t nn, const pod_def *pods, 
 /* Filter: TestSingleConstraint / TestMultipleConstraints              */
 /* ------------------------------------------------------------------ */
 
-static const node_def zones4[] = {
+static const tt_node_def zones4[] = {
     {"node-a", "zone=zone1,node=node-a", NULL},
     {"node-b", "zone=zone1,node=node-b", NULL},
     {"node-x", "zone=zone2,node=node-x", NULL},
@@ -222,7 +110,7 @@ static const node_def zones4[] = {
 };
 
 /* Matching pods spread over the nodes as 2/1/0/3. */
-static const pod_def spread_2103[] = {
+static const tt_pod_def spread_2103[] = {
     {"p-a1", "node-a", "foo=", NULL, 0}, {"p-a2", "node-a", "foo=", NULL, 0},
     {"p-b1", "node-b", "foo=", NULL, 0}, {"p-y1", "node-y", "foo=", NULL, 0},
     {"p-y2", "node-y", "foo=", NULL, 0}, {"p-y3", "node-y", "foo=", NULL, 0},
@@ -230,20 +118,21 @@ static const pod_def spread_2103[] = {
 
 static void filter_single_constraint(void **state)
 {
-    static const pod_def other_ns[] = {
+    static const tt_pod_def other_ns[] = {
         {"ns1/p-a1", "node-a", "foo=", NULL, 0}, {"ns2/p-b1", "node-a", "foo=", NULL, 0},
         {"p-x1", "node-x", "foo=", NULL, 0}, {"p-y1", "node-y", "foo=", NULL, 0},
     };
-    static const node_def no_zone_b[] = {
+    static const tt_node_def no_zone_b[] = {
         {"node-a", "zone=zone1,node=node-a", NULL}, {"node-b", "zon=zone1,node=node-b", NULL},
         {"node-x", "zone=zone2,node=node-x", NULL}, {"node-y", "zone=zone2,node=node-y", NULL},
     };
-    static const pod_def one_each[] = {
+    static const tt_pod_def one_each[] = {
         {"p-a1", "node-a", "foo=", NULL, 0}, {"p-b1", "node-b", "foo=", NULL, 0},
         {"p-x1", "node-x", "foo=", NULL, 0}, {"p-y1", "node-y", "foo=", NULL, 0},
     };
-    static const node_def two[] = {{"node-a", "node=node-a", NULL}, {"node-b", "node=node-b", NULL}};
-    static const pod_def terminating[] = {
+    static const tt_node_def two[] = {{"node-a", "node=node-a", NULL},
+                                      {"node-b", "node=node-b", NULL}};
+    static const tt_pod_def terminating[] = {
         {"p-a", "node-a", "foo=", NULL, 1}, {"p-b", "node-b", "foo=", NULL, 0},
     };
     (void)state;
@@ -285,7 +174,7 @@ static void filter_single_constraint(void **state)
 static void filter_multiple_constraints(void **state)
 {
     /* matching pods for zone 3/3, for node 2/1/0/3: only node-x */
-    static const pod_def mixed[] = {
+    static const tt_pod_def mixed[] = {
         {"p-a1", "node-a", "foo=", NULL, 0}, {"p-b1", "node-b", "foo=", NULL, 0},
         {"p-x1", "node-x", "foo=", NULL, 0}, {"p-x2", "node-x", "foo=", NULL, 0},
         {"p-y1", "node-y", "bar=", NULL, 0}, {"p-y2", "node-y", "bar=", NULL, 0},
@@ -312,7 +201,7 @@ static void filter_multiple_constraints(void **state)
 /* minDomains: fewer domains than minDomains makes the global minimum 0. */
 static void filter_min_domains(void **state)
 {
-    static const pod_def zone_2_1[] = {
+    static const tt_pod_def zone_2_1[] = {
         {"p-a1", "node-a", "foo=", NULL, 0}, {"p-b1", "node-b", "foo=", NULL, 0},
         {"p-x1", "node-x", "foo=", NULL, 0},
     };
@@ -339,7 +228,7 @@ static void filter_min_domains(void **state)
 /* nodeAffinityPolicy / nodeTaintsPolicy (NodeInclusionPolicy cases). */
 static void filter_inclusion_policies(void **state)
 {
-    static const node_def tainted_x[] = {
+    static const tt_node_def tainted_x[] = {
         {"node-a", "zone=zone1,node=node-a", NULL},
         {"node-b", "zone=zone1,node=node-b", NULL},
         {"node-x", "zone=zone2,node=node-x",
@@ -375,7 +264,7 @@ static void filter_inclusion_policies(void **state)
 /* matchLabelKeys adds the pod's own values to the selector. */
 static void filter_match_label_keys(void **state)
 {
-    static const pod_def versions[] = {
+    static const tt_pod_def versions[] = {
         {"p-a1", "node-a", "foo=,bar=a", NULL, 0}, {"p-a2", "node-a", "foo=,bar=b", NULL, 0},
         {"p-b1", "node-b", "foo=,bar=b", NULL, 0}, {"p-y1", "node-y", "foo=,bar=a", NULL, 0},
     };
@@ -399,10 +288,10 @@ static void pre_filter_skip_and_messages(void **state)
 {
     env e;
     fw_pre_filter_result *res = NULL;
-    fw_pod_info *none = incoming("foo=", NULL);
-    fw_pod_info *soft = incoming("foo=", SPREAD(SOFT(1, "zone", EXISTS("foo"))));
-    fw_pod_info *hard = incoming("foo=", SPREAD(HARD(1, "rack", EXISTS("foo"))));
-    fw_pod_info *skew = incoming("foo=", SPREAD(HARD(1, "node", EXISTS("foo"))));
+    fw_pod_info *none = tt_incoming("foo=", NULL);
+    fw_pod_info *soft = tt_incoming("foo=", SPREAD(SOFT(1, "zone", EXISTS("foo"))));
+    fw_pod_info *hard = tt_incoming("foo=", SPREAD(HARD(1, "rack", EXISTS("foo"))));
+    fw_pod_info *skew = tt_incoming("foo=", SPREAD(HARD(1, "node", EXISTS("foo"))));
     char msg[256];
     (void)state;
 
@@ -446,10 +335,10 @@ static void pre_filter_add_remove_pod(void **state)
     env e;
     char got[8];
     fw_pre_filter_result *res = NULL;
-    fw_pod_info *pod = incoming("foo=", SPREAD(HARD(1, "node", EXISTS("foo"))));
-    pod_def add_x = {"p-x9", "node-x", "foo=", NULL, 0};
-    pod_def other_ns = {"ns1/p-x9", "node-x", "foo=", NULL, 0};
-    fw_pod_info *px = make_pod(&add_x), *pns = make_pod(&other_ns);
+    fw_pod_info *pod = tt_incoming("foo=", SPREAD(HARD(1, "node", EXISTS("foo"))));
+    tt_pod_def add_x = {"p-x9", "node-x", "foo=", NULL, 0};
+    tt_pod_def other_ns = {"ns1/p-x9", "node-x", "foo=", NULL, 0};
+    fw_pod_info *px = tt_make_pod(&add_x), *pns = tt_make_pod(&other_ns);
     (void)state;
 
     env_init(&e, zones4, 4, spread_2103, N(spread_2103));
@@ -495,10 +384,10 @@ static void pre_filter_follows_node_changes(void **state)
     env e;
     char got[8];
     fw_pre_filter_result *res = NULL;
-    fw_pod_info *pod = incoming("foo=", SPREAD(HARD(1, "node", EXISTS("foo"))));
-    fw_pod_info *other = incoming("foo=", SPREAD(HARD(1, "node", EXISTS("bar"))));
-    pod_def add_x = {"p-x1", "node-x", "foo=", NULL, 0};
-    fw_pod_info *px = make_pod(&add_x);
+    fw_pod_info *pod = tt_incoming("foo=", SPREAD(HARD(1, "node", EXISTS("foo"))));
+    fw_pod_info *other = tt_incoming("foo=", SPREAD(HARD(1, "node", EXISTS("bar"))));
+    tt_pod_def add_x = {"p-x1", "node-x", "foo=", NULL, 0};
+    fw_pod_info *px = tt_make_pod(&add_x);
     (void)state;
 
     env_init(&e, zones4, 4, spread_2103, N(spread_2103));
@@ -548,7 +437,7 @@ static void pre_filter_follows_node_changes(void **state)
 /* PreScore over the feasible nodes (the first n_feasible names of the
  * snapshot order given by `feasible`), Score, NormalizeScore; compares
  * "name=score" pairs joined by spaces. */
-static void check_score(const node_def *nodes, size_t nn, const pod_def *pods, size_t np,
+static void check_score(const tt_node_def *nodes, size_t nn, const tt_pod_def *pods, size_t np,
                         const char *const *feasible, size_t nf, const char *pod_labels,
                         const char *pod_spec, const char *want)
 {
@@ -557,7 +446,7 @@ static void check_score(const node_def *nodes, size_t nn, const pod_def *pods, s
     size_t used = 0;
     const fw_node_info *fn[16];
     fw_node_score scores[16];
-    fw_pod_info *pod = incoming(pod_labels, pod_spec);
+    fw_pod_info *pod = tt_incoming(pod_labels, pod_spec);
 
     env_init(&e, nodes, nn, pods, np);
     for (size_t i = 0; i < nf; i++)
@@ -577,7 +466,7 @@ static void check_score(const node_def *nodes, size_t nn, const pod_def *pods, s
     env_free(&e);
 }
 
-static const node_def hosts4[] = {
+static const tt_node_def hosts4[] = {
     {"node-a", HOST "=node-a", NULL}, {"node-b", HOST "=node-b", NULL},
     {"node-c", HOST "=node-c", NULL}, {"node-d", HOST "=node-d", NULL},
 };
@@ -585,19 +474,19 @@ static const char *const abcd[] = {"node-a", "node-b", "node-c", "node-d"};
 
 static void score_one_constraint_on_node(void **state)
 {
-    static const pod_def a2b1[] = {
+    static const tt_pod_def a2b1[] = {
         {"p-a1", "node-a", "foo=", NULL, 0}, {"p-a2", "node-a", "foo=", NULL, 0},
         {"p-b1", "node-b", "foo=", NULL, 0},
     };
-    static const pod_def a1b1[] = {
+    static const tt_pod_def a1b1[] = {
         {"p-a1", "node-a", "foo=", NULL, 0}, {"p-b1", "node-b", "foo=", NULL, 0},
     };
-    static const pod_def s2103[] = {
+    static const tt_pod_def s2103[] = {
         {"p-a1", "node-a", "foo=", NULL, 0}, {"p-a2", "node-a", "foo=", NULL, 0},
         {"p-b1", "node-b", "foo=", NULL, 0}, {"p-d1", "node-d", "foo=", NULL, 0},
         {"p-d2", "node-d", "foo=", NULL, 0}, {"p-d3", "node-d", "foo=", NULL, 0},
     };
-    static const pod_def s4321[] = {
+    static const tt_pod_def s4321[] = {
         {"p-a1", "node-a", "foo=", NULL, 0}, {"p-a2", "node-a", "foo=", NULL, 0},
         {"p-a3", "node-a", "foo=", NULL, 0}, {"p-a4", "node-a", "foo=", NULL, 0},
         {"p-b1", "node-b", "foo=", NULL, 0}, {"p-b2", "node-b", "foo=", NULL, 0},
@@ -627,7 +516,7 @@ static void score_one_constraint_on_node(void **state)
                 "node-a=44 node-b=66 node-c=77 node-d=100");
 }
 
-static const pod_def s4213[] = {
+static const tt_pod_def s4213[] = {
     {"p-a1", "node-a", "foo=", NULL, 0}, {"p-a2", "node-a", "foo=", NULL, 0},
     {"p-a3", "node-a", "foo=", NULL, 0}, {"p-a4", "node-a", "foo=", NULL, 0},
     {"p-b1", "node-b", "foo=", NULL, 0}, {"p-b2", "node-b", "foo=", NULL, 0},
@@ -638,15 +527,15 @@ static const char *const abx[] = {"node-a", "node-b", "node-x"};
 
 static void score_candidates_and_keys(void **state)
 {
-    static const node_def hosts_abxy[] = {
+    static const tt_node_def hosts_abxy[] = {
         {"node-a", HOST "=node-a", NULL}, {"node-b", HOST "=node-b", NULL},
         {"node-x", HOST "=node-x", NULL}, {"node-y", HOST "=node-y", NULL},
     };
-    static const node_def b_no_key[] = {
+    static const tt_node_def b_no_key[] = {
         {"node-a", HOST "=node-a", NULL}, {"node-b", "n=node-b", NULL},
         {"node-x", HOST "=node-x", NULL}, {"node-y", HOST "=node-y", NULL},
     };
-    static const node_def zones_abxy[] = {
+    static const tt_node_def zones_abxy[] = {
         {"node-a", "zone=zone1," HOST "=node-a", NULL}, {"node-b", "zone=zone1," HOST "=node-b", NULL},
         {"node-x", "zone=zone2," HOST "=node-x", NULL}, {"node-y", "zone=zone2," HOST "=node-y", NULL},
     };
@@ -662,7 +551,7 @@ static void score_candidates_and_keys(void **state)
                 SPREAD(SOFT(1, "zone", EXISTS("foo"))), "node-a=75 node-b=75 node-x=100");
 }
 
-static const node_def zones_hosts[] = {
+static const tt_node_def zones_hosts[] = {
     {"node-a", "zone=zone1," HOST "=node-a", NULL}, {"node-b", "zone=zone1," HOST "=node-b", NULL},
     {"node-x", "zone=zone2," HOST "=node-x", NULL}, {"node-y", "zone=zone2," HOST "=node-y", NULL},
 };
@@ -670,23 +559,23 @@ static const char *const abxy[] = {"node-a", "node-b", "node-x", "node-y"};
 
 static void score_two_constraints(void **state)
 {
-    static const pod_def s2124[] = {
+    static const tt_pod_def s2124[] = {
         {"p-a1", "node-a", "foo=", NULL, 0}, {"p-a2", "node-a", "foo=", NULL, 0},
         {"p-b1", "node-b", "foo=", NULL, 0}, {"p-x1", "node-x", "foo=", NULL, 0},
         {"p-x2", "node-x", "foo=", NULL, 0}, {"p-y1", "node-y", "foo=", NULL, 0},
         {"p-y2", "node-y", "foo=", NULL, 0}, {"p-y3", "node-y", "foo=", NULL, 0},
         {"p-y4", "node-y", "foo=", NULL, 0},
     };
-    static const pod_def diff_sel[] = {
+    static const tt_pod_def diff_sel[] = {
         {"p-a1", "node-a", "foo=", NULL, 0}, {"p-b1", "node-b", "foo=,bar=", NULL, 0},
         {"p-y1", "node-y", "foo=", NULL, 0}, {"p-y2", "node-y", "bar=", NULL, 0},
     };
-    static const pod_def some_zero[] = {
+    static const tt_pod_def some_zero[] = {
         {"p-b1", "node-b", "bar=", NULL, 0}, {"p-x1", "node-x", "foo=", NULL, 0},
         {"p-y1", "node-y", "foo=,bar=", NULL, 0},
     };
     static const char *const ax[] = {"node-a", "node-x"};
-    static const node_def ax_first[] = {
+    static const tt_node_def ax_first[] = {
         {"node-a", "zone=zone1," HOST "=node-a", NULL}, {"node-x", "zone=zone2," HOST "=node-x", NULL},
         {"node-b", "zone=zone1," HOST "=node-b", NULL}, {"node-y", "zone=zone2," HOST "=node-y", NULL},
     };
@@ -715,11 +604,11 @@ static void score_two_constraints(void **state)
  * node-a round(5*log4 + 5*log2) = 10, node-x round(4*log4 + 4*log2) = 8. */
 static void score_same_key_shares_pairs(void **state)
 {
-    static const node_def zones[] = {
+    static const tt_node_def zones[] = {
         {"node-a", "zone=zone1", NULL}, {"node-x", "zone=zone2", NULL},
         {"node-b", "zone=zone1", NULL}, {"node-y", "zone=zone2", NULL},
     };
-    static const pod_def pods[] = {
+    static const tt_pod_def pods[] = {
         {"p-a1", "node-a", "foo=,bar=", NULL, 0}, {"p-a2", "node-a", "foo=", NULL, 0},
         {"p-b1", "node-b", "foo=,bar=", NULL, 0}, {"p-y1", "node-y", "foo=", NULL, 0},
         {"p-y2", "node-y", "foo=,bar=", NULL, 0}, {"p-y3", "node-y", "foo=", NULL, 0},
@@ -733,20 +622,20 @@ static void score_same_key_shares_pairs(void **state)
 
 static void score_namespace_terminating_policies(void **state)
 {
-    static const pod_def other_ns[] = {
+    static const tt_pod_def other_ns[] = {
         {"ns1/p-a1", "node-a", "foo=", NULL, 0}, {"p-a2", "node-a", "foo=", NULL, 0},
         {"p-b1", "node-b", "foo=", NULL, 0}, {"p-b2", "node-b", "foo=", NULL, 0},
     };
-    static const pod_def terminating[] = {
+    static const tt_pod_def terminating[] = {
         {"p-a", "node-a", "foo=", NULL, 1}, {"p-b", "node-b", "foo=", NULL, 0},
     };
-    static const node_def tainted[] = {
+    static const tt_node_def tainted[] = {
         {"node-a", "zone=zone1," HOST "=node-a", NULL},
         {"node-x", "zone=zone2," HOST "=node-x", NULL},
         {"node-y", "zone=zone2," HOST "=node-y",
          "\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]"},
     };
-    static const pod_def on_y[] = {{"p-y1", "node-y", "foo=", NULL, 0}};
+    static const tt_pod_def on_y[] = {{"p-y1", "node-y", "foo=", NULL, 0}};
     static const char *const ax[] = {"node-a", "node-x"};
     (void)state;
     /* existing pods in a different namespace do not count */
@@ -768,8 +657,8 @@ static void score_namespace_terminating_policies(void **state)
 static void pre_score_skip(void **state)
 {
     env e;
-    fw_pod_info *none = incoming("foo=", NULL);
-    fw_pod_info *hard = incoming("foo=", SPREAD(HARD(1, "zone", EXISTS("foo"))));
+    fw_pod_info *none = tt_incoming("foo=", NULL);
+    fw_pod_info *hard = tt_incoming("foo=", SPREAD(HARD(1, "zone", EXISTS("foo"))));
     const fw_node_info *n0;
     (void)state;
 
