@@ -51,12 +51,10 @@ static void node_info_without_node_is_an_error(void **state)
 static void registers_node_add_and_update(void **state)
 {
     (void)state;
-    const fw_cluster_event_with_hint *ev;
+    static const fw_cluster_event want[] = {{FW_GVK_NODE, FW_ACT_ADD | FW_ACT_UPDATE, NULL}};
     tp_plugin *p = tp_plugin_new(&plugin_node_name, NULL, NULL);
 
-    assert_int_equal(p->desc->events_to_register(p->self, &ev), 1);
-    assert_string_equal(ev[0].event.resource, FW_GVK_NODE);
-    assert_int_equal(ev[0].event.action, FW_ACT_ADD | FW_ACT_UPDATE);
+    tp_assert_events(p, want, 1);
     tp_plugin_free(p);
 }
 

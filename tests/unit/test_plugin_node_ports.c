@@ -143,14 +143,13 @@ static void pre_filter_skips_pods_without_host_ports(void **state)
 static void registers_pod_delete_and_node_changes(void **state)
 {
     (void)state;
-    const fw_cluster_event_with_hint *ev;
+    static const fw_cluster_event want[] = {
+        {FW_GVK_POD, FW_ACT_DELETE, NULL},
+        {FW_GVK_NODE, FW_ACT_ADD | FW_ACT_UPDATE, NULL},
+    };
     tp_plugin *p = tp_plugin_new(&plugin_node_ports, NULL, NULL);
 
-    assert_int_equal(p->desc->events_to_register(p->self, &ev), 2);
-    assert_string_equal(ev[0].event.resource, FW_GVK_POD);
-    assert_int_equal(ev[0].event.action, FW_ACT_DELETE);
-    assert_string_equal(ev[1].event.resource, FW_GVK_NODE);
-    assert_int_equal(ev[1].event.action, FW_ACT_ADD | FW_ACT_UPDATE);
+    tp_assert_events(p, want, 2);
     tp_plugin_free(p);
 }
 

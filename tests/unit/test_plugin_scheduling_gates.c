@@ -41,12 +41,10 @@ static void gates_keep_the_pod_out(void **state)
 static void registers_pod_updates(void **state)
 {
     (void)state;
-    const fw_cluster_event_with_hint *ev;
+    static const fw_cluster_event want[] = {{FW_GVK_POD, FW_ACT_UPDATE, NULL}};
     tp_plugin *p = tp_plugin_new(&plugin_scheduling_gates, NULL, NULL);
 
-    assert_int_equal(p->desc->events_to_register(p->self, &ev), 1);
-    assert_string_equal(ev[0].event.resource, FW_GVK_POD);
-    assert_int_equal(ev[0].event.action, FW_ACT_UPDATE);
+    const fw_cluster_event_with_hint *ev = tp_assert_events(p, want, 1);
     assert_null(ev[0].hint);
     assert_null(p->desc->default_args);
     tp_plugin_free(p);

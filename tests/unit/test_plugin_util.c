@@ -203,6 +203,19 @@ void tp_assert_status(fw_status *st, fw_code code, const char *msg)
     fw_status_free(st);
 }
 
+const fw_cluster_event_with_hint *tp_assert_events(tp_plugin *p, const fw_cluster_event *want,
+                                                   size_t n)
+{
+    const fw_cluster_event_with_hint *ev;
+
+    assert_int_equal(p->desc->events_to_register(p->self, &ev), n);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(ev[i].event.resource, want[i].resource);
+        assert_int_equal(ev[i].event.action, want[i].action);
+    }
+    return ev;
+}
+
 fw_code tp_score(tp_plugin *p, const fw_pod_info *pod, fw_node_info *const *nodes, size_t n,
                  int normalize, int64_t *scores)
 {

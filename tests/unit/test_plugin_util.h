@@ -67,6 +67,11 @@ char *tp_defaulted(const fw_plugin_desc *desc, const char *args);
  * st. A NULL st is Success. */
 void tp_assert_status(fw_status *st, fw_code code, const char *msg);
 
+/* Asserts that p registers exactly the n events want (resource and
+ * action, in order); returns the registered events (borrowed from p). */
+const fw_cluster_event_with_hint *tp_assert_events(tp_plugin *p, const fw_cluster_event *want,
+                                                   size_t n);
+
 /* Runs PreScore (when the plugin has one) over nodes, then Score on each
  * node into scores[i], then NormalizeScore (when normalize and present).
  * Returns the PreScore status code (FW_SKIP skips Score: scores all 0). */
