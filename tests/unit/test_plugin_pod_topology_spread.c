@@ -684,22 +684,7 @@ static void pre_score_skip(void **state)
 
 static void check_args(const char *json, const char *want_err, const char *want_out)
 {
-    cJSON *in = json ? cJSON_Parse(json) : NULL, *out = NULL;
-    char err[1024] = "";
-    int rc = desc()->default_args(in, &out, err, sizeof(err));
-
-    if (want_err) {
-        assert_int_equal(rc, KUBE_ECONFIG);
-        assert_string_equal(err, want_err);
-        assert_null(out);
-    } else {
-        assert_int_equal(rc, KUBE_OK);
-        char *s = cJSON_PrintUnformatted(out);
-        assert_string_equal(s, want_out);
-        free(s);
-    }
-    cJSON_Delete(out);
-    cJSON_Delete(in);
+    tt_check_args(desc(), json, want_err, want_out);
 }
 
 static void args_defaults_and_validation(void **state)

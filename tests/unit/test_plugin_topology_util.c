@@ -115,3 +115,24 @@ char tt_code_char(const fw_status *st)
     default: return 'E';
     }
 }
+
+void tt_check_args(const fw_plugin_desc *desc, const char *json, const char *want_err,
+                   const char *want_out)
+{
+    cJSON *in = json ? cJSON_Parse(json) : NULL, *out = NULL;
+    char err[1024] = "";
+    int rc = desc->default_args(in, &out, err, sizeof(err));
+
+    if (want_err) {
+        assert_int_equal(rc, KUBE_ECONFIG);
+        assert_string_equal(err, want_err);
+        assert_null(out);
+    } else {
+        assert_int_equal(rc, KUBE_OK);
+        char *s = cJSON_PrintUnformatted(out);
+        assert_string_equal(s, want_out);
+        free(s);
+    }
+    cJSON_Delete(out);
+    cJSON_Delete(in);
+}

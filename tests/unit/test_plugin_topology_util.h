@@ -2,8 +2,8 @@
  * tests/unit/test_plugin_topology_util.h - fixtures the InterPodAffinity
  * and PodTopologySpread test groups share: nodes and pods described by
  * compact definitions (labels as "k=v,k2="), decoded through kube's
- * decoders into node infos, pod infos and a snapshot, and the one-letter
- * status codes their Filter tables are written in.
+ * decoders into node infos, pod infos and a snapshot, the one-letter
+ * status codes their Filter tables are written in, and the args check.
  *
  * Memory: tt_make_pod/tt_incoming return one pod info reference
  * (fw_pod_info_unref), tt_make_node a node info (fw_node_info_free),
@@ -45,6 +45,12 @@ fw_node_info *tt_make_node(const tt_node_def *d);
 /* A snapshot of the nn nodes with each of the np pods on its node. */
 fw_snapshot *tt_make_snapshot(const tt_node_def *nodes, size_t nn, const tt_pod_def *pods,
                               size_t np);
+/* Runs desc's default_args on json (double-quoted, NULL for none) and
+ * asserts KUBE_ECONFIG with the message want_err, or (want_err NULL)
+ * KUBE_OK with the defaulted args printed compactly as want_out. */
+void tt_check_args(const fw_plugin_desc *desc, const char *json, const char *want_err,
+                   const char *want_out);
+
 /* S success, U unschedulable, R unschedulable and unresolvable, K skip,
  * E anything else. */
 char tt_code_char(const fw_status *st);
