@@ -19,15 +19,26 @@
 typedef struct node_item {
     fw_node_info *info;
     struct node_item *prev, *next;
+    char name[];            /* the node name (also for pods-only items) */
 } node_item;
 
+/* One pod in the cache: small, as there is one per pod of the cluster. */
 typedef struct pod_state {
-    fw_pod_info *pi;        /* one reference */
-    char *node;             /* owned */
-    int assumed;
-    int binding_finished;
+    fw_pod_info *pi;        /* one reference; pi->uid is the table key */
+    node_item *item;        /* where it is placed (alive while it has pods) */
     int64_t deadline_ms;    /* when binding_finished and the TTL is set */
+    uint8_t assumed;
+    uint8_t binding_finished;
 } pod_state;
+
+/* Pod states by UID: open addressing over the states themselves, keyed by
+ * the UID their pod info borrows from the pod (no key copies). */
+#define PT_TOMB ((pod_state *)1)
+
+typedef struct pod_table {
+    pod_state **slots;
+    size_t cap, len, used;  /* cap a power of two; used counts tombstones */
+} pod_table;
 
 /* Nodes that have one image (imageState). */
 typedef struct image_state {
@@ -50,8 +61,8 @@ struct sched_cache {
     sched_core_metrics *metrics;
     fw_strmap nodes;        /* name -> node_item * */
     node_item *head;
-    fw_strmap pods;         /* uid -> pod_state * */
-    fw_strmap assumed;      /* uid -> pod_state * (subset) */
+    pod_table pods;         /* uid -> pod_state */
+    size_t n_assumed;
     fw_strmap images;       /* image name -> image_state * */
     node_zone *zones;            /* nodeTree */
     size_t n_zones, cap_zones, tree_nodes;
@@ -62,6 +73,100 @@ struct sched_cache {
 static int64_t now_ms(const sched_cache *c)
 {
     return c->now_ms ? c->now_ms(c->clock_ud) : kube_now_ms();
+}
+
+/* ------------------------------------------------------------------ */
+/* Pod table                                                           */
+/* ------------------------------------------------------------------ */
+
+static size_t pt_hash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return (size_t)h;
+}
+
+/* The slot holding uid, or the slot where it would go (first tombstone
+ * or empty one seen). */
+static pod_state **pt_find(const pod_table *t, const char *uid, int *found)
+{
+    size_t mask = t->cap - 1, i = pt_hash(uid) & mask;
+    pod_state **tomb = NULL;
+
+    for (;;) {
+        pod_state *ps = t->slots[i];
+        if (!ps) {
+            *found = 0;
+            return tomb ? tomb : &t->slots[i];
+        }
+        if (ps == PT_TOMB) {
+            if (!tomb)
+                tomb = &t->slots[i];
+        } else if (!strcmp(ps->pi->uid, uid)) {
+            *found = 1;
+            return &t->slots[i];
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+static pod_state *pt_get(const pod_table *t, const char *uid)
+{
+    int found = 0;
+    pod_state **slot = t->cap ? pt_find(t, uid, &found) : NULL;
+
+    return found ? *slot : NULL;
+}
+
+static int pt_grow(pod_table *t)
+{
+    /* mostly tombstones: rehash at the same size */
+    size_t cap = !t->cap ? 64 : t->len * 4 < t->cap ? t->cap : t->cap * 2;
+    pod_table n = {calloc(cap, sizeof(pod_state *)), cap, 0, 0};
+
+    if (!n.slots)
+        return KUBE_ENOMEM;
+    for (size_t i = 0; i < t->cap; i++) {
+        int found;
+        pod_state *ps = t->slots[i];
+        if (ps && ps != PT_TOMB) {
+            *pt_find(&n, ps->pi->uid, &found) = ps;
+            n.len++;
+        }
+    }
+    n.used = n.len;
+    free(t->slots);
+    *t = n;
+    return KUBE_OK;
+}
+
+/* Inserts ps (its UID must be absent). KUBE_OK or KUBE_ENOMEM. */
+static int pt_put(pod_table *t, pod_state *ps)
+{
+    int found;
+    pod_state **slot;
+
+    if ((t->used + 1) * 4 > t->cap * 3 && pt_grow(t) != KUBE_OK)
+        return KUBE_ENOMEM;
+    slot = pt_find(t, ps->pi->uid, &found);
+    if (!*slot)
+        t->used++;
+    *slot = ps;
+    t->len++;
+    return KUBE_OK;
+}
+
+static void pt_del(pod_table *t, const char *uid)
+{
+    int found = 0;
+    pod_state **slot = t->cap ? pt_find(t, uid, &found) : NULL;
+
+    if (found) {
+        *slot = PT_TOMB;
+        t->len--;
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -234,9 +339,10 @@ static node_item *item_get_or_create(sched_cache *c, const char *name)
 
     if (it)
         return it;
-    it = calloc(1, sizeof(*it));
+    it = calloc(1, sizeof(*it) + strlen(name) + 1);
     if (!it)
         return NULL;
+    memcpy(it->name, name, strlen(name) + 1);
     it->info = fw_node_info_new();
     if (!it->info || fw_strmap_put(&c->nodes, name, it, NULL) != KUBE_OK) {
         fw_node_info_free(it->info);
@@ -375,14 +481,9 @@ int sched_cache_new(const sched_cache_options *opts, sched_cache **out)
     return KUBE_OK;
 }
 
-static void free_pod_state(void *ud, const char *key, void *value)
+static void free_pod_state(pod_state *ps)
 {
-    pod_state *ps = value;
-
-    (void)ud;
-    (void)key;
     fw_pod_info_unref(ps->pi);
-    free(ps->node);
     free(ps);
 }
 
@@ -408,9 +509,10 @@ void sched_cache_free(sched_cache *c)
         free(it);
     }
     fw_strmap_free(&c->nodes);
-    fw_strmap_foreach(&c->pods, free_pod_state, NULL);
-    fw_strmap_free(&c->pods);
-    fw_strmap_free(&c->assumed);
+    for (size_t i = 0; i < c->pods.cap; i++)
+        if (c->pods.slots[i] && c->pods.slots[i] != PT_TOMB)
+            free_pod_state(c->pods.slots[i]);
+    free(c->pods.slots);
     fw_strmap_foreach(&c->images, free_image_state, NULL);
     fw_strmap_free(&c->images);
     for (size_t i = 0; i < c->n_zones; i++) {
@@ -429,8 +531,9 @@ void sched_cache_free(sched_cache *c)
 /* Pods                                                                */
 /* ------------------------------------------------------------------ */
 
-/* Places pi on node (creating a node item if the node is unknown). */
-static int place_pod(sched_cache *c, fw_pod_info *pi, const char *node)
+/* Places pi on node (creating a node item if the node is unknown); *out
+ * receives the item. */
+static int place_pod(sched_cache *c, fw_pod_info *pi, const char *node, node_item **out)
 {
     node_item *it = item_get_or_create(c, node);
     int rc;
@@ -438,84 +541,70 @@ static int place_pod(sched_cache *c, fw_pod_info *pi, const char *node)
     if (!it)
         return KUBE_ENOMEM;
     rc = fw_node_info_add_pod(it->info, pi);
-    if (rc == KUBE_OK)
+    if (rc == KUBE_OK) {
         move_to_head(c, it);
-    else if (!it->info->node && it->info->n_pods == 0)
+        *out = it;
+    } else if (!it->info->node && it->info->n_pods == 0) {
         item_remove(c, node);
+    }
     return rc;
 }
 
-/* Takes pi off node; a node item with neither node nor pods goes away. */
-static void unplace_pod(sched_cache *c, const fw_pod_info *pi, const char *node)
+/* Takes pi off its item; an item with neither node nor pods goes away. */
+static void unplace_pod(sched_cache *c, const fw_pod_info *pi, node_item *it)
 {
-    node_item *it = fw_strmap_get(&c->nodes, node);
-
-    if (!it) {
-        KLOG_ERROR("node %s not found when removing pod %s/%s from the cache", node,
-                   pi->namespace_, pi->name);
-        return;
-    }
     if (fw_node_info_remove_pod(it->info, pi->uid) != KUBE_OK)
-        KLOG_ERROR("pod %s/%s not found on node %s in the cache", pi->namespace_, pi->name, node);
+        KLOG_ERROR("pod %s/%s not found on node %s in the cache", pi->namespace_, pi->name,
+                   it->name);
     if (!it->info->node && it->info->n_pods == 0)
-        item_remove(c, node);
+        item_remove(c, it->name);
     else
         move_to_head(c, it);
 }
 
-static int state_new(sched_cache *c, fw_pod_info *pi, const char *node, int assumed,
-                     pod_state **out)
+static int state_new(sched_cache *c, fw_pod_info *pi, const char *node, int assumed)
 {
     pod_state *ps = calloc(1, sizeof(*ps));
     int rc;
 
-    *out = NULL;
     if (!ps)
         return KUBE_ENOMEM;
-    ps->node = strdup(node);
-    if (!ps->node) {
-        free(ps);
-        return KUBE_ENOMEM;
-    }
     ps->pi = fw_pod_info_ref(pi);
-    ps->assumed = assumed;
-    rc = fw_strmap_put(&c->pods, pi->uid, ps, NULL);
-    if (rc == KUBE_OK && assumed)
-        rc = fw_strmap_put(&c->assumed, pi->uid, ps, NULL);
-    if (rc == KUBE_OK)
-        rc = place_pod(c, pi, node);
+    ps->assumed = (uint8_t)assumed;
+    rc = place_pod(c, pi, node, &ps->item);
+    if (rc == KUBE_OK) {
+        rc = pt_put(&c->pods, ps);
+        if (rc != KUBE_OK)
+            unplace_pod(c, pi, ps->item);
+    }
     if (rc != KUBE_OK) {
-        fw_strmap_del(&c->pods, pi->uid);
-        fw_strmap_del(&c->assumed, pi->uid);
-        free_pod_state(NULL, NULL, ps);
+        free_pod_state(ps);
         return rc;
     }
-    *out = ps;
+    c->n_assumed += ps->assumed;
     return KUBE_OK;
 }
 
 /* removePod: the state and its placement. */
 static void state_remove(sched_cache *c, pod_state *ps)
 {
-    unplace_pod(c, ps->pi, ps->node);
-    fw_strmap_del(&c->pods, ps->pi->uid);
-    if (ps->assumed)
-        fw_strmap_del(&c->assumed, ps->pi->uid);
-    free_pod_state(NULL, NULL, ps);
+    unplace_pod(c, ps->pi, ps->item);
+    pt_del(&c->pods, ps->pi->uid);
+    c->n_assumed -= ps->assumed;
+    free_pod_state(ps);
 }
 
 int sched_cache_assume_pod(sched_cache *c, fw_pod_info *pi, const char *node)
 {
-    pod_state *ps;
     int rc;
 
     if (!pi || !node || !*node)
         return KUBE_EINVAL;
     pthread_mutex_lock(&c->mu);
-    if (fw_strmap_get(&c->pods, pi->uid))
+    if (pt_get(&c->pods, pi->uid))
         rc = KUBE_EEXIST;
     else
-        rc = state_new(c, pi, node, 1, &ps);
+        rc = state_new(c, pi, node, 1);
     pthread_mutex_unlock(&c->mu);
     if (rc == KUBE_EEXIST)
         KLOG_ERROR("pod %s/%s(%s) is in the cache, so can't be assumed", pi->namespace_,
@@ -528,8 +617,8 @@ int sched_cache_finish_binding(sched_cache *c, const fw_pod_info *pi)
     pod_state *ps;
 
     pthread_mutex_lock(&c->mu);
-    ps = fw_strmap_get(&c->assumed, pi->uid);
-    if (ps) {
+    ps = pt_get(&c->pods, pi->uid);
+    if (ps && ps->assumed) {
         ps->binding_finished = 1;
         ps->deadline_ms = now_ms(c) + c->ttl_ms;
     }
@@ -543,10 +632,10 @@ int sched_cache_forget_pod(sched_cache *c, const fw_pod_info *pi, const char *no
     int rc = KUBE_OK;
 
     pthread_mutex_lock(&c->mu);
-    ps = fw_strmap_get(&c->pods, pi->uid);
-    if (ps && node && strcmp(ps->node, node)) {
+    ps = pt_get(&c->pods, pi->uid);
+    if (ps && node && strcmp(ps->item->name, node)) {
         KLOG_ERROR("pod %s/%s(%s) was assumed on %s but assigned to %s", pi->namespace_,
-                   pi->name, pi->uid, node, ps->node);
+                   pi->name, pi->uid, node, ps->item->name);
         rc = KUBE_EINVAL;
     } else if (ps && ps->assumed) {
         state_remove(c, ps);
@@ -559,49 +648,52 @@ int sched_cache_forget_pod(sched_cache *c, const fw_pod_info *pi, const char *no
     return rc;
 }
 
-/* Replaces the state's pod by a new pod info on node (updatePod). */
+/* Replaces the state's pod by a new pod info on node (updatePod). The
+ * table key (the UID) is unchanged. */
 static int state_replace(sched_cache *c, pod_state *ps, fw_pod_info *pi, const char *node)
 {
-    char *copy = strdup(node);
+    char old_node[256];
+    node_item *it;
     int rc;
 
-    if (!copy)
-        return KUBE_ENOMEM;
-    unplace_pod(c, ps->pi, ps->node);
-    rc = place_pod(c, pi, node);
+    kube_strlcpy(old_node, ps->item->name, sizeof(old_node));
+    unplace_pod(c, ps->pi, ps->item);
+    rc = place_pod(c, pi, node, &it);
     if (rc != KUBE_OK) {
         /* put the old one back where it was */
-        if (place_pod(c, ps->pi, ps->node) != KUBE_OK)
+        if (place_pod(c, ps->pi, old_node, &ps->item) != KUBE_OK) {
             KLOG_ERROR("cache: lost pod %s/%s while out of memory", pi->namespace_, pi->name);
-        free(copy);
+            pt_del(&c->pods, ps->pi->uid);
+            c->n_assumed -= ps->assumed;
+            free_pod_state(ps);
+        }
         return rc;
     }
     fw_pod_info_unref(ps->pi);
     ps->pi = fw_pod_info_ref(pi);
-    free(ps->node);
-    ps->node = copy;
+    ps->item = it;
     return KUBE_OK;
 }
 
 static int add_pod_locked(sched_cache *c, struct kube_pod *pod, fw_pod_info *pi)
 {
-    pod_state *ps = fw_strmap_get(&c->pods, pi->uid);
+    pod_state *ps = pt_get(&c->pods, pi->uid);
     int rc;
 
     if (!ps)
-        return state_new(c, pi, pod->node_name, 0, &ps);
+        return state_new(c, pi, pod->node_name, 0);
     if (!ps->assumed) {
         KLOG_ERROR("pod %s/%s(%s) was already in added state", pi->namespace_, pi->name, pi->uid);
         return KUBE_EEXIST;
     }
-    if (strcmp(ps->node, pod->node_name))
+    if (strcmp(ps->item->name, pod->node_name))
         KLOG_INFO("pod %s/%s was added to a different node (%s) than it was assumed (%s)",
-                  pi->namespace_, pi->name, pod->node_name, ps->node);
+                  pi->namespace_, pi->name, pod->node_name, ps->item->name);
     rc = state_replace(c, ps, pi, pod->node_name);
     if (rc == KUBE_OK) {
         ps->assumed = 0;
         ps->binding_finished = 0;
-        fw_strmap_del(&c->assumed, pi->uid);
+        c->n_assumed--;
     }
     return rc;
 }
@@ -636,7 +728,7 @@ int sched_cache_update_pod(sched_cache *c, struct kube_pod *old_pod, struct kube
     if (rc != KUBE_OK)
         return rc;
     pthread_mutex_lock(&c->mu);
-    ps = fw_strmap_get(&c->pods, pi->uid);
+    ps = pt_get(&c->pods, pi->uid);
     if (!ps || ps->assumed) {
         KLOG_ERROR("pod %s/%s(%s) is not added to scheduler cache, so cannot be updated",
                    pi->namespace_, pi->name, pi->uid);
@@ -656,15 +748,15 @@ int sched_cache_remove_pod(sched_cache *c, const struct kube_pod *pod)
     int rc = KUBE_OK;
 
     pthread_mutex_lock(&c->mu);
-    ps = fw_strmap_get(&c->pods, m->uid);
+    ps = pt_get(&c->pods, m->uid);
     if (!ps) {
         KLOG_ERROR("pod %s/%s(%s) is not found in scheduler cache, so cannot be removed from it",
                    m->namespace_, m->name, m->uid);
         rc = KUBE_ENOTFOUND;
     } else {
-        if (*pod->node_name && strcmp(ps->node, pod->node_name))
+        if (*pod->node_name && strcmp(ps->item->name, pod->node_name))
             KLOG_ERROR("pod %s/%s was assumed to be on %s but got %s", m->namespace_, m->name,
-                       ps->node, pod->node_name);
+                       ps->item->name, pod->node_name);
         state_remove(c, ps);
     }
     pthread_mutex_unlock(&c->mu);
@@ -673,10 +765,12 @@ int sched_cache_remove_pod(sched_cache *c, const struct kube_pod *pod)
 
 int sched_cache_is_assumed(sched_cache *c, const char *uid)
 {
+    const pod_state *ps;
     int r;
 
     pthread_mutex_lock(&c->mu);
-    r = fw_strmap_get(&c->assumed, uid) != NULL;
+    ps = pt_get(&c->pods, uid);
+    r = ps && ps->assumed;
     pthread_mutex_unlock(&c->mu);
     return r;
 }
@@ -687,10 +781,10 @@ int sched_cache_pod_node(sched_cache *c, const char *uid, char *out, size_t n)
     int found;
 
     pthread_mutex_lock(&c->mu);
-    ps = fw_strmap_get(&c->pods, uid);
+    ps = pt_get(&c->pods, uid);
     found = ps != NULL;
     if (found && out)
-        kube_strlcpy(out, ps->node, n);
+        kube_strlcpy(out, ps->item->name, n);
     pthread_mutex_unlock(&c->mu);
     return found;
 }
@@ -894,31 +988,6 @@ int sched_cache_update_snapshot(sched_cache *c, fw_snapshot *s)
 /* Housekeeping                                                        */
 /* ------------------------------------------------------------------ */
 
-typedef struct expire_ctx {
-    int64_t now;
-    pod_state **due;
-    size_t n, cap;
-} expire_ctx;
-
-static void collect_expired(void *ud, const char *key, void *value)
-{
-    expire_ctx *e = ud;
-    pod_state *ps = value;
-
-    (void)key;
-    if (!ps->binding_finished || e->now <= ps->deadline_ms)
-        return;
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 8;
-        pod_state **a = realloc(e->due, cap * sizeof(*a));
-        if (!a)
-            return;
-        e->due = a;
-        e->cap = cap;
-    }
-    e->due[e->n++] = ps;
-}
-
 static void update_size_gauges(sched_cache *c)
 {
     static const char *const assumed[] = {"assumed_pods"};
@@ -927,36 +996,46 @@ static void update_size_gauges(sched_cache *c)
 
     if (!c->metrics)
         return;
-    sched_metric_set(c->metrics->cache_size, assumed, (double)fw_strmap_len(&c->assumed));
-    sched_metric_set(c->metrics->cache_size, pods, (double)fw_strmap_len(&c->pods));
+    sched_metric_set(c->metrics->cache_size, assumed, (double)c->n_assumed);
+    sched_metric_set(c->metrics->cache_size, pods, (double)c->pods.len);
     sched_metric_set(c->metrics->cache_size, nodes, (double)fw_strmap_len(&c->nodes));
+}
+
+/* Removes assumed pods whose binding finished before now - TTL. */
+static size_t expire_locked(sched_cache *c, int64_t now)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; c->n_assumed && i < c->pods.cap; i++) {
+        pod_state *ps = c->pods.slots[i];
+        if (!ps || ps == PT_TOMB || !ps->assumed || !ps->binding_finished ||
+            now <= ps->deadline_ms)
+            continue;
+        KLOG_INFO("pod %s/%s expired", ps->pi->namespace_, ps->pi->name);
+        state_remove(c, ps);
+        n++;
+    }
+    return n;
 }
 
 size_t sched_cache_cleanup_assumed(sched_cache *c)
 {
-    expire_ctx e = {0, NULL, 0, 0};
+    size_t n = 0;
 
     pthread_mutex_lock(&c->mu);
-    if (c->ttl_ms > 0) {
-        e.now = now_ms(c);
-        fw_strmap_foreach(&c->assumed, collect_expired, &e);
-        for (size_t i = 0; i < e.n; i++) {
-            KLOG_INFO("pod %s/%s expired", e.due[i]->pi->namespace_, e.due[i]->pi->name);
-            state_remove(c, e.due[i]);
-        }
-    }
+    if (c->ttl_ms > 0)
+        n = expire_locked(c, now_ms(c));
     update_size_gauges(c);
     pthread_mutex_unlock(&c->mu);
-    free(e.due);
-    return e.n;
+    return n;
 }
 
 void sched_cache_get_counts(sched_cache *c, sched_cache_counts *out)
 {
     pthread_mutex_lock(&c->mu);
     out->nodes = c->tree_nodes;
-    out->pods = fw_strmap_len(&c->pods);
-    out->assumed = fw_strmap_len(&c->assumed);
+    out->pods = c->pods.len;
+    out->assumed = c->n_assumed;
     pthread_mutex_unlock(&c->mu);
 }
 

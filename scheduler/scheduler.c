@@ -7,6 +7,7 @@
 #include "scheduler.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -811,6 +812,9 @@ static void *house_main(void *arg)
     while (!atomic_load(&s->stopping)) {
         sched_cache_cleanup_assumed(s->cache);
         reap_waiters(s, 0);
+        /* hand back pages freed by queue entries, JSON parsing and old
+         * object versions, so RSS follows what is live */
+        malloc_trim(0);
         wait_ms(s, HOUSEKEEPING_MS);
     }
     return NULL;

@@ -425,6 +425,46 @@ static void image_states_count_nodes(void **state)
     kube_object_unref(&n2->base);
 }
 
+/* The UID table through growth and tombstones. */
+static void many_pods(void **state)
+{
+    fixture *f = *state;
+    enum { N = 600 };
+    struct kube_pod *pods[N];
+    sched_cache_counts c;
+    char name[32];
+
+    add_node(f, "n1", NULL);
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "p%d", i);
+        pods[i] = make_pod(name, "n1", "\"containers\":[{\"name\":\"c\",\"resources\":"
+                                         "{\"requests\":{\"cpu\":\"1m\"}}}]");
+        assert_int_equal(sched_cache_add_pod(f->c, pods[i]), KUBE_OK);
+    }
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < N; i += 2)
+            assert_int_equal(sched_cache_remove_pod(f->c, pods[i]), KUBE_OK);
+        for (int i = 0; i < N; i += 2)
+            assert_int_equal(sched_cache_add_pod(f->c, pods[i]), KUBE_OK);
+    }
+    sched_cache_get_counts(f->c, &c);
+    assert_int_equal(c.pods, N);
+    for (int i = 0; i < N; i++) {
+        char uid[40];
+        snprintf(uid, sizeof(uid), "uid-p%d", i);
+        assert_int_equal(sched_cache_pod_node(f->c, uid, name, sizeof(name)), 1);
+        assert_string_equal(name, "n1");
+    }
+    assert_int_equal(snap_cpu(f, "n1"), N);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(sched_cache_remove_pod(f->c, pods[i]), KUBE_OK);
+        kube_object_unref(&pods[i]->base);
+    }
+    sched_cache_get_counts(f->c, &c);
+    assert_int_equal(c.pods, 0);
+    assert_int_equal(snap_cpu(f, "n1"), 0);
+}
+
 int test_group_cache(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -439,6 +479,7 @@ int test_group_cache(void)
         T(deleted_node_with_pods),
         T(zone_change_reorders),
         T(image_states_count_nodes),
+        T(many_pods),
     };
 #undef T
     return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
