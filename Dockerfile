@@ -28,11 +28,12 @@ RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
  && cmake --build /build -j"$(nproc)" --target stickyvm-scheduler stickyvm-apiserver \
  && strip --strip-debug /build/stickyvm-scheduler /build/stickyvm-apiserver
 
-# ---- runtime: only the shared libraries the binaries link
+# ---- runtime: only the shared libraries the binaries link (the cluster CA
+# comes from the ServiceAccount mount, no system CA bundle is needed)
 FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libcurl4 libwebsockets17 libcjson1 libssl3 libyaml-0-2 ca-certificates \
+      libcurl4 libwebsockets17 libcjson1 libssl3 libyaml-0-2 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/stickyvm-scheduler /build/stickyvm-apiserver /usr/local/bin/
 USER 65532:65532

@@ -87,8 +87,10 @@ e2e_kill_scheduler_leader() {
     if [ "$MODE" = local ]; then
         E2E_OLD_LEADER=$(local_scheduler_leader) || { bad "no scheduler replica leads"; return 1; }
         log "  killing the leading replica (scheduler-$E2E_OLD_LEADER, pid $(local_pid "scheduler-$E2E_OLD_LEADER")) with SIGKILL"
+        exec 3>&2 2>/dev/null # no "Killed" job notice from bash
         kill -KILL "$(local_pid "scheduler-$E2E_OLD_LEADER")"
-        wait "$(local_pid "scheduler-$E2E_OLD_LEADER")" 2>/dev/null
+        wait "$(local_pid "scheduler-$E2E_OLD_LEADER")"
+        exec 2>&3 3>&-
         return 0
     else
         E2E_OLD_LEADER=$(cluster_scheduler_leader_pod) || { bad "no scheduler replica leads"; return 1; }
@@ -139,6 +141,9 @@ e2e_daemon_logs() { # DEPLOYMENT
 # ---- set-up and tear-down ---------------------------------------------------
 
 teardown() {
+    if [ -n "${E2E_CORDONED:-}" ]; then
+        kubectl uncordon "$E2E_CORDONED" >/dev/null 2>&1
+    fi
     if [ "$MODE" = local ]; then
         if [ "$keep" = 1 ]; then
             log "kept running: export KUBECONFIG=$LOCAL_DIR/emulator/admin.kubeconfig"

@@ -36,9 +36,18 @@ log() { printf '%s virt-controller: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 declare -A launched   # VMI uid -> 1 once a pod was created for it
 
 # One line per object: kind|name|uid|deleting|running|runStrategy|
-# ownerUid|vmiPhase|vmiNode|createdBy|podNode|schedulerName
+# ownerUid|vmiPhase|vmiNode|createdBy|podNode|schedulerName|resourceVersion
 snapshot() {
-    kubectl -n "$ns" get virtualmachines,virtualmachineinstances,pods -o jsonpath='{range .items[*]}{.kind}|{.metadata.name}|{.metadata.uid}|{.metadata.deletionTimestamp}|{.spec.running}|{.spec.runStrategy}|{.metadata.ownerReferences[0].uid}|{.status.phase}|{.status.nodeName}|{.metadata.labels.kubevirt\.io/created-by}|{.spec.nodeName}|{.spec.template.spec.schedulerName}{"\n"}{end}'
+    kubectl -n "$ns" get virtualmachines,virtualmachineinstances,pods -o jsonpath='{range .items[*]}{.kind}|{.metadata.name}|{.metadata.uid}|{.metadata.deletionTimestamp}|{.spec.running}|{.spec.runStrategy}|{.metadata.ownerReferences[0].uid}|{.status.phase}|{.status.nodeName}|{.metadata.labels.kubevirt\.io/created-by}|{.spec.nodeName}|{.spec.template.spec.schedulerName}|{.metadata.resourceVersion}{"\n"}{end}'
+}
+
+# PUT of the VMI's status subresource (kube-apiserver keeps everything but
+# status from the stored object). `kubectl replace --raw` rather than
+# `kubectl patch --subresource`, which kubectl before 1.24 lacks.
+set_vmi_status() { # name resourceVersion node
+    printf '{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance","metadata":{"name":"%s","namespace":"%s","resourceVersion":"%s"},"status":{"phase":"Running","nodeName":"%s"}}' \
+        "$1" "$ns" "$2" "$3" |
+        kubectl replace --raw "/apis/kubevirt.io/v1/namespaces/$ns/virtualmachineinstances/$1/status" -f - >/dev/null
 }
 
 should_run() { # running runStrategy
@@ -103,13 +112,13 @@ EOF
 }
 
 reconcile() {
-    local lines line kind name uid deleting running strategy owner phase vnode createdby pnode sched
-    declare -A vm_uid vm_run vm_sched vmi_uid vmi_owner vmi_phase vmi_node vmi_deleting
+    local lines line kind name uid deleting running strategy owner phase vnode createdby pnode sched rv
+    declare -A vm_uid vm_run vm_sched vmi_uid vmi_owner vmi_phase vmi_node vmi_deleting vmi_rv
     declare -A pod_of pod_node
     local -a pods=()
 
     lines=$(snapshot) || { log "listing failed"; return; }
-    while IFS='|' read -r kind name uid deleting running strategy owner phase vnode createdby pnode sched; do
+    while IFS='|' read -r kind name uid deleting running strategy owner phase vnode createdby pnode sched rv; do
         case "$kind" in
             VirtualMachine)
                 [ -n "$deleting" ] && continue
@@ -121,6 +130,7 @@ reconcile() {
                 vmi_owner[$name]=$owner
                 vmi_phase[$name]=$phase
                 vmi_node[$name]=$vnode
+                vmi_rv[$name]=$rv
                 [ -z "$deleting" ] || vmi_deleting[$name]=1 ;;
             Pod)
                 [ -n "$createdby" ] || continue
@@ -172,8 +182,7 @@ reconcile() {
         fi
         pnode=${pod_node[$uid]}
         if [ -n "$pnode" ] && [ "${vmi_node[$name]}" != "$pnode" ]; then
-            kubectl -n "$ns" patch vmi "$name" --subresource=status --type=merge \
-                -p "{\"status\":{\"phase\":\"Running\",\"nodeName\":\"$pnode\"}}" >/dev/null 2>&1 &&
+            set_vmi_status "$name" "${vmi_rv[$name]}" "$pnode" 2>/dev/null &&
                 log "VMI $name: running on $pnode"
         fi
     done
