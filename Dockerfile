@@ -7,10 +7,12 @@
 #
 #   docker build -t registry.example.com/stickyvm:v0.1.0 .
 #
-# The Deployments name the binary with `command:`; the default command is
-# the scheduler's --help. Runs as the numeric non-root user 65532 (the
-# Deployments also set runAsNonRoot, a read-only root filesystem and drop
-# every capability; neither daemon writes to disk).
+# The entrypoint is stickyvm-apiserver, so manifests/apiserver/'s Deployment
+# (args only) runs as written; the scheduler's Deployment names its binary
+# with `command:` (and kustomize sets both, see manifests/Kustomization).
+# Runs as the numeric non-root user 65532 (the Deployments also set
+# runAsNonRoot, a read-only root filesystem and drop every capability;
+# neither daemon writes to disk).
 
 # ---- build: Debian bookworm's toolchain and -dev packages (scripts/deps.sh)
 FROM debian:bookworm AS build
@@ -38,4 +40,4 @@ RUN apt-get update \
 COPY --from=build /build/stickyvm-scheduler /build/stickyvm-apiserver /usr/local/bin/
 USER 65532:65532
 EXPOSE 10259 8443
-CMD ["/usr/local/bin/stickyvm-scheduler", "--help"]
+ENTRYPOINT ["/usr/local/bin/stickyvm-apiserver"]
