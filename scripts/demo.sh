@@ -24,7 +24,7 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 # shellcheck source=../e2e/lib/common.sh
 source e2e/lib/common.sh
 # shellcheck source=../e2e/lib/local.sh

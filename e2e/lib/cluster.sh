@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # e2e/lib/cluster.sh - the e2e suite against a real cluster (sourced; bash;
 # needs common.sh). The cluster is the one KUBECONFIG names.
 #

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # e2e/lib/common.sh - helpers shared by e2e/run.sh and scripts/demo.sh
 # (sourced; bash). Everything a user would do goes through kubectl with the
 # KUBECONFIG of the cluster under test.
@@ -35,8 +36,8 @@ wait_until() {
 
 # free_port: a TCP port on 127.0.0.1 nothing listens on (best effort).
 free_port() {
-    local p i
-    for i in $(seq 1 200); do
+    local p
+    for _ in $(seq 1 200); do
         p=$((20000 + RANDOM % 40000))
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
             echo "$p"
@@ -53,7 +54,7 @@ stop_pid() {
     [ -n "$pid" ] || return 0
     kill -0 "$pid" 2>/dev/null || return 0
     kill -TERM "$pid" 2>/dev/null
-    for i in $(seq 1 $((secs * 10))); do
+    for _ in $(seq 1 $((secs * 10))); do
         kill -0 "$pid" 2>/dev/null || return 0
         sleep 0.1
     done

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # e2e/lib/local.sh - a local stickyvm "cluster" for the e2e suite and the
 # demo (sourced; bash; needs e2e/lib/common.sh):
 #
@@ -84,7 +85,6 @@ local_service_accounts() {
 }
 
 local_start_emulator() {
-    local i
     LOCAL_API_PORT=$(free_port) || die "no free port"
     echo "$LOCAL_API_PORT" >"$LOCAL_DIR/apiserver.port"
     local_start emulator "$LOCAL_DIR/emulator.log" "$LOCAL_BIN/stickyvm-emulator" \
@@ -92,7 +92,7 @@ local_start_emulator() {
         --authorization-mode=RBAC --token-auth-file="$LOCAL_DIR/tokens.csv" \
         --service-endpoint="$LOCAL_SA_NS/stickyvm-apiserver=127.0.0.1:$LOCAL_API_PORT" \
         --aggregator-probe-interval-ms=500
-    for i in $(seq 1 100); do
+    for _ in $(seq 1 100); do
         [ -s "$LOCAL_DIR/emulator/port" ] && break
         local_alive emulator || die "the emulator did not start: $(tail -5 "$LOCAL_DIR/emulator.log")"
         sleep 0.1

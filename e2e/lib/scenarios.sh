@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # e2e/lib/scenarios.sh - the e2e scenarios (sourced by e2e/run.sh; bash).
 #
 # Each scenario_* function returns 0 when it passed; on failure it calls
