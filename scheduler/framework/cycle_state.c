@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdint.h>
+
 #include "kube/buf.h"
 #include "kube/errors.h"
 
@@ -28,6 +30,12 @@ struct fw_cycle_state {
     name_set skip_filter;
     name_set skip_score;
     int record_plugin_metrics;
+    /* The skip-filter set as a bitmask over one framework's Filter plugins,
+     * computed once per cycle after PreFilter (fw__cycle_state_set_filter_mask)
+     * so per-node Filter runs test a bit instead of comparing names. Valid
+     * only for mask_owner; any change to the set drops it. */
+    const void *mask_owner;
+    uint64_t filter_mask;
 };
 
 fw_cycle_state *fw_cycle_state_new(void)
@@ -157,6 +165,8 @@ fw_cycle_state *fw_cycle_state_clone(const fw_cycle_state *cs)
     if (!c)
         return NULL;
     c->record_plugin_metrics = cs->record_plugin_metrics;
+    c->mask_owner = cs->mask_owner;
+    c->filter_mask = cs->filter_mask;
     if (set_copy(&c->skip_filter, &cs->skip_filter) != KUBE_OK ||
         set_copy(&c->skip_score, &cs->skip_score) != KUBE_OK)
         goto fail;
@@ -213,6 +223,7 @@ static int set_add(name_set *s, const char *name)
 
 int fw_cycle_state_skip_filter_add(fw_cycle_state *cs, const char *plugin)
 {
+    cs->mask_owner = NULL;
     return set_add(&cs->skip_filter, plugin);
 }
 
@@ -233,7 +244,22 @@ int fw_cycle_state_skip_score_has(const fw_cycle_state *cs, const char *plugin)
 
 void fw_cycle_state_skip_filter_clear(fw_cycle_state *cs)
 {
+    cs->mask_owner = NULL;
     cs->skip_filter.n = 0;
+}
+
+void fw__cycle_state_set_filter_mask(fw_cycle_state *cs, const void *owner, uint64_t mask)
+{
+    cs->mask_owner = owner;
+    cs->filter_mask = mask;
+}
+
+int fw__cycle_state_filter_mask(const fw_cycle_state *cs, const void *owner, uint64_t *mask)
+{
+    if (!owner || cs->mask_owner != owner)
+        return 0;
+    *mask = cs->filter_mask;
+    return 1;
 }
 
 void fw_cycle_state_skip_score_clear(fw_cycle_state *cs)
@@ -243,6 +269,7 @@ void fw_cycle_state_skip_score_clear(fw_cycle_state *cs)
 
 void fw_cycle_state_skip_clear(fw_cycle_state *cs)
 {
+    cs->mask_owner = NULL;
     cs->skip_filter.n = 0;
     cs->skip_score.n = 0;
 }

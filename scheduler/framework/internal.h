@@ -40,6 +40,14 @@ void fw__observe_plugin(const fw_framework *fw, const fw_cycle_state *cs, const 
 fw_status *fw__wrap_error(fw_status *st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The cycle's skip-filter set as a bitmask over owner's Filter plugins
+ * (bit i: fw->pt[FW_PT_FILTER][i] is skipped), cached in the cycle state by
+ * the runtime after PreFilter (cycle_state.c). Adding to or clearing the
+ * set drops it; clones keep it. _filter_mask returns 1 and fills *mask when
+ * a mask for owner is cached, else 0. */
+void fw__cycle_state_set_filter_mask(fw_cycle_state *cs, const void *owner, uint64_t mask);
+int fw__cycle_state_filter_mask(const fw_cycle_state *cs, const void *owner, uint64_t *mask);
+
 /* Frees every waiting pod (permit.c), for fw_framework_free(). */
 void fw__free_waiting(fw_framework *fw);
 

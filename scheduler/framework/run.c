@@ -182,6 +182,29 @@ static fw_status *empty_merge_status(const char **with_nodes, size_t n)
     return st;
 }
 
+/* Caches which Filter plugins PreFilter skipped as a bitmask (when they fit
+ * in 64 bits), so fw_framework_run_filter tests a bit per plugin and node. */
+static void cache_filter_mask(const fw_framework *fw, fw_cycle_state *cs)
+{
+    uint64_t mask = 0;
+
+    if (fw->n_pt[FW_PT_FILTER] > 64)
+        return;
+    for (size_t i = 0; i < fw->n_pt[FW_PT_FILTER]; i++)
+        if (fw_cycle_state_skip_filter_has(cs, fw->pt[FW_PT_FILTER][i]->desc->name))
+            mask |= UINT64_C(1) << i;
+    fw__cycle_state_set_filter_mask(cs, fw, mask);
+}
+
+/* Whether Filter plugin i of fw is skipped this cycle. */
+static int filter_skipped(const fw_framework *fw, const fw_cycle_state *cs, size_t i,
+                          int have_mask, uint64_t mask)
+{
+    if (have_mask)
+        return (int)((mask >> i) & 1);
+    return fw_cycle_state_skip_filter_has(cs, fw->pt[FW_PT_FILTER][i]->desc->name);
+}
+
 fw_status *fw_framework_run_pre_filter(fw_framework *fw, fw_cycle_state *cs,
                                        const fw_pod_info *pod, fw_pre_filter_result **result)
 {
@@ -239,6 +262,7 @@ fw_status *fw_framework_run_pre_filter(fw_framework *fw, fw_cycle_state *cs,
         fw_pre_filter_result_free(merged);
     else
         *result = merged;
+    cache_filter_mask(fw, cs);
     fw__observe_point(fw, "PreFilter", st, t0);
     return st;
 }
@@ -292,9 +316,12 @@ fw_status *fw_framework_run_pre_filter_remove_pod(fw_framework *fw, fw_cycle_sta
 fw_status *fw_framework_run_filter(fw_framework *fw, const fw_cycle_state *cs,
                                    const fw_pod_info *pod, const fw_node_info *ni)
 {
+    uint64_t mask = 0;
+    int have_mask = fw__cycle_state_filter_mask(cs, fw, &mask);
+
     for (size_t i = 0; i < fw->n_pt[FW_PT_FILTER]; i++) {
         const fw_inst *in = fw->pt[FW_PT_FILTER][i];
-        if (fw_cycle_state_skip_filter_has(cs, in->desc->name))
+        if (filter_skipped(fw, cs, i, have_mask, mask))
             continue;
         int64_t tp = start_clock(fw, cs);
         fw_status *s = in->desc->filter(in->self, cs, pod, ni);

@@ -947,6 +947,12 @@ static void pre_filter_semantics(void **state)
     fw_node_info *ni = make_node("n1");
     /* PFSkip's Filter (which rejects everything) is skipped. */
     assert_null(fw_framework_run_filter(fw, cs, pod, ni));
+    /* ... and runs again once the skip set no longer names it. */
+    fw_cycle_state_skip_filter_clear(cs);
+    st = fw_framework_run_filter(fw, cs, pod, ni);
+    assert_non_null(st);
+    assert_string_equal(st->plugin, "PFSkip");
+    fw_status_free(st);
     fw_framework_free(fw);
 
     p = prof_new();
