@@ -101,12 +101,15 @@ wait_pod() {
 
 vm_pinned() { [ -n "$(vm_pin "$NS" "$1")" ]; }
 
-restart() { # VM: deletes its pod, prints where the next one landed
+# restart VM [EXPECTED_NODE]: deletes its pod, prints where the next one
+# landed (and stops the demo when that is not EXPECTED_NODE).
+restart() {
     local old new
     old=$(wait_pod "$1")
     kubectl -n "$NS" delete pod "${old%% *}" --wait=false >/dev/null
     new=$(wait_pod "$1" "${old%% *}")
     say "deleted ${old%% *} (on ${old#* }) -> ${new%% *} on ${new#* }   (pin: $(vm_pin "$NS" "$1"))"
+    [ -z "${2:-}" ] || [ "${new#* }" = "$2" ] || die "$1's pod landed on ${new#* }, not on $2"
 }
 
 vm_yaml() { # NAME
@@ -185,18 +188,19 @@ shown "kubectl -n $NS get events.events.k8s.io -o jsonpath='$PINNED_EVENTS'" \
     kubectl -n "$NS" get events.events.k8s.io -o jsonpath="$PINNED_EVENTS"
 
 step "2. Restarts: vm-db's pod is deleted three times; virt-controller makes a new VMI and pod, the pin brings it back"
-for i in 1 2 3; do restart vm-db; done
+for _ in 1 2 3; do restart vm-db "$(vm_pin "$NS" vm-db)"; done
 
 target=$(schedulable_nodes | grep -vx "$(vm_pin "$NS" vm-db)" | head -n1)
 step "3. Moving vm-db to $target through the aggregated API (kube-apiserver -> stickyvm-apiserver)"
 raw_show "$(raw_path "$NS" vm-db pin "node=$target")"
 say "the next restart lands on $target:"
-restart vm-db
+restart vm-db "$target"
 
 step "4. Unpinning vm-db: the next start may land anywhere, and pins the VM there"
 raw_show "$(raw_path "$NS" vm-db unpin)"
 pins
 restart vm-db
+wait_until 30 "the new pin of vm-db" vm_pinned vm-db || die "vm-db was not pinned again"
 pins
 
 step "5. What kubectl shows"
