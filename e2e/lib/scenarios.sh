@@ -54,7 +54,7 @@ spec:
       domain:
         resources:
           requests:
-            memory: 64Mi
+            memory: 128Mi
         devices:
           disks:
             - name: rootdisk
