@@ -11,6 +11,8 @@
 #include "kube/node.h"
 #include "kube/pod.h"
 #include "kube/selector.h"
+#include "kube/storage.h"
+#include "plugins/volume_binding.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -366,4 +368,75 @@ kube_informer_handlers sched_node_handlers(sched_event_ctx *ctx)
 {
     kube_informer_handlers h = {on_node_add, on_node_update, on_node_delete, ctx};
     return h;
+}
+
+/* ------------------------------------------------------------------ */
+/* Plugin-watched resources                                            */
+/* ------------------------------------------------------------------ */
+
+static void on_plugin_event(void *ud, const fw_cluster_event *ev, const kube_object *old_obj,
+                            const kube_object *new_obj)
+{
+    sched_event_ctx *c = ud;
+
+    if (c->queue)
+        sched_queue_move_all(c->queue, ev, old_obj, new_obj, NULL, NULL);
+}
+
+fw_event_sink sched_event_sink(sched_event_ctx *ctx)
+{
+    fw_event_sink sink = {on_plugin_event, ctx};
+    return sink;
+}
+
+/* ------------------------------------------------------------------ */
+/* Volumes                                                             */
+/* ------------------------------------------------------------------ */
+
+static const fw_cluster_event ev_pv_add = {FW_GVK_PV, FW_ACT_ADD, "PvAdd"};
+static const fw_cluster_event ev_pv_update = {FW_GVK_PV, FW_ACT_UPDATE, "PvUpdate"};
+static const fw_cluster_event ev_pvc_add = {FW_GVK_PVC, FW_ACT_ADD, "PvcAdd"};
+static const fw_cluster_event ev_pvc_update = {FW_GVK_PVC, FW_ACT_UPDATE, "PvcUpdate"};
+static const fw_cluster_event ev_sc_add = {FW_GVK_STORAGE_CLASS, FW_ACT_ADD, "StorageClassAdd"};
+static const fw_cluster_event ev_sc_update = {FW_GVK_STORAGE_CLASS, FW_ACT_UPDATE,
+                                              "StorageClassUpdate"};
+static const fw_cluster_event ev_csinode_add = {FW_GVK_CSI_NODE, FW_ACT_ADD, "CSINodeAdd"};
+static const fw_cluster_event ev_csinode_update = {FW_GVK_CSI_NODE, FW_ACT_UPDATE,
+                                                   "CSINodeUpdate"};
+
+/* {add, update} per kind; deletes raise nothing (as v1.28). */
+static const fw_cluster_event *const vol_events[PLUGIN_VOL_KINDS][2] = {
+    [PLUGIN_VOL_PV] = {&ev_pv_add, &ev_pv_update},
+    [PLUGIN_VOL_PVC] = {&ev_pvc_add, &ev_pvc_update},
+    [PLUGIN_VOL_SC] = {&ev_sc_add, &ev_sc_update},
+    [PLUGIN_VOL_CSINODE] = {&ev_csinode_add, &ev_csinode_update},
+};
+
+/* onStorageClassAdd: only a WaitForFirstConsumer class can help (pods
+ * with unbound immediate claims are not cached). */
+static int sc_add_matters(const kube_object *obj)
+{
+    const kube_storage_class *sc = kube_storage_class_from(obj);
+    return sc && sc->binding_mode == KUBE_BINDING_WAIT_FOR_FIRST_CONSUMER;
+}
+
+static void on_vol_event(void *ud, plugin_vol_kind k, kube_object *old_obj, kube_object *new_obj)
+{
+    sched_event_ctx *c = ud;
+
+    if (!new_obj || (unsigned)k >= PLUGIN_VOL_KINDS || !c->queue)
+        return;
+    if (!old_obj && k == PLUGIN_VOL_SC && !sc_add_matters(new_obj))
+        return;
+    sched_queue_move_all(c->queue, vol_events[k][old_obj != NULL], old_obj, new_obj, NULL, NULL);
+}
+
+int sched_volume_events_subscribe(sched_event_ctx *ctx, const void *hub)
+{
+    return plugin_vol_listers_subscribe(hub, on_vol_event, ctx);
+}
+
+void sched_volume_events_unsubscribe(sched_event_ctx *ctx, const void *hub)
+{
+    plugin_vol_listers_unsubscribe(hub, on_vol_event, ctx);
 }

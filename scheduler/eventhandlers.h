@@ -23,6 +23,15 @@
  * ports, untolerated NoSchedule taints). Node conditions are not decoded by
  * kube/node.h, so NodeConditionChange is never raised.
  *
+ * plugin-watched resources: a plugin that registered events of a resource
+ * it watches with its own informers (StickyVM: VirtualMachine,
+ * VirtualMachineInstance) hands them to sched_event_sink(), which moves the
+ * pods as for any other event (the plugin's hints decide).
+ * volumes: the volume plugins' shared PV, PVC, StorageClass and CSINode
+ * informers (plugin_vol_listers_subscribe on the hub) raise PvAdd,
+ * PvUpdate, PvcAdd, PvcUpdate, StorageClassAdd (WaitForFirstConsumer
+ * classes only), StorageClassUpdate, CSINodeAdd, CSINodeUpdate.
+ *
  * Threads: the handlers run on the informer hub's thread.
  * Memory: nothing is retained beyond what the queue and cache keep.
  */
@@ -48,6 +57,15 @@ typedef struct sched_event_ctx {
 /* Handlers whose ud is ctx (borrowed; must outlive the hub). */
 kube_informer_handlers sched_pod_handlers(sched_event_ctx *ctx);
 kube_informer_handlers sched_node_handlers(sched_event_ctx *ctx);
+
+/* The sink given to plugins as fw_services.events (ud is ctx; events
+ * before ctx->queue is set are dropped). */
+fw_event_sink sched_event_sink(sched_event_ctx *ctx);
+/* Feeds the volume events of hub's volume listers to ctx's queue until
+ * unsubscribed (call that after the hub stopped, before ctx goes). Both
+ * borrowed. KUBE_OK or KUBE_ENOMEM. */
+int sched_volume_events_subscribe(sched_event_ctx *ctx, const void *hub);
+void sched_volume_events_unsubscribe(sched_event_ctx *ctx, const void *hub);
 
 /* preCheckForNode: 1 when pod could pass the node's admission checks and
  * tolerates its NoSchedule taints. */

@@ -872,9 +872,36 @@ static int leader_new(sched_scheduler *s)
     return kube_leader_new(s->leader_client, &lc, &cb, &s->leader);
 }
 
+/* fw_leadership for plugins: the elector's view (s->leader is built
+ * after the frameworks, before anything can call this). */
+static int leading(void *ud)
+{
+    sched_scheduler *s = ud;
+    return s->leader && kube_leader_is_leader(s->leader);
+}
+
 /* ------------------------------------------------------------------ */
 /* Construction                                                        */
 /* ------------------------------------------------------------------ */
+
+/* What every profile's plugins share; the recorder is set per profile. */
+static fw_services shared_services(sched_scheduler *s)
+{
+    fw_services svc;
+
+    memset(&svc, 0, sizeof(svc));
+    svc.client = s->client;
+    svc.hub = s->hub;
+    svc.snapshot = s->snap;
+    svc.parallelizer = s->par;
+    svc.nominator = (fw_nominator){nom_pods_for_node, nom_add, nom_remove, s};
+    svc.metrics = sched_core_metrics_hooks(&s->cm);
+    if (s->cfg->leader_election.leader_elect)
+        svc.leadership = (fw_leadership){leading, s};
+    svc.metrics_registry = s->metrics;
+    svc.events = sched_event_sink(&s->ev);
+    return svc;
+}
 
 static int build_frameworks(sched_scheduler *s, const fw_registry *reg, char *err, size_t errlen)
 {
@@ -897,14 +924,8 @@ static int build_frameworks(sched_scheduler *s, const fw_registry *reg, char *er
                      kube_strerror(rc));
             break;
         }
-        memset(&svc, 0, sizeof(svc));
-        svc.client = s->client;
-        svc.hub = s->hub;
+        svc = shared_services(s);
         svc.recorder = s->recorders[i];
-        svc.snapshot = s->snap;
-        svc.parallelizer = s->par;
-        svc.nominator = (fw_nominator){nom_pods_for_node, nom_add, nom_remove, s};
-        svc.metrics = sched_core_metrics_hooks(&s->cm);
         rc = fw_framework_new(p, reg, &svc, &s->fws[i], err, errlen);
         s->n_fws = i + 1;
     }
@@ -959,6 +980,8 @@ static int build_informers(sched_scheduler *s)
     rc = kube_hub_add_informer(s->hub, &no, &nh, &s->node_inf);
     if (rc == KUBE_OK)
         rc = kube_hub_add_informer(s->hub, &po, &ph, &s->pod_inf);
+    if (rc == KUBE_OK)
+        rc = sched_volume_events_subscribe(&s->ev, s->hub);
     return rc;
 }
 
@@ -1204,11 +1227,12 @@ void sched_scheduler_free(sched_scheduler *s)
         return;
     if (s->started && !s->stopped)
         sched_scheduler_stop(s, 0);
-    kube_leader_free(s->leader);
     kube_hub_stop(s->hub);
+    sched_volume_events_unsubscribe(&s->ev, s->hub);
     sched_queue_free(s->queue);
     for (size_t i = 0; i < s->n_fws; i++)
         fw_framework_free(s->fws[i]);
+    kube_leader_free(s->leader); /* after the plugins, which may ask it */
     kube_hub_free(s->hub);
     sched_cache_free(s->cache);
     fw_snapshot_free(s->snap);

@@ -307,6 +307,18 @@ typedef struct fw_leadership {
 
 struct sched_metrics;
 
+/* Where a plugin that watches a resource with its own informers (a GVK it
+ * registered in events_to_register, e.g. FW_GVK_VM) reports that
+ * resource's changes, so the scheduler moves the pods it rejected
+ * (kube-scheduler's event handlers for plugin-registered GVKs). ev is
+ * static; old_obj / new_obj are borrowed for the call (old NULL for an
+ * add, new NULL for a delete). Thread-safe; called from informer threads. */
+typedef struct fw_event_sink {
+    void (*emit)(void *ud, const fw_cluster_event *ev, const kube_object *old_obj,
+                 const kube_object *new_obj);
+    void *ud;
+} fw_event_sink;
+
 /* What every framework of a scheduler shares; all borrowed, must outlive
  * the framework. Any may be NULL in tests. */
 typedef struct fw_services {
@@ -326,6 +338,9 @@ typedef struct fw_services {
     /* The scheduler's metrics registry (scheduler/metrics.h), where plugins
      * register their own families; NULL: plugins keep no metrics. */
     struct sched_metrics *metrics_registry;
+    /* Cluster events of plugin-watched resources; NULL emit: dropped (no
+     * queue, e.g. unit tests). Use fw_handle_emit_event(). */
+    fw_event_sink events;
 } fw_services;
 
 /* What a plugin gets at create(): the framework it belongs to (for the
@@ -336,6 +351,11 @@ struct fw_handle {
     const char *profile_name;  /* the profile's schedulerName */
     fw_services svc;           /* copy of what the scheduler passed */
 };
+
+/* Hands a cluster event of a resource the plugin watches to h's event
+ * sink (nothing when it has none). Arguments as fw_event_sink.emit. */
+void fw_handle_emit_event(const fw_handle *h, const fw_cluster_event *ev,
+                          const kube_object *old_obj, const kube_object *new_obj);
 
 /* ------------------------------------------------------------------ */
 /* Runtime                                                             */

@@ -414,6 +414,13 @@ const char *fw_framework_profile_name(const fw_framework *fw)
     return fw->profile;
 }
 
+void fw_handle_emit_event(const fw_handle *h, const fw_cluster_event *ev,
+                          const kube_object *old_obj, const kube_object *new_obj)
+{
+    if (h->svc.events.emit)
+        h->svc.events.emit(h->svc.events.ud, ev, old_obj, new_obj);
+}
+
 fw_handle *fw_framework_handle(fw_framework *fw)
 {
     return &fw->handle;

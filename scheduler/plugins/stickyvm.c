@@ -800,15 +800,39 @@ static void vmi_changed(stickyvm *sv, const kube_vmi *old_vmi, const kube_vmi *v
     kube_object_unref(vm);
 }
 
+/* The cluster events the scheduler requeues rejected pods on (the hints
+ * below decide per pod; events nobody registered move nothing). */
+static const fw_cluster_event ev_vmi_add = {FW_GVK_VMI, FW_ACT_ADD, "VirtualMachineInstanceAdd"};
+static const fw_cluster_event ev_vmi_update = {FW_GVK_VMI, FW_ACT_UPDATE,
+                                               "VirtualMachineInstanceUpdate"};
+static const fw_cluster_event ev_vmi_delete = {FW_GVK_VMI, FW_ACT_DELETE,
+                                               "VirtualMachineInstanceDelete"};
+static const fw_cluster_event ev_vm_add = {FW_GVK_VM, FW_ACT_ADD, "VirtualMachineAdd"};
+static const fw_cluster_event ev_vm_update = {FW_GVK_VM, FW_ACT_UPDATE, "VirtualMachineUpdate"};
+static const fw_cluster_event ev_vm_delete = {FW_GVK_VM, FW_ACT_DELETE, "VirtualMachineDelete"};
+
+static void emit(const stickyvm *sv, const fw_cluster_event *ev, const kube_object *old_obj,
+                 const kube_object *new_obj)
+{
+    fw_handle_emit_event(sv->h, ev, old_obj, new_obj);
+}
+
 static void on_vmi_add(void *ud, kube_object *obj)
 {
     notify_cache(ud);
+    emit(ud, &ev_vmi_add, NULL, obj);
 }
 
 static void on_vmi_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 {
     notify_cache(ud);
     vmi_changed(ud, kube_vmi_from(old_obj), kube_vmi_from(new_obj));
+    emit(ud, &ev_vmi_update, old_obj, new_obj);
+}
+
+static void on_vmi_delete(void *ud, kube_object *obj)
+{
+    emit(ud, &ev_vmi_delete, obj, NULL);
 }
 
 static void vm_seen(stickyvm *sv, const kube_object *obj, int deleted)
@@ -825,16 +849,19 @@ static void vm_seen(stickyvm *sv, const kube_object *obj, int deleted)
 static void on_vm_add(void *ud, kube_object *obj)
 {
     vm_seen(ud, obj, 0);
+    emit(ud, &ev_vm_add, NULL, obj);
 }
 
 static void on_vm_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 {
     vm_seen(ud, new_obj, 0);
+    emit(ud, &ev_vm_update, old_obj, new_obj);
 }
 
 static void on_vm_delete(void *ud, kube_object *obj)
 {
     vm_seen(ud, obj, 1);
+    emit(ud, &ev_vm_delete, obj, NULL);
 }
 
 static int add_informers(stickyvm *sv, char *err, size_t errlen)
@@ -842,7 +869,7 @@ static int add_informers(stickyvm *sv, char *err, size_t errlen)
     kube_hub *hub = sv->h->svc.hub;
     kube_informer_options vmi_o = {.resource = &KUBE_RES_VMIS, .codec = &kube_vmi_codec};
     kube_informer_options vm_o = {.resource = &KUBE_RES_VMS, .codec = &kube_vm_codec};
-    kube_informer_handlers vmi_h = {on_vmi_add, on_vmi_update, NULL, sv};
+    kube_informer_handlers vmi_h = {on_vmi_add, on_vmi_update, on_vmi_delete, sv};
     kube_informer_handlers vm_h = {on_vm_add, on_vm_update, on_vm_delete, sv};
     int rc = kube_hub_add_informer(hub, &vmi_o, &vmi_h, &sv->vmi_inf);
     if (rc == KUBE_OK)

@@ -49,6 +49,7 @@
 #define VMIS_PATH "/apis/kubevirt.io/v1/namespaces/" NS "/virtualmachineinstances"
 #define EVENTS_PATH "/apis/events.k8s.io/v1/namespaces/" NS "/events"
 #define CONVERGE_MS 20000
+#define CONFIG_FILE STICKYVM_SOURCE_DIR "/manifests/scheduler/stickyvm-scheduler-config.yaml"
 
 typedef struct fixture {
     harness *h;
@@ -490,9 +491,9 @@ static void complete_migration(fixture *fx, const char *vmi, const char *from, c
     snprintf(path, sizeof(path), VMIS_PATH "/%s/status", vmi);
     snprintf(body, sizeof(body),
              "{\"status\":{\"nodeName\":\"%s\",\"phase\":\"Running\",\"migrationState\":{"
-             "\"sourceNode\":\"%s\",\"targetNode\":\"%s\",\"migrationUid\":\"mig-%s\","
+             "\"sourceNode\":\"%s\",\"targetNode\":\"%s\",\"migrationUid\":\"mig-%s-%s\","
              "\"completed\":true}}}",
-             to, from, to, vmi);
+             to, from, to, vmi, to);
     merge_patch(fx, path, body);
 }
 
@@ -534,9 +535,80 @@ static void test_migration_moves_pin(void **state)
 /* The whole scheduler                                                 */
 /* ------------------------------------------------------------------ */
 
+#define LEASES_PATH "/apis/coordination.k8s.io/v1/namespaces/%s/leases"
+#define OTHER_HOLDER_LEASE_S 3600
+
+/* A Lease held by another replica for an hour. */
+static void lease_held_elsewhere(fixture *fx, const char *ns, const char *name)
+{
+    char path[256], body[512];
+    snprintf(path, sizeof(path), LEASES_PATH, ns);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{"
+             "\"name\":\"%s\",\"namespace\":\"%s\"},\"spec\":{\"holderIdentity\":\"other\","
+             "\"leaseDurationSeconds\":%d,\"acquireTime\":\"2024-01-01T00:00:00.000000Z\","
+             "\"renewTime\":\"2024-01-01T00:00:00.000000Z\",\"leaseTransitions\":0}}",
+             name, ns, OTHER_HOLDER_LEASE_S);
+    assert_int_equal(harness_create(fx->h, path, body, NULL), KUBE_OK);
+}
+
+static void delete_path(fixture *fx, const char *path);
+
+/* The scheduler with leader election, started while another replica holds
+ * the Lease. */
+static sched_scheduler *follower_up(fixture *fx, sched_config **cfg)
+{
+    char err[512] = "";
+    sched_scheduler *s = NULL;
+    if (sched_config_load_file(CONFIG_FILE, NULL, cfg, err, sizeof(err)) != KUBE_OK)
+        fail_msg("%s", err);
+    sched_leader_election *le = &(*cfg)->leader_election;
+    le->leader_elect = 1;
+    le->lease_duration_ms = 2000, le->renew_deadline_ms = 1000, le->retry_period_ms = 100;
+    lease_held_elsewhere(fx, le->resource_namespace, le->resource_name);
+    sched_scheduler_options o = {.config = *cfg, .client = fx->client,
+                                 .leader_client = fx->client, .identity = "follower"};
+    if (sched_scheduler_new(&o, &s, err, sizeof(err)) != KUBE_OK)
+        fail_msg("scheduler: %s", err);
+    assert_int_equal(sched_scheduler_start(s), KUBE_OK);
+    assert_int_equal(sched_scheduler_wait_synced(s, CONVERGE_MS), KUBE_OK);
+    return s;
+}
+
+/* The scheduler hands StickyVM its leadership: a migration completed while
+ * another replica leads is not followed; once this one leads, the next is. */
+static void test_sched_follower_does_not_move_pins(void **state)
+{
+    fixture *fx = *state;
+    sched_config *cfg = NULL;
+    char pin[256], path[256];
+    create_chain(fx, "vm-lead", "node-1");
+    merge_patch(fx, VMIS_PATH "/vm-lead/status",
+                "{\"status\":{\"nodeName\":\"node-1\",\"phase\":\"Running\"}}");
+    sched_scheduler *s = follower_up(fx, &cfg);
+    assert_false(sched_scheduler_active(s));
+
+    complete_migration(fx, "vm-lead", "node-1", "node-2");
+    usleep(1000 * 1000); /* no write to wait for: give the informer time */
+    server_pin(fx, "vm-lead", pin, sizeof(pin));
+    assert_string_equal(pin, "node-1");
+
+    snprintf(path, sizeof(path), LEASES_PATH "/%s", cfg->leader_election.resource_namespace,
+             cfg->leader_election.resource_name);
+    delete_path(fx, path);
+    int64_t deadline = kube_now_ms() + CONVERGE_MS;
+    while (!sched_scheduler_active(s)) {
+        assert_true(kube_now_ms() < deadline);
+        usleep(10000);
+    }
+    complete_migration(fx, "vm-lead", "node-1", "node-0");
+    wait_pin(fx, "vm-lead", "node-0");
+    sched_scheduler_free(s);
+    sched_config_free(cfg);
+}
+
 #define PODS_PATH "/api/v1/namespaces/" NS "/pods"
 #define NODES_PATH "/api/v1/nodes"
-#define CONFIG_FILE STICKYVM_SOURCE_DIR "/manifests/scheduler/stickyvm-scheduler-config.yaml"
 #define STICKY_VM "vm-sticky"
 #define RESTARTS 20
 
@@ -757,6 +829,40 @@ static void test_sched_returning_node_binds(void **state)
     assert_string_equal(node, fx->sticky_node);
 }
 
+/* StickyVM's counters are in the scheduler's registry (/metrics). */
+static void test_sched_metrics_show_pins(void **state)
+{
+    fixture *fx = *state;
+    kube_buf out = KUBE_BUF_INIT;
+    assert_non_null(fx->sched);
+    assert_int_equal(sched_metrics_write(sched_scheduler_metrics(fx->sched), &out), KUBE_OK);
+    assert_int_equal(kube_buf_puts(&out, ""), KUBE_OK); /* NUL-terminated */
+    assert_non_null(strstr(out.data, "\nstickyvm_pins_recorded_total 1\n"));
+    assert_non_null(strstr(out.data, "\nstickyvm_pinned_pods_scheduled_total "));
+    kube_buf_free(&out);
+}
+
+/* The pinned node is gone again; releasing the pin (what /unpin does:
+ * the annotation cleared) requeues the waiting pod through the
+ * VirtualMachine update, and it binds elsewhere and is pinned there. */
+static void test_sched_unpin_requeues(void **state)
+{
+    fixture *fx = *state;
+    char path[320], node[256];
+    assert_true(*fx->sticky_node);
+    snprintf(path, sizeof(path), NODES_PATH "/%s", fx->sticky_node);
+    delete_path(fx, path);
+    restart_vm(fx, STICKY_VM, 300, fx->sticky_pod, sizeof(fx->sticky_pod));
+    wait_pod_event(fx, fx->sticky_pod, "FailedScheduling", "/unpin");
+    merge_patch(fx, VMS_PATH "/" STICKY_VM, "{\"metadata\":{\"annotations\":{"
+                                          "\"stickyvm.io/node\":null}}}");
+    int64_t t0 = kube_now_ms();
+    wait_bound(fx, fx->sticky_pod, node, sizeof(node));
+    print_message("bound %lld ms after the unpin\n", (long long)(kube_now_ms() - t0));
+    assert_string_not_equal(node, fx->sticky_node);
+    wait_pin(fx, STICKY_VM, node);
+}
+
 int test_group_stickyvm_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -766,10 +872,13 @@ int test_group_stickyvm_integration(void)
         cmocka_unit_test_teardown(test_new_vmi_at_most_one_get, test_teardown),
         cmocka_unit_test_teardown(test_missing_vmi_one_get, test_teardown),
         cmocka_unit_test_teardown(test_migration_moves_pin, test_teardown),
+        cmocka_unit_test(test_sched_follower_does_not_move_pins),
         cmocka_unit_test(test_sched_twenty_restarts_same_node),
+        cmocka_unit_test(test_sched_metrics_show_pins),
         cmocka_unit_test(test_sched_cordoned_node_waits),
         cmocka_unit_test(test_sched_deleted_node_names_unpin),
         cmocka_unit_test(test_sched_returning_node_binds),
+        cmocka_unit_test(test_sched_unpin_requeues),
     };
     return cmocka_run_group_tests_name("stickyvm_integration", tests, group_setup,
                                        group_teardown);

@@ -9,6 +9,8 @@
  *   - a pod whose claim is already bound to a local PV lands on that node;
  *   - a pod with an unbound Immediate claim is unschedulable with
  *     kube-scheduler's message;
+ *   - a pod whose claim has no PV yet waits, and binds once the PV is
+ *     created (PvAdd requeues it);
  *   - a high-priority pod with preemptionPolicy Never preempts nobody;
  *   - a high-priority pod preempts a low-priority pod (on the node where no
  *     PodDisruptionBudget is violated), which is deleted with a Preempted
@@ -373,6 +375,26 @@ static void unbound_immediate_claim_is_unschedulable(void **state)
     free(msg);
 }
 
+/* No PV for the WaitForFirstConsumer claim: the pod waits; the PV's
+ * creation (PvAdd from the volume plugins' informer) requeues it, long
+ * before the 5-minute flush of unschedulable pods. */
+static void pod_binds_when_its_volume_appears(void **state)
+{
+    fixture *fx = *state;
+    char vol[256];
+
+    create_class(fx, "local", "WaitForFirstConsumer");
+    create_pvc(fx, "late", "local", NULL);
+    create_pod(fx, "waits-for-pv", "100m", 0, NULL, claim_volume("late", vol, sizeof(vol)));
+    free(wait_unschedulable(fx, "waits-for-pv", "didn't find available persistent volumes"));
+    int64_t t0 = kube_now_ms();
+    create_local_pv(fx, "late-pv", "local", "node-a", NULL);
+    char *node = wait_bound(fx, "waits-for-pv");
+    assert_string_equal(node, "node-a");
+    free(node);
+    print_message("bound %lld ms after the PV appeared\n", (long long)(kube_now_ms() - t0));
+}
+
 /* ------------------------------------------------------------------ */
 /* Preemption                                                          */
 /* ------------------------------------------------------------------ */
@@ -467,6 +489,7 @@ int test_group_volumes_preemption_integration(void)
         T(local_volume_pins_the_pod),
         T(bound_local_volume_pins_the_pod),
         T(unbound_immediate_claim_is_unschedulable),
+        T(pod_binds_when_its_volume_appears),
         T(preemption_policy_never),
         T(high_priority_pod_preempts),
     };
