@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kube/errors.h"
+#include "kube/intern.h"
 
 #define ARENA_ALIGN 8u
 #define CHUNK_MIN 4096u
@@ -32,6 +33,8 @@ void kube_arena_init(kube_arena *a, void *buf, size_t n)
     a->used = 0;
     a->chunks = NULL;
     a->fixed = 0;
+    a->first = buf;
+    a->first_size = buf ? n : 0;
 }
 
 void kube_arena_init_fixed(kube_arena *a, void *block, size_t n)
@@ -112,6 +115,71 @@ char *kube_arena_strdup(kube_arena *a, const char *s)
 size_t kube_arena_used(const kube_arena *a)
 {
     return a->used;
+}
+
+static int in_range(uintptr_t p, const char *start, size_t size)
+{
+    return start && p >= (uintptr_t)start && p - (uintptr_t)start < size;
+}
+
+int kube_arena_owns(const kube_arena *a, const void *p)
+{
+    uintptr_t u = (uintptr_t)p;
+
+    if (in_range(u, a->first, a->first_size))
+        return 1;
+    for (const kube_arena_chunk *c = a->chunks; c; c = c->next)
+        if (in_range(u, c->data, c->size))
+            return 1;
+    return 0;
+}
+
+/* 1 when one of the ptrs leading pointers of an element of p points into
+ * the arena. */
+static int points_into(const kube_arena *a, const void *p, size_t count, size_t size,
+                       size_t ptrs)
+{
+    for (size_t i = 0; i < count; i++) {
+        const char *elem = (const char *)p + i * size;
+        for (size_t k = 0; k < ptrs; k++) {
+            const void *q;
+            memcpy(&q, elem + k * sizeof(q), sizeof(q));
+            if (kube_arena_owns(a, q))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+_Static_assert(KUBE_ARENA_STAGE_SIZE <= KUBE_INTERN_MAX_ENTRY,
+               "a staged array must fit in one pool entry");
+
+void *kube_arena_stage_alloc(kube_arena *a, kube_arena_stage *st, size_t n)
+{
+    if (n == 0)
+        return NULL;
+    if (n > sizeof(st->buf))
+        return kube_arena_alloc(a, n);
+    memset(st->buf, 0, n);
+    return st->buf;
+}
+
+const void *kube_arena_share(kube_arena *a, kube_arena_stage *st, const void *p, size_t count,
+                             size_t size, size_t ptrs)
+{
+    const void *shared = NULL;
+    size_t n = count * size;
+    void *copy;
+
+    if (p != st->buf)
+        return p;
+    if (!points_into(a, p, count, size, ptrs))
+        shared = kube_intern_bytes(p, n);
+    if (shared)
+        return shared;
+    if ((copy = arena_take(a, n, ARENA_ALIGN)))
+        memcpy(copy, p, n);
+    return copy;
 }
 
 void kube_arena_release(kube_arena *a)

@@ -21,6 +21,7 @@
 #ifndef KUBE_ARENA_H
 #define KUBE_ARENA_H
 
+#include <stdalign.h>
 #include <stddef.h>
 
 struct kube_arena_chunk;
@@ -31,7 +32,17 @@ typedef struct kube_arena {
     size_t used;                     /* bytes handed out, counted as one contiguous block */
     struct kube_arena_chunk *chunks; /* malloc'd chunks (growable arenas), owned */
     int fixed;                       /* 1: never grows */
+    char *first;                     /* the caller's buffer or fixed block (borrowed) */
+    size_t first_size;
 } kube_arena;
+
+/* Where an array that may be shared (kube_arena_share) is built: in the
+ * caller's stage when small enough for the pool of kube/intern.h, else
+ * directly in the arena. Lives on the caller's stack. */
+#define KUBE_ARENA_STAGE_SIZE 1024u
+typedef struct kube_arena_stage {
+    alignas(16) unsigned char buf[KUBE_ARENA_STAGE_SIZE];
+} kube_arena_stage;
 
 /* Initialises a growable arena that first uses buf (n bytes, may be NULL/0;
  * must be aligned to 16 bytes when given). Allocates nothing. */
@@ -56,6 +67,28 @@ char *kube_arena_strdup(kube_arena *a, const char *s);
  * 16-aligned address (alignment padding included): the size a fixed block
  * needs to replay the same allocations. */
 size_t kube_arena_used(const kube_arena *a);
+
+/* 1 when p points into memory of the arena (its first region or one of
+ * its chunks), else 0. */
+int kube_arena_owns(const kube_arena *a, const void *p);
+
+/* n zeroed bytes, aligned to 8, to build an array in: st's buffer when n
+ * fits in it, else n bytes of the arena. NULL when memory runs out (or n
+ * is 0). Finish the array with kube_arena_share(). */
+void *kube_arena_stage_alloc(kube_arena *a, kube_arena_stage *st, size_t n);
+
+/* Finishes the immutable array p of count elements of size bytes, each
+ * starting with ptrs pointer members (its only pointers), built in memory
+ * from kube_arena_stage_alloc(a, st, count * size). Built in the arena
+ * (too large to share): returns p. Built in st: returns the pooled copy
+ * (kube/intern.h: permanent, shared with every object holding the same
+ * bytes) when no pointer of p points into the arena, i.e. every string in
+ * it is static or pooled, and the pool takes it; else a copy of p in the
+ * arena. NULL when memory runs out. Deterministic for a given pool state,
+ * and never larger in the second pass of kube_arena_build(), as two-pass
+ * building needs. */
+const void *kube_arena_share(kube_arena *a, kube_arena_stage *st, const void *p, size_t count,
+                             size_t size, size_t ptrs);
 
 /* Frees the chunks a growable arena malloc'd (never the caller's initial
  * buffer or a fixed block) and leaves the arena empty and unusable until

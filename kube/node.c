@@ -63,13 +63,14 @@ int kube_resources_from_list(const kube_resource_entry *list, size_t n, struct k
 {
     kube_scalar *scalars = NULL;
     size_t n_scalars = 0;
+    kube_arena_stage st;
     int64_t *slot;
     int rc;
 
     memset(out, 0, sizeof(*out));
     for (size_t i = 0; i < n; i++)
         n_scalars += kube_is_scalar_resource_name(list[i].name);
-    if (n_scalars && !(scalars = kube_arena_alloc(a, n_scalars * sizeof(*scalars))))
+    if (n_scalars && !(scalars = kube_arena_stage_alloc(a, &st, n_scalars * sizeof(*scalars))))
         return KUBE_ENOMEM;
     n_scalars = 0;
     for (size_t i = 0; i < n; i++) {
@@ -81,7 +82,7 @@ int kube_resources_from_list(const kube_resource_entry *list, size_t n, struct k
         } else if (kube_is_scalar_resource_name(e->name)) {
             kube_scalar *s = &scalars[n_scalars++];
             rc = kube_quantity_value(&e->q, &s->value);
-            if (rc == KUBE_OK && !(s->name = kube_arena_str(a, e->name)))
+            if (rc == KUBE_OK && !(s->name = kube_arena_str_shared(a, e->name)))
                 rc = KUBE_ENOMEM;
         } else {
             rc = KUBE_OK;
@@ -89,6 +90,9 @@ int kube_resources_from_list(const kube_resource_entry *list, size_t n, struct k
         if (rc != KUBE_OK)
             return rc;
     }
+    if (n_scalars && !(scalars = (kube_scalar *)kube_arena_share(a, &st, scalars, n_scalars,
+                                                                 sizeof(*scalars), 1)))
+        return KUBE_ENOMEM;
     out->scalars = scalars;
     out->n_scalars = n_scalars;
     return KUBE_OK;
@@ -116,28 +120,32 @@ static int decode_taint(const cJSON *j, kube_arena *a, kube_taint *t)
 
     if (!cJSON_IsObject(j) || !cJSON_IsString(effect))
         return KUBE_EPARSE;
-    if ((rc = kube_json_str(j, "key", a, "", &t->key)) ||
-        (rc = kube_json_str(j, "value", a, "", &t->value)))
+    if ((rc = kube_json_str_shared(j, "key", a, "", &t->key)) ||
+        (rc = kube_json_str_shared(j, "value", a, "", &t->value)))
         return rc;
     return decode_effect(effect->valuestring, &t->effect);
 }
 
+/* Taints and images repeat across nodes: their strings and arrays are
+ * shared (kube_arena_share). */
 static int decode_taints(const cJSON *spec, kube_arena *a, kube_node *n)
 {
     const cJSON *arr, *it;
     kube_taint *taints;
     size_t count, i = 0;
+    kube_arena_stage st;
     int rc = kube_json_array(spec, "taints", &arr, &count);
 
     if (rc != KUBE_OK || count == 0)
         return rc;
-    if (!(taints = kube_arena_alloc(a, count * sizeof(*taints))))
+    if (!(taints = kube_arena_stage_alloc(a, &st, count * sizeof(*taints))))
         return KUBE_ENOMEM;
     cJSON_ArrayForEach(it, arr) {
         if ((rc = decode_taint(it, a, &taints[i++])))
             return rc;
     }
-    n->taints = taints;
+    if (!(n->taints = kube_arena_share(a, &st, taints, count, sizeof(*taints), 2)))
+        return KUBE_ENOMEM;
     n->n_taints = count;
     return KUBE_OK;
 }
@@ -148,7 +156,7 @@ static int decode_image(const cJSON *j, kube_arena *a, kube_node_image *img)
 
     if (!cJSON_IsObject(j))
         return KUBE_EPARSE;
-    if ((rc = kube_json_strings(j, "names", a, &img->names, &img->n_names)))
+    if ((rc = kube_json_strings_shared(j, "names", a, &img->names, &img->n_names)))
         return rc;
     return kube_json_int64(j, "sizeBytes", INT64_MIN, INT64_MAX, 0, &img->size_bytes);
 }
@@ -158,17 +166,19 @@ static int decode_images(const cJSON *status, kube_arena *a, kube_node *n)
     const cJSON *arr, *it;
     kube_node_image *images;
     size_t count, i = 0;
+    kube_arena_stage st;
     int rc = kube_json_array(status, "images", &arr, &count);
 
     if (rc != KUBE_OK || count == 0)
         return rc;
-    if (!(images = kube_arena_alloc(a, count * sizeof(*images))))
+    if (!(images = kube_arena_stage_alloc(a, &st, count * sizeof(*images))))
         return KUBE_ENOMEM;
     cJSON_ArrayForEach(it, arr) {
         if ((rc = decode_image(it, a, &images[i++])))
             return rc;
     }
-    n->images = images;
+    if (!(n->images = kube_arena_share(a, &st, images, count, sizeof(*images), 1)))
+        return KUBE_ENOMEM;
     n->n_images = count;
     return KUBE_OK;
 }

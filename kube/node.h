@@ -2,7 +2,9 @@
  * kube/node.h - v1 Node as the scheduler needs it.
  *
  * Memory: a kube_node is one allocation owned through its reference count
- * (kube/object.h); every pointer inside lives as long as the object.
+ * (kube/object.h); every pointer inside lives at least as long as the
+ * object (taints, scalar resources and image names are usually shared with
+ * other objects through the permanent pool of kube/intern.h).
  */
 #ifndef KUBE_NODE_H
 #define KUBE_NODE_H
@@ -58,8 +60,8 @@ typedef struct kube_node_image {
 typedef struct kube_node {
     kube_object base;             /* base.meta.name is the node name */
     int unschedulable;            /* spec.unschedulable */
+    uint32_t n_taints;            /* 32-bit, beside unschedulable: no padding */
     const kube_taint *taints;
-    size_t n_taints;
     kube_resources allocatable;   /* status.allocatable (all zero when absent) */
     const kube_node_image *images;
     size_t n_images;
@@ -97,10 +99,11 @@ struct kube_arena;
 int kube_resource_list_decode(const cJSON *map, kube_resource_entry **out, size_t *n);
 
 /* Sets *out to framework.NewResource(list): cpu (MilliValue), memory,
- * ephemeral-storage and pods (Value), and every scalar resource (Value,
- * names copied into the arena); other names are ignored. The list holds
- * each name once. Returns KUBE_OK, KUBE_ERANGE (a used value without an
- * int64 form) or KUBE_ENOMEM. */
+ * ephemeral-storage and pods (Value), and every scalar resource (Value;
+ * names kept with kube_arena_str_shared() and the array shared through
+ * kube_arena_share() when the pool takes it, else in the arena); other
+ * names are ignored. The list holds each name once. Returns KUBE_OK,
+ * KUBE_ERANGE (a used value without an int64 form) or KUBE_ENOMEM. */
 int kube_resources_from_list(const kube_resource_entry *list, size_t n, struct kube_arena *a,
                              kube_resources *out);
 

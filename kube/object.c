@@ -11,6 +11,7 @@
 
 #include "kube/arena.h"
 #include "kube/errors.h"
+#include "kube/intern.h"
 
 kube_object *kube_object_ref(kube_object *obj)
 {
@@ -257,6 +258,21 @@ const char *kube_arena_str(struct kube_arena *a, const char *s)
     return hit ? hit : kube_arena_strdup(a, s);
 }
 
+const char *kube_arena_str_shared(struct kube_arena *a, const char *s)
+{
+    const char *hit = kube_intern_str(s);
+    return hit ? hit : kube_arena_strdup(a, s);
+}
+
+/* How a string read from JSON is kept: copied (static when well known),
+ * or shared through the pool (kube/intern.h). */
+typedef enum str_mode { STR_COPY, STR_SHARED } str_mode;
+
+static const char *keep_str(kube_arena *a, const char *s, str_mode mode)
+{
+    return mode == STR_SHARED ? kube_arena_str_shared(a, s) : kube_arena_str(a, s);
+}
+
 /* ---- JSON getters ---- */
 
 const cJSON *kube_json_get(const cJSON *obj, const char *key)
@@ -269,8 +285,8 @@ const cJSON *kube_json_get(const cJSON *obj, const char *key)
     return cJSON_IsNull(v) ? NULL : v;
 }
 
-int kube_json_str(const cJSON *obj, const char *key, struct kube_arena *a, const char *def,
-                  const char **out)
+static int json_str(const cJSON *obj, const char *key, kube_arena *a, const char *def,
+                    str_mode mode, const char **out)
 {
     const cJSON *v = kube_json_get(obj, key);
 
@@ -280,8 +296,20 @@ int kube_json_str(const cJSON *obj, const char *key, struct kube_arena *a, const
     }
     if (!cJSON_IsString(v) || !v->valuestring)
         return KUBE_EPARSE;
-    *out = kube_arena_str(a, v->valuestring);
+    *out = keep_str(a, v->valuestring, mode);
     return *out ? KUBE_OK : KUBE_ENOMEM;
+}
+
+int kube_json_str(const cJSON *obj, const char *key, struct kube_arena *a, const char *def,
+                  const char **out)
+{
+    return json_str(obj, key, a, def, STR_COPY, out);
+}
+
+int kube_json_str_shared(const cJSON *obj, const char *key, struct kube_arena *a,
+                         const char *def, const char **out)
+{
+    return json_str(obj, key, a, def, STR_SHARED, out);
 }
 
 int kube_json_int64(const cJSON *obj, const char *key, int64_t min, int64_t max, int64_t def,
@@ -357,47 +385,81 @@ int kube_json_array(const cJSON *obj, const char *key, const cJSON **out, size_t
     return KUBE_OK;
 }
 
-/* A string element copied into the arena; JSON null reads as "" (Go
- * leaves the zero value). NULL for other types or when memory runs out. */
-static const char *null_or_string(const cJSON *it, kube_arena *a)
+/* A string element kept as mode says; JSON null reads as "" (Go leaves
+ * the zero value). NULL for other types or when memory runs out. */
+static const char *null_or_string(const cJSON *it, kube_arena *a, str_mode mode)
 {
     if (cJSON_IsNull(it))
         return "";
     if (!cJSON_IsString(it) || !it->valuestring)
         return NULL;
-    return kube_arena_str(a, it->valuestring);
+    return keep_str(a, it->valuestring, mode);
 }
 
-int kube_json_strings(const cJSON *obj, const char *key, struct kube_arena *a,
-                      const char *const **out, size_t *n)
+static int json_strings(const cJSON *obj, const char *key, kube_arena *a, str_mode mode,
+                        const char *const **out, size_t *n)
 {
     const cJSON *arr, *it;
     const char **v;
     size_t count, i = 0;
+    kube_arena_stage st;
     int rc = kube_json_array(obj, key, &arr, &count);
 
     *out = NULL;
     *n = 0;
     if (rc != KUBE_OK || count == 0)
         return rc;
-    v = kube_arena_alloc(a, count * sizeof(*v));
+    v = mode == STR_SHARED ? kube_arena_stage_alloc(a, &st, count * sizeof(*v))
+                           : kube_arena_alloc(a, count * sizeof(*v));
     if (!v)
         return KUBE_ENOMEM;
     cJSON_ArrayForEach(it, arr) {
-        if ((v[i++] = null_or_string(it, a)) == NULL)
+        if ((v[i++] = null_or_string(it, a, mode)) == NULL)
             return cJSON_IsString(it) ? KUBE_ENOMEM : KUBE_EPARSE;
     }
+    if (mode == STR_SHARED &&
+        !(v = (const char **)kube_arena_share(a, &st, v, count, sizeof(*v), 1)))
+        return KUBE_ENOMEM;
     *out = v;
     *n = count;
     return KUBE_OK;
 }
 
-int kube_json_string_map(const cJSON *obj, const char *key, struct kube_arena *a,
-                         const kube_kv **out, size_t *n)
+int kube_json_strings(const cJSON *obj, const char *key, struct kube_arena *a,
+                      const char *const **out, size_t *n)
+{
+    return json_strings(obj, key, a, STR_COPY, out, n);
+}
+
+int kube_json_strings_shared(const cJSON *obj, const char *key, struct kube_arena *a,
+                             const char *const **out, size_t *n)
+{
+    return json_strings(obj, key, a, STR_SHARED, out, n);
+}
+
+/* How string_map() keeps keys and values; a value equal to self (a string
+ * of the object, may be NULL) is stored as self. */
+typedef struct map_mode {
+    str_mode keys, values;
+    const char *self;
+} map_mode;
+
+static const char *map_value(const cJSON *it, kube_arena *a, const map_mode *mm)
+{
+    if (mm->self && cJSON_IsString(it) && it->valuestring &&
+        strcmp(it->valuestring, mm->self) == 0)
+        return mm->self;
+    return null_or_string(it, a, mm->values);
+}
+
+static int string_map(const cJSON *obj, const char *key, kube_arena *a, const map_mode *mm,
+                      const kube_kv **out, size_t *n)
 {
     const cJSON *map, *it;
     kube_kv *kv;
     size_t count = 0, i = 0;
+    kube_arena_stage st;
+    int share = mm->keys == STR_SHARED && mm->values == STR_SHARED;
     int rc = kube_json_object(obj, key, &map);
 
     *out = NULL;
@@ -407,21 +469,38 @@ int kube_json_string_map(const cJSON *obj, const char *key, struct kube_arena *a
     cJSON_ArrayForEach(it, map) count++;
     if (count == 0)
         return KUBE_OK;
-    kv = kube_arena_alloc(a, count * sizeof(*kv));
+    kv = share ? kube_arena_stage_alloc(a, &st, count * sizeof(*kv))
+               : kube_arena_alloc(a, count * sizeof(*kv));
     if (!kv)
         return KUBE_ENOMEM;
     cJSON_ArrayForEach(it, map) {
         if (!it->string || (!cJSON_IsString(it) && !cJSON_IsNull(it)))
             return KUBE_EPARSE;
-        kv[i].key = kube_arena_str(a, it->string);
-        kv[i].value = null_or_string(it, a);
+        kv[i].key = keep_str(a, it->string, mm->keys);
+        kv[i].value = map_value(it, a, mm);
         if (!kv[i].key || !kv[i].value)
             return KUBE_ENOMEM;
         i++;
     }
+    if (share && !(kv = (kube_kv *)kube_arena_share(a, &st, kv, count, sizeof(*kv), 2)))
+        return KUBE_ENOMEM;
     *out = kv;
     *n = count;
     return KUBE_OK;
+}
+
+int kube_json_string_map(const cJSON *obj, const char *key, struct kube_arena *a,
+                         const kube_kv **out, size_t *n)
+{
+    static const map_mode copy = {STR_COPY, STR_COPY, NULL};
+    return string_map(obj, key, a, &copy, out, n);
+}
+
+int kube_json_string_map_shared(const cJSON *obj, const char *key, struct kube_arena *a,
+                                const kube_kv **out, size_t *n)
+{
+    static const map_mode shared = {STR_SHARED, STR_SHARED, NULL};
+    return string_map(obj, key, a, &shared, out, n);
 }
 
 int kube_json_time(const cJSON *obj, const char *key, int64_t *unix_us)
@@ -444,8 +523,8 @@ static int decode_owner(const cJSON *j, kube_arena *a, kube_owner_ref *o)
 
     if (!cJSON_IsObject(j))
         return KUBE_EPARSE;
-    if ((rc = kube_json_str(j, "apiVersion", a, "", &o->api_version)) ||
-        (rc = kube_json_str(j, "kind", a, "", &o->kind)) ||
+    if ((rc = kube_json_str_shared(j, "apiVersion", a, "", &o->api_version)) ||
+        (rc = kube_json_str_shared(j, "kind", a, "", &o->kind)) ||
         (rc = kube_json_str(j, "name", a, "", &o->name)) ||
         (rc = kube_json_str(j, "uid", a, "", &o->uid)) ||
         (rc = kube_json_bool(j, "controller", 0, &o->controller)))
@@ -474,6 +553,23 @@ static int decode_owners(const cJSON *md, kube_arena *a, kube_meta *m)
     return KUBE_OK;
 }
 
+/* Labels and their keys and values are shared (a value equal to the
+ * object's name, as kubernetes.io/hostname on nodes, points at the name);
+ * annotation keys are shared, their values (often long or unique) copied. */
+static int meta_maps(const cJSON *metadata, kube_arena *arena, kube_meta *m,
+                     const kube_kv **labels, const kube_kv **annotations)
+{
+    map_mode lm = {STR_SHARED, STR_SHARED, m->name}, am = {STR_SHARED, STR_COPY, NULL};
+    size_t n_labels = 0, n_annotations = 0;
+    int rc = string_map(metadata, "labels", arena, &lm, labels, &n_labels);
+
+    if (rc == KUBE_OK)
+        rc = string_map(metadata, "annotations", arena, &am, annotations, &n_annotations);
+    m->n_labels = (uint32_t)n_labels; /* cJSON counts fit: fewer than INT_MAX */
+    m->n_annotations = (uint32_t)n_annotations;
+    return rc;
+}
+
 int kube_meta_decode(const cJSON *metadata, struct kube_arena *arena, kube_meta *m)
 {
     const kube_kv *labels, *annotations;
@@ -486,13 +582,11 @@ int kube_meta_decode(const cJSON *metadata, struct kube_arena *arena, kube_meta 
         return rc;
     if (!m->name || !m->name[0])
         return KUBE_EPARSE;
-    if ((rc = kube_json_str(metadata, "namespace", arena, "", &m->namespace_)) ||
+    if ((rc = kube_json_str_shared(metadata, "namespace", arena, "", &m->namespace_)) ||
         (rc = kube_json_str(metadata, "uid", arena, "", &m->uid)) ||
         (rc = kube_json_str(metadata, "resourceVersion", arena, "", &m->resource_version)) ||
-        (rc = kube_json_str(metadata, "generateName", arena, "", &m->generate_name)) ||
-        (rc = kube_json_string_map(metadata, "labels", arena, &labels, &m->n_labels)) ||
-        (rc = kube_json_string_map(metadata, "annotations", arena, &annotations,
-                                   &m->n_annotations)) ||
+        (rc = kube_json_str_shared(metadata, "generateName", arena, "", &m->generate_name)) ||
+        (rc = meta_maps(metadata, arena, m, &labels, &annotations)) ||
         (rc = decode_owners(metadata, arena, m)) ||
         (rc = kube_json_time(metadata, "creationTimestamp", &created_us)) ||
         (rc = kube_json_time(metadata, "deletionTimestamp", &deleted_us)))

@@ -12,7 +12,10 @@
  * object through its codec. Objects are immutable after decoding, so any
  * thread may read one it holds a reference to.
  *
- * Strings in a kube_meta are owned by the object and live as long as it.
+ * Strings and arrays in a kube_meta live at least as long as the object:
+ * they are in its block, static, or (labels, namespace, generateName,
+ * annotation keys, owner kinds) shared with other objects through the
+ * permanent pool of kube/intern.h. Never free or modify them.
  */
 #ifndef KUBE_OBJECT_H
 #define KUBE_OBJECT_H
@@ -35,6 +38,9 @@ typedef struct kube_owner_ref {
     int controller;          /* ownerReferences[].controller == true */
 } kube_owner_ref;
 
+/* Counts of decoded arrays are 32-bit (a JSON array holds fewer than
+ * INT_MAX elements) and grouped, so that the structs every stored object
+ * repeats carry no padding. */
 typedef struct kube_meta {
     const char *name;
     const char *namespace_;       /* "" for cluster-scoped objects */
@@ -42,12 +48,12 @@ typedef struct kube_meta {
     const char *resource_version;
     const char *generate_name;
     kube_kv *labels;
-    size_t n_labels;
     kube_kv *annotations;
-    size_t n_annotations;
     kube_owner_ref *owners;
-    size_t n_owners;
     int64_t creation_unix;        /* seconds; 0 when absent */
+    uint32_t n_labels;
+    uint32_t n_annotations;
+    uint32_t n_owners;
     int deleting;                 /* metadata.deletionTimestamp is set */
 } kube_meta;
 
@@ -89,13 +95,17 @@ int kube_time_parse(const char *s, int64_t *unix_us);
  * ---- For decoder implementations ----
  *
  * Every kind is decoded with kube_object_build(), so the object and all
- * its strings and arrays are one malloc'd block sized exactly to need.
+ * its own strings and arrays are one malloc'd block sized exactly to need;
+ * what many objects repeat is shared instead (the *_shared getters and
+ * kube_arena_share(): well-known strings are static, the rest pooled by
+ * kube/intern.h), so the block holds only what is the object's own.
  * The kube_json_* getters read one member of a JSON object (obj NULL or
  * not an object reads as empty): an absent member or a JSON null yields
  * the default (as Go's decoder leaves the zero value); a member of the
  * wrong JSON type is KUBE_EPARSE. Strings (interned when well known) and
- * arrays are copied into the arena. Integer getters reject non-integral
- * numbers and numbers outside [min, max] with KUBE_EPARSE.
+ * arrays are copied into the arena unless the getter is a *_shared one.
+ * Integer getters reject non-integral numbers and numbers outside
+ * [min, max] with KUBE_EPARSE.
  */
 struct kube_arena;
 
@@ -126,8 +136,15 @@ void kube_object_free_block(kube_object *obj);
 const char *kube_intern_static(const char *s);
 
 /* kube_intern_static(s), or else a copy of s in the arena (NULL when
- * memory runs out). How decoders store every string they keep. */
+ * memory runs out). How decoders store the strings they keep. */
 const char *kube_arena_str(struct kube_arena *a, const char *s);
+
+/* kube_intern_str(s) (kube/intern.h: static or pooled, shared with other
+ * objects), or else a copy of s in the arena when the pool refuses it
+ * (NULL when memory runs out). For strings that repeat across objects
+ * (label keys and values, images, node names, taint keys ...), never for
+ * names, uids or resourceVersions. */
+const char *kube_arena_str_shared(struct kube_arena *a, const char *s);
 
 /* The member `key` of obj, or NULL when absent or JSON null. */
 const cJSON *kube_json_get(const cJSON *obj, const char *key);
@@ -135,6 +152,9 @@ const cJSON *kube_json_get(const cJSON *obj, const char *key);
  * when absent. */
 int kube_json_str(const cJSON *obj, const char *key, struct kube_arena *a, const char *def,
                   const char **out);
+/* kube_json_str, keeping the string with kube_arena_str_shared(). */
+int kube_json_str_shared(const cJSON *obj, const char *key, struct kube_arena *a,
+                         const char *def, const char **out);
 /* An integral number member within [min, max]; def when absent. */
 int kube_json_int64(const cJSON *obj, const char *key, int64_t min, int64_t max, int64_t def,
                     int64_t *out);
@@ -150,11 +170,19 @@ int kube_json_array(const cJSON *obj, const char *key, const cJSON **out, size_t
  * empty); a null element reads as "". */
 int kube_json_strings(const cJSON *obj, const char *key, struct kube_arena *a,
                       const char *const **out, size_t *n);
-/* An object of string values (labels, annotations, nodeSelector,
- * ConfigMap data) copied into the arena in document order (NULL, 0 when
- * absent or empty); a null value reads as "". */
+/* kube_json_strings with shared strings (kube_arena_str_shared); the
+ * array itself is shared too when all its strings are (kube_arena_share). */
+int kube_json_strings_shared(const cJSON *obj, const char *key, struct kube_arena *a,
+                             const char *const **out, size_t *n);
+/* An object of string values (annotations, ConfigMap data) copied into the
+ * arena in document order (NULL, 0 when absent or empty); a null value
+ * reads as "". */
 int kube_json_string_map(const cJSON *obj, const char *key, struct kube_arena *a,
                          const kube_kv **out, size_t *n);
+/* kube_json_string_map with shared keys and values, and the array shared
+ * when all of them are (labels, nodeSelector). */
+int kube_json_string_map_shared(const cJSON *obj, const char *key, struct kube_arena *a,
+                                const kube_kv **out, size_t *n);
 /* A time string member parsed with kube_time_parse(); 0 when absent. */
 int kube_json_time(const cJSON *obj, const char *key, int64_t *unix_us);
 

@@ -13,16 +13,34 @@
 
 /* ---- small helpers ---- */
 
-/* An array member of objects: allocates n elements of size each and
- * calls fn on every element. */
+/* Fills one element of an array of objects. */
 typedef int (*elem_fn)(const cJSON *j, kube_arena *a, void *elem, void *ctx);
 
+/* Fills the elements of arr (objects) with fn, size bytes apart. */
+static int decode_elems(const cJSON *arr, kube_arena *a, char *elems, size_t size, elem_fn fn,
+                        void *ctx)
+{
+    const cJSON *it;
+    size_t i = 0;
+    int rc;
+
+    cJSON_ArrayForEach(it, arr) {
+        if (!cJSON_IsObject(it))
+            return KUBE_EPARSE;
+        if ((rc = fn(it, a, elems + size * i++, ctx)))
+            return rc;
+    }
+    return KUBE_OK;
+}
+
+/* An array member of objects: allocates n elements of size each and
+ * calls fn on every element. */
 static int decode_array(const cJSON *parent, const char *key, kube_arena *a, size_t size,
                         elem_fn fn, void *ctx, void **out, size_t *n)
 {
-    const cJSON *arr, *it;
+    const cJSON *arr;
     char *elems;
-    size_t count, i = 0;
+    size_t count;
     int rc = kube_json_array(parent, key, &arr, &count);
 
     *out = NULL;
@@ -31,14 +49,50 @@ static int decode_array(const cJSON *parent, const char *key, kube_arena *a, siz
         return rc;
     if (!(elems = kube_arena_alloc(a, count * size)))
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
-        if (!cJSON_IsObject(it))
-            return KUBE_EPARSE;
-        if ((rc = fn(it, a, elems + size * i++, ctx)))
-            return rc;
-    }
+    if ((rc = decode_elems(arr, a, elems, size, fn, ctx)))
+        return rc;
     *out = elems;
     *n = count;
+    return KUBE_OK;
+}
+
+/* decode_array for elements whose only pointers are their first ptrs
+ * members, all shared strings: the array is shared with the objects that
+ * have the same (kube_arena_share). */
+static int decode_shared_array(const cJSON *parent, const char *key, kube_arena *a, size_t size,
+                               size_t ptrs, elem_fn fn, void **out, size_t *n)
+{
+    const cJSON *arr;
+    kube_arena_stage st;
+    char *elems;
+    size_t count;
+    int rc = kube_json_array(parent, key, &arr, &count);
+
+    *out = NULL;
+    *n = 0;
+    if (rc != KUBE_OK || count == 0)
+        return rc;
+    if (!(elems = kube_arena_stage_alloc(a, &st, count * size)))
+        return KUBE_ENOMEM;
+    if ((rc = decode_elems(arr, a, elems, size, fn, NULL)))
+        return rc;
+    if (!(*out = (void *)kube_arena_share(a, &st, elems, count, size, ptrs)))
+        return KUBE_ENOMEM;
+    *n = count;
+    return KUBE_OK;
+}
+
+/* A string member read in place, not kept: "" when absent. */
+static int peek_str(const cJSON *j, const char *key, const char **out)
+{
+    const cJSON *v = kube_json_get(j, key);
+
+    *out = "";
+    if (!v)
+        return KUBE_OK;
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return KUBE_EPARSE;
+    *out = v->valuestring;
     return KUBE_OK;
 }
 
@@ -52,10 +106,9 @@ static int toleration_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx)
     int rc;
 
     (void)ctx;
-    if ((rc = kube_json_str(j, "key", a, "", &t->key)) ||
-        (rc = kube_json_str(j, "value", a, "", &t->value)) ||
-        (rc = kube_json_str(j, "operator", a, "", &op)) ||
-        (rc = kube_json_str(j, "effect", a, "", &effect)) ||
+    if ((rc = kube_json_str_shared(j, "key", a, "", &t->key)) ||
+        (rc = kube_json_str_shared(j, "value", a, "", &t->value)) ||
+        (rc = peek_str(j, "operator", &op)) || (rc = peek_str(j, "effect", &effect)) ||
         (rc = kube_json_int64(j, "tolerationSeconds", INT64_MIN, INT64_MAX, 0, &secs)))
         return rc;
     t->has_seconds = kube_json_get(j, "tolerationSeconds") != NULL;
@@ -104,7 +157,7 @@ static int affinity_term_decode(const cJSON *j, kube_arena *a, kube_pod_affinity
         (rc = kube_json_strings(j, "namespaces", a, &t->namespaces, &t->n_namespaces)) ||
         (rc = kube_label_selector_decode(kube_json_get(j, "namespaceSelector"), a,
                                          &t->namespace_selector)) ||
-        (rc = kube_json_str(j, "topologyKey", a, "", &t->topology_key)) ||
+        (rc = kube_json_str_shared(j, "topologyKey", a, "", &t->topology_key)) ||
         (rc = kube_json_strings(j, "matchLabelKeys", a, &t->match_label_keys,
                                 &t->n_match_label_keys)))
         return rc;
@@ -233,7 +286,7 @@ static int spread_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx)
     else
         return KUBE_EPARSE;
     if ((rc = kube_json_int32(j, "maxSkew", 0, &c->max_skew)) ||
-        (rc = kube_json_str(j, "topologyKey", a, "", &c->topology_key)) ||
+        (rc = kube_json_str_shared(j, "topologyKey", a, "", &c->topology_key)) ||
         (rc = kube_label_selector_decode(kube_json_get(j, "labelSelector"), a,
                                          &c->label_selector)) ||
         (rc = kube_json_int32(j, "minDomains", 0, &c->min_domains)) ||
@@ -350,21 +403,23 @@ static int images_decode(const cJSON *spec, const char *key, kube_arena *a,
     const cJSON *arr, *it;
     const char **images;
     size_t count, i = 0;
+    kube_arena_stage st;
     int rc = kube_json_array(spec, key, &arr, &count);
 
     *out = NULL;
     *n = 0;
     if (rc != KUBE_OK || count == 0)
         return rc;
-    if (!(images = kube_arena_alloc(a, count * sizeof(*images))))
+    if (!(images = kube_arena_stage_alloc(a, &st, count * sizeof(*images))))
         return KUBE_ENOMEM;
     cJSON_ArrayForEach(it, arr) {
         if (!cJSON_IsObject(it))
             return KUBE_EPARSE;
-        if ((rc = kube_json_str(it, "image", a, "", &images[i++])))
+        if ((rc = kube_json_str_shared(it, "image", a, "", &images[i++])))
             return rc;
     }
-    *out = images;
+    if (!(*out = kube_arena_share(a, &st, images, count, sizeof(*images), 1)))
+        return KUBE_ENOMEM;
     *n = count;
     return KUBE_OK;
 }
@@ -389,8 +444,8 @@ static int container_ports(const cJSON *c, kube_arena *a, kube_host_port *out, s
         if (out) {
             kube_host_port *hp = &out[*n];
             hp->port = port;
-            if ((rc = kube_json_str(p, "hostIP", a, "", &hp->host_ip)) ||
-                (rc = kube_json_str(p, "protocol", a, "", &hp->protocol)))
+            if ((rc = kube_json_str_shared(p, "hostIP", a, "", &hp->host_ip)) ||
+                (rc = kube_json_str_shared(p, "protocol", a, "", &hp->protocol)))
                 return rc;
             if (!hp->host_ip[0])
                 hp->host_ip = "0.0.0.0";
@@ -407,6 +462,7 @@ static int host_ports_decode(const cJSON *spec, kube_arena *a, kube_pod *pod)
     const cJSON *containers, *c;
     kube_host_port *ports;
     size_t count, n = 0;
+    kube_arena_stage st;
     int rc = kube_json_array(spec, "containers", &containers, &count);
 
     if (rc != KUBE_OK)
@@ -419,15 +475,16 @@ static int host_ports_decode(const cJSON *spec, kube_arena *a, kube_pod *pod)
     }
     if (n == 0)
         return KUBE_OK;
-    if (!(ports = kube_arena_alloc(a, n * sizeof(*ports))))
+    if (!(ports = kube_arena_stage_alloc(a, &st, n * sizeof(*ports))))
         return KUBE_ENOMEM;
-    pod->n_host_ports = 0;
+    n = 0;
     cJSON_ArrayForEach(c, containers) {
-        if ((rc = container_ports(c, a, ports, &pod->n_host_ports)))
+        if ((rc = container_ports(c, a, ports, &n)))
             return rc;
     }
-    pod->host_ports = ports;
-    return KUBE_OK;
+    pod->host_ports = kube_arena_share(a, &st, ports, n, sizeof(*ports), 2);
+    pod->n_host_ports = (uint32_t)n;
+    return pod->host_ports ? KUBE_OK : KUBE_ENOMEM;
 }
 
 /* ---- requests (resourcehelper.PodRequests, v1.28) ---- */
@@ -730,7 +787,7 @@ static int requests_decode(const cJSON *spec, kube_arena *a, kube_pod *pod)
 static int gate_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx)
 {
     (void)ctx;
-    return kube_json_str(j, "name", a, "", elem);
+    return kube_json_str_shared(j, "name", a, "", elem);
 }
 
 static int condition_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx)
@@ -739,10 +796,10 @@ static int condition_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx)
     int rc;
 
     (void)ctx;
-    if ((rc = kube_json_str(j, "type", a, "", &c->type)) ||
-        (rc = kube_json_str(j, "status", a, "", &c->status)))
+    if ((rc = kube_json_str_shared(j, "type", a, "", &c->type)) ||
+        (rc = kube_json_str_shared(j, "status", a, "", &c->status)))
         return rc;
-    return kube_json_str(j, "reason", a, "", &c->reason);
+    return kube_json_str_shared(j, "reason", a, "", &c->reason);
 }
 
 static int preemption_decode(const cJSON *spec, kube_pod *pod)
@@ -761,42 +818,66 @@ static int preemption_decode(const cJSON *spec, kube_pod *pod)
     return KUBE_OK;
 }
 
-static int spec_decode(const cJSON *spec, kube_arena *a, kube_pod *p)
+/* Array counts while decoding: the helpers count in size_t, the pod keeps
+ * 32-bit counts (a cJSON array holds fewer than INT_MAX elements). */
+typedef struct spec_counts {
+    size_t node_selector, tolerations, spread, gates, volumes, images, init_images;
+} spec_counts;
+
+static int spec_arrays(const cJSON *spec, kube_arena *a, kube_pod *p, spec_counts *n)
 {
     int rc;
 
-    if ((rc = kube_json_str(spec, "nodeName", a, "", &p->node_name)) ||
-        (rc = kube_json_str(spec, "schedulerName", a, KUBE_DEFAULT_SCHEDULER_NAME,
-                            &p->scheduler_name)) ||
-        (rc = kube_json_int32(spec, "priority", 0, &p->priority)) ||
-        (rc = preemption_decode(spec, p)) ||
-        (rc = kube_json_string_map(spec, "nodeSelector", a, &p->node_selector,
-                                   &p->n_node_selector)) ||
-        (rc = affinity_decode(spec, a, &p->affinity)) ||
-        (rc = decode_array(spec, "tolerations", a, sizeof(kube_toleration), toleration_fn,
-                           NULL, (void **)&p->tolerations, &p->n_tolerations)) ||
+    if ((rc = kube_json_string_map_shared(spec, "nodeSelector", a, &p->node_selector,
+                                          &n->node_selector)) ||
+        (rc = decode_shared_array(spec, "tolerations", a, sizeof(kube_toleration), 2,
+                                  toleration_fn, (void **)&p->tolerations, &n->tolerations)) ||
         (rc = decode_array(spec, "topologySpreadConstraints", a, sizeof(kube_spread_constraint),
-                           spread_fn, NULL, (void **)&p->spread, &p->n_spread)) ||
-        (rc = decode_array(spec, "schedulingGates", a, sizeof(const char *), gate_fn, NULL,
-                           (void **)&p->scheduling_gates, &p->n_scheduling_gates)) ||
+                           spread_fn, NULL, (void **)&p->spread, &n->spread)) ||
+        (rc = decode_shared_array(spec, "schedulingGates", a, sizeof(const char *), 1,
+                                  gate_fn, (void **)&p->scheduling_gates, &n->gates)) ||
         (rc = decode_array(spec, "volumes", a, sizeof(kube_volume), volume_fn, p,
-                           (void **)&p->volumes, &p->n_volumes)) ||
-        (rc = images_decode(spec, "containers", a, &p->images, &p->n_images)) ||
-        (rc = images_decode(spec, "initContainers", a, &p->init_images, &p->n_init_images)) ||
-        (rc = host_ports_decode(spec, a, p)))
+                           (void **)&p->volumes, &n->volumes)) ||
+        (rc = images_decode(spec, "containers", a, &p->images, &n->images)))
         return rc;
+    return images_decode(spec, "initContainers", a, &p->init_images, &n->init_images);
+}
+
+static int spec_decode(const cJSON *spec, kube_arena *a, kube_pod *p)
+{
+    spec_counts n = {0};
+    int rc;
+
+    if ((rc = kube_json_str_shared(spec, "nodeName", a, "", &p->node_name)) ||
+        (rc = kube_json_str_shared(spec, "schedulerName", a, KUBE_DEFAULT_SCHEDULER_NAME,
+                                   &p->scheduler_name)) ||
+        (rc = kube_json_int32(spec, "priority", 0, &p->priority)) ||
+        (rc = preemption_decode(spec, p)) || (rc = affinity_decode(spec, a, &p->affinity)) ||
+        (rc = spec_arrays(spec, a, p, &n)) || (rc = host_ports_decode(spec, a, p)))
+        return rc;
+    p->n_node_selector = (uint32_t)n.node_selector;
+    p->n_tolerations = (uint32_t)n.tolerations;
+    p->n_spread = (uint32_t)n.spread;
+    p->n_scheduling_gates = (uint32_t)n.gates;
+    p->n_volumes = (uint32_t)n.volumes;
+    p->n_images = (uint32_t)n.images;
+    p->n_init_images = (uint32_t)n.init_images;
     return requests_decode(spec, a, p);
 }
 
 static int status_decode(const cJSON *status, kube_arena *a, kube_pod *p)
 {
+    size_t n = 0;
     int rc;
 
-    if ((rc = kube_json_str(status, "phase", a, "", &p->phase)) ||
-        (rc = kube_json_str(status, "nominatedNodeName", a, "", &p->nominated_node_name)))
+    if ((rc = kube_json_str_shared(status, "phase", a, "", &p->phase)) ||
+        (rc = kube_json_str_shared(status, "nominatedNodeName", a, "",
+                                   &p->nominated_node_name)) ||
+        (rc = decode_shared_array(status, "conditions", a, sizeof(kube_pod_condition), 3,
+                                  condition_fn, (void **)&p->conditions, &n)))
         return rc;
-    return decode_array(status, "conditions", a, sizeof(kube_pod_condition), condition_fn, NULL,
-                        (void **)&p->conditions, &p->n_conditions);
+    p->n_conditions = (uint32_t)n;
+    return KUBE_OK;
 }
 
 static int pod_fill(const cJSON *json, kube_arena *a, kube_object *obj)

@@ -23,8 +23,11 @@
  *   cpu / memory 100m / 200Mi (applyNonMissing).
  *
  * Memory: a kube_pod is one allocation owned through its reference count
- * (kube/object.h); every pointer inside lives as long as the object.
- * Strings are never NULL unless the field says so.
+ * (kube/object.h); every pointer inside lives at least as long as the
+ * object: what pods repeat (node and scheduler names, images, tolerations,
+ * node selectors, conditions, label sets ...) is shared with other objects
+ * through the permanent pool of kube/intern.h rather than copied. Strings
+ * are never NULL unless the field says so.
  */
 #ifndef KUBE_POD_H
 #define KUBE_POD_H
@@ -164,6 +167,8 @@ typedef enum kube_preemption_policy {
     KUBE_PREEMPT_NEVER               /* "Never" */
 } kube_preemption_policy;
 
+/* Array counts are 32-bit and paired so that the struct has no padding
+ * (see kube_meta). */
 typedef struct kube_pod {
     kube_object base;
     /* spec */
@@ -171,29 +176,31 @@ typedef struct kube_pod {
     const char *scheduler_name;     /* KUBE_DEFAULT_SCHEDULER_NAME when unset */
     int32_t priority;               /* 0 when unset */
     kube_preemption_policy preemption_policy;
-    const kube_kv *node_selector;
-    size_t n_node_selector;
     const kube_affinity *affinity;  /* NULL when spec.affinity is absent */
+    const kube_kv *node_selector;
     const kube_toleration *tolerations;
-    size_t n_tolerations;
+    uint32_t n_node_selector;
+    uint32_t n_tolerations;
     const kube_spread_constraint *spread; /* topologySpreadConstraints */
-    size_t n_spread;
     const char *const *scheduling_gates;  /* schedulingGates[].name */
-    size_t n_scheduling_gates;
+    uint32_t n_spread;
+    uint32_t n_scheduling_gates;
     const kube_volume *volumes;
-    size_t n_volumes;
-    const char *const *images;       /* containers[].image ("" when unset) */
-    size_t n_images;
-    const char *const *init_images;  /* initContainers[].image */
-    size_t n_init_images;
     const kube_host_port *host_ports;
-    size_t n_host_ports;
+    uint32_t n_volumes;
+    uint32_t n_host_ports;
+    const char *const *images;       /* containers[].image ("" when unset) */
+    const char *const *init_images;  /* initContainers[].image */
+    uint32_t n_images;
+    uint32_t n_init_images;
     /* status */
     const char *phase;               /* "" when unset */
-    const kube_pod_condition *conditions;
-    size_t n_conditions;
     const char *nominated_node_name; /* "" when unset */
+    const kube_pod_condition *conditions;
+    uint32_t n_conditions;
     /* computed (see the top of this file) */
+    /* an init container has restartPolicy Always (a sidecar) */
+    int has_restartable_init_container;
     kube_resources requests;        /* PodRequests (NodeResourcesFit, NodeInfo.Requested) */
     int64_t nonzero_milli_cpu;      /* calculateResource: NodeInfo.NonZeroRequested */
     int64_t nonzero_memory;
@@ -203,8 +210,6 @@ typedef struct kube_pod {
      * request counts 100m / 200Mi. */
     int64_t score_milli_cpu;
     int64_t score_memory;
-    /* an init container has restartPolicy Always (a sidecar) */
-    int has_restartable_init_container;
 } kube_pod;
 
 extern const kube_codec kube_pod_codec;

@@ -59,4 +59,5 @@
     UNIT(storage_decode)             \
     UNIT(plugin_default_preemption)  \
     INTEGRATION(volumes_preemption_integration) \
+    UNIT(intern)                     \
     /* add groups above this line */
