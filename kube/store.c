@@ -2,13 +2,17 @@
  * kube/store.c - namespace/name keyed object store and delta delivery.
  * See store.h.
  *
- * Open addressing with linear probing; a slot keeps the object, its key
- * hash and the generation of the last replace that saw it. Deletion shifts
+ * Open addressing with linear probing. A slot is one word: the object
+ * pointer, with its low bit set when the replace in progress has seen the
+ * object (objects are at least 8-aligned), so a table of thousands of
+ * objects costs 8 bytes a slot. Key hashes are recomputed from the object
+ * when a slot moves (resize, deletion) rather than stored. Deletion shifts
  * the following run back, so no tombstones accumulate.
  */
 #include "kube/store.h"
 
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,20 +22,23 @@
 #include "kube/log.h"
 
 #define MIN_CAP 64u
+#define SEEN ((uintptr_t)1)
 
-typedef struct slot {
-    kube_object *obj; /* NULL: empty */
-    uint32_t hash;
-    uint32_t gen;
-} slot;
+_Static_assert(alignof(kube_object) >= 2, "the low bit of an object pointer is free");
+
+typedef uintptr_t slot; /* 0: empty */
 
 struct kube_store {
     pthread_rwlock_t lock;
     slot *slots;
     size_t cap; /* power of two */
     size_t count;
-    uint32_t gen;
 };
+
+static kube_object *slot_obj(slot v)
+{
+    return (kube_object *)(v & ~SEEN);
+}
 
 static const char *ns_of(const kube_object *o)
 {
@@ -53,6 +60,11 @@ static uint32_t key_hash(const char *ns, const char *name)
     h ^= '/';
     h *= 16777619u;
     return fnv_str(h, name);
+}
+
+static uint32_t obj_hash(const kube_object *o)
+{
+    return key_hash(ns_of(o), o->meta.name);
 }
 
 static int key_eq(const kube_object *o, const char *ns, const char *name)
@@ -83,7 +95,7 @@ void kube_store_free(kube_store *s)
     if (s == NULL)
         return;
     for (size_t i = 0; i < s->cap; i++)
-        kube_object_unref(s->slots[i].obj);
+        kube_object_unref(slot_obj(s->slots[i]));
     free(s->slots);
     pthread_rwlock_destroy(&s->lock);
     free(s);
@@ -94,26 +106,27 @@ static size_t find(const kube_store *s, uint32_t h, const char *ns, const char *
 {
     size_t mask = s->cap - 1, i = h & mask;
 
-    while (s->slots[i].obj != NULL) {
-        if (s->slots[i].hash == h && key_eq(s->slots[i].obj, ns, name))
+    while (s->slots[i] != 0) {
+        if (key_eq(slot_obj(s->slots[i]), ns, name))
             return i;
         i = (i + 1) & mask;
     }
     return i;
 }
 
-static int grow(kube_store *s)
+/* Rehashes into a table of ncap slots (a power of two above count). */
+static int resize(kube_store *s, size_t ncap)
 {
-    size_t ncap = s->cap * 2, mask = ncap - 1;
+    size_t mask = ncap - 1;
     slot *ns = calloc(ncap, sizeof(slot));
 
     if (ns == NULL)
         return KUBE_ENOMEM;
     for (size_t i = 0; i < s->cap; i++) {
-        if (s->slots[i].obj == NULL)
+        if (s->slots[i] == 0)
             continue;
-        size_t j = s->slots[i].hash & mask;
-        while (ns[j].obj != NULL)
+        size_t j = obj_hash(slot_obj(s->slots[i])) & mask;
+        while (ns[j] != 0)
             j = (j + 1) & mask;
         ns[j] = s->slots[i];
     }
@@ -123,24 +136,37 @@ static int grow(kube_store *s)
     return KUBE_OK;
 }
 
-/* Stores obj (new reference) under the write lock; *old receives the
- * replaced object's reference, or NULL. */
+static int grow(kube_store *s)
+{
+    return resize(s, s->cap * 2);
+}
+
+/* Sizes the table for n objects at once (a list result), so a large list
+ * costs one table instead of a doubling series. Write lock held. */
+static int reserve_locked(kube_store *s, size_t n)
+{
+    size_t ncap = s->cap;
+
+    while ((n + 1) * 4 > ncap * 3)
+        ncap *= 2;
+    return ncap == s->cap ? KUBE_OK : resize(s, ncap);
+}
+
+/* Stores obj (new reference, marked seen) under the write lock; *old
+ * receives the replaced object's reference, or NULL. */
 static int put_locked(kube_store *s, kube_object *obj, kube_object **old)
 {
-    uint32_t h = key_hash(ns_of(obj), obj->meta.name);
     size_t i;
 
     *old = NULL;
     if ((s->count + 1) * 4 > s->cap * 3 && grow(s) != KUBE_OK)
         return KUBE_ENOMEM;
-    i = find(s, h, ns_of(obj), obj->meta.name);
-    if (s->slots[i].obj != NULL)
-        *old = s->slots[i].obj;
+    i = find(s, obj_hash(obj), ns_of(obj), obj->meta.name);
+    if (s->slots[i] != 0)
+        *old = slot_obj(s->slots[i]);
     else
         s->count++;
-    s->slots[i].obj = kube_object_ref(obj);
-    s->slots[i].hash = h;
-    s->slots[i].gen = s->gen;
+    s->slots[i] = (slot)(uintptr_t)kube_object_ref(obj) | SEEN;
     return KUBE_OK;
 }
 
@@ -149,19 +175,19 @@ static void remove_at(kube_store *s, size_t i)
 {
     size_t mask = s->cap - 1, j = i;
 
-    s->slots[i].obj = NULL;
+    s->slots[i] = 0;
     s->count--;
     for (;;) {
         j = (j + 1) & mask;
-        if (s->slots[j].obj == NULL)
+        if (s->slots[j] == 0)
             return;
-        size_t home = s->slots[j].hash & mask;
+        size_t home = obj_hash(slot_obj(s->slots[j])) & mask;
         /* j may move to i unless its home lies cyclically in (i, j] */
         int stays = (i <= j) ? (i < home && home <= j) : (i < home || home <= j);
         if (stays)
             continue;
         s->slots[i] = s->slots[j];
-        s->slots[j].obj = NULL;
+        s->slots[j] = 0;
         i = j;
     }
 }
@@ -173,8 +199,8 @@ static kube_object *take(kube_store *s, const char *ns, const char *name)
 
     pthread_rwlock_wrlock(&s->lock);
     size_t i = find(s, key_hash(ns, name), ns, name);
-    if (s->slots[i].obj != NULL) {
-        obj = s->slots[i].obj;
+    if (s->slots[i] != 0) {
+        obj = slot_obj(s->slots[i]);
         remove_at(s, i);
     }
     pthread_rwlock_unlock(&s->lock);
@@ -188,7 +214,7 @@ kube_object *kube_store_get(kube_store *s, const char *ns, const char *name)
     if (name == NULL)
         return NULL;
     pthread_rwlock_rdlock(&s->lock);
-    obj = kube_object_ref(s->slots[find(s, key_hash(ns, name), ns, name)].obj);
+    obj = kube_object_ref(slot_obj(s->slots[find(s, key_hash(ns, name), ns, name)]));
     pthread_rwlock_unlock(&s->lock);
     return obj;
 }
@@ -207,8 +233,8 @@ void kube_store_foreach(kube_store *s, void (*fn)(void *ud, kube_object *obj), v
 {
     pthread_rwlock_rdlock(&s->lock);
     for (size_t i = 0; i < s->cap; i++)
-        if (s->slots[i].obj != NULL)
-            fn(ud, s->slots[i].obj);
+        if (s->slots[i] != 0)
+            fn(ud, slot_obj(s->slots[i]));
     pthread_rwlock_unlock(&s->lock);
 }
 
@@ -298,8 +324,8 @@ int kube_store_apply(kube_store *s, int type, kube_object *obj, const kube_infor
     return KUBE_OK;
 }
 
-/* Removes (and returns, with their references) the objects the last replace
- * generation did not see. */
+/* Removes (and returns, with their references) the objects the replace in
+ * progress did not see. */
 static int take_stale(kube_store *s, kube_object ***out, size_t *n)
 {
     kube_object **stale = NULL;
@@ -307,7 +333,7 @@ static int take_stale(kube_store *s, kube_object ***out, size_t *n)
 
     pthread_rwlock_wrlock(&s->lock);
     for (size_t i = 0; i < s->cap; i++)
-        if (s->slots[i].obj != NULL && s->slots[i].gen != s->gen)
+        if (s->slots[i] != 0 && !(s->slots[i] & SEEN))
             k++;
     if (k > 0 && (stale = malloc(k * sizeof(*stale))) == NULL) {
         pthread_rwlock_unlock(&s->lock);
@@ -315,16 +341,30 @@ static int take_stale(kube_store *s, kube_object ***out, size_t *n)
     }
     k = 0;
     for (size_t i = 0; i < s->cap; i++)
-        if (s->slots[i].obj != NULL && s->slots[i].gen != s->gen)
-            stale[k++] = s->slots[i].obj;
+        if (s->slots[i] != 0 && !(s->slots[i] & SEEN))
+            stale[k++] = slot_obj(s->slots[i]);
     for (size_t j = 0; j < k; j++) {
         const kube_object *o = stale[j];
-        remove_at(s, find(s, key_hash(ns_of(o), o->meta.name), ns_of(o), o->meta.name));
+        remove_at(s, find(s, obj_hash(o), ns_of(o), o->meta.name));
     }
     pthread_rwlock_unlock(&s->lock);
     *out = stale;
     *n = k;
     return KUBE_OK;
+}
+
+/* Starts a replace of n objects: nothing is seen yet, and the table is
+ * sized for the list. */
+static int replace_begin(kube_store *s, size_t n)
+{
+    int rc;
+
+    pthread_rwlock_wrlock(&s->lock);
+    for (size_t i = 0; i < s->cap; i++)
+        s->slots[i] &= ~SEEN;
+    rc = reserve_locked(s, n);
+    pthread_rwlock_unlock(&s->lock);
+    return rc;
 }
 
 int kube_store_replace(kube_store *s, kube_object *const *objs, size_t n,
@@ -334,9 +374,8 @@ int kube_store_replace(kube_store *s, kube_object *const *objs, size_t n,
     size_t n_stale = 0;
     int rc;
 
-    pthread_rwlock_wrlock(&s->lock);
-    s->gen++;
-    pthread_rwlock_unlock(&s->lock);
+    if ((rc = replace_begin(s, n)) != KUBE_OK)
+        return rc;
     for (size_t i = 0; i < n; i++) {
         kube_object *old = NULL;
         rc = put(s, objs[i], &old);
