@@ -4,9 +4,14 @@
  * pods and a nodes informer on one hub list (paginated, streamed) and
  * start watching. Prints the time from kube_hub_start() to synced, the peak
  * RSS of this process (VmHWM) and its CPU time. For scale it also prints the
- * peak RSS before the informers started (shared libraries, TLS, harness)
- * and the heap the informers hold once synced (glibc mallinfo2: the decoded
- * objects and the stores).
+ * peak RSS before the informers started (shared libraries, TLS, harness),
+ * the heap the informers hold once synced (glibc mallinfo2: the decoded
+ * objects and the stores), the block of one decoded pod and node, and what
+ * the shared pool of kube/intern.h holds.
+ *
+ * The peak is read once synced, while every object is held, and again at
+ * exit, and the larger is printed: the kernel folds the current RSS into
+ * VmHWM lazily, so a peak followed by frees (kube_hub_free) can read low.
  *
  *   bench-informer [--nodes N] [--pods N] [--page-size N] [--v N]
  *
@@ -25,6 +30,7 @@
 #include "common/flags.h"
 #include "kube/errors.h"
 #include "kube/informer.h"
+#include "kube/intern.h"
 #include "kube/log.h"
 #include "kube/node.h"
 #include "kube/pod.h"
@@ -32,6 +38,16 @@
 typedef struct bench_args {
     int nodes, pods, page_size, verbosity;
 } bench_args;
+
+/* What run() measures once synced. */
+typedef struct bench_figures {
+    size_t n_pods, n_nodes;
+    double secs;
+    unsigned long errors;
+    size_t heap;           /* mallinfo2 in-use bytes */
+    long peak_kib;         /* VmHWM with every object held */
+    size_t pod_bytes, node_bytes; /* malloc_usable_size of one decoded object */
+} bench_figures;
 
 static int parse_args(int argc, char **argv, bench_args *a)
 {
@@ -58,9 +74,18 @@ static int make_client(harness *h, kube_config **cfg, kube_client **client)
     return kube_client_new(*cfg, &o, client);
 }
 
+/* The heap block of the stored object ns/name, 0 when absent. */
+static size_t object_bytes(kube_informer *inf, const char *ns, const char *name)
+{
+    kube_object *obj = kube_informer_get(inf, ns, name);
+    size_t n = obj ? malloc_usable_size(obj) : 0;
+
+    kube_object_unref(obj);
+    return n;
+}
+
 /* Runs the two informers to sync; fills the figures. */
-static int run(kube_client *client, const bench_args *a, size_t *n_pods, size_t *n_nodes,
-               double *secs, unsigned long *errors, size_t *heap)
+static int run(kube_client *client, const bench_args *a, bench_figures *f)
 {
     kube_informer_options po = {.resource = &KUBE_RES_PODS, .codec = &kube_pod_codec,
                                 .page_size = a->page_size};
@@ -81,14 +106,17 @@ static int run(kube_client *client, const bench_args *a, size_t *n_pods, size_t 
         rc = kube_hub_start(hub);
     if (rc == KUBE_OK)
         rc = kube_hub_wait_synced(hub, 120000);
-    *secs = (double)(kube_now_ns() - t0) / 1e9;
-    *heap = mallinfo2().uordblks;
+    f->secs = (double)(kube_now_ns() - t0) / 1e9;
+    f->heap = mallinfo2().uordblks;
+    f->peak_kib = bench_peak_rss_kib();
     if (rc == KUBE_OK) {
-        *n_pods = kube_informer_count(pods);
-        *n_nodes = kube_informer_count(nodes);
+        f->n_pods = kube_informer_count(pods);
+        f->n_nodes = kube_informer_count(nodes);
         kube_informer_stats_get(pods, &ps);
         kube_informer_stats_get(nodes, &ns);
-        *errors = ps.errors + ns.errors;
+        f->errors = ps.errors + ns.errors;
+        f->pod_bytes = object_bytes(pods, "default", "pod-0");
+        f->node_bytes = object_bytes(nodes, "", "node-0");
     }
     kube_hub_free(hub);
     return rc;
@@ -101,11 +129,11 @@ int main(int argc, char **argv)
     harness *h = NULL;
     kube_config *cfg = NULL;
     kube_client *client = NULL;
-    size_t n_pods = 0, n_nodes = 0;
-    unsigned long errors = 0;
-    double secs = 0, cpu0, cpu1, user0, user1, sys0, sys1;
-    long rss0 = 0;
-    size_t heap0 = 0, heap1 = 0;
+    bench_figures f = {0};
+    kube_intern_stats pool;
+    double cpu0, cpu1, user0, user1, sys0, sys1;
+    long rss0 = 0, peak;
+    size_t heap0 = 0;
     int rc;
 
     if (parse_args(argc, argv, &a) != KUBE_OK)
@@ -121,19 +149,25 @@ int main(int argc, char **argv)
     heap0 = mallinfo2().uordblks;
     cpu0 = bench_cpu_seconds(&user0, &sys0);
     if (rc == KUBE_OK)
-        rc = run(client, &a, &n_pods, &n_nodes, &secs, &errors, &heap1);
+        rc = run(client, &a, &f);
     cpu1 = bench_cpu_seconds(&user1, &sys1);
+    peak = bench_peak_rss_kib();
+    if (f.peak_kib > peak)
+        peak = f.peak_kib;
+    kube_intern_stats_get(&pool);
     if (rc == KUBE_OK) {
-        printf("informer sync: %zu pods + %zu nodes in %.3f s (goal < 1 s)\n", n_pods, n_nodes,
-               secs);
+        printf("informer sync: %zu pods + %zu nodes in %.3f s (goal < 1 s)\n", f.n_pods,
+               f.n_nodes, f.secs);
         printf("peak RSS (VmHWM): %.1f MB (goal < 20 MB); %.1f MB before the informers "
                "started; heap held once synced: %.1f MB\n",
-               bench_peak_rss_kib() / 1024.0, rss0 / 1024.0,
-               (double)(heap1 - heap0) / (1024.0 * 1024.0));
+               peak / 1024.0, rss0 / 1024.0, (double)(f.heap - heap0) / (1024.0 * 1024.0));
+        printf("decoded objects: %zu bytes a pod, %zu a node; shared pool: %zu entries, "
+               "%zu bytes\n",
+               f.pod_bytes, f.node_bytes, pool.entries, pool.bytes);
         printf("CPU time during sync: %.3f s (user %.3f, sys %.3f); whole process %.3f s\n",
                cpu1 - cpu0, user1 - user0, sys1 - sys0, cpu1);
-        printf("decode/stream errors: %lu\n", errors);
-        if (n_pods != (size_t)a.pods || n_nodes != (size_t)a.nodes)
+        printf("decode/stream errors: %lu\n", f.errors);
+        if (f.n_pods != (size_t)a.pods || f.n_nodes != (size_t)a.nodes)
             rc = KUBE_EINVAL;
     } else {
         fprintf(stderr, "bench-informer: %s\n", kube_strerror(rc));
