@@ -158,7 +158,7 @@ void fw_parallelize(fw_parallelizer *p, size_t n, void (*fn)(void *ud, size_t i)
     size_t chunk = fw_chunk_size_for(n, par);
     size_t n_chunks = (n + chunk - 1) / chunk;
     int workers = n_chunks < (size_t)par ? (int)n_chunks : par;
-    if (!p || workers <= 1 || p->n_threads == 0) {
+    if (!p || workers <= 1 || p->n_threads == 0 || n < FW_PARALLEL_MIN_PIECES) {
         run_serial(n, fn, ud, stop, chunk);
         return;
     }

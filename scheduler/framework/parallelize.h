@@ -9,6 +9,14 @@
  * CPUs) - 1 pool threads): more runners than CPUs only add wake-ups and
  * context switches, which cost scheduler CPU time.
  *
+ * Jobs of fewer than FW_PARALLEL_MIN_PIECES pieces (Normalize over a few
+ * plugins, Score over the feasible nodes, Filter on up to 8191 nodes, which
+ * with `stop` usually ends after numFeasibleNodesToFind nodes) run on the
+ * caller alone, in the same chunk order: waking a helper and waiting for it
+ * costs more CPU (two context switches, cold caches) than it saves on such
+ * jobs (bench-scheduler: 0.62 -> 0.34 ms CPU/pod at 1000 nodes, 0.65 ->
+ * 0.54 at 5000). Results do not depend on who runs a piece.
+ *
  * The calling thread takes part and fw_parallelize() returns when every
  * chunk is done. One fw_parallelize() at a time per parallelizer (calls from
  * several threads are serialised by a lock); fn must not call
@@ -30,6 +38,9 @@
 #include <stddef.h>
 
 typedef struct fw_parallelizer fw_parallelizer;
+
+/* Jobs of fewer pieces run serially on the caller (see above). */
+#define FW_PARALLEL_MIN_PIECES 8192
 
 /* parallelism >= 1 (kube-scheduler's default is 16). Returns KUBE_OK,
  * KUBE_EINVAL or KUBE_ENOMEM. */

@@ -413,7 +413,10 @@ static void parallelize_covers_all(void **state)
     fw_parallelizer *p;
     assert_int_equal(fw_parallelizer_new(0, &p), KUBE_EINVAL);
     assert_int_equal(fw_parallelizer_new(4, &p), KUBE_OK);
-    for (size_t n = 0; n < 300; n += 37) {
+    static const size_t sizes[] = {0, 1, 37, 299, FW_PARALLEL_MIN_PIECES - 1,
+                                   FW_PARALLEL_MIN_PIECES, 5000};
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        size_t n = sizes[k];
         par_job j;
         j.hits = calloc(n + 1, sizeof(atomic_int));
         atomic_init(&j.count, 0);
