@@ -17,6 +17,16 @@
  * Goals: <= 0.3 ms CPU/pod at 1000 nodes, <= 0.5 ms at 5000, <= 40 MB
  * peak RSS at 5000 / 10000. kube-scheduler v1.23 does 3.6-3.8 ms/pod and
  * 190-321 MB on the same workload.
+ *
+ * bench-scheduler --mixed [NODES PODS] (default 1000 / 3000): the mixed
+ * workload of the scheduler issue. The pods are VM-like (virt-launcher
+ * labels, 100m / 128Mi) and created through the API before the scheduler
+ * starts: every fifth pod carries a required pod anti-affinity on its
+ * group's label (groups of MIXED_AA_GROUP, topologyKey hostname: one VM of
+ * a group per node), every fifth pod after it a topology spread over zone
+ * (maxSkew 1, DoNotSchedule) and hostname (maxSkew 1, ScheduleAnyway) among
+ * its group (groups of MIXED_TS_GROUP); the rest are plain. Goal: <= 1 ms
+ * CPU/pod at 1000 nodes.
  */
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -38,6 +48,10 @@
 #endif
 
 #define RUN_TIMEOUT_MS (15 * 60 * 1000)
+#define MIXED_AA_GROUP 10
+#define MIXED_TS_GROUP 20
+#define PODS_PATH "/api/v1/namespaces/default/pods"
+#define MIXED_SELECTOR "\"labelSelector\":{\"matchLabels\":{\"vm.group\":\"%s\"}}"
 
 typedef struct result {
     int nodes, pods;
@@ -241,7 +255,68 @@ static int measure(harness *h, const char *config, result *r)
     return rc;
 }
 
-static int run_size(int nodes, int pods)
+/* The scheduling constraints of mixed pod i (JSON spec members, may be
+ * "") and its group label value. */
+static void mixed_constraints(int i, char *group, size_t gn, char *spec, size_t sn)
+{
+    char s[128];
+
+    spec[0] = '\0';
+    if (i % 5 == 0) {
+        snprintf(group, gn, "aa-%d", i / 5 / MIXED_AA_GROUP);
+        snprintf(s, sizeof(s), MIXED_SELECTOR, group);
+        snprintf(spec, sn,
+                 ",\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution"
+                 "\":[{%s,\"topologyKey\":\"kubernetes.io/hostname\"}]}}",
+                 s);
+    } else if (i % 5 == 1) {
+        snprintf(group, gn, "ts-%d", i / 5 / MIXED_TS_GROUP);
+        snprintf(s, sizeof(s), MIXED_SELECTOR, group);
+        snprintf(spec, sn,
+                 ",\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":"
+                 "\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":\"DoNotSchedule\",%s},"
+                 "{\"maxSkew\":1,\"topologyKey\":\"kubernetes.io/hostname\","
+                 "\"whenUnsatisfiable\":\"ScheduleAnyway\",%s}]",
+                 s, s);
+    } else {
+        snprintf(group, gn, "plain");
+    }
+}
+
+static int create_mixed_pods(harness *h, int pods)
+{
+    char body[2048], group[32], spec[1024];
+    int rc = KUBE_OK;
+
+    for (int i = 0; rc == KUBE_OK && i < pods; i++) {
+        mixed_constraints(i, group, sizeof(group), spec, sizeof(spec));
+        snprintf(body, sizeof(body),
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                 "\"virt-launcher-vm-%06d-mixed\",\"namespace\":\"default\",\"labels\":{"
+                 "\"kubevirt.io\":\"virt-launcher\",\"vm.kubevirt.io/name\":\"vm-%06d\","
+                 "\"vm.group\":\"%s\"}},\"spec\":{\"schedulerName\":\"stickyvm\","
+                 "\"containers\":[{\"name\":\"compute\",\"image\":\"virt-launcher\","
+                 "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"}}}]%s}}",
+                 i, i, group, spec);
+        rc = harness_create(h, PODS_PATH, body, NULL);
+    }
+    return rc;
+}
+
+static void print_result(const result *r)
+{
+    printf("  informers synced      %8.2f s after start\n", r->sync_s);
+    printf("  all pods bound        %8.2f s after sync\n", r->run_s);
+    printf("  throughput            %8.0f pods/s\n", r->throughput);
+    printf("  scheduler CPU         %8.3f ms/pod (whole run: %.2f s)\n",
+           r->cpu_total_s * 1000 / r->pods, r->cpu_total_s);
+    printf("  scheduler CPU (sched) %8.3f ms/pod (after sync: %.2f s)\n",
+           r->cpu_after_sync_s * 1000 / r->pods, r->cpu_after_sync_s);
+    printf("  scheduler peak RSS    %8.1f MB\n", (double)r->peak_rss_kib / 1024);
+    fflush(stdout);
+}
+
+static int run_size(int nodes, int pods, int mixed)
 {
     harness_opts o = HARNESS_OPTS_INIT;
     harness *h = NULL;
@@ -253,11 +328,14 @@ static int run_size(int nodes, int pods)
     r.nodes = nodes;
     r.pods = pods;
     o.nodes = nodes;
-    o.pods = pods;
+    o.pods = mixed ? 0 : pods;
     o.start_timeout_ms = 300000;
-    printf("== %d nodes / %d pods ==\n", nodes, pods);
+    printf("== %d nodes / %d pods%s ==\n", nodes, pods,
+           mixed ? " (mixed: 20% anti-affinity, 20% topology spread)" : "");
     fflush(stdout);
     rc = harness_start(&o, &h);
+    if (rc == KUBE_OK && mixed)
+        rc = create_mixed_pods(h, pods);
     if (rc == KUBE_OK)
         rc = write_config(h, config, sizeof(config));
     if (rc == KUBE_OK)
@@ -267,15 +345,7 @@ static int run_size(int nodes, int pods)
         harness_stop(h);
         return 1;
     }
-    printf("  informers synced      %8.2f s after start\n", r.sync_s);
-    printf("  all pods bound        %8.2f s after sync\n", r.run_s);
-    printf("  throughput            %8.0f pods/s\n", r.throughput);
-    printf("  scheduler CPU         %8.3f ms/pod (whole run: %.2f s)\n",
-           r.cpu_total_s * 1000 / pods, r.cpu_total_s);
-    printf("  scheduler CPU (sched) %8.3f ms/pod (after sync: %.2f s)\n",
-           r.cpu_after_sync_s * 1000 / pods, r.cpu_after_sync_s);
-    printf("  scheduler peak RSS    %8.1f MB\n", (double)r.peak_rss_kib / 1024);
-    fflush(stdout);
+    print_result(&r);
     harness_stop(h);
     return 0;
 }
@@ -285,20 +355,27 @@ int main(int argc, char **argv)
     static const int defaults[][2] = {{1000, 3000}, {5000, 10000}};
     int failed = 0;
 
+    int mixed = argc > 1 && !strcmp(argv[1], "--mixed");
+    int first = 1 + mixed;
+
     signal(SIGPIPE, SIG_IGN);
-    if (argc > 1) {
-        for (int i = 1; i + 1 < argc; i += 2) {
+    if ((argc - first) % 2) {
+        fprintf(stderr, "usage: bench-scheduler [--mixed] [NODES PODS]...\n");
+        return 2;
+    }
+    if (argc > first) {
+        for (int i = first; i + 1 < argc; i += 2) {
             int64_t n, p;
             if (kube_parse_int64(argv[i], 1, 100000, &n) != KUBE_OK ||
                 kube_parse_int64(argv[i + 1], 1, 1000000, &p) != KUBE_OK) {
-                fprintf(stderr, "usage: bench-scheduler [NODES PODS]...\n");
+                fprintf(stderr, "usage: bench-scheduler [--mixed] [NODES PODS]...\n");
                 return 2;
             }
-            failed += run_size((int)n, (int)p);
+            failed += run_size((int)n, (int)p, mixed);
         }
         return failed ? 1 : 0;
     }
-    for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
-        failed += run_size(defaults[i][0], defaults[i][1]);
+    for (size_t i = 0; i < (mixed ? 1 : sizeof(defaults) / sizeof(defaults[0])); i++)
+        failed += run_size(defaults[i][0], defaults[i][1], mixed);
     return failed ? 1 : 0;
 }
