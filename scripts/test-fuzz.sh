@@ -24,6 +24,7 @@ common="-g -O1 -std=gnu11 -D_GNU_SOURCE -fno-strict-aliasing -I. -Iapiserver $sa
 strict="-Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-unused-parameter"
 libs="$(pkg-config --libs libcurl libcjson openssl yaml-0.1 libwebsockets) -lpthread -lm"
 mkdir -p "$dir/obj"
+dir=$(cd "$dir" && pwd) # absolute: the targets run from inside it
 
 compile() { # flags, source
     local obj="$dir/obj/$(echo "$2" | tr / _).o"
