@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/lws.h"
 #include "kube/errors.h"
 #include "kube/log.h"
 #include "pool.h"
@@ -471,23 +472,6 @@ static void housekeeping(lws_sorted_usec_list_t *sul)
 
 /* ---- lifecycle ---- */
 
-static void lws_log(int level, const char *line)
-{
-    size_t n = strlen(line);
-
-    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-        n--;
-    if (level & LLL_ERR)
-        KLOG_ERROR("lws: %.*s", (int)n, line);
-    else
-        KLOG_V(1, "lws: %.*s", (int)n, line);
-}
-
-static int is_any_address(const char *a)
-{
-    return !a || !*a || !strcmp(a, "0.0.0.0") || !strcmp(a, "::");
-}
-
 static int server_ready(void *ud)
 {
     apis_server *s = ud;
@@ -502,7 +486,7 @@ static int create_context(apis_server *s, const apis_server_options *o, char *er
     info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT | LWS_SERVER_OPTION_EXPLICIT_VHOSTS |
                    LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG;
     info.port = o->port;
-    info.iface = is_any_address(o->bind_address) ? NULL : o->bind_address;
+    info.iface = kube_lws_is_any_address(o->bind_address) ? NULL : o->bind_address;
     info.protocols = protocols;
     info.listen_accept_role = "raw-skt";
     info.listen_accept_protocol = protocols[0].name;
@@ -516,7 +500,7 @@ static int create_context(apis_server *s, const apis_server_options *o, char *er
         s->vhost = lws_create_vhost(s->lws, &info);
     if (!s->lws || !s->vhost) {
         snprintf(err, errlen, "cannot listen on %s:%d",
-                 is_any_address(o->bind_address) ? "*" : o->bind_address, o->port);
+                 kube_lws_is_any_address(o->bind_address) ? "*" : o->bind_address, o->port);
         return KUBE_EIO;
     }
     s->port = lws_get_vhost_listen_port(s->vhost);
@@ -542,7 +526,7 @@ int apis_server_new(const apis_server_options *o, apis_server **out, char *err, 
     s->request_timeout_ms = o->request_timeout_ms > 0 ? o->request_timeout_ms : 60000;
     s->shutdown_timeout_ms = o->shutdown_timeout_ms >= 0 ? o->shutdown_timeout_ms : 30000;
     apis_http_limits_default(&s->limits);
-    lws_set_log_level(LLL_ERR | LLL_WARN, lws_log);
+    kube_lws_route_logs();
     rc = apis_pool_new(o->workers > 0 ? o->workers : 16, &s->pool);
     if (rc == KUBE_OK)
         rc = create_context(s, o, err, errlen);

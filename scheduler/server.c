@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kube/lws.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/log.h"
@@ -279,23 +280,6 @@ static int memfile(const char *name, const char *text)
 /* Lifecycle                                                           */
 /* ------------------------------------------------------------------ */
 
-static void lws_log(int level, const char *line)
-{
-    size_t n = strlen(line);
-
-    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-        n--;
-    if (level & LLL_ERR)
-        KLOG_ERROR("lws: %.*s", (int)n, line);
-    else
-        KLOG_V(1, "lws: %.*s", (int)n, line);
-}
-
-static int is_any_address(const char *a)
-{
-    return !a || !*a || !strcmp(a, "0.0.0.0") || !strcmp(a, "::");
-}
-
 static int create_context(sched_server *s, const sched_server_options *o, const char *cert,
                           const char *key, char *err, size_t errlen)
 {
@@ -304,7 +288,7 @@ static int create_context(sched_server *s, const sched_server_options *o, const 
     memset(&info, 0, sizeof(info));
     info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT | LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
     info.port = o->port;
-    info.iface = is_any_address(o->bind_address) ? NULL : o->bind_address;
+    info.iface = kube_lws_is_any_address(o->bind_address) ? NULL : o->bind_address;
     info.protocols = protocols;
     info.ssl_cert_filepath = cert;
     info.ssl_private_key_filepath = key;
@@ -317,7 +301,7 @@ static int create_context(sched_server *s, const sched_server_options *o, const 
         s->vhost = lws_create_vhost(s->lws, &info);
     if (!s->lws || !s->vhost) {
         snprintf(err, errlen, "cannot serve HTTPS on %s:%d",
-                 is_any_address(o->bind_address) ? "0.0.0.0" : o->bind_address, o->port);
+                 kube_lws_is_any_address(o->bind_address) ? "0.0.0.0" : o->bind_address, o->port);
         return KUBE_EIO;
     }
     s->port = lws_get_vhost_listen_port(s->vhost);
@@ -386,7 +370,7 @@ int sched_server_new(const sched_server_options *o, sched_server **out, char *er
     s->metrics = o->metrics;
     s->ready = o->ready;
     s->ud = o->ud;
-    lws_set_log_level(LLL_ERR | LLL_WARN, lws_log);
+    kube_lws_route_logs();
     rc = create_tls_context(s, o, err, errlen);
     if (rc == KUBE_OK && pthread_create(&s->thread, NULL, serve, s) != 0)
         rc = KUBE_ENOMEM;
@@ -396,7 +380,7 @@ int sched_server_new(const sched_server_options *o, sched_server **out, char *er
     }
     s->running = 1;
     KLOG_INFO("serving securely on %s:%d",
-              is_any_address(o->bind_address) ? "[::]" : o->bind_address, s->port);
+              kube_lws_is_any_address(o->bind_address) ? "[::]" : o->bind_address, s->port);
     *out = s;
     return KUBE_OK;
 }
