@@ -60,4 +60,5 @@
     UNIT(plugin_default_preemption)  \
     INTEGRATION(volumes_preemption_integration) \
     UNIT(intern)                     \
+    INTEGRATION(topology_integration) \
     /* add groups above this line */
