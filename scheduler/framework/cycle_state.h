@@ -51,6 +51,12 @@ int fw_cycle_state_write(fw_cycle_state *cs, const char *key, void *data,
  * ErrNotFound: plugins then return an FW_ERROR status whose message says
  * "reading %q from cycleState: not found" or similar). Borrowed. */
 void *fw_cycle_state_read(const fw_cycle_state *cs, const char *key);
+/* fw_cycle_state_read() for a key of static storage (a string literal or a
+ * static const array, so its address never holds other contents): an
+ * entry written with that very address is found by address alone, without
+ * comparing strings; any other entry by content. Filter and Score read
+ * their state once per node, which makes this the hot lookup. */
+void *fw_cycle_state_read_static(const fw_cycle_state *cs, const char *key);
 /* Removes (and frees) the value under key; no-op when absent. */
 void fw_cycle_state_delete(fw_cycle_state *cs, const char *key);
 

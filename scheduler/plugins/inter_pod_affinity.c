@@ -538,7 +538,7 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
 static fw_status *update_with_pod(fw_cycle_state *cs, const fw_pod_info *updated,
                                   const fw_node_info *ni, int64_t delta)
 {
-    pre_filter_state *s = fw_cycle_state_read(cs, PRE_FILTER_KEY);
+    pre_filter_state *s = fw_cycle_state_read_static(cs, PRE_FILTER_KEY);
     const kube_node *node = ni->node;
     int rc;
 
@@ -622,7 +622,7 @@ static int satisfies_existing_anti_affinity(const pre_filter_state *s, const kub
 static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                          const fw_node_info *ni)
 {
-    const pre_filter_state *s = fw_cycle_state_read(cs, PRE_FILTER_KEY);
+    const pre_filter_state *s = fw_cycle_state_read_static(cs, PRE_FILTER_KEY);
     const kube_node *node = ni->node;
 
     if (!node)
@@ -801,7 +801,7 @@ static fw_status *pre_score_not_found(void)
 static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                         const fw_node_info *ni, int64_t *out)
 {
-    const pre_score_state *s = fw_cycle_state_read(cs, PRE_SCORE_KEY);
+    const pre_score_state *s = fw_cycle_state_read_static(cs, PRE_SCORE_KEY);
     const kube_node *node = ni->node;
 
     *out = 0;
@@ -821,7 +821,7 @@ static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info 
 static fw_status *normalize_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                                   fw_node_score *scores, size_t n)
 {
-    const pre_score_state *s = fw_cycle_state_read(cs, PRE_SCORE_KEY);
+    const pre_score_state *s = fw_cycle_state_read_static(cs, PRE_SCORE_KEY);
     int64_t min = INT64_MAX, max = INT64_MIN;
 
     if (!s)

@@ -58,7 +58,7 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
 static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                          const fw_node_info *ni)
 {
-    const pre_filter_state *s = fw_cycle_state_read(cs, PRE_FILTER_KEY);
+    const pre_filter_state *s = fw_cycle_state_read_static(cs, PRE_FILTER_KEY);
 
     if (!s)
         return fw_status_error(KUBE_ENOTFOUND, "reading \"%s\" from cycleState: not found",

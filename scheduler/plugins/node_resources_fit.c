@@ -580,7 +580,7 @@ static int exceeds(int64_t want, int64_t allocatable, int64_t requested)
 static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                          const fw_node_info *ni)
 {
-    const pre_filter_state *s = fw_cycle_state_read(cs, PRE_FILTER_KEY);
+    const pre_filter_state *s = fw_cycle_state_read_static(cs, PRE_FILTER_KEY);
     const fw_resource *alloc = &ni->allocatable, *used = &ni->requested;
     fw_status *st = NULL;
     char reason[300];

@@ -843,7 +843,7 @@ static fw_status *state_not_found(const char *key)
 static fw_status *update_with_pod(fw_cycle_state *cs, const fw_pod_info *pod,
                                   const fw_pod_info *updated, const fw_node_info *ni, int delta)
 {
-    pre_filter_state *s = fw_cycle_state_read(cs, PRE_FILTER_KEY);
+    pre_filter_state *s = fw_cycle_state_read_static(cs, PRE_FILTER_KEY);
     const kube_pod *preemptor = pod->pod, *p = updated->pod;
     const kube_node *node = ni->node;
 
@@ -887,7 +887,7 @@ static fw_status *pre_filter_remove_pod(void *self, fw_cycle_state *cs, const fw
 static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                          const fw_node_info *ni)
 {
-    const pre_filter_state *s = fw_cycle_state_read(cs, PRE_FILTER_KEY);
+    const pre_filter_state *s = fw_cycle_state_read_static(cs, PRE_FILTER_KEY);
     const kube_node *node = ni->node;
 
     if (!node)
@@ -1077,7 +1077,7 @@ static fw_status *pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *p
 
 static const pre_score_state *read_pre_score(const fw_cycle_state *cs)
 {
-    return fw_cycle_state_read(cs, PRE_SCORE_KEY);
+    return fw_cycle_state_read_static(cs, PRE_SCORE_KEY);
 }
 
 static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,

@@ -179,7 +179,7 @@ static void score_with(const plugin_res_scorer *s, const fw_cycle_state *cs,
                              const char *key, const fw_pod_info *pod, const fw_node_info *ni,
                              int64_t *buf, int64_t *score)
 {
-    const pod_requests_state *st = fw_cycle_state_read(cs, key);
+    const pod_requests_state *st = fw_cycle_state_read_static(cs, key);
     int64_t *requested = buf, *allocatable = buf + s->n, *pod_req = buf + 2 * s->n;
     const int64_t *reqs = pod_req;
 

@@ -94,7 +94,8 @@ fw_status *plugin_res_pre_score(const plugin_res_scorer *s, fw_cycle_state *cs, 
 
 /* Score of one node: reads the requests stored under key (computing them
  * when absent) and applies s->fn. Errors: "node not found" for a node info
- * without a node, "resources not found" when s has no resources. */
+ * without a node, "resources not found" when s has no resources. key is
+ * of static storage (fw_cycle_state_read_static). */
 fw_status *plugin_res_score_node(const plugin_res_scorer *s, const fw_cycle_state *cs,
                                  const char *key, const fw_pod_info *pod, const fw_node_info *ni,
                                  int64_t *score);

@@ -511,7 +511,7 @@ static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info
 {
     stickyvm *sv = self;
     atomic_fetch_add_explicit(&sv->c.filter_calls, 1, memory_order_relaxed);
-    const sv_state *s = fw_cycle_state_read(cs, STICKYVM_STATE_KEY);
+    const sv_state *s = fw_cycle_state_read_static(cs, STICKYVM_STATE_KEY);
     if (!s)
         return fw_status_error(KUBE_EINVAL, "reading \"%s\" from cycleState: not found",
                                STICKYVM_STATE_KEY);
@@ -658,7 +658,7 @@ static void first_pin_done(stickyvm *sv, const kube_vm *vm, const fw_pod_info *p
 static void post_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pi, const char *node)
 {
     stickyvm *sv = self;
-    const sv_state *s = fw_cycle_state_read(cs, STICKYVM_STATE_KEY);
+    const sv_state *s = fw_cycle_state_read_static(cs, STICKYVM_STATE_KEY);
     if (!s)
         return; /* not a VM's pod (PreFilter skipped) */
     const kube_vm *vm = state_vm(s);

@@ -98,7 +98,7 @@ static fw_status *pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *p
 static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                         const fw_node_info *ni, int64_t *out)
 {
-    const pre_score_state *s = fw_cycle_state_read(cs, PRE_SCORE_KEY);
+    const pre_score_state *s = fw_cycle_state_read_static(cs, PRE_SCORE_KEY);
     const kube_node *node = ni->node;
     int64_t count = 0;
 

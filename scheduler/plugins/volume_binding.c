@@ -174,7 +174,7 @@ static vb_state *state_new(void)
 
 static vb_state *state_get(const fw_cycle_state *cs)
 {
-    return fw_cycle_state_read(cs, STATE_KEY);
+    return fw_cycle_state_read_static(cs, STATE_KEY);
 }
 
 /* The decision Filter kept for node (borrowed), or NULL. */

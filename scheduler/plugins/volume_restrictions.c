@@ -224,7 +224,7 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
 
 static fw_status *update_with_pod(fw_cycle_state *cs, const fw_pod_info *other, int sign)
 {
-    vr_state *s = fw_cycle_state_read(cs, STATE_KEY);
+    vr_state *s = fw_cycle_state_read_static(cs, STATE_KEY);
 
     if (!s)
         return fw_status_error(KUBE_ENOTFOUND, "cannot read \"%s\" from cycleState", STATE_KEY);
@@ -251,7 +251,7 @@ static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info
 
     if (!disks_fit(pod->pod, ni))
         return fw_status_new(FW_UNSCHEDULABLE, ERR_DISK_CONFLICT);
-    if (!(s = fw_cycle_state_read(cs, STATE_KEY)))
+    if (!(s = fw_cycle_state_read_static(cs, STATE_KEY)))
         return fw_status_error(KUBE_ENOTFOUND, "cannot read \"%s\" from cycleState", STATE_KEY);
     if (s->conflicts > 0)
         return fw_status_new(FW_UNSCHEDULABLE, ERR_RWOP_CONFLICT);

@@ -266,7 +266,7 @@ static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info
         return NULL;
     if (!ni->node)
         return fw_status_new(FW_ERROR, "node not found");
-    if ((s = fw_cycle_state_read(cs, STATE_KEY)))
+    if ((s = fw_cycle_state_read_static(cs, STATE_KEY)))
         return check_node(s, ni->node);
     /* no state (PreFilter not run): compute it here, as upstream does */
     if (!(s = state_new()))

@@ -258,6 +258,35 @@ static void cycle_state_keys_match_by_content(void **state)
     fw_cycle_state_free(cs);
 }
 
+/* read_static finds a key written through its own address, and by content
+ * one written through another pointer (a buffer, a clone) or absent. */
+static void cycle_state_read_static(void **state)
+{
+    (void)state;
+    static const char key_a[] = "PreFilterA", key_b[] = "PreScoreB";
+    fw_cycle_state *cs = fw_cycle_state_new();
+    char buf[32] = "PreScoreB";
+    int a = 1, b = 2, b2 = 3;
+
+    assert_int_equal(fw_cycle_state_write(cs, key_a, &a, NULL), KUBE_OK);
+    assert_int_equal(fw_cycle_state_write(cs, buf, &b, NULL), KUBE_OK);
+    assert_ptr_equal(fw_cycle_state_read_static(cs, key_a), &a);
+    assert_ptr_equal(fw_cycle_state_read_static(cs, key_b), &b);
+    memcpy(buf, "PreFilterA", sizeof("PreFilterA"));
+    assert_ptr_equal(fw_cycle_state_read_static(cs, key_b), &b);
+    assert_int_equal(fw_cycle_state_write(cs, key_b, &b2, NULL), KUBE_OK);
+    assert_ptr_equal(fw_cycle_state_read_static(cs, key_b), &b2);
+    fw_cycle_state *cl = fw_cycle_state_clone(cs);
+    assert_non_null(cl);
+    assert_ptr_equal(fw_cycle_state_read_static(cl, key_a), &a);
+    fw_cycle_state_delete(cs, key_a);
+    assert_null(fw_cycle_state_read_static(cs, key_a));
+    assert_null(fw_cycle_state_read_static(cs, "PreFilterNothing"));
+    assert_ptr_equal(fw_cycle_state_read_static(cs, key_b), &b2);
+    fw_cycle_state_free(cl);
+    fw_cycle_state_free(cs);
+}
+
 static void cycle_state_clone(void **state)
 {
     (void)state;
@@ -1386,6 +1415,7 @@ int test_group_framework(void)
         cmocka_unit_test(status_basics),
         cmocka_unit_test(fit_error_messages),
         cmocka_unit_test(cycle_state_keys_match_by_content),
+        cmocka_unit_test(cycle_state_read_static),
         cmocka_unit_test(cycle_state_clone),
         cmocka_unit_test(node_info_accounting),
         cmocka_unit_test(snapshot_incremental),
