@@ -578,9 +578,10 @@ static fw_status *first_error(fw_status **errs, size_t n, const char *stage)
 
 static fw_status *apply_weights(score_job *j, fw_score_list *out)
 {
-    out->nodes = calloc(j->n ? j->n : 1, sizeof(*out->nodes));
+    /* every field and cell is written below: no zeroing */
+    out->nodes = malloc((j->n ? j->n : 1) * sizeof(*out->nodes));
     size_t cells = j->n * j->n_plugins;
-    out->storage = calloc(cells ? cells : 1, sizeof(*out->storage));
+    out->storage = malloc((cells ? cells : 1) * sizeof(*out->storage));
     out->n = j->n;
     if (!out->nodes || !out->storage)
         return fw_status_error(KUBE_ENOMEM, NULL);
@@ -589,6 +590,7 @@ static fw_status *apply_weights(score_job *j, fw_score_list *out)
         ns->name = j->nodes[i]->name;
         ns->scores = &out->storage[i * j->n_plugins];
         ns->n_scores = j->n_plugins;
+        ns->total = 0;
         for (size_t k = 0; k < j->n_plugins; k++) {
             int64_t v = j->scores[k][i].score;
             if (v > FW_MAX_NODE_SCORE || v < FW_MIN_NODE_SCORE)
@@ -631,24 +633,25 @@ fw_status *fw_framework_run_score(fw_framework *fw, fw_cycle_state *cs, const fw
     j.plugins = calloc(np ? np : 1, sizeof(*j.plugins));
     j.scores = calloc(np ? np : 1, sizeof(*j.scores));
     j.errs = calloc((n > np ? n : np) + 1, sizeof(*j.errs));
-    fw_status *st = j.plugins && j.scores && j.errs ? NULL : fw_status_error(KUBE_ENOMEM, NULL);
+    /* one block for all plugins' scores; score_node writes each cell before
+     * anything reads it, so it is not zeroed */
+    fw_node_score *cells = malloc((np ? np : 1) * (n ? n : 1) * sizeof(*cells));
+    fw_status *st = j.plugins && j.scores && j.errs && cells
+                        ? NULL
+                        : fw_status_error(KUBE_ENOMEM, NULL);
     atomic_init(&j.stop, 0);
     for (size_t k = 0; k < np && !st; k++) {
         const fw_inst *in = fw->pt[FW_PT_SCORE][k];
         if (fw_cycle_state_skip_score_has(cs, in->desc->name))
             continue;
-        j.scores[j.n_plugins] = calloc(n ? n : 1, sizeof(fw_node_score));
-        if (!j.scores[j.n_plugins])
-            st = fw_status_error(KUBE_ENOMEM, NULL);
-        else
-            j.plugins[j.n_plugins++] = in;
+        j.scores[j.n_plugins] = cells + j.n_plugins * n;
+        j.plugins[j.n_plugins++] = in;
     }
     if (!st)
         st = score_all(&j, out);
     if (st)
         fw_score_list_free(out);
-    for (size_t k = 0; j.scores && k < j.n_plugins; k++)
-        free(j.scores[k]);
+    free(cells);
     free(j.scores);
     free(j.plugins);
     free(j.errs);
