@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The project's whole test suite: installs dependencies, then builds and runs
 # every test twice, in the normal build and under AddressSanitizer +
-# UndefinedBehaviorSanitizer, then the e2e suite and the bounded fuzz run.
+# UndefinedBehaviorSanitizer, then every scripts/test-*.sh stage: the demo
+# walk-through, the e2e suite against the emulator, the bounded fuzz run and
+# the unit groups under valgrind.
 # Usage: scripts/test.sh            (build dirs: build/ and build-asan/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
