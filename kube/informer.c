@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "kube/errors.h"
+#include "kube/jsonscratch.h"
 #include "kube/jsonstream.h"
 #include "kube/log.h"
 #include "kube/store.h"
@@ -369,19 +370,19 @@ static void log_item_error(kube_informer *inf, const cJSON *item, const char *wh
 static int frame_item(void *ud, const char *frame, size_t len)
 {
     kube_informer *inf = ud;
-    cJSON *item = cJSON_ParseWithLength(frame, len);
+    cJSON *item = kube_jsonscratch_parse(frame, len);
     kube_object *obj = NULL;
     int rc;
 
     if (atomic_load(&inf->hub->stop)) {
-        cJSON_Delete(item);
+        kube_jsonscratch_release(item);
         inf->abort = ABORT_STOP;
         return 1;
     }
     if (!cJSON_IsObject(item)) {
         KLOG_ERROR("informer %s: list item of %zu bytes is not a JSON object", inf->name, len);
         atomic_fetch_add(&inf->errors, 1);
-        cJSON_Delete(item);
+        kube_jsonscratch_release(item);
         return 0;
     }
     rc = inf->codec->decode(item, &obj);
@@ -393,7 +394,7 @@ static int frame_item(void *ud, const char *frame, size_t len)
         kube_object_unref(obj);
     if (rc != KUBE_OK)
         log_item_error(inf, item, kube_strerror(rc));
-    cJSON_Delete(item);
+    kube_jsonscratch_release(item);
     return rc == KUBE_ENOMEM ? rc : 0;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kube/errors.h"
+#include "kube/jsonscratch.h"
 #include "kube/log.h"
 
 #define SKELETON_MAX (1024u * 1024u)
@@ -456,7 +457,7 @@ static int event_object(const cJSON *obj, const kube_codec *codec, kube_watch_ev
 int kube_watch_event_decode(const char *frame, size_t len, const kube_codec *codec,
                             kube_watch_event *ev, char *err, size_t errlen)
 {
-    cJSON *root = cJSON_ParseWithLength(frame, len);
+    cJSON *root = kube_jsonscratch_parse(frame, len);
     const cJSON *type, *obj;
     int rc;
 
@@ -475,7 +476,7 @@ int kube_watch_event_decode(const char *frame, size_t len, const kube_codec *cod
         status_decode(obj, ev), rc = KUBE_OK;
     else
         rc = event_object(obj, codec, ev, err, errlen);
-    cJSON_Delete(root);
+    kube_jsonscratch_release(root);
     return rc;
 }
 

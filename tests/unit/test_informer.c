@@ -26,6 +26,7 @@
 #include "kube/config.h"
 #include "kube/errors.h"
 #include "kube/informer.h"
+#include "kube/jsonscratch.h"
 #include "kube/jsonstream.h"
 #include "kube/store.h"
 
@@ -398,6 +399,46 @@ static void watch_events_from_fixtures(void **state)
     kube_buf_free(&el.log);
     free(stream);
     free(gone);
+}
+
+/* A scratch tree equals the heap parse, big or small; a parse while one is
+ * held gives a heap tree; garbage gives NULL and leaves the arena usable;
+ * heap trees built meanwhile are freed as usual (valgrind/ASan check). */
+static void jsonscratch_trees(void **state)
+{
+    const char *doc = "{\"a\":[1,2.5,\"x\",null,true],\"b\":{\"c\":\"\\u00e9\"}}";
+    kube_buf big = KUBE_BUF_INIT;
+    cJSON *want = cJSON_Parse(doc), *a, *b, *c;
+    char *printed;
+
+    (void)state;
+    a = kube_jsonscratch_parse(doc, strlen(doc));
+    assert_non_null(a);
+    assert_true(cJSON_Compare(a, want, 1));
+    b = kube_jsonscratch_parse(doc, strlen(doc));
+    assert_true(cJSON_Compare(b, want, 1));
+    c = cJSON_Duplicate(a, 1);
+    printed = cJSON_PrintUnformatted(a);
+    assert_string_equal(printed, "{\"a\":[1,2.5,\"x\",null,true],\"b\":{\"c\":\"\u00e9\"}}");
+    cJSON_free(printed);
+    cJSON_Delete(c);
+    kube_jsonscratch_release(b);
+    kube_jsonscratch_release(a);
+    assert_null(kube_jsonscratch_parse("{\"a\":", 5));
+    assert_int_equal(kube_buf_puts(&big, "["), KUBE_OK);
+    for (int i = 0; i < 20000; i++)
+        assert_int_equal(kube_buf_printf(&big, "%s\"item-%d\"", i ? "," : "", i), KUBE_OK);
+    assert_int_equal(kube_buf_puts(&big, "]"), KUBE_OK);
+    a = kube_jsonscratch_parse(big.data, big.len);
+    assert_int_equal(cJSON_GetArraySize(a), 20000);
+    assert_string_equal(cJSON_GetArrayItem(a, 19999)->valuestring, "item-19999");
+    kube_jsonscratch_release(a);
+    a = kube_jsonscratch_parse(doc, strlen(doc));
+    assert_true(cJSON_Compare(a, want, 1));
+    kube_jsonscratch_release(a);
+    kube_jsonscratch_release(NULL);
+    kube_buf_free(&big);
+    cJSON_Delete(want);
 }
 
 static void watch_events_malformed(void **state)
@@ -1147,6 +1188,7 @@ int test_group_informer(void)
         cmocka_unit_test(list_edge_shapes),
         cmocka_unit_test(watch_events_from_fixtures),
         cmocka_unit_test(watch_events_malformed),
+        cmocka_unit_test(jsonscratch_trees),
         cmocka_unit_test(store_applies_recorded_stream),
         cmocka_unit_test(store_apply_rules),
         cmocka_unit_test(store_replace_delivers_difference),
