@@ -318,12 +318,13 @@ fw_status *fw_framework_run_filter(fw_framework *fw, const fw_cycle_state *cs,
 {
     uint64_t mask = 0;
     int have_mask = fw__cycle_state_filter_mask(cs, fw, &mask);
+    int timed = timing(fw, cs); /* once per node, not per plugin */
 
     for (size_t i = 0; i < fw->n_pt[FW_PT_FILTER]; i++) {
         const fw_inst *in = fw->pt[FW_PT_FILTER][i];
         if (filter_skipped(fw, cs, i, have_mask, mask))
             continue;
-        int64_t tp = start_clock(fw, cs);
+        int64_t tp = timed ? kube_now_ns() : 0;
         fw_status *s = in->desc->filter(in->self, cs, pod, ni);
         if (tp)
             fw__observe_plugin(fw, cs, in->desc->name, "Filter", s, tp);
@@ -517,6 +518,7 @@ typedef struct score_job {
     size_t n_plugins;
     fw_node_score **scores;   /* [plugin][node] */
     fw_status **errs;         /* per node (score) or per plugin (normalize) */
+    int timed;                /* per-plugin durations recorded this cycle */
     atomic_int stop;
 } score_job;
 
@@ -526,7 +528,7 @@ static void score_node(void *ud, size_t i)
     for (size_t k = 0; k < j->n_plugins; k++) {
         const fw_inst *in = j->plugins[k];
         int64_t v = 0;
-        int64_t tp = start_clock(j->fw, j->cs);
+        int64_t tp = j->timed ? kube_now_ns() : 0;
         fw_status *s = in->desc->score(in->self, j->cs, j->pod, j->nodes[i], &v);
         if (tp)
             fw__observe_plugin(j->fw, j->cs, in->desc->name, "Score", s, tp);
@@ -628,7 +630,8 @@ fw_status *fw_framework_run_score(fw_framework *fw, fw_cycle_state *cs, const fw
 {
     int64_t t0 = kube_now_ns();
     size_t np = fw->n_pt[FW_PT_SCORE];
-    score_job j = {.fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .n = n};
+    score_job j = {.fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .n = n,
+                   .timed = timing(fw, cs)};
     memset(out, 0, sizeof(*out));
     j.plugins = calloc(np ? np : 1, sizeof(*j.plugins));
     j.scores = calloc(np ? np : 1, sizeof(*j.scores));
