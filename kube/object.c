@@ -37,9 +37,13 @@ static const char *kv_find(const kube_kv *kv, size_t n, const char *key)
 {
     if (!key)
         return NULL;
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(kv[i].key, key) == 0)
+    /* keys are mostly pooled (kube/intern.h), so an equal key is often the
+     * same pointer; else most differ in the first byte */
+    for (size_t i = 0; i < n; i++) {
+        const char *k = kv[i].key;
+        if (k == key || (k[0] == key[0] && strcmp(k, key) == 0))
             return kv[i].value;
+    }
     return NULL;
 }
 
