@@ -94,8 +94,10 @@ static fw_status *collect(filter_job *j, fw_diagnosis *d, const fw_node_info **f
     }
     *n_feasible = nf;
     *processed = i;
+    /* statuses[k] is set only for failed nodes (the array is not zeroed) */
     for (size_t k = 0; k < j->n; k++)
-        fw_status_free(j->statuses[k]);
+        if (j->state[k] == NODE_FAIL || j->state[k] == NODE_ERROR)
+            fw_status_free(j->statuses[k]);
     return err;
 }
 
@@ -125,7 +127,7 @@ static fw_status *pass_filters(fw_framework *fw, const fw_cycle_state *cs, const
     atomic_init(&j.found, 0);
     atomic_init(&j.stop, 0);
     j.state = calloc(n, 1);
-    j.statuses = calloc(n, sizeof(*j.statuses));
+    j.statuses = malloc((n ? n : 1) * sizeof(*j.statuses)); /* read where state says failed */
     fw_status *st = NULL;
     if (!j.state || !j.statuses) {
         st = fw_status_error(KUBE_ENOMEM, NULL);
