@@ -839,6 +839,38 @@ static void hook_point(void *ud, const char *point, const char *status, const ch
     sched_metric_observe(m->framework_extension_point_duration, v, seconds);
 }
 
+/* hook_plugin's per-thread cache: the framework passes static names, so the
+ * child for (family id, plugin, point, status) is found by the four words
+ * alone, without metric_with()'s general checks and loops (sampled cycles
+ * record one duration per plugin per node). A miss or collision falls back
+ * to sched_metric_with_static(). */
+#define PLUGIN_SLOTS 128
+
+typedef struct plugin_slot {
+    uint64_t id;
+    const char *v[3];
+    sched_metric_child *child;
+} plugin_slot;
+
+static __thread plugin_slot plugin_cache[PLUGIN_SLOTS];
+
+static sched_metric_child *plugin_child(sched_metric *m, const char *const v[3])
+{
+    uintptr_t h = ((uintptr_t)v[0] * 31u + (uintptr_t)v[1]) * 31u + (uintptr_t)v[2];
+    plugin_slot *e;
+    sched_metric_child *c;
+
+    if (!m)
+        return NULL;
+    e = &plugin_cache[(h >> 3) % PLUGIN_SLOTS];
+    if (e->child && e->id == m->id && e->v[0] == v[0] && e->v[1] == v[1] && e->v[2] == v[2])
+        return e->child;
+    c = sched_metric_with_static(m, v);
+    if (c)
+        *e = (plugin_slot){m->id, {v[0], v[1], v[2]}, c};
+    return c;
+}
+
 static void hook_plugin(void *ud, const char *plugin, const char *point, const char *status,
                         double seconds)
 {
@@ -846,8 +878,7 @@ static void hook_plugin(void *ud, const char *plugin, const char *point, const c
     const char *v[3] = {plugin, point, status};
 
     /* the framework passes static names here (framework.h) */
-    sched_metric_child_observe(sched_metric_with_static(m->plugin_execution_duration, v),
-                               seconds);
+    sched_metric_child_observe(plugin_child(m->plugin_execution_duration, v), seconds);
 }
 
 static void hook_permit(void *ud, const char *result, double seconds)

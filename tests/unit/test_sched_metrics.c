@@ -181,6 +181,34 @@ static void core_set_and_hooks(void **state)
     sched_metrics_free(r);
 }
 
+/* Repeated plugin observations land in the same child, and a registry made
+ * after another is freed gets its own children (the hook's per-thread cache
+ * is keyed by the family, never by a freed address). */
+static void plugin_hook_children(void **state)
+{
+    static const char *const fit[] = {"NodeResourcesFit", "Score", "Success"};
+    static const char *const taint[] = {"TaintToleration", "Score", "Success"};
+    (void)state;
+
+    for (int round = 0; round < 2; round++) {
+        sched_metrics *r;
+        sched_core_metrics m;
+        fw_metrics_hooks hk;
+
+        assert_int_equal(sched_metrics_new(&r), KUBE_OK);
+        assert_int_equal(sched_core_metrics_register(r, &m), KUBE_OK);
+        hk = sched_core_metrics_hooks(&m);
+        for (int i = 0; i < 3 + round; i++) {
+            hk.plugin(hk.ud, fit[0], fit[1], fit[2], 0.00001);
+            hk.plugin(hk.ud, taint[0], taint[1], taint[2], 0.00002);
+        }
+        hk.plugin(hk.ud, taint[0], taint[1], "Error", 0.00002);
+        assert_true(sched_metric_value(m.plugin_execution_duration, fit) == 3 + round);
+        assert_true(sched_metric_value(m.plugin_execution_duration, taint) == 3 + round);
+        sched_metrics_free(r);
+    }
+}
+
 typedef struct worker {
     sched_metric *m;
     int n;
@@ -228,6 +256,7 @@ int test_group_sched_metrics(void)
         cmocka_unit_test(registration_rules),
         cmocka_unit_test(exposition_format),
         cmocka_unit_test(core_set_and_hooks),
+        cmocka_unit_test(plugin_hook_children),
         cmocka_unit_test(concurrent_observations),
     };
     return cmocka_run_group_tests_name("sched_metrics", tests, NULL, NULL);
