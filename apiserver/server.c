@@ -483,8 +483,12 @@ static int create_context(apis_server *s, const apis_server_options *o, char *er
     struct lws_context_creation_info info;
 
     memset(&info, 0, sizeof(info));
+    /* DISABLE_OS_CA_CERTS: lws would load the OS CA bundle into the vhost's
+     * client TLS context, which this server never uses (its upstream calls
+     * go through kube/client; peers are verified in authn.c). */
     info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT | LWS_SERVER_OPTION_EXPLICIT_VHOSTS |
-                   LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG;
+                   LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG |
+                   LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
     info.port = o->port;
     info.iface = kube_lws_is_any_address(o->bind_address) ? NULL : o->bind_address;
     info.protocols = protocols;

@@ -387,6 +387,7 @@ static int client_auth_headers(kube_client *c, struct curl_slist **list)
     if (!line)
         return KUBE_ENOMEM;
     memcpy(line, "Authorization: Bearer ", 22);
+    line[22] = '\0'; /* kube_config_token writes a terminated token, or nothing */
     rc = kube_config_token(c->cfg, line + 22, CLIENT_TOKEN_MAX, 0);
     if (rc == KUBE_OK) {
         n = curl_slist_append(l, line);
@@ -395,7 +396,7 @@ static int client_auth_headers(kube_client *c, struct curl_slist **list)
     } else if (rc == KUBE_ENOTFOUND) {
         rc = KUBE_OK; /* anonymous (client certificate, or none) */
     }
-    explicit_bzero(line, CLIENT_TOKEN_MAX + 32);
+    explicit_bzero(line, 22 + strlen(line + 22) + 1); /* the bytes the token used */
     free(line);
     if (rc == KUBE_OK && (n = curl_slist_append(l, "Accept: application/json")))
         l = n;
