@@ -39,6 +39,7 @@
 #include "kube/pod.h"
 #include "scheduler.h"
 #include "server.h"
+#include "sched_fixture.h"
 
 #define WAIT_MS 30000
 #define NODES 50
@@ -182,49 +183,14 @@ static void create_node(fixture *fx, const char *name, const char *labels, const
     assert_int_equal(harness_create(fx->h, "/api/v1/nodes", json, NULL), KUBE_OK);
 }
 
-static cJSON *get_json(fixture *fx, const char *path)
-{
-    long status = 0;
-    cJSON *j = NULL;
-    assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j), KUBE_OK);
-    assert_int_equal(status, 200);
-    return j;
-}
-
 static cJSON *get_pod(fixture *fx, const char *name)
 {
-    char path[256];
-    snprintf(path, sizeof(path), PODS_PATH "/%s", name);
-    return get_json(fx, path);
-}
-
-static const char *str_at(const cJSON *o, const char *a, const char *b)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
-    x = b ? cJSON_GetObjectItemCaseSensitive(x, b) : x;
-    return cJSON_IsString(x) ? x->valuestring : NULL;
-}
-
-/* Waits until the pod is bound; returns its node (caller frees). */
-static char *wait_bound(fixture *fx, const char *name)
-{
-    int64_t deadline = kube_now_ms() + WAIT_MS;
-    while (kube_now_ms() < deadline) {
-        cJSON *p = get_pod(fx, name);
-        const char *node = str_at(p, "spec", "nodeName");
-        char *copy = node && *node ? strdup(node) : NULL;
-        cJSON_Delete(p);
-        if (copy)
-            return copy;
-        usleep(50000);
-    }
-    fail_msg("pod %s not bound within %d ms", name, WAIT_MS);
-    return NULL;
+    return sf_get(fx->h, PODS_PATH "/%s", name);
 }
 
 static void expect_bound_to(fixture *fx, const char *name, const char *node)
 {
-    char *got = wait_bound(fx, name);
+    char *got = sf_wait_bound(fx->h, name);
     assert_string_equal(got, node);
     free(got);
 }
@@ -241,8 +207,8 @@ static cJSON *wait_unschedulable(fixture *fx, const char *name)
         const cJSON *c;
         cJSON_ArrayForEach(c, conds)
         {
-            if (!strcmp(str_at(c, "type", NULL), "PodScheduled") &&
-                !strcmp(str_at(c, "status", NULL), "False")) {
+            if (!strcmp(sf_str_at(c, "type", NULL), "PodScheduled") &&
+                !strcmp(sf_str_at(c, "status", NULL), "False")) {
                 cJSON *copy = cJSON_Duplicate(c, 1);
                 cJSON_Delete(p);
                 return copy;
@@ -252,30 +218,6 @@ static cJSON *wait_unschedulable(fixture *fx, const char *name)
         usleep(50000);
     }
     fail_msg("pod %s never reported PodScheduled=False", name);
-    return NULL;
-}
-
-/* The first event of the pod with that reason (caller deletes). */
-static cJSON *wait_event(fixture *fx, const char *pod, const char *reason)
-{
-    int64_t deadline = kube_now_ms() + WAIT_MS;
-    while (kube_now_ms() < deadline) {
-        cJSON *list = get_json(fx, "/apis/events.k8s.io/v1/namespaces/default/events");
-        const cJSON *ev;
-        cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(list, "items"))
-        {
-            const char *rname = str_at(ev, "regarding", "name");
-            const char *r = str_at(ev, "reason", NULL);
-            if (rname && r && !strcmp(rname, pod) && !strcmp(r, reason)) {
-                cJSON *copy = cJSON_Duplicate(ev, 1);
-                cJSON_Delete(list);
-                return copy;
-            }
-        }
-        cJSON_Delete(list);
-        usleep(100000);
-    }
-    fail_msg("no %s event for %s", reason, pod);
     return NULL;
 }
 
@@ -306,12 +248,12 @@ static void pods_land_where_plugins_say(void **state)
     for (int i = 0; i < 10; i++) {
         char name[32];
         snprintf(name, sizeof(name), "plain-%d", i);
-        char *node = wait_bound(fx, name);
+        char *node = sf_wait_bound(fx->h, name);
         assert_true(!strncmp(node, "node-", 5) || !strcmp(node, "ssd-node"));
         free(node);
     }
     cJSON *cond = wait_unschedulable(fx, "intolerant");
-    assert_non_null(strstr(str_at(cond, "message", NULL),
+    assert_non_null(strstr(sf_str_at(cond, "message", NULL),
                            "1 node(s) had untolerated taint {dedicated: x}"));
     cJSON_Delete(cond);
 }
@@ -322,20 +264,20 @@ static void unschedulable_pod_waits_for_a_node(void **state)
     start_default(fx);
     create_pod(fx, "huge", "default-scheduler", "40", NULL);
     cJSON *cond = wait_unschedulable(fx, "huge");
-    assert_string_equal(str_at(cond, "reason", NULL), "Unschedulable");
-    assert_string_equal(str_at(cond, "message", NULL), FIT_MSG);
-    assert_non_null(str_at(cond, "lastTransitionTime", NULL));
+    assert_string_equal(sf_str_at(cond, "reason", NULL), "Unschedulable");
+    assert_string_equal(sf_str_at(cond, "message", NULL), FIT_MSG);
+    assert_non_null(sf_str_at(cond, "lastTransitionTime", NULL));
     cJSON_Delete(cond);
 
     /* the FailedScheduling event, kube-scheduler's shape */
-    cJSON *ev = wait_event(fx, "huge", "FailedScheduling");
+    cJSON *ev = sf_wait_event(fx->h, "huge", "FailedScheduling");
 
-    assert_string_equal(str_at(ev, "type", NULL), "Warning");
-    assert_string_equal(str_at(ev, "action", NULL), "Scheduling");
-    assert_string_equal(str_at(ev, "note", NULL), FIT_MSG);
-    assert_string_equal(str_at(ev, "reportingController", NULL), "default-scheduler");
-    assert_string_equal(str_at(ev, "regarding", "kind"), "Pod");
-    assert_non_null(str_at(ev, "regarding", "uid"));
+    assert_string_equal(sf_str_at(ev, "type", NULL), "Warning");
+    assert_string_equal(sf_str_at(ev, "action", NULL), "Scheduling");
+    assert_string_equal(sf_str_at(ev, "note", NULL), FIT_MSG);
+    assert_string_equal(sf_str_at(ev, "reportingController", NULL), "default-scheduler");
+    assert_string_equal(sf_str_at(ev, "regarding", "kind"), "Pod");
+    assert_non_null(sf_str_at(ev, "regarding", "uid"));
     cJSON_Delete(ev);
 
     /* a retry failing the same way does not patch the status again */
@@ -343,7 +285,7 @@ static void unschedulable_pod_waits_for_a_node(void **state)
     sched_scheduler_stats st0, st1;
     sched_scheduler_stats_get(fx->sched, &st0);
     create_pod(fx, "small", "default-scheduler", "100m", NULL);
-    char *node = wait_bound(fx, "small");
+    char *node = sf_wait_bound(fx->h, "small");
     free(node);
     long status = 0;
     cJSON *answer = NULL;
@@ -363,10 +305,10 @@ static void unschedulable_pod_waits_for_a_node(void **state)
     /* a node that fits arrives: the pod is scheduled there */
     create_node(fx, "big", NULL, NULL, "64");
     expect_bound_to(fx, "huge", "big");
-    ev = wait_event(fx, "huge", "Scheduled");
-    assert_string_equal(str_at(ev, "type", NULL), "Normal");
-    assert_string_equal(str_at(ev, "action", NULL), "Binding");
-    assert_string_equal(str_at(ev, "note", NULL), "Successfully assigned default/huge to big");
+    ev = sf_wait_event(fx->h, "huge", "Scheduled");
+    assert_string_equal(sf_str_at(ev, "type", NULL), "Normal");
+    assert_string_equal(sf_str_at(ev, "action", NULL), "Binding");
+    assert_string_equal(sf_str_at(ev, "note", NULL), "Successfully assigned default/huge to big");
     cJSON_Delete(ev);
 }
 
@@ -376,14 +318,14 @@ static void profile_without_a_default_plugin(void **state)
     start_default(fx);
     create_pod(fx, "fit-checked", "default-scheduler", "40", NULL);
     create_pod(fx, "fit-skipped", "no-fit", "40", NULL);
-    char *node = wait_bound(fx, "fit-skipped");
+    char *node = sf_wait_bound(fx->h, "fit-skipped");
     assert_true(!strncmp(node, "node-", 5));
     free(node);
     cJSON *cond = wait_unschedulable(fx, "fit-checked");
-    assert_non_null(strstr(str_at(cond, "message", NULL), "Insufficient cpu"));
+    assert_non_null(strstr(sf_str_at(cond, "message", NULL), "Insufficient cpu"));
     cJSON_Delete(cond);
-    cJSON *ev = wait_event(fx, "fit-skipped", "Scheduled");
-    assert_string_equal(str_at(ev, "reportingController", NULL), "no-fit");
+    cJSON *ev = sf_wait_event(fx->h, "fit-skipped", "Scheduled");
+    assert_string_equal(sf_str_at(ev, "reportingController", NULL), "no-fit");
     cJSON_Delete(ev);
 }
 
@@ -418,7 +360,7 @@ static void wait_many(fixture *fx, const char *prefix, int from, int n)
     for (int i = from; i < from + n; i++) {
         char name[32];
         snprintf(name, sizeof(name), "%s-%d", prefix, i);
-        free(wait_bound(fx, name));
+        free(sf_wait_bound(fx->h, name));
     }
 }
 
@@ -613,7 +555,7 @@ static void secure_port_serves_health_and_metrics(void **state)
 
     start_default(fx);
     create_pod(fx, "m1", "default-scheduler", "100m", NULL);
-    free(wait_bound(fx, "m1"));
+    free(sf_wait_bound(fx->h, "m1"));
     memset(&so, 0, sizeof(so));
     so.bind_address = "127.0.0.1";
     so.metrics = sched_scheduler_metrics(fx->sched);

@@ -33,72 +33,43 @@
 #include "kube/config.h"
 #include "kube/errors.h"
 #include "scheduler.h"
+#include "sched_fixture.h"
 
-#define WAIT_MS 30000
 #define PODS "/api/v1/namespaces/default/pods"
 #define ZONE_KEY "topology.kubernetes.io/zone"
-
-typedef struct fixture {
-    harness *h;
-    kube_config *kc;
-    kube_client *client;
-    sched_config *cfg;
-    sched_scheduler *sched;
-} fixture;
-
-static const char config_yaml[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
-                                  "kind: KubeSchedulerConfiguration\n"
-                                  "leaderElection:\n"
-                                  "  leaderElect: false\n";
 
 /* ------------------------------------------------------------------ */
 /* API helpers                                                         */
 /* ------------------------------------------------------------------ */
 
-static void create(fixture *fx, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void create(fixture *fx, const char *path, const char *fmt, ...)
-{
-    char json[4096];
-    va_list ap;
-    int rc;
-
-    va_start(ap, fmt);
-    vsnprintf(json, sizeof(json), fmt, ap);
-    va_end(ap);
-    if ((rc = harness_create(fx->h, path, json, NULL)) != KUBE_OK)
-        fail_msg("create %s: %s (%s)", path, kube_strerror(rc), json);
-}
-
 /* A node with cpu cores and mem of allocatable; zone NULL: no zone label. */
-static void create_node(fixture *fx, const char *name, const char *zone, const char *cpu,
+static void create_node(sf_fixture *fx, const char *name, const char *zone, const char *cpu,
                         const char *mem)
 {
     char zone_label[128] = "";
 
     if (zone)
         snprintf(zone_label, sizeof(zone_label), ",\"" ZONE_KEY "\":\"%s\"", zone);
-    create(fx, "/api/v1/nodes",
-           "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":{"
-           "\"kubernetes.io/hostname\":\"%s\"%s}},\"status\":{\"capacity\":{\"cpu\":\"%s\","
-           "\"memory\":\"%s\",\"pods\":\"110\"},\"allocatable\":{\"cpu\":\"%s\",\"memory\":"
-           "\"%s\",\"pods\":\"110\"}}}",
-           name, name, zone_label, cpu, mem, cpu, mem);
+    sf_create(fx->h, "/api/v1/nodes",
+              "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":{"
+              "\"kubernetes.io/hostname\":\"%s\"%s}},\"status\":{\"capacity\":{\"cpu\":\"%s\","
+              "\"memory\":\"%s\",\"pods\":\"110\"},\"allocatable\":{\"cpu\":\"%s\",\"memory\":"
+              "\"%s\",\"pods\":\"110\"}}}",
+              name, name, zone_label, cpu, mem, cpu, mem);
 }
 
 /* A 100m/64Mi pod with labels (JSON members) and extra spec members. */
-static void create_pod(fixture *fx, const char *name, const char *labels, const char *extra_spec)
+static void create_pod(sf_fixture *fx, const char *name, const char *labels, const char *extra_spec)
 {
-    create(fx, PODS,
-           "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
-           "\"default\",\"labels\":{%s}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
-           "\"registry.invalid/pause:3.9\",\"resources\":{\"requests\":{\"cpu\":\"100m\","
-           "\"memory\":\"64Mi\"}}}]%s}}",
-           name, labels, extra_spec ? extra_spec : "");
+    sf_create(fx->h, PODS,
+              "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
+              "\"default\",\"labels\":{%s}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
+              "\"registry.invalid/pause:3.9\",\"resources\":{\"requests\":{\"cpu\":\"100m\","
+              "\"memory\":\"64Mi\"}}}]%s}}",
+              name, labels, extra_spec ? extra_spec : "");
 }
 
-static void cordon(fixture *fx, const char *node)
+static void cordon(sf_fixture *fx, const char *node)
 {
     char path[256];
     harness_response r;
@@ -111,77 +82,6 @@ static void cordon(fixture *fx, const char *node)
     harness_response_free(&r);
 }
 
-/* GET path: the parsed object (caller deletes); fails unless 200. */
-static cJSON *get(fixture *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static cJSON *get(fixture *fx, const char *fmt, ...)
-{
-    char path[512];
-    long status = 0;
-    cJSON *j = NULL;
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(path, sizeof(path), fmt, ap);
-    va_end(ap);
-    assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j), KUBE_OK);
-    assert_int_equal(status, 200);
-    return j;
-}
-
-static const char *str_at(const cJSON *o, const char *a, const char *b)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
-    x = b ? cJSON_GetObjectItemCaseSensitive(x, b) : x;
-    return cJSON_IsString(x) ? x->valuestring : NULL;
-}
-
-/* Waits until the pod is bound; returns its node (caller frees). */
-static char *wait_bound(fixture *fx, const char *pod)
-{
-    int64_t deadline = kube_now_ms() + WAIT_MS;
-
-    while (kube_now_ms() < deadline) {
-        cJSON *p = get(fx, PODS "/%s", pod);
-        const char *node = str_at(p, "spec", "nodeName");
-        char *copy = node && *node ? strdup(node) : NULL;
-        cJSON_Delete(p);
-        if (copy)
-            return copy;
-        usleep(50000);
-    }
-    fail_msg("pod %s not bound within %d ms", pod, WAIT_MS);
-    return NULL;
-}
-
-/* The pod's PodScheduled=False condition message once it contains
- * `containing` (caller frees). */
-static char *wait_unschedulable(fixture *fx, const char *pod, const char *containing)
-{
-    int64_t deadline = kube_now_ms() + WAIT_MS;
-
-    while (kube_now_ms() < deadline) {
-        cJSON *p = get(fx, PODS "/%s", pod);
-        const cJSON *c;
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
-                                  cJSON_GetObjectItemCaseSensitive(p, "status"), "conditions"))
-        {
-            const char *type = str_at(c, "type", NULL), *status = str_at(c, "status", NULL);
-            const char *msg = str_at(c, "message", NULL);
-            if (type && status && msg && !strcmp(type, "PodScheduled") &&
-                !strcmp(status, "False") && strstr(msg, containing)) {
-                char *copy = strdup(msg);
-                cJSON_Delete(p);
-                return copy;
-            }
-        }
-        cJSON_Delete(p);
-        usleep(50000);
-    }
-    fail_msg("pod %s never reported PodScheduled=False with \"%s\"", pod, containing);
-    return NULL;
-}
-
 /* Fails unless msg begins with prefix. */
 static void assert_prefix(const char *msg, const char *prefix)
 {
@@ -190,66 +90,16 @@ static void assert_prefix(const char *msg, const char *prefix)
 }
 
 /* The pod's node is still node (it was not moved or deleted). */
-static void assert_still_on(fixture *fx, const char *pod, const char *node)
+static void assert_still_on(sf_fixture *fx, const char *pod, const char *node)
 {
-    cJSON *p = get(fx, PODS "/%s", pod);
-    assert_string_equal(str_at(p, "spec", "nodeName"), node);
+    cJSON *p = sf_get(fx->h, PODS "/%s", pod);
+    assert_string_equal(sf_str_at(p, "spec", "nodeName"), node);
     cJSON_Delete(p);
 }
 
 /* ------------------------------------------------------------------ */
 /* Fixture                                                             */
 /* ------------------------------------------------------------------ */
-
-static int setup(void **state)
-{
-    fixture *fx = calloc(1, sizeof(*fx));
-    kube_client_options o;
-    char err[512] = "";
-
-    assert_non_null(fx);
-    assert_int_equal(harness_start(NULL, &fx->h), KUBE_OK);
-    assert_int_equal(kube_config_from_file(harness_kubeconfig(fx->h), &fx->kc, err, sizeof(err)),
-                     KUBE_OK);
-    kube_client_options_default(&o);
-    o.qps = 0;
-    assert_int_equal(kube_client_new(fx->kc, &o, &fx->client), KUBE_OK);
-    if (sched_config_load_string(config_yaml, strlen(config_yaml), "test.yaml", NULL, &fx->cfg,
-                                 err, sizeof(err)) != KUBE_OK)
-        fail_msg("config: %s", err);
-    *state = fx;
-    return 0;
-}
-
-/* Starts the scheduler once the test's nodes exist; returns when its
- * informers (and so its cache) have synced. */
-static void start_scheduler(fixture *fx)
-{
-    sched_scheduler_options so;
-    char err[512] = "";
-
-    memset(&so, 0, sizeof(so));
-    so.config = fx->cfg;
-    so.client = fx->client;
-    so.binding_workers = 4;
-    if (sched_scheduler_new(&so, &fx->sched, err, sizeof(err)) != KUBE_OK)
-        fail_msg("sched_scheduler_new: %s", err);
-    assert_int_equal(sched_scheduler_start(fx->sched), KUBE_OK);
-    assert_int_equal(sched_scheduler_wait_synced(fx->sched, WAIT_MS), KUBE_OK);
-}
-
-static int teardown(void **state)
-{
-    fixture *fx = *state;
-
-    sched_scheduler_free(fx->sched);
-    sched_config_free(fx->cfg);
-    kube_client_free(fx->client);
-    kube_config_free(fx->kc);
-    harness_stop(fx->h);
-    free(fx);
-    return 0;
-}
 
 /* ------------------------------------------------------------------ */
 /* Required pod anti-affinity                                          */
@@ -264,7 +114,7 @@ static int teardown(void **state)
 
 /* Creates replicas db-first..db-(last) and records their nodes at
  * nodes[first..last]. */
-static void create_db_replicas(fixture *fx, int first, int last, char **nodes)
+static void create_db_replicas(sf_fixture *fx, int first, int last, char **nodes)
 {
     char name[32];
 
@@ -274,7 +124,7 @@ static void create_db_replicas(fixture *fx, int first, int last, char **nodes)
     }
     for (int i = first; i <= last; i++) {
         snprintf(name, sizeof(name), "db-%d", i);
-        nodes[i] = wait_bound(fx, name);
+        nodes[i] = sf_wait_bound(fx->h, name);
     }
 }
 
@@ -288,7 +138,7 @@ static void assert_all_distinct(char **nodes, int n)
 
 static void anti_affinity_one_replica_per_node(void **state)
 {
-    fixture *fx = *state;
+    sf_fixture *fx = *state;
     char *nodes[DB_NODES] = {NULL};
     char name[32];
 
@@ -296,7 +146,7 @@ static void anti_affinity_one_replica_per_node(void **state)
         snprintf(name, sizeof(name), "node-%d", i);
         create_node(fx, name, NULL, "4", "16Gi");
     }
-    start_scheduler(fx);
+    sf_start_scheduler(fx);
 
     create_db_replicas(fx, 0, 2, nodes);
     assert_all_distinct(nodes, 3);
@@ -305,12 +155,13 @@ static void anti_affinity_one_replica_per_node(void **state)
 
     /* every node holds a replica: the sixth has nowhere to go */
     create_pod(fx, "db-5", DB_LABELS, DB_ANTI_AFFINITY);
-    char *msg = wait_unschedulable(fx, "db-5", "node(s) didn't match pod anti-affinity rules");
+    char *msg =
+        sf_wait_unschedulable(fx->h, "db-5", "node(s) didn't match pod anti-affinity rules");
     assert_prefix(msg, "0/5 nodes are available: 5 node(s) didn't match pod anti-affinity "
                        "rules.");
     free(msg);
-    cJSON *p = get(fx, PODS "/db-5");
-    assert_null(str_at(p, "spec", "nodeName"));
+    cJSON *p = sf_get(fx->h, PODS "/db-5");
+    assert_null(sf_str_at(p, "spec", "nodeName"));
     cJSON_Delete(p);
     for (int i = 0; i < DB_NODES; i++) {
         snprintf(name, sizeof(name), "db-%d", i);
@@ -344,7 +195,7 @@ static int zone_of(const char *node)
 
 /* Creates web-first..web-(last), waits for them all to be bound and adds
  * each to counts[zone]. */
-static void create_web_pods(fixture *fx, int first, int last, int counts[ZONES])
+static void create_web_pods(sf_fixture *fx, int first, int last, int counts[ZONES])
 {
     char name[32];
 
@@ -354,7 +205,7 @@ static void create_web_pods(fixture *fx, int first, int last, int counts[ZONES])
     }
     for (int i = first; i <= last; i++) {
         snprintf(name, sizeof(name), "web-%d", i);
-        char *node = wait_bound(fx, name);
+        char *node = sf_wait_bound(fx->h, name);
         counts[zone_of(node)]++;
         free(node);
     }
@@ -368,7 +219,7 @@ static void assert_counts(const int counts[ZONES], int a, int b, int c)
 }
 
 /* zone-a: two 32-core nodes; zone-b and zone-c: two 4-core nodes each. */
-static void create_zone_nodes(fixture *fx)
+static void create_zone_nodes(sf_fixture *fx)
 {
     char name[32];
 
@@ -382,13 +233,13 @@ static void create_zone_nodes(fixture *fx)
 /* Cordons zone-c and waits until the scheduler saw both nodes cordoned:
  * a pod only zone-c's nodes could take is refused by NodeUnschedulable on
  * both of them. */
-static void cordon_zone_c(fixture *fx)
+static void cordon_zone_c(sf_fixture *fx)
 {
     cordon(fx, "zone-c-1");
     cordon(fx, "zone-c-2");
     create_pod(fx, "probe", "\"app\":\"probe\"",
                ",\"nodeSelector\":{\"" ZONE_KEY "\":\"zone-c\"}");
-    char *msg = wait_unschedulable(fx, "probe", "2 node(s) were unschedulable");
+    char *msg = sf_wait_unschedulable(fx->h, "probe", "2 node(s) were unschedulable");
     assert_prefix(msg, "0/6 nodes are available: 2 node(s) were unschedulable, 4 node(s) didn't "
                        "match Pod's node affinity/selector.");
     free(msg);
@@ -396,11 +247,11 @@ static void cordon_zone_c(fixture *fx)
 
 static void spread_over_zones(void **state)
 {
-    fixture *fx = *state;
+    sf_fixture *fx = *state;
     int counts[ZONES] = {0, 0, 0};
 
     create_zone_nodes(fx);
-    start_scheduler(fx);
+    sf_start_scheduler(fx);
 
     /* maxSkew 1: a pod may only join a zone holding the fewest */
     create_web_pods(fx, 0, 8, counts);
@@ -413,19 +264,19 @@ static void spread_over_zones(void **state)
     create_web_pods(fx, 10, 10, counts);
     assert_counts(counts, 4, 4, 3);
     create_pod(fx, "web-11", WEB_LABELS, WEB_SPREAD);
-    char *msg = wait_unschedulable(fx, "web-11",
-                                   "node(s) didn't match pod topology spread constraints");
+    char *msg = sf_wait_unschedulable(fx->h, "web-11",
+                                      "node(s) didn't match pod topology spread constraints");
     assert_prefix(msg, "0/6 nodes are available: 2 node(s) were unschedulable, 4 node(s) didn't "
                        "match pod topology spread constraints.");
     free(msg);
-    cJSON *p = get(fx, PODS "/web-11");
-    assert_null(str_at(p, "spec", "nodeName"));
+    cJSON *p = sf_get(fx->h, PODS "/web-11");
+    assert_null(sf_str_at(p, "spec", "nodeName"));
     cJSON_Delete(p);
 }
 
 int test_group_topology_integration(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, sf_setup, sf_teardown)
     const struct CMUnitTest tests[] = {
         T(anti_affinity_one_replica_per_node),
         T(spread_over_zones),
