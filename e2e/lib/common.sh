@@ -34,11 +34,16 @@ wait_until() {
 
 # ---- processes ----------------------------------------------------------
 
-# free_port: a TCP port on 127.0.0.1 nothing listens on (best effort).
+# free_port: a TCP port on 127.0.0.1 nothing listens on (best effort),
+# taken below the kernel's ephemeral range (ip_local_port_range), where the
+# local ports of outgoing connections come from: a port picked there can be
+# taken by any client socket before the daemon binds it.
 free_port() {
-    local p
+    local p low=32768 range
+    range=$(cat /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null) && low=${range%%[[:space:]]*}
+    [ "$low" -gt 11000 ] || low=32768
     for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 40000))
+        p=$((10000 + RANDOM % (low - 10000)))
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
             echo "$p"
             return 0
