@@ -25,6 +25,8 @@ static void *worker(void *arg)
 {
     apis_pool *p = arg;
 
+    pthread_setname_np(pthread_self(), "apis-worker");
+
     for (;;) {
         job *j;
         pthread_mutex_lock(&p->mu);

@@ -17,6 +17,7 @@
 
 #define CLIENT_POOL_MAX 16          /* idle easy handles kept */
 #define CLIENT_TOKEN_MAX 16384      /* longest bearer token accepted */
+#define CLIENT_TOKEN_SMALL 4096     /* tokens up to this size need no heap copy */
 #define CLIENT_RETRY_AFTER_CAP_S 60 /* longest Retry-After honoured */
 
 struct kube_client {
@@ -122,6 +123,8 @@ static int client_pause(kube_client *c, int64_t ns)
 {
     struct timespec deadline;
 
+    if (ns <= 0) /* the common case: no lock, no system call */
+        return atomic_load(&c->stopping) ? KUBE_ECANCELED : KUBE_OK;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += (time_t)(ns / 1000000000LL);
     deadline.tv_nsec += (long)(ns % 1000000000LL);
@@ -375,29 +378,47 @@ static int client_setup_common(kube_client *c, CURL *h)
     return cc == CURLE_OK ? KUBE_OK : cc == CURLE_OUT_OF_MEMORY ? KUBE_ENOMEM : KUBE_EIO;
 }
 
+/* Writes "Authorization: Bearer <token>" into line (size n). Returns KUBE_OK,
+ * KUBE_ENOTFOUND (no token) or KUBE_ERANGE (line too small); line holds no
+ * part of the token unless KUBE_OK. */
+static int client_auth_line(kube_client *c, char *line, size_t n)
+{
+    memcpy(line, "Authorization: Bearer ", 22);
+    return kube_config_token(c->cfg, line + 22, n - 22, 0);
+}
+
+/* Appends line (which holds the token) to *l, then wipes line. */
+static int client_append_secret(struct curl_slist **l, char *line)
+{
+    struct curl_slist *n = curl_slist_append(*l, line);
+
+    explicit_bzero(line, strlen(line));
+    if (!n)
+        return KUBE_ENOMEM;
+    *l = n;
+    return KUBE_OK;
+}
+
 /* Appends the headers every request carries: Accept, Host override and the
  * bearer token (as kube_config_token has it now). The token is wiped from
  * every temporary buffer. */
 static int client_auth_headers(kube_client *c, struct curl_slist **list)
 {
-    char *line = malloc(CLIENT_TOKEN_MAX + 32);
+    char small[CLIENT_TOKEN_SMALL + 32];
     struct curl_slist *l = *list, *n;
-    int rc;
+    int rc = client_auth_line(c, small, sizeof(small));
 
-    if (!line)
-        return KUBE_ENOMEM;
-    memcpy(line, "Authorization: Bearer ", 22);
-    line[22] = '\0'; /* kube_config_token writes a terminated token, or nothing */
-    rc = kube_config_token(c->cfg, line + 22, CLIENT_TOKEN_MAX, 0);
-    if (rc == KUBE_OK) {
-        n = curl_slist_append(l, line);
-        rc = n ? KUBE_OK : KUBE_ENOMEM;
-        l = n ? n : l;
-    } else if (rc == KUBE_ENOTFOUND) {
-        rc = KUBE_OK; /* anonymous (client certificate, or none) */
+    if (rc == KUBE_ERANGE) { /* a token longer than usual */
+        char *line = malloc(CLIENT_TOKEN_MAX + 32);
+        rc = line ? client_auth_line(c, line, CLIENT_TOKEN_MAX + 32) : KUBE_ENOMEM;
+        if (rc == KUBE_OK)
+            rc = client_append_secret(&l, line);
+        free(line);
+    } else if (rc == KUBE_OK) {
+        rc = client_append_secret(&l, small);
     }
-    explicit_bzero(line, 22 + strlen(line + 22) + 1); /* the bytes the token used */
-    free(line);
+    if (rc == KUBE_ENOTFOUND)
+        rc = KUBE_OK; /* anonymous (client certificate, or none) */
     if (rc == KUBE_OK && (n = curl_slist_append(l, "Accept: application/json")))
         l = n;
     else if (rc == KUBE_OK)
@@ -558,35 +579,6 @@ void kube_client_free(kube_client *c)
     free(c);
 }
 
-/* ---- handle pool ------------------------------------------------------ */
-
-/* An idle handle, or a new one attached to the share (curl_easy_reset keeps
- * the share, the connections and the TLS session cache of a handle). */
-static CURL *client_pool_get(kube_client *c)
-{
-    CURL *h = NULL;
-
-    pthread_mutex_lock(&c->pool_lock);
-    if (c->n_idle > 0)
-        h = c->idle[--c->n_idle];
-    pthread_mutex_unlock(&c->pool_lock);
-    if (!h && (h = curl_easy_init()) != NULL)
-        curl_easy_setopt(h, CURLOPT_SHARE, c->share);
-    return h;
-}
-
-static void client_pool_put(kube_client *c, CURL *h)
-{
-    pthread_mutex_lock(&c->pool_lock);
-    if (c->n_idle < CLIENT_POOL_MAX) {
-        c->idle[c->n_idle++] = h;
-        h = NULL;
-    }
-    pthread_mutex_unlock(&c->pool_lock);
-    if (h)
-        curl_easy_cleanup(h);
-}
-
 /* ---- one attempt ------------------------------------------------------ */
 
 typedef struct client_req {
@@ -637,21 +629,74 @@ static size_t client_on_header(char *data, size_t size, size_t n, void *ud)
     return len;
 }
 
+/* ---- handle pool ------------------------------------------------------ */
+
+/* A new pooled handle: attached to the share, with every option that is the
+ * same for all requests set once (the TLS material, timeouts, callbacks), so
+ * a request only sets its URL, method, headers and result pointers. NULL
+ * when out of memory. */
+static CURL *client_new_handle(kube_client *c)
+{
+    CURL *h = curl_easy_init();
+
+    if (!h)
+        return NULL;
+    if (client_setup_common(c, h) != KUBE_OK) {
+        curl_easy_cleanup(h);
+        return NULL;
+    }
+    curl_easy_setopt(h, CURLOPT_SHARE, c->share);
+    curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.timeout_ms);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, client_on_body);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, client_on_header);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, client_on_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
+    return h;
+}
+
+/* An idle handle (keeping its connection and TLS session), or a new one. */
+static CURL *client_pool_get(kube_client *c)
+{
+    CURL *h = NULL;
+
+    pthread_mutex_lock(&c->pool_lock);
+    if (c->n_idle > 0)
+        h = c->idle[--c->n_idle];
+    pthread_mutex_unlock(&c->pool_lock);
+    return h ? h : client_new_handle(c);
+}
+
+static void client_pool_put(kube_client *c, CURL *h)
+{
+    pthread_mutex_lock(&c->pool_lock);
+    if (c->n_idle < CLIENT_POOL_MAX) {
+        c->idle[c->n_idle++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&c->pool_lock);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
+/* Sets the method and body on a reused handle, replacing the previous
+ * request's: a GET, or a DELETE without body, is a body-less GET-based
+ * request (CURLOPT_HTTPGET clears a previous POST); everything else posts
+ * its body ("" when none), under its own name unless it is POST. */
 static void client_setup_method(CURL *h, const client_req *q)
 {
-    if (strcmp(q->method, "GET") == 0)
+    int post = strcmp(q->method, "POST") == 0;
+    int bodiless = strcmp(q->method, "GET") == 0 || (!q->body && !strcmp(q->method, "DELETE"));
+
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, post || !strcmp(q->method, "GET") ? NULL : q->method);
+    if (bodiless) {
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
         return;
-    if (strcmp(q->method, "POST") == 0)
-        curl_easy_setopt(h, CURLOPT_POST, 1L);
-    else
-        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, q->method);
-    if (q->body) {
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, q->body);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->len);
-    } else if (strcmp(q->method, "DELETE") != 0) {
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
     }
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, q->body ? q->body : "");
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(q->body ? q->len : 0));
 }
 
 /* Request headers: auth and Accept, Content-Type, no Expect: 100-continue. */
@@ -695,24 +740,13 @@ static int client_perform(kube_client *c, const client_req *q, client_result *r,
     *code = 0;
     if (!h)
         return KUBE_ENOMEM;
-    curl_easy_reset(h);
-    rc = client_setup_common(c, h);
-    if (rc == KUBE_OK)
-        rc = client_request_headers(c, q, &headers);
+    rc = client_request_headers(c, q, &headers);
     if (rc == KUBE_OK) {
         curl_easy_setopt(h, CURLOPT_URL, q->url);
-        curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.timeout_ms);
-        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, client_on_body);
         curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
-        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, client_on_header);
         curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
         curl_easy_setopt(h, CURLOPT_ERRORBUFFER, r->errbuf);
-        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, client_on_progress);
-        curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
         client_setup_method(h, q);
         r->cc = curl_easy_perform(h);
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);

@@ -819,6 +819,8 @@ static int run_due(kube_hub *hub)
 static void *hub_main(void *arg)
 {
     kube_hub *hub = arg;
+
+    pthread_setname_np(pthread_self(), "kube-informers");
     int running = 0;
 
     while (!atomic_load(&hub->stop)) {

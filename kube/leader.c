@@ -695,6 +695,8 @@ static void release(kube_leader *le)
 static void *leader_main(void *arg)
 {
     kube_leader *le = arg;
+
+    pthread_setname_np(pthread_self(), "kube-leader");
     int lost = 0;
 
     if (acquire_loop(le)) {

@@ -956,6 +956,8 @@ static void *recorder_main(void *arg)
 {
     kube_recorder *r = arg;
 
+    pthread_setname_np(pthread_self(), "kube-recorder");
+
     for (;;) {
         int force, stopping;
         uint64_t gen, n = 0;

@@ -1403,6 +1403,8 @@ void sched_queue_flush_unschedulable_leftover(sched_queue *q)
 static void *flush_main(void *arg)
 {
     sched_queue *q = arg;
+
+    pthread_setname_np(pthread_self(), "sched-flush");
     unsigned ticks = 0;
     struct timespec dl;
 

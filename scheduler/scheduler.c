@@ -507,6 +507,8 @@ static void binding_cycle(sched_scheduler *s, bind_job *job)
 static void *binder_main(void *arg)
 {
     sched_scheduler *s = arg;
+
+    pthread_setname_np(pthread_self(), "sched-bind");
     static const char *const op[] = {"binding"};
 
     pthread_mutex_lock(&s->mu);
@@ -555,6 +557,8 @@ static void submit_bind(sched_scheduler *s, bind_job *job)
 static void *waiter_main(void *arg)
 {
     waiter *w = arg;
+
+    pthread_setname_np(pthread_self(), "sched-permit");
     sched_scheduler *s = w->s;
 
     binding_cycle(s, w->job);
@@ -777,6 +781,8 @@ static void wait_ms(sched_scheduler *s, long ms)
 static void *sched_main(void *arg)
 {
     sched_scheduler *s = arg;
+
+    pthread_setname_np(pthread_self(), "sched-cycle");
     int synced = 0;
 
     while (!atomic_load(&s->stopping)) {
@@ -808,6 +814,8 @@ static void *sched_main(void *arg)
 static void *house_main(void *arg)
 {
     sched_scheduler *s = arg;
+
+    pthread_setname_np(pthread_self(), "sched-house");
 
     while (!atomic_load(&s->stopping)) {
         sched_cache_cleanup_assumed(s->cache);

@@ -350,6 +350,8 @@ static void *serve(void *arg)
 {
     sched_server *s = arg;
 
+    pthread_setname_np(pthread_self(), "sched-https");
+
     while (!atomic_load(&s->stop))
         if (lws_service(s->lws, 0) < 0)
             break;

@@ -57,6 +57,8 @@ static void run_chunks(fw_parallelizer *p)
 static void *worker(void *arg)
 {
     fw_parallelizer *p = arg;
+
+    pthread_setname_np(pthread_self(), "sched-parallel");
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (!p->shutdown && p->slots == 0)

@@ -765,6 +765,8 @@ static void run_move(stickyvm *sv, const move_job *j)
 static void *worker_main(void *arg)
 {
     stickyvm *sv = arg;
+
+    pthread_setname_np(pthread_self(), "stickyvm-pin");
     pthread_mutex_lock(&sv->mu);
     for (;;) {
         while (!sv->jobs && !sv->stopping)
