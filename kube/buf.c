@@ -10,6 +10,11 @@
 #include <sys/time.h>
 #include <time.h>
 
+/* kube_buf_printf formats into the room already there (at least this many
+ * bytes), and only when that is too small formats a second time into a
+ * buffer grown to fit: one vsnprintf for the usual short text. */
+#define BUF_PRINTF_ROOM 256
+
 static int buf_reserve(kube_buf *b, size_t extra)
 {
     size_t need = b->len + extra + 1;
@@ -46,19 +51,33 @@ int kube_buf_puts(kube_buf *b, const char *s)
     return kube_buf_append(b, s, strlen(s));
 }
 
+
+/* See BUF_PRINTF_ROOM. */
 int kube_buf_printf(kube_buf *b, const char *fmt, ...)
 {
     va_list ap;
+    size_t room;
     int n;
 
-    va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || buf_reserve(b, (size_t)n) != KUBE_OK)
+    if (buf_reserve(b, BUF_PRINTF_ROOM) != KUBE_OK)
         return KUBE_ENOMEM;
+    room = b->cap - b->len;
     va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    n = vsnprintf(b->data + b->len, room, fmt, ap);
     va_end(ap);
+    if (n < 0) {
+        b->data[b->len] = '\0';
+        return KUBE_ENOMEM;
+    }
+    if ((size_t)n >= room) {
+        if (buf_reserve(b, (size_t)n) != KUBE_OK) {
+            b->data[b->len] = '\0';
+            return KUBE_ENOMEM;
+        }
+        va_start(ap, fmt);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
     b->len += (size_t)n;
     return KUBE_OK;
 }
@@ -96,6 +115,11 @@ void kube_buf_free(kube_buf *b)
 char *kube_buf_take(kube_buf *b)
 {
     char *p = b->data ? b->data : strdup("");
+
+    if (b->data && b->cap - b->len > BUF_PRINTF_ROOM / 2) { /* kept strings stay small */
+        char *shrunk = realloc(b->data, b->len + 1);
+        p = shrunk ? shrunk : b->data;
+    }
     b->data = NULL;
     b->len = b->cap = 0;
     return p;

@@ -33,8 +33,8 @@ int kube_buf_put_escaped(kube_buf *b, const char *s);
 void kube_buf_reset(kube_buf *b);
 /* Frees the data and zeroes the buffer. */
 void kube_buf_free(kube_buf *b);
-/* Returns the data (never NULL: "" for an empty buffer, caller frees) and
- * zeroes the buffer. Returns NULL only when memory runs out. */
+/* Returns the data (never NULL: "" for an empty buffer, caller frees),
+ * shrunk to its length when much room was left, and zeroes the buffer. Returns NULL only when memory runs out. */
 char *kube_buf_take(kube_buf *b);
 
 /* strdup that accepts NULL (returns NULL). Caller frees. */

@@ -2,6 +2,7 @@
 
 #include "kube/buf.h"
 #include "kube/errors.h"
+#include "kube/http1.h"
 #include "kube/log.h"
 #include "kube/ratelimit.h"
 
@@ -29,6 +30,8 @@ struct kube_client {
     char *base_url;    /* server URL, host replaced by tls-server-name if set */
     struct curl_slist *connect_to; /* CURLOPT_CONNECT_TO for tls-server-name, or NULL */
     char *host_header; /* "Host: ..." keeping the real server host, or NULL */
+    kube_h1 *h1;       /* lean HTTP/1.1 transport, or NULL: libcurl */
+    char *h1_prefix;   /* the server URL's path ("" or "/prefix"), for h1 */
 
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
     CURLSH *share; /* DNS cache and TLS sessions shared by pooled handles */
@@ -59,6 +62,7 @@ void kube_client_options_default(kube_client_options *o)
     o->timeout_ms = 30000;
     o->max_retries = 5;
     o->user_agent = "stickyvm";
+    o->transport = KUBE_CLIENT_TRANSPORT_AUTO;
 }
 
 static int client_idempotent(const char *method)
@@ -478,6 +482,89 @@ static int client_setup_share(kube_client *c)
     return KUBE_OK;
 }
 
+/* Whether the environment names a proxy for this scheme (libcurl honours
+ * it; kube/http1 does not, so such a client stays on libcurl). */
+static int client_proxy_configured(int tls)
+{
+    static const char *const https_vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy",
+                                             "ALL_PROXY", NULL};
+    static const char *const http_vars[] = {"http_proxy", "all_proxy", "ALL_PROXY", NULL};
+
+    for (const char *const *v = tls ? https_vars : http_vars; *v; v++) {
+        const char *e = getenv(*v);
+        if (e && *e)
+            return 1;
+    }
+    return 0;
+}
+
+/* Fills the parts of an h1 target that come from the server URL u. */
+static int client_h1_endpoint(kube_client *c, CURLU *u, kube_h1_target *t, char **host,
+                              char **path)
+{
+    char *scheme = NULL, *port = NULL;
+    int64_t port_n = 0;
+    int rc = client_url_part(u, CURLUPART_SCHEME, 0, &scheme);
+
+    if (rc == KUBE_OK)
+        rc = client_url_part(u, CURLUPART_HOST, 0, host);
+    if (rc == KUBE_OK)
+        rc = client_url_part(u, CURLUPART_PORT, CURLU_DEFAULT_PORT, &port);
+    if (rc == KUBE_OK)
+        rc = client_url_part(u, CURLUPART_PATH, 0, path);
+    if (rc == KUBE_OK && (!scheme || !*host || !port ||
+                          kube_parse_int64(port, 1, 65535, &port_n) != KUBE_OK))
+        rc = KUBE_ECONFIG;
+    if (rc == KUBE_OK) {
+        size_t n = strlen(*host);
+        if (n > 2 && (*host)[0] == '[' && (*host)[n - 1] == ']') { /* IPv6 literal */
+            memmove(*host, *host + 1, n - 2);
+            (*host)[n - 2] = '\0';
+        }
+        t->tls = strcasecmp(scheme, "https") == 0;
+        t->host = *host;
+        t->port = (int)port_n;
+        t->verify_name = kube_config_tls_server_name(c->cfg);
+        t->insecure = kube_config_insecure(c->cfg);
+        t->connect_timeout_ms = c->opts.connect_timeout_ms;
+        t->ca_pem = kube_config_ca_pem(c->cfg, &t->ca_len);
+        t->cert_pem = kube_config_cert_pem(c->cfg, &t->cert_len);
+        t->key_pem = kube_config_key_pem(c->cfg, &t->key_len);
+    }
+    curl_free(scheme);
+    curl_free(port);
+    return rc;
+}
+
+/* Sets up the h1 transport unless options or the environment rule it out. */
+static int client_setup_h1(kube_client *c)
+{
+    kube_h1_target t;
+    char *host = NULL, *path = NULL, err[256] = "";
+    CURLU *u;
+    int rc;
+
+    if (c->opts.transport == KUBE_CLIENT_TRANSPORT_CURL)
+        return KUBE_OK;
+    memset(&t, 0, sizeof(t));
+    u = curl_url();
+    if (!u)
+        return KUBE_ENOMEM;
+    rc = curl_url_set(u, CURLUPART_URL, kube_config_server(c->cfg), 0) == CURLUE_OK
+             ? client_h1_endpoint(c, u, &t, &host, &path)
+             : KUBE_ECONFIG;
+    if (rc == KUBE_OK && !client_proxy_configured(t.tls)) {
+        c->h1_prefix = strdup(path && strcmp(path, "/") ? path : "");
+        rc = c->h1_prefix ? kube_h1_new(&t, &c->h1, err, sizeof(err)) : KUBE_ENOMEM;
+        if (rc == KUBE_ECONFIG)
+            KLOG_ERROR("%s: %s", kube_config_source(c->cfg), err);
+    }
+    curl_free(host);
+    curl_free(path);
+    curl_url_cleanup(u);
+    return rc;
+}
+
 static int client_check_options(const kube_client_options *o)
 {
     if (o->qps < 0 || o->max_retries < 0)
@@ -549,6 +636,8 @@ int kube_client_new(kube_config *cfg, const kube_client_options *opts, kube_clie
         rc = client_setup_server(c);
     if (rc == KUBE_OK)
         rc = client_setup_share(c);
+    if (rc == KUBE_OK)
+        rc = client_setup_h1(c);
     if (rc != KUBE_OK) {
         kube_client_free(c);
         return rc;
@@ -569,6 +658,8 @@ void kube_client_free(kube_client *c)
     free(c->base_url);
     curl_slist_free_all(c->connect_to);
     free(c->host_header);
+    kube_h1_free(c->h1);
+    free(c->h1_prefix);
     free(c->user_agent);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_destroy(&c->share_locks[i]);
@@ -583,7 +674,8 @@ void kube_client_free(kube_client *c)
 
 typedef struct client_req {
     const char *method;
-    const char *url;
+    const char *url;  /* base URL + path (libcurl) */
+    const char *path; /* path and query as given (h1) */
     const char *content_type;
     const char *body;
     size_t len;
@@ -593,6 +685,7 @@ typedef struct client_result {
     kube_buf body;
     long retry_after_s; /* -1: absent */
     CURLcode cc;
+    int broken;         /* the connection broke under the request */
     char errbuf[CURL_ERROR_SIZE];
 } client_result;
 
@@ -728,6 +821,14 @@ static int client_request_headers(kube_client *c, const client_req *q,
     return KUBE_OK;
 }
 
+/* Whether a transport failure means the connection broke under a request
+ * the server may never have seen answered (client-go retries those for GET). */
+static int client_broken_connection(CURLcode cc)
+{
+    return cc == CURLE_GOT_NOTHING || cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR ||
+           cc == CURLE_PARTIAL_FILE || cc == CURLE_HTTP2 || cc == CURLE_HTTP2_STREAM;
+}
+
 /* Runs one HTTP exchange on a pooled handle. Returns KUBE_OK when an answer
  * (any code) arrived, with the code in *code; otherwise the transport error,
  * with r->cc and r->errbuf describing it. */
@@ -762,6 +863,7 @@ static int client_perform(kube_client *c, const client_req *q, client_result *r,
         return rc;
     if (r->cc == CURLE_OK)
         return KUBE_OK;
+    r->broken = client_broken_connection(r->cc);
     if (r->cc == CURLE_ABORTED_BY_CALLBACK)
         return KUBE_ECANCELED;
     if (r->cc == CURLE_OPERATION_TIMEDOUT)
@@ -771,12 +873,64 @@ static int client_perform(kube_client *c, const client_req *q, client_result *r,
     return KUBE_EIO;
 }
 
-/* Whether a transport failure means the connection broke under a request
- * the server may never have seen answered (client-go retries those for GET). */
-static int client_broken_connection(CURLcode cc)
+/* The header lines of a request on the h1 transport (the token among
+ * them): Authorization, Accept, User-Agent, Content-Type. */
+static int client_h1_headers(kube_client *c, const client_req *q, kube_buf *out)
 {
-    return cc == CURLE_GOT_NOTHING || cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR ||
-           cc == CURLE_PARTIAL_FILE || cc == CURLE_HTTP2 || cc == CURLE_HTTP2_STREAM;
+    char small[CLIENT_TOKEN_SMALL + 32];
+    int rc = client_auth_line(c, small, sizeof(small));
+
+    if (rc == KUBE_ERANGE) {
+        char *line = malloc(CLIENT_TOKEN_MAX + 32);
+        rc = line ? client_auth_line(c, line, CLIENT_TOKEN_MAX + 32) : KUBE_ENOMEM;
+        if (rc == KUBE_OK)
+            rc = kube_buf_printf(out, "%s\r\n", line);
+        if (line)
+            explicit_bzero(line, strlen(line));
+        free(line);
+    } else if (rc == KUBE_OK) {
+        rc = kube_buf_printf(out, "%s\r\n", small);
+    }
+    explicit_bzero(small, sizeof(small));
+    if (rc == KUBE_ENOTFOUND)
+        rc = KUBE_OK; /* anonymous (client certificate, or none) */
+    if (rc == KUBE_OK)
+        rc = kube_buf_printf(out, "Accept: application/json\r\nUser-Agent: %s\r\n", c->user_agent);
+    if (rc == KUBE_OK && q->content_type)
+        rc = kube_buf_printf(out, "Content-Type: %s\r\n", q->content_type);
+    return rc;
+}
+
+/* client_perform on the h1 transport: same contract. */
+static int client_perform_h1(kube_client *c, const client_req *q, client_result *r, long *code)
+{
+    kube_buf headers = KUBE_BUF_INIT, target = KUBE_BUF_INIT;
+    kube_h1_response resp = {0, -1, 0, KUBE_BUF_INIT};
+    kube_h1_request req = {q->method, NULL, NULL, q->body, q->body ? q->len : 0,
+                           c->opts.timeout_ms, &c->stopping};
+    int rc = client_h1_headers(c, q, &headers);
+
+    *code = 0;
+    if (rc == KUBE_OK)
+        rc = kube_buf_printf(&target, "%s%s", c->h1_prefix, q->path);
+    if (rc == KUBE_OK) {
+        req.target = target.data;
+        req.headers = headers.data;
+        rc = kube_h1_exchange(c->h1, &req, &resp, r->errbuf, sizeof(r->errbuf));
+        r->broken = rc == KUBE_EIO && resp.connected;
+    }
+    if (headers.data)
+        explicit_bzero(headers.data, headers.len);
+    kube_buf_free(&headers);
+    kube_buf_free(&target);
+    if (rc != KUBE_OK) {
+        kube_buf_free(&resp.body);
+        return rc;
+    }
+    *code = resp.code;
+    r->retry_after_s = resp.retry_after_s;
+    r->body = resp.body;
+    return KUBE_OK;
 }
 
 static void client_count(kube_client *c, const char *method, int retry)
@@ -871,7 +1025,7 @@ static int client_token_changed(kube_client *c)
 static int client_attempt(kube_client *c, const client_req *q, int attempt, int *reauth,
                           kube_response *resp, int *rc, long *delay_ms)
 {
-    client_result r = {KUBE_BUF_INIT, -1, CURLE_OK, {0}};
+    client_result r = {KUBE_BUF_INIT, -1, CURLE_OK, 0, {0}};
     int64_t start = kube_now_ms();
     long code;
 
@@ -881,14 +1035,14 @@ static int client_attempt(kube_client *c, const client_req *q, int attempt, int 
         return 0;
     }
     client_count(c, q->method, attempt > 0);
-    *rc = client_perform(c, q, &r, &code);
+    *rc = c->h1 ? client_perform_h1(c, q, &r, &code) : client_perform(c, q, &r, &code);
     *delay_ms = 0;
     KLOG_V(6, "%s %s %ld in %lld ms", q->method, q->url, code,
            (long long)(kube_now_ms() - start));
     if (*rc != KUBE_OK) {
         kube_buf_free(&r.body);
         client_transport_failure(resp, q, &r, *rc);
-        return (*rc == KUBE_EIO || *rc == KUBE_ETIMEDOUT) && client_broken_connection(r.cc) &&
+        return (*rc == KUBE_EIO || *rc == KUBE_ETIMEDOUT) && r.broken &&
                kube_retry_decide(q->method, 0, -1, attempt, c->opts.max_retries,
                                  atomic_load(&c->backoff_base_ms),
                                  atomic_load(&c->backoff_cap_ms), client_random(c), delay_ms);
@@ -917,7 +1071,7 @@ int kube_client_do(kube_client *c, const char *method, const char *path,
                    kube_response *resp)
 {
     kube_buf url = KUBE_BUF_INIT;
-    client_req q = {method, NULL, content_type, body, len};
+    client_req q = {method, NULL, path, content_type, body, len};
     int reauth = 0, rc = KUBE_OK;
     long delay_ms;
 
@@ -966,6 +1120,7 @@ int kube_client_setup_stream(kube_client *c, CURL *easy, const char *path,
         return rc;
     }
     curl_easy_setopt(easy, CURLOPT_URL, url.data); /* copied by curl */
+    curl_easy_setopt(easy, CURLOPT_SHARE, c->share); /* TLS sessions resumed across watches */
     if (c->connect_to)
         curl_easy_setopt(easy, CURLOPT_CONNECT_TO, c->connect_to);
     curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 0L);

@@ -46,7 +46,15 @@ typedef struct kube_client_options {
     long timeout_ms;         /* per request, default 30000 (not for watches; <= 0: default) */
     int max_retries;         /* default 5; 0: no retries */
     const char *user_agent;  /* copied; default "stickyvm" (NULL: the default) */
+    int transport;           /* KUBE_CLIENT_TRANSPORT_*, default AUTO */
 } kube_client_options;
+
+/* How kube_client_do reaches the server. AUTO: kube/http1's lean HTTP/1.1
+ * keep-alive connections, unless a proxy is configured in the environment
+ * (https_proxy, HTTPS_PROXY, http_proxy, all_proxy, ALL_PROXY), which only
+ * libcurl honours; CURL: libcurl always (HTTP/2 when the server offers it).
+ * Streams (watches) always use libcurl. */
+enum { KUBE_CLIENT_TRANSPORT_AUTO = 0, KUBE_CLIENT_TRANSPORT_CURL = 1 };
 
 /* Fills o with the defaults above. */
 void kube_client_options_default(kube_client_options *o);
@@ -107,9 +115,10 @@ int kube_response_error(long http_code, const char *body, size_t len, kube_statu
  * the transfer. Does not consult the rate limiter; callers that start watches
  * in a loop should call kube_client_wait_rate() first. Only the options
  * named here (and HTTP version, User-Agent, signals off) are set: the caller
- * sets its write callback and resets a reused handle itself. With a
- * tls-server-name the handle borrows the client's connect-to list, so the
- * client must outlive the transfer. Returns KUBE_OK, KUBE_EINVAL or
+ * sets its write callback and resets a reused handle itself. The handle is
+ * attached to the client's share (TLS sessions are resumed across watches)
+ * and, with a tls-server-name, borrows its connect-to list: clean the
+ * handle up before kube_client_free(). Returns KUBE_OK, KUBE_EINVAL or
  * KUBE_ENOMEM; on error *headers is NULL. */
 int kube_client_setup_stream(kube_client *c, CURL *easy, const char *path,
                              struct curl_slist **headers);
