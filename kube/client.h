@@ -2,10 +2,12 @@
  * kube/client.h - HTTP access to kube-apiserver on libcurl.
  *
  * A kube_client holds the configuration, a client-side token-bucket rate
- * limiter (clientConnection.qps/burst), and a pool of curl easy handles so
- * connections are kept alive and reused (HTTP/2 is negotiated with ALPN when
- * the server offers it). TLS peer and host verification is always on unless
- * the config sets insecure-skip-tls-verify.
+ * limiter (clientConnection.qps/burst), and pooled connections kept alive
+ * and reused: kube/http1's HTTP/1.1 connections for kube_client_do (see
+ * KUBE_CLIENT_TRANSPORT_*), libcurl easy handles for streams and when a
+ * proxy is configured (HTTP/2 is negotiated with ALPN when the server offers
+ * it). TLS peer and host verification is always on unless the config sets
+ * insecure-skip-tls-verify.
  *
  * Retries: a 429, or a 5xx on an idempotent request (GET, PUT, DELETE), or a
  * 5xx that carries Retry-After on any request, is retried up to
