@@ -391,16 +391,32 @@ static int client_auth_line(kube_client *c, char *line, size_t n)
     return kube_config_token(c->cfg, line + 22, n - 22, 0);
 }
 
-/* Appends line (which holds the token) to *l, then wipes line. */
-static int client_append_secret(struct curl_slist **l, char *line)
+/* The Authorization header line in *line: small (CLIENT_TOKEN_SMALL + 32
+ * bytes, the caller's) or, for a longer token, a heap copy. Returns KUBE_OK,
+ * KUBE_ENOTFOUND (anonymous) or KUBE_ENOMEM. After KUBE_OK the caller hands
+ * *line to client_bearer_wipe(). */
+static int client_bearer(kube_client *c, char *small, char **line)
 {
-    struct curl_slist *n = curl_slist_append(*l, line);
+    int rc = client_auth_line(c, small, CLIENT_TOKEN_SMALL + 32);
 
+    *line = small;
+    if (rc != KUBE_ERANGE)
+        return rc;
+    *line = malloc(CLIENT_TOKEN_MAX + 32);
+    rc = *line ? client_auth_line(c, *line, CLIENT_TOKEN_MAX + 32) : KUBE_ENOMEM;
+    if (rc != KUBE_OK) {
+        free(*line);
+        *line = NULL;
+    }
+    return rc;
+}
+
+/* Wipes the token from a client_bearer() line and frees a heap copy. */
+static void client_bearer_wipe(char *line, char *small)
+{
     explicit_bzero(line, strlen(line));
-    if (!n)
-        return KUBE_ENOMEM;
-    *l = n;
-    return KUBE_OK;
+    if (line != small)
+        free(line);
 }
 
 /* Appends the headers every request carries: Accept, Host override and the
@@ -408,21 +424,18 @@ static int client_append_secret(struct curl_slist **l, char *line)
  * every temporary buffer. */
 static int client_auth_headers(kube_client *c, struct curl_slist **list)
 {
-    char small[CLIENT_TOKEN_SMALL + 32];
+    char small[CLIENT_TOKEN_SMALL + 32], *line;
     struct curl_slist *l = *list, *n;
-    int rc = client_auth_line(c, small, sizeof(small));
+    int rc = client_bearer(c, small, &line);
 
-    if (rc == KUBE_ERANGE) { /* a token longer than usual */
-        char *line = malloc(CLIENT_TOKEN_MAX + 32);
-        rc = line ? client_auth_line(c, line, CLIENT_TOKEN_MAX + 32) : KUBE_ENOMEM;
-        if (rc == KUBE_OK)
-            rc = client_append_secret(&l, line);
-        free(line);
-    } else if (rc == KUBE_OK) {
-        rc = client_append_secret(&l, small);
-    }
-    if (rc == KUBE_ENOTFOUND)
+    if (rc == KUBE_OK) {
+        n = curl_slist_append(l, line);
+        rc = n ? KUBE_OK : KUBE_ENOMEM;
+        l = n ? n : l;
+        client_bearer_wipe(line, small);
+    } else if (rc == KUBE_ENOTFOUND) {
         rc = KUBE_OK; /* anonymous (client certificate, or none) */
+    }
     if (rc == KUBE_OK && (n = curl_slist_append(l, "Accept: application/json")))
         l = n;
     else if (rc == KUBE_OK)
@@ -877,23 +890,15 @@ static int client_perform(kube_client *c, const client_req *q, client_result *r,
  * them): Authorization, Accept, User-Agent, Content-Type. */
 static int client_h1_headers(kube_client *c, const client_req *q, kube_buf *out)
 {
-    char small[CLIENT_TOKEN_SMALL + 32];
-    int rc = client_auth_line(c, small, sizeof(small));
+    char small[CLIENT_TOKEN_SMALL + 32], *line;
+    int rc = client_bearer(c, small, &line);
 
-    if (rc == KUBE_ERANGE) {
-        char *line = malloc(CLIENT_TOKEN_MAX + 32);
-        rc = line ? client_auth_line(c, line, CLIENT_TOKEN_MAX + 32) : KUBE_ENOMEM;
-        if (rc == KUBE_OK)
-            rc = kube_buf_printf(out, "%s\r\n", line);
-        if (line)
-            explicit_bzero(line, strlen(line));
-        free(line);
-    } else if (rc == KUBE_OK) {
-        rc = kube_buf_printf(out, "%s\r\n", small);
-    }
-    explicit_bzero(small, sizeof(small));
-    if (rc == KUBE_ENOTFOUND)
+    if (rc == KUBE_OK) {
+        rc = kube_buf_printf(out, "%s\r\n", line);
+        client_bearer_wipe(line, small);
+    } else if (rc == KUBE_ENOTFOUND) {
         rc = KUBE_OK; /* anonymous (client certificate, or none) */
+    }
     if (rc == KUBE_OK)
         rc = kube_buf_printf(out, "Accept: application/json\r\nUser-Agent: %s\r\n", c->user_agent);
     if (rc == KUBE_OK && q->content_type)
