@@ -440,16 +440,12 @@ void sched_metric_child_set(sched_metric_child *c, double v)
         atomic_store_explicit(&c->bits, d2u(v), memory_order_relaxed);
 }
 
-void sched_metric_child_observe(sched_metric_child *c, double v)
+/* The first bucket of histogram m whose upper bound is >= v; n_buckets
+ * means +Inf. */
+static size_t bucket_index(const sched_metric *m, double v)
 {
-    const sched_metric *m;
-    size_t lo = 0, hi;
+    size_t lo = 0, hi = m->n_buckets;
 
-    if (!c || c->family->type != SCHED_METRIC_HISTOGRAM)
-        return;
-    m = c->family;
-    hi = m->n_buckets;
-    /* first bucket whose upper bound is >= v (n_buckets means +Inf) */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (v <= m->buckets[mid])
@@ -457,6 +453,18 @@ void sched_metric_child_observe(sched_metric_child *c, double v)
         else
             lo = mid + 1;
     }
+    return lo;
+}
+
+void sched_metric_child_observe(sched_metric_child *c, double v)
+{
+    const sched_metric *m;
+    size_t lo;
+
+    if (!c || c->family->type != SCHED_METRIC_HISTOGRAM)
+        return;
+    m = c->family;
+    lo = bucket_index(m, v);
     if (lo < m->n_buckets)
         atomic_fetch_add_explicit(&c->buckets[lo], 1, memory_order_relaxed);
     atomic_add_double(&c->sum_bits, v);
@@ -843,18 +851,24 @@ static void hook_point(void *ud, const char *point, const char *status, const ch
  * child for (family id, plugin, point, status) is found by the four words
  * alone, without metric_with()'s general checks and loops (sampled cycles
  * record one duration per plugin per node). A miss or collision falls back
- * to sched_metric_with_static(). */
+ * to sched_metric_with_static(). pend: the slot's entry in the thread's
+ * deferred observations (below), NULL when it has none. */
 #define PLUGIN_SLOTS 128
+
+struct pending_obs;
 
 typedef struct plugin_slot {
     uint64_t id;
     const char *v[3];
     sched_metric_child *child;
+    struct pending_obs *pend;
 } plugin_slot;
 
 static __thread plugin_slot plugin_cache[PLUGIN_SLOTS];
 
-static sched_metric_child *plugin_child(sched_metric *m, const char *const v[3])
+/* The cache slot holding the child of v, filled on a miss; NULL when m is
+ * NULL or memory runs out. */
+static plugin_slot *plugin_slot_for(sched_metric *m, const char *const v[3])
 {
     uintptr_t h = ((uintptr_t)v[0] * 31u + (uintptr_t)v[1]) * 31u + (uintptr_t)v[2];
     plugin_slot *e;
@@ -864,11 +878,12 @@ static sched_metric_child *plugin_child(sched_metric *m, const char *const v[3])
         return NULL;
     e = &plugin_cache[(h >> 3) % PLUGIN_SLOTS];
     if (e->child && e->id == m->id && e->v[0] == v[0] && e->v[1] == v[1] && e->v[2] == v[2])
-        return e->child;
+        return e;
     c = sched_metric_with_static(m, v);
-    if (c)
-        *e = (plugin_slot){m->id, {v[0], v[1], v[2]}, c};
-    return c;
+    if (!c)
+        return NULL;
+    *e = (plugin_slot){m->id, {v[0], v[1], v[2]}, c, NULL};
+    return e;
 }
 
 static void hook_plugin(void *ud, const char *plugin, const char *point, const char *status,
@@ -876,9 +891,95 @@ static void hook_plugin(void *ud, const char *plugin, const char *point, const c
 {
     sched_core_metrics *m = ud;
     const char *v[3] = {plugin, point, status};
+    plugin_slot *e = plugin_slot_for(m->plugin_execution_duration, v);
 
     /* the framework passes static names here (framework.h) */
-    sched_metric_child_observe(plugin_child(m->plugin_execution_duration, v), seconds);
+    if (e)
+        sched_metric_child_observe(e->child, seconds);
+}
+
+/* hook_plugin_defer's per-thread buffer: a child's observations counted
+ * without atomics (bucket counts, sum, count) until hook_plugin_flush adds
+ * them to the child. An entry is reached through the cache slot pointing at
+ * it; a slot taken over by another key leaves its entry to the flush (the
+ * key then gets a second entry). The framework flushes before an extension
+ * point returns, so no entry outlives its registry. */
+#define PENDING_SLOTS 32
+#define PENDING_MAX_COUNT UINT32_MAX
+
+typedef struct pending_obs {
+    sched_metric_child *child;
+    plugin_slot *slot;
+    uint64_t count;
+    double sum;
+    uint32_t buckets[SCHED_METRIC_MAX_BUCKETS]; /* per bucket, +Inf not kept */
+} pending_obs;
+
+static __thread pending_obs pending[PENDING_SLOTS];
+static __thread size_t n_pending;
+
+/* Adds entry p to its child and empties it. */
+static void pending_merge(pending_obs *p)
+{
+    sched_metric_child *c = p->child;
+
+    for (size_t b = 0; b < c->family->n_buckets; b++) {
+        if (p->buckets[b])
+            atomic_fetch_add_explicit(&c->buckets[b], p->buckets[b], memory_order_relaxed);
+        p->buckets[b] = 0;
+    }
+    atomic_add_double(&c->sum_bits, p->sum);
+    atomic_fetch_add_explicit(&c->count, p->count, memory_order_relaxed);
+    p->slot->pend = NULL;
+    p->count = 0;
+    p->sum = 0;
+}
+
+static void hook_plugin_flush(void *ud)
+{
+    (void)ud;
+    for (size_t i = 0; i < n_pending; i++)
+        pending_merge(&pending[i]);
+    n_pending = 0;
+}
+
+/* The thread's pending entry for slot e, taken (after a flush when the
+ * buffer is full) when it has none. */
+static pending_obs *pending_for(plugin_slot *e)
+{
+    if (e->pend)
+        return e->pend;
+    if (n_pending == PENDING_SLOTS)
+        hook_plugin_flush(NULL);
+    e->pend = &pending[n_pending++];
+    e->pend->child = e->child;
+    e->pend->slot = e;
+    return e->pend;
+}
+
+static void hook_plugin_defer(void *ud, const char *plugin, const char *point,
+                              const char *status, double seconds)
+{
+    sched_core_metrics *m = ud;
+    const char *v[3] = {plugin, point, status};
+    plugin_slot *e = plugin_slot_for(m->plugin_execution_duration, v);
+    const double *buckets;
+    pending_obs *p;
+    size_t b, n;
+
+    if (!e)
+        return;
+    p = pending_for(e);
+    /* a plugin call mostly lands in the first buckets: scan from there */
+    buckets = e->child->family->buckets;
+    n = e->child->family->n_buckets;
+    for (b = 0; b < n && seconds > buckets[b]; b++)
+        ;
+    if (b < n)
+        p->buckets[b]++;
+    p->sum += seconds;
+    if (++p->count == PENDING_MAX_COUNT)
+        hook_plugin_flush(ud);
 }
 
 static void hook_permit(void *ud, const char *result, double seconds)
@@ -890,7 +991,8 @@ static void hook_permit(void *ud, const char *result, double seconds)
 
 fw_metrics_hooks sched_core_metrics_hooks(sched_core_metrics *m)
 {
-    fw_metrics_hooks h = {hook_point, hook_plugin, hook_permit, m};
+    fw_metrics_hooks h = {hook_point, hook_plugin, hook_permit, m, hook_plugin_defer,
+                          hook_plugin_flush};
     return h;
 }
 

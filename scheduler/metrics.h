@@ -157,7 +157,11 @@ typedef struct sched_core_metrics {
  * KUBE_EEXIST when already registered there, KUBE_ENOMEM. */
 int sched_core_metrics_register(sched_metrics *r, sched_core_metrics *m);
 
-/* Hooks for fw_services.metrics feeding the set (ud = m, borrowed). */
+/* Hooks for fw_services.metrics feeding the set (ud = m, borrowed).
+ * plugin_defer keeps plugin durations in a per-thread buffer (no atomics)
+ * until plugin_flush on the same thread adds them: buckets and counts then
+ * equal per-call observation, the sum up to floating-point rounding. A
+ * thread that deferred must flush before the registry is freed. */
 fw_metrics_hooks sched_core_metrics_hooks(sched_core_metrics *m);
 
 /* scheduler_schedule_attempts_total and

@@ -288,6 +288,12 @@ typedef struct fw_nominator {
  *   {extension_point, status, profile}; every run of a point.
  * plugin: plugin_execution_duration_seconds{plugin, extension_point,
  *   status}; only in cycles where the cycle state records plugin metrics.
+ * plugin_defer / plugin_flush (optional, both or neither): plugin's
+ *   observation kept in the calling thread's buffer, and that thread's
+ *   buffer merged into the metric; the framework uses them in the per-node
+ *   loops of Filter and Score and flushes on every thread that deferred
+ *   before the extension point returns (kube-scheduler too records plugin
+ *   durations asynchronously).
  * permit_wait: permit_wait_duration_seconds{result}. */
 typedef struct fw_metrics_hooks {
     void (*extension_point)(void *ud, const char *point, const char *status,
@@ -296,6 +302,9 @@ typedef struct fw_metrics_hooks {
                    double seconds);
     void (*permit_wait)(void *ud, const char *result, double seconds);
     void *ud;
+    void (*plugin_defer)(void *ud, const char *plugin, const char *point, const char *status,
+                         double seconds);
+    void (*plugin_flush)(void *ud);
 } fw_metrics_hooks;
 
 /* Leadership check (kube_leader_is_leader() behind a pointer, so the

@@ -34,6 +34,23 @@ void fw__observe_point(const fw_framework *fw, const char *point, const fw_statu
 void fw__observe_plugin(const fw_framework *fw, const fw_cycle_state *cs, const char *plugin,
                         const char *point, const fw_status *st, int64_t t0);
 
+/* How the per-node loops of Filter and Score time plugins in a cycle:
+ * OFF when it records no plugin durations; else one clock read per plugin,
+ * observed at once (DIRECT) or through the hooks' per-thread buffer
+ * (DEFERRED; the caller then runs fw__flush_plugin_metrics on every thread
+ * that ran the loop). */
+enum { FW_CLOCK_OFF = 0, FW_CLOCK_DIRECT, FW_CLOCK_DEFERRED };
+
+/* The mode for cs: DEFERRED only when may_defer and the hooks can defer. */
+int fw__clock_mode(const fw_framework *fw, const fw_cycle_state *cs, int may_defer);
+/* Merges the calling thread's deferred plugin durations (plugin_flush). */
+void fw__flush_plugin_metrics(const fw_framework *fw);
+/* fw_framework_run_filter_with_nominated_pods timing plugins as mode says
+ * (fw__clock_mode). Returns the same status, owned by the caller. */
+fw_status *fw__run_filter_with_nominated_pods(fw_framework *fw, const fw_cycle_state *cs,
+                                              const fw_pod_info *pod, const fw_node_info *ni,
+                                              int mode);
+
 /* AsStatus(fmt.Errorf(fmt+": %w", args..., st.AsError())): a new FW_ERROR
  * status "<formatted prefix>: <st's message>" keeping st's error code;
  * frees st. */

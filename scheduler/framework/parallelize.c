@@ -24,6 +24,7 @@ struct fw_parallelizer {
     int shutdown;
     /* the current job */
     void (*fn)(void *ud, size_t i);
+    void (*done)(void *ud);
     void *ud;
     size_t n, chunk, n_chunks;
     atomic_size_t next_chunk;
@@ -43,15 +44,17 @@ static void run_chunks(fw_parallelizer *p)
 {
     for (;;) {
         if (p->stop && atomic_load(p->stop))
-            return;
+            break;
         size_t c = atomic_fetch_add(&p->next_chunk, 1);
         if (c >= p->n_chunks)
-            return;
+            break;
         size_t start = c * p->chunk;
         size_t end = start + p->chunk < p->n ? start + p->chunk : p->n;
         for (size_t i = start; i < end; i++)
             p->fn(p->ud, i);
     }
+    if (p->done)
+        p->done(p->ud);
 }
 
 static void *worker(void *arg)
@@ -154,18 +157,30 @@ static void run_serial(size_t n, void (*fn)(void *ud, size_t i), void *ud, atomi
 void fw_parallelize(fw_parallelizer *p, size_t n, void (*fn)(void *ud, size_t i), void *ud,
                     atomic_int *stop)
 {
-    if (n == 0)
+    fw_parallelize_done(p, n, fn, ud, stop, NULL);
+}
+
+void fw_parallelize_done(fw_parallelizer *p, size_t n, void (*fn)(void *ud, size_t i),
+                         void *ud, atomic_int *stop, void (*done)(void *ud))
+{
+    if (n == 0) {
+        if (done)
+            done(ud);
         return;
+    }
     int par = p ? p->parallelism : 1;
     size_t chunk = fw_chunk_size_for(n, par);
     size_t n_chunks = (n + chunk - 1) / chunk;
     int workers = n_chunks < (size_t)par ? (int)n_chunks : par;
     if (!p || workers <= 1 || p->n_threads == 0 || n < FW_PARALLEL_MIN_PIECES) {
         run_serial(n, fn, ud, stop, chunk);
+        if (done)
+            done(ud);
         return;
     }
     pthread_mutex_lock(&p->call_mu);
     p->fn = fn;
+    p->done = done;
     p->ud = ud;
     p->n = n;
     p->chunk = chunk;

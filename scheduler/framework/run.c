@@ -42,6 +42,53 @@ static int64_t start_clock(const fw_framework *fw, const fw_cycle_state *cs)
     return timing(fw, cs) ? kube_now_ns() : 0;
 }
 
+int fw__clock_mode(const fw_framework *fw, const fw_cycle_state *cs, int may_defer)
+{
+    const fw_metrics_hooks *m = &fw->handle.svc.metrics;
+    if (!timing(fw, cs))
+        return FW_CLOCK_OFF;
+    return may_defer && m->plugin_defer && m->plugin_flush ? FW_CLOCK_DEFERRED : FW_CLOCK_DIRECT;
+}
+
+void fw__flush_plugin_metrics(const fw_framework *fw)
+{
+    const fw_metrics_hooks *m = &fw->handle.svc.metrics;
+    if (m->plugin_flush)
+        m->plugin_flush(m->ud);
+}
+
+/* A chained clock over the plugins a per-node loop runs: each plugin's
+ * interval ends at the clock read that starts the next one's. */
+typedef struct plugin_clock {
+    int mode; /* FW_CLOCK_* */
+    int64_t t;
+} plugin_clock;
+
+/* Starts clk for a loop in mode (FW_CLOCK_OFF: no clock read). */
+static void clock_start(plugin_clock *clk, int mode)
+{
+    clk->mode = mode;
+    clk->t = mode == FW_CLOCK_OFF ? 0 : kube_now_ns();
+}
+
+/* Ends the interval of the plugin that just returned st: observes it (as
+ * clk's mode says; nothing when OFF) and starts the next interval. */
+static void clock_lap(const fw_framework *fw, plugin_clock *clk, const char *plugin,
+                      const char *point, const fw_status *st)
+{
+    const fw_metrics_hooks *m = &fw->handle.svc.metrics;
+    if (clk->mode == FW_CLOCK_OFF)
+        return;
+    int64_t now = kube_now_ns();
+    double secs = (double)(now - clk->t) / 1e9;
+    const char *code = fw_code_string(fw_status_code(st));
+    if (clk->mode == FW_CLOCK_DEFERRED)
+        m->plugin_defer(m->ud, plugin, point, code, secs);
+    else
+        m->plugin(m->ud, plugin, point, code, secs);
+    clk->t = now;
+}
+
 fw_status *fw__wrap_error(fw_status *st, const char *fmt, ...)
 {
     char *msg = fw_status_message_dup(st);
@@ -308,13 +355,11 @@ fw_status *fw_framework_run_pre_filter_remove_pod(fw_framework *fw, fw_cycle_sta
 /* One Filter plugin on one node: NULL when it passes, else its status
  * (errors wrapped) naming the plugin. */
 static fw_status *filter_one(fw_framework *fw, const fw_cycle_state *cs, const fw_pod_info *pod,
-                             const fw_node_info *ni, size_t i, int timed)
+                             const fw_node_info *ni, size_t i, plugin_clock *clk)
 {
     const fw_inst *in = fw->pt[FW_PT_FILTER][i];
-    int64_t tp = timed ? kube_now_ns() : 0;
     fw_status *s = in->desc->filter(in->self, cs, pod, ni);
-    if (tp)
-        fw__observe_plugin(fw, cs, in->desc->name, "Filter", s, tp);
+    clock_lap(fw, clk, in->desc->name, "Filter", s);
     if (fw_status_is_success(s)) {
         fw_status_free(s);
         return NULL;
@@ -325,27 +370,35 @@ static fw_status *filter_one(fw_framework *fw, const fw_cycle_state *cs, const f
     return s;
 }
 
-fw_status *fw_framework_run_filter(fw_framework *fw, const fw_cycle_state *cs,
-                                   const fw_pod_info *pod, const fw_node_info *ni)
+/* fw_framework_run_filter timing plugins as mode says. */
+static fw_status *run_filter(fw_framework *fw, const fw_cycle_state *cs, const fw_pod_info *pod,
+                             const fw_node_info *ni, int mode)
 {
     uint64_t mask = 0;
     int have_mask = fw__cycle_state_filter_mask(cs, fw, &mask);
-    int timed = timing(fw, cs); /* once per node, not per plugin */
     size_t n = fw->n_pt[FW_PT_FILTER];
     fw_status *s = NULL;
+    plugin_clock clk;
 
+    clock_start(&clk, mode);
     if (have_mask) {
         /* the mask exists only for n <= 64: visit the plugins not skipped,
          * in order, instead of testing every plugin on every node */
         uint64_t run = ~mask & (n == 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1);
         for (; run && !s; run &= run - 1)
-            s = filter_one(fw, cs, pod, ni, (size_t)__builtin_ctzll(run), timed);
+            s = filter_one(fw, cs, pod, ni, (size_t)__builtin_ctzll(run), &clk);
         return s;
     }
     for (size_t i = 0; i < n && !s; i++)
         if (!fw_cycle_state_skip_filter_has(cs, fw->pt[FW_PT_FILTER][i]->desc->name))
-            s = filter_one(fw, cs, pod, ni, i, timed);
+            s = filter_one(fw, cs, pod, ni, i, &clk);
     return s;
+}
+
+fw_status *fw_framework_run_filter(fw_framework *fw, const fw_cycle_state *cs,
+                                   const fw_pod_info *pod, const fw_node_info *ni)
+{
+    return run_filter(fw, cs, pod, ni, fw__clock_mode(fw, cs, 0));
 }
 
 /* addNominatedPods: clones of state and node info with the nominated pods
@@ -396,10 +449,9 @@ static fw_status *add_nominated_pods(fw_framework *fw, const fw_cycle_state *cs,
     return st;
 }
 
-fw_status *fw_framework_run_filter_with_nominated_pods(fw_framework *fw,
-                                                       const fw_cycle_state *cs,
-                                                       const fw_pod_info *pod,
-                                                       const fw_node_info *ni)
+fw_status *fw__run_filter_with_nominated_pods(fw_framework *fw, const fw_cycle_state *cs,
+                                              const fw_pod_info *pod, const fw_node_info *ni,
+                                              int mode)
 {
     int added;
     fw_cycle_state *cs2;
@@ -408,13 +460,21 @@ fw_status *fw_framework_run_filter_with_nominated_pods(fw_framework *fw,
     if (st)
         return st;
     if (!added)
-        return fw_framework_run_filter(fw, cs, pod, ni);
-    st = fw_framework_run_filter(fw, cs2, pod, ni2);
+        return run_filter(fw, cs, pod, ni, mode);
+    st = run_filter(fw, cs2, pod, ni2, mode);
     fw_cycle_state_free(cs2);
     fw_node_info_free(ni2);
     if (!fw_status_is_success(st))
         return st;
-    return fw_framework_run_filter(fw, cs, pod, ni);
+    return run_filter(fw, cs, pod, ni, mode);
+}
+
+fw_status *fw_framework_run_filter_with_nominated_pods(fw_framework *fw,
+                                                       const fw_cycle_state *cs,
+                                                       const fw_pod_info *pod,
+                                                       const fw_node_info *ni)
+{
+    return fw__run_filter_with_nominated_pods(fw, cs, pod, ni, fw__clock_mode(fw, cs, 0));
 }
 
 /* ---- PostFilter ---- */
@@ -526,20 +586,20 @@ typedef struct score_job {
     size_t n_plugins;
     fw_node_score **scores;   /* [plugin][node] */
     fw_status **errs;         /* per node (score) or per plugin (normalize) */
-    int timed;                /* per-plugin durations recorded this cycle */
+    int clock;                /* FW_CLOCK_* for the Score loop */
     atomic_int stop;
 } score_job;
 
 static void score_node(void *ud, size_t i)
 {
     score_job *j = ud;
+    plugin_clock clk;
+    clock_start(&clk, j->clock);
     for (size_t k = 0; k < j->n_plugins; k++) {
         const fw_inst *in = j->plugins[k];
         int64_t v = 0;
-        int64_t tp = j->timed ? kube_now_ns() : 0;
         fw_status *s = in->desc->score(in->self, j->cs, j->pod, j->nodes[i], &v);
-        if (tp)
-            fw__observe_plugin(j->fw, j->cs, in->desc->name, "Score", s, tp);
+        clock_lap(j->fw, &clk, in->desc->name, "Score", s);
         if (!fw_status_is_success(s)) {
             char prefix[256];
             snprintf(prefix, sizeof(prefix), "plugin \"%s\" failed with", in->desc->name);
@@ -550,6 +610,13 @@ static void score_node(void *ud, size_t i)
         fw_status_free(s);
         j->scores[k][i] = (fw_node_score){j->nodes[i]->name, v};
     }
+}
+
+/* fw_parallelize_done's epilogue for the Score loop. */
+static void score_flush(void *ud)
+{
+    const score_job *j = ud;
+    fw__flush_plugin_metrics(j->fw);
 }
 
 static void normalize_plugin(void *ud, size_t k)
@@ -622,7 +689,8 @@ static fw_status *score_all(score_job *j, fw_score_list *out)
 {
     fw_parallelizer *par = j->fw->handle.svc.parallelizer;
     if (j->n_plugins) {
-        fw_parallelize(par, j->n, score_node, j, &j->stop);
+        fw_parallelize_done(par, j->n, score_node, j, &j->stop,
+                            j->clock == FW_CLOCK_DEFERRED ? score_flush : NULL);
         fw_status *st = first_error(j->errs, j->n, "running Score plugins");
         if (st)
             return st;
@@ -639,7 +707,7 @@ fw_status *fw_framework_run_score(fw_framework *fw, fw_cycle_state *cs, const fw
     int64_t t0 = kube_now_ns();
     size_t np = fw->n_pt[FW_PT_SCORE];
     score_job j = {.fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .n = n,
-                   .timed = timing(fw, cs)};
+                   .clock = fw__clock_mode(fw, cs, 1)};
     memset(out, 0, sizeof(*out));
     j.plugins = calloc(np ? np : 1, sizeof(*j.plugins));
     j.scores = calloc(np ? np : 1, sizeof(*j.scores));

@@ -45,6 +45,7 @@ typedef struct filter_job {
     const fw_node_info *const *nodes;
     size_t n, start;
     int need;
+    int clock; /* FW_CLOCK_* */
     unsigned char *state;
     fw_status **statuses;
     atomic_int found;
@@ -55,7 +56,7 @@ static void check_node(void *ud, size_t i)
 {
     filter_job *j = ud;
     const fw_node_info *ni = j->nodes[(j->start + i) % j->n];
-    fw_status *st = fw_framework_run_filter_with_nominated_pods(j->fw, j->cs, j->pod, ni);
+    fw_status *st = fw__run_filter_with_nominated_pods(j->fw, j->cs, j->pod, ni, j->clock);
     if (fw_status_is_success(st)) {
         fw_status_free(st);
         j->state[i] = NODE_FIT;
@@ -67,6 +68,13 @@ static void check_node(void *ud, size_t i)
     j->state[i] = st->code == FW_ERROR ? NODE_ERROR : NODE_FAIL;
     if (st->code == FW_ERROR)
         atomic_store(&j->stop, 1);
+}
+
+/* fw_parallelize_done's epilogue for the Filter loop. */
+static void filter_flush(void *ud)
+{
+    const filter_job *j = ud;
+    fw__flush_plugin_metrics(j->fw);
 }
 
 /* Collects results in evaluation order up to the cut-off. */
@@ -123,7 +131,7 @@ static fw_status *pass_filters(fw_framework *fw, const fw_cycle_state *cs, const
     }
     int64_t t0 = kube_now_ns();
     filter_job j = {.fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .n = n, .start = start,
-                    .need = need};
+                    .need = need, .clock = fw__clock_mode(fw, cs, 1)};
     atomic_init(&j.found, 0);
     atomic_init(&j.stop, 0);
     j.state = calloc(n, 1);
@@ -132,7 +140,8 @@ static fw_status *pass_filters(fw_framework *fw, const fw_cycle_state *cs, const
     if (!j.state || !j.statuses) {
         st = fw_status_error(KUBE_ENOMEM, NULL);
     } else {
-        fw_parallelize(fw->handle.svc.parallelizer, n, check_node, &j, &j.stop);
+        fw_parallelize_done(fw->handle.svc.parallelizer, n, check_node, &j, &j.stop,
+                            j.clock == FW_CLOCK_DEFERRED ? filter_flush : NULL);
         st = collect(&j, d, feasible, n_out, processed);
     }
     free(j.state);

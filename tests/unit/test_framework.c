@@ -466,6 +466,40 @@ static void parallelize_covers_all(void **state)
     fw_parallelizer_free(p);
 }
 
+static _Thread_local size_t pieces_here; /* pieces this thread ran, not yet reported */
+
+static void count_piece(void *ud, size_t i)
+{
+    (void)ud;
+    (void)i;
+    pieces_here++;
+}
+
+/* done: reports this thread's pieces. */
+static void report_pieces(void *ud)
+{
+    atomic_fetch_add((atomic_size_t *)ud, pieces_here);
+    pieces_here = 0;
+}
+
+/* fw_parallelize_done() runs done on every thread that ran pieces, after
+ * them and before it returns; serial and empty jobs call it once. */
+static void parallelize_done_per_thread(void **state)
+{
+    (void)state;
+    fw_parallelizer *p;
+    assert_int_equal(fw_parallelizer_new(4, &p), KUBE_OK);
+    static const size_t sizes[] = {0, 37, FW_PARALLEL_MIN_PIECES, 3 * FW_PARALLEL_MIN_PIECES};
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        atomic_size_t reported;
+        atomic_init(&reported, 0);
+        fw_parallelize_done(p, sizes[k], count_piece, &reported, NULL, report_pieces);
+        assert_int_equal(atomic_load(&reported), sizes[k]);
+        assert_int_equal(pieces_here, 0);
+    }
+    fw_parallelizer_free(p);
+}
+
 /* kube-scheduler's TestNumFeasibleNodesToFind. */
 static void num_feasible_nodes(void **state)
 {
@@ -1086,6 +1120,84 @@ static void filter_parallel_equals_serial(void **state)
     fw_parallelizer_free(par);
 }
 
+/* Test metrics hooks: direct plugin observations, and deferred ones kept
+ * per thread until flushed. */
+static atomic_int obs_direct, obs_deferred, obs_flushed;
+static _Thread_local int obs_pending;
+
+static void obs_plugin(void *ud, const char *plugin, const char *point, const char *status,
+                       double seconds)
+{
+    (void)ud, (void)plugin, (void)status;
+    assert_true(seconds >= 0);
+    if (strcmp(point, "Filter") == 0 || strcmp(point, "Score") == 0)
+        atomic_fetch_add(&obs_direct, 1);
+}
+
+static void obs_defer(void *ud, const char *plugin, const char *point, const char *status,
+                      double seconds)
+{
+    (void)ud, (void)plugin, (void)status;
+    assert_true(seconds >= 0);
+    assert_true(strcmp(point, "Filter") == 0 || strcmp(point, "Score") == 0);
+    atomic_fetch_add(&obs_deferred, 1);
+    obs_pending++;
+}
+
+static void obs_flush(void *ud)
+{
+    (void)ud;
+    atomic_fetch_add(&obs_flushed, obs_pending);
+    obs_pending = 0;
+}
+
+/* In a sampled cycle the Filter and Score loops defer their plugin
+ * durations, one per plugin run, and flush them all - on every thread of
+ * a parallel filter - before returning; outside the scheduling loop (e.g.
+ * preemption's dry runs) Filter observes directly. */
+static void plugin_metrics_deferred_and_flushed(void **state)
+{
+    (void)state;
+    fw_parallelizer *par;
+    assert_int_equal(fw_parallelizer_new(4, &par), KUBE_OK);
+    fw_services svc = {0};
+    svc.parallelizer = par;
+    svc.metrics = (fw_metrics_hooks){.plugin = obs_plugin, .plugin_defer = obs_defer,
+                                     .plugin_flush = obs_flush};
+    sched_profile *p = prof_new();
+    prof_add(p, SCHED_EP_FILTER, 0, "FilterThree", 0);
+    prof_add(p, SCHED_EP_SCORE, 0, "ScoreIdx", 1);
+    fw_framework *fw = fw_from(p, &svc);
+    fw_pod_info *pod = make_pod("p", 0, "1", NULL);
+    fw_cycle_state *cs = fw_cycle_state_new();
+    fw_cycle_state_set_record_plugin_metrics(cs, 1);
+    static const size_t sizes[] = {300, 2 * FW_PARALLEL_MIN_PIECES};
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        fw_snapshot *snap = make_snapshot(sizes[k]);
+        fw_sched_state ss = {0};
+        fw_diagnosis d = FW_DIAGNOSIS_INIT;
+        fw_schedule_result res;
+        atomic_store(&obs_deferred, 0);
+        atomic_store(&obs_flushed, 0);
+        assert_null(fw_framework_schedule_pod(fw, cs, pod, snap, &ss, &d, &res));
+        /* one Filter per evaluated node (and the rest of the cut-off
+         * node's chunk), one Score per feasible node */
+        assert_true(atomic_load(&obs_deferred) >= res.evaluated_nodes + res.feasible_nodes);
+        assert_int_equal(atomic_load(&obs_flushed), atomic_load(&obs_deferred));
+        assert_int_equal(atomic_load(&obs_direct), 0);
+        fw_diagnosis_clear(&d);
+        fw_snapshot_free(snap);
+    }
+    fw_snapshot *snap = make_snapshot(2);
+    assert_null(fw_framework_run_filter_with_nominated_pods(fw, cs, pod, snap->list[1]));
+    assert_int_equal(atomic_load(&obs_direct), 1);
+    fw_snapshot_free(snap);
+    fw_cycle_state_free(cs);
+    fw_pod_info_unref(pod);
+    fw_framework_free(fw);
+    fw_parallelizer_free(par);
+}
+
 static void find_nodes_with_pre_filter_result(void **state)
 {
     (void)state;
@@ -1420,6 +1532,7 @@ int test_group_framework(void)
         cmocka_unit_test(node_info_accounting),
         cmocka_unit_test(snapshot_incremental),
         cmocka_unit_test(parallelize_covers_all),
+        cmocka_unit_test(parallelize_done_per_thread),
         cmocka_unit_test(num_feasible_nodes),
         cmocka_unit_test(pre_filter_result_merge),
         cmocka_unit_test(build_errors),
@@ -1427,6 +1540,7 @@ int test_group_framework(void)
         cmocka_unit_test(events_to_register),
         cmocka_unit_test(pre_filter_semantics),
         cmocka_unit_test(filter_parallel_equals_serial),
+        cmocka_unit_test(plugin_metrics_deferred_and_flushed),
         cmocka_unit_test(find_nodes_with_pre_filter_result),
         cmocka_unit_test(filter_with_nominated_pods),
         cmocka_unit_test(score_and_select),

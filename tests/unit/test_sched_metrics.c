@@ -209,6 +209,54 @@ static void plugin_hook_children(void **state)
     }
 }
 
+/* Deferred plugin observations stay out of the metric until the thread
+ * flushes, then buckets, count and sum equal per-call observation; more
+ * keys than the buffer holds are flushed on the way, not lost. */
+static void plugin_defer_then_flush(void **state)
+{
+    static const char *const direct[] = {"NodeResourcesFit", "Filter", "Success"};
+    static const char *const deferred[] = {"NodeResourcesFit", "Score", "Success"};
+    static const double values[] = {0.000001, 0.00001, 0.00002, 0.0005, 3, 1e9};
+    static const char *names[40];
+    char bufs[40][16];
+    sched_metrics *r;
+    sched_core_metrics m;
+    kube_buf b = KUBE_BUF_INIT;
+    (void)state;
+
+    assert_int_equal(sched_metrics_new(&r), KUBE_OK);
+    assert_int_equal(sched_core_metrics_register(r, &m), KUBE_OK);
+    fw_metrics_hooks hk = sched_core_metrics_hooks(&m);
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        hk.plugin(hk.ud, direct[0], direct[1], direct[2], values[i]);
+        hk.plugin_defer(hk.ud, deferred[0], deferred[1], deferred[2], values[i]);
+    }
+    assert_true(sched_metric_value(m.plugin_execution_duration, direct) == 6);
+    assert_true(sched_metric_value(m.plugin_execution_duration, deferred) == 0);
+    hk.plugin_flush(hk.ud);
+    assert_true(sched_metric_value(m.plugin_execution_duration, deferred) == 6);
+    assert_true(sched_metric_child_sum(sched_metric_with(m.plugin_execution_duration, deferred)) ==
+                sched_metric_child_sum(sched_metric_with(m.plugin_execution_duration, direct)));
+    assert_int_equal(sched_metrics_write(r, &b), KUBE_OK);
+    assert_non_null(strstr(b.data, "plugin=\"NodeResourcesFit\",extension_point=\"Score\","
+                                   "status=\"Success\",le=\"1e-05\"} 2\n"));
+    assert_non_null(strstr(b.data, "extension_point=\"Score\",status=\"Success\",le=\"+Inf\"} 6\n"));
+    /* 40 keys in one thread: more than its buffer */
+    for (int i = 0; i < 40; i++) {
+        snprintf(bufs[i], sizeof(bufs[i]), "P%d", i);
+        names[i] = bufs[i];
+        hk.plugin_defer(hk.ud, names[i], "Filter", "Success", 0.001);
+        hk.plugin_defer(hk.ud, names[i], "Filter", "Success", 0.001);
+    }
+    hk.plugin_flush(hk.ud);
+    for (int i = 0; i < 40; i++) {
+        const char *v[] = {names[i], "Filter", "Success"};
+        assert_true(sched_metric_value(m.plugin_execution_duration, v) == 2);
+    }
+    kube_buf_free(&b);
+    sched_metrics_free(r);
+}
+
 typedef struct worker {
     sched_metric *m;
     int n;
@@ -257,6 +305,7 @@ int test_group_sched_metrics(void)
         cmocka_unit_test(exposition_format),
         cmocka_unit_test(core_set_and_hooks),
         cmocka_unit_test(plugin_hook_children),
+        cmocka_unit_test(plugin_defer_then_flush),
         cmocka_unit_test(concurrent_observations),
     };
     return cmocka_run_group_tests_name("sched_metrics", tests, NULL, NULL);
