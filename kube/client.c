@@ -3,6 +3,7 @@
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/http1.h"
+#include "kube/tls.h"
 #include "kube/log.h"
 #include "kube/ratelimit.h"
 
@@ -30,6 +31,7 @@ struct kube_client {
     char *base_url;    /* server URL, host replaced by tls-server-name if set */
     struct curl_slist *connect_to; /* CURLOPT_CONNECT_TO for tls-server-name, or NULL */
     char *host_header; /* "Host: ..." keeping the real server host, or NULL */
+    kube_tls *tls;     /* the kubeconfig's TLS material, parsed once, or NULL */
     kube_h1 *h1;       /* lean HTTP/1.1 transport, or NULL: libcurl */
     char *h1_prefix;   /* the server URL's path ("" or "/prefix"), for h1 */
 
@@ -355,12 +357,19 @@ static int client_setup_server(kube_client *c)
     return rc;
 }
 
+/* CURLOPT_SSL_CTX_FUNCTION: installs the client's parsed TLS material into
+ * a new connection's context (libcurl would parse PEM blobs each time). */
+static CURLcode client_ssl_ctx(CURL *h, void *ssl_ctx, void *ud)
+{
+    const kube_client *c = ud;
+
+    (void)h;
+    return kube_tls_apply(c->tls, ssl_ctx) ? CURLE_OK : CURLE_OUT_OF_MEMORY;
+}
+
 /* Options every handle gets: TLS material, timeouts, protocol. */
 static int client_setup_common(kube_client *c, CURL *h)
 {
-    struct curl_blob blob = {NULL, 0, CURL_BLOB_COPY};
-    CURLcode cc = CURLE_OK;
-
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
@@ -369,17 +378,33 @@ static int client_setup_common(kube_client *c, CURL *h)
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, kube_config_insecure(c->cfg) ? 0L : 1L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, kube_config_insecure(c->cfg) ? 0L : 2L);
-    if ((blob.data = (void *)kube_config_ca_pem(c->cfg, &blob.len)) != NULL)
-        cc = curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
-    if (cc == CURLE_OK && (blob.data = (void *)kube_config_cert_pem(c->cfg, &blob.len))) {
-        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-        cc = curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &blob);
+    if (!c->tls)
+        return KUBE_OK;
+    if (kube_tls_has_ca(c->tls)) { /* no CA bundle file to load per connection */
+        curl_easy_setopt(h, CURLOPT_CAINFO, NULL);
+        curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
     }
-    if (cc == CURLE_OK && (blob.data = (void *)kube_config_key_pem(c->cfg, &blob.len))) {
-        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-        cc = curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &blob);
-    }
-    return cc == CURLE_OK ? KUBE_OK : cc == CURLE_OUT_OF_MEMORY ? KUBE_ENOMEM : KUBE_EIO;
+    curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, client_ssl_ctx);
+    curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, c);
+    return KUBE_OK;
+}
+
+/* Parses the kubeconfig's TLS material once (none: c->tls stays NULL). */
+static int client_setup_tls(kube_client *c)
+{
+    kube_tls_pem pem;
+    char err[256] = "";
+    int rc;
+
+    pem.ca = kube_config_ca_pem(c->cfg, &pem.ca_len);
+    pem.cert = kube_config_cert_pem(c->cfg, &pem.cert_len);
+    pem.key = kube_config_key_pem(c->cfg, &pem.key_len);
+    if (!pem.ca && !pem.cert && !pem.key)
+        return KUBE_OK;
+    rc = kube_tls_new(&pem, &c->tls, err, sizeof(err));
+    if (rc == KUBE_ECONFIG)
+        KLOG_ERROR("%s: %s", kube_config_source(c->cfg), err);
+    return rc;
 }
 
 /* Writes "Authorization: Bearer <token>" into line (size n). Returns KUBE_OK,
@@ -540,9 +565,7 @@ static int client_h1_endpoint(kube_client *c, CURLU *u, kube_h1_target *t, char 
         t->verify_name = kube_config_tls_server_name(c->cfg);
         t->insecure = kube_config_insecure(c->cfg);
         t->connect_timeout_ms = c->opts.connect_timeout_ms;
-        t->ca_pem = kube_config_ca_pem(c->cfg, &t->ca_len);
-        t->cert_pem = kube_config_cert_pem(c->cfg, &t->cert_len);
-        t->key_pem = kube_config_key_pem(c->cfg, &t->key_len);
+        t->material = c->tls;
     }
     curl_free(scheme);
     curl_free(port);
@@ -650,6 +673,8 @@ int kube_client_new(kube_config *cfg, const kube_client_options *opts, kube_clie
     if (rc == KUBE_OK)
         rc = client_setup_share(c);
     if (rc == KUBE_OK)
+        rc = client_setup_tls(c);
+    if (rc == KUBE_OK)
         rc = client_setup_h1(c);
     if (rc != KUBE_OK) {
         kube_client_free(c);
@@ -672,6 +697,7 @@ void kube_client_free(kube_client *c)
     curl_slist_free_all(c->connect_to);
     free(c->host_header);
     kube_h1_free(c->h1);
+    kube_tls_free(c->tls);
     free(c->h1_prefix);
     free(c->user_agent);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)

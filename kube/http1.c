@@ -11,7 +11,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
-#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
@@ -151,92 +150,27 @@ static void h1_ssl_error(char *err, size_t errlen, const char *what)
         snprintf(err, errlen, "%s: %s", what, e ? detail : "rejected");
 }
 
-/* Adds every certificate of the PEM blob to the context's trust store.
- * Returns the number added (0 for a blob without certificates). */
-static int h1_load_ca(SSL_CTX *ctx, const char *pem, size_t len)
-{
-    BIO *b = BIO_new_mem_buf(pem, (int)len);
-    X509_STORE *store = SSL_CTX_get_cert_store(ctx);
-    X509 *x;
-    int n = 0;
-
-    if (!b)
-        return 0;
-    while ((x = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL) {
-        if (X509_STORE_add_cert(store, x) == 1)
-            n++;
-        X509_free(x);
-    }
-    ERR_clear_error(); /* the end of the blob reads as an error */
-    BIO_free(b);
-    return n;
-}
-
-/* Presents the blob's first certificate, the others as its chain. */
-static int h1_load_cert(SSL_CTX *ctx, const char *pem, size_t len)
-{
-    BIO *b = BIO_new_mem_buf(pem, (int)len);
-    X509 *x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
-    int ok = x && SSL_CTX_use_certificate(ctx, x) == 1;
-
-    X509_free(x);
-    while (ok && (x = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL) {
-        if (SSL_CTX_add_extra_chain_cert(ctx, x) != 1) { /* takes x on success */
-            X509_free(x);
-            ok = 0;
-        }
-    }
-    if (ok)
-        ERR_clear_error();
-    BIO_free(b);
-    return ok;
-}
-
-static int h1_load_key(SSL_CTX *ctx, const char *pem, size_t len)
-{
-    BIO *b = BIO_new_mem_buf(pem, (int)len);
-    EVP_PKEY *k = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
-    int ok = k && SSL_CTX_use_PrivateKey(ctx, k) == 1 && SSL_CTX_check_private_key(ctx) == 1;
-
-    EVP_PKEY_free(k);
-    BIO_free(b);
-    return ok;
-}
-
-/* Peer verification: none when insecure, else the CA blob or the system's
- * trust store. */
+/* Peer verification: none when insecure, else the material's CA or the
+ * system's trust store; then the client identity. */
 static int h1_trust(SSL_CTX *ctx, const kube_h1_target *t, char *err, size_t errlen)
 {
     if (t->insecure) {
         SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
-        return KUBE_OK;
+    } else {
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+        if (!kube_tls_has_ca(t->material) && SSL_CTX_set_default_verify_paths(ctx) != 1) {
+            h1_ssl_error(err, errlen, "the system's trust store");
+            return KUBE_ECONFIG;
+        }
     }
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-    if (!t->ca_pem)
-        return SSL_CTX_set_default_verify_paths(ctx) == 1 ? KUBE_OK : KUBE_ECONFIG;
-    if (h1_load_ca(ctx, t->ca_pem, t->ca_len) > 0)
-        return KUBE_OK;
-    h1_ssl_error(err, errlen, "certificate authority data holds no certificate");
-    return KUBE_ECONFIG;
-}
-
-static int h1_identity(SSL_CTX *ctx, const kube_h1_target *t, char *err, size_t errlen)
-{
-    if (t->cert_pem && !h1_load_cert(ctx, t->cert_pem, t->cert_len)) {
-        h1_ssl_error(err, errlen, "client certificate data");
-        return KUBE_ECONFIG;
-    }
-    if (t->key_pem && !h1_load_key(ctx, t->key_pem, t->key_len)) {
-        h1_ssl_error(err, errlen, "client key data");
-        return KUBE_ECONFIG;
-    }
+    if (t->material && !kube_tls_apply(t->material, ctx))
+        return KUBE_ENOMEM;
     return KUBE_OK;
 }
 
 static int h1_context(kube_h1 *h, const kube_h1_target *t, char *err, size_t errlen)
 {
     static const unsigned char alpn[] = "\x08http/1.1";
-    int rc;
 
     h->ctx = SSL_CTX_new(TLS_client_method());
     if (!h->ctx)
@@ -245,8 +179,7 @@ static int h1_context(kube_h1 *h, const kube_h1_target *t, char *err, size_t err
     SSL_CTX_set_mode(h->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     if (SSL_CTX_set_alpn_protos(h->ctx, alpn, sizeof(alpn) - 1) != 0)
         return KUBE_ENOMEM;
-    rc = h1_trust(h->ctx, t, err, errlen);
-    return rc == KUBE_OK ? h1_identity(h->ctx, t, err, errlen) : rc;
+    return h1_trust(h->ctx, t, err, errlen);
 }
 
 /* ---- the client --------------------------------------------------------- */

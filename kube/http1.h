@@ -44,6 +44,7 @@
 #include <stddef.h>
 
 #include "kube/buf.h"
+#include "kube/tls.h"
 
 typedef struct kube_h1 kube_h1;
 
@@ -52,12 +53,8 @@ typedef struct kube_h1_target {
     const char *host;        /* where to connect: DNS name or IP literal (no brackets) */
     int port;
     const char *verify_name; /* certificate check and SNI; NULL: host */
-    const char *ca_pem;      /* NULL: the system's trust store */
-    size_t ca_len;
-    const char *cert_pem;    /* client certificate (and chain), or NULL */
-    size_t cert_len;
-    const char *key_pem;     /* its key, or NULL */
-    size_t key_len;
+    const kube_tls *material;/* CA, client certificate and key (borrowed for
+                                kube_h1_new); NULL or no CA: the system's store */
     int insecure;            /* skip peer verification (kubeconfig insecure-skip-tls-verify) */
     long connect_timeout_ms;
 } kube_h1_target;
@@ -80,8 +77,8 @@ typedef struct kube_h1_response {
     kube_buf body;
 } kube_h1_response;
 
-/* Builds the TLS context for t. Returns KUBE_OK, KUBE_ECONFIG (PEM material
- * OpenSSL rejects; err names it) or KUBE_ENOMEM. */
+/* Builds the TLS context for t. Returns KUBE_OK, KUBE_ECONFIG (the system's
+ * trust store cannot be loaded; err says so), KUBE_EINVAL or KUBE_ENOMEM. */
 int kube_h1_new(const kube_h1_target *t, kube_h1 **out, char *err, size_t errlen);
 void kube_h1_free(kube_h1 *h);
 
