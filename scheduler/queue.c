@@ -566,9 +566,16 @@ static void nom_remove_cb(void *ud, const fw_pod_info *pi)
     sched_queue_delete_nominated(ud, pi);
 }
 
+/* fw_nominator.any: whether any pod is nominated (no lock). */
+static int nom_any_cb(void *ud)
+{
+    const sched_queue *q = ud;
+    return atomic_load_explicit(&q->n_nominated, memory_order_acquire) != 0;
+}
+
 fw_nominator sched_queue_nominator(sched_queue *q)
 {
-    fw_nominator n = {nom_pods_for_node, nom_add_cb, nom_remove_cb, q};
+    fw_nominator n = {nom_pods_for_node, nom_add_cb, nom_remove_cb, q, nom_any_cb};
     return n;
 }
 

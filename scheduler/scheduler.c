@@ -192,6 +192,12 @@ static void nom_remove(void *ud, const fw_pod_info *pi)
     s->nom.remove(s->nom.ud, pi);
 }
 
+static int nom_any(void *ud)
+{
+    const sched_scheduler *s = ud;
+    return s->nom.any(s->nom.ud);
+}
+
 /* The queue's pod lister: the pod exists and is not assigned. */
 static int pod_pending(void *ud, const char *ns, const char *name)
 {
@@ -902,7 +908,7 @@ static fw_services shared_services(sched_scheduler *s)
     svc.hub = s->hub;
     svc.snapshot = s->snap;
     svc.parallelizer = s->par;
-    svc.nominator = (fw_nominator){nom_pods_for_node, nom_add, nom_remove, s};
+    svc.nominator = (fw_nominator){nom_pods_for_node, nom_add, nom_remove, s, nom_any};
     svc.metrics = sched_core_metrics_hooks(&s->cm);
     if (s->cfg->leader_election.leader_elect)
         svc.leadership = (fw_leadership){leading, s};

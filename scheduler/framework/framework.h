@@ -281,6 +281,10 @@ typedef struct fw_nominator {
     /* Forgets the pod's nomination if any. */
     void (*remove)(void *ud, const fw_pod_info *pi);
     void *ud;
+    /* 0 when no pod is nominated to any node, else 1: a cheap check the
+     * Filter pass makes once instead of asking pods_for_node per node.
+     * NULL: pods_for_node is asked for every node. */
+    int (*any)(void *ud);
 } fw_nominator;
 
 /* Metrics hooks (may be NULL). Labels are static strings except profile.

@@ -46,10 +46,13 @@ int fw__clock_mode(const fw_framework *fw, const fw_cycle_state *cs, int may_def
 /* Merges the calling thread's deferred plugin durations (plugin_flush). */
 void fw__flush_plugin_metrics(const fw_framework *fw);
 /* fw_framework_run_filter_with_nominated_pods timing plugins as mode says
- * (fw__clock_mode). Returns the same status, owned by the caller. */
+ * (fw__clock_mode); nominated 0 (fw__any_nominated() said none) skips the
+ * nominated pods. Returns the same status, owned by the caller. */
 fw_status *fw__run_filter_with_nominated_pods(fw_framework *fw, const fw_cycle_state *cs,
                                               const fw_pod_info *pod, const fw_node_info *ni,
-                                              int mode);
+                                              int mode, int nominated);
+/* 0 when the nominator knows that no pod is nominated anywhere, else 1. */
+int fw__any_nominated(const fw_framework *fw);
 
 /* AsStatus(fmt.Errorf(fmt+": %w", args..., st.AsError())): a new FW_ERROR
  * status "<formatted prefix>: <st's message>" keeping st's error code;

@@ -449,13 +449,23 @@ static fw_status *add_nominated_pods(fw_framework *fw, const fw_cycle_state *cs,
     return st;
 }
 
+int fw__any_nominated(const fw_framework *fw)
+{
+    const fw_nominator *nom = &fw->handle.svc.nominator;
+    if (!nom->pods_for_node)
+        return 0;
+    return nom->any ? nom->any(nom->ud) : 1;
+}
+
 fw_status *fw__run_filter_with_nominated_pods(fw_framework *fw, const fw_cycle_state *cs,
                                               const fw_pod_info *pod, const fw_node_info *ni,
-                                              int mode)
+                                              int mode, int nominated)
 {
     int added;
     fw_cycle_state *cs2;
     fw_node_info *ni2;
+    if (!nominated)
+        return run_filter(fw, cs, pod, ni, mode);
     fw_status *st = add_nominated_pods(fw, cs, pod, ni, &added, &cs2, &ni2);
     if (st)
         return st;
@@ -474,7 +484,7 @@ fw_status *fw_framework_run_filter_with_nominated_pods(fw_framework *fw,
                                                        const fw_pod_info *pod,
                                                        const fw_node_info *ni)
 {
-    return fw__run_filter_with_nominated_pods(fw, cs, pod, ni, fw__clock_mode(fw, cs, 0));
+    return fw__run_filter_with_nominated_pods(fw, cs, pod, ni, fw__clock_mode(fw, cs, 0), 1);
 }
 
 /* ---- PostFilter ---- */

@@ -45,7 +45,8 @@ typedef struct filter_job {
     const fw_node_info *const *nodes;
     size_t n, start;
     int need;
-    int clock; /* FW_CLOCK_* */
+    int clock;     /* FW_CLOCK_* */
+    int nominated; /* some pod may be nominated (fw__any_nominated) */
     unsigned char *state;
     fw_status **statuses;
     atomic_int found;
@@ -56,7 +57,8 @@ static void check_node(void *ud, size_t i)
 {
     filter_job *j = ud;
     const fw_node_info *ni = j->nodes[(j->start + i) % j->n];
-    fw_status *st = fw__run_filter_with_nominated_pods(j->fw, j->cs, j->pod, ni, j->clock);
+    fw_status *st = fw__run_filter_with_nominated_pods(j->fw, j->cs, j->pod, ni, j->clock,
+                                                       j->nominated);
     if (fw_status_is_success(st)) {
         fw_status_free(st);
         j->state[i] = NODE_FIT;
@@ -131,7 +133,8 @@ static fw_status *pass_filters(fw_framework *fw, const fw_cycle_state *cs, const
     }
     int64_t t0 = kube_now_ns();
     filter_job j = {.fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .n = n, .start = start,
-                    .need = need, .clock = fw__clock_mode(fw, cs, 1)};
+                    .need = need, .clock = fw__clock_mode(fw, cs, 1),
+                    .nominated = fw__any_nominated(fw)};
     atomic_init(&j.found, 0);
     atomic_init(&j.stop, 0);
     j.state = calloc(n, 1);

@@ -1253,10 +1253,13 @@ static void find_nodes_with_pre_filter_result(void **state)
     fw_snapshot_free(snap);
 }
 
-/* The nominator of a test: one pod nominated to n1. */
+/* The nominator of a test: one pod nominated to n1 (any_nominated says
+ * so when nominated_any is set); counts the questions per node. */
 static fw_pod_info *nominated_pod;
+static int nominated_any, nominated_asked;
 static int nominated_for(void *ud, const char *node, fw_pod_info ***out, size_t *n)
 {
+    nominated_asked++;
     *out = NULL;
     *n = 0;
     if (strcmp(node, "n1") != 0)
@@ -1265,6 +1268,47 @@ static int nominated_for(void *ud, const char *node, fw_pod_info ***out, size_t 
     (*out)[0] = fw_pod_info_ref(nominated_pod);
     *n = 1;
     return KUBE_OK;
+}
+
+static int any_nominated(void *ud)
+{
+    (void)ud;
+    return nominated_any;
+}
+
+/* The Filter pass asks for each node's nominated pods only when the
+ * nominator's cheap check says some pod is nominated. */
+static void filter_pass_asks_nominator_only_when_any(void **state)
+{
+    (void)state;
+    nominated_pod = make_pod("nom", 10, "3", NULL);
+    fw_services svc = {0};
+    svc.nominator.pods_for_node = nominated_for;
+    svc.nominator.any = any_nominated;
+    sched_profile *p = prof_new();
+    prof_add(p, SCHED_EP_FILTER, 0, "Fit", 0);
+    fw_framework *fw = fw_from(p, &svc);
+    fw_snapshot *snap = make_snapshot(3);
+    fw_pod_info *low = make_pod("low", 0, "2", NULL);
+    for (nominated_any = 0; nominated_any < 2; nominated_any++) {
+        fw_cycle_state *cs = fw_cycle_state_new();
+        fw_sched_state ss = {0};
+        fw_diagnosis d = FW_DIAGNOSIS_INIT;
+        const fw_node_info **f;
+        size_t nf;
+        nominated_asked = 0;
+        assert_null(fw_framework_find_nodes_that_fit(fw, cs, low, snap, &ss, &d, &f, &nf));
+        /* with the nomination n1 lacks cpu for low */
+        assert_int_equal(nf, nominated_any ? 2 : 3);
+        assert_int_equal(nominated_asked, nominated_any ? 3 : 0);
+        free(f);
+        fw_diagnosis_clear(&d);
+        fw_cycle_state_free(cs);
+    }
+    fw_pod_info_unref(low);
+    fw_pod_info_unref(nominated_pod);
+    fw_snapshot_free(snap);
+    fw_framework_free(fw);
 }
 
 static void filter_with_nominated_pods(void **state)
@@ -1543,6 +1587,7 @@ int test_group_framework(void)
         cmocka_unit_test(plugin_metrics_deferred_and_flushed),
         cmocka_unit_test(find_nodes_with_pre_filter_result),
         cmocka_unit_test(filter_with_nominated_pods),
+        cmocka_unit_test(filter_pass_asks_nominator_only_when_any),
         cmocka_unit_test(score_and_select),
         cmocka_unit_test(reserve_unreserve_order),
         cmocka_unit_test(bind_first_non_skip),
