@@ -364,11 +364,14 @@ void harness_response_free(harness_response *r)
     memset(r, 0, sizeof(*r));
 }
 
-static struct curl_slist *request_headers(const harness_identity *as, const char *content_type,
-                                          const char *body)
+static struct curl_slist *request_headers(const harness_identity *as, const char *const *extra,
+                                          const char *content_type, const char *body)
 {
     struct curl_slist *hdrs = curl_slist_append(NULL, "Accept: application/json");
     char buf[512];
+
+    for (size_t i = 0; extra && extra[i]; i++)
+        hdrs = curl_slist_append(hdrs, extra[i]);
 
     if (body) {
         snprintf(buf, sizeof(buf), "Content-Type: %s",
@@ -386,6 +389,13 @@ int harness_request(harness *h, const harness_identity *as, const char *method,
                     const char *path, const char *content_type, const char *body,
                     harness_response *out)
 {
+    return harness_request_headers(h, as, method, path, NULL, content_type, body, out);
+}
+
+int harness_request_headers(harness *h, const harness_identity *as, const char *method,
+                            const char *path, const char *const *headers,
+                            const char *content_type, const char *body, harness_response *out)
+{
     CURL *c = curl_easy_init();
     struct curl_slist *hdrs;
     kube_buf resp = KUBE_BUF_INIT;
@@ -396,7 +406,7 @@ int harness_request(harness *h, const harness_identity *as, const char *method,
     if (!c)
         return KUBE_ENOMEM;
     snprintf(url, sizeof(url), "%s%s", h->url, path);
-    hdrs = request_headers(as, content_type, body);
+    hdrs = request_headers(as, headers, content_type, body);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);

@@ -170,6 +170,12 @@ typedef struct harness_response {
 int harness_request(harness *h, const harness_identity *as, const char *method,
                     const char *path, const char *content_type, const char *body,
                     harness_response *out);
+/* Like harness_request, with extra request headers: headers is a
+ * NULL-terminated list of "Name: value" lines (NULL for none), e.g.
+ * {"Impersonate-User: alice", NULL}. Strings borrowed. */
+int harness_request_headers(harness *h, const harness_identity *as, const char *method,
+                            const char *path, const char *const *headers,
+                            const char *content_type, const char *body, harness_response *out);
 /* Like harness_request; *json (caller frees) is the parsed body or NULL if
  * it was not JSON. Returns KUBE_OK when a response arrived (whatever its
  * status), so tests assert on out->status. */

@@ -61,4 +61,5 @@
     INTEGRATION(volumes_preemption_integration) \
     UNIT(intern)                     \
     INTEGRATION(topology_integration) \
+    INTEGRATION(emulator_rbac)       \
     /* add groups above this line */

@@ -42,7 +42,8 @@
  * emulator itself (before the default certificate/control-API tokens).
  * Hooks (authz_ext.h): RBAC objects (rbac.c, --authorization-mode=RBAC)
  * are ORed into every decision; impersonation headers (impersonation.c)
- * are applied after authentication.
+ * are applied after authentication, and a refused impersonation is
+ * answered 403 for its acting-as attributes, as kube-apiserver does.
  *
  * Memory: everything is loaded once in init() and freed in fini().
  */
@@ -449,16 +450,34 @@ static int authenticate(void *ctx, const emu_request *req, emu_user *out)
     return rc == EMU_AUTHN_OK ? emu_authz_ext_authenticated(req, out, may_impersonate) : rc;
 }
 
+/* Denies a request whose impersonation was refused (impersonation.c).
+ * kube-apiserver's impersonation filter answers the 403 for the acting-as
+ * attributes (users "alice" is forbidden: User "bob" cannot impersonate
+ * ...), not the request's; the server answers the 403 for the attributes it
+ * passed to the authorizer, which are the request's own (req->attrs), so
+ * the acting-as ones replace them for the rest of this request. */
+static int deny_refused_impersonation(const emu_attrs *a)
+{
+    emu_attrs acting_as;
+
+    if (!emu_authz_ext_take_refusal(&acting_as))
+        return 0;
+    *(emu_attrs *)a = acting_as;
+    return 1;
+}
+
 static int authorize(void *ctx, const emu_user *u, const emu_attrs *a, char *why, size_t n)
 {
     ask q = {a->is_resource, a->verb, a->path, a->api_group, a->resource, a->subresource,
              a->namespace_, a->name};
 
     (void)ctx;
-    if (decide(u->name, u->groups, u->n_groups, &q))
-        return EMU_AUTHZ_ALLOW;
     if (n)
         why[0] = '\0';
+    if (deny_refused_impersonation(a))
+        return EMU_AUTHZ_DENY;
+    if (decide(u->name, u->groups, u->n_groups, &q))
+        return EMU_AUTHZ_ALLOW;
     return EMU_AUTHZ_DENY;
 }
 

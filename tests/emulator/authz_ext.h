@@ -3,12 +3,13 @@
  * RBAC (rbac.c) and impersonation (impersonation.c).
  *
  * authz.c calls emu_authz_ext_authenticated() from its authenticator for
- * every request that authenticated, and ORs emu_rbac_allows() into every
+ * every request that authenticated, asks emu_authz_ext_take_refusal()
+ * first in its authorizer, and ORs emu_rbac_allows() into every
  * decision it makes (the emulator's own requests and SubjectAccessReviews),
  * after its built-in defaults and policy file, as kube-apiserver unions its
  * authorizers.
  *
- * Threads: both functions are called concurrently from connection threads.
+ * Threads: the functions are called concurrently from connection threads.
  * Memory: nothing is kept beyond a call except per-thread request facts.
  */
 #ifndef STICKYVM_EMU_AUTHZ_EXT_H
@@ -22,14 +23,23 @@
 typedef int (*emu_authz_may_fn)(const emu_user *u, const emu_attrs *a);
 
 /* For a request whose requester u authenticated: applies Impersonate-User,
- * -Group, -Uid and -Extra-* (each checked with may as the requester, verb
- * "impersonate" on users / serviceaccounts / groups / uids / userextras, as
+ * -Group, -Extra-* and -Uid (each checked with may as the requester, verb
+ * "impersonate" on users / serviceaccounts / groups / userextras / uids, as
  * kube-apiserver does) and notes for RBAC the name a list or watch asks
  * for with fieldSelector=metadata.name=NAME (kube-apiserver's RequestInfo).
- * Returns EMU_AUTHN_OK (u replaced by the impersonated user, if any) or
- * EMU_AUTHN_FAIL (impersonation refused or malformed: answered 401). u is
- * owned by the caller before and after. */
+ * Returns EMU_AUTHN_OK (u replaced by the impersonated user, or left as the
+ * requester when there is no impersonation or it was refused: then
+ * emu_authz_ext_take_refusal() gives what to answer 403 for) or
+ * EMU_AUTHN_FAIL (malformed, e.g. groups without a user: answered 401). u
+ * is owned by the caller before and after. */
 int emu_authz_ext_authenticated(const emu_request *req, emu_user *u, emu_authz_may_fn may);
+
+/* After emu_authz_ext_authenticated() on this thread: when it refused an
+ * impersonation, returns 1 once and fills *out with the acting-as
+ * attributes kube-apiserver answers 403 for (verb "impersonate", e.g.
+ * resource "users", name "alice"); else 0. The strings stay valid until
+ * the next request on this thread. */
+int emu_authz_ext_take_refusal(emu_attrs *out);
 
 /* 1 when the stored ClusterRoles, Roles and their bindings allow the user
  * (name, groups) to do a, else 0. Always 0 unless the emulator runs with

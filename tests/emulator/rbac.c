@@ -9,8 +9,9 @@
  * ClusterRoleBindings and the RoleBindings of the request's namespace as
  * k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac does (subjects User,
  * Group and ServiceAccount; roleRef ClusterRole or Role; rules with verbs,
- * apiGroups, resources ("*", "res/sub", "star/sub"), resourceNames and
- * nonResourceURLs with a trailing "*"). A list or watch that names one
+ * apiGroups, resources ("*", "res/sub", "star/sub"), resourceNames (exact
+ * names, no wildcard) and nonResourceURLs with a trailing "*"; RoleBindings
+ * only for resource requests in their namespace). A list or watch that names one
  * object with fieldSelector=metadata.name=NAME is checked against
  * resourceNames with that name, as kube-apiserver's RequestInfo does.
  * aggregationRule is not evaluated.
@@ -94,6 +95,19 @@ static int resource_matches(const cJSON *resources, const char *res, const char 
     return 0;
 }
 
+/* 1 if the string array holds s exactly (no wildcard: resourceNames). */
+static int list_has_exact(const cJSON *arr, const char *s)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, arr)
+        if (cJSON_IsString(it) && !strcmp(it->valuestring, s))
+            return 1;
+    return 0;
+}
+
+/* NonResourceURLMatches: "*", the path, or a prefix ending in stars (all
+ * trailing stars trimmed, as strings.TrimRight does). */
 static int url_matches(const cJSON *urls, const char *path)
 {
     const cJSON *it;
@@ -104,7 +118,11 @@ static int url_matches(const cJSON *urls, const char *path)
         size_t n = strlen(u);
         if (!strcmp(u, "*") || !strcmp(u, path))
             return 1;
-        if (n && u[n - 1] == '*' && !strncmp(u, path, n - 1))
+        if (!n || u[n - 1] != '*')
+            continue;
+        while (n && u[n - 1] == '*')
+            n--;
+        if (!strncmp(u, path, n))
             return 1;
     }
     return 0;
@@ -124,7 +142,7 @@ static int rule_allows(const cJSON *rule, const emu_attrs *a, const char *name)
         return 0;
     if (cJSON_GetArraySize(names) == 0)
         return 1;
-    return *name && list_has(names, name);
+    return list_has_exact(names, name);
 }
 
 static int role_allows(const cJSON *role, const emu_attrs *a, const char *name)
@@ -164,6 +182,8 @@ static int subject_matches(const cJSON *subj, const char *binding_ns, const who 
     if (!strcmp(kind, "ServiceAccount")) {
         const char *ns = *str_of(subj, "namespace") ? str_of(subj, "namespace") : binding_ns;
         char sa[600];
+        if (!*ns)
+            return 0; /* no namespace to default to (a ClusterRoleBinding) */
         snprintf(sa, sizeof(sa), "system:serviceaccount:%s:%s", ns, name);
         return w->user && !strcmp(w->user, sa);
     }
