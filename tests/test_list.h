@@ -62,4 +62,5 @@
     UNIT(intern)                     \
     INTEGRATION(topology_integration) \
     INTEGRATION(emulator_rbac)       \
+    UNIT(http1)                      \
     /* add groups above this line */
