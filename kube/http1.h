@@ -63,7 +63,7 @@ typedef struct kube_h1_request {
     const char *method;      /* GET, POST, PUT, PATCH, DELETE */
     const char *target;      /* path and query, starting with "/" */
     const char *headers;     /* extra header lines, each ending in "\r\n" (Host,
-                                Content-Length and Connection are added) */
+                                and Content-Length are added) */
     const char *body;        /* may be NULL */
     size_t len;
     long timeout_ms;         /* whole exchange */
