@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
 #include <stdint.h>
 
 #include "kube/buf.h"
@@ -24,9 +25,16 @@ typedef struct name_set {
     size_t n, cap;
 } name_set;
 
+/* Slots of the origin hint table (a power of two). */
+#define HINT_SLOTS 32
+
 struct fw_cycle_state {
     entry *entries;
     size_t n, cap;
+    /* hint[hint_slot(origin)]: 1 + the index of an entry written with that
+     * origin (0: none), so fw_cycle_state_read_static finds a plugin's
+     * entry without scanning; kept by write, delete and clone. */
+    unsigned char hint[HINT_SLOTS];
     name_set skip_filter;
     name_set skip_score;
     int record_plugin_metrics;
@@ -78,6 +86,19 @@ static entry *find(const fw_cycle_state *cs, const char *key)
     return NULL;
 }
 
+/* The hint slot of a key address. */
+static size_t hint_slot(const char *origin)
+{
+    return (size_t)(((uintptr_t)origin * UINT64_C(0x9E3779B97F4A7C15)) >> 40) % HINT_SLOTS;
+}
+
+/* Points origin's slot at entry i (entries past 254 get no hint). */
+static void hint_set(fw_cycle_state *cs, size_t i)
+{
+    if (i < UCHAR_MAX)
+        cs->hint[hint_slot(cs->entries[i].origin)] = (unsigned char)(i + 1);
+}
+
 static int reserve_one(fw_cycle_state *cs)
 {
     if (cs->n < cs->cap)
@@ -109,7 +130,8 @@ int fw_cycle_state_write(fw_cycle_state *cs, const char *key, void *data,
             ops->free(data);
         return KUBE_ENOMEM;
     }
-    cs->entries[cs->n++] = (entry){k, key, data, ops};
+    cs->entries[cs->n] = (entry){k, key, data, ops};
+    hint_set(cs, cs->n++);
     return KUBE_OK;
 }
 
@@ -123,6 +145,9 @@ void *fw_cycle_state_read(const fw_cycle_state *cs, const char *key)
  * address, whose contents never change: the key matches without strcmp. */
 void *fw_cycle_state_read_static(const fw_cycle_state *cs, const char *key)
 {
+    unsigned h = cs->hint[hint_slot(key)];
+    if (h && h <= cs->n && cs->entries[h - 1].origin == key)
+        return cs->entries[h - 1].data;
     for (size_t i = 0; i < cs->n; i++)
         if (cs->entries[i].origin == key)
             return cs->entries[i].data;
@@ -136,6 +161,9 @@ void fw_cycle_state_delete(fw_cycle_state *cs, const char *key)
         return;
     entry_release(e);
     *e = cs->entries[--cs->n];
+    memset(cs->hint, 0, sizeof(cs->hint));
+    for (size_t i = 0; i < cs->n; i++)
+        hint_set(cs, i);
 }
 
 static int set_copy(name_set *dst, const name_set *src)
@@ -175,6 +203,7 @@ fw_cycle_state *fw_cycle_state_clone(const fw_cycle_state *cs)
     if (!c)
         return NULL;
     c->record_plugin_metrics = cs->record_plugin_metrics;
+    memcpy(c->hint, cs->hint, sizeof(c->hint));
     c->mask_owner = cs->mask_owner;
     c->filter_mask = cs->filter_mask;
     if (set_copy(&c->skip_filter, &cs->skip_filter) != KUBE_OK ||

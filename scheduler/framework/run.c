@@ -600,25 +600,34 @@ typedef struct score_job {
     atomic_int stop;
 } score_job;
 
+/* Records plugin in's failure s on node i (takes s) and stops the job. */
+static void score_failed(score_job *j, size_t i, const fw_inst *in, fw_status *s)
+{
+    char prefix[256];
+    snprintf(prefix, sizeof(prefix), "plugin \"%s\" failed with", in->desc->name);
+    j->errs[i] = fw__wrap_error(s, "%s", prefix);
+    atomic_store(&j->stop, 1);
+}
+
 static void score_node(void *ud, size_t i)
 {
     score_job *j = ud;
+    const fw_node_info *ni = j->nodes[i];
+    const fw_cycle_state *cs = j->cs;
+    const fw_pod_info *pod = j->pod;
     plugin_clock clk;
     clock_start(&clk, j->clock);
     for (size_t k = 0; k < j->n_plugins; k++) {
         const fw_inst *in = j->plugins[k];
         int64_t v = 0;
-        fw_status *s = in->desc->score(in->self, j->cs, j->pod, j->nodes[i], &v);
+        fw_status *s = in->desc->score(in->self, cs, pod, ni, &v);
         clock_lap(j->fw, &clk, in->desc->name, "Score", s);
         if (!fw_status_is_success(s)) {
-            char prefix[256];
-            snprintf(prefix, sizeof(prefix), "plugin \"%s\" failed with", in->desc->name);
-            j->errs[i] = fw__wrap_error(s, "%s", prefix);
-            atomic_store(&j->stop, 1);
+            score_failed(j, i, in, s);
             return;
         }
         fw_status_free(s);
-        j->scores[k][i] = (fw_node_score){j->nodes[i]->name, v};
+        j->scores[k][i] = (fw_node_score){ni->name, v};
     }
 }
 

@@ -56,10 +56,12 @@ static int cmp_suffixed(const char *base, size_t blen, const char *suffix, const
  * copied. */
 static const fw_image_state *image_state(const fw_node_info *ni, const char *image)
 {
+    const fw_image_states *st = ni->image_states;
+    if (!st || st->n == 0)
+        return NULL; /* no image on the node: the name needs no normalizing */
     const char *colon = strrchr(image, ':'), *slash = strrchr(image, '/');
     const char *suffix = colon && (!slash || colon > slash) ? "" : ":" DEFAULT_IMAGE_TAG;
-    const fw_image_states *st = ni->image_states;
-    size_t lo = 0, hi = st ? st->n : 0, blen = strlen(image);
+    size_t lo = 0, hi = st->n, blen = strlen(image);
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;

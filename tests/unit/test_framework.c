@@ -287,6 +287,30 @@ static void cycle_state_read_static(void **state)
     fw_cycle_state_free(cs);
 }
 
+/* Static reads stay right with more keys than the lookup hints hold (slot
+ * collisions, entries past 255), after deletes and in clones. */
+static void cycle_state_read_static_many(void **state)
+{
+    (void)state;
+    static char keys[300][16];
+    static int vals[300];
+    fw_cycle_state *cs = fw_cycle_state_new();
+    for (int i = 0; i < 300; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "PreFilterK%d", i);
+        vals[i] = i;
+        assert_int_equal(fw_cycle_state_write(cs, keys[i], &vals[i], NULL), KUBE_OK);
+    }
+    for (int i = 0; i < 300; i += 2)
+        fw_cycle_state_delete(cs, keys[i]);
+    fw_cycle_state *cl = fw_cycle_state_clone(cs);
+    for (int i = 0; i < 300; i++) {
+        assert_ptr_equal(fw_cycle_state_read_static(cs, keys[i]), i % 2 ? &vals[i] : NULL);
+        assert_ptr_equal(fw_cycle_state_read_static(cl, keys[i]), i % 2 ? &vals[i] : NULL);
+    }
+    fw_cycle_state_free(cl);
+    fw_cycle_state_free(cs);
+}
+
 static void cycle_state_clone(void **state)
 {
     (void)state;
@@ -1572,6 +1596,7 @@ int test_group_framework(void)
         cmocka_unit_test(fit_error_messages),
         cmocka_unit_test(cycle_state_keys_match_by_content),
         cmocka_unit_test(cycle_state_read_static),
+        cmocka_unit_test(cycle_state_read_static_many),
         cmocka_unit_test(cycle_state_clone),
         cmocka_unit_test(node_info_accounting),
         cmocka_unit_test(snapshot_incremental),
