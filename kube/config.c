@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <yaml.h>
 
 #define CONFIG_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -268,13 +267,24 @@ out:
 
 /* ---- YAML document access -------------------------------------------- */
 
+/* One kubeconfig file: its parsed document and where it lives. Released by
+ * kc_close(). */
 typedef struct kc_loader {
-    const char *path; /* the kubeconfig, for messages */
-    char *dir;        /* its directory, for relative file references */
+    char *path;        /* the kubeconfig, for messages */
+    char *dir;         /* its directory, for relative file references */
     yaml_document_t doc;
+    int have_doc;      /* doc was loaded and must be deleted */
+    yaml_node_t *root; /* the top-level mapping, once checked */
     char *err;
     size_t errlen;
 } kc_loader;
+
+/* One entry (a context, cluster or user) and the file that defines it. */
+typedef struct kc_entry {
+    kc_loader *owner;
+    int index;         /* its position in owner's list, for messages */
+    yaml_node_t *body; /* its context/cluster/user mapping */
+} kc_entry;
 
 static yaml_node_t *ky_node(kc_loader *l, int index)
 {
@@ -354,42 +364,42 @@ static int ky_bool(kc_loader *l, yaml_node_t *map, const char *key, const char *
                        "expected true or false, got \"%s\"", v);
 }
 
-/* Finds the entry of list `key` (clusters, users, contexts) whose name is
- * name. *index receives its position, *body its `body_key` mapping. */
-static int ky_find_named(kc_loader *l, yaml_node_t *root, const char *key, const char *body_key,
-                         const char *name, const char *ref_field, int *index,
-                         yaml_node_t **body)
+/* Finds, in one file, the entry of list `key` (clusters, users, contexts)
+ * whose name is name. Returns KUBE_OK with *index (its position) and *body
+ * (its `body_key` mapping), KUBE_ENOTFOUND without a message when the file
+ * does not define it, or KUBE_ECONFIG naming the malformed field. */
+static int ky_find_named(kc_loader *l, const char *key, const char *body_key, const char *name,
+                         int *index, yaml_node_t **body)
 {
-    yaml_node_t *list = ky_get(l, root, key);
+    yaml_node_t *list = ky_get(l, l->root, key);
     char field[160];
     int i = 0;
 
     if (list && !ky_is_null(list) && list->type != YAML_SEQUENCE_NODE)
         return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, key, "expected a list");
-    if (list && list->type == YAML_SEQUENCE_NODE) {
-        for (yaml_node_item_t *it = list->data.sequence.items.start;
-             it < list->data.sequence.items.top; it++, i++) {
-            yaml_node_t *entry = ky_node(l, *it);
-            const char *entry_name;
-            int rc;
+    if (!list || list->type != YAML_SEQUENCE_NODE)
+        return KUBE_ENOTFOUND;
+    for (yaml_node_item_t *it = list->data.sequence.items.start;
+         it < list->data.sequence.items.top; it++, i++) {
+        yaml_node_t *entry = ky_node(l, *it);
+        const char *entry_name;
+        int rc;
 
-            snprintf(field, sizeof(field), "%s[%d].name", key, i);
-            rc = ky_string(l, entry, "name", field, &entry_name);
-            if (rc != KUBE_OK)
-                return rc;
-            if (!entry_name || strcmp(entry_name, name) != 0)
-                continue;
-            *index = i;
-            *body = ky_get(l, entry, body_key);
-            snprintf(field, sizeof(field), "%s[%d].%s", key, i, body_key);
-            if (!*body || (*body)->type != YAML_MAPPING_NODE)
-                return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
-                                   "missing or not a mapping");
-            return KUBE_OK;
-        }
+        snprintf(field, sizeof(field), "%s[%d].name", key, i);
+        rc = ky_string(l, entry, "name", field, &entry_name);
+        if (rc != KUBE_OK)
+            return rc;
+        if (!entry_name || strcmp(entry_name, name) != 0)
+            continue;
+        *index = i;
+        *body = ky_get(l, entry, body_key);
+        snprintf(field, sizeof(field), "%s[%d].%s", key, i, body_key);
+        if (!*body || (*body)->type != YAML_MAPPING_NODE)
+            return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
+                               "missing or not a mapping");
+        return KUBE_OK;
     }
-    return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, ref_field,
-                       "%s \"%s\" not found in %s", body_key, name, key);
+    return KUBE_ENOTFOUND;
 }
 
 /* Resolves a file reference against the kubeconfig's directory. */
@@ -624,50 +634,7 @@ static int kc_load_user(kc_loader *l, yaml_node_t *user, int index, kube_config 
     return rc;
 }
 
-/* Follows current-context to its cluster and user. */
-static int kc_load_context(kc_loader *l, yaml_node_t *root, kube_config *cfg)
-{
-    const char *current, *cluster_name, *user_name, *ns;
-    yaml_node_t *ctx, *cluster, *user;
-    int ci, cli, ui, rc;
-    char field[160];
-
-    if ((rc = ky_string(l, root, "current-context", "current-context", &current)) != KUBE_OK)
-        return rc;
-    if (!current)
-        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, "current-context",
-                           "not set");
-    rc = ky_find_named(l, root, "contexts", "context", current, "current-context", &ci, &ctx);
-    if (rc != KUBE_OK)
-        return rc;
-    snprintf(field, sizeof(field), "contexts[%d].context.namespace", ci);
-    if ((rc = ky_string(l, ctx, "namespace", field, &ns)) != KUBE_OK)
-        return rc;
-    if (ns && !config_is_dns_label(ns))
-        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
-                           "\"%s\" is not a valid namespace name (DNS-1123 label)", ns);
-    if (ns && !(cfg->namespace_ = strdup(ns)))
-        return KUBE_ENOMEM;
-    snprintf(field, sizeof(field), "contexts[%d].context.cluster", ci);
-    if ((rc = ky_string(l, ctx, "cluster", field, &cluster_name)) != KUBE_OK)
-        return rc;
-    if (!cluster_name)
-        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field, "not set");
-    rc = ky_find_named(l, root, "clusters", "cluster", cluster_name, field, &cli, &cluster);
-    if (rc == KUBE_OK)
-        rc = kc_load_cluster(l, cluster, cli, cfg);
-    if (rc != KUBE_OK)
-        return rc;
-    snprintf(field, sizeof(field), "contexts[%d].context.user", ci);
-    if ((rc = ky_string(l, ctx, "user", field, &user_name)) != KUBE_OK)
-        return rc;
-    if (!user_name)
-        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field, "not set");
-    rc = ky_find_named(l, root, "users", "user", user_name, field, &ui, &user);
-    if (rc == KUBE_OK)
-        rc = kc_load_user(l, user, ui, cfg);
-    return rc;
-}
+/* ---- kubeconfig files ------------------------------------------------ */
 
 /* Parses the YAML text into l->doc. */
 static int kc_parse(kc_loader *l, const char *text, size_t len)
@@ -689,28 +656,29 @@ static int kc_parse(kc_loader *l, const char *text, size_t len)
         return KUBE_EPARSE;
     }
     yaml_parser_delete(&parser);
+    l->have_doc = 1;
     return KUBE_OK;
 }
 
-static int kc_load_text(kc_loader *l, const char *text, size_t len, kube_config *cfg)
+/* Sets l->root to the document's top-level mapping. An empty document is
+ * KUBE_ENOTFOUND when listed (clientcmd reads it as an empty config), an
+ * error otherwise. */
+static int kc_check_root(kc_loader *l, int listed)
 {
-    yaml_node_t *root;
-    int rc = kc_parse(l, text, len);
+    yaml_node_t *root = yaml_document_get_root_node(&l->doc);
 
-    if (rc != KUBE_OK)
-        return rc;
-    root = yaml_document_get_root_node(&l->doc);
+    if (!root && listed)
+        return KUBE_ENOTFOUND;
     if (!root)
-        rc = config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, NULL, "file is empty");
-    else if (root->type != YAML_MAPPING_NODE)
-        rc = config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, NULL,
-                         "not a kubeconfig (top level is not a mapping)");
-    else
-        rc = kc_load_context(l, root, cfg);
-    yaml_document_delete(&l->doc);
-    return rc;
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, NULL, "file is empty");
+    if (root->type != YAML_MAPPING_NODE)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, NULL,
+                           "not a kubeconfig (top level is not a mapping)");
+    l->root = root;
+    return KUBE_OK;
 }
 
+/* The directory part of path ("." when there is none). Caller frees. */
 static char *kc_dirname(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -722,37 +690,262 @@ static char *kc_dirname(const char *path)
     return strndup(path, (size_t)(slash - path));
 }
 
-int kube_config_from_file(const char *path, kube_config **out, char *err, size_t errlen)
+/* Reads and parses the kubeconfig at path into l, whose err/errlen are set.
+ * listed: a KUBECONFIG entry, for which a missing (ENOENT) or empty file is
+ * KUBE_ENOTFOUND, to be skipped as clientcmd skips it. Whatever the result,
+ * the caller releases l with kc_close(). */
+static int kc_open(kc_loader *l, const char *path, int listed)
 {
-    kc_loader l = {.path = path, .err = err, .errlen = errlen};
-    kube_config *cfg;
-    char *text = NULL;
+    char *text;
     size_t len;
     int rc;
 
-    *out = NULL;
-    if (!path || !*path)
-        return config_fail(err, errlen, KUBE_EINVAL, "kubeconfig", NULL, "no path given");
+    l->path = strdup(path);
+    l->dir = kc_dirname(path);
+    if (!l->path || !l->dir)
+        return KUBE_ENOMEM;
     rc = kube_read_file(path, &text, &len);
+    if (rc == KUBE_EIO && listed && errno == ENOENT)
+        return KUBE_ENOTFOUND;
     if (rc == KUBE_EIO)
-        return config_fail(err, errlen, KUBE_EIO, path, NULL, "cannot read: %s",
+        return config_fail(l->err, l->errlen, KUBE_EIO, path, NULL, "cannot read: %s",
                            strerror(errno));
     if (rc != KUBE_OK)
         return rc;
-    cfg = config_alloc(path);
-    l.dir = kc_dirname(path);
-    if (!cfg || !l.dir)
-        rc = KUBE_ENOMEM;
-    else
-        rc = kc_load_text(&l, text, len, cfg);
-    free(l.dir);
+    rc = kc_parse(l, text, len);
     config_free_secret(text, len);
+    return rc == KUBE_OK ? kc_check_root(l, listed) : rc;
+}
+
+/* Releases what kc_open() took. */
+static void kc_close(kc_loader *l)
+{
+    if (l->have_doc)
+        yaml_document_delete(&l->doc);
+    free(l->path);
+    free(l->dir);
+}
+
+/* ---- the merged files of one load ------------------------------------ */
+
+/* The kubeconfig files of one load in precedence order, merged as clientcmd
+ * merges them: for contexts, clusters and users the first file that defines
+ * a name wins whole, and so does the first file that sets current-context.
+ * Each entry is read with the file that defines it, so its relative paths
+ * and its error messages belong to that file. Released by kc_set_free(). */
+typedef struct kc_set {
+    kc_loader *files; /* room for every candidate, reserved up front */
+    size_t n;
+    kube_buf source; /* the files' paths joined with ':' */
+    char *err;
+    size_t errlen;
+} kc_set;
+
+/* Prepares an empty set with room for cap files. */
+static int kc_set_init(kc_set *s, size_t cap, char *err, size_t errlen)
+{
+    *s = (kc_set){.err = err, .errlen = errlen};
+    s->files = calloc(cap, sizeof(*s->files));
+    return s->files ? KUBE_OK : KUBE_ENOMEM;
+}
+
+/* Releases the files and the set's memory. */
+static void kc_set_free(kc_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        kc_close(&s->files[i]);
+    free(s->files);
+    kube_buf_free(&s->source);
+}
+
+/* Opens path as the set's next file (room for it was reserved). A listed
+ * file that is missing or empty is skipped: KUBE_OK, nothing added. */
+static int kc_set_add(kc_set *s, const char *path, int listed)
+{
+    kc_loader *l = &s->files[s->n];
+    int rc;
+
+    *l = (kc_loader){.err = s->err, .errlen = s->errlen};
+    rc = kc_open(l, path, listed);
+    if (rc == KUBE_OK)
+        rc = kube_buf_printf(&s->source, "%s%s", s->n > 0 ? ":" : "", path);
+    if (rc != KUBE_OK) {
+        kc_close(l);
+        return rc == KUBE_ENOTFOUND ? KUBE_OK : rc;
+    }
+    s->n++;
+    return KUBE_OK;
+}
+
+/* Whether the n-byte entry at `entry` appeared earlier in the ':'-separated
+ * list that contains it. */
+static int kc_listed_before(const char *list, const char *entry, size_t n)
+{
+    for (const char *p = list; p < entry; p++) {
+        size_t m = strcspn(p, ":");
+
+        if (m == n && memcmp(p, entry, n) == 0)
+            return 1;
+        p += m;
+    }
+    return 0;
+}
+
+/* Fills the set from a ':'-separated KUBECONFIG list: empty entries, missing
+ * or empty files and repeated entries are skipped. s is initialised here and
+ * released by the caller with kc_set_free(), also after a failure. */
+static int kc_set_from_list(kc_set *s, const char *list, char *err, size_t errlen)
+{
+    size_t entries = 1;
+    int rc;
+
+    for (const char *p = list; *p; p++)
+        entries += *p == ':';
+    rc = kc_set_init(s, entries, err, errlen);
+    for (const char *p = list; rc == KUBE_OK && *p; p++) {
+        size_t n = strcspn(p, ":");
+        char *path;
+
+        if (n > 0 && !kc_listed_before(list, p, n)) {
+            path = strndup(p, n);
+            rc = path ? kc_set_add(s, path, 1) : KUBE_ENOMEM;
+            free(path);
+        }
+        p += n;
+        if (!*p)
+            break;
+    }
+    return rc;
+}
+
+/* Finds the entry of list `key` named `name` in the first file of the set
+ * that defines it. ref and ref_field name the reference being followed, for
+ * the message when no file defines it. */
+static int kc_set_find(kc_set *s, const char *key, const char *body_key, const char *name,
+                       kc_loader *ref, const char *ref_field, kc_entry *out)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        int rc = ky_find_named(&s->files[i], key, body_key, name, &out->index, &out->body);
+
+        if (rc != KUBE_ENOTFOUND) {
+            out->owner = &s->files[i];
+            return rc;
+        }
+    }
+    return config_fail(ref->err, ref->errlen, KUBE_ECONFIG, ref->path, ref_field,
+                       "%s \"%s\" not found in %s%s", body_key, name, key,
+                       s->n > 1 ? " of any listed file" : "");
+}
+
+/* The current-context of the first file that sets one (*name), and that
+ * file (*owner). */
+static int kc_set_current(kc_set *s, kc_loader **owner, const char **name)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        kc_loader *l = &s->files[i];
+        int rc = ky_string(l, l->root, "current-context", "current-context", name);
+
+        if (rc != KUBE_OK || *name) {
+            *owner = l;
+            return rc;
+        }
+    }
+    return config_fail(s->err, s->errlen, KUBE_ECONFIG, s->source.data, "current-context",
+                       "not set");
+}
+
+/* ---- the current context --------------------------------------------- */
+
+/* Sets cfg->namespace_ from the context's optional namespace. */
+static int kc_load_namespace(const kc_entry *ctx, kube_config *cfg)
+{
+    kc_loader *l = ctx->owner;
+    const char *ns;
+    char field[160];
+    int rc;
+
+    snprintf(field, sizeof(field), "contexts[%d].context.namespace", ctx->index);
+    if ((rc = ky_string(l, ctx->body, "namespace", field, &ns)) != KUBE_OK)
+        return rc;
+    if (ns && !config_is_dns_label(ns))
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
+                           "\"%s\" is not a valid namespace name (DNS-1123 label)", ns);
+    if (ns && !(cfg->namespace_ = strdup(ns)))
+        return KUBE_ENOMEM;
+    return KUBE_OK;
+}
+
+/* Follows the context's `ref_key` (cluster or user) to the entry of list
+ * `list_key` that the first defining file holds. */
+static int kc_follow(kc_set *s, const kc_entry *ctx, const char *ref_key, const char *list_key,
+                     kc_entry *out)
+{
+    kc_loader *l = ctx->owner;
+    const char *name;
+    char field[160];
+    int rc;
+
+    snprintf(field, sizeof(field), "contexts[%d].context.%s", ctx->index, ref_key);
+    if ((rc = ky_string(l, ctx->body, ref_key, field, &name)) != KUBE_OK)
+        return rc;
+    if (!name)
+        return config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field, "not set");
+    return kc_set_find(s, list_key, ref_key, name, l, field, out);
+}
+
+/* Follows current-context to its namespace, cluster and user. */
+static int kc_load_context(kc_set *s, kube_config *cfg)
+{
+    kc_entry ctx, cluster, user;
+    kc_loader *owner = NULL;
+    const char *current = NULL;
+    int rc = kc_set_current(s, &owner, &current);
+
+    if (rc == KUBE_OK)
+        rc = kc_set_find(s, "contexts", "context", current, owner, "current-context", &ctx);
+    if (rc == KUBE_OK)
+        rc = kc_load_namespace(&ctx, cfg);
+    if (rc == KUBE_OK)
+        rc = kc_follow(s, &ctx, "cluster", "clusters", &cluster);
+    if (rc == KUBE_OK)
+        rc = kc_load_cluster(cluster.owner, cluster.body, cluster.index, cfg);
+    if (rc == KUBE_OK)
+        rc = kc_follow(s, &ctx, "user", "users", &user);
+    if (rc == KUBE_OK)
+        rc = kc_load_user(user.owner, user.body, user.index, cfg);
+    return rc;
+}
+
+/* Builds the configuration of the set's current context into *out; its
+ * source is the set's file list. */
+static int kc_set_build(kc_set *s, kube_config **out)
+{
+    kube_config *cfg = config_alloc(s->source.data);
+    int rc = cfg ? kc_load_context(s, cfg) : KUBE_ENOMEM;
+
     if (rc != KUBE_OK) {
         kube_config_free(cfg);
         return rc;
     }
     *out = cfg;
     return KUBE_OK;
+}
+
+int kube_config_from_file(const char *path, kube_config **out, char *err, size_t errlen)
+{
+    kc_set s;
+    int rc;
+
+    *out = NULL;
+    if (!path || !*path)
+        return config_fail(err, errlen, KUBE_EINVAL, "kubeconfig", NULL, "no path given");
+    rc = kc_set_init(&s, 1, err, errlen);
+    if (rc == KUBE_OK)
+        rc = kc_set_add(&s, path, 0);
+    if (rc == KUBE_OK)
+        rc = kc_set_build(&s, out);
+    kc_set_free(&s);
+    return rc;
 }
 
 /* ---- in-cluster ------------------------------------------------------ */
@@ -882,33 +1075,26 @@ int kube_config_in_cluster(kube_config **out, char *err, size_t errlen)
 
 /* ---- precedence ------------------------------------------------------ */
 
-/* The first entry of a ':'-separated KUBECONFIG list that exists, or NULL.
- * Caller frees. */
-static char *config_first_existing(const char *list)
+/* KUBECONFIG lists no usable file: in-cluster, or an error naming both. */
+static int config_fall_back(const char *env, kube_config **out, char *err, size_t errlen)
 {
-    const char *p = list;
+    int rc = kube_config_in_cluster(out, err, errlen);
 
-    while (*p) {
-        size_t n = strcspn(p, ":");
-        char *path = strndup(p, n);
-        struct stat st;
-
-        if (!path)
-            return NULL;
-        if (n > 0 && stat(path, &st) == 0)
-            return path;
-        free(path);
-        p += n;
-        if (*p == ':')
-            p++;
-    }
-    return NULL;
+    if (rc == KUBE_OK)
+        KLOG_WARN("KUBECONFIG=%s: no listed file exists or holds a kubeconfig; using "
+                  "in-cluster configuration", env);
+    else if (rc == KUBE_ECONFIG && !getenv("KUBERNETES_SERVICE_HOST"))
+        rc = config_fail(err, errlen, KUBE_ECONFIG, "KUBECONFIG", NULL,
+                         "none of the files in \"%s\" exists (or all are empty), and not "
+                         "running in a cluster",
+                         env);
+    return rc;
 }
 
 int kube_config_load(const char *kubeconfig_flag, kube_config **out, char *err, size_t errlen)
 {
     const char *env = getenv("KUBECONFIG");
-    char *path;
+    kc_set s;
     int rc;
 
     *out = NULL;
@@ -916,19 +1102,12 @@ int kube_config_load(const char *kubeconfig_flag, kube_config **out, char *err, 
         return kube_config_from_file(kubeconfig_flag, out, err, errlen);
     if (!env || !*env)
         return kube_config_in_cluster(out, err, errlen);
-    path = config_first_existing(env);
-    if (path) {
-        rc = kube_config_from_file(path, out, err, errlen);
-        free(path);
-        return rc;
-    }
-    rc = kube_config_in_cluster(out, err, errlen);
-    if (rc == KUBE_OK)
-        KLOG_WARN("KUBECONFIG=%s: no listed file exists; using in-cluster configuration", env);
-    else if (rc == KUBE_ECONFIG && !getenv("KUBERNETES_SERVICE_HOST"))
-        rc = config_fail(err, errlen, KUBE_ECONFIG, "KUBECONFIG", NULL,
-                         "none of the files in \"%s\" exists, and not running in a cluster",
-                         env);
+    rc = kc_set_from_list(&s, env, err, errlen);
+    if (rc == KUBE_OK && s.n > 0)
+        rc = kc_set_build(&s, out);
+    else if (rc == KUBE_OK)
+        rc = config_fall_back(env, out, err, errlen);
+    kc_set_free(&s);
     return rc;
 }
 

@@ -2,14 +2,23 @@
  * kube/config.h - where the cluster is and who we are: kubeconfig files and
  * in-cluster service-account configuration.
  *
- * Precedence (as client-go's clientcmd): the --kubeconfig flag, then the
- * KUBECONFIG environment variable (first file of a ':'-separated list that
- * exists), then in-cluster (KUBERNETES_SERVICE_HOST/_PORT with the service
- * account CA and token under /var/run/secrets/kubernetes.io/serviceaccount,
- * overridable with KUBE_SA_DIR for tests). The default ~/.kube/config is not
- * consulted, and KUBECONFIG lists are not merged as kubectl merges them: the
- * first listed file that exists is used whole. When none exists, in-cluster
- * configuration is tried (as client-go falls back on an empty config).
+ * Precedence (as client-go's clientcmd): the --kubeconfig flag (exactly
+ * that one file, which must exist; never split on ':'), then the KUBECONFIG
+ * environment variable, then in-cluster (KUBERNETES_SERVICE_HOST/_PORT with
+ * the service account CA and token under
+ * /var/run/secrets/kubernetes.io/serviceaccount, overridable with
+ * KUBE_SA_DIR for tests). The default ~/.kube/config is not consulted.
+ *
+ * KUBECONFIG is a ':'-separated list merged as clientcmd's loading rules
+ * merge it: empty entries, files that do not exist and empty files are
+ * skipped, a repeated entry is read once, and a file that exists but cannot
+ * be read or parsed is an error naming it. The first file that sets
+ * current-context wins; for contexts, clusters and users the first file that
+ * defines a name wins, whole (later files never override earlier ones). An
+ * entry's relative file references resolve against the directory of the
+ * file that defines it, and errors about it name that file. When no listed
+ * file holds a kubeconfig, in-cluster configuration is tried (as client-go
+ * falls back on an empty config).
  *
  * Supported kubeconfig fields, of the current-context only:
  *   clusters[].cluster: server, certificate-authority(-data),
@@ -45,7 +54,8 @@ typedef struct kube_config kube_config;
  * message naming the file and field into err (may be NULL). */
 int kube_config_load(const char *kubeconfig_flag, kube_config **out, char *err, size_t errlen);
 
-/* Loads one kubeconfig file (its current-context). Same error contract. */
+/* Loads one kubeconfig file (its current-context), not split on ':'. An
+ * empty file is an error here. Same error contract. */
 int kube_config_from_file(const char *path, kube_config **out, char *err, size_t errlen);
 
 /* Builds the in-cluster configuration. Same error contract. */
@@ -76,8 +86,9 @@ void kube_config_set_token_refresh_ms(kube_config *cfg, long ms);
  * NULL when none is configured. Lives as long as the config. */
 const char *kube_config_namespace(const kube_config *cfg);
 
-/* Where the configuration came from: the kubeconfig path, or "in-cluster".
- * For log lines. Lives as long as the config. */
+/* Where the configuration came from: the kubeconfig path (for a KUBECONFIG
+ * list, the paths of the files that were read, joined with ':'), or
+ * "in-cluster". For log lines. Lives as long as the config. */
 const char *kube_config_source(const kube_config *cfg);
 
 #endif

@@ -65,6 +65,7 @@ typedef struct cfg_fixture {
     char *saved_env[N_ENV];
     char path[256];    /* last path built by fx_path */
     char kc_path[256]; /* last kubeconfig written by fx_kubeconfig */
+    char env[1024];    /* last KUBECONFIG set by fx_kubeconfig_env */
     char err[512];
 } cfg_fixture;
 
@@ -612,6 +613,267 @@ static void precedence_flag_env_in_cluster(void **state)
     assert_non_null(strstr(fx->err, "KUBECONFIG"));
 }
 
+/* ---- KUBECONFIG lists ------------------------------------------------ */
+
+/* Sets KUBECONFIG to the ':'-separated names, each non-empty one prefixed
+ * with the fixture directory (empty entries stay empty). */
+static const char *fx_kubeconfig_env(cfg_fixture *fx, const char *names)
+{
+    kube_buf b = KUBE_BUF_INIT;
+
+    for (const char *p = names;; p++) {
+        size_t n = strcspn(p, ":");
+
+        if (n > 0)
+            assert_int_equal(kube_buf_printf(&b, "%s/%.*s", fx->dir, (int)n, p), KUBE_OK);
+        p += n;
+        if (!*p)
+            break;
+        assert_int_equal(kube_buf_puts(&b, ":"), KUBE_OK);
+    }
+    kube_strlcpy(fx->env, b.data ? b.data : "", sizeof(fx->env));
+    kube_buf_free(&b);
+    setenv("KUBECONFIG", fx->env, 1);
+    return fx->env;
+}
+
+/* Loads with KUBECONFIG set to names (see fx_kubeconfig_env); must succeed. */
+static kube_config *load_list(cfg_fixture *fx, const char *names)
+{
+    kube_config *cfg = NULL;
+
+    fx_kubeconfig_env(fx, names);
+    if (kube_config_load(NULL, &cfg, fx->err, sizeof(fx->err)) != KUBE_OK)
+        fail_msg("KUBECONFIG=%s: %s", fx->env, fx->err);
+    return cfg;
+}
+
+/* Loads with KUBECONFIG set to names expecting rc, with a message that
+ * starts with "<dir>/<file>: " (file may hold several names joined by ':')
+ * and contains fragment. */
+static void expect_list_error(cfg_fixture *fx, const char *names, int rc, const char *file,
+                              const char *fragment)
+{
+    kube_config *cfg = (kube_config *)1;
+    char prefix[600];
+
+    snprintf(prefix, sizeof(prefix), "%s: ", fx_kubeconfig_env(fx, file));
+    fx_kubeconfig_env(fx, names);
+    fx->err[0] = '\0';
+    assert_int_equal(kube_config_load(NULL, &cfg, fx->err, sizeof(fx->err)), rc);
+    assert_null(cfg);
+    if (strncmp(fx->err, prefix, strlen(prefix)) != 0 || !strstr(fx->err, fragment))
+        fail_msg("error \"%s\" should start with \"%s\" and contain \"%s\"", fx->err, prefix,
+                 fragment);
+}
+
+static void assert_token(kube_config *cfg, const char *want)
+{
+    char tok[64];
+
+    assert_int_equal(kube_config_token(cfg, tok, sizeof(tok), 0), KUBE_OK);
+    assert_string_equal(tok, want);
+}
+
+/* "one" defines context, cluster and user "a"; "two" defines "a" again
+ * (other server, namespace, tls-server-name and token), "b", and "mix"
+ * (cluster b with user a); "sel-X" only sets current-context X. */
+static void fx_two_kubeconfigs(cfg_fixture *fx)
+{
+    fx_write(fx, "one",
+             "current-context: a\n"
+             "contexts:\n- name: a\n  context: {cluster: a, user: a}\n"
+             "clusters:\n- name: a\n  cluster: {server: \"https://one-a:1\"}\n"
+             "users:\n- name: a\n  user: {token: one-a}\n");
+    fx_write(fx, "two",
+             "current-context: b\n"
+             "contexts:\n"
+             "- name: a\n  context: {cluster: a, user: a, namespace: two}\n"
+             "- name: b\n  context: {cluster: b, user: b, namespace: two-b}\n"
+             "- name: mix\n  context: {cluster: b, user: a}\n"
+             "clusters:\n"
+             "- name: a\n  cluster: {server: \"https://two-a:2\", tls-server-name: two-a}\n"
+             "- name: b\n  cluster: {server: \"https://two-b:3\"}\n"
+             "users:\n"
+             "- name: a\n  user: {token: two-a}\n"
+             "- name: b\n  user: {token: two-b}\n");
+    fx_write(fx, "sel-b", "current-context: b\n");
+    fx_write(fx, "sel-mix", "current-context: mix\n");
+}
+
+static void list_first_file_defining_a_name_wins(void **state)
+{
+    cfg_fixture *fx = *state;
+    kube_config *cfg;
+    char want[600];
+
+    fx_two_kubeconfigs(fx);
+    /* "a" comes whole from "one": nothing of two's "a" is mixed in */
+    cfg = load_list(fx, "one:two");
+    assert_string_equal(kube_config_server(cfg), "https://one-a:1");
+    assert_null(kube_config_tls_server_name(cfg));
+    assert_null(kube_config_namespace(cfg));
+    assert_token(cfg, "one-a");
+    snprintf(want, sizeof(want), "%s/one:%s/two", fx->dir, fx->dir);
+    assert_string_equal(kube_config_source(cfg), want);
+    kube_config_free(cfg);
+    /* "b", defined only by "two", is usable through its context */
+    cfg = load_list(fx, "sel-b:one:two");
+    assert_string_equal(kube_config_server(cfg), "https://two-b:3");
+    assert_string_equal(kube_config_namespace(cfg), "two-b");
+    assert_token(cfg, "two-b");
+    kube_config_free(cfg);
+    /* a context of "two" naming user "a" gets the first file's "a" */
+    cfg = load_list(fx, "sel-mix:one:two");
+    assert_string_equal(kube_config_server(cfg), "https://two-b:3");
+    assert_token(cfg, "one-a");
+    kube_config_free(cfg);
+    /* the other order: "two" wins for "a" and sets current-context */
+    cfg = load_list(fx, "two:one:sel-mix");
+    assert_string_equal(kube_config_server(cfg), "https://two-b:3");
+    assert_token(cfg, "two-b");
+    kube_config_free(cfg);
+}
+
+static void list_current_context_from_first_file_setting_it(void **state)
+{
+    cfg_fixture *fx = *state;
+    kube_config *cfg;
+
+    fx_two_kubeconfigs(fx);
+    fx_write(fx, "no-cc",
+             "contexts:\n- name: c\n  context: {cluster: a, user: a}\n"
+             "clusters:\n- name: a\n  cluster: {server: \"https://no-cc:4\"}\n");
+    fx_write(fx, "empty-cc", "current-context: \"\"\n");
+    /* "no-cc" and "empty-cc" set none; "two" is the first that does (b) */
+    cfg = load_list(fx, "no-cc:empty-cc:two:one");
+    assert_string_equal(kube_config_server(cfg), "https://two-b:3");
+    kube_config_free(cfg);
+    /* "one" sets a; "a"'s cluster comes from "no-cc", listed first */
+    cfg = load_list(fx, "no-cc:empty-cc:one:two");
+    assert_string_equal(kube_config_server(cfg), "https://no-cc:4");
+    assert_token(cfg, "one-a");
+    kube_config_free(cfg);
+    expect_list_error(fx, "no-cc", KUBE_ECONFIG, "no-cc", "current-context: not set");
+    expect_list_error(fx, "no-cc:empty-cc", KUBE_ECONFIG, "no-cc:empty-cc",
+                      "current-context: not set");
+}
+
+static void list_skips_missing_empty_and_repeated_files(void **state)
+{
+    cfg_fixture *fx = *state;
+    kube_config *cfg;
+    char want[300];
+
+    fx_two_kubeconfigs(fx);
+    fx_write(fx, "empty", "");
+    cfg = load_list(fx, ":missing::one:empty:one:two:");
+    assert_string_equal(kube_config_server(cfg), "https://one-a:1");
+    snprintf(want, sizeof(want), "%s/one:%s/two", fx->dir, fx->dir);
+    assert_string_equal(kube_config_source(cfg), want);
+    kube_config_free(cfg);
+    /* nothing usable: in-cluster when there, else the existing error */
+    fx_kubeconfig_env(fx, "missing:empty");
+    assert_int_equal(kube_config_load(NULL, &cfg, fx->err, sizeof(fx->err)), KUBE_ECONFIG);
+    assert_null(cfg);
+    assert_non_null(strstr(fx->err, "KUBECONFIG"));
+    fx_service_account(fx, "sa-token");
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    cfg = load_list(fx, "missing:empty");
+    assert_string_equal(kube_config_source(cfg), "in-cluster");
+    kube_config_free(cfg);
+}
+
+static void list_errors_name_the_file(void **state)
+{
+    cfg_fixture *fx = *state;
+
+    fx_two_kubeconfigs(fx);
+    /* every listed file is read, even when an earlier one is enough */
+    fx_write(fx, "bad", "current-context: [a\n");
+    expect_list_error(fx, "one:missing:bad", KUBE_EPARSE, "bad", "invalid YAML at line");
+    fx_write(fx, "seq", "- a\n");
+    expect_list_error(fx, "one:seq", KUBE_ECONFIG, "seq", "not a kubeconfig");
+    assert_int_equal(mkdir(fx_path(fx, "subdir"), 0700), 0);
+    expect_list_error(fx, "one:subdir", KUBE_EIO, "subdir", "cannot read");
+    /* an entry's error names the file that defines it */
+    fx_write(fx, "broken-b",
+             "contexts:\n- name: b\n  context: {cluster: b, user: b}\n"
+             "clusters:\n- name: b\n  cluster: {server: \"ftp://x\"}\n");
+    expect_list_error(fx, "sel-b:broken-b:two", KUBE_ECONFIG, "broken-b",
+                      "clusters[0].cluster.server: unsupported URL scheme");
+    /* a name no file defines: the referencing file and field */
+    expect_list_error(fx, "sel-b:one", KUBE_ECONFIG, "sel-b",
+                      "current-context: context \"b\" not found in contexts of any listed "
+                      "file");
+    fx_write(fx, "user-c", "contexts:\n- name: b\n  context: {cluster: a, user: c}\n");
+    expect_list_error(fx, "sel-b:user-c:one", KUBE_ECONFIG, "user-c",
+                      "contexts[0].context.user: user \"c\" not found in users");
+}
+
+static void list_relative_paths_resolve_per_file(void **state)
+{
+    cfg_fixture *fx = *state;
+    kube_config *cfg;
+
+    assert_int_equal(mkdir(fx_path(fx, "d1"), 0700), 0);
+    assert_int_equal(mkdir(fx_path(fx, "d2"), 0700), 0);
+    assert_int_equal(mkdir(fx_path(fx, "d2/pki"), 0700), 0);
+    fx_write(fx, "d1/ca.crt", CA_PEM);
+    fx_write(fx, "d2/pki/client.crt", CERT_PEM);
+    fx_write(fx, "d2/pki/client.key", KEY_PEM);
+    fx_write(fx, "d2/token", "d2-token\n");
+    fx_write(fx, "d1/config",
+             "current-context: a\n"
+             "contexts:\n- name: a\n  context: {cluster: a, user: a}\n"
+             "clusters:\n- name: a\n"
+             "  cluster: {server: \"https://h:1\", certificate-authority: ca.crt}\n");
+    fx_write(fx, "d2/config",
+             "clusters:\n- name: a\n"
+             "  cluster: {server: \"https://h:2\", certificate-authority: no-such.crt}\n"
+             "users:\n- name: a\n  user:\n"
+             "    client-certificate: pki/client.crt\n"
+             "    client-key: ./pki/client.key\n"
+             "    tokenFile: token\n");
+    cfg = load_list(fx, "d1/config:d2/config");
+    assert_string_equal(kube_config_server(cfg), "https://h:1");
+    assert_pem(cfg, kube_config_ca_pem, CA_PEM);
+    assert_pem(cfg, kube_config_cert_pem, CERT_PEM);
+    assert_pem(cfg, kube_config_key_pem, KEY_PEM);
+    assert_token(cfg, "d2-token");
+    kube_config_free(cfg);
+}
+
+static void explicit_kubeconfig_is_one_file(void **state)
+{
+    cfg_fixture *fx = *state;
+    kube_config *cfg = (kube_config *)1;
+    char flag[600], want[620];
+
+    fx_two_kubeconfigs(fx);
+    fx_write(fx, "empty", "");
+    fx_kubeconfig_env(fx, "one");
+    /* "dir/two:dir/one" names one file that does not exist */
+    snprintf(flag, sizeof(flag), "%s/two:%s/one", fx->dir, fx->dir);
+    assert_int_equal(kube_config_load(flag, &cfg, fx->err, sizeof(fx->err)), KUBE_EIO);
+    assert_null(cfg);
+    snprintf(want, sizeof(want), "%s: cannot read", flag);
+    assert_int_equal(strncmp(fx->err, want, strlen(want)), 0);
+    /* an explicit file is not skipped for being empty */
+    assert_int_equal(kube_config_load(fx_path(fx, "empty"), &cfg, fx->err, sizeof(fx->err)),
+                     KUBE_ECONFIG);
+    assert_non_null(strstr(fx->err, "file is empty"));
+    /* and it alone is read: KUBECONFIG's "one" does not fill in for it */
+    assert_int_equal(kube_config_load(fx_path(fx, "sel-b"), &cfg, fx->err, sizeof(fx->err)),
+                     KUBE_ECONFIG);
+    assert_non_null(strstr(fx->err, "context \"b\" not found in contexts"));
+    assert_int_equal(kube_config_load(fx_path(fx, "two"), &cfg, fx->err, sizeof(fx->err)),
+                     KUBE_OK);
+    assert_string_equal(kube_config_server(cfg), "https://two-b:3");
+    kube_config_free(cfg);
+}
+
 /* ---- base64 ---------------------------------------------------------- */
 
 static void base64_round_trip_and_strictness(void **state)
@@ -661,6 +923,16 @@ int test_group_config(void)
         cmocka_unit_test_setup_teardown(unsupported_auth_is_rejected, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(in_cluster_from_env, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(precedence_flag_env_in_cluster, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(list_first_file_defining_a_name_wins, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(list_current_context_from_first_file_setting_it,
+                                        fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(list_skips_missing_empty_and_repeated_files, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(list_errors_name_the_file, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(list_relative_paths_resolve_per_file, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(explicit_kubeconfig_is_one_file, fx_setup, fx_teardown),
         cmocka_unit_test(base64_round_trip_and_strictness),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);
