@@ -145,9 +145,9 @@ fw_status *fw_status_clone(const fw_status *st)
     return c;
 }
 
-void fw_status_free(fw_status *st)
+void fw__status_release(fw_status *st)
 {
-    if (!st || st == &oom_status)
+    if (st == &oom_status)
         return;
     for (size_t i = 0; i < st->n_reasons; i++)
         free(st->reasons[i]);

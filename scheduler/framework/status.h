@@ -61,8 +61,15 @@ fw_status *fw_status_error(int err, const char *fmt, ...) __attribute__((format(
 int fw_status_add_reason(fw_status *st, const char *reason);
 /* Deep copy; NULL for NULL. Caller owns the copy. */
 fw_status *fw_status_clone(const fw_status *st);
-/* Frees a status. NULL-safe; ignores the static out-of-memory status. */
-void fw_status_free(fw_status *st);
+/* fw_status_free() of a non-NULL status (status.c). */
+void fw__status_release(fw_status *st);
+/* Frees a status. NULL-safe; ignores the static out-of-memory status.
+ * Inline so that freeing success (NULL) in per-node loops costs no call. */
+static inline void fw_status_free(fw_status *st)
+{
+    if (st)
+        fw__status_release(st);
+}
 
 /* Setters and predicates, NULL meaning Success. */
 static inline fw_code fw_status_code(const fw_status *st) { return st ? st->code : FW_SUCCESS; }
