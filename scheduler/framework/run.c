@@ -672,6 +672,32 @@ static fw_status *first_error(fw_status **errs, size_t n, const char *stage)
     return first ? fw__wrap_error(first, "%s", stage) : NULL;
 }
 
+/* Node i's weighted scores into ns (cells: its n_plugins entries); an
+ * error status when a plugin's normalized score is out of range. */
+static fw_status *weigh_node(const score_job *j, size_t i, fw_node_plugin_scores *ns,
+                             fw_plugin_score *cells)
+{
+    const fw_inst *const *plugins = j->plugins;
+    fw_node_score *const *scores = j->scores;
+    size_t np = j->n_plugins;
+    int64_t total = 0;
+    for (size_t k = 0; k < np; k++) {
+        int64_t v = scores[k][i].score;
+        if (v > FW_MAX_NODE_SCORE || v < FW_MIN_NODE_SCORE)
+            return fw_status_error(
+                KUBE_EINVAL,
+                "applying score defaultWeights on Score plugins: plugin \"%s\" returns an "
+                "invalid score %lld, it should in the range of [%d, %d] after normalizing",
+                plugins[k]->desc->name, (long long)v, FW_MIN_NODE_SCORE, FW_MAX_NODE_SCORE);
+        int64_t w = v * plugins[k]->weight;
+        cells[k] = (fw_plugin_score){plugins[k]->desc->name, w};
+        total += w;
+    }
+    *ns = (fw_node_plugin_scores){.name = j->nodes[i]->name, .scores = cells, .n_scores = np,
+                                  .total = total};
+    return NULL;
+}
+
 static fw_status *apply_weights(score_job *j, fw_score_list *out)
 {
     /* every field and cell is written below: no zeroing */
@@ -682,24 +708,9 @@ static fw_status *apply_weights(score_job *j, fw_score_list *out)
     if (!out->nodes || !out->storage)
         return fw_status_error(KUBE_ENOMEM, NULL);
     for (size_t i = 0; i < j->n; i++) {
-        fw_node_plugin_scores *ns = &out->nodes[i];
-        ns->name = j->nodes[i]->name;
-        ns->scores = &out->storage[i * j->n_plugins];
-        ns->n_scores = j->n_plugins;
-        ns->total = 0;
-        for (size_t k = 0; k < j->n_plugins; k++) {
-            int64_t v = j->scores[k][i].score;
-            if (v > FW_MAX_NODE_SCORE || v < FW_MIN_NODE_SCORE)
-                return fw_status_error(
-                    KUBE_EINVAL,
-                    "applying score defaultWeights on Score plugins: plugin \"%s\" returns an "
-                    "invalid score %lld, it should in the range of [%d, %d] after normalizing",
-                    j->plugins[k]->desc->name, (long long)v, FW_MIN_NODE_SCORE,
-                    FW_MAX_NODE_SCORE);
-            int64_t w = v * j->plugins[k]->weight;
-            ns->scores[k] = (fw_plugin_score){j->plugins[k]->desc->name, w};
-            ns->total += w;
-        }
+        fw_status *st = weigh_node(j, i, &out->nodes[i], &out->storage[i * j->n_plugins]);
+        if (st)
+            return st;
     }
     return NULL;
 }
