@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the apiserver libFuzzer targets with clang (libFuzzer + ASan +
-# UBSan, the apiserver and kube/ sources instrumented for coverage too) and
-# runs each apiserver/fuzz_*.c target for a bounded time (FUZZ_SECONDS,
-# default 60) from a seed corpus of real aggregator requests. A crash, leak,
+# Builds the libFuzzer targets with clang (libFuzzer + ASan + UBSan, the
+# apiserver and kube/ sources instrumented for coverage too) and runs each
+# for a bounded time (FUZZ_SECONDS, default 60): apiserver/fuzz_*.c from a
+# seed corpus of real aggregator requests, kube/fuzz_*.c (what kube/http1
+# reads from a server) from seed answers. A crash, leak,
 # sanitizer report or timeout fails the script; the reproducer is left in
 # the fuzz build dir.
 #
@@ -38,10 +39,13 @@ objs=$(
           case $f in apiserver/main.c|apiserver/fuzz_*) continue ;; esac
           echo "$strict|$f"
       done
-      for f in kube/*.c; do echo "-Wall|$f"; done
+      for f in kube/*.c; do
+          case $f in kube/fuzz_*) continue ;; esac
+          echo "-Wall|$f"
+      done
     } | xargs -P "$jobs" -I{} bash -c 'compile "$(echo "{}" | cut -d"|" -f1)" "$(echo "{}" | cut -d"|" -f2)"'
 )
-for src in apiserver/fuzz_*.c; do
+for src in apiserver/fuzz_*.c kube/fuzz_*.c; do
     name=$(basename "$src" .c)
     clang $common $strict -fsanitize=fuzzer "$src" $objs $libs -o "$dir/$name"
 done
@@ -93,10 +97,34 @@ cat > "$work/dict" <<'DICT'
 "//"
 DICT
 
-for target in "$dir"/fuzz_*; do
-    [ -x "$target" ] || continue
-    echo "== $(basename "$target") for ${secs}s"
-    (cd "$dir" && "$target" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-        -max_len=16384 -dict="$work/dict" -print_final_stats=1 "$corpus")
-done
+run_target() { # target, corpus dir, dict
+    echo "== $(basename "$1") for ${secs}s"
+    (cd "$dir" && "$1" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+        -max_len=16384 -dict="$3" -print_final_stats=1 "$2")
+}
+run_target "$dir/fuzz_request" "$corpus" "$work/dict"
+
+# kube/http1: answers a server may send (byte stream up to its close).
+answers="$work/answers"
+mkdir -p "$answers"
+answer() { printf '%s' "$2" > "$answers/$1"; }
+answer length "HTTP/1.1 200 OK${crlf}Content-Type: application/json${crlf}Content-Length: 2${crlf}${crlf}{}"
+answer chunked "HTTP/1.1 200 OK${crlf}Transfer-Encoding: chunked${crlf}${crlf}4;x=1${crlf}Wiki${crlf}0${crlf}T: v${crlf}${crlf}"
+answer interim "HTTP/1.1 100 Continue${crlf}${crlf}HTTP/1.1 201 Created${crlf}Content-Length: 0${crlf}${crlf}"
+answer retry "HTTP/1.1 429 Too Many Requests${crlf}Retry-After: 1${crlf}Content-Length: 0${crlf}${crlf}"
+answer close "HTTP/1.0 200 OK${crlf}Connection: close${crlf}${crlf}body until close"
+cat > "$work/answer-dict" <<'DICT'
+"\x0d\x0a"
+"HTTP/1.1 "
+"HTTP/1.0 "
+"Content-Length: "
+"Transfer-Encoding: chunked"
+"Connection: close"
+"Connection: keep-alive"
+"Retry-After: "
+"100 Continue"
+"0\x0d\x0a\x0d\x0a"
+";ext="
+DICT
+run_target "$dir/fuzz_http1" "$answers" "$work/answer-dict"
 echo "fuzzing passed"
