@@ -177,6 +177,7 @@ static int h1_context(kube_h1 *h, const kube_h1_target *t, char *err, size_t err
         return KUBE_ENOMEM;
     SSL_CTX_set_min_proto_version(h->ctx, TLS1_2_VERSION);
     SSL_CTX_set_mode(h->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    SSL_CTX_set_read_ahead(h->ctx, 1); /* one recv for several records, not two per record */
     if (SSL_CTX_set_alpn_protos(h->ctx, alpn, sizeof(alpn) - 1) != 0)
         return KUBE_ENOMEM;
     return h1_trust(h->ctx, t, err, errlen);
@@ -445,7 +446,7 @@ static int h1_idle_alive(const h1_conn *k)
     char c;
     int r;
 
-    if (k->in_len != 0 || (k->ssl && SSL_pending(k->ssl) != 0))
+    if (k->in_len != 0 || (k->ssl && SSL_has_pending(k->ssl)))
         return 0;
     if (poll(&p, 1, 0) == 0)
         return 1;
@@ -851,6 +852,10 @@ static int h1_try(h1_call *call, h1_conn *k, const kube_h1_request *q, const kub
     h1_head hd;
     int rc = h1_write_all(call, k, req->data, req->len);
 
+    /* The answer cannot be there yet: wait for it rather than read first
+     * (saves a read that would only say "not yet"). */
+    if (rc == KUBE_OK && !(k->ssl && SSL_has_pending(k->ssl)))
+        rc = h1_wait(call, k->fd, POLLIN);
     if (rc == KUBE_OK)
         rc = h1_read_head(call, k, &hd);
     if (rc == KUBE_OK)
