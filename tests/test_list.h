@@ -56,6 +56,7 @@
     UNIT(plugin_volume_restrictions) \
     UNIT(plugin_volume_zone)         \
     UNIT(plugin_node_volume_limits)  \
+    UNIT(plugin_non_csi_limits)      \
     UNIT(storage_decode)             \
     UNIT(plugin_default_preemption)  \
     INTEGRATION(volumes_preemption_integration) \
@@ -63,4 +64,5 @@
     INTEGRATION(topology_integration) \
     INTEGRATION(emulator_rbac)       \
     UNIT(http1)                      \
+    UNIT(workload)                   \
     /* add groups above this line */

@@ -1,13 +1,16 @@
 /*
  * scheduler/plugins/helper.c - score normalisation, tolerations, resource
- * names and args field errors shared by the built-in plugins.
+ * names, DefaultSelector and args field errors shared by the built-in
+ * plugins.
  */
 #include "plugins/helper.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "kube/arena.h"
 #include "kube/errors.h"
 #include "kube/selector.h"
 
@@ -35,6 +38,184 @@ int plugin_tolerations_tolerate(const kube_toleration *tols, size_t n, const kub
         if (kube_toleration_tolerates(&tols[i], taint))
             return 1;
     return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* DefaultSelector                                                     */
+/* ------------------------------------------------------------------ */
+
+/* The selector being built: requirements in a malloc'd array (freed by
+ * plugin_default_selector), their strings already copied into the arena. */
+typedef struct sel_builder {
+    const kube_pod *pod;
+    kube_arena *a;
+    kube_requirement *reqs;
+    size_t n, cap;
+    int rc;           /* KUBE_ENOMEM once anything failed */
+} sel_builder;
+
+/* A new zeroed requirement at the end of b, or NULL (b->rc set, or already
+ * failed). Borrowed until the next push. */
+static kube_requirement *builder_push(sel_builder *b)
+{
+    if (b->rc == KUBE_OK && b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 8;
+        kube_requirement *r = realloc(b->reqs, cap * sizeof(*r));
+        if (!r) {
+            b->rc = KUBE_ENOMEM;
+            return NULL;
+        }
+        b->reqs = r;
+        b->cap = cap;
+    }
+    if (b->rc != KUBE_OK)
+        return NULL;
+    b->reqs[b->n] = (kube_requirement){0};
+    return &b->reqs[b->n++];
+}
+
+/* Sets r to `key in (value)` with arena copies; b->rc on failure. */
+static void builder_equals(sel_builder *b, kube_requirement *r, const kube_kv *kv)
+{
+    const char **v = kube_arena_alloc(b->a, sizeof(*v));
+
+    if (!r->key)
+        r->key = kube_arena_strdup(b->a, kv->key);
+    if (!v || !r->key || !(*v = kube_arena_strdup(b->a, kv->value))) {
+        b->rc = KUBE_ENOMEM;
+        return;
+    }
+    *r = (kube_requirement){r->key, v, 1, KUBE_SEL_IN};
+}
+
+/* labels.Merge of a map selector into the label set: a key already there
+ * takes the new value. */
+static void builder_merge_map(sel_builder *b, const kube_workload *w)
+{
+    for (uint32_t i = 0; b->rc == KUBE_OK && i < w->n_map; i++) {
+        kube_requirement *r = NULL;
+        for (size_t j = 0; !r && j < b->n; j++)
+            if (strcmp(b->reqs[j].key, w->map[i].key) == 0)
+                r = &b->reqs[j];
+        if (r || (r = builder_push(b)))
+            builder_equals(b, r, &w->map[i]);
+    }
+}
+
+/* Selector.Add of a copy of src (key and values copied into the arena). */
+static void builder_add(sel_builder *b, const kube_requirement *src)
+{
+    kube_requirement *r = builder_push(b);
+    const char **v = src->n_values ? kube_arena_alloc(b->a, src->n_values * sizeof(*v)) : NULL;
+
+    if (!r)
+        return;
+    if ((src->n_values && !v) || !(r->key = kube_arena_strdup(b->a, src->key)))
+        b->rc = KUBE_ENOMEM;
+    for (size_t i = 0; b->rc == KUBE_OK && i < src->n_values; i++)
+        if (!(v[i] = kube_arena_strdup(b->a, src->values[i])))
+            b->rc = KUBE_ENOMEM;
+    r->values = v;
+    r->n_values = src->n_values;
+    r->op = src->op;
+}
+
+/* GetPodServices' test for one Service of the pod's namespace. */
+static void merge_service(void *ud, const kube_workload *svc)
+{
+    sel_builder *b = ud;
+    const kube_meta *m = &b->pod->base.meta;
+
+    if (kube_workload_map_matches(svc, m->labels, m->n_labels))
+        builder_merge_map(b, svc);
+}
+
+/* 1 when schema.ParseGroupVersion(api_version) is group/version: no slash
+ * is the core group, one slash splits, more do not parse. */
+static int group_version_is(const char *api_version, const char *group, const char *version)
+{
+    const char *slash = strchr(api_version, '/');
+    size_t glen = slash ? (size_t)(slash - api_version) : 0;
+
+    if (!slash)
+        return !*group && strcmp(api_version, version) == 0;
+    if (strchr(slash + 1, '/'))
+        return 0;
+    return strlen(group) == glen && strncmp(api_version, group, glen) == 0 &&
+           strcmp(slash + 1, version) == 0;
+}
+
+/* The supported controller kind of an owner reference into *k; 0 when it
+ * is none of v1 ReplicationController, apps/v1 ReplicaSet, StatefulSet. */
+static int owner_kind(const kube_owner_ref *o, kube_workload_kind *k)
+{
+    if (group_version_is(o->api_version, "", "v1") && !strcmp(o->kind, "ReplicationController"))
+        *k = KUBE_WORKLOAD_RC;
+    else if (group_version_is(o->api_version, "apps", "v1") && !strcmp(o->kind, "ReplicaSet"))
+        *k = KUBE_WORKLOAD_RS;
+    else if (group_version_is(o->api_version, "apps", "v1") && !strcmp(o->kind, "StatefulSet"))
+        *k = KUBE_WORKLOAD_SS;
+    else
+        return 0;
+    return 1;
+}
+
+/* The controller owner's part of DefaultSelector. */
+static void add_owner(sel_builder *b, const kube_workload_listers *l)
+{
+    const kube_meta *m = &b->pod->base.meta;
+    const kube_owner_ref *o = kube_meta_controller(m);
+    kube_workload_kind k;
+    kube_object *obj;
+    const kube_workload *w;
+
+    if (!o || !o->api_version || !o->kind || !o->name || !owner_kind(o, &k))
+        return;
+    obj = kube_workload_get(l, k, m->namespace_, o->name);
+    w = kube_workload_from(obj);
+    if (w && w->kind == KUBE_WORKLOAD_RC && k == KUBE_WORKLOAD_RC)
+        builder_merge_map(b, w);
+    else if (w && w->kind == k && w->selector && w->selector->valid)
+        for (size_t i = 0; i < w->selector->n_reqs; i++)
+            builder_add(b, &w->selector->reqs[i]);
+    kube_object_unref(obj);
+}
+
+/* Stable insertion sort of the requirements by key (sort.Sort(ByKey)). */
+static void sort_by_key(kube_requirement *r, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        kube_requirement x = r[i];
+        size_t j = i;
+        for (; j > 0 && strcmp(r[j - 1].key, x.key) > 0; j--)
+            r[j] = r[j - 1];
+        r[j] = x;
+    }
+}
+
+int plugin_default_selector(const kube_pod *pod, const kube_workload_listers *l,
+                            struct kube_arena *a, const kube_label_selector **out)
+{
+    sel_builder b = {pod, a, NULL, 0, 0, KUBE_OK};
+    kube_label_selector *sel = kube_arena_alloc(a, sizeof(*sel));
+    kube_requirement *reqs = NULL;
+
+    *out = NULL;
+    kube_workload_foreach_ns(l, KUBE_WORKLOAD_SERVICE, pod->base.meta.namespace_, merge_service,
+                             &b);
+    if (b.rc == KUBE_OK)
+        add_owner(&b, l);
+    if (b.rc == KUBE_OK && b.n && !(reqs = kube_arena_alloc(a, b.n * sizeof(*reqs))))
+        b.rc = KUBE_ENOMEM;
+    if (b.rc == KUBE_OK && sel) {
+        sort_by_key(b.reqs, b.n);
+        if (b.n)
+            memcpy(reqs, b.reqs, b.n * sizeof(*reqs));
+        *sel = (kube_label_selector){reqs, b.n, 1};
+        *out = sel;
+    }
+    free(b.reqs);
+    return *out ? KUBE_OK : KUBE_ENOMEM;
 }
 
 int plugin_is_extended_resource_name(const char *name)

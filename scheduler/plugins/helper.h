@@ -1,12 +1,14 @@
 /*
  * scheduler/plugins/helper.h - what several built-in plugins share, as
  * kube-scheduler's pkg/scheduler/framework/plugins/helper package: score
- * normalisation, static event registration, tolerations, and the field
- * errors plugin args validation reports (k8s.io/apimachinery's
- * field.ErrorList, printed as ErrorList.ToAggregate().Error() prints it).
+ * normalisation, static event registration, tolerations, DefaultSelector
+ * (the default topology spread selector of a pod), and the field errors
+ * plugin args validation reports (k8s.io/apimachinery's field.ErrorList,
+ * printed as ErrorList.ToAggregate().Error() prints it).
  *
  * Memory: nothing here allocates except a plugin_field_errs, which owns its
- * text until plugin_field_errs_finish() (or _free()) releases it.
+ * text until plugin_field_errs_finish() (or _free()) releases it, and
+ * plugin_default_selector(), which allocates in the caller's arena.
  * Threads: the functions without a plugin_field_errs are pure and may run
  * concurrently (Score, NormalizeScore).
  */
@@ -20,6 +22,9 @@
 #include "framework/framework.h"
 #include "kube/buf.h"
 #include "kube/pod.h"
+#include "kube/workload.h"
+
+struct kube_arena;
 
 /* helper.DefaultNormalizeScore: scales scores[0..n) to [0, max_priority]
  * by the highest score (integer division); reverse turns s into
@@ -41,6 +46,25 @@ void plugin_default_normalize_score(int64_t max_priority, int reverse, fw_node_s
 /* v1helper.TolerationsTolerateTaint: 1 when any of the n tolerations
  * tolerates taint. */
 int plugin_tolerations_tolerate(const kube_toleration *tols, size_t n, const kube_taint *taint);
+
+/* helper.DefaultSelector (helper/spread.go): the union of
+ *   - the selectors of the Services in the pod's namespace whose non-nil
+ *     spec.selector selects the pod (helper.GetPodServices), merged as one
+ *     label set (labels.Merge: a later Service's value wins for a key),
+ *   - then, for the pod's controller ownerReference (the first with
+ *     controller: true), looked up by the pod's namespace and the owner's
+ *     name when its apiVersion parses (schema.ParseGroupVersion) to
+ *     v1 ReplicationController: its spec.selector merged into that set;
+ *     apps/v1 ReplicaSet or StatefulSet: the requirements of its
+ *     spec.selector added (none when nil, empty or invalid),
+ * as `key = value` requirements of the set followed by the added ones,
+ * sorted by key. Owner uids are not compared (kube-scheduler does not).
+ * *out (never NULL on success) and everything it points to are allocated
+ * in a and copied, so they outlive the listers' objects; no requirement
+ * (n_reqs 0) is the empty selector, for which no default constraint
+ * applies. Returns KUBE_OK or KUBE_ENOMEM. */
+int plugin_default_selector(const kube_pod *pod, const kube_workload_listers *l,
+                            struct kube_arena *a, const kube_label_selector **out);
 
 /* v1helper.IsExtendedResourceName: a domain-prefixed name that is neither a
  * native (kubernetes.io/) resource nor "requests."-prefixed and that forms a

@@ -12,18 +12,23 @@
  * count), nodeTaintsPolicy to Ignore (Honor: the node must have no
  * untolerated NoSchedule/NoExecute taint).
  *
- * Default constraints (args): a pod without constraints gets the
- * configured (List) or system (hostname maxSkew 3, zone maxSkew 5, both
- * ScheduleAnyway) defaults, with a selector built from the Services,
- * ReplicationControllers, ReplicaSets and StatefulSets that match the pod
- * (helper.DefaultSelector); kube-scheduler applies no default constraint
- * when that selector is empty. stickyvm-scheduler does not watch those
- * four kinds (the API emulator does not serve them either), so the
- * selector is always empty and, exactly as kube-scheduler does for a pod
- * no Service or supported controller selects (a KubeVirt virt-launcher pod
- * is owned by its VirtualMachineInstance, not a supported controller), no
- * default constraint applies. The args are still decoded, defaulted
- * (defaultingType System) and validated with kube-scheduler's messages.
+ * Default constraints (args, buildDefaultConstraints): a pod with no
+ * topologySpreadConstraints at all gets those of the defaults with the
+ * action, the configured ones (defaultingType List) or the system ones
+ * (System, the default: kubernetes.io/hostname maxSkew 3 and
+ * topology.kubernetes.io/zone maxSkew 5, both ScheduleAnyway, so they only
+ * score), every one with the selector of helper.DefaultSelector
+ * (plugin_default_selector in helper.c): the Services of the pod's
+ * namespace selecting it, and its controller when that is a
+ * ReplicationController, ReplicaSet or StatefulSet. An empty selector
+ * means no default constraint, as for a KubeVirt virt-launcher pod (owned
+ * by its VirtualMachineInstance) that no Service selects. When some
+ * default constraint exists, create() adds informers for the four kinds
+ * (kube/workload.h) to the scheduler's hub, as kube-scheduler's New()
+ * registers their listers. With System defaulting, scoring a pod without
+ * constraints of its own does not require nodes to have every topology key
+ * (requireAllTopologies): a node without a zone label still spreads by
+ * hostname, its pods counting in the ("zone", "") domain.
  *
  * Counting follows v1.28 exactly, including its keying by topology KEY:
  * two constraints with the same topologyKey share their per-value counts,
@@ -49,6 +54,7 @@
 #include "kube/node.h"
 #include "kube/pod.h"
 #include "kube/selector.h"
+#include "kube/workload.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 #include "plugins/pod_topology_spread_pairs.h"
@@ -80,13 +86,34 @@ typedef struct count_cache {
 
 #define CACHE_SELECTORS 16
 
+/* One default constraint (args.defaultConstraints or the system ones). */
+typedef struct pts_default {
+    const char *topology_key;       /* static or in the plugin's arena */
+    int32_t max_skew;
+    int32_t min_domains;            /* 1 unless set */
+    kube_unsatisfiable when;
+    kube_inclusion_policy affinity_policy, taints_policy;
+} pts_default;
+
+static const pts_default system_defaults[] = {
+    {LABEL_HOSTNAME, 3, 1, KUBE_SCHEDULE_ANYWAY, KUBE_POLICY_HONOR, KUBE_POLICY_IGNORE},
+    {"topology.kubernetes.io/zone", 5, 1, KUBE_SCHEDULE_ANYWAY, KUBE_POLICY_HONOR,
+     KUBE_POLICY_IGNORE},
+};
+
 /* The caches are plugin state across cycles, read and written only by
  * PreFilter (the scheduling thread; its parallel counting touches one
- * node's slots per task); Filter and Score never see them. */
+ * node's slots per task); Filter and Score never see them. The defaults
+ * and listers are immutable after create(). */
 typedef struct pod_topology_spread {
     fw_handle *h;
     count_cache caches[CACHE_SELECTORS];
     uint64_t tick;
+    const pts_default *defaults;
+    size_t n_defaults;
+    int system_defaulted;           /* defaultingType System */
+    kube_arena arena;               /* the List defaults */
+    kube_workload_listers listers;
 } pod_topology_spread;
 
 /* The cycle's snapshot; a handle without one (tests) has no nodes. */
@@ -223,7 +250,94 @@ static int default_args(const cJSON *in, cJSON **out, char *err, size_t errlen)
     return rc;
 }
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+/* A policy field of a default constraint: Honor when it says so, Ignore
+ * for any other value (only Honor is tested upstream), def when unset. */
+static kube_inclusion_policy policy_of(const cJSON *c, const char *key, kube_inclusion_policy def)
+{
+    const cJSON *v = kube_json_get(c, key);
+    if (!cJSON_IsString(v))
+        return def;
+    return strcmp(v->valuestring, "Honor") == 0 ? KUBE_POLICY_HONOR : KUBE_POLICY_IGNORE;
+}
+
+/* Decodes one validated defaultConstraints[i] into d, its topologyKey
+ * copied into a. KUBE_OK or KUBE_ENOMEM. */
+static int decode_default(const cJSON *c, kube_arena *a, pts_default *d)
+{
+    const cJSON *key = kube_json_get(c, "topologyKey"), *when = kube_json_get(c, "whenUnsatisfiable");
+    const cJSON *min = kube_json_get(c, "minDomains");
+
+    d->max_skew = (int32_t)cJSON_GetNumberValue(kube_json_get(c, "maxSkew"));
+    d->min_domains = cJSON_IsNumber(min) ? (int32_t)min->valuedouble : 1;
+    d->when = strcmp(when->valuestring, "DoNotSchedule") == 0 ? KUBE_DO_NOT_SCHEDULE
+                                                               : KUBE_SCHEDULE_ANYWAY;
+    d->affinity_policy = policy_of(c, "nodeAffinityPolicy", KUBE_POLICY_HONOR);
+    d->taints_policy = policy_of(c, "nodeTaintsPolicy", KUBE_POLICY_IGNORE);
+    d->topology_key = kube_arena_strdup(a, key->valuestring);
+    return d->topology_key ? KUBE_OK : KUBE_ENOMEM;
+}
+
+/* pl->defaults from validated args: the system ones, or the list. */
+static int set_defaults(pod_topology_spread *pl, const cJSON *args, const char *type)
+{
+    const cJSON *list = kube_json_get(args, "defaultConstraints"), *it;
+    pts_default *d;
+    size_t n = (size_t)cJSON_GetArraySize(list), i = 0;
+    int rc = KUBE_OK;
+
+    pl->system_defaulted = strcmp(type, "System") == 0;
+    if (pl->system_defaulted) {
+        pl->defaults = system_defaults;
+        pl->n_defaults = sizeof(system_defaults) / sizeof(system_defaults[0]);
+        return KUBE_OK;
+    }
+    if (n == 0)
+        return KUBE_OK;
+    if (!(d = kube_arena_alloc(&pl->arena, n * sizeof(*d))))
+        return KUBE_ENOMEM;
+    cJSON_ArrayForEach(it, list)
+        if (rc == KUBE_OK)
+            rc = decode_default(it, &pl->arena, &d[i++]);
+    pl->defaults = d;
+    pl->n_defaults = n;
+    return rc;
+}
+
+static void destroy(void *self)
+{
+    pod_topology_spread *pl = self;
+    if (!pl)
+        return;
+    for (size_t i = 0; i < CACHE_SELECTORS; i++) {
+        free(pl->caches[i].sig);
+        free(pl->caches[i].slots);
+    }
+    kube_arena_release(&pl->arena);
+    free(pl);
+}
+
+/* The listers of DefaultSelector: the given ones, or, when there are
+ * default constraints and a hub, informers added to it. */
+static int set_listers(pod_topology_spread *pl, const kube_workload_listers *listers,
+                       char *err, size_t errlen)
+{
+    int rc;
+
+    if (listers) {
+        pl->listers = *listers;
+        return KUBE_OK;
+    }
+    if (pl->n_defaults == 0 || !pl->h->svc.hub)
+        return KUBE_OK;
+    if ((rc = kube_workload_listers_add(pl->h->svc.hub, &pl->listers)) != KUBE_OK)
+        snprintf(err, errlen, "adding the Service, ReplicationController, ReplicaSet and "
+                              "StatefulSet informers: %s", kube_strerror(rc));
+    return rc;
+}
+
+int plugin_pod_topology_spread_new(const cJSON *args, fw_handle *h,
+                                   const kube_workload_listers *listers, void **self, char *err,
+                                   size_t errlen)
 {
     plugin_field_errs e = PLUGIN_FIELD_ERRS_INIT;
     pod_topology_spread *pl;
@@ -237,20 +351,19 @@ static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_
     if (!(pl = calloc(1, sizeof(*pl))))
         return KUBE_ENOMEM;
     pl->h = h;
+    kube_arena_init(&pl->arena, NULL, 0);
+    if ((rc = set_defaults(pl, args, type)) != KUBE_OK ||
+        (rc = set_listers(pl, listers, err, errlen)) != KUBE_OK) {
+        destroy(pl);
+        return rc;
+    }
     *self = pl;
     return KUBE_OK;
 }
 
-static void destroy(void *self)
+static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
 {
-    pod_topology_spread *pl = self;
-    if (!pl)
-        return;
-    for (size_t i = 0; i < CACHE_SELECTORS; i++) {
-        free(pl->caches[i].sig);
-        free(pl->caches[i].slots);
-    }
-    free(pl);
+    return plugin_pod_topology_spread_new(args, h, NULL, self, err, errlen);
 }
 
 /* ------------------------------------------------------------------ */
@@ -373,11 +486,79 @@ static int add_constraint(pts_constraints *c, const kube_spread_constraint *sc,
     return KUBE_OK;
 }
 
+/* An empty constraint set for pi with room for n constraints (one
+ * reference), or NULL when memory runs out. */
+static pts_constraints *constraints_new(fw_pod_info *pi, size_t n)
+{
+    pts_constraints *c = calloc(1, sizeof(*c));
+
+    if (!c)
+        return NULL;
+    atomic_init(&c->refs, 1);
+    c->pod = fw_pod_info_ref(pi);
+    kube_arena_init(&c->arena, NULL, 0);
+    c->items = kube_arena_alloc(&c->arena, n * sizeof(*c->items));
+    c->keys = kube_arena_alloc(&c->arena, n * sizeof(*c->keys));
+    if (!c->items || !c->keys) {
+        constraints_unref(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* One default constraint with the pod's default selector
+ * (buildDefaultConstraints after filterTopologySpreadConstraints). */
+static void add_default(pts_constraints *c, const pts_default *d,
+                        const kube_label_selector *sel, const kube_pod *pod)
+{
+    pts_constraint *t = &c->items[c->n++];
+
+    t->topology_key = d->topology_key;
+    t->selector = sel;
+    t->max_skew = d->max_skew;
+    t->min_domains = d->min_domains;
+    t->affinity_policy = d->affinity_policy;
+    t->taints_policy = d->taints_policy;
+    t->key = key_index(c, d->topology_key);
+    t->self_match = kube_label_selector_matches(sel, pod->base.meta.labels,
+                                                pod->base.meta.n_labels);
+}
+
+/* buildDefaultConstraints: the default constraints with this action, all
+ * with the pod's DefaultSelector, into *out; NULL when there are none or
+ * the selector is empty. KUBE_OK or KUBE_ENOMEM. */
+static int default_constraints(const pod_topology_spread *pl, fw_pod_info *pi,
+                               kube_unsatisfiable action, pts_constraints **out)
+{
+    const kube_label_selector *sel;
+    pts_constraints *c;
+    size_t n = 0;
+    int rc;
+
+    for (size_t i = 0; i < pl->n_defaults; i++)
+        n += pl->defaults[i].when == action;
+    if (n == 0)
+        return KUBE_OK;
+    if (!(c = constraints_new(pi, n)))
+        return KUBE_ENOMEM;
+    rc = plugin_default_selector(pi->pod, &pl->listers, &c->arena, &sel);
+    if (rc != KUBE_OK || sel->n_reqs == 0) {
+        constraints_unref(c);
+        return rc;
+    }
+    for (size_t i = 0; i < pl->n_defaults; i++)
+        if (pl->defaults[i].when == action)
+            add_default(c, &pl->defaults[i], sel, pi->pod);
+    *out = c;
+    return KUBE_OK;
+}
+
 /* The pod's constraints with this action into *out (NULL when there are
- * none: a pod without constraints would get the default constraints, which
- * need a selector stickyvm cannot build yet - see the top of this file).
- * KUBE_OK, KUBE_EINVAL (a selector does not parse) or KUBE_ENOMEM. */
-static int get_constraints(fw_pod_info *pi, kube_unsatisfiable action, pts_constraints **out)
+ * none); a pod with no constraints of either action gets the default ones
+ * (default_constraints). KUBE_OK, KUBE_EINVAL (a selector of the pod's
+ * does not parse) or KUBE_ENOMEM. */
+static int get_constraints(const pod_topology_spread *pl, fw_pod_info *pi,
+                           kube_unsatisfiable action, pts_constraints **out)
 {
     const kube_pod *pod = pi->pod;
     pts_constraints *c;
@@ -385,19 +566,14 @@ static int get_constraints(fw_pod_info *pi, kube_unsatisfiable action, pts_const
     int rc = KUBE_OK;
 
     *out = NULL;
+    if (pod->n_spread == 0)
+        return default_constraints(pl, pi, action, out);
     for (size_t i = 0; i < pod->n_spread; i++)
         n += pod->spread[i].when_unsatisfiable == action;
     if (n == 0)
         return KUBE_OK;
-    if (!(c = calloc(1, sizeof(*c))))
+    if (!(c = constraints_new(pi, n)))
         return KUBE_ENOMEM;
-    atomic_init(&c->refs, 1);
-    c->pod = fw_pod_info_ref(pi);
-    kube_arena_init(&c->arena, NULL, 0);
-    c->items = kube_arena_alloc(&c->arena, n * sizeof(*c->items));
-    c->keys = kube_arena_alloc(&c->arena, n * sizeof(*c->keys));
-    if (!c->items || !c->keys)
-        rc = KUBE_ENOMEM;
     for (size_t i = 0; rc == KUBE_OK && i < pod->n_spread; i++)
         if (pod->spread[i].when_unsatisfiable == action)
             rc = add_constraint(c, &pod->spread[i], pod);
@@ -813,7 +989,7 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
     pod_topology_spread *pl = self;
     pts_constraints *c;
     pre_filter_state *s;
-    int rc = get_constraints((fw_pod_info *)pod, KUBE_DO_NOT_SCHEDULE, &c);
+    int rc = get_constraints(pl, (fw_pod_info *)pod, KUBE_DO_NOT_SCHEDULE, &c);
 
     if (rc == KUBE_EINVAL)
         return fw_status_error(rc, "obtaining pod's hard topology spread constraints: "
@@ -920,6 +1096,7 @@ static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info
 typedef struct pre_score_state {
     atomic_int refs;
     pts_constraints *c;
+    int require_all;           /* requireAllTopologies */
     plugin_tp_table ignored;   /* (name, "") of feasible nodes lacking a key */
     plugin_tp_table counts;    /* matching pods per pair, non-hostname keys */
     double weights[];          /* topologyNormalizingWeight per constraint */
@@ -957,9 +1134,9 @@ static const char *label_or_empty(const kube_node *node, const char *key)
 }
 
 /* initPreScoreState's pass over the feasible nodes: the ignored nodes
- * (requireAllTopologies holds: only the pod's own constraints apply, see
- * the top of this file), the pairs to count, and each constraint's
- * normalizing weight (a pair counts for the first constraint adding it). */
+ * (lacking a key, only when requireAllTopologies), the pairs to count, and
+ * each constraint's normalizing weight (a pair counts for the first
+ * constraint adding it). */
 static int init_pairs(pre_score_state *s, const fw_node_info *const *nodes, size_t n)
 {
     const pts_constraints *c = s->c;
@@ -970,7 +1147,7 @@ static int init_pairs(pre_score_state *s, const fw_node_info *const *nodes, size
         const kube_node *node = nodes[i]->node;
         if (!node)
             continue;
-        if (!node_has_all_keys(node, c)) {
+        if (s->require_all && !node_has_all_keys(node, c)) {
             rc = plugin_tp_add(&s->ignored, nodes[i]->name, "", 1, NULL, NULL);
             continue;
         }
@@ -1009,7 +1186,7 @@ static void score_count_node(void *ud, size_t i)
 
     for (size_t j = 0; j < c->n; j++)
         out[j] = -1;
-    if (!node || !node_has_all_keys(node, c))
+    if (!node || (job->s->require_all && !node_has_all_keys(node, c)))
         return;
     int affinity_ok = required_node_affinity_matches(job->pod, node);
     for (size_t j = 0; j < c->n; j++) {
@@ -1053,7 +1230,7 @@ static fw_status *pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *p
 
     if (n == 0 || snap->n_list == 0)
         return fw_status_new(FW_SKIP, NULL);
-    if ((rc = get_constraints((fw_pod_info *)pod, KUBE_SCHEDULE_ANYWAY, &c)) == KUBE_EINVAL)
+    if ((rc = get_constraints(pl, (fw_pod_info *)pod, KUBE_SCHEDULE_ANYWAY, &c)) == KUBE_EINVAL)
         return fw_status_error(rc, "calculating preScoreState: obtaining pod's soft topology "
                                    "spread constraints: invalid label selector");
     if (rc != KUBE_OK)
@@ -1066,6 +1243,8 @@ static fw_status *pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *p
     }
     atomic_init(&s->refs, 1);
     s->c = c;
+    /* Only the pod's own or List defaults need every topology key. */
+    s->require_all = pod->pod->n_spread > 0 || !pl->system_defaulted;
     if ((rc = init_pairs(s, nodes, n)) != KUBE_OK ||
         (rc = count_score_pairs(pl, s, pod->pod, snap)) != KUBE_OK) {
         pre_score_state_unref(s);

@@ -16,12 +16,19 @@
  * Memory: plugin_tp_init() allocates the slots, plugin_tp_free() frees
  * them; plugin_tp_clone() allocates a copy. Not thread-safe for writes;
  * concurrent plugin_tp_get() calls are.
+ *
+ * Also PodTopologySpread's constructor with the listers of DefaultSelector
+ * given (tests), at the end.
  */
 #ifndef PLUGIN_POD_TOPOLOGY_SPREAD_PAIRS_H
 #define PLUGIN_POD_TOPOLOGY_SPREAD_PAIRS_H
 
+#include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "framework/framework.h"
+#include "kube/workload.h"
 
 typedef struct plugin_tp_entry {
     const char *key;   /* NULL: empty slot */
@@ -58,5 +65,17 @@ int plugin_tp_add(plugin_tp_table *t, const char *key, const char *value, int64_
 int plugin_tp_clone(plugin_tp_table *dst, const plugin_tp_table *src);
 /* Frees the slots and empties t. */
 void plugin_tp_free(plugin_tp_table *t);
+
+/* PodTopologySpread's create() with the listers of helper.DefaultSelector
+ * given: listers (borrowed, copied; its informers or stores must outlive
+ * the instance) instead of informers added to h->svc.hub. NULL: as
+ * create(), which adds the Service, ReplicationController, ReplicaSet and
+ * StatefulSet informers to the hub when there are default constraints
+ * (System defaulting, or List with some) and a hub. *self is freed by the
+ * descriptor's destroy. Returns KUBE_OK, KUBE_ECONFIG (args, message in
+ * err), KUBE_ENOMEM or the hub's error (message in err). */
+int plugin_pod_topology_spread_new(const cJSON *args, fw_handle *h,
+                                   const kube_workload_listers *listers, void **self, char *err,
+                                   size_t errlen);
 
 #endif

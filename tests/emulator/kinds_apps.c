@@ -11,6 +11,13 @@
  *   kube-apiserver does, type defaulting to Opaque), v1 services (svc),
  *   apps/v1 deployments (deploy, /status, metadata.generation).
  *
+ * and those stickyvm-scheduler watches for PodTopologySpread's default
+ * constraints (helper.DefaultSelector), with v1.23's short names and
+ * categories (the /scale subresources are not served):
+ *
+ *   v1 replicationcontrollers (rc), apps/v1 replicasets (rs) and
+ *   statefulsets (sts), each with /status and metadata.generation.
+ *
  * A kind another plug-in or the core already serves is left to it.
  */
 #include <stdlib.h>
@@ -30,8 +37,14 @@ static const emu_resource_def defs[] = {
     {"", "v1", "services", "service", "Service", "ServiceList", "svc", "all", 1, 1, 0, NULL},
     {"apps", "v1", "deployments", "deployment", "Deployment", "DeploymentList", "deploy", "all", 1,
      1, 0, NULL},
+    {"", "v1", "replicationcontrollers", "replicationcontroller", "ReplicationController",
+     "ReplicationControllerList", "rc", "all", 1, 1, 0, NULL},
+    {"apps", "v1", "replicasets", "replicaset", "ReplicaSet", "ReplicaSetList", "rs", "all", 1, 1,
+     0, NULL},
+    {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", "StatefulSetList", "sts", "all",
+     1, 1, 0, NULL},
 };
-enum { K_SA, K_SECRET, K_SVC, K_DEPLOY, K_COUNT };
+enum { K_SA, K_SECRET, K_SVC, K_DEPLOY, K_RC, K_RS, K_SS, K_COUNT };
 
 /* kube-apiserver writes stringData into data (base64) and drops it. */
 static int fold_string_data(cJSON *obj)
@@ -81,9 +94,10 @@ static const emu_kind_ops plain_ops = {.order = top_order};
 static const emu_kind_ops secret_ops = {.on_create = secret_create,
                                         .on_update = secret_update,
                                         .order = secret_order};
-static const emu_kind_ops deploy_ops = {.order = top_order, .generation = 1};
-static const emu_kind_ops *const kind_ops[K_COUNT] = {&plain_ops, &secret_ops, &plain_ops,
-                                                     &deploy_ops};
+static const emu_kind_ops workload_ops = {.order = top_order, .generation = 1};
+static const emu_kind_ops *const kind_ops[K_COUNT] = {
+    &plain_ops, &secret_ops, &plain_ops, &workload_ops, &workload_ops, &workload_ops,
+    &workload_ops};
 
 static int init(emu_server *s)
 {

@@ -13,7 +13,11 @@
  *     spec.unschedulable is no inclusion criterion), so a tenth and an
  *     eleventh pod go one to zone-a and one to zone-b, and a twelfth stays
  *     Pending with "node(s) didn't match pod topology spread constraints"
- *     although zone-a has room for dozens more.
+ *     although zone-a has room for dozens more;
+ *   - the pods of a ReplicaSet, without constraints of their own, spread
+ *     over a big node (zone-a) and a small one (zone-b) by the system
+ *     default constraints with the ReplicaSet's selector, where pods no
+ *     controller owns all go to the big node.
  * Nodes exist before the scheduler starts (its cache sees every domain
  * from the first cycle). Waits use deadlines; nothing asserts speed.
  */
@@ -274,12 +278,88 @@ static void spread_over_zones(void **state)
     cJSON_Delete(p);
 }
 
+/* ------------------------------------------------------------------ */
+/* System default constraints (no topologySpreadConstraints in pods)   */
+/* ------------------------------------------------------------------ */
+
+#define RS_PATH "/apis/apps/v1/namespaces/default/replicasets"
+
+/* The ReplicaSet "web" selecting app=web; returns its uid (caller frees). */
+static char *create_web_replicaset(sf_fixture *fx)
+{
+    sf_create(fx->h, RS_PATH,
+              "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web\","
+              "\"namespace\":\"default\"},\"spec\":{\"replicas\":6,\"selector\":{\"matchLabels\":"
+              "{\"app\":\"web\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},"
+              "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"registry.invalid/pause:3.9\""
+              "}]}}}}");
+    cJSON *rs = sf_get(fx->h, RS_PATH "/web");
+    const char *uid = sf_str_at(rs, "metadata", "uid");
+    assert_non_null(uid);
+    char *copy = strdup(uid);
+    cJSON_Delete(rs);
+    assert_non_null(copy);
+    return copy;
+}
+
+/* Creates pods prefix-0..prefix-(n-1) with labels and extra metadata
+ * members, waits until all are bound and returns how many went to node. */
+static int create_bound_pods(sf_fixture *fx, const char *prefix, int n, const char *labels,
+                             const char *meta, const char *node)
+{
+    char name[32];
+    int on_node = 0;
+
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "%s-%d", prefix, i);
+        sf_create(fx->h, PODS,
+                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+                  "\"namespace\":\"default\",\"labels\":{%s}%s},\"spec\":{\"containers\":[{"
+                  "\"name\":\"c\",\"image\":\"registry.invalid/pause:3.9\",\"resources\":{"
+                  "\"requests\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}]}}",
+                  name, labels, meta);
+    }
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "%s-%d", prefix, i);
+        char *bound = sf_wait_bound(fx->h, name);
+        on_node += strcmp(bound, node) == 0;
+        free(bound);
+    }
+    return on_node;
+}
+
+/* zone-a: one 64-core node, zone-b: one 2-core node. Resource scoring
+ * (LeastAllocated, BalancedAllocation) prefers the big node for every pod,
+ * as the pods no controller owns show; the six pods of the ReplicaSet get
+ * the system default constraints (hostname maxSkew 3, zone maxSkew 5,
+ * ScheduleAnyway) with the ReplicaSet's selector and alternate, 3/3. */
+static void system_defaults_spread_replicaset(void **state)
+{
+    sf_fixture *fx = *state;
+    char meta[512];
+
+    create_node(fx, "big-a", "zone-a", "64", "256Gi");
+    create_node(fx, "small-b", "zone-b", "2", "4Gi");
+    char *uid = create_web_replicaset(fx);
+    sf_start_scheduler(fx);
+
+    assert_int_equal(create_bound_pods(fx, "solo", 3, "\"app\":\"solo\"", "", "big-a"), 3);
+    snprintf(meta, sizeof(meta), ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+             "\"ReplicaSet\",\"name\":\"web\",\"uid\":\"%s\",\"controller\":true,"
+             "\"blockOwnerDeletion\":true}]", uid);
+    int on_small = create_bound_pods(fx, "web", 6, "\"app\":\"web\"", meta, "small-b");
+    if (on_small != 3)
+        fail_msg("ReplicaSet pods on small-b: %d of 6, expected 3", on_small);
+    free(uid);
+}
+
 int test_group_topology_integration(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, sf_setup, sf_teardown)
     const struct CMUnitTest tests[] = {
         T(anti_affinity_one_replica_per_node),
         T(spread_over_zones),
+        T(system_defaults_spread_replicaset),
     };
 #undef T
     return cmocka_run_group_tests_name("topology_integration", tests, NULL, NULL);

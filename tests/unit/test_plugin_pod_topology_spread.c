@@ -3,7 +3,10 @@
  * the cases of kube-scheduler v1.28's podtopologyspread filtering_test.go
  * and scoring_test.go (same pods, nodes and expected codes / scores), the
  * v1.28 inclusion policies, minDomains and matchLabelKeys, PreFilter
- * AddPod/RemovePod, args validation messages, and the default profile.
+ * AddPod/RemovePod, the default constraints (helper.DefaultSelector over
+ * Services and controllers, buildDefaultConstraints, requireAllTopologies
+ * with System defaulting), args validation messages, and the default
+ * profile.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,10 +18,17 @@
 
 #include "config.h"
 #include "framework/framework.h"
+#include "kube/arena.h"
 #include "kube/errors.h"
+#include "kube/jsonstream.h"
 #include "kube/node.h"
 #include "kube/pod.h"
+#include "kube/store.h"
+#include "kube/workload.h"
+#include "plugins/helper.h"
 #include "plugins/plugins.h"
+#include "plugins/pod_topology_spread_pairs.h"
+#include "unit/test_plugin_util.h"
 #include "unit/test_plugin_topology_util.h"
 
 #define HOST "kubernetes.io/hostname"
@@ -679,6 +689,370 @@ static void pre_score_skip(void **state)
 }
 
 /* ------------------------------------------------------------------ */
+/* Default constraints: DefaultSelector (helper/spread_test.go's        */
+/* GetPodServices cases plus the controller kinds) and                  */
+/* buildDefaultConstraints (scoring_test.go's TestPreScoreStateEmptyNodes */
+/* and TestPreScoreSkip default-constraint cases)                       */
+/* ------------------------------------------------------------------ */
+
+/* The four listers over plain stores. */
+typedef struct wl_env {
+    kube_store *stores[KUBE_WORKLOAD_KINDS];
+    kube_workload_listers l;
+} wl_env;
+
+static void wl_init(wl_env *w)
+{
+    memset(w, 0, sizeof(*w));
+    for (int k = 0; k < KUBE_WORKLOAD_KINDS; k++) {
+        assert_int_equal(kube_store_new(&w->stores[k]), KUBE_OK);
+        w->l.store[k] = w->stores[k];
+    }
+}
+
+static void wl_free(wl_env *w)
+{
+    for (int k = 0; k < KUBE_WORKLOAD_KINDS; k++)
+        kube_store_free(w->stores[k]);
+}
+
+/* Adds an object of kind k: "ns/name" and the members of spec (JSON). */
+static void wl_add(wl_env *w, kube_workload_kind k, const char *ns, const char *name,
+                   const char *spec)
+{
+    char json[1024];
+    snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
+             "\"uid\":\"uid-%s\"},\"spec\":{%s}}", name, ns, name, spec);
+    kube_object *obj = tt_decode(&kube_workload_codecs[k], json);
+    assert_int_equal(kube_store_apply(w->stores[k], KUBE_WATCH_ADDED, obj, NULL), KUBE_OK);
+    kube_object_unref(obj);
+}
+
+/* Pod "p" of namespace ns with labels (JSON object), ownerReferences
+ * (JSON array, may be NULL) and spec members (may be NULL). */
+static fw_pod_info *owned_pod(const char *ns, const char *labels, const char *owners,
+                              const char *spec)
+{
+    char json[2048];
+    fw_pod_info *pi = NULL;
+    snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"p\",\"namespace\":\"%s\","
+             "\"uid\":\"uid-p\",\"labels\":%s,\"ownerReferences\":%s},\"spec\":{\"containers\":"
+             "[{\"name\":\"c\"}]%s%s}}", ns, labels, owners ? owners : "[]", spec ? "," : "",
+             spec ? spec : "");
+    kube_object *obj = tt_decode(&kube_pod_codec, json);
+    assert_int_equal(fw_pod_info_new((kube_pod *)obj, &pi), KUBE_OK);
+    kube_object_unref(obj);
+    return pi;
+}
+
+#define OWNER(api, kind, name, ctl)                                                       \
+    "[{\"apiVersion\":\"" api "\",\"kind\":\"" kind "\",\"name\":\"" name "\",\"uid\":\"u\"," \
+    "\"controller\":" ctl "}]"
+
+static const char *const op_text[] = {" in ", " notin ", " exists", " !exists", ">", "<", "?"};
+
+/* The selector as "key in (v1 v2),key exists,..." into out. */
+static const char *sel_text(const kube_label_selector *s, char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < s->n_reqs; i++) {
+        const kube_requirement *r = &s->reqs[i];
+        used += (size_t)snprintf(out + used, n - used, "%s%s%s", i ? "," : "", r->key,
+                                 op_text[r->op]);
+        for (size_t v = 0; v < r->n_values; v++)
+            used += (size_t)snprintf(out + used, n - used, "%s%s%s", v ? " " : "(",
+                                     r->values[v], v + 1 == r->n_values ? ")" : "");
+    }
+    return out;
+}
+
+/* plugin_default_selector of pod over w, as sel_text; frees the pod. */
+static void check_selector(wl_env *w, fw_pod_info *pod, const char *want)
+{
+    kube_arena a;
+    const kube_label_selector *sel = NULL;
+    char got[512];
+
+    kube_arena_init(&a, NULL, 0);
+    assert_int_equal(plugin_default_selector(pod->pod, &w->l, &a, &sel), KUBE_OK);
+    assert_non_null(sel);
+    assert_true(sel->valid);
+    assert_string_equal(sel_text(sel, got, sizeof(got)), want);
+    kube_arena_release(&a);
+    fw_pod_info_unref(pod);
+}
+
+/* TestGetPodServices: services app=test-0..2; pods app=test-0..4. */
+static void default_selector_services(void **state)
+{
+    wl_env w;
+    char name[32], spec[128], labels[128];
+    (void)state;
+
+    wl_init(&w);
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "service-%d", i);
+        snprintf(spec, sizeof(spec), "\"selector\":{\"app\":\"test-%d\"}", i);
+        wl_add(&w, KUBE_WORKLOAD_SERVICE, "test", name, spec);
+    }
+    for (int i = 0; i < 5; i++) {
+        char want[64] = "";
+        snprintf(labels, sizeof(labels), "{\"app\":\"test-%d\",\"label\":\"label-%d\"}", i, i);
+        if (i < 3)
+            snprintf(want, sizeof(want), "app in (test-%d)", i);
+        check_selector(&w, owned_pod("test", labels, NULL, NULL), want);
+    }
+    /* another namespace's services do not count */
+    check_selector(&w, owned_pod("default", "{\"app\":\"test-0\"}", NULL, NULL), "");
+    wl_free(&w);
+}
+
+/* Selectors merged as a label set (later values win), nil skipped, {}
+ * selects but adds nothing; sorted by key. */
+static void default_selector_service_merge(void **state)
+{
+    wl_env w;
+    (void)state;
+
+    wl_init(&w);
+    wl_add(&w, KUBE_WORKLOAD_SERVICE, "ns", "nil", "\"type\":\"ExternalName\"");
+    wl_add(&w, KUBE_WORKLOAD_SERVICE, "ns", "empty", "\"selector\":{}");
+    check_selector(&w, owned_pod("ns", "{\"foo\":\"bar\",\"baz\":\"sup\"}", NULL, NULL), "");
+    wl_add(&w, KUBE_WORKLOAD_SERVICE, "ns", "s1", "\"selector\":{\"foo\":\"bar\"}");
+    wl_add(&w, KUBE_WORKLOAD_SERVICE, "ns", "s2", "\"selector\":{\"foo\":\"bar\",\"baz\":\"sup\"}");
+    wl_add(&w, KUBE_WORKLOAD_SERVICE, "ns", "s3", "\"selector\":{\"foo\":\"other\"}");
+    check_selector(&w, owned_pod("ns", "{\"foo\":\"bar\",\"baz\":\"sup\"}", NULL, NULL),
+                   "baz in (sup),foo in (bar)");
+    wl_free(&w);
+}
+
+/* The controller owner: RC merged into the set; RS/SS requirements added;
+ * non-controller, other group versions and missing objects ignored. */
+static void default_selector_controllers(void **state)
+{
+    const char *labels = "{\"foo\":\"bar\",\"baz\":\"sup\",\"tier\":\"a\"}";
+    wl_env w;
+    (void)state;
+
+    wl_init(&w);
+    wl_add(&w, KUBE_WORKLOAD_SERVICE, "ns", "s", "\"selector\":{\"foo\":\"bar\"}");
+    wl_add(&w, KUBE_WORKLOAD_RC, "ns", "rc", "\"selector\":{\"baz\":\"sup\",\"foo\":\"bar\"}");
+    wl_add(&w, KUBE_WORKLOAD_RS, "ns", "rs", "\"selector\":{\"matchLabels\":{\"baz\":\"sup\"},"
+           "\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"a\",\"b\"]}]}");
+    wl_add(&w, KUBE_WORKLOAD_SS, "ns", "ss", "\"selector\":{\"matchExpressions\":[{\"key\":"
+           "\"foo\",\"operator\":\"Exists\"}]}");
+    wl_add(&w, KUBE_WORKLOAD_RS, "ns", "nil", "\"replicas\":1");
+    wl_add(&w, KUBE_WORKLOAD_RS, "ns", "bad", "\"selector\":{\"matchExpressions\":[{\"key\":"
+           "\"foo\",\"operator\":\"Bogus\"}]}");
+    check_selector(&w, owned_pod("ns", labels, OWNER("v1", "ReplicationController", "rc", "true"),
+                                 NULL), "baz in (sup),foo in (bar)");
+    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "rs", "true"),
+                                 NULL), "baz in (sup),foo in (bar),tier in (a b)");
+    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "StatefulSet", "ss", "true"),
+                                 NULL), "foo in (bar),foo exists");
+    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "rs", "false"),
+                                 NULL), "foo in (bar)");
+    check_selector(&w, owned_pod("ns", labels, OWNER("extensions/v1beta1", "ReplicaSet", "rs",
+                                                     "true"), NULL), "foo in (bar)");
+    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "gone", "true"),
+                                 NULL), "foo in (bar)");
+    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "nil", "true"),
+                                 NULL), "foo in (bar)");
+    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "bad", "true"),
+                                 NULL), "foo in (bar)");
+    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "StatefulSet", "rs", "true"),
+                                 NULL), "foo in (bar)");
+    check_selector(&w, owned_pod("other", labels, OWNER("v1", "ReplicationController", "rc",
+                                                        "true"), NULL), "");
+    wl_free(&w);
+}
+
+/* A plugin instance with args (JSON, NULL: System) reading w. */
+static void env_init_defaults(env *e, const tt_node_def *nodes, size_t nn, const tt_pod_def *pods,
+                              size_t np, const char *args_json, const wl_env *w)
+{
+    char err[256] = "";
+    cJSON *args = args_json ? cJSON_Parse(args_json) : NULL;
+
+    memset(e, 0, sizeof(*e));
+    e->snap = tt_make_snapshot(nodes, nn, pods, np);
+    e->h.svc.snapshot = e->snap;
+    assert_int_equal(plugin_pod_topology_spread_new(args, &e->h, &w->l, &e->pl, err, sizeof(err)),
+                     KUBE_OK);
+    cJSON_Delete(args);
+    assert_non_null(e->cs = fw_cycle_state_new());
+}
+
+/* PreScore over all nodes (asserting want_code), then Score and
+ * NormalizeScore when it succeeded, as "name=score ..." into out. */
+static void score_all(env *e, const fw_pod_info *pod, int want_code, char *out, size_t n)
+{
+    fw_node_score scores[8];
+    size_t used = 0, nn = e->snap->n_list;
+    fw_status *st = desc()->pre_score(e->pl, e->cs, pod, (const fw_node_info *const *)e->snap->list,
+                                      nn);
+
+    assert_int_equal(fw_status_code(st), want_code);
+    fw_status_free(st);
+    out[0] = '\0';
+    if (want_code != FW_SUCCESS)
+        return;
+    for (size_t i = 0; i < nn; i++) {
+        scores[i].name = e->snap->list[i]->name;
+        assert_null(desc()->score(e->pl, e->cs, pod, e->snap->list[i], &scores[i].score));
+    }
+    assert_null(desc()->normalize_score(e->pl, e->cs, pod, scores, nn));
+    for (size_t i = 0; i < nn; i++)
+        used += (size_t)snprintf(out + used, n - used, "%s%s=%lld", i ? " " : "", scores[i].name,
+                                 (long long)scores[i].score);
+}
+
+#define ZONE "topology.kubernetes.io/zone"
+
+/* "system default constraints and a replicaset": hostname maxSkew 3 and
+ * zone maxSkew 5; nodes without a zone are not ignored (a "" zone). One
+ * matching pod on node-a: hostname weight log(4+2), zone log(2+2);
+ * a: 1*1.79+2 + 1*1.39+4 = 9, b: 2 + 5.39 = 7, c, d: 2 (no zone label);
+ * normalized 100*(9+2-s)/9. */
+static void system_defaults_replicaset(void **state)
+{
+    static const tt_node_def nodes[] = {
+        {"node-a", HOST "=node-a," ZONE "=mars", NULL},
+        {"node-b", HOST "=node-b," ZONE "=mars", NULL},
+        {"node-c", HOST "=node-c", NULL},
+        {"node-d", HOST "=node-d", NULL},
+    };
+    static const tt_pod_def pods[] = {{"p-a1", "node-a", "foo=x", NULL, 0},
+                                      {"p-a2", "node-a", "bar=x", NULL, 0}};
+    const char *labels = "{\"foo\":\"tar\",\"baz\":\"sup\"}";
+    fw_pod_info *pod = owned_pod("default", labels, OWNER("apps/v1", "ReplicaSet", "rs1", "true"),
+                                 NULL);
+    fw_pod_info *stray = owned_pod("default", labels, OWNER("apps/v1", "ReplicaSet", "rs2", "true"),
+                                   NULL);
+    fw_pre_filter_result *res = NULL;
+    wl_env w;
+    env e;
+    char got[256];
+    (void)state;
+
+    wl_init(&w);
+    wl_add(&w, KUBE_WORKLOAD_RS, "default", "rs1", "\"selector\":" EXISTS("foo"));
+    env_init_defaults(&e, nodes, N(nodes), pods, N(pods), NULL, &w);
+    score_all(&e, pod, FW_SUCCESS, got, sizeof(got));
+    assert_string_equal(got, "node-a=22 node-b=44 node-c=100 node-d=100");
+    /* ScheduleAnyway only: nothing to filter */
+    tp_assert_status(desc()->pre_filter(e.pl, e.cs, pod, &res), FW_SKIP, NULL);
+    /* no such ReplicaSet: an empty selector, no default constraint */
+    score_all(&e, stray, FW_SKIP, got, sizeof(got));
+    env_free(&e);
+    fw_pod_info_unref(pod);
+    fw_pod_info_unref(stray);
+    wl_free(&w);
+}
+
+/* A Service selecting the pod is enough; with List defaulting the nodes
+ * lacking a key are ignored again (requireAllTopologies). */
+static void list_defaults_service(void **state)
+{
+    static const tt_node_def nodes[] = {
+        {"node-a", HOST "=node-a,planet=mars", NULL},
+        {"node-b", HOST "=node-b,planet=venus", NULL},
+        {"node-c", HOST "=node-c", NULL},
+    };
+    static const tt_pod_def pods[] = {{"p-a1", "node-a", "app=web", NULL, 0}};
+    fw_pod_info *pod = owned_pod("default", "{\"app\":\"web\"}", NULL, NULL);
+    wl_env w;
+    env e;
+    char got[256];
+    (void)state;
+
+    wl_init(&w);
+    wl_add(&w, KUBE_WORKLOAD_SERVICE, "default", "web", "\"selector\":{\"app\":\"web\"}");
+    env_init_defaults(&e, nodes, N(nodes), pods, N(pods),
+                      "{\"defaultingType\":\"List\",\"defaultConstraints\":[{\"maxSkew\":1,"
+                      "\"topologyKey\":\"planet\",\"whenUnsatisfiable\":\"ScheduleAnyway\"}]}",
+                      &w);
+    /* two planets, weight log(2+2): a: 1*1.39+0 = 1, b: 0; c ignored */
+    score_all(&e, pod, FW_SUCCESS, got, sizeof(got));
+    assert_string_equal(got, "node-a=0 node-b=100 node-c=0");
+    env_free(&e);
+    fw_pod_info_unref(pod);
+    wl_free(&w);
+}
+
+/* "default constraints and a replicaset": the DoNotSchedule default
+ * (rack) filters, the ScheduleAnyway ones (hostname, planet) score. */
+static void list_defaults_filter(void **state)
+{
+    static const tt_node_def nodes[] = {
+        {"node-a", "rack=rack1," HOST "=node-a,planet=mars", NULL},
+        {"node-b", "rack=rack1," HOST "=node-b,planet=mars", NULL},
+        {"node-c", "rack=rack2," HOST "=node-c,planet=mars", NULL},
+        {"node-x", HOST "=node-x,planet=mars", NULL},
+    };
+    static const tt_pod_def pods[] = {{"p-a1", "node-a", "foo=1", NULL, 0},
+                                      {"p-b1", "node-b", "foo=2", NULL, 0},
+                                      {"p-b2", "node-b", "foo=3", NULL, 0}};
+    fw_pod_info *pod = owned_pod("default", "{\"foo\":\"tar\",\"baz\":\"sup\"}",
+                                 OWNER("apps/v1", "ReplicaSet", "rs1", "true"), NULL);
+    fw_pre_filter_result *res = NULL;
+    wl_env w;
+    env e;
+    char got[64];
+    (void)state;
+
+    wl_init(&w);
+    wl_add(&w, KUBE_WORKLOAD_RS, "default", "rs1", "\"selector\":" EXISTS("foo"));
+    env_init_defaults(&e, nodes, N(nodes), pods, N(pods),
+                      "{\"defaultingType\":\"List\",\"defaultConstraints\":["
+                      "{\"maxSkew\":1,\"topologyKey\":\"" HOST "\",\"whenUnsatisfiable\":"
+                      "\"ScheduleAnyway\"},{\"maxSkew\":2,\"topologyKey\":\"rack\","
+                      "\"whenUnsatisfiable\":\"DoNotSchedule\"},{\"maxSkew\":2,\"topologyKey\":"
+                      "\"planet\",\"whenUnsatisfiable\":\"ScheduleAnyway\"}]}", &w);
+    tp_assert_status(desc()->pre_filter(e.pl, e.cs, pod, &res), FW_SUCCESS, NULL);
+    /* rack1 has 3, rack2 0: rack1 + 1 - 0 > 2; node-x lacks rack */
+    filter_codes(&e, e.cs, pod, got);
+    assert_string_equal(got, "UUSR");
+    env_free(&e);
+    fw_pod_info_unref(pod);
+    wl_free(&w);
+}
+
+/* "default constraints and a replicaset, but pod has constraints": only
+ * the pod's own apply (node-a lacks the default's galaxy key yet is
+ * scored); a pod with only hard constraints gets no soft defaults. */
+static void pod_constraints_win(void **state)
+{
+    static const tt_node_def nodes[] = {{"node-a", "planet=mars", NULL}};
+    fw_pod_info *own = owned_pod("default", "{\"foo\":\"bar\",\"baz\":\"sup\"}",
+                                 OWNER("apps/v1", "ReplicaSet", "rs1", "true"),
+                                 SPREAD(HARD(1, "zone", EXISTS("bar")) "," SOFT(2, "planet",
+                                                                                EXISTS("baz"))));
+    fw_pod_info *hard = owned_pod("default", "{\"foo\":\"bar\"}",
+                                  OWNER("apps/v1", "ReplicaSet", "rs1", "true"),
+                                  SPREAD(HARD(1, "planet", EXISTS("bar"))));
+    wl_env w;
+    env e;
+    char got[64];
+    (void)state;
+
+    wl_init(&w);
+    wl_add(&w, KUBE_WORKLOAD_RS, "default", "rs1", "\"selector\":" EXISTS("foo"));
+    env_init_defaults(&e, nodes, N(nodes), NULL, 0,
+                      "{\"defaultingType\":\"List\",\"defaultConstraints\":[{\"maxSkew\":2,"
+                      "\"topologyKey\":\"galaxy\",\"whenUnsatisfiable\":\"ScheduleAnyway\"}]}",
+                      &w);
+    score_all(&e, own, FW_SUCCESS, got, sizeof(got));
+    assert_string_equal(got, "node-a=100");
+    score_all(&e, hard, FW_SKIP, got, sizeof(got));
+    env_free(&e);
+    fw_pod_info_unref(own);
+    fw_pod_info_unref(hard);
+    wl_free(&w);
+}
+
+/* ------------------------------------------------------------------ */
 /* Args, events, default profile                                       */
 /* ------------------------------------------------------------------ */
 
@@ -787,6 +1161,13 @@ int test_group_plugin_pod_topology_spread(void)
         cmocka_unit_test(score_same_key_shares_pairs),
         cmocka_unit_test(score_namespace_terminating_policies),
         cmocka_unit_test(pre_score_skip),
+        cmocka_unit_test(default_selector_services),
+        cmocka_unit_test(default_selector_service_merge),
+        cmocka_unit_test(default_selector_controllers),
+        cmocka_unit_test(system_defaults_replicaset),
+        cmocka_unit_test(list_defaults_service),
+        cmocka_unit_test(list_defaults_filter),
+        cmocka_unit_test(pod_constraints_win),
         cmocka_unit_test(args_defaults_and_validation),
         cmocka_unit_test(events_and_default_profile),
     };
