@@ -48,6 +48,7 @@ enum { ABORT_NONE, ABORT_STOP, ABORT_GONE, ABORT_ERROR, ABORT_RELIST };
 struct kube_informer {
     kube_hub *hub;
     kube_informer *next;
+    kube_informer *next_all; /* the hub's index of every informer (under hub->mu) */
     /* configuration */
     const kube_resource *res;
     const kube_codec *codec;
@@ -97,6 +98,7 @@ struct kube_hub {
     pthread_cond_t cond;
     kube_informer *informers; /* hub thread's list */
     kube_informer *incoming;  /* added after start, adopted by the thread */
+    kube_informer *all;       /* every informer, for sharing (under mu) */
     size_t n_informers, n_synced;
 };
 
@@ -915,6 +917,26 @@ static int informer_config(kube_informer *inf, const kube_informer_options *o)
     return KUBE_OK;
 }
 
+/* Whether two optional strings are the same ("" and NULL alike). */
+static int same_str(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* An informer already added for the same resource, codec, namespace and
+ * selectors, or NULL. Caller holds hub->mu. */
+static kube_informer *find_shared(kube_hub *hub, const kube_informer_options *o)
+{
+    const char *ns = o->resource->namespaced ? o->namespace_ : NULL;
+
+    for (kube_informer *inf = hub->all; inf; inf = inf->next_all)
+        if (inf->res == o->resource && inf->codec == o->codec && same_str(inf->ns, ns) &&
+            same_str(inf->field_selector, o->field_selector) &&
+            same_str(inf->label_selector, o->label_selector))
+            return inf;
+    return NULL;
+}
+
 int kube_hub_add_informer(kube_hub *hub, const kube_informer_options *opts,
                           const kube_informer_handlers *handlers, kube_informer **out)
 {
@@ -926,6 +948,16 @@ int kube_hub_add_informer(kube_hub *hub, const kube_informer_options *opts,
         return KUBE_EINVAL;
     if (atomic_load(&hub->stop))
         return KUBE_ECANCELED;
+    if (!handlers) { /* a store only: share one with the same list and watch */
+        pthread_mutex_lock(&hub->mu);
+        inf = find_shared(hub, opts);
+        pthread_mutex_unlock(&hub->mu);
+        if (inf) {
+            if (out)
+                *out = inf;
+            return KUBE_OK;
+        }
+    }
     inf = calloc(1, sizeof(*inf));
     if (inf == NULL)
         return KUBE_ENOMEM;
@@ -944,6 +976,8 @@ int kube_hub_add_informer(kube_hub *hub, const kube_informer_options *opts,
     pthread_mutex_lock(&hub->mu);
     inf->next = hub->incoming;
     hub->incoming = inf;
+    inf->next_all = hub->all;
+    hub->all = inf;
     hub->n_informers++;
     pthread_mutex_unlock(&hub->mu);
     curl_multi_wakeup(hub->multi);

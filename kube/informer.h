@@ -92,8 +92,12 @@ int kube_hub_new(kube_client *client, kube_hub **out);
  * once). opts' strings are copied; opts->resource and opts->codec are
  * borrowed (static descriptors). handlers (may be NULL, and any member may
  * be NULL) are copied; handlers->ud is borrowed and must outlive the hub.
- * *out (may be NULL) receives the informer, owned by the hub. Returns
- * KUBE_OK, KUBE_EINVAL, KUBE_ENOMEM, or KUBE_ECANCELED after stop. */
+ * *out (may be NULL) receives the informer, owned by the hub. Without
+ * handlers (a caller that only reads the store), an informer already added
+ * for the same resource, codec, namespace and selectors is shared, as
+ * client-go's shared informer factory does: *out then points at it and no
+ * second list and watch run. Returns KUBE_OK, KUBE_EINVAL, KUBE_ENOMEM, or
+ * KUBE_ECANCELED after stop. */
 int kube_hub_add_informer(kube_hub *hub, const kube_informer_options *opts,
                           const kube_informer_handlers *handlers, kube_informer **out);
 /* Starts the hub thread. Returns KUBE_OK (also when already started),

@@ -1136,6 +1136,34 @@ static void informer_follows_scripted_server(void **state)
 }
 
 /* Stop interrupts a hub waiting in a backoff and one that never started. */
+/* Informers without handlers share one list and watch per (resource,
+ * codec, namespace, selectors); handlers or other options get their own. */
+static void hub_shares_store_only_informers(void **state)
+{
+    kube_informer_options io = {.resource = &KUBE_RES_NODES, .codec = &fake_codec};
+    kube_informer_options sel = io;
+    kube_informer_handlers h = {0};
+    kube_config *cfg;
+    kube_client *client;
+    kube_hub *hub;
+    kube_informer *a, *b, *c, *d;
+    (void)state;
+
+    client_for(1, &cfg, &client); /* never contacted: the hub is not started */
+    assert_int_equal(kube_hub_new(client, &hub), KUBE_OK);
+    assert_int_equal(kube_hub_add_informer(hub, &io, NULL, &a), KUBE_OK);
+    assert_int_equal(kube_hub_add_informer(hub, &io, NULL, &b), KUBE_OK);
+    assert_ptr_equal(a, b);
+    sel.label_selector = "app=x";
+    assert_int_equal(kube_hub_add_informer(hub, &sel, NULL, &c), KUBE_OK);
+    assert_ptr_not_equal(a, c);
+    assert_int_equal(kube_hub_add_informer(hub, &io, &h, &d), KUBE_OK);
+    assert_ptr_not_equal(a, d);
+    kube_hub_free(hub);
+    kube_client_free(client);
+    kube_config_free(cfg);
+}
+
 static void hub_stops_promptly_and_frees(void **state)
 {
     step steps[] = {{503, kube_strdup("{\"kind\":\"Status\",\"code\":503}"), 0, 0}};
@@ -1196,6 +1224,7 @@ int test_group_informer(void)
         cmocka_unit_test(store_concurrent_readers),
         cmocka_unit_test(informer_follows_scripted_server),
         cmocka_unit_test(hub_stops_promptly_and_frees),
+        cmocka_unit_test(hub_shares_store_only_informers),
     };
     return cmocka_run_group_tests_name("informer", tests, NULL, NULL);
 }
