@@ -139,17 +139,6 @@ static BIO *h1_bio_new(int fd)
 
 /* ---- TLS context ------------------------------------------------------ */
 
-static void h1_ssl_error(char *err, size_t errlen, const char *what)
-{
-    char detail[256];
-    unsigned long e = ERR_get_error();
-
-    ERR_error_string_n(e, detail, sizeof(detail));
-    ERR_clear_error();
-    if (err && errlen)
-        snprintf(err, errlen, "%s: %s", what, e ? detail : "rejected");
-}
-
 /* Peer verification: none when insecure, else the material's CA or the
  * system's trust store; then the client identity. */
 static int h1_trust(SSL_CTX *ctx, const kube_h1_target *t, char *err, size_t errlen)
@@ -159,7 +148,7 @@ static int h1_trust(SSL_CTX *ctx, const kube_h1_target *t, char *err, size_t err
     } else {
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
         if (!kube_tls_has_ca(t->material) && SSL_CTX_set_default_verify_paths(ctx) != 1) {
-            h1_ssl_error(err, errlen, "the system's trust store");
+            kube_tls_error(err, errlen, "the system's trust store");
             return KUBE_ECONFIG;
         }
     }
@@ -357,7 +346,7 @@ static int h1_ssl_io(h1_call *call, h1_conn *k, int (*op)(SSL *, void *, int), v
             ERR_clear_error();
             return 0; /* closed, with or without close_notify */
         }
-        h1_ssl_error(call->err, call->errlen, "TLS");
+        kube_tls_error(call->err, call->errlen, "TLS");
         return KUBE_EIO;
     }
 }

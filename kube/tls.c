@@ -17,8 +17,7 @@ struct kube_tls {
     EVP_PKEY *key;         /* NULL: no client key */
 };
 
-/* Puts OpenSSL's first queued error (or "rejected") after what in err. */
-static void tls_error(char *err, size_t errlen, const char *what)
+void kube_tls_error(char *err, size_t errlen, const char *what)
 {
     char detail[256];
     unsigned long e = ERR_get_error();
@@ -66,7 +65,7 @@ static int tls_load_ca(kube_tls *t, const kube_tls_pem *pem, char *err, size_t e
         return KUBE_ENOMEM;
     if (n > 0)
         return KUBE_OK;
-    tls_error(err, errlen, "certificate authority data holds no certificate");
+    kube_tls_error(err, errlen, "certificate authority data holds no certificate");
     return KUBE_ECONFIG;
 }
 
@@ -78,7 +77,7 @@ static int tls_load_cert(kube_tls *t, const kube_tls_pem *pem, char *err, size_t
     t->cert = sk_X509_shift(t->chain);
     if (t->cert)
         return KUBE_OK;
-    tls_error(err, errlen, "client certificate data holds no certificate");
+    kube_tls_error(err, errlen, "client certificate data holds no certificate");
     return KUBE_ECONFIG;
 }
 
@@ -91,11 +90,11 @@ static int tls_load_key(kube_tls *t, const kube_tls_pem *pem, char *err, size_t 
     t->key = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
     BIO_free(b);
     if (!t->key) {
-        tls_error(err, errlen, "client key data");
+        kube_tls_error(err, errlen, "client key data");
         return KUBE_ECONFIG;
     }
     if (t->cert && X509_check_private_key(t->cert, t->key) != 1) {
-        tls_error(err, errlen, "client key does not match the client certificate");
+        kube_tls_error(err, errlen, "client key does not match the client certificate");
         return KUBE_ECONFIG;
     }
     return KUBE_OK;
