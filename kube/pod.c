@@ -307,6 +307,7 @@ static const cJSON *volume_source(const cJSON *j, kube_volume_type *type)
         {"persistentVolumeClaim", KUBE_VOL_PVC}, {"ephemeral", KUBE_VOL_EPHEMERAL},
         {"gcePersistentDisk", KUBE_VOL_GCE_PD},  {"awsElasticBlockStore", KUBE_VOL_AWS_EBS},
         {"rbd", KUBE_VOL_RBD},                   {"iscsi", KUBE_VOL_ISCSI},
+        {"azureDisk", KUBE_VOL_AZURE_DISK},
     };
 
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -367,6 +368,8 @@ static int volume_id_decode(const cJSON *src, kube_volume_type type, kube_arena 
         return kube_json_str(src, "pdName", a, "", &v->id);
     case KUBE_VOL_AWS_EBS:
         return kube_json_str(src, "volumeID", a, "", &v->id);
+    case KUBE_VOL_AZURE_DISK:
+        return kube_json_str(src, "diskName", a, "", &v->id);
     case KUBE_VOL_RBD:
     case KUBE_VOL_ISCSI:
         return disk_decode(src, type, a, v);

@@ -125,7 +125,8 @@ typedef enum kube_volume_type {
     KUBE_VOL_GCE_PD,      /* gcePersistentDisk */
     KUBE_VOL_AWS_EBS,     /* awsElasticBlockStore */
     KUBE_VOL_RBD,         /* rbd */
-    KUBE_VOL_ISCSI        /* iscsi */
+    KUBE_VOL_ISCSI,       /* iscsi */
+    KUBE_VOL_AZURE_DISK   /* azureDisk */
 } kube_volume_type;
 
 /* Extra identity of RBD and iSCSI volumes (VolumeRestrictions). */
@@ -140,7 +141,7 @@ typedef struct kube_volume_disk {
 typedef struct kube_volume {
     const char *name;
     /* PVC/EPHEMERAL: claim name; GCE_PD: pdName; AWS_EBS: volumeID;
-     * RBD: image; ISCSI: iqn; OTHER: NULL. */
+     * RBD: image; ISCSI: iqn; AZURE_DISK: diskName; OTHER: NULL. */
     const char *id;
     const kube_volume_disk *disk; /* RBD and ISCSI only, else NULL */
     kube_volume_type type;

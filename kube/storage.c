@@ -120,6 +120,7 @@ static int pv_source_decode(const cJSON *spec, kube_arena *a, kube_pv *pv)
         {"csi", "volumeHandle", KUBE_PV_CSI},
         {"gcePersistentDisk", "pdName", KUBE_PV_GCE_PD},
         {"awsElasticBlockStore", "volumeID", KUBE_PV_AWS_EBS},
+        {"azureDisk", "diskName", KUBE_PV_AZURE_DISK},
     };
 
     pv->driver = "";

@@ -64,7 +64,8 @@ typedef enum kube_pv_source {
     KUBE_PV_OTHER = 0,   /* local, hostPath, nfs, ... */
     KUBE_PV_CSI,         /* csi: driver + volumeHandle */
     KUBE_PV_GCE_PD,      /* gcePersistentDisk: pdName */
-    KUBE_PV_AWS_EBS      /* awsElasticBlockStore: volumeID */
+    KUBE_PV_AWS_EBS,     /* awsElasticBlockStore: volumeID */
+    KUBE_PV_AZURE_DISK   /* azureDisk: diskName */
 } kube_pv_source;
 
 typedef struct kube_pv {
@@ -79,7 +80,7 @@ typedef struct kube_pv {
     const char *phase;                 /* status.phase, "" when unset */
     kube_pv_source source;
     const char *driver;                /* CSI driver, "" unless KUBE_PV_CSI */
-    const char *volume_handle;         /* CSI volumeHandle / pdName / volumeID */
+    const char *volume_handle;         /* CSI volumeHandle / pdName / volumeID / diskName */
 } kube_pv;
 
 typedef struct kube_pvc {

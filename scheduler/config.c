@@ -146,7 +146,8 @@ const char *sched_ext_point_key(sched_ext_point ep)
 
 /* kube-scheduler v1.28 getDefaultPlugins() for v1 and v1beta3 (identical
  * in 1.28; SchedulingGates appended because PodSchedulingReadiness is on
- * by default). */
+ * by default). The built-in registry has every one of them, the in-tree
+ * volume limits EBSLimits, GCEPDLimits and AzureDiskLimits included. */
 static const sched_plugin default_plugins_v1[] = {
     {"PrioritySort", 0},
     {"NodeUnschedulable", 0},
@@ -833,7 +834,8 @@ static int merge_set(const sched_plugin *def, size_t n_def, const sched_plugin_s
 }
 
 /* The default MultiPoint set restricted to plugins the registry has; the
- * others are reported once in *missing (a buffer of names). */
+ * others (none with the built-in registry, some with a narrower one) are
+ * reported once in *missing (a buffer of names). */
 static int available_defaults(dec *d, const char *api, sched_plugin *out, size_t *n,
                               kube_buf *missing)
 {

@@ -38,6 +38,18 @@ extern const fw_plugin_desc plugin_volume_restrictions;    /* VolumeRestrictions
 extern const fw_plugin_desc plugin_volume_zone;            /* VolumeZone */
 extern const fw_plugin_desc plugin_node_volume_limits;     /* NodeVolumeLimits */
 extern const fw_plugin_desc plugin_default_preemption;     /* DefaultPreemption */
+extern const fw_plugin_desc plugin_ebs_limits;             /* EBSLimits */
+extern const fw_plugin_desc plugin_gce_pd_limits;          /* GCEPDLimits */
+extern const fw_plugin_desc plugin_azure_disk_limits;      /* AzureDiskLimits */
+
+/* One of the three in-tree volume limits plugins above (desc) over
+ * explicit volume listers l (plugins/volume_binding.h; a reference is
+ * taken), for callers without an informer hub (unit tests). *self is
+ * freed with desc->destroy. KUBE_OK; KUBE_EINVAL when desc is not one of
+ * them, KUBE_ENOMEM, KUBE_EIO (no random bytes): *self NULL. */
+struct plugin_vol_listers;
+int plugin_non_csi_limits_new(const fw_plugin_desc *desc, struct plugin_vol_listers *l,
+                              void **self);
 
 /* Every built-in plugin, NULL-terminated (registry_list.c). */
 extern const fw_plugin_desc *const fw_in_tree_plugins[];

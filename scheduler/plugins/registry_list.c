@@ -24,6 +24,9 @@ const fw_plugin_desc *const fw_in_tree_plugins[] = {
     &plugin_volume_zone,
     &plugin_node_volume_limits,
     &plugin_default_preemption,
+    &plugin_ebs_limits,
+    &plugin_gce_pd_limits,
+    &plugin_azure_disk_limits,
     /* add plugins above this line */
     NULL,
 };

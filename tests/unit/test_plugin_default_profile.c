@@ -1,8 +1,9 @@
 /*
  * tests/unit/test_plugin_default_profile.c - the built-in plugins inside
  * the framework: the defaulted kube-scheduler v1.28 profile builds with
- * every plugin at its points and weights, and schedulePod picks the node
- * and writes the FailedScheduling message kube-scheduler would.
+ * every plugin at its points and weights (the in-tree volume limits
+ * plugins included), and schedulePod picks the node and writes the
+ * FailedScheduling message kube-scheduler would.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +28,13 @@ static int has(const char *const *names, size_t n, const char *name)
 static void default_profile_points_and_weights(void **state)
 {
     (void)state;
+    /* kube-scheduler v1.28's Filter order */
+    static const char *const filters[] = {
+        "NodeUnschedulable", "NodeName",         "TaintToleration",   "NodeAffinity",
+        "NodePorts",         "NodeResourcesFit", "VolumeRestrictions", "EBSLimits",
+        "GCEPDLimits",       "NodeVolumeLimits", "AzureDiskLimits",   "VolumeBinding",
+        "VolumeZone",        "PodTopologySpread", "InterPodAffinity",
+    };
     sched_config *cfg = NULL;
     fw_framework *fw = NULL;
     const char *names[32];
@@ -45,14 +53,12 @@ static void default_profile_points_and_weights(void **state)
     n = fw_framework_plugins_at(fw, FW_PT_PRE_FILTER, names, 32);
     assert_true(has(names, n, "NodeAffinity") && has(names, n, "NodePorts") &&
                 has(names, n, "NodeResourcesFit"));
+    assert_true(has(names, n, "EBSLimits") && has(names, n, "GCEPDLimits") &&
+                has(names, n, "AzureDiskLimits"));
     n = fw_framework_plugins_at(fw, FW_PT_FILTER, names, 32);
-    assert_true(n >= 6);
-    assert_string_equal(names[0], "NodeUnschedulable");
-    assert_string_equal(names[1], "NodeName");
-    assert_string_equal(names[2], "TaintToleration");
-    assert_string_equal(names[3], "NodeAffinity");
-    assert_string_equal(names[4], "NodePorts");
-    assert_string_equal(names[5], "NodeResourcesFit");
+    assert_int_equal(n, 15);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(names[i], filters[i]);
     n = fw_framework_plugins_at(fw, FW_PT_BIND, names, 32);
     assert_int_equal(n, 1);
     assert_string_equal(names[0], "DefaultBinder");
@@ -136,11 +142,81 @@ static void schedules_like_kube_scheduler(void **state)
     fw_pod_info_unref(busy);
 }
 
+/* The in-tree volume limits plugins run in the default profile: a pod
+ * with an AWS EBS volume avoids the node whose attachable-volumes-aws-ebs
+ * is used up, and is told why when every node is. */
+static void default_profile_limits_in_tree_volumes(void **state)
+{
+    (void)state;
+    sched_config *cfg = NULL;
+    fw_framework *fw = NULL;
+    fw_snapshot *snap = NULL;
+    fw_services svc;
+    char err[512];
+    fw_pod_info *pod = tp_pod("{'metadata':{'name':'db'},'spec':{'containers':[{'name':'c'}],"
+                              "'volumes':[{'name':'d','awsElasticBlockStore':{'volumeID':"
+                              "'vol-1'}}]}}");
+    fw_node_info *nodes[2] = {
+        tp_node_simple("full", "{'cpu':'4','pods':'110','attachable-volumes-aws-ebs':'0'}",
+                       NULL, NULL),
+        tp_node_simple("room", "{'cpu':'4','pods':'110','attachable-volumes-aws-ebs':'1'}",
+                       NULL, NULL),
+    };
+    fw_cycle_state *cs;
+    fw_sched_state ss = {0};
+    fw_diagnosis d = FW_DIAGNOSIS_INIT;
+    fw_schedule_result res;
+
+    assert_int_equal(fw_snapshot_from_nodes(nodes, 2, &snap), KUBE_OK);
+    memset(&svc, 0, sizeof(svc));
+    svc.snapshot = snap;
+    assert_int_equal(sched_config_default(NULL, &cfg, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(fw_framework_new(&cfg->profiles[0], fw_registry_default(), &svc, &fw, err,
+                                      sizeof(err)),
+                     KUBE_OK);
+    cs = fw_cycle_state_new();
+    tp_assert_status(fw_framework_schedule_pod(fw, cs, pod, snap, &ss, &d, &res), FW_SUCCESS,
+                     NULL);
+    assert_string_equal(res.suggested_host, "room");
+    assert_int_equal(res.feasible_nodes, 1);
+    fw_diagnosis_clear(&d);
+    fw_cycle_state_free(cs);
+    fw_framework_free(fw);
+    fw_snapshot_free(snap);
+
+    /* no room anywhere */
+    fw_node_info_free(nodes[1]);
+    nodes[1] = tp_node_simple("room", "{'cpu':'4','pods':'110','attachable-volumes-aws-ebs':'0'}",
+                              NULL, NULL);
+    assert_int_equal(fw_snapshot_from_nodes(nodes, 2, &snap), KUBE_OK);
+    svc.snapshot = snap;
+    assert_int_equal(fw_framework_new(&cfg->profiles[0], fw_registry_default(), &svc, &fw, err,
+                                      sizeof(err)),
+                     KUBE_OK);
+    cs = fw_cycle_state_new();
+    fw_status *st = fw_framework_schedule_pod(fw, cs, pod, snap, &ss, &d, &res);
+    assert_int_equal(fw_status_code(st), FW_UNSCHEDULABLE);
+    fw_status_free(st);
+    char *msg = fw_fit_error_message(2, &d);
+    assert_string_equal(msg, "0/2 nodes are available: 2 node(s) exceed max volume count.");
+    free(msg);
+    fw_diagnosis_clear(&d);
+    fw_cycle_state_free(cs);
+
+    fw_framework_free(fw);
+    sched_config_free(cfg);
+    fw_snapshot_free(snap);
+    fw_node_info_free(nodes[0]);
+    fw_node_info_free(nodes[1]);
+    fw_pod_info_unref(pod);
+}
+
 int test_group_plugin_default_profile(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(default_profile_points_and_weights),
         cmocka_unit_test(schedules_like_kube_scheduler),
+        cmocka_unit_test(default_profile_limits_in_tree_volumes),
     };
     return cmocka_run_group_tests_name("plugin_default_profile", tests, NULL, NULL);
 }

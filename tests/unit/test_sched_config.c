@@ -1,7 +1,7 @@
 /*
  * tests/unit/test_sched_config.c - KubeSchedulerConfiguration loading:
- * kube-scheduler v1.28 defaults, v1/v1beta3 default plugins, plugin-set
- * merging, errors naming file and field, durations, YAML round trip.
+ * kube-scheduler v1.28 defaults, v1/v1beta3 default plugins (all of them
+ * in the built-in registry), plugin-set merging, errors naming file and field, durations, YAML round trip.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -312,6 +312,33 @@ static void defaults_filtered_by_registry(void **state)
     sched_config_free(cfg);
 }
 
+/* The built-in registry has every kube-scheduler v1.28 default plugin: the
+ * defaulted profile is kube-scheduler's whole MultiPoint set, the in-tree
+ * volume limits plugins may be named, and only plugins stickyvm lacks
+ * (DynamicResources) are "not implemented". */
+static void builtin_registry_has_every_default(void **state)
+{
+    (void)state;
+    const fw_registry *r = fw_registry_default();
+    sched_config *cfg = NULL;
+    assert_int_equal(sched_config_default(r, &cfg, NULL, 0), KUBE_OK);
+    expect_set(&cfg->profiles[0].plugins[SCHED_EP_MULTI_POINT], 0, KUBE_DEFAULT_MULTIPOINT);
+    assert_int_equal(cfg->profiles[0].n_plugin_config, 7);
+    sched_config_free(cfg);
+    cfg = load_ok(HEADER "profiles:\n- plugins:\n    multiPoint:\n      disabled:\n"
+                         "      - name: '*'\n      enabled:\n      - name: EBSLimits\n"
+                         "      - name: GCEPDLimits\n      - name: AzureDiskLimits\n",
+                  r);
+    expect_set(&cfg->profiles[0].plugins[SCHED_EP_MULTI_POINT], 0,
+               "EBSLimits,GCEPDLimits,AzureDiskLimits");
+    sched_config_free(cfg);
+    load_err(HEADER "profiles:\n- plugins:\n    filter:\n      enabled:\n"
+                    "      - name: DynamicResources\n",
+             r, KUBE_ECONFIG,
+             "sched.yaml: profiles[0].plugins.filter.enabled[0].name: plugin "
+             "\"DynamicResources\" is not implemented by stickyvm-scheduler");
+}
+
 static void merges_plugin_sets(void **state)
 {
     (void)state;
@@ -569,6 +596,7 @@ int test_group_sched_config(void)
         cmocka_unit_test(defaults_match_kube),
         cmocka_unit_test(v1beta3_defaults_equal_v1),
         cmocka_unit_test(defaults_filtered_by_registry),
+        cmocka_unit_test(builtin_registry_has_every_default),
         cmocka_unit_test(merges_plugin_sets),
         cmocka_unit_test(errors_name_file_and_field),
         cmocka_unit_test(durations),
