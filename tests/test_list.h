@@ -57,7 +57,6 @@
     UNIT(plugin_volume_zone)         \
     UNIT(plugin_node_volume_limits)  \
     UNIT(plugin_non_csi_limits)      \
-    UNIT(plugin_non_csi_limits)      \
     UNIT(storage_decode)             \
     UNIT(plugin_default_preemption)  \
     INTEGRATION(volumes_preemption_integration) \
