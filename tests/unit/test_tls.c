@@ -1,0 +1,205 @@
+/*
+ * tests/unit/test_tls.c - kube/tls: a kubeconfig's TLS material parsed once
+ * and installed into OpenSSL contexts (trust store, client certificate with
+ * its chain, key), and the errors for material OpenSSL refuses.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/buf.h"
+#include "kube/errors.h"
+#include "kube/tls.h"
+
+/* From tests/unit/test_apiserver_certkit.c. */
+typedef struct apis_testkit_spec {
+    const char *cn;
+    const char *const *orgs;
+    const char *eku;
+    int ca;
+    long not_before_s;
+    long not_after_s;
+    const char *san;
+} apis_testkit_spec;
+
+int apis_testkit_issue(X509 *issuer, EVP_PKEY *issuer_key, const apis_testkit_spec *spec,
+                       X509 **cert, EVP_PKEY **key);
+char *apis_testkit_pem(X509 *cert);
+
+/* A CA, an intermediate it signed, a client leaf the intermediate signed,
+ * and a second unrelated CA, with their keys. */
+typedef struct kit {
+    X509 *ca, *mid, *leaf, *other;
+    EVP_PKEY *ca_key, *mid_key, *leaf_key, *other_key;
+} kit;
+
+static int kit_setup(void **state)
+{
+    kit *k = calloc(1, sizeof(*k));
+    apis_testkit_spec ca = {"test-ca", NULL, NULL, 1, -60, 3600, NULL};
+    apis_testkit_spec mid = {"test-mid", NULL, NULL, 1, -60, 3600, NULL};
+    apis_testkit_spec leaf = {"client", NULL, "clientAuth", 0, -60, 3600, NULL};
+    apis_testkit_spec other = {"other-ca", NULL, NULL, 1, -60, 3600, NULL};
+
+    if (!k || apis_testkit_issue(NULL, NULL, &ca, &k->ca, &k->ca_key) != KUBE_OK ||
+        apis_testkit_issue(k->ca, k->ca_key, &mid, &k->mid, &k->mid_key) != KUBE_OK ||
+        apis_testkit_issue(k->mid, k->mid_key, &leaf, &k->leaf, &k->leaf_key) != KUBE_OK ||
+        apis_testkit_issue(NULL, NULL, &other, &k->other, &k->other_key) != KUBE_OK)
+        return -1;
+    *state = k;
+    return 0;
+}
+
+static int kit_teardown(void **state)
+{
+    kit *k = *state;
+
+    X509_free(k->ca);
+    X509_free(k->mid);
+    X509_free(k->leaf);
+    X509_free(k->other);
+    EVP_PKEY_free(k->ca_key);
+    EVP_PKEY_free(k->mid_key);
+    EVP_PKEY_free(k->leaf_key);
+    EVP_PKEY_free(k->other_key);
+    free(k);
+    return 0;
+}
+
+/* The PEM of a key (caller frees). */
+static char *key_pem(EVP_PKEY *key)
+{
+    BIO *b = BIO_new(BIO_s_mem());
+    char *data, *out;
+    long n;
+
+    assert_int_equal(PEM_write_bio_PrivateKey(b, key, NULL, NULL, 0, NULL, NULL), 1);
+    n = BIO_get_mem_data(b, &data);
+    out = calloc(1, (size_t)n + 1);
+    memcpy(out, data, (size_t)n);
+    BIO_free(b);
+    return out;
+}
+
+/* Concatenates the PEM of two certificates (caller frees). */
+static char *two_pems(X509 *a, X509 *b)
+{
+    char *pa = apis_testkit_pem(a), *pb = apis_testkit_pem(b);
+    kube_buf out = KUBE_BUF_INIT;
+
+    assert_int_equal(kube_buf_printf(&out, "%s%s", pa, pb), KUBE_OK);
+    free(pa);
+    free(pb);
+    return kube_buf_take(&out);
+}
+
+static SSL_CTX *applied(const kube_tls *t)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+
+    assert_non_null(ctx);
+    assert_int_equal(kube_tls_apply(t, ctx), 1);
+    return ctx;
+}
+
+/* Every certificate of a CA blob is trusted; the store is what a context
+ * then verifies against. */
+static void ca_blob_becomes_the_trust_store(void **state)
+{
+    kit *k = *state;
+    char *ca = two_pems(k->ca, k->other), err[256] = "";
+    kube_tls_pem pem = {ca, strlen(ca), NULL, 0, NULL, 0};
+    kube_tls *t;
+    SSL_CTX *ctx;
+
+    assert_int_equal(kube_tls_new(&pem, &t, err, sizeof(err)), KUBE_OK);
+    assert_true(kube_tls_has_ca(t));
+    ctx = applied(t);
+    assert_int_equal(sk_X509_OBJECT_num(X509_STORE_get0_objects(SSL_CTX_get_cert_store(ctx))), 2);
+    assert_null(SSL_CTX_get0_certificate(ctx));
+    SSL_CTX_free(ctx);
+    kube_tls_free(t); /* the context kept its own reference: freed in any order */
+    free(ca);
+}
+
+/* Without a CA the system's store stays the trust root. */
+static void no_ca_means_the_system_store(void **state)
+{
+    kube_tls_pem pem = {NULL, 0, NULL, 0, NULL, 0};
+    kube_tls *t;
+    (void)state;
+
+    assert_int_equal(kube_tls_new(&pem, &t, NULL, 0), KUBE_OK);
+    assert_false(kube_tls_has_ca(t));
+    assert_false(kube_tls_has_ca(NULL));
+    kube_tls_free(t);
+    kube_tls_free(NULL);
+}
+
+/* The client certificate, its chain after it, and the key are installed. */
+static void identity_with_chain_is_installed(void **state)
+{
+    kit *k = *state;
+    char *cert = two_pems(k->leaf, k->mid), *key = key_pem(k->leaf_key), err[256] = "";
+    kube_tls_pem pem = {NULL, 0, cert, strlen(cert), key, strlen(key)};
+    STACK_OF(X509) *chain = NULL;
+    kube_tls *t;
+    SSL_CTX *ctx;
+
+    assert_int_equal(kube_tls_new(&pem, &t, err, sizeof(err)), KUBE_OK);
+    ctx = applied(t);
+    assert_int_equal(X509_cmp(SSL_CTX_get0_certificate(ctx), k->leaf), 0);
+    assert_int_equal(SSL_CTX_check_private_key(ctx), 1);
+    assert_int_equal(SSL_CTX_get0_chain_certs(ctx, &chain), 1);
+    assert_int_equal(sk_X509_num(chain), 1);
+    assert_int_equal(X509_cmp(sk_X509_value(chain, 0), k->mid), 0);
+    SSL_CTX_free(ctx);
+    kube_tls_free(t);
+    free(cert);
+    free(key);
+}
+
+/* Material OpenSSL refuses fails at once, naming what is wrong. */
+static void refused_material_names_the_field(void **state)
+{
+    kit *k = *state;
+    char *cert = apis_testkit_pem(k->leaf), *wrong_key = key_pem(k->other_key), err[256];
+    kube_tls_pem pem = {NULL, 0, cert, strlen(cert), wrong_key, strlen(wrong_key)};
+    kube_tls *t = (kube_tls *)&pem;
+
+    err[0] = '\0';
+    assert_int_equal(kube_tls_new(&pem, &t, err, sizeof(err)), KUBE_ECONFIG);
+    assert_null(t);
+    assert_non_null(strstr(err, "does not match"));
+
+    pem.key = "-----BEGIN PRIVATE KEY-----\nnot base64\n-----END PRIVATE KEY-----\n";
+    pem.key_len = strlen(pem.key);
+    assert_int_equal(kube_tls_new(&pem, &t, err, sizeof(err)), KUBE_ECONFIG);
+    assert_non_null(strstr(err, "client key data"));
+
+    pem = (kube_tls_pem){"no certificate here", 19, NULL, 0, NULL, 0};
+    assert_int_equal(kube_tls_new(&pem, &t, err, sizeof(err)), KUBE_ECONFIG);
+    assert_non_null(strstr(err, "certificate authority data"));
+
+    pem = (kube_tls_pem){NULL, 0, "junk", 4, NULL, 0};
+    assert_int_equal(kube_tls_new(&pem, &t, err, sizeof(err)), KUBE_ECONFIG);
+    assert_non_null(strstr(err, "client certificate data"));
+    free(cert);
+    free(wrong_key);
+}
+
+int test_group_tls(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ca_blob_becomes_the_trust_store),
+        cmocka_unit_test(no_ca_means_the_system_store),
+        cmocka_unit_test(identity_with_chain_is_installed),
+        cmocka_unit_test(refused_material_names_the_field),
+    };
+    return cmocka_run_group_tests_name("tls", tests, kit_setup, kit_teardown);
+}
