@@ -801,7 +801,7 @@ static int h1_until_close(h1_call *call, h1_conn *k, kube_buf *out)
 static int h1_read_body(h1_call *call, h1_conn *k, const h1_head *hd, const char *method,
                         kube_buf *out, int *reusable)
 {
-    *reusable = hd->keep_alive;
+    *reusable = hd->keep_alive && hd->code != 101; /* 101: no longer HTTP/1.1 */
     if (!strcmp(method, "HEAD") || hd->code == 204 || hd->code == 304 || hd->code < 200)
         return KUBE_OK;
     if (hd->chunked)

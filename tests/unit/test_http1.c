@@ -420,6 +420,24 @@ static void skips_interim_answers(void **state)
     assert_body(s, "ok");
 }
 
+/* 4b: a 101 Switching Protocols is final, and its connection is not
+ * pooled: it no longer speaks HTTP/1.1. */
+static void switching_protocols_is_not_pooled(void **state)
+{
+    srv *s = *state;
+    static const srv_step steps[] = {
+        {"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n", 0},
+        {OK_HELLO, 0}};
+
+    srv_run(s, steps, 2);
+    assert_int_equal(get(s, "/a"), KUBE_OK);
+    assert_int_equal(s->r.code, 101);
+    assert_int_equal(get(s, "/b"), KUBE_OK);
+    assert_body(s, "hello");
+    srv_finish(s);
+    assert_int_equal(s->accepts, 2);
+}
+
 /* 5: Retry-After in seconds is reported; an HTTP-date is not. */
 static void reports_retry_after_seconds(void **state)
 {
@@ -717,6 +735,7 @@ int test_group_http1(void)
         SRV_TEST(sends_the_request_as_specified),
         SRV_TEST(reads_chunked_bodies),
         SRV_TEST(skips_interim_answers),
+        SRV_TEST(switching_protocols_is_not_pooled),
         SRV_TEST(reports_retry_after_seconds),
         SRV_TEST(reads_close_delimited_bodies),
         SRV_TEST(drops_idle_connections_the_server_closed),
