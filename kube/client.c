@@ -31,7 +31,7 @@ struct kube_client {
     char *base_url;    /* server URL, host replaced by tls-server-name if set */
     struct curl_slist *connect_to; /* CURLOPT_CONNECT_TO for tls-server-name, or NULL */
     char *host_header; /* "Host: ..." keeping the real server host, or NULL */
-    kube_tls *tls;     /* the kubeconfig's TLS material, parsed once, or NULL */
+    const kube_tls *tls; /* the config's parsed TLS material (borrowed), or NULL */
     kube_h1 *h1;       /* lean HTTP/1.1 transport, or NULL: libcurl */
     char *h1_prefix;   /* the server URL's path ("" or "/prefix"), for h1 */
 
@@ -389,24 +389,6 @@ static int client_setup_common(kube_client *c, CURL *h)
     return KUBE_OK;
 }
 
-/* Parses the kubeconfig's TLS material once (none: c->tls stays NULL). */
-static int client_setup_tls(kube_client *c)
-{
-    kube_tls_pem pem;
-    char err[256] = "";
-    int rc;
-
-    pem.ca = kube_config_ca_pem(c->cfg, &pem.ca_len);
-    pem.cert = kube_config_cert_pem(c->cfg, &pem.cert_len);
-    pem.key = kube_config_key_pem(c->cfg, &pem.key_len);
-    if (!pem.ca && !pem.cert && !pem.key)
-        return KUBE_OK;
-    rc = kube_tls_new(&pem, &c->tls, err, sizeof(err));
-    if (rc == KUBE_ECONFIG)
-        KLOG_ERROR("%s: %s", kube_config_source(c->cfg), err);
-    return rc;
-}
-
 /* Writes "Authorization: Bearer <token>" into line (size n). Returns KUBE_OK,
  * KUBE_ENOTFOUND (no token) or KUBE_ERANGE (line too small); line holds no
  * part of the token unless KUBE_OK. */
@@ -628,6 +610,7 @@ static kube_client *client_alloc(kube_config *cfg, const kube_client_options *o)
     if (!c)
         return NULL;
     c->cfg = cfg;
+    c->tls = kube_config_tls(cfg);
     c->opts = *o;
     if (c->opts.connect_timeout_ms <= 0)
         c->opts.connect_timeout_ms = 10000;
@@ -673,8 +656,6 @@ int kube_client_new(kube_config *cfg, const kube_client_options *opts, kube_clie
     if (rc == KUBE_OK)
         rc = client_setup_share(c);
     if (rc == KUBE_OK)
-        rc = client_setup_tls(c);
-    if (rc == KUBE_OK)
         rc = client_setup_h1(c);
     if (rc != KUBE_OK) {
         kube_client_free(c);
@@ -697,7 +678,6 @@ void kube_client_free(kube_client *c)
     curl_slist_free_all(c->connect_to);
     free(c->host_header);
     kube_h1_free(c->h1);
-    kube_tls_free(c->tls);
     free(c->h1_prefix);
     free(c->user_agent);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)

@@ -4,12 +4,10 @@
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/log.h"
+#include "kube/tls.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +28,7 @@ struct kube_config {
     char *key_pem;
     size_t key_len;
     int insecure;
+    kube_tls *tls; /* the PEM material above, parsed; NULL when there is none */
     char *tls_server_name;
     char *namespace_;
     char *static_token; /* user.token */
@@ -104,6 +103,7 @@ void kube_config_free(kube_config *cfg)
     free(cfg->ca_pem);
     free(cfg->cert_pem);
     config_free_secret(cfg->key_pem, cfg->key_len);
+    kube_tls_free(cfg->tls);
     free(cfg->tls_server_name);
     free(cfg->namespace_);
     if (cfg->static_token)
@@ -178,91 +178,52 @@ static int config_is_dns_label(const char *s)
     return 1;
 }
 
-/* ---- PEM checks ------------------------------------------------------ */
+/* ---- TLS material ---------------------------------------------------- */
 
-static const char *config_ssl_error(void)
+/* The config's parsed material, created on first use; NULL when out of
+ * memory. */
+static kube_tls *config_tls(kube_config *cfg)
 {
-    unsigned long e = ERR_peek_last_error();
-    const char *why = e ? ERR_reason_error_string(e) : NULL;
-    return why ? why : "no PEM data found";
+    if (!cfg->tls)
+        cfg->tls = kube_tls_alloc();
+    return cfg->tls;
 }
 
-/* Counts the certificates of a PEM bundle. Returns -1 when a block is
- * malformed. */
-static int config_count_certs(const char *pem, size_t len)
+/* Parses the CA bundle cfg->ca_pem into cfg's material, reporting a bad
+ * bundle against field. */
+static int config_add_ca(kube_config *cfg, const char *src, const char *field, char *err,
+                         size_t errlen)
 {
-    BIO *bio = BIO_new_mem_buf(pem, (int)len);
-    int n = 0;
-    X509 *x;
+    kube_tls *t = config_tls(cfg);
+    char why[256];
+    int rc = t ? kube_tls_add_ca(t, cfg->ca_pem, cfg->ca_len, why, sizeof(why)) : KUBE_ENOMEM;
 
-    if (!bio)
-        return -1;
-    while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
-        X509_free(x);
-        n++;
-    }
-    /* The loop ends at end of data (PEM_R_NO_START_LINE) or a broken block. */
-    if (ERR_GET_REASON(ERR_peek_last_error()) != PEM_R_NO_START_LINE)
-        n = -1;
-    BIO_free(bio);
-    return n;
-}
-
-static int config_check_ca(const char *src, const char *field, const char *pem, size_t len,
-                           char *err, size_t errlen)
-{
-    int n;
-
-    ERR_clear_error();
-    n = config_count_certs(pem, len);
-    if (n <= 0) {
-        n = config_fail(err, errlen, KUBE_ECONFIG, src, field,
-                        "no valid PEM certificate (%s)",
-                        n < 0 ? config_ssl_error() : "no CERTIFICATE block");
-        ERR_clear_error();
-        return n;
-    }
-    ERR_clear_error();
-    return KUBE_OK;
-}
-
-/* Checks that the certificate and key parse and belong together. */
-static int config_check_keypair(const char *src, const char *cert_field, const char *key_field,
-                                const kube_config *cfg, char *err, size_t errlen)
-{
-    BIO *cb = BIO_new_mem_buf(cfg->cert_pem, (int)cfg->cert_len);
-    BIO *kb = BIO_new_mem_buf(cfg->key_pem, (int)cfg->key_len);
-    X509 *cert = NULL;
-    EVP_PKEY *key = NULL;
-    int rc = KUBE_OK;
-
-    ERR_clear_error();
-    if (!cb || !kb) {
-        rc = KUBE_ENOMEM;
-        goto out;
-    }
-    cert = PEM_read_bio_X509(cb, NULL, NULL, NULL);
-    if (!cert) {
-        rc = config_fail(err, errlen, KUBE_ECONFIG, src, cert_field,
-                         "no valid PEM certificate (%s)", config_ssl_error());
-        goto out;
-    }
-    key = PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL);
-    if (!key) {
-        rc = config_fail(err, errlen, KUBE_ECONFIG, src, key_field,
-                         "no valid unencrypted PEM private key (%s)", config_ssl_error());
-        goto out;
-    }
-    if (X509_check_private_key(cert, key) != 1)
-        rc = config_fail(err, errlen, KUBE_ECONFIG, src, key_field,
-                         "private key does not match %s", cert_field);
-out:
-    ERR_clear_error();
-    X509_free(cert);
-    EVP_PKEY_free(key);
-    BIO_free(cb);
-    BIO_free(kb);
+    if (rc == KUBE_ECONFIG)
+        return config_fail(err, errlen, rc, src, field, "no valid PEM certificate (%s)", why);
     return rc;
+}
+
+/* Parses the client certificate and key into cfg's material and checks
+ * they belong together, reporting a bad part against its field. */
+static int config_add_identity(kube_config *cfg, const char *src, const char *cert_field,
+                               const char *key_field, char *err, size_t errlen)
+{
+    kube_tls *t = config_tls(cfg);
+    kube_tls_part bad = KUBE_TLS_CERT;
+    char why[256];
+    int rc = t ? kube_tls_add_identity(t, cfg->cert_pem, cfg->cert_len, cfg->key_pem,
+                                       cfg->key_len, &bad, why, sizeof(why))
+               : KUBE_ENOMEM;
+
+    if (rc != KUBE_ECONFIG)
+        return rc;
+    if (bad == KUBE_TLS_CERT)
+        return config_fail(err, errlen, rc, src, cert_field, "no valid PEM certificate (%s)", why);
+    if (bad == KUBE_TLS_KEY)
+        return config_fail(err, errlen, rc, src, key_field,
+                           "no valid unencrypted PEM private key (%s)", why);
+    return config_fail(err, errlen, rc, src, key_field, "private key does not match %s",
+                       cert_field);
 }
 
 /* ---- YAML document access -------------------------------------------- */
@@ -532,8 +493,7 @@ static int kc_load_cluster(kc_loader *l, yaml_node_t *cluster, int index, kube_c
     if (cfg->ca_pem) {
         snprintf(field, sizeof(field), "%s.certificate-authority%s", prefix,
                  ky_get(l, cluster, "certificate-authority-data") ? "-data" : "");
-        if ((rc = config_check_ca(l->path, field, cfg->ca_pem, cfg->ca_len, l->err,
-                                  l->errlen)) != KUBE_OK)
+        if ((rc = config_add_ca(cfg, l->path, field, l->err, l->errlen)) != KUBE_OK)
             return rc;
     }
     snprintf(field, sizeof(field), "%s.tls-server-name", prefix);
@@ -569,7 +529,7 @@ static int kc_load_client_cert(kc_loader *l, yaml_node_t *user, const char *pref
                            "set without client-certificate or client-certificate-data");
     if (!cfg->cert_pem)
         return KUBE_OK;
-    return config_check_keypair(l->path, cert_field, key_field, cfg, l->err, l->errlen);
+    return config_add_identity(cfg, l->path, cert_field, key_field, l->err, l->errlen);
 }
 
 static int kc_load_token(kc_loader *l, yaml_node_t *user, const char *prefix, kube_config *cfg)
@@ -989,12 +949,13 @@ static int ic_load_ca(kube_config *cfg, const char *dir)
                    path.data, strerror(errno));
         rc = KUBE_OK;
     } else if (rc == KUBE_OK &&
-               config_check_ca("in-cluster", path.data, cfg->ca_pem, cfg->ca_len, msg,
-                               sizeof(msg)) != KUBE_OK) {
+               config_add_ca(cfg, "in-cluster", path.data, msg, sizeof(msg)) != KUBE_OK) {
         KLOG_ERROR("%s; using system roots", msg);
         free(cfg->ca_pem);
         cfg->ca_pem = NULL;
         cfg->ca_len = 0;
+        kube_tls_free(cfg->tls); /* in-cluster material is the CA alone */
+        cfg->tls = NULL;
     }
     kube_buf_free(&path);
     return rc;
@@ -1116,6 +1077,11 @@ int kube_config_load(const char *kubeconfig_flag, kube_config **out, char *err, 
 const char *kube_config_server(const kube_config *cfg)
 {
     return cfg->server;
+}
+
+const kube_tls *kube_config_tls(const kube_config *cfg)
+{
+    return cfg->tls;
 }
 
 const char *kube_config_ca_pem(const kube_config *cfg, size_t *len)

@@ -32,8 +32,8 @@
  * than ignored. As clientcmd validates, a field given both inline (-data) and
  * as a file is an error, a client certificate needs its key, and
  * insecure-skip-tls-verify cannot be combined with a CA. PEM material is
- * checked at load time (the CA holds certificates, the key matches the
- * certificate). With both token and tokenFile, the file's contents win
+ * parsed once at load time (the CA holds certificates, the key matches the
+ * certificate) into the kube_tls the clients use (kube_config_tls). With both token and tokenFile, the file's contents win
  * whenever it can be read and token is the fallback (client-go semantics).
  *
  * Memory: kube_config_load() allocates a kube_config that the caller frees
@@ -48,6 +48,7 @@
 #include <stddef.h>
 
 typedef struct kube_config kube_config;
+typedef struct kube_tls kube_tls;
 
 /* Loads configuration with the precedence above. kubeconfig_flag may be
  * NULL or "". On error returns KUBE_ECONFIG/KUBE_EIO/KUBE_EPARSE and writes a
@@ -67,6 +68,10 @@ void kube_config_free(kube_config *cfg);
 /* Accessors. Returned pointers live as long as the config. */
 const char *kube_config_server(const kube_config *cfg);          /* "https://h:p" */
 const char *kube_config_ca_pem(const kube_config *cfg, size_t *len); /* NULL: system CAs */
+/* The CA, client certificate and key above, parsed once at load time (owned
+ * by the config, which must outlive its users), or NULL when there is no
+ * PEM material. */
+const kube_tls *kube_config_tls(const kube_config *cfg);
 const char *kube_config_cert_pem(const kube_config *cfg, size_t *len);
 const char *kube_config_key_pem(const kube_config *cfg, size_t *len);
 int kube_config_insecure(const kube_config *cfg);

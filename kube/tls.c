@@ -28,14 +28,34 @@ void kube_tls_error(char *err, size_t errlen, const char *what)
         snprintf(err, errlen, "%s: %s", what, e ? detail : "rejected");
 }
 
-/* Every certificate of a PEM blob, in order (an empty stack when there is
- * none), or NULL when out of memory. */
-static STACK_OF(X509) *tls_read_certs(const char *pem, size_t len)
+/* OpenSSL's reason for the last queued error, or "no PEM data found". */
+static const char *tls_reason(void)
+{
+    unsigned long e = ERR_peek_last_error();
+    const char *why = e ? ERR_reason_error_string(e) : NULL;
+
+    return why ? why : "no PEM data found";
+}
+
+/* Writes why (may be NULL) and returns KUBE_ECONFIG. */
+static int tls_refuse(char *why, size_t whylen, const char *reason)
+{
+    if (why && whylen)
+        snprintf(why, whylen, "%s", reason);
+    return KUBE_ECONFIG;
+}
+
+/* Every certificate of a PEM blob, in order, or NULL when out of memory.
+ * *malformed is set when a block did not parse (rather than the blob
+ * simply ending); the reason is then OpenSSL's last queued error. */
+static STACK_OF(X509) *tls_read_certs(const char *pem, size_t len, int *malformed)
 {
     STACK_OF(X509) *all = sk_X509_new_null();
     BIO *b = BIO_new_mem_buf(pem, (int)len);
     X509 *x;
 
+    ERR_clear_error();
+    *malformed = 0;
     if (!all || !b) {
         sk_X509_free(all);
         BIO_free(b);
@@ -44,80 +64,80 @@ static STACK_OF(X509) *tls_read_certs(const char *pem, size_t len)
     while ((x = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL)
         if (!sk_X509_push(all, x))
             X509_free(x);
-    ERR_clear_error(); /* the end of the blob reads as an error */
+    /* The loop ends at the end of the data (no start line) or a broken block. */
+    *malformed = ERR_GET_REASON(ERR_peek_last_error()) != PEM_R_NO_START_LINE;
     BIO_free(b);
     return all;
 }
 
-static int tls_load_ca(kube_tls *t, const kube_tls_pem *pem, char *err, size_t errlen)
+int kube_tls_add_ca(kube_tls *t, const char *pem, size_t len, char *why, size_t whylen)
 {
-    STACK_OF(X509) *certs = tls_read_certs(pem->ca, pem->ca_len);
-    int n = 0;
+    int malformed, rc = KUBE_OK;
+    STACK_OF(X509) *certs = tls_read_certs(pem, len, &malformed);
 
     if (!certs)
         return KUBE_ENOMEM;
-    t->store = X509_STORE_new();
-    for (int i = 0; t->store && i < sk_X509_num(certs); i++)
-        n += X509_STORE_add_cert(t->store, sk_X509_value(certs, i)) == 1;
+    if (malformed)
+        rc = tls_refuse(why, whylen, tls_reason());
+    else if (sk_X509_num(certs) == 0)
+        rc = tls_refuse(why, whylen, "no CERTIFICATE block");
+    if (rc == KUBE_OK && !t->store && !(t->store = X509_STORE_new()))
+        rc = KUBE_ENOMEM;
+    for (int i = 0; rc == KUBE_OK && i < sk_X509_num(certs); i++)
+        X509_STORE_add_cert(t->store, sk_X509_value(certs, i));
     sk_X509_pop_free(certs, X509_free);
     ERR_clear_error(); /* a certificate given twice is not an error */
-    if (!t->store)
-        return KUBE_ENOMEM;
-    if (n > 0)
-        return KUBE_OK;
-    kube_tls_error(err, errlen, "certificate authority data holds no certificate");
-    return KUBE_ECONFIG;
+    return rc;
 }
 
-static int tls_load_cert(kube_tls *t, const kube_tls_pem *pem, char *err, size_t errlen)
+/* The client certificate (the blob's first) and the chain after it. Only
+ * the first block must parse, as a kubeconfig's client certificate. */
+static int tls_add_cert(kube_tls *t, const char *pem, size_t len, char *why, size_t whylen)
 {
-    t->chain = tls_read_certs(pem->cert, pem->cert_len);
+    int malformed;
+
+    t->chain = tls_read_certs(pem, len, &malformed);
     if (!t->chain)
         return KUBE_ENOMEM;
     t->cert = sk_X509_shift(t->chain);
-    if (t->cert)
-        return KUBE_OK;
-    kube_tls_error(err, errlen, "client certificate data holds no certificate");
-    return KUBE_ECONFIG;
+    return t->cert ? KUBE_OK : tls_refuse(why, whylen, tls_reason());
 }
 
-static int tls_load_key(kube_tls *t, const kube_tls_pem *pem, char *err, size_t errlen)
+static int tls_add_key(kube_tls *t, const char *pem, size_t len, char *why, size_t whylen)
 {
-    BIO *b = BIO_new_mem_buf(pem->key, (int)pem->key_len);
+    BIO *b = BIO_new_mem_buf(pem, (int)len);
 
     if (!b)
         return KUBE_ENOMEM;
+    ERR_clear_error();
     t->key = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
     BIO_free(b);
-    if (!t->key) {
-        kube_tls_error(err, errlen, "client key data");
-        return KUBE_ECONFIG;
-    }
-    if (t->cert && X509_check_private_key(t->cert, t->key) != 1) {
-        kube_tls_error(err, errlen, "client key does not match the client certificate");
-        return KUBE_ECONFIG;
-    }
-    return KUBE_OK;
+    return t->key ? KUBE_OK : tls_refuse(why, whylen, tls_reason());
 }
 
-int kube_tls_new(const kube_tls_pem *pem, kube_tls **out, char *err, size_t errlen)
+int kube_tls_add_identity(kube_tls *t, const char *cert, size_t cert_len, const char *key,
+                          size_t key_len, kube_tls_part *bad, char *why, size_t whylen)
 {
-    kube_tls *t = calloc(1, sizeof(*t));
-    int rc = t ? KUBE_OK : KUBE_ENOMEM;
+    int rc = KUBE_OK;
 
-    *out = NULL;
-    if (rc == KUBE_OK && pem->ca)
-        rc = tls_load_ca(t, pem, err, errlen);
-    if (rc == KUBE_OK && pem->cert)
-        rc = tls_load_cert(t, pem, err, errlen);
-    if (rc == KUBE_OK && pem->key)
-        rc = tls_load_key(t, pem, err, errlen);
-    if (rc != KUBE_OK) {
-        kube_tls_free(t);
-        return rc;
+    *bad = KUBE_TLS_CERT;
+    if (cert)
+        rc = tls_add_cert(t, cert, cert_len, why, whylen);
+    if (rc == KUBE_OK && key) {
+        *bad = KUBE_TLS_KEY;
+        rc = tls_add_key(t, key, key_len, why, whylen);
     }
-    *out = t;
-    return KUBE_OK;
+    if (rc == KUBE_OK && t->cert && t->key && X509_check_private_key(t->cert, t->key) != 1) {
+        *bad = KUBE_TLS_MISMATCH;
+        rc = tls_refuse(why, whylen, tls_reason());
+    }
+    ERR_clear_error();
+    return rc;
+}
+
+kube_tls *kube_tls_alloc(void)
+{
+    return calloc(1, sizeof(kube_tls));
 }
 
 void kube_tls_free(kube_tls *t)

@@ -1,7 +1,8 @@
 /*
  * kube/tls.h - a kubeconfig's TLS material (certificate authority, client
- * certificate with its chain, client key) parsed once and installed into
- * any number of OpenSSL contexts: kube/http1's, and libcurl's, which would
+ * certificate with its chain, client key) parsed once, by kube/config when
+ * it loads (which is also how a bad blob is found), and installed into any
+ * number of OpenSSL contexts: kube/http1's, and libcurl's, which would
  * otherwise parse the PEM blobs again for every new connection (a private
  * key decode alone costs OpenSSL 3 millions of instructions).
  *
@@ -9,10 +10,10 @@
  * verification); certificates and key are installed by reference too.
  *
  * Errors: negative KUBE_E* codes (kube/errors.h).
- * Threads: after kube_tls_new, kube_tls_apply may run on any thread.
- * Memory: kube_tls_new copies nothing it is given (it parses); the material
- * is freed by kube_tls_free, which contexts that got it may outlive (they
- * hold their own references).
+ * Threads: once filled, kube_tls_apply may run on any thread.
+ * Memory: the add calls copy nothing they are given (they parse); the
+ * material is freed by kube_tls_free, which contexts that got it may
+ * outlive (they hold their own references).
  */
 #ifndef KUBE_TLS_H
 #define KUBE_TLS_H
@@ -22,18 +23,29 @@
 
 typedef struct kube_tls kube_tls;
 
-typedef struct kube_tls_pem {
-    const char *ca;   /* PEM certificates to trust, or NULL (the system's store) */
-    size_t ca_len;
-    const char *cert; /* client certificate, then its chain, or NULL */
-    size_t cert_len;
-    const char *key;  /* the client key, or NULL */
-    size_t key_len;
-} kube_tls_pem;
+/* The parts of the material, for reporting which one was refused. */
+typedef enum kube_tls_part {
+    KUBE_TLS_CA,
+    KUBE_TLS_CERT,
+    KUBE_TLS_KEY,
+    KUBE_TLS_MISMATCH /* key and certificate do not belong together */
+} kube_tls_part;
 
-/* Parses pem. Returns KUBE_OK, KUBE_ECONFIG (a blob OpenSSL rejects, or a
- * key that does not match the certificate; err says which) or KUBE_ENOMEM. */
-int kube_tls_new(const kube_tls_pem *pem, kube_tls **out, char *err, size_t errlen);
+/* Empty material (no CA, no identity), to fill with the two calls below;
+ * NULL when out of memory. Free with kube_tls_free. */
+kube_tls *kube_tls_alloc(void);
+
+/* Adds every certificate of a PEM bundle to the trust store. Returns
+ * KUBE_OK, KUBE_ECONFIG (a block does not parse, or there is none; why
+ * (may be NULL) gets OpenSSL's reason) or KUBE_ENOMEM. */
+int kube_tls_add_ca(kube_tls *t, const char *pem, size_t len, char *why, size_t whylen);
+
+/* Sets the client certificate (the blob's first, the rest its chain) and
+ * key, either may be NULL, and checks that they belong together. Returns
+ * KUBE_OK, KUBE_ECONFIG (*bad says which part; why gets OpenSSL's reason)
+ * or KUBE_ENOMEM. Call at most once per material. */
+int kube_tls_add_identity(kube_tls *t, const char *cert, size_t cert_len, const char *key,
+                          size_t key_len, kube_tls_part *bad, char *why, size_t whylen);
 void kube_tls_free(kube_tls *t);
 
 /* Whether a certificate authority was given (else the system's store is

@@ -112,12 +112,13 @@ static SSL_CTX *applied(const kube_tls *t)
 static void ca_blob_becomes_the_trust_store(void **state)
 {
     kit *k = *state;
-    char *ca = two_pems(k->ca, k->other), err[256] = "";
-    kube_tls_pem pem = {ca, strlen(ca), NULL, 0, NULL, 0};
-    kube_tls *t;
+    char *ca = two_pems(k->ca, k->other), why[256] = "";
+    kube_tls *t = kube_tls_alloc();
     SSL_CTX *ctx;
 
-    assert_int_equal(kube_tls_new(&pem, &t, err, sizeof(err)), KUBE_OK);
+    assert_non_null(t);
+    assert_false(kube_tls_has_ca(t));
+    assert_int_equal(kube_tls_add_ca(t, ca, strlen(ca), why, sizeof(why)), KUBE_OK);
     assert_true(kube_tls_has_ca(t));
     ctx = applied(t);
     assert_int_equal(sk_X509_OBJECT_num(X509_STORE_get0_objects(SSL_CTX_get_cert_store(ctx))), 2);
@@ -130,11 +131,10 @@ static void ca_blob_becomes_the_trust_store(void **state)
 /* Without a CA the system's store stays the trust root. */
 static void no_ca_means_the_system_store(void **state)
 {
-    kube_tls_pem pem = {NULL, 0, NULL, 0, NULL, 0};
-    kube_tls *t;
+    kube_tls *t = kube_tls_alloc();
     (void)state;
 
-    assert_int_equal(kube_tls_new(&pem, &t, NULL, 0), KUBE_OK);
+    assert_non_null(t);
     assert_false(kube_tls_has_ca(t));
     assert_false(kube_tls_has_ca(NULL));
     kube_tls_free(t);
@@ -145,13 +145,15 @@ static void no_ca_means_the_system_store(void **state)
 static void identity_with_chain_is_installed(void **state)
 {
     kit *k = *state;
-    char *cert = two_pems(k->leaf, k->mid), *key = key_pem(k->leaf_key), err[256] = "";
-    kube_tls_pem pem = {NULL, 0, cert, strlen(cert), key, strlen(key)};
+    char *cert = two_pems(k->leaf, k->mid), *key = key_pem(k->leaf_key), why[256] = "";
+    kube_tls *t = kube_tls_alloc();
+    kube_tls_part bad;
     STACK_OF(X509) *chain = NULL;
-    kube_tls *t;
     SSL_CTX *ctx;
 
-    assert_int_equal(kube_tls_new(&pem, &t, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(kube_tls_add_identity(t, cert, strlen(cert), key, strlen(key), &bad, why,
+                                           sizeof(why)),
+                     KUBE_OK);
     ctx = applied(t);
     assert_int_equal(X509_cmp(SSL_CTX_get0_certificate(ctx), k->leaf), 0);
     assert_int_equal(SSL_CTX_check_private_key(ctx), 1);
@@ -164,31 +166,39 @@ static void identity_with_chain_is_installed(void **state)
     free(key);
 }
 
-/* Material OpenSSL refuses fails at once, naming what is wrong. */
-static void refused_material_names_the_field(void **state)
+/* Adds an identity to new material and returns the part refused. */
+static kube_tls_part refused_identity(const char *cert, const char *key)
+{
+    kube_tls *t = kube_tls_alloc();
+    kube_tls_part bad = KUBE_TLS_CA;
+    char why[256] = "";
+
+    assert_int_equal(kube_tls_add_identity(t, cert, strlen(cert), key, key ? strlen(key) : 0,
+                                           &bad, why, sizeof(why)),
+                     KUBE_ECONFIG);
+    assert_true(why[0] != '\0');
+    kube_tls_free(t);
+    return bad;
+}
+
+/* Material OpenSSL refuses fails at once, naming the part that is wrong. */
+static void refused_material_names_the_part(void **state)
 {
     kit *k = *state;
-    char *cert = apis_testkit_pem(k->leaf), *wrong_key = key_pem(k->other_key), err[256];
-    kube_tls_pem pem = {NULL, 0, cert, strlen(cert), wrong_key, strlen(wrong_key)};
-    kube_tls *t = (kube_tls *)&pem;
+    char *cert = apis_testkit_pem(k->leaf), *wrong_key = key_pem(k->other_key), why[256] = "";
+    kube_tls *t = kube_tls_alloc();
 
-    err[0] = '\0';
-    assert_int_equal(kube_tls_new(&pem, &t, err, sizeof(err)), KUBE_ECONFIG);
-    assert_null(t);
-    assert_non_null(strstr(err, "does not match"));
+    assert_int_equal(refused_identity(cert, wrong_key), KUBE_TLS_MISMATCH);
+    assert_int_equal(
+        refused_identity(cert, "-----BEGIN PRIVATE KEY-----\nnot base64\n-----END PRIVATE KEY-----\n"),
+        KUBE_TLS_KEY);
+    assert_int_equal(refused_identity("junk", NULL), KUBE_TLS_CERT);
 
-    pem.key = "-----BEGIN PRIVATE KEY-----\nnot base64\n-----END PRIVATE KEY-----\n";
-    pem.key_len = strlen(pem.key);
-    assert_int_equal(kube_tls_new(&pem, &t, err, sizeof(err)), KUBE_ECONFIG);
-    assert_non_null(strstr(err, "client key data"));
-
-    pem = (kube_tls_pem){"no certificate here", 19, NULL, 0, NULL, 0};
-    assert_int_equal(kube_tls_new(&pem, &t, err, sizeof(err)), KUBE_ECONFIG);
-    assert_non_null(strstr(err, "certificate authority data"));
-
-    pem = (kube_tls_pem){NULL, 0, "junk", 4, NULL, 0};
-    assert_int_equal(kube_tls_new(&pem, &t, err, sizeof(err)), KUBE_ECONFIG);
-    assert_non_null(strstr(err, "client certificate data"));
+    assert_int_equal(kube_tls_add_ca(t, "no certificate here", 19, why, sizeof(why)),
+                     KUBE_ECONFIG);
+    assert_string_equal(why, "no CERTIFICATE block");
+    assert_false(kube_tls_has_ca(t));
+    kube_tls_free(t);
     free(cert);
     free(wrong_key);
 }
@@ -199,7 +209,7 @@ int test_group_tls(void)
         cmocka_unit_test(ca_blob_becomes_the_trust_store),
         cmocka_unit_test(no_ca_means_the_system_store),
         cmocka_unit_test(identity_with_chain_is_installed),
-        cmocka_unit_test(refused_material_names_the_field),
+        cmocka_unit_test(refused_material_names_the_part),
     };
     return cmocka_run_group_tests_name("tls", tests, kit_setup, kit_teardown);
 }
