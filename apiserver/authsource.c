@@ -1,3 +1,7 @@
+/*
+ * apiserver/authsource.c - where the authentication settings come from, kept
+ * current while the server runs. The contract is in authsource.h.
+ */
 #include "authsource.h"
 
 #include <pthread.h>

@@ -1,3 +1,9 @@
+/*
+ * apiserver/cache.c - a small thread-safe string cache whose entries expire,
+ * for delegated authentication and authorization answers (k8s.io/apiserver
+ * caches TokenReview results and SubjectAccessReview decisions for 10 s). The
+ * contract is in cache.h.
+ */
 #include "cache.h"
 
 #include <pthread.h>

@@ -1,3 +1,7 @@
+/*
+ * apiserver/certs.c - the serving certificate of stickyvm-apiserver. The
+ * contract is in certs.h.
+ */
 #include "certs.h"
 
 #include <errno.h>

@@ -1,3 +1,11 @@
+/*
+ * apiserver/discovery.c - the fixed documents stickyvm-apiserver serves: the
+ * root path list, API discovery (/apis, /apis/subresources.stickyvm.io,
+ * /apis/subresources.stickyvm.io/v1, which the aggregator probes to mark the
+ * APIService Available) and a minimal OpenAPI v2 (Swagger 2.0) document that
+ * the aggregator fetches and merges into the cluster's /openapi/v2. The
+ * contract is in discovery.h.
+ */
 #include "discovery.h"
 
 #include <openssl/sha.h>

@@ -1,3 +1,17 @@
+/*
+ * apiserver/metrics.c - Prometheus metrics of stickyvm-apiserver, rendered in
+ * the text exposition format (version 0.0.4) at /metrics: *
+ * stickyvm_apiserver_request_total{verb,subresource,code}       counter
+ * stickyvm_apiserver_request_duration_seconds{verb,subresource} histogram
+ * stickyvm_apiserver_inflight_requests                          gauge
+ * stickyvm_apiserver_authentication_total{result}                counter
+ * stickyvm_apiserver_authorization_total{result}                 counter
+ * stickyvm_apiserver_pin_conflict_retries_total                  counter *
+ * verb is the request method (GET, PUT, POST, ...; anything unusual is
+ * "other"), subresource is "pin", "unpin" or "" for non-resource paths, so
+ * the number of series stays bounded whatever clients send. The contract is
+ * in metrics.h.
+ */
 #include "metrics.h"
 
 #include <pthread.h>

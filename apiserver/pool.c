@@ -1,3 +1,8 @@
+/*
+ * apiserver/pool.c - a fixed pool of worker threads running queued jobs (the
+ * blocking calls to kube-apiserver, so the libwebsockets service thread never
+ * waits on the network). The contract is in pool.h.
+ */
 #include "pool.h"
 
 #include <pthread.h>

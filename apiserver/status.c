@@ -1,3 +1,10 @@
+/*
+ * apiserver/status.c - the JSON bodies stickyvm-apiserver answers with:
+ * metav1.Status for every failure (shaped and worded as k8s.io/apiserver
+ * writes them, compact, one trailing newline), the VirtualMachinePin answer,
+ * and the messages of the common failures (Forbidden, NotFound, Invalid,
+ * Conflict). The contract is in status.h.
+ */
 #include "status.h"
 
 #include <cjson/cJSON.h>

@@ -1,3 +1,8 @@
+/*
+ * kube/base64.c - standard base64 (RFC 4648 section 4, with padding), the
+ * encoding of kubeconfig *-data fields, Secret data and JSON []byte fields.
+ * The contract is in base64.h.
+ */
 #include "kube/base64.h"
 
 #include "kube/errors.h"

@@ -1,3 +1,8 @@
+/*
+ * kube/buf.c - a growable byte buffer and the safe string helpers that
+ * replace strcpy/sprintf/atoi across the project (those are banned). The
+ * contract is in buf.h.
+ */
 #include "kube/buf.h"
 
 #include "kube/errors.h"

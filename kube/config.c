@@ -1,3 +1,7 @@
+/*
+ * kube/config.c - where the cluster is and who we are: kubeconfig files and
+ * in-cluster service-account configuration. The contract is in config.h.
+ */
 #include "kube/config.h"
 
 #include "kube/base64.h"

@@ -1,3 +1,7 @@
+/*
+ * kube/errors.c - the one error convention of stickyvm. The contract is in
+ * errors.h.
+ */
 #include "kube/errors.h"
 
 #include <string.h>

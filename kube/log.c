@@ -1,3 +1,8 @@
+/*
+ * kube/log.c - klog-style logging, as kube-scheduler prints it: *   I1121
+ * 10:00:00.000000   12345 scheduler.c:123] message * Severity letters are I,
+ * W, E and F. The contract is in log.h.
+ */
 #include "kube/log.h"
 
 #include <pthread.h>

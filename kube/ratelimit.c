@@ -1,3 +1,9 @@
+/*
+ * kube/ratelimit.c - a token bucket, as client-go's flowcontrol
+ * NewTokenBucketRateLimiter (golang.org/x/time/rate underneath): the bucket
+ * holds at most `burst` tokens, starts full and refills at `qps` tokens per
+ * second. The contract is in ratelimit.h.
+ */
 #include "kube/ratelimit.h"
 
 #include "kube/buf.h"

@@ -10,6 +10,6 @@ cd "$(dirname "$0")/.."
 dir=${E2E_BUILD_DIR:-build}
 jobs=$(nproc)
 command -v kubectl >/dev/null || scripts/deps.sh
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTICKYVM_WERROR=ON >/dev/null
 cmake --build "$dir" -j"$jobs" --target stickyvm-emulator stickyvm-scheduler stickyvm-apiserver
 env -u KUBECONFIG e2e/run.sh --build-dir "$dir"

@@ -1,3 +1,7 @@
+/*
+ * bench/common/flags.c - the "--name N" integer flags every benchmark program
+ * takes (sizes, verbosity). The contract is in flags.h.
+ */
 #include "common/flags.h"
 
 #include <stdint.h>

@@ -1,3 +1,7 @@
+/*
+ * tests/unit/test_buf.c - kube/buf: appending and formatting, query
+ * escaping, handing the data over, strict integer parsing, truncating copies.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

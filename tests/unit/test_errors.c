@@ -1,3 +1,7 @@
+/*
+ * tests/unit/test_errors.c - kube/errors: the KUBE_E* codes, their names
+ * and the mapping from HTTP Status codes and reasons.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -399,7 +399,7 @@ static plugin_preemption_candidate mkcand(const char *node, const char *victims,
     char list[256], name[64];
 
     snprintf(list, sizeof(list), "%s", victims);
-    for (char *v = strtok(list, ","); v; v = strtok(NULL, ",")) {
+    for (char *sp = NULL, *v = strtok_r(list, ",", &sp); v; v = strtok_r(NULL, ",", &sp)) {
         int prio, at;
         assert_int_equal(sscanf(v, "%d@%d", &prio, &at), 2);
         snprintf(name, sizeof(name), "%s-v%zu", node, c.n_victims);

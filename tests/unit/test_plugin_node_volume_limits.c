@@ -53,7 +53,7 @@ static fw_pod_info *pod_claims(const char *name, const char *claims)
     int i = 0;
 
     snprintf(list, sizeof(list), "%s", claims);
-    for (char *c = strtok(list, ","); c; c = strtok(NULL, ","))
+    for (char *sp = NULL, *c = strtok_r(list, ",", &sp); c; c = strtok_r(NULL, ",", &sp))
         off += (size_t)snprintf(vols + off, sizeof(vols) - off,
                                 "%s{'name':'v%d','persistentVolumeClaim':{'claimName':'%s'}}",
                                 i ? "," : "", i, c), i++;

@@ -113,7 +113,7 @@ static fw_pod_info *pod_of(const kind *k, const char *name, const char *spec)
     int i = 0;
 
     snprintf(list, sizeof(list), "%s", spec);
-    for (char *t = strtok(list, ","); t; t = strtok(NULL, ","), i++) {
+    for (char *sp = NULL, *t = strtok_r(list, ",", &sp); t; t = strtok_r(NULL, ",", &sp), i++) {
         volume_json(k, t, i, one, sizeof(one));
         off += (size_t)snprintf(vols + off, sizeof(vols) - off, "%s%s", i ? "," : "", one);
     }

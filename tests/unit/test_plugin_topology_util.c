@@ -22,7 +22,7 @@ void tt_labels_json(const char *spec, char *out, size_t n)
     char buf[512];
 
     snprintf(buf, sizeof(buf), "%s", spec ? spec : "");
-    for (char *kv = strtok(buf, ","); kv; kv = strtok(NULL, ",")) {
+    for (char *sp = NULL, *kv = strtok_r(buf, ",", &sp); kv; kv = strtok_r(NULL, ",", &sp)) {
         char *eq = strchr(kv, '=');
         if (eq)
             *eq = '\0';
