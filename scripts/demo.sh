@@ -30,6 +30,12 @@ source e2e/lib/common.sh
 # shellcheck source=../e2e/lib/local.sh
 source e2e/lib/local.sh
 
+# Prints the header comment above (the lines after the shebang that start
+# with '#'), without the '# ' and without the script's own code.
+usage() {
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+}
+
 once=0
 deps=1
 build_dir=build
@@ -42,7 +48,7 @@ while [ $# -gt 0 ]; do
         --build-dir=*) build_dir=${1#*=} ;;
         --pause) pause=${2:?}; shift ;;
         --pause=*) pause=${1#*=} ;;
-        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+        -h|--help) usage; exit 0 ;;
         *) die "unknown argument $1 (see --help)" ;;
     esac
     shift
