@@ -43,7 +43,7 @@
 #include "cache.h"
 #include "framework/framework.h"
 #include "kube/informer.h"
-#include "queue.h"
+#include "queue/queue.h"
 
 struct kube_node;
 

@@ -74,7 +74,7 @@ struct sched_scheduler {
     fw_framework **fws;
     size_t n_fws;
     sched_queue *queue;
-    fw_nominator nom;            /* the queue's, once built */
+    sched_nominator *nominator;  /* built before the frameworks and the queue */
     sched_cache *cache;
     sched_event_ctx ev;
     fw_sched_state st;
@@ -170,35 +170,10 @@ static void truncate_note(const char *msg, char *out, size_t n)
 }
 
 /* ------------------------------------------------------------------ */
-/* The nominator, resolved through the scheduler (the queue is built    */
-/* after the frameworks, which copy fw_services)                        */
+/* The nominator's pod lister                                          */
 /* ------------------------------------------------------------------ */
 
-static int nom_pods_for_node(void *ud, const char *node, fw_pod_info ***out, size_t *n)
-{
-    const sched_scheduler *s = ud;
-    return s->nom.pods_for_node(s->nom.ud, node, out, n);
-}
-
-static int nom_add(void *ud, fw_pod_info *pi, const char *node)
-{
-    const sched_scheduler *s = ud;
-    return s->nom.add(s->nom.ud, pi, node);
-}
-
-static void nom_remove(void *ud, const fw_pod_info *pi)
-{
-    const sched_scheduler *s = ud;
-    s->nom.remove(s->nom.ud, pi);
-}
-
-static int nom_any(void *ud)
-{
-    const sched_scheduler *s = ud;
-    return s->nom.any(s->nom.ud);
-}
-
-/* The queue's pod lister: the pod exists and is not assigned. */
+/* The nominator's pod lister: the pod exists and is not assigned. */
 static int pod_pending(void *ud, const char *ns, const char *name)
 {
     sched_scheduler *s = ud;
@@ -360,7 +335,7 @@ static void handle_failure(sched_scheduler *s, sched_queued_pod *qp, const failu
     if (changed)
         qp->condition_hash = h;
     requeue(s, qp, cached);
-    if (sched_queue_add_nominated(s->queue, pi, f->mode, f->node) != KUBE_OK)
+    if (sched_nominator_add(s->nominator, pi, f->mode, f->node) != KUBE_OK)
         KLOG_ERROR("out of memory nominating pod %s/%s", pi->namespace_, pi->name);
     truncate_note(f->msg, note, sizeof(note));
     pod_ref(pod, &ref);
@@ -908,7 +883,7 @@ static fw_services shared_services(sched_scheduler *s)
     svc.hub = s->hub;
     svc.snapshot = s->snap;
     svc.parallelizer = s->par;
-    svc.nominator = (fw_nominator){nom_pods_for_node, nom_add, nom_remove, s, nom_any};
+    svc.nominator = sched_nominator_view(s->nominator);
     svc.metrics = sched_core_metrics_hooks(&s->cm);
     if (s->cfg->leader_election.leader_elect)
         svc.leadership = (fw_leadership){leading, s};
@@ -961,14 +936,11 @@ static int build_queue_and_cache(sched_scheduler *s)
     qo.n_frameworks = s->n_fws;
     qo.initial_backoff_ms = s->cfg->pod_initial_backoff_seconds * 1000;
     qo.max_backoff_ms = s->cfg->pod_max_backoff_seconds * 1000;
-    qo.pod_pending = pod_pending;
-    qo.lister_ud = s;
+    qo.nominator = s->nominator;
     qo.metrics = &s->cm;
     rc = sched_queue_new(&qo, &s->queue);
-    if (rc == KUBE_OK) {
-        s->nom = sched_queue_nominator(s->queue);
+    if (rc == KUBE_OK)
         rc = sched_cache_new(&co, &s->cache);
-    }
     return rc;
 }
 
@@ -1069,6 +1041,8 @@ int sched_scheduler_new(const sched_scheduler_options *o, sched_scheduler **out,
     if (!s)
         return KUBE_ENOMEM;
     rc = build_basics(s, o);
+    if (rc == KUBE_OK)
+        rc = sched_nominator_new(pod_pending, s, &s->nominator);
     if (rc == KUBE_OK)
         rc = build_frameworks(s, o->registry ? o->registry : fw_registry_default(), err, errlen);
     if (rc == KUBE_OK)
@@ -1246,6 +1220,7 @@ void sched_scheduler_free(sched_scheduler *s)
     sched_queue_free(s->queue);
     for (size_t i = 0; i < s->n_fws; i++)
         fw_framework_free(s->fws[i]);
+    sched_nominator_free(s->nominator); /* after the frameworks, which use it */
     kube_leader_free(s->leader); /* after the plugins, which may ask it */
     kube_hub_free(s->hub);
     sched_cache_free(s->cache);

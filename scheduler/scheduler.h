@@ -41,7 +41,7 @@
 #include "framework/framework.h"
 #include "kube/client.h"
 #include "metrics.h"
-#include "queue.h"
+#include "queue/queue.h"
 
 typedef struct sched_scheduler sched_scheduler;
 

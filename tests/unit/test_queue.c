@@ -19,7 +19,7 @@
 #include "kube/errors.h"
 #include "kube/pod.h"
 #include "metrics.h"
-#include "queue.h"
+#include "queue/queue.h"
 
 #define PROFILE "test-sched"
 #define SEC 1000000000LL
@@ -177,6 +177,7 @@ typedef struct fixture {
     int64_t now;
     fw_framework *fw;
     sched_queue *q;
+    sched_nominator *nom;
     sched_metrics *reg;
     sched_core_metrics m;
     int lister_answer;
@@ -209,8 +210,8 @@ static int setup(void **state)
     o.n_frameworks = 1;
     o.now_ns = fake_now;
     o.clock_ud = f;
-    o.pod_pending = fake_lister;
-    o.lister_ud = f;
+    assert_int_equal(sched_nominator_new(fake_lister, f, &f->nom), KUBE_OK);
+    o.nominator = f->nom;
     o.metrics = &f->m;
     assert_int_equal(sched_queue_new(&o, &f->q), KUBE_OK);
     *state = f;
@@ -221,6 +222,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     sched_queue_free(f->q);
+    sched_nominator_free(f->nom);
     fw_framework_free(f->fw);
     sched_metrics_free(f->reg);
     free(f);
@@ -518,7 +520,7 @@ static void nominator_tracks_nominations(void **state)
 {
     fixture *f = *state;
     struct kube_pod *p = make_pod("n", 5, NULL, "\"nominatedNodeName\":\"node-1\"", NULL);
-    fw_nominator nom = sched_queue_nominator(f->q);
+    fw_nominator nom = sched_nominator_view(f->nom);
     fw_pod_info **pis = NULL;
     size_t n = 0;
     char node[64];
@@ -532,10 +534,10 @@ static void nominator_tracks_nominations(void **state)
 
     /* override moves it, "" clears it */
     sched_queued_pod *qp = pop(f);
-    assert_int_equal(sched_queue_add_nominated(f->q, qp->info.pi, FW_NOMINATING_OVERRIDE,
+    assert_int_equal(sched_nominator_add(f->nom, qp->info.pi, FW_NOMINATING_OVERRIDE,
                                                "node-2"),
                      KUBE_OK);
-    assert_int_equal(sched_queue_nominated_node(f->q, "uid-n", node, sizeof(node)), 1);
+    assert_int_equal(sched_nominator_node_of(f->nom, "uid-n", node, sizeof(node)), 1);
     assert_string_equal(node, "node-2");
     assert_int_equal(nom.pods_for_node(nom.ud, "node-1", &pis, &n), KUBE_OK);
     assert_int_equal(n, 0);
@@ -546,26 +548,26 @@ static void nominator_tracks_nominations(void **state)
     fw_pod_info *pi = fw_pod_info_ref(qp->info.pi);
     assert_int_equal(sched_queue_add_unschedulable_if_not_present(f->q, qp, 1), KUBE_OK);
     /* handing it back re-reads status.nominatedNodeName (NOOP) */
-    assert_int_equal(sched_queue_nominated_node(f->q, "uid-n", node, sizeof(node)), 1);
+    assert_int_equal(sched_nominator_node_of(f->nom, "uid-n", node, sizeof(node)), 1);
     assert_string_equal(node, "node-1");
-    assert_int_equal(sched_queue_add_nominated(f->q, pi, FW_NOMINATING_OVERRIDE, "node-2"),
+    assert_int_equal(sched_nominator_add(f->nom, pi, FW_NOMINATING_OVERRIDE, "node-2"),
                      KUBE_OK);
     fw_pod_info_unref(pi);
     assert_int_equal(sched_queue_update(f->q, plain, plain), KUBE_OK);
-    assert_int_equal(sched_queue_nominated_node(f->q, "uid-n", node, sizeof(node)), 1);
+    assert_int_equal(sched_nominator_node_of(f->nom, "uid-n", node, sizeof(node)), 1);
     assert_string_equal(node, "node-2");
 
     /* the lister refuses pods that are gone or assigned */
     f->lister_answer = 0;
     assert_int_equal(sched_queue_add(f->q, p), KUBE_OK);
-    assert_int_equal(sched_queue_nominated_node(f->q, "uid-n", NULL, 0), 0);
+    assert_int_equal(sched_nominator_node_of(f->nom, "uid-n", NULL, 0), 0);
     f->lister_answer = 1;
 
     /* delete clears the nomination */
     assert_int_equal(sched_queue_add(f->q, p), KUBE_OK);
-    assert_int_equal(sched_queue_nominated_node(f->q, "uid-n", NULL, 0), 1);
+    assert_int_equal(sched_nominator_node_of(f->nom, "uid-n", NULL, 0), 1);
     sched_queue_delete(f->q, p);
-    assert_int_equal(sched_queue_nominated_node(f->q, "uid-n", NULL, 0), 0);
+    assert_int_equal(sched_nominator_node_of(f->nom, "uid-n", NULL, 0), 0);
     kube_object_unref(&p->base);
     kube_object_unref(&plain->base);
 }

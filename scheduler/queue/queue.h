@@ -1,6 +1,6 @@
 /*
- * scheduler/queue.h - the scheduling queue of kube-scheduler v1.28
- * (pkg/scheduler/internal/queue/scheduling_queue.go) and its nominator.
+ * scheduler/queue/queue.h - the scheduling queue of kube-scheduler v1.28
+ * (pkg/scheduler/internal/queue/scheduling_queue.go).
  *
  * Three places hold a pending pod:
  *   - activeQ: a heap ordered by the QueueSort plugin of the first profile
@@ -28,9 +28,9 @@
  * in-flight tracking); the later hand-back then finds it present and drops
  * the returned copy.
  *
- * The nominator (fw_nominator, PodNominator) tracks pods nominated to
- * nodes: pods the queue adds with status.nominatedNodeName, and overrides
- * from preemption.
+ * The queue records in the nominator (queue/nominator.h, built before the
+ * frameworks and the queue) the status.nominatedNodeName of the pods it
+ * adds, and forgets the nominations of pods deleted.
  *
  * Clock: everything reads o->now_ns (monotonic nanoseconds), injectable
  * for tests.
@@ -53,6 +53,7 @@
 
 #include "framework/framework.h"
 #include "metrics.h"
+#include "queue/nominator.h"
 
 struct kube_pod;
 
@@ -105,20 +106,16 @@ typedef struct sched_queue_options {
     int64_t max_in_unschedulable_ms; /* 0: 300000 */
     int64_t (*now_ns)(void *ud);     /* NULL: kube_now_ns() */
     void *clock_ud;
-    /* The nominator's pod lister (may be NULL): 1 when the pod ns/name
-     * exists and is not assigned to a node; nominations of others are
-     * refused, as kube-scheduler's nominator consults the pod lister.
-     * Called under the nominator's lock: must not call back into the
-     * queue. */
-    int (*pod_pending)(void *ud, const char *ns, const char *name);
-    void *lister_ud;
+    /* The nominator (borrowed, outlives the queue; required). */
+    sched_nominator *nominator;
     /* Metrics (borrowed, may be NULL): scheduler_pending_pods,
      * scheduler_queue_incoming_pods_total, scheduler_unschedulable_pods. */
     sched_core_metrics *metrics;
 } sched_queue_options;
 
 /* Allocates a queue. Builds the per-profile map of (event, plugin, hint)
- * from fw_framework_foreach_event(). KUBE_OK, KUBE_EINVAL (no frameworks),
+ * from fw_framework_foreach_event(). KUBE_OK, KUBE_EINVAL (no frameworks or
+ * no nominator),
  * KUBE_ENOMEM. */
 int sched_queue_new(const sched_queue_options *o, sched_queue **out);
 /* Frees the queue and every queued pod. NULL-safe. */
@@ -186,21 +183,6 @@ int sched_queued_pod_set_unschedulable_plugins(sched_queued_pod *qp, const char 
 void sched_queued_pod_set_pod_info(sched_queued_pod *qp, fw_pod_info *pi);
 /* The backoff this pod serves after its current attempts (ms). */
 int64_t sched_queue_backoff_duration_ms(const sched_queue *q, const sched_queued_pod *qp);
-
-/* ---- nominator ---- */
-
-/* The fw_nominator view of this queue, for fw_services. */
-fw_nominator sched_queue_nominator(sched_queue *q);
-/* AddNominatedPod: mode NOOP uses the pod's status.nominatedNodeName
- * (nothing when empty); OVERRIDE nominates node ("" clears). A new
- * reference to pi is kept. KUBE_OK or KUBE_ENOMEM. */
-int sched_queue_add_nominated(sched_queue *q, fw_pod_info *pi, fw_nominating_mode mode,
-                              const char *node);
-/* DeleteNominatedPodIfExists. */
-void sched_queue_delete_nominated(sched_queue *q, const fw_pod_info *pi);
-/* The node a pod (by uid) is nominated to, copied into out (n bytes); 0
- * when it is not nominated, 1 when it is. */
-int sched_queue_nominated_node(sched_queue *q, const char *uid, char *out, size_t n);
 
 /* ---- housekeeping and introspection ---- */
 
