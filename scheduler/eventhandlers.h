@@ -40,7 +40,7 @@
 
 #include <stddef.h>
 
-#include "cache.h"
+#include "cache/cache.h"
 #include "framework/framework.h"
 #include "kube/informer.h"
 #include "queue/queue.h"

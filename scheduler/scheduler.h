@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cache.h"
+#include "cache/cache.h"
 #include "config.h"
 #include "framework/framework.h"
 #include "kube/client.h"

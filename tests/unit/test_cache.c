@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
+#include "cache/cache.h"
 #include "framework/framework.h"
 #include "kube/errors.h"
 #include "kube/node.h"

@@ -1,5 +1,5 @@
 /*
- * scheduler/cache.h - the scheduler cache of kube-scheduler v1.28
+ * scheduler/cache/cache.h - the scheduler cache of kube-scheduler v1.28
  * (pkg/scheduler/internal/cache/cache.go, node_tree.go, snapshot.go): one
  * fw_node_info per node with the pods assigned or assumed there, and the
  * incremental update of the cycle's fw_snapshot.

@@ -1,7 +1,9 @@
 /*
- * scheduler/cache.c - the scheduler cache (cache.h).
+ * scheduler/cache/cache.c - the scheduler cache (cache.h): pods assumed,
+ * bound and removed, nodes, images, and expiry of assumed pods. The
+ * snapshot update is snapshot.c, the zones node_tree.c.
  */
-#include "cache.h"
+#include "cache/cache_int.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -14,61 +16,6 @@
 #include "kube/log.h"
 #include "kube/node.h"
 #include "kube/pod.h"
-
-/* A node info in the recency list (nodeInfoListItem). */
-typedef struct node_item {
-    fw_node_info *info;
-    struct node_item *prev, *next;
-    char name[];            /* the node name (also for pods-only items) */
-} node_item;
-
-/* One pod in the cache: small, as there is one per pod of the cluster. */
-typedef struct pod_state {
-    fw_pod_info *pi;        /* one reference; pi->uid is the table key */
-    node_item *item;        /* where it is placed (alive while it has pods) */
-    int64_t deadline_ms;    /* when binding_finished and the TTL is set */
-    uint8_t assumed;
-    uint8_t binding_finished;
-} pod_state;
-
-/* Pod states by UID: open addressing over the states themselves, keyed by
- * the UID their pod info borrows from the pod (no key copies). */
-#define PT_TOMB ((pod_state *)1)
-
-typedef struct pod_table {
-    pod_state **slots;
-    size_t cap, len, used;  /* cap a power of two; used counts tombstones */
-} pod_table;
-
-/* Nodes that have one image (imageState). */
-typedef struct image_state {
-    int64_t size;
-    fw_strmap nodes;        /* node name -> (void *)1 */
-} image_state;
-
-/* The nodes of one zone, in add order. */
-typedef struct node_zone {
-    char *key;
-    char **names;
-    size_t n, cap;
-} node_zone;
-
-struct sched_cache {
-    pthread_mutex_t mu;
-    int64_t ttl_ms;
-    int64_t (*now_ms)(void *ud);
-    void *clock_ud;
-    sched_core_metrics *metrics;
-    fw_strmap nodes;        /* name -> node_item * */
-    node_item *head;
-    pod_table pods;         /* uid -> pod_state */
-    size_t n_assumed;
-    fw_strmap images;       /* image name -> image_state * */
-    node_zone *zones;            /* nodeTree */
-    size_t n_zones, cap_zones, tree_nodes;
-    const char **order;     /* scratch for the tree's list */
-    size_t cap_order;
-};
 
 static int64_t now_ms(const sched_cache *c)
 {
@@ -167,151 +114,6 @@ static void pt_del(pod_table *t, const char *uid)
         *slot = PT_TOMB;
         t->len--;
     }
-}
-
-/* ------------------------------------------------------------------ */
-/* nodeTree                                                            */
-/* ------------------------------------------------------------------ */
-
-/* utilnode.GetZoneKey: "region:\0:zone" ("" without either label). The
- * NUL is kept by writing it as \x01 (a label value cannot contain it). */
-static void zone_key(const kube_node *node, char *out, size_t n)
-{
-    const kube_meta *m = &node->base.meta;
-    const char *zone = kube_meta_label(m, "topology.kubernetes.io/zone");
-    const char *region = kube_meta_label(m, "topology.kubernetes.io/region");
-
-    if (!zone)
-        zone = kube_meta_label(m, "failure-domain.beta.kubernetes.io/zone");
-    if (!region)
-        region = kube_meta_label(m, "failure-domain.beta.kubernetes.io/region");
-    if ((!zone || !*zone) && (!region || !*region)) {
-        out[0] = '\0';
-        return;
-    }
-    snprintf(out, n, "%s:\x01:%s", region ? region : "", zone ? zone : "");
-}
-
-static node_zone *zone_find(sched_cache *c, const char *key, size_t *idx)
-{
-    for (size_t i = 0; i < c->n_zones; i++) {
-        if (!strcmp(c->zones[i].key, key)) {
-            if (idx)
-                *idx = i;
-            return &c->zones[i];
-        }
-    }
-    return NULL;
-}
-
-static int tree_add(sched_cache *c, const kube_node *node)
-{
-    char key[512];
-    const char *name = node->base.meta.name;
-    node_zone *z;
-
-    zone_key(node, key, sizeof(key));
-    z = zone_find(c, key, NULL);
-    if (!z) {
-        if (c->n_zones == c->cap_zones) {
-            size_t cap = c->cap_zones ? c->cap_zones * 2 : 8;
-            node_zone *a = realloc(c->zones, cap * sizeof(*a));
-            if (!a)
-                return KUBE_ENOMEM;
-            c->zones = a;
-            c->cap_zones = cap;
-        }
-        z = &c->zones[c->n_zones];
-        memset(z, 0, sizeof(*z));
-        z->key = strdup(key);
-        if (!z->key)
-            return KUBE_ENOMEM;
-        c->n_zones++;
-    }
-    for (size_t i = 0; i < z->n; i++)
-        if (!strcmp(z->names[i], name))
-            return KUBE_OK;
-    if (z->n == z->cap) {
-        size_t cap = z->cap ? z->cap * 2 : 16;
-        char **a = realloc(z->names, cap * sizeof(*a));
-        if (!a)
-            return KUBE_ENOMEM;
-        z->names = a;
-        z->cap = cap;
-    }
-    z->names[z->n] = strdup(name);
-    if (!z->names[z->n])
-        return KUBE_ENOMEM;
-    z->n++;
-    c->tree_nodes++;
-    return KUBE_OK;
-}
-
-static void tree_remove(sched_cache *c, const kube_node *node)
-{
-    char key[512];
-    const char *name = node->base.meta.name;
-    size_t zi;
-    node_zone *z;
-
-    zone_key(node, key, sizeof(key));
-    z = zone_find(c, key, &zi);
-    for (size_t i = 0; z && i < z->n; i++) {
-        if (strcmp(z->names[i], name))
-            continue;
-        free(z->names[i]);
-        memmove(&z->names[i], &z->names[i + 1], (z->n - i - 1) * sizeof(char *));
-        z->n--;
-        c->tree_nodes--;
-        if (z->n == 0) {
-            free(z->names);
-            free(z->key);
-            memmove(&c->zones[zi], &c->zones[zi + 1], (c->n_zones - zi - 1) * sizeof(node_zone));
-            c->n_zones--;
-        }
-        return;
-    }
-    KLOG_ERROR("node %s not found in the node tree", name);
-}
-
-static int tree_update(sched_cache *c, const kube_node *old_node, const kube_node *new_node)
-{
-    char a[512], b[512];
-
-    if (old_node) {
-        zone_key(old_node, a, sizeof(a));
-        zone_key(new_node, b, sizeof(b));
-        if (!strcmp(a, b))
-            return KUBE_OK;
-        tree_remove(c, old_node);
-    }
-    return tree_add(c, new_node);
-}
-
-/* nodeTree.list(): round robin across zones, into c->order. */
-static int tree_list(sched_cache *c, size_t *n)
-{
-    size_t got = 0, exhausted = 0;
-
-    if (c->cap_order < c->tree_nodes) {
-        const char **a = realloc(c->order, c->tree_nodes * sizeof(*a));
-        if (!a)
-            return KUBE_ENOMEM;
-        c->order = a;
-        c->cap_order = c->tree_nodes;
-    }
-    for (size_t idx = 0; got < c->tree_nodes && exhausted < c->n_zones; idx++) {
-        for (size_t z = 0; z < c->n_zones; z++) {
-            if (idx >= c->zones[z].n) {
-                if (idx == c->zones[z].n)
-                    exhausted++;
-                continue;
-            }
-            c->order[got++] = c->zones[z].names[idx];
-        }
-    }
-    *n = got;
-    return KUBE_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -515,14 +317,7 @@ void sched_cache_free(sched_cache *c)
     free(c->pods.slots);
     fw_strmap_foreach(&c->images, free_image_state, NULL);
     fw_strmap_free(&c->images);
-    for (size_t i = 0; i < c->n_zones; i++) {
-        for (size_t k = 0; k < c->zones[i].n; k++)
-            free(c->zones[i].names[k]);
-        free(c->zones[i].names);
-        free(c->zones[i].key);
-    }
-    free(c->zones);
-    free(c->order);
+    sched_node_tree_free(&c->tree);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -817,7 +612,7 @@ static int set_node_locked(sched_cache *c, struct kube_node *old_node, struct ku
         old_node = NULL;
     }
     move_to_head(c, it);
-    rc = tree_update(c, old_node, node);
+    rc = sched_node_tree_update(&c->tree, old_node, node);
     if (rc == KUBE_OK)
         rc = image_states_add(c, node, it->info);
     if (rc == KUBE_OK)
@@ -869,117 +664,9 @@ int sched_cache_remove_node(sched_cache *c, const struct kube_node *node)
             item_remove(c, name);
         else
             move_to_head(c, it);
-        tree_remove(c, node);
+        sched_node_tree_remove(&c->tree, node);
         image_states_remove(c, node);
     }
-    pthread_mutex_unlock(&c->mu);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* Snapshot                                                            */
-/* ------------------------------------------------------------------ */
-
-typedef struct stale_ctx {
-    sched_cache *c;
-    char **names;
-    size_t n, cap;
-    int oom;
-} stale_ctx;
-
-static void collect_stale(void *ud, const char *name, void *value)
-{
-    stale_ctx *s = ud;
-    const node_item *it = fw_strmap_get(&s->c->nodes, name);
-
-    (void)value;
-    if (s->oom || (it && it->info->node))
-        return;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        char **a = realloc(s->names, cap * sizeof(*a));
-        if (!a) {
-            s->oom = 1;
-            return;
-        }
-        s->names = a;
-        s->cap = cap;
-    }
-    s->names[s->n] = strdup(name);
-    if (!s->names[s->n])
-        s->oom = 1;
-    else
-        s->n++;
-}
-
-/* removeDeletedNodesFromSnapshot. */
-static int remove_deleted(sched_cache *c, fw_snapshot *s)
-{
-    stale_ctx st = {c, NULL, 0, 0, 0};
-
-    fw_strmap_foreach(&s->by_name, collect_stale, &st);
-    for (size_t i = 0; i < st.n; i++) {
-        fw_snapshot_remove(s, st.names[i]);
-        free(st.names[i]);
-    }
-    free(st.names);
-    return st.oom ? KUBE_ENOMEM : KUBE_OK;
-}
-
-static int rebuild_all(sched_cache *c, fw_snapshot *s)
-{
-    size_t n = 0;
-    int rc = tree_list(c, &n);
-
-    if (rc == KUBE_OK)
-        rc = fw_snapshot_rebuild_lists(s, c->order, n);
-    return rc;
-}
-
-static int update_snapshot_locked(sched_cache *c, fw_snapshot *s)
-{
-    int64_t gen = s->generation;
-    int all = 0, aff = 0, anti = 0, rc = KUBE_OK;
-
-    for (node_item *it = c->head; it && rc == KUBE_OK; it = it->next) {
-        int added = 0, a = 0, b = 0;
-        if (it->info->generation <= gen)
-            break;
-        if (!it->info->node)
-            continue;
-        rc = fw_snapshot_upsert(s, it->info, &added, &a, &b);
-        all |= added;
-        aff |= a;
-        anti |= b;
-    }
-    if (rc == KUBE_OK && c->head && c->head->info->generation > s->generation)
-        s->generation = c->head->info->generation;
-    if (rc == KUBE_OK && fw_strmap_len(&s->by_name) > c->tree_nodes) {
-        rc = remove_deleted(c, s);
-        all = 1;
-    }
-    if (rc == KUBE_OK && all)
-        rc = rebuild_all(c, s);
-    else if (rc == KUBE_OK && (aff || anti))
-        rc = fw_snapshot_rebuild_affinity_lists(s);
-    if (rc == KUBE_OK && s->n_list != c->tree_nodes) {
-        KLOG_ERROR("snapshot state is not consistent, length of NodeInfoList=%zu not equal to "
-                   "length of nodes in tree=%zu, length of NodeInfoMap=%zu, length of nodes in "
-                   "cache=%zu, trying to recover",
-                   s->n_list, c->tree_nodes, fw_strmap_len(&s->by_name), fw_strmap_len(&c->nodes));
-        rc = rebuild_all(c, s);
-        if (rc == KUBE_OK)
-            rc = KUBE_ESERVER;
-    }
-    return rc;
-}
-
-int sched_cache_update_snapshot(sched_cache *c, fw_snapshot *s)
-{
-    int rc;
-
-    pthread_mutex_lock(&c->mu);
-    rc = update_snapshot_locked(c, s);
     pthread_mutex_unlock(&c->mu);
     return rc;
 }
@@ -1033,7 +720,7 @@ size_t sched_cache_cleanup_assumed(sched_cache *c)
 void sched_cache_get_counts(sched_cache *c, sched_cache_counts *out)
 {
     pthread_mutex_lock(&c->mu);
-    out->nodes = c->tree_nodes;
+    out->nodes = c->tree.n_nodes;
     out->pods = c->pods.len;
     out->assumed = c->n_assumed;
     pthread_mutex_unlock(&c->mu);
@@ -1041,17 +728,18 @@ void sched_cache_get_counts(sched_cache *c, sched_cache_counts *out)
 
 int sched_cache_node_order(sched_cache *c, char ***out, size_t *n)
 {
+    const char *const *names = NULL;
     int rc;
 
     *out = NULL;
     *n = 0;
     pthread_mutex_lock(&c->mu);
-    rc = tree_list(c, n);
+    rc = sched_node_tree_list(&c->tree, &names, n);
     if (rc == KUBE_OK && *n) {
         *out = calloc(*n, sizeof(char *));
         rc = *out ? KUBE_OK : KUBE_ENOMEM;
         for (size_t i = 0; rc == KUBE_OK && i < *n; i++) {
-            (*out)[i] = strdup(c->order[i]);
+            (*out)[i] = strdup(names[i]);
             if (!(*out)[i])
                 rc = KUBE_ENOMEM;
         }
@@ -1067,3 +755,4 @@ int sched_cache_node_order(sched_cache *c, char ***out, size_t *n)
     pthread_mutex_unlock(&c->mu);
     return rc;
 }
+
