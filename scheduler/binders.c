@@ -1,0 +1,228 @@
+/*
+ * scheduler/binders.c - the binding threads: a fixed pool that runs the
+ * binding cycles of assumed pods (kube-scheduler runs each in a goroutine),
+ * a thread of its own for each pod a Permit plugin makes wait (so waiting
+ * pods never hold the pool), and their orderly stop.
+ */
+#include "scheduler_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/errors.h"
+#include "kube/log.h"
+
+static void bind_done(sched_scheduler *s, bind_job *job)
+{
+    fw_cycle_state_free(job->cs);
+    free(job);
+    pthread_mutex_lock(&s->mu);
+    if (--s->in_flight == 0)
+        pthread_cond_broadcast(&s->idle_cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void *binder_main(void *arg)
+{
+    sched_scheduler *s = arg;
+
+    pthread_setname_np(pthread_self(), "sched-bind");
+    static const char *const op[] = {"binding"};
+
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        bind_job *job;
+        while (!s->jobs_head && !s->binders_exit)
+            pthread_cond_wait(&s->bind_cv, &s->mu);
+        if (!s->jobs_head)
+            break;
+        job = s->jobs_head;
+        s->jobs_head = job->next;
+        if (!s->jobs_head)
+            s->jobs_tail = NULL;
+        pthread_mutex_unlock(&s->mu);
+        sched_metric_add(s->cm.goroutines, op, 1);
+        sched_binding_cycle(s, job);
+        sched_metric_add(s->cm.goroutines, op, -1);
+        bind_done(s, job);
+        pthread_mutex_lock(&s->mu);
+        s->pool_jobs--;
+        pthread_cond_signal(&s->space_cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+void sched_binders_submit(sched_scheduler *s, bind_job *job)
+{
+    size_t cap = s->n_binders * (1 + BIND_BACKLOG_PER_WORKER);
+
+    pthread_mutex_lock(&s->mu);
+    while (s->pool_jobs >= cap && !s->binders_exit)
+        pthread_cond_wait(&s->space_cv, &s->mu);
+    s->in_flight++;
+    s->pool_jobs++;
+    if (s->jobs_tail)
+        s->jobs_tail->next = job;
+    else
+        s->jobs_head = job;
+    s->jobs_tail = job;
+    pthread_cond_signal(&s->bind_cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void *waiter_main(void *arg)
+{
+    waiter *w = arg;
+
+    pthread_setname_np(pthread_self(), "sched-permit");
+    sched_scheduler *s = w->s;
+
+    sched_binding_cycle(s, w->job);
+    bind_done(s, w->job);
+    pthread_mutex_lock(&s->mu);
+    w->done = 1;
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+int sched_binders_submit_waiting(sched_scheduler *s, bind_job *job)
+{
+    waiter *w = calloc(1, sizeof(*w));
+
+    if (!w)
+        return 0;
+    w->s = s;
+    w->job = job;
+    pthread_mutex_lock(&s->mu);
+    s->in_flight++;
+    if (pthread_create(&w->thread, NULL, waiter_main, w) != 0) {
+        s->in_flight--;
+        pthread_mutex_unlock(&s->mu);
+        free(w);
+        return 0;
+    }
+    w->next = s->waiters;
+    s->waiters = w;
+    pthread_mutex_unlock(&s->mu);
+    return 1;
+}
+
+void sched_binders_reap(sched_scheduler *s, int all)
+{
+    waiter *done = NULL, **pp;
+
+    pthread_mutex_lock(&s->mu);
+    for (pp = &s->waiters; *pp;) {
+        waiter *w = *pp;
+        if (all || w->done) {
+            *pp = w->next;
+            w->next = done;
+            done = w;
+        } else {
+            pp = &w->next;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    while (done) {
+        waiter *w = done;
+        done = w->next;
+        pthread_join(w->thread, NULL);
+        free(w);
+    }
+}
+
+int sched_binders_start(sched_scheduler *s)
+{
+    s->binders = calloc(s->n_binders, sizeof(*s->binders));
+    if (!s->binders)
+        return KUBE_ENOMEM;
+    for (size_t i = 0; i < s->n_binders; i++) {
+        if (pthread_create(&s->binders[i], NULL, binder_main, s) != 0) {
+            s->n_binders = i;
+            return KUBE_ENOMEM;
+        }
+    }
+    return KUBE_OK;
+}
+
+typedef struct uid_list {
+    char **uids;
+    size_t n, cap;
+} uid_list;
+
+static void collect_waiting(void *ud, const fw_pod_info *pod, const char *const *pending,
+                            size_t n_pending)
+{
+    uid_list *l = ud;
+
+    (void)pending;
+    (void)n_pending;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        char **a = realloc(l->uids, cap * sizeof(*a));
+        if (!a)
+            return;
+        l->uids = a;
+        l->cap = cap;
+    }
+    l->uids[l->n] = strdup(pod->uid);
+    if (l->uids[l->n])
+        l->n++;
+}
+
+/* Rejects every pod waiting on Permit, so their binding threads end. */
+static void reject_waiting(sched_scheduler *s)
+{
+    for (size_t i = 0; i < s->n_fws; i++) {
+        uid_list l = {NULL, 0, 0};
+        fw_framework_foreach_waiting_pod(s->fws[i], collect_waiting, &l);
+        for (size_t k = 0; k < l.n; k++) {
+            fw_framework_reject_waiting_pod(s->fws[i], l.uids[k], "", "scheduler stopping");
+            free(l.uids[k]);
+        }
+        free(l.uids);
+    }
+}
+
+/* Waits for the bind jobs, at most timeout_ms; 1 when none is left. */
+static int wait_binds(sched_scheduler *s, long timeout_ms)
+{
+    struct timespec ts;
+    int idle;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&s->mu);
+    while (s->in_flight > 0 && pthread_cond_timedwait(&s->idle_cv, &s->mu, &ts) != ETIMEDOUT)
+        ;
+    idle = s->in_flight == 0;
+    pthread_mutex_unlock(&s->mu);
+    return idle;
+}
+
+void sched_binders_stop(sched_scheduler *s, long timeout_ms)
+{
+    if (!wait_binds(s, timeout_ms > 0 ? timeout_ms : 0)) {
+        KLOG_WARN("binding still in flight after %ld ms; rejecting pods waiting on permit",
+                  timeout_ms);
+        reject_waiting(s);
+    }
+    pthread_mutex_lock(&s->mu);
+    s->binders_exit = 1;
+    pthread_cond_broadcast(&s->bind_cv);
+    pthread_cond_broadcast(&s->space_cv);
+    pthread_mutex_unlock(&s->mu);
+    for (size_t i = 0; i < s->n_binders; i++)
+        pthread_join(s->binders[i], NULL);
+    s->n_binders = 0;
+    sched_binders_reap(s, 1);
+}
+

@@ -1,0 +1,555 @@
+/*
+ * scheduler/schedule_one.c - kube-scheduler's schedule_one.go: the
+ * scheduling thread (scheduleOne: Filter, Score, assume, Reserve, Permit),
+ * the binding cycle a binding thread runs (WaitOnPermit, PreBind, Bind,
+ * PostBind, handleBindingCycleError) and handleSchedulingFailure
+ * (PodScheduled condition, nominatedNodeName, FailedScheduling event).
+ */
+#include "scheduler_int.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/api.h"
+#include "kube/buf.h"
+#include "kube/errors.h"
+#include "kube/log.h"
+#include "kube/pod.h"
+#include "kube/recorder.h"
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+static kube_recorder *recorder_for(sched_scheduler *s, const fw_framework *fw)
+{
+    for (size_t i = 0; i < s->n_fws; i++)
+        if (s->fws[i] == fw)
+            return s->recorders[i];
+    return NULL;
+}
+
+static double since_s(int64_t t0)
+{
+    return (double)(kube_now_ns() - t0) / 1e9;
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return h ? h : 1;
+}
+
+/* rand.Intn(100) < PLUGIN_METRICS_SAMPLE_PERCENT, per thread. */
+static int sample_plugin_metrics(void)
+{
+    static __thread uint64_t x;
+
+    if (!x)
+        x = (uint64_t)kube_now_ns() | 1;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return (int)(x % 100) < PLUGIN_METRICS_SAMPLE_PERCENT;
+}
+
+static void pod_ref(const kube_pod *pod, kube_recorder_ref *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->kind = "Pod";
+    r->api_version = "v1";
+    r->namespace_ = pod->base.meta.namespace_;
+    r->name = pod->base.meta.name;
+    r->uid = pod->base.meta.uid;
+    r->resource_version = pod->base.meta.resource_version;
+}
+
+/* truncateMessage: at most NOTE_LENGTH_LIMIT bytes, " ..." when cut (on a
+ * UTF-8 boundary). */
+static void truncate_note(const char *msg, char *out, size_t n)
+{
+    size_t len = strlen(msg), cut;
+
+    if (len < n && len <= NOTE_LENGTH_LIMIT) {
+        memcpy(out, msg, len + 1);
+        return;
+    }
+    cut = NOTE_LENGTH_LIMIT - 4;
+    if (cut > n - 5)
+        cut = n - 5;
+    while (cut > 0 && ((unsigned char)msg[cut] & 0xC0) == 0x80)
+        cut--;
+    memcpy(out, msg, cut);
+    memcpy(out + cut, " ...", 5);
+}
+
+/* ------------------------------------------------------------------ */
+/* handleSchedulingFailure                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct failure {
+    fw_code code;
+    const char *msg;
+    const char *const *plugins;  /* rejecting plugins (FitError) */
+    size_t n_plugins;
+    fw_nominating_mode mode;     /* NominatingInfo */
+    const char *node;
+    int64_t start_ns;
+} failure;
+
+static int is_unschedulable(fw_code c)
+{
+    return c == FW_UNSCHEDULABLE || c == FW_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
+/* podutil.UpdatePodCondition would change something. */
+static int condition_changed(const kube_pod *pod, const char *reason, uint64_t msg_hash,
+                             uint64_t last_hash, int *status_changed)
+{
+    const kube_pod_condition *c = kube_pod_condition_get(pod, "PodScheduled");
+
+    *status_changed = !c || strcmp(c->status, "False");
+    if (*status_changed || strcmp(c->reason, reason))
+        return 1;
+    return msg_hash != last_hash;
+}
+
+static cJSON *status_patch(const char *reason, const char *msg, int with_condition,
+                           int status_changed, int set_nnn, const char *nnn)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *status = cJSON_AddObjectToObject(root, "status");
+    char now[40];
+
+    if (with_condition) {
+        cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddItemToArray(conds, c);
+        cJSON_AddStringToObject(c, "type", "PodScheduled");
+        cJSON_AddStringToObject(c, "status", "False");
+        cJSON_AddStringToObject(c, "reason", reason);
+        cJSON_AddStringToObject(c, "message", msg);
+        if (status_changed) {
+            kube_time_rfc3339(now, sizeof(now));
+            cJSON_AddNullToObject(c, "lastProbeTime");
+            cJSON_AddStringToObject(c, "lastTransitionTime", now);
+        }
+    }
+    if (set_nnn) {
+        if (nnn && *nnn)
+            cJSON_AddStringToObject(status, "nominatedNodeName", nnn);
+        else
+            cJSON_AddNullToObject(status, "nominatedNodeName");
+    }
+    return root;
+}
+
+/* updatePod: the PodScheduled=False condition and nominatedNodeName. */
+static void update_pod_status(sched_scheduler *s, const kube_pod *pod, const char *reason,
+                              const char *msg, int cond_changed, int status_changed,
+                              const failure *f)
+{
+    int set_nnn = f->mode == FW_NOMINATING_OVERRIDE &&
+                  strcmp(pod->nominated_node_name, f->node ? f->node : "");
+    kube_status st;
+    cJSON *patch;
+    int rc;
+
+    if (!cond_changed && !set_nnn)
+        return;
+    patch = status_patch(reason, msg, cond_changed, status_changed, set_nnn, f->node);
+    if (!patch) {
+        KLOG_ERROR("out of memory building the status of pod %s/%s", pod->base.meta.namespace_,
+                   pod->base.meta.name);
+        return;
+    }
+    memset(&st, 0, sizeof(st));
+    rc = kube_api_patch_pod_status(s->client, pod->base.meta.namespace_, pod->base.meta.name,
+                                   patch, &st);
+    if (rc != KUBE_OK)
+        KLOG_ERROR("error updating pod %s/%s: %s", pod->base.meta.namespace_,
+                   pod->base.meta.name, st.message[0] ? st.message : kube_strerror(rc));
+    cJSON_Delete(patch);
+}
+
+/* Hands qp back to the queue with the informer's latest version of the
+ * pod; frees it when the pod is gone or assigned. */
+static void requeue(sched_scheduler *s, sched_queued_pod *qp, const kube_pod *cached)
+{
+    const fw_pod_info *pi = qp->info.pi;
+
+    if (!cached) {
+        KLOG_INFO("pod %s/%s doesn't exist in informer cache", pi->namespace_, pi->name);
+        sched_queued_pod_free(qp);
+        return;
+    }
+    if (*cached->node_name) {
+        KLOG_INFO("pod %s/%s has been assigned to node %s. Abort adding it back to queue.",
+                  pi->namespace_, pi->name, cached->node_name);
+        sched_queued_pod_free(qp);
+        return;
+    }
+    if (cached != pi->pod) {
+        fw_pod_info *fresh = NULL;
+        if (fw_pod_info_new((kube_pod *)cached, &fresh) == KUBE_OK)
+            sched_queued_pod_set_pod_info(qp, fresh);
+        fw_pod_info_unref(fresh);
+    }
+    sched_queue_add_unschedulable_if_not_present(s->queue, qp,
+                                                 sched_queue_scheduling_cycle(s->queue));
+}
+
+static void count_failure(sched_scheduler *s, const fw_framework *fw, const failure *f)
+{
+    int unsched = is_unschedulable(f->code);
+
+    sched_core_metrics_attempt(&s->cm, unsched ? "unschedulable" : "error",
+                               fw_framework_profile_name(fw), since_s(f->start_ns));
+    atomic_fetch_add(unsched ? &s->n_unschedulable : &s->n_errors, 1);
+}
+
+static void handle_failure(sched_scheduler *s, sched_queued_pod *qp, const failure *f)
+{
+    fw_framework *fw = qp->fw;
+    fw_pod_info *pi = fw_pod_info_ref(qp->info.pi);
+    const char *reason = is_unschedulable(f->code) ? "Unschedulable" : "SchedulerError";
+    kube_object *cached_obj = kube_informer_get(s->pod_inf, pi->namespace_, pi->name);
+    const kube_pod *cached = kube_pod_from(cached_obj);
+    const kube_pod *pod = cached ? cached : pi->pod;
+    uint64_t h = fnv1a(f->msg);
+    int status_changed = 0;
+    int changed = condition_changed(pod, reason, h, qp->condition_hash, &status_changed);
+    kube_recorder_ref ref;
+    char note[NOTE_LENGTH_LIMIT + 8];
+
+    count_failure(s, fw, f);
+    if (f->code == FW_ERROR)
+        KLOG_ERROR("error scheduling pod %s/%s; retrying: %s", pi->namespace_, pi->name, f->msg);
+    else
+        KLOG_V(2, "unable to schedule pod %s/%s; waiting: %s", pi->namespace_, pi->name, f->msg);
+    if (f->n_plugins && sched_queued_pod_set_unschedulable_plugins(qp, f->plugins, f->n_plugins))
+        KLOG_ERROR("out of memory recording the plugins that rejected %s/%s", pi->namespace_,
+                   pi->name);
+    if (changed)
+        qp->condition_hash = h;
+    requeue(s, qp, cached);
+    if (sched_nominator_add(s->nominator, pi, f->mode, f->node) != KUBE_OK)
+        KLOG_ERROR("out of memory nominating pod %s/%s", pi->namespace_, pi->name);
+    truncate_note(f->msg, note, sizeof(note));
+    pod_ref(pod, &ref);
+    kube_recorder_eventf(recorder_for(s, fw), &ref, NULL, KUBE_RECORDER_WARNING,
+                         "FailedScheduling", "Scheduling", "%s", note);
+    update_pod_status(s, pod, reason, f->msg, changed, status_changed, f);
+    kube_object_unref(cached_obj);
+    fw_pod_info_unref(pi);
+}
+
+/* A failure described by a status (non-FitError). */
+static void fail_with_status(sched_scheduler *s, sched_queued_pod *qp, const fw_status *st,
+                             int64_t start_ns)
+{
+    char *msg = fw_status_message_dup(st);
+    failure f = {fw_status_code(st), msg ? msg : "out of memory", NULL, 0,
+                 FW_NOMINATING_OVERRIDE, "", start_ns};
+
+    if (f.code == FW_SUCCESS || f.code == FW_SKIP || f.code == FW_WAIT)
+        f.code = FW_ERROR;
+    handle_failure(s, qp, &f);
+    free(msg);
+}
+
+/* A FitError on the single node a Reserve/Permit/WaitOnPermit rejected. */
+static void fail_on_node(sched_scheduler *s, sched_queued_pod *qp, const fw_status *st,
+                         const char *node, int64_t start_ns)
+{
+    fw_diagnosis d = FW_DIAGNOSIS_INIT;
+    char *msg = NULL;
+    const char *plugin = st->plugin;
+
+    if (fw_diagnosis_add_node(&d, node, fw_status_clone(st)) == KUBE_OK)
+        msg = fw_fit_error_message(1, &d);
+    if (!msg) {
+        fw_diagnosis_clear(&d);
+        fail_with_status(s, qp, st, start_ns);
+        return;
+    }
+    failure f = {st->code, msg, plugin ? &plugin : NULL, plugin ? 1 : 0,
+                 FW_NOMINATING_OVERRIDE, "", start_ns};
+    handle_failure(s, qp, &f);
+    free(msg);
+    fw_diagnosis_clear(&d);
+}
+
+/* ------------------------------------------------------------------ */
+/* Binding cycle                                                       */
+/* ------------------------------------------------------------------ */
+
+static int pre_check_other_pod(void *ud, const fw_pod_info *pi)
+{
+    return strcmp(pi->uid, ud) != 0;
+}
+
+/* handleBindingCycleError. */
+static void binding_failed(sched_scheduler *s, bind_job *job, fw_status *st)
+{
+    sched_queued_pod *qp = job->qp;
+    fw_pod_info *pi = fw_pod_info_ref(qp->info.pi);
+    int forgotten;
+
+    fw_framework_run_unreserve(qp->fw, job->cs, pi, job->node);
+    forgotten = sched_cache_forget_pod(s->cache, pi, job->node) == KUBE_OK;
+    if (!fw_status_is_unschedulable(st)) {
+        if (forgotten)
+            sched_queue_move_all(s->queue, &SCHED_EV_ASSIGNED_POD_DELETE, &pi->pod->base, NULL,
+                                 NULL, NULL);
+        fail_with_status(s, qp, st, job->start_ns);
+    } else {
+        fail_on_node(s, qp, st, job->node, job->start_ns);
+        if (forgotten)
+            sched_queue_move_all(s->queue, &SCHED_EV_ASSIGNED_POD_DELETE, &pi->pod->base, NULL,
+                                 pre_check_other_pod, (void *)pi->uid);
+    }
+    fw_pod_info_unref(pi);
+}
+
+static const char *attempts_label(int attempts, char *buf, size_t n)
+{
+    if (attempts >= 15)
+        return "15+";
+    snprintf(buf, n, "%d", attempts);
+    return buf;
+}
+
+static void bound(sched_scheduler *s, bind_job *job)
+{
+    sched_queued_pod *qp = job->qp;
+    const fw_pod_info *pi = qp->info.pi;
+    const char *profile = fw_framework_profile_name(qp->fw);
+    kube_recorder_ref ref;
+    char buf[16];
+    const char *label = attempts_label(qp->info.attempts, buf, sizeof(buf));
+    double attempts = qp->info.attempts;
+
+    KLOG_V(2, "successfully bound pod %s/%s to node %s", pi->namespace_, pi->name, job->node);
+    pod_ref(pi->pod, &ref);
+    kube_recorder_eventf(recorder_for(s, qp->fw), &ref, NULL, KUBE_RECORDER_NORMAL, "Scheduled",
+                         "Binding", "Successfully assigned %s/%s to %s", pi->namespace_, pi->name,
+                         job->node);
+    sched_core_metrics_attempt(&s->cm, "scheduled", profile, since_s(job->start_ns));
+    sched_metric_observe(s->cm.pod_scheduling_attempts, NULL, attempts);
+    if (qp->info.initial_attempt_ns)
+        sched_metric_observe(s->cm.pod_scheduling_sli_duration, &label,
+                             since_s(qp->info.initial_attempt_ns));
+    atomic_fetch_add(&s->n_scheduled, 1);
+}
+
+void sched_binding_cycle(sched_scheduler *s, bind_job *job)
+{
+    sched_queued_pod *qp = job->qp;
+    fw_framework *fw = qp->fw;
+    fw_pod_info *pi = qp->info.pi;
+    fw_status *st = fw_framework_wait_on_permit(fw, pi);
+
+    if (fw_status_is_success(st))
+        st = fw_framework_run_pre_bind(fw, job->cs, pi, job->node);
+    if (fw_status_is_success(st)) {
+        st = fw_framework_run_bind(fw, job->cs, pi, job->node);
+        sched_cache_finish_binding(s->cache, pi);
+        if (fw_status_is_skip(st)) {
+            fw_status_free(st);
+            st = fw_status_error(KUBE_EINVAL, "no bind plugin bound pod %s/%s", pi->namespace_,
+                                 pi->name);
+        }
+    }
+    if (!fw_status_is_success(st)) {
+        KLOG_V(1, "failed to bind pod %s/%s", pi->namespace_, pi->name);
+        binding_failed(s, job, st);
+        fw_status_free(st);
+        return;
+    }
+    bound(s, job);
+    fw_framework_run_post_bind(fw, job->cs, pi, job->node);
+    sched_queued_pod_free(qp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Scheduling cycle                                                    */
+/* ------------------------------------------------------------------ */
+
+/* The pod could fit no node: PostFilter, then the FitError. */
+static void no_fit(sched_scheduler *s, sched_queued_pod *qp, fw_cycle_state *cs,
+                   fw_diagnosis *d, int64_t start_ns)
+{
+    fw_post_filter_result pf = {FW_NOMINATING_NOOP, ""};
+    char *msg;
+
+    if (fw_framework_has_post_filter_plugins(qp->fw)) {
+        fw_status *pst = fw_framework_run_post_filter(qp->fw, cs, qp->info.pi, d, &pf);
+        char *pmsg = fw_status_message_dup(pst);
+        if (fw_status_code(pst) == FW_ERROR)
+            KLOG_ERROR("status after running PostFilter plugins for pod %s/%s: %s",
+                       qp->info.pi->namespace_, qp->info.pi->name, pmsg ? pmsg : "");
+        fw_diagnosis_set_post_filter_msg(d, pmsg && *pmsg ? pmsg : NULL);
+        free(pmsg);
+        fw_status_free(pst);
+    }
+    msg = fw_fit_error_message((int)s->snap->n_list, d);
+    failure f = {FW_UNSCHEDULABLE, msg ? msg : "out of memory",
+                 (const char *const *)d->unschedulable_plugins, d->n_unschedulable_plugins,
+                 pf.mode, pf.node, start_ns};
+    handle_failure(s, qp, &f);
+    free(msg);
+}
+
+/* Reserve and Permit after assume: 1 when the pod may bind, 2 when a
+ * Permit plugin made it wait, 0 when it failed (handled). */
+static int reserve_and_permit(sched_scheduler *s, sched_queued_pod *qp, fw_cycle_state *cs,
+                              const char *host, int64_t start_ns)
+{
+    fw_framework *fw = qp->fw;
+    fw_pod_info *pi = qp->info.pi;
+    fw_status *st = fw_framework_run_reserve(fw, cs, pi, host);
+
+    if (fw_status_is_success(st)) {
+        st = fw_framework_run_permit(fw, cs, pi, host);
+        if (fw_status_is_wait(st) || fw_status_is_success(st)) {
+            int waits = fw_status_is_wait(st);
+            fw_status_free(st);
+            return waits ? 2 : 1;
+        }
+    }
+    fw_framework_run_unreserve(fw, cs, pi, host);
+    sched_cache_forget_pod(s->cache, pi, host);
+    if (fw_status_is_unschedulable(st))
+        fail_on_node(s, qp, st, host, start_ns);
+    else
+        fail_with_status(s, qp, st, start_ns);
+    fw_status_free(st);
+    return 0;
+}
+
+/* skipPodSchedule. */
+static int skip_pod(sched_scheduler *s, sched_queued_pod *qp)
+{
+    const fw_pod_info *pi = qp->info.pi;
+    kube_recorder_ref ref;
+
+    if (pi->pod->base.meta.deleting) {
+        pod_ref(pi->pod, &ref);
+        kube_recorder_eventf(recorder_for(s, qp->fw), &ref, NULL, KUBE_RECORDER_WARNING,
+                             "FailedScheduling", "Scheduling", "skip schedule deleting pod: %s/%s",
+                             pi->namespace_, pi->name);
+        return 1;
+    }
+    if (sched_cache_is_assumed(s->cache, pi->uid)) {
+        KLOG_V(3, "skip schedule pod %s/%s: it is assumed", pi->namespace_, pi->name);
+        return 1;
+    }
+    return 0;
+}
+
+static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
+{
+    int64_t start = kube_now_ns();
+    fw_cycle_state *cs;
+    fw_diagnosis d = FW_DIAGNOSIS_INIT;
+    fw_schedule_result res;
+    fw_status *st = NULL;
+    int rc, permitted;
+
+    if (skip_pod(s, qp)) {
+        sched_queued_pod_free(qp);
+        return;
+    }
+    atomic_fetch_add(&s->n_attempts, 1);
+    cs = fw_cycle_state_new();
+    if (!cs) {
+        st = fw_status_error(KUBE_ENOMEM, NULL);
+        fail_with_status(s, qp, st, start);
+        fw_status_free(st);
+        return;
+    }
+    fw_cycle_state_set_record_plugin_metrics(cs, sample_plugin_metrics());
+    rc = sched_cache_update_snapshot(s->cache, s->snap);
+    if (rc != KUBE_OK)
+        st = fw_status_error(rc, "updating the scheduler snapshot: %s", kube_strerror(rc));
+    else
+        st = fw_framework_schedule_pod(qp->fw, cs, qp->info.pi, s->snap, &s->st, &d, &res);
+    if (fw_status_code(st) == FW_UNSCHEDULABLE) {
+        no_fit(s, qp, cs, &d, start);
+        goto out;
+    }
+    if (!fw_status_is_success(st)) {
+        fail_with_status(s, qp, st, start);
+        goto out;
+    }
+    sched_metric_observe(s->cm.scheduling_algorithm_duration, NULL, since_s(start));
+    rc = sched_cache_assume_pod(s->cache, qp->info.pi, res.suggested_host);
+    if (rc != KUBE_OK) {
+        st = fw_status_error(rc, "assuming pod %s/%s: %s", qp->info.pi->namespace_,
+                             qp->info.pi->name, kube_strerror(rc));
+        fail_with_status(s, qp, st, start);
+        goto out;
+    }
+    permitted = reserve_and_permit(s, qp, cs, res.suggested_host, start);
+    if (!permitted)
+        goto out;
+    bind_job *job = calloc(1, sizeof(*job));
+    if (!job) {
+        fw_framework_run_unreserve(qp->fw, cs, qp->info.pi, res.suggested_host);
+        sched_cache_forget_pod(s->cache, qp->info.pi, res.suggested_host);
+        st = fw_status_error(KUBE_ENOMEM, NULL);
+        fail_with_status(s, qp, st, start);
+        goto out;
+    }
+    job->qp = qp;
+    job->cs = cs;
+    job->start_ns = start;
+    kube_strlcpy(job->node, res.suggested_host, sizeof(job->node));
+    cs = NULL;
+    if (permitted != 2 || !sched_binders_submit_waiting(s, job))
+        sched_binders_submit(s, job);
+out:
+    fw_status_free(st);
+    fw_diagnosis_clear(&d);
+    fw_cycle_state_free(cs);
+}
+
+void *sched_cycle_main(void *arg)
+{
+    sched_scheduler *s = arg;
+
+    pthread_setname_np(pthread_self(), "sched-cycle");
+    int synced = 0;
+
+    while (!atomic_load(&s->stopping)) {
+        sched_queued_pod *qp = NULL;
+        int rc;
+        if (!atomic_load(&s->active)) {
+            sched_wait_ms(s, POP_POLL_MS);
+            continue;
+        }
+        if (!synced) {
+            synced = kube_hub_wait_synced(s->hub, POP_POLL_MS) == KUBE_OK;
+            continue;
+        }
+        rc = sched_queue_pop_timeout(s->queue, POP_POLL_MS, &qp);
+        if (rc == KUBE_ECANCELED)
+            break;
+        if (rc != KUBE_OK)
+            continue;
+        if (!atomic_load(&s->active) || atomic_load(&s->stopping)) {
+            sched_queue_add_unschedulable_if_not_present(s->queue, qp,
+                                                         sched_queue_scheduling_cycle(s->queue));
+            continue;
+        }
+        schedule_one(s, qp);
+    }
+    return NULL;
+}
+

@@ -1,0 +1,123 @@
+/*
+ * scheduler/scheduler_int.h - the scheduler's state, shared by its files:
+ * scheduler.c (construction, lifecycle, leadership, housekeeping),
+ * schedule_one.c (the scheduling and binding cycles) and binders.c (the
+ * binding threads). Not a public header.
+ */
+#ifndef SCHED_SCHEDULER_INT_H
+#define SCHED_SCHEDULER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "eventhandlers.h"
+#include "kube/informer.h"
+#include "kube/leader.h"
+#include "kube/recorder.h"
+#include "scheduler.h"
+
+#define DEFAULT_BINDING_WORKERS 8
+/* Pods assumed and waiting for a binding thread, per thread: the
+ * scheduling thread waits beyond that (each holds its cycle state). */
+#define BIND_BACKLOG_PER_WORKER 4
+#define PLUGIN_METRICS_SAMPLE_PERCENT 10
+#define POP_POLL_MS 200
+#define HOUSEKEEPING_MS 1000
+#define NOTE_LENGTH_LIMIT 1024
+#define POD_SELECTOR "status.phase!=Succeeded,status.phase!=Failed"
+#define EVENT_STOP_DEADLINE_MS 2000
+
+/* A pod handed from the scheduling thread to a binding thread. */
+typedef struct bind_job {
+    struct bind_job *next;
+    sched_queued_pod *qp;
+    fw_cycle_state *cs;
+    char node[254];
+    int64_t start_ns;
+} bind_job;
+
+/* A pod a Permit plugin made wait gets a thread of its own (kube-scheduler
+ * runs every binding cycle in its own goroutine): waiting pods must not
+ * hold the pool's threads, or pods they wait for could never bind. */
+typedef struct waiter {
+    struct waiter *next;
+    struct sched_scheduler *s;
+    bind_job *job;
+    pthread_t thread;
+    int done;
+} waiter;
+
+struct sched_scheduler {
+    const sched_config *cfg;
+    kube_client *client, *leader_client;
+    char *identity;
+    void (*on_lost)(void *ud);
+    void *ud;
+
+    sched_metrics *metrics;
+    int own_metrics;
+    sched_core_metrics cm;
+    kube_hub *hub;
+    kube_informer *pod_inf, *node_inf;
+    fw_parallelizer *par;
+    fw_snapshot *snap;
+    kube_recorder **recorders;   /* one per profile */
+    fw_framework **fws;
+    size_t n_fws;
+    sched_queue *queue;
+    sched_nominator *nominator;  /* built before the frameworks and the queue */
+    sched_cache *cache;
+    sched_event_ctx ev;
+    fw_sched_state st;
+    kube_leader *leader;
+
+    pthread_mutex_t mu;          /* guards the flags' waits and the bind queue */
+    pthread_cond_t cv;           /* leadership, stop */
+    pthread_cond_t bind_cv;      /* bind jobs queued, stop */
+    pthread_cond_t space_cv;     /* the pool's backlog shrank */
+    pthread_cond_t idle_cv;      /* in_flight reached 0 */
+    atomic_int active;           /* leading (or no election) */
+    atomic_int stopping;
+    int started, stopped;
+    pthread_t sched_thread, house_thread;
+    pthread_t *binders;
+    size_t n_binders;
+    bind_job *jobs_head, *jobs_tail;
+    size_t in_flight;            /* jobs queued or running, waiters included */
+    size_t pool_jobs;            /* jobs queued or running in the pool */
+    waiter *waiters;             /* permit-waiting pods' threads */
+    int binders_exit;
+
+    atomic_uint_fast64_t n_attempts, n_scheduled, n_unschedulable, n_errors;
+};
+
+/* Waits up to ms on s->cv (leadership changes and stop wake it). */
+void sched_wait_ms(sched_scheduler *s, long ms);
+
+/* schedule_one.c */
+
+/* The scheduling thread: pops pods while active and schedules each. */
+void *sched_cycle_main(void *arg);
+/* bindingCycle: WaitOnPermit, PreBind, Bind (+FinishBinding), PostBind;
+ * a failure goes through handleBindingCycleError. Frees or requeues the
+ * job's pod; the job itself is the caller's. */
+void sched_binding_cycle(sched_scheduler *s, bind_job *job);
+
+/* binders.c */
+
+/* Starts s->n_binders pool threads. KUBE_OK or KUBE_ENOMEM. */
+int sched_binders_start(sched_scheduler *s);
+/* Queues a job for the pool (ownership passes), waiting while its backlog
+ * is full. */
+void sched_binders_submit(sched_scheduler *s, bind_job *job);
+/* A binding thread of its own for a pod waiting on Permit (ownership of
+ * job passes on success); 0 when none could be started (the caller then
+ * uses the pool). */
+int sched_binders_submit_waiting(sched_scheduler *s, bind_job *job);
+/* Joins waiter threads that ended (all of them when all is set). */
+void sched_binders_reap(sched_scheduler *s, int all);
+/* Waits up to timeout_ms for the jobs in flight, rejects pods still
+ * waiting on Permit, then ends and joins every binding thread. */
+void sched_binders_stop(sched_scheduler *s, long timeout_ms);
+
+#endif
