@@ -25,7 +25,8 @@
 
 #include "common/flags.h"
 #include "common/procstat.h"
-#include "config.h"
+#include "config/config.h"
+#include "plugins/registry.h"
 #include "framework/framework.h"
 #include "harness.h"
 #include "kube/api.h"
@@ -82,7 +83,7 @@ static fw_plugin_desc g_sticky;
 
 static fw_registry counting_registry(void)
 {
-    const fw_registry *def = fw_registry_default();
+    const fw_registry *def = plugin_registry_in_tree();
     g_sticky = plugin_stickyvm;
     g_sticky.filter = counting_filter;
     g_sticky.post_bind = counting_post_bind;
@@ -317,8 +318,10 @@ static int setup_objects(bench *b)
 static int start_scheduler(bench *b)
 {
     char err[512] = "";
-    int rc = sched_config_load_string(sched_yaml, sizeof(sched_yaml) - 1, "bench", &b->reg,
-                                      &b->sched_cfg, err, sizeof(err));
+    int rc = sched_config_load_string(sched_yaml, sizeof(sched_yaml) - 1, "bench", &b->sched_cfg,
+                                      err, sizeof(err));
+    if (rc == KUBE_OK)
+        rc = fw_config_resolve(b->sched_cfg, &b->reg, err, sizeof(err));
     if (rc == KUBE_OK) {
         sched_scheduler_options o = {.config = b->sched_cfg,
                                      .client = b->sched_client,

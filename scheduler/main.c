@@ -17,7 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "config/config.h"
+#include "plugins/registry.h"
 #include "framework/framework.h"
 #include "kube/buf.h"
 #include "kube/client.h"
@@ -247,11 +248,15 @@ static int load_config(const flags *fl, sched_config **out)
     int rc;
 
     if (fl->config)
-        rc = sched_config_load_file(fl->config, NULL, out, err, sizeof(err));
+        rc = sched_config_load_file(fl->config, out, err, sizeof(err));
     else
-        rc = sched_config_default(NULL, out, err, sizeof(err));
+        rc = sched_config_default(out, err, sizeof(err));
+    if (rc == KUBE_OK)
+        rc = fw_config_resolve(*out, plugin_registry_in_tree(), err, sizeof(err));
     if (rc != KUBE_OK) {
         fprintf(stderr, "Error: %s\n", err[0] ? err : kube_strerror(rc));
+        sched_config_free(*out);
+        *out = NULL;
         return rc;
     }
     rc = apply_flags(fl, *out);

@@ -24,6 +24,7 @@
 #include "kube/log.h"
 #include "kube/pod.h"
 #include "kube/recorder.h"
+#include "plugins/registry.h"
 
 /* ------------------------------------------------------------------ */
 /* The nominator's pod lister                                          */
@@ -310,7 +311,7 @@ int sched_scheduler_new(const sched_scheduler_options *o, sched_scheduler **out,
     if (rc == KUBE_OK)
         rc = sched_nominator_new(pod_pending, s, &s->nominator);
     if (rc == KUBE_OK)
-        rc = build_frameworks(s, o->registry ? o->registry : fw_registry_default(), err, errlen);
+        rc = build_frameworks(s, o->registry ? o->registry : plugin_registry_in_tree(), err, errlen);
     if (rc == KUBE_OK)
         rc = build_queue_and_cache(s);
     if (rc == KUBE_OK)

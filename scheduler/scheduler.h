@@ -37,7 +37,7 @@
 #include <stdint.h>
 
 #include "cache/cache.h"
-#include "config.h"
+#include "config/config.h"
 #include "framework/framework.h"
 #include "kube/client.h"
 #include "metrics.h"
@@ -53,7 +53,7 @@ typedef struct sched_scheduler_options {
      * NULL then is KUBE_EINVAL. */
     kube_client *leader_client;
     const char *identity;           /* leader identity; NULL: "<hostname>_<uuid>" */
-    const fw_registry *registry;    /* NULL: fw_registry_default() */
+    const fw_registry *registry;    /* NULL: plugin_registry_in_tree() */
     sched_metrics *metrics;         /* registry to register into; NULL: a private one */
     int binding_workers;            /* binding threads (each keeps one API connection); 0: 8 */
     /* Called once, on the elector's thread, when leadership is lost (not

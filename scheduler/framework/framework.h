@@ -7,7 +7,7 @@
  * plus the node-finding and host-selection steps of schedule_one.go).
  *
  * Include only this header: it pulls in status.h, cycle_state.h, types.h,
- * parallelize.h and ../config.h.
+ * parallelize.h and config/config.h.
  *
  * Conventions for plugins:
  *   - A plugin is a `const fw_plugin_desc` with static storage, declared in
@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "framework/cycle_state.h"
 #include "framework/parallelize.h"
 #include "framework/status.h"
@@ -251,19 +251,26 @@ typedef struct fw_plugin_desc {
 /* Registry                                                            */
 /* ------------------------------------------------------------------ */
 
+/* The plugins a framework can be built from, by name (kube-scheduler's
+ * runtime.Registry). The in-tree one is scheduler/plugins/registry.h's. */
 typedef struct fw_registry {
     const fw_plugin_desc *const *plugins;
     size_t n;
 } fw_registry;
 
-/* The built-in registry: every descriptor of scheduler/plugins/
- * registry_list.c. Static storage. */
-const fw_registry *fw_registry_default(void);
 /* The descriptor named name, or NULL. */
 const fw_plugin_desc *fw_registry_find(const fw_registry *r, const char *name);
-/* 1 when name is an in-tree plugin of kube-scheduler v1.28 (so a config
- * naming it that stickyvm lacks gets "not implemented", not "unknown"). */
-int fw_upstream_plugin_known(const char *name);
+
+/* Resolves a loaded configuration against reg, profile by profile: every
+ * plugin the file names must be in reg ("unknown plugin", or "not
+ * implemented by stickyvm-scheduler" for kube-scheduler's own; disabling
+ * one is accepted); default plugins reg lacks leave the profile (one
+ * warning); each pluginConfig entry's args are decoded, validated and
+ * defaulted by its plugin's default_args hook, and every enabled plugin
+ * that takes args and has no entry gets one. Errors name the file and
+ * field as config.h shows. Idempotent (resolved profiles are skipped).
+ * KUBE_OK, KUBE_ECONFIG (message in err), KUBE_ENOMEM. */
+int fw_config_resolve(sched_config *cfg, const fw_registry *reg, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ */
 /* Services the scheduler provides, and the handle plugins get         */
@@ -401,7 +408,9 @@ const char *fw_point_name(fw_point p);
  * once, places them per point after multiPoint expansion, checks exactly
  * one QueueSort and at least one Bind plugin, a plugin listed twice at a
  * point, plugins listed at points they do not implement, and score
- * weights (0 -> 1, overflow). svc is copied. Returns KUBE_OK, KUBE_ENOMEM,
+ * weights (0 -> 1, overflow). prof must be resolved against reg
+ * (fw_config_resolve(); else KUBE_EINVAL): each plugin is created with its
+ * defaulted args. svc is copied. Returns KUBE_OK, KUBE_ENOMEM,
  * or KUBE_ECONFIG / a plugin's error with the message in err (prefixed
  * with the profile, e.g. "profile \"x\": plugin \"Foo\" does not extend
  * Filter plugin"). *out freed with fw_framework_free(). */

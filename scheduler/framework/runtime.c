@@ -122,38 +122,16 @@ static int check_plugin_config(const sched_profile *prof, char *err, size_t errl
     return KUBE_OK;
 }
 
-/* The args a plugin's constructor gets: the profile's entry, or the
- * plugin's defaults when the profile has none. *owned is set when the
- * caller must free the returned tree. */
-static int plugin_args(const sched_profile *prof, const fw_plugin_desc *d, const cJSON **args,
-                       cJSON **owned, char *err, size_t errlen)
-{
-    *owned = NULL;
-    *args = sched_profile_args(prof, d->name);
-    if (*args || !d->default_args)
-        return KUBE_OK;
-    char msg[512] = "";
-    int rc = d->default_args(NULL, owned, msg, sizeof(msg));
-    if (rc != KUBE_OK) {
-        errf(err, errlen, "initializing plugin \"%s\": %s", d->name, msg);
-        return rc;
-    }
-    *args = *owned;
-    return KUBE_OK;
-}
-
+/* Creates plugin d with the profile's (resolved, so defaulted) args and
+ * adds the instance. KUBE_OK, or the plugin's error with err set. */
 static int create_plugin(fw_framework *fw, const sched_profile *prof, const fw_plugin_desc *d,
                          char *err, size_t errlen)
 {
-    const cJSON *args;
-    cJSON *owned;
-    int rc = plugin_args(prof, d, &args, &owned, err, errlen);
-    if (rc != KUBE_OK)
-        return rc;
+    /* resolved: a plugin that takes args has its defaulted entry */
+    const cJSON *args = sched_profile_args(prof, d->name);
     char msg[512] = "";
     void *self = NULL;
-    rc = d->create(args, &fw->handle, &self, msg, sizeof(msg));
-    cJSON_Delete(owned);
+    int rc = d->create(args, &fw->handle, &self, msg, sizeof(msg));
     if (rc != KUBE_OK) {
         errf(err, errlen, "initializing plugin \"%s\": %s", d->name, msg[0] ? msg : kube_strerror(rc));
         return rc;
@@ -362,8 +340,11 @@ int fw_framework_new(const sched_profile *prof, const fw_registry *reg, const fw
                      fw_framework **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (!reg)
-        reg = fw_registry_default();
+    if (!reg || !prof->resolved) {
+        errf(err, errlen, "creating profile for scheduler name %s: the profile is not resolved "
+             "against a plugin registry", prof->scheduler_name ? prof->scheduler_name : "");
+        return KUBE_EINVAL;
+    }
     fw_framework *fw = calloc(1, sizeof(*fw));
     if (!fw)
         return KUBE_ENOMEM;

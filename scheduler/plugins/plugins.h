@@ -2,15 +2,8 @@
  * scheduler/plugins/plugins.h - the descriptors of every plugin built into
  * stickyvm-scheduler. Owned by the plugins engineer(s).
  *
- * To add a plugin NAME (file scheduler/plugins/name.c):
- *   1. in name.c define `const fw_plugin_desc plugin_name = { .name = "Name", ... };`
- *      (the only non-static symbol of the file besides helpers it exports);
- *   2. declare it below: `extern const fw_plugin_desc plugin_name;`
- *   3. list `&plugin_name,` in fw_in_tree_plugins[] in registry_list.c.
- * The framework's registry (scheduler/framework/registry.c) reads only
- * fw_in_tree_plugins; configuration naming a plugin that is not listed is
- * rejected, and kube-scheduler default plugins not listed are left out of the
- * default profile with a warning.
+ * The in-tree registry that lists them is plugins/registry.h (which says
+ * how to add one).
  */
 #ifndef SCHED_PLUGINS_H
 #define SCHED_PLUGINS_H
@@ -50,8 +43,5 @@ extern const fw_plugin_desc plugin_azure_disk_limits;      /* AzureDiskLimits */
 struct plugin_vol_listers;
 int plugin_non_csi_limits_new(const fw_plugin_desc *desc, struct plugin_vol_listers *l,
                               void **self);
-
-/* Every built-in plugin, NULL-terminated (registry_list.c). */
-extern const fw_plugin_desc *const fw_in_tree_plugins[];
 
 #endif

@@ -14,6 +14,7 @@
 #include "sched_fixture.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
+#include "unit/test_plugin_util.h"
 
 #define PODS "/api/v1/namespaces/default/pods"
 
@@ -35,8 +36,7 @@ int sf_setup(void **state)
     kube_client_options_default(&o);
     o.qps = 0;
     assert_int_equal(kube_client_new(fx->kc, &o, &fx->client), KUBE_OK);
-    if (sched_config_load_string(config_yaml, strlen(config_yaml), "test.yaml", NULL, &fx->cfg,
-                                 err, sizeof(err)) != KUBE_OK)
+    if (tp_config_load(config_yaml, "test.yaml", NULL, &fx->cfg, err, sizeof(err)) != KUBE_OK)
         fail_msg("config: %s", err);
     *state = fx;
     return 0;

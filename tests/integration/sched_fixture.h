@@ -23,7 +23,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "harness.h"
 #include "kube/client.h"
 #include "kube/config.h"

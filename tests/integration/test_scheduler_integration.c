@@ -29,7 +29,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "config/config.h"
+#include "unit/test_plugin_util.h"
+#include "plugins/registry.h"
 #include "harness.h"
 #include "kube/buf.h"
 #include "kube/client.h"
@@ -108,7 +110,7 @@ static sched_config *load_config_with(const char *yaml, const fw_registry *reg)
     sched_config *cfg = NULL;
     char err[512] = "";
 
-    if (sched_config_load_string(yaml, strlen(yaml), "test.yaml", reg, &cfg, err, sizeof(err)) !=
+    if (tp_config_load(yaml, "test.yaml", reg, &cfg, err, sizeof(err)) !=
         KUBE_OK)
         fail_msg("config: %s", err);
     return cfg;
@@ -484,7 +486,7 @@ static void waiting_pods_do_not_hold_binding_threads(void **state)
                                "    permit:\n"
                                "      enabled:\n"
                                "      - name: Gang\n";
-    const fw_registry *def = fw_registry_default();
+    const fw_registry *def = plugin_registry_in_tree();
     const fw_plugin_desc **list = calloc(def->n + 1, sizeof(*list));
     fw_registry reg;
 
@@ -601,7 +603,7 @@ static void binary_writes_defaulted_config(void **state)
              "--write-config-to %s 2>/dev/null",
              STICKYVM_BINARY_DIR, out);
     assert_int_equal(system(cmd), 0);
-    assert_int_equal(sched_config_load_file(out, NULL, &cfg, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(tp_config_load_file(out, NULL, &cfg, err, sizeof(err)), KUBE_OK);
     assert_int_equal(cfg->leader_election.leader_elect, 0);
     assert_string_equal(cfg->client_connection.kubeconfig, "/nonexistent");
     assert_int_equal(cfg->n_profiles, 1);

@@ -36,6 +36,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/errors.h"
+#include "unit/test_plugin_util.h"
 #include "kube/informer.h"
 #include "kube/node.h"
 #include "kube/pod.h"
@@ -560,7 +561,7 @@ static sched_scheduler *follower_up(fixture *fx, sched_config **cfg)
 {
     char err[512] = "";
     sched_scheduler *s = NULL;
-    if (sched_config_load_file(CONFIG_FILE, NULL, cfg, err, sizeof(err)) != KUBE_OK)
+    if (tp_config_load_file(CONFIG_FILE, NULL, cfg, err, sizeof(err)) != KUBE_OK)
         fail_msg("%s", err);
     sched_leader_election *le = &(*cfg)->leader_election;
     le->leader_elect = 1;
@@ -617,7 +618,7 @@ static void test_sched_follower_does_not_move_pins(void **state)
 static void sched_up(fixture *fx)
 {
     char err[512] = "";
-    if (sched_config_load_file(CONFIG_FILE, NULL, &fx->scfg, err, sizeof(err)) != KUBE_OK)
+    if (tp_config_load_file(CONFIG_FILE, NULL, &fx->scfg, err, sizeof(err)) != KUBE_OK)
         fail_msg("%s", err);
     fx->scfg->leader_election.leader_elect = 0;
     sched_scheduler_options o = {.config = fx->scfg, .client = fx->client};

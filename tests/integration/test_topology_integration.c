@@ -30,7 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "harness.h"
 #include "kube/buf.h"
 #include "kube/client.h"

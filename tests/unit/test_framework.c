@@ -809,9 +809,11 @@ static void prof_add(sched_profile *p, sched_ext_point ep, int disabled, const c
     (*n)++;
 }
 
+/* Built in code with no args, a profile is resolved by construction. */
 static sched_profile *prof_new(void)
 {
     sched_profile *p = calloc(1, sizeof(*p));
+    p->resolved = 1;
     p->scheduler_name = strdup("test-scheduler");
     prof_add(p, SCHED_EP_QUEUE_SORT, 0, "Sort", 0);
     prof_add(p, SCHED_EP_BIND, 0, "Bind1", 0);
@@ -892,12 +894,16 @@ static void build_errors(void **state)
     expect_build_error(p, "already registered");
 
     p = calloc(1, sizeof(*p));
+
+    p->resolved = 1;
     p->scheduler_name = strdup("x");
     prof_add(p, SCHED_EP_BIND, 0, "Bind1", 0);
     expect_build_error(p, "only one queue sort plugin required for profile with scheduler name "
                           "\"x\", but got 0");
 
     p = calloc(1, sizeof(*p));
+
+    p->resolved = 1;
     p->scheduler_name = strdup("x");
     prof_add(p, SCHED_EP_QUEUE_SORT, 0, "Sort", 0);
     expect_build_error(p, "at least one bind plugin is needed for profile with scheduler name \"x\"");
@@ -912,6 +918,7 @@ static void multi_point_expansion(void **state)
 {
     (void)state;
     sched_profile *p = calloc(1, sizeof(*p));
+    p->resolved = 1;
     p->scheduler_name = strdup("mp");
     const char *mp[] = {"Sort", "Bind1", "FilterThree", "ScoreIdx", "ScoreConst", "Fit", "R1", "R2"};
     int weights[] = {0, 0, 0, 3, 0, 0, 0, 0};

@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
+#include "plugins/registry.h"
 #include "framework/framework.h"
 #include "kube/errors.h"
 #include "kube/jsonstream.h"
@@ -108,8 +109,8 @@ static void start(cluster *c, const char *args)
     svc.snapshot = c->snap;
     assert_int_equal(sched_metrics_new(&c->metrics), KUBE_OK);
     svc.metrics_registry = c->metrics;
-    assert_int_equal(sched_config_default(NULL, &c->cfg, err, sizeof(err)), KUBE_OK);
-    assert_int_equal(fw_framework_new(&c->cfg->profiles[0], fw_registry_default(), &svc, &c->fw,
+    assert_int_equal(tp_config_load(NULL, NULL, NULL, &c->cfg, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(fw_framework_new(&c->cfg->profiles[0], plugin_registry_in_tree(), &svc, &c->fw,
                                       err, sizeof(err)),
                      KUBE_OK);
     assert_int_equal(plugin_default_preemption.default_args(in, &def, err, sizeof(err)), KUBE_OK);

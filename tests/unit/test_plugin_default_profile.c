@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
+#include "plugins/registry.h"
 #include "kube/errors.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
@@ -41,8 +42,8 @@ static void default_profile_points_and_weights(void **state)
     char err[512];
     size_t n;
 
-    assert_int_equal(sched_config_default(NULL, &cfg, err, sizeof(err)), KUBE_OK);
-    assert_int_equal(fw_framework_new(&cfg->profiles[0], fw_registry_default(), NULL, &fw, err,
+    assert_int_equal(tp_config_load(NULL, NULL, NULL, &cfg, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(fw_framework_new(&cfg->profiles[0], plugin_registry_in_tree(), NULL, &fw, err,
                                       sizeof(err)),
                      KUBE_OK);
     n = fw_framework_plugins_at(fw, FW_PT_QUEUE_SORT, names, 32);
@@ -99,8 +100,8 @@ static void schedules_like_kube_scheduler(void **state)
     assert_int_equal(fw_snapshot_from_nodes(nodes, 4, &snap), KUBE_OK);
     memset(&svc, 0, sizeof(svc));
     svc.snapshot = snap;
-    assert_int_equal(sched_config_default(NULL, &cfg, err, sizeof(err)), KUBE_OK);
-    assert_int_equal(fw_framework_new(&cfg->profiles[0], fw_registry_default(), &svc, &fw, err,
+    assert_int_equal(tp_config_load(NULL, NULL, NULL, &cfg, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(fw_framework_new(&cfg->profiles[0], plugin_registry_in_tree(), &svc, &fw, err,
                                       sizeof(err)),
                      KUBE_OK);
 
@@ -170,8 +171,8 @@ static void default_profile_limits_in_tree_volumes(void **state)
     assert_int_equal(fw_snapshot_from_nodes(nodes, 2, &snap), KUBE_OK);
     memset(&svc, 0, sizeof(svc));
     svc.snapshot = snap;
-    assert_int_equal(sched_config_default(NULL, &cfg, err, sizeof(err)), KUBE_OK);
-    assert_int_equal(fw_framework_new(&cfg->profiles[0], fw_registry_default(), &svc, &fw, err,
+    assert_int_equal(tp_config_load(NULL, NULL, NULL, &cfg, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(fw_framework_new(&cfg->profiles[0], plugin_registry_in_tree(), &svc, &fw, err,
                                       sizeof(err)),
                      KUBE_OK);
     cs = fw_cycle_state_new();
@@ -190,7 +191,7 @@ static void default_profile_limits_in_tree_volumes(void **state)
                               NULL, NULL);
     assert_int_equal(fw_snapshot_from_nodes(nodes, 2, &snap), KUBE_OK);
     svc.snapshot = snap;
-    assert_int_equal(fw_framework_new(&cfg->profiles[0], fw_registry_default(), &svc, &fw, err,
+    assert_int_equal(fw_framework_new(&cfg->profiles[0], plugin_registry_in_tree(), &svc, &fw, err,
                                       sizeof(err)),
                      KUBE_OK);
     cs = fw_cycle_state_new();

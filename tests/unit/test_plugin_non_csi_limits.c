@@ -21,6 +21,7 @@
 #include "framework/framework.h"
 #include "kube/errors.h"
 #include "plugins/plugins.h"
+#include "plugins/registry.h"
 #include "unit/test_plugin_volume_util.h"
 
 #define ERR_MAX "node(s) exceed max volume count"
@@ -455,7 +456,7 @@ static void test_events_and_names(void **state)
     for (size_t i = 0; i < N_KINDS; i++) {
         tp_plugin *p = tp_plugin_new(kinds[i].desc, NULL, NULL);
         assert_string_equal(kinds[i].desc->name, names[i]);
-        assert_ptr_equal(fw_registry_find(fw_registry_default(), names[i]), kinds[i].desc);
+        assert_ptr_equal(fw_registry_find(plugin_registry_in_tree(), names[i]), kinds[i].desc);
         tp_assert_events(p, want, 2);
         tp_plugin_free(p);
     }

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "framework/framework.h"
 #include "kube/arena.h"
 #include "kube/errors.h"
@@ -1130,7 +1130,7 @@ static void events_and_default_profile(void **state)
     assert_string_equal(ev[1].event.resource, FW_GVK_NODE);
     assert_int_equal(ev[1].event.action, FW_ACT_ADD | FW_ACT_DELETE | FW_ACT_UPDATE_NODE_LABEL);
 
-    assert_int_equal(sched_config_default(NULL, &cfg, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(tp_config_load(NULL, NULL, NULL, &cfg, err, sizeof(err)), KUBE_OK);
     const sched_plugin_set *mp = &cfg->profiles[0].plugins[SCHED_EP_MULTI_POINT];
     for (size_t i = 0; i < mp->n_enabled; i++)
         if (strcmp(mp->enabled[i].name, "PodTopologySpread") == 0) {

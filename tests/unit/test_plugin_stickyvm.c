@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
+#include "unit/test_plugin_util.h"
+#include "plugins/registry.h"
 #include "framework/framework.h"
 #include "kube/api.h"
 #include "kube/buf.h"
@@ -782,7 +784,7 @@ static const char profile_yaml[] =
 static fw_registry fake_registry(const fw_plugin_desc **list, size_t cap)
 {
     static fw_plugin_desc sticky;
-    const fw_registry *def = fw_registry_default();
+    const fw_registry *def = plugin_registry_in_tree();
     sticky = plugin_stickyvm;
     sticky.create = create_on_fake;
     sticky.filter = counting_filter;
@@ -802,8 +804,7 @@ static size_t fit(fake_cache *cache, fw_snapshot *snap, fw_pod_info *pi, const c
     fw_framework *fw = NULL;
     char err[512] = "";
     g_cache = cache;
-    if (sched_config_load_string(profile_yaml, sizeof(profile_yaml) - 1, "test.yaml", &reg, &cfg,
-                                 err, sizeof(err)) != KUBE_OK)
+    if (tp_config_load(profile_yaml, "test.yaml", &reg, &cfg, err, sizeof(err)) != KUBE_OK)
         fail_msg("config: %s", err);
     fw_services svc = {.snapshot = snap};
     if (fw_framework_new(sched_config_profile(cfg, "stickyvm"), &reg, &svc, &fw, err,
@@ -880,7 +881,7 @@ static void test_example_config_loads(void **state)
     const char *path = STICKYVM_SOURCE_DIR "/manifests/scheduler/stickyvm-scheduler-config.yaml";
     sched_config *cfg = NULL;
     char err[512] = "";
-    if (sched_config_load_file(path, NULL, &cfg, err, sizeof(err)) != KUBE_OK)
+    if (tp_config_load_file(path, NULL, &cfg, err, sizeof(err)) != KUBE_OK)
         fail_msg("%s", err);
     assert_true(cfg->leader_election.leader_elect);
     assert_string_equal(cfg->api_version, SCHED_API_V1);
@@ -897,7 +898,7 @@ static void test_example_config_loads(void **state)
     /* The default plugins are there too, and the framework builds. */
     fw_framework *fw = NULL;
     fw_services svc = {0};
-    if (fw_framework_new(p, fw_registry_default(), &svc, &fw, err, sizeof(err)) != KUBE_OK)
+    if (fw_framework_new(p, plugin_registry_in_tree(), &svc, &fw, err, sizeof(err)) != KUBE_OK)
         fail_msg("framework: %s", err);
     const char *names[32];
     size_t n = fw_framework_plugins_at(fw, FW_PT_FILTER, names, 32);

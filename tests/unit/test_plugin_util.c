@@ -14,6 +14,7 @@
 #include "kube/errors.h"
 #include "kube/node.h"
 #include "kube/pod.h"
+#include "plugins/registry.h"
 #include "unit/test_plugin_util.h"
 
 #define TP_JSON_SLOTS 8
@@ -278,4 +279,31 @@ out:
         fw_pre_filter_result_free(r);
     fw_cycle_state_free(cs);
     return st;
+}
+
+/* Resolves a just-loaded *out (rc its load's result), freeing it on error. */
+static int resolve_loaded(int rc, const fw_registry *reg, sched_config **out, char *err,
+                          size_t errlen)
+{
+    if (rc == KUBE_OK)
+        rc = fw_config_resolve(*out, reg ? reg : plugin_registry_in_tree(), err, errlen);
+    if (rc != KUBE_OK) {
+        sched_config_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int tp_config_load(const char *yaml, const char *source, const fw_registry *reg,
+                   sched_config **out, char *err, size_t errlen)
+{
+    int rc = yaml ? sched_config_load_string(yaml, strlen(yaml), source, out, err, errlen)
+                  : sched_config_default(out, err, errlen);
+    return resolve_loaded(rc, reg, out, err, errlen);
+}
+
+int tp_config_load_file(const char *path, const fw_registry *reg, sched_config **out, char *err,
+                        size_t errlen)
+{
+    return resolve_loaded(sched_config_load_file(path, out, err, errlen), reg, out, err, errlen);
 }

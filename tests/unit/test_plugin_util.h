@@ -84,4 +84,14 @@ fw_code tp_score(tp_plugin *p, const fw_pod_info *pod, fw_node_info *const *node
 fw_status *tp_filter(tp_plugin *p, const fw_pod_info *pod, const fw_node_info *ni,
                      fw_pre_filter_result **result);
 
+/* What the scheduler does with a configuration: yaml (NULL: no file, the
+ * defaults) loaded under the name source, then resolved against reg (NULL:
+ * the in-tree registry). KUBE_OK, or the error with the message in err and
+ * *out NULL. */
+int tp_config_load(const char *yaml, const char *source, const fw_registry *reg,
+                   sched_config **out, char *err, size_t errlen);
+/* The same from a file. */
+int tp_config_load_file(const char *path, const fw_registry *reg, sched_config **out, char *err,
+                        size_t errlen);
+
 #endif

@@ -157,6 +157,7 @@ static fw_framework *make_framework(const fw_services *svc)
     char err[256] = "";
 
     memset(&p, 0, sizeof(p));
+    p.resolved = 1; /* built in code, no args */
     p.scheduler_name = strdup(PROFILE);
     prof_add(&p, SCHED_EP_QUEUE_SORT, "TSort");
     prof_add(&p, SCHED_EP_BIND, "TBind");

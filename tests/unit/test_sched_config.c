@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "config/config.h"
+#include "unit/test_plugin_util.h"
+#include "plugins/registry.h"
 #include "framework/framework.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
@@ -149,7 +151,7 @@ static sched_config *load_ok(const char *yaml, const fw_registry *reg)
 {
     sched_config *cfg = NULL;
     char err[512] = "";
-    int rc = sched_config_load_string(yaml, strlen(yaml), "sched.yaml", reg, &cfg, err, sizeof(err));
+    int rc = tp_config_load(yaml, "sched.yaml", reg, &cfg, err, sizeof(err));
     if (rc != KUBE_OK)
         fail_msg("load failed (%d): %s", rc, err);
     return cfg;
@@ -159,7 +161,7 @@ static void load_err(const char *yaml, const fw_registry *reg, int want_rc, cons
 {
     sched_config *cfg = NULL;
     char err[512] = "";
-    int rc = sched_config_load_string(yaml, strlen(yaml), "sched.yaml", reg, &cfg, err, sizeof(err));
+    int rc = tp_config_load(yaml, "sched.yaml", reg, &cfg, err, sizeof(err));
     assert_null(cfg);
     assert_int_equal(rc, want_rc);
     if (strcmp(err, want) != 0)
@@ -204,7 +206,7 @@ static void defaults_match_kube(void **state)
 {
     (void)state;
     sched_config *cfg = NULL;
-    assert_int_equal(sched_config_default(&all_registry, &cfg, NULL, 0), KUBE_OK);
+    assert_int_equal(tp_config_load(NULL, NULL, &all_registry, &cfg, NULL, 0), KUBE_OK);
     assert_string_equal(cfg->api_version, SCHED_API_V1);
     assert_int_equal(cfg->parallelism, 16);
     assert_int_equal(cfg->percentage_of_nodes_to_score, 0);
@@ -299,7 +301,7 @@ static void defaults_filtered_by_registry(void **state)
 {
     (void)state;
     sched_config *cfg = NULL;
-    assert_int_equal(sched_config_default(&some_registry, &cfg, NULL, 0), KUBE_OK);
+    assert_int_equal(tp_config_load(NULL, NULL, &some_registry, &cfg, NULL, 0), KUBE_OK);
     expect_set(&cfg->profiles[0].plugins[SCHED_EP_MULTI_POINT], 0,
                "PrioritySort,TaintToleration:3,NodeResourcesFit:1,DefaultBinder");
     assert_int_equal(cfg->profiles[0].n_plugin_config, 1);
@@ -319,9 +321,9 @@ static void defaults_filtered_by_registry(void **state)
 static void builtin_registry_has_every_default(void **state)
 {
     (void)state;
-    const fw_registry *r = fw_registry_default();
+    const fw_registry *r = plugin_registry_in_tree();
     sched_config *cfg = NULL;
-    assert_int_equal(sched_config_default(r, &cfg, NULL, 0), KUBE_OK);
+    assert_int_equal(tp_config_load(NULL, NULL, r, &cfg, NULL, 0), KUBE_OK);
     expect_set(&cfg->profiles[0].plugins[SCHED_EP_MULTI_POINT], 0, KUBE_DEFAULT_MULTIPOINT);
     assert_int_equal(cfg->profiles[0].n_plugin_config, 7);
     sched_config_free(cfg);
@@ -524,6 +526,41 @@ static void durations(void **state)
     }
 }
 
+/* The configuration knows plugins only by name: loading takes any name and
+ * leaves args as given; resolving against a registry checks the names and
+ * has each plugin default its args; a framework is built only from a
+ * resolved profile. */
+static void plugins_resolved_by_the_framework(void **state)
+{
+    (void)state;
+    sched_config *cfg = NULL;
+    char err[512] = "";
+    const char *yaml = HEADER "profiles:\n- plugins:\n    filter:\n      enabled:\n"
+                              "      - name: Foo\n";
+    assert_int_equal(sched_config_load_string(yaml, strlen(yaml), "sched.yaml", &cfg, err,
+                                              sizeof(err)),
+                     KUBE_OK);
+    assert_false(cfg->profiles[0].resolved);
+    fw_framework *fw = NULL;
+    assert_int_equal(fw_framework_new(&cfg->profiles[0], &all_registry, NULL, &fw, err, sizeof(err)),
+                     KUBE_EINVAL);
+    assert_null(fw);
+    assert_int_equal(fw_config_resolve(cfg, &all_registry, err, sizeof(err)), KUBE_ECONFIG);
+    assert_string_equal(err,
+                        "sched.yaml: profiles[0].plugins.filter.enabled[0].name: unknown plugin \"Foo\"");
+    sched_config_free(cfg);
+
+    assert_int_equal(sched_config_default(&cfg, err, sizeof(err)), KUBE_OK);
+    assert_null(sched_profile_args(&cfg->profiles[0], "NodeResourcesFit"));
+    assert_int_equal(fw_config_resolve(cfg, &all_registry, err, sizeof(err)), KUBE_OK);
+    assert_true(cfg->profiles[0].resolved);
+    assert_non_null(sched_profile_args(&cfg->profiles[0], "NodeResourcesFit"));
+    size_t n = cfg->profiles[0].n_plugin_config;
+    assert_int_equal(fw_config_resolve(cfg, &all_registry, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(cfg->profiles[0].n_plugin_config, n); /* idempotent */
+    sched_config_free(cfg);
+}
+
 static void write_and_reload(void **state)
 {
     (void)state;
@@ -569,7 +606,7 @@ static void write_and_reload(void **state)
     sched_config_free(again);
 
     /* The defaults round-trip too, and a file loads the same way. */
-    assert_int_equal(sched_config_default(&all_registry, &cfg, NULL, 0), KUBE_OK);
+    assert_int_equal(tp_config_load(NULL, NULL, &all_registry, &cfg, NULL, 0), KUBE_OK);
     assert_int_equal(sched_config_write_yaml(cfg, &a), KUBE_OK);
     char path[] = "/tmp/sched-config-XXXXXX";
     int fd = mkstemp(path);
@@ -577,13 +614,13 @@ static void write_and_reload(void **state)
     assert_int_equal(write(fd, a.data, a.len), (ssize_t)a.len);
     close(fd);
     char err[256];
-    assert_int_equal(sched_config_load_file(path, &all_registry, &again, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(tp_config_load_file(path, &all_registry, &again, err, sizeof(err)), KUBE_OK);
     assert_string_equal(again->source, path);
     assert_int_equal(sched_config_write_yaml(again, &b), KUBE_OK);
     assert_string_equal(a.data, b.data);
     sched_config_free(again);
     unlink(path);
-    assert_int_equal(sched_config_load_file(path, &all_registry, &again, err, sizeof(err)), KUBE_EIO);
+    assert_int_equal(tp_config_load_file(path, &all_registry, &again, err, sizeof(err)), KUBE_EIO);
     assert_non_null(strstr(err, path));
     kube_buf_free(&a);
     kube_buf_free(&b);
@@ -596,6 +633,7 @@ int test_group_sched_config(void)
         cmocka_unit_test(defaults_match_kube),
         cmocka_unit_test(v1beta3_defaults_equal_v1),
         cmocka_unit_test(defaults_filtered_by_registry),
+        cmocka_unit_test(plugins_resolved_by_the_framework),
         cmocka_unit_test(builtin_registry_has_every_default),
         cmocka_unit_test(merges_plugin_sets),
         cmocka_unit_test(errors_name_file_and_field),

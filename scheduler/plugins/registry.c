@@ -1,10 +1,11 @@
 /*
- * scheduler/plugins/registry_list.c - the list of built-in plugins the
- * framework registry serves (see plugins.h for how to add one).
+ * scheduler/plugins/registry.c - the in-tree registry (registry.h).
  */
+#include "plugins/registry.h"
+
 #include "plugins/plugins.h"
 
-const fw_plugin_desc *const fw_in_tree_plugins[] = {
+static const fw_plugin_desc *const in_tree[] = {
     &plugin_priority_sort,
     &plugin_scheduling_gates,
     &plugin_node_unschedulable,
@@ -27,6 +28,11 @@ const fw_plugin_desc *const fw_in_tree_plugins[] = {
     &plugin_ebs_limits,
     &plugin_gce_pd_limits,
     &plugin_azure_disk_limits,
-    /* add plugins above this line */
-    NULL,
 };
+
+static const fw_registry in_tree_registry = {in_tree, sizeof(in_tree) / sizeof(in_tree[0])};
+
+const fw_registry *plugin_registry_in_tree(void)
+{
+    return &in_tree_registry;
+}

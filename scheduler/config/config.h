@@ -1,8 +1,12 @@
 /*
- * scheduler/config.h - KubeSchedulerConfiguration
+ * scheduler/config/config.h - KubeSchedulerConfiguration
  * (kubescheduler.config.k8s.io/v1 and v1beta3) loaded from YAML with
  * libyaml, defaulted and validated as kube-scheduler v1.28 does, and
- * written back as YAML (--write-config-to).
+ * written back as YAML (--write-config-to). The configuration knows plugins
+ * only by name: the framework checks the names against its registry and
+ * has each plugin decode, validate and default its own args
+ * (fw_config_resolve() in framework/framework.h), which the scheduler runs
+ * after loading and before it builds a framework or writes the config.
  *
  * Defaulting (kube-scheduler's apis/config/v1 defaults.go):
  *   clientConnection: qps 50, burst 100, contentType application/json
@@ -17,19 +21,21 @@
  *   profiles: one profile "default-scheduler" when none is given; a single
  *   profile without schedulerName gets "default-scheduler".
  *   Each profile's plugins = merge(default MultiPoint set, the profile's
- *   plugins) with kube-scheduler's mergePluginSet rules; then pluginConfig
- *   gets, for every enabled plugin that takes args and has no entry, an
- *   entry with the plugin's defaulted args (sorted by plugin name), and the
- *   given entries are defaulted in place.
+ *   plugins) with kube-scheduler's mergePluginSet rules. Resolving against a
+ *   registry (fw_config_resolve()) then gives pluginConfig, for every
+ *   enabled plugin that takes args and has no entry, an entry with the
+ *   plugin's defaulted args (sorted by plugin name), and defaults the given
+ *   entries in place.
  *
  * The default MultiPoint set is kube-scheduler v1.28's (v1 and v1beta3 are
- * the same in 1.28): SchedulingGates... see sched_default_plugins(). Default
- * plugins that stickyvm has not built (absent from the registry) are left
- * out of the defaulted profile with a warning logged once per load - never
- * silently. A plugin NAMED in the file (enabled, multiPoint or pluginConfig)
- * that is not in the registry is an error: "unknown plugin" or, for
- * kube-scheduler plugins we lack, "plugin %q is not implemented by
- * stickyvm-scheduler". Disabling such a plugin is accepted.
+ * the same in 1.28): SchedulingGates... see sched_default_plugins(). When
+ * resolving, default plugins that stickyvm has not built (absent from the
+ * registry) are left out of the profile with a warning logged once - never
+ * silently. A plugin NAMED in the file (enabled, multiPoint or
+ * pluginConfig) that is not in the registry is an error: "unknown plugin"
+ * or, for kube-scheduler plugins we lack (sched_config_upstream_plugin()),
+ * "plugin %q is not implemented by stickyvm-scheduler". Disabling such a
+ * plugin is accepted.
  *
  * Validation errors and unknown fields are reported as ONE message
  * "<file>: <field path>: <what>", e.g.
@@ -52,8 +58,6 @@
 #include <stdint.h>
 
 #include "kube/buf.h"
-
-struct fw_registry;
 
 #define SCHED_API_V1 "kubescheduler.config.k8s.io/v1"
 #define SCHED_API_V1BETA3 "kubescheduler.config.k8s.io/v1beta3"
@@ -85,6 +89,9 @@ const char *sched_ext_point_key(sched_ext_point ep);
 typedef struct sched_plugin {
     char *name;      /* owned; "*" allowed in disabled lists */
     int32_t weight;  /* score weight; 0 = not set */
+    char *field;     /* owned: the path of its name in the file, e.g.
+                        "profiles[0].plugins.filter.enabled[1].name";
+                        NULL for a default plugin */
 } sched_plugin;
 
 typedef struct sched_plugin_set {
@@ -96,7 +103,10 @@ typedef struct sched_plugin_set {
 
 typedef struct sched_plugin_config {
     char *name;    /* owned */
-    cJSON *args;   /* owned, fully defaulted by the plugin's hook; NULL: none */
+    cJSON *args;   /* owned: as given; once resolved, fully defaulted by the
+                      plugin's hook; NULL: none */
+    char *field;   /* owned: its path in the file ("profiles[0].pluginConfig[1]"),
+                      NULL for an entry resolving added */
 } sched_plugin_config;
 
 typedef struct sched_profile {
@@ -108,6 +118,7 @@ typedef struct sched_profile {
     sched_plugin_set plugins[SCHED_EP_COUNT];
     sched_plugin_config *plugin_config;
     size_t n_plugin_config;
+    int resolved;    /* names checked and args defaulted (fw_config_resolve) */
 } sched_profile;
 
 typedef struct sched_client_connection {
@@ -144,24 +155,21 @@ typedef struct sched_config {
     size_t n_profiles;
 } sched_config;
 
-/* The fully defaulted configuration with no file (kube-scheduler run
- * without --config), for api_version SCHED_API_V1. reg filters the default
- * plugins and defaults their args (NULL: fw_registry_default()). Returns
- * KUBE_OK, KUBE_ENOMEM, or KUBE_ECONFIG (message in err, errlen may be 0). */
-int sched_config_default(const struct fw_registry *reg, sched_config **out, char *err,
-                         size_t errlen);
+/* The defaulted configuration with no file (kube-scheduler run without
+ * --config), for api_version SCHED_API_V1. Returns KUBE_OK, KUBE_ENOMEM,
+ * or KUBE_ECONFIG (message in err, errlen may be 0). */
+int sched_config_default(sched_config **out, char *err, size_t errlen);
 
 /* Reads, decodes, defaults and validates a file. Errors: KUBE_EIO (cannot
  * read), KUBE_EPARSE (not YAML), KUBE_ECONFIG (a field is wrong), with the
  * message in err naming file and field. */
-int sched_config_load_file(const char *path, const struct fw_registry *reg, sched_config **out,
-                           char *err, size_t errlen);
+int sched_config_load_file(const char *path, sched_config **out, char *err, size_t errlen);
 
 /* Same from text in memory; source names it in errors. */
-int sched_config_load_string(const char *yaml, size_t len, const char *source,
-                             const struct fw_registry *reg, sched_config **out, char *err,
-                             size_t errlen);
+int sched_config_load_string(const char *yaml, size_t len, const char *source, sched_config **out,
+                             char *err, size_t errlen);
 
+/* Frees cfg and everything in it. NULL-safe. */
 void sched_config_free(sched_config *cfg);
 
 /* Appends the configuration as YAML (kube-scheduler's --write-config-to:
@@ -179,6 +187,9 @@ const cJSON *sched_profile_args(const sched_profile *p, const char *plugin);
  * v1beta3), unfiltered, in order, with weights (0 = unset). *n receives the
  * count. Static storage. NULL for an unknown apiVersion. */
 const sched_plugin *sched_default_plugins(const char *api_version, size_t *n);
+/* 1 when name is one of kube-scheduler v1.28's in-tree plugins
+ * (framework/plugins/names), else 0. */
+int sched_config_upstream_plugin(const char *name);
 
 /* Go durations: "15s", "1m30s", "1.5h", "300ms", "2h45m0.5s", "0". Returns
  * KUBE_OK or KUBE_EINVAL; *ms rounded toward zero to milliseconds. */
