@@ -12,7 +12,7 @@
 #include "kube/pod.h"
 #include "kube/selector.h"
 #include "kube/storage.h"
-#include "plugins/volume_binding.h"
+#include "plugins/volumebinding/volume_binding.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */

@@ -24,7 +24,7 @@
 #include "kube/storage.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
-#include "plugins/volume_binding.h"
+#include "plugins/volumebinding/volume_binding.h"
 
 #define NAME "VolumeZone"
 #define STATE_KEY "PreFilter" NAME

@@ -24,7 +24,7 @@
 #include "kube/pdb.h"
 #include "kube/store.h"
 #include "metrics.h"
-#include "plugins/default_preemption.h"
+#include "plugins/defaultpreemption/default_preemption.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
 

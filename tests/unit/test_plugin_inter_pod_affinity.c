@@ -24,7 +24,7 @@
 #include "kube/node.h"
 #include "kube/pod.h"
 #include "kube/store.h"
-#include "plugins/inter_pod_affinity.h"
+#include "plugins/interpodaffinity/inter_pod_affinity.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_topology_util.h"
 

@@ -27,7 +27,7 @@
 #include "kube/workload.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
-#include "plugins/pod_topology_spread_pairs.h"
+#include "plugins/podtopologyspread/pairs.h"
 #include "unit/test_plugin_util.h"
 #include "unit/test_plugin_topology_util.h"
 

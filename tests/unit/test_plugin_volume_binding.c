@@ -22,7 +22,7 @@
 #include "kube/pod.h"
 #include "metrics.h"
 #include "plugins/plugins.h"
-#include "plugins/volume_binding.h"
+#include "plugins/volumebinding/volume_binding.h"
 #include "unit/test_plugin_volume_util.h"
 
 #define VB_NOT_FOUND(name) "persistentvolumeclaim \"" name "\" not found"

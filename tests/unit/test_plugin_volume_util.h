@@ -12,7 +12,7 @@
 #ifndef TEST_PLUGIN_VOLUME_UTIL_H
 #define TEST_PLUGIN_VOLUME_UTIL_H
 
-#include "plugins/volume_binding.h"
+#include "plugins/volumebinding/volume_binding.h"
 #include "unit/test_plugin_util.h"
 
 struct kube_store;

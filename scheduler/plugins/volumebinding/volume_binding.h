@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/volume_binding.h - what the volume plugins
+ * scheduler/plugins/volumebinding/volume_binding.h - what the volume plugins
  * (VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits) share
  * besides their descriptors: the listers of PersistentVolumes,
  * PersistentVolumeClaims, StorageClasses and CSINodes they read

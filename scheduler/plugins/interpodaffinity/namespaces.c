@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/inter_pod_affinity_ns.c - the namespace lister of
+ * scheduler/plugins/interpodaffinity/namespaces.c - the namespace lister of
  * InterPodAffinity and the minimal v1 Namespace codec it decodes with.
  */
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include "kube/errors.h"
 #include "kube/informer.h"
 #include "kube/store.h"
-#include "plugins/inter_pod_affinity.h"
+#include "plugins/interpodaffinity/inter_pod_affinity.h"
 
 struct plugin_ns_lister {
     kube_informer *inf;  /* one of the two */

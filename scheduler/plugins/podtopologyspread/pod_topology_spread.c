@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/pod_topology_spread.c - PodTopologySpread
+ * scheduler/plugins/podtopologyspread/pod_topology_spread.c - PodTopologySpread
  * (kube-scheduler v1.28 pkg/scheduler/framework/plugins/podtopologyspread,
  * with MinDomainsInPodTopologySpread, NodeInclusionPolicyInPodTopologySpread
  * and MatchLabelKeysInPodTopologySpread on, as in v1.28).
@@ -57,7 +57,7 @@
 #include "kube/workload.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
-#include "plugins/pod_topology_spread_pairs.h"
+#include "plugins/podtopologyspread/pairs.h"
 
 #define NAME "PodTopologySpread"
 #define PRE_FILTER_KEY "PreFilter" NAME

@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/volume_binding_int.h - VolumeBinding's internals shared
+ * scheduler/plugins/volumebinding/internal.h - VolumeBinding's internals shared
  * by its files (volume_binding*.c): the assume cache over the shared
  * listers, the PV/PVC "views" it hands out, the pure matching logic of
  * kube-scheduler's volume binder (binder.go, v1.28) and the API side of
@@ -32,7 +32,7 @@
 #include "kube/node.h"
 #include "kube/pod.h"
 #include "kube/storage.h"
-#include "plugins/volume_binding.h"
+#include "plugins/volumebinding/volume_binding.h"
 
 #define VB_NAME "VolumeBinding"
 #define VB_DEFAULT_BIND_TIMEOUT_S 600

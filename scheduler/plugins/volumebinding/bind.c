@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/volume_binding_bind.c - the API half of kube-scheduler's
+ * scheduler/plugins/volumebinding/bind.c - the API half of kube-scheduler's
  * volume binder (binder.go BindPodVolumes, bindAPIUpdate, checkBindings),
  * v1.28: pre-bind the chosen PVs to their claims and mark claims to
  * provision with the selected node, then wait for the PV controller (and
@@ -24,7 +24,7 @@
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/log.h"
-#include "plugins/volume_binding_int.h"
+#include "plugins/volumebinding/internal.h"
 
 #define ERRLEN 1024
 #define POLL_MS 1000

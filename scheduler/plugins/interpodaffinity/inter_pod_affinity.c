@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/inter_pod_affinity.c - InterPodAffinity (kube-scheduler
+ * scheduler/plugins/interpodaffinity/inter_pod_affinity.c - InterPodAffinity (kube-scheduler
  * v1.28 pkg/scheduler/framework/plugins/interpodaffinity).
  *
  * Terms are the pod infos' pre-parsed AffinityTerms. The incoming pod's
@@ -46,9 +46,9 @@
 #include "kube/pod.h"
 #include "kube/selector.h"
 #include "plugins/helper.h"
-#include "plugins/inter_pod_affinity.h"
+#include "plugins/interpodaffinity/inter_pod_affinity.h"
 #include "plugins/plugins.h"
-#include "plugins/pod_topology_spread_pairs.h"
+#include "plugins/podtopologyspread/pairs.h"
 
 #define NAME "InterPodAffinity"
 #define PRE_FILTER_KEY "PreFilter" NAME

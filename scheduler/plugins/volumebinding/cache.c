@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/volume_binding_cache.c - VolumeBinding's assume cache:
+ * scheduler/plugins/volumebinding/cache.c - VolumeBinding's assume cache:
  * overlays on the informers' PVs and PVCs (see volume_binding_int.h).
  */
 #include <stdio.h>
@@ -8,7 +8,7 @@
 
 #include "kube/buf.h"
 #include "kube/errors.h"
-#include "plugins/volume_binding_int.h"
+#include "plugins/volumebinding/internal.h"
 
 /* ---- overlays ---- */
 

@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/node_resources_fit.c - NodeResourcesFit (kube-scheduler
+ * scheduler/plugins/noderesources/fit.c - NodeResourcesFit (kube-scheduler
  * v1.28 pkg/scheduler/framework/plugins/noderesources/fit.go with
  * least_allocated.go, most_allocated.go, requested_to_capacity_ratio.go).
  *
@@ -32,7 +32,7 @@
 #include "kube/pod.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
-#include "plugins/resource_allocation.h"
+#include "plugins/noderesources/resource_allocation.h"
 
 #define PRE_FILTER_KEY "PreFilterNodeResourcesFit"
 #define PRE_SCORE_KEY "PreScoreNodeResourcesFit"

@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/default_preemption.h - what DefaultPreemption exports
+ * scheduler/plugins/defaultpreemption/default_preemption.h - what DefaultPreemption exports
  * besides its descriptor: a constructor reading PodDisruptionBudgets from a
  * caller's store (no informer hub), and the candidate search and choice
  * (kube-scheduler v1.28 framework/preemption.Evaluator with

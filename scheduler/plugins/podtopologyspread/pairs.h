@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/pod_topology_spread_pairs.h - a hash table of topology
+ * scheduler/plugins/podtopologyspread/pairs.h - a hash table of topology
  * pairs (topology key, topology value) -> int64 count: the
  * map[topologyPair]int of kube-scheduler's PodTopologySpread and
  * InterPodAffinity plugins, sized once per cycle so that Filter and Score

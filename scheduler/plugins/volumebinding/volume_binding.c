@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/volume_binding.c - VolumeBinding (kube-scheduler v1.28
+ * scheduler/plugins/volumebinding/volume_binding.c - VolumeBinding (kube-scheduler v1.28
  * pkg/scheduler/framework/plugins/volumebinding).
  *
  * PreFilter: every PVC the pod uses (persistentVolumeClaim and generic
@@ -34,7 +34,7 @@
 #include "metrics.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
-#include "plugins/volume_binding_int.h"
+#include "plugins/volumebinding/internal.h"
 
 #define STATE_KEY VB_NAME
 #define ERRLEN 1024

@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/inter_pod_affinity.h - what InterPodAffinity exports
+ * scheduler/plugins/interpodaffinity/inter_pod_affinity.h - what InterPodAffinity exports
  * besides its descriptor: the namespace lister it reads namespace labels
  * from (kube-scheduler's NamespaceLister, for namespaceSelector terms),
  * the minimal v1 Namespace codec behind it (kube/ has none; only

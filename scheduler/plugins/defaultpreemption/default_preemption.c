@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/default_preemption.c - DefaultPreemption (kube-scheduler
+ * scheduler/plugins/defaultpreemption/default_preemption.c - DefaultPreemption (kube-scheduler
  * v1.28 pkg/scheduler/framework/plugins/defaultpreemption with
  * framework/preemption.Evaluator.Preempt).
  *
@@ -42,7 +42,7 @@
 #include "kube/log.h"
 #include "kube/pod.h"
 #include "kube/recorder.h"
-#include "plugins/default_preemption_int.h"
+#include "plugins/defaultpreemption/internal.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 

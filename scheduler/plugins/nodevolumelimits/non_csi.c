@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/non_csi_limits.c - EBSLimits, GCEPDLimits and
+ * scheduler/plugins/nodevolumelimits/non_csi.c - EBSLimits, GCEPDLimits and
  * AzureDiskLimits (kube-scheduler v1.28 pkg/scheduler/framework/plugins/
  * nodevolumelimits/non_csi.go): one implementation, parameterised by the
  * kinds[] table (the volume source, the in-tree plugin name, the node's
@@ -41,7 +41,7 @@
 #include "kube/storage.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
-#include "plugins/volume_binding.h"
+#include "plugins/volumebinding/volume_binding.h"
 
 #define ERR_MAX_VOLUMES "node(s) exceed max volume count"
 #define ENV_MAX_PD_VOLS "KUBE_MAX_PD_VOLS"

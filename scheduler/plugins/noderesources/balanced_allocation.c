@@ -18,7 +18,7 @@
 #include "kube/errors.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
-#include "plugins/resource_allocation.h"
+#include "plugins/noderesources/resource_allocation.h"
 
 #define PRE_SCORE_KEY "PreScoreNodeResourcesBalancedAllocation"
 

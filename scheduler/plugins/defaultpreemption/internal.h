@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/default_preemption_int.h - DefaultPreemption's
+ * scheduler/plugins/defaultpreemption/internal.h - DefaultPreemption's
  * instance, shared by default_preemption.c (the plugin, PostFilter and
  * the preparation of the chosen candidate) and
  * default_preemption_candidates.c (the dry runs and the choice). Not for
@@ -18,7 +18,7 @@
 #include "kube/pdb.h"
 #include "kube/store.h"
 #include "metrics.h"
-#include "plugins/default_preemption.h"
+#include "plugins/defaultpreemption/default_preemption.h"
 
 typedef struct default_preemption {
     fw_handle *h;

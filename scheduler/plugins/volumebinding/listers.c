@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/volume_binding_listers.c - the PV / PVC / StorageClass /
+ * scheduler/plugins/volumebinding/listers.c - the PV / PVC / StorageClass /
  * CSINode listers the volume plugins share, one set per informer hub, the
  * change generation and the event subscriptions (see volume_binding.h).
  */
@@ -12,7 +12,7 @@
 #include "kube/errors.h"
 #include "kube/storage.h"
 #include "kube/store.h"
-#include "plugins/volume_binding.h"
+#include "plugins/volumebinding/volume_binding.h"
 
 /* What an informer's (or a test store's) handlers carry: which source and
  * which kind the events are of. */

@@ -1,8 +1,8 @@
 /*
- * scheduler/plugins/resource_allocation.c - the resource allocation scorer
+ * scheduler/plugins/noderesources/resource_allocation.c - the resource allocation scorer
  * shared by NodeResourcesFit and NodeResourcesBalancedAllocation.
  */
-#include "plugins/resource_allocation.h"
+#include "plugins/noderesources/resource_allocation.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/node_volume_limits.c - NodeVolumeLimits (kube-scheduler
+ * scheduler/plugins/nodevolumelimits/csi.c - NodeVolumeLimits (kube-scheduler
  * v1.28 pkg/scheduler/framework/plugins/nodevolumelimits/csi.go).
  *
  * PreFilter: skips the plugin unless the pod has a claim (persistent or
@@ -31,7 +31,7 @@
 #include "kube/storage.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
-#include "plugins/volume_binding.h"
+#include "plugins/volumebinding/volume_binding.h"
 
 #define NAME "NodeVolumeLimits"
 #define ERR_MAX_VOLUMES "node(s) exceed max volume count"

@@ -1,12 +1,12 @@
 /*
- * scheduler/plugins/pod_topology_spread_pairs.c - the topology pair table
+ * scheduler/plugins/podtopologyspread/pairs.c - the topology pair table
  * (open addressing, linear probing, load factor at most 1/2).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kube/errors.h"
-#include "plugins/pod_topology_spread_pairs.h"
+#include "plugins/podtopologyspread/pairs.h"
 
 #define MIN_CAP 16
 

@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/default_preemption_candidates.c - the candidate search
+ * scheduler/plugins/defaultpreemption/candidates.c - the candidate search
  * of kube-scheduler v1.28 preemption (Evaluator.findCandidates,
  * DryRunPreemption, DefaultPreemption.SelectVictimsOnNode,
  * filterPodsWithPDBViolation, SelectCandidate, pickOneNodeForPreemption).
@@ -18,7 +18,7 @@
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/pod.h"
-#include "plugins/default_preemption_int.h"
+#include "plugins/defaultpreemption/internal.h"
 
 static void candidate_clear(plugin_preemption_candidate *c)
 {

@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/volume_binding_match.c - the node-by-node half of
+ * scheduler/plugins/volumebinding/match.c - the node-by-node half of
  * kube-scheduler's volume binder (binder.go FindPodVolumes,
  * checkBoundClaims, findMatchingVolumes, checkVolumeProvisions,
  * GetEligibleNodes; component-helpers FindMatchingVolume), v1.28.
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "kube/errors.h"
-#include "plugins/volume_binding_int.h"
+#include "plugins/volumebinding/internal.h"
 
 #define LABEL_HOSTNAME "kubernetes.io/hostname"
 

@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/resource_allocation.h - the resource allocation scorer
+ * scheduler/plugins/noderesources/resource_allocation.h - the resource allocation scorer
  * NodeResourcesFit (LeastAllocated, MostAllocated,
  * RequestedToCapacityRatio) and NodeResourcesBalancedAllocation share
  * (kube-scheduler v1.28 noderesources/resource_allocation.go).
