@@ -28,7 +28,7 @@ struct fw_framework {
     fw_strmap waiting;       /* pod UID -> struct waiting_pod * */
 };
 
-/* Metric helpers (run.c). t0 from kube_now_ns(). */
+/* Metric helpers (run_metrics.c). t0 from kube_now_ns(). */
 void fw__observe_point(const fw_framework *fw, const char *point, const fw_status *st,
                        int64_t t0);
 void fw__observe_plugin(const fw_framework *fw, const fw_cycle_state *cs, const char *plugin,
@@ -43,6 +43,22 @@ enum { FW_CLOCK_OFF = 0, FW_CLOCK_DIRECT, FW_CLOCK_DEFERRED };
 
 /* The mode for cs: DEFERRED only when may_defer and the hooks can defer. */
 int fw__clock_mode(const fw_framework *fw, const fw_cycle_state *cs, int may_defer);
+/* kube_now_ns() when cs records plugin durations, else 0 (no clock read). */
+int64_t fw__start_clock(const fw_framework *fw, const fw_cycle_state *cs);
+
+/* A chained clock over the plugins a per-node loop runs: each plugin's
+ * interval ends at the clock read that starts the next one's. */
+typedef struct fw_plugin_clock {
+    int mode; /* FW_CLOCK_* */
+    int64_t t;
+} fw_plugin_clock;
+
+/* Starts clk for a loop in mode (FW_CLOCK_OFF: no clock read). */
+void fw__clock_start(fw_plugin_clock *clk, int mode);
+/* Ends the interval of the plugin that just returned st: observes it (as
+ * clk's mode says; nothing when OFF) and starts the next interval. */
+void fw__clock_lap(const fw_framework *fw, fw_plugin_clock *clk, const char *plugin,
+                   const char *point, const fw_status *st);
 /* Merges the calling thread's deferred plugin durations (plugin_flush). */
 void fw__flush_plugin_metrics(const fw_framework *fw);
 /* fw_framework_run_filter_with_nominated_pods timing plugins as mode says
