@@ -43,9 +43,9 @@ static void *binder_main(void *arg)
         if (!s->jobs_head)
             s->jobs_tail = NULL;
         pthread_mutex_unlock(&s->mu);
-        sched_metric_add(s->cm.goroutines, op, 1);
+        kube_metric_add(s->cm.goroutines, op, 1);
         sched_binding_cycle(s, job);
-        sched_metric_add(s->cm.goroutines, op, -1);
+        kube_metric_add(s->cm.goroutines, op, -1);
         bind_done(s, job);
         pthread_mutex_lock(&s->mu);
         s->pool_jobs--;

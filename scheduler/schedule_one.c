@@ -341,9 +341,9 @@ static void bound(sched_scheduler *s, bind_job *job)
                          "Binding", "Successfully assigned %s/%s to %s", pi->namespace_, pi->name,
                          job->node);
     sched_core_metrics_attempt(&s->cm, "scheduled", profile, since_s(job->start_ns));
-    sched_metric_observe(s->cm.pod_scheduling_attempts, NULL, attempts);
+    kube_metric_observe(s->cm.pod_scheduling_attempts, NULL, attempts);
     if (qp->info.initial_attempt_ns)
-        sched_metric_observe(s->cm.pod_scheduling_sli_duration, &label,
+        kube_metric_observe(s->cm.pod_scheduling_sli_duration, &label,
                              since_s(qp->info.initial_attempt_ns));
     atomic_fetch_add(&s->n_scheduled, 1);
 }
@@ -488,7 +488,7 @@ static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
         fail_with_status(s, qp, st, start);
         goto out;
     }
-    sched_metric_observe(s->cm.scheduling_algorithm_duration, NULL, since_s(start));
+    kube_metric_observe(s->cm.scheduling_algorithm_duration, NULL, since_s(start));
     rc = sched_cache_assume_pod(s->cache, qp->info.pi, res.suggested_host);
     if (rc != KUBE_OK) {
         st = fw_status_error(rc, "assuming pod %s/%s: %s", qp->info.pi->namespace_,

@@ -244,7 +244,7 @@ static int build_basics(sched_scheduler *s, const sched_scheduler_options *o)
 
     s->metrics = o->metrics;
     if (!s->metrics) {
-        rc = sched_metrics_new(&s->metrics);
+        rc = kube_metrics_new(&s->metrics);
         s->own_metrics = rc == KUBE_OK;
     }
     if (rc == KUBE_OK)
@@ -407,7 +407,7 @@ void sched_scheduler_free(sched_scheduler *s)
     free(s->fws);
     free(s->binders);
     if (s->own_metrics)
-        sched_metrics_free(s->metrics);
+        kube_metrics_free(s->metrics);
     free(s->identity);
     pthread_cond_destroy(&s->idle_cv);
     pthread_cond_destroy(&s->space_cv);
@@ -436,7 +436,7 @@ int sched_scheduler_active(sched_scheduler *s)
     return atomic_load(&s->active) && !atomic_load(&s->stopping);
 }
 
-sched_metrics *sched_scheduler_metrics(sched_scheduler *s)
+kube_metrics *sched_scheduler_metrics(sched_scheduler *s)
 {
     return s->metrics;
 }

@@ -54,7 +54,7 @@ typedef struct sched_scheduler_options {
     kube_client *leader_client;
     const char *identity;           /* leader identity; NULL: "<hostname>_<uuid>" */
     const fw_registry *registry;    /* NULL: plugin_registry_in_tree() */
-    sched_metrics *metrics;         /* registry to register into; NULL: a private one */
+    kube_metrics *metrics;         /* registry to register into; NULL: a private one */
     int binding_workers;            /* binding threads (each keeps one API connection); 0: 8 */
     /* Called once, on the elector's thread, when leadership is lost (not
      * on a stop). May be NULL. */
@@ -90,7 +90,7 @@ int sched_scheduler_wait_synced(sched_scheduler *s, long timeout_ms);
 /* 1 while pods are being scheduled (leading, or no leader election). */
 int sched_scheduler_active(sched_scheduler *s);
 /* The registry the scheduler's metrics are in (borrowed). */
-sched_metrics *sched_scheduler_metrics(sched_scheduler *s);
+kube_metrics *sched_scheduler_metrics(sched_scheduler *s);
 
 typedef struct sched_scheduler_stats {
     uint64_t attempts;        /* scheduling cycles run */

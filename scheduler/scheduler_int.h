@@ -54,7 +54,7 @@ struct sched_scheduler {
     void (*on_lost)(void *ud);
     void *ud;
 
-    sched_metrics *metrics;
+    kube_metrics *metrics;
     int own_metrics;
     sched_core_metrics cm;
     kube_hub *hub;

@@ -37,7 +37,7 @@ struct sched_server {
     int running;
     atomic_int stop;
     int port;
-    sched_metrics *metrics;
+    kube_metrics *metrics;
     int (*ready)(void *ud);
     void *ud;
     unsigned char scratch[LWS_PRE + CHUNK];
@@ -76,7 +76,7 @@ static int answer(sched_server *s, const char *path, int is_get, kube_buf *body,
     }
     if (!strcmp(path, "/metrics")) {
         *ctype = CT_METRICS;
-        if (s->metrics && sched_metrics_write(s->metrics, body) != KUBE_OK) {
+        if (s->metrics && kube_metrics_write(s->metrics, body) != KUBE_OK) {
             kube_buf_reset(body);
             kube_buf_puts(body, "out of memory");
             *ctype = CT_TEXT;

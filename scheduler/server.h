@@ -3,7 +3,7 @@
  * --secure-port, default 10259): HTTPS over HTTP/1.1 on libwebsockets,
  * serving GET /healthz, /livez, /readyz (ok once ready() answers 1, else
  * 500 naming the failed check as kube's healthz handlers do) and /metrics
- * (Prometheus text format from a sched_metrics registry). Any other path
+ * (Prometheus text format from a kube_metrics registry). Any other path
  * is 404 "404 page not found"; other methods 405.
  *
  * TLS: the given certificate and key files (--tls-cert-file,
@@ -32,7 +32,7 @@ typedef struct sched_server_options {
     int port;                  /* 0: an ephemeral port (see sched_server_port) */
     const char *cert_file;     /* PEM; NULL: self-signed in memory */
     const char *key_file;      /* PEM; required with cert_file */
-    sched_metrics *metrics;    /* /metrics; NULL: empty */
+    kube_metrics *metrics;    /* /metrics; NULL: empty */
     /* readyz check "sched-handler-sync" (NULL: always ready). */
     int (*ready)(void *ud);
     void *ud;

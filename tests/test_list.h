@@ -42,7 +42,7 @@
     UNIT(plugin_stickyvm)            \
     UNIT(queue)                      \
     UNIT(cache)                      \
-    UNIT(sched_metrics)              \
+    UNIT(metrics)              \
     INTEGRATION(scheduler_integration) \
     UNIT(plugin_node_affinity)       \
     INTEGRATION(stickyvm_integration) \

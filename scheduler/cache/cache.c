@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "framework/strmap.h"
+#include "kube/strmap.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/log.h"
@@ -137,7 +137,7 @@ static void move_to_head(sched_cache *c, node_item *it)
 
 static node_item *item_get_or_create(sched_cache *c, const char *name)
 {
-    node_item *it = fw_strmap_get(&c->nodes, name);
+    node_item *it = kube_strmap_get(&c->nodes, name);
 
     if (it)
         return it;
@@ -146,7 +146,7 @@ static node_item *item_get_or_create(sched_cache *c, const char *name)
         return NULL;
     memcpy(it->name, name, strlen(name) + 1);
     it->info = fw_node_info_new();
-    if (!it->info || fw_strmap_put(&c->nodes, name, it, NULL) != KUBE_OK) {
+    if (!it->info || kube_strmap_put(&c->nodes, name, it, NULL) != KUBE_OK) {
         fw_node_info_free(it->info);
         free(it);
         return NULL;
@@ -160,7 +160,7 @@ static node_item *item_get_or_create(sched_cache *c, const char *name)
 
 static void item_remove(sched_cache *c, const char *name)
 {
-    node_item *it = fw_strmap_del(&c->nodes, name);
+    node_item *it = kube_strmap_del(&c->nodes, name);
 
     if (!it)
         return;
@@ -185,13 +185,13 @@ static void image_states_remove(sched_cache *c, const kube_node *node)
     for (size_t i = 0; i < node->n_images; i++) {
         const kube_node_image *img = &node->images[i];
         for (size_t k = 0; k < img->n_names; k++) {
-            image_state *st = fw_strmap_get(&c->images, img->names[k]);
+            image_state *st = kube_strmap_get(&c->images, img->names[k]);
             if (!st)
                 continue;
-            fw_strmap_del(&st->nodes, node->base.meta.name);
-            if (fw_strmap_len(&st->nodes) == 0) {
-                fw_strmap_del(&c->images, img->names[k]);
-                fw_strmap_free(&st->nodes);
+            kube_strmap_del(&st->nodes, node->base.meta.name);
+            if (kube_strmap_len(&st->nodes) == 0) {
+                kube_strmap_del(&c->images, img->names[k]);
+                kube_strmap_free(&st->nodes);
                 free(st);
             }
         }
@@ -200,7 +200,7 @@ static void image_states_remove(sched_cache *c, const kube_node *node)
 
 static image_state *image_state_get(sched_cache *c, const char *name, int64_t size)
 {
-    image_state *st = fw_strmap_get(&c->images, name);
+    image_state *st = kube_strmap_get(&c->images, name);
 
     if (st)
         return st;
@@ -208,7 +208,7 @@ static image_state *image_state_get(sched_cache *c, const char *name, int64_t si
     if (!st)
         return NULL;
     st->size = size;
-    if (fw_strmap_put(&c->images, name, st, NULL) != KUBE_OK) {
+    if (kube_strmap_put(&c->images, name, st, NULL) != KUBE_OK) {
         free(st);
         return NULL;
     }
@@ -244,11 +244,11 @@ static int image_states_add(sched_cache *c, const kube_node *node, fw_node_info 
         const kube_node_image *img = &node->images[i];
         for (size_t k = 0; rc == KUBE_OK && k < img->n_names; k++) {
             image_state *st = image_state_get(c, img->names[k], img->size_bytes);
-            if (!st || fw_strmap_put(&st->nodes, node->base.meta.name, (void *)1, NULL) != KUBE_OK)
+            if (!st || kube_strmap_put(&st->nodes, node->base.meta.name, (void *)1, NULL) != KUBE_OK)
                 rc = KUBE_ENOMEM;
             else
                 sums[n++] = (fw_image_state){img->names[k], st->size,
-                                             (int)fw_strmap_len(&st->nodes)};
+                                             (int)kube_strmap_len(&st->nodes)};
         }
     }
     if (rc == KUBE_OK)
@@ -295,7 +295,7 @@ static void free_image_state(void *ud, const char *key, void *value)
 
     (void)ud;
     (void)key;
-    fw_strmap_free(&st->nodes);
+    kube_strmap_free(&st->nodes);
     free(st);
 }
 
@@ -310,13 +310,13 @@ void sched_cache_free(sched_cache *c)
         fw_node_info_free(it->info);
         free(it);
     }
-    fw_strmap_free(&c->nodes);
+    kube_strmap_free(&c->nodes);
     for (size_t i = 0; i < c->pods.cap; i++)
         if (c->pods.slots[i] && c->pods.slots[i] != PT_TOMB)
             free_pod_state(c->pods.slots[i]);
     free(c->pods.slots);
-    fw_strmap_foreach(&c->images, free_image_state, NULL);
-    fw_strmap_free(&c->images);
+    kube_strmap_foreach(&c->images, free_image_state, NULL);
+    kube_strmap_free(&c->images);
     sched_node_tree_free(&c->tree);
     pthread_mutex_destroy(&c->mu);
     free(c);
@@ -600,7 +600,7 @@ static int clone_out(const node_item *it, fw_node_info **info)
 static int set_node_locked(sched_cache *c, struct kube_node *old_node, struct kube_node *node,
                            fw_node_info **info)
 {
-    node_item *it = fw_strmap_get(&c->nodes, node->base.meta.name);
+    node_item *it = kube_strmap_get(&c->nodes, node->base.meta.name);
     int rc;
 
     if (it) {
@@ -654,7 +654,7 @@ int sched_cache_remove_node(sched_cache *c, const struct kube_node *node)
     int rc = KUBE_OK;
 
     pthread_mutex_lock(&c->mu);
-    it = fw_strmap_get(&c->nodes, name);
+    it = kube_strmap_get(&c->nodes, name);
     if (!it) {
         KLOG_ERROR("node %s is not found in the scheduler cache", name);
         rc = KUBE_ENOTFOUND;
@@ -683,9 +683,9 @@ static void update_size_gauges(sched_cache *c)
 
     if (!c->metrics)
         return;
-    sched_metric_set(c->metrics->cache_size, assumed, (double)c->n_assumed);
-    sched_metric_set(c->metrics->cache_size, pods, (double)c->pods.len);
-    sched_metric_set(c->metrics->cache_size, nodes, (double)fw_strmap_len(&c->nodes));
+    kube_metric_set(c->metrics->cache_size, assumed, (double)c->n_assumed);
+    kube_metric_set(c->metrics->cache_size, pods, (double)c->pods.len);
+    kube_metric_set(c->metrics->cache_size, nodes, (double)kube_strmap_len(&c->nodes));
 }
 
 /* Removes assumed pods whose binding finished before now - TTL. */

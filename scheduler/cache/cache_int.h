@@ -10,7 +10,7 @@
 
 #include "cache/cache.h"
 #include "cache/node_tree.h"
-#include "framework/strmap.h"
+#include "kube/strmap.h"
 
 /* A node info in the recency list (nodeInfoListItem). */
 typedef struct node_item {
@@ -40,7 +40,7 @@ typedef struct pod_table {
 /* Nodes that have one image (imageState). */
 typedef struct image_state {
     int64_t size;
-    fw_strmap nodes;        /* node name -> (void *)1 */
+    kube_strmap nodes;        /* node name -> (void *)1 */
 } image_state;
 
 struct sched_cache {
@@ -49,11 +49,11 @@ struct sched_cache {
     int64_t (*now_ms)(void *ud);
     void *clock_ud;
     sched_core_metrics *metrics;
-    fw_strmap nodes;        /* name -> node_item * */
+    kube_strmap nodes;        /* name -> node_item * */
     node_item *head;
     pod_table pods;         /* uid -> pod_state */
     size_t n_assumed;
-    fw_strmap images;       /* image name -> image_state * */
+    kube_strmap images;       /* image name -> image_state * */
     sched_node_tree tree;   /* nodeTree */
 };
 

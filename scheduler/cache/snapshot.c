@@ -21,7 +21,7 @@ typedef struct stale_ctx {
 static void collect_stale(void *ud, const char *name, void *value)
 {
     stale_ctx *s = ud;
-    const node_item *it = fw_strmap_get(&s->c->nodes, name);
+    const node_item *it = kube_strmap_get(&s->c->nodes, name);
 
     (void)value;
     if (s->oom || (it && it->info->node))
@@ -48,7 +48,7 @@ static int remove_deleted(sched_cache *c, fw_snapshot *s)
 {
     stale_ctx st = {c, NULL, 0, 0, 0};
 
-    fw_strmap_foreach(&s->by_name, collect_stale, &st);
+    kube_strmap_foreach(&s->by_name, collect_stale, &st);
     for (size_t i = 0; i < st.n; i++) {
         fw_snapshot_remove(s, st.names[i]);
         free(st.names[i]);
@@ -86,7 +86,7 @@ static int update_snapshot_locked(sched_cache *c, fw_snapshot *s)
     }
     if (rc == KUBE_OK && c->head && c->head->info->generation > s->generation)
         s->generation = c->head->info->generation;
-    if (rc == KUBE_OK && fw_strmap_len(&s->by_name) > c->tree.n_nodes) {
+    if (rc == KUBE_OK && kube_strmap_len(&s->by_name) > c->tree.n_nodes) {
         rc = remove_deleted(c, s);
         all = 1;
     }
@@ -98,7 +98,7 @@ static int update_snapshot_locked(sched_cache *c, fw_snapshot *s)
         KLOG_ERROR("snapshot state is not consistent, length of NodeInfoList=%zu not equal to "
                    "length of nodes in tree=%zu, length of NodeInfoMap=%zu, length of nodes in "
                    "cache=%zu, trying to recover",
-                   s->n_list, c->tree.n_nodes, fw_strmap_len(&s->by_name), fw_strmap_len(&c->nodes));
+                   s->n_list, c->tree.n_nodes, kube_strmap_len(&s->by_name), kube_strmap_len(&c->nodes));
         rc = rebuild_all(c, s);
         if (rc == KUBE_OK)
             rc = KUBE_ESERVER;

@@ -325,7 +325,7 @@ typedef struct fw_leadership {
     void *ud;
 } fw_leadership;
 
-struct sched_metrics;
+struct kube_metrics;
 
 /* Where a plugin that watches a resource with its own informers (a GVK it
  * registered in events_to_register, e.g. FW_GVK_VM) reports that
@@ -357,7 +357,7 @@ typedef struct fw_services {
     fw_leadership leadership;
     /* The scheduler's metrics registry (scheduler/metrics.h), where plugins
      * register their own families; NULL: plugins keep no metrics. */
-    struct sched_metrics *metrics_registry;
+    struct kube_metrics *metrics_registry;
     /* Cluster events of plugin-watched resources; NULL emit: dropped (no
      * queue, e.g. unit tests). Use fw_handle_emit_event(). */
     fw_event_sink events;

@@ -25,7 +25,7 @@ struct fw_framework {
     fw_inst **pt[FW_PT_COUNT];
     size_t n_pt[FW_PT_COUNT];
     pthread_mutex_t wmu;     /* guards waiting */
-    fw_strmap waiting;       /* pod UID -> struct waiting_pod * */
+    kube_strmap waiting;       /* pod UID -> struct waiting_pod * */
 };
 
 /* Metric helpers (run_metrics.c). t0 from kube_now_ns(). */

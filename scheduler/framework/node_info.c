@@ -296,8 +296,8 @@ void fw_snapshot_free(fw_snapshot *s)
 {
     if (!s)
         return;
-    fw_strmap_foreach(&s->by_name, free_value, NULL);
-    fw_strmap_free(&s->by_name);
+    kube_strmap_foreach(&s->by_name, free_value, NULL);
+    kube_strmap_free(&s->by_name);
     free(s->list);
     free(s->have_pods_with_affinity);
     free(s->have_pods_with_required_anti_affinity);
@@ -306,19 +306,19 @@ void fw_snapshot_free(fw_snapshot *s)
 
 const fw_node_info *fw_snapshot_get(const fw_snapshot *s, const char *name)
 {
-    return fw_strmap_get(&s->by_name, name);
+    return kube_strmap_get(&s->by_name, name);
 }
 
 int fw_snapshot_upsert(fw_snapshot *s, const fw_node_info *src, int *added, int *aff_changed,
                        int *anti_changed)
 {
     int is_new = 0;
-    fw_node_info *ni = fw_strmap_get(&s->by_name, src->name);
+    fw_node_info *ni = kube_strmap_get(&s->by_name, src->name);
     if (!ni) {
         ni = calloc(1, sizeof(*ni));
         if (!ni)
             return KUBE_ENOMEM;
-        if (fw_strmap_put(&s->by_name, src->name, ni, NULL) != KUBE_OK) {
+        if (kube_strmap_put(&s->by_name, src->name, ni, NULL) != KUBE_OK) {
             free(ni);
             return KUBE_ENOMEM;
         }
@@ -340,7 +340,7 @@ int fw_snapshot_upsert(fw_snapshot *s, const fw_node_info *src, int *added, int 
 
 void fw_snapshot_remove(fw_snapshot *s, const char *name)
 {
-    fw_node_info_free(fw_strmap_del(&s->by_name, name));
+    fw_node_info_free(kube_strmap_del(&s->by_name, name));
 }
 
 static int list_reserve(fw_node_info ***arr, size_t *cap, size_t need)
@@ -382,7 +382,7 @@ int fw_snapshot_rebuild_lists(fw_snapshot *s, const char *const *names, size_t n
         return KUBE_ENOMEM;
     s->n_list = 0;
     for (size_t i = 0; i < n; i++) {
-        fw_node_info *ni = fw_strmap_get(&s->by_name, names[i]);
+        fw_node_info *ni = kube_strmap_get(&s->by_name, names[i]);
         if (!ni) {
             KLOG_ERROR("node %s exists in the node tree but not in the snapshot", names[i]);
             continue;

@@ -108,7 +108,7 @@ static fw_status *add_waiting(fw_framework *fw, const fw_pod_info *pod,
         return fw_status_error(KUBE_ENOMEM, NULL);
     pthread_mutex_lock(&fw->wmu);
     void *old = NULL;
-    int rc = fw_strmap_put(&fw->waiting, pod->uid, wp, &old);
+    int rc = kube_strmap_put(&fw->waiting, pod->uid, wp, &old);
     pthread_mutex_unlock(&fw->wmu);
     waiting_pod_free(old);
     if (rc != KUBE_OK) {
@@ -196,7 +196,7 @@ static int64_t check_timeouts(waiting_pod *wp)
 fw_status *fw_framework_wait_on_permit(fw_framework *fw, const fw_pod_info *pod)
 {
     pthread_mutex_lock(&fw->wmu);
-    waiting_pod *wp = fw_strmap_get(&fw->waiting, pod->uid);
+    waiting_pod *wp = kube_strmap_get(&fw->waiting, pod->uid);
     if (!wp) {
         pthread_mutex_unlock(&fw->wmu);
         return NULL;
@@ -210,7 +210,7 @@ fw_status *fw_framework_wait_on_permit(fw_framework *fw, const fw_pod_info *pod)
         struct timespec ts = abs_monotonic(deadline);
         pthread_cond_timedwait(&wp->cv, &fw->wmu, &ts);
     }
-    fw_strmap_del(&fw->waiting, pod->uid);
+    kube_strmap_del(&fw->waiting, pod->uid);
     pthread_mutex_unlock(&fw->wmu);
     fw_status *st = wp->result;
     wp->result = NULL;
@@ -236,7 +236,7 @@ fw_status *fw_framework_wait_on_permit(fw_framework *fw, const fw_pod_info *pod)
 int fw_framework_allow_waiting_pod(fw_framework *fw, const char *uid, const char *plugin)
 {
     pthread_mutex_lock(&fw->wmu);
-    waiting_pod *wp = fw_strmap_get(&fw->waiting, uid);
+    waiting_pod *wp = kube_strmap_get(&fw->waiting, uid);
     if (wp)
         wp_allow(wp, plugin);
     pthread_mutex_unlock(&fw->wmu);
@@ -247,7 +247,7 @@ int fw_framework_reject_waiting_pod(fw_framework *fw, const char *uid, const cha
                                     const char *msg)
 {
     pthread_mutex_lock(&fw->wmu);
-    waiting_pod *wp = fw_strmap_get(&fw->waiting, uid);
+    waiting_pod *wp = kube_strmap_get(&fw->waiting, uid);
     if (wp)
         wp_reject(wp, plugin, msg ? msg : "removed");
     pthread_mutex_unlock(&fw->wmu);
@@ -278,7 +278,7 @@ void fw_framework_foreach_waiting_pod(fw_framework *fw,
 {
     iter_ctx c = {fn, ud};
     pthread_mutex_lock(&fw->wmu);
-    fw_strmap_foreach(&fw->waiting, iter_one, &c);
+    kube_strmap_foreach(&fw->waiting, iter_one, &c);
     pthread_mutex_unlock(&fw->wmu);
 }
 
@@ -292,7 +292,7 @@ static void free_one(void *ud, const char *key, void *value)
 void fw__free_waiting(fw_framework *fw)
 {
     pthread_mutex_lock(&fw->wmu);
-    fw_strmap_foreach(&fw->waiting, free_one, NULL);
-    fw_strmap_free(&fw->waiting);
+    kube_strmap_foreach(&fw->waiting, free_one, NULL);
+    kube_strmap_free(&fw->waiting);
     pthread_mutex_unlock(&fw->wmu);
 }

@@ -12,15 +12,15 @@
 #include "kube/node.h"
 
 static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER;
-static fw_strmap intern_map = FW_STRMAP_INIT;
+static kube_strmap intern_map = KUBE_STRMAP_INIT;
 
 const char *fw_resource_name_intern(const char *name)
 {
     pthread_mutex_lock(&intern_mu);
-    char *s = fw_strmap_get(&intern_map, name);
+    char *s = kube_strmap_get(&intern_map, name);
     if (!s) {
         s = kube_strdup(name);
-        if (s && fw_strmap_put(&intern_map, name, s, NULL) != KUBE_OK) {
+        if (s && kube_strmap_put(&intern_map, name, s, NULL) != KUBE_OK) {
             free(s);
             s = NULL;
         }

@@ -384,7 +384,7 @@ void fw_framework_free(fw_framework *fw)
     for (int p = 0; p < FW_PT_COUNT; p++)
         free(fw->pt[p]);
     free(fw->insts);
-    fw_strmap_free(&fw->waiting);
+    kube_strmap_free(&fw->waiting);
     pthread_mutex_destroy(&fw->wmu);
     free(fw->profile);
     free(fw);

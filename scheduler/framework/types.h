@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "framework/strmap.h"
+#include "kube/strmap.h"
 #include "kube/object.h"
 
 struct kube_pod;            /* kube/pod.h */
@@ -307,7 +307,7 @@ typedef struct fw_snapshot {
     fw_node_info **have_pods_with_required_anti_affinity;
     size_t n_have_pods_with_required_anti_affinity;
     int64_t generation;                     /* newest generation copied in */
-    fw_strmap by_name;                      /* name -> fw_node_info * (owned) */
+    kube_strmap by_name;                      /* name -> fw_node_info * (owned) */
     size_t cap_list, cap_aff, cap_anti;
 } fw_snapshot;
 

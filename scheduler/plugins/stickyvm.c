@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "framework/strmap.h"
+#include "kube/strmap.h"
 #include "kube/api.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
@@ -68,7 +68,7 @@ typedef struct sv_counters {
 } sv_counters;
 
 typedef struct sv_metrics {
-    sched_metric *pins_recorded, *pin_record_errors, *pinned_pods_scheduled,
+    kube_metric *pins_recorded, *pin_record_errors, *pinned_pods_scheduled,
         *pinned_node_missing, *migration_pins_moved;
 } sv_metrics;
 
@@ -81,7 +81,7 @@ typedef struct stickyvm {
     pthread_mutex_t mu;          /* notes, waiters, jobs, stopping */
     pthread_cond_t cache_cv;     /* an informer delivered an add/update */
     int waiters;
-    fw_strmap notes;             /* "ns/name" -> pin_note * */
+    kube_strmap notes;             /* "ns/name" -> pin_note * */
 
     pthread_cond_t work_cv;
     move_job *jobs, *jobs_tail;
@@ -99,10 +99,10 @@ typedef struct sv_state {
     char pin[NODE_MAX];          /* the effective pin, "" when unpinned */
 } sv_state;
 
-static void count(stickyvm *sv, atomic_ulong *c, sched_metric *m)
+static void count(stickyvm *sv, atomic_ulong *c, kube_metric *m)
 {
     atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
-    sched_metric_add(m, NULL, 1);
+    kube_metric_add(m, NULL, 1);
 }
 
 static const kube_vm *state_vm(const sv_state *s)
@@ -221,9 +221,9 @@ static int note_stale(const pin_note *n, const kube_vm *vm, int64_t now_ms)
 /* Drops the note of key when vm makes it stale. Caller locks. */
 static void note_prune_locked(stickyvm *sv, const char *key, const kube_vm *vm)
 {
-    pin_note *n = fw_strmap_get(&sv->notes, key);
+    pin_note *n = kube_strmap_get(&sv->notes, key);
     if (n && note_stale(n, vm, kube_now_ms()))
-        note_free(fw_strmap_del(&sv->notes, key));
+        note_free(kube_strmap_del(&sv->notes, key));
 }
 
 /* The pin PreFilter must honour for vm: its annotation, unless a note
@@ -236,7 +236,7 @@ static void effective_pin(stickyvm *sv, const kube_vm *vm, char *out, size_t n)
     make_key(key, vm->base.meta.namespace_, vm->base.meta.name);
     pthread_mutex_lock(&sv->mu);
     note_prune_locked(sv, key, vm);
-    const pin_note *note = fw_strmap_get(&sv->notes, key);
+    const pin_note *note = kube_strmap_get(&sv->notes, key);
     if (note && (note->rv || !*out))
         kube_strlcpy(out, note->node, n);
     pthread_mutex_unlock(&sv->mu);
@@ -252,10 +252,10 @@ static int note_claim(stickyvm *sv, const kube_vm *vm, const char *node)
     make_key(key, vm->base.meta.namespace_, vm->base.meta.name);
     pthread_mutex_lock(&sv->mu);
     note_prune_locked(sv, key, vm);
-    if (!fw_strmap_get(&sv->notes, key)) {
+    if (!kube_strmap_get(&sv->notes, key)) {
         pin_note *n = calloc(1, sizeof(*n));
         if (n && (n->uid = kube_strdup(vm->base.meta.uid)) && (n->node = kube_strdup(node)) &&
-            fw_strmap_put(&sv->notes, key, n, NULL) == KUBE_OK)
+            kube_strmap_put(&sv->notes, key, n, NULL) == KUBE_OK)
             ok = 1;
         else
             note_free(n);
@@ -272,7 +272,7 @@ static void note_settle(stickyvm *sv, const char *ns, const char *name, const ku
     make_key(key, ns, name);
     const char *pin = pin_of(final, sv->key);
     pthread_mutex_lock(&sv->mu);
-    pin_note *n = fw_strmap_del(&sv->notes, key);
+    pin_note *n = kube_strmap_del(&sv->notes, key);
     if (final && *pin) {
         if (!n)
             n = calloc(1, sizeof(*n));
@@ -281,7 +281,7 @@ static void note_settle(stickyvm *sv, const char *ns, const char *name, const ku
         if (n && uid && node && rv) {
             free(n->uid), free(n->node), free(n->rv);
             n->uid = uid, n->node = node, n->rv = rv, n->at_ms = kube_now_ms();
-            if (fw_strmap_put(&sv->notes, key, n, NULL) == KUBE_OK)
+            if (kube_strmap_put(&sv->notes, key, n, NULL) == KUBE_OK)
                 n = NULL;
         } else {
             free(uid), free(node), free(rv);
@@ -1021,22 +1021,22 @@ static int default_args(const cJSON *in, cJSON **out, char *err, size_t errlen)
 /* ------------------------------------------------------------------ */
 
 /* Registers (or, for another profile's instance, finds) one counter. */
-static sched_metric *counter(sched_metrics *reg, const char *name, const char *help)
+static kube_metric *counter(kube_metrics *reg, const char *name, const char *help)
 {
-    sched_metric_opts o = {.name = name, .help = help, .type = SCHED_METRIC_COUNTER};
-    sched_metric *m = NULL;
-    int rc = sched_metrics_register(reg, &o, &m);
+    kube_metric_opts o = {.name = name, .help = help, .type = KUBE_METRIC_COUNTER};
+    kube_metric *m = NULL;
+    int rc = kube_metrics_register(reg, &o, &m);
     if (rc == KUBE_EEXIST)
-        m = sched_metrics_find(reg, name);
+        m = kube_metrics_find(reg, name);
     else if (rc != KUBE_OK)
         KLOG_WARN("StickyVM: registering metric %s: %s", name, kube_strerror(rc));
-    sched_metric_with(m, NULL); /* exported from 0, as client_golang does */
+    kube_metric_with(m, NULL); /* exported from 0, as client_golang does */
     return m;
 }
 
 static void register_metrics(stickyvm *sv)
 {
-    sched_metrics *reg = sv->h->svc.metrics_registry;
+    kube_metrics *reg = sv->h->svc.metrics_registry;
     if (!reg)
         return;
     sv->m.pins_recorded = counter(reg, "stickyvm_pins_recorded_total",
@@ -1072,8 +1072,8 @@ static void sv_free(stickyvm *sv)
         sv->jobs = j->next;
         job_free(j);
     }
-    fw_strmap_foreach(&sv->notes, note_free_cb, NULL);
-    fw_strmap_free(&sv->notes);
+    kube_strmap_foreach(&sv->notes, note_free_cb, NULL);
+    kube_strmap_free(&sv->notes);
     pthread_cond_destroy(&sv->work_cv);
     pthread_cond_destroy(&sv->cache_cv);
     pthread_mutex_destroy(&sv->mu);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "framework/strmap.h"
+#include "kube/strmap.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/log.h"
@@ -23,8 +23,8 @@ typedef struct nom_list {
 struct sched_nominator {
     pthread_rwlock_t lock;
     atomic_size_t n_nominated; /* entries of node_of, read without the lock */
-    fw_strmap node_of;         /* uid -> char *node (owned) */
-    fw_strmap pods;            /* node -> nom_list * (owned) */
+    kube_strmap node_of;         /* uid -> char *node (owned) */
+    kube_strmap pods;            /* node -> nom_list * (owned) */
     sched_pod_pending_fn pod_pending;
     void *lister_ud;
 };
@@ -66,10 +66,10 @@ void sched_nominator_free(sched_nominator *n)
 {
     if (!n)
         return;
-    fw_strmap_foreach(&n->node_of, free_node_name, NULL);
-    fw_strmap_free(&n->node_of);
-    fw_strmap_foreach(&n->pods, free_list, NULL);
-    fw_strmap_free(&n->pods);
+    kube_strmap_foreach(&n->node_of, free_node_name, NULL);
+    kube_strmap_free(&n->node_of);
+    kube_strmap_foreach(&n->pods, free_list, NULL);
+    kube_strmap_free(&n->pods);
     pthread_rwlock_destroy(&n->lock);
     free(n);
 }
@@ -77,13 +77,13 @@ void sched_nominator_free(sched_nominator *n)
 /* Forgets the nomination of uid (write lock held). */
 static void delete_locked(sched_nominator *n, const char *uid)
 {
-    char *node = fw_strmap_del(&n->node_of, uid);
+    char *node = kube_strmap_del(&n->node_of, uid);
     nom_list *l;
 
     if (!node)
         return;
     atomic_fetch_sub(&n->n_nominated, 1);
-    l = fw_strmap_get(&n->pods, node);
+    l = kube_strmap_get(&n->pods, node);
     for (size_t i = 0; l && i < l->n; i++) {
         if (strcmp(l->pis[i]->uid, uid))
             continue;
@@ -93,7 +93,7 @@ static void delete_locked(sched_nominator *n, const char *uid)
         break;
     }
     if (l && l->n == 0) {
-        fw_strmap_del(&n->pods, node);
+        kube_strmap_del(&n->pods, node);
         free(l->pis);
         free(l);
     }
@@ -104,11 +104,11 @@ static void delete_locked(sched_nominator *n, const char *uid)
  * KUBE_ENOMEM (write lock held). */
 static int append_locked(sched_nominator *n, const char *node, fw_pod_info *pi)
 {
-    nom_list *l = fw_strmap_get(&n->pods, node);
+    nom_list *l = kube_strmap_get(&n->pods, node);
 
     if (!l) {
         l = calloc(1, sizeof(*l));
-        if (!l || fw_strmap_put(&n->pods, node, l, NULL) != KUBE_OK) {
+        if (!l || kube_strmap_put(&n->pods, node, l, NULL) != KUBE_OK) {
             free(l);
             return KUBE_ENOMEM;
         }
@@ -148,11 +148,11 @@ static int add_locked(sched_nominator *n, fw_pod_info *pi, fw_nominating_mode mo
     copy = strdup(node);
     if (!copy)
         return KUBE_ENOMEM;
-    rc = fw_strmap_put(&n->node_of, pi->uid, copy, NULL);
+    rc = kube_strmap_put(&n->node_of, pi->uid, copy, NULL);
     if (rc == KUBE_OK)
         rc = append_locked(n, copy, pi);
     if (rc != KUBE_OK) {
-        fw_strmap_del(&n->node_of, pi->uid);
+        kube_strmap_del(&n->node_of, pi->uid);
         free(copy);
         return rc;
     }
@@ -193,7 +193,7 @@ void sched_nominator_update(sched_nominator *n, const struct kube_pod *old_pod,
 
     pthread_rwlock_wrlock(&n->lock);
     if (!*old_nnn && !*new_pi->pod->nominated_node_name) {
-        const char *node = fw_strmap_get(&n->node_of, old_uid);
+        const char *node = kube_strmap_get(&n->node_of, old_uid);
         if (node)
             kube_strlcpy(keep, node, sizeof(keep));
     }
@@ -211,7 +211,7 @@ int sched_nominator_node_of(sched_nominator *n, const char *uid, char *out, size
     int found;
 
     pthread_rwlock_rdlock(&n->lock);
-    node = fw_strmap_get(&n->node_of, uid);
+    node = kube_strmap_get(&n->node_of, uid);
     found = node != NULL;
     if (found && out)
         kube_strlcpy(out, node, len);
@@ -238,7 +238,7 @@ static int view_pods_for_node(void *ud, const char *node, fw_pod_info ***out, si
     if (!sched_nominator_any(n))
         return KUBE_OK;
     pthread_rwlock_rdlock(&n->lock);
-    l = fw_strmap_get(&n->pods, node);
+    l = kube_strmap_get(&n->pods, node);
     if (l && l->n) {
         *out = malloc(l->n * sizeof(**out));
         if (*out) {

@@ -172,11 +172,11 @@ void sq_update_gauges(sched_queue *q)
 
     if (!m)
         return;
-    sched_metric_child_set(m->pending[SCHED_PENDING_ACTIVE], (double)q->active.n);
-    sched_metric_child_set(m->pending[SCHED_PENDING_BACKOFF], (double)q->backoff.n);
-    sched_metric_child_set(m->pending[SCHED_PENDING_UNSCHEDULABLE],
+    kube_metric_child_set(m->pending[SCHED_PENDING_ACTIVE], (double)q->active.n);
+    kube_metric_child_set(m->pending[SCHED_PENDING_BACKOFF], (double)q->backoff.n);
+    kube_metric_child_set(m->pending[SCHED_PENDING_UNSCHEDULABLE],
                            (double)(q->n_unsched - q->n_gated));
-    sched_metric_child_set(m->pending[SCHED_PENDING_GATED], (double)q->n_gated);
+    kube_metric_child_set(m->pending[SCHED_PENDING_GATED], (double)q->n_gated);
 }
 
 void sq_count_incoming(sched_queue *q, const char *queue, const char *event)
@@ -184,7 +184,7 @@ void sq_count_incoming(sched_queue *q, const char *queue, const char *event)
     const char *v[2] = {queue, event};
 
     if (q->metrics)
-        sched_metric_add(q->metrics->queue_incoming_pods, v, 1);
+        kube_metric_add(q->metrics->queue_incoming_pods, v, 1);
 }
 
 static void count_reasons(sched_queue *q, const sched_queued_pod *qp, double delta)
@@ -196,7 +196,7 @@ static void count_reasons(sched_queue *q, const sched_queued_pod *qp, double del
     v[1] = fw_framework_profile_name(qp->fw);
     for (size_t i = 0; i < qp->info.n_unschedulable_plugins; i++) {
         v[0] = qp->info.unschedulable_plugins[i];
-        sched_metric_add(q->metrics->unschedulable_pods, v, delta);
+        kube_metric_add(q->metrics->unschedulable_pods, v, delta);
     }
 }
 
@@ -264,7 +264,7 @@ void sq_drop(sched_queue *q, sched_queued_pod *qp)
     char key[KEY_MAX];
 
     sq_detach(q, qp);
-    fw_strmap_del(&q->all, sq_qkey(qp, key));
+    kube_strmap_del(&q->all, sq_qkey(qp, key));
     count_reasons(q, qp, -1);
     sched_queued_pod_free(qp);
 }
@@ -294,7 +294,7 @@ static int pre_enqueue(sched_queue *q, sched_queued_pod *qp)
         KLOG_ERROR("out of memory recording PreEnqueue plugin %s", st->plugin);
     if (q->metrics && added > 0) {
         const char *v[2] = {st->plugin, fw_framework_profile_name(qp->fw)};
-        sched_metric_add(q->metrics->unschedulable_pods, v, 1);
+        kube_metric_add(q->metrics->unschedulable_pods, v, 1);
     }
     fw_status_message(st, msg, sizeof(msg));
     if (fw_status_code(st) == FW_ERROR)
@@ -418,8 +418,8 @@ void sched_queue_free(sched_queue *q)
     if (!q)
         return;
     sched_queue_close(q);
-    fw_strmap_foreach(&q->all, free_entry, NULL);
-    fw_strmap_free(&q->all);
+    kube_strmap_foreach(&q->all, free_entry, NULL);
+    kube_strmap_free(&q->all);
     sched_heap_free(&q->active);
     sched_heap_free(&q->backoff);
     free(q->hints);
@@ -448,7 +448,7 @@ static sched_queued_pod *pop_locked(sched_queue *q)
     char key[KEY_MAX];
 
     sq_detach(q, qp);
-    fw_strmap_del(&q->all, sq_qkey(qp, key));
+    kube_strmap_del(&q->all, sq_qkey(qp, key));
     qp->info.attempts++;
     q->cycle++;
     count_reasons(q, qp, -1);
@@ -524,7 +524,7 @@ int sched_queue_add_unschedulable_if_not_present(sched_queue *q, sched_queued_po
     pthread_mutex_lock(&q->mu);
     if (q->closed) {
         rc = KUBE_ECANCELED;
-    } else if (fw_strmap_get(&q->all, key)) {
+    } else if (kube_strmap_get(&q->all, key)) {
         KLOG_V(4, "pod %s is already queued; dropping the returned copy", key);
         rc = KUBE_EEXIST;
     } else {
@@ -534,7 +534,7 @@ int sched_queue_add_unschedulable_if_not_present(sched_queue *q, sched_queued_po
                                                      qp->info.n_pending_plugins == 0))
                     ? SCHED_Q_BACKOFF
                     : SCHED_Q_UNSCHEDULABLE;
-        rc = fw_strmap_put(&q->all, key, qp, NULL);
+        rc = kube_strmap_put(&q->all, key, qp, NULL);
         if (rc == KUBE_OK && sq_attach(q, qp, where) != KUBE_OK) {
             where = SCHED_Q_UNSCHEDULABLE;
             sq_attach(q, qp, where);
@@ -671,7 +671,7 @@ sched_qwhere sched_queue_where(sched_queue *q, const char *ns, const char *name,
 
     sq_key_of(ns, name, key, sizeof(key));
     pthread_mutex_lock(&q->mu);
-    qp = fw_strmap_get(&q->all, key);
+    qp = kube_strmap_get(&q->all, key);
     w = qp ? qp->where : SCHED_Q_NONE;
     if (gated)
         *gated = qp ? qp->info.gated : 0;

@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "framework/strmap.h"
+#include "kube/strmap.h"
 #include "queue/heap.h"
 #include "queue/nominator.h"
 #include "queue/queue.h"
@@ -44,7 +44,7 @@ struct sched_queue {
     int64_t (*now_ns)(void *ud);
     void *clock_ud;
     sched_heap active, backoff;
-    fw_strmap all;             /* key -> queued pod, every queue */
+    kube_strmap all;             /* key -> queued pod, every queue */
     sched_queued_pod *unsched; /* list head */
     size_t n_unsched, n_gated;
     int64_t cycle, move_request_cycle;

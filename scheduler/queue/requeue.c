@@ -235,13 +235,13 @@ static int make_qpod(sched_queue *q, struct kube_pod *pod, sched_queued_pod **ou
 static int add_new_locked(sched_queue *q, sched_queued_pod *qp, const char *event)
 {
     char key[KEY_MAX];
-    sched_queued_pod *old = fw_strmap_get(&q->all, sq_qkey(qp, key));
+    sched_queued_pod *old = kube_strmap_get(&q->all, sq_qkey(qp, key));
 
     if (old) {
         KLOG_V(4, "pod %s was already queued; replacing it", key);
         sq_drop(q, old);
     }
-    if (fw_strmap_put(&q->all, key, qp, NULL) != KUBE_OK) {
+    if (kube_strmap_put(&q->all, key, qp, NULL) != KUBE_OK) {
         sched_queued_pod_free(qp);
         return KUBE_ENOMEM;
     }
@@ -427,7 +427,7 @@ static int update_locked(sched_queue *q, struct kube_pod *old_pod, struct kube_p
     int rc = KUBE_OK;
 
     sq_key_of(new_pod->base.meta.namespace_, new_pod->base.meta.name, key, sizeof(key));
-    qp = fw_strmap_get(&q->all, key);
+    qp = kube_strmap_get(&q->all, key);
     if (!qp) {
         sched_queued_pod *fresh = sq_qpod_new(sq_framework_for(q, new_pod), pi, sq_now_ns(q));
         if (!fresh)
@@ -470,7 +470,7 @@ void sched_queue_delete(sched_queue *q, const struct kube_pod *pod)
     sq_key_of(pod->base.meta.namespace_, pod->base.meta.name, key, sizeof(key));
     pthread_mutex_lock(&q->mu);
     sched_nominator_delete(q->nominator, pod->base.meta.uid);
-    qp = fw_strmap_get(&q->all, key);
+    qp = kube_strmap_get(&q->all, key);
     if (qp) {
         sq_drop(q, qp);
         sq_update_gauges(q);

@@ -836,7 +836,7 @@ static void test_sched_metrics_show_pins(void **state)
     fixture *fx = *state;
     kube_buf out = KUBE_BUF_INIT;
     assert_non_null(fx->sched);
-    assert_int_equal(sched_metrics_write(sched_scheduler_metrics(fx->sched), &out), KUBE_OK);
+    assert_int_equal(kube_metrics_write(sched_scheduler_metrics(fx->sched), &out), KUBE_OK);
     assert_int_equal(kube_buf_puts(&out, ""), KUBE_OK); /* NUL-terminated */
     assert_non_null(strstr(out.data, "\nstickyvm_pins_recorded_total 1\n"));
     assert_non_null(strstr(out.data, "\nstickyvm_pinned_pods_scheduled_total "));

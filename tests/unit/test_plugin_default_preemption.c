@@ -45,7 +45,7 @@ typedef struct cluster {
     sched_config *cfg;
     fw_framework *fw;
     kube_store *pdbs;
-    sched_metrics *metrics;
+    kube_metrics *metrics;
     void *preemption;
 } cluster;
 
@@ -107,7 +107,7 @@ static void start(cluster *c, const char *args)
     assert_int_equal(fw_snapshot_from_nodes(c->nodes, c->n_nodes, &c->snap), KUBE_OK);
     memset(&svc, 0, sizeof(svc));
     svc.snapshot = c->snap;
-    assert_int_equal(sched_metrics_new(&c->metrics), KUBE_OK);
+    assert_int_equal(kube_metrics_new(&c->metrics), KUBE_OK);
     svc.metrics_registry = c->metrics;
     assert_int_equal(tp_config_load(NULL, NULL, NULL, &c->cfg, err, sizeof(err)), KUBE_OK);
     assert_int_equal(fw_framework_new(&c->cfg->profiles[0], plugin_registry_in_tree(), &svc, &c->fw,
@@ -134,7 +134,7 @@ static void cluster_free(cluster *c)
 {
     plugin_default_preemption.destroy(c->preemption);
     fw_framework_free(c->fw);
-    sched_metrics_free(c->metrics);
+    kube_metrics_free(c->metrics);
     sched_config_free(c->cfg);
     fw_snapshot_free(c->snap);
     for (size_t i = 0; i < c->n_nodes; i++)
@@ -508,7 +508,7 @@ static void test_post_filter(void **state)
     assert_int_equal(res.mode, FW_NOMINATING_NOOP);
 
     /* every PostFilter counts as an attempt */
-    assert_true(sched_metric_value(sched_metrics_find(c->metrics,
+    assert_true(kube_metric_value(kube_metrics_find(c->metrics,
                                                       "scheduler_preemption_attempts_total"),
                                    NULL) == 3);
     fw_pod_info_unref(never);

@@ -535,8 +535,8 @@ static void test_post_bind_other_pod(void **state)
  * two instances (two profiles) share them. */
 static void test_metrics_registered(void **state)
 {
-    sched_metrics *reg = NULL;
-    assert_int_equal(sched_metrics_new(&reg), KUBE_OK);
+    kube_metrics *reg = NULL;
+    assert_int_equal(kube_metrics_new(&reg), KUBE_OK);
     fx *f = fx_new(NULL);
     fw_handle h2 = f->h;
     void *second = NULL;
@@ -550,7 +550,7 @@ static void test_metrics_registered(void **state)
     assert_int_equal(stickyvm_new_with_lookup(NULL, &h2, &lk, &second, err, sizeof(err)),
                      KUBE_OK);
     kube_buf text = KUBE_BUF_INIT;
-    assert_int_equal(sched_metrics_write(reg, &text), KUBE_OK);
+    assert_int_equal(kube_metrics_write(reg, &text), KUBE_OK);
     assert_non_null(strstr(text.data, "stickyvm_pins_recorded_total 0"));
     assert_non_null(strstr(text.data, "stickyvm_pin_record_errors_total 0"));
     assert_non_null(strstr(text.data, "stickyvm_pinned_pods_scheduled_total 0"));
@@ -562,12 +562,12 @@ static void test_metrics_registered(void **state)
     fw_pre_filter_result *res;
     fw_status_free(run_pre_filter(f, pi, &res));
     fw_status_free(plugin_stickyvm.pre_filter(second, f->cs, pi, &res));
-    assert_true(sched_metric_value(sched_metrics_find(reg, "stickyvm_pinned_node_missing_total"),
+    assert_true(kube_metric_value(kube_metrics_find(reg, "stickyvm_pinned_node_missing_total"),
                                    NULL) == 2.0);
     fw_pod_info_unref(pi);
     plugin_stickyvm.destroy(second);
     fx_free(f);
-    sched_metrics_free(reg);
+    kube_metrics_free(reg);
 }
 
 /* ------------------------------------------------------------------ */

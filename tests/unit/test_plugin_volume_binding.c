@@ -718,14 +718,14 @@ static void test_stage_error_metric(void **state)
     const char *claims[] = {"pvc-a", NULL};
     fw_pod_info *pod = pod_with(claims);
     fw_node_info *n = node("node-a", NULL);
-    sched_metrics *reg = NULL;
+    kube_metrics *reg = NULL;
     tp_plugin p = {&plugin_volume_binding, NULL, {0}};
     fw_cycle_state *cs = fw_cycle_state_new();
     fw_pre_filter_result *r = NULL;
     const char *predicate[] = {"predicate"}, *bind[] = {"bind"};
     char err[256];
 
-    assert_int_equal(sched_metrics_new(&reg), KUBE_OK);
+    assert_int_equal(kube_metrics_new(&reg), KUBE_OK);
     p.handle.svc.metrics_registry = reg;
     assert_int_equal(plugin_volume_binding_new(NULL, &p.handle, w->l, &p.self, err, sizeof(err)),
                      KUBE_OK);
@@ -735,7 +735,7 @@ static void test_stage_error_metric(void **state)
     tp_assert_status(p.desc->pre_filter(p.self, cs, pod, &r), FW_SUCCESS, NULL);
     vt_delete(w, PLUGIN_VOL_SC, "", "gone");
     tp_assert_status(p.desc->filter(p.self, cs, pod, n), FW_ERROR, NULL);
-    assert_true(sched_metric_value(sched_metrics_find(reg, "scheduler_volume_scheduling_stage_"
+    assert_true(kube_metric_value(kube_metrics_find(reg, "scheduler_volume_scheduling_stage_"
                                                            "error_total"), predicate) == 1);
     /* provisionable again: Reserve assumes, PreBind fails without a client */
     vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'gone'},'provisioner':'p',"
@@ -743,12 +743,12 @@ static void test_stage_error_metric(void **state)
     tp_assert_status(p.desc->filter(p.self, cs, pod, n), FW_SUCCESS, NULL);
     tp_assert_status(p.desc->reserve(p.self, cs, pod, "node-a"), FW_SUCCESS, NULL);
     tp_assert_status(p.desc->pre_bind(p.self, cs, pod, "node-a"), FW_ERROR, NULL);
-    assert_true(sched_metric_value(sched_metrics_find(reg, "scheduler_volume_scheduling_stage_"
+    assert_true(kube_metric_value(kube_metrics_find(reg, "scheduler_volume_scheduling_stage_"
                                                            "error_total"), bind) == 1);
     p.desc->unreserve(p.self, cs, pod, "node-a");
     fw_cycle_state_free(cs);
     p.desc->destroy(p.self);
-    sched_metrics_free(reg);
+    kube_metrics_free(reg);
     fw_node_info_free(n);
     fw_pod_info_unref(pod);
     vt_world_free(w);

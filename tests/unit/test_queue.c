@@ -179,7 +179,7 @@ typedef struct fixture {
     fw_framework *fw;
     sched_queue *q;
     sched_nominator *nom;
-    sched_metrics *reg;
+    kube_metrics *reg;
     sched_core_metrics m;
     int lister_answer;
 } fixture;
@@ -203,7 +203,7 @@ static int setup(void **state)
 
     f->now = 1000 * SEC;
     f->lister_answer = 1;
-    assert_int_equal(sched_metrics_new(&f->reg), KUBE_OK);
+    assert_int_equal(kube_metrics_new(&f->reg), KUBE_OK);
     assert_int_equal(sched_core_metrics_register(f->reg, &f->m), KUBE_OK);
     f->fw = make_framework(NULL);
     memset(&o, 0, sizeof(o));
@@ -225,7 +225,7 @@ static int teardown(void **state)
     sched_queue_free(f->q);
     sched_nominator_free(f->nom);
     fw_framework_free(f->fw);
-    sched_metrics_free(f->reg);
+    kube_metrics_free(f->reg);
     free(f);
     return 0;
 }
@@ -391,7 +391,7 @@ static void requeues_only_for_registered_plugins(void **state)
     kube_object_unref(&other->base);
 
     const char *v[] = {"active", "AssignedPodDelete"};
-    assert_true(sched_metric_value(f->m.queue_incoming_pods, v) == 1);
+    assert_true(kube_metric_value(f->m.queue_incoming_pods, v) == 1);
 }
 
 static int reject_all(void *ud, const fw_pod_info *pi)
@@ -457,10 +457,10 @@ static void gating_and_ungating(void **state)
     sched_queue_get_counts(f->q, &c);
     assert_int_equal(c.gated, 1);
     assert_int_equal(c.unschedulable, 0);
-    assert_true(sched_metric_child_value(f->m.pending[SCHED_PENDING_GATED]) == 1);
+    assert_true(kube_metric_child_value(f->m.pending[SCHED_PENDING_GATED]) == 1);
     expect_empty(f);
     const char *v[] = {"TGate", PROFILE};
-    assert_true(sched_metric_value(f->m.unschedulable_pods, v) == 1);
+    assert_true(kube_metric_value(f->m.unschedulable_pods, v) == 1);
 
     /* a status-only update changes nothing */
     struct kube_pod *status = make_pod("g", 0, ",\"schedulingGates\":[{\"name\":\"wait\"}]",
@@ -475,12 +475,12 @@ static void gating_and_ungating(void **state)
     sched_queue_get_counts(f->q, &c);
     assert_int_equal(c.gated, 0);
     assert_int_equal(c.active, 1);
-    assert_true(sched_metric_child_value(f->m.pending[SCHED_PENDING_ACTIVE]) == 1);
+    assert_true(kube_metric_child_value(f->m.pending[SCHED_PENDING_ACTIVE]) == 1);
     sched_queued_pod *qp = pop(f);
     assert_int_equal(qp->info.attempts, 1);
     assert_int_equal(qp->info.n_unschedulable_plugins, 0);
     sched_queued_pod_free(qp);
-    assert_true(sched_metric_value(f->m.unschedulable_pods, v) == 0);
+    assert_true(kube_metric_value(f->m.unschedulable_pods, v) == 0);
     kube_object_unref(&gated->base);
     kube_object_unref(&status->base);
     kube_object_unref(&open->base);

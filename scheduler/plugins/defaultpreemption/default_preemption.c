@@ -254,7 +254,7 @@ static fw_status *prepare_candidate(default_preemption *pl, const fw_pod_info *p
     for (size_t i = 0; i < c->n_victims && !st; i++)
         st = preempt_victim(pl, pod, c->victims[i], c->node);
     if (!st) {
-        sched_metric_observe(pl->victims, NULL, (double)c->n_victims);
+        kube_metric_observe(pl->victims, NULL, (double)c->n_victims);
         clear_lower_nominations(pl, pod, c->node);
     }
     return st;
@@ -336,7 +336,7 @@ static fw_status *post_filter(void *self, fw_cycle_state *cs, const fw_pod_info 
     fw_status *st = preempt(pl, cs, pod, d, res), *prefixed;
     char *msg;
 
-    sched_metric_add(pl->attempts, NULL, 1);
+    kube_metric_add(pl->attempts, NULL, 1);
     if (fw_status_is_success(st) || st->n_reasons == 0)
         return st;
     if (!(msg = fw_status_message_dup(st)))
@@ -358,13 +358,13 @@ static void destroy(void *self)
 
 /* A family of the scheduler's registry (already registered by another
  * profile's instance: that one). NULL without a registry. */
-static sched_metric *metric(sched_metrics *reg, const sched_metric_opts *o)
+static kube_metric *metric(kube_metrics *reg, const kube_metric_opts *o)
 {
-    sched_metric *m = NULL;
-    int rc = reg ? sched_metrics_register(reg, o, &m) : KUBE_OK;
+    kube_metric *m = NULL;
+    int rc = reg ? kube_metrics_register(reg, o, &m) : KUBE_OK;
 
     if (rc == KUBE_EEXIST)
-        m = sched_metrics_find(reg, o->name);
+        m = kube_metrics_find(reg, o->name);
     else if (rc != KUBE_OK)
         KLOG_WARN("DefaultPreemption: registering metric %s: %s", o->name, kube_strerror(rc));
     return m;
@@ -374,22 +374,22 @@ static sched_metric *metric(sched_metrics *reg, const sched_metric_opts *o)
 static void register_metrics(default_preemption *pl)
 {
     static const double buckets[] = {1, 2, 4, 8, 16, 32, 64};
-    sched_metric_opts attempts = {.name = "scheduler_preemption_attempts_total",
+    kube_metric_opts attempts = {.name = "scheduler_preemption_attempts_total",
                                   .help = "Total preemption attempts in the cluster till now",
-                                  .type = SCHED_METRIC_COUNTER,
-                                  .stability = SCHED_STABILITY_STABLE};
-    sched_metric_opts victims = {.name = "scheduler_preemption_victims",
+                                  .type = KUBE_METRIC_COUNTER,
+                                  .stability = KUBE_STABILITY_STABLE};
+    kube_metric_opts victims = {.name = "scheduler_preemption_victims",
                                  .help = "Number of selected preemption victims",
-                                 .type = SCHED_METRIC_HISTOGRAM,
-                                 .stability = SCHED_STABILITY_STABLE,
+                                 .type = KUBE_METRIC_HISTOGRAM,
+                                 .stability = KUBE_STABILITY_STABLE,
                                  .buckets = buckets,
                                  .n_buckets = sizeof(buckets) / sizeof(buckets[0])};
 
     pl->attempts = metric(pl->h->svc.metrics_registry, &attempts);
     pl->victims = metric(pl->h->svc.metrics_registry, &victims);
     /* exported from 0, as client_golang does for families without labels */
-    sched_metric_with(pl->attempts, NULL);
-    sched_metric_with(pl->victims, NULL);
+    kube_metric_with(pl->attempts, NULL);
+    kube_metric_with(pl->victims, NULL);
 }
 
 static default_preemption *instance_new(const cJSON *args, fw_handle *h, char *err,

@@ -28,8 +28,8 @@ typedef struct default_preemption {
     struct kube_store *pdb_store;  /* borrowed, or NULL */
     uint64_t rng;                  /* offset RNG (scheduling thread only) */
     int32_t fixed_offset;          /* >= 0: the offset (tests) */
-    sched_metric *attempts;        /* scheduler_preemption_attempts_total, or NULL */
-    sched_metric *victims;         /* scheduler_preemption_victims, or NULL */
+    kube_metric *attempts;        /* scheduler_preemption_attempts_total, or NULL */
+    kube_metric *victims;         /* scheduler_preemption_victims, or NULL */
 } default_preemption;
 
 /* Every PodDisruptionBudget (getPodDisruptionBudgets). KUBE_OK or

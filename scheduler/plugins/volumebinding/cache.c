@@ -135,8 +135,8 @@ static void free_overlay_value(void *ud, const char *key, void *value)
 void vb_cache_destroy(vb_cache *c)
 {
     for (int k = 0; k < 2; k++) {
-        fw_strmap_foreach(&c->ov[k], free_overlay_value, NULL);
-        fw_strmap_free(&c->ov[k]);
+        kube_strmap_foreach(&c->ov[k], free_overlay_value, NULL);
+        kube_strmap_free(&c->ov[k]);
     }
     pthread_mutex_destroy(&c->mu);
 }
@@ -157,12 +157,12 @@ static vb_overlay *current_overlay(vb_cache *c, plugin_vol_kind k, const kube_ob
     vb_overlay *ov;
 
     cache_key(k, obj, key, sizeof(key));
-    if (!(ov = fw_strmap_get(&c->ov[k], key)))
+    if (!(ov = kube_strmap_get(&c->ov[k], key)))
         return NULL;
     if (ov->rv == rv_of(obj))
         return overlay_ref(ov);
     if (ov->rv < rv_of(obj))
-        vb_overlay_unref(fw_strmap_del(&c->ov[k], key));
+        vb_overlay_unref(kube_strmap_del(&c->ov[k], key));
     return NULL;
 }
 
@@ -270,7 +270,7 @@ int vb_cache_assume(vb_cache *c, plugin_vol_kind k, const vb_view *base, vb_over
         return KUBE_ECONFLICT;
     }
     pthread_mutex_lock(&c->mu);
-    rc = fw_strmap_put(&c->ov[k], key, overlay_ref(ov), &old);
+    rc = kube_strmap_put(&c->ov[k], key, overlay_ref(ov), &old);
     pthread_mutex_unlock(&c->mu);
     if (rc != KUBE_OK) {
         vb_overlay_unref(ov);
@@ -289,6 +289,6 @@ void vb_cache_restore(vb_cache *c, plugin_vol_kind k, const vb_view *base)
         return;
     cache_key(k, base->obj, key, sizeof(key));
     pthread_mutex_lock(&c->mu);
-    vb_overlay_unref(fw_strmap_del(&c->ov[k], key));
+    vb_overlay_unref(kube_strmap_del(&c->ov[k], key));
     pthread_mutex_unlock(&c->mu);
 }

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "framework/framework.h"
-#include "framework/strmap.h"
+#include "kube/strmap.h"
 #include "kube/node.h"
 #include "kube/pod.h"
 #include "kube/storage.h"
@@ -78,7 +78,7 @@ int64_t vb_view_rv(const vb_view *v);
 typedef struct vb_cache {
     plugin_vol_listers *l;      /* borrowed */
     pthread_mutex_t mu;
-    fw_strmap ov[2];            /* [PLUGIN_VOL_PV] name / [PLUGIN_VOL_PVC] "ns/name" -> overlay */
+    kube_strmap ov[2];            /* [PLUGIN_VOL_PV] name / [PLUGIN_VOL_PVC] "ns/name" -> overlay */
 } vb_cache;
 
 void vb_cache_init(vb_cache *c, plugin_vol_listers *l);

@@ -44,14 +44,14 @@ typedef struct volume_binding {
     plugin_vol_listers *l;     /* one reference */
     vb_cache cache;
     vb_binder binder;
-    sched_metric *stage_errors; /* scheduler_volume_scheduling_stage_error_total, or NULL */
+    kube_metric *stage_errors; /* scheduler_volume_scheduling_stage_error_total, or NULL */
 } volume_binding;
 
 /* VolumeSchedulingStageFailed{operation}: "predicate", "assume", "bind". */
 static void stage_failed(volume_binding *pl, const char *operation)
 {
     const char *v[] = {operation};
-    sched_metric_add(pl->stage_errors, v, 1);
+    kube_metric_add(pl->stage_errors, v, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -128,7 +128,7 @@ typedef struct vb_state {
     atomic_int refs;
     vb_claims claims;
     pthread_mutex_t mu;            /* by_node, has_static_bindings */
-    fw_strmap by_node;             /* node -> vb_pod_volumes * */
+    kube_strmap by_node;             /* node -> vb_pod_volumes * */
     int has_static_bindings;
     int all_bound;                 /* set by Reserve */
     kube_object *node;             /* the Reserve node (one reference) */
@@ -153,8 +153,8 @@ static void state_free(void *data)
     if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
         return;
     vb_claims_free(&s->claims);
-    fw_strmap_foreach(&s->by_node, free_volumes_value, NULL);
-    fw_strmap_free(&s->by_node);
+    kube_strmap_foreach(&s->by_node, free_volumes_value, NULL);
+    kube_strmap_free(&s->by_node);
     pthread_mutex_destroy(&s->mu);
     kube_object_unref(s->node);
     free(s);
@@ -181,7 +181,7 @@ static vb_state *state_get(const fw_cycle_state *cs)
 static vb_pod_volumes *volumes_for(vb_state *s, const char *node)
 {
     pthread_mutex_lock(&s->mu);
-    vb_pod_volumes *v = fw_strmap_get(&s->by_node, node);
+    vb_pod_volumes *v = kube_strmap_get(&s->by_node, node);
     pthread_mutex_unlock(&s->mu);
     return v;
 }
@@ -450,7 +450,7 @@ static fw_status *keep_volumes(vb_state *s, const char *node, vb_pod_volumes *vo
     if (copy) {
         *copy = *vols;
         pthread_mutex_lock(&s->mu);
-        rc = fw_strmap_put(&s->by_node, node, copy, &old);
+        rc = kube_strmap_put(&s->by_node, node, copy, &old);
         if (rc == KUBE_OK && copy->n_static > 0)
             s->has_static_bindings = 1;
         pthread_mutex_unlock(&s->mu);
@@ -707,20 +707,20 @@ static void destroy(void *self)
 
 /* The stage error counter in the scheduler's registry (shared by the
  * instances of every profile). */
-static sched_metric *stage_error_metric(sched_metrics *reg)
+static kube_metric *stage_error_metric(kube_metrics *reg)
 {
     static const char *const labels[] = {"operation"};
-    sched_metric_opts o = {.name = "scheduler_volume_scheduling_stage_error_total",
+    kube_metric_opts o = {.name = "scheduler_volume_scheduling_stage_error_total",
                            .help = "Volume scheduling stage error count",
-                           .type = SCHED_METRIC_COUNTER,
-                           .stability = SCHED_STABILITY_ALPHA,
+                           .type = KUBE_METRIC_COUNTER,
+                           .stability = KUBE_STABILITY_ALPHA,
                            .labels = labels,
                            .n_labels = 1};
-    sched_metric *m = NULL;
-    int rc = reg ? sched_metrics_register(reg, &o, &m) : KUBE_OK;
+    kube_metric *m = NULL;
+    int rc = reg ? kube_metrics_register(reg, &o, &m) : KUBE_OK;
 
     if (rc == KUBE_EEXIST)
-        m = sched_metrics_find(reg, o.name);
+        m = kube_metrics_find(reg, o.name);
     else if (rc != KUBE_OK)
         KLOG_WARN("VolumeBinding: registering metric %s: %s", o.name, kube_strerror(rc));
     return m;

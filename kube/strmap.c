@@ -1,7 +1,7 @@
 /*
- * scheduler/framework/strmap.c - open-addressing string map.
+ * kube/strmap.c - the open-addressing string map (strmap.h).
  */
-#include "framework/strmap.h"
+#include "kube/strmap.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,13 +24,13 @@ static size_t hash_str(const char *s)
     return (size_t)h;
 }
 
-static fw_strmap_slot *find_slot(const fw_strmap *m, const char *key, size_t h)
+static kube_strmap_slot *find_slot(const kube_strmap *m, const char *key, size_t h)
 {
     if (!m->cap)
         return NULL;
     size_t mask = m->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-        fw_strmap_slot *s = &m->slots[i];
+        kube_strmap_slot *s = &m->slots[i];
         if (!s->key)
             return NULL;
         if (s->key != TOMB && s->hash == h && strcmp(s->key, key) == 0)
@@ -38,7 +38,7 @@ static fw_strmap_slot *find_slot(const fw_strmap *m, const char *key, size_t h)
     }
 }
 
-static void insert_fresh(fw_strmap_slot *slots, size_t cap, char *key, void *value, size_t h)
+static void insert_fresh(kube_strmap_slot *slots, size_t cap, char *key, void *value, size_t h)
 {
     size_t mask = cap - 1;
     size_t i = h & mask;
@@ -49,17 +49,17 @@ static void insert_fresh(fw_strmap_slot *slots, size_t cap, char *key, void *val
     slots[i].hash = h;
 }
 
-static int grow(fw_strmap *m)
+static int grow(kube_strmap *m)
 {
     /* Rehash to a load of at most 1/2 (tombstones are dropped). */
     size_t cap = 8;
     while ((m->len + 1) * 2 > cap)
         cap *= 2;
-    fw_strmap_slot *slots = calloc(cap, sizeof(*slots));
+    kube_strmap_slot *slots = calloc(cap, sizeof(*slots));
     if (!slots)
         return KUBE_ENOMEM;
     for (size_t i = 0; i < m->cap; i++) {
-        fw_strmap_slot *s = &m->slots[i];
+        kube_strmap_slot *s = &m->slots[i];
         if (s->key && s->key != TOMB)
             insert_fresh(slots, cap, s->key, s->value, s->hash);
     }
@@ -70,10 +70,10 @@ static int grow(fw_strmap *m)
     return KUBE_OK;
 }
 
-int fw_strmap_put(fw_strmap *m, const char *key, void *value, void **old)
+int kube_strmap_put(kube_strmap *m, const char *key, void *value, void **old)
 {
     size_t h = hash_str(key);
-    fw_strmap_slot *s = find_slot(m, key, h);
+    kube_strmap_slot *s = find_slot(m, key, h);
     if (s) {
         if (old)
             *old = s->value;
@@ -100,15 +100,15 @@ int fw_strmap_put(fw_strmap *m, const char *key, void *value, void **old)
     return KUBE_OK;
 }
 
-void *fw_strmap_get(const fw_strmap *m, const char *key)
+void *kube_strmap_get(const kube_strmap *m, const char *key)
 {
-    fw_strmap_slot *s = find_slot(m, key, hash_str(key));
+    kube_strmap_slot *s = find_slot(m, key, hash_str(key));
     return s ? s->value : NULL;
 }
 
-void *fw_strmap_del(fw_strmap *m, const char *key)
+void *kube_strmap_del(kube_strmap *m, const char *key)
 {
-    fw_strmap_slot *s = find_slot(m, key, hash_str(key));
+    kube_strmap_slot *s = find_slot(m, key, hash_str(key));
     if (!s)
         return NULL;
     void *v = s->value;
@@ -119,17 +119,17 @@ void *fw_strmap_del(fw_strmap *m, const char *key)
     return v;
 }
 
-void fw_strmap_foreach(const fw_strmap *m, void (*fn)(void *ud, const char *key, void *value),
+void kube_strmap_foreach(const kube_strmap *m, void (*fn)(void *ud, const char *key, void *value),
                        void *ud)
 {
     for (size_t i = 0; i < m->cap; i++) {
-        fw_strmap_slot *s = &m->slots[i];
+        kube_strmap_slot *s = &m->slots[i];
         if (s->key && s->key != TOMB)
             fn(ud, s->key, s->value);
     }
 }
 
-void fw_strmap_free(fw_strmap *m)
+void kube_strmap_free(kube_strmap *m)
 {
     for (size_t i = 0; i < m->cap; i++)
         if (m->slots[i].key && m->slots[i].key != TOMB)

@@ -1,8 +1,9 @@
 /*
- * tests/unit/test_sched_metrics.c - the scheduler's Prometheus registry
- * (scheduler/metrics.h): Go float formatting, registration rules, the
- * text exposition of counters, gauges and histograms, kube-scheduler's
- * metric set and the framework hooks, concurrent observations.
+ * tests/unit/test_metrics.c - the Prometheus registry (kube/metrics.h):
+ * Go float formatting, registration rules, the text exposition of
+ * counters, gauges and histograms, concurrent observations; and
+ * kube-scheduler's metric set on it with the framework hooks
+ * (scheduler/metrics.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,17 +31,17 @@ static void formats_floats_as_go(void **state)
     char out[40];
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        sched_metrics_format_float(cases[i].v, out, sizeof(out));
+        kube_metrics_format_float(cases[i].v, out, sizeof(out));
         assert_string_equal(out, cases[i].want);
     }
-    sched_metrics_format_float(1.0 / 0.0, out, sizeof(out));
+    kube_metrics_format_float(1.0 / 0.0, out, sizeof(out));
     assert_string_equal(out, "+Inf");
 }
 
 static void registration_rules(void **state)
 {
-    sched_metrics *r;
-    sched_metric *m = NULL;
+    kube_metrics *r;
+    kube_metric *m = NULL;
     static const char *const labels[] = {"a", "b"};
     static const char *const bad_labels[] = {"a", "a"};
     static const char *const le[] = {"le"};
@@ -48,73 +49,73 @@ static void registration_rules(void **state)
     static const double unsorted[] = {2, 1};
     (void)state;
 
-    assert_int_equal(sched_metrics_new(&r), KUBE_OK);
-    sched_metric_opts o = {"x_total", "help", SCHED_METRIC_COUNTER, SCHED_STABILITY_ALPHA,
+    assert_int_equal(kube_metrics_new(&r), KUBE_OK);
+    kube_metric_opts o = {"x_total", "help", KUBE_METRIC_COUNTER, KUBE_STABILITY_ALPHA,
                            labels, 2, NULL, 0};
-    assert_int_equal(sched_metrics_register(r, &o, &m), KUBE_OK);
-    assert_ptr_equal(sched_metrics_find(r, "x_total"), m);
-    assert_int_equal(sched_metrics_register(r, &o, NULL), KUBE_EEXIST);
+    assert_int_equal(kube_metrics_register(r, &o, &m), KUBE_OK);
+    assert_ptr_equal(kube_metrics_find(r, "x_total"), m);
+    assert_int_equal(kube_metrics_register(r, &o, NULL), KUBE_EEXIST);
     o.name = "1bad";
-    assert_int_equal(sched_metrics_register(r, &o, NULL), KUBE_EINVAL);
+    assert_int_equal(kube_metrics_register(r, &o, NULL), KUBE_EINVAL);
     o.name = "dup_labels";
     o.labels = bad_labels;
-    assert_int_equal(sched_metrics_register(r, &o, NULL), KUBE_EINVAL);
+    assert_int_equal(kube_metrics_register(r, &o, NULL), KUBE_EINVAL);
     o.name = "h";
-    o.type = SCHED_METRIC_HISTOGRAM;
+    o.type = KUBE_METRIC_HISTOGRAM;
     o.labels = le;
     o.n_labels = 1;
     o.buckets = buckets;
     o.n_buckets = 2;
-    assert_int_equal(sched_metrics_register(r, &o, NULL), KUBE_EINVAL);
+    assert_int_equal(kube_metrics_register(r, &o, NULL), KUBE_EINVAL);
     o.labels = NULL;
     o.n_labels = 0;
     o.buckets = unsorted;
-    assert_int_equal(sched_metrics_register(r, &o, NULL), KUBE_EINVAL);
+    assert_int_equal(kube_metrics_register(r, &o, NULL), KUBE_EINVAL);
     o.buckets = NULL;
-    assert_int_equal(sched_metrics_register(r, &o, NULL), KUBE_EINVAL);
-    sched_metrics_free(r);
+    assert_int_equal(kube_metrics_register(r, &o, NULL), KUBE_EINVAL);
+    kube_metrics_free(r);
 }
 
 static void exposition_format(void **state)
 {
-    sched_metrics *r;
-    sched_metric *c, *g, *h;
+    kube_metrics *r;
+    kube_metric *c, *g, *h;
     static const char *const lc[] = {"result", "profile"};
     static const char *const lg[] = {"queue"};
     static const double buckets[] = {0.5, 1};
     kube_buf b = KUBE_BUF_INIT;
     (void)state;
 
-    assert_int_equal(sched_metrics_new(&r), KUBE_OK);
-    sched_metric_opts oc = {"z_attempts_total", "Attempts.", SCHED_METRIC_COUNTER,
-                            SCHED_STABILITY_STABLE, lc, 2, NULL, 0};
-    sched_metric_opts og = {"a_pending", "Pending \\ pods\nnow.", SCHED_METRIC_GAUGE,
-                            SCHED_STABILITY_ALPHA, lg, 1, NULL, 0};
-    sched_metric_opts oh = {"m_seconds", "Latency.", SCHED_METRIC_HISTOGRAM, SCHED_STABILITY_BETA,
+    assert_int_equal(kube_metrics_new(&r), KUBE_OK);
+    kube_metric_opts oc = {"z_attempts_total", "Attempts.", KUBE_METRIC_COUNTER,
+                            KUBE_STABILITY_STABLE, lc, 2, NULL, 0};
+    kube_metric_opts og = {"a_pending", "Pending \\ pods\nnow.", KUBE_METRIC_GAUGE,
+                            KUBE_STABILITY_ALPHA, lg, 1, NULL, 0};
+    kube_metric_opts oh = {"m_seconds", "Latency.", KUBE_METRIC_HISTOGRAM, KUBE_STABILITY_BETA,
                             NULL, 0, buckets, 2};
-    sched_metric_opts oe = {"empty_total", "Never used.", SCHED_METRIC_COUNTER,
-                            SCHED_STABILITY_ALPHA, NULL, 0, NULL, 0};
-    assert_int_equal(sched_metrics_register(r, &oc, &c), KUBE_OK);
-    assert_int_equal(sched_metrics_register(r, &og, &g), KUBE_OK);
-    assert_int_equal(sched_metrics_register(r, &oh, &h), KUBE_OK);
-    assert_int_equal(sched_metrics_register(r, &oe, NULL), KUBE_OK);
+    kube_metric_opts oe = {"empty_total", "Never used.", KUBE_METRIC_COUNTER,
+                            KUBE_STABILITY_ALPHA, NULL, 0, NULL, 0};
+    assert_int_equal(kube_metrics_register(r, &oc, &c), KUBE_OK);
+    assert_int_equal(kube_metrics_register(r, &og, &g), KUBE_OK);
+    assert_int_equal(kube_metrics_register(r, &oh, &h), KUBE_OK);
+    assert_int_equal(kube_metrics_register(r, &oe, NULL), KUBE_OK);
 
     const char *v1[] = {"scheduled", "p\"1"};
     const char *v2[] = {"error", "p"};
-    sched_metric_add(c, v1, 2);
-    sched_metric_add(c, v1, -5); /* counters never decrease */
-    sched_metric_add(c, v2, 1);
+    kube_metric_add(c, v1, 2);
+    kube_metric_add(c, v1, -5); /* counters never decrease */
+    kube_metric_add(c, v2, 1);
     const char *q[] = {"active"};
-    sched_metric_set(g, q, 3);
-    sched_metric_add(g, q, -1);
-    sched_metric_observe(h, NULL, 0.25);
-    sched_metric_observe(h, NULL, 0.75);
-    sched_metric_observe(h, NULL, 3);
-    assert_true(sched_metric_value(c, v1) == 2);
-    assert_true(sched_metric_value(g, q) == 2);
-    assert_true(sched_metric_value(h, NULL) == 3);
+    kube_metric_set(g, q, 3);
+    kube_metric_add(g, q, -1);
+    kube_metric_observe(h, NULL, 0.25);
+    kube_metric_observe(h, NULL, 0.75);
+    kube_metric_observe(h, NULL, 3);
+    assert_true(kube_metric_value(c, v1) == 2);
+    assert_true(kube_metric_value(g, q) == 2);
+    assert_true(kube_metric_value(h, NULL) == 3);
 
-    assert_int_equal(sched_metrics_write(r, &b), KUBE_OK);
+    assert_int_equal(kube_metrics_write(r, &b), KUBE_OK);
     const char *want =
         "# HELP a_pending [ALPHA] Pending \\\\ pods\\nnow.\n"
         "# TYPE a_pending gauge\n"
@@ -132,18 +133,18 @@ static void exposition_format(void **state)
         "z_attempts_total{result=\"scheduled\",profile=\"p\\\"1\"} 2\n";
     assert_string_equal(b.data, want);
     kube_buf_free(&b);
-    sched_metrics_free(r);
+    kube_metrics_free(r);
 }
 
 static void core_set_and_hooks(void **state)
 {
-    sched_metrics *r;
+    kube_metrics *r;
     sched_core_metrics m;
     kube_buf b = KUBE_BUF_INIT;
     (void)state;
 
     sched_core_metrics again;
-    assert_int_equal(sched_metrics_new(&r), KUBE_OK);
+    assert_int_equal(kube_metrics_new(&r), KUBE_OK);
     assert_int_equal(sched_core_metrics_register(r, &m), KUBE_OK);
     assert_int_equal(sched_core_metrics_register(r, &again), KUBE_EEXIST);
 
@@ -156,12 +157,12 @@ static void core_set_and_hooks(void **state)
     sched_core_metrics_attempt(&m, "scheduled", "default-scheduler", 0.02);
 
     const char *v[] = {"scheduled", "default-scheduler"};
-    assert_true(sched_metric_value(m.schedule_attempts, v) == 2);
+    assert_true(kube_metric_value(m.schedule_attempts, v) == 2);
     /* static labels find the same child */
-    assert_ptr_equal(sched_metric_with_static(m.schedule_attempts, v),
-                     sched_metric_with(m.schedule_attempts, v));
-    assert_true(sched_metric_value(m.scheduling_attempt_duration, v) == 2);
-    assert_int_equal(sched_metrics_write(r, &b), KUBE_OK);
+    assert_ptr_equal(kube_metric_with_static(m.schedule_attempts, v),
+                     kube_metric_with(m.schedule_attempts, v));
+    assert_true(kube_metric_value(m.scheduling_attempt_duration, v) == 2);
+    assert_int_equal(kube_metrics_write(r, &b), KUBE_OK);
     assert_non_null(strstr(b.data, "scheduler_pending_pods{queue=\"gated\"} 0\n"));
     assert_non_null(strstr(b.data, "scheduler_schedule_attempts_total{result=\"scheduled\","
                                    "profile=\"default-scheduler\"} 2\n"));
@@ -178,7 +179,7 @@ static void core_set_and_hooks(void **state)
     assert_non_null(strstr(b.data, "scheduler_permit_wait_duration_seconds_count{result="
                                    "\"Success\"} 1\n"));
     kube_buf_free(&b);
-    sched_metrics_free(r);
+    kube_metrics_free(r);
 }
 
 /* Repeated plugin observations land in the same child, and a registry made
@@ -191,11 +192,11 @@ static void plugin_hook_children(void **state)
     (void)state;
 
     for (int round = 0; round < 2; round++) {
-        sched_metrics *r;
+        kube_metrics *r;
         sched_core_metrics m;
         fw_metrics_hooks hk;
 
-        assert_int_equal(sched_metrics_new(&r), KUBE_OK);
+        assert_int_equal(kube_metrics_new(&r), KUBE_OK);
         assert_int_equal(sched_core_metrics_register(r, &m), KUBE_OK);
         hk = sched_core_metrics_hooks(&m);
         for (int i = 0; i < 3 + round; i++) {
@@ -203,9 +204,9 @@ static void plugin_hook_children(void **state)
             hk.plugin(hk.ud, taint[0], taint[1], taint[2], 0.00002);
         }
         hk.plugin(hk.ud, taint[0], taint[1], "Error", 0.00002);
-        assert_true(sched_metric_value(m.plugin_execution_duration, fit) == 3 + round);
-        assert_true(sched_metric_value(m.plugin_execution_duration, taint) == 3 + round);
-        sched_metrics_free(r);
+        assert_true(kube_metric_value(m.plugin_execution_duration, fit) == 3 + round);
+        assert_true(kube_metric_value(m.plugin_execution_duration, taint) == 3 + round);
+        kube_metrics_free(r);
     }
 }
 
@@ -219,25 +220,25 @@ static void plugin_defer_then_flush(void **state)
     static const double values[] = {0.000001, 0.00001, 0.00002, 0.0005, 3, 1e9};
     static const char *names[40];
     char bufs[40][16];
-    sched_metrics *r;
+    kube_metrics *r;
     sched_core_metrics m;
     kube_buf b = KUBE_BUF_INIT;
     (void)state;
 
-    assert_int_equal(sched_metrics_new(&r), KUBE_OK);
+    assert_int_equal(kube_metrics_new(&r), KUBE_OK);
     assert_int_equal(sched_core_metrics_register(r, &m), KUBE_OK);
     fw_metrics_hooks hk = sched_core_metrics_hooks(&m);
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
         hk.plugin(hk.ud, direct[0], direct[1], direct[2], values[i]);
         hk.plugin_defer(hk.ud, deferred[0], deferred[1], deferred[2], values[i]);
     }
-    assert_true(sched_metric_value(m.plugin_execution_duration, direct) == 6);
-    assert_true(sched_metric_value(m.plugin_execution_duration, deferred) == 0);
+    assert_true(kube_metric_value(m.plugin_execution_duration, direct) == 6);
+    assert_true(kube_metric_value(m.plugin_execution_duration, deferred) == 0);
     hk.plugin_flush(hk.ud);
-    assert_true(sched_metric_value(m.plugin_execution_duration, deferred) == 6);
-    assert_true(sched_metric_child_sum(sched_metric_with(m.plugin_execution_duration, deferred)) ==
-                sched_metric_child_sum(sched_metric_with(m.plugin_execution_duration, direct)));
-    assert_int_equal(sched_metrics_write(r, &b), KUBE_OK);
+    assert_true(kube_metric_value(m.plugin_execution_duration, deferred) == 6);
+    assert_true(kube_metric_child_sum(kube_metric_with(m.plugin_execution_duration, deferred)) ==
+                kube_metric_child_sum(kube_metric_with(m.plugin_execution_duration, direct)));
+    assert_int_equal(kube_metrics_write(r, &b), KUBE_OK);
     assert_non_null(strstr(b.data, "plugin=\"NodeResourcesFit\",extension_point=\"Score\","
                                    "status=\"Success\",le=\"1e-05\"} 2\n"));
     assert_non_null(strstr(b.data, "extension_point=\"Score\",status=\"Success\",le=\"+Inf\"} 6\n"));
@@ -251,14 +252,14 @@ static void plugin_defer_then_flush(void **state)
     hk.plugin_flush(hk.ud);
     for (int i = 0; i < 40; i++) {
         const char *v[] = {names[i], "Filter", "Success"};
-        assert_true(sched_metric_value(m.plugin_execution_duration, v) == 2);
+        assert_true(kube_metric_value(m.plugin_execution_duration, v) == 2);
     }
     kube_buf_free(&b);
-    sched_metrics_free(r);
+    kube_metrics_free(r);
 }
 
 typedef struct worker {
-    sched_metric *m;
+    kube_metric *m;
     int n;
 } worker;
 
@@ -267,24 +268,24 @@ static void *observe_many(void *arg)
     worker *w = arg;
     const char *v[] = {"x"};
     for (int i = 0; i < w->n; i++)
-        sched_metric_observe(w->m, v, 0.001);
+        kube_metric_observe(w->m, v, 0.001);
     return NULL;
 }
 
 static void concurrent_observations(void **state)
 {
-    sched_metrics *r;
-    sched_metric *h;
+    kube_metrics *r;
+    kube_metric *h;
     static const char *const l[] = {"k"};
     static const double buckets[] = {0.01};
     pthread_t t[4];
     worker w;
     (void)state;
 
-    assert_int_equal(sched_metrics_new(&r), KUBE_OK);
-    sched_metric_opts o = {"c_seconds", "c", SCHED_METRIC_HISTOGRAM, SCHED_STABILITY_ALPHA, l, 1,
+    assert_int_equal(kube_metrics_new(&r), KUBE_OK);
+    kube_metric_opts o = {"c_seconds", "c", KUBE_METRIC_HISTOGRAM, KUBE_STABILITY_ALPHA, l, 1,
                            buckets, 1};
-    assert_int_equal(sched_metrics_register(r, &o, &h), KUBE_OK);
+    assert_int_equal(kube_metrics_register(r, &o, &h), KUBE_OK);
     w.m = h;
     w.n = 20000;
     for (int i = 0; i < 4; i++)
@@ -292,12 +293,12 @@ static void concurrent_observations(void **state)
     for (int i = 0; i < 4; i++)
         pthread_join(t[i], NULL);
     const char *v[] = {"x"};
-    assert_true(sched_metric_value(h, v) == 80000);
-    assert_true(sched_metric_child_sum(sched_metric_with(h, v)) > 79.99);
-    sched_metrics_free(r);
+    assert_true(kube_metric_value(h, v) == 80000);
+    assert_true(kube_metric_child_sum(kube_metric_with(h, v)) > 79.99);
+    kube_metrics_free(r);
 }
 
-int test_group_sched_metrics(void)
+int test_group_metrics(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(formats_floats_as_go),
@@ -308,5 +309,5 @@ int test_group_sched_metrics(void)
         cmocka_unit_test(plugin_defer_then_flush),
         cmocka_unit_test(concurrent_observations),
     };
-    return cmocka_run_group_tests_name("sched_metrics", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("kube_metrics", tests, NULL, NULL);
 }
