@@ -1,12 +1,15 @@
 /*
  * apiserver/metrics.c - Prometheus metrics of stickyvm-apiserver, rendered in
- * the text exposition format (version 0.0.4) at /metrics: *
+ * the text exposition format (version 0.0.4) at /metrics, on the shared
+ * registry (kube/metrics.h):
+ *
  * stickyvm_apiserver_request_total{verb,subresource,code}       counter
  * stickyvm_apiserver_request_duration_seconds{verb,subresource} histogram
  * stickyvm_apiserver_inflight_requests                          gauge
  * stickyvm_apiserver_authentication_total{result}                counter
  * stickyvm_apiserver_authorization_total{result}                 counter
- * stickyvm_apiserver_pin_conflict_retries_total                  counter *
+ * stickyvm_apiserver_pin_conflict_retries_total                  counter
+ *
  * verb is the request method (GET, PUT, POST, ...; anything unusual is
  * "other"), subresource is "pin", "unpin" or "" for non-resource paths, so
  * the number of series stays bounded whatever clients send. The contract is
@@ -14,11 +17,12 @@
  */
 #include "metrics.h"
 
-#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kube/errors.h"
+#include "kube/metrics.h"
 
 static const char *const verbs[] = {"GET", "PUT", "POST", "PATCH", "DELETE", "HEAD", "OPTIONS",
                                     "other"};
@@ -26,241 +30,174 @@ static const char *const verbs[] = {"GET", "PUT", "POST", "PATCH", "DELETE", "HE
 static const char *const subresources[] = {"pin", "unpin", ""};
 #define N_SUBS (sizeof(subresources) / sizeof(subresources[0]))
 static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
-#define N_BOUNDS (sizeof(bounds) / sizeof(bounds[0]))
-#define MAX_CODES 32
 
 static const char *const authn_names[APIS_AUTHN_RESULT_COUNT] = {"front-proxy", "client-cert",
                                                                   "token", "failed"};
 static const char *const authz_names[APIS_AUTHZ_RESULT_COUNT] = {
     "always-allowed", "cache-hit", "allowed", "denied", "error"};
 
-typedef struct histogram {
-    unsigned long buckets[N_BOUNDS];
-    unsigned long count;
-    double sum;
-} histogram;
+static const char *const L_REQUEST[] = {"verb", "subresource", "code"};
+static const char *const L_LATENCY[] = {"verb", "subresource"};
+static const char *const L_RESULT[] = {"result"};
 
 struct apis_metrics {
-    pthread_mutex_t mu;
-    int codes[MAX_CODES];
-    size_t n_codes;
-    unsigned long requests[N_VERBS][N_SUBS][MAX_CODES];
-    histogram latency[N_VERBS][N_SUBS];
-    long inflight;
-    unsigned long authn[APIS_AUTHN_RESULT_COUNT];
-    unsigned long authz[APIS_AUTHZ_RESULT_COUNT];
-    unsigned long conflict_retries;
+    kube_metrics *reg;
+    kube_metric *requests, *latency, *authn_total, *authz_total;
+    kube_metric_child *inflight, *conflict_retries;
+    kube_metric_child *authn[APIS_AUTHN_RESULT_COUNT];
+    kube_metric_child *authz[APIS_AUTHZ_RESULT_COUNT];
 };
+
+/* Registers one family into m's registry. */
+static int add(apis_metrics *m, const char *name, const char *help, kube_metric_type type,
+               const char *const *labels, size_t n_labels, kube_metric **out)
+{
+    kube_metric_opts o = {.name = name,
+                          .help = help,
+                          .type = type,
+                          .stability = KUBE_STABILITY_ALPHA,
+                          .labels = labels,
+                          .n_labels = n_labels};
+    if (type == KUBE_METRIC_HISTOGRAM) {
+        o.buckets = bounds;
+        o.n_buckets = sizeof(bounds) / sizeof(bounds[0]);
+    }
+    return kube_metrics_register(m->reg, &o, out);
+}
+
+/* The families, and the children always shown (zero until used). */
+static int register_all(apis_metrics *m)
+{
+    kube_metric *inflight = NULL, *retries = NULL;
+    int rc = add(m, "stickyvm_apiserver_request_total",
+                 "Requests answered, by verb, subresource and HTTP code.", KUBE_METRIC_COUNTER,
+                 L_REQUEST, 3, &m->requests);
+    if (rc == KUBE_OK)
+        rc = add(m, "stickyvm_apiserver_request_duration_seconds",
+                 "Time from a complete request to its answer being queued, by verb and "
+                 "subresource.",
+                 KUBE_METRIC_HISTOGRAM, L_LATENCY, 2, &m->latency);
+    if (rc == KUBE_OK)
+        rc = add(m, "stickyvm_apiserver_inflight_requests", "Requests being served.",
+                 KUBE_METRIC_GAUGE, NULL, 0, &inflight);
+    if (rc == KUBE_OK)
+        rc = add(m, "stickyvm_apiserver_authentication_total",
+                 "Authentication outcomes by method.", KUBE_METRIC_COUNTER, L_RESULT, 1,
+                 &m->authn_total);
+    if (rc == KUBE_OK)
+        rc = add(m, "stickyvm_apiserver_authorization_total", "Authorization outcomes.",
+                 KUBE_METRIC_COUNTER, L_RESULT, 1, &m->authz_total);
+    if (rc == KUBE_OK)
+        rc = add(m, "stickyvm_apiserver_pin_conflict_retries_total",
+                 "Writes of the pin annotation retried after a resourceVersion conflict.",
+                 KUBE_METRIC_COUNTER, NULL, 0, &retries);
+    if (rc != KUBE_OK)
+        return rc;
+    m->inflight = kube_metric_with(inflight, NULL);
+    m->conflict_retries = kube_metric_with(retries, NULL);
+    for (size_t i = 0; i < APIS_AUTHN_RESULT_COUNT; i++)
+        m->authn[i] = kube_metric_with_static(m->authn_total, &authn_names[i]);
+    for (size_t i = 0; i < APIS_AUTHZ_RESULT_COUNT; i++)
+        m->authz[i] = kube_metric_with_static(m->authz_total, &authz_names[i]);
+    return m->inflight && m->conflict_retries ? KUBE_OK : KUBE_ENOMEM;
+}
 
 int apis_metrics_new(apis_metrics **out)
 {
     apis_metrics *m = calloc(1, sizeof(*m));
+    int rc = m ? kube_metrics_new(&m->reg) : KUBE_ENOMEM;
 
+    if (rc == KUBE_OK)
+        rc = register_all(m);
+    if (rc != KUBE_OK) {
+        apis_metrics_free(m);
+        m = NULL;
+    }
     *out = m;
-    if (!m)
-        return KUBE_ENOMEM;
-    pthread_mutex_init(&m->mu, NULL);
-    return KUBE_OK;
+    return rc;
 }
 
 void apis_metrics_free(apis_metrics *m)
 {
     if (!m)
         return;
-    pthread_mutex_destroy(&m->mu);
+    kube_metrics_free(m->reg);
     free(m);
 }
 
-static size_t verb_index(const char *method)
+/* The label a request method counts under (bounded: "other" for the rest). */
+static const char *verb_label(const char *method)
 {
     for (size_t i = 0; i + 1 < N_VERBS; i++)
-        if (strcmp(method, verbs[i]) == 0)
-            return i;
-    return N_VERBS - 1;
+        if (method && strcmp(verbs[i], method) == 0)
+            return verbs[i];
+    return "other";
 }
 
-static size_t sub_index(const char *sub)
+/* The label of a subresource ("" for non-resource paths and the rest). */
+static const char *sub_label(const char *sub)
 {
     for (size_t i = 0; i + 1 < N_SUBS; i++)
-        if (strcmp(sub, subresources[i]) == 0)
-            return i;
-    return N_SUBS - 1;
-}
-
-/* Index of a status code, adding it when new; codes beyond MAX_CODES share
- * the last slot (never reached: the server answers with a fixed set). */
-static size_t code_index(apis_metrics *m, int code)
-{
-    for (size_t i = 0; i < m->n_codes; i++)
-        if (m->codes[i] == code)
-            return i;
-    if (m->n_codes == MAX_CODES)
-        return MAX_CODES - 1;
-    m->codes[m->n_codes] = code;
-    return m->n_codes++;
+        if (sub && strcmp(subresources[i], sub) == 0)
+            return subresources[i];
+    return "";
 }
 
 void apis_metrics_observe(apis_metrics *m, const char *method, const char *subresource, int code,
                           double seconds)
 {
-    size_t v = verb_index(method), s = sub_index(subresource);
-    histogram *h;
+    char code_s[16];
+    const char *req[3] = {verb_label(method), sub_label(subresource), code_s};
 
-    pthread_mutex_lock(&m->mu);
-    m->requests[v][s][code_index(m, code)]++;
-    h = &m->latency[v][s];
-    for (size_t i = 0; i < N_BOUNDS; i++)
-        if (seconds <= bounds[i])
-            h->buckets[i]++;
-    h->count++;
-    h->sum += seconds;
-    pthread_mutex_unlock(&m->mu);
+    snprintf(code_s, sizeof(code_s), "%d", code);
+    kube_metric_add(m->requests, req, 1);
+    kube_metric_observe(m->latency, req, seconds);
 }
 
 void apis_metrics_inflight(apis_metrics *m, int delta)
 {
-    pthread_mutex_lock(&m->mu);
-    m->inflight += delta;
-    pthread_mutex_unlock(&m->mu);
+    kube_metric_child_add(m->inflight, delta);
 }
 
 void apis_metrics_authn(apis_metrics *m, apis_authn_result r)
 {
-    pthread_mutex_lock(&m->mu);
-    m->authn[r]++;
-    pthread_mutex_unlock(&m->mu);
+    if ((unsigned)r < APIS_AUTHN_RESULT_COUNT)
+        kube_metric_child_add(m->authn[r], 1);
 }
 
 void apis_metrics_authz(apis_metrics *m, apis_authz_result r)
 {
-    pthread_mutex_lock(&m->mu);
-    m->authz[r]++;
-    pthread_mutex_unlock(&m->mu);
+    if ((unsigned)r < APIS_AUTHZ_RESULT_COUNT)
+        kube_metric_child_add(m->authz[r], 1);
 }
 
 void apis_metrics_conflict_retry(apis_metrics *m)
 {
-    pthread_mutex_lock(&m->mu);
-    m->conflict_retries++;
-    pthread_mutex_unlock(&m->mu);
+    kube_metric_child_add(m->conflict_retries, 1);
 }
 
 unsigned long apis_metrics_requests_with_code(apis_metrics *m, int code)
 {
-    unsigned long n = 0;
+    char code_s[16];
+    double n = 0;
 
-    pthread_mutex_lock(&m->mu);
-    for (size_t c = 0; c < m->n_codes; c++) {
-        if (m->codes[c] != code)
-            continue;
-        for (size_t v = 0; v < N_VERBS; v++)
-            for (size_t s = 0; s < N_SUBS; s++)
-                n += m->requests[v][s][c];
-    }
-    pthread_mutex_unlock(&m->mu);
-    return n;
+    snprintf(code_s, sizeof(code_s), "%d", code);
+    for (size_t v = 0; v < N_VERBS; v++)
+        for (size_t s = 0; s < N_SUBS; s++) {
+            const char *req[3] = {verbs[v], subresources[s], code_s};
+            n += kube_metric_value(m->requests, req);
+        }
+    return (unsigned long)n;
 }
 
 unsigned long apis_metrics_authz_count(apis_metrics *m, apis_authz_result r)
 {
-    unsigned long n;
-
-    pthread_mutex_lock(&m->mu);
-    n = m->authz[r];
-    pthread_mutex_unlock(&m->mu);
-    return n;
-}
-
-static int render_requests(apis_metrics *m, kube_buf *out)
-{
-    int rc = kube_buf_puts(out,
-                           "# HELP stickyvm_apiserver_request_total Requests answered, by verb, "
-                           "subresource and HTTP code.\n"
-                           "# TYPE stickyvm_apiserver_request_total counter\n");
-
-    for (size_t v = 0; rc == KUBE_OK && v < N_VERBS; v++)
-        for (size_t s = 0; rc == KUBE_OK && s < N_SUBS; s++)
-            for (size_t c = 0; rc == KUBE_OK && c < m->n_codes; c++)
-                if (m->requests[v][s][c])
-                    rc = kube_buf_printf(out,
-                                         "stickyvm_apiserver_request_total{verb=\"%s\","
-                                         "subresource=\"%s\",code=\"%d\"} %lu\n",
-                                         verbs[v], subresources[s], m->codes[c],
-                                         m->requests[v][s][c]);
-    return rc;
-}
-
-static int render_histogram(const histogram *h, const char *verb, const char *sub, kube_buf *out)
-{
-    const char *name = "stickyvm_apiserver_request_duration_seconds";
-    int rc = KUBE_OK;
-
-    for (size_t i = 0; rc == KUBE_OK && i < N_BOUNDS; i++)
-        rc = kube_buf_printf(out, "%s_bucket{verb=\"%s\",subresource=\"%s\",le=\"%g\"} %lu\n", name,
-                             verb, sub, bounds[i], h->buckets[i]);
-    if (rc == KUBE_OK)
-        rc = kube_buf_printf(out,
-                             "%s_bucket{verb=\"%s\",subresource=\"%s\",le=\"+Inf\"} %lu\n"
-                             "%s_sum{verb=\"%s\",subresource=\"%s\"} %.9f\n"
-                             "%s_count{verb=\"%s\",subresource=\"%s\"} %lu\n",
-                             name, verb, sub, h->count, name, verb, sub, h->sum, name, verb, sub,
-                             h->count);
-    return rc;
-}
-
-static int render_latency(apis_metrics *m, kube_buf *out)
-{
-    int rc = kube_buf_puts(out,
-                           "# HELP stickyvm_apiserver_request_duration_seconds Time from a "
-                           "complete request to its answer being queued, by verb and subresource.\n"
-                           "# TYPE stickyvm_apiserver_request_duration_seconds histogram\n");
-
-    for (size_t v = 0; rc == KUBE_OK && v < N_VERBS; v++)
-        for (size_t s = 0; rc == KUBE_OK && s < N_SUBS; s++)
-            if (m->latency[v][s].count)
-                rc = render_histogram(&m->latency[v][s], verbs[v], subresources[s], out);
-    return rc;
-}
-
-static int render_results(const char *name, const char *help, const char *const *labels,
-                          const unsigned long *values, size_t n, kube_buf *out)
-{
-    int rc = kube_buf_printf(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
-
-    for (size_t i = 0; rc == KUBE_OK && i < n; i++)
-        rc = kube_buf_printf(out, "%s{result=\"%s\"} %lu\n", name, labels[i], values[i]);
-    return rc;
+    return (unsigned)r < APIS_AUTHZ_RESULT_COUNT
+               ? (unsigned long)kube_metric_child_value(m->authz[r])
+               : 0;
 }
 
 int apis_metrics_render(apis_metrics *m, kube_buf *out)
 {
-    int rc;
-
-    pthread_mutex_lock(&m->mu);
-    rc = render_requests(m, out);
-    if (rc == KUBE_OK)
-        rc = render_latency(m, out);
-    if (rc == KUBE_OK)
-        rc = kube_buf_printf(out,
-                             "# HELP stickyvm_apiserver_inflight_requests Requests being served.\n"
-                             "# TYPE stickyvm_apiserver_inflight_requests gauge\n"
-                             "stickyvm_apiserver_inflight_requests %ld\n",
-                             m->inflight);
-    if (rc == KUBE_OK)
-        rc = render_results("stickyvm_apiserver_authentication_total",
-                            "Authentication outcomes by method.", authn_names, m->authn,
-                            APIS_AUTHN_RESULT_COUNT, out);
-    if (rc == KUBE_OK)
-        rc = render_results("stickyvm_apiserver_authorization_total",
-                            "Authorization outcomes.", authz_names, m->authz,
-                            APIS_AUTHZ_RESULT_COUNT, out);
-    if (rc == KUBE_OK)
-        rc = kube_buf_printf(out,
-                             "# HELP stickyvm_apiserver_pin_conflict_retries_total Writes of the "
-                             "pin annotation retried after a resourceVersion conflict.\n"
-                             "# TYPE stickyvm_apiserver_pin_conflict_retries_total counter\n"
-                             "stickyvm_apiserver_pin_conflict_retries_total %lu\n",
-                             m->conflict_retries);
-    pthread_mutex_unlock(&m->mu);
-    return rc;
+    return kube_metrics_write(m->reg, out);
 }
