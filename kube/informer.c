@@ -14,6 +14,7 @@
  * own lock), last_rv (inf->mu), counters (atomics) and the synced counts
  * (hub->mu).
  */
+#include "kube/array.h"
 #include "kube/informer_int.h"
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -85,14 +86,8 @@ void kube_inf_items_clear(kube_informer *inf)
 
 int kube_inf_items_push(kube_informer *inf, kube_object *obj)
 {
-    if (inf->n_items == inf->cap_items) {
-        size_t ncap = inf->cap_items ? inf->cap_items * 2 : 256;
-        kube_object **n = realloc(inf->items, ncap * sizeof(*n));
-        if (n == NULL)
-            return KUBE_ENOMEM;
-        inf->items = n;
-        inf->cap_items = ncap;
-    }
+    if (KUBE_ARRAY_RESERVE(inf->items, inf->cap_items, inf->n_items + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
     inf->items[inf->n_items++] = obj;
     return KUBE_OK;
 }

@@ -8,6 +8,7 @@
  * strings' addresses (checked by content on a hit) skips that lock on the
  * hot paths.
  */
+#include "kube/array.h"
 #include "kube/metrics.h"
 
 #include <math.h>
@@ -222,15 +223,8 @@ int kube_metrics_register(kube_metrics *r, const kube_metric_opts *o, kube_metri
     pthread_mutex_lock(&r->mu);
     if (kube_strmap_get(&r->by_name, o->name)) {
         rc = KUBE_EEXIST;
-    } else if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 32;
-        kube_metric **f = realloc(r->fams, cap * sizeof(*f));
-        if (f) {
-            r->fams = f;
-            r->cap = cap;
-        } else {
-            rc = KUBE_ENOMEM;
-        }
+    } else {
+        rc = KUBE_ARRAY_RESERVE(r->fams, r->cap, r->n + 1);
     }
     if (rc == KUBE_OK)
         rc = kube_strmap_put(&r->by_name, m->name, m, NULL);
@@ -308,14 +302,8 @@ static kube_metric_child *child_new(kube_metric *m, const char *const *values)
 
 static int list_append(kube_metric *m, kube_metric_child *c)
 {
-    if (m->n_list == m->cap_list) {
-        size_t cap = m->cap_list ? m->cap_list * 2 : 8;
-        kube_metric_child **l = realloc(m->list, cap * sizeof(*l));
-        if (!l)
-            return KUBE_ENOMEM;
-        m->list = l;
-        m->cap_list = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(m->list, m->cap_list, m->n_list + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
     m->list[m->n_list++] = c;
     return KUBE_OK;
 }

@@ -4,6 +4,7 @@
  * v1.28, with sidecar (restartable) init containers and overhead, and the
  * non-zero cpu/memory scoring uses.
  */
+#include "kube/array.h"
 #include "kube/pod_int.h"
 
 /* ---- requests (resourcehelper.PodRequests, v1.28) ---- */
@@ -26,14 +27,8 @@ static int rlist_slot(rlist *l, const char *name, kube_resource_entry **out)
 {
     if ((*out = rlist_find(l, name)))
         return KUBE_OK;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        kube_resource_entry *v = realloc(l->v, cap * sizeof(*v));
-        if (!v)
-            return KUBE_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(l->v, l->cap, l->n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
     *out = &l->v[l->n++];
     memset(*out, 0, sizeof(**out));
     (*out)->name = name;

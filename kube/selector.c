@@ -2,6 +2,7 @@
  * kube/selector.c - label/node selector decoding, validation, matching and
  * the labels.Parse() grammar.
  */
+#include "kube/array.h"
 #include "kube/selector.h"
 
 #include <stdlib.h>
@@ -537,28 +538,16 @@ typedef struct str_list {
 
 static int str_list_push(str_list *l, const char *s)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 4;
-        const char **v = realloc(l->v, cap * sizeof(*v));
-        if (!v)
-            return KUBE_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(l->v, l->cap, l->n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
     l->v[l->n++] = s;
     return KUBE_OK;
 }
 
 static int req_list_push(req_list *l, const kube_requirement *r)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 4;
-        kube_requirement *v = realloc(l->v, cap * sizeof(*v));
-        if (!v)
-            return KUBE_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(l->v, l->cap, l->n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
     l->v[l->n++] = *r;
     return KUBE_OK;
 }

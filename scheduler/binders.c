@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/array.h"
 #include "kube/errors.h"
 #include "kube/log.h"
 
@@ -160,14 +161,8 @@ static void collect_waiting(void *ud, const fw_pod_info *pod, const char *const 
 
     (void)pending;
     (void)n_pending;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        char **a = realloc(l->uids, cap * sizeof(*a));
-        if (!a)
-            return;
-        l->uids = a;
-        l->cap = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(l->uids, l->cap, l->n + 1) != KUBE_OK)
+        return;
     l->uids[l->n] = strdup(pod->uid);
     if (l->uids[l->n])
         l->n++;

@@ -9,6 +9,7 @@
 #define TEST_LIST(UNIT, INTEGRATION) \
     UNIT(errors)                     \
     UNIT(buf)                        \
+    UNIT(containers)                 \
     UNIT(tls)                        \
     UNIT(leader)                     \
     UNIT(recorder)                   \

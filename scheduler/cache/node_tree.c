@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/array.h"
 #include "kube/errors.h"
 #include "kube/log.h"
 #include "kube/node.h"
@@ -73,14 +74,8 @@ int sched_node_tree_add(sched_node_tree *t, const kube_node *node)
     zone_key(node, key, sizeof(key));
     z = zone_find(t, key, NULL);
     if (!z) {
-        if (t->n_zones == t->cap_zones) {
-            size_t cap = t->cap_zones ? t->cap_zones * 2 : 8;
-            node_zone *a = realloc(t->zones, cap * sizeof(*a));
-            if (!a)
-                return KUBE_ENOMEM;
-            t->zones = a;
-            t->cap_zones = cap;
-        }
+        if (KUBE_ARRAY_RESERVE(t->zones, t->cap_zones, t->n_zones + 1) != KUBE_OK)
+            return KUBE_ENOMEM;
         z = &t->zones[t->n_zones];
         memset(z, 0, sizeof(*z));
         z->key = strdup(key);
@@ -91,14 +86,8 @@ int sched_node_tree_add(sched_node_tree *t, const kube_node *node)
     for (size_t i = 0; i < z->n; i++)
         if (!strcmp(z->names[i], name))
             return KUBE_OK;
-    if (z->n == z->cap) {
-        size_t cap = z->cap ? z->cap * 2 : 16;
-        char **a = realloc(z->names, cap * sizeof(*a));
-        if (!a)
-            return KUBE_ENOMEM;
-        z->names = a;
-        z->cap = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(z->names, z->cap, z->n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
     z->names[z->n] = strdup(name);
     if (!z->names[z->n])
         return KUBE_ENOMEM;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/array.h"
 #include "kube/errors.h"
 #include "kube/log.h"
 
@@ -26,15 +27,9 @@ static void collect_stale(void *ud, const char *name, void *value)
     (void)value;
     if (s->oom || (it && it->info->node))
         return;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        char **a = realloc(s->names, cap * sizeof(*a));
-        if (!a) {
-            s->oom = 1;
-            return;
-        }
-        s->names = a;
-        s->cap = cap;
+    if (KUBE_ARRAY_RESERVE(s->names, s->cap, s->n + 1) != KUBE_OK) {
+        s->oom = 1;
+        return;
     }
     s->names[s->n] = strdup(name);
     if (!s->names[s->n])

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "kube/array.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 
@@ -101,15 +102,7 @@ static void hint_set(fw_cycle_state *cs, size_t i)
 
 static int reserve_one(fw_cycle_state *cs)
 {
-    if (cs->n < cs->cap)
-        return KUBE_OK;
-    size_t cap = cs->cap ? cs->cap * 2 : 8;
-    entry *e = realloc(cs->entries, cap * sizeof(*e));
-    if (!e)
-        return KUBE_ENOMEM;
-    cs->entries = e;
-    cs->cap = cap;
-    return KUBE_OK;
+    return KUBE_ARRAY_RESERVE(cs->entries, cs->cap, cs->n + 1);
 }
 
 int fw_cycle_state_write(fw_cycle_state *cs, const char *key, void *data,
@@ -248,14 +241,8 @@ static int set_add(name_set *s, const char *name)
 {
     if (set_has(s, name))
         return KUBE_OK;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 4;
-        const char **n = realloc(s->names, cap * sizeof(*n));
-        if (!n)
-            return KUBE_ENOMEM;
-        s->names = n;
-        s->cap = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(s->names, s->cap, s->n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
     s->names[s->n++] = name;
     return KUBE_OK;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "framework/types.h"
+#include "kube/array.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/log.h"
@@ -91,15 +92,7 @@ void fw_node_info_set_image_states(fw_node_info *ni, fw_image_states *s)
 
 static int ptr_reserve(fw_pod_info ***arr, size_t n, size_t *cap)
 {
-    if (n < *cap)
-        return KUBE_OK;
-    size_t c = *cap ? *cap * 2 : 8;
-    fw_pod_info **a = realloc(*arr, c * sizeof(*a));
-    if (!a)
-        return KUBE_ENOMEM;
-    *arr = a;
-    *cap = c;
-    return KUBE_OK;
+    return KUBE_ARRAY_RESERVE(*arr, *cap, n + 1);
 }
 
 static int has_required_anti(const fw_pod_info *pi)
@@ -123,13 +116,8 @@ static int reserve_for(fw_node_info *ni, const fw_pod_info *pi)
                     &ni->cap_pods_with_required_anti_affinity) != KUBE_OK)
         return KUBE_ENOMEM;
     size_t need = ni->used_ports.n + pod->n_host_ports;
-    if (need > ni->used_ports.cap) {
-        fw_host_port *p = realloc(ni->used_ports.items, need * sizeof(*p));
-        if (!p)
-            return KUBE_ENOMEM;
-        ni->used_ports.items = p;
-        ni->used_ports.cap = need;
-    }
+    if (KUBE_ARRAY_RESERVE(ni->used_ports.items, ni->used_ports.cap, need) != KUBE_OK)
+        return KUBE_ENOMEM;
     /* Scalars: make sure every scalar the pod requests has a slot. */
     for (uint32_t i = 0; i < pi->request.n_scalars; i++)
         if (fw_resource_add_scalar(&ni->requested, pi->request.scalars[i].name, 0) != KUBE_OK)
@@ -345,17 +333,7 @@ void fw_snapshot_remove(fw_snapshot *s, const char *name)
 
 static int list_reserve(fw_node_info ***arr, size_t *cap, size_t need)
 {
-    if (need <= *cap)
-        return KUBE_OK;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    fw_node_info **a = realloc(*arr, c * sizeof(*a));
-    if (!a)
-        return KUBE_ENOMEM;
-    *arr = a;
-    *cap = c;
-    return KUBE_OK;
+    return KUBE_ARRAY_RESERVE(*arr, *cap, need);
 }
 
 int fw_snapshot_rebuild_affinity_lists(fw_snapshot *s)

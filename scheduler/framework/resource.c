@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "framework/types.h"
+#include "kube/array.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/node.h"
@@ -225,14 +226,8 @@ int fw_host_ports_add(fw_host_ports *hp, const char *ip, const char *protocol, i
     protocol = sanitize_proto(protocol);
     if (port_find(hp, ip, protocol, port) >= 0)
         return KUBE_OK;
-    if (hp->n == hp->cap) {
-        size_t cap = hp->cap ? hp->cap * 2 : 4;
-        fw_host_port *n = realloc(hp->items, cap * sizeof(*n));
-        if (!n)
-            return KUBE_ENOMEM;
-        hp->items = n;
-        hp->cap = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(hp->items, hp->cap, hp->n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
     hp->items[hp->n++] = (fw_host_port){ip, protocol, port};
     return KUBE_OK;
 }

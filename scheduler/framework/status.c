@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/array.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 
@@ -240,15 +241,9 @@ fw_status *fw_status_merge(fw_status *const *sts, size_t n)
 
 int fw_diagnosis_add_node(fw_diagnosis *d, const char *node, fw_status *st)
 {
-    if (d->n_nodes == d->cap_nodes) {
-        size_t cap = d->cap_nodes ? d->cap_nodes * 2 : 16;
-        fw_node_status *n = realloc(d->nodes, cap * sizeof(*n));
-        if (!n) {
-            fw_status_free(st);
-            return KUBE_ENOMEM;
-        }
-        d->nodes = n;
-        d->cap_nodes = cap;
+    if (KUBE_ARRAY_RESERVE(d->nodes, d->cap_nodes, d->n_nodes + 1) != KUBE_OK) {
+        fw_status_free(st);
+        return KUBE_ENOMEM;
     }
     char *name = kube_strdup(node);
     if (!name) {
@@ -265,19 +260,7 @@ static int set_insert(const char ***set, size_t *n, size_t *cap, const char *nam
 {
     if (!name || !*name)
         return KUBE_OK;
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp((*set)[i], name) == 0)
-            return KUBE_OK;
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 4;
-        const char **s = realloc(*set, c * sizeof(*s));
-        if (!s)
-            return KUBE_ENOMEM;
-        *set = s;
-        *cap = c;
-    }
-    (*set)[(*n)++] = name;
-    return KUBE_OK;
+    return kube_array_add_distinct(set, n, cap, name);
 }
 
 int fw_diagnosis_add_unschedulable_plugin(fw_diagnosis *d, const char *plugin)
@@ -365,14 +348,9 @@ static int count_reasons(const fw_diagnosis *d, reason_count **out, size_t *n_ou
                 rc[k].count++;
                 continue;
             }
-            if (n == cap) {
-                cap = cap ? cap * 2 : 8;
-                reason_count *r = realloc(rc, cap * sizeof(*r));
-                if (!r) {
-                    free(rc);
-                    return KUBE_ENOMEM;
-                }
-                rc = r;
+            if (KUBE_ARRAY_RESERVE(rc, cap, n + 1) != KUBE_OK) {
+                free(rc);
+                return KUBE_ENOMEM;
             }
             rc[n].reason = st->reasons[j];
             rc[n].count = 1;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/array.h"
 #include "kube/arena.h"
 #include "kube/errors.h"
 #include "kube/selector.h"
@@ -58,15 +59,9 @@ typedef struct sel_builder {
  * failed). Borrowed until the next push. */
 static kube_requirement *builder_push(sel_builder *b)
 {
-    if (b->rc == KUBE_OK && b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 8;
-        kube_requirement *r = realloc(b->reqs, cap * sizeof(*r));
-        if (!r) {
-            b->rc = KUBE_ENOMEM;
-            return NULL;
-        }
-        b->reqs = r;
-        b->cap = cap;
+    if (KUBE_ARRAY_RESERVE(b->reqs, b->cap, b->rc == KUBE_OK && b->n + 1) != KUBE_OK) {
+        b->rc = KUBE_ENOMEM;
+        return NULL;
     }
     if (b->rc != KUBE_OK)
         return NULL;

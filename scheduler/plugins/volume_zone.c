@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/array.h"
 #include "kube/errors.h"
 #include "kube/log.h"
 #include "kube/pod.h"
@@ -123,16 +124,10 @@ static int add_topology(vz_state *s, const char *key, const char *value)
             KLOG_INFO("Failed to parse label, ignoring the label label=\"%s:%s\"", key, value);
         return ok < 0 ? KUBE_ENOMEM : KUBE_OK;
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 4;
-        pv_topology *v = realloc(s->t, cap * sizeof(*v));
-        if (!v) {
-            for (size_t i = 0; i < t.n; i++)
-                free(t.values[i]);
-            return KUBE_ENOMEM;
-        }
-        s->t = v;
-        s->cap = cap;
+    if (KUBE_ARRAY_RESERVE(s->t, s->cap, s->n + 1) != KUBE_OK) {
+        for (size_t i = 0; i < t.n; i++)
+            free(t.values[i]);
+        return KUBE_ENOMEM;
     }
     s->t[s->n++] = t;
     return KUBE_OK;

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include "kube/array.h"
 #include "kube/errors.h"
 #include "queue/queue.h"
 
@@ -66,14 +67,8 @@ static void sift_down(sched_heap *h, size_t i)
 
 int sched_heap_push(sched_heap *h, sched_queued_pod *qp)
 {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 64;
-        sched_queued_pod **a = realloc(h->a, cap * sizeof(*a));
-        if (!a)
-            return KUBE_ENOMEM;
-        h->a = a;
-        h->cap = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(h->a, h->cap, h->n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
     h->a[h->n] = qp;
     qp->heap_index = h->n++;
     sift_up(h, qp->heap_index);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/array.h"
 #include "kube/strmap.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
@@ -116,14 +117,8 @@ static int append_locked(sched_nominator *n, const char *node, fw_pod_info *pi)
     for (size_t i = 0; i < l->n; i++)
         if (!strcmp(l->pis[i]->uid, pi->uid))
             return KUBE_OK;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 4;
-        fw_pod_info **a = realloc(l->pis, cap * sizeof(*a));
-        if (!a)
-            return KUBE_ENOMEM;
-        l->pis = a;
-        l->cap = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(l->pis, l->cap, l->n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
     l->pis[l->n++] = fw_pod_info_ref(pi);
     return KUBE_OK;
 }

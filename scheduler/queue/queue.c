@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/array.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/log.h"
@@ -343,15 +344,9 @@ static void collect_hint(void *ud, const char *plugin, void *self,
 
     if (c->rc != KUBE_OK)
         return;
-    if (q->n_hints == q->cap_hints) {
-        size_t cap = q->cap_hints ? q->cap_hints * 2 : 32;
-        hint_entry *h = realloc(q->hints, cap * sizeof(*h));
-        if (!h) {
-            c->rc = KUBE_ENOMEM;
-            return;
-        }
-        q->hints = h;
-        q->cap_hints = cap;
+    if (KUBE_ARRAY_RESERVE(q->hints, q->cap_hints, q->n_hints + 1) != KUBE_OK) {
+        c->rc = KUBE_ENOMEM;
+        return;
     }
     q->hints[q->n_hints++] = (hint_entry){c->fw, plugin, self, ev->event, ev->hint};
 }

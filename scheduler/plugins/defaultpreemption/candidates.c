@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/array.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/pod.h"
@@ -78,15 +79,9 @@ static void collect_pdb(void *ud, kube_object *obj)
     pdb_list *l = ud;
     if (l->oom || !kube_pdb_from(obj))
         return;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        kube_object **v = realloc(l->v, cap * sizeof(*v));
-        if (!v) {
-            l->oom = 1;
-            return;
-        }
-        l->v = v;
-        l->cap = cap;
+    if (KUBE_ARRAY_RESERVE(l->v, l->cap, l->n + 1) != KUBE_OK) {
+        l->oom = 1;
+        return;
     }
     l->v[l->n++] = kube_object_ref(obj);
 }

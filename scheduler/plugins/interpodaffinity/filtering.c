@@ -68,19 +68,7 @@ static int update_pair(plugin_tp_table *m, const kube_node *node, const char *ke
  * value of each). */
 static int add_anti_key(pre_filter_state *s, const char *key)
 {
-    for (size_t i = 0; i < s->n_anti_keys; i++)
-        if (strcmp(s->anti_keys[i], key) == 0)
-            return KUBE_OK;
-    if (s->n_anti_keys == s->cap_anti_keys) {
-        size_t cap = s->cap_anti_keys ? 2 * s->cap_anti_keys : 4;
-        const char **keys = realloc(s->anti_keys, cap * sizeof(*keys));
-        if (!keys)
-            return KUBE_ENOMEM;
-        s->anti_keys = keys;
-        s->cap_anti_keys = cap;
-    }
-    s->anti_keys[s->n_anti_keys++] = key;
-    return KUBE_OK;
+    return kube_array_add_distinct(&s->anti_keys, &s->n_anti_keys, &s->cap_anti_keys, key);
 }
 
 /* updateWithAntiAffinityTerms for the required anti-affinity terms of an

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kube/arena.h"
+#include "kube/array.h"
 #include "kube/errors.h"
 #include "kube/node.h"
 #include "kube/pod.h"

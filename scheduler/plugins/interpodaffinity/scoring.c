@@ -38,19 +38,7 @@ static const fw_state_ops pre_score_ops = {pre_score_state_ref, pre_score_state_
 
 static int add_key(pre_score_state *s, const char *key)
 {
-    for (size_t i = 0; i < s->n_keys; i++)
-        if (strcmp(s->keys[i], key) == 0)
-            return KUBE_OK;
-    if (s->n_keys == s->cap_keys) {
-        size_t cap = s->cap_keys ? 2 * s->cap_keys : 4;
-        const char **keys = realloc(s->keys, cap * sizeof(*keys));
-        if (!keys)
-            return KUBE_ENOMEM;
-        s->keys = keys;
-        s->cap_keys = cap;
-    }
-    s->keys[s->n_keys++] = key;
-    return KUBE_OK;
+    return kube_array_add_distinct(&s->keys, &s->n_keys, &s->cap_keys, key);
 }
 
 /* scoreMap.processTerm: weight * multiplier on the node's pair of the

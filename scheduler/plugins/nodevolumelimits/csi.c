@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/array.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/pod.h"
@@ -122,14 +123,8 @@ static int set_put(vol_set *s, const char *driver, const char *handle)
 
     snprintf(name, sizeof(name), "%s/%s", driver, handle);
     if ((i = set_find(s, name)) < 0) {
-        if (s->n == s->cap) {
-            size_t cap = s->cap ? s->cap * 2 : 8;
-            vol_entry *v = realloc(s->v, cap * sizeof(*v));
-            if (!v)
-                return KUBE_ENOMEM;
-            s->v = v;
-            s->cap = cap;
-        }
+        if (KUBE_ARRAY_RESERVE(s->v, s->cap, s->n + 1) != KUBE_OK)
+            return KUBE_ENOMEM;
         i = (int)s->n++;
     }
     kube_strlcpy(s->v[i].name, name, sizeof(s->v[i].name));

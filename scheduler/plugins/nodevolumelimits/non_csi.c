@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/array.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/log.h"
@@ -97,14 +98,8 @@ static int set_add(id_set *s, const char *id)
 {
     if (set_has(s, id))
         return KUBE_OK;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        char **v = realloc(s->v, cap * sizeof(*v));
-        if (!v)
-            return KUBE_ENOMEM;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(s->v, s->cap, s->n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
     if (!(s->v[s->n] = kube_strdup(id)))
         return KUBE_ENOMEM;
     s->n++;

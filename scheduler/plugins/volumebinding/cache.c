@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/array.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "plugins/volumebinding/internal.h"
@@ -201,15 +202,9 @@ static void collect_pv(void *ud, kube_object *obj)
 
     if (!pv || strcmp(kube_pv_class(pv), lc->storage_class) != 0 || lc->oom)
         return;
-    if (lc->n == lc->cap) {
-        size_t cap = lc->cap ? lc->cap * 2 : 8;
-        vb_view *v = realloc(lc->v, cap * sizeof(*v));
-        if (!v) {
-            lc->oom = 1;
-            return;
-        }
-        lc->v = v;
-        lc->cap = cap;
+    if (KUBE_ARRAY_RESERVE(lc->v, lc->cap, lc->n + 1) != KUBE_OK) {
+        lc->oom = 1;
+        return;
     }
     lc->v[lc->n].obj = kube_object_ref(obj);
     lc->v[lc->n++].ov = NULL;

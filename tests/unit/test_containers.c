@@ -1,0 +1,114 @@
+/*
+ * tests/unit/test_containers.c - the one growable array (kube/array.h) and
+ * the one string map (kube/strmap.h): growth and its failure on overflow,
+ * distinct adds, put/get/replace/delete across many keys and tombstones,
+ * iteration.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/array.h"
+#include "kube/errors.h"
+#include "kube/strmap.h"
+
+static void array_grows_and_keeps_items(void **state)
+{
+    int *v = NULL;
+    size_t n = 0, cap = 0;
+    (void)state;
+    for (int i = 0; i < 1000; i++) {
+        assert_int_equal(KUBE_ARRAY_RESERVE(v, cap, n + 1), KUBE_OK);
+        assert_true(cap >= n + 1);
+        v[n++] = i;
+    }
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(v[i], i);
+    size_t before = cap;
+    assert_int_equal(KUBE_ARRAY_RESERVE(v, cap, 10), KUBE_OK); /* fits: unchanged */
+    assert_int_equal(cap, before);
+    free(v);
+}
+
+static void array_refuses_overflow_unchanged(void **state)
+{
+    char *v = NULL;
+    size_t cap = 0;
+    (void)state;
+    assert_int_equal(KUBE_ARRAY_RESERVE(v, cap, 3), KUBE_OK);
+    assert_int_equal(cap, 4);
+    char *kept = v;
+    assert_int_equal(kube_array_reserve(&v, &cap, SIZE_MAX, 8), KUBE_ENOMEM);
+    assert_ptr_equal(v, kept);
+    assert_int_equal(cap, 4);
+    free(v);
+}
+
+static void array_adds_distinct_strings(void **state)
+{
+    const char **set = NULL;
+    size_t n = 0, cap = 0;
+    char copy[] = "b";
+    (void)state;
+    assert_int_equal(kube_array_add_distinct(&set, &n, &cap, "a"), KUBE_OK);
+    assert_int_equal(kube_array_add_distinct(&set, &n, &cap, "b"), KUBE_OK);
+    assert_int_equal(kube_array_add_distinct(&set, &n, &cap, copy), KUBE_OK); /* equal text */
+    assert_int_equal(kube_array_add_distinct(&set, &n, &cap, "a"), KUBE_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(set[0], "a");
+    assert_string_equal(set[1], "b");
+    free(set);
+}
+
+static void count_entry(void *ud, const char *key, void *value)
+{
+    (void)key;
+    *(size_t *)ud += (size_t)(uintptr_t)value;
+}
+
+static void strmap_puts_gets_deletes(void **state)
+{
+    kube_strmap m = KUBE_STRMAP_INIT;
+    char key[32];
+    void *old = (void *)1;
+    size_t sum = 0;
+    (void)state;
+    assert_null(kube_strmap_get(&m, "absent"));
+    assert_null(kube_strmap_del(&m, "absent"));
+    for (uintptr_t i = 1; i <= 500; i++) {
+        snprintf(key, sizeof(key), "node-%lu", (unsigned long)i);
+        assert_int_equal(kube_strmap_put(&m, key, (void *)i, &old), KUBE_OK);
+        assert_null(old);
+    }
+    assert_int_equal(kube_strmap_len(&m), 500);
+    assert_int_equal(kube_strmap_put(&m, "node-7", (void *)700, &old), KUBE_OK);
+    assert_ptr_equal(old, (void *)7);
+    assert_ptr_equal(kube_strmap_get(&m, "node-7"), (void *)700);
+    for (uintptr_t i = 1; i <= 500; i += 2) { /* leave tombstones behind */
+        snprintf(key, sizeof(key), "node-%lu", (unsigned long)i);
+        assert_non_null(kube_strmap_del(&m, key));
+    }
+    assert_int_equal(kube_strmap_len(&m), 250);
+    assert_null(kube_strmap_get(&m, "node-1"));
+    assert_ptr_equal(kube_strmap_get(&m, "node-2"), (void *)2);
+    kube_strmap_foreach(&m, count_entry, &sum);
+    assert_int_equal(sum, 250 * 251); /* 2 + 4 + ... + 500 */
+    kube_strmap_free(&m);
+    assert_int_equal(kube_strmap_len(&m), 0);
+}
+
+int test_group_containers(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(array_grows_and_keeps_items),
+        cmocka_unit_test(array_refuses_overflow_unchanged),
+        cmocka_unit_test(array_adds_distinct_strings),
+        cmocka_unit_test(strmap_puts_gets_deletes),
+    };
+    return cmocka_run_group_tests_name("containers", tests, NULL, NULL);
+}
