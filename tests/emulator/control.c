@@ -89,15 +89,18 @@ void emu_tokens_free(void)
 
 static atomic_llong g_conns[2]; /* by EMU_PROTO_* */
 static atomic_llong g_h2_streams;
+static atomic_llong g_h2_open; /* a gauge: never reset */
 
 void emu_counters_connection(int proto)
 {
     atomic_fetch_add(&g_conns[proto == EMU_PROTO_H2], 1);
 }
 
-void emu_counters_h2_stream(void)
+void emu_counters_h2_stream(int opened)
 {
-    atomic_fetch_add(&g_h2_streams, 1);
+    if (opened)
+        atomic_fetch_add(&g_h2_streams, 1);
+    atomic_fetch_add(&g_h2_open, opened ? 1 : -1);
 }
 
 /* GET counters: the request counters plus "connections" and "streams". */
@@ -114,6 +117,7 @@ static cJSON *counters_json(void)
     cJSON_AddNumberToObject(conns, "http/1.1", (double)atomic_load(&g_conns[EMU_PROTO_HTTP1]));
     cJSON_AddNumberToObject(conns, "h2", (double)atomic_load(&g_conns[EMU_PROTO_H2]));
     cJSON_AddNumberToObject(streams, "h2", (double)atomic_load(&g_h2_streams));
+    cJSON_AddNumberToObject(streams, "h2Open", (double)atomic_load(&g_h2_open));
     return j;
 }
 

@@ -337,11 +337,14 @@ cJSON *emu_counters_json(void);
 void emu_counters_reset(void);
 /* control.c: connection counters, reported by GET /emulator/v1/counters as
  * "connections":{"http/1.1":N,"h2":N} (TLS connections accepted, by the
- * ALPN protocol served) and "streams":{"h2":N} (HTTP/2 requests), and
- * zeroed with the request counters. Thread-safe. */
+ * ALPN protocol served) and "streams":{"h2":N,"h2Open":M} (HTTP/2 requests
+ * received; streams not yet freed, i.e. open or with a handler still
+ * running), and zeroed with the request counters (except the h2Open
+ * gauge). Thread-safe. */
 enum { EMU_PROTO_HTTP1 = 0, EMU_PROTO_H2 = 1 };
 void emu_counters_connection(int proto);
-void emu_counters_h2_stream(void);
+/* opened 1: a stream began; 0: a stream was freed. */
+void emu_counters_h2_stream(int opened);
 /* tokens (control.c) */
 int emu_tokens_add(const char *token, const emu_user *u);
 void emu_tokens_free(void);

@@ -154,6 +154,7 @@ static void stream_free(h2_stream *st)
     free(st->nv_text);
     kube_buf_free(&st->out);
     free(st);
+    emu_counters_h2_stream(0);
 }
 
 /* Header fields HTTP/2 forbids in answers (RFC 9113 8.2.2). */
@@ -432,7 +433,7 @@ static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame
     st->id = frame->hd.stream_id;
     st->next = hc->streams;
     hc->streams = st;
-    emu_counters_h2_stream();
+    emu_counters_h2_stream(1);
     return nghttp2_session_set_stream_user_data(session, st->id, st) == 0
                ? 0
                : NGHTTP2_ERR_CALLBACK_FAILURE;
@@ -753,10 +754,10 @@ static void conn_drain(h2_conn *hc)
 static int session_new(h2_conn *hc)
 {
     nghttp2_session_callbacks *cb;
-    nghttp2_settings_entry iv[] = {
-        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, MAX_STREAMS},
-        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, EMU_MAX_HEADER_BYTES},
-    };
+    /* no SETTINGS_MAX_HEADER_LIST_SIZE: nghttp2 would refuse larger
+     * streams (REFUSED_STREAM, which clients retry) where kube-apiserver
+     * answers 431, as on_header() does */
+    nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, MAX_STREAMS}};
     int rv;
 
     if (nghttp2_session_callbacks_new(&cb) != 0)
