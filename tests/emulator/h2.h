@@ -6,9 +6,10 @@
  * (emu_request_serve), run on a thread of its own so that long-running
  * streams (watches) and other requests share the connection; the
  * connection thread alone drives the nghttp2 session. kube-apiserver's
- * settings are advertised (250 concurrent streams); a header list larger
- * than EMU_MAX_HEADER_BYTES or EMU_MAX_HEADERS fields is answered 431, a
- * body over --max-body-bytes 413. A stream the client resets ends its
+ * 250 concurrent streams are advertised. A header list larger than
+ * EMU_MAX_HEADER_BYTES (RFC 7541 sizes) or EMU_MAX_HEADERS fields is
+ * answered 431 (no SETTINGS_MAX_HEADER_LIST_SIZE is sent: nghttp2 would
+ * refuse such streams instead), a body over --max-body-bytes 413. A stream the client resets ends its
  * handler (emu_stream_should_stop, writes fail). When the server stops,
  * or the connection idles longer than --idle-timeout-ms, a GOAWAY is sent
  * and the open streams finish.
