@@ -208,9 +208,10 @@ static int stream_set_head(h2_stream *st, const emu_response *r, long content_le
     st->nv_len = b.len;
     st->nv_text = kube_buf_take(&b);
     st->has_body = has_body;
+    rc = st->nv_text ? KUBE_OK : KUBE_ENOMEM; /* the loop takes nv_text once woken */
     pthread_mutex_unlock(&st->hc->mu);
     wake(st->hc);
-    return st->nv_text ? KUBE_OK : KUBE_ENOMEM;
+    return rc;
 }
 
 /* Queues a whole (buffered) answer: its HEADERS and its body, ended. */
