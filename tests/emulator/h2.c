@@ -334,6 +334,8 @@ static void *stream_main(void *arg)
         stream_answer(st, &resp, !strcmp(st->method, "HEAD"));
     if (req.method)
         emu_request_finish(&req, &resp, start);
+    else
+        emu_response_clear(&resp);
     free(path);
     free(query);
     pthread_mutex_lock(&st->hc->mu);
@@ -405,7 +407,10 @@ static ssize_t data_read(nghttp2_session *session, int32_t id, uint8_t *buf, siz
     if (n)
         memcpy(buf, st->out.data + st->out_off, n);
     st->out_off += n;
-    if (st->out_off == st->out.len || st->out_off > OUT_HIGH_WATER) {
+    if (st->out_off == st->out.len) {
+        kube_buf_reset(&st->out);
+        st->out_off = 0;
+    } else if (st->out_off > OUT_HIGH_WATER) { /* keep the buffer bounded */
         memmove(st->out.data, st->out.data + st->out_off, st->out.len - st->out_off);
         st->out.len -= st->out_off;
         st->out_off = 0;
