@@ -96,6 +96,7 @@ static int alpn_offers(const unsigned char *in, unsigned len, const unsigned cha
     return 0;
 }
 
+/* OpenSSL's ALPN callback: arg is non-NULL when h2 may be chosen. */
 static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
                        const unsigned char *in, unsigned int inlen, void *arg)
 {
@@ -115,6 +116,7 @@ static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outle
     return SSL_TLSEXT_ERR_NOACK;
 }
 
+/* See h2.h. */
 void emu_h2_setup_alpn(SSL_CTX *ctx, int offer_h2)
 {
     static int on = 1;
@@ -122,6 +124,7 @@ void emu_h2_setup_alpn(SSL_CTX *ctx, int offer_h2)
     SSL_CTX_set_alpn_select_cb(ctx, alpn_select, offer_h2 ? &on : NULL);
 }
 
+/* See h2.h. */
 int emu_h2_negotiated(SSL *ssl)
 {
     const unsigned char *p = NULL;
@@ -140,6 +143,7 @@ static void wake(h2_conn *hc)
     eventfd_write(hc->l->wake_fd, 1);
 }
 
+/* Frees a stream nghttp2 closed and no handler uses any more. */
 static void stream_free(h2_stream *st)
 {
     free(st->method);
@@ -242,6 +246,8 @@ static int sink_begin(void *ctx, const emu_response *r)
     return stream_set_head(ctx, r, -1, 1);
 }
 
+/* Appends body bytes; waits while more than OUT_HIGH_WATER is unsent
+ * (the client's flow control holds them). KUBE_EIO once the stream closed. */
 static int sink_write(void *ctx, const void *data, size_t n)
 {
     h2_stream *st = ctx;
@@ -283,6 +289,7 @@ static int sink_write_framed(void *ctx, const void *data, size_t n)
     return rc;
 }
 
+/* Ends the body: END_STREAM follows the last bytes. */
 static int sink_end(void *ctx)
 {
     h2_stream *st = ctx;
@@ -294,6 +301,7 @@ static int sink_end(void *ctx)
     return KUBE_OK;
 }
 
+/* 1 once the client reset the stream or the server stops. */
 static int sink_should_stop(void *ctx)
 {
     h2_stream *st = ctx;
@@ -425,6 +433,7 @@ static ssize_t data_read(nghttp2_session *session, int32_t id, uint8_t *buf, siz
     return n == 0 && !(*flags & NGHTTP2_DATA_FLAG_EOF) ? NGHTTP2_ERR_DEFERRED : (ssize_t)n;
 }
 
+/* A new request stream: its state, attached to the session's stream. */
 static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *ud)
 {
     h2_conn *hc = ud;
@@ -445,6 +454,7 @@ static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame
                : NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
+/* Copies one request header; past EMU_MAX_HEADERS the stream gets 431. */
 static int add_header(h2_stream *st, const char *name, size_t nlen, const char *value,
                       size_t vlen)
 {
@@ -481,6 +491,8 @@ static int set_pseudo(h2_stream *st, const char *name, const char *value, size_t
     return *slot ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
+/* One request header field (pseudo-headers included), counted against
+ * EMU_MAX_HEADER_BYTES. */
 static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
                      size_t nlen, const uint8_t *value, size_t vlen, uint8_t flags, void *ud)
 {
@@ -500,6 +512,7 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
     return add_header(st, (const char *)name, nlen, (const char *)value, vlen);
 }
 
+/* Request body bytes; past --max-body-bytes they are dropped (413). */
 static int on_data(nghttp2_session *session, uint8_t flags, int32_t id, const uint8_t *data,
                    size_t len, void *ud)
 {
@@ -527,6 +540,7 @@ static int add_host(h2_stream *st)
     return st->authority ? add_header(st, "host", 4, st->authority, strlen(st->authority)) : 0;
 }
 
+/* END_STREAM from the client: the request is complete, start it. */
 static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void *ud)
 {
     h2_stream *st;
@@ -543,6 +557,8 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
     return 0;
 }
 
+/* The stream ended (answered, or reset by the client): its handler sees
+ * it through should_stop and failing writes. */
 static int on_stream_close(nghttp2_session *session, int32_t id, uint32_t error_code, void *ud)
 {
     h2_stream *st = nghttp2_session_get_stream_user_data(session, id);
@@ -713,6 +729,8 @@ static int want_goaway(h2_conn *hc)
            (!hc->streams && kube_now_ms() - hc->active_ms > s->cfg.idle_timeout_ms);
 }
 
+/* Drives the session until both sides are done, the transport breaks, or
+ * the GOAWAY grace ran out. Returns KUBE_OK or the transport's error. */
 static int conn_loop(h2_conn *hc)
 {
     int64_t goaway_ms = 0;
@@ -757,6 +775,7 @@ static void conn_drain(h2_conn *hc)
     }
 }
 
+/* The server session with its callbacks and SETTINGS queued. */
 static int session_new(h2_conn *hc)
 {
     nghttp2_session_callbacks *cb;
@@ -781,6 +800,7 @@ static int session_new(h2_conn *hc)
     return rv == 0 ? KUBE_OK : KUBE_ENOMEM;
 }
 
+/* See h2.h. */
 int emu_h2_serve(const emu_h2_link *l)
 {
     h2_conn hc = {.l = l, .active_ms = kube_now_ms()};
