@@ -32,6 +32,7 @@
 #define OUT_HIGH_WATER (1u << 20)     /* a handler waits above this much unsent */
 #define WBUF_MAX (64u * 1024)         /* TLS bytes queued before writing */
 #define GOAWAY_GRACE_MS 5000          /* streams get this long to end after GOAWAY */
+#define WRITE_TIMEOUT_MS 30000        /* a peer that reads nothing this long is dropped */
 #define STREAM_STACK (512 * 1024)
 
 static const unsigned char ALPN_H2[] = "h2";
@@ -80,6 +81,7 @@ struct h2_conn {
     size_t woff;
     int failed;            /* the transport broke */
     int64_t active_ms;     /* last time bytes arrived */
+    int64_t wrote_ms;      /* last time TLS took bytes (or output began) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -666,7 +668,7 @@ static int conn_recv(h2_conn *hc)
         used = nghttp2_session_mem_recv(hc->session, buf, (size_t)r);
         if (used < 0) {
             KLOG_V(2, "h2 %s: %s", hc->l->remote, nghttp2_strerror((int)used));
-            return KUBE_EBADREQUEST;
+            return KUBE_EIO;
         }
     }
 }
@@ -682,6 +684,8 @@ static int conn_send(h2_conn *hc)
                 return KUBE_EIO;
             if (n == 0)
                 break;
+            if (hc->wbuf.len == hc->woff)
+                hc->wrote_ms = kube_now_ms();
             if (kube_buf_append(&hc->wbuf, data, (size_t)n) != KUBE_OK)
                 return KUBE_ENOMEM;
         }
@@ -696,6 +700,7 @@ static int conn_send(h2_conn *hc)
             if (err != SSL_ERROR_NONE)
                 return KUBE_EIO;
             hc->woff += (size_t)w;
+            hc->wrote_ms = kube_now_ms();
             if (hc->woff == hc->wbuf.len) {
                 kube_buf_reset(&hc->wbuf);
                 hc->woff = 0;
@@ -729,8 +734,9 @@ static int want_goaway(h2_conn *hc)
            (!hc->streams && kube_now_ms() - hc->active_ms > s->cfg.idle_timeout_ms);
 }
 
-/* Drives the session until both sides are done, the transport breaks, or
- * the GOAWAY grace ran out. Returns KUBE_OK or the transport's error. */
+/* Drives the session until both sides are done, the transport breaks, the
+ * peer stops reading, or the GOAWAY grace ran out. Returns KUBE_OK or the
+ * transport's error. */
 static int conn_loop(h2_conn *hc)
 {
     int64_t goaway_ms = 0;
@@ -752,6 +758,10 @@ static int conn_loop(h2_conn *hc)
             break;
         if (goaway_ms && kube_now_ms() - goaway_ms > GOAWAY_GRACE_MS)
             break;
+        if (hc->wbuf.len > hc->woff && kube_now_ms() - hc->wrote_ms > WRITE_TIMEOUT_MS) {
+            rc = KUBE_ETIMEDOUT; /* as SO_SNDTIMEO ends an HTTP/1.1 connection */
+            break;
+        }
         conn_wait(hc, 200);
         rc = conn_recv(hc);
     }

@@ -45,7 +45,9 @@ typedef struct emu_h2_link {
 
 /* Serves HTTP/2 on the connection until the peer closes it, a GOAWAY
  * ended it or it failed. Returns KUBE_OK when it ended cleanly (the caller
- * may send close_notify), KUBE_EIO when the transport broke, KUBE_ENOMEM. */
+ * may send close_notify), KUBE_EIO when the transport or the peer's
+ * HTTP/2 broke, KUBE_ETIMEDOUT when the peer read nothing for 30 s while
+ * output waited, KUBE_ENOMEM. */
 int emu_h2_serve(const emu_h2_link *l);
 
 #endif
