@@ -287,7 +287,8 @@ static void drive(CURLM *m, size_t n, const xfer *watch, const char *type, size_
             return;
         curl_multi_poll(m, NULL, 0, 100, NULL);
     }
-    fail_msg("transfers did not finish: %zu of %zu done, watch %zu bytes: %.300s", done, n, watch ? watch->body.len : 0, watch && watch->body.data ? watch->body.data : "");
+    fail_msg("transfers did not finish: %zu of %zu done, the watch got %zu bytes", done, n,
+             watch ? watch->body.len : 0);
 }
 
 static char *binding(int i)
@@ -372,8 +373,10 @@ static void without_h2_binds_use_http1(void **state)
 
 /* ---- limits and ALPN ----------------------------------------------------- */
 
-/* One request on its own connection; returns the status, *version the
- * HTTP version curl spoke (CURL_HTTP_VERSION_*). */
+/* One GET (or POST of post) of the configmaps on its own connection, with
+ * extra headers, asking for version, ALPN on or off; returns the status,
+ * *spoken the HTTP version curl spoke (CURL_HTTP_VERSION_*) and, when body
+ * is non-NULL, the answer (caller frees). */
 static long one(harness *h, long version, int alpn, struct curl_slist *extra, const char *post,
                 kube_buf *body, long *spoken)
 {
