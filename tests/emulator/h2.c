@@ -392,7 +392,7 @@ static void stream_start(h2_conn *hc, h2_stream *st)
     st->started = pthread_create(&st->tid, &attr, stream_main, st) == 0;
     pthread_attr_destroy(&attr);
     if (!st->started) {
-        st->done = 1;
+        st->done = st->head_sent = 1;
         nghttp2_submit_rst_stream(hc->session, NGHTTP2_FLAG_NONE, st->id,
                                   NGHTTP2_REFUSED_STREAM);
     }
