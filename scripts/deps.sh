@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(build-essential cmake pkg-config clang valgrind openssl curl
           libcurl4-openssl-dev libwebsockets-dev libcjson-dev libssl-dev
-          libyaml-dev libcmocka-dev)
+          libyaml-dev libcmocka-dev libnghttp2-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

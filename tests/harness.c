@@ -134,6 +134,8 @@ static int build_args(harness *h, const harness_opts *o, char **argv)
         add_arg(argv, &argc, int_arg("--v", o->verbosity));
     if (o->demo)
         add_arg(argv, &argc, strdup("--demo"));
+    if (o->disable_http2)
+        add_arg(argv, &argc, strdup("--disable-http2"));
     for (size_t i = 0; o->extra_args && o->extra_args[i]; i++)
         add_arg(argv, &argc, strdup(o->extra_args[i]));
     argv[argc] = NULL;
@@ -667,21 +669,27 @@ int harness_counters(harness *h, cJSON **out)
     return control(h, "GET", "counters", NULL, out);
 }
 
-int64_t harness_count(harness *h, const char *verb, const char *resource)
+int64_t harness_counter(harness *h, const char *group, const char *key)
 {
     cJSON *j = NULL;
-    char key[320];
     const cJSON *v;
     int64_t n;
     int rc = harness_counters(h, &j);
 
     if (rc != KUBE_OK)
         return rc;
-    snprintf(key, sizeof(key), "%s %s", verb, resource);
-    v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItem(j, "requests"), key);
+    v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItem(j, group), key);
     n = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
     cJSON_Delete(j);
     return n;
+}
+
+int64_t harness_count(harness *h, const char *verb, const char *resource)
+{
+    char key[320];
+
+    snprintf(key, sizeof(key), "%s %s", verb, resource);
+    return harness_counter(h, "requests", key);
 }
 
 int harness_reset_counters(harness *h)

@@ -29,7 +29,9 @@
  *   DELETE /emulator/v1/faults      clear
  *   POST   /emulator/v1/restart     drop watches, forget the event history
  *   POST   /emulator/v1/drop-watches
- *   GET    /emulator/v1/counters    {"total":N,"requests":{"list pods":N,...}}
+ *   GET    /emulator/v1/counters    {"total":N,"requests":{"list pods":N,...},
+ *                                    "connections":{"http/1.1":N,"h2":N},
+ *                                    "streams":{"h2":N,"h2Open":N}}
  *   DELETE /emulator/v1/counters    reset
  *   POST   /emulator/v1/identities  {"kind":"cert"|"token"|"serving",...}
  *
@@ -38,6 +40,10 @@
  * every other call returned. The emulator is tied to the thread that called
  * harness_start() (it gets SIGTERM when that thread ends, so a crashed test
  * leaves no process behind): start it from a thread that outlives it.
+ *
+ * Protocols: the emulator offers h2 and http/1.1 by ALPN (HTTP/2 unless
+ * disable_http2); the harness's own requests always use HTTP/1.1, one
+ * connection each.
  *
  * The emulator answers /healthz, /livez, /readyz and /version without
  * credentials (as RBAC's system:public-info-viewer allows); every other
@@ -70,9 +76,10 @@ typedef struct harness_opts {
     int verbosity;                /* --v */
     const char *const *extra_args;/* NULL-terminated extra flags, or NULL */
     int start_timeout_ms;         /* 0: 30000 */
+    int disable_http2;            /* --disable-http2: ALPN offers only http/1.1 */
 } harness_opts;
 
-#define HARNESS_OPTS_INIT {0, 0, 0, 0, 0, 0, NULL, 0}
+#define HARNESS_OPTS_INIT {0, 0, 0, 0, 0, 0, NULL, 0, 0}
 
 /* Starts an emulator. opts may be NULL (all defaults). On success *out is
  * a harness the caller stops with harness_stop(). On failure nothing is
@@ -155,6 +162,12 @@ int harness_drop_watches(harness *h);
  * error). */
 int harness_counters(harness *h, cJSON **out);
 int64_t harness_count(harness *h, const char *verb, const char *resource);
+/* One number of the counters document, member key of object group (0 if
+ * absent; negative KUBE_E* on error). E.g. ("connections", "h2"): TLS
+ * connections accepted that negotiated h2 ("http/1.1" also counts clients
+ * without ALPN); ("streams", "h2"): HTTP/2 requests; ("streams", "h2Open"):
+ * HTTP/2 streams not yet ended (a gauge, not reset). */
+int64_t harness_counter(harness *h, const char *group, const char *key);
 int harness_reset_counters(harness *h);
 
 /* A plain HTTPS request to the emulator, for tests. as NULL means admin.

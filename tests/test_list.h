@@ -65,6 +65,7 @@
     UNIT(intern)                     \
     INTEGRATION(topology_integration) \
     INTEGRATION(emulator_rbac)       \
+    INTEGRATION(emulator_h2)         \
     UNIT(http1)                      \
     UNIT(workload)                   \
     /* add groups above this line */

@@ -5,13 +5,14 @@
  *   POST/DELETE/GET /emulator/v1/faults   set, clear, show fault injection
  *   POST /emulator/v1/restart             drop watches, forget the history
  *   POST /emulator/v1/drop-watches        end every watch
- *   GET/DELETE /emulator/v1/counters      request counters, reset
+ *   GET/DELETE /emulator/v1/counters      request and connection counters, reset
  *   POST /emulator/v1/identities          {"kind":"cert"|"token","user","groups"}
  *                                         or {"kind":"serving","cn","dns","ips"}
  *
- * and the bearer tokens issued by it.
+ * and the bearer tokens issued by it, and the connection counters.
  */
 #include <openssl/rand.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,52 @@ void emu_tokens_free(void)
     g_tokens = NULL;
     g_n_tokens = 0;
     pthread_mutex_unlock(&g_tok_mu);
+}
+
+/* ------------------------------------------------------------------ */
+/* Connection counters                                                 */
+/* ------------------------------------------------------------------ */
+
+static atomic_llong g_conns[2]; /* by EMU_PROTO_* */
+static atomic_llong g_h2_streams;
+static atomic_llong g_h2_open; /* a gauge: never reset */
+
+void emu_counters_connection(int proto)
+{
+    atomic_fetch_add(&g_conns[proto == EMU_PROTO_H2], 1);
+}
+
+void emu_counters_h2_stream(int opened)
+{
+    if (opened)
+        atomic_fetch_add(&g_h2_streams, 1);
+    atomic_fetch_add(&g_h2_open, opened ? 1 : -1);
+}
+
+/* GET counters: the request counters plus "connections" and "streams". */
+static cJSON *counters_json(void)
+{
+    cJSON *j = emu_counters_json(), *conns, *streams;
+
+    conns = j ? cJSON_AddObjectToObject(j, "connections") : NULL;
+    streams = conns ? cJSON_AddObjectToObject(j, "streams") : NULL;
+    if (!streams) {
+        cJSON_Delete(j);
+        return NULL;
+    }
+    cJSON_AddNumberToObject(conns, "http/1.1", (double)atomic_load(&g_conns[EMU_PROTO_HTTP1]));
+    cJSON_AddNumberToObject(conns, "h2", (double)atomic_load(&g_conns[EMU_PROTO_H2]));
+    cJSON_AddNumberToObject(streams, "h2", (double)atomic_load(&g_h2_streams));
+    cJSON_AddNumberToObject(streams, "h2Open", (double)atomic_load(&g_h2_open));
+    return j;
+}
+
+static void counters_reset(void)
+{
+    emu_counters_reset();
+    atomic_store(&g_conns[EMU_PROTO_HTTP1], 0);
+    atomic_store(&g_conns[EMU_PROTO_H2], 0);
+    atomic_store(&g_h2_streams, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -316,13 +363,16 @@ static int dispatch(emu_server *s, emu_request *req, emu_response *resp)
         return ok(resp, "dropped"), 1;
     }
     if (!strcmp(p, "counters") && !strcmp(m, "GET")) {
-        cJSON *j = emu_counters_json();
-        emu_response_json(resp, 200, j);
+        cJSON *j = counters_json();
+        if (j)
+            emu_response_json(resp, 200, j);
+        else
+            emu_response_status(resp, 500, "InternalError", kube_strerror(KUBE_ENOMEM), NULL);
         cJSON_Delete(j);
         return 1;
     }
     if (!strcmp(p, "counters") && !strcmp(m, "DELETE")) {
-        emu_counters_reset();
+        counters_reset();
         return ok(resp, "reset"), 1;
     }
     if (!strcmp(p, "identities") && !strcmp(m, "POST")) {

@@ -3,7 +3,8 @@
  * (stickyvm-emulator): a test-only kube-apiserver v1.23 look-alike that the
  * tests, benchmarks, e2e suite and demo run against.
  *
- * Request pipeline (server.c), for every HTTP/1.1 request on the TLS port:
+ * Request pipeline (server.c), for every request on the TLS port, HTTP/1.1
+ * or an HTTP/2 stream (h2.c; ALPN "h2" unless --disable-http2):
  *
  *   parse -> request attributes -> /emulator/ control API (admin only,
  *         not counted, no faults) -> counters -> authenticate (hook; 401
@@ -26,8 +27,9 @@
  * user; everybody authenticated is allowed everything; anything else is a
  * 401 Status.
  *
- * Threads: one thread per connection. Hooks are called concurrently from
- * any connection thread and must be thread-safe. Hooks are installed in
+ * Threads: one thread per connection, plus one per HTTP/2 stream (its
+ * request runs there). Hooks are called concurrently from any of these
+ * threads and must be thread-safe. Hooks are installed in
  * init(), before the first connection is accepted, and never change after.
  *
  * Errors follow kube/errors.h: 0 or a negative KUBE_E* code.
@@ -51,6 +53,7 @@
 
 typedef struct emu_server emu_server;
 typedef struct emu_conn emu_conn;
+struct emu_sink_ops; /* emu_internal.h */
 
 /* ------------------------------------------------------------------ */
 /* Users and request attributes                                        */
@@ -121,8 +124,10 @@ typedef struct emu_request {
     const char *remote_addr; /* "127.0.0.1:54321" */
     emu_user user;           /* filled by authentication */
     emu_attrs attrs;         /* filled before authentication */
-    emu_conn *conn;          /* for streaming answers */
+    emu_conn *conn;          /* the connection it came on */
     emu_server *server;
+    const struct emu_sink_ops *sink; /* how streamed answers reach the client */
+    void *sink_ctx;
 } emu_request;
 
 /* Returns the first header value with that name (case-insensitive), or
@@ -173,9 +178,10 @@ int emu_respond_forbidden(emu_response *r, const emu_user *u, const emu_attrs *a
 
 /* Streaming (watch, proxied streams): begin sends the status line and the
  * headers of r (status, content_type, headers) with Transfer-Encoding:
- * chunked; each write sends one chunk; end sends the last chunk. A write
- * returns KUBE_EIO once the peer is gone. After begin, the handler must not
- * use r->body. */
+ * chunked (HTTP/2: a HEADERS frame); each write sends one chunk (HTTP/2:
+ * DATA); end sends the last chunk (HTTP/2: END_STREAM). A write returns
+ * KUBE_EIO once the peer is gone (HTTP/2: the stream was reset). After
+ * begin, the handler must not use r->body. */
 int emu_stream_begin(emu_request *req, emu_response *r);
 int emu_stream_write(emu_request *req, const void *data, size_t n);
 int emu_stream_end(emu_request *req);
@@ -383,6 +389,7 @@ typedef struct emu_config {
     int verbosity;             /* --v */
     int idle_timeout_ms;       /* --idle-timeout-ms, default 120000 */
     size_t max_body;           /* --max-body-bytes, default 3 MiB (etcd limit) */
+    int http2;                 /* offer h2 by ALPN: 1 unless --disable-http2 */
 } emu_config;
 
 /* Server-wide state. Plug-ins may read cfg, certs, url and data_dir. */

@@ -235,6 +235,61 @@ const emu_plugin *const *emu_plugins(size_t *n);
 /* Writes bytes that are already framed as chunks to a begun stream. */
 int emu_stream_write_raw(emu_request *req, const void *data, size_t n);
 
+/* Where a streamed answer goes: HTTP/1.1 chunks on the connection
+ * (server.c) or DATA frames of an HTTP/2 stream (h2.c). Each protocol
+ * fills req->sink and req->sink_ctx (passed as ctx) before the pipeline
+ * runs; the emu_stream_* functions call these. Called only from the thread
+ * running the request. Returns as the emu_stream_* functions do. */
+typedef struct emu_sink_ops {
+    int (*begin)(void *ctx, const emu_response *r);    /* status and headers */
+    int (*write)(void *ctx, const void *data, size_t n); /* body bytes */
+    int (*write_framed)(void *ctx, const void *data, size_t n); /* body framed as chunks */
+    int (*end)(void *ctx);
+    int (*should_stop)(void *ctx);                     /* 1: stop streaming */
+} emu_sink_ops;
+
+/* Runs the request pipeline of emu.h (attributes, control API, counters,
+ * authentication, authorization, faults, routes, built-ins) on req, which
+ * the protocol filled (method, target, path, query, headers, body,
+ * peer_cert, remote_addr, conn, server, sink): the answer is left in resp
+ * (zeroed by the caller), or was streamed through req->sink
+ * (resp->streamed). The protocol then sends resp and calls
+ * emu_request_finish() on the same thread. */
+void emu_request_serve(emu_request *req, emu_response *resp);
+/* Logs the request, frees what the pipeline put in req (user, attributes)
+ * and everything resp owns (zeroing it). start_ms: kube_now_ms() when the
+ * request arrived. */
+void emu_request_finish(emu_request *req, emu_response *resp, int64_t start_ms);
+/* Splits a request target into its percent-decoded path and its raw query
+ * ("" when none). *path and *query are the caller's to free(). Returns
+ * KUBE_OK or KUBE_ENOMEM (nothing allocated). */
+int emu_target_split(const char *target, char **path, char **query);
+
+/* The header fields every answer carries, in order: Audit-Id,
+ * Cache-Control, Content-Type, Date, then the response's own headers.
+ * Strings are borrowed from the response and from the struct itself. */
+typedef struct emu_field {
+    const char *name;
+    const char *value;
+} emu_field;
+
+typedef struct emu_fields {
+    emu_field v[EMU_MAX_RESP_HEADERS + 4];
+    size_t n;
+    char audit[37];
+    char date[64];
+} emu_fields;
+
+/* Fills f from r (a fresh Audit-Id, the current Date). */
+void emu_response_fields(const emu_response *r, emu_fields *f);
+/* Frees everything r owns and zeroes it. */
+void emu_response_clear(emu_response *r);
+
+/* Limits on a request's header section (HTTP/1.1 head, HTTP/2 header
+ * list): bytes and fields. Beyond them the answer is 431. */
+#define EMU_MAX_HEADER_BYTES (64 * 1024)
+#define EMU_MAX_HEADERS 128
+
 /* Authenticates with the installed hook. */
 int emu_authenticate(emu_server *s, const emu_request *req, emu_user *out);
 /* Computes req->attrs from method, path and query. */
@@ -280,6 +335,16 @@ cJSON *emu_faults_json(void);
 void emu_counters_count(const emu_attrs *a);
 cJSON *emu_counters_json(void);
 void emu_counters_reset(void);
+/* control.c: connection counters, reported by GET /emulator/v1/counters as
+ * "connections":{"http/1.1":N,"h2":N} (TLS connections accepted, by the
+ * ALPN protocol served) and "streams":{"h2":N,"h2Open":M} (HTTP/2 requests
+ * received; streams not yet freed, i.e. open or with a handler still
+ * running), and zeroed with the request counters (except the h2Open
+ * gauge). Thread-safe. */
+enum { EMU_PROTO_HTTP1 = 0, EMU_PROTO_H2 = 1 };
+void emu_counters_connection(int proto);
+/* opened 1: a stream began; 0: a stream was freed. */
+void emu_counters_h2_stream(int opened);
 /* tokens (control.c) */
 int emu_tokens_add(const char *token, const emu_user *u);
 void emu_tokens_free(void);

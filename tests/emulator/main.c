@@ -4,7 +4,8 @@
  *
  * Usage: stickyvm-emulator --data-dir DIR [--port 0] [--bookmark-interval-ms 60000]
  *          [--history 10000] [--nodes N] [--pods N] [--demo] [--v N]
- *          [--idle-timeout-ms 120000] [--max-body-bytes 3145728]
+ *          [--idle-timeout-ms 120000] [--max-body-bytes 3145728] [--disable-http2]
+ * --disable-http2: ALPN offers only http/1.1 (default: h2 and http/1.1).
  * Once ready it writes the port to DIR/port and prints the URL on stdout.
  */
 #include <errno.h>
@@ -46,7 +47,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: stickyvm-emulator --data-dir DIR [--port N] [--bookmark-interval-ms MS]\n"
             "         [--history N] [--nodes N] [--pods N] [--demo] [--v N]\n"
-            "         [--idle-timeout-ms MS] [--max-body-bytes N]\n");
+            "         [--idle-timeout-ms MS] [--max-body-bytes N] [--disable-http2]\n");
 }
 
 static int int_flag(const char *name, const char *value, int64_t min, int64_t max, int64_t *out)
@@ -88,6 +89,10 @@ static int known_flag(emu_config *c, const char *name, const char *value, int *c
     }
     if (!strcmp(name, "--demo")) {
         c->demo = 1;
+        return KUBE_OK;
+    }
+    if (!strcmp(name, "--disable-http2")) {
+        c->http2 = 0;
         return KUBE_OK;
     }
     if (!strcmp(name, "--port") && (rc = int_flag(name, value, 0, 65535, &v)) == KUBE_OK)
@@ -273,6 +278,7 @@ int main(int argc, char **argv)
     s->cfg.history = 10000;
     s->cfg.idle_timeout_ms = 120000;
     s->cfg.max_body = 3 * 1024 * 1024;
+    s->cfg.http2 = 1;
     if (parse_flags(&s->cfg, argc, argv) != KUBE_OK) {
         free(s->cfg.data_dir);
         return 2;

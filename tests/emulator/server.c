@@ -2,7 +2,9 @@
  * tests/emulator/server.c - the TLS HTTP/1.1 server: one thread per
  * connection, keep-alive, bounded headers and bodies, idle timeouts,
  * chunked streaming, and the request pipeline of emu.h (authentication,
- * attributes, control API, authorization, faults, routes, built-ins).
+ * attributes, control API, authorization, faults, routes, built-ins) that
+ * HTTP/2 streams (h2.c) go through too. A connection whose ALPN chose h2 is
+ * handed to h2.c after the TLS handshake.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,15 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "emu_internal.h"
+#include "h2.h"
 #include "kube/log.h"
 
-#define MAX_HEADER_BYTES (64 * 1024)
-#define MAX_HEADERS 128
+#define MAX_HEADER_BYTES EMU_MAX_HEADER_BYTES
+#define MAX_HEADERS EMU_MAX_HEADERS
 #define READ_TIMEOUT_MS 30000
 #define MAX_ROUTES 16
 
@@ -38,6 +42,7 @@ struct emu_conn {
     size_t in_cap;
     int streaming;
     int broken;
+    int wake_fd;      /* h2: wakes its loop (set under g_priv.mu), else -1 */
     pthread_t tid;
     struct emu_conn *next;
     struct emu_conn *prev;
@@ -291,6 +296,20 @@ static char *url_decode(const char *s, size_t n, int plus_space)
     }
     out[o] = '\0';
     return out;
+}
+
+int emu_target_split(const char *target, char **path, char **query)
+{
+    const char *q = strchr(target, '?');
+
+    *path = url_decode(target, q ? (size_t)(q - target) : strlen(target), 0);
+    *query = kube_strdup(q ? q + 1 : "");
+    if (*path && *query)
+        return KUBE_OK;
+    free(*path);
+    free(*query);
+    *path = *query = NULL;
+    return KUBE_ENOMEM;
 }
 
 char *emu_query_get(const emu_request *req, const char *key)
@@ -581,7 +600,7 @@ static const char *status_text(int code)
     }
 }
 
-static void response_clear(emu_response *r)
+void emu_response_clear(emu_response *r)
 {
     kube_buf_free(&r->body);
     for (size_t i = 0; i < r->n_headers; i++) {
@@ -679,24 +698,33 @@ static void conn_consume(emu_conn *c, size_t n)
 /* Streaming                                                           */
 /* ------------------------------------------------------------------ */
 
+void emu_response_fields(const emu_response *r, emu_fields *f)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+
+    emu_uuid(f->audit);
+    gmtime_r(&now, &tm);
+    strftime(f->date, sizeof(f->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    f->v[0] = (emu_field){"Audit-Id", f->audit};
+    f->v[1] = (emu_field){"Cache-Control", "no-cache, private"};
+    f->v[2] = (emu_field){"Content-Type", r->content_type[0] ? r->content_type : "application/json"};
+    f->v[3] = (emu_field){"Date", f->date};
+    f->n = 4;
+    for (size_t i = 0; i < r->n_headers; i++)
+        f->v[f->n++] = (emu_field){r->headers[i].name, r->headers[i].value};
+}
+
 static int write_head(emu_conn *c, const emu_response *r, long content_length)
 {
     kube_buf h = KUBE_BUF_INIT;
-    char audit[37], date[64];
-    time_t now = time(NULL);
-    struct tm tm;
+    emu_fields f;
     int rc;
 
-    emu_uuid(audit);
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    rc = kube_buf_printf(&h,
-                         "HTTP/1.1 %d %s\r\nAudit-Id: %s\r\nCache-Control: no-cache, private\r\n"
-                         "Content-Type: %s\r\nDate: %s\r\n",
-                         r->status, status_text(r->status), audit,
-                         r->content_type[0] ? r->content_type : "application/json", date);
-    for (size_t i = 0; rc == KUBE_OK && i < r->n_headers; i++)
-        rc = kube_buf_printf(&h, "%s: %s\r\n", r->headers[i].name, r->headers[i].value);
+    emu_response_fields(r, &f);
+    rc = kube_buf_printf(&h, "HTTP/1.1 %d %s\r\n", r->status, status_text(r->status));
+    for (size_t i = 0; rc == KUBE_OK && i < f.n; i++)
+        rc = kube_buf_printf(&h, "%s: %s\r\n", f.v[i].name, f.v[i].value);
     if (rc == KUBE_OK && content_length >= 0)
         rc = kube_buf_printf(&h, "Content-Length: %ld\r\n", content_length);
     else if (rc == KUBE_OK)
@@ -711,26 +739,21 @@ static int write_head(emu_conn *c, const emu_response *r, long content_length)
     return rc;
 }
 
-int emu_stream_begin(emu_request *req, emu_response *r)
+/* The HTTP/1.1 sink: chunked transfer coding on the connection. */
+static int h1_begin(void *ctx, const emu_response *r)
 {
-    int rc;
+    emu_conn *c = ctx;
 
-    if (r->status == 0)
-        r->status = 200;
-    rc = write_head(req->conn, r, -1);
-    r->streamed = 1;
-    req->conn->streaming = 1;
-    return rc;
+    c->streaming = 1;
+    return write_head(c, r, -1);
 }
 
-int emu_stream_write(emu_request *req, const void *data, size_t n)
+static int h1_write(void *ctx, const void *data, size_t n)
 {
     char head[32];
     kube_buf b = KUBE_BUF_INIT;
     int rc;
 
-    if (n == 0)
-        return KUBE_OK;
     snprintf(head, sizeof(head), "%zx\r\n", n);
     rc = kube_buf_puts(&b, head);
     if (rc == KUBE_OK)
@@ -738,30 +761,62 @@ int emu_stream_write(emu_request *req, const void *data, size_t n)
     if (rc == KUBE_OK)
         rc = kube_buf_puts(&b, "\r\n");
     if (rc == KUBE_OK)
-        rc = conn_write(req->conn, b.data, b.len);
+        rc = conn_write(ctx, b.data, b.len);
     kube_buf_free(&b);
     return rc;
 }
 
-int emu_stream_write_raw(emu_request *req, const void *data, size_t n)
+static int h1_write_framed(void *ctx, const void *data, size_t n)
 {
-    return conn_write(req->conn, data, n);
+    return conn_write(ctx, data, n);
 }
 
-int emu_stream_end(emu_request *req)
+static int h1_end(void *ctx)
 {
-    return conn_write(req->conn, "0\r\n\r\n", 5);
+    return conn_write(ctx, "0\r\n\r\n", 5);
 }
 
-int emu_stream_should_stop(const emu_request *req)
+static int h1_should_stop(void *ctx)
 {
-    struct pollfd pfd = {.fd = req->conn->fd, .events = POLLIN};
+    emu_conn *c = ctx;
+    struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
 
-    if (g_priv.stopping || req->conn->broken)
+    if (g_priv.stopping || c->broken)
         return 1;
     /* A client sends nothing while it reads a stream: readable means it
      * closed (EOF or a TLS close_notify). */
     return poll(&pfd, 1, 0) > 0;
+}
+
+static const emu_sink_ops h1_sink = {h1_begin, h1_write, h1_write_framed, h1_end,
+                                     h1_should_stop};
+
+int emu_stream_begin(emu_request *req, emu_response *r)
+{
+    if (r->status == 0)
+        r->status = 200;
+    r->streamed = 1;
+    return req->sink->begin(req->sink_ctx, r);
+}
+
+int emu_stream_write(emu_request *req, const void *data, size_t n)
+{
+    return n ? req->sink->write(req->sink_ctx, data, n) : KUBE_OK;
+}
+
+int emu_stream_write_raw(emu_request *req, const void *data, size_t n)
+{
+    return req->sink->write_framed(req->sink_ctx, data, n);
+}
+
+int emu_stream_end(emu_request *req)
+{
+    return req->sink->end(req->sink_ctx);
+}
+
+int emu_stream_should_stop(const emu_request *req)
+{
+    return req->sink->should_stop(req->sink_ctx);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1064,8 +1119,9 @@ static int run_routes(emu_server *s, emu_request *req, emu_response *resp)
     return 0;
 }
 
-static void dispatch(emu_server *s, emu_request *req, emu_response *resp)
+void emu_request_serve(emu_request *req, emu_response *resp)
 {
+    emu_server *s = req->server;
     int authn;
 
     if (emu_request_attrs(req) != KUBE_OK) {
@@ -1113,7 +1169,7 @@ static void answer_error(emu_conn *c, int rc, size_t max_body)
     }
     if (write_head(c, &r, (long)r.body.len) == KUBE_OK)
         conn_write(c, r.body.data, r.body.len);
-    response_clear(&r);
+    emu_response_clear(&r);
 }
 
 static int send_response(emu_conn *c, emu_request *req, emu_response *r)
@@ -1131,10 +1187,13 @@ static int send_response(emu_conn *c, emu_request *req, emu_response *r)
     return rc;
 }
 
-static void log_request(const emu_request *req, const emu_response *r, int64_t start_ms)
+void emu_request_finish(emu_request *req, emu_response *resp, int64_t start_ms)
 {
-    KLOG_V(3, "%s %s %d %lldms user=%s", req->method, req->target, r->status,
+    KLOG_V(3, "%s %s %d %lldms user=%s", req->method, req->target, resp->status,
            (long long)(kube_now_ms() - start_ms), req->user.name ? req->user.name : "");
+    emu_user_clear(&req->user);
+    attr_store_clear(&t_attrs);
+    emu_response_clear(resp);
 }
 
 /* Serves one request. Returns 1 to keep the connection, 0 to close it. */
@@ -1169,19 +1228,18 @@ static int serve_one(emu_conn *c, int first_timeout_ms)
     req.remote_addr = c->remote;
     req.conn = c;
     req.server = s;
+    req.sink = &h1_sink;
+    req.sink_ctx = c;
     {
         const char *conn_hdr = parsed_header(&p, "Connection");
         keep = p.keep_alive && !(conn_hdr && strcasecmp(conn_hdr, "close") == 0);
     }
-    dispatch(s, &req, &resp);
+    emu_request_serve(&req, &resp);
     if (!keep)
         resp.close = 1;
     rc = send_response(c, &req, &resp);
-    log_request(&req, &resp, start);
     keep = keep && rc == KUBE_OK && !resp.close && !resp.streamed;
-    emu_user_clear(&req.user);
-    attr_store_clear(&t_attrs);
-    response_clear(&resp);
+    emu_request_finish(&req, &resp, start);
     parsed_free(&p);
     return keep;
 }
@@ -1247,6 +1305,28 @@ static int conn_handshake(emu_conn *c)
     return KUBE_OK;
 }
 
+/* Hands a connection whose ALPN chose h2 to the HTTP/2 loop (h2.c) until
+ * it ends; wait_connections() wakes that loop through c->wake_fd. */
+static void conn_serve_h2(emu_conn *c)
+{
+    emu_h2_link l = {c->server, c, c->ssl, c->fd, -1, c->peer, c->remote};
+
+    l.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (l.wake_fd < 0) {
+        c->broken = 1;
+        return;
+    }
+    pthread_mutex_lock(&g_priv.mu);
+    c->wake_fd = l.wake_fd;
+    pthread_mutex_unlock(&g_priv.mu);
+    if (emu_h2_serve(&l) != KUBE_OK)
+        c->broken = 1;
+    pthread_mutex_lock(&g_priv.mu);
+    c->wake_fd = -1;
+    pthread_mutex_unlock(&g_priv.mu);
+    close(l.wake_fd);
+}
+
 static void *conn_main(void *arg)
 {
     emu_conn *c = arg;
@@ -1254,7 +1334,11 @@ static void *conn_main(void *arg)
     int timeout = READ_TIMEOUT_MS;
 
     if (conn_handshake(c) == KUBE_OK) {
-        while (!g_priv.stopping && serve_one(c, timeout))
+        int h2 = emu_h2_negotiated(c->ssl);
+        emu_counters_connection(h2 ? EMU_PROTO_H2 : EMU_PROTO_HTTP1);
+        if (h2)
+            conn_serve_h2(c);
+        while (!h2 && !g_priv.stopping && serve_one(c, timeout))
             timeout = s->cfg.idle_timeout_ms;
         if (!c->broken)
             SSL_shutdown(c->ssl);
@@ -1291,6 +1375,7 @@ static void conn_start(emu_server *s, int fd, const struct sockaddr_in6 *addr)
         inet_ntop(AF_INET6, &addr->sin6_addr, host, sizeof(host));
     snprintf(c->remote, sizeof(c->remote), "%s:%u", host, ntohs(addr->sin6_port));
     c->fd = fd;
+    c->wake_fd = -1;
     c->server = s;
     c->ssl = SSL_new(g_priv.ssl_ctx);
     if (!c->ssl || !SSL_set_fd(c->ssl, fd)) {
@@ -1340,6 +1425,7 @@ static int ssl_setup(emu_server *s)
             SSL_CTX_set_client_CA_list(ctx, names);
         }
     }
+    emu_h2_setup_alpn(ctx, s->cfg.http2);
     SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"emu", 3);
     SSL_CTX_set_mode(ctx, SSL_MODE_AUTO_RETRY);
     g_priv.ssl_ctx = ctx;
@@ -1385,8 +1471,12 @@ static void wait_connections(void)
     struct timespec deadline;
 
     pthread_mutex_lock(&g_priv.mu);
-    for (emu_conn *c = g_priv.conns; c; c = c->next)
-        shutdown(c->fd, SHUT_RDWR);
+    for (emu_conn *c = g_priv.conns; c; c = c->next) {
+        if (c->wake_fd >= 0) /* h2: the loop sends GOAWAY and ends its streams */
+            eventfd_write(c->wake_fd, 1);
+        else
+            shutdown(c->fd, SHUT_RDWR);
+    }
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += 10;
     while (g_priv.n_conns > 0)
