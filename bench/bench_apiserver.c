@@ -33,6 +33,7 @@
 #include "common/procstat.h"
 #include "harness.h"
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 
 #define N_VMS 64

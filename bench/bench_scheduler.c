@@ -45,6 +45,7 @@
 
 #include "harness.h"
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 
 #ifndef STICKYVM_BINARY_DIR

@@ -2,6 +2,7 @@
  * kube/config.c - where the cluster is and who we are: kubeconfig files and
  * in-cluster service-account configuration. The contract is in config.h.
  */
+#include "kube/clock.h"
 #include "kube/config_int.h"
 
 /* ---- errors ---------------------------------------------------------- */

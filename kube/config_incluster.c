@@ -3,6 +3,7 @@
  * rest.InClusterConfig: KUBERNETES_SERVICE_HOST/PORT, the service
  * account's CA, token file and namespace.
  */
+#include "kube/clock.h"
 #include "kube/config_int.h"
 
 /* ---- in-cluster ------------------------------------------------------ */

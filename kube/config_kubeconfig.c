@@ -4,6 +4,7 @@
  * a name or set current-context wins), the current context's cluster and
  * user, relative paths resolved per file, errors naming file and field.
  */
+#include "kube/clock.h"
 #include "kube/config_int.h"
 
 /* One entry (a context, cluster or user) and the file that defines it. */

@@ -14,6 +14,7 @@
  * own lock), last_rv (inf->mu), counters (atomics) and the synced counts
  * (hub->mu).
  */
+#include "kube/clock.h"
 #include "kube/array.h"
 #include "kube/informer_int.h"
 
@@ -527,13 +528,7 @@ int kube_hub_wait_synced(kube_hub *hub, long timeout_ms)
     struct timespec dl;
     int rc = KUBE_OK;
 
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    dl.tv_sec += timeout_ms / 1000;
-    dl.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (dl.tv_nsec >= 1000000000L) {
-        dl.tv_sec++;
-        dl.tv_nsec -= 1000000000L;
-    }
+    kube_deadline_after(&dl, CLOCK_MONOTONIC, timeout_ms);
     pthread_mutex_lock(&hub->mu);
     while (hub->n_synced < hub->n_informers && rc == KUBE_OK) {
         if (atomic_load(&hub->stop))

@@ -4,6 +4,7 @@
  * pager's full relist after a 410), then a watch with bookmarks from the
  * listed version, frames decoded as they stream in (kube/jsonstream).
  */
+#include "kube/clock.h"
 #include "kube/informer_int.h"
 
 /* ---- listing ------------------------------------------------------------ */

@@ -5,6 +5,7 @@
  * object; the mutex guards what other threads read (is_leader, get_leader)
  * and the stop flag the condition variable waits on.
  */
+#include "kube/clock.h"
 #include "kube/leader.h"
 
 #include <pthread.h>
@@ -389,13 +390,7 @@ static int leader_wait(kube_leader *le, int64_t ms)
     struct timespec ts;
     int stopping;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += (time_t)(ms / 1000);
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    kube_deadline_after(&ts, CLOCK_MONOTONIC, ms);
     pthread_mutex_lock(&le->mu);
     while (!le->stopping && pthread_cond_timedwait(&le->cond, &le->mu, &ts) == 0)
         ;

@@ -4,6 +4,7 @@
  * holds at most `burst` tokens, starts full and refills at `qps` tokens per
  * second. The contract is in ratelimit.h.
  */
+#include "kube/clock.h"
 #include "kube/ratelimit.h"
 
 #include "kube/buf.h"

@@ -7,6 +7,7 @@
  * and final counts, and sleeps on the condition variable until the next
  * event or the cache's next deadline.
  */
+#include "kube/clock.h"
 #include "kube/recorder_int.h"
 
 /* ---- the recorder ------------------------------------------------------- */
@@ -74,13 +75,7 @@ static int past_stop_deadline(kube_recorder *r)
 
 static void abs_deadline(struct timespec *ts, int64_t ms)
 {
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += (time_t)(ms / 1000);
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
+    kube_deadline_after(ts, CLOCK_MONOTONIC, ms);
 }
 
 /* Sleeps ms, cut short when a stop's deadline comes first. */

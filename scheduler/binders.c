@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/clock.h"
 #include "kube/array.h"
 #include "kube/errors.h"
 #include "kube/log.h"
@@ -188,13 +189,7 @@ static int wait_binds(sched_scheduler *s, long timeout_ms)
     struct timespec ts;
     int idle;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    kube_deadline_after(&ts, CLOCK_REALTIME, timeout_ms);
     pthread_mutex_lock(&s->mu);
     while (s->in_flight > 0 && pthread_cond_timedwait(&s->idle_cv, &s->mu, &ts) != ETIMEDOUT)
         ;

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "eventhandlers.h"
+#include "kube/clock.h"
 #include "kube/api.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
@@ -46,13 +47,7 @@ void sched_wait_ms(sched_scheduler *s, long ms)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    kube_deadline_after(&ts, CLOCK_MONOTONIC, ms);
     pthread_mutex_lock(&s->mu);
     if (!atomic_load(&s->stopping))
         pthread_cond_timedwait(&s->cv, &s->mu, &ts);

@@ -51,6 +51,7 @@
 
 #include "framework/framework.h"
 #include "metrics.h"
+#include "kube/clock.h"
 
 struct kube_pod;
 struct kube_node;

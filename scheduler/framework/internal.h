@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include "framework/framework.h"
+#include "kube/clock.h"
 
 typedef struct fw_inst {
     const fw_plugin_desc *desc;

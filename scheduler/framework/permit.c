@@ -13,6 +13,7 @@
 
 #include "framework/internal.h"
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 #include "kube/log.h"
 

@@ -9,6 +9,7 @@
 
 #include "framework/internal.h"
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 #include "kube/log.h"
 

@@ -6,6 +6,7 @@
  */
 #include "framework/internal.h"
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 
 void fw__observe_point(const fw_framework *fw, const char *point, const fw_status *st, int64_t t0)

@@ -15,6 +15,7 @@
 
 #include "framework/internal.h"
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 #include "kube/log.h"
 #include "kube/pod.h"

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/clock.h"
 #include "kube/array.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
@@ -459,13 +460,7 @@ static sched_queued_pod *pop_locked(sched_queue *q)
 
 static void deadline_after(struct timespec *ts, long ms)
 {
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
+    kube_deadline_after(ts, CLOCK_MONOTONIC, ms);
 }
 
 int sched_queue_pop_timeout(sched_queue *q, long timeout_ms, sched_queued_pod **out)

@@ -54,6 +54,7 @@
 #include "framework/framework.h"
 #include "metrics.h"
 #include "queue/nominator.h"
+#include "kube/clock.h"
 
 struct kube_pod;
 

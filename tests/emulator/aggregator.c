@@ -50,6 +50,7 @@
 
 #include "emu.h"
 #include "kube/base64.h"
+#include "kube/clock.h"
 #include "kube/buf.h"
 #include "kube/log.h"
 
@@ -845,13 +846,7 @@ static int wait_interval(void)
     struct timespec until;
     int stop;
 
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += g.interval_ms / 1000;
-    until.tv_nsec += (g.interval_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    kube_deadline_after(&until, CLOCK_REALTIME, g.interval_ms);
     pthread_mutex_lock(&g.mu);
     while (!g.stop && pthread_cond_timedwait(&g.cv, &g.mu, &until) == 0)
         ;

@@ -56,6 +56,7 @@
 #include "authz_ext.h"
 #include "emu.h"
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/log.h"
 
 typedef struct strs {

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 
 #include "emu.h"
+#include "kube/clock.h"
 
 #define EMU_MAX_FIELDS 12
 #define EMU_MAX_RESOURCES 48

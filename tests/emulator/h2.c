@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "h2.h"
+#include "kube/clock.h"
 #include "kube/log.h"
 
 #define MAX_STREAMS 250               /* kube-apiserver's (Go's) default */

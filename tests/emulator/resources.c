@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "emu_internal.h"
+#include "kube/clock.h"
 #include "kube/log.h"
 
 /* ------------------------------------------------------------------ */

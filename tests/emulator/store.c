@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "emu_internal.h"
+#include "kube/clock.h"
 #include "kube/log.h"
 
 /* ------------------------------------------------------------------ */
@@ -688,13 +689,7 @@ uint64_t emu_store_wait(emu_store *s, int64_t after, int timeout_ms)
     struct timespec deadline;
     uint64_t epoch = atomic_load(&s->epoch);
 
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    kube_deadline_after(&deadline, CLOCK_MONOTONIC, timeout_ms);
     pthread_mutex_lock(&s->nmu);
     while (atomic_load(&s->rv) <= after && atomic_load(&s->epoch) == epoch)
         if (pthread_cond_timedwait(&s->ncv, &s->nmu, &deadline) != 0)

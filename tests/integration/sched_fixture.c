@@ -13,6 +13,7 @@
 
 #include "sched_fixture.h"
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 #include "unit/test_plugin_util.h"
 

@@ -30,6 +30,7 @@
 #include "harness.h"
 #include "kube/buf.h"
 #include "kube/client.h"
+#include "kube/clock.h"
 #include "kube/config.h"
 #include "kube/errors.h"
 #include "scheduler.h"

@@ -17,6 +17,7 @@
 
 #include "kube/array.h"
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 #include "kube/pod.h"
 #include "plugins/defaultpreemption/internal.h"

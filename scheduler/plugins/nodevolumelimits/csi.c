@@ -27,6 +27,7 @@
 
 #include "kube/array.h"
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 #include "kube/pod.h"
 #include "kube/storage.h"

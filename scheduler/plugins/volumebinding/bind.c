@@ -22,6 +22,7 @@
 
 #include "kube/api.h"
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 #include "kube/log.h"
 #include "plugins/volumebinding/internal.h"

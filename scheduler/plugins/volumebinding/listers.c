@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "kube/clock.h"
 #include "kube/errors.h"
 #include "kube/storage.h"
 #include "kube/store.h"
@@ -96,13 +97,7 @@ int plugin_vol_listers_wait(plugin_vol_listers *l, uint64_t *gen, long timeout_m
     int changed;
 
     pthread_once(&g_gen_once, gen_init);
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    kube_deadline_after(&until, CLOCK_MONOTONIC, timeout_ms);
     pthread_mutex_lock(&g_gen_mu);
     while (g_gen == *gen && pthread_cond_timedwait(&g_gen_cv, &g_gen_mu, &until) == 0)
         ;
