@@ -110,6 +110,15 @@ void kube_label_selector_free(kube_label_selector *s);
  * DNS-1123 subdomain <= 253 chars. Returns 1 or 0. */
 int kube_is_qualified_name(const char *s);
 
+/* The messages explaining why value is not a qualified name (apimachinery's
+ * IsQualifiedName messages, e.g. "name part must consist of alphanumeric
+ * characters, ..."), joined with sep into out (size n, truncated; "" when
+ * valid). Returns how many there are (0: valid). */
+int kube_qualified_name_msgs(const char *value, const char *sep, char *out, size_t n);
+/* The same for IsValidLabelValue ("must be no more than 63 characters",
+ * "a valid label must be an empty string or ..."). */
+int kube_label_value_msgs(const char *value, const char *sep, char *out, size_t n);
+
 /* validation.IsValidLabelValue: "" or <= 63 chars of [A-Za-z0-9._-]
  * starting and ending alphanumeric. Returns 1 or 0. */
 int kube_is_label_value(const char *s);

@@ -9,8 +9,10 @@
  * the VM's resourceVersion; a conflict re-reads the VM and keeps a pin that
  * appeared meanwhile. Pins this process wrote are remembered ("notes")
  * until the VM informer shows them, so a pod recreated at once cannot miss
- * a pin the cache has not delivered yet. A completed live migration moves
- * the pin on a worker thread, only while this replica leads.
+ * a pin the cache has not delivered yet. Pins are written through
+ * kube/pin.h; a completed live migration moves the pin through the
+ * migration follower (scheduler/migration_follower.h), fed with this
+ * plugin's VMI events.
  */
 #include "plugins/stickyvm.h"
 
@@ -28,9 +30,11 @@
 #include "kube/informer.h"
 #include "kube/kubevirt.h"
 #include "kube/log.h"
+#include "kube/pin.h"
 #include "kube/pod.h"
 #include "kube/recorder.h"
 #include "metrics.h"
+#include "migration_follower.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 
@@ -56,12 +60,6 @@ typedef struct pin_note {
     int64_t at_ms;
 } pin_note;
 
-/* A live migration whose pin must move (worker queue). */
-typedef struct move_job {
-    struct move_job *next;
-    char *ns, *name, *uid, *source, *target;
-} move_job;
-
 typedef struct sv_counters {
     atomic_ulong pins_recorded, pin_record_errors, pinned_pods_scheduled, pinned_node_missing,
         pins_kept, migration_pins_moved, filter_calls, api_reads, api_writes;
@@ -78,16 +76,12 @@ typedef struct stickyvm {
     stickyvm_lookup lookup;      /* get NULL: the informers below */
     kube_informer *vmi_inf, *vm_inf;
 
-    pthread_mutex_t mu;          /* notes, waiters, jobs, stopping */
+    pthread_mutex_t mu;          /* notes, waiters */
     pthread_cond_t cache_cv;     /* an informer delivered an add/update */
     int waiters;
     fw_strmap notes;             /* "ns/name" -> pin_note * */
 
-    pthread_cond_t work_cv;
-    move_job *jobs, *jobs_tail;
-    int stopping;
-    int worker_started;
-    pthread_t worker;
+    sched_follower *follower;    /* NULL without informers */
 
     sv_counters c;
     sv_metrics m;
@@ -148,30 +142,8 @@ const kube_owner_ref *stickyvm_vm_owner(const kube_meta *vmi)
 
 static const char *pin_of(const kube_vm *vm, const char *key)
 {
-    const char *p = vm ? kube_meta_annotation(&vm->base.meta, key) : NULL;
+    const char *p = kube_pin_get(vm, key);
     return p ? p : "";
-}
-
-static int same_migration_done(const kube_vmi *a, const kube_vmi *b)
-{
-    return a && a->migration && a->migration->completed && !a->migration->failed &&
-           strcmp(a->migration->migration_uid, b->migration->migration_uid) == 0 &&
-           strcmp(a->migration->target_node, b->migration->target_node) == 0;
-}
-
-const char *stickyvm_migration_target(const kube_vmi *old_vmi, const kube_vmi *new_vmi,
-                                      const kube_vm *vm, const char *key)
-{
-    const kube_vmi_migration_state *ms = new_vmi ? new_vmi->migration : NULL;
-    if (!ms || !ms->completed || ms->failed || !*ms->target_node || !vm)
-        return NULL;
-    if (same_migration_done(old_vmi, new_vmi))
-        return NULL;
-    const char *source = *ms->source_node ? ms->source_node : old_vmi ? old_vmi->node_name : "";
-    const char *pin = pin_of(vm, key);
-    if (!*source || strcmp(pin, source) != 0 || strcmp(pin, ms->target_node) == 0)
-        return NULL;
-    return ms->target_node;
 }
 
 /* ------------------------------------------------------------------ */
@@ -526,76 +498,6 @@ static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info
 /* Writing the pin                                                     */
 /* ------------------------------------------------------------------ */
 
-typedef enum pin_outcome {
-    PIN_WRITTEN = 0, /* our value is on the server */
-    PIN_KEPT,        /* the server holds a value we must not override */
-    PIN_GONE,        /* the VM was deleted or replaced */
-    PIN_FAILED,      /* an error, or too many conflicts */
-} pin_outcome;
-
-/* Whether a write may go ahead over the current VM (after a conflict). */
-typedef int (*pin_allowed_fn)(const stickyvm *sv, const kube_vm *cur, const void *ud);
-
-/* One merge patch of the pin carrying rv. *out: the VM the server
- * answered (new reference) on success. */
-static int patch_pin(stickyvm *sv, const kube_vm *vm, const char *rv, const char *node,
-                     kube_object **out)
-{
-    cJSON *json = NULL;
-    kube_status st;
-    count(sv, &sv->c.api_writes, NULL);
-    int rc = kube_api_set_annotation(sv->h->svc.client, &KUBE_RES_VMS, vm->base.meta.namespace_,
-                                     vm->base.meta.name, sv->key, node, rv, &json, &st);
-    if (rc == KUBE_OK)
-        rc = kube_vm_codec.decode(json, out);
-    else if (rc != KUBE_ECONFLICT && rc != KUBE_ENOTFOUND)
-        KLOG_ERROR("StickyVM: pinning VM %s/%s to node %s: %s (%s)", vm->base.meta.namespace_,
-                   vm->base.meta.name, node, kube_strerror(rc), st.message);
-    cJSON_Delete(json);
-    return rc;
-}
-
-/* Writes key=node on vm with optimistic concurrency: starting from vm's
- * resourceVersion, a conflict re-reads the VM and retries only while
- * allowed(). *final (may be set for every outcome but FAILED) is the VM
- * as the server holds it afterwards (new reference). */
-static pin_outcome write_pin(stickyvm *sv, const kube_vm *vm, const char *node,
-                             pin_allowed_fn allowed, const void *ud, kube_object **final)
-{
-    const char *ns = vm->base.meta.namespace_, *name = vm->base.meta.name;
-    kube_object *cur = kube_object_ref((kube_object *)&vm->base);
-    pin_outcome out = PIN_FAILED;
-    const char *failed = "no API client";
-    int rc = KUBE_OK;
-    *final = NULL;
-    for (int attempt = 0; sv->h->svc.client && attempt < STICKYVM_PIN_MAX_ATTEMPTS; attempt++) {
-        if (attempt > 0) { /* the last patch conflicted: re-read */
-            kube_object_unref(cur);
-            cur = NULL;
-            rc = get_once(sv, &KUBE_RES_VMS, &kube_vm_codec, ns, name, vm->base.meta.uid, &cur);
-            if (rc == KUBE_ENOTFOUND)
-                out = PIN_GONE;
-            else if (rc == KUBE_OK && !allowed(sv, kube_vm_from(cur), ud)) {
-                out = PIN_KEPT;
-                *final = kube_object_ref(cur);
-            }
-            if (rc != KUBE_OK || out != PIN_FAILED) {
-                failed = kube_strerror(rc);
-                break;
-            }
-        }
-        rc = patch_pin(sv, kube_vm_from(cur), cur->meta.resource_version, node, final);
-        out = rc == KUBE_OK ? PIN_WRITTEN : rc == KUBE_ENOTFOUND ? PIN_GONE : PIN_FAILED;
-        failed = rc == KUBE_ECONFLICT ? "still conflicting after the last attempt" : NULL;
-        if (rc != KUBE_ECONFLICT)
-            break;
-    }
-    if (out == PIN_FAILED && failed)
-        KLOG_ERROR("StickyVM: pinning VM %s/%s to node %s: %s", ns, name, node, failed);
-    kube_object_unref(cur);
-    return out;
-}
-
 /* A Normal event on the VM (related to the pod when pi is set). */
 static void vm_event(stickyvm *sv, const kube_vm *vm, const fw_pod_info *pi, const char *reason,
                      const char *note)
@@ -615,43 +517,50 @@ static void vm_event(stickyvm *sv, const kube_vm *vm, const fw_pod_info *pi, con
                          reason, "Pin", "%s", note);
 }
 
+/* Counts the requests a pin write made. */
+static void count_requests(stickyvm *sv, const kube_pin_result *res)
+{
+    atomic_fetch_add_explicit(&sv->c.api_reads, (unsigned long)res->reads, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sv->c.api_writes, (unsigned long)res->writes,
+                              memory_order_relaxed);
+}
+
 /* ------------------------------------------------------------------ */
 /* PostBind                                                            */
 /* ------------------------------------------------------------------ */
 
-static int first_pin_allowed(const stickyvm *sv, const kube_vm *cur, const void *ud)
+/* After a conflict the first pin goes ahead only over an unpinned VM. */
+static int first_pin_decide(void *ud, const kube_vm *cur)
 {
-    return *pin_of(cur, sv->key) == '\0';
+    const stickyvm *sv = ud;
+    return kube_pin_get(cur, sv->key) == NULL;
 }
 
 static void first_pin_done(stickyvm *sv, const kube_vm *vm, const fw_pod_info *pi,
-                           const char *node, pin_outcome out, const kube_vm *final)
+                           const char *node, int rc, const kube_pin_result *res)
 {
     const char *ns = vm->base.meta.namespace_, *name = vm->base.meta.name;
+    const kube_vm *final = kube_vm_from(res->vm);
     char note[640];
-    note_settle(sv, ns, name, out == PIN_WRITTEN || out == PIN_KEPT ? final : NULL);
-    switch (out) {
-    case PIN_WRITTEN:
+    note_settle(sv, ns, name, final);
+    if (rc == KUBE_OK && res->outcome == KUBE_PIN_WRITTEN) {
         count(sv, &sv->c.pins_recorded, sv->m.pins_recorded);
         KLOG_V(2, "StickyVM: pinned VM %s/%s to node %s (pod %s/%s)", ns, name, node,
                pi->namespace_, pi->name);
         snprintf(note, sizeof(note), "Pinned to node %s, where pod %s was first placed", node,
                  pi->name);
         vm_event(sv, vm, pi, "Pinned", note);
-        break;
-    case PIN_KEPT:
+    } else if (rc == KUBE_OK && res->outcome != KUBE_PIN_GONE) {
         atomic_fetch_add_explicit(&sv->c.pins_kept, 1, memory_order_relaxed);
         KLOG_INFO("StickyVM: VM %s/%s was pinned to node %s meanwhile; kept (pod %s/%s is on "
                   "node %s)",
                   ns, name, pin_of(final, sv->key), pi->namespace_, pi->name, node);
-        break;
-    case PIN_GONE:
-    case PIN_FAILED:
+    } else {
         count(sv, &sv->c.pin_record_errors, sv->m.pin_record_errors);
-        KLOG_ERROR("StickyVM: could not pin VM %s/%s to node %s (%s); the next placement "
+        KLOG_ERROR("StickyVM: could not pin VM %s/%s to node %s (%s%s%s); the next placement "
                    "tries again",
-                   ns, name, node, out == PIN_GONE ? "the VM is gone" : "write failed");
-        break;
+                   ns, name, node, rc == KUBE_OK ? "the VM is gone" : kube_strerror(rc),
+                   res->status.message[0] ? ": " : "", res->status.message);
     }
 }
 
@@ -669,138 +578,58 @@ static void post_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pi, con
     }
     if (!note_claim(sv, vm, node))
         return; /* another pod of this VM is pinning it */
-    kube_object *final = NULL;
-    pin_outcome out = write_pin(sv, vm, node, first_pin_allowed, NULL, &final);
-    first_pin_done(sv, vm, pi, node, out, kube_vm_from(final));
-    kube_object_unref(final);
+    kube_pin_write w = {.key = sv->key, .node = node, .reason = KUBE_PIN_FIRST_PLACEMENT,
+                        .by = KUBE_PIN_BY_SCHEDULER};
+    kube_pin_result res = {0};
+    int rc = sv->h->svc.client
+                 ? kube_pin_set(sv->h->svc.client, vm, &w, first_pin_decide, sv, &res)
+                 : KUBE_EINVAL;
+    count_requests(sv, &res);
+    first_pin_done(sv, vm, pi, node, rc, &res);
+    kube_pin_result_clear(&res);
 }
 
 /* ------------------------------------------------------------------ */
-/* Live migration: the pin follows the VM (worker thread)              */
+/* Live migration: the follower's writes                               */
 /* ------------------------------------------------------------------ */
 
-static int is_leader(const stickyvm *sv)
+/* The follower wrote (or tried to write) a pin after a migration. */
+static void follower_done(void *ud, const kube_vm *vm, int rc, const kube_pin_result *res)
 {
-    const fw_leadership *l = &sv->h->svc.leadership;
-    return !l->is_leader || l->is_leader(l->ud);
-}
-
-static void job_free(move_job *j)
-{
-    if (!j)
-        return;
-    free(j->ns), free(j->name), free(j->uid), free(j->source), free(j->target);
-    free(j);
-}
-
-static void enqueue_move(stickyvm *sv, const kube_vm *vm, const char *source, const char *target)
-{
-    move_job *j = calloc(1, sizeof(*j));
-    if (!j || !(j->ns = kube_strdup(vm->base.meta.namespace_)) ||
-        !(j->name = kube_strdup(vm->base.meta.name)) || !(j->uid = kube_strdup(vm->base.meta.uid)) ||
-        !(j->source = kube_strdup(source)) || !(j->target = kube_strdup(target))) {
-        job_free(j);
-        count(sv, &sv->c.pin_record_errors, sv->m.pin_record_errors);
-        KLOG_ERROR("StickyVM: out of memory queueing the pin move of VM %s/%s",
-                   vm->base.meta.namespace_, vm->base.meta.name);
-        return;
-    }
-    pthread_mutex_lock(&sv->mu);
-    if (sv->jobs_tail)
-        sv->jobs_tail->next = j;
-    else
-        sv->jobs = j;
-    sv->jobs_tail = j;
-    pthread_cond_signal(&sv->work_cv);
-    pthread_mutex_unlock(&sv->mu);
-}
-
-static int move_allowed(const stickyvm *sv, const kube_vm *cur, const void *ud)
-{
-    const move_job *j = ud;
-    return strcmp(pin_of(cur, sv->key), j->source) == 0;
-}
-
-static void move_done(stickyvm *sv, const move_job *j, const kube_vm *vm, pin_outcome out,
-                      const kube_vm *final)
-{
-    if (out == PIN_WRITTEN || out == PIN_KEPT)
-        note_settle(sv, j->ns, j->name, final);
-    if (out == PIN_WRITTEN) {
+    stickyvm *sv = ud;
+    count_requests(sv, res);
+    if (rc == KUBE_OK && res->outcome != KUBE_PIN_GONE)
+        note_settle(sv, vm->base.meta.namespace_, vm->base.meta.name, kube_vm_from(res->vm));
+    if (rc == KUBE_OK && res->outcome == KUBE_PIN_WRITTEN) {
         count(sv, &sv->c.pins_recorded, sv->m.pins_recorded);
         count(sv, &sv->c.migration_pins_moved, sv->m.migration_pins_moved);
-        KLOG_INFO("StickyVM: VM %s/%s migrated from node %s to node %s; pin moved", j->ns,
-                  j->name, j->source, j->target);
-        char note[640];
-        snprintf(note, sizeof(note), "Pin moved from node %s to node %s after live migration",
-                 j->source, j->target);
-        vm_event(sv, vm, NULL, "Repinned", note);
-    } else if (out == PIN_GONE || out == PIN_FAILED) {
+    } else if (rc != KUBE_OK || res->outcome == KUBE_PIN_GONE) {
         count(sv, &sv->c.pin_record_errors, sv->m.pin_record_errors);
-        KLOG_ERROR("StickyVM: could not move the pin of VM %s/%s to node %s after migration",
-                   j->ns, j->name, j->target);
     }
 }
 
-/* Moves one pin: the VM as cached (or read once), only if still pinned to
- * the source and we still lead. */
-static void run_move(stickyvm *sv, const move_job *j)
+static int start_follower(stickyvm *sv, char *err, size_t errlen)
 {
-    kube_owner_ref ref = {.name = j->name, .uid = j->uid};
-    kube_object *vm = NULL, *final = NULL;
-    int gets = 1;
-    if (!is_leader(sv))
-        return;
-    if (fetch(sv, &KUBE_RES_VMS, &kube_vm_codec, j->ns, &ref, &gets, &vm) != KUBE_OK)
-        return; /* deleted meanwhile */
-    const kube_vm *v = kube_vm_from(vm);
-    if (move_allowed(sv, v, j)) {
-        pin_outcome out = write_pin(sv, v, j->target, move_allowed, j, &final);
-        move_done(sv, j, v, out, kube_vm_from(final));
-    }
-    kube_object_unref(final);
-    kube_object_unref(vm);
-}
-
-static void *worker_main(void *arg)
-{
-    stickyvm *sv = arg;
-
-    pthread_setname_np(pthread_self(), "stickyvm-pin");
-    pthread_mutex_lock(&sv->mu);
-    for (;;) {
-        while (!sv->jobs && !sv->stopping)
-            pthread_cond_wait(&sv->work_cv, &sv->mu);
-        if (sv->stopping)
-            break;
-        move_job *j = sv->jobs;
-        if (!(sv->jobs = j->next))
-            sv->jobs_tail = NULL;
-        pthread_mutex_unlock(&sv->mu);
-        run_move(sv, j);
-        job_free(j);
-        pthread_mutex_lock(&sv->mu);
-    }
-    pthread_mutex_unlock(&sv->mu);
-    return NULL;
+    sched_follower_options o = {
+        .client = sv->h->svc.client,
+        .vmis = sv->vmi_inf,
+        .vms = sv->vm_inf,
+        .recorder = sv->h->svc.recorder,
+        .key = sv->key,
+        .pinned_by = KUBE_PIN_BY_SCHEDULER,
+        .leadership = sv->h->svc.leadership,
+        .done = follower_done,
+        .ud = sv,
+    };
+    int rc = sched_follower_new(&o, &sv->follower);
+    if (rc != KUBE_OK)
+        snprintf(err, errlen, "starting the StickyVM migration follower: %s", kube_strerror(rc));
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
 /* Informer handlers (hub thread)                                      */
 /* ------------------------------------------------------------------ */
-
-static void vmi_changed(stickyvm *sv, const kube_vmi *old_vmi, const kube_vmi *vmi)
-{
-    const kube_owner_ref *ref = vmi ? stickyvm_vm_owner(&vmi->base.meta) : NULL;
-    if (!ref || !vmi->migration || !vmi->migration->completed || !is_leader(sv))
-        return;
-    kube_object *vm = cached(sv, &KUBE_RES_VMS, vmi->base.meta.namespace_, ref->name, ref->uid);
-    const kube_vm *v = kube_vm_from(vm);
-    const char *target = stickyvm_migration_target(old_vmi, vmi, v, sv->key);
-    if (target)
-        enqueue_move(sv, v, pin_of(v, sv->key), target);
-    kube_object_unref(vm);
-}
 
 /* The cluster events the scheduler requeues rejected pods on (the hints
  * below decide per pod; events nobody registered move nothing). */
@@ -821,15 +650,18 @@ static void emit(const stickyvm *sv, const fw_cluster_event *ev, const kube_obje
 
 static void on_vmi_add(void *ud, kube_object *obj)
 {
-    notify_cache(ud);
-    emit(ud, &ev_vmi_add, NULL, obj);
+    stickyvm *sv = ud;
+    notify_cache(sv);
+    sched_follower_vmi_changed(sv->follower, obj);
+    emit(sv, &ev_vmi_add, NULL, obj);
 }
 
 static void on_vmi_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 {
-    notify_cache(ud);
-    vmi_changed(ud, kube_vmi_from(old_obj), kube_vmi_from(new_obj));
-    emit(ud, &ev_vmi_update, old_obj, new_obj);
+    stickyvm *sv = ud;
+    notify_cache(sv);
+    sched_follower_vmi_changed(sv->follower, new_obj);
+    emit(sv, &ev_vmi_update, old_obj, new_obj);
 }
 
 static void on_vmi_delete(void *ud, kube_object *obj)
@@ -969,31 +801,19 @@ PLUGIN_EVENTS_TO_REGISTER(sv_events)
 /* Args                                                                */
 /* ------------------------------------------------------------------ */
 
-/* Annotation keys are validated as apimachinery's ValidateAnnotations
- * does: IsQualifiedName of the lower-cased key. */
+/* The key is checked by kube/pin.h, as the API server checks its flag. */
 static void check_annotation_key(const char *key, plugin_field_errs *e)
 {
-    char lower[512], msgs[1024];
-    size_t n = strlen(key);
-    if (n == 0) {
-        plugin_field_errs_add(e, "annotationKey: Required value");
-        return;
-    }
-    if (n >= sizeof(lower)) {
-        plugin_field_errs_add(e, "annotationKey: Invalid value: \"%.40s...\": too long", key);
-        return;
-    }
-    for (size_t i = 0; i <= n; i++)
-        lower[i] = (char)(key[i] >= 'A' && key[i] <= 'Z' ? key[i] - 'A' + 'a' : key[i]);
-    if (plugin_qualified_name_msgs(lower, "; ", msgs, sizeof(msgs)) > 0)
-        plugin_field_errs_add(e, "annotationKey: Invalid value: \"%s\": %s", key, msgs);
+    char msg[1280];
+    if (kube_pin_key_check(key, msg, sizeof(msg)) != KUBE_OK)
+        plugin_field_errs_add(e, "annotationKey: %s", msg);
 }
 
 static int default_args(const cJSON *in, cJSON **out, char *err, size_t errlen)
 {
     static const char *const known[] = {"annotationKey", NULL};
     plugin_field_errs e = PLUGIN_FIELD_ERRS_INIT;
-    const char *key = STICKYVM_DEFAULT_ANNOTATION;
+    const char *key = KUBE_PIN_DEFAULT_KEY;
     *out = NULL;
     if (in && !cJSON_IsObject(in)) {
         snprintf(err, errlen, "expected an object");
@@ -1001,7 +821,7 @@ static int default_args(const cJSON *in, cJSON **out, char *err, size_t errlen)
     }
     if (in) {
         plugin_args_unknown_fields(in, "", known, &e);
-        if (plugin_args_str(in, "", "annotationKey", STICKYVM_DEFAULT_ANNOTATION, &key, &e))
+        if (plugin_args_str(in, "", "annotationKey", KUBE_PIN_DEFAULT_KEY, &key, &e))
             check_annotation_key(key, &e);
     }
     int rc = plugin_field_errs_finish(&e, err, errlen);
@@ -1060,21 +880,9 @@ static void sv_free(stickyvm *sv)
 {
     if (!sv)
         return;
-    if (sv->worker_started) {
-        pthread_mutex_lock(&sv->mu);
-        sv->stopping = 1;
-        pthread_cond_signal(&sv->work_cv);
-        pthread_mutex_unlock(&sv->mu);
-        pthread_join(sv->worker, NULL);
-    }
-    while (sv->jobs) {
-        move_job *j = sv->jobs;
-        sv->jobs = j->next;
-        job_free(j);
-    }
+    sched_follower_free(sv->follower);
     fw_strmap_foreach(&sv->notes, note_free_cb, NULL);
     fw_strmap_free(&sv->notes);
-    pthread_cond_destroy(&sv->work_cv);
     pthread_cond_destroy(&sv->cache_cv);
     pthread_mutex_destroy(&sv->mu);
     free(sv->key);
@@ -1094,7 +902,6 @@ static int init_sync(stickyvm *sv)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&sv->mu, NULL);
     pthread_cond_init(&sv->cache_cv, &ca);
-    pthread_cond_init(&sv->work_cv, NULL);
     pthread_condattr_destroy(&ca);
     return KUBE_OK;
 }
@@ -1110,16 +917,6 @@ static int args_key(const cJSON *args, char **key, char *err, size_t errlen)
     *key = kube_strdup(k->valuestring);
     cJSON_Delete(norm);
     return *key ? KUBE_OK : KUBE_ENOMEM;
-}
-
-static int start_worker(stickyvm *sv, char *err, size_t errlen)
-{
-    if (pthread_create(&sv->worker, NULL, worker_main, sv) != 0) {
-        snprintf(err, errlen, "starting the StickyVM worker thread failed");
-        return KUBE_ENOMEM;
-    }
-    sv->worker_started = 1;
-    return KUBE_OK;
 }
 
 int stickyvm_new_with_lookup(const cJSON *args, fw_handle *h, const stickyvm_lookup *lk,
@@ -1138,8 +935,8 @@ int stickyvm_new_with_lookup(const cJSON *args, fw_handle *h, const stickyvm_loo
     rc = args_key(args, &sv->key, err, errlen);
     if (rc == KUBE_OK && !lk && h->svc.hub)
         rc = add_informers(sv, err, errlen);
-    if (rc == KUBE_OK && sv->vm_inf)
-        rc = start_worker(sv, err, errlen);
+    if (rc == KUBE_OK && sv->vm_inf && h->svc.client)
+        rc = start_follower(sv, err, errlen);
     if (rc != KUBE_OK) {
         sv_free(sv);
         return rc;

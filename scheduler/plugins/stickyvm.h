@@ -29,17 +29,15 @@
 #include "kube/api.h"
 #include "kube/kubevirt.h"
 #include "kube/object.h"
+#include "kube/pin.h"
 
 #define STICKYVM_NAME "StickyVM"
-#define STICKYVM_DEFAULT_ANNOTATION "stickyvm.io/node"
+#define STICKYVM_DEFAULT_ANNOTATION KUBE_PIN_DEFAULT_KEY
 /* The cycle state key PreFilter writes and Filter/PostBind read. */
 #define STICKYVM_STATE_KEY "PreFilterStickyVM"
 /* How long PreFilter waits for the informers to deliver a VMI or VM that is
  * not cached yet before its one GET. */
 #define STICKYVM_CACHE_WAIT_MS 100
-/* Pin writes (first placement, migration) give up after this many
- * conflicting attempts. */
-#define STICKYVM_PIN_MAX_ATTEMPTS 5
 
 /* The pod's controller ownerReference when it is a kubevirt.io (any
  * version) VirtualMachineInstance, else NULL (no owner, no controller
@@ -48,14 +46,6 @@ const kube_owner_ref *stickyvm_vmi_owner(const kube_meta *pod);
 /* The VMI's controller ownerReference when it is a kubevirt.io
  * VirtualMachine, else NULL. Borrowed from m. */
 const kube_owner_ref *stickyvm_vm_owner(const kube_meta *vmi);
-
-/* The node a completed live migration moves the pin to: new_vmi's
- * status.migrationState completed without failure on a target node, old_vmi
- * (NULL for an add) did not show that same completed migration, and the
- * VM's pin under key equals the migration's source node. NULL otherwise
- * (borrowed from new_vmi). */
-const char *stickyvm_migration_target(const kube_vmi *old_vmi, const kube_vmi *new_vmi,
-                                      const kube_vm *vm, const char *key);
 
 /* Counters since create (also exported as stickyvm_* metrics when the
  * handle has a metrics registry). */
