@@ -33,6 +33,7 @@
     UNIT(apiserver_exchange)         \
     UNIT(apiserver_misc)             \
     INTEGRATION(client_integration)  \
+    INTEGRATION(pin)                 \
     UNIT(plugin_priority_sort)       \
     UNIT(plugin_scheduling_gates)    \
     UNIT(plugin_node_unschedulable)  \
