@@ -149,6 +149,18 @@ int kube_qualified_name_msgs(const char *value, const char *sep, char *out, size
     return m.count;
 }
 
+int kube_dns1123_subdomain_msgs(const char *value, const char *msgs[2])
+{
+    size_t len = strlen(value);
+    int n = 0;
+
+    if (len > 253)
+        msgs[n++] = "must be no more than 253 characters";
+    if (!matches_dns1123_subdomain(value, len))
+        msgs[n++] = DNS1123_SUBDOMAIN_MSG;
+    return n;
+}
+
 int kube_label_value_msgs(const char *value, const char *sep, char *out, size_t n)
 {
     msg_out m = {out, n, 0, sep, 0};

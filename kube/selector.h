@@ -115,6 +115,11 @@ int kube_is_qualified_name(const char *s);
  * characters, ..."), joined with sep into out (size n, truncated; "" when
  * valid). Returns how many there are (0: valid). */
 int kube_qualified_name_msgs(const char *value, const char *sep, char *out, size_t n);
+/* validation.IsDNS1123Subdomain (object names such as a Node's): its
+ * messages, static strings, in apimachinery's order into msgs ("must be no
+ * more than 253 characters", then "a lowercase RFC 1123 subdomain must
+ * consist of ..."). Returns how many (0: valid). */
+int kube_dns1123_subdomain_msgs(const char *value, const char *msgs[2]);
 /* The same for IsValidLabelValue ("must be no more than 63 characters",
  * "a valid label must be an empty string or ..."). */
 int kube_label_value_msgs(const char *value, const char *sep, char *out, size_t n);
