@@ -16,7 +16,7 @@
 #include "kube/errors.h"
 #include "kube/log.h"
 #include "kube/pin.h"
-#include "kube/selector.h"
+#include "kube/validation.h"
 #include "request.h"
 #include "status.h"
 

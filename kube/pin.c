@@ -12,7 +12,7 @@
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/log.h"
-#include "kube/selector.h"
+#include "kube/validation.h"
 
 /* A qualified name is at most 253 + 1 + 63 characters; longer keys are
  * reported without their qualified-name details. */

@@ -30,6 +30,7 @@
 #include <stddef.h>
 
 #include "kube/object.h"
+#include "kube/validation.h"
 
 struct kube_arena;
 
@@ -105,28 +106,6 @@ int kube_label_selector_parse(const char *s, kube_label_selector **out);
 /* Frees a selector from kube_label_selector_parse(). NULL-safe. */
 void kube_label_selector_free(kube_label_selector *s);
 
-/* validation.IsQualifiedName (label keys): [prefix/]name, name <= 63
- * chars of [A-Za-z0-9._-] starting and ending alphanumeric, prefix a
- * DNS-1123 subdomain <= 253 chars. Returns 1 or 0. */
-int kube_is_qualified_name(const char *s);
-
-/* The messages explaining why value is not a qualified name (apimachinery's
- * IsQualifiedName messages, e.g. "name part must consist of alphanumeric
- * characters, ..."), joined with sep into out (size n, truncated; "" when
- * valid). Returns how many there are (0: valid). */
-int kube_qualified_name_msgs(const char *value, const char *sep, char *out, size_t n);
-/* validation.IsDNS1123Subdomain (object names such as a Node's): its
- * messages, static strings, in apimachinery's order into msgs ("must be no
- * more than 253 characters", then "a lowercase RFC 1123 subdomain must
- * consist of ..."). Returns how many (0: valid). */
-int kube_dns1123_subdomain_msgs(const char *value, const char *msgs[2]);
-/* The same for IsValidLabelValue ("must be no more than 63 characters",
- * "a valid label must be an empty string or ..."). */
-int kube_label_value_msgs(const char *value, const char *sep, char *out, size_t n);
-
-/* validation.IsValidLabelValue: "" or <= 63 chars of [A-Za-z0-9._-]
- * starting and ending alphanumeric. Returns 1 or 0. */
-int kube_is_label_value(const char *s);
 
 /* For decoder implementations: decode into arena a.
  * A JSON null or absent selector yields *out NULL (nil). Wrong JSON types

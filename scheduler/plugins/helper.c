@@ -13,6 +13,7 @@
 #include "kube/arena.h"
 #include "kube/errors.h"
 #include "kube/selector.h"
+#include "kube/validation.h"
 
 void plugin_default_normalize_score(int64_t max_priority, int reverse, fw_node_score *scores,
                                     size_t n)

@@ -4,11 +4,12 @@
  *
  * Reads come from VMI and VM informers added to the handle's hub, so
  * PreFilter and Filter make no API call; a VMI or VM not cached yet is
- * waited for briefly and then read with at most one GET per PreFilter.
+ * waited for briefly and then read with at most one GET per PreFilter
+ * (stickyvm_source.h).
  * Writes: one merge patch of the VM per first placement (PostBind), carrying
  * the VM's resourceVersion; a conflict re-reads the VM and keeps a pin that
- * appeared meanwhile. Pins this process wrote are remembered ("notes")
- * until the VM informer shows them, so a pod recreated at once cannot miss
+ * appeared meanwhile. Pins this process wrote are remembered (notes,
+ * stickyvm_notes.h) until the VM informer shows them, so a pod recreated at once cannot miss
  * a pin the cache has not delivered yet. Pins are written through
  * kube/pin.h; a completed live migration moves the pin through the
  * migration follower (scheduler/migration_follower.h), fed with this
@@ -16,14 +17,11 @@
  */
 #include "plugins/stickyvm.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "framework/strmap.h"
 #include "kube/api.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
@@ -37,28 +35,18 @@
 #include "migration_follower.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
+#include "plugins/stickyvm_notes.h"
+#include "plugins/stickyvm_source.h"
 
 #define KUBEVIRT_GROUP "kubevirt.io"
 #define UNPIN_CMD_FMT                                                                        \
     "kubectl get --raw /apis/subresources.stickyvm.io/v1/namespaces/%s/virtualmachines/%s/unpin"
-/* A written pin the VM informer never confirms is forgotten after this. */
-#define NOTE_TTL_MS (5LL * 60 * 1000)
-/* "namespace/name": a namespace is <= 63 bytes, a name <= 253. */
-#define KEY_MAX 320
 /* Node names are DNS-1123 subdomains (<= 253 bytes). */
 #define NODE_MAX 256
 
 /* ------------------------------------------------------------------ */
 /* State                                                               */
 /* ------------------------------------------------------------------ */
-
-/* A pin this process wrote (rv set) or is writing (rv NULL). */
-typedef struct pin_note {
-    char *uid;      /* the VM's uid */
-    char *node;
-    char *rv;       /* resourceVersion of our write; NULL while in flight */
-    int64_t at_ms;
-} pin_note;
 
 typedef struct sv_counters {
     atomic_ulong pins_recorded, pin_record_errors, pinned_pods_scheduled, pinned_node_missing,
@@ -73,13 +61,9 @@ typedef struct sv_metrics {
 typedef struct stickyvm {
     fw_handle *h;
     char *key;                   /* the pin annotation */
-    stickyvm_lookup lookup;      /* get NULL: the informers below */
-    kube_informer *vmi_inf, *vm_inf;
-
-    pthread_mutex_t mu;          /* notes, waiters */
-    pthread_cond_t cache_cv;     /* an informer delivered an add/update */
-    int waiters;
-    fw_strmap notes;             /* "ns/name" -> pin_note * */
+    kube_informer *vmi_inf, *vm_inf; /* NULL with a caller's lookup */
+    stickyvm_source *src;        /* where VMIs and VMs are read */
+    stickyvm_notes *notes;       /* pins written, until the informer shows them */
 
     sched_follower *follower;    /* NULL without informers */
 
@@ -102,11 +86,6 @@ static void count(stickyvm *sv, atomic_ulong *c, sched_metric *m)
 static const kube_vm *state_vm(const sv_state *s)
 {
     return kube_vm_from(s->vm);
-}
-
-static void make_key(char *out, const char *ns, const char *name)
-{
-    snprintf(out, KEY_MAX, "%s/%s", ns, name);
 }
 
 /* ------------------------------------------------------------------ */
@@ -147,224 +126,29 @@ static const char *pin_of(const kube_vm *vm, const char *key)
 }
 
 /* ------------------------------------------------------------------ */
-/* Notes: pins written by this process, until the informer shows them  */
+/* Notes: pins written by this process (stickyvm_notes.h)              */
 /* ------------------------------------------------------------------ */
 
-/* 1 when resourceVersion have is at least want (numeric when both are, as
- * etcd's are; otherwise only equality counts). */
-static int rv_reached(const char *have, const char *want)
-{
-    int64_t h, w;
-    if (!have || !want)
-        return 0;
-    if (kube_parse_int64(have, 0, INT64_MAX, &h) == KUBE_OK &&
-        kube_parse_int64(want, 0, INT64_MAX, &w) == KUBE_OK)
-        return h >= w;
-    return strcmp(have, want) == 0;
-}
-
-static void note_free(pin_note *n)
-{
-    if (!n)
-        return;
-    free(n->uid);
-    free(n->node);
-    free(n->rv);
-    free(n);
-}
-
-static void note_free_cb(void *ud, const char *key, void *value)
-{
-    note_free(value);
-}
-
-/* 1 when the note no longer says anything the VM vm (may be NULL: gone)
- * does not: another object, our write seen, or too old. Caller locks. */
-static int note_stale(const pin_note *n, const kube_vm *vm, int64_t now_ms)
-{
-    if (!vm || strcmp(n->uid, vm->base.meta.uid) != 0)
-        return 1;
-    if (n->rv)
-        return rv_reached(vm->base.meta.resource_version, n->rv) ||
-               now_ms - n->at_ms > NOTE_TTL_MS;
-    return 0;
-}
-
-/* Drops the note of key when vm makes it stale. Caller locks. */
-static void note_prune_locked(stickyvm *sv, const char *key, const kube_vm *vm)
-{
-    pin_note *n = fw_strmap_get(&sv->notes, key);
-    if (n && note_stale(n, vm, kube_now_ms()))
-        note_free(fw_strmap_del(&sv->notes, key));
-}
-
-/* The pin PreFilter must honour for vm: its annotation, unless a note
- * says more recent: a pin we wrote the cache has not shown yet, or one
- * being written for an unpinned VM. Writes "" when unpinned. */
+/* The pin PreFilter must honour for vm ("" when unpinned). */
 static void effective_pin(stickyvm *sv, const kube_vm *vm, char *out, size_t n)
 {
-    char key[KEY_MAX];
-    kube_strlcpy(out, pin_of(vm, sv->key), n);
-    make_key(key, vm->base.meta.namespace_, vm->base.meta.name);
-    pthread_mutex_lock(&sv->mu);
-    note_prune_locked(sv, key, vm);
-    const pin_note *note = fw_strmap_get(&sv->notes, key);
-    if (note && (note->rv || !*out))
-        kube_strlcpy(out, note->node, n);
-    pthread_mutex_unlock(&sv->mu);
+    stickyvm_notes_effective_pin(sv->notes, vm, pin_of(vm, sv->key), out, n);
 }
 
-/* Claims the first pin of vm for node: 1 when no note exists (one is
- * added, in flight), 0 when another write of ours got there first or
- * memory ran out. */
-static int note_claim(stickyvm *sv, const kube_vm *vm, const char *node)
-{
-    char key[KEY_MAX];
-    int ok = 0;
-    make_key(key, vm->base.meta.namespace_, vm->base.meta.name);
-    pthread_mutex_lock(&sv->mu);
-    note_prune_locked(sv, key, vm);
-    if (!fw_strmap_get(&sv->notes, key)) {
-        pin_note *n = calloc(1, sizeof(*n));
-        if (n && (n->uid = kube_strdup(vm->base.meta.uid)) && (n->node = kube_strdup(node)) &&
-            fw_strmap_put(&sv->notes, key, n, NULL) == KUBE_OK)
-            ok = 1;
-        else
-            note_free(n);
-    }
-    pthread_mutex_unlock(&sv->mu);
-    return ok;
-}
-
-/* Records what the server now holds for the VM (final, a new version) in
- * its note, or drops the note when final is NULL or unpinned. */
+/* Records what the server now holds for the VM (final may be NULL). */
 static void note_settle(stickyvm *sv, const char *ns, const char *name, const kube_vm *final)
 {
-    char key[KEY_MAX];
-    make_key(key, ns, name);
-    const char *pin = pin_of(final, sv->key);
-    pthread_mutex_lock(&sv->mu);
-    pin_note *n = fw_strmap_del(&sv->notes, key);
-    if (final && *pin) {
-        if (!n)
-            n = calloc(1, sizeof(*n));
-        char *uid = kube_strdup(final->base.meta.uid), *node = kube_strdup(pin);
-        char *rv = kube_strdup(final->base.meta.resource_version);
-        if (n && uid && node && rv) {
-            free(n->uid), free(n->node), free(n->rv);
-            n->uid = uid, n->node = node, n->rv = rv, n->at_ms = kube_now_ms();
-            if (fw_strmap_put(&sv->notes, key, n, NULL) == KUBE_OK)
-                n = NULL;
-        } else {
-            free(uid), free(node), free(rv);
-        }
-    }
-    note_free(n);
-    pthread_mutex_unlock(&sv->mu);
+    stickyvm_notes_settle(sv->notes, ns, name, final, pin_of(final, sv->key));
 }
 
 /* ------------------------------------------------------------------ */
-/* Reading VMIs and VMs                                                */
+/* Reading VMIs and VMs (stickyvm_source.h)                            */
 /* ------------------------------------------------------------------ */
 
-static kube_informer *informer_for(stickyvm *sv, const kube_resource *r)
-{
-    return r == &KUBE_RES_VMIS ? sv->vmi_inf : sv->vm_inf;
-}
-
-/* The cached object ns/name when its uid is uid ("" accepts any); a new
- * reference or NULL. */
 static kube_object *cached(stickyvm *sv, const kube_resource *r, const char *ns,
                            const char *name, const char *uid)
 {
-    kube_object *o = NULL;
-    if (sv->lookup.get)
-        o = sv->lookup.get(sv->lookup.ud, r, ns, name);
-    else if (informer_for(sv, r))
-        o = kube_informer_get(informer_for(sv, r), ns, name);
-    if (o && uid && *uid && strcmp(o->meta.uid, uid) != 0) {
-        kube_object_unref(o);
-        o = NULL;
-    }
-    return o;
-}
-
-static void notify_cache(stickyvm *sv)
-{
-    pthread_mutex_lock(&sv->mu);
-    if (sv->waiters)
-        pthread_cond_broadcast(&sv->cache_cv);
-    pthread_mutex_unlock(&sv->mu);
-}
-
-static void deadline_in(struct timespec *ts, long ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
-/* Waits up to STICKYVM_CACHE_WAIT_MS for a synced informer to deliver the
- * object. A new reference or NULL. */
-static kube_object *wait_cached(stickyvm *sv, const kube_resource *r, const char *ns,
-                                const char *name, const char *uid)
-{
-    kube_informer *inf = informer_for(sv, r);
-    kube_object *o = NULL;
-    struct timespec dl;
-    if (sv->lookup.get || !inf || !kube_informer_has_synced(inf))
-        return NULL;
-    deadline_in(&dl, STICKYVM_CACHE_WAIT_MS);
-    pthread_mutex_lock(&sv->mu);
-    sv->waiters++;
-    int rc = 0;
-    while (!(o = cached(sv, r, ns, name, uid)) && rc == 0)
-        rc = pthread_cond_timedwait(&sv->cache_cv, &sv->mu, &dl);
-    sv->waiters--;
-    pthread_mutex_unlock(&sv->mu);
-    return o;
-}
-
-/* One GET of ns/name, decoded. KUBE_ENOTFOUND also when the uid differs
- * (the object named by the owner reference is gone). */
-static int get_once(stickyvm *sv, const kube_resource *r, const kube_codec *codec,
-                    const char *ns, const char *name, const char *uid, kube_object **out)
-{
-    cJSON *json = NULL;
-    kube_status st;
-    *out = NULL;
-    if (!sv->h->svc.client)
-        return KUBE_ENOTFOUND;
-    count(sv, &sv->c.api_reads, NULL);
-    int rc = kube_api_get(sv->h->svc.client, r, ns, name, &json, &st);
-    if (rc == KUBE_OK)
-        rc = codec->decode(json, out);
-    cJSON_Delete(json);
-    if (rc == KUBE_OK && uid && *uid && strcmp((*out)->meta.uid, uid) != 0) {
-        kube_object_unref(*out);
-        *out = NULL;
-        rc = KUBE_ENOTFOUND;
-    }
-    return rc;
-}
-
-/* The object an owner reference names: the cache, a brief wait for the
- * informer, then one GET while *gets > 0 (decremented). KUBE_OK with *out
- * a new reference, KUBE_ENOTFOUND, or the GET's error. */
-static int fetch(stickyvm *sv, const kube_resource *r, const kube_codec *codec, const char *ns,
-                 const kube_owner_ref *ref, int *gets, kube_object **out)
-{
-    if ((*out = cached(sv, r, ns, ref->name, ref->uid)) ||
-        (*out = wait_cached(sv, r, ns, ref->name, ref->uid)))
-        return KUBE_OK;
-    if (*gets <= 0)
-        return KUBE_ENOTFOUND;
-    (*gets)--;
-    return get_once(sv, r, codec, ns, ref->name, ref->uid, out);
+    return stickyvm_source_cached(sv->src, r, ns, name, uid);
 }
 
 /* ------------------------------------------------------------------ */
@@ -414,14 +198,14 @@ static fw_status *resolve_vm(stickyvm *sv, const fw_pod_info *pi, const kube_own
     const char *ns = pi->namespace_;
     kube_object *vmi = NULL;
     int gets = 1;
-    int rc = fetch(sv, &KUBE_RES_VMIS, &kube_vmi_codec, ns, vmi_ref, &gets, &vmi);
+    int rc = stickyvm_source_fetch(sv->src, &KUBE_RES_VMIS, &kube_vmi_codec, ns, vmi_ref, &gets, &vmi);
     if (rc != KUBE_OK)
         return lookup_failed(rc, "VirtualMachineInstance", ns, vmi_ref->name, pi);
     const kube_owner_ref *vm_ref = stickyvm_vm_owner(&vmi->meta);
     fw_status *st = NULL;
     if (!vm_ref)
         st = fw_status_new(FW_SKIP, NULL);
-    else if ((rc = fetch(sv, &KUBE_RES_VMS, &kube_vm_codec, ns, vm_ref, &gets, vm)) != KUBE_OK)
+    else if ((rc = stickyvm_source_fetch(sv->src, &KUBE_RES_VMS, &kube_vm_codec, ns, vm_ref, &gets, vm)) != KUBE_OK)
         st = lookup_failed(rc, "VirtualMachine", ns, vm_ref->name, pi);
     kube_object_unref(vmi);
     return st;
@@ -576,7 +360,7 @@ static void post_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pi, con
             count(sv, &sv->c.pinned_pods_scheduled, sv->m.pinned_pods_scheduled);
         return;
     }
-    if (!note_claim(sv, vm, node))
+    if (!stickyvm_notes_claim(sv->notes, vm, node))
         return; /* another pod of this VM is pinning it */
     kube_pin_write w = {.key = sv->key, .node = node, .reason = KUBE_PIN_FIRST_PLACEMENT,
                         .by = KUBE_PIN_BY_SCHEDULER};
@@ -651,7 +435,7 @@ static void emit(const stickyvm *sv, const fw_cluster_event *ev, const kube_obje
 static void on_vmi_add(void *ud, kube_object *obj)
 {
     stickyvm *sv = ud;
-    notify_cache(sv);
+    stickyvm_source_notify(sv->src);
     sched_follower_vmi_changed(sv->follower, obj);
     emit(sv, &ev_vmi_add, NULL, obj);
 }
@@ -659,7 +443,7 @@ static void on_vmi_add(void *ud, kube_object *obj)
 static void on_vmi_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 {
     stickyvm *sv = ud;
-    notify_cache(sv);
+    stickyvm_source_notify(sv->src);
     sched_follower_vmi_changed(sv->follower, new_obj);
     emit(sv, &ev_vmi_update, old_obj, new_obj);
 }
@@ -671,13 +455,9 @@ static void on_vmi_delete(void *ud, kube_object *obj)
 
 static void vm_seen(stickyvm *sv, const kube_object *obj, int deleted)
 {
-    char key[KEY_MAX];
-    make_key(key, obj->meta.namespace_, obj->meta.name);
-    pthread_mutex_lock(&sv->mu);
-    note_prune_locked(sv, key, deleted ? NULL : kube_vm_from(obj));
-    if (sv->waiters)
-        pthread_cond_broadcast(&sv->cache_cv);
-    pthread_mutex_unlock(&sv->mu);
+    stickyvm_notes_seen(sv->notes, obj->meta.namespace_, obj->meta.name,
+                        deleted ? NULL : kube_vm_from(obj));
+    stickyvm_source_notify(sv->src);
 }
 
 static void on_vm_add(void *ud, kube_object *obj)
@@ -708,6 +488,7 @@ static int add_informers(stickyvm *sv, char *err, size_t errlen)
     int rc = kube_hub_add_informer(hub, &vmi_o, &vmi_h, &sv->vmi_inf);
     if (rc == KUBE_OK)
         rc = kube_hub_add_informer(hub, &vm_o, &vm_h, &sv->vm_inf);
+    stickyvm_source_set_informers(sv->src, sv->vmi_inf, sv->vm_inf);
     if (rc != KUBE_OK)
         snprintf(err, errlen, "adding the VirtualMachine(Instance) informers: %s",
                  kube_strerror(rc));
@@ -881,10 +662,8 @@ static void sv_free(stickyvm *sv)
     if (!sv)
         return;
     sched_follower_free(sv->follower);
-    fw_strmap_foreach(&sv->notes, note_free_cb, NULL);
-    fw_strmap_free(&sv->notes);
-    pthread_cond_destroy(&sv->cache_cv);
-    pthread_mutex_destroy(&sv->mu);
+    stickyvm_notes_free(sv->notes);
+    stickyvm_source_free(sv->src);
     free(sv->key);
     free(sv);
 }
@@ -892,18 +671,6 @@ static void sv_free(stickyvm *sv)
 static void destroy(void *self)
 {
     sv_free(self);
-}
-
-static int init_sync(stickyvm *sv)
-{
-    pthread_condattr_t ca;
-    if (pthread_condattr_init(&ca) != 0)
-        return KUBE_ENOMEM;
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_mutex_init(&sv->mu, NULL);
-    pthread_cond_init(&sv->cache_cv, &ca);
-    pthread_condattr_destroy(&ca);
-    return KUBE_OK;
 }
 
 /* The annotation key from (defaulted or raw) args. */
@@ -923,16 +690,15 @@ int stickyvm_new_with_lookup(const cJSON *args, fw_handle *h, const stickyvm_loo
                              void **self, char *err, size_t errlen)
 {
     stickyvm *sv = calloc(1, sizeof(*sv));
-    int rc = sv ? init_sync(sv) : KUBE_ENOMEM;
     *self = NULL;
-    if (rc != KUBE_OK) {
-        free(sv);
-        return rc;
-    }
+    if (!sv)
+        return KUBE_ENOMEM;
     sv->h = h;
-    if (lk)
-        sv->lookup = *lk;
-    rc = args_key(args, &sv->key, err, errlen);
+    int rc = stickyvm_source_new(lk, h->svc.client, &sv->c.api_reads, &sv->src);
+    if (rc == KUBE_OK)
+        rc = args_key(args, &sv->key, err, errlen);
+    if (rc == KUBE_OK)
+        rc = stickyvm_notes_new(&sv->notes);
     if (rc == KUBE_OK && !lk && h->svc.hub)
         rc = add_informers(sv, err, errlen);
     if (rc == KUBE_OK && sv->vm_inf && h->svc.client)
