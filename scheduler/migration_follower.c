@@ -239,10 +239,13 @@ static void wait_locked(sched_follower *f, long ms)
     pthread_cond_timedwait(&f->cv, &f->mu, &ts);
 }
 
-/* Leadership edges: acquired -> every VMI again; lost -> drop the queue. */
+/* Leadership edges: acquired (with both informers synced, so that no VM
+ * is missed for not being cached yet) -> every VMI again; lost -> drop
+ * the queue. */
 static void check_leadership(sched_follower *f)
 {
-    int now = leading(f);
+    int now = leading(f) && kube_informer_has_synced(f->o.vmis) &&
+              kube_informer_has_synced(f->o.vms);
     if (now && !f->was_leader) {
         KLOG_V(2, "StickyVM: leading: comparing every VMI's migration with its VM's pin");
         kube_informer_foreach(f->o.vmis, resync_one, f);

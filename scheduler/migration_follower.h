@@ -14,9 +14,10 @@
  *
  * Level-triggered: VMI adds and updates queue the VMI (only while this
  * replica leads), and every time leadership is acquired (the follower asks
- * leadership every SCHED_FOLLOWER_LEADER_POLL_MS) every cached VMI is
- * queued again, so a migration completed while no replica led (failover,
- * restart) is followed by the next leader. A worker thread
+ * leadership every SCHED_FOLLOWER_LEADER_POLL_MS; it counts once both
+ * informers have synced) every cached VMI is queued again, so a migration
+ * completed while no replica led (failover, restart) is followed by the
+ * next leader. A worker thread
  * ("stickyvm-pin") drains the queue (one entry per VMI, deduplicated),
  * reading VMIs and VMs from the caller's informers; it writes only while
  * leading. A followed migration records the event Repinned on the VM.
