@@ -7,13 +7,18 @@
  * VirtualMachine on the node it first ran on. A pod is a VM's pod when its
  * controller ownerReference is a kubevirt.io VirtualMachineInstance whose
  * controller ownerReference is a kubevirt.io VirtualMachine. The node is
- * recorded on the VM as the annotation stickyvm.io/node (args.annotationKey)
+ * recorded on the VM as the annotation stickyvm.io/node (args.annotationKey,
+ * checked and written by kube/pin.h, with the pin's history annotations)
  * by PostBind on first placement; PreFilter then restricts the pod to that
- * node and Filter rejects every other node. See docs/stickyvm.md.
+ * node and Filter rejects every other node. The plugin's VMI events also
+ * feed the migration follower (scheduler/migration_follower.h), which it
+ * owns: the pin follows completed live migrations, on the leader. See
+ * docs/stickyvm.md.
  *
  * Lifetime: the plugin adds VMI and VM informers to the handle's hub at
  * create() and its handlers point at the plugin instance, so the hub must
- * be STOPPED (kube_hub_stop) before the framework is freed.
+ * be STOPPED (kube_hub_stop) before the framework is freed. destroy() stops
+ * the follower's thread (after the write in flight).
  *
  * Threads: every function here is thread-safe.
  * Memory: nothing here allocates for the caller except the constructor,
