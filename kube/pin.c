@@ -14,9 +14,9 @@
 #include "kube/log.h"
 #include "kube/validation.h"
 
-/* A qualified name is at most 253 + 1 + 63 characters; longer keys are
- * reported without their qualified-name details. */
-#define KEY_MAX 320
+/* Keys this long (a qualified name has at most 253 + 1 + 63 characters)
+ * are reported as too long, without the qualified-name details. */
+#define KEY_MAX 511
 
 const char *kube_pin_reason_name(kube_pin_reason r)
 {
