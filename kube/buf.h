@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 typedef struct kube_buf {
     char *data;
@@ -53,6 +54,9 @@ int kube_read_file(const char *path, char **out, size_t *len);
 /* Monotonic clock in milliseconds and nanoseconds. */
 int64_t kube_now_ms(void);
 int64_t kube_now_ns(void);
+/* *ts = the monotonic clock ms milliseconds from now: the deadline of a
+ * pthread_cond_timedwait() on a condition variable set to CLOCK_MONOTONIC. */
+void kube_deadline_in(struct timespec *ts, long ms);
 /* Wall clock formatted as RFC 3339 with microseconds ("...T10:00:00.000000Z"),
  * into out (at least 32 bytes). */
 void kube_time_rfc3339_micro(char *out, size_t n);

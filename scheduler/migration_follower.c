@@ -229,13 +229,7 @@ static void process(sched_follower *f, const char *key)
 static void wait_locked(sched_follower *f, long ms)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    kube_deadline_in(&ts, ms);
     pthread_cond_timedwait(&f->cv, &f->mu, &ts);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/buf.h"
 #include "kube/errors.h"
 
 struct stickyvm_source {
@@ -88,17 +89,6 @@ void stickyvm_source_notify(stickyvm_source *s)
     pthread_mutex_unlock(&s->mu);
 }
 
-static void deadline_in(struct timespec *ts, long ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* Waits up to STICKYVM_CACHE_WAIT_MS for a synced informer to deliver the
  * object. A new reference or NULL. */
 static kube_object *wait_cached(stickyvm_source *s, const kube_resource *r, const char *ns,
@@ -109,7 +99,7 @@ static kube_object *wait_cached(stickyvm_source *s, const kube_resource *r, cons
     struct timespec dl;
     if (s->lookup.get || !inf || !kube_informer_has_synced(inf))
         return NULL;
-    deadline_in(&dl, STICKYVM_CACHE_WAIT_MS);
+    kube_deadline_in(&dl, STICKYVM_CACHE_WAIT_MS);
     pthread_mutex_lock(&s->mu);
     s->waiters++;
     int rc = 0;
