@@ -60,6 +60,8 @@ const char *kube_pin_followed(const kube_vm *vm)
     return kube_pin_get(vm, KUBE_PIN_ANN_FOLLOWED);
 }
 
+/* A write needs a key and an author; a node, when given, is not empty;
+ * only a Migration pin records a migration. */
 static int write_valid(const kube_pin_write *w)
 {
     return w && w->key && *w->key && w->by && (!w->node || *w->node) &&

@@ -40,6 +40,7 @@ struct sched_follower {
     pthread_t worker;
 };
 
+/* Whether this replica leads (always, without leader election). */
 static int leading(const sched_follower *f)
 {
     const fw_leadership *l = &f->o.leadership;
@@ -75,6 +76,8 @@ const char *sched_follower_target(const kube_vmi *vmi, const kube_vm *vm, const 
 /* Queue                                                               */
 /* ------------------------------------------------------------------ */
 
+/* Queues VMI ns/name unless it is queued already (logged when memory runs
+ * out: the next event or resync queues it again). */
 static void enqueue(sched_follower *f, const char *ns, const char *name)
 {
     work_item *w = calloc(1, sizeof(*w));
@@ -110,6 +113,7 @@ static work_item *dequeue_locked(sched_follower *f)
     return w;
 }
 
+/* Empties the queue (leadership lost, or freeing). */
 static void drop_queue(sched_follower *f)
 {
     work_item *w;
@@ -127,6 +131,8 @@ void sched_follower_vmi_changed(sched_follower *f, const kube_object *obj)
     enqueue(f, obj->meta.namespace_, obj->meta.name);
 }
 
+/* kube_informer_foreach() callback of the resync: queues obj when it
+ * shows a completed migration. */
 static void resync_one(void *ud, kube_object *obj)
 {
     sched_follower *f = ud;
@@ -150,6 +156,7 @@ static int still_applies(void *ud, const kube_vm *cur)
     return pin && strcmp(pin, mv->source) == 0 && !(followed && strcmp(followed, mv->uid) == 0);
 }
 
+/* The Normal event Repinned on the VM (none without a recorder). */
 static void record_event(sched_follower *f, const kube_vm *vm, const char *from,
                          const char *to)
 {
@@ -162,6 +169,8 @@ static void record_event(sched_follower *f, const kube_vm *vm, const char *from,
                              to);
 }
 
+/* Logs the write's outcome, records the event when the pin moved, and
+ * tells the owner (done). */
 static void report(sched_follower *f, const kube_vm *vm, const move *mv, const char *target,
                    int rc, const kube_pin_result *res)
 {
@@ -180,6 +189,8 @@ static void report(sched_follower *f, const kube_vm *vm, const move *mv, const c
         f->o.done(f->o.ud, vm, rc, res);
 }
 
+/* Moves vm's pin when vmi's completed migration calls for it (one patch
+ * through kube/pin, with the migration's UID). */
 static void follow(sched_follower *f, const kube_vmi *vmi, const kube_vm *vm)
 {
     const char *target = sched_follower_target(vmi, vm, f->key);
@@ -226,6 +237,7 @@ static void process(sched_follower *f, const char *key)
 /* Worker                                                              */
 /* ------------------------------------------------------------------ */
 
+/* Waits for work or stop, at most ms; caller locks. */
 static void wait_locked(sched_follower *f, long ms)
 {
     struct timespec ts;
@@ -249,6 +261,8 @@ static void check_leadership(sched_follower *f)
     f->was_leader = now;
 }
 
+/* The worker: leadership edges, then one queued VMI at a time (processed
+ * only while leading), until stopped. */
 static void *worker_main(void *arg)
 {
     sched_follower *f = arg;
@@ -274,6 +288,7 @@ static void *worker_main(void *arg)
 /* Lifecycle                                                           */
 /* ------------------------------------------------------------------ */
 
+/* Frees what sched_follower_new() set up (the worker not running). */
 static void follower_release(sched_follower *f)
 {
     drop_queue(f);

@@ -30,6 +30,7 @@ struct stickyvm_notes {
     fw_strmap map; /* "ns/name" -> pin_note * */
 };
 
+/* "ns/name" into out (KEY_MAX bytes). */
 static void make_key(char *out, const char *ns, const char *name)
 {
     snprintf(out, KEY_MAX, "%s/%s", ns, name);
@@ -48,6 +49,7 @@ static int rv_reached(const char *have, const char *want)
     return strcmp(have, want) == 0;
 }
 
+/* Frees one note; NULL-safe. */
 static void note_free(pin_note *n)
 {
     if (!n)
@@ -58,6 +60,7 @@ static void note_free(pin_note *n)
     free(n);
 }
 
+/* fw_strmap_foreach() callback freeing every note. */
 static void note_free_cb(void *ud, const char *key, void *value)
 {
     (void)ud;

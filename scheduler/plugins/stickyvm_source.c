@@ -61,6 +61,7 @@ void stickyvm_source_free(stickyvm_source *s)
     free(s);
 }
 
+/* The informer of r (NULL before set_informers or with a lookup). */
 static kube_informer *informer_for(stickyvm_source *s, const kube_resource *r)
 {
     return r == &KUBE_RES_VMIS ? s->vmis : s->vms;
