@@ -9,6 +9,7 @@
 #include "kube/config.h"
 #include "kube/errors.h"
 #include "kube/log.h"
+#include "kube/pin.h"
 #include "server.h"
 
 #define DELEGATE_TIMEOUT_MS 10000 /* k8s.io/apiserver's webhook client timeout */
@@ -25,6 +26,7 @@ struct apis_app {
     apis_authn_source *authn;
     apis_certs *certs;
     apis_server *server;
+    char *pin_key; /* --pin-annotation-key */
 };
 
 static int open_endpoint(const char *kubeconfig, long timeout_ms, endpoint *ep, char *err,
@@ -124,7 +126,7 @@ static int open_server(apis_app *a, const apis_options *o, char *err, size_t err
         .port = o->secure_port,
         .certs = a->certs,
         .ctx = {.authn = a->authn, .delegate = a->delegate, .client = a->main_ep.client,
-                .metrics = a->metrics},
+                .metrics = a->metrics, .pin_key = a->pin_key},
         .workers = o->workers,
         .max_inflight = o->max_requests_inflight,
         .request_timeout_ms = o->request_timeout_ms,
@@ -139,8 +141,11 @@ int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen
     int rc;
 
     *out = NULL;
-    if (!a)
+    if (!a || !(a->pin_key = kube_strdup(o->pin_annotation_key ? o->pin_annotation_key
+                                                                : KUBE_PIN_DEFAULT_KEY))) {
+        free(a);
         return KUBE_ENOMEM;
+    }
     rc = open_clients(a, o, err, errlen);
     if (rc == KUBE_OK && (rc = apis_metrics_new(&a->metrics)) == KUBE_OK)
         rc = open_delegate(a, o);
@@ -188,6 +193,7 @@ void apis_app_free(apis_app *a)
     close_endpoint(&a->authz_ep);
     close_endpoint(&a->authn_ep);
     close_endpoint(&a->main_ep);
+    free(a->pin_key);
     free(a);
 }
 

@@ -429,7 +429,8 @@ static void serve_pin(apis_exchange *x)
         .unpin = x->route.kind == APIS_ROUTE_UNPIN,
         .has_node = x->route.has_node,
         .node = x->route.node,
-        .node_valid = x->route.node_valid,
+        .key = x->ctx->pin_key,
+        .user = x->user ? x->user->name : NULL,
     };
     int code = 500, rc;
 

@@ -53,6 +53,7 @@ typedef struct apis_context {
     apis_delegate *delegate;
     kube_client *client;          /* pin/unpin; NULL answers 503 */
     apis_metrics *metrics;        /* may be NULL */
+    const char *pin_key;          /* the pin annotation; NULL: the default */
     int (*ready)(void *ud);       /* extra /readyz condition, may be NULL */
     void *ready_ud;
 } apis_context;

@@ -5,6 +5,7 @@
 
 #include "kube/buf.h"
 #include "kube/errors.h"
+#include "kube/pin.h"
 
 typedef enum kind { K_STRING, K_INT, K_DURATION, K_LIST, K_BOOL } kind;
 
@@ -64,6 +65,8 @@ static const flag flags[] = {
     {"shutdown-timeout", K_DURATION, OFF(shutdown_timeout_ms), 0, 0,
      "on SIGTERM, how long to let requests in flight finish"},
     {"workers", K_INT, OFF(workers), 1, 1024, "threads calling kube-apiserver"},
+    {"pin-annotation-key", K_STRING, OFF(pin_annotation_key), 0, 0,
+     "VM annotation /pin and /unpin write (the StickyVM plugin's annotationKey)"},
     {"v", K_INT, OFF(verbosity), 0, 10, "log verbosity"},
     {"help", K_BOOL, OFF(help), 0, 0, "print this help"},
 };
@@ -85,7 +88,8 @@ int apis_options_defaults(apis_options *o)
     o->request_timeout_ms = 60000;
     o->shutdown_timeout_ms = 30000;
     o->workers = 16;
-    if (!o->bind_address || !o->cert_dir)
+    o->pin_annotation_key = kube_strdup(KUBE_PIN_DEFAULT_KEY);
+    if (!o->bind_address || !o->cert_dir || !o->pin_annotation_key)
         return KUBE_ENOMEM;
     rc = apis_strlist_split(&o->always_allow_paths, "/healthz,/readyz,/livez");
     if (rc == KUBE_OK)
@@ -98,7 +102,8 @@ void apis_options_free(apis_options *o)
     char **strings[] = {&o->bind_address, &o->cert_dir, &o->tls_cert_file,
                         &o->tls_private_key_file, &o->kubeconfig,
                         &o->authentication_kubeconfig, &o->authorization_kubeconfig,
-                        &o->client_ca_file, &o->requestheader_client_ca_file};
+                        &o->client_ca_file, &o->requestheader_client_ca_file,
+                        &o->pin_annotation_key};
     apis_strlist *lists[] = {&o->requestheader_allowed_names, &o->requestheader_username_headers,
                              &o->requestheader_group_headers,
                              &o->requestheader_extra_headers_prefix, &o->always_allow_paths,
@@ -212,6 +217,18 @@ static const flag *find_flag(const char *name, size_t len)
     return NULL;
 }
 
+/* --pin-annotation-key must be an annotation key, as the plugin's
+ * annotationKey must. */
+static int check_pin_key(const apis_options *o, char *err, size_t errlen)
+{
+    char msg[1280];
+    if (kube_pin_key_check(o->pin_annotation_key, msg, sizeof(msg)) == KUBE_OK)
+        return KUBE_OK;
+    snprintf(err, errlen, "invalid argument \"%s\" for \"--pin-annotation-key\" flag: %s",
+             o->pin_annotation_key, msg);
+    return KUBE_ECONFIG;
+}
+
 int apis_options_parse(int argc, char *const *argv, apis_options *o, char *err, size_t errlen)
 {
     int rc = apis_options_defaults(o);
@@ -247,6 +264,8 @@ int apis_options_parse(int argc, char *const *argv, apis_options *o, char *err, 
             snprintf(err, errlen, "invalid argument \"%s\" for \"--%s\" flag", value ? value : "",
                      f->name);
     }
+    if (rc == KUBE_OK)
+        rc = check_pin_key(o, err, errlen);
     if (rc == KUBE_OK && !o->tls_cert_file != !o->tls_private_key_file) {
         snprintf(err, errlen, "--tls-cert-file and --tls-private-key-file must be given together");
         rc = KUBE_ECONFIG;

@@ -18,6 +18,9 @@
  *   --authorization-always-allow-groups (system:masters)
  *   --max-requests-inflight (400)  --request-timeout (60s)
  *   --shutdown-timeout (30s)  --workers (16)  --v / -v (0)
+ *   --pin-annotation-key (stickyvm.io/node): the VM annotation /pin and
+ *     /unpin write; must be the StickyVM plugin's annotationKey (checked
+ *     as an annotation key by kube/pin.h)
  *
  * Values follow pflag: "--name=value" or "--name value"; lists are
  * comma-separated; durations use Go syntax ("10s", "1m30s", "500ms").
@@ -59,6 +62,7 @@ typedef struct apis_options {
     int64_t request_timeout_ms;
     int64_t shutdown_timeout_ms;
     int workers;
+    char *pin_annotation_key;
     int verbosity;
     int help;
 } apis_options;

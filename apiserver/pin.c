@@ -1,3 +1,11 @@
+/*
+ * apiserver/pin.c - /pin and /unpin: the node to pin to (?node= checked
+ * against the Nodes, or the running instance's node), then the write
+ * through kube/pin.h (one merge patch with the VM's resourceVersion and
+ * the pin's history; a conflict reads the VM again, at most
+ * KUBE_PIN_MAX_ATTEMPTS patches), answered as a VirtualMachinePin or a
+ * metav1.Status.
+ */
 #include "pin.h"
 
 #include <stdio.h>
@@ -7,28 +15,18 @@
 #include "kube/api.h"
 #include "kube/errors.h"
 #include "kube/log.h"
+#include "kube/pin.h"
+#include "kube/validation.h"
 #include "request.h"
 #include "status.h"
 
 #define KUBEVIRT_GROUP "kubevirt.io"
 #define PIN_KIND "VirtualMachinePin"
 
-static const char subdomain_rule[] =
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
-    "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
-    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-
 typedef struct answer {
     int *code;
     kube_buf *body;
 } answer;
-
-/* The state of the VM as last read. */
-typedef struct vm_state {
-    cJSON *json;
-    const char *rv;
-    const char *node; /* current annotation, NULL when absent */
-} vm_state;
 
 static int status_answer(const answer *a, int code, const char *reason, const char *message,
                          const apis_status_details *d)
@@ -64,38 +62,54 @@ static int vm_not_found(const answer *a, const apis_pin_request *r, const kube_s
     return status_answer(a, 404, "NotFound", msg, &d);
 }
 
+/* The 422 of field errors of ?node= (one or two bodies), as
+ * apierrors.NewInvalid words it: one error alone, several as "[e1, e2]". */
 static int invalid_node(const answer *a, const apis_pin_request *r, const char *cause_reason,
-                        const char *body)
+                        const char *body, const char *body2)
 {
-    char msg[1024];
+    kube_buf msg = KUBE_BUF_INIT;
     apis_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = PIN_KIND,
                              .cause_reason = cause_reason, .cause_message = body,
-                             .cause_field = "node"};
+                             .cause_field = "node", .cause_message2 = body2};
+    int rc = body2 ? kube_buf_printf(&msg, PIN_KIND "." APIS_GROUP " \"%s\" is invalid: [node: %s, "
+                                           "node: %s]", r->name, body, body2)
+                   : kube_buf_printf(&msg, PIN_KIND "." APIS_GROUP " \"%s\" is invalid: node: %s",
+                                     r->name, body);
 
-    snprintf(msg, sizeof(msg), PIN_KIND "." APIS_GROUP " \"%s\" is invalid: node: %s", r->name,
-             body);
-    return status_answer(a, 422, "Invalid", msg, &d);
+    if (rc == KUBE_OK)
+        rc = status_answer(a, 422, "Invalid", msg.data, &d);
+    kube_buf_free(&msg);
+    return rc;
 }
 
-static int read_vm(kube_client *c, const apis_pin_request *r, vm_state *vm, kube_status *st)
+/* GET the VM, decoded: the same reading of the pin as the scheduler's. */
+static int read_vm(kube_client *c, const apis_pin_request *r, kube_object **vm, kube_status *st)
 {
-    const cJSON *meta, *rv, *ann, *node;
-    int rc;
+    cJSON *json = NULL;
+    int rc = kube_api_get(c, &KUBE_RES_VMS, r->namespace_, r->name, &json, st);
 
-    cJSON_Delete(vm->json);
-    memset(vm, 0, sizeof(*vm));
-    rc = kube_api_get(c, &KUBE_RES_VMS, r->namespace_, r->name, &vm->json, st);
-    if (rc != KUBE_OK)
-        return rc;
-    meta = cJSON_GetObjectItemCaseSensitive(vm->json, "metadata");
-    rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
-    ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
-    node = cJSON_GetObjectItemCaseSensitive(ann, APIS_PIN_ANNOTATION);
-    if (!cJSON_IsString(rv))
-        return KUBE_EPARSE;
-    vm->rv = rv->valuestring;
-    vm->node = cJSON_IsString(node) ? node->valuestring : NULL;
-    return KUBE_OK;
+    *vm = NULL;
+    if (rc == KUBE_OK)
+        rc = kube_vm_codec.decode(json, vm);
+    cJSON_Delete(json);
+    return rc;
+}
+
+/* ?node= is not a DNS-1123 subdomain: field.Invalid for each rule it
+ * breaks, showing the whole value as kube-apiserver does (%q). */
+static int malformed_node(const answer *a, const apis_pin_request *r, const char *const why[2],
+                          int n)
+{
+    kube_buf b[2] = {KUBE_BUF_INIT, KUBE_BUF_INIT};
+    int rc = KUBE_OK;
+
+    for (int i = 0; rc == KUBE_OK && i < n; i++)
+        rc = kube_buf_printf(&b[i], "Invalid value: \"%s\": %s", r->node, why[i]);
+    if (rc == KUBE_OK)
+        rc = invalid_node(a, r, "FieldValueInvalid", b[0].data, n > 1 ? b[1].data : NULL);
+    kube_buf_free(&b[0]);
+    kube_buf_free(&b[1]);
+    return rc;
 }
 
 /* ?node=: the node must be a valid name of an existing Node. Returns
@@ -104,12 +118,12 @@ static int check_node(kube_client *c, const apis_pin_request *r, const answer *a
 {
     kube_status st = {0};
     cJSON *node = NULL;
-    char body[1024];
-    int err;
+    const char *why[2];
+    char body[512];
+    int n = kube_dns1123_subdomain_msgs(r->node, why), err;
 
-    if (!r->node_valid) {
-        snprintf(body, sizeof(body), "Invalid value: \"%s\": %s", r->node, subdomain_rule);
-        *rc = invalid_node(a, r, "FieldValueInvalid", body);
+    if (n > 0) {
+        *rc = malformed_node(a, r, why, n);
         return 1;
     }
     err = kube_api_get(c, &KUBE_RES_NODES, NULL, r->node, &node, &st);
@@ -118,7 +132,7 @@ static int check_node(kube_client *c, const apis_pin_request *r, const answer *a
         return KUBE_OK;
     if (err == KUBE_ENOTFOUND) {
         snprintf(body, sizeof(body), "Not found: \"%s\"", r->node);
-        *rc = invalid_node(a, r, "FieldValueNotFound", body);
+        *rc = invalid_node(a, r, "FieldValueNotFound", body, NULL);
     } else {
         *rc = upstream_error(a, err, &st, "reading the node");
     }
@@ -171,62 +185,62 @@ static int exhausted(const answer *a, const apis_pin_request *r)
     snprintf(msg, sizeof(msg),
              "Operation cannot be fulfilled on virtualmachines.kubevirt.io \"%s\": the object kept "
              "changing; %d attempts failed, please try again",
-             r->name, APIS_PIN_MAX_ATTEMPTS);
+             r->name, KUBE_PIN_MAX_ATTEMPTS);
     return status_answer(a, 409, "Conflict", msg, &d);
 }
 
-/* The read-compare-patch loop. target NULL means unpin. */
-static int write_loop(kube_client *c, apis_metrics *m, const apis_pin_request *r,
-                      const char *target, vm_state *vm, const answer *a)
+/* The pin's key, or the default. */
+static const char *pin_key(const apis_pin_request *r)
 {
-    for (int attempt = 0; attempt < APIS_PIN_MAX_ATTEMPTS; attempt++) {
-        kube_status st = {0};
-        char prev[APIS_DNS_SUBDOMAIN_MAX + 1];
-        int had = vm->node != NULL, err;
+    return r->key && *r->key ? r->key : KUBE_PIN_DEFAULT_KEY;
+}
 
-        if (attempt > 0 && (err = read_vm(c, r, vm, &st)) != KUBE_OK)
-            return err == KUBE_ENOTFOUND ? vm_not_found(a, r, &st)
-                                         : upstream_error(a, err, &st, "reading the VirtualMachine");
-        had = vm->node != NULL;
-        if ((!target && !had) || (target && had && strcmp(vm->node, target) == 0))
-            return done(a, r, target, target, 0);
-        if (had)
-            kube_strlcpy(prev, vm->node, sizeof(prev));
-        err = kube_api_set_annotation(c, &KUBE_RES_VMS, r->namespace_, r->name,
-                                      APIS_PIN_ANNOTATION, target, vm->rv, NULL, &st);
-        if (err == KUBE_OK)
-            return done(a, r, target, had ? prev : NULL, 1);
-        if (err == KUBE_ENOTFOUND)
-            return vm_not_found(a, r, &st);
-        if (err != KUBE_ECONFLICT)
-            return upstream_error(a, err, &st, "updating the VirtualMachine");
-        if (m)
-            apis_metrics_conflict_retry(m);
-        KLOG_V(2, "pin %s/%s: conflict, re-reading (attempt %d)", r->namespace_, r->name,
-               attempt + 1);
-    }
-    return exhausted(a, r);
+/* Writes target (NULL: unpin) over vm through kube/pin, which reads the
+ * VM again on conflicts; an explicit pin always proceeds. */
+static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r,
+                     const char *target, const kube_vm *vm, const answer *a)
+{
+    kube_pin_write w = {.key = pin_key(r), .node = target, .reason = KUBE_PIN_API,
+                        .by = r->user && *r->user ? r->user : "stickyvm-apiserver"};
+    kube_pin_result res;
+    int err = kube_pin_set(c, vm, &w, NULL, NULL, &res), rc;
+
+    for (int i = 0; m && i < res.reads + (err == KUBE_ECONFLICT); i++)
+        apis_metrics_conflict_retry(m);
+    if (err == KUBE_ECONFLICT)
+        rc = exhausted(a, r);
+    else if (err != KUBE_OK)
+        rc = upstream_error(a, err, &res.status, "updating the VirtualMachine");
+    else if (res.outcome == KUBE_PIN_GONE)
+        rc = vm_not_found(a, r, &res.status);
+    else if (res.outcome == KUBE_PIN_WRITTEN)
+        rc = done(a, r, target, res.previous[0] ? res.previous : NULL, 1);
+    else
+        rc = done(a, r, target, target, 0);
+    kube_pin_result_clear(&res);
+    return rc;
 }
 
 int apis_pin_execute(kube_client *c, apis_metrics *m, const apis_pin_request *r, int *code,
                      kube_buf *body)
 {
     answer a = {code, body};
-    vm_state vm = {0};
+    kube_object *obj = NULL;
     kube_status st = {0};
     char node[APIS_DNS_SUBDOMAIN_MAX + 1] = "";
-    int rc = read_vm(c, r, &vm, &st);
+    int rc = read_vm(c, r, &obj, &st);
+    const kube_vm *vm = kube_vm_from(obj);
 
     if (rc == KUBE_ENOTFOUND)
         rc = vm_not_found(&a, r, &st);
     else if (rc != KUBE_OK)
         rc = upstream_error(&a, rc, &st, "reading the VirtualMachine");
     else if (r->unpin)
-        rc = write_loop(c, m, r, NULL, &vm, &a);
+        rc = write_pin(c, m, r, NULL, vm, &a);
     else if (r->has_node && check_node(c, r, &a, &rc) == KUBE_OK)
-        rc = write_loop(c, m, r, r->node, &vm, &a);
+        rc = write_pin(c, m, r, r->node, vm, &a);
     else if (!r->has_node && instance_node(c, r, &a, node, sizeof(node), &rc) == KUBE_OK)
-        rc = write_loop(c, m, r, node, &vm, &a);
-    cJSON_Delete(vm.json);
+        rc = write_pin(c, m, r, node, vm, &a);
+    kube_object_unref(obj);
     return rc;
 }

@@ -1,15 +1,19 @@
 /*
  * apiserver/pin.h - pin and unpin: the one write stickyvm-apiserver makes.
  *
- * Pin sets the VirtualMachine annotation stickyvm.io/node to the node named
- * by ?node= (which must exist: else 422 Invalid) or, without it, to the node
+ * Pin sets the VirtualMachine's pin annotation (--pin-annotation-key,
+ * stickyvm.io/node by default) to the node named by ?node= (a DNS-1123
+ * subdomain naming an existing Node: else 422 Invalid, showing the whole
+ * value as kube-apiserver's field errors do) or, without it, to the node
  * the VM's VirtualMachineInstance (same namespace and name) runs on
  * (status.nodeName; none is a 409 Conflict that suggests ?node=). Unpin
- * removes the annotation. The write is a JSON merge patch carrying the VM's
- * resourceVersion, so a concurrent change makes it fail with a Conflict; the
- * VM is then re-read and the patch retried (bounded), which keeps
- * concurrent pins from being lost. Writing what is already there is skipped
- * and answered with "changed": false.
+ * removes the annotation. The write goes through kube/pin.h: a JSON merge
+ * patch carrying the VM's resourceVersion and the pin's history
+ * (stickyvm.io/pinned-at, pinned-by = the authenticated user, pin-reason
+ * API), so a concurrent change makes it fail with a Conflict; the VM is then
+ * re-read and the patch retried (KUBE_PIN_MAX_ATTEMPTS patches at most,
+ * then 409), which keeps concurrent pins from being lost. Writing what is
+ * already there is skipped and answered with "changed": false.
  *
  * Threads: blocking (several requests to kube-apiserver); run on a worker.
  * Memory: the answer is appended to the caller's kube_buf.
@@ -21,15 +25,14 @@
 #include "kube/client.h"
 #include "metrics.h"
 
-#define APIS_PIN_MAX_ATTEMPTS 10
-
 typedef struct apis_pin_request {
     const char *namespace_;
     const char *name;
     int unpin;
     int has_node;        /* ?node= given (pin only) */
-    const char *node;    /* its value */
-    int node_valid;      /* that value is a DNS-1123 subdomain */
+    const char *node;    /* its value, whole (checked here) */
+    const char *key;     /* the pin annotation; NULL: stickyvm.io/node */
+    const char *user;    /* the authenticated user (pinned-by); may be NULL */
 } apis_pin_request;
 
 /* Performs the request and writes the HTTP code and JSON body of the answer

@@ -219,17 +219,16 @@ static int take_node(const char *val, size_t vlen, apis_route *out, char *msg, s
     if (out->has_node)
         return fail(msg, msglen, "the query parameter node may be given only once");
     out->has_node = 1;
-    rc = query_unescape(val, vlen, out->node, sizeof(out->node));
+    /* the whole value (a decoded value is never longer), so that an
+     * invalid one can be shown as it was given */
+    out->node = malloc(vlen + 1);
+    if (!out->node)
+        return KUBE_ENOMEM;
+    rc = query_unescape(val, vlen, out->node, vlen + 1);
     if (rc == KUBE_EBADREQUEST)
         return fail(msg, msglen, "invalid escape in query parameter node");
-    if (rc == KUBE_ERANGE) {
-        /* too long to be a node name: keep a marker, validation says why */
-        out->node[0] = '\0';
-        out->node_valid = 0;
-        return KUBE_OK;
-    }
-    out->node_valid = apis_dns1123_subdomain(out->node);
-    return KUBE_OK;
+    out->node_valid = rc == KUBE_OK && apis_dns1123_subdomain(out->node);
+    return rc;
 }
 
 /* Reads ?node= for pin; other parameters (timeout=32s, ...) are ignored,
@@ -288,6 +287,7 @@ int apis_route_parse(const char *target, apis_route *out, char *msg, size_t msgl
 void apis_route_free(apis_route *r)
 {
     free(r->path);
+    free(r->node);
     memset(r, 0, sizeof(*r));
 }
 

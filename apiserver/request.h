@@ -10,7 +10,8 @@
  * violation is a 400 BadRequest with a message saying which rule.
  *
  * Memory: apis_route_parse() fills a caller-provided apis_route; its path
- * is allocated and released by apis_route_free() (safe on a zeroed route).
+ * and node are allocated and released by apis_route_free() (safe on a
+ * zeroed route).
  */
 #ifndef APIS_REQUEST_H
 #define APIS_REQUEST_H
@@ -20,7 +21,6 @@
 #define APIS_GROUP "subresources.stickyvm.io"
 #define APIS_VERSION "v1"
 #define APIS_GROUP_VERSION APIS_GROUP "/" APIS_VERSION
-#define APIS_PIN_ANNOTATION "stickyvm.io/node"
 
 #define APIS_DNS_LABEL_MAX 63
 #define APIS_DNS_SUBDOMAIN_MAX 253
@@ -46,7 +46,7 @@ typedef struct apis_route {
     char namespace_[APIS_DNS_LABEL_MAX + 1];   /* PIN/UNPIN only */
     char name[APIS_DNS_SUBDOMAIN_MAX + 1];     /* PIN/UNPIN only */
     int has_node;                              /* ?node= was given */
-    char node[APIS_DNS_SUBDOMAIN_MAX + 1];     /* its decoded value */
+    char *node;                                /* its decoded value, whole */
     int node_valid;                            /* that value is a DNS-1123 subdomain */
 } apis_route;
 

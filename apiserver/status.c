@@ -33,9 +33,25 @@ static int emit(kube_buf *out, cJSON *json)
     return rc;
 }
 
+/* Appends one cause {"reason","message","field"} (NULL members omitted). */
+static int add_cause(cJSON *causes, const apis_status_details *d, const char *message)
+{
+    cJSON *cause = cJSON_CreateObject();
+
+    if (!cause)
+        return KUBE_ENOMEM;
+    cJSON_AddItemToArray(causes, cause);
+    if ((d->cause_reason && !cJSON_AddStringToObject(cause, "reason", d->cause_reason)) ||
+        (message && !cJSON_AddStringToObject(cause, "message", message)) ||
+        (d->cause_field && !cJSON_AddStringToObject(cause, "field", d->cause_field)))
+        return KUBE_ENOMEM;
+    return KUBE_OK;
+}
+
 static int add_details(cJSON *st, const apis_status_details *d)
 {
-    cJSON *details, *causes, *cause;
+    cJSON *details, *causes;
+    int rc;
 
     if (!d)
         return KUBE_OK;
@@ -49,18 +65,12 @@ static int add_details(cJSON *st, const apis_status_details *d)
     if (!d->cause_reason && !d->cause_message && !d->cause_field)
         return KUBE_OK;
     causes = cJSON_AddArrayToObject(details, "causes");
-    cause = cJSON_CreateObject();
-    if (!causes || !cause)
-        goto nomem;
-    cJSON_AddItemToArray(causes, cause);
-    if ((d->cause_reason && !cJSON_AddStringToObject(cause, "reason", d->cause_reason)) ||
-        (d->cause_message && !cJSON_AddStringToObject(cause, "message", d->cause_message)) ||
-        (d->cause_field && !cJSON_AddStringToObject(cause, "field", d->cause_field)))
+    if (!causes)
         return KUBE_ENOMEM;
-    return KUBE_OK;
-nomem:
-    cJSON_Delete(cause);
-    return KUBE_ENOMEM;
+    rc = add_cause(causes, d, d->cause_message);
+    if (rc == KUBE_OK && d->cause_message2)
+        rc = add_cause(causes, d, d->cause_message2);
+    return rc;
 }
 
 int apis_status_json(kube_buf *out, int code, const char *reason, const char *message,

@@ -21,6 +21,9 @@ typedef struct apis_status_details {
     const char *cause_reason;  /* "FieldValueNotFound" */
     const char *cause_message; /* "Not found: \"node-9\"" */
     const char *cause_field;   /* "node" */
+    /* a second cause of the same reason and field (a value failing two
+     * rules, e.g. too long and malformed), NULL: none */
+    const char *cause_message2;
 } apis_status_details;
 
 /* {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",

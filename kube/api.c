@@ -194,39 +194,66 @@ int kube_api_json_patch(kube_client *c, const kube_resource *r, const char *ns,
     return api_object_call(c, "PATCH", r, ns, name, NULL, API_JSON_PATCH, patch, out, st);
 }
 
-/* {"metadata":{"annotations":{key:value|null},"resourceVersion":rv}} */
-cJSON *kube_api_annotation_patch_new(const char *key, const char *value, const char *rv)
+/* {"metadata":{"annotations":{key:value|null,...},"resourceVersion":rv}} */
+cJSON *kube_api_annotations_patch_new(const kube_kv *kv, size_t n, const char *rv)
 {
     cJSON *patch = cJSON_CreateObject();
     cJSON *meta = cJSON_AddObjectToObject(patch, "metadata");
     int ok = meta && (!rv || cJSON_AddStringToObject(meta, "resourceVersion", rv));
     cJSON *ann = ok ? cJSON_AddObjectToObject(meta, "annotations") : NULL;
-    cJSON *v = value ? cJSON_AddStringToObject(ann, key, value) : cJSON_AddNullToObject(ann, key);
 
-    if (!v) {
+    ok = ann != NULL;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = kv[i].key && *kv[i].key &&
+             (kv[i].value ? cJSON_AddStringToObject(ann, kv[i].key, kv[i].value)
+                          : cJSON_AddNullToObject(ann, kv[i].key)) != NULL;
+    if (!ok) {
         cJSON_Delete(patch);
         return NULL;
     }
     return patch;
 }
 
-int kube_api_set_annotation(kube_client *c, const kube_resource *r, const char *ns,
-                            const char *name, const char *key, const char *value,
-                            const char *resource_version, cJSON **out, kube_status *st)
+cJSON *kube_api_annotation_patch_new(const char *key, const char *value, const char *rv)
+{
+    kube_kv kv = {key, value};
+    return kube_api_annotations_patch_new(&kv, 1, rv);
+}
+
+int kube_api_set_annotations(kube_client *c, const kube_resource *r, const char *ns,
+                             const char *name, const kube_kv *kv, size_t n,
+                             const char *resource_version, cJSON **out, kube_status *st)
 {
     cJSON *patch;
     int rc;
 
     if (out)
         *out = NULL;
-    if (!key || !*key)
-        return api_invalid(st, "annotation key is empty");
-    patch = kube_api_annotation_patch_new(key, value, resource_version);
+    for (size_t i = 0; i < n; i++)
+        if (!kv[i].key || !*kv[i].key)
+            return api_invalid(st, "annotation key is empty");
+    if (n == 0)
+        return api_invalid(st, "no annotation to set");
+    patch = kube_api_annotations_patch_new(kv, n, resource_version);
     if (!patch)
         return KUBE_ENOMEM;
     rc = kube_api_merge_patch(c, r, ns, name, patch, out, st);
     cJSON_Delete(patch);
     return rc;
+}
+
+int kube_api_set_annotation(kube_client *c, const kube_resource *r, const char *ns,
+                            const char *name, const char *key, const char *value,
+                            const char *resource_version, cJSON **out, kube_status *st)
+{
+    kube_kv kv = {key, value};
+
+    if (!key || !*key) {
+        if (out)
+            *out = NULL;
+        return api_invalid(st, "annotation key is empty");
+    }
+    return kube_api_set_annotations(c, r, ns, name, &kv, 1, resource_version, out, st);
 }
 
 int kube_api_delete(kube_client *c, const kube_resource *r, const char *ns, const char *name,

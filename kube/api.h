@@ -24,6 +24,7 @@
 
 #include "kube/buf.h"
 #include "kube/client.h"
+#include "kube/object.h"
 
 typedef struct kube_resource {
     const char *group;   /* "" for the core group */
@@ -72,6 +73,11 @@ int kube_api_json_patch(kube_client *c, const kube_resource *r, const char *ns,
 int kube_api_set_annotation(kube_client *c, const kube_resource *r, const char *ns,
                             const char *name, const char *key, const char *value,
                             const char *resource_version, cJSON **out, kube_status *st);
+/* The same for the n (>= 1) annotations kv[] in ONE merge patch (a NULL
+ * value removes its key); kv is borrowed for the call. */
+int kube_api_set_annotations(kube_client *c, const kube_resource *r, const char *ns,
+                             const char *name, const kube_kv *kv, size_t n,
+                             const char *resource_version, cJSON **out, kube_status *st);
 /* DELETE one object. */
 int kube_api_delete(kube_client *c, const kube_resource *r, const char *ns, const char *name,
                     kube_status *st);
@@ -88,6 +94,9 @@ int kube_api_bind(kube_client *c, const char *ns, const char *pod, const char *u
 cJSON *kube_api_binding_new(const char *ns, const char *pod, const char *uid, const char *node);
 cJSON *kube_api_annotation_patch_new(const char *key, const char *value,
                                      const char *resource_version);
+/* {"metadata":{"annotations":{kv[0].key:kv[0].value|null, ...}
+ * [,"resourceVersion":rv]}}; NULL also for an empty key. */
+cJSON *kube_api_annotations_patch_new(const kube_kv *kv, size_t n, const char *resource_version);
 
 /* PATCH pods/{name}/status with application/strategic-merge-patch+json. */
 int kube_api_patch_pod_status(kube_client *c, const char *ns, const char *pod,

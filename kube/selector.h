@@ -30,6 +30,7 @@
 #include <stddef.h>
 
 #include "kube/object.h"
+#include "kube/validation.h"
 
 struct kube_arena;
 
@@ -105,14 +106,6 @@ int kube_label_selector_parse(const char *s, kube_label_selector **out);
 /* Frees a selector from kube_label_selector_parse(). NULL-safe. */
 void kube_label_selector_free(kube_label_selector *s);
 
-/* validation.IsQualifiedName (label keys): [prefix/]name, name <= 63
- * chars of [A-Za-z0-9._-] starting and ending alphanumeric, prefix a
- * DNS-1123 subdomain <= 253 chars. Returns 1 or 0. */
-int kube_is_qualified_name(const char *s);
-
-/* validation.IsValidLabelValue: "" or <= 63 chars of [A-Za-z0-9._-]
- * starting and ending alphanumeric. Returns 1 or 0. */
-int kube_is_label_value(const char *s);
 
 /* For decoder implementations: decode into arena a.
  * A JSON null or absent selector yields *out NULL (nil). Wrong JSON types

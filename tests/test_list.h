@@ -34,6 +34,8 @@
     UNIT(apiserver_exchange)         \
     UNIT(apiserver_misc)             \
     INTEGRATION(client_integration)  \
+    UNIT(pin)                        \
+    INTEGRATION(pin_integration)     \
     UNIT(plugin_priority_sort)       \
     UNIT(plugin_scheduling_gates)    \
     UNIT(plugin_node_unschedulable)  \

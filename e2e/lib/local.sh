@@ -102,17 +102,22 @@ local_start_emulator() {
     export KUBECONFIG=$LOCAL_DIR/emulator/admin.kubeconfig
 }
 
-# What a person does on a cluster: apply the manifests, make the serving
-# certificate (Secret + APIService caBundle).
-local_install() {
-    local root=$1
-    kubectl apply -k "$root/manifests/" 2>&1 | grep -v 'memcache.go' >"$LOCAL_DIR/install.log" ||
-        die "kubectl apply -k manifests/ failed: $(cat "$LOCAL_DIR/install.log")"
+# What a person does on a cluster: apply the manifests (MANIFESTS, default
+# ROOT/manifests), make the serving certificate (Secret + APIService
+# caBundle). Keeps the scheduler configuration and the pin key the daemons
+# are started with.
+local_install() { # ROOT [MANIFESTS]
+    local root=$1 manifests=${2:-$1/manifests}
+    kubectl apply -k "$manifests/" 2>&1 | grep -v 'memcache.go' >>"$LOCAL_DIR/install.log" ||
+        die "kubectl apply -k $manifests/ failed: $(cat "$LOCAL_DIR/install.log")"
     "$root/scripts/gen-apiserver-certs.sh" --dir "$LOCAL_DIR/certs" >>"$LOCAL_DIR/install.log" 2>&1 ||
         die "gen-apiserver-certs.sh failed: $(tail -5 "$LOCAL_DIR/install.log")"
     kubectl -n "$LOCAL_SA_NS" get configmap stickyvm-scheduler-config \
         -o jsonpath='{.data.config\.yaml}' >"$LOCAL_DIR/scheduler-config.yaml" ||
         die "the scheduler ConfigMap is missing"
+    # the Deployment's --pin-annotation-key=$(STICKYVM_PIN_ANNOTATION_KEY)
+    kubectl -n "$LOCAL_SA_NS" get configmap stickyvm-pin-key \
+        -o jsonpath='{.data.key}' >"$LOCAL_DIR/pin-key" || die "the pin key ConfigMap is missing"
 }
 
 local_start_apiserver() {
@@ -121,6 +126,7 @@ local_start_apiserver() {
         --tls-cert-file="$LOCAL_DIR/certs/tls.crt" \
         --tls-private-key-file="$LOCAL_DIR/certs/tls.key" \
         --kubeconfig="$LOCAL_DIR/stickyvm-apiserver.kubeconfig" \
+        --pin-annotation-key="$(cat "$LOCAL_DIR/pin-key")" \
         --shutdown-timeout=10s --v=1
 }
 
@@ -170,6 +176,28 @@ local_up() {
     done
     wait_until 30 "APIService v1.subresources.stickyvm.io Available" local_apiservice_available ||
         die "the APIService is not available: $(tail -5 "$LOCAL_DIR/apiserver.log")"
+}
+
+# local_set_pin_key ROOT KEY: what a person does to change the pin key:
+# edits the one value (apiserver/15-pin-key.yaml, in a copy of the
+# manifests), applies them with -k, and restarts both daemons.
+local_set_pin_key() {
+    local root=$1 key=$2 copy=$LOCAL_DIR/manifests-pin-key n
+    rm -rf "$copy" && cp -rL "$root/manifests" "$copy" || return 1
+    sed -i "s|^  key: .*|  key: $key|" "$copy/apiserver/15-pin-key.yaml"
+    local_install "$root" "$copy"
+    local_stop apiserver 15
+    local_start_apiserver
+    for n in $(seq 1 "$LOCAL_SCHEDULERS"); do
+        local_alive "scheduler-$n" && local_stop "scheduler-$n" 15
+    done
+    for n in $(seq 1 "$LOCAL_SCHEDULERS"); do
+        local_start_scheduler "$n"
+    done
+    for n in $(seq 1 "$LOCAL_SCHEDULERS"); do
+        wait_until 30 "stickyvm-scheduler $n /healthz" local_scheduler_healthy "$n" || return 1
+    done
+    wait_until 30 "APIService v1.subresources.stickyvm.io Available" local_apiservice_available
 }
 
 local_virt_controller() { # NAMESPACE

@@ -5,8 +5,8 @@
 # `bad MESSAGE` (printed under the scenario) and returns 1. They use kubectl
 # for everything a user would do, and the mode hooks of run.sh for what
 # only an operator does (killing a scheduler replica, restarting the API
-# server): e2e_kill_scheduler_leader, e2e_restart_apiserver,
-# e2e_daemon_logs.
+# server, changing the pin key): e2e_kill_scheduler_leader,
+# e2e_restart_apiserver, e2e_set_pin_key, e2e_daemon_logs.
 #
 # Globals from run.sh: E2E_NS, E2E_ROOT, E2E_WORK, E2E_RESTARTS, E2E_TIMEOUT.
 
@@ -424,6 +424,39 @@ scenario_apiserver_restart() {
         check_pin_log "$vm" "$n" "$a" "$b" "$E2E_WORK/pins-$vm" "$E2E_WORK/watch-$vm" || rc=1
     done
     return $rc
+}
+
+
+# ---- 9. a custom pin key ---------------------------------------------------
+
+# The key changed in its one place (the manifests' stickyvm-pin-key): /pin
+# writes the new annotation, the scheduler reads it, a restart lands there.
+scenario_custom_key() {
+    local key=e2e.stickyvm.io/pinned-node vm=e2e-vm-2 old_key=$STICKYVM_ANNOTATION rc
+    e2e_set_pin_key "$key"
+    rc=$?
+    [ "$rc" = 2 ] && { log "  skipped: the pin key is only changed in the local mode"; return 0; }
+    [ "$rc" = 0 ] || return 1
+    custom_key_pin "$vm" "$key" "$old_key"
+    rc=$?
+    e2e_set_pin_key "$old_key" || rc=1
+    return "$rc"
+}
+
+custom_key_pin() { # VM KEY OLD_KEY
+    local vm=$1 old_pin target
+    wait_bound "$vm" || return 1
+    old_pin=$(STICKYVM_ANNOTATION=$3 vm_pin "$E2E_NS" "$vm")
+    target=$(other_node "$NODE")
+    raw "$(raw_path "$E2E_NS" "$vm" pin "node=$target")"
+    [ "$RAW_CODE" = 200 ] || { bad "pin?node=$target answered ${RAW_CODE:-nothing}: $RAW_ERR"; return 1; }
+    [ "$(vm_pin "$E2E_NS" "$vm")" = "$target" ] || { bad "annotation $2 is not $target"; return 1; }
+    [ "$(STICKYVM_ANNOTATION=$3 vm_pin "$E2E_NS" "$vm")" = "$old_pin" ] ||
+        { bad "annotation $3 changed"; return 1; }
+    log "  kubectl get --raw \"$(raw_path "$E2E_NS" "$vm" pin "node=$target")\" wrote $2=$target"
+    restart_vm_pod "$vm" || return 1
+    [ "$NODE" = "$target" ] || { bad "pod $POD landed on $NODE, pinned ($2) to $target"; return 1; }
+    log "  after the restart: pod $POD on $target"
 }
 
 # ---- RBAC ---------------------------------------------------------------------

@@ -14,6 +14,7 @@
 #include "kube/arena.h"
 #include "kube/errors.h"
 #include "kube/selector.h"
+#include "kube/validation.h"
 
 void plugin_default_normalize_score(int64_t max_priority, int reverse, fw_node_score *scores,
                                     size_t n)
@@ -231,120 +232,14 @@ int plugin_is_extended_resource_name(const char *name)
 /* apimachinery's validation messages                                  */
 /* ------------------------------------------------------------------ */
 
-#define QUALIFIED_NAME_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-#define QUALIFIED_NAME_MSG                                                               \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end " \
-    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "    \
-    "regex used for validation is '" QUALIFIED_NAME_FMT "')"
-#define DNS1123_SUBDOMAIN_MSG                                                              \
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, " \
-    "'-' or '.', and must start and end with an alphanumeric character (e.g. "            \
-    "'example.com', regex used for validation is "                                       \
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-#define LABEL_VALUE_MSG                                                                      \
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' " \
-    "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "   \
-    "'my_value',  or '12345', regex used for validation is '(" QUALIFIED_NAME_FMT ")?')"
-
-static int is_alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* ^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$ over s[0..n) */
-static int matches_name_part(const char *s, size_t n)
-{
-    if (n == 0 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-            return 0;
-    return 1;
-}
-
-/* One DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])? */
-static int matches_dns_label(const char *s, size_t n)
-{
-    if (n == 0 || s[0] == '-' || s[n - 1] == '-')
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-            return 0;
-    return 1;
-}
-
-static int matches_dns_subdomain(const char *s, size_t n)
-{
-    size_t start = 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i < n && s[i] != '.')
-            continue;
-        if (!matches_dns_label(s + start, i - start))
-            return 0;
-        start = i + 1;
-    }
-    return 1;
-}
-
-typedef struct msg_out {
-    char *out;
-    size_t n, len;
-    const char *sep;
-    int count;
-} msg_out;
-
-static void msg_add(msg_out *m, const char *prefix, const char *msg)
-{
-    int w = snprintf(m->out + m->len, m->n - m->len, "%s%s%s", m->count ? m->sep : "", prefix, msg);
-    if (w > 0)
-        m->len = m->len + (size_t)w < m->n ? m->len + (size_t)w : m->n - 1;
-    m->count++;
-}
-
 int plugin_qualified_name_msgs(const char *value, const char *sep, char *out, size_t n)
 {
-    msg_out m = {out, n, 0, sep, 0};
-    const char *slash = strchr(value, '/'), *name = value;
-
-    out[0] = '\0';
-    if (slash && strchr(slash + 1, '/')) {
-        msg_add(&m, "a qualified name ", QUALIFIED_NAME_MSG
-                " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
-        return m.count;
-    }
-    if (slash) {
-        size_t plen = (size_t)(slash - value);
-        name = slash + 1;
-        if (plen == 0)
-            msg_add(&m, "prefix part ", "must be non-empty");
-        else {
-            if (plen > 253)
-                msg_add(&m, "prefix part ", "must be no more than 253 characters");
-            if (!matches_dns_subdomain(value, plen))
-                msg_add(&m, "prefix part ", DNS1123_SUBDOMAIN_MSG);
-        }
-    }
-    size_t len = strlen(name);
-    if (len == 0)
-        msg_add(&m, "name part ", "must be non-empty");
-    else if (len > 63)
-        msg_add(&m, "name part ", "must be no more than 63 characters");
-    if (!matches_name_part(name, len))
-        msg_add(&m, "name part ", QUALIFIED_NAME_MSG);
-    return m.count;
+    return kube_qualified_name_msgs(value, sep, out, n);
 }
 
 int plugin_label_value_msgs(const char *value, const char *sep, char *out, size_t n)
 {
-    msg_out m = {out, n, 0, sep, 0};
-    size_t len = strlen(value);
-
-    out[0] = '\0';
-    if (len > 63)
-        msg_add(&m, "", "must be no more than 63 characters");
-    if (len && !matches_name_part(value, len))
-        msg_add(&m, "", LABEL_VALUE_MSG);
-    return m.count;
+    return kube_label_value_msgs(value, sep, out, n);
 }
 
 /* ------------------------------------------------------------------ */

@@ -4,63 +4,49 @@
  *
  * Reads come from VMI and VM informers added to the handle's hub, so
  * PreFilter and Filter make no API call; a VMI or VM not cached yet is
- * waited for briefly and then read with at most one GET per PreFilter.
+ * waited for briefly and then read with at most one GET per PreFilter
+ * (stickyvm_source.h).
  * Writes: one merge patch of the VM per first placement (PostBind), carrying
  * the VM's resourceVersion; a conflict re-reads the VM and keeps a pin that
- * appeared meanwhile. Pins this process wrote are remembered ("notes")
- * until the VM informer shows them, so a pod recreated at once cannot miss
- * a pin the cache has not delivered yet. A completed live migration moves
- * the pin on a worker thread, only while this replica leads.
+ * appeared meanwhile. Pins this process wrote are remembered (notes,
+ * stickyvm_notes.h) until the VM informer shows them, so a pod recreated at once cannot miss
+ * a pin the cache has not delivered yet. Pins are written through
+ * kube/pin.h; a completed live migration moves the pin through the
+ * migration follower (scheduler/migration_follower.h), fed with this
+ * plugin's VMI events.
  */
 #include "plugins/stickyvm.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "kube/strmap.h"
 #include "kube/api.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/informer.h"
 #include "kube/kubevirt.h"
 #include "kube/log.h"
+#include "kube/pin.h"
 #include "kube/pod.h"
 #include "kube/recorder.h"
 #include "metrics.h"
+#include "migration_follower.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
+#include "plugins/stickyvm_notes.h"
+#include "plugins/stickyvm_source.h"
 
 #define KUBEVIRT_GROUP "kubevirt.io"
 #define UNPIN_CMD_FMT                                                                        \
     "kubectl get --raw /apis/subresources.stickyvm.io/v1/namespaces/%s/virtualmachines/%s/unpin"
-/* A written pin the VM informer never confirms is forgotten after this. */
-#define NOTE_TTL_MS (5LL * 60 * 1000)
-/* "namespace/name": a namespace is <= 63 bytes, a name <= 253. */
-#define KEY_MAX 320
 /* Node names are DNS-1123 subdomains (<= 253 bytes). */
 #define NODE_MAX 256
 
 /* ------------------------------------------------------------------ */
 /* State                                                               */
 /* ------------------------------------------------------------------ */
-
-/* A pin this process wrote (rv set) or is writing (rv NULL). */
-typedef struct pin_note {
-    char *uid;      /* the VM's uid */
-    char *node;
-    char *rv;       /* resourceVersion of our write; NULL while in flight */
-    int64_t at_ms;
-} pin_note;
-
-/* A live migration whose pin must move (worker queue). */
-typedef struct move_job {
-    struct move_job *next;
-    char *ns, *name, *uid, *source, *target;
-} move_job;
 
 typedef struct sv_counters {
     atomic_ulong pins_recorded, pin_record_errors, pinned_pods_scheduled, pinned_node_missing,
@@ -75,19 +61,11 @@ typedef struct sv_metrics {
 typedef struct stickyvm {
     fw_handle *h;
     char *key;                   /* the pin annotation */
-    stickyvm_lookup lookup;      /* get NULL: the informers below */
-    kube_informer *vmi_inf, *vm_inf;
+    kube_informer *vmi_inf, *vm_inf; /* NULL with a caller's lookup */
+    stickyvm_source *src;        /* where VMIs and VMs are read */
+    stickyvm_notes *notes;       /* pins written, until the informer shows them */
 
-    pthread_mutex_t mu;          /* notes, waiters, jobs, stopping */
-    pthread_cond_t cache_cv;     /* an informer delivered an add/update */
-    int waiters;
-    kube_strmap notes;             /* "ns/name" -> pin_note * */
-
-    pthread_cond_t work_cv;
-    move_job *jobs, *jobs_tail;
-    int stopping;
-    int worker_started;
-    pthread_t worker;
+    sched_follower *follower;    /* NULL without informers */
 
     sv_counters c;
     sv_metrics m;
@@ -108,11 +86,6 @@ static void count(stickyvm *sv, atomic_ulong *c, kube_metric *m)
 static const kube_vm *state_vm(const sv_state *s)
 {
     return kube_vm_from(s->vm);
-}
-
-static void make_key(char *out, const char *ns, const char *name)
-{
-    snprintf(out, KEY_MAX, "%s/%s", ns, name);
 }
 
 /* ------------------------------------------------------------------ */
@@ -148,251 +121,34 @@ const kube_owner_ref *stickyvm_vm_owner(const kube_meta *vmi)
 
 static const char *pin_of(const kube_vm *vm, const char *key)
 {
-    const char *p = vm ? kube_meta_annotation(&vm->base.meta, key) : NULL;
+    const char *p = kube_pin_get(vm, key);
     return p ? p : "";
 }
 
-static int same_migration_done(const kube_vmi *a, const kube_vmi *b)
-{
-    return a && a->migration && a->migration->completed && !a->migration->failed &&
-           strcmp(a->migration->migration_uid, b->migration->migration_uid) == 0 &&
-           strcmp(a->migration->target_node, b->migration->target_node) == 0;
-}
-
-const char *stickyvm_migration_target(const kube_vmi *old_vmi, const kube_vmi *new_vmi,
-                                      const kube_vm *vm, const char *key)
-{
-    const kube_vmi_migration_state *ms = new_vmi ? new_vmi->migration : NULL;
-    if (!ms || !ms->completed || ms->failed || !*ms->target_node || !vm)
-        return NULL;
-    if (same_migration_done(old_vmi, new_vmi))
-        return NULL;
-    const char *source = *ms->source_node ? ms->source_node : old_vmi ? old_vmi->node_name : "";
-    const char *pin = pin_of(vm, key);
-    if (!*source || strcmp(pin, source) != 0 || strcmp(pin, ms->target_node) == 0)
-        return NULL;
-    return ms->target_node;
-}
-
 /* ------------------------------------------------------------------ */
-/* Notes: pins written by this process, until the informer shows them  */
+/* Notes: pins written by this process (stickyvm_notes.h)              */
 /* ------------------------------------------------------------------ */
 
-/* 1 when resourceVersion have is at least want (numeric when both are, as
- * etcd's are; otherwise only equality counts). */
-static int rv_reached(const char *have, const char *want)
-{
-    int64_t h, w;
-    if (!have || !want)
-        return 0;
-    if (kube_parse_int64(have, 0, INT64_MAX, &h) == KUBE_OK &&
-        kube_parse_int64(want, 0, INT64_MAX, &w) == KUBE_OK)
-        return h >= w;
-    return strcmp(have, want) == 0;
-}
-
-static void note_free(pin_note *n)
-{
-    if (!n)
-        return;
-    free(n->uid);
-    free(n->node);
-    free(n->rv);
-    free(n);
-}
-
-static void note_free_cb(void *ud, const char *key, void *value)
-{
-    note_free(value);
-}
-
-/* 1 when the note no longer says anything the VM vm (may be NULL: gone)
- * does not: another object, our write seen, or too old. Caller locks. */
-static int note_stale(const pin_note *n, const kube_vm *vm, int64_t now_ms)
-{
-    if (!vm || strcmp(n->uid, vm->base.meta.uid) != 0)
-        return 1;
-    if (n->rv)
-        return rv_reached(vm->base.meta.resource_version, n->rv) ||
-               now_ms - n->at_ms > NOTE_TTL_MS;
-    return 0;
-}
-
-/* Drops the note of key when vm makes it stale. Caller locks. */
-static void note_prune_locked(stickyvm *sv, const char *key, const kube_vm *vm)
-{
-    pin_note *n = kube_strmap_get(&sv->notes, key);
-    if (n && note_stale(n, vm, kube_now_ms()))
-        note_free(kube_strmap_del(&sv->notes, key));
-}
-
-/* The pin PreFilter must honour for vm: its annotation, unless a note
- * says more recent: a pin we wrote the cache has not shown yet, or one
- * being written for an unpinned VM. Writes "" when unpinned. */
+/* The pin PreFilter must honour for vm ("" when unpinned). */
 static void effective_pin(stickyvm *sv, const kube_vm *vm, char *out, size_t n)
 {
-    char key[KEY_MAX];
-    kube_strlcpy(out, pin_of(vm, sv->key), n);
-    make_key(key, vm->base.meta.namespace_, vm->base.meta.name);
-    pthread_mutex_lock(&sv->mu);
-    note_prune_locked(sv, key, vm);
-    const pin_note *note = kube_strmap_get(&sv->notes, key);
-    if (note && (note->rv || !*out))
-        kube_strlcpy(out, note->node, n);
-    pthread_mutex_unlock(&sv->mu);
+    stickyvm_notes_effective_pin(sv->notes, vm, pin_of(vm, sv->key), out, n);
 }
 
-/* Claims the first pin of vm for node: 1 when no note exists (one is
- * added, in flight), 0 when another write of ours got there first or
- * memory ran out. */
-static int note_claim(stickyvm *sv, const kube_vm *vm, const char *node)
-{
-    char key[KEY_MAX];
-    int ok = 0;
-    make_key(key, vm->base.meta.namespace_, vm->base.meta.name);
-    pthread_mutex_lock(&sv->mu);
-    note_prune_locked(sv, key, vm);
-    if (!kube_strmap_get(&sv->notes, key)) {
-        pin_note *n = calloc(1, sizeof(*n));
-        if (n && (n->uid = kube_strdup(vm->base.meta.uid)) && (n->node = kube_strdup(node)) &&
-            kube_strmap_put(&sv->notes, key, n, NULL) == KUBE_OK)
-            ok = 1;
-        else
-            note_free(n);
-    }
-    pthread_mutex_unlock(&sv->mu);
-    return ok;
-}
-
-/* Records what the server now holds for the VM (final, a new version) in
- * its note, or drops the note when final is NULL or unpinned. */
+/* Records what the server now holds for the VM (final may be NULL). */
 static void note_settle(stickyvm *sv, const char *ns, const char *name, const kube_vm *final)
 {
-    char key[KEY_MAX];
-    make_key(key, ns, name);
-    const char *pin = pin_of(final, sv->key);
-    pthread_mutex_lock(&sv->mu);
-    pin_note *n = kube_strmap_del(&sv->notes, key);
-    if (final && *pin) {
-        if (!n)
-            n = calloc(1, sizeof(*n));
-        char *uid = kube_strdup(final->base.meta.uid), *node = kube_strdup(pin);
-        char *rv = kube_strdup(final->base.meta.resource_version);
-        if (n && uid && node && rv) {
-            free(n->uid), free(n->node), free(n->rv);
-            n->uid = uid, n->node = node, n->rv = rv, n->at_ms = kube_now_ms();
-            if (kube_strmap_put(&sv->notes, key, n, NULL) == KUBE_OK)
-                n = NULL;
-        } else {
-            free(uid), free(node), free(rv);
-        }
-    }
-    note_free(n);
-    pthread_mutex_unlock(&sv->mu);
+    stickyvm_notes_settle(sv->notes, ns, name, final, pin_of(final, sv->key));
 }
 
 /* ------------------------------------------------------------------ */
-/* Reading VMIs and VMs                                                */
+/* Reading VMIs and VMs (stickyvm_source.h)                            */
 /* ------------------------------------------------------------------ */
 
-static kube_informer *informer_for(stickyvm *sv, const kube_resource *r)
-{
-    return r == &KUBE_RES_VMIS ? sv->vmi_inf : sv->vm_inf;
-}
-
-/* The cached object ns/name when its uid is uid ("" accepts any); a new
- * reference or NULL. */
 static kube_object *cached(stickyvm *sv, const kube_resource *r, const char *ns,
                            const char *name, const char *uid)
 {
-    kube_object *o = NULL;
-    if (sv->lookup.get)
-        o = sv->lookup.get(sv->lookup.ud, r, ns, name);
-    else if (informer_for(sv, r))
-        o = kube_informer_get(informer_for(sv, r), ns, name);
-    if (o && uid && *uid && strcmp(o->meta.uid, uid) != 0) {
-        kube_object_unref(o);
-        o = NULL;
-    }
-    return o;
-}
-
-static void notify_cache(stickyvm *sv)
-{
-    pthread_mutex_lock(&sv->mu);
-    if (sv->waiters)
-        pthread_cond_broadcast(&sv->cache_cv);
-    pthread_mutex_unlock(&sv->mu);
-}
-
-static void deadline_in(struct timespec *ts, long ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
-/* Waits up to STICKYVM_CACHE_WAIT_MS for a synced informer to deliver the
- * object. A new reference or NULL. */
-static kube_object *wait_cached(stickyvm *sv, const kube_resource *r, const char *ns,
-                                const char *name, const char *uid)
-{
-    kube_informer *inf = informer_for(sv, r);
-    kube_object *o = NULL;
-    struct timespec dl;
-    if (sv->lookup.get || !inf || !kube_informer_has_synced(inf))
-        return NULL;
-    deadline_in(&dl, STICKYVM_CACHE_WAIT_MS);
-    pthread_mutex_lock(&sv->mu);
-    sv->waiters++;
-    int rc = 0;
-    while (!(o = cached(sv, r, ns, name, uid)) && rc == 0)
-        rc = pthread_cond_timedwait(&sv->cache_cv, &sv->mu, &dl);
-    sv->waiters--;
-    pthread_mutex_unlock(&sv->mu);
-    return o;
-}
-
-/* One GET of ns/name, decoded. KUBE_ENOTFOUND also when the uid differs
- * (the object named by the owner reference is gone). */
-static int get_once(stickyvm *sv, const kube_resource *r, const kube_codec *codec,
-                    const char *ns, const char *name, const char *uid, kube_object **out)
-{
-    cJSON *json = NULL;
-    kube_status st;
-    *out = NULL;
-    if (!sv->h->svc.client)
-        return KUBE_ENOTFOUND;
-    count(sv, &sv->c.api_reads, NULL);
-    int rc = kube_api_get(sv->h->svc.client, r, ns, name, &json, &st);
-    if (rc == KUBE_OK)
-        rc = codec->decode(json, out);
-    cJSON_Delete(json);
-    if (rc == KUBE_OK && uid && *uid && strcmp((*out)->meta.uid, uid) != 0) {
-        kube_object_unref(*out);
-        *out = NULL;
-        rc = KUBE_ENOTFOUND;
-    }
-    return rc;
-}
-
-/* The object an owner reference names: the cache, a brief wait for the
- * informer, then one GET while *gets > 0 (decremented). KUBE_OK with *out
- * a new reference, KUBE_ENOTFOUND, or the GET's error. */
-static int fetch(stickyvm *sv, const kube_resource *r, const kube_codec *codec, const char *ns,
-                 const kube_owner_ref *ref, int *gets, kube_object **out)
-{
-    if ((*out = cached(sv, r, ns, ref->name, ref->uid)) ||
-        (*out = wait_cached(sv, r, ns, ref->name, ref->uid)))
-        return KUBE_OK;
-    if (*gets <= 0)
-        return KUBE_ENOTFOUND;
-    (*gets)--;
-    return get_once(sv, r, codec, ns, ref->name, ref->uid, out);
+    return stickyvm_source_cached(sv->src, r, ns, name, uid);
 }
 
 /* ------------------------------------------------------------------ */
@@ -442,14 +198,14 @@ static fw_status *resolve_vm(stickyvm *sv, const fw_pod_info *pi, const kube_own
     const char *ns = pi->namespace_;
     kube_object *vmi = NULL;
     int gets = 1;
-    int rc = fetch(sv, &KUBE_RES_VMIS, &kube_vmi_codec, ns, vmi_ref, &gets, &vmi);
+    int rc = stickyvm_source_fetch(sv->src, &KUBE_RES_VMIS, &kube_vmi_codec, ns, vmi_ref, &gets, &vmi);
     if (rc != KUBE_OK)
         return lookup_failed(rc, "VirtualMachineInstance", ns, vmi_ref->name, pi);
     const kube_owner_ref *vm_ref = stickyvm_vm_owner(&vmi->meta);
     fw_status *st = NULL;
     if (!vm_ref)
         st = fw_status_new(FW_SKIP, NULL);
-    else if ((rc = fetch(sv, &KUBE_RES_VMS, &kube_vm_codec, ns, vm_ref, &gets, vm)) != KUBE_OK)
+    else if ((rc = stickyvm_source_fetch(sv->src, &KUBE_RES_VMS, &kube_vm_codec, ns, vm_ref, &gets, vm)) != KUBE_OK)
         st = lookup_failed(rc, "VirtualMachine", ns, vm_ref->name, pi);
     kube_object_unref(vmi);
     return st;
@@ -526,76 +282,6 @@ static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info
 /* Writing the pin                                                     */
 /* ------------------------------------------------------------------ */
 
-typedef enum pin_outcome {
-    PIN_WRITTEN = 0, /* our value is on the server */
-    PIN_KEPT,        /* the server holds a value we must not override */
-    PIN_GONE,        /* the VM was deleted or replaced */
-    PIN_FAILED,      /* an error, or too many conflicts */
-} pin_outcome;
-
-/* Whether a write may go ahead over the current VM (after a conflict). */
-typedef int (*pin_allowed_fn)(const stickyvm *sv, const kube_vm *cur, const void *ud);
-
-/* One merge patch of the pin carrying rv. *out: the VM the server
- * answered (new reference) on success. */
-static int patch_pin(stickyvm *sv, const kube_vm *vm, const char *rv, const char *node,
-                     kube_object **out)
-{
-    cJSON *json = NULL;
-    kube_status st;
-    count(sv, &sv->c.api_writes, NULL);
-    int rc = kube_api_set_annotation(sv->h->svc.client, &KUBE_RES_VMS, vm->base.meta.namespace_,
-                                     vm->base.meta.name, sv->key, node, rv, &json, &st);
-    if (rc == KUBE_OK)
-        rc = kube_vm_codec.decode(json, out);
-    else if (rc != KUBE_ECONFLICT && rc != KUBE_ENOTFOUND)
-        KLOG_ERROR("StickyVM: pinning VM %s/%s to node %s: %s (%s)", vm->base.meta.namespace_,
-                   vm->base.meta.name, node, kube_strerror(rc), st.message);
-    cJSON_Delete(json);
-    return rc;
-}
-
-/* Writes key=node on vm with optimistic concurrency: starting from vm's
- * resourceVersion, a conflict re-reads the VM and retries only while
- * allowed(). *final (may be set for every outcome but FAILED) is the VM
- * as the server holds it afterwards (new reference). */
-static pin_outcome write_pin(stickyvm *sv, const kube_vm *vm, const char *node,
-                             pin_allowed_fn allowed, const void *ud, kube_object **final)
-{
-    const char *ns = vm->base.meta.namespace_, *name = vm->base.meta.name;
-    kube_object *cur = kube_object_ref((kube_object *)&vm->base);
-    pin_outcome out = PIN_FAILED;
-    const char *failed = "no API client";
-    int rc = KUBE_OK;
-    *final = NULL;
-    for (int attempt = 0; sv->h->svc.client && attempt < STICKYVM_PIN_MAX_ATTEMPTS; attempt++) {
-        if (attempt > 0) { /* the last patch conflicted: re-read */
-            kube_object_unref(cur);
-            cur = NULL;
-            rc = get_once(sv, &KUBE_RES_VMS, &kube_vm_codec, ns, name, vm->base.meta.uid, &cur);
-            if (rc == KUBE_ENOTFOUND)
-                out = PIN_GONE;
-            else if (rc == KUBE_OK && !allowed(sv, kube_vm_from(cur), ud)) {
-                out = PIN_KEPT;
-                *final = kube_object_ref(cur);
-            }
-            if (rc != KUBE_OK || out != PIN_FAILED) {
-                failed = kube_strerror(rc);
-                break;
-            }
-        }
-        rc = patch_pin(sv, kube_vm_from(cur), cur->meta.resource_version, node, final);
-        out = rc == KUBE_OK ? PIN_WRITTEN : rc == KUBE_ENOTFOUND ? PIN_GONE : PIN_FAILED;
-        failed = rc == KUBE_ECONFLICT ? "still conflicting after the last attempt" : NULL;
-        if (rc != KUBE_ECONFLICT)
-            break;
-    }
-    if (out == PIN_FAILED && failed)
-        KLOG_ERROR("StickyVM: pinning VM %s/%s to node %s: %s", ns, name, node, failed);
-    kube_object_unref(cur);
-    return out;
-}
-
 /* A Normal event on the VM (related to the pod when pi is set). */
 static void vm_event(stickyvm *sv, const kube_vm *vm, const fw_pod_info *pi, const char *reason,
                      const char *note)
@@ -615,43 +301,50 @@ static void vm_event(stickyvm *sv, const kube_vm *vm, const fw_pod_info *pi, con
                          reason, "Pin", "%s", note);
 }
 
+/* Counts the requests a pin write made. */
+static void count_requests(stickyvm *sv, const kube_pin_result *res)
+{
+    atomic_fetch_add_explicit(&sv->c.api_reads, (unsigned long)res->reads, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sv->c.api_writes, (unsigned long)res->writes,
+                              memory_order_relaxed);
+}
+
 /* ------------------------------------------------------------------ */
 /* PostBind                                                            */
 /* ------------------------------------------------------------------ */
 
-static int first_pin_allowed(const stickyvm *sv, const kube_vm *cur, const void *ud)
+/* After a conflict the first pin goes ahead only over an unpinned VM. */
+static int first_pin_decide(void *ud, const kube_vm *cur)
 {
-    return *pin_of(cur, sv->key) == '\0';
+    const stickyvm *sv = ud;
+    return kube_pin_get(cur, sv->key) == NULL;
 }
 
 static void first_pin_done(stickyvm *sv, const kube_vm *vm, const fw_pod_info *pi,
-                           const char *node, pin_outcome out, const kube_vm *final)
+                           const char *node, int rc, const kube_pin_result *res)
 {
     const char *ns = vm->base.meta.namespace_, *name = vm->base.meta.name;
+    const kube_vm *final = kube_vm_from(res->vm);
     char note[640];
-    note_settle(sv, ns, name, out == PIN_WRITTEN || out == PIN_KEPT ? final : NULL);
-    switch (out) {
-    case PIN_WRITTEN:
+    note_settle(sv, ns, name, final);
+    if (rc == KUBE_OK && res->outcome == KUBE_PIN_WRITTEN) {
         count(sv, &sv->c.pins_recorded, sv->m.pins_recorded);
         KLOG_V(2, "StickyVM: pinned VM %s/%s to node %s (pod %s/%s)", ns, name, node,
                pi->namespace_, pi->name);
         snprintf(note, sizeof(note), "Pinned to node %s, where pod %s was first placed", node,
                  pi->name);
         vm_event(sv, vm, pi, "Pinned", note);
-        break;
-    case PIN_KEPT:
+    } else if (rc == KUBE_OK && res->outcome != KUBE_PIN_GONE) {
         atomic_fetch_add_explicit(&sv->c.pins_kept, 1, memory_order_relaxed);
         KLOG_INFO("StickyVM: VM %s/%s was pinned to node %s meanwhile; kept (pod %s/%s is on "
                   "node %s)",
                   ns, name, pin_of(final, sv->key), pi->namespace_, pi->name, node);
-        break;
-    case PIN_GONE:
-    case PIN_FAILED:
+    } else {
         count(sv, &sv->c.pin_record_errors, sv->m.pin_record_errors);
-        KLOG_ERROR("StickyVM: could not pin VM %s/%s to node %s (%s); the next placement "
+        KLOG_ERROR("StickyVM: could not pin VM %s/%s to node %s (%s%s%s); the next placement "
                    "tries again",
-                   ns, name, node, out == PIN_GONE ? "the VM is gone" : "write failed");
-        break;
+                   ns, name, node, rc == KUBE_OK ? "the VM is gone" : kube_strerror(rc),
+                   res->status.message[0] ? ": " : "", res->status.message);
     }
 }
 
@@ -667,140 +360,60 @@ static void post_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pi, con
             count(sv, &sv->c.pinned_pods_scheduled, sv->m.pinned_pods_scheduled);
         return;
     }
-    if (!note_claim(sv, vm, node))
+    if (!stickyvm_notes_claim(sv->notes, vm, node))
         return; /* another pod of this VM is pinning it */
-    kube_object *final = NULL;
-    pin_outcome out = write_pin(sv, vm, node, first_pin_allowed, NULL, &final);
-    first_pin_done(sv, vm, pi, node, out, kube_vm_from(final));
-    kube_object_unref(final);
+    kube_pin_write w = {.key = sv->key, .node = node, .reason = KUBE_PIN_FIRST_PLACEMENT,
+                        .by = KUBE_PIN_BY_SCHEDULER};
+    kube_pin_result res = {0};
+    int rc = sv->h->svc.client
+                 ? kube_pin_set(sv->h->svc.client, vm, &w, first_pin_decide, sv, &res)
+                 : KUBE_EINVAL;
+    count_requests(sv, &res);
+    first_pin_done(sv, vm, pi, node, rc, &res);
+    kube_pin_result_clear(&res);
 }
 
 /* ------------------------------------------------------------------ */
-/* Live migration: the pin follows the VM (worker thread)              */
+/* Live migration: the follower's writes                               */
 /* ------------------------------------------------------------------ */
 
-static int is_leader(const stickyvm *sv)
+/* The follower wrote (or tried to write) a pin after a migration. */
+static void follower_done(void *ud, const kube_vm *vm, int rc, const kube_pin_result *res)
 {
-    const fw_leadership *l = &sv->h->svc.leadership;
-    return !l->is_leader || l->is_leader(l->ud);
-}
-
-static void job_free(move_job *j)
-{
-    if (!j)
-        return;
-    free(j->ns), free(j->name), free(j->uid), free(j->source), free(j->target);
-    free(j);
-}
-
-static void enqueue_move(stickyvm *sv, const kube_vm *vm, const char *source, const char *target)
-{
-    move_job *j = calloc(1, sizeof(*j));
-    if (!j || !(j->ns = kube_strdup(vm->base.meta.namespace_)) ||
-        !(j->name = kube_strdup(vm->base.meta.name)) || !(j->uid = kube_strdup(vm->base.meta.uid)) ||
-        !(j->source = kube_strdup(source)) || !(j->target = kube_strdup(target))) {
-        job_free(j);
-        count(sv, &sv->c.pin_record_errors, sv->m.pin_record_errors);
-        KLOG_ERROR("StickyVM: out of memory queueing the pin move of VM %s/%s",
-                   vm->base.meta.namespace_, vm->base.meta.name);
-        return;
-    }
-    pthread_mutex_lock(&sv->mu);
-    if (sv->jobs_tail)
-        sv->jobs_tail->next = j;
-    else
-        sv->jobs = j;
-    sv->jobs_tail = j;
-    pthread_cond_signal(&sv->work_cv);
-    pthread_mutex_unlock(&sv->mu);
-}
-
-static int move_allowed(const stickyvm *sv, const kube_vm *cur, const void *ud)
-{
-    const move_job *j = ud;
-    return strcmp(pin_of(cur, sv->key), j->source) == 0;
-}
-
-static void move_done(stickyvm *sv, const move_job *j, const kube_vm *vm, pin_outcome out,
-                      const kube_vm *final)
-{
-    if (out == PIN_WRITTEN || out == PIN_KEPT)
-        note_settle(sv, j->ns, j->name, final);
-    if (out == PIN_WRITTEN) {
+    stickyvm *sv = ud;
+    count_requests(sv, res);
+    if (rc == KUBE_OK && res->outcome != KUBE_PIN_GONE)
+        note_settle(sv, vm->base.meta.namespace_, vm->base.meta.name, kube_vm_from(res->vm));
+    if (rc == KUBE_OK && res->outcome == KUBE_PIN_WRITTEN) {
         count(sv, &sv->c.pins_recorded, sv->m.pins_recorded);
         count(sv, &sv->c.migration_pins_moved, sv->m.migration_pins_moved);
-        KLOG_INFO("StickyVM: VM %s/%s migrated from node %s to node %s; pin moved", j->ns,
-                  j->name, j->source, j->target);
-        char note[640];
-        snprintf(note, sizeof(note), "Pin moved from node %s to node %s after live migration",
-                 j->source, j->target);
-        vm_event(sv, vm, NULL, "Repinned", note);
-    } else if (out == PIN_GONE || out == PIN_FAILED) {
+    } else if (rc != KUBE_OK || res->outcome == KUBE_PIN_GONE) {
         count(sv, &sv->c.pin_record_errors, sv->m.pin_record_errors);
-        KLOG_ERROR("StickyVM: could not move the pin of VM %s/%s to node %s after migration",
-                   j->ns, j->name, j->target);
     }
 }
 
-/* Moves one pin: the VM as cached (or read once), only if still pinned to
- * the source and we still lead. */
-static void run_move(stickyvm *sv, const move_job *j)
+static int start_follower(stickyvm *sv, char *err, size_t errlen)
 {
-    kube_owner_ref ref = {.name = j->name, .uid = j->uid};
-    kube_object *vm = NULL, *final = NULL;
-    int gets = 1;
-    if (!is_leader(sv))
-        return;
-    if (fetch(sv, &KUBE_RES_VMS, &kube_vm_codec, j->ns, &ref, &gets, &vm) != KUBE_OK)
-        return; /* deleted meanwhile */
-    const kube_vm *v = kube_vm_from(vm);
-    if (move_allowed(sv, v, j)) {
-        pin_outcome out = write_pin(sv, v, j->target, move_allowed, j, &final);
-        move_done(sv, j, v, out, kube_vm_from(final));
-    }
-    kube_object_unref(final);
-    kube_object_unref(vm);
-}
-
-static void *worker_main(void *arg)
-{
-    stickyvm *sv = arg;
-
-    pthread_setname_np(pthread_self(), "stickyvm-pin");
-    pthread_mutex_lock(&sv->mu);
-    for (;;) {
-        while (!sv->jobs && !sv->stopping)
-            pthread_cond_wait(&sv->work_cv, &sv->mu);
-        if (sv->stopping)
-            break;
-        move_job *j = sv->jobs;
-        if (!(sv->jobs = j->next))
-            sv->jobs_tail = NULL;
-        pthread_mutex_unlock(&sv->mu);
-        run_move(sv, j);
-        job_free(j);
-        pthread_mutex_lock(&sv->mu);
-    }
-    pthread_mutex_unlock(&sv->mu);
-    return NULL;
+    sched_follower_options o = {
+        .client = sv->h->svc.client,
+        .vmis = sv->vmi_inf,
+        .vms = sv->vm_inf,
+        .recorder = sv->h->svc.recorder,
+        .key = sv->key,
+        .pinned_by = KUBE_PIN_BY_SCHEDULER,
+        .leadership = sv->h->svc.leadership,
+        .done = follower_done,
+        .ud = sv,
+    };
+    int rc = sched_follower_new(&o, &sv->follower);
+    if (rc != KUBE_OK)
+        snprintf(err, errlen, "starting the StickyVM migration follower: %s", kube_strerror(rc));
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
 /* Informer handlers (hub thread)                                      */
 /* ------------------------------------------------------------------ */
-
-static void vmi_changed(stickyvm *sv, const kube_vmi *old_vmi, const kube_vmi *vmi)
-{
-    const kube_owner_ref *ref = vmi ? stickyvm_vm_owner(&vmi->base.meta) : NULL;
-    if (!ref || !vmi->migration || !vmi->migration->completed || !is_leader(sv))
-        return;
-    kube_object *vm = cached(sv, &KUBE_RES_VMS, vmi->base.meta.namespace_, ref->name, ref->uid);
-    const kube_vm *v = kube_vm_from(vm);
-    const char *target = stickyvm_migration_target(old_vmi, vmi, v, sv->key);
-    if (target)
-        enqueue_move(sv, v, pin_of(v, sv->key), target);
-    kube_object_unref(vm);
-}
 
 /* The cluster events the scheduler requeues rejected pods on (the hints
  * below decide per pod; events nobody registered move nothing). */
@@ -821,15 +434,18 @@ static void emit(const stickyvm *sv, const fw_cluster_event *ev, const kube_obje
 
 static void on_vmi_add(void *ud, kube_object *obj)
 {
-    notify_cache(ud);
-    emit(ud, &ev_vmi_add, NULL, obj);
+    stickyvm *sv = ud;
+    stickyvm_source_notify(sv->src);
+    sched_follower_vmi_changed(sv->follower, obj);
+    emit(sv, &ev_vmi_add, NULL, obj);
 }
 
 static void on_vmi_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 {
-    notify_cache(ud);
-    vmi_changed(ud, kube_vmi_from(old_obj), kube_vmi_from(new_obj));
-    emit(ud, &ev_vmi_update, old_obj, new_obj);
+    stickyvm *sv = ud;
+    stickyvm_source_notify(sv->src);
+    sched_follower_vmi_changed(sv->follower, new_obj);
+    emit(sv, &ev_vmi_update, old_obj, new_obj);
 }
 
 static void on_vmi_delete(void *ud, kube_object *obj)
@@ -839,13 +455,9 @@ static void on_vmi_delete(void *ud, kube_object *obj)
 
 static void vm_seen(stickyvm *sv, const kube_object *obj, int deleted)
 {
-    char key[KEY_MAX];
-    make_key(key, obj->meta.namespace_, obj->meta.name);
-    pthread_mutex_lock(&sv->mu);
-    note_prune_locked(sv, key, deleted ? NULL : kube_vm_from(obj));
-    if (sv->waiters)
-        pthread_cond_broadcast(&sv->cache_cv);
-    pthread_mutex_unlock(&sv->mu);
+    stickyvm_notes_seen(sv->notes, obj->meta.namespace_, obj->meta.name,
+                        deleted ? NULL : kube_vm_from(obj));
+    stickyvm_source_notify(sv->src);
 }
 
 static void on_vm_add(void *ud, kube_object *obj)
@@ -876,6 +488,7 @@ static int add_informers(stickyvm *sv, char *err, size_t errlen)
     int rc = kube_hub_add_informer(hub, &vmi_o, &vmi_h, &sv->vmi_inf);
     if (rc == KUBE_OK)
         rc = kube_hub_add_informer(hub, &vm_o, &vm_h, &sv->vm_inf);
+    stickyvm_source_set_informers(sv->src, sv->vmi_inf, sv->vm_inf);
     if (rc != KUBE_OK)
         snprintf(err, errlen, "adding the VirtualMachine(Instance) informers: %s",
                  kube_strerror(rc));
@@ -969,31 +582,19 @@ PLUGIN_EVENTS_TO_REGISTER(sv_events)
 /* Args                                                                */
 /* ------------------------------------------------------------------ */
 
-/* Annotation keys are validated as apimachinery's ValidateAnnotations
- * does: IsQualifiedName of the lower-cased key. */
+/* The key is checked by kube/pin.h, as the API server checks its flag. */
 static void check_annotation_key(const char *key, plugin_field_errs *e)
 {
-    char lower[512], msgs[1024];
-    size_t n = strlen(key);
-    if (n == 0) {
-        plugin_field_errs_add(e, "annotationKey: Required value");
-        return;
-    }
-    if (n >= sizeof(lower)) {
-        plugin_field_errs_add(e, "annotationKey: Invalid value: \"%.40s...\": too long", key);
-        return;
-    }
-    for (size_t i = 0; i <= n; i++)
-        lower[i] = (char)(key[i] >= 'A' && key[i] <= 'Z' ? key[i] - 'A' + 'a' : key[i]);
-    if (plugin_qualified_name_msgs(lower, "; ", msgs, sizeof(msgs)) > 0)
-        plugin_field_errs_add(e, "annotationKey: Invalid value: \"%s\": %s", key, msgs);
+    char msg[1280];
+    if (kube_pin_key_check(key, msg, sizeof(msg)) != KUBE_OK)
+        plugin_field_errs_add(e, "annotationKey: %s", msg);
 }
 
 static int default_args(const cJSON *in, cJSON **out, char *err, size_t errlen)
 {
     static const char *const known[] = {"annotationKey", NULL};
     plugin_field_errs e = PLUGIN_FIELD_ERRS_INIT;
-    const char *key = STICKYVM_DEFAULT_ANNOTATION;
+    const char *key = KUBE_PIN_DEFAULT_KEY;
     *out = NULL;
     if (in && !cJSON_IsObject(in)) {
         snprintf(err, errlen, "expected an object");
@@ -1001,7 +602,7 @@ static int default_args(const cJSON *in, cJSON **out, char *err, size_t errlen)
     }
     if (in) {
         plugin_args_unknown_fields(in, "", known, &e);
-        if (plugin_args_str(in, "", "annotationKey", STICKYVM_DEFAULT_ANNOTATION, &key, &e))
+        if (plugin_args_str(in, "", "annotationKey", KUBE_PIN_DEFAULT_KEY, &key, &e))
             check_annotation_key(key, &e);
     }
     int rc = plugin_field_errs_finish(&e, err, errlen);
@@ -1060,23 +661,9 @@ static void sv_free(stickyvm *sv)
 {
     if (!sv)
         return;
-    if (sv->worker_started) {
-        pthread_mutex_lock(&sv->mu);
-        sv->stopping = 1;
-        pthread_cond_signal(&sv->work_cv);
-        pthread_mutex_unlock(&sv->mu);
-        pthread_join(sv->worker, NULL);
-    }
-    while (sv->jobs) {
-        move_job *j = sv->jobs;
-        sv->jobs = j->next;
-        job_free(j);
-    }
-    kube_strmap_foreach(&sv->notes, note_free_cb, NULL);
-    kube_strmap_free(&sv->notes);
-    pthread_cond_destroy(&sv->work_cv);
-    pthread_cond_destroy(&sv->cache_cv);
-    pthread_mutex_destroy(&sv->mu);
+    sched_follower_free(sv->follower);
+    stickyvm_notes_free(sv->notes);
+    stickyvm_source_free(sv->src);
     free(sv->key);
     free(sv);
 }
@@ -1084,19 +671,6 @@ static void sv_free(stickyvm *sv)
 static void destroy(void *self)
 {
     sv_free(self);
-}
-
-static int init_sync(stickyvm *sv)
-{
-    pthread_condattr_t ca;
-    if (pthread_condattr_init(&ca) != 0)
-        return KUBE_ENOMEM;
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_mutex_init(&sv->mu, NULL);
-    pthread_cond_init(&sv->cache_cv, &ca);
-    pthread_cond_init(&sv->work_cv, NULL);
-    pthread_condattr_destroy(&ca);
-    return KUBE_OK;
 }
 
 /* The annotation key from (defaulted or raw) args. */
@@ -1112,34 +686,23 @@ static int args_key(const cJSON *args, char **key, char *err, size_t errlen)
     return *key ? KUBE_OK : KUBE_ENOMEM;
 }
 
-static int start_worker(stickyvm *sv, char *err, size_t errlen)
-{
-    if (pthread_create(&sv->worker, NULL, worker_main, sv) != 0) {
-        snprintf(err, errlen, "starting the StickyVM worker thread failed");
-        return KUBE_ENOMEM;
-    }
-    sv->worker_started = 1;
-    return KUBE_OK;
-}
-
 int stickyvm_new_with_lookup(const cJSON *args, fw_handle *h, const stickyvm_lookup *lk,
                              void **self, char *err, size_t errlen)
 {
     stickyvm *sv = calloc(1, sizeof(*sv));
-    int rc = sv ? init_sync(sv) : KUBE_ENOMEM;
     *self = NULL;
-    if (rc != KUBE_OK) {
-        free(sv);
-        return rc;
-    }
+    if (!sv)
+        return KUBE_ENOMEM;
     sv->h = h;
-    if (lk)
-        sv->lookup = *lk;
-    rc = args_key(args, &sv->key, err, errlen);
+    int rc = stickyvm_source_new(lk, h->svc.client, &sv->c.api_reads, &sv->src);
+    if (rc == KUBE_OK)
+        rc = args_key(args, &sv->key, err, errlen);
+    if (rc == KUBE_OK)
+        rc = stickyvm_notes_new(&sv->notes);
     if (rc == KUBE_OK && !lk && h->svc.hub)
         rc = add_informers(sv, err, errlen);
-    if (rc == KUBE_OK && sv->vm_inf)
-        rc = start_worker(sv, err, errlen);
+    if (rc == KUBE_OK && sv->vm_inf && h->svc.client)
+        rc = start_follower(sv, err, errlen);
     if (rc != KUBE_OK) {
         sv_free(sv);
         return rc;

@@ -7,13 +7,18 @@
  * VirtualMachine on the node it first ran on. A pod is a VM's pod when its
  * controller ownerReference is a kubevirt.io VirtualMachineInstance whose
  * controller ownerReference is a kubevirt.io VirtualMachine. The node is
- * recorded on the VM as the annotation stickyvm.io/node (args.annotationKey)
+ * recorded on the VM as the annotation stickyvm.io/node (args.annotationKey,
+ * checked and written by kube/pin.h, with the pin's history annotations)
  * by PostBind on first placement; PreFilter then restricts the pod to that
- * node and Filter rejects every other node. See docs/stickyvm.md.
+ * node and Filter rejects every other node. The plugin's VMI events also
+ * feed the migration follower (scheduler/migration_follower.h), which it
+ * owns: the pin follows completed live migrations, on the leader. See
+ * docs/stickyvm.md.
  *
  * Lifetime: the plugin adds VMI and VM informers to the handle's hub at
  * create() and its handlers point at the plugin instance, so the hub must
- * be STOPPED (kube_hub_stop) before the framework is freed.
+ * be STOPPED (kube_hub_stop) before the framework is freed. destroy() stops
+ * the follower's thread (after the write in flight).
  *
  * Threads: every function here is thread-safe.
  * Memory: nothing here allocates for the caller except the constructor,
@@ -29,17 +34,15 @@
 #include "kube/api.h"
 #include "kube/kubevirt.h"
 #include "kube/object.h"
+#include "kube/pin.h"
 
 #define STICKYVM_NAME "StickyVM"
-#define STICKYVM_DEFAULT_ANNOTATION "stickyvm.io/node"
+#define STICKYVM_DEFAULT_ANNOTATION KUBE_PIN_DEFAULT_KEY
 /* The cycle state key PreFilter writes and Filter/PostBind read. */
 #define STICKYVM_STATE_KEY "PreFilterStickyVM"
 /* How long PreFilter waits for the informers to deliver a VMI or VM that is
  * not cached yet before its one GET. */
 #define STICKYVM_CACHE_WAIT_MS 100
-/* Pin writes (first placement, migration) give up after this many
- * conflicting attempts. */
-#define STICKYVM_PIN_MAX_ATTEMPTS 5
 
 /* The pod's controller ownerReference when it is a kubevirt.io (any
  * version) VirtualMachineInstance, else NULL (no owner, no controller
@@ -48,14 +51,6 @@ const kube_owner_ref *stickyvm_vmi_owner(const kube_meta *pod);
 /* The VMI's controller ownerReference when it is a kubevirt.io
  * VirtualMachine, else NULL. Borrowed from m. */
 const kube_owner_ref *stickyvm_vm_owner(const kube_meta *vmi);
-
-/* The node a completed live migration moves the pin to: new_vmi's
- * status.migrationState completed without failure on a target node, old_vmi
- * (NULL for an add) did not show that same completed migration, and the
- * VM's pin under key equals the migration's source node. NULL otherwise
- * (borrowed from new_vmi). */
-const char *stickyvm_migration_target(const kube_vmi *old_vmi, const kube_vmi *new_vmi,
-                                      const kube_vm *vm, const char *key);
 
 /* Counters since create (also exported as stickyvm_* metrics when the
  * handle has a metrics registry). */

@@ -472,9 +472,12 @@ static void pins_and_unpins_through_the_proxy(void **state)
     assert_int_equal(via_proxy(NULL, "GET", "/apis/kubevirt.io/v1/namespaces/default/virtualmachines/vm-a",
                                &j),
                      200);
-    assert_string_equal(jstr(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "annotations"),
-                             "stickyvm.io/node"),
-                        "node-0");
+    const cJSON *ann = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "annotations");
+    assert_string_equal(jstr(ann, "stickyvm.io/node"), "node-0");
+    /* with its history, written in the same patch (kube/pin.h) */
+    assert_string_equal(jstr(ann, "stickyvm.io/pin-reason"), "API");
+    assert_string_equal(jstr(ann, "stickyvm.io/pinned-by"), "admin"); /* the proxied user */
+    assert_int_equal(strlen(jstr(ann, "stickyvm.io/pinned-at")), strlen("2026-01-01T00:00:00Z"));
     cJSON_Delete(j);
 
     assert_int_equal(via_proxy(NULL, "PUT", VMS "/vm-a/unpin", &j), 200);
@@ -509,6 +512,39 @@ static void repin_and_unpin_are_idempotent(void **state)
     cJSON_Delete(j);
 }
 
+/* A ?node= too long to be a node name: 422 naming the whole value, as
+ * field.Invalid prints it (apimachinery does not shorten it), with one
+ * cause per rule it breaks. */
+static void too_long_node_is_shown_whole(void)
+{
+    char node[301], path[512], want[512];
+    cJSON *j = NULL;
+
+    memset(node, 'n', 300);
+    node[300] = '\0';
+    snprintf(path, sizeof(path), VMS "/vm-a/pin?node=%s", node);
+    assert_int_equal(via_proxy(NULL, "GET", path, &j), 422);
+    snprintf(want, sizeof(want),
+             "VirtualMachinePin.subresources.stickyvm.io \"vm-a\" is invalid: node: Invalid "
+             "value: \"%s\": must be no more than 253 characters",
+             node);
+    assert_string_equal(jstr(j, "message"), want);
+    const cJSON *causes = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "details"), "causes");
+    assert_int_equal(cJSON_GetArraySize(causes), 1);
+    assert_string_equal(jstr(cJSON_GetArrayItem(causes, 0), "field"), "node");
+    cJSON_Delete(j);
+
+    node[0] = 'N'; /* too long and not lower case: both rules */
+    snprintf(path, sizeof(path), VMS "/vm-a/pin?node=%s", node);
+    assert_int_equal(via_proxy(NULL, "GET", path, &j), 422);
+    causes = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "details"), "causes");
+    assert_int_equal(cJSON_GetArraySize(causes), 2);
+    assert_non_null(strstr(jstr(cJSON_GetArrayItem(causes, 1), "message"),
+                           "a lowercase RFC 1123 subdomain"));
+    assert_non_null(strstr(jstr(j, "message"), "is invalid: [node: Invalid value: \"Nnnn"));
+    cJSON_Delete(j);
+}
+
 static void answers_errors_with_status(void **state)
 {
     cJSON *j = NULL;
@@ -526,6 +562,7 @@ static void answers_errors_with_status(void **state)
     assert_int_equal(via_proxy(NULL, "GET", VMS "/vm-a/pin?node=node-99", &j), 422);
     assert_string_equal(jstr(j, "reason"), "Invalid");
     cJSON_Delete(j);
+    too_long_node_is_shown_whole();
     assert_int_equal(via_proxy(NULL, "DELETE", VMS "/vm-a/pin", &j), 405);
     assert_string_equal(jstr(j, "reason"), "MethodNotAllowed");
     cJSON_Delete(j);

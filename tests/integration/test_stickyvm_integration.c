@@ -7,8 +7,11 @@
  * points called directly): the first placement writes exactly one merge
  * patch and reads nothing; a pin set concurrently (as /pin does) is kept;
  * a conflict without a pin is retried; a VMI the cache has not seen costs
- * at most one GET; a completed live migration moves the pin, and only
- * while the scheduler leads.
+ * at most one GET; a completed live migration moves the pin, only while
+ * the scheduler leads, also when it completed while no replica led; a
+ * re-pin to the source node after a followed migration stays across a
+ * leader change; a failed migration, or a VM pinned to a third node, is
+ * left alone.
  *
  * Scheduler level (stickyvm-scheduler in-process with the example
  * configuration): the first schedule pins the VM; the pod and VMI are
@@ -41,6 +44,7 @@
 #include "kube/node.h"
 #include "kube/pod.h"
 #include "kube/recorder.h"
+#include "migration_follower.h"
 #include "plugins/plugins.h"
 #include "plugins/stickyvm.h"
 #include "scheduler.h"
@@ -255,8 +259,8 @@ static fw_pod_info *launcher_pod(const char *vmi, const char *vmi_uid, const cha
     return pi;
 }
 
-/* The VM's pin as the server holds it ("" when none). */
-static void server_pin(fixture *fx, const char *vm, char *out, size_t n)
+/* The VM's annotation key as the server holds it ("" when none). */
+static void server_annotation(fixture *fx, const char *vm, const char *key, char *out, size_t n)
 {
     char path[256];
     long status = 0;
@@ -267,9 +271,15 @@ static void server_pin(fixture *fx, const char *vm, char *out, size_t n)
     fx->own_vm_gets++;
     const cJSON *ann = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(j, "metadata"), "annotations");
-    const cJSON *pin = cJSON_GetObjectItemCaseSensitive(ann, "stickyvm.io/node");
-    kube_strlcpy(out, cJSON_IsString(pin) ? pin->valuestring : "", n);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(ann, key);
+    kube_strlcpy(out, cJSON_IsString(v) ? v->valuestring : "", n);
     cJSON_Delete(j);
+}
+
+/* The VM's pin as the server holds it ("" when none). */
+static void server_pin(fixture *fx, const char *vm, char *out, size_t n)
+{
+    server_annotation(fx, vm, "stickyvm.io/node", out, n);
 }
 
 static void wait_pin(fixture *fx, const char *vm, const char *want)
@@ -498,12 +508,21 @@ static void complete_migration(fixture *fx, const char *vmi, const char *from, c
     merge_patch(fx, path, body);
 }
 
+/* Leadership ends, and the follower's poll has seen it (it asks at least
+ * every SCHED_FOLLOWER_LEADER_POLL_MS). */
+static void leadership_lost(void)
+{
+    atomic_store(&g_leader, 0);
+    usleep((2 * SCHED_FOLLOWER_LEADER_POLL_MS + 200) * 1000);
+}
+
 /* After a live migration completes the pin follows the VM, only while
- * this replica leads. */
+ * this replica leads; a migration completed while it did not lead is
+ * followed once it leads (level-triggered). */
 static void test_migration_moves_pin(void **state)
 {
     fixture *fx = *state;
-    char pin[256];
+    char pin[256], v[256];
     create_chain(fx, "vm-mig", "node-0");
     create_chain(fx, "vm-mig-follower", "node-0");
     plugin_up(fx);
@@ -514,22 +533,113 @@ static void test_migration_moves_pin(void **state)
 
     /* Not the leader: the migration is seen (the leadership is asked)
      * but not followed... */
+    leadership_lost();
     int checks = atomic_load(&g_leader_checks);
-    atomic_store(&g_leader, 0);
     complete_migration(fx, "vm-mig-follower", "node-0", "node-1");
     int64_t deadline = kube_now_ms() + CONVERGE_MS;
     while (atomic_load(&g_leader_checks) == checks) {
         assert_true(kube_now_ms() < deadline);
         usleep(10000);
     }
-    /* ...then leading: this one is. */
+    server_pin(fx, "vm-mig-follower", pin, sizeof(pin));
+    assert_string_equal(pin, "node-0");
+    /* ...then leading: this one is, and the one completed meanwhile too. */
     atomic_store(&g_leader, 1);
     complete_migration(fx, "vm-mig", "node-0", "node-2");
     wait_pin(fx, "vm-mig", "node-2");
-    server_pin(fx, "vm-mig-follower", pin, sizeof(pin));
-    assert_string_equal(pin, "node-0");
-    assert_int_equal(stats(fx).migration_pins_moved, 1);
+    wait_pin(fx, "vm-mig-follower", "node-1");
+    assert_int_equal(stats(fx).migration_pins_moved, 2);
     assert_true(has_vm_event(fx, "vm-mig", "Repinned", "node-2"));
+    /* The same patch recorded the migration and the pin's history. */
+    server_annotation(fx, "vm-mig", "stickyvm.io/followed-migration", v, sizeof(v));
+    assert_string_equal(v, "mig-vm-mig-node-2");
+    server_annotation(fx, "vm-mig", "stickyvm.io/pin-reason", v, sizeof(v));
+    assert_string_equal(v, "Migration");
+    server_annotation(fx, "vm-mig", "stickyvm.io/pinned-by", v, sizeof(v));
+    assert_string_equal(v, "system:stickyvm-scheduler");
+    server_annotation(fx, "vm-mig", "stickyvm.io/pinned-at", v, sizeof(v));
+    assert_int_equal(strlen(v), strlen("2026-01-01T00:00:00Z"));
+}
+
+/* The follower's leadership goes away and comes back (a leader change as
+ * the follower sees it): it compares every VMI with its VM again. */
+static void leader_change(void)
+{
+    leadership_lost();
+    atomic_store(&g_leader, 1);
+}
+
+/* After the leader change, the sentinel VM's migration (completed while
+ * no replica led) is followed: the follower went over every VMI. Then no
+ * other VM was written: one patch since there were patches. */
+static void expect_only_sentinel_followed(fixture *fx, const char *sentinel, const char *node,
+                                          int64_t patches)
+{
+    wait_pin(fx, sentinel, node);
+    usleep(500 * 1000); /* writes for the other VMIs would come now */
+    assert_int_equal(count(fx, "patch", "virtualmachines"), patches + 1);
+}
+
+static void running_on(fixture *fx, const char *vmi, const char *node)
+{
+    char path[256], body[256];
+    snprintf(path, sizeof(path), VMIS_PATH "/%s/status", vmi);
+    snprintf(body, sizeof(body), "{\"status\":{\"nodeName\":\"%s\",\"phase\":\"Running\"}}",
+             node);
+    merge_patch(fx, path, body);
+}
+
+/* A re-pin to the source node after a followed migration is deliberate:
+ * it stays across a leader change (the migration is never followed
+ * again). */
+static void test_repin_to_source_stays(void **state)
+{
+    fixture *fx = *state;
+    char pin[256];
+    create_chain(fx, "vm-back", "node-0");
+    create_chain(fx, "vm-sentinel-1", "node-0");
+    plugin_up(fx);
+    running_on(fx, "vm-back", "node-0");
+    running_on(fx, "vm-sentinel-1", "node-0");
+    complete_migration(fx, "vm-back", "node-0", "node-1");
+    wait_pin(fx, "vm-back", "node-1");
+    /* someone pins it back to the source node, as /pin does */
+    merge_patch(fx, VMS_PATH "/vm-back",
+                "{\"metadata\":{\"annotations\":{\"stickyvm.io/node\":\"node-0\"}}}");
+    atomic_store(&g_leader, 0);
+    complete_migration(fx, "vm-sentinel-1", "node-0", "node-2");
+    int64_t patches = count(fx, "patch", "virtualmachines");
+    leader_change();
+    expect_only_sentinel_followed(fx, "vm-sentinel-1", "node-2", patches);
+    server_pin(fx, "vm-back", pin, sizeof(pin));
+    assert_string_equal(pin, "node-0");
+}
+
+/* A failed migration, and a VM pinned to a third node, are left alone. */
+static void test_failed_or_third_node_left_alone(void **state)
+{
+    fixture *fx = *state;
+    char pin[256];
+    create_chain(fx, "vm-failed", "node-0");
+    create_chain(fx, "vm-third", "node-2");
+    create_chain(fx, "vm-sentinel-2", "node-0");
+    plugin_up(fx);
+    atomic_store(&g_leader, 0);
+    merge_patch(fx, VMIS_PATH "/vm-failed/status",
+                "{\"status\":{\"nodeName\":\"node-0\",\"phase\":\"Running\","
+                "\"migrationState\":{\"sourceNode\":\"node-0\",\"targetNode\":\"node-1\","
+                "\"migrationUid\":\"mig-failed\",\"completed\":true,\"failed\":true}}}");
+    merge_patch(fx, VMIS_PATH "/vm-failed/status",
+                "{\"status\":{\"nodeName\":\"node-1\"}}"); /* even where it runs now */
+    complete_migration(fx, "vm-third", "node-0", "node-1");
+    complete_migration(fx, "vm-sentinel-2", "node-0", "node-1");
+    int64_t patches = count(fx, "patch", "virtualmachines");
+    leader_change();
+    expect_only_sentinel_followed(fx, "vm-sentinel-2", "node-1", patches);
+    server_pin(fx, "vm-failed", pin, sizeof(pin));
+    assert_string_equal(pin, "node-0");
+    server_pin(fx, "vm-third", pin, sizeof(pin));
+    assert_string_equal(pin, "node-2");
 }
 
 /* ------------------------------------------------------------------ */
@@ -577,7 +687,8 @@ static sched_scheduler *follower_up(fixture *fx, sched_config **cfg)
 }
 
 /* The scheduler hands StickyVM its leadership: a migration completed while
- * another replica leads is not followed; once this one leads, the next is. */
+ * another replica leads is not followed; once this one leads it is (no
+ * replica saw the VMI's transition while leading), and so is the next. */
 static void test_sched_follower_does_not_move_pins(void **state)
 {
     fixture *fx = *state;
@@ -602,7 +713,8 @@ static void test_sched_follower_does_not_move_pins(void **state)
         assert_true(kube_now_ms() < deadline);
         usleep(10000);
     }
-    complete_migration(fx, "vm-lead", "node-1", "node-0");
+    wait_pin(fx, "vm-lead", "node-2");
+    complete_migration(fx, "vm-lead", "node-2", "node-0");
     wait_pin(fx, "vm-lead", "node-0");
     sched_scheduler_free(s);
     sched_config_free(cfg);
@@ -873,6 +985,8 @@ int test_group_stickyvm_integration(void)
         cmocka_unit_test_teardown(test_new_vmi_at_most_one_get, test_teardown),
         cmocka_unit_test_teardown(test_missing_vmi_one_get, test_teardown),
         cmocka_unit_test_teardown(test_migration_moves_pin, test_teardown),
+        cmocka_unit_test_teardown(test_repin_to_source_stays, test_teardown),
+        cmocka_unit_test_teardown(test_failed_or_third_node_left_alone, test_teardown),
         cmocka_unit_test(test_sched_follower_does_not_move_pins),
         cmocka_unit_test(test_sched_twenty_restarts_same_node),
         cmocka_unit_test(test_sched_metrics_show_pins),

@@ -128,6 +128,12 @@ static void parses_flags(void **state)
     assert_int_equal(o.always_allow_paths.n, 3);
     assert_int_equal(o.authorized_ttl_ms, 10000);
     assert_string_equal(o.cert_dir, "apiserver.local.config/certificates");
+    assert_string_equal(o.pin_annotation_key, "stickyvm.io/node");
+    apis_options_free(&o);
+
+    char *custom[] = {"stickyvm-apiserver", "--pin-annotation-key", "Example.COM/Pinned_Node"};
+    assert_int_equal(apis_options_parse(3, custom, &o, err, sizeof(err)), KUBE_OK);
+    assert_string_equal(o.pin_annotation_key, "Example.COM/Pinned_Node");
     apis_options_free(&o);
 }
 
@@ -144,6 +150,11 @@ static void rejects_bad_flags(void **state)
         {2, {"x", "--request-timeout=10"}, "request-timeout"},
         {2, {"x", "--tls-cert-file=/c"}, "together"},
         {2, {"x", "stray"}, "unexpected"},
+        {2, {"x", "--pin-annotation-key=a b"},
+         "invalid argument \"a b\" for \"--pin-annotation-key\" flag: Invalid value: \"a b\": "
+         "name part must consist of"},
+        {2, {"x", "--pin-annotation-key="}, "\"--pin-annotation-key\" flag: Required value"},
+        {2, {"x", "--pin-annotation-key=x.io/"}, "name part must be non-empty"},
     };
     (void)state;
 

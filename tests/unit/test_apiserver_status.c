@@ -132,6 +132,18 @@ static void writes_invalid_with_causes(void **state)
     assert_string_equal(str(cause, "field"), "node");
     cJSON_Delete(j);
     kube_buf_free(&b);
+
+    /* a second cause of the same reason and field */
+    d.cause_message2 = "Invalid value: \"X\": second rule";
+    assert_int_equal(apis_status_json(&b, 422, "Invalid", "m", &d), KUBE_OK);
+    j = parse_buf(&b);
+    const cJSON *causes = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "details"), "causes");
+    assert_int_equal(cJSON_GetArraySize(causes), 2);
+    assert_string_equal(str(cJSON_GetArrayItem(causes, 1), "message"), d.cause_message2);
+    assert_string_equal(str(cJSON_GetArrayItem(causes, 1), "field"), "node");
+    assert_string_equal(str(cJSON_GetArrayItem(causes, 1), "reason"), "FieldValueNotFound");
+    cJSON_Delete(j);
+    kube_buf_free(&b);
 }
 
 static void writes_the_pin_answer(void **state)

@@ -94,6 +94,22 @@ static void reads_files(void **state)
     assert_int_equal(kube_read_file("/nonexistent/file", &data, &len), KUBE_EIO);
 }
 
+/* kube_deadline_after (kube/clock.h): now on the clock plus ms, nanoseconds kept
+ * below one second. */
+static void deadlines_are_monotonic_and_normalised(void **state)
+{
+    struct timespec ts;
+    (void)state;
+    for (long ms = 0; ms <= 2999; ms += 333) {
+        int64_t before = kube_now_ns();
+        kube_deadline_after(&ts, CLOCK_MONOTONIC, ms);
+        int64_t at = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+        assert_true(ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
+        assert_true(at >= before + (int64_t)ms * 1000000LL);
+        assert_true(at <= kube_now_ns() + (int64_t)ms * 1000000LL);
+    }
+}
+
 int test_group_buf(void)
 {
     const struct CMUnitTest tests[] = {
@@ -103,6 +119,7 @@ int test_group_buf(void)
         cmocka_unit_test(parses_integers_strictly),
         cmocka_unit_test(strlcpy_truncates_safely),
         cmocka_unit_test(reads_files),
+        cmocka_unit_test(deadlines_are_monotonic_and_normalised),
     };
     return cmocka_run_group_tests_name("buf", tests, NULL, NULL);
 }

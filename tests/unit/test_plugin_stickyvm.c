@@ -28,6 +28,7 @@
 #include "metrics.h"
 #include "plugins/plugins.h"
 #include "plugins/stickyvm.h"
+#include "migration_follower.h"
 
 /* ------------------------------------------------------------------ */
 /* Objects                                                             */
@@ -673,21 +674,38 @@ static void test_migration_target_rule(void **state)
     kube_object *pin2 = vm_new("{\"stickyvm.io/node\":\"node-2\"}", "2");
     kube_object *pin3 = vm_new("{\"stickyvm.io/node\":\"node-3\"}", "3");
     kube_object *nopin = vm_new("{}", "4");
+    kube_object *elsewhere = vmi_new("vmi-uid", VM_OWNER,
+                                     "{\"nodeName\":\"node-1\",\"migrationState\":{"
+                                     "\"completed\":true,\"sourceNode\":\"node-1\","
+                                     "\"targetNode\":\"node-2\",\"migrationUid\":\"m1\"}}");
+    kube_object *followed = vm_new("{\"stickyvm.io/node\":\"node-1\","
+                                   "\"stickyvm.io/followed-migration\":\"m1\"}",
+                                   "5");
+    kube_object *followed_other = vm_new("{\"stickyvm.io/node\":\"node-1\","
+                                         "\"stickyvm.io/followed-migration\":\"m0\"}",
+                                         "6");
     const kube_vmi *r = kube_vmi_from(running), *i = kube_vmi_from(inflight),
-                   *d = kube_vmi_from(done), *x = kube_vmi_from(failed);
+                   *d = kube_vmi_from(done), *x = kube_vmi_from(failed),
+                   *e = kube_vmi_from(elsewhere);
     const char *key = STICKYVM_DEFAULT_ANNOTATION;
 
-    assert_string_equal(stickyvm_migration_target(i, d, kube_vm_from(pin1), key), "node-2");
-    assert_string_equal(stickyvm_migration_target(r, d, kube_vm_from(pin1), key), "node-2");
-    assert_null(stickyvm_migration_target(r, i, kube_vm_from(pin1), key));   /* not done */
-    assert_null(stickyvm_migration_target(i, x, kube_vm_from(pin1), key));   /* failed */
-    assert_null(stickyvm_migration_target(d, d, kube_vm_from(pin1), key));   /* seen already */
-    assert_null(stickyvm_migration_target(i, d, kube_vm_from(pin2), key));   /* already there */
-    assert_null(stickyvm_migration_target(i, d, kube_vm_from(pin3), key));   /* re-pinned */
-    assert_null(stickyvm_migration_target(i, d, kube_vm_from(nopin), key));  /* unpinned */
-    assert_null(stickyvm_migration_target(i, d, NULL, key));
-    assert_null(stickyvm_migration_target(i, d, kube_vm_from(pin1), "example.com/other"));
+    assert_string_equal(sched_follower_target(d, kube_vm_from(pin1), key), "node-2");
+    assert_string_equal(sched_follower_target(d, kube_vm_from(followed_other), key), "node-2");
+    assert_null(sched_follower_target(r, kube_vm_from(pin1), key));   /* no migration */
+    assert_null(sched_follower_target(i, kube_vm_from(pin1), key));   /* not done */
+    assert_null(sched_follower_target(x, kube_vm_from(pin1), key));   /* failed */
+    assert_null(sched_follower_target(e, kube_vm_from(pin1), key));   /* not running there */
+    assert_null(sched_follower_target(d, kube_vm_from(followed), key)); /* followed already */
+    assert_null(sched_follower_target(d, kube_vm_from(pin2), key));   /* already there */
+    assert_null(sched_follower_target(d, kube_vm_from(pin3), key));   /* re-pinned */
+    assert_null(sched_follower_target(d, kube_vm_from(nopin), key));  /* unpinned */
+    assert_null(sched_follower_target(d, NULL, key));
+    assert_null(sched_follower_target(NULL, kube_vm_from(pin1), key));
+    assert_null(sched_follower_target(d, kube_vm_from(pin1), "example.com/other"));
 
+    kube_object_unref(elsewhere);
+    kube_object_unref(followed);
+    kube_object_unref(followed_other);
     kube_object *objs[] = {running, inflight, done, failed, pin1, pin2, pin3, nopin};
     for (size_t k = 0; k < sizeof(objs) / sizeof(objs[0]); k++)
         kube_object_unref(objs[k]);
