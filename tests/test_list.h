@@ -64,6 +64,5 @@
     UNIT(intern)                     \
     INTEGRATION(topology_integration) \
     INTEGRATION(emulator_rbac)       \
-    UNIT(http1)                      \
     UNIT(workload)                   \
     /* add groups above this line */

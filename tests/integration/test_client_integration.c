@@ -28,17 +28,12 @@ typedef struct itest {
     kube_client *c;
 } itest;
 
-/* The transport new clients use: the groups run on the default (kube/http1)
- * and the libcurl cases below repeat some on libcurl. */
-static int g_transport = KUBE_CLIENT_TRANSPORT_AUTO;
-
 static kube_client *new_client(kube_config *cfg, int max_retries)
 {
     kube_client_options o;
     kube_client *c;
 
     kube_client_options_default(&o);
-    o.transport = g_transport;
     o.qps = 0; /* the tests count requests, not time */
     o.max_retries = max_retries;
     o.timeout_ms = 10000;
@@ -292,7 +287,7 @@ static void retries_through_a_storm(void **state)
     assert_int_equal(harness_set_faults(t->h, &f), KUBE_OK);
     for (int i = 0; i < 10; i++) {
         cJSON *vm;
-        snprintf(name, sizeof(name), "storm-%d-%d", g_transport, i);
+        snprintf(name, sizeof(name), "storm-%d", i);
         vm = vm_body(name);
         assert_int_equal(kube_api_create(c, &KUBE_RES_VMS, "default", vm, NULL, &st), KUBE_OK);
         cJSON_Delete(vm);
@@ -302,7 +297,7 @@ static void retries_through_a_storm(void **state)
     assert_true(stats.retries > 0);
     assert_int_equal(stats.get + stats.post, 30 + stats.retries);
     for (int i = 0; i < 10; i++) {
-        snprintf(name, sizeof(name), "storm-%d-%d", g_transport, i);
+        snprintf(name, sizeof(name), "storm-%d", i);
         assert_int_equal(kube_api_get(c, &KUBE_RES_VMS, "default", name, &got, &st), KUBE_OK);
         cJSON_Delete(got);
     }
@@ -514,38 +509,6 @@ static void one_client_many_threads(void **state)
     assert_int_equal(after.get - before.get, 100);
 }
 
-/* ---- the libcurl transport -------------------------------------------------- */
-
-/* Runs a case with clients on libcurl (KUBE_CLIENT_TRANSPORT_CURL), the
- * group's shared client included. */
-static void on_curl(void **state, void (*test)(void **))
-{
-    itest *t = *state;
-    kube_client *shared = t->c;
-
-    g_transport = KUBE_CLIENT_TRANSPORT_CURL;
-    t->c = new_client(t->cfg, 5);
-    test(state);
-    kube_client_free(t->c);
-    t->c = shared;
-    g_transport = KUBE_CLIENT_TRANSPORT_AUTO;
-}
-
-static void curl_round_trips(void **state)
-{
-    on_curl(state, create_get_patch_delete);
-}
-
-static void curl_retries(void **state)
-{
-    on_curl(state, retries_through_a_storm);
-}
-
-static void curl_tls_verification(void **state)
-{
-    on_curl(state, tls_verification);
-}
-
 int test_group_client_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -557,9 +520,6 @@ int test_group_client_integration(void)
         cmocka_unit_test(token_file_rotation),
         cmocka_unit_test(tls_verification),
         cmocka_unit_test(one_client_many_threads),
-        cmocka_unit_test(curl_round_trips),
-        cmocka_unit_test(curl_retries),
-        cmocka_unit_test(curl_tls_verification),
     };
     return cmocka_run_group_tests_name("client_integration", tests, setup, teardown);
 }

@@ -1,0 +1,203 @@
+/*
+ * kube/client_loop.c - the I/O thread of kube/client: a curl multi handle
+ * driven by curl_multi_poll, fed through a lock-protected submit queue and
+ * curl_multi_wakeup, completing each transfer by signalling the waiting
+ * caller's condition variable (see kube/client_loop.h).
+ */
+#include "kube/client_loop.h"
+
+#include "kube/buf.h"
+#include "kube/errors.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOOP_IDLE_MS 1000 /* longest poll when nothing is due */
+
+/* One transfer handed to the loop: lives on the waiting caller's stack. */
+typedef struct loop_xfer {
+    CURL *easy;
+    CURLcode cc;
+    int done;                     /* under the loop's lock */
+    pthread_cond_t cond;          /* signalled once done is set */
+    struct loop_xfer *next, *prev; /* submit queue (next only), or active list */
+} loop_xfer;
+
+struct kube_http_loop {
+    CURLM *multi;
+    pthread_t thread;
+    char name[16];
+    pthread_mutex_t lock;   /* guards the queue and every xfer's done/cc */
+    loop_xfer *queue_head, *queue_tail;
+    loop_xfer *active;      /* in the multi handle; loop thread only */
+    atomic_int canceled;
+    atomic_int quit;
+};
+
+/* Hands x back to its caller with result cc. x must be out of the multi. */
+static void loop_complete(kube_http_loop *l, loop_xfer *x, CURLcode cc)
+{
+    pthread_mutex_lock(&l->lock);
+    x->cc = cc;
+    x->done = 1;
+    pthread_cond_signal(&x->cond);
+    pthread_mutex_unlock(&l->lock); /* x may be gone from here on */
+}
+
+static void loop_unlink(kube_http_loop *l, loop_xfer *x)
+{
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        l->active = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+}
+
+/* Takes an active transfer out of the multi and completes it. */
+static void loop_finish(kube_http_loop *l, loop_xfer *x, CURLcode cc)
+{
+    loop_unlink(l, x);
+    curl_multi_remove_handle(l->multi, x->easy);
+    loop_complete(l, x, cc);
+}
+
+/* Moves the submitted transfers into the multi handle (or fails them once
+ * the loop is canceled). */
+static void loop_take_queue(kube_http_loop *l)
+{
+    loop_xfer *x, *next;
+
+    pthread_mutex_lock(&l->lock);
+    x = l->queue_head;
+    l->queue_head = l->queue_tail = NULL;
+    pthread_mutex_unlock(&l->lock);
+    for (; x; x = next) {
+        next = x->next;
+        if (atomic_load(&l->canceled)) {
+            loop_complete(l, x, CURLE_ABORTED_BY_CALLBACK);
+        } else if (curl_multi_add_handle(l->multi, x->easy) != CURLM_OK) {
+            loop_complete(l, x, CURLE_OUT_OF_MEMORY);
+        } else {
+            x->prev = NULL;
+            x->next = l->active;
+            if (l->active)
+                l->active->prev = x;
+            l->active = x;
+        }
+    }
+}
+
+/* Completes the transfers libcurl reports done. */
+static void loop_reap(kube_http_loop *l)
+{
+    CURLMsg *msg;
+    int left;
+
+    while ((msg = curl_multi_info_read(l->multi, &left)) != NULL) {
+        loop_xfer *x = NULL;
+        CURLcode cc = msg->data.result; /* msg dies with the removal */
+
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        loop_finish(l, x, cc);
+    }
+}
+
+static void *loop_main(void *arg)
+{
+    kube_http_loop *l = arg;
+    int running;
+
+    pthread_setname_np(pthread_self(), l->name);
+    while (!atomic_load(&l->quit)) {
+        loop_take_queue(l);
+        while (atomic_load(&l->canceled) && l->active)
+            loop_finish(l, l->active, CURLE_ABORTED_BY_CALLBACK);
+        curl_multi_perform(l->multi, &running);
+        loop_reap(l);
+        curl_multi_poll(l->multi, NULL, 0, LOOP_IDLE_MS, NULL);
+    }
+    return NULL;
+}
+
+int kube_http_loop_new(const char *name, long max_host_conns, kube_http_loop **out)
+{
+    kube_http_loop *l = calloc(1, sizeof(*l));
+
+    *out = NULL;
+    if (!l)
+        return KUBE_ENOMEM;
+    l->multi = curl_multi_init();
+    if (!l->multi) {
+        free(l);
+        return KUBE_ENOMEM;
+    }
+    curl_multi_setopt(l->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    curl_multi_setopt(l->multi, CURLMOPT_MAX_HOST_CONNECTIONS, max_host_conns);
+    curl_multi_setopt(l->multi, CURLMOPT_MAXCONNECTS, max_host_conns);
+    kube_strlcpy(l->name, name, sizeof(l->name));
+    pthread_mutex_init(&l->lock, NULL);
+    if (pthread_create(&l->thread, NULL, loop_main, l) != 0) {
+        pthread_mutex_destroy(&l->lock);
+        curl_multi_cleanup(l->multi);
+        free(l);
+        return KUBE_EIO;
+    }
+    *out = l;
+    return KUBE_OK;
+}
+
+void kube_http_loop_free(kube_http_loop *l)
+{
+    if (!l)
+        return;
+    atomic_store(&l->quit, 1);
+    curl_multi_wakeup(l->multi);
+    pthread_join(l->thread, NULL);
+    curl_multi_cleanup(l->multi);
+    pthread_mutex_destroy(&l->lock);
+    free(l);
+}
+
+CURLcode kube_http_loop_perform(kube_http_loop *l, CURL *easy)
+{
+    loop_xfer x;
+    int wake;
+
+    memset(&x, 0, sizeof(x));
+    x.easy = easy;
+    pthread_cond_init(&x.cond, NULL);
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, (void *)&x);
+    pthread_mutex_lock(&l->lock);
+    if (atomic_load(&l->canceled)) {
+        x.done = 1;
+        x.cc = CURLE_ABORTED_BY_CALLBACK;
+    } else {
+        /* A non-empty queue has a wakeup pending already. */
+        wake = l->queue_head == NULL;
+        if (l->queue_tail)
+            l->queue_tail->next = &x;
+        else
+            l->queue_head = &x;
+        l->queue_tail = &x;
+        if (wake)
+            curl_multi_wakeup(l->multi);
+    }
+    while (!x.done)
+        pthread_cond_wait(&x.cond, &l->lock);
+    pthread_mutex_unlock(&l->lock);
+    pthread_cond_destroy(&x.cond);
+    return x.cc;
+}
+
+void kube_http_loop_cancel(kube_http_loop *l)
+{
+    pthread_mutex_lock(&l->lock);
+    atomic_store(&l->canceled, 1);
+    pthread_mutex_unlock(&l->lock);
+    curl_multi_wakeup(l->multi);
+}
