@@ -2,7 +2,7 @@
  * kube/client_loop.c - the I/O thread of kube/client: a curl multi handle
  * driven by curl_multi_poll, fed through a lock-protected submit queue and
  * curl_multi_wakeup, completing each transfer by signalling the waiting
- * caller's condition variable (see kube/client_loop.h).
+ * caller's semaphore (see kube/client_loop.h).
  */
 #include "kube/client_loop.h"
 
@@ -10,6 +10,7 @@
 #include "kube/errors.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,7 @@
 typedef struct loop_xfer {
     CURL *easy;
     CURLcode cc;
-    int done;                     /* under the loop's lock */
-    pthread_cond_t cond;          /* signalled once done is set */
+    sem_t done;                   /* posted once cc is set */
     struct loop_xfer *next, *prev; /* submit queue (next only), or active list */
 } loop_xfer;
 
@@ -29,21 +29,20 @@ struct kube_http_loop {
     CURLM *multi;
     pthread_t thread;
     char name[16];
-    pthread_mutex_t lock;   /* guards the queue and every xfer's done/cc */
+    pthread_mutex_t lock;   /* guards the queue */
     loop_xfer *queue_head, *queue_tail;
     loop_xfer *active;      /* in the multi handle; loop thread only */
     atomic_int canceled;
     atomic_int quit;
 };
 
-/* Hands x back to its caller with result cc. x must be out of the multi. */
-static void loop_complete(kube_http_loop *l, loop_xfer *x, CURLcode cc)
+/* Hands x back to its caller with result cc. x must be out of the multi.
+ * A semaphore rather than a condition variable: the waiter wakes without
+ * contending for a lock the loop still holds. */
+static void loop_complete(loop_xfer *x, CURLcode cc)
 {
-    pthread_mutex_lock(&l->lock);
     x->cc = cc;
-    x->done = 1;
-    pthread_cond_signal(&x->cond);
-    pthread_mutex_unlock(&l->lock); /* x may be gone from here on */
+    sem_post(&x->done); /* x may be gone from here on */
 }
 
 static void loop_unlink(kube_http_loop *l, loop_xfer *x)
@@ -61,7 +60,7 @@ static void loop_finish(kube_http_loop *l, loop_xfer *x, CURLcode cc)
 {
     loop_unlink(l, x);
     curl_multi_remove_handle(l->multi, x->easy);
-    loop_complete(l, x, cc);
+    loop_complete(x, cc);
 }
 
 /* Moves the submitted transfers into the multi handle (or fails them once
@@ -77,9 +76,9 @@ static void loop_take_queue(kube_http_loop *l)
     for (; x; x = next) {
         next = x->next;
         if (atomic_load(&l->canceled)) {
-            loop_complete(l, x, CURLE_ABORTED_BY_CALLBACK);
+            loop_complete(x, CURLE_ABORTED_BY_CALLBACK);
         } else if (curl_multi_add_handle(l->multi, x->easy) != CURLM_OK) {
-            loop_complete(l, x, CURLE_OUT_OF_MEMORY);
+            loop_complete(x, CURLE_OUT_OF_MEMORY);
         } else {
             x->prev = NULL;
             x->next = l->active;
@@ -170,12 +169,12 @@ CURLcode kube_http_loop_perform(kube_http_loop *l, CURL *easy)
 
     memset(&x, 0, sizeof(x));
     x.easy = easy;
-    pthread_cond_init(&x.cond, NULL);
+    sem_init(&x.done, 0, 0);
     curl_easy_setopt(easy, CURLOPT_PRIVATE, (void *)&x);
     pthread_mutex_lock(&l->lock);
     if (atomic_load(&l->canceled)) {
-        x.done = 1;
         x.cc = CURLE_ABORTED_BY_CALLBACK;
+        sem_post(&x.done);
     } else {
         /* A non-empty queue has a wakeup pending already. */
         wake = l->queue_head == NULL;
@@ -187,10 +186,10 @@ CURLcode kube_http_loop_perform(kube_http_loop *l, CURL *easy)
         if (wake)
             curl_multi_wakeup(l->multi);
     }
-    while (!x.done)
-        pthread_cond_wait(&x.cond, &l->lock);
     pthread_mutex_unlock(&l->lock);
-    pthread_cond_destroy(&x.cond);
+    while (sem_wait(&x.done) != 0) /* EINTR */
+        ;
+    sem_destroy(&x.done);
     return x.cc;
 }
 

@@ -6,8 +6,10 @@
  *
  * Callers prepare an easy handle (options, callbacks) on their own thread
  * and hand it to kube_http_loop_perform(), which queues it under a lock,
- * wakes the loop (curl_multi_wakeup) and waits on a condition variable until
- * the loop has finished the transfer and removed the handle from the multi.
+ * wakes the loop (curl_multi_wakeup) and waits on a semaphore of its own
+ * until the loop has finished the transfer and removed the handle from the
+ * multi (a semaphore rather than a condition variable, so that the waiter
+ * does not wake into a lock the loop still holds).
  * The callbacks of the handle (body, headers) run on the loop thread.
  *
  * Cancellation: kube_http_loop_cancel() aborts every transfer in flight or
