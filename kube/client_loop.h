@@ -6,10 +6,11 @@
  *
  * Callers prepare an easy handle (options, callbacks) on their own thread
  * and hand it to kube_http_loop_perform(), which queues it under a lock,
- * wakes the loop (curl_multi_wakeup) and waits on a semaphore of its own
- * until the loop has finished the transfer and removed the handle from the
- * multi (a semaphore rather than a condition variable, so that the waiter
- * does not wake into a lock the loop still holds).
+ * wakes the loop (an eventfd in the loop's poll set, beside the sockets
+ * libcurl drives through curl_multi_socket_action) and waits on a
+ * semaphore of its own until the loop has finished the transfer and
+ * removed the handle from the multi (a semaphore rather than a condition
+ * variable, so that the waiter does not wake into a lock the loop holds).
  * The callbacks of the handle (body, headers) run on the loop thread.
  *
  * Cancellation: kube_http_loop_cancel() aborts every transfer in flight or
