@@ -58,6 +58,22 @@ struct kube_http_loop {
 
 /* ---- libcurl's sockets and timer --------------------------------------- */
 
+/* Doubles the room for sockets. Returns 0, or -1 when out of memory. */
+static int loop_grow_fds(kube_http_loop *l)
+{
+    size_t cap = l->cap_fds * 2;
+    struct pollfd *fds = realloc(l->fds, cap * sizeof(*fds));
+    struct pollfd *ready = fds ? realloc(l->ready, cap * sizeof(*ready)) : NULL;
+
+    if (fds)
+        l->fds = fds;
+    if (!ready)
+        return -1;
+    l->ready = ready;
+    l->cap_fds = cap;
+    return 0;
+}
+
 /* CURLMOPT_SOCKETFUNCTION: keeps fds in step with what libcurl waits for. */
 static int loop_on_socket(CURL *easy, curl_socket_t s, int what, void *ud, void *socketp)
 {
@@ -75,17 +91,8 @@ static int loop_on_socket(CURL *easy, curl_socket_t s, int what, void *ud, void 
         return 0;
     }
     if (i == l->n_fds) {
-        if (l->n_fds == l->cap_fds) {
-            size_t cap = l->cap_fds * 2;
-            struct pollfd *fds = realloc(l->fds, cap * sizeof(*fds));
-            struct pollfd *ready = fds ? realloc(l->ready, cap * sizeof(*ready)) : NULL;
-            if (fds)
-                l->fds = fds;
-            if (!ready)
-                return -1; /* libcurl fails the transfer */
-            l->ready = ready;
-            l->cap_fds = cap;
-        }
+        if (l->n_fds == l->cap_fds && loop_grow_fds(l) != 0)
+            return -1; /* libcurl fails the transfer */
         l->fds[l->n_fds++].fd = s;
     }
     l->fds[i].events = events;
