@@ -2,12 +2,30 @@
  * kube/client.h - HTTP access to kube-apiserver on libcurl.
  *
  * A kube_client holds the configuration, a client-side token-bucket rate
- * limiter (clientConnection.qps/burst), and pooled connections kept alive
- * and reused: kube/http1's HTTP/1.1 connections for kube_client_do (see
- * KUBE_CLIENT_TRANSPORT_*), libcurl easy handles for streams and when a
- * proxy is configured (HTTP/2 is negotiated with ALPN when the server offers
- * it). TLS peer and host verification is always on unless the config sets
- * insecure-skip-tls-verify.
+ * limiter (clientConnection.qps/burst), and one I/O thread ("kube-http",
+ * kube/client_loop) that runs every kube_client_do exchange on one libcurl
+ * multi handle: the calling thread prepares a pooled easy handle (constant
+ * options set once), queues it and sleeps until the answer is in. The
+ * transfers share the multi handle's connections: one HTTP/2 connection
+ * multiplexing every request when the server offers h2 over TLS (ALPN; as
+ * client-go), else HTTP/1.1 keep-alive connections, at most 16. The TLS
+ * material is parsed once from the kubeconfig (kube/tls) and installed into
+ * each new connection; DNS answers and TLS sessions are shared with stream
+ * handles. TLS peer and host verification is always on unless the config
+ * sets insecure-skip-tls-verify. Requests carry no Accept-Encoding: answers
+ * come uncompressed (the hot path's answers are small, and inflating costs
+ * more CPU than loopback or a LAN saves).
+ *
+ * Proxies: libcurl reads https_proxy/HTTPS_PROXY (http_proxy for an http://
+ * server), all_proxy and no_proxy/NO_PROXY itself for every transfer,
+ * requests and streams alike; nothing here overrides them.
+ *
+ * Watches and lists do not use the I/O thread: kube/informer's hub drives
+ * its own curl multi handle on its own thread (kube_client_setup_stream),
+ * because it decodes what arrives where it arrives: a re-list of 150,000
+ * pods is about a second of decoding, which on a shared loop would delay
+ * every bind and event behind it. Requests and streams therefore never wait
+ * for each other; the cost is a second connection to the server.
  *
  * Retries: a 429, or a 5xx on an idempotent request (GET, PUT, DELETE), or a
  * 5xx that carries Retry-After on any request, is retried up to
@@ -16,7 +34,8 @@
  * the re-read produced a different token). As client-go does, a GET whose
  * connection broke before an answer (reset, empty reply) is retried too;
  * other transport failures are not. Every attempt waits on the rate
- * limiter. kube_retry_decide() is the policy as a pure function.
+ * limiter. kube_retry_decide() is the policy as a pure function. Each
+ * request has a total timeout (timeout_ms) besides the connect timeout.
  * kube_client_shutdown() ends waits and transfers with KUBE_ECANCELED.
  *
  * Errors: a non-2xx answer is decoded as a metav1.Status into resp->status
@@ -24,7 +43,8 @@
  * a Status (e.g. "404 page not found") still yields the code's error with
  * the text as message. Transport failures return KUBE_EIO/KUBE_ETIMEDOUT.
  *
- * Threads: every function is thread-safe; any thread may issue requests.
+ * Threads: every function is thread-safe; any thread may issue requests,
+ * and requests from many threads run concurrently on the I/O thread.
  *
  * Memory: kube_client_new() allocates the client (kube_client_free() frees
  * it; the config is borrowed and must outlive the client). A kube_response is
@@ -48,15 +68,7 @@ typedef struct kube_client_options {
     long timeout_ms;         /* per request, default 30000 (not for watches; <= 0: default) */
     int max_retries;         /* default 5; 0: no retries */
     const char *user_agent;  /* copied; default "stickyvm" (NULL: the default) */
-    int transport;           /* KUBE_CLIENT_TRANSPORT_*, default AUTO */
 } kube_client_options;
-
-/* How kube_client_do reaches the server. AUTO: kube/http1's lean HTTP/1.1
- * keep-alive connections, unless a proxy is configured in the environment
- * (https_proxy, HTTPS_PROXY, http_proxy, all_proxy, ALL_PROXY), which only
- * libcurl honours; CURL: libcurl always (HTTP/2 when the server offers it).
- * Streams (watches) always use libcurl. */
-enum { KUBE_CLIENT_TRANSPORT_AUTO = 0, KUBE_CLIENT_TRANSPORT_CURL = 1 };
 
 /* Fills o with the defaults above. */
 void kube_client_options_default(kube_client_options *o);
@@ -76,9 +88,11 @@ typedef struct kube_response {
 
 /* opts may be NULL for the defaults. Returns KUBE_OK, KUBE_EINVAL (negative
  * qps or max_retries, qps without burst), KUBE_ECONFIG (server URL curl cannot
- * parse) or KUBE_ENOMEM. Calls curl_global_init() once for the process. */
+ * parse), KUBE_ENOMEM or KUBE_EIO (no I/O thread). Calls curl_global_init()
+ * once for the process and starts the client's I/O thread. */
 int kube_client_new(kube_config *cfg, const kube_client_options *opts, kube_client **out);
-/* Frees the client and its idle connections. No request may be running. */
+/* Stops the I/O thread and frees the client and its connections. No request
+ * may be running. */
 void kube_client_free(kube_client *c);
 
 /* Issues one request (after waiting on the rate limiter). method is GET,
@@ -109,6 +123,14 @@ int kube_status_decode(const char *json, size_t len, long http_code, kube_status
  * returns kube_err_from_status(http_code, reason). For callers that run
  * their own transfers (watches). body may be NULL. */
 int kube_response_error(long http_code, const char *body, size_t len, kube_status *st);
+
+/* Follows Retry-After through the header lines of an answer, one line of
+ * len bytes at a time (as libcurl's header callback gets them, CRLF
+ * included; line need not be NUL-terminated): returns -1 for a status line
+ * (a new answer begins, e.g. after 100 Continue), the delay in seconds for
+ * a Retry-After line with delay-seconds (0 to INT32_MAX; an HTTP-date is
+ * ignored, as client-go does), else current. */
+long kube_retry_after_header(long current, const char *line, size_t len);
 
 /* Prepares a caller-owned easy handle for a long-running request (a watch)
  * driven by the caller's curl multi handle: URL from path, TLS material,

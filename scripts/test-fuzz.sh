@@ -2,8 +2,8 @@
 # Builds the libFuzzer targets with clang (libFuzzer + ASan + UBSan, the
 # apiserver and kube/ sources instrumented for coverage too) and runs each
 # for a bounded time (FUZZ_SECONDS, default 60): apiserver/fuzz_*.c from a
-# seed corpus of real aggregator requests, kube/fuzz_*.c (what kube/http1
-# reads from a server) from seed answers. A crash, leak,
+# seed corpus of real aggregator requests, kube/fuzz_*.c (what kube/client
+# and kube/informer make of a server's answers) from seed answers. A crash, leak,
 # sanitizer report or timeout fails the script; the reproducer is left in
 # the fuzz build dir.
 #
@@ -104,27 +104,41 @@ run_target() { # target, corpus dir, dict
 }
 run_target "$dir/fuzz_request" "$corpus" "$work/dict"
 
-# kube/http1: answers a server may send (byte stream up to its close).
+# kube/client + kube/informer: answers (status, headers, body) and streamed
+# bodies (watch lines, lists) as libcurl hands them over; see
+# kube/fuzz_answer.c for the input layout.
 answers="$work/answers"
 mkdir -p "$answers"
-answer() { printf '%s' "$2" > "$answers/$1"; }
-answer length "HTTP/1.1 200 OK${crlf}Content-Type: application/json${crlf}Content-Length: 2${crlf}${crlf}{}"
-answer chunked "HTTP/1.1 200 OK${crlf}Transfer-Encoding: chunked${crlf}${crlf}4;x=1${crlf}Wiki${crlf}0${crlf}T: v${crlf}${crlf}"
-answer interim "HTTP/1.1 100 Continue${crlf}${crlf}HTTP/1.1 201 Created${crlf}Content-Length: 0${crlf}${crlf}"
-answer retry "HTTP/1.1 429 Too Many Requests${crlf}Retry-After: 1${crlf}Content-Length: 0${crlf}${crlf}"
-answer close "HTTP/1.0 200 OK${crlf}Connection: close${crlf}${crlf}body until close"
+answer() { printf "$2" > "$answers/$1"; printf '%s' "$3" >> "$answers/$1"; }
+status() { printf '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"%s","reason":"%s","code":%s}' "$1" "$2" "$3"; }
+answer created '\000\000\311' "Content-Type: application/json${crlf}Content-Length: 2${crlf}${crlf}{}"
+answer retry '\000\001\255' "Retry-After: 1${crlf}Content-Type: application/json${crlf}${crlf}$(status 'too many requests' TooManyRequests 429)"
+answer interim '\000\001\364' "HTTP/1.1 100 Continue${crlf}Retry-After: 7${crlf}HTTP/1.1 500 Internal Server Error${crlf}${crlf}$(status 'etcd is sad' InternalError 500)"
+answer notfound '\001\001\224' "Content-Type: text/plain${crlf}${crlf}404 page not found"
+answer conflict '\000\001\231' "Retry-After: Wed, 21 Oct 2015 07:28:00 GMT${crlf}${crlf}$(status 'the object has been modified; please apply your changes to the latest version and try again' Conflict 409)"
+pod='{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p1","namespace":"default","uid":"u1","resourceVersion":"12"},"spec":{"nodeName":"n1","containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]},"status":{"phase":"Running"}}'
+answer watch '\002\007' "{\"type\":\"ADDED\",\"object\":$pod}
+{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"13\"}}}
+{\"type\":\"ERROR\",\"object\":$(status 'too old resource version: 1 (12)' Expired 410)}
+"
+answer list '\003\052' "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"12\",\"continue\":\"abc\"},\"items\":[$pod,$pod]}"
 cat > "$work/answer-dict" <<'DICT'
 "\x0d\x0a"
 "HTTP/1.1 "
-"HTTP/1.0 "
-"Content-Length: "
-"Transfer-Encoding: chunked"
-"Connection: close"
-"Connection: keep-alive"
+"HTTP/2 "
 "Retry-After: "
+"retry-after:"
 "100 Continue"
-"0\x0d\x0a\x0d\x0a"
-";ext="
+"{\"kind\":\"Status\""
+"\"reason\":"
+"\"message\":"
+"\"code\":"
+"{\"type\":\"MODIFIED\",\"object\":"
+"\"items\":["
+"\"metadata\":{"
+"\"resourceVersion\":"
+"\\\""
+"\x0a"
 DICT
-run_target "$dir/fuzz_http1" "$answers" "$work/answer-dict"
+run_target "$dir/fuzz_answer" "$answers" "$work/answer-dict"
 echo "fuzzing passed"

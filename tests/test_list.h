@@ -68,6 +68,5 @@
     INTEGRATION(topology_integration) \
     INTEGRATION(emulator_rbac)       \
     INTEGRATION(emulator_h2)         \
-    UNIT(http1)                      \
     UNIT(workload)                   \
     /* add groups above this line */

@@ -2,17 +2,23 @@
  * tests/integration/test_client_integration.c - the HTTP client and typed
  * API calls against the API emulator over TLS: round trips, optimistic
  * concurrency, binding, retries through injected 429/5xx storms, bearer
- * token file rotation, TLS verification and tls-server-name, and
- * concurrent use of one client.
+ * token file rotation, TLS verification and tls-server-name, concurrent
+ * use of one client, and HTTPS_PROXY/NO_PROXY from the environment (through
+ * a CONNECT proxy on loopback).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -28,17 +34,12 @@ typedef struct itest {
     kube_client *c;
 } itest;
 
-/* The transport new clients use: the groups run on the default (kube/http1)
- * and the libcurl cases below repeat some on libcurl. */
-static int g_transport = KUBE_CLIENT_TRANSPORT_AUTO;
-
 static kube_client *new_client(kube_config *cfg, int max_retries)
 {
     kube_client_options o;
     kube_client *c;
 
     kube_client_options_default(&o);
-    o.transport = g_transport;
     o.qps = 0; /* the tests count requests, not time */
     o.max_retries = max_retries;
     o.timeout_ms = 10000;
@@ -292,7 +293,7 @@ static void retries_through_a_storm(void **state)
     assert_int_equal(harness_set_faults(t->h, &f), KUBE_OK);
     for (int i = 0; i < 10; i++) {
         cJSON *vm;
-        snprintf(name, sizeof(name), "storm-%d-%d", g_transport, i);
+        snprintf(name, sizeof(name), "storm-%d", i);
         vm = vm_body(name);
         assert_int_equal(kube_api_create(c, &KUBE_RES_VMS, "default", vm, NULL, &st), KUBE_OK);
         cJSON_Delete(vm);
@@ -302,7 +303,7 @@ static void retries_through_a_storm(void **state)
     assert_true(stats.retries > 0);
     assert_int_equal(stats.get + stats.post, 30 + stats.retries);
     for (int i = 0; i < 10; i++) {
-        snprintf(name, sizeof(name), "storm-%d-%d", g_transport, i);
+        snprintf(name, sizeof(name), "storm-%d", i);
         assert_int_equal(kube_api_get(c, &KUBE_RES_VMS, "default", name, &got, &st), KUBE_OK);
         cJSON_Delete(got);
     }
@@ -514,36 +515,215 @@ static void one_client_many_threads(void **state)
     assert_int_equal(after.get - before.get, 100);
 }
 
-/* ---- the libcurl transport -------------------------------------------------- */
+/* ---- proxies --------------------------------------------------------------- */
 
-/* Runs a case with clients on libcurl (KUBE_CLIENT_TRANSPORT_CURL), the
- * group's shared client included. */
-static void on_curl(void **state, void (*test)(void **))
+#define TUNNELS_MAX 8
+
+/* A CONNECT proxy on loopback, each tunnel relayed by its own thread. */
+typedef struct tunnel_proxy {
+    int fd, port;
+    pthread_t thread;
+    atomic_int stop;
+    atomic_int tunnels;   /* CONNECTs answered */
+    pthread_mutex_t lock;
+    char target[64];      /* the last CONNECT's authority (under lock) */
+    struct tunnel_conn {
+        struct tunnel_proxy *t;
+        int fd;
+        pthread_t thread;
+    } conns[TUNNELS_MAX];
+    int n_conns;
+} tunnel_proxy;
+
+/* Connects to 127.0.0.1 at the port of a "host:port" authority. */
+static int tunnel_dial(const char *authority)
 {
+    const char *colon = strrchr(authority, ':');
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int64_t port;
+    int fd;
+
+    if (!colon || kube_parse_int64(colon + 1, 1, 65535, &port) != KUBE_OK)
+        return -1;
+    a.sin_port = htons((uint16_t)port);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Copies bytes both ways until a side closes or the proxy stops. */
+static void tunnel_relay(tunnel_proxy *t, int a, int b)
+{
+    char buf[16384];
+
+    while (!atomic_load(&t->stop)) {
+        struct pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+        int n = poll(p, 2, 50);
+        for (int i = 0; n > 0 && i < 2; i++) {
+            ssize_t got;
+            if (!p[i].revents)
+                continue;
+            got = recv(p[i].fd, buf, sizeof(buf), 0);
+            if (got <= 0 || send(p[1 - i].fd, buf, (size_t)got, MSG_NOSIGNAL) != got)
+                return;
+        }
+    }
+}
+
+/* Reads "CONNECT host:port HTTP/1.1 ... \r\n\r\n" and opens the tunnel. */
+static void tunnel_serve(tunnel_proxy *t, int fd)
+{
+    static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+    char head[2048], authority[64];
+    size_t have = 0;
+    int up;
+
+    while (have < sizeof(head) - 1 && !memmem(head, have, "\r\n\r\n", 4)) {
+        struct pollfd p = {fd, POLLIN, 0};
+        ssize_t got;
+        if (poll(&p, 1, 2000) <= 0 || (got = recv(fd, head + have, sizeof(head) - 1 - have, 0)) <= 0)
+            return;
+        have += (size_t)got;
+    }
+    head[have] = '\0';
+    if (sscanf(head, "CONNECT %63s HTTP/1.1", authority) != 1 || (up = tunnel_dial(authority)) < 0)
+        return;
+    pthread_mutex_lock(&t->lock);
+    kube_strlcpy(t->target, authority, sizeof(t->target));
+    pthread_mutex_unlock(&t->lock);
+    atomic_fetch_add(&t->tunnels, 1);
+    if (send(fd, ok, sizeof(ok) - 1, MSG_NOSIGNAL) == (ssize_t)sizeof(ok) - 1)
+        tunnel_relay(t, fd, up);
+    close(up);
+}
+
+static void *tunnel_conn_thread(void *arg)
+{
+    struct tunnel_conn *c = arg;
+
+    tunnel_serve(c->t, c->fd);
+    close(c->fd);
+    return NULL;
+}
+
+static void *tunnel_thread(void *arg)
+{
+    tunnel_proxy *t = arg;
+
+    while (!atomic_load(&t->stop)) {
+        struct pollfd p = {t->fd, POLLIN, 0};
+        struct tunnel_conn *c;
+        int fd;
+        if (poll(&p, 1, 50) <= 0 || (fd = accept(t->fd, NULL, NULL)) < 0)
+            continue;
+        if (t->n_conns == TUNNELS_MAX) {
+            close(fd);
+            continue;
+        }
+        c = &t->conns[t->n_conns];
+        c->t = t;
+        c->fd = fd;
+        if (pthread_create(&c->thread, NULL, tunnel_conn_thread, c) == 0)
+            t->n_conns++;
+        else
+            close(fd);
+    }
+    return NULL;
+}
+
+static void tunnel_start(tunnel_proxy *t)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+
+    memset(t, 0, sizeof(*t));
+    pthread_mutex_init(&t->lock, NULL);
+    t->fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(t->fd >= 0);
+    assert_int_equal(bind(t->fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(t->fd, 8), 0);
+    assert_int_equal(getsockname(t->fd, (struct sockaddr *)&a, &len), 0);
+    t->port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&t->thread, NULL, tunnel_thread, t), 0);
+}
+
+static void tunnel_stop(tunnel_proxy *t)
+{
+    atomic_store(&t->stop, 1);
+    pthread_join(t->thread, NULL);
+    for (int i = 0; i < t->n_conns; i++)
+        pthread_join(t->conns[i].thread, NULL);
+    close(t->fd);
+    pthread_mutex_destroy(&t->lock);
+}
+
+static size_t discard_body(char *p, size_t size, size_t n, void *ud)
+{
+    (void)p;
+    (void)ud;
+    return size * n;
+}
+
+/* One GET through a new client, and one watch-style GET through a stream
+ * handle of the same client. */
+static void get_twice(itest *t)
+{
+    kube_client *c = new_client(t->cfg, 0);
+    struct curl_slist *headers;
+    CURL *easy = curl_easy_init();
+    kube_status st;
+    cJSON *got;
+    long code = 0;
+
+    assert_int_equal(kube_api_get(c, &KUBE_RES_NODES, NULL, "node-0", &got, &st), KUBE_OK);
+    cJSON_Delete(got);
+    assert_int_equal(kube_client_setup_stream(c, easy, "/api/v1/nodes", &headers), KUBE_OK);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, discard_body);
+    assert_int_equal(curl_easy_perform(easy), CURLE_OK);
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+    assert_int_equal(code, 200);
+    curl_easy_cleanup(easy);
+    curl_slist_free_all(headers);
+    kube_client_free(c);
+}
+
+static void proxy_from_environment(void **state)
+{
+    static const char *const vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
+                                       "no_proxy", "NO_PROXY"};
     itest *t = *state;
-    kube_client *shared = t->c;
+    char *saved[6], url[64], want[64];
+    tunnel_proxy proxy;
 
-    g_transport = KUBE_CLIENT_TRANSPORT_CURL;
-    t->c = new_client(t->cfg, 5);
-    test(state);
-    kube_client_free(t->c);
-    t->c = shared;
-    g_transport = KUBE_CLIENT_TRANSPORT_AUTO;
-}
-
-static void curl_round_trips(void **state)
-{
-    on_curl(state, create_get_patch_delete);
-}
-
-static void curl_retries(void **state)
-{
-    on_curl(state, retries_through_a_storm);
-}
-
-static void curl_tls_verification(void **state)
-{
-    on_curl(state, tls_verification);
+    for (int i = 0; i < 6; i++) {
+        saved[i] = getenv(vars[i]) ? strdup(getenv(vars[i])) : NULL;
+        unsetenv(vars[i]);
+    }
+    tunnel_start(&proxy);
+    /* requests and streams alike go through the proxy HTTPS_PROXY names */
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", proxy.port);
+    setenv("HTTPS_PROXY", url, 1);
+    get_twice(t);
+    assert_int_equal(atomic_load(&proxy.tunnels), 2);
+    snprintf(want, sizeof(want), "127.0.0.1:%d", harness_port(t->h));
+    pthread_mutex_lock(&proxy.lock);
+    assert_string_equal(proxy.target, want);
+    pthread_mutex_unlock(&proxy.lock);
+    /* unless NO_PROXY covers the server */
+    setenv("NO_PROXY", "example.com,127.0.0.1", 1);
+    get_twice(t);
+    assert_int_equal(atomic_load(&proxy.tunnels), 2);
+    tunnel_stop(&proxy);
+    for (int i = 0; i < 6; i++) {
+        if (saved[i])
+            setenv(vars[i], saved[i], 1);
+        else
+            unsetenv(vars[i]);
+        free(saved[i]);
+    }
 }
 
 int test_group_client_integration(void)
@@ -557,9 +737,7 @@ int test_group_client_integration(void)
         cmocka_unit_test(token_file_rotation),
         cmocka_unit_test(tls_verification),
         cmocka_unit_test(one_client_many_threads),
-        cmocka_unit_test(curl_round_trips),
-        cmocka_unit_test(curl_retries),
-        cmocka_unit_test(curl_tls_verification),
+        cmocka_unit_test(proxy_from_environment),
     };
     return cmocka_run_group_tests_name("client_integration", tests, setup, teardown);
 }

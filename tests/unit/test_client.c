@@ -3,7 +3,9 @@
  * metav1.Status decoding of every recorded non-2xx answer, the retry
  * policy, REST paths and request bodies, and kube_client_do() against a
  * scripted HTTP/1.1 server on loopback (headers, keep-alive, retries,
- * Retry-After, 401 token re-read, plain-text errors, dropped connections).
+ * Retry-After, 401 token re-read, plain-text errors, dropped connections,
+ * concurrent requests on the client's I/O thread, cancellation of transfers
+ * in flight, timeouts, proxies from the environment).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -335,13 +337,23 @@ static void bodies_match_recorded_requests(void **state)
 /* ---- a scripted HTTP/1.1 server on loopback ---------------------------- */
 
 #define MOCK_MAX 64
+#define MOCK_CONNS 32 /* connections served at once, each by its own thread */
 
 typedef struct mock_reply {
-    int code; /* 0: close the connection without answering */
+    int code; /* 0: close the connection without answering; -1: never answer */
     const char *content_type;
     const char *extra_headers; /* "Name: v\r\n" lines, or NULL */
-    const char *body;
+    const char *body; /* MOCK_ECHO: {"target":"<request target>"} */
 } mock_reply;
+
+static const char MOCK_ECHO[] = "echo";
+
+struct mock_server;
+typedef struct mock_conn {
+    struct mock_server *m;
+    int fd;
+    pthread_t thread;
+} mock_conn;
 
 typedef struct mock_server {
     int fd;
@@ -354,6 +366,8 @@ typedef struct mock_server {
     char *requests[MOCK_MAX];
     int n_requests;
     int connections;
+    mock_conn conns[MOCK_CONNS];
+    int n_conns; /* threads started in conns */
     char dir[64];
     char kubeconfig[128];
     char token_file[128];
@@ -416,17 +430,32 @@ static size_t mock_read_request(mock_server *m, int fd, kube_buf *in)
     return (size_t)(end - in->data) + 4 + (size_t)cl;
 }
 
-static int mock_answer(int fd, const mock_reply *r)
+/* The echo body for the request whose head is req. */
+static void mock_echo(const char *req, kube_buf *out)
 {
-    kube_buf out = KUBE_BUF_INIT;
+    const char *target = strchr(req, ' ');
+    size_t n = target ? strcspn(target + 1, " ") : 0;
+
+    kube_buf_printf(out, "{\"target\":\"%.*s\"}", (int)n, target ? target + 1 : "");
+}
+
+static int mock_answer(int fd, const mock_reply *r, const char *req)
+{
+    kube_buf out = KUBE_BUF_INIT, echo = KUBE_BUF_INIT;
     const char *body = r->body ? r->body : "";
     ssize_t n;
+
+    if (r->body == MOCK_ECHO) {
+        mock_echo(req, &echo);
+        body = echo.data;
+    }
 
     kube_buf_printf(&out, "HTTP/1.1 %d Scripted\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n%s",
                     r->code, r->content_type ? r->content_type : "application/json",
                     strlen(body), r->extra_headers ? r->extra_headers : "", body);
     n = send(fd, out.data, out.len, MSG_NOSIGNAL);
     kube_buf_free(&out);
+    kube_buf_free(&echo);
     return n > 0;
 }
 
@@ -443,27 +472,55 @@ static void mock_serve(mock_server *m, int fd)
         r = m->replies[m->next < m->n_replies ? m->next : m->n_replies - 1];
         m->next++;
         pthread_mutex_unlock(&m->lock);
+        if (r.code < 0) { /* hang until the client gives up or the test ends */
+            for (int i = 0; i < 200 && !atomic_load(&m->stop); i++) {
+                struct pollfd p = {fd, POLLIN, 0};
+                if (poll(&p, 1, 50) > 0)
+                    break;
+            }
+            break;
+        }
+        if (r.code == 0 || !mock_answer(fd, &r, in.data))
+            break;
         memmove(in.data, in.data + len, in.len - len + 1);
         in.len -= len;
-        if (r.code == 0 || !mock_answer(fd, &r))
-            break;
     }
     kube_buf_free(&in);
 }
 
+static void *mock_conn_thread(void *arg)
+{
+    mock_conn *c = arg;
+
+    mock_serve(c->m, c->fd);
+    close(c->fd);
+    return NULL;
+}
+
+/* Accepts connections, each served by its own thread (at most MOCK_CONNS
+ * over the server's life; later ones are closed at once). */
 static void *mock_thread(void *arg)
 {
     mock_server *m = arg;
 
     while (!atomic_load(&m->stop)) {
         struct pollfd p = {m->fd, POLLIN, 0};
+        mock_conn *c = NULL;
         int fd;
         if (poll(&p, 1, 50) <= 0 || (fd = accept(m->fd, NULL, NULL)) < 0)
             continue;
         pthread_mutex_lock(&m->lock);
+        if (m->n_conns < MOCK_CONNS)
+            c = &m->conns[m->n_conns++];
         m->connections++;
         pthread_mutex_unlock(&m->lock);
-        mock_serve(m, fd);
+        if (c) {
+            c->m = m;
+            c->fd = fd;
+            if (pthread_create(&c->thread, NULL, mock_conn_thread, c) == 0)
+                continue;
+            c->fd = -1;
+        }
         close(fd);
     }
     return NULL;
@@ -520,6 +577,9 @@ static int mock_teardown(void **state)
 
     atomic_store(&m->stop, 1);
     pthread_join(m->thread, NULL);
+    for (int i = 0; i < m->n_conns; i++)
+        if (m->conns[i].fd >= 0)
+            pthread_join(m->conns[i].thread, NULL);
     close(m->fd);
     for (int i = 0; i < m->n_requests; i++)
         free(m->requests[i]);
@@ -868,6 +928,160 @@ static void shutdown_cancels_waits(void **state)
     client_env_free(&e);
 }
 
+/* ---- the I/O thread ------------------------------------------------------ */
+
+#define CONC_THREADS 8
+#define CONC_CALLS 25
+
+typedef struct conc_call {
+    kube_client *c;
+    int id;
+    int wrong; /* answers that were not this thread's */
+} conc_call;
+
+static void *concurrent_caller(void *arg)
+{
+    conc_call *p = arg;
+
+    for (int i = 0; i < CONC_CALLS; i++) {
+        kube_response resp = {0};
+        char path[64], want[96];
+        snprintf(path, sizeof(path), "/api/v1/namespaces/t%d/pods/p%d", p->id, i);
+        snprintf(want, sizeof(want), "{\"target\":\"%s\"}", path);
+        if (kube_client_do(p->c, i % 2 ? "GET" : "POST", path, i % 2 ? NULL : "application/json",
+                           i % 2 ? NULL : "{}", i % 2 ? 0 : 2, &resp) != KUBE_OK ||
+            !resp.body || strcmp(resp.body, want) != 0)
+            p->wrong++;
+        kube_response_clear(&resp);
+    }
+    return NULL;
+}
+
+static void concurrent_requests_share_connections(void **state)
+{
+    mock_server *m = *state;
+    client_env e = mock_client(m, 0);
+    conc_call calls[CONC_THREADS];
+    pthread_t th[CONC_THREADS];
+    kube_client_stats st;
+
+    /* every thread gets its own answers, over kept-alive connections (at
+     * most one per thread in flight at once) */
+    mock_script(m, (mock_reply[]){{200, NULL, NULL, MOCK_ECHO}}, 1);
+    for (int i = 0; i < CONC_THREADS; i++) {
+        calls[i] = (conc_call){e.c, i, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, concurrent_caller, &calls[i]), 0);
+    }
+    for (int i = 0; i < CONC_THREADS; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(calls[i].wrong, 0);
+    }
+    kube_client_stats_get(e.c, &st);
+    assert_int_equal(st.get + st.post, CONC_THREADS * CONC_CALLS);
+    pthread_mutex_lock(&m->lock);
+    assert_true(m->connections >= 1 && m->connections <= CONC_THREADS);
+    pthread_mutex_unlock(&m->lock);
+    client_env_free(&e);
+}
+
+static void shutdown_ends_transfers_in_flight(void **state)
+{
+    mock_server *m = *state;
+    client_env e = mock_client(m, 5);
+    pending_call p = {e.c, {0}, 0};
+    int64_t deadline = kube_now_ms() + 10000, start;
+    pthread_t th;
+
+    /* the server never answers (the timeout is 5 s): shutdown must end the
+     * transfer at once */
+    mock_script(m, (mock_reply[]){{-1, NULL, NULL, NULL}}, 1);
+    assert_int_equal(pthread_create(&th, NULL, call_in_thread, &p), 0);
+    while (mock_count(m) < 1 && kube_now_ms() < deadline)
+        usleep(1000);
+    assert_int_equal(mock_count(m), 1);
+    start = kube_now_ms();
+    kube_client_shutdown(e.c);
+    pthread_join(th, NULL);
+    assert_true(kube_now_ms() - start < 1000);
+    assert_int_equal(p.rc, KUBE_ECANCELED);
+    assert_int_equal(p.resp.code, 0);
+    assert_contains(p.resp.status.message, "shutting down");
+    kube_response_clear(&p.resp);
+    assert_int_equal(mock_count(m), 1); /* not retried */
+    client_env_free(&e);
+}
+
+static void request_timeout(void **state)
+{
+    mock_server *m = *state;
+    kube_client_options o;
+    kube_response resp = {0};
+    kube_config *cfg;
+    kube_client *c;
+    char err[256];
+    int64_t start;
+
+    assert_int_equal(kube_config_from_file(m->kubeconfig, &cfg, err, sizeof(err)), KUBE_OK);
+    kube_client_options_default(&o);
+    o.timeout_ms = 300;
+    assert_int_equal(kube_client_new(cfg, &o, &c), KUBE_OK);
+    mock_script(m, (mock_reply[]){{-1, NULL, NULL, NULL}}, 1);
+    start = kube_now_ms();
+    assert_int_equal(kube_client_do(c, "GET", "/slow", NULL, NULL, 0, &resp), KUBE_ETIMEDOUT);
+    assert_true(kube_now_ms() - start >= 250);
+    assert_true(kube_now_ms() - start < 3000);
+    assert_int_equal(resp.code, 0);
+    assert_contains(resp.status.message, "GET http://127.0.0.1:");
+    assert_int_equal(mock_count(m), 1); /* a timeout is not retried */
+    /* the next request works (on a new connection) */
+    mock_script(m, (mock_reply[]){{200, NULL, NULL, "{}"}}, 1);
+    assert_int_equal(kube_client_do(c, "GET", "/x", NULL, NULL, 0, &resp), KUBE_OK);
+    kube_response_clear(&resp);
+    kube_client_free(c);
+    kube_config_free(cfg);
+}
+
+/* The request line the mock received for one GET /p through a new client,
+ * with the proxy variables as given (NULL: unset). */
+static void get_with_proxy_env(mock_server *m, const char *http_proxy, const char *no_proxy,
+                               char *line, size_t n)
+{
+    client_env e;
+    kube_response resp = {0};
+
+    setenv("http_proxy", http_proxy, 1);
+    if (no_proxy)
+        setenv("NO_PROXY", no_proxy, 1);
+    e = mock_client(m, 0);
+    mock_script(m, (mock_reply[]){{200, NULL, NULL, "{}"}}, 1);
+    assert_int_equal(kube_client_do(e.c, "GET", "/p", NULL, NULL, 0, &resp), KUBE_OK);
+    snprintf(line, n, "%.*s", (int)strcspn(mock_request(m, 0), "\r"), mock_request(m, 0));
+    kube_response_clear(&resp);
+    client_env_free(&e);
+    unsetenv("http_proxy");
+    unsetenv("NO_PROXY");
+}
+
+static void proxy_from_environment(void **state)
+{
+    mock_server *m = *state;
+    char proxy[64], line[128], want[128];
+    char *saved = getenv("no_proxy") ? strdup(getenv("no_proxy")) : NULL;
+
+    /* the mock server doubles as the proxy: a proxied request carries the
+     * absolute URL, a direct one the path */
+    unsetenv("no_proxy");
+    snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%d", m->port);
+    get_with_proxy_env(m, proxy, NULL, line, sizeof(line));
+    snprintf(want, sizeof(want), "GET http://127.0.0.1:%d/p HTTP/1.1", m->port);
+    assert_string_equal(line, want);
+    get_with_proxy_env(m, proxy, "localhost,127.0.0.1", line, sizeof(line));
+    assert_string_equal(line, "GET /p HTTP/1.1");
+    if (saved)
+        setenv("no_proxy", saved, 1);
+    free(saved);
+}
+
 /* ---- typed calls on the wire ------------------------------------------- */
 
 static void typed_calls_send_the_right_requests(void **state)
@@ -1010,6 +1224,12 @@ int test_group_client(void)
         cmocka_unit_test_setup_teardown(broken_connections, mock_setup, mock_teardown),
         cmocka_unit_test_setup_teardown(rejects_bad_requests, mock_setup, mock_teardown),
         cmocka_unit_test_setup_teardown(shutdown_cancels_waits, mock_setup, mock_teardown),
+        cmocka_unit_test_setup_teardown(concurrent_requests_share_connections, mock_setup,
+                                        mock_teardown),
+        cmocka_unit_test_setup_teardown(shutdown_ends_transfers_in_flight, mock_setup,
+                                        mock_teardown),
+        cmocka_unit_test_setup_teardown(request_timeout, mock_setup, mock_teardown),
+        cmocka_unit_test_setup_teardown(proxy_from_environment, mock_setup, mock_teardown),
         cmocka_unit_test_setup_teardown(typed_calls_send_the_right_requests, mock_setup,
                                         mock_teardown),
         cmocka_unit_test_setup_teardown(typed_calls_report_failures, mock_setup, mock_teardown),
