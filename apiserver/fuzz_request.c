@@ -27,7 +27,7 @@
 #include "authsource.h"
 #include "delegate.h"
 #include "exchange.h"
-#include "http.h"
+#include "kube/httpreq.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/log.h"
@@ -130,7 +130,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* The pure rules on one parsed request, as the exchange would use them. */
-static void rules(apis_http_request *req)
+static void rules(kube_httpreq_request *req)
 {
     apis_authn_config *cfg = apis_authn_source_get(ctx.authn);
     apis_route route;
@@ -149,7 +149,7 @@ static void rules(apis_http_request *req)
     apis_authn_config_unref(cfg);
 }
 
-static void pipeline(apis_http_request *req, X509 *peer)
+static void pipeline(kube_httpreq_request *req, X509 *peer)
 {
     apis_peer_cache pc = {0};
     apis_exchange *x = NULL;
@@ -171,20 +171,20 @@ static void pipeline(apis_http_request *req, X509 *peer)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    apis_http_limits lim;
+    kube_httpreq_limits lim;
     X509 *peer;
     size_t off = 1;
 
     if (size < 1)
         return 0;
     peer = (data[0] & 1) ? trusted : (data[0] & 2) ? untrusted : NULL;
-    apis_http_limits_default(&lim);
+    kube_httpreq_limits_default(&lim);
     lim.max_body = 4096; /* keep inputs small and the limits reachable */
     lim.max_header_bytes = 8192;
     while (off < size) {
-        apis_http_request req;
+        kube_httpreq_request req;
         int status = 0;
-        int n = apis_http_parse((const char *)data + off, size - off, &lim, &req, &status);
+        int n = kube_httpreq_parse((const char *)data + off, size - off, &lim, &req, &status);
         if (n <= 0) {
             if (n == KUBE_EBADREQUEST && (status < 400 || status > 505))
                 abort(); /* every rejection names an HTTP error code */
@@ -194,7 +194,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* never consume past the input */
         rules(&req);
         pipeline(&req, peer);
-        apis_http_request_free(&req);
+        kube_httpreq_request_free(&req);
         off += (size_t)n;
     }
     return 0;

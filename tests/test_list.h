@@ -19,7 +19,7 @@
     UNIT(quantity)                   \
     UNIT(selector)                   \
     UNIT(decode)                     \
-    UNIT(apiserver_http)             \
+    UNIT(httpreq)                    \
     UNIT(apiserver_request)          \
     UNIT(apiserver_status)           \
     UNIT(apiserver_authn)            \
