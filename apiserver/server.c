@@ -20,6 +20,8 @@
 #define WRITE_TIMEOUT_S 30
 #define HOUSEKEEPING_US (1 * LWS_US_PER_SEC)
 #define FD_RESERVE_MIN 64   /* descriptors kept for upstream calls and files */
+#define EVICT_SLACK 16      /* connections lws may hold past the cap while the
+                             * oldest silent ones are being closed */
 #define TRIM_HIGH_WATER 64  /* after this many connections at once ... */
 #define TRIM_LOW_WATER 8    /* ... give memory back when this few remain */
 #define CONTINUE_LINE "HTTP/1.1 100 Continue\r\n\r\n"
@@ -46,7 +48,9 @@ struct conn {
     size_t req_len;         /* its bytes in `in` once read whole */
     apis_exchange *x;       /* waiting for its body (PH_BODY) */
     int keep_alive;
+    int started;            /* a request was received on it */
     int flushing;           /* the answer was handed to lws */
+    int evicted;            /* unlinked by make_room(), closing */
     int close_after;
     int rx_paused;
     int peer_loaded;
@@ -377,6 +381,7 @@ static void start_request(conn *c)
     apis_exchange *x = NULL;
 
     c->phase = PH_EXCHANGE;
+    c->started = 1;
     c->keep_alive = c->req.keep_alive && !s->draining;
     set_timeout(c, s->request_timeout_s);
     if (!c->peer_loaded)
@@ -434,11 +439,40 @@ static void advance_input(conn *c)
 
 /* ---- libwebsockets callbacks ---- */
 
+/* Not one byte of a request yet: still in its TLS handshake, or silent
+ * after it. */
+static int silent(const conn *c)
+{
+    return c->phase == PH_HEAD && !c->started && c->in.len == 0;
+}
+
+/* At the cap, makes room for a new connection by closing the oldest silent
+ * one (so a flood of half-open handshakes cannot lock out a health probe
+ * or kube-apiserver). Returns 0 when there is room. */
+static int make_room(apis_server *s)
+{
+    conn *oldest = NULL;
+
+    if (s->n_conns < (size_t)s->max_conns)
+        return 0;
+    for (conn *c = s->conns; c; c = c->next) /* newest first */
+        if (c->wsi && silent(c))
+            oldest = c;
+    if (!oldest)
+        return -1;
+    KLOG_V(2, "at %d connections: closing the oldest one still without a request",
+           s->max_conns);
+    kill_conn(oldest);
+    conn_unlink(s, oldest); /* no longer counted; lws closes it next */
+    oldest->evicted = 1;
+    return 0;
+}
+
 static int on_adopt(apis_server *s, struct lws *wsi)
 {
     conn *c;
 
-    if (s->draining || !atomic_load(&s->accepting) || s->n_conns >= (size_t)s->max_conns)
+    if (s->draining || !atomic_load(&s->accepting) || make_room(s) != 0)
         return -1;
     c = calloc(1, sizeof(*c));
     if (!c)
@@ -522,7 +556,8 @@ static int on_writeable(conn *c)
 
 static void on_close(conn *c)
 {
-    conn_unlink(c->srv, c);
+    if (!c->evicted)
+        conn_unlink(c->srv, c);
     c->wsi = NULL;
     conn_unref(c);
 }
@@ -645,7 +680,8 @@ static int create_context(apis_server *s, const apis_server_options *o, char *er
     info.alpn = "http/1.1";
     info.timeout_secs = (unsigned)s->handshake_timeout_s; /* lws's TLS accept bound */
     info.ssl_info_event_mask = SSL_CB_HANDSHAKE_DONE;
-    info.simultaneous_ssl_restriction = s->max_conns; /* stops accepting at the cap */
+    /* lws stops polling the listener a little past the cap */
+    info.simultaneous_ssl_restriction = s->max_conns + EVICT_SLACK;
     info.user = s;
     s->lws = lws_create_context(&info);
     if (s->lws)
@@ -689,7 +725,7 @@ int apis_server_new(const apis_server_options *o, apis_server **out, char *err, 
     s->shutdown_timeout_ms = o->shutdown_timeout_ms >= 0 ? o->shutdown_timeout_ms : 30000;
     workers = o->workers > 0 ? o->workers : 16;
     s->max_conns = kube_lws_connection_limit(o->max_connections > 0 ? o->max_connections : 1024,
-                                             FD_RESERVE_MIN + 2 * workers);
+                                             FD_RESERVE_MIN + 2 * workers + EVICT_SLACK);
     kube_httpreq_limits_default(&s->limits);
     kube_lws_route_logs();
     rc = apis_pool_new(workers, &s->pool);
