@@ -200,11 +200,15 @@ static int peer_closed(SSL *ssl)
     char buf[4096];
 
     for (int i = 0; i < 1000; i++) {
-        int n = SSL_read(ssl, buf, sizeof(buf));
+        int n;
+        errno = 0;
+        n = SSL_read(ssl, buf, sizeof(buf));
         if (n <= 0) {
             int e = SSL_get_error(ssl, n);
+            int timed_out = errno == EAGAIN || errno == EWOULDBLOCK;
             ERR_clear_error();
-            return e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL || e == SSL_ERROR_SSL;
+            return e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SSL ||
+                   (e == SSL_ERROR_SYSCALL && !timed_out);
         }
     }
     return 0;
