@@ -30,7 +30,7 @@
     INTEGRATION(informer_integration) \
     INTEGRATION(emulator)            \
     INTEGRATION(apiserver_integration) \
-    INTEGRATION(apiserver_hardening) \
+    INTEGRATION(server_hardening)   \
     UNIT(apiserver_exchange)         \
     UNIT(apiserver_misc)             \
     INTEGRATION(client_integration)  \
