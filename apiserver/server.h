@@ -6,7 +6,13 @@
  * TLS connections in raw mode (ALPN http/1.1 only) and asks every client for
  * a certificate without requiring one (bearer-token clients have none); the
  * certificate is verified per request by the exchange (exchange.h) against
- * the current authentication settings. Bytes are parsed with http.h.
+ * the current authentication settings. Bytes are parsed with kube/httpreq.h,
+ * incrementally (each received byte is looked at once, whatever the size
+ * of the TLS records), and a request is authenticated and authorized on its
+ * head: its body is read only for an authorized exchange (after a
+ * "100 Continue" when the client sent Expect: 100-continue), and a request
+ * answered before its body was read (401, 403, 400, ...) closes its
+ * connection, so the body is never parsed.
  *
  * Nothing on the service thread waits on the network: an exchange that
  * needs kube-apiserver (TokenReview, SubjectAccessReview, the pin calls)
@@ -22,10 +28,13 @@
  *
  * Connections: at most max_connections at once (1024), and never more than
  * RLIMIT_NOFILE leaves after a reserve of descriptors for upstream calls
- * (64 + 2 per worker): at the cap libwebsockets stops polling the listener
- * (new clients wait in the kernel's backlog) instead of failing accept()
- * with EMFILE in a loop. OpenSSL frees idle connections' buffers, and after
- * a burst (64+ connections) the heap is trimmed when 8 or fewer remain.
+ * (64 + 2 per worker + 16). At the cap a new connection closes the oldest
+ * one that has not sent a byte of a request yet (a half-open handshake,
+ * say), or is refused when there is none; 16 past the cap libwebsockets
+ * stops polling the listener (new clients wait in the kernel's backlog)
+ * instead of failing accept() with EMFILE in a loop. OpenSSL frees idle
+ * connections' buffers, and after a burst (64+ connections) the heap is
+ * trimmed when 8 or fewer remain.
  *
  * Shutdown (apis_server_stop, e.g. on SIGTERM): /readyz turns 500, new
  * connections are closed, idle ones too, requests in flight finish (each
