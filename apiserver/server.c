@@ -51,6 +51,7 @@ struct conn {
     int started;            /* a request was received on it */
     int flushing;           /* the answer was handed to lws */
     int evicted;            /* unlinked by make_room(), closing */
+    int handshake_done;     /* 1: TLS handshake just done, 2: header timeout armed */
     int close_after;
     int rx_paused;
     int peer_loaded;
@@ -483,15 +484,29 @@ static int on_adopt(apis_server *s, struct lws *wsi)
     kube_httpreq_parser_init(&c->parser, &s->limits);
     lws_set_opaque_user_data(wsi, c);
     conn_link(s, c);
-    /* the TLS handshake has its own bound, not the idle timeout */
-    set_timeout(c, s->handshake_timeout_s);
+    /* the TLS handshake has its own bound, not the idle timeout (lws may
+     * adopt before or after the handshake) */
+    if (lws_get_ssl(wsi) && SSL_is_init_finished(lws_get_ssl(wsi)))
+        set_timeout(c, s->header_timeout_s);
+    else
+        set_timeout(c, s->handshake_timeout_s);
     return 0;
 }
 
-/* The handshake is done: the first request's head must come in time. */
+/* The handshake is done. lws then sets its own timeout (its
+ * timeout_secs, our handshake bound) once this callback returns, so the
+ * header timeout is armed from the next writeable callback. */
 static void on_handshake_done(conn *c)
 {
-    if (c->phase == PH_HEAD && c->in.len == 0)
+    c->handshake_done = 1;
+    lws_callback_on_writable(c->wsi);
+}
+
+/* The first request's head must come within the header timeout. */
+static void arm_header_timeout(conn *c)
+{
+    c->handshake_done = 2;
+    if (silent(c))
         set_timeout(c, c->srv->header_timeout_s);
 }
 
@@ -536,6 +551,8 @@ static int on_writeable(conn *c)
     apis_server *s = c->srv;
     size_t n;
 
+    if (c->handshake_done == 1)
+        arm_header_timeout(c);
     if (c->flushing)
         return answer_done(c);
     if (c->out_off >= c->out.len)

@@ -8,6 +8,7 @@
  *     unauthenticated request is answered 401 from its head and its
  *     connection closed; Expect: 100-continue gets 100 Continue;
  *   - a read-only role cannot pin (pin and unpin also need update);
+ *   - a silent client gets the header timeout after its handshake;
  *   - 2,000 half-open TLS handshakes (past the default cap of 1,024
  *     connections: the oldest silent ones make room for new clients) leave
  *     /healthz answering within 100 ms on a kept and on a new connection,
@@ -295,8 +296,8 @@ static void exec_server(const server *sv, long nofile)
     struct rlimit rl;
     int fd = open(sv->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     char *argv[] = {STICKYVM_BINARY_DIR "/stickyvm-apiserver", "--bind-address=127.0.0.1",
-                    port, kubeconfig, cert, key, "--tls-handshake-timeout=2s", "--workers=4",
-                    NULL};
+                    port, kubeconfig, cert, key, "--tls-handshake-timeout=2s",
+                    "--read-header-timeout=4s", "--workers=4", NULL};
 
     snprintf(port, sizeof(port), "--secure-port=%d", sv->port);
     snprintf(kubeconfig, sizeof(kubeconfig), "--kubeconfig=%s", harness_kubeconfig(F.h));
@@ -490,6 +491,30 @@ static void read_only_roles_cannot_pin(void **state)
     assert_true(read_until(ssl, &in, "\r\n\r\n"));
     assert_true(strncmp(in.data, "HTTP/1.1 404", 12) == 0);
     kube_buf_free(&in);
+    tls_close(ssl);
+}
+
+/* The handshake and the head have their own bounds: a client that finished
+ * its handshake gets --read-header-timeout (4 s here) to send a request,
+ * not --tls-handshake-timeout (2 s), and no more. */
+static void silent_clients_get_the_header_timeout(void **state)
+{
+    SSL *ssl = tls_connect(F.anon, F.main.port);
+    struct timeval tv = {0, 200000};
+    char c;
+    (void)state;
+
+    assert_non_null(ssl);
+    sleep_ms(2600);
+    setsockopt(SSL_get_fd(ssl), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    errno = 0;
+    assert_true(SSL_read(ssl, &c, 1) <= 0); /* session tickets only, then nothing */
+    assert_true(errno == EAGAIN || errno == EWOULDBLOCK); /* still open */
+    ERR_clear_error();
+    tv.tv_sec = 10;
+    setsockopt(SSL_get_fd(ssl), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    sleep_ms(2600);
+    assert_true(peer_closed(ssl));
     tls_close(ssl);
 }
 
@@ -696,6 +721,7 @@ int test_group_server_hardening(void)
         cmocka_unit_test(unauthenticated_bodies_are_never_read),
         cmocka_unit_test(expect_continue_gets_100_continue),
         cmocka_unit_test(read_only_roles_cannot_pin),
+        cmocka_unit_test(silent_clients_get_the_header_timeout),
         cmocka_unit_test(half_open_handshakes_are_bounded),
         cmocka_unit_test(the_descriptor_limit_does_not_spin),
         cmocka_unit_test(chunked_bodies_cost_linear_cpu),
