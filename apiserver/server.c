@@ -325,13 +325,6 @@ static int offload(conn *c, apis_exchange *x)
     return KUBE_OK;
 }
 
-static void finish(conn *c, apis_exchange *x)
-{
-    respond(c, x);
-    apis_exchange_observe(x);
-    apis_exchange_free(x);
-}
-
 /* The exchange is authorized: reads its body (none: at once), after a
  * 100 Continue when the client waits for one. */
 static void await_body(conn *c, apis_exchange *x)
@@ -372,7 +365,9 @@ static void step(conn *c, apis_exchange *x, int rc)
         await_body(c, x);
         return;
     }
-    finish(c, x);
+    respond(c, x);
+    apis_exchange_observe(x);
+    apis_exchange_free(x);
 }
 
 /* The head is whole: authentication and authorization start on it. */
@@ -493,16 +488,9 @@ static int on_adopt(apis_server *s, struct lws *wsi)
     return 0;
 }
 
-/* The handshake is done. lws then sets its own timeout (its
- * timeout_secs, our handshake bound) once this callback returns, so the
- * header timeout is armed from the next writeable callback. */
-static void on_handshake_done(conn *c)
-{
-    c->handshake_done = 1;
-    lws_callback_on_writable(c->wsi);
-}
-
-/* The first request's head must come within the header timeout. */
+/* The first request's head must come within the header timeout (armed
+ * from the first writeable callback after the handshake: when it ends, lws
+ * sets its own timeout after telling us). */
 static void arm_header_timeout(conn *c)
 {
     c->handshake_done = 2;
@@ -626,8 +614,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     case LWS_CALLBACK_RAW_ADOPT:
         return on_adopt(s, wsi);
     case LWS_CALLBACK_SSL_INFO:
-        if (c && (((struct lws_ssl_info *)in)->where & SSL_CB_HANDSHAKE_DONE))
-            on_handshake_done(c);
+        if (c && (((struct lws_ssl_info *)in)->where & SSL_CB_HANDSHAKE_DONE)) {
+            c->handshake_done = 1;
+            lws_callback_on_writable(wsi);
+        }
         return 0;
     case LWS_CALLBACK_RAW_RX:
         return c ? on_rx(c, in, len) : -1;
