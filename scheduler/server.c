@@ -308,7 +308,9 @@ static int create_context(sched_server *s, const sched_server_options *o, const 
     info.timeout_secs = 10; /* the TLS handshake, among others */
     info.keepalive_timeout = 30;
     /* at the cap lws stops polling the listener, instead of failing
-     * accept() with EMFILE in a busy loop when descriptors run out */
+     * accept() with EMFILE in a busy loop when descriptors run out (and
+     * closes keep-alive connections after their answer, so clients waiting
+     * in the backlog get in) */
     info.simultaneous_ssl_restriction = kube_lws_connection_limit(MAX_CONNECTIONS, FD_RESERVE);
     info.user = s;
     s->lws = lws_create_context(&info);

@@ -233,6 +233,25 @@ static long healthz_ms(SSL *ssl)
     return ms;
 }
 
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of five /healthz on ssl (one slow sample on a loaded 2-core
+ * machine says little), or -1 when one failed. */
+static long healthz_median_ms(SSL *ssl)
+{
+    long ms[5];
+
+    for (int i = 0; i < 5; i++)
+        if ((ms[i] = healthz_ms(ssl)) < 0)
+            return -1;
+    qsort(ms, 5, sizeof(ms[0]), cmp_long);
+    return ms[2];
+}
+
 /* ---- the server process ---- */
 
 static long proc_field_ticks(pid_t pid)
@@ -541,12 +560,12 @@ static void half_open_handshakes_are_bounded(void **state)
                              (ssize_t)sizeof(partial_hello));
     }
     sleep_ms(1000); /* the server has taken them all in */
-    ms = healthz_ms(keep);
+    ms = healthz_median_ms(keep);
     print_message("half-open: /healthz on a kept connection %ld ms\n", ms);
     assert_true(ms >= 0 && ms < HEALTHZ_MS);
     fresh = tls_connect(F.anon, F.main.port);
     assert_non_null(fresh);
-    ms = healthz_ms(fresh);
+    ms = healthz_median_ms(fresh);
     print_message("half-open: /healthz on a new connection %ld ms\n", ms);
     assert_true(ms >= 0 && ms < HEALTHZ_MS);
     tls_close(fresh);
@@ -596,7 +615,7 @@ static void the_descriptor_limit_does_not_spin(void **state)
     cpu0 = cpu_ms(low.pid);
     sleep_ms(1500);
     cpu = cpu_ms(low.pid) - cpu0;
-    ms = healthz_ms(keep);
+    ms = healthz_median_ms(keep);
     print_message("fd limit: %ld ms CPU in 1.5 s, /healthz %ld ms, %ld new log lines\n", cpu, ms,
                   log_lines(&low) - lines0);
     assert_true(cpu < 500);
@@ -641,17 +660,31 @@ static long chunked_post_cpu(size_t raw, size_t step)
     return cpu0;
 }
 
+/* The least CPU of three identical posts (the steadiest figure; the clock
+ * ticks every 10 ms). */
+static long least_cpu(size_t raw, size_t step)
+{
+    long best = -1;
+
+    for (int i = 0; i < 3; i++) {
+        long ms = chunked_post_cpu(raw, step);
+        if (best < 0 || ms < best)
+            best = ms;
+    }
+    return best;
+}
+
 static void chunked_bodies_cost_linear_cpu(void **state)
 {
     long small, large, whole;
     (void)state;
 
     chunked_post_cpu(64 * 1024, 16); /* warm up */
-    small = chunked_post_cpu(200 * 1024, 16);
-    large = chunked_post_cpu(400 * 1024, 16);
-    whole = chunked_post_cpu(400 * 1024, 400 * 1024);
-    print_message("chunked body in 16-byte records: 200 KB %ld ms, 400 KB %ld ms CPU; "
-                  "400 KB in one write %ld ms\n",
+    small = least_cpu(250 * 1024, 16);
+    large = least_cpu(500 * 1024, 16);
+    whole = least_cpu(500 * 1024, 500 * 1024);
+    print_message("chunked body in 16-byte records: 250 KB %ld ms, 500 KB %ld ms CPU; "
+                  "500 KB in one write %ld ms\n",
                   small, large, whole);
     /* linear: twice the bytes, about twice the CPU (quadratic: four times) */
     assert_true(large < 3 * (small > 20 ? small : 20));
@@ -671,6 +704,7 @@ static pid_t start_scheduler_port(int port)
     if (pid > 0)
         return pid;
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    close_range(3, ~0U, 0); /* none of the test's descriptors */
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
         rl.rlim_cur = 256;
         setrlimit(RLIMIT_NOFILE, &rl);
@@ -704,12 +738,18 @@ static void the_scheduler_port_does_not_spin_either(void **state)
     cpu0 = cpu_ms(pid);
     sleep_ms(1500);
     cpu = cpu_ms(pid) - cpu0;
-    ms = healthz_ms(keep);
+    ms = healthz_ms(keep); /* at its cap lws closes keep-alive connections after this */
     print_message("scheduler port: %ld ms CPU in 1.5 s, /healthz %ld ms\n", cpu, ms);
     assert_true(cpu < 500);
     assert_true(ms >= 0 && ms < HEALTHZ_MS);
     for (int i = 0; i < PAST_LIMIT; i++)
         close(fds[i]);
+    tls_close(keep);
+    /* it takes new connections again */
+    sleep_ms(300);
+    keep = tls_connect(F.anon, port);
+    assert_non_null(keep);
+    assert_true(healthz_ms(keep) >= 0);
     tls_close(keep);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
