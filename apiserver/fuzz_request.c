@@ -74,7 +74,7 @@ static int parse_in_steps(const char *buf, size_t len, size_t step, const kube_h
 static void check_steps(const char *buf, size_t len, size_t step, const kube_httpreq_limits *lim,
                         int whole_rc, const kube_httpreq_request *whole)
 {
-    kube_httpreq_request req;
+    kube_httpreq_request req = {0};
     int status = 0;
     int rc = parse_in_steps(buf, len, step, lim, &req, &status);
 

@@ -350,7 +350,6 @@ static int chunk_size_line(kube_httpreq_parser *p, const char *buf, size_t len)
         return 413;
     p->chunk_left = size;
     p->cstate = size ? CS_DATA : CS_TRAILER;
-    p->line_scan = p->pos; /* the trailer section counts from here */
     return KUBE_OK;
 }
 
@@ -485,8 +484,6 @@ int kube_httpreq_parse_head(kube_httpreq_parser *p, const char *buf, size_t len,
 
     memset(req, 0, sizeof(*req));
     *http_status = 0;
-    if (p->head_len) /* already parsed: a caller error */
-        return public_error(400, req, http_status);
     rc = scan_head(p, buf, len);
     if (rc == KUBE_OK)
         rc = parse_head_section(p, buf, req);

@@ -107,7 +107,8 @@ int kube_httpreq_parse_head(kube_httpreq_parser *p, const char *buf, size_t len,
  * buffer. Returns the whole request's length (> 0) once the body is whole
  * (req->body set, owned by req), 0 when more bytes are needed, or
  * KUBE_EBADREQUEST with *http_status (400, 413 body too large, 431
- * trailers too large) or KUBE_ENOMEM. */
+ * trailers too large) or KUBE_ENOMEM; on those errors *req is freed and
+ * left zeroed. */
 int kube_httpreq_parse_body(kube_httpreq_parser *p, const char *buf, size_t len,
                             kube_httpreq_request *req, int *http_status);
 

@@ -900,7 +900,7 @@ static int read_request(emu_conn *c, parsed *p, size_t max_body, int first_timeo
 {
     kube_httpreq_limits lim = {MAX_HEADER_BYTES, MAX_HEADERS, MAX_HEADER_BYTES, SIZE_MAX / 16};
     kube_httpreq_parser ps;
-    kube_httpreq_request req;
+    kube_httpreq_request req = {0}; /* freed below even when no head came */
     int rc;
 
     kube_httpreq_parser_init(&ps, &lim);
