@@ -131,6 +131,9 @@ static int open_server(apis_app *a, const apis_options *o, char *err, size_t err
         .max_inflight = o->max_requests_inflight,
         .request_timeout_ms = o->request_timeout_ms,
         .shutdown_timeout_ms = o->shutdown_timeout_ms,
+        .tls_handshake_timeout_ms = o->tls_handshake_timeout_ms,
+        .read_header_timeout_ms = o->read_header_timeout_ms,
+        .max_connections = o->max_connections,
     };
     return apis_server_new(&so, &a->server, err, errlen);
 }

@@ -5,6 +5,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -516,6 +517,45 @@ int apis_authn_verify_client_cert(const apis_authn_config *cfg, X509 *leaf,
     return KUBE_OK;
 }
 
+static int asn1_time(const ASN1_TIME *t, time_t *out)
+{
+    struct tm tm;
+
+    if (!t || ASN1_TIME_to_tm(t, &tm) != 1)
+        return KUBE_EPARSE;
+    *out = timegm(&tm);
+    return KUBE_OK;
+}
+
+/* Narrows [*from, *until) to one certificate's validity. */
+static int narrow_validity(X509 *x, time_t *from, time_t *until)
+{
+    time_t nb, na;
+
+    if (asn1_time(X509_get0_notBefore(x), &nb) != KUBE_OK ||
+        asn1_time(X509_get0_notAfter(x), &na) != KUBE_OK)
+        return KUBE_EPARSE;
+    if (nb > *from)
+        *from = nb;
+    if (na < *until)
+        *until = na;
+    return KUBE_OK;
+}
+
+void apis_authn_chain_validity(X509 *leaf, STACK_OF(X509) *chain, time_t *from, time_t *until)
+{
+    int rc = KUBE_OK;
+
+    *from = 0;
+    *until = (time_t)INT64_MAX;
+    if (leaf)
+        rc = narrow_validity(leaf, from, until);
+    for (int i = 0; rc == KUBE_OK && chain && i < sk_X509_num(chain); i++)
+        rc = narrow_validity(sk_X509_value(chain, i), from, until);
+    if (rc != KUBE_OK)
+        *from = *until = 0;
+}
+
 /* ---- front-proxy headers ---- */
 
 static int is_blank(const char *s)
@@ -526,13 +566,13 @@ static int is_blank(const char *s)
     return 1;
 }
 
-static int add_groups(const apis_authn_config *cfg, const apis_http_request *req, apis_user *u)
+static int add_groups(const apis_authn_config *cfg, const kube_httpreq_request *req, apis_user *u)
 {
     const apis_strlist *names = &cfg->lists[APIS_AUTHN_GROUP_HEADERS];
 
     for (size_t n = 0; n < names->n; n++) {
         for (size_t i = 0; i < req->n_headers; i++) {
-            const apis_http_header *h = &req->headers[i];
+            const kube_httpreq_header *h = &req->headers[i];
             if (strcasecmp(h->name, names->v[n]) != 0 || is_blank(h->value))
                 continue;
             if (apis_strlist_add(&u->groups, h->value) != KUBE_OK)
@@ -571,7 +611,7 @@ static int extra_key(const char *rest, char *out, size_t n)
     return KUBE_OK;
 }
 
-static int add_extras(const apis_authn_config *cfg, const apis_http_request *req, apis_user *u)
+static int add_extras(const apis_authn_config *cfg, const kube_httpreq_request *req, apis_user *u)
 {
     const apis_strlist *prefixes = &cfg->lists[APIS_AUTHN_EXTRA_PREFIXES];
     char key[256];
@@ -579,7 +619,7 @@ static int add_extras(const apis_authn_config *cfg, const apis_http_request *req
     for (size_t p = 0; p < prefixes->n; p++) {
         size_t pl = strlen(prefixes->v[p]);
         for (size_t i = 0; i < req->n_headers; i++) {
-            const apis_http_header *h = &req->headers[i];
+            const kube_httpreq_header *h = &req->headers[i];
             if (strncasecmp(h->name, prefixes->v[p], pl) != 0 || h->name[pl] == '\0')
                 continue;
             extra_key(h->name + pl, key, sizeof(key));
@@ -590,7 +630,7 @@ static int add_extras(const apis_authn_config *cfg, const apis_http_request *req
     return KUBE_OK;
 }
 
-int apis_authn_from_headers(const apis_authn_config *cfg, const apis_http_request *req,
+int apis_authn_from_headers(const apis_authn_config *cfg, const kube_httpreq_request *req,
                             apis_user **out)
 {
     const apis_strlist *names = &cfg->lists[APIS_AUTHN_USERNAME_HEADERS];
@@ -599,7 +639,7 @@ int apis_authn_from_headers(const apis_authn_config *cfg, const apis_http_reques
 
     *out = NULL;
     for (size_t i = 0; i < names->n && !name; i++) {
-        const char *v = apis_http_header_get(req, names->v[i]);
+        const char *v = kube_httpreq_header_get(req, names->v[i]);
         if (v && *v)
             name = v;
     }
@@ -614,7 +654,7 @@ int apis_authn_from_headers(const apis_authn_config *cfg, const apis_http_reques
     return KUBE_OK;
 }
 
-static void remove_exact(apis_http_request *req, const char *name)
+static void remove_exact(kube_httpreq_request *req, const char *name)
 {
     size_t kept = 0;
 
@@ -624,7 +664,7 @@ static void remove_exact(apis_http_request *req, const char *name)
     req->n_headers = kept;
 }
 
-void apis_authn_strip_headers(const apis_authn_config *cfg, apis_http_request *req)
+void apis_authn_strip_headers(const apis_authn_config *cfg, kube_httpreq_request *req)
 {
     const apis_strlist *users = &cfg->lists[APIS_AUTHN_USERNAME_HEADERS];
     const apis_strlist *groups = &cfg->lists[APIS_AUTHN_GROUP_HEADERS];
@@ -635,13 +675,13 @@ void apis_authn_strip_headers(const apis_authn_config *cfg, apis_http_request *r
     for (size_t i = 0; i < groups->n; i++)
         remove_exact(req, groups->v[i]);
     for (size_t i = 0; i < prefixes->n; i++)
-        apis_http_header_remove_prefix(req, prefixes->v[i]);
-    apis_http_header_remove_prefix(req, "X-Remote-");
+        kube_httpreq_header_remove_prefix(req, prefixes->v[i]);
+    kube_httpreq_header_remove_prefix(req, "X-Remote-");
 }
 
-int apis_authn_bearer_token(const apis_http_request *req, char *out, size_t n)
+int apis_authn_bearer_token(const kube_httpreq_request *req, char *out, size_t n)
 {
-    const char *auth = apis_http_header_get(req, "Authorization");
+    const char *auth = kube_httpreq_header_get(req, "Authorization");
     const char *tok, *end;
 
     if (!auth)

@@ -29,8 +29,9 @@
 #include <cjson/cJSON.h>
 #include <openssl/x509.h>
 #include <stddef.h>
+#include <time.h>
 
-#include "http.h"
+#include "kube/httpreq.h"
 
 typedef struct apis_strlist {
     char **v;
@@ -112,12 +113,12 @@ int apis_authn_verify_front_proxy(const apis_authn_config *cfg, X509 *leaf,
  * Returns KUBE_OK with *out, KUBE_ENOTFOUND when no username header has a
  * value, or KUBE_ENOMEM. Groups and extras are not given
  * system:authenticated here. */
-int apis_authn_from_headers(const apis_authn_config *cfg, const apis_http_request *req,
+int apis_authn_from_headers(const apis_authn_config *cfg, const kube_httpreq_request *req,
                             apis_user **out);
 
 /* Removes every front-proxy header (username, group and extra prefixes of
  * this configuration, and the X-Remote- defaults) from req. */
-void apis_authn_strip_headers(const apis_authn_config *cfg, apis_http_request *req);
+void apis_authn_strip_headers(const apis_authn_config *cfg, kube_httpreq_request *req);
 
 /* Client certificate authentication against client-ca-file. Returns KUBE_OK
  * with *out (CN as name, O as groups), KUBE_ENOTFOUND when there is no
@@ -127,10 +128,16 @@ int apis_authn_verify_client_cert(const apis_authn_config *cfg, X509 *leaf,
                                   STACK_OF(X509) *chain, apis_user **out, char *msg,
                                   size_t msglen);
 
+/* The window in which every certificate the peer sent (leaf and the
+ * intermediates, chain may be NULL) is valid: *from is the latest
+ * NotBefore, *until the earliest NotAfter. An unreadable time gives an
+ * empty window (0, 0), so callers verify again each time. */
+void apis_authn_chain_validity(X509 *leaf, STACK_OF(X509) *chain, time_t *from, time_t *until);
+
 /* The token of an "Authorization: Bearer <token>" header, as
  * k8s.io/apiserver's bearertoken authenticator reads it, copied into out
  * (size n). Returns KUBE_OK, KUBE_ENOTFOUND (no bearer token) or
  * KUBE_ERANGE (longer than n - 1). */
-int apis_authn_bearer_token(const apis_http_request *req, char *out, size_t n);
+int apis_authn_bearer_token(const kube_httpreq_request *req, char *out, size_t n);
 
 #endif

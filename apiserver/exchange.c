@@ -18,7 +18,7 @@
 #define CT_TEXT "text/plain; charset=utf-8"
 #define CT_METRICS "text/plain; version=0.0.4; charset=utf-8"
 
-enum stage { ST_TOKEN, ST_ROUTE, ST_AUTHZ, ST_SERVE, ST_DONE };
+enum stage { ST_TOKEN, ST_ROUTE, ST_AUTHZ, ST_BODY, ST_SERVE, ST_DONE };
 
 struct apis_exchange {
     const apis_context *ctx;
@@ -26,6 +26,7 @@ struct apis_exchange {
     int64_t start_ns;
     char method[40];
     char verb[40];
+    int authz_passed;             /* verbs of authz_verb() allowed so far */
     apis_route route;
     int route_rc;
     char route_msg[512];
@@ -99,9 +100,9 @@ static void unauthorized(apis_exchange *x)
 
 /* ---- start: health, upgrade, authentication from the connection ---- */
 
-static void copy_header(const apis_http_request *req, const char *name, char *out, size_t n)
+static void copy_header(const kube_httpreq_request *req, const char *name, char *out, size_t n)
 {
-    const char *v = apis_http_header_get(req, name);
+    const char *v = kube_httpreq_header_get(req, name);
 
     out[0] = '\0';
     if (v && strlen(v) < n && strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -134,13 +135,16 @@ static int answer_health(apis_exchange *x)
     }
 }
 
-/* Verifies the connection's certificate under cfg, once per snapshot. */
+/* Verifies the connection's certificate under cfg, again when the
+ * snapshot changed or the clock left the certificates' validity window. */
 static void refresh_peer(apis_peer_cache *pc, apis_authn_config *cfg)
 {
     char msg[512] = "";
+    time_t now = time(NULL);
 
-    if (pc->cfg == cfg)
+    if (pc->cfg == cfg && now >= pc->valid_from && now < pc->valid_until)
         return;
+    apis_authn_chain_validity(pc->leaf, pc->chain, &pc->valid_from, &pc->valid_until);
     apis_authn_config_unref(pc->cfg);
     apis_user_free(pc->cert_user);
     pc->cert_user = NULL;
@@ -163,7 +167,7 @@ static void authn_metric(apis_exchange *x, apis_authn_result r)
 
 /* Authentication that needs no network. Leaves x->user set, x->token set
  * (TokenReview pending) or the 401 answered. */
-static int authenticate_local(apis_exchange *x, apis_authn_config *cfg, apis_http_request *req,
+static int authenticate_local(apis_exchange *x, apis_authn_config *cfg, kube_httpreq_request *req,
                               apis_peer_cache *pc)
 {
     char *token;
@@ -195,7 +199,7 @@ static int authenticate_local(apis_exchange *x, apis_authn_config *cfg, apis_htt
     return KUBE_OK;
 }
 
-static void strip_credentials(apis_authn_config *cfg, apis_http_request *req)
+static void strip_credentials(apis_authn_config *cfg, kube_httpreq_request *req)
 {
     size_t kept = 0;
 
@@ -206,7 +210,7 @@ static void strip_credentials(apis_authn_config *cfg, apis_http_request *req)
     req->n_headers = kept;
 }
 
-static int start(apis_exchange *x, apis_http_request *req, apis_peer_cache *pc)
+static int start(apis_exchange *x, kube_httpreq_request *req, apis_peer_cache *pc)
 {
     apis_authn_config *cfg;
     int rc;
@@ -226,7 +230,7 @@ static int start(apis_exchange *x, apis_http_request *req, apis_peer_cache *pc)
     return rc;
 }
 
-int apis_exchange_new(const apis_context *ctx, apis_http_request *req, apis_peer_cache *pc,
+int apis_exchange_new(const apis_context *ctx, kube_httpreq_request *req, apis_peer_cache *pc,
                       apis_exchange **out)
 {
     apis_exchange *x = calloc(1, sizeof(*x));
@@ -243,7 +247,6 @@ int apis_exchange_new(const apis_context *ctx, apis_http_request *req, apis_peer
         free(x);
         return KUBE_ENOMEM;
     }
-    x->body_ok = apis_body_check(req->body, req->body_len) == KUBE_OK;
     copy_header(req, "Audit-Id", x->audit_id, sizeof(x->audit_id));
     copy_header(req, "If-None-Match", x->if_none_match, sizeof(x->if_none_match));
     rc = start(x, req, pc);
@@ -340,29 +343,58 @@ static void forbidden(apis_exchange *x, const apis_authz_attrs *a, const char *r
     answer_status(x, rc, 403);
 }
 
+/* The verbs a request needs, in order: the one its method maps to and,
+ * for pin and unpin (which change the VM whatever the method, a GET
+ * included), update on the subresource, so a read-only role cannot pin. */
+static const char *authz_verb(const apis_exchange *x, int i)
+{
+    if (i == 0)
+        return x->verb;
+    if (i == 1 && apis_route_is_resource(x->route.kind) && strcmp(x->verb, "update") != 0)
+        return "update";
+    return NULL;
+}
+
+/* One verb's decision, from the cache or (may_block) a review. Returns
+ * KUBE_OK with *d, APIS_EXCHANGE_BLOCKED, or the review's error. */
+static int decide(apis_exchange *x, apis_authz_attrs *a, int may_block, apis_authz_decision *d)
+{
+    int rc = apis_delegate_authorize_cached(x->ctx->delegate, a, d);
+
+    if (rc != KUBE_ENOTFOUND)
+        return rc;
+    if (!may_block)
+        return APIS_EXCHANGE_BLOCKED;
+    return apis_delegate_authorize(x->ctx->delegate, a, d);
+}
+
 static int step_authz(apis_exchange *x, int may_block)
 {
     apis_authz_attrs a;
     apis_authz_decision d;
+    const char *verb;
     char msg[600];
     int rc;
 
-    authz_attrs(x, &a);
-    rc = apis_delegate_authorize_cached(x->ctx->delegate, &a, &d);
-    if (rc == KUBE_ENOTFOUND) {
-        if (!may_block)
-            return APIS_EXCHANGE_BLOCKED;
-        rc = apis_delegate_authorize(x->ctx->delegate, &a, &d);
+    while ((verb = authz_verb(x, x->authz_passed)) != NULL) {
+        authz_attrs(x, &a);
+        a.verb = verb;
+        rc = decide(x, &a, may_block, &d);
+        if (rc == APIS_EXCHANGE_BLOCKED)
+            return rc;
+        if (rc != KUBE_OK) {
+            snprintf(msg, sizeof(msg), "Internal error occurred: authorization failed: %s",
+                     kube_strerror(rc));
+            apis_exchange_fail(x, 500, "InternalError", msg);
+            return APIS_EXCHANGE_DONE;
+        }
+        if (!d.allowed) {
+            forbidden(x, &a, d.reason);
+            return APIS_EXCHANGE_DONE;
+        }
+        x->authz_passed++;
     }
-    if (rc != KUBE_OK) {
-        snprintf(msg, sizeof(msg), "Internal error occurred: authorization failed: %s",
-                 kube_strerror(rc));
-        apis_exchange_fail(x, 500, "InternalError", msg);
-    } else if (!d.allowed) {
-        forbidden(x, &a, d.reason);
-    } else {
-        x->stage = ST_SERVE;
-    }
+    x->stage = ST_BODY;
     return APIS_EXCHANGE_DONE;
 }
 
@@ -474,6 +506,7 @@ int apis_exchange_run(apis_exchange *x, int may_block)
         case ST_TOKEN: rc = step_token(x, may_block); break;
         case ST_ROUTE: step_route(x); break;
         case ST_AUTHZ: rc = step_authz(x, may_block); break;
+        case ST_BODY: return APIS_EXCHANGE_NEED_BODY;
         case ST_SERVE: rc = step_serve(x, may_block); break;
         case ST_DONE: break;
         }
@@ -481,6 +514,13 @@ int apis_exchange_run(apis_exchange *x, int may_block)
             return rc;
     }
     return APIS_EXCHANGE_DONE;
+}
+
+void apis_exchange_set_body(apis_exchange *x, const char *body, size_t len)
+{
+    x->body_ok = apis_body_check(body, len) == KUBE_OK;
+    if (x->stage == ST_BODY)
+        x->stage = ST_SERVE;
 }
 
 /* ---- the response ---- */
@@ -515,7 +555,7 @@ static int put_headers(const apis_exchange *x, int keep_alive, kube_buf *out)
 
     gmtime_r(&now, &tm);
     strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    rc = kube_buf_printf(out, "HTTP/1.1 %d %s\r\n", x->code, apis_http_reason_phrase(x->code));
+    rc = kube_buf_printf(out, "HTTP/1.1 %d %s\r\n", x->code, kube_httpreq_reason_phrase(x->code));
     if (rc == KUBE_OK && x->audit_id[0])
         rc = kube_buf_printf(out, "Audit-Id: %s\r\n", x->audit_id);
     if (rc == KUBE_OK)

@@ -16,7 +16,11 @@
  *     the outcome: nothing after authentication can see them.
  *   malformed path                        -> 400 BadRequest
  *   authorize: always-allow path/group, else SubjectAccessReview (cached)
+ *     for the verb of the method and, for pin and unpin (they change the
+ *     VM whatever the method), update on the subresource too
  *     denied -> 403 Forbidden with the reason; review failed -> 500
+ *   the body: only now is it read (APIS_EXCHANGE_NEED_BODY), so nothing
+ *     unauthenticated or unauthorized costs more than its headers
  *   method not served                     -> 405 MethodNotAllowed
  *   body other than empty or {}           -> 400 BadRequest
  *   handler: discovery, OpenAPI, /metrics, pin/unpin (kube-apiserver calls).
@@ -26,7 +30,9 @@
  * right after) and advanced with apis_exchange_run(x, may_block): with
  * may_block 0 it stops at the first step that needs kube-apiserver and says
  * APIS_EXCHANGE_BLOCKED, and the caller runs it again on a worker with
- * may_block 1, which always finishes.
+ * may_block 1. Once authorized it stops with APIS_EXCHANGE_NEED_BODY: the
+ * caller reads the request body (sending 100 Continue when asked), hands it
+ * over with apis_exchange_set_body() and runs the exchange again.
  *
  * Threads: an exchange is used by one thread at a time. The context is
  * shared and read-only.
@@ -39,11 +45,12 @@
 
 #include <openssl/x509.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "authn.h"
 #include "authsource.h"
 #include "delegate.h"
-#include "http.h"
+#include "kube/httpreq.h"
 #include "kube/buf.h"
 #include "kube/client.h"
 #include "metrics.h"
@@ -59,7 +66,10 @@ typedef struct apis_context {
 } apis_context;
 
 /* The client certificate of a connection and what it proved under one
- * authentication snapshot (re-verified when the snapshot changes). */
+ * authentication snapshot: re-verified when the snapshot changes and when
+ * the clock leaves the validity window of the certificates the peer sent
+ * (k8s.io/apiserver verifies per request, so a certificate that expires on
+ * a kept-alive connection stops authenticating). */
 typedef struct apis_peer_cache {
     X509 *leaf;                   /* a reference, or NULL */
     STACK_OF(X509) *chain;        /* borrowed from the TLS session */
@@ -67,22 +77,27 @@ typedef struct apis_peer_cache {
     int front_proxy;              /* KUBE_OK when a trusted front proxy */
     int cert_rc;                  /* client certificate result */
     apis_user *cert_user;
+    time_t valid_from, valid_until; /* the peer's chain, as of the check */
 } apis_peer_cache;
 
 void apis_peer_cache_clear(apis_peer_cache *pc);
 
-enum { APIS_EXCHANGE_DONE = 0, APIS_EXCHANGE_BLOCKED = 1 };
+enum { APIS_EXCHANGE_DONE = 0, APIS_EXCHANGE_BLOCKED = 1, APIS_EXCHANGE_NEED_BODY = 2 };
 
 typedef struct apis_exchange apis_exchange;
 
-/* Starts an exchange for req (whose authentication headers are stripped
- * by this call). pc may be NULL (no client certificate). Returns KUBE_OK or
+/* Starts an exchange for req, from its head alone (whose authentication
+ * headers are stripped by this call; its body is not looked at). pc may be NULL (no client certificate). Returns KUBE_OK or
  * KUBE_ENOMEM. */
-int apis_exchange_new(const apis_context *ctx, apis_http_request *req, apis_peer_cache *pc,
+int apis_exchange_new(const apis_context *ctx, kube_httpreq_request *req, apis_peer_cache *pc,
                       apis_exchange **out);
-/* Advances the exchange. Returns APIS_EXCHANGE_DONE or, only when may_block
- * is 0, APIS_EXCHANGE_BLOCKED. */
+/* Advances the exchange. Returns APIS_EXCHANGE_DONE (answered),
+ * APIS_EXCHANGE_NEED_BODY (authorized: hand over the body), or, only when
+ * may_block is 0, APIS_EXCHANGE_BLOCKED. */
 int apis_exchange_run(apis_exchange *x, int may_block);
+/* The request body (borrowed for the call; may be NULL when empty), after
+ * APIS_EXCHANGE_NEED_BODY. */
+void apis_exchange_set_body(apis_exchange *x, const char *body, size_t len);
 /* Sets the answer to a Status (used for 429, 503 and transport errors). */
 int apis_exchange_fail(apis_exchange *x, int code, const char *reason, const char *message);
 

@@ -8,8 +8,15 @@
  * response serialization) with no kube-apiserver behind it.
  *
  * Input: the first byte picks the connection's client certificate (bit 0:
- * a trusted front-proxy certificate, bit 1: an untrusted one); the rest is
- * the byte stream of one connection.
+ * a trusted front-proxy certificate, bit 1: an untrusted one) and (bit 2)
+ * whether the stream arrives in one read or split into reads of (data[0] >> 3)
+ * + 1 bytes, which must not change what is parsed; the rest is the byte
+ * stream of one connection.
+ *
+ * Invariants checked: every rejection names an HTTP error code, no request
+ * claims more bytes than were given, incremental parsing agrees with a
+ * whole-buffer parse, and a ?node= judged valid holds no byte past its
+ * decoded length (a decoded %00 must not end validation early).
  *
  * Built by CMake with -DSTICKYVM_FUZZ=ON -DCMAKE_C_COMPILER=clang; run by
  * scripts/test-fuzz.sh.
@@ -27,13 +34,58 @@
 #include "authsource.h"
 #include "delegate.h"
 #include "exchange.h"
-#include "http.h"
+#include "kube/httpreq.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
+#include "kube/httpreq.h"
 #include "kube/log.h"
 #include "request.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
+/* Parses the request at the start of buf as a server reading `step`-byte
+ * pieces would: one parser, the same growing prefix. */
+static int parse_in_steps(const char *buf, size_t len, size_t step, const kube_httpreq_limits *lim,
+                          kube_httpreq_request *req, int *status)
+{
+    kube_httpreq_parser p;
+    size_t have = 0;
+    int rc = 0, head_done = 0;
+
+    kube_httpreq_parser_init(&p, lim);
+    while (rc == 0 && have < len) {
+        have = have + step < len ? have + step : len;
+        if (!head_done) {
+            rc = kube_httpreq_parse_head(&p, buf, have, req, status);
+            if (rc <= 0)
+                continue;
+            head_done = 1;
+        }
+        rc = kube_httpreq_parse_body(&p, buf, have, req, status);
+    }
+    if (rc == 0)
+        kube_httpreq_request_free(req);
+    kube_httpreq_parser_reset(&p);
+    return rc;
+}
+
+/* The incremental parse must agree with the whole-buffer one: the same
+ * request and body, or a rejection too (which rule fires first may depend
+ * on how much had arrived, e.g. 414 before a later NUL is seen). */
+static void check_steps(const char *buf, size_t len, size_t step, const kube_httpreq_limits *lim,
+                        int whole_rc, const kube_httpreq_request *whole)
+{
+    kube_httpreq_request req = {0};
+    int status = 0;
+    int rc = parse_in_steps(buf, len, step, lim, &req, &status);
+
+    if (whole_rc < 0 ? rc >= 0 : rc != whole_rc)
+        abort();
+    if (rc > 0 && (req.body_len != whole->body_len ||
+                   memcmp(req.body, whole->body, req.body_len) != 0))
+        abort();
+    kube_httpreq_request_free(&req);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static apis_context ctx;
@@ -130,7 +182,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* The pure rules on one parsed request, as the exchange would use them. */
-static void rules(apis_http_request *req)
+static void rules(kube_httpreq_request *req)
 {
     apis_authn_config *cfg = apis_authn_source_get(ctx.authn);
     apis_route route;
@@ -139,6 +191,9 @@ static void rules(apis_http_request *req)
 
     if (apis_route_parse(req->target, &route, msg, sizeof(msg)) == KUBE_OK) {
         apis_request_verb(req->method, apis_route_is_resource(route.kind), verb, sizeof(verb));
+        if (route.node_valid && (strlen(route.node) != route.node_len ||
+                                 !apis_dns1123_subdomain(route.node)))
+            abort(); /* validated on fewer bytes than the decoded value */
         apis_route_free(&route);
     }
     apis_body_check(req->body, req->body_len);
@@ -149,7 +204,7 @@ static void rules(apis_http_request *req)
     apis_authn_config_unref(cfg);
 }
 
-static void pipeline(apis_http_request *req, X509 *peer)
+static void pipeline(kube_httpreq_request *req, X509 *peer)
 {
     apis_peer_cache pc = {0};
     apis_exchange *x = NULL;
@@ -160,8 +215,14 @@ static void pipeline(apis_http_request *req, X509 *peer)
         pc.leaf = peer;
     }
     if (apis_exchange_new(&ctx, req, peer ? &pc : NULL, &x) == KUBE_OK) {
-        if (apis_exchange_run(x, 0) == APIS_EXCHANGE_BLOCKED)
-            apis_exchange_run(x, 1); /* no clients: answered without a network */
+        int rc = apis_exchange_run(x, 0);
+        if (rc == APIS_EXCHANGE_BLOCKED)
+            rc = apis_exchange_run(x, 1); /* no clients: answered without a network */
+        if (rc == APIS_EXCHANGE_NEED_BODY) {
+            apis_exchange_set_body(x, req->body, req->body_len);
+            if (apis_exchange_run(x, 0) == APIS_EXCHANGE_BLOCKED)
+                apis_exchange_run(x, 1);
+        }
         apis_exchange_serialize(x, req->keep_alive, &out);
         apis_exchange_free(x);
     }
@@ -171,20 +232,23 @@ static void pipeline(apis_http_request *req, X509 *peer)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    apis_http_limits lim;
+    kube_httpreq_limits lim;
     X509 *peer;
     size_t off = 1;
 
     if (size < 1)
         return 0;
     peer = (data[0] & 1) ? trusted : (data[0] & 2) ? untrusted : NULL;
-    apis_http_limits_default(&lim);
+    kube_httpreq_limits_default(&lim);
     lim.max_body = 4096; /* keep inputs small and the limits reachable */
     lim.max_header_bytes = 8192;
     while (off < size) {
-        apis_http_request req;
+        kube_httpreq_request req;
         int status = 0;
-        int n = apis_http_parse((const char *)data + off, size - off, &lim, &req, &status);
+        int n = kube_httpreq_parse((const char *)data + off, size - off, &lim, &req, &status);
+        if (data[0] & 4)
+            check_steps((const char *)data + off, size - off, (size_t)(data[0] >> 3) + 1, &lim, n,
+                        &req);
         if (n <= 0) {
             if (n == KUBE_EBADREQUEST && (status < 400 || status > 505))
                 abort(); /* every rejection names an HTTP error code */
@@ -194,7 +258,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* never consume past the input */
         rules(&req);
         pipeline(&req, peer);
-        apis_http_request_free(&req);
+        kube_httpreq_request_free(&req);
         off += (size_t)n;
     }
     return 0;

@@ -64,6 +64,12 @@ static const flag flags[] = {
      "longest time a request may take (reading it included)"},
     {"shutdown-timeout", K_DURATION, OFF(shutdown_timeout_ms), 0, 0,
      "on SIGTERM, how long to let requests in flight finish"},
+    {"tls-handshake-timeout", K_DURATION, OFF(tls_handshake_timeout_ms), 0, 0,
+     "longest time a client may take to finish its TLS handshake"},
+    {"read-header-timeout", K_DURATION, OFF(read_header_timeout_ms), 0, 0,
+     "longest time a request's headers may take to arrive"},
+    {"max-connections", K_INT, OFF(max_connections), 1, 1000000,
+     "client connections held at once (also bounded by the descriptor limit)"},
     {"workers", K_INT, OFF(workers), 1, 1024, "threads calling kube-apiserver"},
     {"pin-annotation-key", K_STRING, OFF(pin_annotation_key), 0, 0,
      "VM annotation /pin and /unpin write (the StickyVM plugin's annotationKey)"},
@@ -87,6 +93,9 @@ int apis_options_defaults(apis_options *o)
     o->max_requests_inflight = 400;
     o->request_timeout_ms = 60000;
     o->shutdown_timeout_ms = 30000;
+    o->tls_handshake_timeout_ms = 10000;
+    o->read_header_timeout_ms = 32000;
+    o->max_connections = 1024;
     o->workers = 16;
     o->pin_annotation_key = kube_strdup(KUBE_PIN_DEFAULT_KEY);
     if (!o->bind_address || !o->cert_dir || !o->pin_annotation_key)

@@ -18,6 +18,8 @@
  *   --authorization-always-allow-groups (system:masters)
  *   --max-requests-inflight (400)  --request-timeout (60s)
  *   --shutdown-timeout (30s)  --workers (16)  --v / -v (0)
+ *   --tls-handshake-timeout (10s)  --read-header-timeout (32s)
+ *   --max-connections (1024)
  *   --pin-annotation-key (stickyvm.io/node): the VM annotation /pin and
  *     /unpin write; must be the StickyVM plugin's annotationKey (checked
  *     as an annotation key by kube/pin.h)
@@ -61,6 +63,9 @@ typedef struct apis_options {
     int max_requests_inflight;
     int64_t request_timeout_ms;
     int64_t shutdown_timeout_ms;
+    int64_t tls_handshake_timeout_ms;
+    int64_t read_header_timeout_ms;
+    int max_connections;
     int workers;
     char *pin_annotation_key;
     int verbosity;

@@ -42,14 +42,18 @@ int apis_dns1123_label(const char *s)
 
 int apis_dns1123_subdomain(const char *s)
 {
-    size_t n = strlen(s);
-    const char *p = s;
+    return apis_dns1123_subdomain_n(s, strlen(s));
+}
+
+int apis_dns1123_subdomain_n(const char *s, size_t n)
+{
+    const char *p = s, *end = s + n;
 
     if (n == 0 || n > APIS_DNS_SUBDOMAIN_MAX)
         return 0;
     for (;;) {
-        const char *dot = strchr(p, '.');
-        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        const char *dot = memchr(p, '.', (size_t)(end - p));
+        size_t len = dot ? (size_t)(dot - p) : (size_t)(end - p);
         if (!label_ok(p, len))
             return 0;
         if (!dot)
@@ -186,9 +190,10 @@ static int hex_digit(char c)
     return -1;
 }
 
-/* Decodes a query component (percent escapes, '+' as space) into out.
- * Returns KUBE_OK, KUBE_EBADREQUEST (bad escape) or KUBE_ERANGE. */
-static int query_unescape(const char *s, size_t n, char *out, size_t outlen)
+/* Decodes a query component (percent escapes, '+' as space) into out
+ * (NUL-terminated, *outn bytes before the NUL, which a decoded %00 may
+ * precede). Returns KUBE_OK, KUBE_EBADREQUEST (bad escape) or KUBE_ERANGE. */
+static int query_unescape(const char *s, size_t n, char *out, size_t outlen, size_t *outn)
 {
     size_t o = 0;
 
@@ -209,7 +214,16 @@ static int query_unescape(const char *s, size_t n, char *out, size_t outlen)
         out[o++] = c;
     }
     out[o] = '\0';
+    *outn = o;
     return KUBE_OK;
+}
+
+static int has_control_byte(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return 1;
+    return 0;
 }
 
 static int take_node(const char *val, size_t vlen, apis_route *out, char *msg, size_t msglen)
@@ -224,10 +238,12 @@ static int take_node(const char *val, size_t vlen, apis_route *out, char *msg, s
     out->node = malloc(vlen + 1);
     if (!out->node)
         return KUBE_ENOMEM;
-    rc = query_unescape(val, vlen, out->node, vlen + 1);
+    rc = query_unescape(val, vlen, out->node, vlen + 1, &out->node_len);
     if (rc == KUBE_EBADREQUEST)
         return fail(msg, msglen, "invalid escape in query parameter node");
-    out->node_valid = rc == KUBE_OK && apis_dns1123_subdomain(out->node);
+    if (rc == KUBE_OK && has_control_byte(out->node, out->node_len))
+        return fail(msg, msglen, "invalid query parameter node: control characters are not allowed");
+    out->node_valid = rc == KUBE_OK && apis_dns1123_subdomain_n(out->node, out->node_len);
     return rc;
 }
 
@@ -236,6 +252,7 @@ static int take_node(const char *val, size_t vlen, apis_route *out, char *msg, s
 static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)
 {
     char scratch[512];
+    size_t n;
 
     while (q && *q) {
         const char *amp = strchr(q, '&');
@@ -244,10 +261,11 @@ static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)
         size_t klen = eq ? (size_t)(eq - q) : len;
         const char *val = eq ? eq + 1 : q + len;
         size_t vlen = (size_t)(q + len - val);
-        int rc = query_unescape(q, klen, scratch, sizeof(scratch));
-        int is_node = rc == KUBE_OK && out->kind == APIS_ROUTE_PIN && strcmp(scratch, "node") == 0;
+        int rc = query_unescape(q, klen, scratch, sizeof(scratch), &n);
+        int is_node = rc == KUBE_OK && out->kind == APIS_ROUTE_PIN && n == 4 &&
+                      memcmp(scratch, "node", 4) == 0;
 
-        if (rc == KUBE_EBADREQUEST || query_unescape(val, vlen, scratch, sizeof(scratch)) ==
+        if (rc == KUBE_EBADREQUEST || query_unescape(val, vlen, scratch, sizeof(scratch), &n) ==
                                           KUBE_EBADREQUEST)
             return fail(msg, msglen, "invalid escape in query string");
         if (is_node && (rc = take_node(val, vlen, out, msg, msglen)) != KUBE_OK)

@@ -6,7 +6,9 @@
  * Paths are checked before anything else looks at them: origin-form only,
  * no percent-encoding (so no %2F smuggled into a name), no empty segment
  * (double or trailing slash), no "." or ".." segment. Namespaces must be
- * DNS-1123 labels and VirtualMachine names DNS-1123 subdomains. Every
+ * DNS-1123 labels and VirtualMachine names DNS-1123 subdomains. A
+ * decoded ?node= is validated on its decoded length, and a control byte
+ * in it (%00, %0A, ...) is refused. Every
  * violation is a 400 BadRequest with a message saying which rule.
  *
  * Memory: apis_route_parse() fills a caller-provided apis_route; its path
@@ -46,7 +48,8 @@ typedef struct apis_route {
     char namespace_[APIS_DNS_LABEL_MAX + 1];   /* PIN/UNPIN only */
     char name[APIS_DNS_SUBDOMAIN_MAX + 1];     /* PIN/UNPIN only */
     int has_node;                              /* ?node= was given */
-    char *node;                                /* its decoded value, whole */
+    char *node;                                /* its decoded value, whole (owned) */
+    size_t node_len;                           /* its decoded length */
     int node_valid;                            /* that value is a DNS-1123 subdomain */
 } apis_route;
 
@@ -76,5 +79,7 @@ int apis_body_check(const char *body, size_t len);
  * valid. */
 int apis_dns1123_label(const char *s);
 int apis_dns1123_subdomain(const char *s);
+/* The same on n bytes (a decoded value may hold a NUL before its end). */
+int apis_dns1123_subdomain_n(const char *s, size_t n);
 
 #endif

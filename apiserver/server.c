@@ -1,6 +1,7 @@
 #include "server.h"
 
 #include <libwebsockets.h>
+#include <malloc.h>
 #include <openssl/ssl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,24 +16,42 @@
 
 #define WRITE_CHUNK 16384
 #define MAX_BUFFERED (160 * 1024) /* pause reading a pipelining client past this */
-#define REQUEST_READ_TIMEOUT_S 32
 #define IDLE_TIMEOUT_S 90
 #define WRITE_TIMEOUT_S 30
 #define HOUSEKEEPING_US (1 * LWS_US_PER_SEC)
+#define FD_RESERVE_MIN 64   /* descriptors kept for upstream calls and files */
+#define EVICT_SLACK 16      /* connections lws may hold past the cap while the
+                             * oldest silent ones are being closed */
+#define TRIM_HIGH_WATER 64  /* after this many connections at once ... */
+#define TRIM_LOW_WATER 8    /* ... give memory back when this few remain */
+#define CONTINUE_LINE "HTTP/1.1 100 Continue\r\n\r\n"
 
 typedef struct conn conn;
 typedef struct job job;
+
+/* Where a connection is: reading a request's head, running its exchange
+ * (authentication, authorization, the handler), reading its body for an
+ * authorized exchange, or writing the answer. */
+enum phase { PH_HEAD, PH_EXCHANGE, PH_BODY, PH_ANSWER };
 
 struct conn {
     conn *prev, *next;
     apis_server *srv;
     struct lws *wsi;        /* NULL once closed */
     int refs;               /* service thread only */
-    kube_buf in;
+    kube_buf in;            /* received bytes, from the current request's first */
     kube_buf out;
     size_t out_off;
-    int busy;               /* a request is being served or answered */
+    enum phase phase;
+    kube_httpreq_parser parser;
+    kube_httpreq_request req; /* the head of the request being served */
+    size_t req_len;         /* its bytes in `in` once read whole */
+    apis_exchange *x;       /* waiting for its body (PH_BODY) */
+    int keep_alive;
+    int started;            /* a request was received on it */
     int flushing;           /* the answer was handed to lws */
+    int evicted;            /* unlinked by make_room(), closing */
+    int handshake_done;     /* 1: TLS handshake just done, 2: header timeout armed */
     int close_after;
     int rx_paused;
     int peer_loaded;
@@ -44,7 +63,7 @@ struct job {
     apis_server *srv;
     conn *c;
     apis_exchange *x;
-    int keep_alive;
+    int rc;                 /* what apis_exchange_run() said on the worker */
 };
 
 struct apis_server {
@@ -53,13 +72,15 @@ struct apis_server {
     apis_certs *certs;
     apis_context ctx;
     apis_pool *pool;
-    apis_http_limits limits;
+    kube_httpreq_limits limits;
     int port;
     int max_inflight;
-    int64_t request_timeout_ms, shutdown_timeout_ms;
+    int max_conns;
+    int handshake_timeout_s, header_timeout_s, request_timeout_s;
+    int64_t shutdown_timeout_ms;
     /* service thread state */
     conn *conns;
-    size_t n_conns;
+    size_t n_conns, peak_conns;
     int inflight;
     int draining;
     int64_t drain_deadline_ms;
@@ -72,6 +93,9 @@ struct apis_server {
     job *done_head, *done_tail;
 };
 
+static void advance_input(conn *c);
+static void step(conn *c, apis_exchange *x, int rc);
+
 /* ---- connections ---- */
 
 static void conn_unref(conn *c)
@@ -82,6 +106,9 @@ static void conn_unref(conn *c)
         explicit_bzero(c->in.data, c->in.len);
     kube_buf_free(&c->in);
     kube_buf_free(&c->out);
+    kube_httpreq_request_free(&c->req);
+    kube_httpreq_parser_reset(&c->parser);
+    apis_exchange_free(c->x);
     apis_peer_cache_clear(&c->pc);
     free(c);
 }
@@ -92,7 +119,18 @@ static void conn_link(apis_server *s, conn *c)
     if (s->conns)
         s->conns->prev = c;
     s->conns = c;
-    s->n_conns++;
+    if (++s->n_conns > s->peak_conns)
+        s->peak_conns = s->n_conns;
+}
+
+/* After a burst of connections, gives the freed memory back to the system
+ * once few remain (glibc keeps freed heap otherwise). */
+static void trim_after_burst(apis_server *s)
+{
+    if (s->n_conns > TRIM_LOW_WATER || s->peak_conns < TRIM_HIGH_WATER)
+        return;
+    malloc_trim(0);
+    s->peak_conns = s->n_conns;
 }
 
 static void conn_unlink(apis_server *s, conn *c)
@@ -105,11 +143,17 @@ static void conn_unlink(apis_server *s, conn *c)
         c->next->prev = c->prev;
     c->prev = c->next = NULL;
     s->n_conns--;
+    trim_after_burst(s);
 }
 
 static void set_timeout(conn *c, int secs)
 {
     lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, secs);
+}
+
+static void kill_conn(conn *c)
+{
+    lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
 /* Drops the first n bytes, wiping the vacated tail (requests may carry
@@ -121,11 +165,31 @@ static void consume(kube_buf *b, size_t n)
     b->len -= n;
 }
 
-/* Queues a response for writing. */
+/* Appends to what is still to be written (a 100 Continue may be). */
+static void out_prepare(conn *c)
+{
+    if (c->out_off < c->out.len)
+        return;
+    kube_buf_reset(&c->out);
+    c->out_off = 0;
+}
+
+/* The current request is answered: forgets it and the bytes it used (all
+ * of them when its body was not read: the connection closes then). */
+static void request_done(conn *c)
+{
+    consume(&c->in, c->req_len && c->req_len <= c->in.len ? c->req_len : c->in.len);
+    c->req_len = 0;
+    kube_httpreq_request_free(&c->req);
+    kube_httpreq_parser_reset(&c->parser);
+    c->phase = PH_ANSWER;
+}
+
+/* Queues an answer already in c->out for writing. */
 static void send_answer(conn *c, int close_after)
 {
-    c->out_off = 0;
     c->close_after = close_after || c->srv->draining;
+    request_done(c);
     set_timeout(c, WRITE_TIMEOUT_S);
     lws_callback_on_writable(c->wsi);
 }
@@ -136,33 +200,39 @@ static void answer_parse_error(conn *c, int code)
     kube_buf body = KUBE_BUF_INIT;
     char msg[128];
 
-    snprintf(msg, sizeof(msg), "the request could not be read: %s", apis_http_reason_phrase(code));
-    kube_buf_reset(&c->out);
+    snprintf(msg, sizeof(msg), "the request could not be read: %s",
+             kube_httpreq_reason_phrase(code));
+    c->req_len = 0;
+    out_prepare(c);
     if (apis_status_json(&body, code, code == 413 ? "RequestEntityTooLarge" : "BadRequest", msg,
                          NULL) == KUBE_OK &&
         kube_buf_printf(&c->out,
                         "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
                         "X-Content-Type-Options: nosniff\r\nContent-Length: %zu\r\n"
                         "Connection: close\r\n\r\n",
-                        code, apis_http_reason_phrase(code), body.len) == KUBE_OK &&
+                        code, kube_httpreq_reason_phrase(code), body.len) == KUBE_OK &&
         kube_buf_append(&c->out, body.data, body.len) == KUBE_OK) {
-        c->busy = 1;
         if (c->srv->ctx.metrics)
             apis_metrics_observe(c->srv->ctx.metrics, "other", "", code, 0);
         send_answer(c, 1);
     } else {
-        lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        kill_conn(c);
     }
     kube_buf_free(&body);
 }
 
-static void respond(conn *c, apis_exchange *x, int keep_alive)
+/* Answers the exchange. A request whose body was not read (answered before
+ * it, as a 401 or 403 is) closes its connection: its bytes are never
+ * parsed. */
+static void respond(conn *c, apis_exchange *x)
 {
-    int close_after = !keep_alive || apis_exchange_must_close(x) || c->srv->draining;
+    int body_unread = c->req_len == 0;
+    int close_after = !c->keep_alive || apis_exchange_must_close(x) || c->srv->draining ||
+                      body_unread;
 
-    kube_buf_reset(&c->out);
+    out_prepare(c);
     if (apis_exchange_serialize(x, !close_after, &c->out) != KUBE_OK) {
-        lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        kill_conn(c);
         return;
     }
     send_answer(c, close_after);
@@ -188,7 +258,7 @@ static void run_job(void *arg)
 {
     job *j = arg;
 
-    apis_exchange_run(j->x, 1);
+    j->rc = apis_exchange_run(j->x, 1);
     complete(j);
 }
 
@@ -198,9 +268,9 @@ static void finish_job(apis_server *s, job *j)
     if (s->ctx.metrics)
         apis_metrics_inflight(s->ctx.metrics, -1);
     if (j->c->wsi)
-        respond(j->c, j->x, j->keep_alive);
-    apis_exchange_observe(j->x);
-    apis_exchange_free(j->x);
+        step(j->c, j->x, j->rc);
+    else
+        apis_exchange_free(j->x);
     conn_unref(j->c);
     free(j);
 }
@@ -233,7 +303,7 @@ static void load_peer(conn *c)
     c->pc.chain = SSL_get_peer_cert_chain(ssl);
 }
 
-static int offload(conn *c, apis_exchange *x, int keep_alive)
+static int offload(conn *c, apis_exchange *x)
 {
     apis_server *s = c->srv;
     job *j = calloc(1, sizeof(*j));
@@ -243,7 +313,6 @@ static int offload(conn *c, apis_exchange *x, int keep_alive)
     j->srv = s;
     j->c = c;
     j->x = x;
-    j->keep_alive = keep_alive;
     c->refs++;
     if (apis_pool_submit(s->pool, run_job, j) != KUBE_OK) {
         c->refs--;
@@ -256,59 +325,150 @@ static int offload(conn *c, apis_exchange *x, int keep_alive)
     return KUBE_OK;
 }
 
-static void dispatch(conn *c, apis_http_request *req)
+/* The exchange is authorized: reads its body (none: at once), after a
+ * 100 Continue when the client waits for one. */
+static void await_body(conn *c, apis_exchange *x)
 {
-    apis_server *s = c->srv;
-    apis_exchange *x = NULL;
-    int keep_alive = req->keep_alive && !s->draining;
-
-    c->busy = 1;
-    set_timeout(c, (int)(s->request_timeout_ms / 1000) + 1);
-    if (!c->peer_loaded)
-        load_peer(c);
-    if (apis_exchange_new(&s->ctx, req, c->pc.leaf ? &c->pc : NULL, &x) != KUBE_OK) {
-        lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+    if (!kube_httpreq_has_body(&c->req)) {
+        apis_exchange_set_body(x, NULL, 0);
+        step(c, x, apis_exchange_run(x, 0));
         return;
     }
-    if (apis_exchange_run(x, 0) == APIS_EXCHANGE_BLOCKED) {
+    c->x = x;
+    c->phase = PH_BODY;
+    if (c->req.expect_continue) {
+        out_prepare(c);
+        if (kube_buf_puts(&c->out, CONTINUE_LINE) == KUBE_OK)
+            lws_callback_on_writable(c->wsi);
+    }
+    if (c->rx_paused) {
+        c->rx_paused = 0;
+        lws_rx_flow_control(c->wsi, 1);
+    }
+    advance_input(c);
+}
+
+/* Moves an exchange on after apis_exchange_run() said rc. */
+static void step(conn *c, apis_exchange *x, int rc)
+{
+    apis_server *s = c->srv;
+
+    if (rc == APIS_EXCHANGE_BLOCKED) {
         if (s->inflight >= s->max_inflight)
             apis_exchange_fail(x, 429, "TooManyRequests",
                                "Too many requests, please try again later.");
-        else if (offload(c, x, keep_alive) == KUBE_OK)
+        else if (offload(c, x) == KUBE_OK)
             return;
         else
             apis_exchange_fail(x, 503, "ServiceUnavailable", "the server is shutting down");
+    } else if (rc == APIS_EXCHANGE_NEED_BODY) {
+        await_body(c, x);
+        return;
     }
-    respond(c, x, keep_alive);
+    respond(c, x);
     apis_exchange_observe(x);
     apis_exchange_free(x);
 }
 
-static void try_parse(conn *c)
+/* The head is whole: authentication and authorization start on it. */
+static void start_request(conn *c)
 {
-    apis_http_request req;
+    apis_server *s = c->srv;
+    apis_exchange *x = NULL;
+
+    c->phase = PH_EXCHANGE;
+    c->started = 1;
+    c->keep_alive = c->req.keep_alive && !s->draining;
+    set_timeout(c, s->request_timeout_s);
+    if (!c->peer_loaded)
+        load_peer(c);
+    if (apis_exchange_new(&s->ctx, &c->req, c->pc.leaf ? &c->pc : NULL, &x) != KUBE_OK) {
+        kill_conn(c);
+        return;
+    }
+    step(c, x, apis_exchange_run(x, 0));
+}
+
+static void read_head(conn *c)
+{
     int status = 0;
-    int n = apis_http_parse(c->in.data, c->in.len, &c->srv->limits, &req, &status);
+    int n = kube_httpreq_parse_head(&c->parser, c->in.data, c->in.len, &c->req, &status);
 
     if (n == 0)
         return;
     if (n < 0) {
-        consume(&c->in, c->in.len);
         answer_parse_error(c, n == KUBE_ENOMEM ? 500 : status);
         return;
     }
-    consume(&c->in, (size_t)n);
-    dispatch(c, &req);
-    apis_http_request_free(&req);
+    c->req_len = kube_httpreq_has_body(&c->req) ? 0 : (size_t)n;
+    start_request(c);
+}
+
+static void read_body(conn *c)
+{
+    apis_exchange *x = c->x;
+    int status = 0;
+    int n = kube_httpreq_parse_body(&c->parser, c->in.data, c->in.len, &c->req, &status);
+
+    if (n == 0)
+        return;
+    c->x = NULL;
+    if (n < 0) {
+        apis_exchange_free(x);
+        answer_parse_error(c, n == KUBE_ENOMEM ? 500 : status);
+        return;
+    }
+    c->req_len = (size_t)n;
+    c->phase = PH_EXCHANGE;
+    apis_exchange_set_body(x, c->req.body, c->req.body_len);
+    step(c, x, apis_exchange_run(x, 0));
+}
+
+/* Parses what arrived, as far as the connection's phase allows. */
+static void advance_input(conn *c)
+{
+    if (c->phase == PH_HEAD)
+        read_head(c);
+    else if (c->phase == PH_BODY)
+        read_body(c);
 }
 
 /* ---- libwebsockets callbacks ---- */
+
+/* Not one byte of a request yet: still in its TLS handshake, or silent
+ * after it. */
+static int silent(const conn *c)
+{
+    return c->phase == PH_HEAD && !c->started && c->in.len == 0;
+}
+
+/* At the cap, makes room for a new connection by closing the oldest silent
+ * one (so a flood of half-open handshakes cannot lock out a health probe
+ * or kube-apiserver). Returns 0 when there is room. */
+static int make_room(apis_server *s)
+{
+    conn *oldest = NULL;
+
+    if (s->n_conns < (size_t)s->max_conns)
+        return 0;
+    for (conn *c = s->conns; c; c = c->next) /* newest first */
+        if (c->wsi && silent(c))
+            oldest = c;
+    if (!oldest)
+        return -1;
+    KLOG_V(2, "at %d connections: closing the oldest one still without a request",
+           s->max_conns);
+    kill_conn(oldest);
+    conn_unlink(s, oldest); /* no longer counted; lws closes it next */
+    oldest->evicted = 1;
+    return 0;
+}
 
 static int on_adopt(apis_server *s, struct lws *wsi)
 {
     conn *c;
 
-    if (s->draining || !atomic_load(&s->accepting))
+    if (s->draining || !atomic_load(&s->accepting) || make_room(s) != 0)
         return -1;
     c = calloc(1, sizeof(*c));
     if (!c)
@@ -316,26 +476,42 @@ static int on_adopt(apis_server *s, struct lws *wsi)
     c->srv = s;
     c->wsi = wsi;
     c->refs = 1;
+    kube_httpreq_parser_init(&c->parser, &s->limits);
     lws_set_opaque_user_data(wsi, c);
     conn_link(s, c);
-    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, IDLE_TIMEOUT_S);
+    /* the TLS handshake has its own bound, not the idle timeout (lws may
+     * adopt before or after the handshake) */
+    if (lws_get_ssl(wsi) && SSL_is_init_finished(lws_get_ssl(wsi)))
+        set_timeout(c, s->header_timeout_s);
+    else
+        set_timeout(c, s->handshake_timeout_s);
     return 0;
+}
+
+/* The first request's head must come within the header timeout (armed
+ * from the first writeable callback after the handshake: when it ends, lws
+ * sets its own timeout after telling us). */
+static void arm_header_timeout(conn *c)
+{
+    c->handshake_done = 2;
+    if (silent(c))
+        set_timeout(c, c->srv->header_timeout_s);
 }
 
 static int on_rx(conn *c, const void *in, size_t len)
 {
-    if (!c->busy && c->in.len == 0)
-        set_timeout(c, REQUEST_READ_TIMEOUT_S);
+    if (c->phase == PH_HEAD && c->in.len == 0)
+        set_timeout(c, c->srv->header_timeout_s);
     if (kube_buf_append(&c->in, in, len) != KUBE_OK)
         return -1;
-    if (c->busy) {
+    if (c->phase == PH_EXCHANGE || c->phase == PH_ANSWER) {
         if (c->in.len > MAX_BUFFERED && !c->rx_paused) {
             c->rx_paused = 1;
             lws_rx_flow_control(c->wsi, 0);
         }
         return 0;
     }
-    try_parse(c);
+    advance_input(c);
     return 0;
 }
 
@@ -347,14 +523,14 @@ static int answer_done(conn *c)
     c->flushing = 0;
     if (c->close_after)
         return -1;
-    c->busy = 0;
-    set_timeout(c, c->in.len ? REQUEST_READ_TIMEOUT_S : IDLE_TIMEOUT_S);
+    c->phase = PH_HEAD;
+    set_timeout(c, c->in.len ? c->srv->header_timeout_s : IDLE_TIMEOUT_S);
     if (c->rx_paused) {
         c->rx_paused = 0;
         lws_rx_flow_control(c->wsi, 1);
     }
     if (c->in.len)
-        try_parse(c);
+        advance_input(c);
     return 0;
 }
 
@@ -363,6 +539,8 @@ static int on_writeable(conn *c)
     apis_server *s = c->srv;
     size_t n;
 
+    if (c->handshake_done == 1)
+        arm_header_timeout(c);
     if (c->flushing)
         return answer_done(c);
     if (c->out_off >= c->out.len)
@@ -374,15 +552,17 @@ static int on_writeable(conn *c)
     if (lws_write(c->wsi, s->scratch + LWS_PRE, n, LWS_WRITE_RAW) < (int)n)
         return -1;
     c->out_off += n;
-    if (c->out_off >= c->out.len)
+    if (c->out_off >= c->out.len && c->phase == PH_ANSWER)
         c->flushing = 1;
-    lws_callback_on_writable(c->wsi);
+    if (c->out_off < c->out.len || c->flushing)
+        lws_callback_on_writable(c->wsi);
     return 0;
 }
 
 static void on_close(conn *c)
 {
-    conn_unlink(c->srv, c);
+    if (!c->evicted)
+        conn_unlink(c->srv, c);
     c->wsi = NULL;
     conn_unref(c);
 }
@@ -401,6 +581,8 @@ static void configure_tls(apis_server *s, SSL_CTX *ctx)
     /* the certificate a connection proved is cached per connection: it
      * must not change under it */
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+    /* idle and half-open connections keep no 16 KiB read/write buffers */
+    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
     apis_certs_attach(s->certs, ctx);
 }
 
@@ -412,8 +594,8 @@ static void begin_drain(apis_server *s)
     s->drain_deadline_ms = kube_now_ms() + s->shutdown_timeout_ms;
     KLOG_INFO("shutting down: %zu connections, %d requests in flight", s->n_conns, s->inflight);
     for (conn *c = s->conns; c; c = c->next) {
-        if (!c->busy)
-            lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        if (c->phase == PH_HEAD)
+            kill_conn(c);
         else
             c->close_after = 1;
     }
@@ -431,6 +613,12 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         return 0;
     case LWS_CALLBACK_RAW_ADOPT:
         return on_adopt(s, wsi);
+    case LWS_CALLBACK_SSL_INFO:
+        if (c && (((struct lws_ssl_info *)in)->where & SSL_CB_HANDSHAKE_DONE)) {
+            c->handshake_done = 1;
+            lws_callback_on_writable(wsi);
+        }
+        return 0;
     case LWS_CALLBACK_RAW_RX:
         return c ? on_rx(c, in, len) : -1;
     case LWS_CALLBACK_RAW_WRITEABLE:
@@ -497,7 +685,10 @@ static int create_context(apis_server *s, const apis_server_options *o, char *er
     info.ssl_cert_filepath = apis_certs_cert_file(s->certs);
     info.ssl_private_key_filepath = apis_certs_key_file(s->certs);
     info.alpn = "http/1.1";
-    info.timeout_secs = 10;
+    info.timeout_secs = (unsigned)s->handshake_timeout_s; /* lws's TLS accept bound */
+    info.ssl_info_event_mask = SSL_CB_HANDSHAKE_DONE;
+    /* lws stops polling the listener a little past the cap */
+    info.simultaneous_ssl_restriction = s->max_conns + EVICT_SLACK;
     info.user = s;
     s->lws = lws_create_context(&info);
     if (s->lws)
@@ -511,10 +702,18 @@ static int create_context(apis_server *s, const apis_server_options *o, char *er
     return KUBE_OK;
 }
 
+/* A duration flag in whole seconds for lws timers (at least 1). */
+static int secs(int64_t ms, int64_t dflt)
+{
+    if (ms <= 0)
+        ms = dflt;
+    return ms >= INT32_MAX / 2 ? INT32_MAX / 2 / 1000 : (int)((ms + 999) / 1000);
+}
+
 int apis_server_new(const apis_server_options *o, apis_server **out, char *err, size_t errlen)
 {
     apis_server *s = calloc(1, sizeof(*s));
-    int rc;
+    int rc, workers;
 
     *out = NULL;
     if (!s)
@@ -527,11 +726,16 @@ int apis_server_new(const apis_server_options *o, apis_server **out, char *err, 
     s->ctx.ready = server_ready;
     s->ctx.ready_ud = s;
     s->max_inflight = o->max_inflight > 0 ? o->max_inflight : 400;
-    s->request_timeout_ms = o->request_timeout_ms > 0 ? o->request_timeout_ms : 60000;
+    s->request_timeout_s = secs(o->request_timeout_ms, 60000);
+    s->handshake_timeout_s = secs(o->tls_handshake_timeout_ms, 10000);
+    s->header_timeout_s = secs(o->read_header_timeout_ms, 32000);
     s->shutdown_timeout_ms = o->shutdown_timeout_ms >= 0 ? o->shutdown_timeout_ms : 30000;
-    apis_http_limits_default(&s->limits);
+    workers = o->workers > 0 ? o->workers : 16;
+    s->max_conns = kube_lws_connection_limit(o->max_connections > 0 ? o->max_connections : 1024,
+                                             FD_RESERVE_MIN + 2 * workers + EVICT_SLACK);
+    kube_httpreq_limits_default(&s->limits);
     kube_lws_route_logs();
-    rc = apis_pool_new(o->workers > 0 ? o->workers : 16, &s->pool);
+    rc = apis_pool_new(workers, &s->pool);
     if (rc == KUBE_OK)
         rc = create_context(s, o, err, errlen);
     if (rc != KUBE_OK) {
@@ -557,7 +761,7 @@ static int drained(apis_server *s)
 
 int apis_server_run(apis_server *s)
 {
-    KLOG_INFO("serving securely on port %d", s->port);
+    KLOG_INFO("serving securely on port %d (at most %d connections)", s->port, s->max_conns);
     while (!drained(s))
         if (lws_service(s->lws, 0) < 0)
             break;

@@ -6,18 +6,35 @@
  * TLS connections in raw mode (ALPN http/1.1 only) and asks every client for
  * a certificate without requiring one (bearer-token clients have none); the
  * certificate is verified per request by the exchange (exchange.h) against
- * the current authentication settings. Bytes are parsed with http.h.
+ * the current authentication settings. Bytes are parsed with kube/httpreq.h,
+ * incrementally (each received byte is looked at once, whatever the size
+ * of the TLS records), and a request is authenticated and authorized on its
+ * head: its body is read only for an authorized exchange (after a
+ * "100 Continue" when the client sent Expect: 100-continue), and a request
+ * answered before its body was read (401, 403, 400, ...) closes its
+ * connection, so the body is never parsed.
  *
  * Nothing on the service thread waits on the network: an exchange that
  * needs kube-apiserver (TokenReview, SubjectAccessReview, the pin calls)
  * moves to the worker pool and its answer comes back through a completion
  * queue and lws_cancel_service(), then goes out from the writeable
  * callback. A slow upstream therefore only holds a worker, never other
- * clients. Requests are bounded (http.h limits), at most
- * max_inflight exchanges wait on workers (more are answered 429), a request
- * must arrive whole within 32 s of its first byte, an idle keep-alive
- * connection is closed after 90 s, and a request taking longer than
- * request_timeout has its connection closed.
+ * clients. Requests are bounded (kube/httpreq.h limits), at most
+ * max_inflight exchanges wait on workers (more are answered 429), the TLS
+ * handshake must end within tls_handshake_timeout (10 s), a request's head
+ * within read_header_timeout (32 s) of the handshake or of its first byte,
+ * an idle keep-alive connection is closed after 90 s, and a request taking
+ * longer than request_timeout has its connection closed.
+ *
+ * Connections: at most max_connections at once (1024), and never more than
+ * RLIMIT_NOFILE leaves after a reserve of descriptors for upstream calls
+ * (64 + 2 per worker + 16). At the cap a new connection closes the oldest
+ * one that has not sent a byte of a request yet (a half-open handshake,
+ * say), or is refused when there is none; 16 past the cap libwebsockets
+ * stops polling the listener (new clients wait in the kernel's backlog)
+ * instead of failing accept() with EMFILE in a loop. OpenSSL frees idle
+ * connections' buffers, and after a burst (64+ connections) the heap is
+ * trimmed when 8 or fewer remain.
  *
  * Shutdown (apis_server_stop, e.g. on SIGTERM): /readyz turns 500, new
  * connections are closed, idle ones too, requests in flight finish (each
@@ -51,6 +68,9 @@ typedef struct apis_server_options {
     int max_inflight;
     int64_t request_timeout_ms;
     int64_t shutdown_timeout_ms;
+    int64_t tls_handshake_timeout_ms; /* 0: 10 s */
+    int64_t read_header_timeout_ms;   /* 0: 32 s */
+    int max_connections;              /* 0: 1024 */
 } apis_server_options;
 
 /* Creates the context and starts listening. Errors name the cause in err. */

@@ -2,7 +2,8 @@
  * scheduler/server.c - the secure port (server.h) on libwebsockets' HTTP
  * server role. A self-signed certificate is generated with OpenSSL and
  * handed to libwebsockets through anonymous memory files (memfd), so it
- * never touches the disk.
+ * never touches the disk. Connections are capped below RLIMIT_NOFILE
+ * (kube/lws.h) so running out of descriptors never spins the accept loop.
  */
 #include "server.h"
 
@@ -10,6 +11,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <pthread.h>
@@ -27,6 +29,8 @@
 #include "kube/log.h"
 
 #define CHUNK 16384
+#define MAX_CONNECTIONS 1024 /* probes and scrapers; lowered to fit RLIMIT_NOFILE */
+#define FD_RESERVE 128       /* informers, leader election, events, binding */
 #define CT_TEXT "text/plain; charset=utf-8"
 #define CT_METRICS "text/plain; version=0.0.4; charset=utf-8"
 
@@ -148,6 +152,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     pss *ps = user;
 
     switch (reason) {
+    case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
+        /* idle and half-open connections keep no 16 KiB TLS buffers */
+        SSL_CTX_set_mode((SSL_CTX *)user, SSL_MODE_RELEASE_BUFFERS);
+        return 0;
     case LWS_CALLBACK_HTTP:
         return on_http(wsi, s, ps, in);
     case LWS_CALLBACK_HTTP_WRITEABLE:
@@ -297,8 +305,13 @@ static int create_context(sched_server *s, const sched_server_options *o, const 
     info.ssl_cert_filepath = cert;
     info.ssl_private_key_filepath = key;
     info.alpn = "http/1.1";
-    info.timeout_secs = 10;
+    info.timeout_secs = 10; /* the TLS handshake, among others */
     info.keepalive_timeout = 30;
+    /* at the cap lws stops polling the listener, instead of failing
+     * accept() with EMFILE in a busy loop when descriptors run out (and
+     * closes keep-alive connections after their answer, so clients waiting
+     * in the backlog get in) */
+    info.simultaneous_ssl_restriction = kube_lws_connection_limit(MAX_CONNECTIONS, FD_RESERVE);
     info.user = s;
     s->lws = lws_create_context(&info);
     if (s->lws)

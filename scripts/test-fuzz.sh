@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (libFuzzer + ASan + UBSan, the
-# apiserver and kube/ sources instrumented for coverage too) and runs each
+# apiserver and kube/ sources, kube/httpreq.c the request parser among them,
+# instrumented for coverage too) and runs each
 # for a bounded time (FUZZ_SECONDS, default 60): apiserver/fuzz_*.c from a
 # seed corpus of real aggregator requests, kube/fuzz_*.c (what kube/client
 # and kube/informer make of a server's answers) from seed answers. A crash, leak,
@@ -40,8 +41,11 @@ objs=$(
           echo "$strict|$f"
       done
       for f in kube/*.c; do
-          case $f in kube/fuzz_*) continue ;; esac
-          echo "-Wall|$f"
+          case $f in
+              kube/fuzz_*) continue ;;
+              kube/httpreq.c) echo "$strict|$f" ;; # the apiserver's request parser
+              *) echo "-Wall|$f" ;;
+          esac
       done
     } | xargs -P "$jobs" -I{} bash -c 'compile "$(echo "{}" | cut -d"|" -f1)" "$(echo "{}" | cut -d"|" -f2)"'
 )
@@ -71,6 +75,10 @@ seed forged '\000' "GET $vm/pin HTTP/1.1${crlf}Host: h${crlf}X-Remote-User: admi
 seed untrusted '\002' "GET /metrics HTTP/1.1${crlf}Host: h${crlf}X-Remote-User: admin${crlf}${crlf}"
 seed paths '\001' "GET $gv/namespaces/default/virtualmachines/..%2Fx/pin HTTP/1.1${crlf}Host: h${crlf}X-Remote-User: a${crlf}Connection: Upgrade${crlf}Upgrade: websocket${crlf}${crlf}"
 seed health '\000' "GET /healthz HTTP/1.0${crlf}${crlf}"
+seed nul-node '\001' "GET $vm/pin?node=node-2%00evil&node%00=x HTTP/1.1${crlf}Host: h${crlf}X-Remote-User: admin${crlf}X-Remote-Group: system:masters${crlf}${crlf}"
+# byte 0 bit 2: the stream also parsed in reads of (byte0 >> 3) + 1 bytes
+seed split-1 '\005' "PUT $vm/unpin HTTP/1.1${crlf}Host: h${crlf}Expect: 100-continue${crlf}Transfer-Encoding: chunked${crlf}X-Remote-User: admin${crlf}${crlf}1;e=1${crlf}{${crlf}1${crlf}}${crlf}0${crlf}T: v${crlf}${crlf}"
+seed split-8 '\075' "POST $vm/pin?node=n1 HTTP/1.1${crlf}Host: h${crlf}Content-Length: 2${crlf}X-Remote-User: admin${crlf}${crlf}{}"
 
 cat > "$work/dict" <<'DICT'
 "\x0d\x0a"
@@ -92,6 +100,7 @@ cat > "$work/dict" <<'DICT'
 "/pin"
 "/unpin"
 "?node="
+"%00"
 "%2F"
 "/.."
 "//"

@@ -20,7 +20,7 @@
     UNIT(quantity)                   \
     UNIT(selector)                   \
     UNIT(decode)                     \
-    UNIT(apiserver_http)             \
+    UNIT(httpreq)                    \
     UNIT(apiserver_request)          \
     UNIT(apiserver_status)           \
     UNIT(apiserver_authn)            \
@@ -31,6 +31,7 @@
     INTEGRATION(informer_integration) \
     INTEGRATION(emulator)            \
     INTEGRATION(apiserver_integration) \
+    INTEGRATION(server_hardening)   \
     UNIT(apiserver_exchange)         \
     UNIT(apiserver_misc)             \
     INTEGRATION(client_integration)  \

@@ -24,6 +24,7 @@
 
 #include "emu_internal.h"
 #include "h2.h"
+#include "kube/httpreq.h"
 #include "kube/log.h"
 
 #define MAX_HEADER_BYTES EMU_MAX_HEADER_BYTES
@@ -849,181 +850,62 @@ static void parsed_free(parsed *p)
     memset(p, 0, sizeof(*p));
 }
 
-static const char *parsed_header(const parsed *p, const char *name)
+/* Copies what the pipeline reads from a parsed head (kube/httpreq). */
+static int take_head(parsed *p, const kube_httpreq_request *req)
 {
-    for (size_t i = 0; i < p->n_headers; i++)
-        if (strcasecmp(p->headers[i].name, name) == 0)
-            return p->headers[i].value;
-    return NULL;
-}
+    const char *q = strchr(req->target, '?');
 
-static char *dup_range(const char *s, size_t n)
-{
-    char *o = malloc(n + 1);
-
-    if (o) {
-        memcpy(o, s, n);
-        o[n] = '\0';
-    }
-    return o;
-}
-
-static int parse_request_line(parsed *p, const char *line, size_t n)
-{
-    const char *sp1 = memchr(line, ' ', n), *sp2, *q;
-
-    if (!sp1)
-        return KUBE_EBADREQUEST;
-    sp2 = memchr(sp1 + 1, ' ', n - (size_t)(sp1 + 1 - line));
-    if (!sp2 || sp1 == line || sp2 == sp1 + 1 || (size_t)(line + n - sp2 - 1) < 8 ||
-        strncmp(sp2 + 1, "HTTP/1.", 7) != 0)
-        return KUBE_EBADREQUEST;
-    p->method = dup_range(line, (size_t)(sp1 - line));
-    p->target = dup_range(sp1 + 1, (size_t)(sp2 - sp1 - 1));
-    if (!p->method || !p->target)
-        return KUBE_ENOMEM;
-    if (p->target[0] != '/')
-        return KUBE_EBADREQUEST;
-    p->keep_alive = sp2[8] == '1';
-    q = strchr(p->target, '?');
-    p->path = url_decode(p->target, q ? (size_t)(q - p->target) : strlen(p->target), 0);
+    p->method = kube_strdup(req->method);
+    p->target = kube_strdup(req->target);
+    p->path = url_decode(req->target, q ? (size_t)(q - req->target) : strlen(req->target), 0);
     p->query = kube_strdup(q ? q + 1 : "");
-    return p->path && p->query ? KUBE_OK : KUBE_ENOMEM;
-}
-
-static int parse_headers(parsed *p, const char *text, size_t n)
-{
-    const char *line = text, *end = text + n;
-
-    while (line < end) {
-        const char *eol = memchr(line, '\n', (size_t)(end - line));
-        size_t len = eol ? (size_t)(eol - line) : (size_t)(end - line);
-        const char *colon;
-        if (len && line[len - 1] == '\r')
-            len--;
-        if (len == 0)
-            break;
-        colon = memchr(line, ':', len);
-        if (!colon || colon == line)
-            return KUBE_EBADREQUEST;
-        if (p->n_headers >= MAX_HEADERS)
-            return KUBE_ERANGE;
-        {
-            const char *v = colon + 1, *ve = line + len;
-            while (v < ve && (*v == ' ' || *v == '\t'))
-                v++;
-            while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
-                ve--;
-            p->headers[p->n_headers].name = dup_range(line, (size_t)(colon - line));
-            p->headers[p->n_headers].value = dup_range(v, (size_t)(ve - v));
-            if (!p->headers[p->n_headers].name || !p->headers[p->n_headers].value)
-                return KUBE_ENOMEM;
-            p->n_headers++;
-        }
-        line = eol ? eol + 1 : end;
+    p->keep_alive = req->keep_alive;
+    if (!p->method || !p->target || !p->path || !p->query)
+        return KUBE_ENOMEM;
+    for (size_t i = 0; i < req->n_headers; i++) {
+        p->headers[i].name = kube_strdup(req->headers[i].name);
+        p->headers[i].value = kube_strdup(req->headers[i].value);
+        p->n_headers++;
+        if (!p->headers[i].name || !p->headers[i].value)
+            return KUBE_ENOMEM;
     }
-    return KUBE_OK;
+    return p->target[0] == '/' ? KUBE_OK : KUBE_EBADREQUEST;
 }
 
-static int read_head(emu_conn *c, parsed *p, int first_timeout_ms)
+/* Reads until the parser says the head is whole. Returns its length (> 0)
+ * or a negative error (*http_status set for a malformed request). */
+static int read_head(emu_conn *c, kube_httpreq_parser *ps, kube_httpreq_request *req,
+                     int first_timeout_ms, int *http_status)
 {
-    char *end;
-    size_t head_len;
-    const char *eol;
-    int rc, timeout = first_timeout_ms;
+    int n, timeout = first_timeout_ms;
 
-    while (!(c->in && (end = strstr(c->in, "\r\n\r\n")) != NULL)) {
-        rc = conn_fill(c, MAX_HEADER_BYTES, timeout);
-        if (rc != KUBE_OK)
-            return rc;
-        timeout = READ_TIMEOUT_MS;
+    for (;;) {
         /* tolerate leading CRLFs between requests */
         while (c->in_len >= 2 && c->in[0] == '\r' && c->in[1] == '\n')
             conn_consume(c, 2);
+        n = c->in_len ? kube_httpreq_parse_head(ps, c->in, c->in_len, req, http_status) : 0;
+        if (n != 0)
+            return n;
+        n = conn_fill(c, SIZE_MAX, timeout);
+        if (n != KUBE_OK)
+            return n;
+        timeout = READ_TIMEOUT_MS;
     }
-    head_len = (size_t)(end - c->in) + 4;
-    eol = strstr(c->in, "\r\n");
-    rc = parse_request_line(p, c->in, (size_t)(eol - c->in));
-    if (rc == KUBE_OK)
-        rc = parse_headers(p, eol + 2, head_len - (size_t)(eol + 2 - c->in));
-    conn_consume(c, head_len);
-    return rc;
 }
 
-static int read_exact(emu_conn *c, size_t n, char **out)
+/* Reads until the parser says the body is whole. Returns the request's
+ * length (> 0) or a negative error. */
+static int read_body(emu_conn *c, kube_httpreq_parser *ps, kube_httpreq_request *req,
+                     int *http_status)
 {
-    while (c->in_len < n) {
-        int rc = conn_fill(c, n + 1, READ_TIMEOUT_MS);
-        if (rc != KUBE_OK)
-            return rc;
-    }
-    *out = dup_range(c->in, n);
-    if (!*out)
-        return KUBE_ENOMEM;
-    conn_consume(c, n);
-    return KUBE_OK;
-}
-
-static int read_line(emu_conn *c, char *line, size_t n)
-{
-    char *eol;
-
-    while (!(c->in && (eol = strstr(c->in, "\r\n")) != NULL)) {
-        int rc = conn_fill(c, c->in_len + n, READ_TIMEOUT_MS);
-        if (rc != KUBE_OK)
-            return rc == KUBE_ERANGE ? KUBE_EBADREQUEST : rc;
-    }
-    if ((size_t)(eol - c->in) >= n)
-        return KUBE_EBADREQUEST;
-    memcpy(line, c->in, (size_t)(eol - c->in));
-    line[eol - c->in] = '\0';
-    conn_consume(c, (size_t)(eol - c->in) + 2);
-    return KUBE_OK;
-}
-
-static int read_chunked(emu_conn *c, size_t max, parsed *p)
-{
-    kube_buf body = KUBE_BUF_INIT;
-    char line[256], *chunk;
-    int rc;
-
     for (;;) {
-        unsigned long long size;
-        char *endp;
-        rc = read_line(c, line, sizeof(line));
-        if (rc != KUBE_OK)
-            break;
-        size = strtoull(line, &endp, 16);
-        if (endp == line) {
-            rc = KUBE_EBADREQUEST;
-            break;
-        }
-        if (size == 0) {
-            while ((rc = read_line(c, line, sizeof(line))) == KUBE_OK && line[0])
-                ;
-            break;
-        }
-        if (body.len + size > max) {
-            rc = KUBE_ERANGE;
-            break;
-        }
-        rc = read_exact(c, (size_t)size, &chunk);
-        if (rc == KUBE_OK) {
-            rc = kube_buf_append(&body, chunk, (size_t)size);
-            free(chunk);
-        }
-        if (rc == KUBE_OK)
-            rc = read_line(c, line, sizeof(line));
-        if (rc != KUBE_OK)
-            break;
+        int n = kube_httpreq_parse_body(ps, c->in, c->in_len, req, http_status);
+        if (n != 0)
+            return n;
+        n = conn_fill(c, SIZE_MAX, READ_TIMEOUT_MS);
+        if (n != KUBE_OK)
+            return n;
     }
-    if (rc == KUBE_OK) {
-        p->body_len = body.len;
-        p->body = kube_buf_take(&body);
-        rc = p->body ? KUBE_OK : KUBE_ENOMEM;
-    }
-    kube_buf_free(&body);
-    return rc;
 }
 
 /* Reads and discards a too large body (up to 64 MiB) so the client sees
@@ -1041,32 +923,59 @@ static void drain(emu_conn *c, size_t len)
     }
 }
 
-static int read_body(emu_conn *c, parsed *p, size_t max)
+/* The body once the head is read: the server's own limit on a
+ * Content-Length (the body is drained then, unless the client waits for
+ * 100 Continue), 100 Continue when asked, then the parser's chunked limit. */
+static int take_body(emu_conn *c, kube_httpreq_parser *ps, kube_httpreq_request *req,
+                     size_t head_len, size_t max, int *http_status)
 {
-    const char *te = parsed_header(p, "Transfer-Encoding");
-    const char *cl = parsed_header(p, "Content-Length");
-    const char *expect = parsed_header(p, "Expect");
-    int64_t len = 0;
+    int n;
 
-    if (cl && kube_parse_int64(cl, 0, INT64_MAX, &len) != KUBE_OK)
+    if (req->content_length > 0 && (uint64_t)req->content_length > max) {
+        conn_consume(c, head_len);
+        if (!req->expect_continue)
+            drain(c, (size_t)req->content_length);
+        *http_status = 413;
         return KUBE_EBADREQUEST;
-    if (!te && (size_t)len > max) {
-        if (!expect)
-            drain(c, (size_t)len);
-        return KUBE_ERANGE;
     }
-    if (expect && strcasecmp(expect, "100-continue") == 0 && (te || len > 0))
+    if (req->expect_continue && kube_httpreq_has_body(req))
         conn_write(c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
-    if (te && strcasecmp(te, "chunked") == 0)
-        return read_chunked(c, max, p);
-    if (te)
-        return KUBE_EBADREQUEST;
-    if (len == 0) {
-        p->body = kube_strdup("");
-        return p->body ? KUBE_OK : KUBE_ENOMEM;
+    ps->lim.max_body = max;
+    n = read_body(c, ps, req, http_status);
+    if (n > 0)
+        conn_consume(c, (size_t)n);
+    return n < 0 ? n : KUBE_OK;
+}
+
+/* Reads one request with kube/httpreq (strict, bounded) into p. Returns
+ * KUBE_OK, KUBE_EBADREQUEST with *http_status (the answer before closing),
+ * or the connection's error. */
+static int read_request(emu_conn *c, parsed *p, size_t max_body, int first_timeout_ms,
+                        int *http_status)
+{
+    kube_httpreq_limits lim = {MAX_HEADER_BYTES, MAX_HEADERS, MAX_HEADER_BYTES, SIZE_MAX / 16};
+    kube_httpreq_parser ps;
+    kube_httpreq_request req = {0}; /* freed below even when no head came */
+    int rc;
+
+    kube_httpreq_parser_init(&ps, &lim);
+    rc = read_head(c, &ps, &req, first_timeout_ms, http_status);
+    if (rc > 0) {
+        size_t head_len = (size_t)rc;
+        rc = take_head(p, &req);
+        if (rc == KUBE_EBADREQUEST)
+            *http_status = 400;
+        if (rc == KUBE_OK)
+            rc = take_body(c, &ps, &req, head_len, max_body, http_status);
     }
-    p->body_len = (size_t)len;
-    return read_exact(c, (size_t)len, &p->body);
+    if (rc == KUBE_OK) {
+        p->body_len = req.body_len;
+        p->body = req.body;
+        req.body = NULL;
+    }
+    kube_httpreq_request_free(&req);
+    kube_httpreq_parser_reset(&ps);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1153,19 +1062,18 @@ void emu_request_serve(emu_request *req, emu_response *resp)
     emu_response_text(resp, 404, "404 page not found\n");
 }
 
-static void answer_error(emu_conn *c, int rc, size_t max_body)
+static void answer_error(emu_conn *c, int http_status, size_t max_body)
 {
     emu_response r = {0};
     char msg[128];
 
     r.close = 1;
-    if (rc == KUBE_ERANGE && c->in_len >= MAX_HEADER_BYTES) {
-        emu_response_text(&r, 431, "431 Request Header Fields Too Large");
-    } else if (rc == KUBE_ERANGE) {
+    if (http_status == 413) {
         snprintf(msg, sizeof(msg), "Request entity too large: limit is %zu", max_body);
         emu_response_status(&r, 413, "RequestEntityTooLarge", msg, NULL);
     } else {
-        emu_response_text(&r, 400, "400 Bad Request");
+        snprintf(msg, sizeof(msg), "%d %s", http_status, kube_httpreq_reason_phrase(http_status));
+        emu_response_text(&r, http_status, msg);
     }
     if (write_head(c, &r, (long)r.body.len) == KUBE_OK)
         conn_write(c, r.body.data, r.body.len);
@@ -1204,14 +1112,12 @@ static int serve_one(emu_conn *c, int first_timeout_ms)
     emu_request req = {0};
     emu_response resp = {0};
     int64_t start;
-    int rc, keep;
+    int rc, keep, http_status = 0;
 
-    rc = read_head(c, &p, first_timeout_ms);
-    if (rc == KUBE_OK)
-        rc = read_body(c, &p, s->cfg.max_body);
+    rc = read_request(c, &p, s->cfg.max_body, first_timeout_ms, &http_status);
     if (rc != KUBE_OK) {
-        if (rc == KUBE_EBADREQUEST || rc == KUBE_ERANGE)
-            answer_error(c, rc, s->cfg.max_body);
+        if (rc == KUBE_EBADREQUEST && http_status)
+            answer_error(c, http_status, s->cfg.max_body);
         parsed_free(&p);
         return 0;
     }
@@ -1230,10 +1136,7 @@ static int serve_one(emu_conn *c, int first_timeout_ms)
     req.server = s;
     req.sink = &h1_sink;
     req.sink_ctx = c;
-    {
-        const char *conn_hdr = parsed_header(&p, "Connection");
-        keep = p.keep_alive && !(conn_hdr && strcasecmp(conn_hdr, "close") == 0);
-    }
+    keep = p.keep_alive;
     emu_request_serve(&req, &resp);
     if (!keep)
         resp.close = 1;

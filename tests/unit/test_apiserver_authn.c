@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "apiserver/authn.h"
-#include "apiserver/http.h"
+#include "kube/httpreq.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 
@@ -258,15 +258,15 @@ static void authenticates_client_certificates(void **state)
 
 /* ---- requestheader ---- */
 
-static void request(const char *headers, apis_http_request *req, kube_buf *raw)
+static void request(const char *headers, kube_httpreq_request *req, kube_buf *raw)
 {
-    apis_http_limits lim;
+    kube_httpreq_limits lim;
     int status;
 
-    apis_http_limits_default(&lim);
+    kube_httpreq_limits_default(&lim);
     kube_buf_reset(raw);
     kube_buf_printf(raw, "GET / HTTP/1.1\r\nHost: h\r\n%s\r\n", headers);
-    assert_true(apis_http_parse(raw->data, raw->len, &lim, req, &status) > 0);
+    assert_true(kube_httpreq_parse(raw->data, raw->len, &lim, req, &status) > 0);
 }
 
 typedef struct header_case {
@@ -324,7 +324,7 @@ static void reads_users_from_front_proxy_headers(void **state)
     for (size_t i = 0; i < sizeof(header_cases) / sizeof(header_cases[0]); i++) {
         const header_case *c = &header_cases[i];
         kube_buf groups = KUBE_BUF_INIT, extra = KUBE_BUF_INIT;
-        apis_http_request req;
+        kube_httpreq_request req;
         apis_user *u = NULL;
         int rc;
 
@@ -344,7 +344,7 @@ static void reads_users_from_front_proxy_headers(void **state)
         apis_user_free(u);
         kube_buf_free(&groups);
         kube_buf_free(&extra);
-        apis_http_request_free(&req);
+        kube_httpreq_request_free(&req);
     }
     kube_buf_free(&raw);
     apis_authn_config_unref(cfg);
@@ -355,7 +355,7 @@ static void honours_configured_header_names(void **state)
     apis_authn_config *cfg = config_with(NULL);
     apis_strlist users = {0}, groups = {0};
     kube_buf raw = KUBE_BUF_INIT;
-    apis_http_request req;
+    kube_httpreq_request req;
     apis_user *u = NULL;
     (void)state;
 
@@ -375,7 +375,7 @@ static void honours_configured_header_names(void **state)
     assert_int_equal(req.n_headers, 1);
     assert_string_equal(req.headers[0].name, "Host");
     apis_user_free(u);
-    apis_http_request_free(&req);
+    kube_httpreq_request_free(&req);
     apis_strlist_free(&users);
     apis_strlist_free(&groups);
     kube_buf_free(&raw);
@@ -467,12 +467,12 @@ static void parses_bearer_tokens(void **state)
     (void)state;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        apis_http_request req;
+        kube_httpreq_request req;
         request(cases[i].header, &req, &raw);
         assert_int_equal(apis_authn_bearer_token(&req, token, sizeof(token)), cases[i].rc);
         if (cases[i].token)
             assert_string_equal(token, cases[i].token);
-        apis_http_request_free(&req);
+        kube_httpreq_request_free(&req);
     }
     kube_buf_free(&raw);
 }

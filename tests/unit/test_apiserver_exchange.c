@@ -20,7 +20,7 @@
 #include "apiserver/delegate.h"
 #include "apiserver/discovery.h"
 #include "apiserver/exchange.h"
-#include "apiserver/http.h"
+#include "kube/httpreq.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 
@@ -130,38 +130,52 @@ static int teardown(void **state)
 }
 
 /* One exchange for the given request text and client certificate; runs it
- * as far as it goes without blocking. */
+ * as far as it goes without blocking (handing it the body once authorized,
+ * as the server does). */
 typedef struct result {
     apis_exchange *x;
     int blocked;
-    apis_http_request req;
+    int needed_body;   /* the exchange asked for the body (it was authorized) */
+    kube_httpreq_request req;
     kube_buf raw;
     apis_peer_cache pc;
 } result;
 
+/* apis_exchange_run(), giving the body when the exchange asks for it. */
+static int advance(result *r, int may_block)
+{
+    int rc = apis_exchange_run(r->x, may_block);
+
+    if (rc != APIS_EXCHANGE_NEED_BODY)
+        return rc;
+    r->needed_body = 1;
+    apis_exchange_set_body(r->x, r->req.body, r->req.body_len);
+    return apis_exchange_run(r->x, may_block);
+}
+
 static void run(result *r, const char *method, const char *target, const char *headers,
                 const char *body, X509 *cert)
 {
-    apis_http_limits lim;
+    kube_httpreq_limits lim;
     int status;
 
     memset(r, 0, sizeof(*r));
-    apis_http_limits_default(&lim);
+    kube_httpreq_limits_default(&lim);
     kube_buf_printf(&r->raw, "%s %s HTTP/1.1\r\nHost: h\r\n%sContent-Length: %zu\r\n\r\n%s", method,
                     target, headers ? headers : "", body ? strlen(body) : 0, body ? body : "");
-    assert_true(apis_http_parse(r->raw.data, r->raw.len, &lim, &r->req, &status) > 0);
+    assert_true(kube_httpreq_parse(r->raw.data, r->raw.len, &lim, &r->req, &status) > 0);
     if (cert) {
         X509_up_ref(cert);
         r->pc.leaf = cert;
     }
     assert_int_equal(apis_exchange_new(&E.ctx, &r->req, cert ? &r->pc : NULL, &r->x), KUBE_OK);
-    r->blocked = apis_exchange_run(r->x, 0) == APIS_EXCHANGE_BLOCKED;
+    r->blocked = advance(r, 0) == APIS_EXCHANGE_BLOCKED;
 }
 
 static void done(result *r)
 {
     apis_exchange_free(r->x);
-    apis_http_request_free(&r->req);
+    kube_httpreq_request_free(&r->req);
     kube_buf_free(&r->raw);
     apis_peer_cache_clear(&r->pc);
 }
@@ -221,11 +235,11 @@ static void front_proxy_identity_and_stripping(void **state)
     assert_int_equal(u->groups.n, 2);
     assert_string_equal(u->extra[0].key, "scopes");
     /* nothing after authentication sees these headers */
-    assert_int_equal(apis_http_header_count(&r.req, "X-Remote-User"), 0);
-    assert_int_equal(apis_http_header_count(&r.req, "X-Remote-Group"), 0);
-    assert_int_equal(apis_http_header_count(&r.req, "X-Remote-Extra-Scopes"), 0);
-    assert_int_equal(apis_http_header_count(&r.req, "Authorization"), 0);
-    assert_int_equal(apis_http_header_count(&r.req, "Host"), 1);
+    assert_int_equal(kube_httpreq_header_count(&r.req, "X-Remote-User"), 0);
+    assert_int_equal(kube_httpreq_header_count(&r.req, "X-Remote-Group"), 0);
+    assert_int_equal(kube_httpreq_header_count(&r.req, "X-Remote-Extra-Scopes"), 0);
+    assert_int_equal(kube_httpreq_header_count(&r.req, "Authorization"), 0);
+    assert_int_equal(kube_httpreq_header_count(&r.req, "Host"), 1);
     assert_int_equal(r.pc.front_proxy, KUBE_OK);
     done(&r);
 }
@@ -401,6 +415,62 @@ static void the_429_answer(void **state)
     kube_buf_free(&out);
 }
 
+/* Nothing unauthenticated or unauthorized gets its body read: the exchange
+ * asks for the body only once authorized. */
+static void bodies_are_read_only_when_authorized(void **state)
+{
+    result r;
+    (void)state;
+
+    run(&r, "PUT", PIN, MASTERS, "{}", NULL); /* forged, no certificate */
+    assert_int_equal(apis_exchange_code(r.x), 401);
+    assert_false(r.needed_body);
+    done(&r);
+    run(&r, "PUT", PIN, NULL, "{}", E.alice);
+    assert_true(r.blocked); /* the review */
+    assert_int_equal(apis_exchange_run(r.x, 1), APIS_EXCHANGE_DONE);
+    assert_int_equal(apis_exchange_code(r.x), 403);
+    assert_false(r.needed_body);
+    done(&r);
+    run(&r, "PUT", PIN, MASTERS, "{}", E.proxy);
+    assert_true(r.needed_body);
+    done(&r);
+}
+
+/* A certificate that expires while its connection stays open stops
+ * authenticating, as k8s.io/apiserver checks validity per request. */
+static void expired_certificates_stop_authenticating(void **state)
+{
+    apis_testkit_spec spec = {.cn = "alice", .eku = "clientAuth", .not_before_s = -60,
+                              .not_after_s = 1};
+    apis_peer_cache pc = {0};
+    kube_httpreq_limits lim;
+    kube_httpreq_request req;
+    const char *text = "GET " GV " HTTP/1.1\r\nHost: h\r\n\r\n";
+    apis_exchange *x;
+    int status;
+    (void)state;
+
+    kube_httpreq_limits_default(&lim);
+    pc.leaf = issue(&spec);
+    for (int round = 0; round < 2; round++) {
+        assert_true(kube_httpreq_parse(text, strlen(text), &lim, &req, &status) > 0);
+        assert_int_equal(apis_exchange_new(&E.ctx, &req, &pc, &x), KUBE_OK);
+        if (round == 0) {
+            assert_non_null(apis_exchange_user(x));
+            assert_string_equal(apis_exchange_user(x)->name, "alice");
+        } else {
+            assert_null(apis_exchange_user(x));
+            assert_int_equal(apis_exchange_code(x), 401);
+        }
+        apis_exchange_free(x);
+        kube_httpreq_request_free(&req);
+        if (round == 0)
+            sleep(2); /* the certificate's NotAfter passes; same connection */
+    }
+    apis_peer_cache_clear(&pc);
+}
+
 int test_group_apiserver_exchange(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,6 +486,8 @@ int test_group_apiserver_exchange(void)
         cmocka_unit_test(serves_local_documents),
         cmocka_unit_test(serializes_responses),
         cmocka_unit_test(the_429_answer),
+        cmocka_unit_test(bodies_are_read_only_when_authorized),
+        cmocka_unit_test(expired_certificates_stop_authenticating),
     };
     return cmocka_run_group_tests_name("apiserver_exchange", tests, setup, teardown);
 }

@@ -137,6 +137,35 @@ static void parses_flags(void **state)
     apis_options_free(&o);
 }
 
+/* The connection bounds: defaults, values, and refused values. */
+static void parses_connection_flags(void **state)
+{
+    char *defaults[] = {"x"};
+    char *set[] = {"x", "--tls-handshake-timeout=3s", "--read-header-timeout", "1m",
+                   "--max-connections=64"};
+    char *bad[][2] = {{"x", "--max-connections=0"}, {"x", "--tls-handshake-timeout=10"},
+                      {"x", "--read-header-timeout=soon"}};
+    apis_options o;
+    char err[256] = "";
+    (void)state;
+
+    assert_int_equal(apis_options_parse(1, defaults, &o, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(o.tls_handshake_timeout_ms, 10000);
+    assert_int_equal(o.read_header_timeout_ms, 32000);
+    assert_int_equal(o.max_connections, 1024);
+    apis_options_free(&o);
+    assert_int_equal(apis_options_parse(5, set, &o, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(o.tls_handshake_timeout_ms, 3000);
+    assert_int_equal(o.read_header_timeout_ms, 60000);
+    assert_int_equal(o.max_connections, 64);
+    apis_options_free(&o);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(apis_options_parse(2, bad[i], &o, err, sizeof(err)), KUBE_ECONFIG);
+        assert_non_null(strstr(err, "invalid argument"));
+        apis_options_free(&o);
+    }
+}
+
 static void rejects_bad_flags(void **state)
 {
     static const struct {
@@ -454,6 +483,7 @@ int test_group_apiserver_misc(void)
         cmocka_unit_test(metrics_render_prometheus_text),
         cmocka_unit_test(parses_flags),
         cmocka_unit_test(rejects_bad_flags),
+        cmocka_unit_test(parses_connection_flags),
         cmocka_unit_test(parses_durations),
         cmocka_unit_test(generates_and_reloads_serving_certificates),
         cmocka_unit_test(authentication_settings_follow_files_and_configmap),

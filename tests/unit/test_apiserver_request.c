@@ -109,6 +109,10 @@ static const bad_path bad_paths[] = {
     {VM "/vm1/pin?node=a&node=b", "only once"},
     {VM "/vm1/pin?node=%zz", "invalid escape"},
     {VM "/vm1/pin?x=%4", "invalid escape"},
+    /* a decoded NUL must not cut the value short before validation */
+    {VM "/vm1/pin?node=node-2%00evil", "control characters"},
+    {VM "/vm1/pin?node=node-2%0a", "control characters"},
+    {VM "/vm1/pin?node=%7Fnode", "control characters"},
 };
 
 static void rejects_malformed_paths(void **state)
@@ -184,6 +188,26 @@ static void reads_the_node_parameter(void **state)
     apis_route_free(&r);
 }
 
+/* "node%00" is not the parameter node, and the decoded length is what is
+ * validated. */
+static void validates_decoded_lengths(void **state)
+{
+    apis_route r;
+    char msg[512];
+    (void)state;
+
+    assert_int_equal(apis_route_parse(VM "/vm1/pin?node%00=node-1", &r, msg, sizeof(msg)), KUBE_OK);
+    assert_int_equal(r.has_node, 0);
+    apis_route_free(&r);
+    assert_int_equal(apis_route_parse(VM "/vm1/pin?node=node%2D1", &r, msg, sizeof(msg)), KUBE_OK);
+    assert_string_equal(r.node, "node-1");
+    assert_int_equal(r.node_len, 6);
+    assert_int_equal(r.node_valid, 1);
+    apis_route_free(&r);
+    assert_false(apis_dns1123_subdomain_n("node-2\0evil", 11));
+    assert_true(apis_dns1123_subdomain_n("node-2\0evil", 6));
+}
+
 static void maps_verbs(void **state)
 {
     static const struct {
@@ -243,6 +267,7 @@ int test_group_apiserver_request(void)
         cmocka_unit_test(rejects_malformed_paths),
         cmocka_unit_test(rejects_overlong_names),
         cmocka_unit_test(reads_the_node_parameter),
+        cmocka_unit_test(validates_decoded_lengths),
         cmocka_unit_test(maps_verbs),
         cmocka_unit_test(applies_the_body_rule),
         cmocka_unit_test(validates_dns_names),
