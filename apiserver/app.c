@@ -1,3 +1,10 @@
+/*
+ * apiserver/app.c - stickyvm-apiserver assembled from its options: the kube-
+ * apiserver clients (--kubeconfig, and --authentication-kubeconfig /
+ * --authorization-kubeconfig when given), the delegated authenticator and
+ * authorizer, the watched authentication settings, the serving certificate,
+ * the metrics and the TLS server. The contract is in app.h.
+ */
 #include "app.h"
 
 #include <stdlib.h>

@@ -1,3 +1,8 @@
+/*
+ * apiserver/authn.c - who is asking: the identity rules of k8s.io/apiserver's
+ * delegated authentication, without the network part (TokenReview lives in
+ * delegate.h). The contract is in authn.h.
+ */
 #include "authn.h"
 
 #include <ctype.h>

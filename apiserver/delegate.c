@@ -1,3 +1,17 @@
+/*
+ * apiserver/delegate.c - delegated authentication and authorization: the
+ * TokenReview (authentication.k8s.io/v1) and SubjectAccessReview
+ * (authorization.k8s.io/v1) round trips to kube-apiserver, with the caches
+ * and always-allow rules of k8s.io/apiserver's delegating options: - bearer
+ * tokens: TokenReview answers (valid and invalid) cached for the token TTL
+ * (default 10 s) under the token's SHA-256, never the token; transport
+ * failures are not cached; - authorization: paths in always_allow_paths
+ * (/healthz, /readyz, /livez) and users in always_allow_groups
+ * (system:masters, which kube-apiserver itself never denies) skip the review;
+ * otherwise a SubjectAccessReview decides, allowed answers cached for
+ * allow_ttl and denied ones for deny_ttl (10 s each by default). The contract
+ * is in delegate.h.
+ */
 #include "delegate.h"
 
 #include <openssl/sha.h>

@@ -1,3 +1,8 @@
+/*
+ * apiserver/exchange.c - one request through the pipeline of a
+ * k8s.io/apiserver server: authentication, authorization, then the handler.
+ * The contract is in exchange.h.
+ */
 #include "exchange.h"
 
 #include <stdio.h>

@@ -1,3 +1,25 @@
+/*
+ * apiserver/options.c - command-line flags of stickyvm-apiserver, named and
+ * defaulted as k8s.io/apiserver's SecureServing, DelegatingAuthentication and
+ * DelegatingAuthorization options name them: *   --secure-port (8443)
+ * --bind-address (0.0.0.0) --cert-dir (apiserver.local.config/certificates)
+ * --tls-cert-file  --tls-private-key-file --kubeconfig  --authentication-
+ * kubeconfig  --authorization-kubeconfig --authentication-skip-lookup
+ * --client-ca-file  --requestheader-client-ca-file --requestheader-allowed-
+ * names  --requestheader-username-headers --requestheader-group-headers
+ * --requestheader-extra-headers-prefix --authentication-token-webhook-cache-
+ * ttl (10s) --authorization-webhook-cache-authorized-ttl (10s)
+ * --authorization-webhook-cache-unauthorized-ttl (10s) --authorization-
+ * always-allow-paths (/healthz,/readyz,/livez) --authorization-always-allow-
+ * groups (system:masters) --max-requests-inflight (400)  --request-timeout
+ * (60s) --shutdown-timeout (30s)  --workers (16)  --v / -v (0) --tls-
+ * handshake-timeout (10s)  --read-header-timeout (32s) --max-connections
+ * (1024) --pin-annotation-key (stickyvm.io/node): the VM annotation /pin and
+ * /unpin write; must be the StickyVM plugin's annotationKey (checked as an
+ * annotation key by kube/pin.h) * Values follow pflag: "--name=value" or "--
+ * name value"; lists are comma-separated; durations use Go syntax ("10s",
+ * "1m30s", "500ms"). The contract is in options.h.
+ */
 #include "options.h"
 
 #include <stdlib.h>

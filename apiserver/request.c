@@ -1,3 +1,8 @@
+/*
+ * apiserver/request.c - what a request asks for: the route of its path, the
+ * query parameters stickyvm-apiserver reads, the authorization verb, and the
+ * body rule. The contract is in request.h.
+ */
 #include "request.h"
 
 #include <ctype.h>

@@ -1,104 +1,12 @@
-#include "server.h"
-
-#include <libwebsockets.h>
-#include <malloc.h>
-#include <openssl/ssl.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "kube/lws.h"
-#include "kube/errors.h"
-#include "kube/log.h"
-#include "pool.h"
-#include "status.h"
-
-#define WRITE_CHUNK 16384
-#define MAX_BUFFERED (160 * 1024) /* pause reading a pipelining client past this */
-#define IDLE_TIMEOUT_S 90
-#define WRITE_TIMEOUT_S 30
-#define HOUSEKEEPING_US (1 * LWS_US_PER_SEC)
-#define FD_RESERVE_MIN 64   /* descriptors kept for upstream calls and files */
-#define EVICT_SLACK 16      /* connections lws may hold past the cap while the
-                             * oldest silent ones are being closed */
-#define TRIM_HIGH_WATER 64  /* after this many connections at once ... */
-#define TRIM_LOW_WATER 8    /* ... give memory back when this few remain */
-#define CONTINUE_LINE "HTTP/1.1 100 Continue\r\n\r\n"
-
-typedef struct conn conn;
-typedef struct job job;
-
-/* Where a connection is: reading a request's head, running its exchange
- * (authentication, authorization, the handler), reading its body for an
- * authorized exchange, or writing the answer. */
-enum phase { PH_HEAD, PH_EXCHANGE, PH_BODY, PH_ANSWER };
-
-struct conn {
-    conn *prev, *next;
-    apis_server *srv;
-    struct lws *wsi;        /* NULL once closed */
-    int refs;               /* service thread only */
-    kube_buf in;            /* received bytes, from the current request's first */
-    kube_buf out;
-    size_t out_off;
-    enum phase phase;
-    kube_httpreq_parser parser;
-    kube_httpreq_request req; /* the head of the request being served */
-    size_t req_len;         /* its bytes in `in` once read whole */
-    apis_exchange *x;       /* waiting for its body (PH_BODY) */
-    int keep_alive;
-    int started;            /* a request was received on it */
-    int flushing;           /* the answer was handed to lws */
-    int evicted;            /* unlinked by make_room(), closing */
-    int handshake_done;     /* 1: TLS handshake just done, 2: header timeout armed */
-    int close_after;
-    int rx_paused;
-    int peer_loaded;
-    apis_peer_cache pc;
-};
-
-struct job {
-    job *next;
-    apis_server *srv;
-    conn *c;
-    apis_exchange *x;
-    int rc;                 /* what apis_exchange_run() said on the worker */
-};
-
-struct apis_server {
-    struct lws_context *lws;
-    struct lws_vhost *vhost;
-    apis_certs *certs;
-    apis_context ctx;
-    apis_pool *pool;
-    kube_httpreq_limits limits;
-    int port;
-    int max_inflight;
-    int max_conns;
-    int handshake_timeout_s, header_timeout_s, request_timeout_s;
-    int64_t shutdown_timeout_ms;
-    /* service thread state */
-    conn *conns;
-    size_t n_conns, peak_conns;
-    int inflight;
-    int draining;
-    int64_t drain_deadline_ms;
-    lws_sorted_usec_list_t housekeeping;
-    unsigned char scratch[LWS_PRE + WRITE_CHUNK];
-    /* shared */
-    atomic_int stop_requested;
-    atomic_int accepting;
-    pthread_mutex_t done_mu;
-    job *done_head, *done_tail;
-};
-
-static void advance_input(conn *c);
-static void step(conn *c, apis_exchange *x, int rc);
+/*
+ * apiserver/server.c - the TLS listener of stickyvm-apiserver on
+ * libwebsockets. The contract is in server.h.
+ */
+#include "server_int.h"
 
 /* ---- connections ---- */
 
-static void conn_unref(conn *c)
+void apis_srv_conn_unref(conn *c)
 {
     if (--c->refs > 0)
         return;
@@ -146,12 +54,12 @@ static void conn_unlink(apis_server *s, conn *c)
     trim_after_burst(s);
 }
 
-static void set_timeout(conn *c, int secs)
+void apis_srv_set_timeout(conn *c, int secs)
 {
     lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, secs);
 }
 
-static void kill_conn(conn *c)
+void apis_srv_kill_conn(conn *c)
 {
     lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
@@ -166,7 +74,7 @@ static void consume(kube_buf *b, size_t n)
 }
 
 /* Appends to what is still to be written (a 100 Continue may be). */
-static void out_prepare(conn *c)
+void apis_srv_out_prepare(conn *c)
 {
     if (c->out_off < c->out.len)
         return;
@@ -190,12 +98,12 @@ static void send_answer(conn *c, int close_after)
 {
     c->close_after = close_after || c->srv->draining;
     request_done(c);
-    set_timeout(c, WRITE_TIMEOUT_S);
+    apis_srv_set_timeout(c, WRITE_TIMEOUT_S);
     lws_callback_on_writable(c->wsi);
 }
 
 /* An answer given before an exchange exists (unparseable request). */
-static void answer_parse_error(conn *c, int code)
+void apis_srv_answer_parse_error(conn *c, int code)
 {
     kube_buf body = KUBE_BUF_INIT;
     char msg[128];
@@ -203,7 +111,7 @@ static void answer_parse_error(conn *c, int code)
     snprintf(msg, sizeof(msg), "the request could not be read: %s",
              kube_httpreq_reason_phrase(code));
     c->req_len = 0;
-    out_prepare(c);
+    apis_srv_out_prepare(c);
     if (apis_status_json(&body, code, code == 413 ? "RequestEntityTooLarge" : "BadRequest", msg,
                          NULL) == KUBE_OK &&
         kube_buf_printf(&c->out,
@@ -216,7 +124,7 @@ static void answer_parse_error(conn *c, int code)
             apis_metrics_observe(c->srv->ctx.metrics, "other", "", code, 0);
         send_answer(c, 1);
     } else {
-        kill_conn(c);
+        apis_srv_kill_conn(c);
     }
     kube_buf_free(&body);
 }
@@ -224,213 +132,18 @@ static void answer_parse_error(conn *c, int code)
 /* Answers the exchange. A request whose body was not read (answered before
  * it, as a 401 or 403 is) closes its connection: its bytes are never
  * parsed. */
-static void respond(conn *c, apis_exchange *x)
+void apis_srv_respond(conn *c, apis_exchange *x)
 {
     int body_unread = c->req_len == 0;
     int close_after = !c->keep_alive || apis_exchange_must_close(x) || c->srv->draining ||
                       body_unread;
 
-    out_prepare(c);
+    apis_srv_out_prepare(c);
     if (apis_exchange_serialize(x, !close_after, &c->out) != KUBE_OK) {
-        kill_conn(c);
+        apis_srv_kill_conn(c);
         return;
     }
     send_answer(c, close_after);
-}
-
-/* ---- the worker side ---- */
-
-static void complete(job *j)
-{
-    apis_server *s = j->srv;
-
-    pthread_mutex_lock(&s->done_mu);
-    if (s->done_tail)
-        s->done_tail->next = j;
-    else
-        s->done_head = j;
-    s->done_tail = j;
-    pthread_mutex_unlock(&s->done_mu);
-    lws_cancel_service(s->lws);
-}
-
-static void run_job(void *arg)
-{
-    job *j = arg;
-
-    j->rc = apis_exchange_run(j->x, 1);
-    complete(j);
-}
-
-static void finish_job(apis_server *s, job *j)
-{
-    s->inflight--;
-    if (s->ctx.metrics)
-        apis_metrics_inflight(s->ctx.metrics, -1);
-    if (j->c->wsi)
-        step(j->c, j->x, j->rc);
-    else
-        apis_exchange_free(j->x);
-    conn_unref(j->c);
-    free(j);
-}
-
-static void drain_completions(apis_server *s)
-{
-    job *j;
-
-    pthread_mutex_lock(&s->done_mu);
-    j = s->done_head;
-    s->done_head = s->done_tail = NULL;
-    pthread_mutex_unlock(&s->done_mu);
-    while (j) {
-        job *next = j->next;
-        finish_job(s, j);
-        j = next;
-    }
-}
-
-/* ---- requests ---- */
-
-static void load_peer(conn *c)
-{
-    SSL *ssl = lws_get_ssl(c->wsi);
-
-    c->peer_loaded = 1;
-    if (!ssl)
-        return;
-    c->pc.leaf = SSL_get1_peer_certificate(ssl);
-    c->pc.chain = SSL_get_peer_cert_chain(ssl);
-}
-
-static int offload(conn *c, apis_exchange *x)
-{
-    apis_server *s = c->srv;
-    job *j = calloc(1, sizeof(*j));
-
-    if (!j)
-        return KUBE_ENOMEM;
-    j->srv = s;
-    j->c = c;
-    j->x = x;
-    c->refs++;
-    if (apis_pool_submit(s->pool, run_job, j) != KUBE_OK) {
-        c->refs--;
-        free(j);
-        return KUBE_ECANCELED;
-    }
-    s->inflight++;
-    if (s->ctx.metrics)
-        apis_metrics_inflight(s->ctx.metrics, 1);
-    return KUBE_OK;
-}
-
-/* The exchange is authorized: reads its body (none: at once), after a
- * 100 Continue when the client waits for one. */
-static void await_body(conn *c, apis_exchange *x)
-{
-    if (!kube_httpreq_has_body(&c->req)) {
-        apis_exchange_set_body(x, NULL, 0);
-        step(c, x, apis_exchange_run(x, 0));
-        return;
-    }
-    c->x = x;
-    c->phase = PH_BODY;
-    if (c->req.expect_continue) {
-        out_prepare(c);
-        if (kube_buf_puts(&c->out, CONTINUE_LINE) == KUBE_OK)
-            lws_callback_on_writable(c->wsi);
-    }
-    if (c->rx_paused) {
-        c->rx_paused = 0;
-        lws_rx_flow_control(c->wsi, 1);
-    }
-    advance_input(c);
-}
-
-/* Moves an exchange on after apis_exchange_run() said rc. */
-static void step(conn *c, apis_exchange *x, int rc)
-{
-    apis_server *s = c->srv;
-
-    if (rc == APIS_EXCHANGE_BLOCKED) {
-        if (s->inflight >= s->max_inflight)
-            apis_exchange_fail(x, 429, "TooManyRequests",
-                               "Too many requests, please try again later.");
-        else if (offload(c, x) == KUBE_OK)
-            return;
-        else
-            apis_exchange_fail(x, 503, "ServiceUnavailable", "the server is shutting down");
-    } else if (rc == APIS_EXCHANGE_NEED_BODY) {
-        await_body(c, x);
-        return;
-    }
-    respond(c, x);
-    apis_exchange_observe(x);
-    apis_exchange_free(x);
-}
-
-/* The head is whole: authentication and authorization start on it. */
-static void start_request(conn *c)
-{
-    apis_server *s = c->srv;
-    apis_exchange *x = NULL;
-
-    c->phase = PH_EXCHANGE;
-    c->started = 1;
-    c->keep_alive = c->req.keep_alive && !s->draining;
-    set_timeout(c, s->request_timeout_s);
-    if (!c->peer_loaded)
-        load_peer(c);
-    if (apis_exchange_new(&s->ctx, &c->req, c->pc.leaf ? &c->pc : NULL, &x) != KUBE_OK) {
-        kill_conn(c);
-        return;
-    }
-    step(c, x, apis_exchange_run(x, 0));
-}
-
-static void read_head(conn *c)
-{
-    int status = 0;
-    int n = kube_httpreq_parse_head(&c->parser, c->in.data, c->in.len, &c->req, &status);
-
-    if (n == 0)
-        return;
-    if (n < 0) {
-        answer_parse_error(c, n == KUBE_ENOMEM ? 500 : status);
-        return;
-    }
-    c->req_len = kube_httpreq_has_body(&c->req) ? 0 : (size_t)n;
-    start_request(c);
-}
-
-static void read_body(conn *c)
-{
-    apis_exchange *x = c->x;
-    int status = 0;
-    int n = kube_httpreq_parse_body(&c->parser, c->in.data, c->in.len, &c->req, &status);
-
-    if (n == 0)
-        return;
-    c->x = NULL;
-    if (n < 0) {
-        apis_exchange_free(x);
-        answer_parse_error(c, n == KUBE_ENOMEM ? 500 : status);
-        return;
-    }
-    c->req_len = (size_t)n;
-    c->phase = PH_EXCHANGE;
-    apis_exchange_set_body(x, c->req.body, c->req.body_len);
-    step(c, x, apis_exchange_run(x, 0));
-}
-
-/* Parses what arrived, as far as the connection's phase allows. */
-static void advance_input(conn *c)
-{
-    if (c->phase == PH_HEAD)
-        read_head(c);
-    else if (c->phase == PH_BODY)
-        read_body(c);
 }
 
 /* ---- libwebsockets callbacks ---- */
@@ -458,7 +171,7 @@ static int make_room(apis_server *s)
         return -1;
     KLOG_V(2, "at %d connections: closing the oldest one still without a request",
            s->max_conns);
-    kill_conn(oldest);
+    apis_srv_kill_conn(oldest);
     conn_unlink(s, oldest); /* no longer counted; lws closes it next */
     oldest->evicted = 1;
     return 0;
@@ -482,9 +195,9 @@ static int on_adopt(apis_server *s, struct lws *wsi)
     /* the TLS handshake has its own bound, not the idle timeout (lws may
      * adopt before or after the handshake) */
     if (lws_get_ssl(wsi) && SSL_is_init_finished(lws_get_ssl(wsi)))
-        set_timeout(c, s->header_timeout_s);
+        apis_srv_set_timeout(c, s->header_timeout_s);
     else
-        set_timeout(c, s->handshake_timeout_s);
+        apis_srv_set_timeout(c, s->handshake_timeout_s);
     return 0;
 }
 
@@ -495,13 +208,13 @@ static void arm_header_timeout(conn *c)
 {
     c->handshake_done = 2;
     if (silent(c))
-        set_timeout(c, c->srv->header_timeout_s);
+        apis_srv_set_timeout(c, c->srv->header_timeout_s);
 }
 
 static int on_rx(conn *c, const void *in, size_t len)
 {
     if (c->phase == PH_HEAD && c->in.len == 0)
-        set_timeout(c, c->srv->header_timeout_s);
+        apis_srv_set_timeout(c, c->srv->header_timeout_s);
     if (kube_buf_append(&c->in, in, len) != KUBE_OK)
         return -1;
     if (c->phase == PH_EXCHANGE || c->phase == PH_ANSWER) {
@@ -511,7 +224,7 @@ static int on_rx(conn *c, const void *in, size_t len)
         }
         return 0;
     }
-    advance_input(c);
+    apis_srv_advance_input(c);
     return 0;
 }
 
@@ -524,13 +237,13 @@ static int answer_done(conn *c)
     if (c->close_after)
         return -1;
     c->phase = PH_HEAD;
-    set_timeout(c, c->in.len ? c->srv->header_timeout_s : IDLE_TIMEOUT_S);
+    apis_srv_set_timeout(c, c->in.len ? c->srv->header_timeout_s : IDLE_TIMEOUT_S);
     if (c->rx_paused) {
         c->rx_paused = 0;
         lws_rx_flow_control(c->wsi, 1);
     }
     if (c->in.len)
-        advance_input(c);
+        apis_srv_advance_input(c);
     return 0;
 }
 
@@ -564,7 +277,7 @@ static void on_close(conn *c)
     if (!c->evicted)
         conn_unlink(c->srv, c);
     c->wsi = NULL;
-    conn_unref(c);
+    apis_srv_conn_unref(c);
 }
 
 static int accept_any_certificate(int preverify_ok, X509_STORE_CTX *ctx)
@@ -595,7 +308,7 @@ static void begin_drain(apis_server *s)
     KLOG_INFO("shutting down: %zu connections, %d requests in flight", s->n_conns, s->inflight);
     for (conn *c = s->conns; c; c = c->next) {
         if (c->phase == PH_HEAD)
-            kill_conn(c);
+            apis_srv_kill_conn(c);
         else
             c->close_after = 1;
     }
@@ -631,7 +344,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
         if (!s)
             return 0;
-        drain_completions(s);
+        apis_srv_drain_completions(s);
         if (atomic_load(&s->stop_requested))
             begin_drain(s);
         return 0;
@@ -769,7 +482,7 @@ int apis_server_run(apis_server *s)
     /* let running jobs end while the context can still be woken */
     apis_pool_free(s->pool);
     s->pool = NULL;
-    drain_completions(s);
+    apis_srv_drain_completions(s);
     lws_sul_cancel(&s->housekeeping);
     lws_context_destroy(s->lws);
     s->lws = NULL;
@@ -790,10 +503,11 @@ void apis_server_free(apis_server *s)
         return;
     apis_pool_free(s->pool);
     if (s->lws) {
-        drain_completions(s);
+        apis_srv_drain_completions(s);
         lws_sul_cancel(&s->housekeeping);
         lws_context_destroy(s->lws);
     }
     pthread_mutex_destroy(&s->done_mu);
     free(s);
 }
+

@@ -1,3 +1,10 @@
+/*
+ * kube/api.c - resource descriptors, REST paths and the typed writes both
+ * daemons use: get, create, merge patch (optionally carrying
+ * metadata.resourceVersion for optimistic concurrency), JSON patch,
+ * strategic-merge patch of pods/status, delete, and the pods/binding
+ * subresource. The contract is in api.h.
+ */
 #include "kube/api.h"
 
 #include "kube/errors.h"

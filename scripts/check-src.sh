@@ -5,16 +5,12 @@
 #   - no banned function: strcpy strcat sprintf vsprintf gets atoi atol strtok
 #     (comments and string literals are not looked at);
 #   - the file opens with a comment that says what the module is;
-#   - outside tests/, no more than 800 lines. Files that were over it when
-#     the rule came in are listed in scripts/check-src.allow with the line
-#     count they had: they may shrink, never grow, and leave the list once
-#     they are under the limit (the script says so).
+#   - outside tests/, no more than 800 lines.
 # Usage: scripts/check-src.sh [FILE...]     (default: every C file)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 limit=800
-allow=scripts/check-src.allow
 if [ $# -gt 0 ]; then
   files=("$@")
 else
@@ -24,11 +20,7 @@ fi
 
 perl -e '
   use strict; use warnings;
-  my ($limit, $allow_file, @files) = @ARGV;
-  my %allow;
-  if (open(my $a, "<", $allow_file)) {
-    while (<$a>) { next if /^\s*(#|$)/; my ($f, $n) = split; $allow{$f} = $n; }
-  }
+  my ($limit, @files) = @ARGV;
   my $banned = qr/\b(strcpy|strcat|sprintf|vsprintf|gets|atoi|atol|strtok)\s*\(/;
   my $bad = 0;
   for my $f (@files) {
@@ -47,19 +39,11 @@ perl -e '
     }
     next if $f =~ m{^tests/};
     my $lines = ($text =~ tr/\n//);
-    my $cap = exists $allow{$f} ? $allow{$f} : $limit;
-    if ($lines > $cap) {
-      print "$f: $lines lines; the limit is $limit" . (exists $allow{$f} ? " (listed in $allow_file at $cap: it may shrink, not grow)" : "") . "\n";
-      $bad++;
-    } elsif (exists $allow{$f} && $lines <= $limit) {
-      print "$f: now $lines lines, under the limit: remove it from $allow_file\n";
+    if ($lines > $limit) {
+      print "$f: $lines lines; the limit is $limit (split it along its seams)\n";
       $bad++;
     }
   }
-  for my $f (sort keys %allow) {
-    next if -e $f;
-    print "$allow_file: $f no longer exists: remove it\n"; $bad++;
-  }
   print $bad ? "check-src: $bad problem(s)\n" : "check-src: " . scalar(@files) . " files clean\n";
   exit($bad ? 1 : 0);
-' "$limit" "$allow" "${files[@]}"
+' "$limit" "${files[@]}"
