@@ -21,6 +21,11 @@
  * peak RSS at 5000 / 10000. kube-scheduler v1.23 does 3.6-3.8 ms/pod and
  * 190-321 MB on the same workload.
  *
+ * bench-scheduler --http1 [...]: the emulator offers only HTTP/1.1 (ALPN), so
+ * the scheduler's requests use keep-alive connections instead of one
+ * multiplexed HTTP/2 connection; by default both sides speak h2, as with
+ * a real kube-apiserver.
+ *
  * bench-scheduler --mixed [NODES PODS] (default 1000 / 3000): the mixed
  * workload of the scheduler issue. The pods are VM-like (virt-launcher
  * labels, 100m / 128Mi) and created through the API before the scheduler
@@ -414,7 +419,7 @@ static void print_result(const result *r)
     fflush(stdout);
 }
 
-static int run_size(int nodes, int pods, int mixed)
+static int run_size(int nodes, int pods, int mixed, int http1)
 {
     harness_opts o = HARNESS_OPTS_INIT;
     harness *h = NULL;
@@ -428,8 +433,10 @@ static int run_size(int nodes, int pods, int mixed)
     o.nodes = nodes;
     o.pods = mixed ? 0 : pods;
     o.start_timeout_ms = 300000;
-    printf("== %d nodes / %d pods%s ==\n", nodes, pods,
-           mixed ? " (mixed: 20% anti-affinity, 20% topology spread)" : "");
+    o.disable_http2 = http1;
+    printf("== %d nodes / %d pods%s, %s ==\n", nodes, pods,
+           mixed ? " (mixed: 20% anti-affinity, 20% topology spread)" : "",
+           http1 ? "HTTP/1.1" : "HTTP/2");
     fflush(stdout);
     rc = harness_start(&o, &h);
     if (rc == KUBE_OK && mixed)
@@ -453,12 +460,20 @@ int main(int argc, char **argv)
     static const int defaults[][2] = {{1000, 3000}, {5000, 10000}};
     int failed = 0;
 
-    int mixed = argc > 1 && !strcmp(argv[1], "--mixed");
-    int first = 1 + mixed;
+    int first = 1, mixed = 0, http1 = 0;
+
+    for (; first < argc && argv[first][0] == '-'; first++) {
+        if (!strcmp(argv[first], "--mixed"))
+            mixed = 1;
+        else if (!strcmp(argv[first], "--http1"))
+            http1 = 1;
+        else
+            break;
+    }
 
     signal(SIGPIPE, SIG_IGN);
     if ((argc - first) % 2) {
-        fprintf(stderr, "usage: bench-scheduler [--mixed] [NODES PODS]...\n");
+        fprintf(stderr, "usage: bench-scheduler [--mixed] [--http1] [NODES PODS]...\n");
         return 2;
     }
     if (argc > first) {
@@ -466,14 +481,14 @@ int main(int argc, char **argv)
             int64_t n, p;
             if (kube_parse_int64(argv[i], 1, 100000, &n) != KUBE_OK ||
                 kube_parse_int64(argv[i + 1], 1, 1000000, &p) != KUBE_OK) {
-                fprintf(stderr, "usage: bench-scheduler [--mixed] [NODES PODS]...\n");
+                fprintf(stderr, "usage: bench-scheduler [--mixed] [--http1] [NODES PODS]...\n");
                 return 2;
             }
-            failed += run_size((int)n, (int)p, mixed);
+            failed += run_size((int)n, (int)p, mixed, http1);
         }
         return failed ? 1 : 0;
     }
     for (size_t i = 0; i < (mixed ? 1 : sizeof(defaults) / sizeof(defaults[0])); i++)
-        failed += run_size(defaults[i][0], defaults[i][1], mixed);
+        failed += run_size(defaults[i][0], defaults[i][1], mixed, http1);
     return failed ? 1 : 0;
 }
