@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "discovery.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 #include "kube/log.h"
 #include "pin.h"

@@ -3,6 +3,7 @@
  * libwebsockets. The contract is in server.h.
  */
 #include "server_int.h"
+#include "kube/clock.h"
 
 /* ---- connections ---- */
 

@@ -50,7 +50,4 @@ int kube_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
  * Returns KUBE_OK, KUBE_EIO (errno kept) or KUBE_ENOMEM. */
 int kube_read_file(const char *path, char **out, size_t *len);
 
-/* TEMPORARY until the open branches land: they still find the clocks here. */
-#include "kube/clock.h"
-
 #endif

@@ -6,6 +6,7 @@
 #include "kube/client_int.h"
 
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 #include "kube/log.h"
 

@@ -14,6 +14,7 @@
 #include "kube/client_loop.h"
 
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 
 #include <errno.h>

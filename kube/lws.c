@@ -1,6 +1,7 @@
 /*
  * kube/lws.c - libwebsockets glue shared by the daemons' servers (lws.h).
  */
+#include "kube/clock.h"
 #include "kube/lws.h"
 
 #include <libwebsockets.h>

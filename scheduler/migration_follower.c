@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/clock.h"
 #include "kube/strmap.h"
 #include "kube/buf.h"
 #include "kube/errors.h"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/clock.h"
 #include "kube/strmap.h"
 #include "kube/buf.h"
 #include "kube/errors.h"

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 
 struct stickyvm_source {

@@ -24,6 +24,8 @@
 
 #include "emu_internal.h"
 #include "h2.h"
+#include "kube/clock.h"
+#include "kube/array.h"
 #include "kube/httpreq.h"
 #include "kube/log.h"
 
@@ -663,17 +665,8 @@ static int conn_fill(emu_conn *c, size_t max, int timeout_ms)
 
     if (c->in_len >= max)
         return KUBE_ERANGE;
-    if (c->in_cap - c->in_len < 16384) {
-        size_t cap = c->in_cap ? c->in_cap * 2 : 32768;
-        char *p;
-        while (cap - c->in_len < 16384)
-            cap *= 2;
-        p = realloc(c->in, cap);
-        if (!p)
-            return KUBE_ENOMEM;
-        c->in = p;
-        c->in_cap = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(c->in, c->in_cap, c->in_len + 16384) != KUBE_OK)
+        return KUBE_ENOMEM;
     rc = conn_wait(c, timeout_ms);
     if (rc != KUBE_OK)
         return rc;

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "emu_internal.h"
+#include "kube/array.h"
 #include "kube/log.h"
 #include "kube/quantity.h"
 
@@ -110,14 +111,8 @@ typedef struct objs {
 static int collect(void *ctx, const cJSON *obj)
 {
     objs *o = ctx;
-    if (o->n == o->cap) {
-        size_t cap = o->cap ? o->cap * 2 : 16;
-        cJSON **v = realloc(o->v, cap * sizeof(*v));
-        if (!v)
-            return KUBE_ENOMEM;
-        o->v = v;
-        o->cap = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(o->v, o->cap, o->n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
     if (!(o->v[o->n] = cJSON_Duplicate(obj, 1)))
         return KUBE_ENOMEM;
     o->n++;

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "emu_internal.h"
+#include "kube/array.h"
 #include "kube/clock.h"
 #include "kube/log.h"
 
@@ -735,14 +736,8 @@ typedef struct collect {
 
 static int collect_add(collect *c, emu_obj *o)
 {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 256;
-        emu_obj **p = realloc(c->items, cap * sizeof(*p));
-        if (!p)
-            return KUBE_ENOMEM;
-        c->items = p;
-        c->cap = cap;
-    }
+    if (KUBE_ARRAY_RESERVE(c->items, c->cap, c->n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
     emu_obj_ref(o);
     c->items[c->n++] = o;
     return KUBE_OK;

@@ -38,6 +38,7 @@
 #include "harness.h"
 #include "kube/base64.h"
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 
 /* from tests/unit/test_apiserver_certkit.c */

@@ -51,6 +51,7 @@
 #include "harness.h"
 #include "scheduler/server.h"
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 
 #ifndef STICKYVM_BINARY_DIR

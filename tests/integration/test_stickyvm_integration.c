@@ -37,6 +37,7 @@
 #include "kube/api.h"
 #include "kube/buf.h"
 #include "kube/client.h"
+#include "kube/clock.h"
 #include "kube/config.h"
 #include "kube/errors.h"
 #include "unit/test_plugin_util.h"

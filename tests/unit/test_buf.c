@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kube/buf.h"
+#include "kube/clock.h"
 #include "kube/errors.h"
 
 static void appends_and_formats(void **state)

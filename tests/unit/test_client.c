@@ -26,6 +26,7 @@
 #include "kube/api.h"
 #include "kube/buf.h"
 #include "kube/client.h"
+#include "kube/clock.h"
 #include "kube/config.h"
 #include "kube/errors.h"
 
