@@ -46,6 +46,18 @@ int64_t kube_resources_scalar(const kube_resources *r, const char *name)
     return 0;
 }
 
+int kube_resources_equal(const kube_resources *a, const kube_resources *b)
+{
+    if (a->milli_cpu != b->milli_cpu || a->memory != b->memory ||
+        a->ephemeral_storage != b->ephemeral_storage || a->allowed_pods != b->allowed_pods ||
+        a->n_scalars != b->n_scalars)
+        return 0;
+    for (size_t i = 0; i < a->n_scalars; i++)
+        if (kube_resources_scalar(b, a->scalars[i].name) != a->scalars[i].value)
+            return 0;
+    return 1;
+}
+
 /* The Resource field a name feeds, NULL for scalars and ignored names. */
 static int64_t *native_slot(kube_resources *r, const char *name)
 {

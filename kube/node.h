@@ -75,6 +75,8 @@ const kube_node *kube_node_from(const kube_object *obj);
 
 /* The value of a scalar resource, 0 when absent. */
 int64_t kube_resources_scalar(const kube_resources *r, const char *name);
+/* 1 when a and b request or offer the same amounts of every resource. */
+int kube_resources_equal(const kube_resources *a, const kube_resources *b);
 
 /* schedutil.IsScalarResourceName: extended resources (a domain-prefixed
  * name outside kubernetes.io/ that is a qualified name once prefixed with

@@ -47,6 +47,18 @@ static const char *kv_find(const kube_kv *kv, size_t n, const char *key)
     return NULL;
 }
 
+int kube_kv_set_equal(const kube_kv *a, size_t na, const kube_kv *b, size_t nb)
+{
+    if (na != nb)
+        return 0;
+    for (size_t i = 0; i < na; i++) {
+        const char *v = kv_find(b, nb, a[i].key);
+        if (!v || strcmp(a[i].value, v))
+            return 0;
+    }
+    return 1;
+}
+
 const char *kube_meta_label(const kube_meta *m, const char *key)
 {
     return m ? kv_find(m->labels, m->n_labels, key) : NULL;

@@ -30,6 +30,10 @@ typedef struct kube_kv {
     const char *value;
 } kube_kv;
 
+/* 1 when the two sets of pairs hold the same keys with the same values
+ * (order ignored; keys are unique within a set). */
+int kube_kv_set_equal(const kube_kv *a, size_t na, const kube_kv *b, size_t nb);
+
 typedef struct kube_owner_ref {
     const char *api_version; /* "kubevirt.io/v1" */
     const char *kind;        /* "VirtualMachineInstance" */

@@ -259,33 +259,6 @@ static int pre_check_node(void *ud, const fw_pod_info *pi)
 /* Node changes                                                        */
 /* ------------------------------------------------------------------ */
 
-static int kv_set_equal(const kube_kv *a, size_t na, const kube_kv *b, size_t nb)
-{
-    if (na != nb)
-        return 0;
-    for (size_t i = 0; i < na; i++) {
-        size_t k;
-        for (k = 0; k < nb; k++)
-            if (!strcmp(a[i].key, b[k].key))
-                break;
-        if (k == nb || strcmp(a[i].value, b[k].value))
-            return 0;
-    }
-    return 1;
-}
-
-static int resources_equal(const kube_resources *a, const kube_resources *b)
-{
-    if (a->milli_cpu != b->milli_cpu || a->memory != b->memory ||
-        a->ephemeral_storage != b->ephemeral_storage || a->allowed_pods != b->allowed_pods ||
-        a->n_scalars != b->n_scalars)
-        return 0;
-    for (size_t i = 0; i < a->n_scalars; i++)
-        if (kube_resources_scalar(b, a->scalars[i].name) != a->scalars[i].value)
-            return 0;
-    return 1;
-}
-
 static int taints_equal(const kube_node *a, const kube_node *b)
 {
     if (a->n_taints != b->n_taints)
@@ -304,9 +277,9 @@ const fw_cluster_event *sched_node_change_event(const kube_node *o, const kube_n
 
     if (o->unschedulable != n->unschedulable && !n->unschedulable)
         return &SCHED_EV_NODE_SPEC_UNSCHEDULABLE_CHANGE;
-    if (!resources_equal(&o->allocatable, &n->allocatable))
+    if (!kube_resources_equal(&o->allocatable, &n->allocatable))
         return &SCHED_EV_NODE_ALLOCATABLE_CHANGE;
-    if (!kv_set_equal(mo->labels, mo->n_labels, mn->labels, mn->n_labels))
+    if (!kube_kv_set_equal(mo->labels, mo->n_labels, mn->labels, mn->n_labels))
         return &SCHED_EV_NODE_LABEL_CHANGE;
     if (!taints_equal(o, n))
         return &SCHED_EV_NODE_TAINT_CHANGE;

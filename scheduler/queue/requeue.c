@@ -274,21 +274,6 @@ int sched_queue_add(sched_queue *q, struct kube_pod *pod)
     return rc;
 }
 
-static int kv_set_equal(const kube_kv *a, size_t na, const kube_kv *b, size_t nb)
-{
-    if (na != nb)
-        return 0;
-    for (size_t i = 0; i < na; i++) {
-        size_t k;
-        for (k = 0; k < nb; k++)
-            if (!strcmp(a[i].key, b[k].key))
-                break;
-        if (k == nb || strcmp(a[i].value, b[k].value))
-            return 0;
-    }
-    return 1;
-}
-
 static int strs_equal(const char *const *a, size_t na, const char *const *b, size_t nb)
 {
     if (na != nb)
@@ -360,18 +345,6 @@ static int tolerations_equal(const kube_pod *a, const kube_pod *b)
     return 1;
 }
 
-static int resources_equal(const kube_resources *a, const kube_resources *b)
-{
-    if (a->milli_cpu != b->milli_cpu || a->memory != b->memory ||
-        a->ephemeral_storage != b->ephemeral_storage || a->allowed_pods != b->allowed_pods ||
-        a->n_scalars != b->n_scalars)
-        return 0;
-    for (size_t i = 0; i < a->n_scalars; i++)
-        if (kube_resources_scalar(b, a->scalars[i].name) != a->scalars[i].value)
-            return 0;
-    return 1;
-}
-
 /* isPodUpdated: anything but status and resourceVersion changed. The
  * mutable parts of a pod are compared; the rest of a pod spec is immutable
  * in Kubernetes. */
@@ -379,19 +352,19 @@ static int pod_updated(const kube_pod *a, const kube_pod *b)
 {
     const kube_meta *ma = &a->base.meta, *mb = &b->base.meta;
 
-    return !(kv_set_equal(ma->labels, ma->n_labels, mb->labels, mb->n_labels) &&
-             kv_set_equal(ma->annotations, ma->n_annotations, mb->annotations,
+    return !(kube_kv_set_equal(ma->labels, ma->n_labels, mb->labels, mb->n_labels) &&
+             kube_kv_set_equal(ma->annotations, ma->n_annotations, mb->annotations,
                           mb->n_annotations) &&
              ma->deleting == mb->deleting && ma->n_owners == mb->n_owners &&
              strs_equal(a->scheduling_gates, a->n_scheduling_gates, b->scheduling_gates,
                         b->n_scheduling_gates) &&
-             kv_set_equal(a->node_selector, a->n_node_selector, b->node_selector,
+             kube_kv_set_equal(a->node_selector, a->n_node_selector, b->node_selector,
                           b->n_node_selector) &&
              affinity_equal(a->affinity, b->affinity) && tolerations_equal(a, b) &&
              a->priority == b->priority &&
              strs_equal(a->images, a->n_images, b->images, b->n_images) &&
              strs_equal(a->init_images, a->n_init_images, b->init_images, b->n_init_images) &&
-             resources_equal(&a->requests, &b->requests) &&
+             kube_resources_equal(&a->requests, &b->requests) &&
              a->n_host_ports == b->n_host_ports && a->n_spread == b->n_spread &&
              a->n_volumes == b->n_volumes);
 }
