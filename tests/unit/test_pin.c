@@ -32,7 +32,7 @@ static void expect_key_bad(const char *key, const char *want)
     char msg[1024] = "";
     assert_int_equal(kube_pin_key_check(key, msg, sizeof(msg)), KUBE_EINVAL);
     if (!strstr(msg, want))
-        fail_msg("key \"%s\": \"%s\" lacks \"%s\"", key, msg, want);
+        fail_msg("key \"%s\": \"%s\" lacks \"%s\"", key ? key : "(null)", msg, want);
 }
 
 static void test_key_validation(void **state)

@@ -64,6 +64,7 @@ static const struct { const char *plugin, *driver; int migration_on; } in_tree[]
     {"kubernetes.io/rbd", "rbd.csi.ceph.com", 0},
 };
 #define N_IN_TREE (sizeof(in_tree) / sizeof(in_tree[0]))
+enum { IN_TREE_EBS = 0, IN_TREE_GCE_PD = 1 }; /* their rows in in_tree[] */
 
 static int in_tree_index(const char *plugin)
 {
@@ -73,11 +74,16 @@ static int in_tree_index(const char *plugin)
     return -1;
 }
 
+/* isCSIMigrationOn for row i of in_tree[] (-1: not an in-tree plugin). */
+static int migration_on_at(const kube_csi_node *cn, int i)
+{
+    return cn && i >= 0 && in_tree[i].migration_on;
+}
+
 /* isCSIMigrationOn */
 static int migration_on(const kube_csi_node *cn, const char *plugin)
 {
-    int i = in_tree_index(plugin);
-    return cn && i >= 0 && in_tree[i].migration_on;
+    return migration_on_at(cn, in_tree_index(plugin));
 }
 
 /* volumeutil.GetCSIAttachLimitKey */
@@ -158,15 +164,16 @@ static void in_tree_handle(kube_pv_source type, const char *id, const char *zone
 /* checkAttachableInlineVolume */
 static int inline_volume(const kube_volume *v, const kube_csi_node *cn, vol_set *out)
 {
-    const char *plugin = v->type == KUBE_VOL_GCE_PD ? GCE_PD_PLUGIN
-                         : v->type == KUBE_VOL_AWS_EBS ? AWS_EBS_PLUGIN : NULL;
+    int it = v->type == KUBE_VOL_GCE_PD    ? IN_TREE_GCE_PD
+             : v->type == KUBE_VOL_AWS_EBS ? IN_TREE_EBS
+                                           : -1;
     char handle[ID_MAX];
 
-    if (!plugin || !migration_on(cn, plugin))
+    if (!migration_on_at(cn, it))
         return KUBE_OK;
     in_tree_handle(v->type == KUBE_VOL_GCE_PD ? KUBE_PV_GCE_PD : KUBE_PV_AWS_EBS, v->id,
                    "UNSPECIFIED", handle, sizeof(handle));
-    return set_put(out, in_tree[in_tree_index(plugin)].driver, handle);
+    return set_put(out, in_tree[it].driver, handle);
 }
 
 /* The zone part of a GCE PD PV's translated handle (single zone only). */
@@ -220,9 +227,9 @@ static void driver_of_claim(node_volume_limits *pl, const kube_csi_node *cn, con
         kube_strlcpy(handle, pv->volume_handle, ID_MAX);
         *found = 1;
     } else if (pv->source == KUBE_PV_GCE_PD || pv->source == KUBE_PV_AWS_EBS) {
-        const char *plugin = pv->source == KUBE_PV_GCE_PD ? GCE_PD_PLUGIN : AWS_EBS_PLUGIN;
-        if (migration_on(cn, plugin)) {
-            kube_strlcpy(driver, in_tree[in_tree_index(plugin)].driver, ID_MAX);
+        int it = pv->source == KUBE_PV_GCE_PD ? IN_TREE_GCE_PD : IN_TREE_EBS;
+        if (migration_on_at(cn, it)) {
+            kube_strlcpy(driver, in_tree[it].driver, ID_MAX);
             in_tree_handle(pv->source, pv->volume_handle, pv_zone(pv), handle, ID_MAX);
             *found = 1;
         }
