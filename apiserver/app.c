@@ -132,8 +132,11 @@ static int open_server(apis_app *a, const apis_options *o, char *err, size_t err
         .bind_address = o->bind_address,
         .port = o->secure_port,
         .certs = a->certs,
-        .ctx = {.authn = a->authn, .delegate = a->delegate, .client = a->main_ep.client,
-                .metrics = a->metrics, .pin_key = a->pin_key},
+        .ctx = {.authn = a->authn,
+                .delegate = a->delegate,
+                .client = a->main_ep.client,
+                .metrics = a->metrics,
+                .pin_key = a->pin_key},
         .workers = o->workers,
         .max_inflight = o->max_requests_inflight,
         .request_timeout_ms = o->request_timeout_ms,
@@ -152,7 +155,7 @@ int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen
 
     *out = NULL;
     if (!a || !(a->pin_key = kube_strdup(o->pin_annotation_key ? o->pin_annotation_key
-                                                                : KUBE_PIN_DEFAULT_KEY))) {
+                                                               : KUBE_PIN_DEFAULT_KEY))) {
         free(a);
         return KUBE_ENOMEM;
     }
@@ -160,8 +163,8 @@ int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen
     if (rc == KUBE_OK && (rc = apis_metrics_new(&a->metrics)) == KUBE_OK)
         rc = open_delegate(a, o);
     if (rc == KUBE_OK)
-        rc = apis_certs_new(o->tls_cert_file, o->tls_private_key_file, o->cert_dir,
-                            o->bind_address, &a->certs, err, errlen);
+        rc = apis_certs_new(o->tls_cert_file, o->tls_private_key_file, o->cert_dir, o->bind_address,
+                            &a->certs, err, errlen);
     if (rc == KUBE_OK)
         rc = open_authn_source(a, o, err, errlen);
     if (rc == KUBE_OK)

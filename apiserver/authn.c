@@ -139,7 +139,8 @@ int apis_user_add_extra(apis_user *u, const char *key, const char *value)
 
 int apis_user_add_authenticated(apis_user *u)
 {
-    if (strcmp(u->name, ANONYMOUS_USER) == 0 || apis_strlist_contains(&u->groups, AUTHENTICATED_GROUP))
+    if (strcmp(u->name, ANONYMOUS_USER) == 0 ||
+        apis_strlist_contains(&u->groups, AUTHENTICATED_GROUP))
         return KUBE_OK;
     return apis_strlist_add(&u->groups, AUTHENTICATED_GROUP);
 }
@@ -231,8 +232,8 @@ static void set_err(char *err, size_t errlen, const char *source, const char *wh
 }
 
 /* Builds a store of every certificate in a PEM bundle. */
-static int load_store(const char *pem, size_t len, const char *source, X509_STORE **out,
-                      char *err, size_t errlen)
+static int load_store(const char *pem, size_t len, const char *source, X509_STORE **out, char *err,
+                      size_t errlen)
 {
     BIO *bio = BIO_new_mem_buf(pem, (int)len);
     X509_STORE *store = X509_STORE_new();
@@ -289,8 +290,7 @@ int apis_authn_config_set_requestheader_ca(apis_authn_config *cfg, const char *p
     return KUBE_OK;
 }
 
-int apis_authn_config_set_list(apis_authn_config *cfg, apis_authn_list which,
-                               const apis_strlist *l)
+int apis_authn_config_set_list(apis_authn_config *cfg, apis_authn_list which, const apis_strlist *l)
 {
     return strlist_copy(&cfg->lists[which], l);
 }
@@ -309,7 +309,8 @@ static int json_string_array(const char *text, const char *key, apis_strlist *ou
         cJSON_Delete(arr);
         return KUBE_EPARSE;
     }
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if (!cJSON_IsString(it)) {
             set_err(err, errlen, key, "not a JSON array of strings");
             rc = KUBE_EPARSE;
@@ -413,7 +414,7 @@ static void subject_cn(X509 *x, char *out, size_t n)
 /* Go's x509 checks the requested key usage on every certificate of the
  * chain that restricts its usages (an absent EKU extension, or
  * anyExtendedKeyUsage, allows all). */
-static int chain_allows_client_auth(STACK_OF(X509) *chain)
+static int chain_allows_client_auth(STACK_OF(X509) * chain)
 {
     for (int i = 0; i < sk_X509_num(chain); i++) {
         X509 *x = sk_X509_value(chain, i);
@@ -427,8 +428,8 @@ static int chain_allows_client_auth(STACK_OF(X509) *chain)
     return 1;
 }
 
-static int verify_chain(X509_STORE *store, X509 *leaf, STACK_OF(X509) *intermediates,
-                        char *msg, size_t msglen)
+static int verify_chain(X509_STORE *store, X509 *leaf, STACK_OF(X509) * intermediates, char *msg,
+                        size_t msglen)
 {
     X509_STORE_CTX *ctx = X509_STORE_CTX_new();
     char cn[256];
@@ -445,7 +446,8 @@ static int verify_chain(X509_STORE *store, X509 *leaf, STACK_OF(X509) *intermedi
                  X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx)));
     } else if (!chain_allows_client_auth(X509_STORE_CTX_get0_chain(ctx))) {
         snprintf(msg, msglen,
-                 "verifying certificate CN=%s failed: x509: certificate specifies an incompatible key usage",
+                 "verifying certificate CN=%s failed: x509: certificate specifies an incompatible "
+                 "key usage",
                  cn);
     } else {
         rc = KUBE_OK;
@@ -455,8 +457,8 @@ static int verify_chain(X509_STORE *store, X509 *leaf, STACK_OF(X509) *intermedi
     return rc;
 }
 
-int apis_authn_verify_front_proxy(const apis_authn_config *cfg, X509 *leaf,
-                                  STACK_OF(X509) *chain, char *msg, size_t msglen)
+int apis_authn_verify_front_proxy(const apis_authn_config *cfg, X509 *leaf, STACK_OF(X509) * chain,
+                                  char *msg, size_t msglen)
 {
     const apis_strlist *allowed = &cfg->lists[APIS_AUTHN_ALLOWED_NAMES];
     char cn[256];
@@ -496,9 +498,8 @@ static int add_subject_orgs(apis_user *u, X509 *leaf)
     return KUBE_OK;
 }
 
-int apis_authn_verify_client_cert(const apis_authn_config *cfg, X509 *leaf,
-                                  STACK_OF(X509) *chain, apis_user **out, char *msg,
-                                  size_t msglen)
+int apis_authn_verify_client_cert(const apis_authn_config *cfg, X509 *leaf, STACK_OF(X509) * chain,
+                                  apis_user **out, char *msg, size_t msglen)
 {
     char cn[256];
     apis_user *u;
@@ -547,7 +548,7 @@ static int narrow_validity(X509 *x, time_t *from, time_t *until)
     return KUBE_OK;
 }
 
-void apis_authn_chain_validity(X509 *leaf, STACK_OF(X509) *chain, time_t *from, time_t *until)
+void apis_authn_chain_validity(X509 *leaf, STACK_OF(X509) * chain, time_t *from, time_t *until)
 {
     int rc = KUBE_OK;
 

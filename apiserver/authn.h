@@ -52,7 +52,7 @@ typedef struct apis_extra {
 
 typedef struct apis_user {
     char *name;
-    char *uid;           /* may be NULL */
+    char *uid; /* may be NULL */
     apis_strlist groups;
     apis_extra *extra;
     size_t n_extra;
@@ -106,8 +106,8 @@ int apis_authn_config_has_client_ca(const apis_authn_config *cfg);
  * intermediates it sent, may be NULL). Returns KUBE_OK when trusted,
  * KUBE_ENOTFOUND when there is no certificate or no front-proxy CA, and
  * KUBE_EUNAUTHORIZED when verification fails (why goes to msg). */
-int apis_authn_verify_front_proxy(const apis_authn_config *cfg, X509 *leaf,
-                                  STACK_OF(X509) *chain, char *msg, size_t msglen);
+int apis_authn_verify_front_proxy(const apis_authn_config *cfg, X509 *leaf, STACK_OF(X509) * chain,
+                                  char *msg, size_t msglen);
 
 /* The user the front-proxy headers name (call only for a trusted proxy).
  * Returns KUBE_OK with *out, KUBE_ENOTFOUND when no username header has a
@@ -124,15 +124,14 @@ void apis_authn_strip_headers(const apis_authn_config *cfg, kube_httpreq_request
  * with *out (CN as name, O as groups), KUBE_ENOTFOUND when there is no
  * certificate, no client CA or an empty CN, KUBE_EUNAUTHORIZED when
  * verification fails (why goes to msg). */
-int apis_authn_verify_client_cert(const apis_authn_config *cfg, X509 *leaf,
-                                  STACK_OF(X509) *chain, apis_user **out, char *msg,
-                                  size_t msglen);
+int apis_authn_verify_client_cert(const apis_authn_config *cfg, X509 *leaf, STACK_OF(X509) * chain,
+                                  apis_user **out, char *msg, size_t msglen);
 
 /* The window in which every certificate the peer sent (leaf and the
  * intermediates, chain may be NULL) is valid: *from is the latest
  * NotBefore, *until the earliest NotAfter. An unreadable time gives an
  * empty window (0, 0), so callers verify again each time. */
-void apis_authn_chain_validity(X509 *leaf, STACK_OF(X509) *chain, time_t *from, time_t *until);
+void apis_authn_chain_validity(X509 *leaf, STACK_OF(X509) * chain, time_t *from, time_t *until);
 
 /* The token of an "Authorization: Bearer <token>" header, as
  * k8s.io/apiserver's bearertoken authenticator reads it, copied into out

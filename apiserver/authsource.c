@@ -17,7 +17,7 @@
 #include "kube/log.h"
 
 typedef struct watched_file {
-    char *path;      /* NULL: flag not given */
+    char *path; /* NULL: flag not given */
     char *pem;
     size_t len;
     struct timespec mtime;
@@ -32,7 +32,7 @@ struct apis_authn_source {
     watched_file client_ca, rh_ca;
     apis_strlist allowed_names, user_headers, group_headers, extra_prefixes;
     int allowed_names_set;
-    cJSON *cm_data;            /* last ConfigMap data seen, NULL before */
+    cJSON *cm_data; /* last ConfigMap data seen, NULL before */
     apis_authn_config *current;
     uint64_t generation;
     int ready;
@@ -120,8 +120,8 @@ static int apply_flags(apis_authn_source *s, apis_authn_config *cfg, char *err, 
         rc = apis_authn_config_set_requestheader_ca(cfg, s->rh_ca.pem, s->rh_ca.len, s->rh_ca.path,
                                                     err, errlen);
     if (rc == KUBE_OK)
-        rc = override_list(cfg, APIS_AUTHN_ALLOWED_NAMES, &s->allowed_names,
-                           s->allowed_names_set, rh_flag, NULL);
+        rc = override_list(cfg, APIS_AUTHN_ALLOWED_NAMES, &s->allowed_names, s->allowed_names_set,
+                           rh_flag, NULL);
     if (rc == KUBE_OK)
         rc = override_list(cfg, APIS_AUTHN_USERNAME_HEADERS, &s->user_headers, 0, rh_flag,
                            "X-Remote-User");
@@ -167,8 +167,8 @@ static int load_initial(watched_file *f, char *err, size_t errlen)
     return KUBE_OK;
 }
 
-int apis_authn_source_new(const apis_authn_source_options *o, apis_authn_source **out,
-                          char *err, size_t errlen)
+int apis_authn_source_new(const apis_authn_source_options *o, apis_authn_source **out, char *err,
+                          size_t errlen)
 {
     apis_authn_source *s = calloc(1, sizeof(*s));
     int rc = KUBE_OK;

@@ -51,8 +51,8 @@ typedef struct apis_authn_source_options {
 
 /* Reads the flag files (errors name the file in err) and prepares the
  * watch. Nothing runs until apis_authn_source_start(). */
-int apis_authn_source_new(const apis_authn_source_options *o, apis_authn_source **out,
-                          char *err, size_t errlen);
+int apis_authn_source_new(const apis_authn_source_options *o, apis_authn_source **out, char *err,
+                          size_t errlen);
 /* Starts watching the ConfigMap (no-op without a client). */
 int apis_authn_source_start(apis_authn_source *s);
 void apis_authn_source_free(apis_authn_source *s);

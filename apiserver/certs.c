@@ -33,7 +33,7 @@ typedef struct file_id {
 
 typedef struct pair {
     X509 *leaf;
-    STACK_OF(X509) *chain;
+    STACK_OF(X509) * chain;
     EVP_PKEY *key;
 } pair;
 
@@ -114,7 +114,8 @@ static int load_pair(const char *cert_file, const char *key_file, pair *out, cha
     BIO_free(bio);
     if (!p.key || X509_check_private_key(p.leaf, p.key) != 1) {
         snprintf(err, errlen, "%s: %s", key_file,
-                 p.key ? "the private key does not match the certificate" : "no PEM private key found");
+                 p.key ? "the private key does not match the certificate"
+                       : "no PEM private key found");
         rc = KUBE_EPARSE;
         goto fail;
     }
@@ -186,8 +187,7 @@ static X509 *make_ca(EVP_PKEY *key, const char *cn)
     if (!ca || !X509_set_issuer_name(ca, X509_get_subject_name(ca)) ||
         !add_ext(ca, ca, NID_basic_constraints, "critical,CA:TRUE") ||
         !add_ext(ca, ca, NID_key_usage, "critical,digitalSignature,keyCertSign") ||
-        !add_ext(ca, ca, NID_subject_key_identifier, "hash") ||
-        !X509_sign(ca, key, EVP_sha256())) {
+        !add_ext(ca, ca, NID_subject_key_identifier, "hash") || !X509_sign(ca, key, EVP_sha256())) {
         X509_free(ca);
         return NULL;
     }
@@ -204,7 +204,8 @@ static X509 *make_serving(EVP_PKEY *key, const char *cn, X509 *ca, EVP_PKEY *ca_
         !add_ext(x, ca, NID_key_usage, "critical,digitalSignature,keyEncipherment") ||
         !add_ext(x, ca, NID_ext_key_usage, "serverAuth") ||
         !add_ext(x, ca, NID_authority_key_identifier, "keyid:always") ||
-        (*san && !add_ext(x, ca, NID_subject_alt_name, san)) || !X509_sign(x, ca_key, EVP_sha256())) {
+        (*san && !add_ext(x, ca, NID_subject_alt_name, san)) ||
+        !X509_sign(x, ca_key, EVP_sha256())) {
         X509_free(x);
         return NULL;
     }
@@ -302,8 +303,8 @@ static int default_pair(const char *cert_dir, const char *bind_address, char **c
     rc = KUBE_OK;
     if (access(c.data, R_OK) != 0 || access(k.data, R_OK) != 0) {
         gethostname(hostname, sizeof(hostname) - 1);
-        if (bind_address && strcmp(bind_address, "0.0.0.0") != 0 && strcmp(bind_address, "::") != 0 &&
-            strcmp(bind_address, "127.0.0.1") != 0)
+        if (bind_address && strcmp(bind_address, "0.0.0.0") != 0 &&
+            strcmp(bind_address, "::") != 0 && strcmp(bind_address, "127.0.0.1") != 0)
             ips[2] = bind_address;
         rc = make_dirs(cert_dir);
         if (rc != KUBE_OK)
@@ -382,8 +383,7 @@ static int cert_cb(SSL *ssl, void *arg)
 
     pthread_mutex_lock(&c->mu);
     ok = SSL_use_certificate(ssl, c->current.leaf) == 1 &&
-         SSL_use_PrivateKey(ssl, c->current.key) == 1 &&
-         SSL_set1_chain(ssl, c->current.chain) == 1;
+         SSL_use_PrivateKey(ssl, c->current.key) == 1 && SSL_set1_chain(ssl, c->current.chain) == 1;
     pthread_mutex_unlock(&c->mu);
     return ok ? 1 : 0;
 }

@@ -118,7 +118,8 @@ static int add_string_items(const cJSON *arr, apis_strlist *l)
 {
     const cJSON *it;
 
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if (cJSON_IsString(it) && apis_strlist_add(l, it->valuestring) != KUBE_OK)
             return KUBE_ENOMEM;
     }
@@ -145,10 +146,13 @@ static int user_from_json(const cJSON *j, apis_user **out)
     if (!u)
         return KUBE_ENOMEM;
     rc = add_string_items(cJSON_GetObjectItemCaseSensitive(j, "groups"), &u->groups);
-    if (rc == KUBE_OK && cJSON_IsString(uid) && *uid->valuestring && !(u->uid = kube_strdup(uid->valuestring)))
+    if (rc == KUBE_OK && cJSON_IsString(uid) && *uid->valuestring &&
+        !(u->uid = kube_strdup(uid->valuestring)))
         rc = KUBE_ENOMEM;
-    cJSON_ArrayForEach(kv, extra) {
-        cJSON_ArrayForEach(v, kv) {
+    cJSON_ArrayForEach(kv, extra)
+    {
+        cJSON_ArrayForEach(v, kv)
+        {
             if (rc == KUBE_OK && cJSON_IsString(v))
                 rc = apis_user_add_extra(u, kv->string, v->valuestring);
         }
@@ -282,9 +286,9 @@ static int add_attributes(cJSON *spec, const apis_authz_attrs *a)
         return attrs && add_attr(attrs, "path", a->path) && add_attr(attrs, "verb", a->verb);
     }
     attrs = cJSON_AddObjectToObject(spec, "resourceAttributes");
-    return attrs && add_attr(attrs, "namespace", a->namespace_) && add_attr(attrs, "verb", a->verb) &&
-           add_attr(attrs, "group", a->group) && add_attr(attrs, "version", a->version) &&
-           add_attr(attrs, "resource", a->resource) &&
+    return attrs && add_attr(attrs, "namespace", a->namespace_) &&
+           add_attr(attrs, "verb", a->verb) && add_attr(attrs, "group", a->group) &&
+           add_attr(attrs, "version", a->version) && add_attr(attrs, "resource", a->resource) &&
            add_attr(attrs, "subresource", a->subresource) && add_attr(attrs, "name", a->name);
 }
 
@@ -422,8 +426,8 @@ static void cache_decision(apis_delegate *d, const char *key, const apis_authz_d
 static int review(apis_delegate *d, const char *key, apis_authz_decision *out)
 {
     kube_response resp = {0};
-    int rc = kube_client_do(d->authz_client, "POST", SAR_PATH, "application/json", key,
-                            strlen(key), &resp);
+    int rc = kube_client_do(d->authz_client, "POST", SAR_PATH, "application/json", key, strlen(key),
+                            &resp);
 
     if (rc == KUBE_OK)
         rc = read_decision(resp.body ? resp.body : "", out);
@@ -433,8 +437,7 @@ static int review(apis_delegate *d, const char *key, apis_authz_decision *out)
     return rc;
 }
 
-int apis_delegate_authorize(apis_delegate *d, const apis_authz_attrs *a,
-                            apis_authz_decision *out)
+int apis_delegate_authorize(apis_delegate *d, const apis_authz_attrs *a, apis_authz_decision *out)
 {
     int rc = apis_delegate_authorize_cached(d, a, out);
     char *key;

@@ -32,14 +32,14 @@
 typedef struct apis_delegate apis_delegate;
 
 typedef struct apis_delegate_options {
-    kube_client *authn_client;        /* TokenReview; may be NULL: tokens rejected */
-    kube_client *authz_client;        /* SubjectAccessReview; NULL: only always-allow */
+    kube_client *authn_client; /* TokenReview; may be NULL: tokens rejected */
+    kube_client *authz_client; /* SubjectAccessReview; NULL: only always-allow */
     int64_t token_ttl_ms;
     int64_t allow_ttl_ms;
     int64_t deny_ttl_ms;
     const apis_strlist *always_allow_paths;  /* may be NULL */
     const apis_strlist *always_allow_groups; /* may be NULL */
-    apis_metrics *metrics;            /* may be NULL */
+    apis_metrics *metrics;                   /* may be NULL */
 } apis_delegate_options;
 
 int apis_delegate_new(const apis_delegate_options *o, apis_delegate **out);
@@ -56,8 +56,8 @@ typedef struct apis_authz_attrs {
     const apis_user *user;
     const char *verb;
     int resource_request;
-    const char *path;         /* non-resource requests */
-    const char *namespace_;   /* resource requests */
+    const char *path;       /* non-resource requests */
+    const char *namespace_; /* resource requests */
     const char *group;
     const char *version;
     const char *resource;
@@ -76,8 +76,7 @@ int apis_delegate_authorize_cached(apis_delegate *d, const apis_authz_attrs *a,
                                    apis_authz_decision *out);
 /* Full decision. Returns KUBE_OK with *out, or the error of the review
  * (the caller answers 500, as k8s.io/apiserver does). */
-int apis_delegate_authorize(apis_delegate *d, const apis_authz_attrs *a,
-                            apis_authz_decision *out);
+int apis_delegate_authorize(apis_delegate *d, const apis_authz_attrs *a, apis_authz_decision *out);
 
 /* The SubjectAccessReview body for a, as a cJSON tree the caller frees
  * (NULL when out of memory). Exposed for tests. */

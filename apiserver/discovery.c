@@ -29,8 +29,8 @@ static const char group_doc[] =
     "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\",\"name\":\"" APIS_GROUP "\","
     "\"versions\":[" GV_JSON "],\"preferredVersion\":" GV_JSON "}\n";
 
-#define SUBRESOURCE_JSON(sub)                                                              \
-    "{\"name\":\"virtualmachines/" sub "\",\"singularName\":\"\",\"namespaced\":true,"     \
+#define SUBRESOURCE_JSON(sub)                                                          \
+    "{\"name\":\"virtualmachines/" sub "\",\"singularName\":\"\",\"namespaced\":true," \
     "\"kind\":\"VirtualMachinePin\",\"verbs\":[\"get\",\"update\",\"create\"]}"
 
 static const char resource_list_doc[] =
@@ -38,45 +38,63 @@ static const char resource_list_doc[] =
     "\",\"resources\":[" SUBRESOURCE_JSON("pin") "," SUBRESOURCE_JSON("unpin") "]}\n";
 
 #define DEF_NAME "io.stickyvm.subresources.v1.VirtualMachinePin"
-#define PATH_PARAMS                                                                        \
-    "[{\"name\":\"namespace\",\"in\":\"path\",\"required\":true,\"type\":\"string\","     \
-    "\"description\":\"namespace of the VirtualMachine\",\"uniqueItems\":true},"           \
-    "{\"name\":\"name\",\"in\":\"path\",\"required\":true,\"type\":\"string\","           \
+#define PATH_PARAMS                                                                   \
+    "[{\"name\":\"namespace\",\"in\":\"path\",\"required\":true,\"type\":\"string\"," \
+    "\"description\":\"namespace of the VirtualMachine\",\"uniqueItems\":true},"      \
+    "{\"name\":\"name\",\"in\":\"path\",\"required\":true,\"type\":\"string\","       \
     "\"description\":\"name of the VirtualMachine\",\"uniqueItems\":true}"
-#define NODE_PARAM                                                                         \
-    ",{\"name\":\"node\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"       \
+#define NODE_PARAM                                                                   \
+    ",{\"name\":\"node\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true," \
     "\"description\":\"the node to pin to; default: the node the VM's instance runs on\"}"
-#define RESPONSES                                                                          \
-    "\"responses\":{\"200\":{\"description\":\"OK\",\"schema\":{\"$ref\":\"#/definitions/" \
-    DEF_NAME "\"}},\"401\":{\"description\":\"Unauthorized\"}}"
-#define OPERATION(verb, id, action)                                                        \
-    "\"" verb "\":{\"description\":\"" action "\",\"operationId\":\"" id "\","              \
-    "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\"],\"schemes\":[\"https\"],"   \
-    "\"tags\":[\"subresources_stickyvm_io_v1\"]," RESPONSES ","                             \
-    "\"x-kubernetes-action\":\"" action "\",\"x-kubernetes-group-version-kind\":"           \
-    "{\"group\":\"" APIS_GROUP "\",\"version\":\"" APIS_VERSION "\",\"kind\":\"VirtualMachinePin\"}}"
-#define PATH_ITEM(sub, Sub, params)                                                        \
-    "\"/apis/" APIS_GROUP_VERSION "/namespaces/{namespace}/virtualmachines/{name}/" sub    \
-    "\":{" OPERATION("get", "read" Sub, "get") "," OPERATION("put", "replace" Sub, "put")  \
-    "," OPERATION("post", "create" Sub, "post") ",\"parameters\":" params "]}"
+#define RESPONSES                                                              \
+    "\"responses\":{\"200\":{\"description\":\"OK\",\"schema\":{\"$ref\":\"#/" \
+    "definitions/" DEF_NAME "\"}},\"401\":{\"description\":\"Unauthorized\"}}"
+#define OPERATION(verb, id, action)                                                       \
+    "\"" verb "\":{\"description\":\"" action "\",\"operationId\":\"" id "\","            \
+    "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\"],\"schemes\":[\"https\"]," \
+    "\"tags\":[\"subresources_stickyvm_io_v1\"]," RESPONSES ","                           \
+    "\"x-kubernetes-action\":\"" action "\",\"x-kubernetes-group-version-kind\":"         \
+    "{\"group\":\"" APIS_GROUP "\",\"version\":\"" APIS_VERSION                           \
+    "\",\"kind\":\"VirtualMachinePin\"}}"
+#define PATH_ITEM(sub, Sub, params)                                                     \
+    "\"/apis/" APIS_GROUP_VERSION "/namespaces/{namespace}/virtualmachines/{name}/" sub \
+    "\":{" OPERATION("get", "read" Sub, "get") "," OPERATION(                           \
+        "put", "replace" Sub, "put") "," OPERATION("post", "create" Sub,                \
+                                                   "post") ",\"parameters\":" params "]}"
 
 static const char openapi_doc[] =
     "{\"swagger\":\"2.0\",\"info\":{\"title\":\"stickyvm-apiserver\",\"version\":\"v1\"},"
-    "\"paths\":{"
-    PATH_ITEM("pin", "SubresourcesStickyvmIoV1NamespacedVirtualMachinePin", PATH_PARAMS NODE_PARAM) ","
-    PATH_ITEM("unpin", "SubresourcesStickyvmIoV1NamespacedVirtualMachineUnpin", PATH_PARAMS)
-    "},\"definitions\":{\"" DEF_NAME "\":{\"description\":\"The node a VirtualMachine is pinned "
-    "to (the stickyvm.io/node annotation) after a pin or unpin.\",\"type\":\"object\","
-    "\"required\":[\"node\",\"previousNode\",\"changed\"],\"properties\":{"
-    "\"apiVersion\":{\"type\":\"string\"},\"kind\":{\"type\":\"string\"},"
-    "\"metadata\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
-    "\"namespace\":{\"type\":\"string\"}}},"
-    "\"node\":{\"description\":\"the node after the request, null when unpinned\",\"type\":\"string\"},"
-    "\"previousNode\":{\"description\":\"the node before the request, null when it was unpinned\","
-    "\"type\":\"string\"},"
-    "\"changed\":{\"description\":\"whether the request changed the annotation\",\"type\":\"boolean\"}},"
-    "\"x-kubernetes-group-version-kind\":[{\"group\":\"" APIS_GROUP "\",\"version\":\""
-    APIS_VERSION "\",\"kind\":\"VirtualMachinePin\"}]}}}\n";
+    "\"paths\":{" PATH_ITEM(
+        "pin", "SubresourcesStickyvmIoV1NamespacedVirtualMachinePin",
+        PATH_PARAMS
+            NODE_PARAM) "," PATH_ITEM("unpin",
+                                      "SubresourcesStickyvmIoV1NamespacedVirtualMachineUnpin",
+                                      PATH_PARAMS) "},\"definitions\":{\"" DEF_NAME
+                                                   "\":{\"description\":\"The node a "
+                                                   "VirtualMachine is pinned "
+                                                   "to (the stickyvm.io/node annotation) after a "
+                                                   "pin or unpin.\",\"type\":\"object\","
+                                                   "\"required\":[\"node\",\"previousNode\","
+                                                   "\"changed\"],\"properties\":{"
+                                                   "\"apiVersion\":{\"type\":\"string\"},\"kind\":{"
+                                                   "\"type\":\"string\"},"
+                                                   "\"metadata\":{\"type\":\"object\","
+                                                   "\"properties\":{\"name\":{\"type\":\"string\"},"
+                                                   "\"namespace\":{\"type\":\"string\"}}},"
+                                                   "\"node\":{\"description\":\"the node after the "
+                                                   "request, null when "
+                                                   "unpinned\",\"type\":\"string\"},"
+                                                   "\"previousNode\":{\"description\":\"the node "
+                                                   "before the request, null when it was "
+                                                   "unpinned\","
+                                                   "\"type\":\"string\"},"
+                                                   "\"changed\":{\"description\":\"whether the "
+                                                   "request changed the "
+                                                   "annotation\",\"type\":\"boolean\"}},"
+                                                   "\"x-kubernetes-group-version-kind\":[{"
+                                                   "\"group\":\"" APIS_GROUP
+                                                   "\",\"version\":\"" APIS_VERSION
+                                                   "\",\"kind\":\"VirtualMachinePin\"}]}}}\n";
 
 static const char *with_len(const char *doc, size_t size, size_t *len)
 {

@@ -32,7 +32,7 @@ struct apis_exchange {
     int64_t start_ns;
     char method[40];
     char verb[40];
-    int authz_passed;             /* verbs of authz_verb() allowed so far */
+    int authz_passed; /* verbs of authz_verb() allowed so far */
     apis_route route;
     int route_rc;
     char route_msg[512];
@@ -111,8 +111,9 @@ static void copy_header(const kube_httpreq_request *req, const char *name, char 
     const char *v = kube_httpreq_header_get(req, name);
 
     out[0] = '\0';
-    if (v && strlen(v) < n && strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                        "0123456789-_.:\"/=+, W") == strlen(v))
+    if (v && strlen(v) < n &&
+        strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                  "0123456789-_.:\"/=+, W") == strlen(v))
         memcpy(out, v, strlen(v) + 1);
 }
 
@@ -159,8 +160,8 @@ static void refresh_peer(apis_peer_cache *pc, apis_authn_config *cfg)
     if (pc->front_proxy == KUBE_EUNAUTHORIZED)
         KLOG_V(1, "front-proxy certificate rejected: %s", msg);
     msg[0] = '\0';
-    pc->cert_rc = apis_authn_verify_client_cert(cfg, pc->leaf, pc->chain, &pc->cert_user, msg,
-                                                sizeof(msg));
+    pc->cert_rc =
+        apis_authn_verify_client_cert(cfg, pc->leaf, pc->chain, &pc->cert_user, msg, sizeof(msg));
     if (pc->cert_rc == KUBE_EUNAUTHORIZED && pc->front_proxy != KUBE_OK)
         KLOG_V(1, "client certificate rejected: %s", msg);
 }
@@ -332,8 +333,7 @@ static void authz_attrs(const apis_exchange *x, apis_authz_attrs *a)
 
 static void forbidden(apis_exchange *x, const apis_authz_attrs *a, const char *reason)
 {
-    apis_forbidden f = {.user = x->user->name, .verb = a->verb, .path = a->path,
-                        .reason = reason};
+    apis_forbidden f = {.user = x->user->name, .verb = a->verb, .path = a->path, .reason = reason};
     int rc;
 
     if (a->resource_request) {
@@ -446,12 +446,24 @@ static void serve_local(apis_exchange *x)
     size_t len = 0;
 
     switch (x->route.kind) {
-    case APIS_ROUTE_ROOT: doc = apis_discovery_root(&len); break;
-    case APIS_ROUTE_APIS: doc = apis_discovery_group_list(&len); break;
-    case APIS_ROUTE_GROUP: doc = apis_discovery_group(&len); break;
-    case APIS_ROUTE_VERSION: doc = apis_discovery_resource_list(&len); break;
-    case APIS_ROUTE_OPENAPI_V2: serve_openapi(x); return;
-    case APIS_ROUTE_METRICS: serve_metrics(x); return;
+    case APIS_ROUTE_ROOT:
+        doc = apis_discovery_root(&len);
+        break;
+    case APIS_ROUTE_APIS:
+        doc = apis_discovery_group_list(&len);
+        break;
+    case APIS_ROUTE_GROUP:
+        doc = apis_discovery_group(&len);
+        break;
+    case APIS_ROUTE_VERSION:
+        doc = apis_discovery_resource_list(&len);
+        break;
+    case APIS_ROUTE_OPENAPI_V2:
+        serve_openapi(x);
+        return;
+    case APIS_ROUTE_METRICS:
+        serve_metrics(x);
+        return;
     default:
         answer_text(x, 404, CT_TEXT, "404 page not found\n", 19);
         return;
@@ -509,12 +521,22 @@ int apis_exchange_run(apis_exchange *x, int may_block)
     while (x->stage != ST_DONE) {
         int rc = APIS_EXCHANGE_DONE;
         switch (x->stage) {
-        case ST_TOKEN: rc = step_token(x, may_block); break;
-        case ST_ROUTE: step_route(x); break;
-        case ST_AUTHZ: rc = step_authz(x, may_block); break;
-        case ST_BODY: return APIS_EXCHANGE_NEED_BODY;
-        case ST_SERVE: rc = step_serve(x, may_block); break;
-        case ST_DONE: break;
+        case ST_TOKEN:
+            rc = step_token(x, may_block);
+            break;
+        case ST_ROUTE:
+            step_route(x);
+            break;
+        case ST_AUTHZ:
+            rc = step_authz(x, may_block);
+            break;
+        case ST_BODY:
+            return APIS_EXCHANGE_NEED_BODY;
+        case ST_SERVE:
+            rc = step_serve(x, may_block);
+            break;
+        case ST_DONE:
+            break;
         }
         if (rc == APIS_EXCHANGE_BLOCKED)
             return rc;

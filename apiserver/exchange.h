@@ -58,10 +58,10 @@
 typedef struct apis_context {
     apis_authn_source *authn;
     apis_delegate *delegate;
-    kube_client *client;          /* pin/unpin; NULL answers 503 */
-    apis_metrics *metrics;        /* may be NULL */
-    const char *pin_key;          /* the pin annotation; NULL: the default */
-    int (*ready)(void *ud);       /* extra /readyz condition, may be NULL */
+    kube_client *client;    /* pin/unpin; NULL answers 503 */
+    apis_metrics *metrics;  /* may be NULL */
+    const char *pin_key;    /* the pin annotation; NULL: the default */
+    int (*ready)(void *ud); /* extra /readyz condition, may be NULL */
     void *ready_ud;
 } apis_context;
 
@@ -71,11 +71,11 @@ typedef struct apis_context {
  * (k8s.io/apiserver verifies per request, so a certificate that expires on
  * a kept-alive connection stops authenticating). */
 typedef struct apis_peer_cache {
-    X509 *leaf;                   /* a reference, or NULL */
-    STACK_OF(X509) *chain;        /* borrowed from the TLS session */
-    apis_authn_config *cfg;       /* the snapshot of the results below */
-    int front_proxy;              /* KUBE_OK when a trusted front proxy */
-    int cert_rc;                  /* client certificate result */
+    X509 *leaf;             /* a reference, or NULL */
+    STACK_OF(X509) * chain; /* borrowed from the TLS session */
+    apis_authn_config *cfg; /* the snapshot of the results below */
+    int front_proxy;        /* KUBE_OK when a trusted front proxy */
+    int cert_rc;            /* client certificate result */
     apis_user *cert_user;
     time_t valid_from, valid_until; /* the peer's chain, as of the check */
 } apis_peer_cache;
@@ -87,8 +87,8 @@ enum { APIS_EXCHANGE_DONE = 0, APIS_EXCHANGE_BLOCKED = 1, APIS_EXCHANGE_NEED_BOD
 typedef struct apis_exchange apis_exchange;
 
 /* Starts an exchange for req, from its head alone (whose authentication
- * headers are stripped by this call; its body is not looked at). pc may be NULL (no client certificate). Returns KUBE_OK or
- * KUBE_ENOMEM. */
+ * headers are stripped by this call; its body is not looked at). pc may be NULL (no client
+ * certificate). Returns KUBE_OK or KUBE_ENOMEM. */
 int apis_exchange_new(const apis_context *ctx, kube_httpreq_request *req, apis_peer_cache *pc,
                       apis_exchange **out);
 /* Advances the exchange. Returns APIS_EXCHANGE_DONE (answered),

@@ -80,8 +80,8 @@ static void check_steps(const char *buf, size_t len, size_t step, const kube_htt
 
     if (whole_rc < 0 ? rc >= 0 : rc != whole_rc)
         abort();
-    if (rc > 0 && (req.body_len != whole->body_len ||
-                   memcmp(req.body, whole->body, req.body_len) != 0))
+    if (rc > 0 &&
+        (req.body_len != whole->body_len || memcmp(req.body, whole->body, req.body_len) != 0))
         abort();
     kube_httpreq_request_free(&req);
 }
@@ -191,8 +191,8 @@ static void rules(kube_httpreq_request *req)
 
     if (apis_route_parse(req->target, &route, msg, sizeof(msg)) == KUBE_OK) {
         apis_request_verb(req->method, apis_route_is_resource(route.kind), verb, sizeof(verb));
-        if (route.node_valid && (strlen(route.node) != route.node_len ||
-                                 !apis_dns1123_subdomain(route.node)))
+        if (route.node_valid &&
+            (strlen(route.node) != route.node_len || !apis_dns1123_subdomain(route.node)))
             abort(); /* validated on fewer bytes than the decoded value */
         apis_route_free(&route);
     }

@@ -24,17 +24,17 @@
 #include "kube/errors.h"
 #include "kube/metrics.h"
 
-static const char *const verbs[] = {"GET", "PUT", "POST", "PATCH", "DELETE", "HEAD", "OPTIONS",
-                                    "other"};
+static const char *const verbs[] = {"GET",    "PUT",  "POST",    "PATCH",
+                                    "DELETE", "HEAD", "OPTIONS", "other"};
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
 static const char *const subresources[] = {"pin", "unpin", ""};
 #define N_SUBS (sizeof(subresources) / sizeof(subresources[0]))
 static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 
 static const char *const authn_names[APIS_AUTHN_RESULT_COUNT] = {"front-proxy", "client-cert",
-                                                                  "token", "failed"};
-static const char *const authz_names[APIS_AUTHZ_RESULT_COUNT] = {
-    "always-allowed", "cache-hit", "allowed", "denied", "error"};
+                                                                 "token", "failed"};
+static const char *const authz_names[APIS_AUTHZ_RESULT_COUNT] = {"always-allowed", "cache-hit",
+                                                                 "allowed", "denied", "error"};
 
 static const char *const L_REQUEST[] = {"verb", "subresource", "code"};
 static const char *const L_LATENCY[] = {"verb", "subresource"};
@@ -81,9 +81,8 @@ static int register_all(apis_metrics *m)
         rc = add(m, "stickyvm_apiserver_inflight_requests", "Requests being served.",
                  KUBE_METRIC_GAUGE, NULL, 0, &inflight);
     if (rc == KUBE_OK)
-        rc = add(m, "stickyvm_apiserver_authentication_total",
-                 "Authentication outcomes by method.", KUBE_METRIC_COUNTER, L_RESULT, 1,
-                 &m->authn_total);
+        rc = add(m, "stickyvm_apiserver_authentication_total", "Authentication outcomes by method.",
+                 KUBE_METRIC_COUNTER, L_RESULT, 1, &m->authn_total);
     if (rc == KUBE_OK)
         rc = add(m, "stickyvm_apiserver_authorization_total", "Authorization outcomes.",
                  KUBE_METRIC_COUNTER, L_RESULT, 1, &m->authz_total);

@@ -33,9 +33,9 @@ typedef enum apis_authn_result {
 } apis_authn_result;
 
 typedef enum apis_authz_result {
-    APIS_AUTHZ_ALWAYS_ALLOWED,  /* always-allow path or group */
+    APIS_AUTHZ_ALWAYS_ALLOWED, /* always-allow path or group */
     APIS_AUTHZ_CACHE_HIT,
-    APIS_AUTHZ_ALLOWED,         /* SubjectAccessReview said yes */
+    APIS_AUTHZ_ALLOWED, /* SubjectAccessReview said yes */
     APIS_AUTHZ_DENIED,
     APIS_AUTHZ_ERROR,
     APIS_AUTHZ_RESULT_COUNT

@@ -130,15 +130,20 @@ int apis_options_defaults(apis_options *o)
 
 void apis_options_free(apis_options *o)
 {
-    char **strings[] = {&o->bind_address, &o->cert_dir, &o->tls_cert_file,
-                        &o->tls_private_key_file, &o->kubeconfig,
-                        &o->authentication_kubeconfig, &o->authorization_kubeconfig,
-                        &o->client_ca_file, &o->requestheader_client_ca_file,
+    char **strings[] = {&o->bind_address,
+                        &o->cert_dir,
+                        &o->tls_cert_file,
+                        &o->tls_private_key_file,
+                        &o->kubeconfig,
+                        &o->authentication_kubeconfig,
+                        &o->authorization_kubeconfig,
+                        &o->client_ca_file,
+                        &o->requestheader_client_ca_file,
                         &o->pin_annotation_key};
-    apis_strlist *lists[] = {&o->requestheader_allowed_names, &o->requestheader_username_headers,
-                             &o->requestheader_group_headers,
-                             &o->requestheader_extra_headers_prefix, &o->always_allow_paths,
-                             &o->always_allow_groups};
+    apis_strlist *lists[] = {
+        &o->requestheader_allowed_names, &o->requestheader_username_headers,
+        &o->requestheader_group_headers, &o->requestheader_extra_headers_prefix,
+        &o->always_allow_paths,          &o->always_allow_groups};
 
     for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
         free(*strings[i]);

@@ -68,11 +68,17 @@ static int invalid_node(const answer *a, const apis_pin_request *r, const char *
                         const char *body, const char *body2)
 {
     kube_buf msg = KUBE_BUF_INIT;
-    apis_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = PIN_KIND,
-                             .cause_reason = cause_reason, .cause_message = body,
-                             .cause_field = "node", .cause_message2 = body2};
-    int rc = body2 ? kube_buf_printf(&msg, PIN_KIND "." APIS_GROUP " \"%s\" is invalid: [node: %s, "
-                                           "node: %s]", r->name, body, body2)
+    apis_status_details d = {.name = r->name,
+                             .group = APIS_GROUP,
+                             .kind = PIN_KIND,
+                             .cause_reason = cause_reason,
+                             .cause_message = body,
+                             .cause_field = "node",
+                             .cause_message2 = body2};
+    int rc = body2 ? kube_buf_printf(&msg,
+                                     PIN_KIND "." APIS_GROUP " \"%s\" is invalid: [node: %s, "
+                                              "node: %s]",
+                                     r->name, body, body2)
                    : kube_buf_printf(&msg, PIN_KIND "." APIS_GROUP " \"%s\" is invalid: node: %s",
                                      r->name, body);
 
@@ -197,10 +203,12 @@ static const char *pin_key(const apis_pin_request *r)
 
 /* Writes target (NULL: unpin) over vm through kube/pin, which reads the
  * VM again on conflicts; an explicit pin always proceeds. */
-static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r,
-                     const char *target, const kube_vm *vm, const answer *a)
+static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r, const char *target,
+                     const kube_vm *vm, const answer *a)
 {
-    kube_pin_write w = {.key = pin_key(r), .node = target, .reason = KUBE_PIN_API,
+    kube_pin_write w = {.key = pin_key(r),
+                        .node = target,
+                        .reason = KUBE_PIN_API,
                         .by = r->user && *r->user ? r->user : "stickyvm-apiserver"};
     kube_pin_result res;
     int err = kube_pin_set(c, vm, &w, NULL, NULL, &res), rc;

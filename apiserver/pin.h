@@ -29,10 +29,10 @@ typedef struct apis_pin_request {
     const char *namespace_;
     const char *name;
     int unpin;
-    int has_node;        /* ?node= given (pin only) */
-    const char *node;    /* its value, whole (checked here) */
-    const char *key;     /* the pin annotation; NULL: stickyvm.io/node */
-    const char *user;    /* the authenticated user (pinned-by); may be NULL */
+    int has_node;     /* ?node= given (pin only) */
+    const char *node; /* its value, whole (checked here) */
+    const char *key;  /* the pin annotation; NULL: stickyvm.io/node */
+    const char *user; /* the authenticated user (pinned-by); may be NULL */
 } apis_pin_request;
 
 /* Performs the request and writes the HTTP code and JSON body of the answer

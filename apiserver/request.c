@@ -247,7 +247,8 @@ static int take_node(const char *val, size_t vlen, apis_route *out, char *msg, s
     if (rc == KUBE_EBADREQUEST)
         return fail(msg, msglen, "invalid escape in query parameter node");
     if (rc == KUBE_OK && has_control_byte(out->node, out->node_len))
-        return fail(msg, msglen, "invalid query parameter node: control characters are not allowed");
+        return fail(msg, msglen,
+                    "invalid query parameter node: control characters are not allowed");
     out->node_valid = rc == KUBE_OK && apis_dns1123_subdomain_n(out->node, out->node_len);
     return rc;
 }
@@ -270,8 +271,8 @@ static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)
         int is_node = rc == KUBE_OK && out->kind == APIS_ROUTE_PIN && n == 4 &&
                       memcmp(scratch, "node", 4) == 0;
 
-        if (rc == KUBE_EBADREQUEST || query_unescape(val, vlen, scratch, sizeof(scratch), &n) ==
-                                          KUBE_EBADREQUEST)
+        if (rc == KUBE_EBADREQUEST ||
+            query_unescape(val, vlen, scratch, sizeof(scratch), &n) == KUBE_EBADREQUEST)
             return fail(msg, msglen, "invalid escape in query string");
         if (is_node && (rc = take_node(val, vlen, out, msg, msglen)) != KUBE_OK)
             return rc;
@@ -288,8 +289,8 @@ int apis_route_parse(const char *target, apis_route *out, char *msg, size_t msgl
 
     memset(out, 0, sizeof(*out));
     if (target[0] != '/')
-        return fail(msg, msglen, "invalid request target %s: only paths beginning with '/' are served",
-                    target);
+        return fail(msg, msglen,
+                    "invalid request target %s: only paths beginning with '/' are served", target);
     if (strchr(target, '#'))
         return fail(msg, msglen, "invalid request target %s: a fragment is not allowed", target);
     q = strchr(target, '?');
@@ -332,7 +333,7 @@ void apis_request_verb(const char *method, int resource_request, char *out, size
 {
     static const struct {
         const char *method, *verb;
-    } map[] = {{"GET", "get"}, {"HEAD", "get"}, {"PUT", "update"},
+    } map[] = {{"GET", "get"},     {"HEAD", "get"},    {"PUT", "update"},
                {"POST", "create"}, {"PATCH", "patch"}, {"DELETE", "delete"}};
     size_t i;
 

@@ -35,22 +35,22 @@ typedef enum apis_route_kind {
     APIS_ROUTE_LIVEZ,
     APIS_ROUTE_METRICS,
     APIS_ROUTE_OPENAPI_V2,
-    APIS_ROUTE_APIS,          /* /apis: APIGroupList */
-    APIS_ROUTE_GROUP,         /* /apis/subresources.stickyvm.io: APIGroup */
-    APIS_ROUTE_VERSION,       /* /apis/subresources.stickyvm.io/v1: APIResourceList */
-    APIS_ROUTE_PIN,           /* .../namespaces/{ns}/virtualmachines/{name}/pin */
-    APIS_ROUTE_UNPIN,         /* .../unpin */
+    APIS_ROUTE_APIS,    /* /apis: APIGroupList */
+    APIS_ROUTE_GROUP,   /* /apis/subresources.stickyvm.io: APIGroup */
+    APIS_ROUTE_VERSION, /* /apis/subresources.stickyvm.io/v1: APIResourceList */
+    APIS_ROUTE_PIN,     /* .../namespaces/{ns}/virtualmachines/{name}/pin */
+    APIS_ROUTE_UNPIN,   /* .../unpin */
 } apis_route_kind;
 
 typedef struct apis_route {
     apis_route_kind kind;
-    char *path;                                /* the path, without the query */
-    char namespace_[APIS_DNS_LABEL_MAX + 1];   /* PIN/UNPIN only */
-    char name[APIS_DNS_SUBDOMAIN_MAX + 1];     /* PIN/UNPIN only */
-    int has_node;                              /* ?node= was given */
-    char *node;                                /* its decoded value, whole (owned) */
-    size_t node_len;                           /* its decoded length */
-    int node_valid;                            /* that value is a DNS-1123 subdomain */
+    char *path;                              /* the path, without the query */
+    char namespace_[APIS_DNS_LABEL_MAX + 1]; /* PIN/UNPIN only */
+    char name[APIS_DNS_SUBDOMAIN_MAX + 1];   /* PIN/UNPIN only */
+    int has_node;                            /* ?node= was given */
+    char *node;                              /* its decoded value, whole (owned) */
+    size_t node_len;                         /* its decoded length */
+    int node_valid;                          /* that value is a DNS-1123 subdomain */
 } apis_route;
 
 /* Parses a request-target. Returns KUBE_OK, KUBE_EBADREQUEST (msg receives

@@ -136,8 +136,8 @@ void apis_srv_answer_parse_error(conn *c, int code)
 void apis_srv_respond(conn *c, apis_exchange *x)
 {
     int body_unread = c->req_len == 0;
-    int close_after = !c->keep_alive || apis_exchange_must_close(x) || c->srv->draining ||
-                      body_unread;
+    int close_after =
+        !c->keep_alive || apis_exchange_must_close(x) || c->srv->draining || body_unread;
 
     apis_srv_out_prepare(c);
     if (apis_exchange_serialize(x, !close_after, &c->out) != KUBE_OK) {
@@ -170,8 +170,7 @@ static int make_room(apis_server *s)
             oldest = c;
     if (!oldest)
         return -1;
-    KLOG_V(2, "at %d connections: closing the oldest one still without a request",
-           s->max_conns);
+    KLOG_V(2, "at %d connections: closing the oldest one still without a request", s->max_conns);
     apis_srv_kill_conn(oldest);
     conn_unlink(s, oldest); /* no longer counted; lws closes it next */
     oldest->evicted = 1;
@@ -511,4 +510,3 @@ void apis_server_free(apis_server *s)
     pthread_mutex_destroy(&s->done_mu);
     free(s);
 }
-

@@ -60,10 +60,10 @@
 typedef struct apis_server apis_server;
 
 typedef struct apis_server_options {
-    const char *bind_address;   /* NULL, "", "0.0.0.0" or "::": every address */
-    int port;                   /* 0: a free port (see apis_server_port) */
+    const char *bind_address; /* NULL, "", "0.0.0.0" or "::": every address */
+    int port;                 /* 0: a free port (see apis_server_port) */
     apis_certs *certs;
-    apis_context ctx;           /* ready/ready_ud are set by the server */
+    apis_context ctx; /* ready/ready_ud are set by the server */
     int workers;
     int max_inflight;
     int64_t request_timeout_ms;

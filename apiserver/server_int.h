@@ -29,11 +29,12 @@
 #define IDLE_TIMEOUT_S 90
 #define WRITE_TIMEOUT_S 30
 #define HOUSEKEEPING_US (1 * LWS_US_PER_SEC)
-#define FD_RESERVE_MIN 64   /* descriptors kept for upstream calls and files */
-#define EVICT_SLACK 16      /* connections lws may hold past the cap while the
-                             * oldest silent ones are being closed */
-#define TRIM_HIGH_WATER 64  /* after this many connections at once ... */
-#define TRIM_LOW_WATER 8    /* ... give memory back when this few remain */
+#define FD_RESERVE_MIN 64 /* descriptors kept for upstream calls and files */
+#define EVICT_SLACK                                                           \
+    16                     /* connections lws may hold past the cap while the \
+                            * oldest silent ones are being closed */
+#define TRIM_HIGH_WATER 64 /* after this many connections at once ... */
+#define TRIM_LOW_WATER 8   /* ... give memory back when this few remain */
 #define CONTINUE_LINE "HTTP/1.1 100 Continue\r\n\r\n"
 
 typedef struct conn conn;
@@ -47,21 +48,21 @@ enum phase { PH_HEAD, PH_EXCHANGE, PH_BODY, PH_ANSWER };
 struct conn {
     conn *prev, *next;
     apis_server *srv;
-    struct lws *wsi;        /* NULL once closed */
-    int refs;               /* service thread only */
-    kube_buf in;            /* received bytes, from the current request's first */
+    struct lws *wsi; /* NULL once closed */
+    int refs;        /* service thread only */
+    kube_buf in;     /* received bytes, from the current request's first */
     kube_buf out;
     size_t out_off;
     enum phase phase;
     kube_httpreq_parser parser;
     kube_httpreq_request req; /* the head of the request being served */
-    size_t req_len;         /* its bytes in `in` once read whole */
-    apis_exchange *x;       /* waiting for its body (PH_BODY) */
+    size_t req_len;           /* its bytes in `in` once read whole */
+    apis_exchange *x;         /* waiting for its body (PH_BODY) */
     int keep_alive;
-    int started;            /* a request was received on it */
-    int flushing;           /* the answer was handed to lws */
-    int evicted;            /* unlinked by make_room(), closing */
-    int handshake_done;     /* 1: TLS handshake just done, 2: header timeout armed */
+    int started;        /* a request was received on it */
+    int flushing;       /* the answer was handed to lws */
+    int evicted;        /* unlinked by make_room(), closing */
+    int handshake_done; /* 1: TLS handshake just done, 2: header timeout armed */
     int close_after;
     int rx_paused;
     int peer_loaded;
@@ -73,7 +74,7 @@ struct job {
     apis_server *srv;
     conn *c;
     apis_exchange *x;
-    int rc;                 /* what apis_exchange_run() said on the worker */
+    int rc; /* what apis_exchange_run() said on the worker */
 };
 
 struct apis_server {

@@ -200,4 +200,3 @@ void apis_srv_advance_input(conn *c)
     else if (c->phase == PH_BODY)
         read_body(c);
 }
-

@@ -84,8 +84,7 @@ int apis_status_json(kube_buf *out, int code, const char *reason, const char *me
         !cJSON_AddStringToObject(st, "status", "Failure") ||
         !cJSON_AddStringToObject(st, "message", message ? message : "") ||
         (reason && *reason && !cJSON_AddStringToObject(st, "reason", reason)) ||
-        add_details(st, details) != KUBE_OK ||
-        !cJSON_AddNumberToObject(st, "code", code)) {
+        add_details(st, details) != KUBE_OK || !cJSON_AddNumberToObject(st, "code", code)) {
         cJSON_Delete(st);
         return KUBE_ENOMEM;
     }

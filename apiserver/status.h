@@ -14,7 +14,7 @@
 #include "kube/buf.h"
 
 typedef struct apis_status_details {
-    const char *name;    /* NULL: omitted */
+    const char *name; /* NULL: omitted */
     const char *group;
     const char *kind;
     /* one cause, as field.Error gives it (all NULL: no causes) */
@@ -42,13 +42,13 @@ int apis_status_json(kube_buf *out, int code, const char *reason, const char *me
 typedef struct apis_forbidden {
     const char *user;
     const char *verb;
-    const char *path;        /* non-resource */
-    const char *group;       /* resource */
+    const char *path;  /* non-resource */
+    const char *group; /* resource */
     const char *resource;
     const char *subresource;
     const char *namespace_;
     const char *name;
-    const char *reason;      /* from the SubjectAccessReview, may be NULL */
+    const char *reason; /* from the SubjectAccessReview, may be NULL */
 } apis_forbidden;
 int apis_status_forbidden(kube_buf *out, const apis_forbidden *f);
 

@@ -46,8 +46,8 @@ typedef struct bench {
     int requests;
     int concurrency;
     const char *cert, *key, *ca;
-    int64_t *latency_ns;   /* one per request */
-    int next;              /* next request index, atomically taken */
+    int64_t *latency_ns; /* one per request */
+    int next;            /* next request index, atomically taken */
     int errors;
 } bench;
 
@@ -138,9 +138,10 @@ static void *worker(void *arg)
                      "pin?node=node-%d",
                      id % N_VMS, (int)((id + round / 2) % N_NODES));
         else
-            snprintf(path, sizeof(path),
-                     "/apis/subresources.stickyvm.io/v1/namespaces/default/virtualmachines/vm-%ld/unpin",
-                     id % N_VMS);
+            snprintf(
+                path, sizeof(path),
+                "/apis/subresources.stickyvm.io/v1/namespaces/default/virtualmachines/vm-%ld/unpin",
+                id % N_VMS);
         t0 = kube_now_ns();
         status = get(c, path, round % 2 ? "PUT" : "GET");
         B.latency_ns[i] = kube_now_ns() - t0;
@@ -156,9 +157,15 @@ static void *worker(void *arg)
 static int start_server(const char *cert, const char *key)
 {
     char port[32], kubeconfig[1024], tls_cert[1024], tls_key[1024], log[1024];
-    char *const argv[] = {STICKYVM_BINARY_DIR "/stickyvm-apiserver", port, "--bind-address=127.0.0.1",
-                          kubeconfig, tls_cert, tls_key, "--workers=32",
-                          "--max-requests-inflight=400", NULL};
+    char *const argv[] = {STICKYVM_BINARY_DIR "/stickyvm-apiserver",
+                          port,
+                          "--bind-address=127.0.0.1",
+                          kubeconfig,
+                          tls_cert,
+                          tls_key,
+                          "--workers=32",
+                          "--max-requests-inflight=400",
+                          NULL};
 
     B.port = free_port();
     snprintf(port, sizeof(port), "--secure-port=%d", B.port);
@@ -197,11 +204,12 @@ static int create_vms(void)
 {
     for (int i = 0; i < N_VMS; i++) {
         char body[512];
-        snprintf(body, sizeof(body),
-                 "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":"
-                 "{\"name\":\"vm-%d\"},\"spec\":{\"running\":true,\"template\":{\"spec\":{\"domain\":"
-                 "{\"devices\":{}}}}}}",
-                 i);
+        snprintf(
+            body, sizeof(body),
+            "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":"
+            "{\"name\":\"vm-%d\"},\"spec\":{\"running\":true,\"template\":{\"spec\":{\"domain\":"
+            "{\"devices\":{}}}}}}",
+            i);
         if (harness_create(B.h, "/apis/kubevirt.io/v1/namespaces/default/virtualmachines", body,
                            NULL) != KUBE_OK)
             return KUBE_EIO;
@@ -251,8 +259,9 @@ static int run(void)
     int64_t t0, wall;
     long rss;
 
-    if (!threads || harness_issue_serving_cert(B.h, "stickyvm-apiserver", dns, 1, ips, 1, &cert,
-                                               &key) != KUBE_OK ||
+    if (!threads ||
+        harness_issue_serving_cert(B.h, "stickyvm-apiserver", dns, 1, ips, 1, &cert, &key) !=
+            KUBE_OK ||
         create_vms() != KUBE_OK || start_server(cert, key) != KUBE_OK || wait_ready() != KUBE_OK) {
         fprintf(stderr, "bench: setup failed (see %s/apiserver.log)\n", harness_data_dir(B.h));
         free(threads);
@@ -267,7 +276,8 @@ static int run(void)
     rss = child_peak_rss_kib(B.server);
     qsort(B.latency_ns, (size_t)B.requests, sizeof(int64_t), cmp_i64);
     printf("bench_apiserver: %d pin/unpin requests, concurrency %d, TLS with a front-proxy "
-           "certificate\n", B.requests, B.concurrency);
+           "certificate\n",
+           B.requests, B.concurrency);
     printf("  wall time      %.2f s\n", (double)wall / 1e9);
     printf("  throughput     %.0f requests/s\n", B.requests / ((double)wall / 1e9));
     printf("  latency p50    %.2f ms\n", (double)B.latency_ns[B.requests / 2] / 1e6);

@@ -45,8 +45,8 @@ typedef struct bench_figures {
     size_t n_pods, n_nodes;
     double secs;
     unsigned long errors;
-    size_t heap;           /* mallinfo2 in-use bytes */
-    long peak_kib;         /* VmHWM with every object held */
+    size_t heap;                  /* mallinfo2 in-use bytes */
+    long peak_kib;                /* VmHWM with every object held */
     size_t pod_bytes, node_bytes; /* malloc_usable_size of one decoded object */
 } bench_figures;
 
@@ -88,10 +88,10 @@ static size_t object_bytes(kube_informer *inf, const char *ns, const char *name)
 /* Runs the two informers to sync; fills the figures. */
 static int run(kube_client *client, const bench_args *a, bench_figures *f)
 {
-    kube_informer_options po = {.resource = &KUBE_RES_PODS, .codec = &kube_pod_codec,
-                                .page_size = a->page_size};
-    kube_informer_options no = {.resource = &KUBE_RES_NODES, .codec = &kube_node_codec,
-                                .page_size = a->page_size};
+    kube_informer_options po = {
+        .resource = &KUBE_RES_PODS, .codec = &kube_pod_codec, .page_size = a->page_size};
+    kube_informer_options no = {
+        .resource = &KUBE_RES_NODES, .codec = &kube_node_codec, .page_size = a->page_size};
     kube_informer *pods = NULL, *nodes = NULL;
     kube_informer_stats ps, ns;
     kube_hub *hub;
@@ -157,8 +157,8 @@ int main(int argc, char **argv)
         peak = f.peak_kib;
     kube_intern_stats_get(&pool);
     if (rc == KUBE_OK) {
-        printf("informer sync: %zu pods + %zu nodes in %.3f s (goal < 1 s)\n", f.n_pods,
-               f.n_nodes, f.secs);
+        printf("informer sync: %zu pods + %zu nodes in %.3f s (goal < 1 s)\n", f.n_pods, f.n_nodes,
+               f.secs);
         printf("peak RSS (VmHWM): %.1f MB (goal < 20 MB); %.1f MB before the informers "
                "started; heap held once synced: %.1f MB\n",
                peak / 1024.0, rss0 / 1024.0, (double)(f.heap - heap0) / (1024.0 * 1024.0));

@@ -143,8 +143,8 @@ static pid_t spawn_scheduler(harness *h, const char *config, int port)
             dup2(fd, 1);
             close(fd);
         }
-        execl(bin, bin, "--config", config, "--secure-port", port_s, "--bind-address",
-              "127.0.0.1", (char *)NULL);
+        execl(bin, bin, "--config", config, "--secure-port", port_s, "--bind-address", "127.0.0.1",
+              (char *)NULL);
         _exit(127);
     }
     return pid;
@@ -295,8 +295,8 @@ static int unassigned_pods(harness *h)
     int n = -1;
 
     if (harness_request_json(h, NULL, "GET",
-                             "/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%3D",
-                             NULL, &status, &j) == KUBE_OK &&
+                             "/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%3D", NULL,
+                             &status, &j) == KUBE_OK &&
         status == 200)
         n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "items"));
     cJSON_Delete(j);
@@ -363,10 +363,11 @@ static void mixed_constraints(int i, char *group, size_t gn, char *spec, size_t 
     if (i % 5 == 0) {
         snprintf(group, gn, "aa-%d", i / 5 / MIXED_AA_GROUP);
         snprintf(s, sizeof(s), MIXED_SELECTOR, group);
-        snprintf(spec, sn,
-                 ",\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution"
-                 "\":[{%s,\"topologyKey\":\"kubernetes.io/hostname\"}]}}",
-                 s);
+        snprintf(
+            spec, sn,
+            ",\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution"
+            "\":[{%s,\"topologyKey\":\"kubernetes.io/hostname\"}]}}",
+            s);
     } else if (i % 5 == 1) {
         snprintf(group, gn, "ts-%d", i / 5 / MIXED_TS_GROUP);
         snprintf(s, sizeof(s), MIXED_SELECTOR, group);

@@ -117,8 +117,7 @@ static int make_client(kube_config *cfg, kube_client **out)
 /* Playing virt-controller                                             */
 /* ------------------------------------------------------------------ */
 
-static int create(kube_client *c, const kube_resource *r, const char *text, char *uid,
-                  size_t n)
+static int create(kube_client *c, const kube_resource *r, const char *text, char *uid, size_t n)
 {
     cJSON *body = cJSON_Parse(text), *out = NULL;
     kube_status st;
@@ -214,8 +213,7 @@ static int wait_post_binds(long want)
     int64_t deadline = kube_now_ms() + PHASE_TIMEOUT_MS;
     while (atomic_load(&g_post_binds) < want) {
         if (kube_now_ms() > deadline) {
-            fprintf(stderr, "timed out: %ld of %ld pods bound\n", atomic_load(&g_post_binds),
-                    want);
+            fprintf(stderr, "timed out: %ld of %ld pods bound\n", atomic_load(&g_post_binds), want);
             return KUBE_ETIMEDOUT;
         }
         usleep(20000);
@@ -248,9 +246,15 @@ static void wait_quiet(harness *h)
 
 /* Requests the scheduler makes, by emulator counter key. */
 static const char *const sched_keys[] = {
-    "get virtualmachines",   "get virtualmachineinstances", "patch virtualmachines",
-    "create pods/binding",   "create events",  /* Scheduled (+ Pinned) */  "patch events",
-    "patch pods/status",     "get pods",                    "get nodes",
+    "get virtualmachines",
+    "get virtualmachineinstances",
+    "patch virtualmachines",
+    "create pods/binding",
+    "create events",
+    /* Scheduled (+ Pinned) */ "patch events",
+    "patch pods/status",
+    "get pods",
+    "get nodes",
     NULL,
 };
 
@@ -287,8 +291,8 @@ static void report(harness *h, const char *phase, int pods, const mark *a, int64
     }
     printf("   StickyVM Filter calls          %8.3f per pod\n",
            (double)(b->filters - a->filters) / pods);
-    printf("   scheduler CPU                  %8.1f us per pod (%.3f s)\n",
-           sched_cpu * 1e6 / pods, sched_cpu);
+    printf("   scheduler CPU                  %8.1f us per pod (%.3f s)\n", sched_cpu * 1e6 / pods,
+           sched_cpu);
 }
 
 /* ------------------------------------------------------------------ */
@@ -324,9 +328,8 @@ static int start_scheduler(bench *b)
     if (rc == KUBE_OK)
         rc = fw_config_resolve(b->sched_cfg, &b->reg, err, sizeof(err));
     if (rc == KUBE_OK) {
-        sched_scheduler_options o = {.config = b->sched_cfg,
-                                     .client = b->sched_client,
-                                     .registry = &b->reg};
+        sched_scheduler_options o = {
+            .config = b->sched_cfg, .client = b->sched_client, .registry = &b->reg};
         rc = sched_scheduler_new(&o, &b->s, err, sizeof(err));
     }
     if (rc == KUBE_OK)

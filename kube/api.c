@@ -19,8 +19,7 @@ const kube_resource KUBE_RES_NAMESPACES = {"", "v1", "namespaces", "Namespace", 
 const kube_resource KUBE_RES_CONFIGMAPS = {"", "v1", "configmaps", "ConfigMap", 1};
 const kube_resource KUBE_RES_EVENTS = {"events.k8s.io", "v1", "events", "Event", 1};
 const kube_resource KUBE_RES_LEASES = {"coordination.k8s.io", "v1", "leases", "Lease", 1};
-const kube_resource KUBE_RES_VMS = {"kubevirt.io", "v1", "virtualmachines", "VirtualMachine",
-                                    1};
+const kube_resource KUBE_RES_VMS = {"kubevirt.io", "v1", "virtualmachines", "VirtualMachine", 1};
 const kube_resource KUBE_RES_VMIS = {"kubevirt.io", "v1", "virtualmachineinstances",
                                      "VirtualMachineInstance", 1};
 
@@ -66,8 +65,8 @@ static int api_invalid(kube_status *st, const char *what)
 }
 
 /* An object path needs a name, and a namespace for namespaced kinds. */
-static int api_object_path(kube_buf *out, const kube_resource *r, const char *ns,
-                           const char *name, const char *subresource)
+static int api_object_path(kube_buf *out, const kube_resource *r, const char *ns, const char *name,
+                           const char *subresource)
 {
     if (!r || !name || !*name || (r->namespaced && (!ns || !*ns)))
         return KUBE_EINVAL;
@@ -88,9 +87,8 @@ static void api_copy_status(kube_status *st, const kube_response *resp, int rc)
 
 /* Sends one request and parses the answer into *out (when out is
  * non-NULL). A 2xx answer that is not JSON is KUBE_EPARSE. */
-static int api_call(kube_client *c, const char *method, const char *path,
-                    const char *content_type, const cJSON *body, cJSON **out,
-                    kube_status *st)
+static int api_call(kube_client *c, const char *method, const char *path, const char *content_type,
+                    const cJSON *body, cJSON **out, kube_status *st)
 {
     kube_response resp = {0};
     char *text = NULL;
@@ -105,8 +103,8 @@ static int api_call(kube_client *c, const char *method, const char *path,
         }
         return KUBE_ENOMEM;
     }
-    rc = kube_client_do(c, method, path, text ? content_type : NULL, text,
-                        text ? strlen(text) : 0, &resp);
+    rc = kube_client_do(c, method, path, text ? content_type : NULL, text, text ? strlen(text) : 0,
+                        &resp);
     free(text);
     if (rc == KUBE_OK && out) {
         *out = cJSON_ParseWithLength(resp.body, resp.len);
@@ -181,8 +179,8 @@ int kube_api_update(kube_client *c, const kube_resource *r, const char *ns, cons
     return api_object_call(c, "PUT", r, ns, name, NULL, API_JSON, body, out, st);
 }
 
-int kube_api_merge_patch(kube_client *c, const kube_resource *r, const char *ns,
-                         const char *name, const cJSON *patch, cJSON **out, kube_status *st)
+int kube_api_merge_patch(kube_client *c, const kube_resource *r, const char *ns, const char *name,
+                         const cJSON *patch, cJSON **out, kube_status *st)
 {
     if (out)
         *out = NULL;
@@ -191,8 +189,8 @@ int kube_api_merge_patch(kube_client *c, const kube_resource *r, const char *ns,
     return api_object_call(c, "PATCH", r, ns, name, NULL, API_MERGE_PATCH, patch, out, st);
 }
 
-int kube_api_json_patch(kube_client *c, const kube_resource *r, const char *ns,
-                        const char *name, const cJSON *patch, cJSON **out, kube_status *st)
+int kube_api_json_patch(kube_client *c, const kube_resource *r, const char *ns, const char *name,
+                        const cJSON *patch, cJSON **out, kube_status *st)
 {
     if (out)
         *out = NULL;
@@ -304,14 +302,14 @@ int kube_api_bind(kube_client *c, const char *ns, const char *pod, const char *u
     binding = kube_api_binding_new(ns, pod, uid && *uid ? uid : NULL, node);
     if (!binding)
         return KUBE_ENOMEM;
-    rc = api_object_call(c, "POST", &KUBE_RES_PODS, ns, pod, "binding", API_JSON, binding,
-                         NULL, st);
+    rc =
+        api_object_call(c, "POST", &KUBE_RES_PODS, ns, pod, "binding", API_JSON, binding, NULL, st);
     cJSON_Delete(binding);
     return rc;
 }
 
-int kube_api_patch_pod_status(kube_client *c, const char *ns, const char *pod,
-                              const cJSON *patch, kube_status *st)
+int kube_api_patch_pod_status(kube_client *c, const char *ns, const char *pod, const cJSON *patch,
+                              kube_status *st)
 {
     if (!cJSON_IsObject(patch))
         return api_invalid(st, "a strategic merge patch must be a JSON object");

@@ -38,10 +38,10 @@ extern const kube_resource KUBE_RES_PODS;
 extern const kube_resource KUBE_RES_NODES;
 extern const kube_resource KUBE_RES_NAMESPACES;
 extern const kube_resource KUBE_RES_CONFIGMAPS;
-extern const kube_resource KUBE_RES_EVENTS;      /* events.k8s.io/v1 */
-extern const kube_resource KUBE_RES_LEASES;      /* coordination.k8s.io/v1 */
-extern const kube_resource KUBE_RES_VMS;         /* kubevirt.io/v1 virtualmachines */
-extern const kube_resource KUBE_RES_VMIS;        /* kubevirt.io/v1 virtualmachineinstances */
+extern const kube_resource KUBE_RES_EVENTS; /* events.k8s.io/v1 */
+extern const kube_resource KUBE_RES_LEASES; /* coordination.k8s.io/v1 */
+extern const kube_resource KUBE_RES_VMS;    /* kubevirt.io/v1 virtualmachines */
+extern const kube_resource KUBE_RES_VMIS;   /* kubevirt.io/v1 virtualmachineinstances */
 
 /* Appends the REST path of a collection (name NULL) or an object, with an
  * optional subresource ("binding", "status"), to out:
@@ -62,11 +62,11 @@ int kube_api_create(kube_client *c, const kube_resource *r, const char *ns, cons
 int kube_api_update(kube_client *c, const kube_resource *r, const char *ns, const char *name,
                     const cJSON *body, cJSON **out, kube_status *st);
 /* PATCH with application/merge-patch+json. */
-int kube_api_merge_patch(kube_client *c, const kube_resource *r, const char *ns,
-                         const char *name, const cJSON *patch, cJSON **out, kube_status *st);
+int kube_api_merge_patch(kube_client *c, const kube_resource *r, const char *ns, const char *name,
+                         const cJSON *patch, cJSON **out, kube_status *st);
 /* PATCH with application/json-patch+json (patch is a JSON array). */
-int kube_api_json_patch(kube_client *c, const kube_resource *r, const char *ns,
-                        const char *name, const cJSON *patch, cJSON **out, kube_status *st);
+int kube_api_json_patch(kube_client *c, const kube_resource *r, const char *ns, const char *name,
+                        const cJSON *patch, cJSON **out, kube_status *st);
 /* Sets one annotation with a merge patch that carries resource_version when
  * it is non-NULL (so a stale version fails with KUBE_ECONFLICT). value NULL
  * removes the annotation. */
@@ -99,7 +99,7 @@ cJSON *kube_api_annotation_patch_new(const char *key, const char *value,
 cJSON *kube_api_annotations_patch_new(const kube_kv *kv, size_t n, const char *resource_version);
 
 /* PATCH pods/{name}/status with application/strategic-merge-patch+json. */
-int kube_api_patch_pod_status(kube_client *c, const char *ns, const char *pod,
-                              const cJSON *patch, kube_status *st);
+int kube_api_patch_pod_status(kube_client *c, const char *ns, const char *pod, const cJSON *patch,
+                              kube_status *st);
 
 #endif

@@ -136,8 +136,7 @@ int kube_arena_owns(const kube_arena *a, const void *p)
 
 /* 1 when one of the ptrs leading pointers of an element of p points into
  * the arena. */
-static int points_into(const kube_arena *a, const void *p, size_t count, size_t size,
-                       size_t ptrs)
+static int points_into(const kube_arena *a, const void *p, size_t count, size_t size, size_t ptrs)
 {
     for (size_t i = 0; i < count; i++) {
         const char *elem = (const char *)p + i * size;

@@ -34,8 +34,8 @@ int kube_base64_encode(const void *data, size_t len, char **out, size_t *out_len
 
 static int b64_is_alphabet(unsigned char c)
 {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '+' || c == '/';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+           c == '/';
 }
 
 /* Copies text without CR/LF into a new buffer, checking the alphabet and the

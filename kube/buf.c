@@ -56,7 +56,6 @@ int kube_buf_puts(kube_buf *b, const char *s)
     return kube_buf_append(b, s, strlen(s));
 }
 
-
 /* See BUF_PRINTF_ROOM. */
 int kube_buf_printf(kube_buf *b, const char *fmt, ...)
 {
@@ -93,8 +92,8 @@ int kube_buf_put_escaped(kube_buf *b, const char *s)
 
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == '~';
+        int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.' || c == '~';
         char esc[3] = {'%', hex[c >> 4], hex[c & 15]};
         int rc = plain ? kube_buf_append(b, s, 1) : kube_buf_append(b, esc, 3);
         if (rc != KUBE_OK)
@@ -194,4 +193,3 @@ int kube_read_file(const char *path, char **out, size_t *len)
     *out = kube_buf_take(&b);
     return *out ? KUBE_OK : KUBE_ENOMEM;
 }
-

@@ -19,7 +19,10 @@ typedef struct kube_buf {
     size_t cap;
 } kube_buf;
 
-#define KUBE_BUF_INIT {NULL, 0, 0}
+#define KUBE_BUF_INIT \
+    {                 \
+        NULL, 0, 0    \
+    }
 
 /* Appends n bytes. Returns KUBE_OK or KUBE_ENOMEM (buffer unchanged). */
 int kube_buf_append(kube_buf *b, const void *data, size_t n);
@@ -34,7 +37,8 @@ void kube_buf_reset(kube_buf *b);
 /* Frees the data and zeroes the buffer. */
 void kube_buf_free(kube_buf *b);
 /* Returns the data (never NULL: "" for an empty buffer, caller frees),
- * shrunk to its length when much room was left, and zeroes the buffer. Returns NULL only when memory runs out. */
+ * shrunk to its length when much room was left, and zeroes the buffer. Returns NULL only when
+ * memory runs out. */
 char *kube_buf_take(kube_buf *b);
 
 /* strdup that accepts NULL (returns NULL). Caller frees. */

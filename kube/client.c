@@ -16,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#define CLIENT_TOKEN_MAX 16384      /* longest bearer token accepted */
-#define CLIENT_TOKEN_SMALL 4096     /* tokens up to this size need no heap copy */
+#define CLIENT_TOKEN_MAX 16384  /* longest bearer token accepted */
+#define CLIENT_TOKEN_SMALL 4096 /* tokens up to this size need no heap copy */
 
 void kube_client_options_default(kube_client_options *o)
 {
@@ -101,8 +101,7 @@ static int client_setup_server(kube_client *c)
     if (!u)
         return KUBE_ENOMEM;
     if (curl_url_set(u, CURLUPART_URL, server, 0) != CURLUE_OK) {
-        KLOG_ERROR("%s: server URL \"%s\" cannot be parsed", kube_config_source(c->cfg),
-                   server);
+        KLOG_ERROR("%s: server URL \"%s\" cannot be parsed", kube_config_source(c->cfg), server);
         rc = KUBE_ECONFIG;
     } else if (name) {
         rc = client_setup_server_name(c, u, name);

@@ -74,16 +74,16 @@ typedef struct kube_client_options {
 void kube_client_options_default(kube_client_options *o);
 
 typedef struct kube_status {
-    int code;            /* HTTP code from the Status, or the response code */
-    char reason[64];     /* "NotFound", "Conflict", ... ("" if none) */
-    char message[512];   /* human message, truncated */
+    int code;          /* HTTP code from the Status, or the response code */
+    char reason[64];   /* "NotFound", "Conflict", ... ("" if none) */
+    char message[512]; /* human message, truncated */
 } kube_status;
 
 typedef struct kube_response {
-    long code;           /* HTTP status code, 0 when no response */
-    char *body;          /* NUL-terminated body, may be NULL */
+    long code;  /* HTTP status code, 0 when no response */
+    char *body; /* NUL-terminated body, may be NULL */
     size_t len;
-    kube_status status;  /* filled when code is not 2xx */
+    kube_status status; /* filled when code is not 2xx */
 } kube_response;
 
 /* opts may be NULL for the defaults. Returns KUBE_OK, KUBE_EINVAL (negative
@@ -103,9 +103,8 @@ void kube_client_free(kube_client *c);
  * resp->status.message. Bad arguments give KUBE_EINVAL. resp must be zeroed
  * by the caller before the first use and is always cleared first; after any
  * answer resp->body is non-NULL ("" when empty). */
-int kube_client_do(kube_client *c, const char *method, const char *path,
-                   const char *content_type, const char *body, size_t len,
-                   kube_response *resp);
+int kube_client_do(kube_client *c, const char *method, const char *path, const char *content_type,
+                   const char *body, size_t len, kube_response *resp);
 
 /* Frees resp->body and zeroes resp (ready for the next call). */
 void kube_response_clear(kube_response *resp);
@@ -173,8 +172,7 @@ void kube_client_stats_get(kube_client *c, kube_client_stats *out);
  * (capped at 60 s), else base_ms * 2^attempt capped at cap_ms, jittered into
  * its upper half by rnd (any random 32-bit value). */
 int kube_retry_decide(const char *method, long code, long retry_after_s, int attempt,
-                      int max_retries, long base_ms, long cap_ms, unsigned rnd,
-                      long *delay_ms);
+                      int max_retries, long base_ms, long cap_ms, unsigned rnd, long *delay_ms);
 
 /* Overrides the backoff (default 100 ms doubling up to 5 s); for tests. */
 void kube_client_set_backoff(kube_client *c, long base_ms, long cap_ms);

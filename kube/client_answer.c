@@ -25,8 +25,7 @@ static int client_idempotent(const char *method)
 }
 
 int kube_retry_decide(const char *method, long code, long retry_after_s, int attempt,
-                      int max_retries, long base_ms, long cap_ms, unsigned rnd,
-                      long *delay_ms)
+                      int max_retries, long base_ms, long cap_ms, unsigned rnd, long *delay_ms)
 {
     int retry;
     long d;
@@ -45,8 +44,9 @@ int kube_retry_decide(const char *method, long code, long retry_after_s, int att
     if (!retry)
         return 0;
     if (retry_after_s >= 0 && code != 0) {
-        *delay_ms = (retry_after_s > CLIENT_RETRY_AFTER_CAP_S ? CLIENT_RETRY_AFTER_CAP_S
-                                                              : retry_after_s) * 1000;
+        *delay_ms =
+            (retry_after_s > CLIENT_RETRY_AFTER_CAP_S ? CLIENT_RETRY_AFTER_CAP_S : retry_after_s) *
+            1000;
         return 1;
     }
     d = base_ms > 0 ? base_ms : 1;
@@ -135,21 +135,36 @@ out:
 static const char *client_generic_reason(long code)
 {
     switch (code) {
-    case 400: return "BadRequest";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "NotFound";
-    case 405: return "MethodNotAllowed";
-    case 406: return "NotAcceptable";
-    case 409: return "Conflict";
-    case 410: return "Gone";
-    case 413: return "RequestEntityTooLarge";
-    case 415: return "UnsupportedMediaType";
-    case 422: return "Invalid";
-    case 429: return "TooManyRequests";
-    case 503: return "ServiceUnavailable";
-    case 504: return "Timeout";
-    default: return code >= 500 ? "InternalError" : "Unknown";
+    case 400:
+        return "BadRequest";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "NotFound";
+    case 405:
+        return "MethodNotAllowed";
+    case 406:
+        return "NotAcceptable";
+    case 409:
+        return "Conflict";
+    case 410:
+        return "Gone";
+    case 413:
+        return "RequestEntityTooLarge";
+    case 415:
+        return "UnsupportedMediaType";
+    case 422:
+        return "Invalid";
+    case 429:
+        return "TooManyRequests";
+    case 503:
+        return "ServiceUnavailable";
+    case 504:
+        return "Timeout";
+    default:
+        return code >= 500 ? "InternalError" : "Unknown";
     }
 }
 

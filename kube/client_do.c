@@ -70,7 +70,7 @@ void kube_client_shutdown(kube_client *c)
 
 typedef struct client_req {
     const char *method;
-    const char *url;  /* base URL + path */
+    const char *url; /* base URL + path */
     const char *content_type;
     const char *body;
     size_t len;
@@ -80,7 +80,7 @@ typedef struct client_result {
     kube_buf body;
     long retry_after_s; /* -1: absent */
     CURLcode cc;
-    int broken;         /* the connection broke under the request */
+    int broken; /* the connection broke under the request */
     char errbuf[CURL_ERROR_SIZE];
 } client_result;
 
@@ -152,7 +152,8 @@ static void client_setup_method(CURL *h, const client_req *q)
     int post = strcmp(q->method, "POST") == 0;
     int bodiless = strcmp(q->method, "GET") == 0 || (!q->body && !strcmp(q->method, "DELETE"));
 
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, post || !strcmp(q->method, "GET") ? NULL : q->method);
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST,
+                     post || !strcmp(q->method, "GET") ? NULL : q->method);
     if (bodiless) {
         curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
         return;
@@ -173,8 +174,7 @@ static int client_broken_connection(CURLcode cc)
  * CLIENT_CT_SMALL bytes, or in big) in front of the shared lines, or the
  * shared lines alone. NULL when out of memory. */
 static struct curl_slist *client_content_type(const client_req *q, struct curl_slist *shared,
-                                              struct curl_slist *node, char *small,
-                                              kube_buf *big)
+                                              struct curl_slist *node, char *small, kube_buf *big)
 {
     size_t n;
 
@@ -252,12 +252,23 @@ static void client_count(kube_client *c, const char *method, int retry)
 {
     pthread_mutex_lock(&c->stats_lock);
     switch (method[0] == 'P' ? method[1] : method[0]) {
-    case 'G': c->stats.get++; break;
-    case 'O': c->stats.post++; break;
-    case 'U': c->stats.put++; break;
-    case 'A': c->stats.patch++; break;
-    case 'D': c->stats.del++; break;
-    default: break;
+    case 'G':
+        c->stats.get++;
+        break;
+    case 'O':
+        c->stats.post++;
+        break;
+    case 'U':
+        c->stats.put++;
+        break;
+    case 'A':
+        c->stats.patch++;
+        break;
+    case 'D':
+        c->stats.del++;
+        break;
+    default:
+        break;
     }
     if (retry)
         c->stats.retries++;
@@ -281,16 +292,16 @@ void kube_client_wait_rate(kube_client *c)
 static void client_transport_failure(kube_response *resp, const client_req *q,
                                      const client_result *r, int rc)
 {
-    const char *why = rc == KUBE_ECANCELED  ? "canceled: the client is shutting down"
-                      : r && r->errbuf[0]   ? r->errbuf
+    const char *why = rc == KUBE_ECANCELED     ? "canceled: the client is shutting down"
+                      : r && r->errbuf[0]      ? r->errbuf
                       : r && r->cc != CURLE_OK ? curl_easy_strerror(r->cc)
                                                : kube_strerror(rc);
 
     resp->code = 0;
     resp->status.code = 0;
     resp->status.reason[0] = '\0';
-    snprintf(resp->status.message, sizeof(resp->status.message), "%s %s: %s", q->method,
-             q->url, why);
+    snprintf(resp->status.message, sizeof(resp->status.message), "%s %s: %s", q->method, q->url,
+             why);
 }
 
 /* After a 401: re-reads the token and says whether it changed. */
@@ -328,15 +339,14 @@ static int client_attempt(kube_client *c, const client_req *q, int attempt, int 
     client_count(c, q->method, attempt > 0);
     *rc = client_perform(c, q, &r, &code);
     *delay_ms = 0;
-    KLOG_V(6, "%s %s %ld in %lld ms", q->method, q->url, code,
-           (long long)(kube_now_ms() - start));
+    KLOG_V(6, "%s %s %ld in %lld ms", q->method, q->url, code, (long long)(kube_now_ms() - start));
     if (*rc != KUBE_OK) {
         kube_buf_free(&r.body);
         client_transport_failure(resp, q, &r, *rc);
         return (*rc == KUBE_EIO || *rc == KUBE_ETIMEDOUT) && r.broken &&
                kube_retry_decide(q->method, 0, -1, attempt, c->opts.max_retries,
-                                 atomic_load(&c->backoff_base_ms),
-                                 atomic_load(&c->backoff_cap_ms), client_random(c), delay_ms);
+                                 atomic_load(&c->backoff_base_ms), atomic_load(&c->backoff_cap_ms),
+                                 client_random(c), delay_ms);
     }
     resp->code = code;
     resp->len = r.body.len;
@@ -357,9 +367,8 @@ static int client_attempt(kube_client *c, const client_req *q, int attempt, int 
                              client_random(c), delay_ms);
 }
 
-int kube_client_do(kube_client *c, const char *method, const char *path,
-                   const char *content_type, const char *body, size_t len,
-                   kube_response *resp)
+int kube_client_do(kube_client *c, const char *method, const char *path, const char *content_type,
+                   const char *body, size_t len, kube_response *resp)
 {
     kube_buf url = KUBE_BUF_INIT;
     client_req q = {method, NULL, content_type, body, len};
@@ -375,8 +384,8 @@ int kube_client_do(kube_client *c, const char *method, const char *path,
     for (int attempt = 0;; attempt++) {
         if (!client_attempt(c, &q, attempt, &reauth, resp, &rc, &delay_ms))
             break;
-        KLOG_V(4, "%s %s: %s (HTTP %ld); retrying in %ld ms", method, path,
-               kube_strerror(rc), resp->code, delay_ms);
+        KLOG_V(4, "%s %s: %s (HTTP %ld); retrying in %ld ms", method, path, kube_strerror(rc),
+               resp->code, delay_ms);
         kube_response_clear(resp);
         if (client_pause(c, (int64_t)delay_ms * 1000000LL) != KUBE_OK) {
             rc = KUBE_ECANCELED;

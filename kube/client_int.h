@@ -31,13 +31,13 @@ struct kube_client {
     char *user_agent;
     kube_ratelimit *rl;
 
-    char *base_url;    /* server URL, host replaced by tls-server-name if set */
+    char *base_url;                /* server URL, host replaced by tls-server-name if set */
     struct curl_slist *connect_to; /* CURLOPT_CONNECT_TO for tls-server-name, or NULL */
-    char *host_header; /* "Host: ..." keeping the real server host, or NULL */
-    const kube_tls *tls; /* the config's parsed TLS material (borrowed), or NULL */
+    char *host_header;             /* "Host: ..." keeping the real server host, or NULL */
+    const kube_tls *tls;           /* the config's parsed TLS material (borrowed), or NULL */
 
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
-    CURLSH *share; /* DNS cache and TLS sessions shared with streams */
+    CURLSH *share;        /* DNS cache and TLS sessions shared with streams */
     kube_http_loop *loop; /* the I/O thread every request runs on */
 
     pthread_mutex_t pool_lock;

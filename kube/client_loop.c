@@ -34,7 +34,7 @@
 typedef struct loop_xfer {
     CURL *easy;
     CURLcode cc;
-    sem_t done;                   /* posted once cc is set */
+    sem_t done;                    /* posted once cc is set */
     struct loop_xfer *next, *prev; /* submit queue (next only), or active list */
 } loop_xfer;
 
@@ -42,19 +42,19 @@ struct kube_http_loop {
     CURLM *multi;
     pthread_t thread;
     char name[16];
-    int wake_fd;            /* eventfd: the submit queue, cancel or quit */
-    pthread_mutex_t lock;   /* guards the queue */
+    int wake_fd;          /* eventfd: the submit queue, cancel or quit */
+    pthread_mutex_t lock; /* guards the queue */
     loop_xfer *queue_head, *queue_tail;
     atomic_int canceled;
     atomic_int quit;
 
     /* Loop thread only. */
-    loop_xfer *active;      /* in the multi handle */
-    struct pollfd *fds;     /* fds[0] is wake_fd, then libcurl's sockets */
-    struct pollfd *ready;   /* a snapshot of the ready ones */
+    loop_xfer *active;    /* in the multi handle */
+    struct pollfd *fds;   /* fds[0] is wake_fd, then libcurl's sockets */
+    struct pollfd *ready; /* a snapshot of the ready ones */
     size_t n_fds, cap_fds;
-    int64_t due_ms;         /* libcurl's timer (kube_now_ms clock), -1: none */
-    int skipped;            /* the last turn acted without polling */
+    int64_t due_ms; /* libcurl's timer (kube_now_ms clock), -1: none */
+    int skipped;    /* the last turn acted without polling */
 };
 
 /* ---- libcurl's sockets and timer --------------------------------------- */
@@ -79,7 +79,8 @@ static int loop_grow_fds(kube_http_loop *l)
 static int loop_on_socket(CURL *easy, curl_socket_t s, int what, void *ud, void *socketp)
 {
     kube_http_loop *l = ud;
-    short events = (short)((what & CURL_POLL_IN ? POLLIN : 0) | (what & CURL_POLL_OUT ? POLLOUT : 0));
+    short events =
+        (short)((what & CURL_POLL_IN ? POLLIN : 0) | (what & CURL_POLL_OUT ? POLLOUT : 0));
     size_t i = 1;
 
     (void)easy;

@@ -7,8 +7,8 @@
 
 /* ---- errors ---------------------------------------------------------- */
 
-int kube_config_fail(char *err, size_t errlen, int code, const char *source,
-                       const char *field, const char *fmt, ...)
+int kube_config_fail(char *err, size_t errlen, int code, const char *source, const char *field,
+                     const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -152,7 +152,7 @@ static kube_tls *config_tls(kube_config *cfg)
 /* Parses the CA bundle cfg->ca_pem into cfg's material, reporting a bad
  * bundle against field. */
 int kube_config_add_ca(kube_config *cfg, const char *src, const char *field, char *err,
-                         size_t errlen)
+                       size_t errlen)
 {
     kube_tls *t = config_tls(cfg);
     char why[256];
@@ -166,24 +166,25 @@ int kube_config_add_ca(kube_config *cfg, const char *src, const char *field, cha
 /* Parses the client certificate and key into cfg's material and checks
  * they belong together, reporting a bad part against its field. */
 int kube_config_add_identity(kube_config *cfg, const char *src, const char *cert_field,
-                               const char *key_field, char *err, size_t errlen)
+                             const char *key_field, char *err, size_t errlen)
 {
     kube_tls *t = config_tls(cfg);
     kube_tls_part bad = KUBE_TLS_CERT;
     char why[256];
-    int rc = t ? kube_tls_add_identity(t, cfg->cert_pem, cfg->cert_len, cfg->key_pem,
-                                       cfg->key_len, &bad, why, sizeof(why))
+    int rc = t ? kube_tls_add_identity(t, cfg->cert_pem, cfg->cert_len, cfg->key_pem, cfg->key_len,
+                                       &bad, why, sizeof(why))
                : KUBE_ENOMEM;
 
     if (rc != KUBE_ECONFIG)
         return rc;
     if (bad == KUBE_TLS_CERT)
-        return kube_config_fail(err, errlen, rc, src, cert_field, "no valid PEM certificate (%s)", why);
+        return kube_config_fail(err, errlen, rc, src, cert_field, "no valid PEM certificate (%s)",
+                                why);
     if (bad == KUBE_TLS_KEY)
         return kube_config_fail(err, errlen, rc, src, key_field,
-                           "no valid unencrypted PEM private key (%s)", why);
+                                "no valid unencrypted PEM private key (%s)", why);
     return kube_config_fail(err, errlen, rc, src, key_field, "private key does not match %s",
-                       cert_field);
+                            cert_field);
 }
 
 /* ---- precedence ------------------------------------------------------ */
@@ -195,12 +196,13 @@ static int config_fall_back(const char *env, kube_config **out, char *err, size_
 
     if (rc == KUBE_OK)
         KLOG_WARN("KUBECONFIG=%s: no listed file exists or holds a kubeconfig; using "
-                  "in-cluster configuration", env);
+                  "in-cluster configuration",
+                  env);
     else if (rc == KUBE_ECONFIG && !getenv("KUBERNETES_SERVICE_HOST"))
         rc = kube_config_fail(err, errlen, KUBE_ECONFIG, "KUBECONFIG", NULL,
-                         "none of the files in \"%s\" exists (or all are empty), and not "
-                         "running in a cluster",
-                         env);
+                              "none of the files in \"%s\" exists (or all are empty), and not "
+                              "running in a cluster",
+                              env);
     return rc;
 }
 
@@ -292,9 +294,9 @@ static void config_refresh_token(kube_config *cfg, int force)
     cfg->file_read_ms = now;
     rc = kube_config_read_token(cfg->token_file, &fresh);
     if (rc != KUBE_OK) {
-        KLOG_WARN("%s: cannot re-read token file %s (%s); keeping the previous token",
-                  cfg->source, cfg->token_file,
-                  rc == KUBE_EIO     ? strerror(errno)
+        KLOG_WARN("%s: cannot re-read token file %s (%s); keeping the previous token", cfg->source,
+                  cfg->token_file,
+                  rc == KUBE_EIO      ? strerror(errno)
                   : rc == KUBE_EPARSE ? "it does not hold one bearer token"
                                       : kube_strerror(rc));
         return;
@@ -332,4 +334,3 @@ void kube_config_set_token_refresh_ms(kube_config *cfg, long ms)
     cfg->refresh_ms = ms;
     pthread_mutex_unlock(&cfg->lock);
 }
-

@@ -33,8 +33,8 @@
  * as a file is an error, a client certificate needs its key, and
  * insecure-skip-tls-verify cannot be combined with a CA. PEM material is
  * parsed once at load time (the CA holds certificates, the key matches the
- * certificate) into the kube_tls the clients use (kube_config_tls). With both token and tokenFile, the file's contents win
- * whenever it can be read and token is the fallback (client-go semantics).
+ * certificate) into the kube_tls the clients use (kube_config_tls). With both token and tokenFile,
+ * the file's contents win whenever it can be read and token is the fallback (client-go semantics).
  *
  * Memory: kube_config_load() allocates a kube_config that the caller frees
  * with kube_config_free(). All strings inside are owned by the config. PEM
@@ -66,7 +66,7 @@ int kube_config_in_cluster(kube_config **out, char *err, size_t errlen);
 void kube_config_free(kube_config *cfg);
 
 /* Accessors. Returned pointers live as long as the config. */
-const char *kube_config_server(const kube_config *cfg);          /* "https://h:p" */
+const char *kube_config_server(const kube_config *cfg);              /* "https://h:p" */
 const char *kube_config_ca_pem(const kube_config *cfg, size_t *len); /* NULL: system CAs */
 /* The CA, client certificate and key above, parsed once at load time (owned
  * by the config, which must outlive its users), or NULL when there is no

@@ -17,10 +17,10 @@ static int ic_set_server(kube_config *cfg, const char *host, const char *port, c
 
     if (kube_parse_int64(port, 1, 65535, &p) != KUBE_OK)
         return kube_config_fail(err, errlen, KUBE_ECONFIG, "in-cluster", "KUBERNETES_SERVICE_PORT",
-                           "\"%s\" is not a port number", port);
+                                "\"%s\" is not a port number", port);
     if (strpbrk(host, "/[] \t"))
         return kube_config_fail(err, errlen, KUBE_ECONFIG, "in-cluster", "KUBERNETES_SERVICE_HOST",
-                           "\"%s\" is not a host name or address", host);
+                                "\"%s\" is not a host name or address", host);
     if (strchr(host, ':')) /* IPv6 literal */
         rc = kube_buf_printf(&b, "https://[%s]:%d", host, (int)p);
     else
@@ -92,10 +92,10 @@ static int ic_load_token(kube_config *cfg, const char *dir, char *err, size_t er
     cfg->file_read_ms = kube_now_ms();
     if (rc == KUBE_EIO)
         return kube_config_fail(err, errlen, KUBE_ECONFIG, "in-cluster", cfg->token_file,
-                           "cannot read service account token: %s", strerror(errno));
+                                "cannot read service account token: %s", strerror(errno));
     if (rc == KUBE_EPARSE)
         return kube_config_fail(err, errlen, KUBE_ECONFIG, "in-cluster", cfg->token_file,
-                           "does not hold one bearer token (empty, or white space inside)");
+                                "does not hold one bearer token (empty, or white space inside)");
     return rc;
 }
 
@@ -110,8 +110,8 @@ int kube_config_in_cluster(kube_config **out, char *err, size_t errlen)
     *out = NULL;
     if (!host || !*host || !port || !*port)
         return kube_config_fail(err, errlen, KUBE_ECONFIG, "in-cluster", NULL,
-                           "not running in a cluster: KUBERNETES_SERVICE_HOST and "
-                           "KUBERNETES_SERVICE_PORT must be set");
+                                "not running in a cluster: KUBERNETES_SERVICE_HOST and "
+                                "KUBERNETES_SERVICE_PORT must be set");
     if (!dir || !*dir)
         dir = CONFIG_SA_DIR;
     cfg = kube_config_alloc("in-cluster");
@@ -131,4 +131,3 @@ int kube_config_in_cluster(kube_config **out, char *err, size_t errlen)
     *out = cfg;
     return KUBE_OK;
 }
-

@@ -56,8 +56,8 @@ struct kube_config {
 /* One kubeconfig file: its parsed document and where it lives. Released by
  * kc_close(). */
 typedef struct kc_loader {
-    char *path;        /* the kubeconfig, for messages */
-    char *dir;         /* its directory, for relative file references */
+    char *path; /* the kubeconfig, for messages */
+    char *dir;  /* its directory, for relative file references */
     yaml_document_t doc;
     int have_doc;      /* doc was loaded and must be deleted */
     yaml_node_t *root; /* the top-level mapping, once checked */
@@ -80,8 +80,8 @@ typedef struct kc_set {
 
 /* Writes "<source>: <field>: <message>" (field may be NULL) into err and
  * returns code. */
-int kube_config_fail(char *err, size_t errlen, int code, const char *source,
-                     const char *field, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+int kube_config_fail(char *err, size_t errlen, int code, const char *source, const char *field,
+                     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* A zeroed config with a copy of source and its lock, or NULL. */
 kube_config *kube_config_alloc(const char *source);
@@ -104,12 +104,12 @@ int kube_config_is_dns_label(const char *s);
 /* Parses the CA bundle cfg->ca_pem into cfg's material, reporting a bad
  * bundle against field. */
 int kube_config_add_ca(kube_config *cfg, const char *src, const char *field, char *err,
-                         size_t errlen);
+                       size_t errlen);
 
 /* Parses the client certificate and key into cfg's material and checks
  * they belong together, reporting a bad part against its field. */
 int kube_config_add_identity(kube_config *cfg, const char *src, const char *cert_field,
-                               const char *key_field, char *err, size_t errlen);
+                             const char *key_field, char *err, size_t errlen);
 
 /* Releases the files and the set's memory. */
 void kube_config_files_free(kc_set *s);

@@ -58,10 +58,10 @@ static int ky_string(kc_loader *l, yaml_node_t *map, const char *key, const char
         return KUBE_OK;
     if (n->type != YAML_SCALAR_NODE)
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
-                           "expected a string");
+                                "expected a string");
     if (n->data.scalar.length != strlen((char *)n->data.scalar.value))
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
-                           "contains a NUL character");
+                                "contains a NUL character");
     if (n->data.scalar.length > 0)
         *out = (const char *)n->data.scalar.value;
     return KUBE_OK;
@@ -89,7 +89,7 @@ static int ky_bool(kc_loader *l, yaml_node_t *map, const char *key, const char *
             return KUBE_OK;
     }
     return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
-                       "expected true or false, got \"%s\"", v);
+                            "expected true or false, got \"%s\"", v);
 }
 
 /* Finds, in one file, the entry of list `key` (clusters, users, contexts)
@@ -107,8 +107,8 @@ static int ky_find_named(kc_loader *l, const char *key, const char *body_key, co
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, key, "expected a list");
     if (!list || list->type != YAML_SEQUENCE_NODE)
         return KUBE_ENOTFOUND;
-    for (yaml_node_item_t *it = list->data.sequence.items.start;
-         it < list->data.sequence.items.top; it++, i++) {
+    for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
+         it++, i++) {
         yaml_node_t *entry = ky_node(l, *it);
         const char *entry_name;
         int rc;
@@ -124,7 +124,7 @@ static int ky_find_named(kc_loader *l, const char *key, const char *body_key, co
         snprintf(field, sizeof(field), "%s[%d].%s", key, i, body_key);
         if (!*body || (*body)->type != YAML_MAPPING_NODE)
             return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
-                               "missing or not a mapping");
+                                    "missing or not a mapping");
         return KUBE_OK;
     }
     return KUBE_ENOTFOUND;
@@ -147,8 +147,7 @@ static char *kc_resolve(kc_loader *l, const char *file)
 /* Loads PEM material given inline (base64 `data_key`) or as a file
  * (`file_key`); at most one of the two. *out stays NULL when neither is set. */
 static int kc_load_material(kc_loader *l, yaml_node_t *map, const char *prefix,
-                            const char *file_key, const char *data_key, char **out,
-                            size_t *out_len)
+                            const char *file_key, const char *data_key, char **out, size_t *out_len)
 {
     char file_field[160], data_field[160];
     const char *file, *data;
@@ -162,12 +161,12 @@ static int kc_load_material(kc_loader *l, yaml_node_t *map, const char *prefix,
         return rc;
     if (file && data)
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, data_field,
-                           "both %s and %s are set; use one", data_key, file_key);
+                                "both %s and %s are set; use one", data_key, file_key);
     if (data) {
         rc = kube_base64_decode(data, strlen(data), (unsigned char **)out, out_len);
         if (rc == KUBE_EPARSE)
             return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, data_field,
-                               "invalid base64");
+                                    "invalid base64");
         return rc;
     }
     if (!file)
@@ -178,7 +177,7 @@ static int kc_load_material(kc_loader *l, yaml_node_t *map, const char *prefix,
     rc = kube_read_file(path, out, out_len);
     if (rc == KUBE_EIO)
         rc = kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, file_field,
-                         "cannot read %s: %s", path, strerror(errno));
+                              "cannot read %s: %s", path, strerror(errno));
     free(path);
     return rc;
 }
@@ -194,7 +193,7 @@ static int kc_reject_unsupported(kc_loader *l, yaml_node_t *map, const char *pre
             continue;
         snprintf(field, sizeof(field), "%s.%s", prefix, keys[i]);
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
-                           "not supported (%s)", why);
+                                "not supported (%s)", why);
     }
     return KUBE_OK;
 }
@@ -212,7 +211,8 @@ static int kc_set_server(kc_loader *l, const char *field, const char *server, ku
 
     if (sep && strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
-                           "unsupported URL scheme in \"%s\" (want https:// or http://)", server);
+                                "unsupported URL scheme in \"%s\" (want https:// or http://)",
+                                server);
     rc = sep ? kube_buf_puts(&b, server) : kube_buf_printf(&b, "https://%s", server);
     if (rc != KUBE_OK)
         return rc;
@@ -222,7 +222,7 @@ static int kc_set_server(kc_loader *l, const char *field, const char *server, ku
     if (!*host || *host == '/' || strpbrk(b.data, " \t\r\n?#")) {
         kube_buf_free(&b);
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
-                           "invalid server URL \"%s\"", server);
+                                "invalid server URL \"%s\"", server);
     }
     cfg->server = kube_buf_take(&b);
     return cfg->server ? KUBE_OK : KUBE_ENOMEM;
@@ -247,8 +247,8 @@ static int kc_load_cluster(kc_loader *l, yaml_node_t *cluster, int index, kube_c
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field, "not set");
     if ((rc = kc_set_server(l, field, server, cfg)) != KUBE_OK)
         return rc;
-    rc = kc_load_material(l, cluster, prefix, "certificate-authority",
-                          "certificate-authority-data", &cfg->ca_pem, &cfg->ca_len);
+    rc = kc_load_material(l, cluster, prefix, "certificate-authority", "certificate-authority-data",
+                          &cfg->ca_pem, &cfg->ca_len);
     if (rc != KUBE_OK)
         return rc;
     snprintf(field, sizeof(field), "%s.insecure-skip-tls-verify", prefix);
@@ -256,7 +256,7 @@ static int kc_load_cluster(kc_loader *l, yaml_node_t *cluster, int index, kube_c
         return rc;
     if (cfg->insecure && cfg->ca_pem)
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
-                           "cannot be combined with a certificate authority");
+                                "cannot be combined with a certificate authority");
     if (cfg->ca_pem) {
         snprintf(field, sizeof(field), "%s.certificate-authority%s", prefix,
                  ky_get(l, cluster, "certificate-authority-data") ? "-data" : "");
@@ -290,10 +290,10 @@ static int kc_load_client_cert(kc_loader *l, yaml_node_t *user, const char *pref
              ky_get(l, user, "client-key-data") ? "-data" : "");
     if (cfg->cert_pem && !cfg->key_pem)
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, cert_field,
-                           "set without client-key or client-key-data");
+                                "set without client-key or client-key-data");
     if (cfg->key_pem && !cfg->cert_pem)
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, key_field,
-                           "set without client-certificate or client-certificate-data");
+                                "set without client-certificate or client-certificate-data");
     if (!cfg->cert_pem)
         return KUBE_OK;
     return kube_config_add_identity(cfg, l->path, cert_field, key_field, l->err, l->errlen);
@@ -310,7 +310,7 @@ static int kc_load_token(kc_loader *l, yaml_node_t *user, const char *prefix, ku
         return rc;
     if (token && !kube_config_token_valid(token))
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
-                           "not a single bearer token (white space or control characters)");
+                                "not a single bearer token (white space or control characters)");
     if (token && !(cfg->static_token = strdup(token)))
         return KUBE_ENOMEM;
     snprintf(field, sizeof(field), "%s.tokenFile", prefix);
@@ -325,16 +325,16 @@ static int kc_load_token(kc_loader *l, yaml_node_t *user, const char *prefix, ku
     if (rc == KUBE_OK || rc == KUBE_ENOMEM)
         return rc;
     if (token) { /* client-go: the inline token is the fallback */
-        KLOG_WARN("%s: %s: cannot read %s; using user.token until it can be read", l->path,
-                  field, cfg->token_file);
+        KLOG_WARN("%s: %s: cannot read %s; using user.token until it can be read", l->path, field,
+                  cfg->token_file);
         return KUBE_OK;
     }
     if (rc == KUBE_EPARSE)
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
-                           "%s does not hold one bearer token (empty, or white space inside)",
-                           cfg->token_file);
+                                "%s does not hold one bearer token (empty, or white space inside)",
+                                cfg->token_file);
     return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field, "cannot read %s: %s",
-                       cfg->token_file, strerror(errno));
+                            cfg->token_file, strerror(errno));
 }
 
 static int kc_load_user(kc_loader *l, yaml_node_t *user, int index, kube_config *cfg)
@@ -375,10 +375,10 @@ static int kc_parse(kc_loader *l, const char *text, size_t len)
     ok = yaml_parser_load(&parser, &l->doc);
     if (!ok) {
         kube_config_fail(l->err, l->errlen, KUBE_EPARSE, l->path, NULL,
-                    "invalid YAML at line %lu column %lu: %s",
-                    (unsigned long)parser.problem_mark.line + 1,
-                    (unsigned long)parser.problem_mark.column + 1,
-                    parser.problem ? parser.problem : "syntax error");
+                         "invalid YAML at line %lu column %lu: %s",
+                         (unsigned long)parser.problem_mark.line + 1,
+                         (unsigned long)parser.problem_mark.column + 1,
+                         parser.problem ? parser.problem : "syntax error");
         yaml_parser_delete(&parser);
         return KUBE_EPARSE;
     }
@@ -400,7 +400,7 @@ static int kc_check_root(kc_loader *l, int listed)
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, NULL, "file is empty");
     if (root->type != YAML_MAPPING_NODE)
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, NULL,
-                           "not a kubeconfig (top level is not a mapping)");
+                                "not a kubeconfig (top level is not a mapping)");
     l->root = root;
     return KUBE_OK;
 }
@@ -436,7 +436,7 @@ static int kc_open(kc_loader *l, const char *path, int listed)
         return KUBE_ENOTFOUND;
     if (rc == KUBE_EIO)
         return kube_config_fail(l->err, l->errlen, KUBE_EIO, path, NULL, "cannot read: %s",
-                           strerror(errno));
+                                strerror(errno));
     if (rc != KUBE_OK)
         return rc;
     rc = kc_parse(l, text, len);
@@ -545,8 +545,8 @@ static int kc_set_find(kc_set *s, const char *key, const char *body_key, const c
         }
     }
     return kube_config_fail(ref->err, ref->errlen, KUBE_ECONFIG, ref->path, ref_field,
-                       "%s \"%s\" not found in %s%s", body_key, name, key,
-                       s->n > 1 ? " of any listed file" : "");
+                            "%s \"%s\" not found in %s%s", body_key, name, key,
+                            s->n > 1 ? " of any listed file" : "");
 }
 
 /* The current-context of the first file that sets one (*name), and that
@@ -563,7 +563,7 @@ static int kc_set_current(kc_set *s, kc_loader **owner, const char **name)
         }
     }
     return kube_config_fail(s->err, s->errlen, KUBE_ECONFIG, s->source.data, "current-context",
-                       "not set");
+                            "not set");
 }
 
 /* ---- the current context --------------------------------------------- */
@@ -581,7 +581,7 @@ static int kc_load_namespace(const kc_entry *ctx, kube_config *cfg)
         return rc;
     if (ns && !kube_config_is_dns_label(ns))
         return kube_config_fail(l->err, l->errlen, KUBE_ECONFIG, l->path, field,
-                           "\"%s\" is not a valid namespace name (DNS-1123 label)", ns);
+                                "\"%s\" is not a valid namespace name (DNS-1123 label)", ns);
     if (ns && !(cfg->namespace_ = strdup(ns)))
         return KUBE_ENOMEM;
     return KUBE_OK;
@@ -659,4 +659,3 @@ int kube_config_from_file(const char *path, kube_config **out, char *err, size_t
     kube_config_files_free(&s);
     return rc;
 }
-

@@ -17,8 +17,8 @@ static int configmap_fill(const cJSON *json, kube_arena *a, kube_object *obj)
 
 static int configmap_decode(const cJSON *json, kube_object **out)
 {
-    return kube_object_build(&kube_configmap_codec, sizeof(kube_configmap), json,
-                             configmap_fill, out);
+    return kube_object_build(&kube_configmap_codec, sizeof(kube_configmap), json, configmap_fill,
+                             out);
 }
 
 const kube_codec kube_configmap_codec = {"ConfigMap", configmap_decode, kube_object_free_block};

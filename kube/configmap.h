@@ -13,7 +13,7 @@
 
 typedef struct kube_configmap {
     kube_object base;
-    const kube_kv *data;  /* in document order */
+    const kube_kv *data; /* in document order */
     size_t n_data;
 } kube_configmap;
 

@@ -53,16 +53,26 @@ int kube_err_from_status(long http_code, const char *reason)
     if (http_code >= 500)
         return KUBE_ESERVER;
     switch (http_code) {
-    case 400: return KUBE_EBADREQUEST;
-    case 401: return KUBE_EUNAUTHORIZED;
-    case 403: return KUBE_EFORBIDDEN;
-    case 404: return KUBE_ENOTFOUND;
-    case 405: return KUBE_EMETHOD;
-    case 409: return KUBE_ECONFLICT;
-    case 410: return KUBE_EGONE;
-    case 422: return KUBE_EINVALID;
-    case 429: return KUBE_ETOOMANY;
-    default: return http_code >= 400 ? KUBE_EBADREQUEST : KUBE_EIO;
+    case 400:
+        return KUBE_EBADREQUEST;
+    case 401:
+        return KUBE_EUNAUTHORIZED;
+    case 403:
+        return KUBE_EFORBIDDEN;
+    case 404:
+        return KUBE_ENOTFOUND;
+    case 405:
+        return KUBE_EMETHOD;
+    case 409:
+        return KUBE_ECONFLICT;
+    case 410:
+        return KUBE_EGONE;
+    case 422:
+        return KUBE_EINVALID;
+    case 429:
+        return KUBE_ETOOMANY;
+    default:
+        return http_code >= 400 ? KUBE_EBADREQUEST : KUBE_EIO;
     }
 }
 

@@ -17,14 +17,14 @@
 enum {
     KUBE_OK = 0,
     /* local failures */
-    KUBE_ENOMEM = -1,      /* allocation failed */
-    KUBE_EINVAL = -2,      /* bad argument from the caller */
-    KUBE_EPARSE = -3,      /* malformed JSON/YAML/PEM input */
-    KUBE_ECONFIG = -4,     /* configuration file or flag is wrong */
-    KUBE_EIO = -5,         /* transport: connect, TLS, read/write, file I/O */
-    KUBE_ETIMEDOUT = -6,   /* a deadline passed */
-    KUBE_ECANCELED = -7,   /* stopped by shutdown */
-    KUBE_ERANGE = -8,      /* a number does not fit */
+    KUBE_ENOMEM = -1,    /* allocation failed */
+    KUBE_EINVAL = -2,    /* bad argument from the caller */
+    KUBE_EPARSE = -3,    /* malformed JSON/YAML/PEM input */
+    KUBE_ECONFIG = -4,   /* configuration file or flag is wrong */
+    KUBE_EIO = -5,       /* transport: connect, TLS, read/write, file I/O */
+    KUBE_ETIMEDOUT = -6, /* a deadline passed */
+    KUBE_ECANCELED = -7, /* stopped by shutdown */
+    KUBE_ERANGE = -8,    /* a number does not fit */
     /* metav1.Status reasons, by HTTP code */
     KUBE_EBADREQUEST = -400,   /* BadRequest */
     KUBE_EUNAUTHORIZED = -401, /* Unauthorized */

@@ -22,15 +22,15 @@ typedef struct kube_object_reference {
 
 typedef struct kube_event {
     kube_object base;
-    const char *reason;               /* strings: "" when unset */
+    const char *reason; /* strings: "" when unset */
     const char *note;
-    const char *type;                 /* "Normal" / "Warning" */
+    const char *type; /* "Normal" / "Warning" */
     const char *action;
     const char *reporting_controller;
     const char *reporting_instance;
     kube_object_reference regarding;
-    int64_t event_time_us;            /* eventTime, unix microseconds; 0 when unset */
-    int32_t series_count;             /* series.count; 0 without a series */
+    int64_t event_time_us; /* eventTime, unix microseconds; 0 when unset */
+    int32_t series_count;  /* series.count; 0 without a series */
 } kube_event;
 
 extern const kube_codec kube_event_codec;

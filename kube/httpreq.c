@@ -208,7 +208,8 @@ static int list_has_token(const char *value, const char *token)
 static int any_field_has_token(const kube_httpreq_request *req, const char *name, const char *tok)
 {
     for (size_t i = 0; i < req->n_headers; i++)
-        if (strcasecmp(req->headers[i].name, name) == 0 && list_has_token(req->headers[i].value, tok))
+        if (strcasecmp(req->headers[i].name, name) == 0 &&
+            list_has_token(req->headers[i].value, tok))
             return 1;
     return 0;
 }
@@ -316,8 +317,8 @@ enum { CS_SIZE, CS_DATA, CS_DATA_END, CS_TRAILER };
 /* Finds the CRLF ending the line that starts at p->pos, resuming the search
  * where the previous call stopped. Returns KUBE_OK with *le, NEED_MORE, or
  * 400 / 431 when the line exceeds max. */
-static int next_line(kube_httpreq_parser *p, const char *buf, size_t len, size_t max,
-                     int too_long, size_t *le)
+static int next_line(kube_httpreq_parser *p, const char *buf, size_t len, size_t max, int too_long,
+                     size_t *le)
 {
     size_t i = p->line_scan > p->pos ? p->line_scan : p->pos;
 
@@ -414,8 +415,12 @@ static int decode_chunked(kube_httpreq_parser *p, const char *buf, size_t len)
             if (rc == KUBE_OK && p->cstate == CS_TRAILER)
                 p->trailer_start = p->pos;
             break;
-        case CS_DATA: rc = chunk_data(p, buf, len); break;
-        case CS_DATA_END: rc = chunk_data_end(p, buf, len); break;
+        case CS_DATA:
+            rc = chunk_data(p, buf, len);
+            break;
+        case CS_DATA_END:
+            rc = chunk_data_end(p, buf, len);
+            break;
         default:
             rc = chunk_trailer(p, buf, len);
             if (rc == BODY_DONE)
@@ -592,28 +597,51 @@ void kube_httpreq_request_free(kube_httpreq_request *req)
 const char *kube_httpreq_reason_phrase(int code)
 {
     switch (code) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 304: return "Not Modified";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 413: return "Request Entity Too Large";
-    case 414: return "Request URI Too Long";
-    case 417: return "Expectation Failed";
-    case 422: return "Unprocessable Entity";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Unknown";
+    case 100:
+        return "Continue";
+    case 200:
+        return "OK";
+    case 201:
+        return "Created";
+    case 304:
+        return "Not Modified";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
+    case 409:
+        return "Conflict";
+    case 413:
+        return "Request Entity Too Large";
+    case 414:
+        return "Request URI Too Long";
+    case 417:
+        return "Expectation Failed";
+    case 422:
+        return "Unprocessable Entity";
+    case 429:
+        return "Too Many Requests";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 501:
+        return "Not Implemented";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    case 505:
+        return "HTTP Version Not Supported";
+    default:
+        return "Unknown";
     }
 }

@@ -54,33 +54,33 @@ typedef struct kube_httpreq_header {
 
 typedef struct kube_httpreq_request {
     const char *method;
-    const char *target;          /* the raw request-target */
-    int minor;                   /* HTTP/1.<minor> */
+    const char *target; /* the raw request-target */
+    int minor;          /* HTTP/1.<minor> */
     kube_httpreq_header *headers;
     size_t n_headers;
-    int64_t content_length;      /* -1 when absent */
-    int chunked;                 /* Transfer-Encoding: chunked */
-    char *body;                  /* decoded (de-chunked), NUL-terminated; set
-                                  * once the body is whole */
+    int64_t content_length; /* -1 when absent */
+    int chunked;            /* Transfer-Encoding: chunked */
+    char *body;             /* decoded (de-chunked), NUL-terminated; set
+                             * once the body is whole */
     size_t body_len;
-    int keep_alive;              /* the connection may carry another request */
-    int expect_continue;         /* Expect: 100-continue */
-    int upgrade;                 /* an Upgrade header or Connection: upgrade */
-    char *storage_;              /* private */
-    size_t storage_len_;         /* private */
+    int keep_alive;      /* the connection may carry another request */
+    int expect_continue; /* Expect: 100-continue */
+    int upgrade;         /* an Upgrade header or Connection: upgrade */
+    char *storage_;      /* private */
+    size_t storage_len_; /* private */
 } kube_httpreq_request;
 
 /* The state of one request being read. Zero it or call init before use. */
 typedef struct kube_httpreq_parser {
     kube_httpreq_limits lim;
-    size_t scanned;     /* header bytes checked so far */
-    size_t line_end;    /* end of the request line, 0: not seen yet */
-    size_t head_len;    /* 0 until the header section is whole */
+    size_t scanned;  /* header bytes checked so far */
+    size_t line_end; /* end of the request line, 0: not seen yet */
+    size_t head_len; /* 0 until the header section is whole */
     int64_t content_length;
     int chunked;
-    int cstate;         /* chunked decoder: size line, data, data CRLF, trailers */
-    size_t pos;         /* next byte of the body to decode */
-    size_t line_scan;   /* where the search for the current line's CRLF resumes */
+    int cstate;           /* chunked decoder: size line, data, data CRLF, trailers */
+    size_t pos;           /* next byte of the body to decode */
+    size_t line_scan;     /* where the search for the current line's CRLF resumes */
     size_t trailer_start; /* where the trailer section began */
     uint64_t chunk_left;
     kube_buf body;

@@ -132,7 +132,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
         return n;
     }
     rc = kube_jsonstream_feed(&inf->js, data, n,
-                              inf->state == ST_LISTING ? kube_inf_frame_item : kube_inf_frame_event, inf);
+                              inf->state == ST_LISTING ? kube_inf_frame_item : kube_inf_frame_event,
+                              inf);
     if (rc == KUBE_ENOMEM) {
         KLOG_ERROR("informer %s: out of memory reading the stream", inf->name);
         inf->abort = ABORT_ERROR;
@@ -223,8 +224,9 @@ static void list_done(kube_informer *inf, CURLcode cc, int err, const kube_statu
     if (abort == ABORT_STOP)
         return;
     if (err == KUBE_OK)
-        err = abort != ABORT_NONE ? KUBE_ENOMEM : cc == CURLE_OPERATION_TIMEDOUT ? KUBE_ETIMEDOUT
-                                                                                  : KUBE_EIO;
+        err = abort != ABORT_NONE              ? KUBE_ENOMEM
+              : cc == CURLE_OPERATION_TIMEDOUT ? KUBE_ETIMEDOUT
+                                               : KUBE_EIO;
     if (st->message[0])
         KLOG_V(2, "informer %s: list answered %d: %s", inf->name, st->code, st->message);
     kube_inf_list_failed_status(inf, err, st, retry_after_s);
@@ -383,7 +385,8 @@ static int informer_config(kube_informer *inf, const kube_informer_options *o)
     inf->codec = o->codec;
     inf->page_size = o->page_size > 0 ? o->page_size : 0;
     inf->watch_timeout_s = o->watch_timeout_s > 0 ? o->watch_timeout_s : 0;
-    inf->backoff_initial_ms = o->backoff_initial_ms > 0 ? o->backoff_initial_ms : BACKOFF_INITIAL_MS;
+    inf->backoff_initial_ms =
+        o->backoff_initial_ms > 0 ? o->backoff_initial_ms : BACKOFF_INITIAL_MS;
     inf->backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : BACKOFF_MAX_MS;
     if (inf->backoff_max_ms < inf->backoff_initial_ms)
         inf->backoff_max_ms = inf->backoff_initial_ms;
@@ -571,4 +574,3 @@ void kube_informer_stats_get(kube_informer *inf, kube_informer_stats *out)
     out->bookmarks = atomic_load(&inf->bookmarks);
     out->errors = atomic_load(&inf->errors);
 }
-

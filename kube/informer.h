@@ -74,15 +74,15 @@ typedef struct kube_informer_handlers {
 typedef struct kube_informer_options {
     const kube_resource *resource;
     const kube_codec *codec;
-    const char *namespace_;      /* NULL: all namespaces */
-    const char *field_selector;  /* NULL: none, e.g. "spec.nodeName=" */
-    const char *label_selector;  /* NULL: none */
-    int page_size;               /* list limit; 0: 500, as client-go's pager (see above) */
-    int watch_timeout_s;         /* timeoutSeconds for a watch; 0: 300..600 jittered,
-                                    n: n..2n jittered */
+    const char *namespace_;     /* NULL: all namespaces */
+    const char *field_selector; /* NULL: none, e.g. "spec.nodeName=" */
+    const char *label_selector; /* NULL: none */
+    int page_size;              /* list limit; 0: 500, as client-go's pager (see above) */
+    int watch_timeout_s;        /* timeoutSeconds for a watch; 0: 300..600 jittered,
+                                   n: n..2n jittered */
     /* Added (zero means the default): */
-    int backoff_initial_ms;      /* first failure backoff, default 800 */
-    int backoff_max_ms;          /* backoff cap, default 30000 */
+    int backoff_initial_ms; /* first failure backoff, default 800 */
+    int backoff_max_ms;     /* backoff cap, default 30000 */
 } kube_informer_options;
 
 /* Allocates a hub (not started) on *out. The client is borrowed and must

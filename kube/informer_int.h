@@ -30,7 +30,7 @@
 #define BACKOFF_RESET_MS (2 * 60 * 1000)
 #define SHORT_WATCH_MS 1000
 #define ERROR_BODY_MAX (64 * 1024)
-#define LIST_STALL_S 60L /* a list receiving nothing for this long fails */
+#define LIST_STALL_S 60L  /* a list receiving nothing for this long fails */
 #define WATCH_GRACE_S 30L /* a watch lasting timeoutSeconds + this is cut */
 #define POLL_MAX_MS 1000
 
@@ -142,7 +142,7 @@ void kube_inf_list_page_done(kube_informer *inf);
 /* A list request failed with err: the pager and reflector fallbacks, or a
  * new attempt after the backoff. */
 void kube_inf_list_failed_status(kube_informer *inf, int err, const kube_status *st,
-                               long retry_after_s);
+                                 long retry_after_s);
 
 /* Starts the watch from the last synced resourceVersion. */
 void kube_inf_watch_begin(kube_informer *inf);
@@ -152,6 +152,6 @@ int kube_inf_frame_event(void *ud, const char *frame, size_t len);
 
 /* A watch transfer finished: pick the next step from how it ended. */
 void kube_inf_watch_done(kube_informer *inf, CURLcode cc, int err, const kube_status *st,
-                       long retry_after_s);
+                         long retry_after_s);
 
 #endif

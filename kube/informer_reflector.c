@@ -168,8 +168,7 @@ static void list_complete(kube_informer *inf, const char *rv)
     if (strcmp(inf->list_rv, "0") == 0 && inf->list_paginated)
         inf->paginated_result = 1;
     inf->rv_unavailable = 0;
-    KLOG_V(2, "informer %s: listed %zu objects at resourceVersion %s", inf->name, inf->n_items,
-           rv);
+    KLOG_V(2, "informer %s: listed %zu objects at resourceVersion %s", inf->name, inf->n_items, rv);
     rc = kube_store_replace(inf->store, inf->items, inf->n_items, &inf->h);
     kube_inf_items_clear(inf);
     free(inf->items); /* lists are rare: do not keep their staging memory */
@@ -218,7 +217,7 @@ static int is_too_large_rv(int err, const kube_status *st)
 /* A list request failed with err: the pager and reflector fallbacks, or a
  * new attempt after the backoff. */
 void kube_inf_list_failed_status(kube_informer *inf, int err, const kube_status *st,
-                               long retry_after_s)
+                                 long retry_after_s)
 {
     if (err == KUBE_EGONE && inf->cont != NULL && !inf->full_fallback) {
         KLOG_V(2, "informer %s: continue token expired, listing in full", inf->name);
@@ -227,8 +226,8 @@ void kube_inf_list_failed_status(kube_informer *inf, int err, const kube_status 
         return;
     }
     if ((err == KUBE_EGONE || is_too_large_rv(err, st)) && !inf->retried_unavailable) {
-        KLOG_V(2, "informer %s: resourceVersion %s unavailable, listing at the latest",
-               inf->name, inf->list_rv);
+        KLOG_V(2, "informer %s: resourceVersion %s unavailable, listing at the latest", inf->name,
+               inf->list_rv);
         inf->rv_unavailable = 1;
         inf->retried_unavailable = 1;
         list_restart(inf, "", inf->list_limit);
@@ -242,8 +241,8 @@ static void list_failed(kube_informer *inf, int err, long retry_after_s)
     int64_t d = kube_inf_backoff_next(inf, retry_after_s);
 
     atomic_fetch_add(&inf->errors, 1);
-    KLOG_WARN("informer %s: list failed (%s), retrying in %lld ms", inf->name,
-              kube_strerror(err), (long long)d);
+    KLOG_WARN("informer %s: list failed (%s), retrying in %lld ms", inf->name, kube_strerror(err),
+              (long long)d);
     free(inf->cont);
     inf->cont = NULL;
     kube_inf_items_clear(inf);
@@ -353,8 +352,8 @@ int kube_inf_frame_event(void *ud, const char *frame, size_t len)
     }
     rc = kube_watch_event_decode(frame, len, inf->codec, &ev, why, sizeof(why));
     if (rc != KUBE_OK) {
-        KLOG_ERROR("informer %s: skipping a watch line of %zu bytes (%s%s%s): %s", inf->name,
-                   len, kube_watch_type_name(ev.type), ev.rv[0] ? " at " : "", ev.rv, why);
+        KLOG_ERROR("informer %s: skipping a watch line of %zu bytes (%s%s%s): %s", inf->name, len,
+                   kube_watch_type_name(ev.type), ev.rv[0] ? " at " : "", ev.rv, why);
         atomic_fetch_add(&inf->errors, 1);
         kube_watch_event_clear(&ev);
         return 0;
@@ -414,7 +413,7 @@ static void watch_ended(kube_informer *inf)
 
 /* A watch transfer finished: pick the next step from how it ended. */
 void kube_inf_watch_done(kube_informer *inf, CURLcode cc, int err, const kube_status *st,
-                       long retry_after_s)
+                         long retry_after_s)
 {
     if (inf->abort != ABORT_NONE) {
         watch_aborted(inf);
@@ -435,4 +434,3 @@ void kube_inf_watch_done(kube_informer *inf, CURLcode cc, int err, const kube_st
     else
         rewatch_later(inf, curl_easy_strerror(cc), retry_after_s);
 }
-

@@ -33,9 +33,9 @@ typedef struct chunk {
 } chunk;
 
 static pthread_rwlock_t pool_lock = PTHREAD_RWLOCK_INITIALIZER;
-static entry **slots;   /* cap pointers, NULL: empty */
+static entry **slots; /* cap pointers, NULL: empty */
 static size_t cap, count, bytes;
-static chunk *chunks;   /* newest first; the newest is being filled */
+static chunk *chunks; /* newest first; the newest is being filled */
 static size_t chunk_used;
 static atomic_ulong hits, refused;
 

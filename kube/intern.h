@@ -45,10 +45,10 @@ const void *kube_intern_bytes(const void *p, size_t n);
 const char *kube_intern_str(const char *s);
 
 typedef struct kube_intern_stats {
-    size_t entries;       /* distinct entries held */
-    size_t bytes;         /* bytes of entry data held (aligned sizes) */
-    unsigned long hits;   /* lookups answered by an existing entry */
-    unsigned long refused;/* new entries refused by the limits */
+    size_t entries;        /* distinct entries held */
+    size_t bytes;          /* bytes of entry data held (aligned sizes) */
+    unsigned long hits;    /* lookups answered by an existing entry */
+    unsigned long refused; /* new entries refused by the limits */
 } kube_intern_stats;
 
 /* A snapshot of the pool's counters. Allocates nothing. */

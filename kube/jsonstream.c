@@ -125,8 +125,8 @@ static int frame_carry(scan *sc)
 
 /* Bytes that matter inside a string, and between tokens of a value. */
 static const unsigned char k_in_string[256] = {['"'] = 1, ['\\'] = 1, ['\n'] = 1};
-static const unsigned char k_structural[256] = {['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1,
-                                                [']'] = 1, ['\n'] = 1};
+static const unsigned char k_structural[256] = {
+    ['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1, ['\n'] = 1};
 
 /* The hot loop: runs through the bytes of a frame that is a JSON object or
  * array, from data[i], tracking strings and depth. Returns the index of the
@@ -380,8 +380,8 @@ static const struct {
     const char *name;
     int type;
 } watch_types[] = {
-    {"ADDED", KUBE_WATCH_ADDED},       {"MODIFIED", KUBE_WATCH_MODIFIED},
-    {"DELETED", KUBE_WATCH_DELETED},   {"BOOKMARK", KUBE_WATCH_BOOKMARK},
+    {"ADDED", KUBE_WATCH_ADDED},     {"MODIFIED", KUBE_WATCH_MODIFIED},
+    {"DELETED", KUBE_WATCH_DELETED}, {"BOOKMARK", KUBE_WATCH_BOOKMARK},
     {"ERROR", KUBE_WATCH_ERROR},
 };
 
@@ -432,8 +432,8 @@ static int fail(char *err, size_t errlen, const char *why, int rc)
     return rc;
 }
 
-static int event_object(const cJSON *obj, const kube_codec *codec, kube_watch_event *ev,
-                        char *err, size_t errlen)
+static int event_object(const cJSON *obj, const kube_codec *codec, kube_watch_event *ev, char *err,
+                        size_t errlen)
 {
     int rc = kube_json_resource_version(obj, ev->rv, sizeof(ev->rv));
 

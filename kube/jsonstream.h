@@ -64,7 +64,7 @@ typedef struct kube_jsonstream {
     size_t frame_len;
     kube_buf partial;
     /* list mode: where "items" is, and everything around it */
-    int items;            /* 0 before, 1 key read, 2 inside the array, 3 after */
+    int items; /* 0 before, 1 key read, 2 inside the array, 3 after */
     int expect_key, key_capture;
     char key[8];
     size_t key_len;
@@ -111,12 +111,12 @@ enum {
 #define KUBE_RV_MAX 64
 
 typedef struct kube_watch_event {
-    int type;                    /* KUBE_WATCH_* */
-    kube_object *obj;            /* ADDED/MODIFIED/DELETED: one reference */
-    char rv[KUBE_RV_MAX];        /* the object's or bookmark's version */
-    int code;                    /* ERROR: the Status code (0 if absent) */
-    char reason[64];             /* ERROR: the Status reason */
-    char message[256];           /* ERROR: the Status message, truncated */
+    int type;             /* KUBE_WATCH_* */
+    kube_object *obj;     /* ADDED/MODIFIED/DELETED: one reference */
+    char rv[KUBE_RV_MAX]; /* the object's or bookmark's version */
+    int code;             /* ERROR: the Status code (0 if absent) */
+    char reason[64];      /* ERROR: the Status reason */
+    char message[256];    /* ERROR: the Status message, truncated */
 } kube_watch_event;
 
 /* Decodes one watch frame {"type": ..., "object": {...}}. Objects of

@@ -17,23 +17,23 @@ typedef struct kube_vm {
     kube_object base;
     /* spec.template.spec.schedulerName; NULL when absent */
     const char *template_scheduler_name;
-    int running;                 /* spec.running: 1, 0, or -1 when absent */
-    const char *run_strategy;    /* spec.runStrategy; NULL when absent */
+    int running;              /* spec.running: 1, 0, or -1 when absent */
+    const char *run_strategy; /* spec.runStrategy; NULL when absent */
 } kube_vm;
 
 /* status.migrationState; see kube_vmi. */
 typedef struct kube_vmi_migration_state {
-    const char *target_node;     /* "" when unset */
-    const char *source_node;     /* "" when unset */
-    const char *migration_uid;   /* "" when unset */
+    const char *target_node;   /* "" when unset */
+    const char *source_node;   /* "" when unset */
+    const char *migration_uid; /* "" when unset */
     int completed;
     int failed;
 } kube_vmi_migration_state;
 
 typedef struct kube_vmi {
     kube_object base;
-    const char *node_name;       /* status.nodeName, "" when unset */
-    const char *phase;           /* status.phase, "" when unset */
+    const char *node_name;                     /* status.nodeName, "" when unset */
+    const char *phase;                         /* status.phase, "" when unset */
     const kube_vmi_migration_state *migration; /* NULL when absent */
 } kube_vmi;
 

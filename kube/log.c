@@ -46,9 +46,8 @@ void klog_write(char severity, const char *file, int line, const char *fmt, ...)
     gettimeofday(&tv, NULL);
     localtime_r(&tv.tv_sec, &tm);
     pthread_mutex_lock(&log_lock);
-    fprintf(stderr, "%c%02d%02d %02d:%02d:%02d.%06ld %7ld %s:%d] %s\n", severity,
-            tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-            (long)tv.tv_usec, (long)syscall(SYS_gettid), log_basename(file), line,
-            msg);
+    fprintf(stderr, "%c%02d%02d %02d:%02d:%02d.%06ld %7ld %s:%d] %s\n", severity, tm.tm_mon + 1,
+            tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec,
+            (long)syscall(SYS_gettid), log_basename(file), line, msg);
     pthread_mutex_unlock(&log_lock);
 }

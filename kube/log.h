@@ -28,10 +28,10 @@ void klog_write(char severity, const char *file, int line, const char *fmt, ...)
 #define KLOG_WARN(...) klog_write('W', __FILE__, __LINE__, __VA_ARGS__)
 #define KLOG_ERROR(...) klog_write('E', __FILE__, __LINE__, __VA_ARGS__)
 /* Logs at verbosity n: KLOG_V(4, "pod %s", name). */
-#define KLOG_V(n, ...)                                                     \
-    do {                                                                   \
-        if (klog_verbosity() >= (n))                                       \
-            klog_write('I', __FILE__, __LINE__, __VA_ARGS__);              \
+#define KLOG_V(n, ...)                                        \
+    do {                                                      \
+        if (klog_verbosity() >= (n))                          \
+            klog_write('I', __FILE__, __LINE__, __VA_ARGS__); \
     } while (0)
 
 #endif

@@ -23,11 +23,11 @@
 
 struct kube_metric_child {
     kube_metric *family;
-    char **values;                 /* n_labels owned strings */
-    _Atomic uint64_t bits;         /* counter/gauge value (double bits) */
-    _Atomic uint64_t count;        /* histogram samples */
-    _Atomic uint64_t sum_bits;     /* histogram sum (double bits) */
-    _Atomic uint64_t *buckets;     /* per-bucket (not cumulative) counts */
+    char **values;             /* n_labels owned strings */
+    _Atomic uint64_t bits;     /* counter/gauge value (double bits) */
+    _Atomic uint64_t count;    /* histogram samples */
+    _Atomic uint64_t sum_bits; /* histogram sum (double bits) */
+    _Atomic uint64_t *buckets; /* per-bucket (not cumulative) counts */
 };
 
 struct kube_metric {
@@ -39,8 +39,8 @@ struct kube_metric {
     size_t n_labels;
     double *buckets;
     size_t n_buckets;
-    pthread_mutex_t mu;            /* guards children and list */
-    kube_strmap children;            /* joined values -> child */
+    pthread_mutex_t mu;   /* guards children and list */
+    kube_strmap children; /* joined values -> child */
     kube_metric_child **list;
     size_t n_list, cap_list;
 };
@@ -75,8 +75,8 @@ static double u2d(uint64_t u)
 static void atomic_add_double(_Atomic uint64_t *a, double v)
 {
     uint64_t old = atomic_load_explicit(a, memory_order_relaxed);
-    while (!atomic_compare_exchange_weak_explicit(a, &old, d2u(u2d(old) + v),
-                                                  memory_order_relaxed, memory_order_relaxed))
+    while (!atomic_compare_exchange_weak_explicit(a, &old, d2u(u2d(old) + v), memory_order_relaxed,
+                                                  memory_order_relaxed))
         ;
 }
 
@@ -257,8 +257,7 @@ kube_metric *kube_metrics_find(kube_metrics *r, const char *name)
 /* ------------------------------------------------------------------ */
 
 /* Label values joined with 0x1f; NULL when they do not fit. */
-static const char *join_values(const kube_metric *m, const char *const *values, char *buf,
-                               size_t n)
+static const char *join_values(const kube_metric *m, const char *const *values, char *buf, size_t n)
 {
     size_t len = 0;
 
@@ -364,8 +363,7 @@ static size_t tl_slot(uint64_t id, const char *const *values, size_t n)
 
 /* A cached lookup matches when the addresses match and, unless the values
  * are static, the contents too (an address may be reused after a free). */
-static int tl_hit(const tl_entry *e, const kube_metric *m, const char *const *values,
-                  int is_static)
+static int tl_hit(const tl_entry *e, const kube_metric *m, const char *const *values, int is_static)
 {
     if (e->id != m->id || !e->child)
         return 0;
@@ -608,8 +606,7 @@ static const char *type_name(kube_metric_type t)
 }
 
 /* {a="x",b="y"[,le="..."]} or "" when there is nothing to write. */
-static int put_labels(kube_buf *b, const kube_metric *m, const kube_metric_child *c,
-                      const char *le)
+static int put_labels(kube_buf *b, const kube_metric *m, const kube_metric_child *c, const char *le)
 {
     int rc = KUBE_OK;
     int first = 1;
@@ -737,4 +734,3 @@ int kube_metrics_write(kube_metrics *r, kube_buf *out)
     free(fams);
     return rc;
 }
-

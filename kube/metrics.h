@@ -63,14 +63,14 @@ typedef enum kube_stability {
 #define KUBE_METRIC_MAX_BUCKETS 64
 
 typedef struct kube_metric_opts {
-    const char *name;                 /* full name, e.g. "scheduler_pending_pods" */
+    const char *name; /* full name, e.g. "scheduler_pending_pods" */
     const char *help;
     kube_metric_type type;
     kube_stability stability;
-    const char *const *labels;        /* label names, n_labels <= KUBE_METRIC_MAX_LABELS */
+    const char *const *labels; /* label names, n_labels <= KUBE_METRIC_MAX_LABELS */
     size_t n_labels;
-    const double *buckets;            /* histograms: strictly increasing upper bounds,
-                                         +Inf implied; n_buckets <= KUBE_METRIC_MAX_BUCKETS */
+    const double *buckets; /* histograms: strictly increasing upper bounds,
+                              +Inf implied; n_buckets <= KUBE_METRIC_MAX_BUCKETS */
     size_t n_buckets;
 } kube_metric_opts;
 

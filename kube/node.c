@@ -152,7 +152,8 @@ static int decode_taints(const cJSON *spec, kube_arena *a, kube_node *n)
         return rc;
     if (!(taints = kube_arena_stage_alloc(a, &st, count * sizeof(*taints))))
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if ((rc = decode_taint(it, a, &taints[i++])))
             return rc;
     }
@@ -185,7 +186,8 @@ static int decode_images(const cJSON *status, kube_arena *a, kube_node *n)
         return rc;
     if (!(images = kube_arena_stage_alloc(a, &st, count * sizeof(*images))))
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if ((rc = decode_image(it, a, &images[i++])))
             return rc;
     }
@@ -214,7 +216,8 @@ int kube_resource_list_decode(const cJSON *map, kube_resource_entry **out, size_
     if (!(list = malloc(count * sizeof(*list))))
         return KUBE_ENOMEM;
     count = 0;
-    cJSON_ArrayForEach(it, map) {
+    cJSON_ArrayForEach(it, map)
+    {
         if (!it->string) {
             free(list);
             return KUBE_EPARSE;

@@ -58,11 +58,11 @@ typedef struct kube_node_image {
 } kube_node_image;
 
 typedef struct kube_node {
-    kube_object base;             /* base.meta.name is the node name */
-    int unschedulable;            /* spec.unschedulable */
-    uint32_t n_taints;            /* 32-bit, beside unschedulable: no padding */
+    kube_object base;  /* base.meta.name is the node name */
+    int unschedulable; /* spec.unschedulable */
+    uint32_t n_taints; /* 32-bit, beside unschedulable: no padding */
     const kube_taint *taints;
-    kube_resources allocatable;   /* status.allocatable (all zero when absent) */
+    kube_resources allocatable; /* status.allocatable (all zero when absent) */
     const kube_node_image *images;
     size_t n_images;
 } kube_node;

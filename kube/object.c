@@ -198,29 +198,102 @@ int kube_time_parse(const char *s, int64_t *unix_us)
 
 /* Strings that recur in most pods, nodes and VMs: kept once, statically. */
 static const char *const intern_table[] = {
-    "", "default", "kube-system", "true", "false", "v1", "apps/v1", "batch/v1",
-    "kubevirt.io/v1", "VirtualMachineInstance", "VirtualMachine", "ReplicaSet",
-    "StatefulSet", "DaemonSet", "Job", "Node", "Pod", "stickyvm", "default-scheduler",
-    "kubevirt.io", "virt-launcher", "kubevirt.io/created-by", "vm.kubevirt.io/name",
-    "kubevirt.io/migrationJobUID", "kubevirt.io/nodeName", "kubevirt.io/domain",
-    "kubevirt.io/vm", "kubevirt.io/schedulable", "kubevirt.io/size", "app",
-    "pod-template-hash", "controller-revision-hash", "kubernetes.io/hostname",
-    "kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/os",
-    "beta.kubernetes.io/arch", "linux", "amd64", "arm64", "topology.kubernetes.io/zone",
-    "topology.kubernetes.io/region", "node.kubernetes.io/instance-type",
-    "node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master",
-    "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable",
-    "node.kubernetes.io/unschedulable", "node.kubernetes.io/disk-pressure",
-    "node.kubernetes.io/memory-pressure", "node.kubernetes.io/pid-pressure",
-    "node.kubernetes.io/network-unavailable", "Exists", "Equal", "NoSchedule", "NoExecute",
-    "PreferNoSchedule", "Pending", "Running", "Succeeded", "Failed", "Unknown",
-    "Scheduling", "Scheduled", "PodScheduled", "Initialized", "ContainersReady", "Ready",
-    "PodReadyToStartContainers", "DisruptionTarget", "True", "False", "Unschedulable",
-    "SchedulingGated", "cpu", "memory", "pods", "ephemeral-storage",
-    "devices.kubevirt.io/kvm", "devices.kubevirt.io/tun", "devices.kubevirt.io/vhost-net",
-    "hugepages-2Mi", "hugepages-1Gi", "TCP", "UDP", "SCTP", "0.0.0.0", "compute",
-    "Always", "IfNotPresent", "PreemptLowerPriority", "Never", "DoNotSchedule",
-    "ScheduleAnyway", "Honor", "Ignore",
+    "",
+    "default",
+    "kube-system",
+    "true",
+    "false",
+    "v1",
+    "apps/v1",
+    "batch/v1",
+    "kubevirt.io/v1",
+    "VirtualMachineInstance",
+    "VirtualMachine",
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "Node",
+    "Pod",
+    "stickyvm",
+    "default-scheduler",
+    "kubevirt.io",
+    "virt-launcher",
+    "kubevirt.io/created-by",
+    "vm.kubevirt.io/name",
+    "kubevirt.io/migrationJobUID",
+    "kubevirt.io/nodeName",
+    "kubevirt.io/domain",
+    "kubevirt.io/vm",
+    "kubevirt.io/schedulable",
+    "kubevirt.io/size",
+    "app",
+    "pod-template-hash",
+    "controller-revision-hash",
+    "kubernetes.io/hostname",
+    "kubernetes.io/os",
+    "kubernetes.io/arch",
+    "beta.kubernetes.io/os",
+    "beta.kubernetes.io/arch",
+    "linux",
+    "amd64",
+    "arm64",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+    "node.kubernetes.io/instance-type",
+    "node-role.kubernetes.io/control-plane",
+    "node-role.kubernetes.io/master",
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/unschedulable",
+    "node.kubernetes.io/disk-pressure",
+    "node.kubernetes.io/memory-pressure",
+    "node.kubernetes.io/pid-pressure",
+    "node.kubernetes.io/network-unavailable",
+    "Exists",
+    "Equal",
+    "NoSchedule",
+    "NoExecute",
+    "PreferNoSchedule",
+    "Pending",
+    "Running",
+    "Succeeded",
+    "Failed",
+    "Unknown",
+    "Scheduling",
+    "Scheduled",
+    "PodScheduled",
+    "Initialized",
+    "ContainersReady",
+    "Ready",
+    "PodReadyToStartContainers",
+    "DisruptionTarget",
+    "True",
+    "False",
+    "Unschedulable",
+    "SchedulingGated",
+    "cpu",
+    "memory",
+    "pods",
+    "ephemeral-storage",
+    "devices.kubevirt.io/kvm",
+    "devices.kubevirt.io/tun",
+    "devices.kubevirt.io/vhost-net",
+    "hugepages-2Mi",
+    "hugepages-1Gi",
+    "TCP",
+    "UDP",
+    "SCTP",
+    "0.0.0.0",
+    "compute",
+    "Always",
+    "IfNotPresent",
+    "PreemptLowerPriority",
+    "Never",
+    "DoNotSchedule",
+    "ScheduleAnyway",
+    "Honor",
+    "Ignore",
 };
 
 #define INTERN_SLOTS 512u
@@ -333,8 +406,8 @@ int kube_json_str(const cJSON *obj, const char *key, struct kube_arena *a, const
     return json_str(obj, key, a, def, STR_COPY, out);
 }
 
-int kube_json_str_shared(const cJSON *obj, const char *key, struct kube_arena *a,
-                         const char *def, const char **out)
+int kube_json_str_shared(const cJSON *obj, const char *key, struct kube_arena *a, const char *def,
+                         const char **out)
 {
     return json_str(obj, key, a, def, STR_SHARED, out);
 }
@@ -353,8 +426,7 @@ int kube_json_int64(const cJSON *obj, const char *key, int64_t min, int64_t max,
         return KUBE_EPARSE;
     d = v->valuedouble;
     /* 2^63 is exactly representable; anything >= it does not fit. */
-    if (!isfinite(d) || d != floor(d) || d >= 9223372036854775808.0 ||
-        d < -9223372036854775808.0)
+    if (!isfinite(d) || d != floor(d) || d >= 9223372036854775808.0 || d < -9223372036854775808.0)
         return KUBE_EPARSE;
     if ((int64_t)d < min || (int64_t)d > max)
         return KUBE_EPARSE;
@@ -440,7 +512,8 @@ static int json_strings(const cJSON *obj, const char *key, kube_arena *a, str_mo
                            : kube_arena_alloc(a, count * sizeof(*v));
     if (!v)
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if ((v[i++] = null_or_string(it, a, mode)) == NULL)
             return cJSON_IsString(it) ? KUBE_ENOMEM : KUBE_EPARSE;
     }
@@ -473,8 +546,7 @@ typedef struct map_mode {
 
 static const char *map_value(const cJSON *it, kube_arena *a, const map_mode *mm)
 {
-    if (mm->self && cJSON_IsString(it) && it->valuestring &&
-        strcmp(it->valuestring, mm->self) == 0)
+    if (mm->self && cJSON_IsString(it) && it->valuestring && strcmp(it->valuestring, mm->self) == 0)
         return mm->self;
     return null_or_string(it, a, mm->values);
 }
@@ -500,7 +572,8 @@ static int string_map(const cJSON *obj, const char *key, kube_arena *a, const ma
                : kube_arena_alloc(a, count * sizeof(*kv));
     if (!kv)
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, map) {
+    cJSON_ArrayForEach(it, map)
+    {
         if (!it->string || (!cJSON_IsString(it) && !cJSON_IsNull(it)))
             return KUBE_EPARSE;
         kv[i].key = keep_str(a, it->string, mm->keys);
@@ -571,7 +644,8 @@ static int decode_owners(const cJSON *md, kube_arena *a, kube_meta *m)
     owners = kube_arena_alloc(a, n * sizeof(*owners));
     if (!owners)
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if ((rc = decode_owner(it, a, &owners[i++])) != KUBE_OK)
             return rc;
     }
@@ -583,8 +657,8 @@ static int decode_owners(const cJSON *md, kube_arena *a, kube_meta *m)
 /* Labels and their keys and values are shared (a value equal to the
  * object's name, as kubernetes.io/hostname on nodes, points at the name);
  * annotation keys are shared, their values (often long or unique) copied. */
-static int meta_maps(const cJSON *metadata, kube_arena *arena, kube_meta *m,
-                     const kube_kv **labels, const kube_kv **annotations)
+static int meta_maps(const cJSON *metadata, kube_arena *arena, kube_meta *m, const kube_kv **labels,
+                     const kube_kv **annotations)
 {
     map_mode lm = {STR_SHARED, STR_SHARED, m->name}, am = {STR_SHARED, STR_COPY, NULL};
     size_t n_labels = 0, n_annotations = 0;
@@ -656,8 +730,7 @@ static int kind_matches(const cJSON *json, const kube_codec *codec)
 
     if (!kind)
         return 1;
-    return cJSON_IsString(kind) && kind->valuestring &&
-           strcmp(kind->valuestring, codec->kind) == 0;
+    return cJSON_IsString(kind) && kind->valuestring && strcmp(kind->valuestring, codec->kind) == 0;
 }
 
 int kube_object_build(const kube_codec *codec, size_t size, const cJSON *json,

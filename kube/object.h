@@ -39,7 +39,7 @@ typedef struct kube_owner_ref {
     const char *kind;        /* "VirtualMachineInstance" */
     const char *name;
     const char *uid;
-    int controller;          /* ownerReferences[].controller == true */
+    int controller; /* ownerReferences[].controller == true */
 } kube_owner_ref;
 
 /* Counts of decoded arrays are 32-bit (a JSON array holds fewer than
@@ -47,18 +47,18 @@ typedef struct kube_owner_ref {
  * repeats carry no padding. */
 typedef struct kube_meta {
     const char *name;
-    const char *namespace_;       /* "" for cluster-scoped objects */
+    const char *namespace_; /* "" for cluster-scoped objects */
     const char *uid;
     const char *resource_version;
     const char *generate_name;
     kube_kv *labels;
     kube_kv *annotations;
     kube_owner_ref *owners;
-    int64_t creation_unix;        /* seconds; 0 when absent */
+    int64_t creation_unix; /* seconds; 0 when absent */
     uint32_t n_labels;
     uint32_t n_annotations;
     uint32_t n_owners;
-    int deleting;                 /* metadata.deletionTimestamp is set */
+    int deleting; /* metadata.deletionTimestamp is set */
 } kube_meta;
 
 struct kube_codec;
@@ -157,8 +157,8 @@ const cJSON *kube_json_get(const cJSON *obj, const char *key);
 int kube_json_str(const cJSON *obj, const char *key, struct kube_arena *a, const char *def,
                   const char **out);
 /* kube_json_str, keeping the string with kube_arena_str_shared(). */
-int kube_json_str_shared(const cJSON *obj, const char *key, struct kube_arena *a,
-                         const char *def, const char **out);
+int kube_json_str_shared(const cJSON *obj, const char *key, struct kube_arena *a, const char *def,
+                         const char **out);
 /* An integral number member within [min, max]; def when absent. */
 int kube_json_int64(const cJSON *obj, const char *key, int64_t min, int64_t max, int64_t def,
                     int64_t *out);

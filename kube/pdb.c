@@ -8,8 +8,8 @@
 #include "kube/arena.h"
 #include "kube/errors.h"
 
-const kube_resource KUBE_RES_PDBS = {"policy", "v1", "poddisruptionbudgets",
-                                     "PodDisruptionBudget", 1};
+const kube_resource KUBE_RES_PDBS = {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget",
+                                     1};
 
 static int int_or_string_decode(const cJSON *spec, const char *key, kube_arena *a,
                                 kube_int_or_string *out)
@@ -37,13 +37,13 @@ static int disrupted_decode(const cJSON *status, kube_arena *a, kube_pdb *pdb)
 
     if (rc != KUBE_OK || !map)
         return rc;
-    cJSON_ArrayForEach(it, map)
-        n++;
+    cJSON_ArrayForEach(it, map) n++;
     if (n == 0)
         return KUBE_OK;
     if (!(names = kube_arena_alloc(a, n * sizeof(*names))))
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, map) {
+    cJSON_ArrayForEach(it, map)
+    {
         if (!it->string || !(names[i++] = kube_arena_str(a, it->string)))
             return it->string ? KUBE_ENOMEM : KUBE_EPARSE;
     }

@@ -39,8 +39,8 @@ typedef struct kube_pdb {
     const kube_label_selector *selector;
     kube_int_or_string min_available;
     kube_int_or_string max_unavailable;
-    int32_t disruptions_allowed;             /* status.disruptionsAllowed */
-    const char *const *disrupted_pods;       /* keys of status.disruptedPods */
+    int32_t disruptions_allowed;       /* status.disruptionsAllowed */
+    const char *const *disrupted_pods; /* keys of status.disruptedPods */
     size_t n_disrupted_pods;
 } kube_pdb;
 

@@ -21,9 +21,12 @@
 const char *kube_pin_reason_name(kube_pin_reason r)
 {
     switch (r) {
-    case KUBE_PIN_FIRST_PLACEMENT: return "FirstPlacement";
-    case KUBE_PIN_API: return "API";
-    case KUBE_PIN_MIGRATION: return "Migration";
+    case KUBE_PIN_FIRST_PLACEMENT:
+        return "FirstPlacement";
+    case KUBE_PIN_API:
+        return "API";
+    case KUBE_PIN_MIGRATION:
+        return "Migration";
     }
     return "";
 }
@@ -123,8 +126,8 @@ static int reread(kube_client *c, const kube_vm *vm, kube_pin_result *res, kube_
 }
 
 /* One patch of w over cur. On success *out is the server's answer. */
-static int patch(kube_client *c, const kube_vm *cur, const kube_pin_write *w,
-                 kube_pin_result *res, kube_object **out)
+static int patch(kube_client *c, const kube_vm *cur, const kube_pin_write *w, kube_pin_result *res,
+                 kube_object **out)
 {
     const kube_meta *m = &cur->base.meta;
     cJSON *body = kube_pin_patch_new(w, m->resource_version, time(NULL));
@@ -135,8 +138,7 @@ static int patch(kube_client *c, const kube_vm *cur, const kube_pin_write *w,
     if (!body)
         return KUBE_ENOMEM;
     res->writes++;
-    rc = kube_api_merge_patch(c, &KUBE_RES_VMS, m->namespace_, m->name, body, &json,
-                              &res->status);
+    rc = kube_api_merge_patch(c, &KUBE_RES_VMS, m->namespace_, m->name, body, &json, &res->status);
     cJSON_Delete(body);
     if (rc == KUBE_OK)
         rc = kube_vm_codec.decode(json, out);

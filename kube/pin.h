@@ -76,8 +76,8 @@ const char *kube_pin_followed(const kube_vm *vm);
 
 /* What to write. node NULL is an unpin. */
 typedef struct kube_pin_write {
-    const char *key;           /* the pin annotation; required */
-    const char *node;          /* the node, or NULL to unpin */
+    const char *key;  /* the pin annotation; required */
+    const char *node; /* the node, or NULL to unpin */
     kube_pin_reason reason;
     const char *by;            /* pinned-by; required */
     const char *migration_uid; /* followed-migration; non-NULL only for a

@@ -17,7 +17,8 @@ static int decode_elems(const cJSON *arr, kube_arena *a, char *elems, size_t siz
     size_t i = 0;
     int rc;
 
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if (!cJSON_IsObject(it))
             return KUBE_EPARSE;
         if ((rc = fn(it, a, elems + size * i++, ctx)))
@@ -235,8 +236,7 @@ static int affinity_decode(const cJSON *spec, kube_arena *a, const kube_affinity
         return KUBE_ENOMEM;
     if ((rc = node_affinity_decode(kube_json_get(j, "nodeAffinity"), a, af)) ||
         (rc = pod_affinity_decode(kube_json_get(j, "podAffinity"), a, &af->pod_affinity)) ||
-        (rc = pod_affinity_decode(kube_json_get(j, "podAntiAffinity"), a,
-                                  &af->pod_anti_affinity)))
+        (rc = pod_affinity_decode(kube_json_get(j, "podAntiAffinity"), a, &af->pod_anti_affinity)))
         return rc;
     *out = af;
     return KUBE_OK;
@@ -283,12 +283,11 @@ static int spread_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx)
         (rc = kube_label_selector_decode(kube_json_get(j, "labelSelector"), a,
                                          &c->label_selector)) ||
         (rc = kube_json_int32(j, "minDomains", 0, &c->min_domains)) ||
-        (rc = policy_decode(j, "nodeAffinityPolicy", KUBE_POLICY_HONOR,
-                            &c->node_affinity_policy)) ||
+        (rc =
+             policy_decode(j, "nodeAffinityPolicy", KUBE_POLICY_HONOR, &c->node_affinity_policy)) ||
         (rc = policy_decode(j, "nodeTaintsPolicy", KUBE_POLICY_IGNORE, &c->node_taints_policy)))
         return rc;
-    return kube_json_strings(j, "matchLabelKeys", a, &c->match_label_keys,
-                             &c->n_match_label_keys);
+    return kube_json_strings(j, "matchLabelKeys", a, &c->match_label_keys, &c->n_match_label_keys);
 }
 
 /* ---- volumes ---- */
@@ -296,10 +295,16 @@ static int spread_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx)
 /* The source member of a volume and its type, or NULL/OTHER. */
 static const cJSON *volume_source(const cJSON *j, kube_volume_type *type)
 {
-    static const struct { const char *key; kube_volume_type type; } kinds[] = {
-        {"persistentVolumeClaim", KUBE_VOL_PVC}, {"ephemeral", KUBE_VOL_EPHEMERAL},
-        {"gcePersistentDisk", KUBE_VOL_GCE_PD},  {"awsElasticBlockStore", KUBE_VOL_AWS_EBS},
-        {"rbd", KUBE_VOL_RBD},                   {"iscsi", KUBE_VOL_ISCSI},
+    static const struct {
+        const char *key;
+        kube_volume_type type;
+    } kinds[] = {
+        {"persistentVolumeClaim", KUBE_VOL_PVC},
+        {"ephemeral", KUBE_VOL_EPHEMERAL},
+        {"gcePersistentDisk", KUBE_VOL_GCE_PD},
+        {"awsElasticBlockStore", KUBE_VOL_AWS_EBS},
+        {"rbd", KUBE_VOL_RBD},
+        {"iscsi", KUBE_VOL_ISCSI},
         {"azureDisk", KUBE_VOL_AZURE_DISK},
     };
 
@@ -315,8 +320,7 @@ static const cJSON *volume_source(const cJSON *j, kube_volume_type *type)
 }
 
 /* ephemeral.VolumeClaimName: "<pod>-<volume>" */
-static int ephemeral_claim_name(kube_arena *a, const char *pod, const char *vol,
-                                const char **out)
+static int ephemeral_claim_name(kube_arena *a, const char *pod, const char *vol, const char **out)
 {
     size_t lp = strlen(pod), lv = strlen(vol);
     char *s = kube_arena_strndup(a, pod, lp + 1 + lv);
@@ -330,8 +334,7 @@ static int ephemeral_claim_name(kube_arena *a, const char *pod, const char *vol,
     return KUBE_OK;
 }
 
-static int disk_decode(const cJSON *src, kube_volume_type type, kube_arena *a,
-                       kube_volume *v)
+static int disk_decode(const cJSON *src, kube_volume_type type, kube_arena *a, kube_volume *v)
 {
     kube_volume_disk *d = kube_arena_alloc(a, sizeof(*d));
     int rc;
@@ -351,8 +354,7 @@ static int disk_decode(const cJSON *src, kube_volume_type type, kube_arena *a,
     return kube_json_str(src, "iqn", a, "", &v->id);
 }
 
-static int volume_id_decode(const cJSON *src, kube_volume_type type, kube_arena *a,
-                            kube_volume *v)
+static int volume_id_decode(const cJSON *src, kube_volume_type type, kube_arena *a, kube_volume *v)
 {
     switch (type) {
     case KUBE_VOL_PVC:
@@ -393,8 +395,8 @@ static int volume_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx)
 
 /* ---- containers: images and host ports ---- */
 
-static int images_decode(const cJSON *spec, const char *key, kube_arena *a,
-                         const char *const **out, size_t *n)
+static int images_decode(const cJSON *spec, const char *key, kube_arena *a, const char *const **out,
+                         size_t *n)
 {
     const cJSON *arr, *it;
     const char **images;
@@ -408,7 +410,8 @@ static int images_decode(const cJSON *spec, const char *key, kube_arena *a,
         return rc;
     if (!(images = kube_arena_stage_alloc(a, &st, count * sizeof(*images))))
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if (!cJSON_IsObject(it))
             return KUBE_EPARSE;
         if ((rc = kube_json_str_shared(it, "image", a, "", &images[i++])))
@@ -430,7 +433,8 @@ static int container_ports(const cJSON *c, kube_arena *a, kube_host_port *out, s
 
     if (rc != KUBE_OK)
         return rc;
-    cJSON_ArrayForEach(p, ports) {
+    cJSON_ArrayForEach(p, ports)
+    {
         if (!cJSON_IsObject(p))
             return KUBE_EPARSE;
         if ((rc = kube_json_int32(p, "hostPort", 0, &port)))
@@ -463,7 +467,8 @@ static int host_ports_decode(const cJSON *spec, kube_arena *a, kube_pod *pod)
 
     if (rc != KUBE_OK)
         return rc;
-    cJSON_ArrayForEach(c, containers) {
+    cJSON_ArrayForEach(c, containers)
+    {
         if (!cJSON_IsObject(c))
             return KUBE_EPARSE;
         if ((rc = container_ports(c, a, NULL, &n)))
@@ -474,7 +479,8 @@ static int host_ports_decode(const cJSON *spec, kube_arena *a, kube_pod *pod)
     if (!(ports = kube_arena_stage_alloc(a, &st, n * sizeof(*ports))))
         return KUBE_ENOMEM;
     n = 0;
-    cJSON_ArrayForEach(c, containers) {
+    cJSON_ArrayForEach(c, containers)
+    {
         if ((rc = container_ports(c, a, ports, &n)))
             return rc;
     }
@@ -531,12 +537,12 @@ static int spec_arrays(const cJSON *spec, kube_arena *a, kube_pod *p, spec_count
 
     if ((rc = kube_json_string_map_shared(spec, "nodeSelector", a, &p->node_selector,
                                           &n->node_selector)) ||
-        (rc = decode_shared_array(spec, "tolerations", a, sizeof(kube_toleration), 2,
-                                  toleration_fn, (void **)&p->tolerations, &n->tolerations)) ||
+        (rc = decode_shared_array(spec, "tolerations", a, sizeof(kube_toleration), 2, toleration_fn,
+                                  (void **)&p->tolerations, &n->tolerations)) ||
         (rc = decode_array(spec, "topologySpreadConstraints", a, sizeof(kube_spread_constraint),
                            spread_fn, NULL, (void **)&p->spread, &n->spread)) ||
-        (rc = decode_shared_array(spec, "schedulingGates", a, sizeof(const char *), 1,
-                                  gate_fn, (void **)&p->scheduling_gates, &n->gates)) ||
+        (rc = decode_shared_array(spec, "schedulingGates", a, sizeof(const char *), 1, gate_fn,
+                                  (void **)&p->scheduling_gates, &n->gates)) ||
         (rc = decode_array(spec, "volumes", a, sizeof(kube_volume), volume_fn, p,
                            (void **)&p->volumes, &n->volumes)) ||
         (rc = images_decode(spec, "containers", a, &p->images, &n->images)))
@@ -572,8 +578,7 @@ static int status_decode(const cJSON *status, kube_arena *a, kube_pod *p)
     int rc;
 
     if ((rc = kube_json_str_shared(status, "phase", a, "", &p->phase)) ||
-        (rc = kube_json_str_shared(status, "nominatedNodeName", a, "",
-                                   &p->nominated_node_name)) ||
+        (rc = kube_json_str_shared(status, "nominatedNodeName", a, "", &p->nominated_node_name)) ||
         (rc = decode_shared_array(status, "conditions", a, sizeof(kube_pod_condition), 3,
                                   condition_fn, (void **)&p->conditions, &n)))
         return rc;
@@ -622,4 +627,3 @@ const kube_pod_condition *kube_pod_condition_get(const kube_pod *p, const char *
             return &p->conditions[i];
     return NULL;
 }
-

@@ -40,15 +40,15 @@
 #include "kube/selector.h"
 
 #define KUBE_DEFAULT_SCHEDULER_NAME "default-scheduler"
-#define KUBE_DEFAULT_MILLI_CPU_REQUEST 100                 /* 100m */
-#define KUBE_DEFAULT_MEMORY_REQUEST (200LL * 1024 * 1024)  /* 200Mi */
+#define KUBE_DEFAULT_MILLI_CPU_REQUEST 100                /* 100m */
+#define KUBE_DEFAULT_MEMORY_REQUEST (200LL * 1024 * 1024) /* 200Mi */
 /* Label KubeVirt sets on the target pod of a live migration. */
 #define KUBE_LABEL_MIGRATION_JOB_UID "kubevirt.io/migrationJobUID"
 
 typedef enum kube_toleration_op {
-    KUBE_TOL_EQUAL = 0,   /* "Equal" or "" */
-    KUBE_TOL_EXISTS,      /* "Exists" */
-    KUBE_TOL_INVALID      /* anything else: tolerates nothing */
+    KUBE_TOL_EQUAL = 0, /* "Equal" or "" */
+    KUBE_TOL_EXISTS,    /* "Exists" */
+    KUBE_TOL_INVALID    /* anything else: tolerates nothing */
 } kube_toleration_op;
 
 typedef struct kube_toleration {
@@ -61,7 +61,7 @@ typedef struct kube_toleration {
 } kube_toleration;
 
 typedef struct kube_pod_affinity_term {
-    const kube_label_selector *label_selector;     /* NULL: nil, selects no pods */
+    const kube_label_selector *label_selector; /* NULL: nil, selects no pods */
     const char *const *namespaces;
     size_t n_namespaces;
     const kube_label_selector *namespace_selector; /* NULL: nil */
@@ -112,30 +112,30 @@ typedef struct kube_spread_constraint {
     const char *const *match_label_keys;
     size_t n_match_label_keys;
     int32_t max_skew;
-    int32_t min_domains;                       /* 0 when unset (means 1) */
+    int32_t min_domains; /* 0 when unset (means 1) */
     kube_unsatisfiable when_unsatisfiable;
     kube_inclusion_policy node_affinity_policy; /* HONOR when unset */
     kube_inclusion_policy node_taints_policy;   /* IGNORE when unset */
 } kube_spread_constraint;
 
 typedef enum kube_volume_type {
-    KUBE_VOL_OTHER = 0,   /* every other source (configMap, projected, emptyDir, ...) */
-    KUBE_VOL_PVC,         /* persistentVolumeClaim */
-    KUBE_VOL_EPHEMERAL,   /* ephemeral: the generated claim "<pod>-<volume>" */
-    KUBE_VOL_GCE_PD,      /* gcePersistentDisk */
-    KUBE_VOL_AWS_EBS,     /* awsElasticBlockStore */
-    KUBE_VOL_RBD,         /* rbd */
-    KUBE_VOL_ISCSI,       /* iscsi */
-    KUBE_VOL_AZURE_DISK   /* azureDisk */
+    KUBE_VOL_OTHER = 0, /* every other source (configMap, projected, emptyDir, ...) */
+    KUBE_VOL_PVC,       /* persistentVolumeClaim */
+    KUBE_VOL_EPHEMERAL, /* ephemeral: the generated claim "<pod>-<volume>" */
+    KUBE_VOL_GCE_PD,    /* gcePersistentDisk */
+    KUBE_VOL_AWS_EBS,   /* awsElasticBlockStore */
+    KUBE_VOL_RBD,       /* rbd */
+    KUBE_VOL_ISCSI,     /* iscsi */
+    KUBE_VOL_AZURE_DISK /* azureDisk */
 } kube_volume_type;
 
 /* Extra identity of RBD and iSCSI volumes (VolumeRestrictions). */
 typedef struct kube_volume_disk {
     const char *const *monitors; /* RBD */
     size_t n_monitors;
-    const char *pool;            /* RBD, "" when unset */
-    const char *target_portal;   /* iSCSI */
-    int32_t lun;                 /* iSCSI */
+    const char *pool;          /* RBD, "" when unset */
+    const char *target_portal; /* iSCSI */
+    int32_t lun;               /* iSCSI */
 } kube_volume_disk;
 
 typedef struct kube_volume {
@@ -145,7 +145,7 @@ typedef struct kube_volume {
     const char *id;
     const kube_volume_disk *disk; /* RBD and ISCSI only, else NULL */
     kube_volume_type type;
-    int read_only;                /* the source's readOnly */
+    int read_only; /* the source's readOnly */
 } kube_volume;
 
 /* containers[].ports[] entries with hostPort > 0, sanitised as
@@ -159,8 +159,8 @@ typedef struct kube_host_port {
 
 typedef struct kube_pod_condition {
     const char *type;
-    const char *status;  /* "True", "False", "Unknown" */
-    const char *reason;  /* "" when unset */
+    const char *status; /* "True", "False", "Unknown" */
+    const char *reason; /* "" when unset */
 } kube_pod_condition;
 
 typedef enum kube_preemption_policy {
@@ -173,11 +173,11 @@ typedef enum kube_preemption_policy {
 typedef struct kube_pod {
     kube_object base;
     /* spec */
-    const char *node_name;          /* "" when not bound */
-    const char *scheduler_name;     /* KUBE_DEFAULT_SCHEDULER_NAME when unset */
-    int32_t priority;               /* 0 when unset */
+    const char *node_name;      /* "" when not bound */
+    const char *scheduler_name; /* KUBE_DEFAULT_SCHEDULER_NAME when unset */
+    int32_t priority;           /* 0 when unset */
     kube_preemption_policy preemption_policy;
-    const kube_affinity *affinity;  /* NULL when spec.affinity is absent */
+    const kube_affinity *affinity; /* NULL when spec.affinity is absent */
     const kube_kv *node_selector;
     const kube_toleration *tolerations;
     uint32_t n_node_selector;
@@ -190,8 +190,8 @@ typedef struct kube_pod {
     const kube_host_port *host_ports;
     uint32_t n_volumes;
     uint32_t n_host_ports;
-    const char *const *images;       /* containers[].image ("" when unset) */
-    const char *const *init_images;  /* initContainers[].image */
+    const char *const *images;      /* containers[].image ("" when unset) */
+    const char *const *init_images; /* initContainers[].image */
     uint32_t n_images;
     uint32_t n_init_images;
     /* status */
@@ -202,8 +202,8 @@ typedef struct kube_pod {
     /* computed (see the top of this file) */
     /* an init container has restartPolicy Always (a sidecar) */
     int has_restartable_init_container;
-    kube_resources requests;        /* PodRequests (NodeResourcesFit, NodeInfo.Requested) */
-    int64_t nonzero_milli_cpu;      /* calculateResource: NodeInfo.NonZeroRequested */
+    kube_resources requests;   /* PodRequests (NodeResourcesFit, NodeInfo.Requested) */
+    int64_t nonzero_milli_cpu; /* calculateResource: NodeInfo.NonZeroRequested */
     int64_t nonzero_memory;
     /* resourceAllocationScorer.calculatePodResourceRequest with
      * useRequested=false (NodeResourcesFit scoring strategies): PodRequests

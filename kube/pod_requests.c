@@ -82,11 +82,11 @@ static int nonzero(const kube_resource_entry *l, size_t n, int64_t *cpu, int64_t
 }
 
 typedef struct req_state {
-    int nonmissing;    /* PodResourcesOptions.NonMissingContainerRequests set */
-    rlist reqs;        /* the pod's requests */
-    rlist sidecars;    /* restartableInitContainerReqs */
-    rlist init_max;    /* initContainerReqs */
-    int any_sidecar;   /* an init container has restartPolicy Always */
+    int nonmissing;  /* PodResourcesOptions.NonMissingContainerRequests set */
+    rlist reqs;      /* the pod's requests */
+    rlist sidecars;  /* restartableInitContainerReqs */
+    rlist init_max;  /* initContainerReqs */
+    int any_sidecar; /* an init container has restartPolicy Always */
     int64_t non0_cpu, non0_mem, non0_init_cpu, non0_init_mem;
 } req_state;
 
@@ -123,8 +123,7 @@ static int apply_non_missing(kube_resource_entry **list, size_t *n)
 }
 
 /* A container's resources.requests (malloc'd, caller frees). */
-static int container_requests(const cJSON *c, int nonmissing, kube_resource_entry **list,
-                              size_t *n)
+static int container_requests(const cJSON *c, int nonmissing, kube_resource_entry **list, size_t *n)
 {
     const cJSON *res;
     int rc;
@@ -162,8 +161,7 @@ static int is_sidecar(const cJSON *c, int *out)
     return KUBE_OK;
 }
 
-static int init_container(req_state *st, const cJSON *c, const kube_resource_entry *list,
-                          size_t n)
+static int init_container(req_state *st, const cJSON *c, const kube_resource_entry *list, size_t n)
 {
     rlist tmp = {0};
     const rlist *eff = &tmp;
@@ -202,7 +200,8 @@ static int each_container(const cJSON *spec, const char *key, req_state *st, int
 
     if (rc != KUBE_OK)
         return rc;
-    cJSON_ArrayForEach(c, arr) {
+    cJSON_ArrayForEach(c, arr)
+    {
         if ((rc = container_requests(c, st->nonmissing, &list, &n)))
             return rc;
         rc = init ? init_container(st, c, list, n) : app_container(st, list, n);
@@ -295,4 +294,3 @@ int kube_pod_requests_decode(const cJSON *spec, kube_arena *a, kube_pod *pod)
     req_state_free(&score);
     return rc == KUBE_ERANGE ? KUBE_EPARSE : rc;
 }
-

@@ -23,19 +23,19 @@
 
 typedef struct qscan {
     int negative;
-    const char *num;   /* numerator digits without leading zeros */
+    const char *num; /* numerator digits without leading zeros */
     size_t num_len;
     const char *denom; /* digits after '.' */
     size_t denom_len;
     const char *suffix;
     size_t suffix_len;
-    int has_digit;     /* the number part holds at least one digit */
+    int has_digit; /* the number part holds at least one digit */
 } qscan;
 
 typedef struct qsuffix {
-    int base;          /* 10 or 2 */
+    int base; /* 10 or 2 */
     int32_t exponent;
-    int decimal_si;    /* n, u, m, "", k, M, G, T, P, E */
+    int decimal_si; /* n, u, m, "", k, M, G, T, P, E */
 } qsuffix;
 
 static int is_digit(char c)
@@ -124,11 +124,14 @@ static int suffix_is(const qscan *q, const char *lit)
 /* quantitySuffixer.interpret */
 static int interpret_suffix(const qscan *q, qsuffix *out)
 {
-    static const struct { const char *s; int base; int32_t exp; } table[] = {
-        {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"", 10, 0},   {"k", 10, 3},
-        {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18},
-        {"Ki", 2, 10}, {"Mi", 2, 20}, {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50},
-        {"Ei", 2, 60},
+    static const struct {
+        const char *s;
+        int base;
+        int32_t exp;
+    } table[] = {
+        {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"", 10, 0},   {"k", 10, 3},  {"M", 10, 6},
+        {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18}, {"Ki", 2, 10}, {"Mi", 2, 20},
+        {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50}, {"Ei", 2, 60},
     };
 
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {

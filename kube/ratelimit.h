@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 typedef struct kube_clock {
-    int64_t (*now_ns)(void *ud);         /* monotonic nanoseconds */
+    int64_t (*now_ns)(void *ud);            /* monotonic nanoseconds */
     void (*sleep_ns)(void *ud, int64_t ns); /* block for ns nanoseconds */
     void *ud;
 } kube_clock;

@@ -589,4 +589,3 @@ void kube_recorder_stats_get(kube_recorder *r, kube_recorder_stats *out)
     *out = r->stats;
     pthread_mutex_unlock(&r->mu);
 }
-

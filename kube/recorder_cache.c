@@ -296,4 +296,3 @@ int64_t kube_recorder_cache_next_deadline(const kube_recorder_cache *c, int64_t 
     }
     return best < 0 ? -1 : (best > 0 ? best : 0);
 }
-

@@ -339,4 +339,3 @@ int kube_recorder_event_series_patch(const kube_recorder_event *ev, cJSON **out)
     *out = patch;
     return KUBE_OK;
 }
-

@@ -11,7 +11,6 @@
 #include "kube/arena.h"
 #include "kube/errors.h"
 
-
 /* strconv.ParseInt(s, 10, 64): optional sign, digits only. */
 static int parse_int64_strict(const char *s, int64_t *out)
 {
@@ -115,8 +114,7 @@ int kube_requirement_matches(const kube_requirement *r, const kube_kv *labels, s
     }
 }
 
-static int all_match(const kube_requirement *reqs, size_t n_reqs, const kube_kv *labels,
-                     size_t n)
+static int all_match(const kube_requirement *reqs, size_t n_reqs, const kube_kv *labels, size_t n)
 {
     for (size_t i = 0; i < n_reqs; i++)
         if (!kube_requirement_matches(&reqs[i], labels, n))
@@ -174,7 +172,10 @@ int kube_node_selector_matches(const kube_node_selector *ns, const char *node_na
 
 static kube_sel_op op_from_string(const char *s, int allow_compare)
 {
-    static const struct { const char *name; kube_sel_op op; } ops[] = {
+    static const struct {
+        const char *name;
+        kube_sel_op op;
+    } ops[] = {
         {"In", KUBE_SEL_IN},         {"NotIn", KUBE_SEL_NOT_IN},
         {"Exists", KUBE_SEL_EXISTS}, {"DoesNotExist", KUBE_SEL_DOES_NOT_EXIST},
         {"Gt", KUBE_SEL_GT},         {"Lt", KUBE_SEL_LT},
@@ -189,8 +190,7 @@ static kube_sel_op op_from_string(const char *s, int allow_compare)
 }
 
 /* One {key, operator, values} into r. */
-static int decode_requirement(const cJSON *j, kube_arena *a, int allow_compare,
-                              kube_requirement *r)
+static int decode_requirement(const cJSON *j, kube_arena *a, int allow_compare, kube_requirement *r)
 {
     const char *op;
     int rc;
@@ -222,7 +222,8 @@ static int decode_requirements(const cJSON *parent, const char *key, kube_arena 
     reqs = kube_arena_alloc(a, count * sizeof(*reqs));
     if (!reqs)
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if ((rc = decode_requirement(it, a, allow_compare, &reqs[i])) != KUBE_OK)
             return rc;
         if (!requirement_valid(&reqs[i]))
@@ -235,8 +236,8 @@ static int decode_requirements(const cJSON *parent, const char *key, kube_arena 
 }
 
 /* matchLabels {k: v} as In requirements with one value each. */
-static int decode_match_labels(const cJSON *j, kube_arena *a, kube_requirement *reqs,
-                               size_t n, int *valid)
+static int decode_match_labels(const cJSON *j, kube_arena *a, kube_requirement *reqs, size_t n,
+                               int *valid)
 {
     const kube_kv *kv;
     size_t count;
@@ -292,7 +293,8 @@ int kube_label_selector_decode(const cJSON *j, struct kube_arena *a,
     if ((rc = decode_match_labels(j, a, reqs, n_labels, &s->valid)))
         return rc;
     i = n_labels;
-    cJSON_ArrayForEach(it, exprs) {
+    cJSON_ArrayForEach(it, exprs)
+    {
         if ((rc = decode_requirement(it, a, 0, &reqs[i])) != KUBE_OK)
             return rc;
         if (!requirement_valid(&reqs[i++]))
@@ -313,8 +315,7 @@ static int fields_valid(const kube_requirement *r, size_t n)
     return 1;
 }
 
-int kube_node_selector_term_decode(const cJSON *j, struct kube_arena *a,
-                                   kube_node_selector_term *t)
+int kube_node_selector_term_decode(const cJSON *j, struct kube_arena *a, kube_node_selector_term *t)
 {
     int unused = 1, rc;
 
@@ -334,8 +335,7 @@ int kube_node_selector_term_decode(const cJSON *j, struct kube_arena *a,
     return KUBE_OK;
 }
 
-int kube_node_selector_decode(const cJSON *j, struct kube_arena *a,
-                              const kube_node_selector **out)
+int kube_node_selector_decode(const cJSON *j, struct kube_arena *a, const kube_node_selector **out)
 {
     const cJSON *arr, *it;
     kube_node_selector *ns;
@@ -355,7 +355,8 @@ int kube_node_selector_decode(const cJSON *j, struct kube_arena *a,
         terms = kube_arena_alloc(a, n * sizeof(*terms));
     if (!ns || (n && !terms))
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if ((rc = kube_node_selector_term_decode(it, a, &terms[i++])) != KUBE_OK)
             return rc;
     }
@@ -372,10 +373,10 @@ typedef enum tok_type {
     TOK_ID,
     TOK_IN,
     TOK_NOTIN,
-    TOK_NOT,      /* "!" */
-    TOK_EQ,       /* "=" */
-    TOK_EQEQ,     /* "==" */
-    TOK_NEQ,      /* "!=" */
+    TOK_NOT,  /* "!" */
+    TOK_EQ,   /* "=" */
+    TOK_EQEQ, /* "==" */
+    TOK_NEQ,  /* "!=" */
     TOK_GT,
     TOK_LT,
     TOK_LPAREN,
@@ -392,7 +393,7 @@ typedef struct token {
 typedef struct lexer {
     const char *s;
     size_t pos;
-    token cur;        /* lookahead */
+    token cur; /* lookahead */
 } lexer;
 
 static int is_special(char c)
@@ -408,11 +409,13 @@ static int is_space(char c)
 static token scan_special(lexer *l)
 {
     const char *p = l->s + l->pos;
-    static const struct { const char *lit; tok_type t; } two[] = {{"==", TOK_EQEQ},
-                                                                 {"!=", TOK_NEQ}};
+    static const struct {
+        const char *lit;
+        tok_type t;
+    } two[] = {{"==", TOK_EQEQ}, {"!=", TOK_NEQ}};
     static const char one[] = "=!(),<>";
-    static const tok_type one_t[] = {TOK_EQ,     TOK_NOT,   TOK_LPAREN, TOK_RPAREN,
-                                     TOK_COMMA, TOK_LT,    TOK_GT};
+    static const tok_type one_t[] = {TOK_EQ,    TOK_NOT, TOK_LPAREN, TOK_RPAREN,
+                                     TOK_COMMA, TOK_LT,  TOK_GT};
 
     for (size_t i = 0; i < 2; i++) {
         if (p[0] == two[i].lit[0] && p[1] == two[i].lit[1]) {

@@ -35,13 +35,13 @@
 struct kube_arena;
 
 typedef enum kube_sel_op {
-    KUBE_SEL_IN = 0,          /* also "=", "==" in selector strings */
-    KUBE_SEL_NOT_IN,          /* also "!=" */
+    KUBE_SEL_IN = 0, /* also "=", "==" in selector strings */
+    KUBE_SEL_NOT_IN, /* also "!=" */
     KUBE_SEL_EXISTS,
     KUBE_SEL_DOES_NOT_EXIST,
-    KUBE_SEL_GT,              /* node selectors and selector strings only */
+    KUBE_SEL_GT, /* node selectors and selector strings only */
     KUBE_SEL_LT,
-    KUBE_SEL_INVALID          /* unknown operator: never matches */
+    KUBE_SEL_INVALID /* unknown operator: never matches */
 } kube_sel_op;
 
 typedef struct kube_requirement {
@@ -54,15 +54,15 @@ typedef struct kube_requirement {
 typedef struct kube_label_selector {
     const kube_requirement *reqs; /* ANDed */
     size_t n_reqs;
-    int valid;                    /* 0: a requirement is malformed; matches nothing */
+    int valid; /* 0: a requirement is malformed; matches nothing */
 } kube_label_selector;
 
 typedef struct kube_node_selector_term {
     const kube_requirement *match_expressions; /* against node labels */
     size_t n_match_expressions;
-    const kube_requirement *match_fields;      /* against metadata.name */
+    const kube_requirement *match_fields; /* against metadata.name */
     size_t n_match_fields;
-    int valid;                                 /* 0: malformed; matches nothing */
+    int valid; /* 0: malformed; matches nothing */
 } kube_node_selector_term;
 
 typedef struct kube_node_selector {
@@ -106,7 +106,6 @@ int kube_label_selector_parse(const char *s, kube_label_selector **out);
 /* Frees a selector from kube_label_selector_parse(). NULL-safe. */
 void kube_label_selector_free(kube_label_selector *s);
 
-
 /* For decoder implementations: decode into arena a.
  * A JSON null or absent selector yields *out NULL (nil). Wrong JSON types
  * return KUBE_EPARSE; KUBE_ENOMEM when the arena is exhausted. */
@@ -116,7 +115,6 @@ int kube_label_selector_decode(const cJSON *j, struct kube_arena *a,
 int kube_node_selector_term_decode(const cJSON *j, struct kube_arena *a,
                                    kube_node_selector_term *t);
 /* Decodes a v1.NodeSelector; null/absent yields *out NULL. */
-int kube_node_selector_decode(const cJSON *j, struct kube_arena *a,
-                              const kube_node_selector **out);
+int kube_node_selector_decode(const cJSON *j, struct kube_arena *a, const kube_node_selector **out);
 
 #endif

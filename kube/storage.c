@@ -10,8 +10,8 @@
 #include "kube/errors.h"
 
 const kube_resource KUBE_RES_PVS = {"", "v1", "persistentvolumes", "PersistentVolume", 0};
-const kube_resource KUBE_RES_PVCS = {"", "v1", "persistentvolumeclaims",
-                                     "PersistentVolumeClaim", 1};
+const kube_resource KUBE_RES_PVCS = {"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim",
+                                     1};
 const kube_resource KUBE_RES_STORAGECLASSES = {"storage.k8s.io", "v1", "storageclasses",
                                                "StorageClass", 0};
 const kube_resource KUBE_RES_CSINODES = {"storage.k8s.io", "v1", "csinodes", "CSINode", 0};
@@ -20,7 +20,10 @@ const kube_resource KUBE_RES_CSINODES = {"storage.k8s.io", "v1", "csinodes", "CS
 
 unsigned kube_access_mode_parse(const char *s)
 {
-    static const struct { const char *name; unsigned bit; } modes[] = {
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } modes[] = {
         {"ReadWriteOnce", KUBE_ACCESS_RWO},
         {"ReadOnlyMany", KUBE_ACCESS_ROX},
         {"ReadWriteMany", KUBE_ACCESS_RWX},
@@ -42,7 +45,8 @@ static int access_modes_decode(const cJSON *spec, unsigned *out)
     *out = 0;
     if (rc != KUBE_OK)
         return rc;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if (!cJSON_IsString(it))
             return KUBE_EPARSE;
         *out |= kube_access_mode_parse(it->valuestring);
@@ -116,7 +120,10 @@ static int pv_node_affinity_decode(const cJSON *spec, kube_arena *a, kube_pv *pv
 /* The source we know, with its identity. */
 static int pv_source_decode(const cJSON *spec, kube_arena *a, kube_pv *pv)
 {
-    static const struct { const char *key, *id; kube_pv_source type; } kinds[] = {
+    static const struct {
+        const char *key, *id;
+        kube_pv_source type;
+    } kinds[] = {
         {"csi", "volumeHandle", KUBE_PV_CSI},
         {"gcePersistentDisk", "pdName", KUBE_PV_GCE_PD},
         {"awsElasticBlockStore", "volumeID", KUBE_PV_AWS_EBS},
@@ -250,7 +257,8 @@ static int topology_term_decode(const cJSON *j, kube_arena *a, kube_topology_ter
         return rc;
     if (!(reqs = kube_arena_alloc(a, n * sizeof(*reqs))))
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if ((rc = topology_req_decode(it, a, &reqs[i++])))
             return rc;
     }
@@ -270,7 +278,8 @@ static int allowed_topologies_decode(const cJSON *json, kube_arena *a, kube_stor
         return rc;
     if (!(terms = kube_arena_alloc(a, n * sizeof(*terms))))
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if ((rc = topology_term_decode(it, a, &terms[i++])))
             return rc;
     }
@@ -300,8 +309,7 @@ const kube_codec kube_storage_class_codec = {"StorageClass", sc_decode, kube_obj
 
 const kube_storage_class *kube_storage_class_from(const kube_object *obj)
 {
-    return obj && obj->codec == &kube_storage_class_codec ? (const kube_storage_class *)obj
-                                                           : NULL;
+    return obj && obj->codec == &kube_storage_class_codec ? (const kube_storage_class *)obj : NULL;
 }
 
 /* ---- CSINode ---- */
@@ -335,7 +343,8 @@ static int csi_node_fill(const cJSON *json, kube_arena *a, kube_object *obj)
         return rc;
     if (!(drivers = kube_arena_alloc(a, n * sizeof(*drivers))))
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if ((rc = csi_driver_decode(it, a, &drivers[i++])))
             return rc;
     }
@@ -346,8 +355,7 @@ static int csi_node_fill(const cJSON *json, kube_arena *a, kube_object *obj)
 
 static int csi_node_decode(const cJSON *json, kube_object **out)
 {
-    return kube_object_build(&kube_csi_node_codec, sizeof(kube_csi_node), json, csi_node_fill,
-                             out);
+    return kube_object_build(&kube_csi_node_codec, sizeof(kube_csi_node), json, csi_node_fill, out);
 }
 
 const kube_codec kube_csi_node_codec = {"CSINode", csi_node_decode, kube_object_free_block};

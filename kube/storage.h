@@ -61,45 +61,45 @@ typedef struct kube_claim_ref {
 
 /* The in-tree source of a PersistentVolume, when it has one we know. */
 typedef enum kube_pv_source {
-    KUBE_PV_OTHER = 0,   /* local, hostPath, nfs, ... */
-    KUBE_PV_CSI,         /* csi: driver + volumeHandle */
-    KUBE_PV_GCE_PD,      /* gcePersistentDisk: pdName */
-    KUBE_PV_AWS_EBS,     /* awsElasticBlockStore: volumeID */
-    KUBE_PV_AZURE_DISK   /* azureDisk: diskName */
+    KUBE_PV_OTHER = 0, /* local, hostPath, nfs, ... */
+    KUBE_PV_CSI,       /* csi: driver + volumeHandle */
+    KUBE_PV_GCE_PD,    /* gcePersistentDisk: pdName */
+    KUBE_PV_AWS_EBS,   /* awsElasticBlockStore: volumeID */
+    KUBE_PV_AZURE_DISK /* azureDisk: diskName */
 } kube_pv_source;
 
 typedef struct kube_pv {
     kube_object base;
-    const char *storage_class;         /* spec.storageClassName, "" when unset */
-    kube_quantity capacity;            /* spec.capacity.storage (0 when absent) */
-    unsigned access_modes;             /* KUBE_ACCESS_* */
+    const char *storage_class; /* spec.storageClassName, "" when unset */
+    kube_quantity capacity;    /* spec.capacity.storage (0 when absent) */
+    unsigned access_modes;     /* KUBE_ACCESS_* */
     kube_volume_mode volume_mode;
     /* spec.nodeAffinity.required; NULL when absent (every node matches). */
     const kube_node_selector *node_affinity;
-    const kube_claim_ref *claim_ref;   /* NULL when unset */
-    const char *phase;                 /* status.phase, "" when unset */
+    const kube_claim_ref *claim_ref; /* NULL when unset */
+    const char *phase;               /* status.phase, "" when unset */
     kube_pv_source source;
-    const char *driver;                /* CSI driver, "" unless KUBE_PV_CSI */
-    const char *volume_handle;         /* CSI volumeHandle / pdName / volumeID / diskName */
+    const char *driver;        /* CSI driver, "" unless KUBE_PV_CSI */
+    const char *volume_handle; /* CSI volumeHandle / pdName / volumeID / diskName */
 } kube_pv;
 
 typedef struct kube_pvc {
     kube_object base;
-    const char *storage_class;         /* spec.storageClassName, "" when unset */
-    const char *volume_name;           /* spec.volumeName, "" when unset */
-    unsigned access_modes;             /* KUBE_ACCESS_* */
+    const char *storage_class; /* spec.storageClassName, "" when unset */
+    const char *volume_name;   /* spec.volumeName, "" when unset */
+    unsigned access_modes;     /* KUBE_ACCESS_* */
     kube_volume_mode volume_mode;
-    kube_quantity request;             /* spec.resources.requests.storage */
-    int has_request;                   /* the request is present */
+    kube_quantity request;               /* spec.resources.requests.storage */
+    int has_request;                     /* the request is present */
     const kube_label_selector *selector; /* spec.selector; NULL when nil */
-    const char *phase;                 /* status.phase, "" when unset */
+    const char *phase;                   /* status.phase, "" when unset */
 } kube_pvc;
 
 typedef enum kube_binding_mode {
-    KUBE_BINDING_UNSET = 0,            /* volumeBindingMode absent */
+    KUBE_BINDING_UNSET = 0, /* volumeBindingMode absent */
     KUBE_BINDING_IMMEDIATE,
     KUBE_BINDING_WAIT_FOR_FIRST_CONSUMER,
-    KUBE_BINDING_UNKNOWN               /* any other value */
+    KUBE_BINDING_UNKNOWN /* any other value */
 } kube_binding_mode;
 
 /* allowedTopologies[i]: matchLabelExpressions ANDed (In requirements). */
@@ -121,12 +121,12 @@ typedef struct kube_csi_driver_info {
     const char *node_id;
     const char *const *topology_keys;
     size_t n_topology_keys;
-    int has_count;                     /* allocatable.count is set */
+    int has_count; /* allocatable.count is set */
     int32_t count;
 } kube_csi_driver_info;
 
 typedef struct kube_csi_node {
-    kube_object base;                  /* base.meta.name is the node name */
+    kube_object base; /* base.meta.name is the node name */
     const kube_csi_driver_info *drivers;
     size_t n_drivers;
 } kube_csi_node;

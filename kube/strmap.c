@@ -120,7 +120,7 @@ void *kube_strmap_del(kube_strmap *m, const char *key)
 }
 
 void kube_strmap_foreach(const kube_strmap *m, void (*fn)(void *ud, const char *key, void *value),
-                       void *ud)
+                         void *ud)
 {
     for (size_t i = 0; i < m->cap; i++) {
         kube_strmap_slot *s = &m->slots[i];

@@ -15,19 +15,22 @@
 #include <stddef.h>
 
 typedef struct kube_strmap_slot {
-    char *key;    /* NULL: empty; KUBE_STRMAP_TOMB marks a deleted slot */
+    char *key; /* NULL: empty; KUBE_STRMAP_TOMB marks a deleted slot */
     void *value;
     size_t hash;
 } kube_strmap_slot;
 
 typedef struct kube_strmap {
     kube_strmap_slot *slots;
-    size_t cap;   /* power of two or 0 */
-    size_t len;   /* live keys */
-    size_t used;  /* live + tombstones */
+    size_t cap;  /* power of two or 0 */
+    size_t len;  /* live keys */
+    size_t used; /* live + tombstones */
 } kube_strmap;
 
-#define KUBE_STRMAP_INIT {NULL, 0, 0, 0}
+#define KUBE_STRMAP_INIT \
+    {                    \
+        NULL, 0, 0, 0    \
+    }
 
 /* Sets key -> value, replacing any value (the old value is returned in
  * *old when old is non-NULL, NULL if the key was new). Returns KUBE_OK or
@@ -38,10 +41,13 @@ void *kube_strmap_get(const kube_strmap *m, const char *key);
 /* Removes key; returns its value, or NULL when absent. */
 void *kube_strmap_del(kube_strmap *m, const char *key);
 /* Number of keys. */
-static inline size_t kube_strmap_len(const kube_strmap *m) { return m->len; }
+static inline size_t kube_strmap_len(const kube_strmap *m)
+{
+    return m->len;
+}
 /* Calls fn for each entry (unspecified order). fn must not mutate m. */
 void kube_strmap_foreach(const kube_strmap *m, void (*fn)(void *ud, const char *key, void *value),
-                       void *ud);
+                         void *ud);
 /* Frees the table and keys (not the values) and zeroes m. */
 void kube_strmap_free(kube_strmap *m);
 

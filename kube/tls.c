@@ -11,10 +11,10 @@
 #include "kube/errors.h"
 
 struct kube_tls {
-    X509_STORE *store;     /* NULL: no CA given */
-    X509 *cert;            /* NULL: no client certificate */
-    STACK_OF(X509) *chain; /* certificates after the first, may be NULL */
-    EVP_PKEY *key;         /* NULL: no client key */
+    X509_STORE *store;      /* NULL: no CA given */
+    X509 *cert;             /* NULL: no client certificate */
+    STACK_OF(X509) * chain; /* certificates after the first, may be NULL */
+    EVP_PKEY *key;          /* NULL: no client key */
 };
 
 void kube_tls_error(char *err, size_t errlen, const char *what)
@@ -48,7 +48,7 @@ static int tls_refuse(char *why, size_t whylen, const char *reason)
 /* Every certificate of a PEM blob, in order, or NULL when out of memory.
  * *malformed is set when a block did not parse (rather than the blob
  * simply ending); the reason is then OpenSSL's last queued error. */
-static STACK_OF(X509) *tls_read_certs(const char *pem, size_t len, int *malformed)
+static STACK_OF(X509) * tls_read_certs(const char *pem, size_t len, int *malformed)
 {
     STACK_OF(X509) *all = sk_X509_new_null();
     BIO *b = BIO_new_mem_buf(pem, (int)len);

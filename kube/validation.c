@@ -76,18 +76,18 @@ int kube_is_qualified_name(const char *s)
 }
 
 #define QUALIFIED_NAME_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-#define QUALIFIED_NAME_MSG                                                               \
+#define QUALIFIED_NAME_MSG                                                              \
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end " \
-    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "    \
+    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "     \
     "regex used for validation is '" QUALIFIED_NAME_FMT "')"
 #define LABEL_VALUE_MSG                                                                      \
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' " \
-    "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "   \
+    "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "    \
     "'my_value',  or '12345', regex used for validation is '(" QUALIFIED_NAME_FMT ")?')"
-#define DNS1123_SUBDOMAIN_MSG                                                              \
+#define DNS1123_SUBDOMAIN_MSG                                                             \
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, " \
     "'-' or '.', and must start and end with an alphanumeric character (e.g. "            \
-    "'example.com', regex used for validation is "                                       \
+    "'example.com', regex used for validation is "                                        \
     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 
 /* Messages joined with a separator into a bounded buffer. */
@@ -125,7 +125,8 @@ int kube_qualified_name_msgs(const char *value, const char *sep, char *out, size
 
     out[0] = '\0';
     if (slash && strchr(slash + 1, '/')) {
-        msg_add(&m, "a qualified name ", QUALIFIED_NAME_MSG
+        msg_add(&m, "a qualified name ",
+                QUALIFIED_NAME_MSG
                 " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
         return m.count;
     }

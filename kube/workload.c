@@ -73,26 +73,26 @@ static int ss_fill(const cJSON *json, kube_arena *a, kube_object *obj)
 
 static int service_decode(const cJSON *json, kube_object **out)
 {
-    return kube_object_build(&kube_workload_codecs[KUBE_WORKLOAD_SERVICE],
-                             sizeof(kube_workload), json, service_fill, out);
+    return kube_object_build(&kube_workload_codecs[KUBE_WORKLOAD_SERVICE], sizeof(kube_workload),
+                             json, service_fill, out);
 }
 
 static int rc_decode(const cJSON *json, kube_object **out)
 {
-    return kube_object_build(&kube_workload_codecs[KUBE_WORKLOAD_RC], sizeof(kube_workload),
-                             json, rc_fill, out);
+    return kube_object_build(&kube_workload_codecs[KUBE_WORKLOAD_RC], sizeof(kube_workload), json,
+                             rc_fill, out);
 }
 
 static int rs_decode(const cJSON *json, kube_object **out)
 {
-    return kube_object_build(&kube_workload_codecs[KUBE_WORKLOAD_RS], sizeof(kube_workload),
-                             json, rs_fill, out);
+    return kube_object_build(&kube_workload_codecs[KUBE_WORKLOAD_RS], sizeof(kube_workload), json,
+                             rs_fill, out);
 }
 
 static int ss_decode(const cJSON *json, kube_object **out)
 {
-    return kube_object_build(&kube_workload_codecs[KUBE_WORKLOAD_SS], sizeof(kube_workload),
-                             json, ss_fill, out);
+    return kube_object_build(&kube_workload_codecs[KUBE_WORKLOAD_SS], sizeof(kube_workload), json,
+                             ss_fill, out);
 }
 
 const kube_codec kube_workload_codecs[KUBE_WORKLOAD_KINDS] = {
@@ -140,8 +140,8 @@ int kube_workload_listers_add(struct kube_hub *hub, kube_workload_listers *l)
     return KUBE_OK;
 }
 
-kube_object *kube_workload_get(const kube_workload_listers *l, kube_workload_kind k,
-                               const char *ns, const char *name)
+kube_object *kube_workload_get(const kube_workload_listers *l, kube_workload_kind k, const char *ns,
+                               const char *name)
 {
     if (l->inf[k])
         return kube_informer_get(l->inf[k], ns, name);
@@ -162,9 +162,8 @@ static void each_in_ns(void *ud, kube_object *obj)
         c->fn(c->ud, w);
 }
 
-void kube_workload_foreach_ns(const kube_workload_listers *l, kube_workload_kind k,
-                              const char *ns, void (*fn)(void *ud, const kube_workload *w),
-                              void *ud)
+void kube_workload_foreach_ns(const kube_workload_listers *l, kube_workload_kind k, const char *ns,
+                              void (*fn)(void *ud, const kube_workload *w), void *ud)
 {
     ns_ctx c = {ns, fn, ud};
     if (l->inf[k])

@@ -32,9 +32,9 @@ struct kube_store;
 
 typedef enum kube_workload_kind {
     KUBE_WORKLOAD_SERVICE = 0,
-    KUBE_WORKLOAD_RC,   /* ReplicationController */
-    KUBE_WORKLOAD_RS,   /* ReplicaSet */
-    KUBE_WORKLOAD_SS,   /* StatefulSet */
+    KUBE_WORKLOAD_RC, /* ReplicationController */
+    KUBE_WORKLOAD_RS, /* ReplicaSet */
+    KUBE_WORKLOAD_SS, /* StatefulSet */
     KUBE_WORKLOAD_KINDS
 } kube_workload_kind;
 
@@ -82,14 +82,13 @@ int kube_workload_listers_add(struct kube_hub *hub, kube_workload_listers *l);
 
 /* The object of kind k at ns/name: a new reference the caller releases
  * with kube_object_unref(), or NULL. */
-kube_object *kube_workload_get(const kube_workload_listers *l, kube_workload_kind k,
-                               const char *ns, const char *name);
+kube_object *kube_workload_get(const kube_workload_listers *l, kube_workload_kind k, const char *ns,
+                               const char *name);
 
 /* Calls fn for every object of kind k in namespace ns (under the store's
  * read lock: fn must not call back into the lister; the object is
  * borrowed for the call). */
-void kube_workload_foreach_ns(const kube_workload_listers *l, kube_workload_kind k,
-                              const char *ns, void (*fn)(void *ud, const kube_workload *w),
-                              void *ud);
+void kube_workload_foreach_ns(const kube_workload_listers *l, kube_workload_kind k, const char *ns,
+                              void (*fn)(void *ud, const kube_workload *w), void *ud);
 
 #endif

@@ -215,4 +215,3 @@ void sched_binders_stop(sched_scheduler *s, long timeout_ms)
     s->n_binders = 0;
     sched_binders_reap(s, 1);
 }
-

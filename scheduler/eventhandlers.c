@@ -43,8 +43,7 @@ static void log_err(int rc, const char *what, const kube_meta *m)
 
 static void add_pod_to_cache(sched_event_ctx *c, kube_pod *pod)
 {
-    KLOG_V(3, "add event for scheduled pod %s/%s", pod->base.meta.namespace_,
-           pod->base.meta.name);
+    KLOG_V(3, "add event for scheduled pod %s/%s", pod->base.meta.namespace_, pod->base.meta.name);
     log_err(sched_cache_add_pod(c->cache, pod), "scheduler cache AddPod failed for",
             &pod->base.meta);
     sched_queue_assigned_pod_added(c->queue, pod);
@@ -97,8 +96,7 @@ static void delete_pod_from_queue(sched_event_ctx *c, kube_pod *pod)
     sched_queue_delete(c->queue, pod);
     /* a pod waiting on Permit was assumed: free its place at once */
     if (fw && fw_framework_reject_waiting_pod(fw, pod->base.meta.uid, "", "removed"))
-        sched_queue_move_all(c->queue, &SCHED_EV_ASSIGNED_POD_DELETE, &pod->base, NULL, NULL,
-                             NULL);
+        sched_queue_move_all(c->queue, &SCHED_EV_ASSIGNED_POD_DELETE, &pod->base, NULL, NULL, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -246,8 +244,8 @@ int sched_node_admits_pod(const fw_node_info *ni, const fw_pod_info *pi)
         return 0;
     if (*pod->node_name && strcmp(pod->node_name, node->base.meta.name))
         return 0;
-    return fits_resources(ni, pi) && matches_required_affinity(node, pod) &&
-           fits_ports(ni, pod) && tolerates_no_schedule_taints(node, pod);
+    return fits_resources(ni, pi) && matches_required_affinity(node, pod) && fits_ports(ni, pod) &&
+           tolerates_no_schedule_taints(node, pod);
 }
 
 static int pre_check_node(void *ud, const fw_pod_info *pi)
@@ -374,8 +372,7 @@ static const fw_cluster_event ev_sc_add = {FW_GVK_STORAGE_CLASS, FW_ACT_ADD, "St
 static const fw_cluster_event ev_sc_update = {FW_GVK_STORAGE_CLASS, FW_ACT_UPDATE,
                                               "StorageClassUpdate"};
 static const fw_cluster_event ev_csinode_add = {FW_GVK_CSI_NODE, FW_ACT_ADD, "CSINodeAdd"};
-static const fw_cluster_event ev_csinode_update = {FW_GVK_CSI_NODE, FW_ACT_UPDATE,
-                                                   "CSINodeUpdate"};
+static const fw_cluster_event ev_csinode_update = {FW_GVK_CSI_NODE, FW_ACT_UPDATE, "CSINodeUpdate"};
 
 /* {add, update} per kind; deletes raise nothing (as v1.28). */
 static const fw_cluster_event *const vol_events[PLUGIN_VOL_KINDS][2] = {

@@ -46,7 +46,7 @@ typedef struct flags {
     const char *tls_key_file;
     int64_t secure_port;
     int64_t verbosity;
-    const char *leader_elect;            /* "true"/"false" when given */
+    const char *leader_elect; /* "true"/"false" when given */
     const char *lease_duration;
     const char *renew_deadline;
     const char *retry_period;

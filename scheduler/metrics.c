@@ -14,7 +14,6 @@
 
 #include "kube/errors.h"
 
-
 static const char *const L_RESULT_PROFILE[] = {"result", "profile"};
 static const char *const L_QUEUE[] = {"queue"};
 static const char *const L_QUEUE_EVENT[] = {"queue", "event"};
@@ -27,13 +26,13 @@ static const char *const L_TYPE[] = {"type"};
 static const char *const L_OPERATION[] = {"operation"};
 
 typedef struct core_def {
-    size_t offset;                 /* of the kube_metric * in sched_core_metrics */
+    size_t offset; /* of the kube_metric * in sched_core_metrics */
     const char *name, *help;
     kube_metric_type type;
     kube_stability stability;
     const char *const *labels;
     size_t n_labels;
-    double start, factor;          /* exponential buckets */
+    double start, factor; /* exponential buckets */
     size_t n_buckets;
 } core_def;
 
@@ -48,8 +47,8 @@ static const core_def core_defs[] = {
      "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
      KUBE_METRIC_HISTOGRAM, KUBE_STABILITY_STABLE, L_RESULT_PROFILE, 2, 0.001, 2, 15},
     {CORE(scheduling_algorithm_duration), "scheduler_scheduling_algorithm_duration_seconds",
-     "Scheduling algorithm latency in seconds", KUBE_METRIC_HISTOGRAM, KUBE_STABILITY_ALPHA,
-     NULL, 0, 0.001, 2, 15},
+     "Scheduling algorithm latency in seconds", KUBE_METRIC_HISTOGRAM, KUBE_STABILITY_ALPHA, NULL,
+     0, 0.001, 2, 15},
     {CORE(pending_pods), "scheduler_pending_pods",
      "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
      "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
@@ -67,7 +66,8 @@ static const core_def core_defs[] = {
      "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
      "queue an d might involve multiple scheduling attempts.",
      KUBE_METRIC_HISTOGRAM, KUBE_STABILITY_BETA, L_ATTEMPTS, 1, 0.01, 2, 20},
-    {CORE(framework_extension_point_duration), "scheduler_framework_extension_point_duration_seconds",
+    {CORE(framework_extension_point_duration),
+     "scheduler_framework_extension_point_duration_seconds",
      "Latency for running all plugins of a specific extension point.", KUBE_METRIC_HISTOGRAM,
      KUBE_STABILITY_STABLE, L_POINT, 3, 0.0001, 2, 12},
     {CORE(plugin_execution_duration), "scheduler_plugin_execution_duration_seconds",
@@ -82,18 +82,17 @@ static const core_def core_defs[] = {
      "only when broken down by plugin.",
      KUBE_METRIC_GAUGE, KUBE_STABILITY_ALPHA, L_PLUGIN_PROFILE, 2, 0, 0, 0},
     {CORE(cache_size), "scheduler_scheduler_cache_size",
-     "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
-     KUBE_METRIC_GAUGE, KUBE_STABILITY_ALPHA, L_TYPE, 1, 0, 0, 0},
+     "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.", KUBE_METRIC_GAUGE,
+     KUBE_STABILITY_ALPHA, L_TYPE, 1, 0, 0, 0},
     {CORE(goroutines), "scheduler_goroutines",
-     "Number of running goroutines split by the work they do such as binding.",
-     KUBE_METRIC_GAUGE, KUBE_STABILITY_ALPHA, L_OPERATION, 1, 0, 0, 0},
+     "Number of running goroutines split by the work they do such as binding.", KUBE_METRIC_GAUGE,
+     KUBE_STABILITY_ALPHA, L_OPERATION, 1, 0, 0, 0},
 };
 
 static int register_def(kube_metrics *r, const core_def *d, kube_metric **out)
 {
     double buckets[KUBE_METRIC_MAX_BUCKETS];
-    kube_metric_opts o = {d->name, d->help, d->type, d->stability, d->labels, d->n_labels,
-                           NULL, 0};
+    kube_metric_opts o = {d->name, d->help, d->type, d->stability, d->labels, d->n_labels, NULL, 0};
 
     if (d->type == KUBE_METRIC_HISTOGRAM) {
         kube_metrics_exp_buckets(d->start, d->factor, d->n_buckets, buckets);
@@ -105,14 +104,13 @@ static int register_def(kube_metrics *r, const core_def *d, kube_metric **out)
 
 int sched_core_metrics_register(kube_metrics *r, sched_core_metrics *m)
 {
-    static const char *const queues[SCHED_PENDING_COUNT] = {"active", "backoff",
-                                                           "unschedulable", "gated"};
+    static const char *const queues[SCHED_PENDING_COUNT] = {"active", "backoff", "unschedulable",
+                                                            "gated"};
     int rc = KUBE_OK;
 
     memset(m, 0, sizeof(*m));
     for (size_t i = 0; rc == KUBE_OK && i < sizeof(core_defs) / sizeof(core_defs[0]); i++)
-        rc = register_def(r, &core_defs[i],
-                          (kube_metric **)((char *)m + core_defs[i].offset));
+        rc = register_def(r, &core_defs[i], (kube_metric **)((char *)m + core_defs[i].offset));
     for (int i = 0; rc == KUBE_OK && i < SCHED_PENDING_COUNT; i++) {
         m->pending[i] = kube_metric_with(m->pending_pods, &queues[i]);
         if (!m->pending[i])
@@ -237,8 +235,8 @@ static pending_obs *pending_for(plugin_slot *e)
     return e->pend;
 }
 
-static void hook_plugin_defer(void *ud, const char *plugin, const char *point,
-                              const char *status, double seconds)
+static void hook_plugin_defer(void *ud, const char *plugin, const char *point, const char *status,
+                              double seconds)
 {
     sched_core_metrics *m = ud;
     const char *v[3] = {plugin, point, status};
@@ -270,8 +268,8 @@ static void hook_permit(void *ud, const char *result, double seconds)
 
 fw_metrics_hooks sched_core_metrics_hooks(sched_core_metrics *m)
 {
-    fw_metrics_hooks h = {hook_point, hook_plugin, hook_permit, m, hook_plugin_defer,
-                          hook_plugin_flush};
+    fw_metrics_hooks h = {hook_point, hook_plugin,       hook_permit,
+                          m,          hook_plugin_defer, hook_plugin_flush};
     return h;
 }
 

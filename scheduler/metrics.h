@@ -25,20 +25,36 @@ enum {
 };
 
 typedef struct sched_core_metrics {
-    kube_metric *schedule_attempts;             /* scheduler_schedule_attempts_total{result,profile} */
-    kube_metric *scheduling_attempt_duration;   /* scheduler_scheduling_attempt_duration_seconds{result,profile} */
-    kube_metric *scheduling_algorithm_duration; /* scheduler_scheduling_algorithm_duration_seconds */
-    kube_metric *pending_pods;                  /* scheduler_pending_pods{queue} */
-    kube_metric_child *pending[SCHED_PENDING_COUNT]; /* active, backoff, unschedulable, gated */
-    kube_metric *queue_incoming_pods;           /* scheduler_queue_incoming_pods_total{queue,event} */
-    kube_metric *pod_scheduling_attempts;       /* scheduler_pod_scheduling_attempts */
-    kube_metric *pod_scheduling_sli_duration;   /* scheduler_pod_scheduling_sli_duration_seconds{attempts} */
-    kube_metric *framework_extension_point_duration; /* {extension_point,status,profile} */
-    kube_metric *plugin_execution_duration;     /* {plugin,extension_point,status} */
-    kube_metric *permit_wait_duration;          /* scheduler_permit_wait_duration_seconds{result} */
-    kube_metric *unschedulable_pods;            /* scheduler_unschedulable_pods{plugin,profile} */
-    kube_metric *cache_size;                    /* scheduler_scheduler_cache_size{type} */
-    kube_metric *goroutines;                    /* scheduler_goroutines{operation} */
+    /* scheduler_schedule_attempts_total{result,profile} */
+    kube_metric *schedule_attempts;
+    /* scheduler_scheduling_attempt_duration_seconds{result,profile} */
+    kube_metric *scheduling_attempt_duration;
+    /* scheduler_scheduling_algorithm_duration_seconds */
+    kube_metric *scheduling_algorithm_duration;
+    /* scheduler_pending_pods{queue}, and its children active, backoff,
+     * unschedulable and gated */
+    kube_metric *pending_pods;
+    kube_metric_child *pending[SCHED_PENDING_COUNT];
+    /* scheduler_queue_incoming_pods_total{queue,event} */
+    kube_metric *queue_incoming_pods;
+    /* scheduler_pod_scheduling_attempts */
+    kube_metric *pod_scheduling_attempts;
+    /* scheduler_pod_scheduling_sli_duration_seconds{attempts} */
+    kube_metric *pod_scheduling_sli_duration;
+    /* scheduler_framework_extension_point_duration_seconds
+     * {extension_point,status,profile} */
+    kube_metric *framework_extension_point_duration;
+    /* scheduler_plugin_execution_duration_seconds
+     * {plugin,extension_point,status} */
+    kube_metric *plugin_execution_duration;
+    /* scheduler_permit_wait_duration_seconds{result} */
+    kube_metric *permit_wait_duration;
+    /* scheduler_unschedulable_pods{plugin,profile} */
+    kube_metric *unschedulable_pods;
+    /* scheduler_scheduler_cache_size{type} */
+    kube_metric *cache_size;
+    /* scheduler_goroutines{operation} */
+    kube_metric *goroutines;
 } sched_core_metrics;
 
 /* Registers the set into r and fills m (pointers owned by r). KUBE_OK,

@@ -32,12 +32,12 @@ struct sched_follower {
     sched_follower_options o;
     char *key, *pinned_by;
 
-    pthread_mutex_t mu;     /* queue, queued, stopping */
-    pthread_cond_t cv;      /* work queued, stop */
+    pthread_mutex_t mu; /* queue, queued, stopping */
+    pthread_cond_t cv;  /* work queued, stop */
     work_item *head, *tail;
-    kube_strmap queued;       /* keys in the queue (values unused) */
+    kube_strmap queued; /* keys in the queue (values unused) */
     int stopping;
-    int was_leader;         /* worker thread only */
+    int was_leader; /* worker thread only */
     pthread_t worker;
 };
 
@@ -158,22 +158,23 @@ static int still_applies(void *ud, const kube_vm *cur)
 }
 
 /* The Normal event Repinned on the VM (none without a recorder). */
-static void record_event(sched_follower *f, const kube_vm *vm, const char *from,
-                         const char *to)
+static void record_event(sched_follower *f, const kube_vm *vm, const char *from, const char *to)
 {
     const kube_meta *m = &vm->base.meta;
-    kube_recorder_ref reg = {.kind = "VirtualMachine", .api_version = "kubevirt.io/v1",
-                             .namespace_ = m->namespace_, .name = m->name, .uid = m->uid};
+    kube_recorder_ref reg = {.kind = "VirtualMachine",
+                             .api_version = "kubevirt.io/v1",
+                             .namespace_ = m->namespace_,
+                             .name = m->name,
+                             .uid = m->uid};
     if (f->o.recorder)
         kube_recorder_eventf(f->o.recorder, &reg, NULL, KUBE_RECORDER_NORMAL, "Repinned", "Pin",
-                             "Pin moved from node %s to node %s after live migration", from,
-                             to);
+                             "Pin moved from node %s to node %s after live migration", from, to);
 }
 
 /* Logs the write's outcome, records the event when the pin moved, and
  * tells the owner (done). */
-static void report(sched_follower *f, const kube_vm *vm, const move *mv, const char *target,
-                   int rc, const kube_pin_result *res)
+static void report(sched_follower *f, const kube_vm *vm, const move *mv, const char *target, int rc,
+                   const kube_pin_result *res)
 {
     const kube_meta *m = &vm->base.meta;
     if (rc == KUBE_OK && res->outcome == KUBE_PIN_WRITTEN) {
@@ -198,8 +199,11 @@ static void follow(sched_follower *f, const kube_vmi *vmi, const kube_vm *vm)
     if (!target)
         return;
     move mv = {f->key, vmi->migration->source_node, vmi->migration->migration_uid};
-    kube_pin_write w = {.key = f->key, .node = target, .reason = KUBE_PIN_MIGRATION,
-                        .by = f->pinned_by, .migration_uid = mv.uid};
+    kube_pin_write w = {.key = f->key,
+                        .node = target,
+                        .reason = KUBE_PIN_MIGRATION,
+                        .by = f->pinned_by,
+                        .migration_uid = mv.uid};
     kube_pin_result res;
     int rc = kube_pin_set(f->o.client, vm, &w, still_applies, &mv, &res);
     report(f, vm, &mv, target, rc, &res);
@@ -251,8 +255,8 @@ static void wait_locked(sched_follower *f, long ms)
  * the queue. */
 static void check_leadership(sched_follower *f)
 {
-    int now = leading(f) && kube_informer_has_synced(f->o.vmis) &&
-              kube_informer_has_synced(f->o.vms);
+    int now =
+        leading(f) && kube_informer_has_synced(f->o.vmis) && kube_informer_has_synced(f->o.vms);
     if (now && !f->was_leader) {
         KLOG_V(2, "StickyVM: leading: comparing every VMI's migration with its VM's pin");
         kube_informer_foreach(f->o.vmis, resync_one, f);

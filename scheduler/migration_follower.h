@@ -44,11 +44,11 @@ typedef struct sched_follower sched_follower;
 
 typedef struct sched_follower_options {
     kube_client *client;
-    kube_informer *vmis, *vms;     /* the caller's VMI and VM informers */
+    kube_informer *vmis, *vms;      /* the caller's VMI and VM informers */
     struct kube_recorder *recorder; /* NULL: no events */
-    const char *key;               /* the pin annotation */
-    const char *pinned_by;         /* pinned-by of the follower's writes */
-    fw_leadership leadership;      /* NULL is_leader: always leading */
+    const char *key;                /* the pin annotation */
+    const char *pinned_by;          /* pinned-by of the follower's writes */
+    fw_leadership leadership;       /* NULL is_leader: always leading */
     /* Called on the worker after each write the follower attempted: rc and
      * res as kube_pin_set() left them (res->vm the VM afterwards).
      * Optional. */

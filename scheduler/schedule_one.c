@@ -96,9 +96,9 @@ static void truncate_note(const char *msg, char *out, size_t n)
 typedef struct failure {
     fw_code code;
     const char *msg;
-    const char *const *plugins;  /* rejecting plugins (FitError) */
+    const char *const *plugins; /* rejecting plugins (FitError) */
     size_t n_plugins;
-    fw_nominating_mode mode;     /* NominatingInfo */
+    fw_nominating_mode mode; /* NominatingInfo */
     const char *node;
     int64_t start_ns;
 } failure;
@@ -170,11 +170,11 @@ static void update_pod_status(sched_scheduler *s, const kube_pod *pod, const cha
         return;
     }
     memset(&st, 0, sizeof(st));
-    rc = kube_api_patch_pod_status(s->client, pod->base.meta.namespace_, pod->base.meta.name,
-                                   patch, &st);
+    rc = kube_api_patch_pod_status(s->client, pod->base.meta.namespace_, pod->base.meta.name, patch,
+                                   &st);
     if (rc != KUBE_OK)
-        KLOG_ERROR("error updating pod %s/%s: %s", pod->base.meta.namespace_,
-                   pod->base.meta.name, st.message[0] ? st.message : kube_strerror(rc));
+        KLOG_ERROR("error updating pod %s/%s: %s", pod->base.meta.namespace_, pod->base.meta.name,
+                   st.message[0] ? st.message : kube_strerror(rc));
     cJSON_Delete(patch);
 }
 
@@ -243,8 +243,8 @@ static void handle_failure(sched_scheduler *s, sched_queued_pod *qp, const failu
         KLOG_ERROR("out of memory nominating pod %s/%s", pi->namespace_, pi->name);
     truncate_note(f->msg, note, sizeof(note));
     pod_ref(pod, &ref);
-    kube_recorder_eventf(recorder_for(s, fw), &ref, NULL, KUBE_RECORDER_WARNING,
-                         "FailedScheduling", "Scheduling", "%s", note);
+    kube_recorder_eventf(recorder_for(s, fw), &ref, NULL, KUBE_RECORDER_WARNING, "FailedScheduling",
+                         "Scheduling", "%s", note);
     update_pod_status(s, pod, reason, f->msg, changed, status_changed, f);
     kube_object_unref(cached_obj);
     fw_pod_info_unref(pi);
@@ -255,8 +255,13 @@ static void fail_with_status(sched_scheduler *s, sched_queued_pod *qp, const fw_
                              int64_t start_ns)
 {
     char *msg = fw_status_message_dup(st);
-    failure f = {fw_status_code(st), msg ? msg : "out of memory", NULL, 0,
-                 FW_NOMINATING_OVERRIDE, "", start_ns};
+    failure f = {fw_status_code(st),
+                 msg ? msg : "out of memory",
+                 NULL,
+                 0,
+                 FW_NOMINATING_OVERRIDE,
+                 "",
+                 start_ns};
 
     if (f.code == FW_SUCCESS || f.code == FW_SKIP || f.code == FW_WAIT)
         f.code = FW_ERROR;
@@ -279,8 +284,8 @@ static void fail_on_node(sched_scheduler *s, sched_queued_pod *qp, const fw_stat
         fail_with_status(s, qp, st, start_ns);
         return;
     }
-    failure f = {st->code, msg, plugin ? &plugin : NULL, plugin ? 1 : 0,
-                 FW_NOMINATING_OVERRIDE, "", start_ns};
+    failure f = {st->code, msg,     plugin ? &plugin : NULL, plugin ? 1 : 0, FW_NOMINATING_OVERRIDE,
+                 "",       start_ns};
     handle_failure(s, qp, &f);
     free(msg);
     fw_diagnosis_clear(&d);
@@ -345,7 +350,7 @@ static void bound(sched_scheduler *s, bind_job *job)
     kube_metric_observe(s->cm.pod_scheduling_attempts, NULL, attempts);
     if (qp->info.initial_attempt_ns)
         kube_metric_observe(s->cm.pod_scheduling_sli_duration, &label,
-                             since_s(qp->info.initial_attempt_ns));
+                            since_s(qp->info.initial_attempt_ns));
     atomic_fetch_add(&s->n_scheduled, 1);
 }
 
@@ -383,8 +388,8 @@ void sched_binding_cycle(sched_scheduler *s, bind_job *job)
 /* ------------------------------------------------------------------ */
 
 /* The pod could fit no node: PostFilter, then the FitError. */
-static void no_fit(sched_scheduler *s, sched_queued_pod *qp, fw_cycle_state *cs,
-                   fw_diagnosis *d, int64_t start_ns)
+static void no_fit(sched_scheduler *s, sched_queued_pod *qp, fw_cycle_state *cs, fw_diagnosis *d,
+                   int64_t start_ns)
 {
     fw_post_filter_result pf = {FW_NOMINATING_NOOP, ""};
     char *msg;
@@ -400,9 +405,13 @@ static void no_fit(sched_scheduler *s, sched_queued_pod *qp, fw_cycle_state *cs,
         fw_status_free(pst);
     }
     msg = fw_fit_error_message((int)s->snap->n_list, d);
-    failure f = {FW_UNSCHEDULABLE, msg ? msg : "out of memory",
-                 (const char *const *)d->unschedulable_plugins, d->n_unschedulable_plugins,
-                 pf.mode, pf.node, start_ns};
+    failure f = {FW_UNSCHEDULABLE,
+                 msg ? msg : "out of memory",
+                 (const char *const *)d->unschedulable_plugins,
+                 d->n_unschedulable_plugins,
+                 pf.mode,
+                 pf.node,
+                 start_ns};
     handle_failure(s, qp, &f);
     free(msg);
 }
@@ -553,4 +562,3 @@ void *sched_cycle_main(void *arg)
     }
     return NULL;
 }
-

@@ -306,7 +306,8 @@ int sched_scheduler_new(const sched_scheduler_options *o, sched_scheduler **out,
     if (rc == KUBE_OK)
         rc = sched_nominator_new(pod_pending, s, &s->nominator);
     if (rc == KUBE_OK)
-        rc = build_frameworks(s, o->registry ? o->registry : plugin_registry_in_tree(), err, errlen);
+        rc =
+            build_frameworks(s, o->registry ? o->registry : plugin_registry_in_tree(), err, errlen);
     if (rc == KUBE_OK)
         rc = build_queue_and_cache(s);
     if (rc == KUBE_OK)
@@ -391,7 +392,7 @@ void sched_scheduler_free(sched_scheduler *s)
     for (size_t i = 0; i < s->n_fws; i++)
         fw_framework_free(s->fws[i]);
     sched_nominator_free(s->nominator); /* after the frameworks, which use it */
-    kube_leader_free(s->leader); /* after the plugins, which may ask it */
+    kube_leader_free(s->leader);        /* after the plugins, which may ask it */
     kube_hub_free(s->hub);
     sched_cache_free(s->cache);
     fw_snapshot_free(s->snap);

@@ -46,16 +46,16 @@
 typedef struct sched_scheduler sched_scheduler;
 
 typedef struct sched_scheduler_options {
-    const sched_config *config;     /* defaulted configuration. Required */
-    kube_client *client;            /* informers, bindings, status, events. Required */
+    const sched_config *config; /* defaulted configuration. Required */
+    kube_client *client;        /* informers, bindings, status, events. Required */
     /* The elector's own client (kube_leader_client_options()). Leader
      * election runs when config->leader_election.leader_elect is set;
      * NULL then is KUBE_EINVAL. */
     kube_client *leader_client;
-    const char *identity;           /* leader identity; NULL: "<hostname>_<uuid>" */
-    const fw_registry *registry;    /* NULL: plugin_registry_in_tree() */
-    kube_metrics *metrics;         /* registry to register into; NULL: a private one */
-    int binding_workers;            /* binding threads (each keeps one API connection); 0: 8 */
+    const char *identity;        /* leader identity; NULL: "<hostname>_<uuid>" */
+    const fw_registry *registry; /* NULL: plugin_registry_in_tree() */
+    kube_metrics *metrics;       /* registry to register into; NULL: a private one */
+    int binding_workers;         /* binding threads (each keeps one API connection); 0: 8 */
     /* Called once, on the elector's thread, when leadership is lost (not
      * on a stop). May be NULL. */
     void (*on_leadership_lost)(void *ud);
@@ -93,10 +93,10 @@ int sched_scheduler_active(sched_scheduler *s);
 kube_metrics *sched_scheduler_metrics(sched_scheduler *s);
 
 typedef struct sched_scheduler_stats {
-    uint64_t attempts;        /* scheduling cycles run */
-    uint64_t scheduled;       /* pods bound */
-    uint64_t unschedulable;   /* attempts ending Unschedulable */
-    uint64_t errors;          /* attempts ending in an error (bind failures included) */
+    uint64_t attempts;      /* scheduling cycles run */
+    uint64_t scheduled;     /* pods bound */
+    uint64_t unschedulable; /* attempts ending Unschedulable */
+    uint64_t errors;        /* attempts ending in an error (bind failures included) */
     uint64_t binding_in_flight;
     sched_queue_counts queue;
     sched_cache_counts cache;

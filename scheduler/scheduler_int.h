@@ -61,31 +61,31 @@ struct sched_scheduler {
     kube_informer *pod_inf, *node_inf;
     fw_parallelizer *par;
     fw_snapshot *snap;
-    kube_recorder **recorders;   /* one per profile */
+    kube_recorder **recorders; /* one per profile */
     fw_framework **fws;
     size_t n_fws;
     sched_queue *queue;
-    sched_nominator *nominator;  /* built before the frameworks and the queue */
+    sched_nominator *nominator; /* built before the frameworks and the queue */
     sched_cache *cache;
     sched_event_ctx ev;
     fw_sched_state st;
     kube_leader *leader;
 
-    pthread_mutex_t mu;          /* guards the flags' waits and the bind queue */
-    pthread_cond_t cv;           /* leadership, stop */
-    pthread_cond_t bind_cv;      /* bind jobs queued, stop */
-    pthread_cond_t space_cv;     /* the pool's backlog shrank */
-    pthread_cond_t idle_cv;      /* in_flight reached 0 */
-    atomic_int active;           /* leading (or no election) */
+    pthread_mutex_t mu;      /* guards the flags' waits and the bind queue */
+    pthread_cond_t cv;       /* leadership, stop */
+    pthread_cond_t bind_cv;  /* bind jobs queued, stop */
+    pthread_cond_t space_cv; /* the pool's backlog shrank */
+    pthread_cond_t idle_cv;  /* in_flight reached 0 */
+    atomic_int active;       /* leading (or no election) */
     atomic_int stopping;
     int started, stopped;
     pthread_t sched_thread, house_thread;
     pthread_t *binders;
     size_t n_binders;
     bind_job *jobs_head, *jobs_tail;
-    size_t in_flight;            /* jobs queued or running, waiters included */
-    size_t pool_jobs;            /* jobs queued or running in the pool */
-    waiter *waiters;             /* permit-waiting pods' threads */
+    size_t in_flight; /* jobs queued or running, waiters included */
+    size_t pool_jobs; /* jobs queued or running in the pool */
+    waiter *waiters;  /* permit-waiting pods' threads */
     int binders_exit;
 
     atomic_uint_fast64_t n_attempts, n_scheduled, n_unschedulable, n_errors;

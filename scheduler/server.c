@@ -57,8 +57,7 @@ typedef struct pss {
 /* Answers                                                             */
 /* ------------------------------------------------------------------ */
 
-static int answer(sched_server *s, const char *path, int is_get, kube_buf *body,
-                  const char **ctype)
+static int answer(sched_server *s, const char *path, int is_get, kube_buf *body, const char **ctype)
 {
     *ctype = CT_TEXT;
     if (!is_get) {
@@ -92,16 +91,14 @@ static int answer(sched_server *s, const char *path, int is_get, kube_buf *body,
     return HTTP_STATUS_NOT_FOUND;
 }
 
-static int send_headers(struct lws *wsi, sched_server *s, int status, const char *ctype,
-                        size_t len)
+static int send_headers(struct lws *wsi, sched_server *s, int status, const char *ctype, size_t len)
 {
     unsigned char *start = s->scratch + LWS_PRE, *p = start, *end = s->scratch + sizeof(s->scratch);
     static const char nosniff[] = "nosniff";
 
     if (lws_add_http_common_headers(wsi, (unsigned)status, ctype, (lws_filepos_t)len, &p, end) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
-                                    (const unsigned char *)nosniff, sizeof(nosniff) - 1, &p,
-                                    end) ||
+                                    (const unsigned char *)nosniff, sizeof(nosniff) - 1, &p, end) ||
         lws_finalize_write_http_header(wsi, start, &p, end))
         return -1;
     return 0;
@@ -231,8 +228,8 @@ static X509 *make_cert(EVP_PKEY *key)
          X509_gmtime_adj(X509_getm_notAfter(x), 365L * 24 * 3600) && X509_set_pubkey(x, key);
     BN_free(bn);
     name = X509_get_subject_name(x);
-    ok = ok && X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (unsigned char *)cn, -1, -1,
-                                          0) &&
+    ok = ok &&
+         X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (unsigned char *)cn, -1, -1, 0) &&
          X509_set_issuer_name(x, name) && add_san(x) && X509_sign(x, key, EVP_sha256());
     if (!ok) {
         X509_free(x);

@@ -28,10 +28,10 @@
 typedef struct sched_server sched_server;
 
 typedef struct sched_server_options {
-    const char *bind_address;  /* NULL/"": all addresses ("0.0.0.0") */
-    int port;                  /* 0: an ephemeral port (see sched_server_port) */
-    const char *cert_file;     /* PEM; NULL: self-signed in memory */
-    const char *key_file;      /* PEM; required with cert_file */
+    const char *bind_address; /* NULL/"": all addresses ("0.0.0.0") */
+    int port;                 /* 0: an ephemeral port (see sched_server_port) */
+    const char *cert_file;    /* PEM; NULL: self-signed in memory */
+    const char *key_file;     /* PEM; required with cert_file */
     kube_metrics *metrics;    /* /metrics; NULL: empty */
     /* readyz check "sched-handler-sync" (NULL: always ready). */
     int (*ready)(void *ud);
@@ -40,8 +40,7 @@ typedef struct sched_server_options {
 
 /* Listens and starts the server thread. KUBE_OK, KUBE_EINVAL, KUBE_EIO
  * (cannot listen, unreadable certificate; message in err), KUBE_ENOMEM. */
-int sched_server_new(const sched_server_options *o, sched_server **out, char *err,
-                     size_t errlen);
+int sched_server_new(const sched_server_options *o, sched_server **out, char *err, size_t errlen);
 /* The port listened on. */
 int sched_server_port(const sched_server *s);
 /* Stops the thread and frees. NULL-safe. */

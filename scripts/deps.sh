@@ -3,7 +3,7 @@
 # Runs apt-get only when a package is missing; needs root (or sudo).
 set -euo pipefail
 
-PACKAGES=(build-essential cmake pkg-config clang valgrind openssl curl
+PACKAGES=(build-essential cmake pkg-config clang clang-format git valgrind openssl curl
           libcurl4-openssl-dev libwebsockets-dev libcjson-dev libssl-dev
           libyaml-dev libcmocka-dev libnghttp2-dev)
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's whole test suite: installs dependencies, checks the source
-# rules (scripts/check-src.sh), builds and runs every test twice, in the
+# rules (scripts/check-src.sh) and the format (.clang-format, clang-format
+# --dry-run --Werror), builds and runs every test twice, in the
 # normal build and under AddressSanitizer + UndefinedBehaviorSanitizer, builds
 # Release (so -O3 warnings cannot creep in), then every scripts/test-*.sh
 # stage: the demo walk-through, the e2e suite against the emulator, the
@@ -22,6 +23,7 @@ run_suite() { # dir, extra cmake args...
 
 echo "== source rules"
 scripts/check-src.sh
+git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror
 echo "== normal build"
 run_suite build
 echo "== ASan + UBSan build"

@@ -153,8 +153,8 @@ static void free_args(char **argv)
 
 static int spawn(harness *h, char **argv)
 {
-    int to_stderr = getenv("STICKYVM_EMULATOR_LOG") &&
-                    !strcmp(getenv("STICKYVM_EMULATOR_LOG"), "stderr");
+    int to_stderr =
+        getenv("STICKYVM_EMULATOR_LOG") && !strcmp(getenv("STICKYVM_EMULATOR_LOG"), "stderr");
     pid_t parent = getpid();
     pid_t pid = fork();
 
@@ -338,17 +338,50 @@ void harness_stop(harness *h)
     free(h);
 }
 
-const char *harness_url(const harness *h) { return h->url; }
-int harness_port(const harness *h) { return h->port; }
-const char *harness_data_dir(const harness *h) { return h->dir; }
-const char *harness_kubeconfig(const harness *h) { return h->kubeconfig; }
-const char *harness_ca_file(const harness *h) { return h->ca; }
-const char *harness_admin_cert_file(const harness *h) { return h->admin_cert; }
-const char *harness_admin_key_file(const harness *h) { return h->admin_key; }
-const char *harness_front_proxy_ca_file(const harness *h) { return h->fp_ca; }
-const char *harness_front_proxy_cert_file(const harness *h) { return h->fp_cert; }
-const char *harness_front_proxy_key_file(const harness *h) { return h->fp_key; }
-const char *harness_log_file(const harness *h) { return h->log; }
+const char *harness_url(const harness *h)
+{
+    return h->url;
+}
+int harness_port(const harness *h)
+{
+    return h->port;
+}
+const char *harness_data_dir(const harness *h)
+{
+    return h->dir;
+}
+const char *harness_kubeconfig(const harness *h)
+{
+    return h->kubeconfig;
+}
+const char *harness_ca_file(const harness *h)
+{
+    return h->ca;
+}
+const char *harness_admin_cert_file(const harness *h)
+{
+    return h->admin_cert;
+}
+const char *harness_admin_key_file(const harness *h)
+{
+    return h->admin_key;
+}
+const char *harness_front_proxy_ca_file(const harness *h)
+{
+    return h->fp_ca;
+}
+const char *harness_front_proxy_cert_file(const harness *h)
+{
+    return h->fp_cert;
+}
+const char *harness_front_proxy_key_file(const harness *h)
+{
+    return h->fp_key;
+}
+const char *harness_log_file(const harness *h)
+{
+    return h->log;
+}
 
 /* ------------------------------------------------------------------ */
 /* Requests                                                            */
@@ -387,16 +420,15 @@ static struct curl_slist *request_headers(const harness_identity *as, const char
     return curl_slist_append(hdrs, "Expect:");
 }
 
-int harness_request(harness *h, const harness_identity *as, const char *method,
-                    const char *path, const char *content_type, const char *body,
-                    harness_response *out)
+int harness_request(harness *h, const harness_identity *as, const char *method, const char *path,
+                    const char *content_type, const char *body, harness_response *out)
 {
     return harness_request_headers(h, as, method, path, NULL, content_type, body, out);
 }
 
 int harness_request_headers(harness *h, const harness_identity *as, const char *method,
-                            const char *path, const char *const *headers,
-                            const char *content_type, const char *body, harness_response *out)
+                            const char *path, const char *const *headers, const char *content_type,
+                            const char *body, harness_response *out)
 {
     CURL *c = curl_easy_init();
     struct curl_slist *hdrs;
@@ -486,8 +518,7 @@ int harness_create(harness *h, const char *collection_path, const char *json, cJ
 /* Control API                                                         */
 /* ------------------------------------------------------------------ */
 
-static int control(harness *h, const char *method, const char *what, const char *body,
-                   cJSON **out)
+static int control(harness *h, const char *method, const char *what, const char *body, cJSON **out)
 {
     char path[256];
     long status;
@@ -571,29 +602,28 @@ static int add_identity(harness *h, const char *kind, const char *user, const ch
     id->key_file = dup_member(resp, "keyFile");
     id->token = dup_member(resp, "token");
     id->kubeconfig = dup_member(resp, "kubeconfig");
-    id->pub = (harness_identity){id->user, id->cert_file, id->key_file, id->token,
-                                 id->kubeconfig};
+    id->pub = (harness_identity){id->user, id->cert_file, id->key_file, id->token, id->kubeconfig};
     *out = &id->pub;
     pthread_mutex_unlock(&h->mu);
     cJSON_Delete(resp);
     return KUBE_OK;
 }
 
-int harness_add_cert_user(harness *h, const char *user, const char *const *groups,
-                          size_t n_groups, const harness_identity **out)
+int harness_add_cert_user(harness *h, const char *user, const char *const *groups, size_t n_groups,
+                          const harness_identity **out)
 {
     return add_identity(h, "cert", user, groups, n_groups, out);
 }
 
-int harness_add_token_user(harness *h, const char *user, const char *const *groups,
-                           size_t n_groups, const harness_identity **out)
+int harness_add_token_user(harness *h, const char *user, const char *const *groups, size_t n_groups,
+                           const harness_identity **out)
 {
     return add_identity(h, "token", user, groups, n_groups, out);
 }
 
-int harness_issue_serving_cert(harness *h, const char *cn, const char *const *dns,
-                               size_t n_dns, const char *const *ips, size_t n_ips,
-                               const char **cert_file, const char **key_file)
+int harness_issue_serving_cert(harness *h, const char *cn, const char *const *dns, size_t n_dns,
+                               const char *const *ips, size_t n_ips, const char **cert_file,
+                               const char **key_file)
 {
     cJSON *spec = cJSON_CreateObject(), *resp = NULL;
     char *body;

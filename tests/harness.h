@@ -68,18 +68,21 @@
 typedef struct harness harness;
 
 typedef struct harness_opts {
-    int nodes;                    /* --nodes: seed node-0..node-N-1 */
-    int pods;                     /* --pods: seed N unscheduled pods in default */
-    int history;                  /* --history: event history size (0: default 10000) */
-    int64_t bookmark_interval_ms; /* 0: the emulator default (60000) */
-    int demo;                     /* --demo: small demo cluster */
-    int verbosity;                /* --v */
-    const char *const *extra_args;/* NULL-terminated extra flags, or NULL */
-    int start_timeout_ms;         /* 0: 30000 */
-    int disable_http2;            /* --disable-http2: ALPN offers only http/1.1 */
+    int nodes;                     /* --nodes: seed node-0..node-N-1 */
+    int pods;                      /* --pods: seed N unscheduled pods in default */
+    int history;                   /* --history: event history size (0: default 10000) */
+    int64_t bookmark_interval_ms;  /* 0: the emulator default (60000) */
+    int demo;                      /* --demo: small demo cluster */
+    int verbosity;                 /* --v */
+    const char *const *extra_args; /* NULL-terminated extra flags, or NULL */
+    int start_timeout_ms;          /* 0: 30000 */
+    int disable_http2;             /* --disable-http2: ALPN offers only http/1.1 */
 } harness_opts;
 
-#define HARNESS_OPTS_INIT {0, 0, 0, 0, 0, 0, NULL, 0, 0}
+#define HARNESS_OPTS_INIT            \
+    {                                \
+        0, 0, 0, 0, 0, 0, NULL, 0, 0 \
+    }
 
 /* Starts an emulator. opts may be NULL (all defaults). On success *out is
  * a harness the caller stops with harness_stop(). On failure nothing is
@@ -119,18 +122,18 @@ typedef struct harness_identity {
 
 /* A client certificate signed by the emulator CA with CN=user and one O
  * per group (groups may be NULL when n_groups is 0). */
-int harness_add_cert_user(harness *h, const char *user, const char *const *groups,
-                          size_t n_groups, const harness_identity **out);
+int harness_add_cert_user(harness *h, const char *user, const char *const *groups, size_t n_groups,
+                          const harness_identity **out);
 /* A bearer token the emulator authenticates as user with groups. */
-int harness_add_token_user(harness *h, const char *user, const char *const *groups,
-                           size_t n_groups, const harness_identity **out);
+int harness_add_token_user(harness *h, const char *user, const char *const *groups, size_t n_groups,
+                           const harness_identity **out);
 /* A serving certificate signed by the emulator CA for the given DNS names
  * and IPs (for an aggregated API server under test). Writes cert and key
  * files into the data dir; *cert_file and *key_file are owned by the
  * harness. */
-int harness_issue_serving_cert(harness *h, const char *cn, const char *const *dns,
-                               size_t n_dns, const char *const *ips, size_t n_ips,
-                               const char **cert_file, const char **key_file);
+int harness_issue_serving_cert(harness *h, const char *cn, const char *const *dns, size_t n_dns,
+                               const char *const *ips, size_t n_ips, const char **cert_file,
+                               const char **key_file);
 
 /* Fault injection. error_rate in [0,1] of matching requests answer
  * error_code (429 or 5xx) with a Status and, if retry_after_seconds > 0, a
@@ -175,20 +178,19 @@ int harness_reset_counters(harness *h);
  * NULL sends no body. */
 typedef struct harness_response {
     long status;
-    char *body;          /* NUL-terminated, "" when empty */
+    char *body; /* NUL-terminated, "" when empty */
     size_t len;
-    char *content_type;  /* may be NULL */
+    char *content_type; /* may be NULL */
 } harness_response;
 
-int harness_request(harness *h, const harness_identity *as, const char *method,
-                    const char *path, const char *content_type, const char *body,
-                    harness_response *out);
+int harness_request(harness *h, const harness_identity *as, const char *method, const char *path,
+                    const char *content_type, const char *body, harness_response *out);
 /* Like harness_request, with extra request headers: headers is a
  * NULL-terminated list of "Name: value" lines (NULL for none), e.g.
  * {"Impersonate-User: alice", NULL}. Strings borrowed. */
 int harness_request_headers(harness *h, const harness_identity *as, const char *method,
-                            const char *path, const char *const *headers,
-                            const char *content_type, const char *body, harness_response *out);
+                            const char *path, const char *const *headers, const char *content_type,
+                            const char *body, harness_response *out);
 /* Like harness_request; *json (caller frees) is the parsed body or NULL if
  * it was not JSON. Returns KUBE_OK when a response arrived (whatever its
  * status), so tests assert on out->status. */
@@ -200,7 +202,6 @@ void harness_response_free(harness_response *r);
 /* Creates an object from JSON text with POST to collection_path, expecting
  * 201; *created (may be NULL) receives the answer (caller frees). Returns
  * KUBE_OK or the answer's KUBE_E* error. */
-int harness_create(harness *h, const char *collection_path, const char *json,
-                   cJSON **created);
+int harness_create(harness *h, const char *collection_path, const char *json, cJSON **created);
 
 #endif

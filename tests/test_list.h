@@ -8,75 +8,75 @@
  * subsystem (libuv's test-list.h): kube, emulator, framework, plugins,
  * scheduler, apiserver, then the secure ports under hostile clients.
  */
-#define TEST_LIST(UNIT, INTEGRATION)                    \
-    /* kube: the client library */                      \
-    UNIT(errors)                                        \
-    UNIT(buf)                                           \
-    UNIT(containers)                                    \
-    UNIT(tls)                                           \
-    UNIT(config)                                        \
-    UNIT(client)                                        \
-    UNIT(ratelimit)                                     \
-    UNIT(quantity)                                      \
-    UNIT(selector)                                      \
-    UNIT(decode)                                        \
-    UNIT(storage_decode)                                \
-    UNIT(workload)                                      \
-    UNIT(intern)                                        \
-    UNIT(informer)                                      \
-    UNIT(leader)                                        \
-    UNIT(recorder)                                      \
-    UNIT(httpreq)                                       \
-    UNIT(metrics)                                       \
-    UNIT(pin)                                           \
-    INTEGRATION(client_integration)                     \
-    INTEGRATION(informer_integration)                   \
-    INTEGRATION(leader_integration)                     \
-    INTEGRATION(recorder_integration)                   \
-    INTEGRATION(pin_integration)                        \
-    /* emulator: the API emulator itself */             \
-    INTEGRATION(emulator)                               \
-    INTEGRATION(emulator_rbac)                          \
-    INTEGRATION(emulator_h2)                            \
-    /* framework: extension points, configuration */    \
-    UNIT(framework)                                     \
-    UNIT(sched_config)                                  \
+#define TEST_LIST(UNIT, INTEGRATION)                          \
+    /* kube: the client library */                            \
+    UNIT(errors)                                              \
+    UNIT(buf)                                                 \
+    UNIT(containers)                                          \
+    UNIT(tls)                                                 \
+    UNIT(config)                                              \
+    UNIT(client)                                              \
+    UNIT(ratelimit)                                           \
+    UNIT(quantity)                                            \
+    UNIT(selector)                                            \
+    UNIT(decode)                                              \
+    UNIT(storage_decode)                                      \
+    UNIT(workload)                                            \
+    UNIT(intern)                                              \
+    UNIT(informer)                                            \
+    UNIT(leader)                                              \
+    UNIT(recorder)                                            \
+    UNIT(httpreq)                                             \
+    UNIT(metrics)                                             \
+    UNIT(pin)                                                 \
+    INTEGRATION(client_integration)                           \
+    INTEGRATION(informer_integration)                         \
+    INTEGRATION(leader_integration)                           \
+    INTEGRATION(recorder_integration)                         \
+    INTEGRATION(pin_integration)                              \
+    /* emulator: the API emulator itself */                   \
+    INTEGRATION(emulator)                                     \
+    INTEGRATION(emulator_rbac)                                \
+    INTEGRATION(emulator_h2)                                  \
+    /* framework: extension points, configuration */          \
+    UNIT(framework)                                           \
+    UNIT(sched_config)                                        \
     /* plugins: one group per plugin, tables from upstream */ \
-    UNIT(plugin_priority_sort)                          \
-    UNIT(plugin_scheduling_gates)                       \
-    UNIT(plugin_node_unschedulable)                     \
-    UNIT(plugin_node_name)                              \
-    UNIT(plugin_taint_toleration)                       \
-    UNIT(plugin_node_ports)                             \
-    UNIT(plugin_node_affinity)                          \
-    UNIT(plugin_node_resources_fit)                     \
-    UNIT(plugin_node_resources_balanced_allocation)     \
-    UNIT(plugin_image_locality)                         \
-    UNIT(plugin_default_binder)                         \
-    UNIT(plugin_pod_topology_spread)                    \
-    UNIT(plugin_inter_pod_affinity)                     \
-    UNIT(plugin_default_profile)                        \
-    UNIT(plugin_volume_binding)                         \
-    UNIT(plugin_volume_restrictions)                    \
-    UNIT(plugin_volume_zone)                            \
-    UNIT(plugin_node_volume_limits)                     \
-    UNIT(plugin_non_csi_limits)                         \
-    UNIT(plugin_default_preemption)                     \
-    UNIT(plugin_stickyvm)                               \
-    /* scheduler: queue, cache, the daemon */           \
-    UNIT(queue)                                         \
-    UNIT(cache)                                         \
-    INTEGRATION(scheduler_integration)                  \
-    INTEGRATION(stickyvm_integration)                   \
-    INTEGRATION(topology_integration)                   \
-    INTEGRATION(volumes_preemption_integration)         \
-    /* apiserver: stickyvm-apiserver */                 \
-    UNIT(apiserver_request)                             \
-    UNIT(apiserver_status)                              \
-    UNIT(apiserver_authn)                               \
-    UNIT(apiserver_exchange)                            \
-    UNIT(apiserver_misc)                                \
-    INTEGRATION(apiserver_integration)                  \
-    /* both secure ports under hostile clients */       \
-    INTEGRATION(server_hardening)                       \
+    UNIT(plugin_priority_sort)                                \
+    UNIT(plugin_scheduling_gates)                             \
+    UNIT(plugin_node_unschedulable)                           \
+    UNIT(plugin_node_name)                                    \
+    UNIT(plugin_taint_toleration)                             \
+    UNIT(plugin_node_ports)                                   \
+    UNIT(plugin_node_affinity)                                \
+    UNIT(plugin_node_resources_fit)                           \
+    UNIT(plugin_node_resources_balanced_allocation)           \
+    UNIT(plugin_image_locality)                               \
+    UNIT(plugin_default_binder)                               \
+    UNIT(plugin_pod_topology_spread)                          \
+    UNIT(plugin_inter_pod_affinity)                           \
+    UNIT(plugin_default_profile)                              \
+    UNIT(plugin_volume_binding)                               \
+    UNIT(plugin_volume_restrictions)                          \
+    UNIT(plugin_volume_zone)                                  \
+    UNIT(plugin_node_volume_limits)                           \
+    UNIT(plugin_non_csi_limits)                               \
+    UNIT(plugin_default_preemption)                           \
+    UNIT(plugin_stickyvm)                                     \
+    /* scheduler: queue, cache, the daemon */                 \
+    UNIT(queue)                                               \
+    UNIT(cache)                                               \
+    INTEGRATION(scheduler_integration)                        \
+    INTEGRATION(stickyvm_integration)                         \
+    INTEGRATION(topology_integration)                         \
+    INTEGRATION(volumes_preemption_integration)               \
+    /* apiserver: stickyvm-apiserver */                       \
+    UNIT(apiserver_request)                                   \
+    UNIT(apiserver_status)                                    \
+    UNIT(apiserver_authn)                                     \
+    UNIT(apiserver_exchange)                                  \
+    UNIT(apiserver_misc)                                      \
+    INTEGRATION(apiserver_integration)                        \
+    /* both secure ports under hostile clients */             \
+    INTEGRATION(server_hardening)                             \
     /* a new group goes in the block of its subsystem */

@@ -245,11 +245,12 @@ static int image_states_add(sched_cache *c, const kube_node *node, fw_node_info 
         const kube_node_image *img = &node->images[i];
         for (size_t k = 0; rc == KUBE_OK && k < img->n_names; k++) {
             image_state *st = image_state_get(c, img->names[k], img->size_bytes);
-            if (!st || kube_strmap_put(&st->nodes, node->base.meta.name, (void *)1, NULL) != KUBE_OK)
+            if (!st ||
+                kube_strmap_put(&st->nodes, node->base.meta.name, (void *)1, NULL) != KUBE_OK)
                 rc = KUBE_ENOMEM;
             else
-                sums[n++] = (fw_image_state){img->names[k], st->size,
-                                             (int)kube_strmap_len(&st->nodes)};
+                sums[n++] =
+                    (fw_image_state){img->names[k], st->size, (int)kube_strmap_len(&st->nodes)};
         }
     }
     if (rc == KUBE_OK)
@@ -403,8 +404,8 @@ int sched_cache_assume_pod(sched_cache *c, fw_pod_info *pi, const char *node)
         rc = state_new(c, pi, node, 1);
     pthread_mutex_unlock(&c->mu);
     if (rc == KUBE_EEXIST)
-        KLOG_ERROR("pod %s/%s(%s) is in the cache, so can't be assumed", pi->namespace_,
-                   pi->name, pi->uid);
+        KLOG_ERROR("pod %s/%s(%s) is in the cache, so can't be assumed", pi->namespace_, pi->name,
+                   pi->uid);
     return rc;
 }
 
@@ -430,14 +431,14 @@ int sched_cache_forget_pod(sched_cache *c, const fw_pod_info *pi, const char *no
     pthread_mutex_lock(&c->mu);
     ps = pt_get(&c->pods, pi->uid);
     if (ps && node && strcmp(ps->item->name, node)) {
-        KLOG_ERROR("pod %s/%s(%s) was assumed on %s but assigned to %s", pi->namespace_,
-                   pi->name, pi->uid, node, ps->item->name);
+        KLOG_ERROR("pod %s/%s(%s) was assumed on %s but assigned to %s", pi->namespace_, pi->name,
+                   pi->uid, node, ps->item->name);
         rc = KUBE_EINVAL;
     } else if (ps && ps->assumed) {
         state_remove(c, ps);
     } else {
-        KLOG_ERROR("pod %s/%s(%s) wasn't assumed so cannot be forgotten", pi->namespace_,
-                   pi->name, pi->uid);
+        KLOG_ERROR("pod %s/%s(%s) wasn't assumed so cannot be forgotten", pi->namespace_, pi->name,
+                   pi->uid);
         rc = KUBE_ENOTFOUND;
     }
     pthread_mutex_unlock(&c->mu);
@@ -696,8 +697,7 @@ static size_t expire_locked(sched_cache *c, int64_t now)
 
     for (size_t i = 0; c->n_assumed && i < c->pods.cap; i++) {
         pod_state *ps = c->pods.slots[i];
-        if (!ps || ps == PT_TOMB || !ps->assumed || !ps->binding_finished ||
-            now <= ps->deadline_ms)
+        if (!ps || ps == PT_TOMB || !ps->assumed || !ps->binding_finished || now <= ps->deadline_ms)
             continue;
         KLOG_INFO("pod %s/%s expired", ps->pi->namespace_, ps->pi->name);
         state_remove(c, ps);
@@ -756,4 +756,3 @@ int sched_cache_node_order(sched_cache *c, char ***out, size_t *n)
     pthread_mutex_unlock(&c->mu);
     return rc;
 }
-

@@ -59,10 +59,10 @@ struct kube_node;
 typedef struct sched_cache sched_cache;
 
 typedef struct sched_cache_options {
-    int64_t assumed_ttl_ms;          /* 0: assumed pods never expire (v1.28) */
-    int64_t (*now_ms)(void *ud);     /* NULL: kube_now_ms() */
+    int64_t assumed_ttl_ms;      /* 0: assumed pods never expire (v1.28) */
+    int64_t (*now_ms)(void *ud); /* NULL: kube_now_ms() */
     void *clock_ud;
-    sched_core_metrics *metrics;     /* scheduler_scheduler_cache_size; may be NULL */
+    sched_core_metrics *metrics; /* scheduler_scheduler_cache_size; may be NULL */
 } sched_cache_options;
 
 /* opts may be NULL (defaults). KUBE_OK or KUBE_ENOMEM. */
@@ -120,8 +120,8 @@ int sched_cache_update_snapshot(sched_cache *c, fw_snapshot *s);
 size_t sched_cache_cleanup_assumed(sched_cache *c);
 
 typedef struct sched_cache_counts {
-    size_t nodes;    /* nodes known (with a Node object) */
-    size_t pods;     /* pod states (assumed included) */
+    size_t nodes; /* nodes known (with a Node object) */
+    size_t pods;  /* pod states (assumed included) */
     size_t assumed;
 } sched_cache_counts;
 void sched_cache_get_counts(sched_cache *c, sched_cache_counts *out);

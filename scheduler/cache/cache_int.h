@@ -16,14 +16,14 @@
 typedef struct node_item {
     fw_node_info *info;
     struct node_item *prev, *next;
-    char name[];            /* the node name (also for pods-only items) */
+    char name[]; /* the node name (also for pods-only items) */
 } node_item;
 
 /* One pod in the cache: small, as there is one per pod of the cluster. */
 typedef struct pod_state {
-    fw_pod_info *pi;        /* one reference; pi->uid is the table key */
-    node_item *item;        /* where it is placed (alive while it has pods) */
-    int64_t deadline_ms;    /* when binding_finished and the TTL is set */
+    fw_pod_info *pi;     /* one reference; pi->uid is the table key */
+    node_item *item;     /* where it is placed (alive while it has pods) */
+    int64_t deadline_ms; /* when binding_finished and the TTL is set */
     uint8_t assumed;
     uint8_t binding_finished;
 } pod_state;
@@ -34,13 +34,13 @@ typedef struct pod_state {
 
 typedef struct pod_table {
     pod_state **slots;
-    size_t cap, len, used;  /* cap a power of two; used counts tombstones */
+    size_t cap, len, used; /* cap a power of two; used counts tombstones */
 } pod_table;
 
 /* Nodes that have one image (imageState). */
 typedef struct image_state {
     int64_t size;
-    kube_strmap nodes;        /* node name -> (void *)1 */
+    kube_strmap nodes; /* node name -> (void *)1 */
 } image_state;
 
 struct sched_cache {
@@ -49,12 +49,12 @@ struct sched_cache {
     int64_t (*now_ms)(void *ud);
     void *clock_ud;
     sched_core_metrics *metrics;
-    kube_strmap nodes;        /* name -> node_item * */
+    kube_strmap nodes; /* name -> node_item * */
     node_item *head;
-    pod_table pods;         /* uid -> pod_state */
+    pod_table pods; /* uid -> pod_state */
     size_t n_assumed;
-    kube_strmap images;       /* image name -> image_state * */
-    sched_node_tree tree;   /* nodeTree */
+    kube_strmap images;   /* image name -> image_state * */
+    sched_node_tree tree; /* nodeTree */
 };
 
 #endif

@@ -123,8 +123,7 @@ void sched_node_tree_remove(sched_node_tree *t, const kube_node *node)
     KLOG_ERROR("node %s not found in the node tree", name);
 }
 
-int sched_node_tree_update(sched_node_tree *t, const kube_node *old_node,
-                           const kube_node *new_node)
+int sched_node_tree_update(sched_node_tree *t, const kube_node *old_node, const kube_node *new_node)
 {
     char a[512], b[512];
 

@@ -93,7 +93,8 @@ static int update_snapshot_locked(sched_cache *c, fw_snapshot *s)
         KLOG_ERROR("snapshot state is not consistent, length of NodeInfoList=%zu not equal to "
                    "length of nodes in tree=%zu, length of NodeInfoMap=%zu, length of nodes in "
                    "cache=%zu, trying to recover",
-                   s->n_list, c->tree.n_nodes, kube_strmap_len(&s->by_name), kube_strmap_len(&c->nodes));
+                   s->n_list, c->tree.n_nodes, kube_strmap_len(&s->by_name),
+                   kube_strmap_len(&c->nodes));
         rc = rebuild_all(c, s);
         if (rc == KUBE_OK)
             rc = KUBE_ESERVER;
@@ -110,4 +111,3 @@ int sched_cache_update_snapshot(sched_cache *c, fw_snapshot *s)
     pthread_mutex_unlock(&c->mu);
     return rc;
 }
-

@@ -87,11 +87,11 @@ typedef enum sched_ext_point {
 const char *sched_ext_point_key(sched_ext_point ep);
 
 typedef struct sched_plugin {
-    char *name;      /* owned; "*" allowed in disabled lists */
-    int32_t weight;  /* score weight; 0 = not set */
-    char *field;     /* owned: the path of its name in the file, e.g.
-                        "profiles[0].plugins.filter.enabled[1].name";
-                        NULL for a default plugin */
+    char *name;     /* owned; "*" allowed in disabled lists */
+    int32_t weight; /* score weight; 0 = not set */
+    char *field;    /* owned: the path of its name in the file, e.g.
+                       "profiles[0].plugins.filter.enabled[1].name";
+                       NULL for a default plugin */
 } sched_plugin;
 
 typedef struct sched_plugin_set {
@@ -102,15 +102,15 @@ typedef struct sched_plugin_set {
 } sched_plugin_set;
 
 typedef struct sched_plugin_config {
-    char *name;    /* owned */
-    cJSON *args;   /* owned: as given; once resolved, fully defaulted by the
-                      plugin's hook; NULL: none */
-    char *field;   /* owned: its path in the file ("profiles[0].pluginConfig[1]"),
-                      NULL for an entry resolving added */
+    char *name;  /* owned */
+    cJSON *args; /* owned: as given; once resolved, fully defaulted by the
+                    plugin's hook; NULL: none */
+    char *field; /* owned: its path in the file ("profiles[0].pluginConfig[1]"),
+                    NULL for an entry resolving added */
 } sched_plugin_config;
 
 typedef struct sched_profile {
-    char *scheduler_name;               /* owned */
+    char *scheduler_name;                 /* owned */
     int32_t percentage_of_nodes_to_score; /* valid when has_percentage */
     int has_percentage;
     /* After defaulting: the MERGED sets (defaults + the file), as
@@ -118,13 +118,13 @@ typedef struct sched_profile {
     sched_plugin_set plugins[SCHED_EP_COUNT];
     sched_plugin_config *plugin_config;
     size_t n_plugin_config;
-    int resolved;    /* names checked and args defaulted (fw_config_resolve) */
+    int resolved; /* names checked and args defaulted (fw_config_resolve) */
 } sched_profile;
 
 typedef struct sched_client_connection {
-    char *kubeconfig;            /* owned, "" when unset */
-    char *content_type;          /* owned */
-    char *accept_content_types;  /* owned */
+    char *kubeconfig;           /* owned, "" when unset */
+    char *content_type;         /* owned */
+    char *accept_content_types; /* owned */
     double qps;
     int32_t burst;
 } sched_client_connection;
@@ -134,14 +134,14 @@ typedef struct sched_leader_election {
     int64_t lease_duration_ms;
     int64_t renew_deadline_ms;
     int64_t retry_period_ms;
-    char *resource_lock;         /* owned; only "leases" is supported */
-    char *resource_name;         /* owned */
-    char *resource_namespace;    /* owned */
+    char *resource_lock;      /* owned; only "leases" is supported */
+    char *resource_name;      /* owned */
+    char *resource_namespace; /* owned */
 } sched_leader_election;
 
 typedef struct sched_config {
-    char *source;                /* owned: file name used in errors, or "" */
-    char *api_version;           /* owned: SCHED_API_V1 or SCHED_API_V1BETA3 */
+    char *source;      /* owned: file name used in errors, or "" */
+    char *api_version; /* owned: SCHED_API_V1 or SCHED_API_V1BETA3 */
     int32_t parallelism;
     int32_t percentage_of_nodes_to_score;
     int64_t pod_initial_backoff_seconds;

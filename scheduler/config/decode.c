@@ -73,10 +73,10 @@ static int word_in(const char *s, const char *const *words)
     return 0;
 }
 
-static const char *const true_words[] = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON",
-                                         "true", "True", "TRUE", NULL};
-static const char *const false_words[] = {"n", "N", "no", "No", "NO", "off", "Off", "OFF",
-                                          "false", "False", "FALSE", NULL};
+static const char *const true_words[] = {"y",  "Y",  "yes",  "Yes",  "YES",  "on",
+                                         "On", "ON", "true", "True", "TRUE", NULL};
+static const char *const false_words[] = {"n",   "N",   "no",    "No",    "NO",    "off",
+                                          "Off", "OFF", "false", "False", "FALSE", NULL};
 static const char *const null_words[] = {"", "~", "null", "Null", "NULL", NULL};
 
 static int looks_int(const char *s)
@@ -93,8 +93,8 @@ static int looks_int(const char *s)
 
 static int looks_float(const char *s)
 {
-    if (word_in(s, (const char *const[]){".inf", ".Inf", ".INF", "+.inf", "-.inf", ".nan",
-                                         ".NaN", ".NAN", NULL}))
+    if (word_in(s, (const char *const[]){".inf", ".Inf", ".INF", "+.inf", "-.inf", ".nan", ".NaN",
+                                         ".NAN", NULL}))
         return 1;
     char *end;
     errno = 0;
@@ -146,11 +146,15 @@ static const char *kind_name(const yaml_node_t *n)
     if (n->type == YAML_SEQUENCE_NODE)
         return "array";
     switch (classify(n)) {
-    case SK_NULL: return "null";
-    case SK_BOOL: return "bool";
+    case SK_NULL:
+        return "null";
+    case SK_BOOL:
+        return "bool";
     case SK_INT:
-    case SK_FLOAT: return "number";
-    default: return "string";
+    case SK_FLOAT:
+        return "number";
+    default:
+        return "string";
     }
 }
 
@@ -224,7 +228,8 @@ static int get_duration(sched_cfg_dec *d, const yaml_node_t *n, int64_t *ms)
     if (is_null(n))
         return KUBE_OK;
     if (n->type != YAML_SCALAR_NODE || classify(n) != SK_STRING)
-        return sched_cfg_fail(d, "expected a duration string such as \"15s\", got %s", kind_name(n));
+        return sched_cfg_fail(d, "expected a duration string such as \"15s\", got %s",
+                              kind_name(n));
     if (sched_parse_duration(scalar_text(n), ms) != KUBE_OK)
         return sched_cfg_fail(d, "invalid duration \"%s\"", scalar_text(n));
     return KUBE_OK;
@@ -327,11 +332,19 @@ static int to_json(sched_cfg_dec *d, const yaml_node_t *n, cJSON **out, int dept
     }
     const char *s = scalar_text(n);
     switch (classify(n)) {
-    case SK_NULL: *out = cJSON_CreateNull(); break;
-    case SK_BOOL: *out = cJSON_CreateBool(word_in(s, true_words)); break;
+    case SK_NULL:
+        *out = cJSON_CreateNull();
+        break;
+    case SK_BOOL:
+        *out = cJSON_CreateBool(word_in(s, true_words));
+        break;
     case SK_INT:
-    case SK_FLOAT: *out = cJSON_CreateNumber(strtod(s, NULL)); break;
-    default: *out = cJSON_CreateString(s); break;
+    case SK_FLOAT:
+        *out = cJSON_CreateNumber(strtod(s, NULL));
+        break;
+    default:
+        *out = cJSON_CreateString(s);
+        break;
     }
     return *out ? KUBE_OK : KUBE_ENOMEM;
 }
@@ -424,8 +437,8 @@ static int plugin_field(sched_cfg_dec *d, void *ud, const char *key, yaml_node_t
     return unknown_field(d, key);
 }
 
-static int decode_plugin_list(sched_cfg_dec *d, const yaml_node_t *n, sched_plugin **out, size_t *count,
-                              int disabled)
+static int decode_plugin_list(sched_cfg_dec *d, const yaml_node_t *n, sched_plugin **out,
+                              size_t *count, int disabled)
 {
     if (is_null(n))
         return KUBE_OK;
@@ -639,8 +652,9 @@ static int check_api_version(sched_cfg_dec *d, sched_config *cfg, const sched_cf
         KLOG_WARN("%s: KubeSchedulerConfiguration %s is deprecated in v1.26, use %s", d->source,
                   SCHED_API_V1BETA3, SCHED_API_V1);
     else if (strcmp(cfg->api_version, SCHED_API_V1) != 0)
-        return sched_cfg_fail_at(d, "apiVersion", "unsupported value \"%s\": supported values: \"%s\", \"%s\"",
-                       cfg->api_version, SCHED_API_V1, SCHED_API_V1BETA3);
+        return sched_cfg_fail_at(d, "apiVersion",
+                                 "unsupported value \"%s\": supported values: \"%s\", \"%s\"",
+                                 cfg->api_version, SCHED_API_V1, SCHED_API_V1BETA3);
     if (!g->kind)
         return sched_cfg_fail_at(d, "kind", "required value (\"KubeSchedulerConfiguration\")");
     return KUBE_OK;
@@ -658,9 +672,9 @@ int sched_cfg_decode(sched_cfg_dec *d, const yaml_node_t *root, sched_config *cf
     if (rc == KUBE_OK && c.extenders && !is_null(c.extenders) &&
         !(c.extenders->type == YAML_SEQUENCE_NODE &&
           c.extenders->data.sequence.items.top == c.extenders->data.sequence.items.start))
-        rc = sched_cfg_fail_at(d, "extenders", "scheduler extenders are not supported by stickyvm-scheduler");
+        rc = sched_cfg_fail_at(d, "extenders",
+                               "scheduler extenders are not supported by stickyvm-scheduler");
     if (rc == KUBE_OK)
         rc = decode_profiles(d, c.profiles, cfg);
     return rc;
 }
-

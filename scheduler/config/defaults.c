@@ -15,12 +15,18 @@
 
 /* The YAML keys of the extension points. */
 static const char *const ep_keys[SCHED_EP_COUNT] = {
-    [SCHED_EP_PRE_ENQUEUE] = "preEnqueue", [SCHED_EP_QUEUE_SORT] = "queueSort",
-    [SCHED_EP_PRE_FILTER] = "preFilter",   [SCHED_EP_FILTER] = "filter",
-    [SCHED_EP_POST_FILTER] = "postFilter", [SCHED_EP_PRE_SCORE] = "preScore",
-    [SCHED_EP_SCORE] = "score",            [SCHED_EP_RESERVE] = "reserve",
-    [SCHED_EP_PERMIT] = "permit",          [SCHED_EP_PRE_BIND] = "preBind",
-    [SCHED_EP_BIND] = "bind",              [SCHED_EP_POST_BIND] = "postBind",
+    [SCHED_EP_PRE_ENQUEUE] = "preEnqueue",
+    [SCHED_EP_QUEUE_SORT] = "queueSort",
+    [SCHED_EP_PRE_FILTER] = "preFilter",
+    [SCHED_EP_FILTER] = "filter",
+    [SCHED_EP_POST_FILTER] = "postFilter",
+    [SCHED_EP_PRE_SCORE] = "preScore",
+    [SCHED_EP_SCORE] = "score",
+    [SCHED_EP_RESERVE] = "reserve",
+    [SCHED_EP_PERMIT] = "permit",
+    [SCHED_EP_PRE_BIND] = "preBind",
+    [SCHED_EP_BIND] = "bind",
+    [SCHED_EP_POST_BIND] = "postBind",
     [SCHED_EP_MULTI_POINT] = "multiPoint",
 };
 
@@ -34,26 +40,16 @@ const char *sched_ext_point_key(sched_ext_point ep)
  * by default). The built-in registry has every one of them, the in-tree
  * volume limits EBSLimits, GCEPDLimits and AzureDiskLimits included. */
 static const sched_plugin default_plugins_v1[] = {
-    {"PrioritySort", 0, NULL},
-    {"NodeUnschedulable", 0, NULL},
-    {"NodeName", 0, NULL},
-    {"TaintToleration", 3, NULL},
-    {"NodeAffinity", 2, NULL},
-    {"NodePorts", 0, NULL},
-    {"NodeResourcesFit", 1, NULL},
-    {"VolumeRestrictions", 0, NULL},
-    {"EBSLimits", 0, NULL},
-    {"GCEPDLimits", 0, NULL},
-    {"NodeVolumeLimits", 0, NULL},
-    {"AzureDiskLimits", 0, NULL},
-    {"VolumeBinding", 0, NULL},
-    {"VolumeZone", 0, NULL},
-    {"PodTopologySpread", 2, NULL},
-    {"InterPodAffinity", 2, NULL},
-    {"DefaultPreemption", 0, NULL},
-    {"NodeResourcesBalancedAllocation", 1, NULL},
-    {"ImageLocality", 1, NULL},
-    {"DefaultBinder", 0, NULL},
+    {"PrioritySort", 0, NULL},      {"NodeUnschedulable", 0, NULL},
+    {"NodeName", 0, NULL},          {"TaintToleration", 3, NULL},
+    {"NodeAffinity", 2, NULL},      {"NodePorts", 0, NULL},
+    {"NodeResourcesFit", 1, NULL},  {"VolumeRestrictions", 0, NULL},
+    {"EBSLimits", 0, NULL},         {"GCEPDLimits", 0, NULL},
+    {"NodeVolumeLimits", 0, NULL},  {"AzureDiskLimits", 0, NULL},
+    {"VolumeBinding", 0, NULL},     {"VolumeZone", 0, NULL},
+    {"PodTopologySpread", 2, NULL}, {"InterPodAffinity", 2, NULL},
+    {"DefaultPreemption", 0, NULL}, {"NodeResourcesBalancedAllocation", 1, NULL},
+    {"ImageLocality", 1, NULL},     {"DefaultBinder", 0, NULL},
     {"SchedulingGates", 0, NULL},
 };
 
@@ -71,28 +67,17 @@ const sched_plugin *sched_default_plugins(const char *api_version, size_t *n)
 /* pkg/scheduler/framework/plugins/names (v1.28) plus the in-tree plugins
  * registered by NewInTreeRegistry. */
 static const char *const upstream_names[] = {
-    "PrioritySort",
-    "DefaultBinder",
-    "DefaultPreemption",
-    "DynamicResources",
-    "ImageLocality",
-    "InterPodAffinity",
-    "NodeAffinity",
-    "NodeName",
-    "NodePorts",
-    "NodeResourcesBalancedAllocation",
-    "NodeResourcesFit",
-    "NodeUnschedulable",
-    "NodeVolumeLimits",
-    "AzureDiskLimits",
-    "EBSLimits",
-    "GCEPDLimits",
-    "PodTopologySpread",
-    "SchedulingGates",
-    "TaintToleration",
-    "VolumeBinding",
-    "VolumeRestrictions",
-    "VolumeZone",
+    "PrioritySort",       "DefaultBinder",
+    "DefaultPreemption",  "DynamicResources",
+    "ImageLocality",      "InterPodAffinity",
+    "NodeAffinity",       "NodeName",
+    "NodePorts",          "NodeResourcesBalancedAllocation",
+    "NodeResourcesFit",   "NodeUnschedulable",
+    "NodeVolumeLimits",   "AzureDiskLimits",
+    "EBSLimits",          "GCEPDLimits",
+    "PodTopologySpread",  "SchedulingGates",
+    "TaintToleration",    "VolumeBinding",
+    "VolumeRestrictions", "VolumeZone",
 };
 
 int sched_config_upstream_plugin(const char *name)
@@ -234,4 +219,3 @@ int sched_cfg_apply_defaults(sched_config *cfg, const sched_cfg_given *g)
         return KUBE_ENOMEM;
     return KUBE_OK;
 }
-

@@ -16,8 +16,8 @@ static int64_t unit_ns(const char *u, size_t n)
         const char *name;
         int64_t ns;
     } units[] = {
-        {"ns", 1},          {"us", 1000},          {"\xc2\xb5s", 1000}, {"\xce\xbcs", 1000},
-        {"ms", 1000000},    {"s", 1000000000LL},   {"m", 60000000000LL}, {"h", 3600000000000LL},
+        {"ns", 1},       {"us", 1000},        {"\xc2\xb5s", 1000},  {"\xce\xbcs", 1000},
+        {"ms", 1000000}, {"s", 1000000000LL}, {"m", 60000000000LL}, {"h", 3600000000000LL},
     };
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
         if (strlen(units[i].name) == n && memcmp(units[i].name, u, n) == 0)
@@ -110,4 +110,3 @@ void sched_format_duration(int64_t ms, char *out, size_t n)
     else
         snprintf(out, n, "%s%s", sign, sec);
 }
-

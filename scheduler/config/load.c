@@ -92,8 +92,8 @@ int sched_config_load_string(const char *yaml, size_t len, const char *source, s
     if (!yaml_parser_initialize(&parser))
         return KUBE_ENOMEM;
     yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
-    sched_cfg_dec d = {.doc = &doc, .source = source ? source : "config", .err = err,
-                       .errlen = errlen};
+    sched_cfg_dec d = {
+        .doc = &doc, .source = source ? source : "config", .err = err, .errlen = errlen};
     if (!yaml_parser_load(&parser, &doc)) {
         if (err && errlen)
             snprintf(err, errlen, "%s: line %zu: %s", d.source, parser.problem_mark.line + 1,
@@ -124,7 +124,8 @@ int sched_config_load_file(const char *path, sched_config **out, char *err, size
     int rc = kube_read_file(path, &text, &len);
     if (rc != KUBE_OK) {
         if (err && errlen)
-            snprintf(err, errlen, "%s: %s", path, rc == KUBE_EIO ? strerror(errno) : kube_strerror(rc));
+            snprintf(err, errlen, "%s: %s", path,
+                     rc == KUBE_EIO ? strerror(errno) : kube_strerror(rc));
         return rc;
     }
     rc = sched_config_load_string(text, len, path, out, err, errlen);

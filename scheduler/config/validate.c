@@ -26,33 +26,35 @@ static int validate_leader_election(sched_cfg_dec *d, const sched_leader_electio
     if (le->lease_duration_ms <= le->renew_deadline_ms) {
         sched_format_duration(le->renew_deadline_ms, f, sizeof(f));
         return sched_cfg_fail_at(d, "leaderElection.leaseDuration",
-                       "LeaseDuration must be greater than RenewDeadline (%s)", f);
+                                 "LeaseDuration must be greater than RenewDeadline (%s)", f);
     }
     if (le->renew_deadline_ms * 10 <= le->retry_period_ms * 12) {
         sched_format_duration(le->renew_deadline_ms, f, sizeof(f));
         sched_format_duration(le->retry_period_ms, g, sizeof(g));
-        return sched_cfg_fail_at(d, "leaderElection.renewDeadline",
-                       "renewDeadline (%s) must be greater than retryPeriod*JitterFactor (%s*1.2)",
-                       f, g);
+        return sched_cfg_fail_at(
+            d, "leaderElection.renewDeadline",
+            "renewDeadline (%s) must be greater than retryPeriod*JitterFactor (%s*1.2)", f, g);
     }
     if (strcmp(le->resource_lock, "leases") != 0)
         return sched_cfg_fail_at(d, "leaderElection.resourceLock",
-                       "unsupported value \"%s\": only \"leases\" is supported", le->resource_lock);
+                                 "unsupported value \"%s\": only \"leases\" is supported",
+                                 le->resource_lock);
     return KUBE_OK;
 }
 
 static int validate_client(sched_cfg_dec *d, const sched_client_connection *cc)
 {
     if (cc->burst < 0)
-        return sched_cfg_fail_at(d, "clientConnection.burst", "must be non-negative, got %d", cc->burst);
+        return sched_cfg_fail_at(d, "clientConnection.burst", "must be non-negative, got %d",
+                                 cc->burst);
     if (strcmp(cc->content_type, "application/vnd.kubernetes.protobuf") == 0)
         KLOG_WARN("%s: clientConnection.contentType: protobuf is not supported by "
                   "stickyvm-scheduler; using application/json",
                   d->source);
     else if (strcmp(cc->content_type, "application/json") != 0)
         return sched_cfg_fail_at(d, "clientConnection.contentType",
-                       "unsupported value \"%s\": supported values: \"application/json\"",
-                       cc->content_type);
+                                 "unsupported value \"%s\": supported values: \"application/json\"",
+                                 cc->content_type);
     return KUBE_OK;
 }
 
@@ -61,7 +63,8 @@ static int set_equal(const sched_plugin_set *a, const sched_plugin_set *b)
     if (a->n_enabled != b->n_enabled || a->n_disabled != b->n_disabled)
         return 0;
     for (size_t i = 0; i < a->n_enabled; i++)
-        if (strcmp(a->enabled[i].name, b->enabled[i].name) || a->enabled[i].weight != b->enabled[i].weight)
+        if (strcmp(a->enabled[i].name, b->enabled[i].name) ||
+            a->enabled[i].weight != b->enabled[i].weight)
             return 0;
     for (size_t i = 0; i < a->n_disabled; i++)
         if (strcmp(a->disabled[i].name, b->disabled[i].name))
@@ -86,13 +89,14 @@ static int validate_profile(sched_cfg_dec *d, const sched_config *cfg, size_t i)
         (p->percentage_of_nodes_to_score < 0 || p->percentage_of_nodes_to_score > 100)) {
         snprintf(path, sizeof(path), "profiles[%zu].percentageOfNodesToScore", i);
         return sched_cfg_fail_at(d, path, "not in valid range [0-100], got %d",
-                       p->percentage_of_nodes_to_score);
+                                 p->percentage_of_nodes_to_score);
     }
     for (size_t j = 0; j < p->n_plugin_config; j++)
         for (size_t k = 0; k < j; k++)
             if (strcmp(p->plugin_config[j].name, p->plugin_config[k].name) == 0) {
                 snprintf(path, sizeof(path), "profiles[%zu].pluginConfig[%zu]", i, j);
-                return sched_cfg_fail_at(d, path, "duplicate value \"%s\"", p->plugin_config[j].name);
+                return sched_cfg_fail_at(d, path, "duplicate value \"%s\"",
+                                         p->plugin_config[j].name);
             }
     if (i > 0 && !set_equal(&cfg->profiles[0].plugins[SCHED_EP_QUEUE_SORT],
                             &p->plugins[SCHED_EP_QUEUE_SORT])) {
@@ -105,18 +109,21 @@ static int validate_profile(sched_cfg_dec *d, const sched_config *cfg, size_t i)
 int sched_cfg_validate(sched_cfg_dec *d, const sched_config *cfg)
 {
     if (cfg->parallelism <= 0)
-        return sched_cfg_fail_at(d, "parallelism", "should be an integer value greater than zero, got %d",
-                       cfg->parallelism);
+        return sched_cfg_fail_at(d, "parallelism",
+                                 "should be an integer value greater than zero, got %d",
+                                 cfg->parallelism);
     if (cfg->percentage_of_nodes_to_score < 0 || cfg->percentage_of_nodes_to_score > 100)
-        return sched_cfg_fail_at(d, "percentageOfNodesToScore", "not in valid range [0-100], got %d",
-                       cfg->percentage_of_nodes_to_score);
+        return sched_cfg_fail_at(d, "percentageOfNodesToScore",
+                                 "not in valid range [0-100], got %d",
+                                 cfg->percentage_of_nodes_to_score);
     if (cfg->pod_initial_backoff_seconds <= 0)
         return sched_cfg_fail_at(d, "podInitialBackoffSeconds", "must be greater than 0, got %lld",
-                       (long long)cfg->pod_initial_backoff_seconds);
+                                 (long long)cfg->pod_initial_backoff_seconds);
     if (cfg->pod_max_backoff_seconds < cfg->pod_initial_backoff_seconds)
-        return sched_cfg_fail_at(d, "podMaxBackoffSeconds",
-                       "must be greater than or equal to PodInitialBackoffSeconds, got %lld",
-                       (long long)cfg->pod_max_backoff_seconds);
+        return sched_cfg_fail_at(
+            d, "podMaxBackoffSeconds",
+            "must be greater than or equal to PodInitialBackoffSeconds, got %lld",
+            (long long)cfg->pod_max_backoff_seconds);
     int rc = validate_client(d, &cfg->client_connection);
     if (rc == KUBE_OK)
         rc = validate_leader_election(d, &cfg->leader_election);
@@ -124,4 +131,3 @@ int sched_cfg_validate(sched_cfg_dec *d, const sched_config *cfg)
         rc = validate_profile(d, cfg, i);
     return rc;
 }
-

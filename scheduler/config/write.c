@@ -36,8 +36,8 @@ static int put_text(yaml_emitter_t *e, const char *s, int is_string)
                                     ? YAML_PLAIN_SCALAR_STYLE
                                     : YAML_DOUBLE_QUOTED_SCALAR_STYLE;
     return put(e, &ev,
-               yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1,
-                                            1, style));
+               yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1,
+                                            style));
 }
 
 /* A JSON scalar: strings as put_text, numbers as integers when whole. */
@@ -78,9 +78,8 @@ static int put_object(yaml_emitter_t *e, const cJSON *o)
     qsort(items, k, sizeof(*items), cmp_item);
     if (rc == KUBE_OK)
         rc = put(e, &ev,
-                 yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
-                                                     n ? YAML_BLOCK_MAPPING_STYLE
-                                                       : YAML_FLOW_MAPPING_STYLE));
+                 yaml_mapping_start_event_initialize(
+                     &ev, NULL, NULL, 1, n ? YAML_BLOCK_MAPPING_STYLE : YAML_FLOW_MAPPING_STYLE));
     for (size_t i = 0; i < k && rc == KUBE_OK; i++) {
         rc = put_text(e, items[i]->string, 1);
         if (rc == KUBE_OK)
@@ -221,7 +220,8 @@ static cJSON *config_json(const sched_config *cfg)
     cJSON_AddStringToObject(l, "resourceNamespace", le->resource_namespace);
     cJSON_AddNumberToObject(o, "parallelism", cfg->parallelism);
     cJSON_AddNumberToObject(o, "percentageOfNodesToScore", cfg->percentage_of_nodes_to_score);
-    cJSON_AddNumberToObject(o, "podInitialBackoffSeconds", (double)cfg->pod_initial_backoff_seconds);
+    cJSON_AddNumberToObject(o, "podInitialBackoffSeconds",
+                            (double)cfg->pod_initial_backoff_seconds);
     cJSON_AddNumberToObject(o, "podMaxBackoffSeconds", (double)cfg->pod_max_backoff_seconds);
     cJSON *ps = cJSON_AddArrayToObject(o, "profiles");
     for (size_t i = 0; ps && i < cfg->n_profiles; i++)

@@ -105,8 +105,7 @@ static int reserve_one(fw_cycle_state *cs)
     return KUBE_ARRAY_RESERVE(cs->entries, cs->cap, cs->n + 1);
 }
 
-int fw_cycle_state_write(fw_cycle_state *cs, const char *key, void *data,
-                         const fw_state_ops *ops)
+int fw_cycle_state_write(fw_cycle_state *cs, const char *key, void *data, const fw_state_ops *ops)
 {
     entry *e = find(cs, key);
     if (e) {

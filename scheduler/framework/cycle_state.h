@@ -45,8 +45,7 @@ void fw_cycle_state_free(fw_cycle_state *cs);
 
 /* Stores data under key, replacing (and freeing) any previous value. key is
  * copied. Returns KUBE_OK or KUBE_ENOMEM. */
-int fw_cycle_state_write(fw_cycle_state *cs, const char *key, void *data,
-                         const fw_state_ops *ops);
+int fw_cycle_state_write(fw_cycle_state *cs, const char *key, void *data, const fw_state_ops *ops);
 /* The value stored under key, or NULL when absent (kube-scheduler's
  * ErrNotFound: plugins then return an FW_ERROR status whose message says
  * "reading %q from cycleState: not found" or similar). Borrowed. */

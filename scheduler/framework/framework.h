@@ -83,7 +83,7 @@ typedef enum fw_nominating_mode {
 
 typedef struct fw_post_filter_result {
     fw_nominating_mode mode;
-    char node[254];             /* nominated node name when OVERRIDE */
+    char node[254]; /* nominated node name when OVERRIDE */
 } fw_post_filter_result;
 
 /* One node's score from one plugin (NodeScore). name is borrowed from the
@@ -94,14 +94,14 @@ typedef struct fw_node_score {
 } fw_node_score;
 
 typedef struct fw_plugin_score {
-    const char *plugin;  /* static name */
-    int64_t score;       /* weighted */
+    const char *plugin; /* static name */
+    int64_t score;      /* weighted */
 } fw_plugin_score;
 
 /* A node's weighted scores from every score plugin and their total
  * (NodePluginScores). */
 typedef struct fw_node_plugin_scores {
-    const char *name;    /* borrowed from the node info */
+    const char *name;        /* borrowed from the node info */
     fw_plugin_score *scores; /* points into fw_score_list.storage */
     size_t n_scores;
     int64_t total;
@@ -145,9 +145,9 @@ enum {
 #define FW_GVK_WILDCARD "*"
 
 typedef struct fw_cluster_event {
-    const char *resource;   /* FW_GVK_* (static) */
-    unsigned action;        /* FW_ACT_* bits */
-    const char *label;      /* e.g. "NodeAdd", "AssignedPodDelete"; static */
+    const char *resource; /* FW_GVK_* (static) */
+    unsigned action;      /* FW_ACT_* bits */
+    const char *label;    /* e.g. "NodeAdd", "AssignedPodDelete"; static */
 } fw_cluster_event;
 
 typedef enum fw_queueing_hint {
@@ -205,8 +205,7 @@ typedef struct fw_plugin_desc {
     fw_status *(*pre_filter_add_pod)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
                                      const fw_pod_info *pod_to_add, const fw_node_info *ni);
     fw_status *(*pre_filter_remove_pod)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                                        const fw_pod_info *pod_to_remove,
-                                        const fw_node_info *ni);
+                                        const fw_pod_info *pod_to_remove, const fw_node_info *ni);
     /* Filter: success, FW_UNSCHEDULABLE(_AND_UNRESOLVABLE) or FW_ERROR. */
     fw_status *(*filter)(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                          const fw_node_info *ni);
@@ -225,14 +224,13 @@ typedef struct fw_plugin_desc {
     fw_status *(*normalize_score)(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                                   fw_node_score *scores, size_t n);
     /* Reserve / Unreserve (Unreserve must be idempotent and never fail). */
-    fw_status *(*reserve)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                          const char *node);
+    fw_status *(*reserve)(void *self, fw_cycle_state *cs, const fw_pod_info *pod, const char *node);
     void (*unreserve)(void *self, fw_cycle_state *cs, const fw_pod_info *pod, const char *node);
     /* Permit: success, FW_UNSCHEDULABLE (deny), or FW_WAIT with *timeout_ms
      * set (capped at FW_PERMIT_MAX_TIMEOUT_MS); the pod is then released by
      * fw_framework_allow_waiting_pod() from this plugin's name. */
-    fw_status *(*permit)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                         const char *node, int64_t *timeout_ms);
+    fw_status *(*permit)(void *self, fw_cycle_state *cs, const fw_pod_info *pod, const char *node,
+                         int64_t *timeout_ms);
     fw_status *(*pre_bind)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
                            const char *node);
     /* Bind: FW_SKIP when this plugin does not bind this pod; the first
@@ -307,8 +305,8 @@ typedef struct fw_nominator {
  *   durations asynchronously).
  * permit_wait: permit_wait_duration_seconds{result}. */
 typedef struct fw_metrics_hooks {
-    void (*extension_point)(void *ud, const char *point, const char *status,
-                            const char *profile, double seconds);
+    void (*extension_point)(void *ud, const char *point, const char *status, const char *profile,
+                            double seconds);
     void (*plugin)(void *ud, const char *plugin, const char *point, const char *status,
                    double seconds);
     void (*permit_wait)(void *ud, const char *result, double seconds);
@@ -368,8 +366,8 @@ typedef struct fw_services {
  * preemption) and the shared services. Plugins never depend on scheduler.c. */
 struct fw_handle {
     fw_framework *fw;
-    const char *profile_name;  /* the profile's schedulerName */
-    fw_services svc;           /* copy of what the scheduler passed */
+    const char *profile_name; /* the profile's schedulerName */
+    fw_services svc;          /* copy of what the scheduler passed */
 };
 
 /* Hands a cluster event of a resource the plugin watches to h's event
@@ -428,8 +426,7 @@ int32_t fw_framework_percentage_of_nodes_to_score(const fw_framework *fw);
 
 /* Introspection: the plugin names at a point, in run order (static names).
  * Returns the count; writes up to cap names. */
-size_t fw_framework_plugins_at(const fw_framework *fw, fw_point p, const char **names,
-                               size_t cap);
+size_t fw_framework_plugins_at(const fw_framework *fw, fw_point p, const char **names, size_t cap);
 /* The weight of a score plugin (0 when not a score plugin). */
 int fw_framework_score_weight(const fw_framework *fw, const char *plugin);
 int fw_framework_has_filter_plugins(const fw_framework *fw);
@@ -462,8 +459,8 @@ fw_status *fw_framework_run_pre_enqueue(fw_framework *fw, const fw_pod_info *pod
  * FW_UNSCHEDULABLE "node(s) didn't satisfy plugin(s) [A B] simultaneously"
  * (or "node(s) didn't satisfy plugin A" for one). *result receives the
  * merged result (NULL = all nodes), owned by the caller. */
-fw_status *fw_framework_run_pre_filter(fw_framework *fw, fw_cycle_state *cs,
-                                       const fw_pod_info *pod, fw_pre_filter_result **result);
+fw_status *fw_framework_run_pre_filter(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                       fw_pre_filter_result **result);
 /* PreFilterExtensions AddPod / RemovePod over every PreFilter plugin with
  * extensions (skipped ones excluded). */
 fw_status *fw_framework_run_pre_filter_add_pod(fw_framework *fw, fw_cycle_state *cs,
@@ -485,8 +482,7 @@ fw_status *fw_framework_run_filter(fw_framework *fw, const fw_cycle_state *cs,
  * are nominated to the node, filters once with them added (on clones of
  * the state and node info, via AddPod extensions) and, if that passes,
  * again without them. */
-fw_status *fw_framework_run_filter_with_nominated_pods(fw_framework *fw,
-                                                       const fw_cycle_state *cs,
+fw_status *fw_framework_run_filter_with_nominated_pods(fw_framework *fw, const fw_cycle_state *cs,
                                                        const fw_pod_info *pod,
                                                        const fw_node_info *ni);
 
@@ -499,21 +495,19 @@ fw_status *fw_framework_run_post_filter(fw_framework *fw, fw_cycle_state *cs,
 
 /* PreScore over nodes; Skip fills the state's skip-score set; an error is
  * wrapped "running PreScore plugin %q: ...". */
-fw_status *fw_framework_run_pre_score(fw_framework *fw, fw_cycle_state *cs,
-                                      const fw_pod_info *pod, const fw_node_info *const *nodes,
-                                      size_t n);
+fw_status *fw_framework_run_pre_score(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                      const fw_node_info *const *nodes, size_t n);
 /* Score: every non-skipped score plugin on every node (parallel over
  * nodes), NormalizeScore per plugin, range check [0, 100], weights, totals.
  * *out receives one entry per node, in the order of nodes; free with
  * fw_score_list_free(). */
 fw_status *fw_framework_run_score(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
-                                  const fw_node_info *const *nodes, size_t n,
-                                  fw_score_list *out);
+                                  const fw_node_info *const *nodes, size_t n, fw_score_list *out);
 
 /* Reserve: in order; the first failure stops (plugin set; errors wrapped
  * "running Reserve plugin %q: ..."). The caller then runs Unreserve. */
-fw_status *fw_framework_run_reserve(fw_framework *fw, fw_cycle_state *cs,
-                                    const fw_pod_info *pod, const char *node);
+fw_status *fw_framework_run_reserve(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                    const char *node);
 /* Unreserve: every Reserve plugin, in REVERSE order. */
 void fw_framework_run_unreserve(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
                                 const char *node);
@@ -521,8 +515,8 @@ void fw_framework_run_unreserve(fw_framework *fw, fw_cycle_state *cs, const fw_p
 /* Permit: in order; a rejection stops (plugin set); FW_WAIT answers are
  * collected and the pod becomes a waiting pod (status FW_WAIT "one or more
  * plugins asked to wait and no plugin rejected pod %q"). */
-fw_status *fw_framework_run_permit(fw_framework *fw, fw_cycle_state *cs,
-                                   const fw_pod_info *pod, const char *node);
+fw_status *fw_framework_run_permit(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                   const char *node);
 /* Blocks until the waiting pod of this UID is allowed by every plugin that
  * asked it to wait (NULL), rejected (FW_UNSCHEDULABLE with the rejecting
  * plugin and message), or a plugin's timeout passes (FW_UNSCHEDULABLE
@@ -541,8 +535,8 @@ void fw_framework_foreach_waiting_pod(fw_framework *fw,
                                       void *ud);
 
 /* PreBind: in order, the first failure stops ("running PreBind plugin %q"). */
-fw_status *fw_framework_run_pre_bind(fw_framework *fw, fw_cycle_state *cs,
-                                     const fw_pod_info *pod, const char *node);
+fw_status *fw_framework_run_pre_bind(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                     const char *node);
 /* Bind: the first plugin not answering Skip decides; FW_SKIP when there
  * are no bind plugins or all skip. */
 fw_status *fw_framework_run_bind(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
@@ -563,9 +557,9 @@ int fw_num_feasible_nodes_to_find(int32_t profile_pct, int32_t global_pct, int n
 /* Per-scheduler state that persists across cycles (kube-scheduler's
  * Scheduler fields), shared by all profiles. */
 typedef struct fw_sched_state {
-    size_t next_start_node_index;      /* nextStartNodeIndex */
+    size_t next_start_node_index;         /* nextStartNodeIndex */
     int32_t percentage_of_nodes_to_score; /* the config's global value */
-    uint64_t rng;                      /* selectHost tie-break RNG state */
+    uint64_t rng;                         /* selectHost tie-break RNG state */
 } fw_sched_state;
 
 /* findNodesThatFitPod: PreFilter (an unschedulable PreFilter marks every
@@ -586,9 +580,8 @@ fw_status *fw_framework_find_nodes_that_fit(fw_framework *fw, fw_cycle_state *cs
 /* prioritizeNodes: with no score plugins every node scores 1; otherwise
  * PreScore then Score. */
 fw_status *fw_framework_prioritize_nodes(fw_framework *fw, fw_cycle_state *cs,
-                                         const fw_pod_info *pod,
-                                         const fw_node_info *const *nodes, size_t n,
-                                         fw_score_list *out);
+                                         const fw_pod_info *pod, const fw_node_info *const *nodes,
+                                         size_t n, fw_score_list *out);
 
 /* selectHost: the highest total; ties broken by reservoir sampling with
  * *rng (xorshift), replacing the candidate with probability 1/count.
@@ -606,9 +599,8 @@ typedef struct fw_schedule_result {
  * when snap is empty, or FW_UNSCHEDULABLE when no node fits (d then holds
  * the FitError diagnosis: fw_fit_error_message(snap->n_list, d)), or
  * FW_ERROR. A single feasible node is chosen without scoring. */
-fw_status *fw_framework_schedule_pod(fw_framework *fw, fw_cycle_state *cs,
-                                     const fw_pod_info *pod, const fw_snapshot *snap,
-                                     fw_sched_state *st, fw_diagnosis *d,
+fw_status *fw_framework_schedule_pod(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                     const fw_snapshot *snap, fw_sched_state *st, fw_diagnosis *d,
                                      fw_schedule_result *res);
 
 #endif

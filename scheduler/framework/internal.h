@@ -19,19 +19,18 @@ typedef struct fw_inst {
 
 struct fw_framework {
     char *profile;
-    int32_t pct;             /* profile percentageOfNodesToScore, -1 unset */
+    int32_t pct; /* profile percentageOfNodesToScore, -1 unset */
     fw_handle handle;
-    fw_inst *insts;          /* every instantiated plugin */
+    fw_inst *insts; /* every instantiated plugin */
     size_t n_insts;
     fw_inst **pt[FW_PT_COUNT];
     size_t n_pt[FW_PT_COUNT];
-    pthread_mutex_t wmu;     /* guards waiting */
-    kube_strmap waiting;       /* pod UID -> struct waiting_pod * */
+    pthread_mutex_t wmu; /* guards waiting */
+    kube_strmap waiting; /* pod UID -> struct waiting_pod * */
 };
 
 /* Metric helpers (run_metrics.c). t0 from kube_now_ns(). */
-void fw__observe_point(const fw_framework *fw, const char *point, const fw_status *st,
-                       int64_t t0);
+void fw__observe_point(const fw_framework *fw, const char *point, const fw_status *st, int64_t t0);
 void fw__observe_plugin(const fw_framework *fw, const fw_cycle_state *cs, const char *plugin,
                         const char *point, const fw_status *st, int64_t t0);
 

@@ -184,8 +184,7 @@ int fw_node_info_remove_pod(fw_node_info *ni, const char *uid)
         return KUBE_ENOTFOUND;
     fw_pod_info_ref(pi);
     remove_uid(ni->pods_with_affinity, &ni->n_pods_with_affinity, uid);
-    remove_uid(ni->pods_with_required_anti_affinity, &ni->n_pods_with_required_anti_affinity,
-               uid);
+    remove_uid(ni->pods_with_required_anti_affinity, &ni->n_pods_with_required_anti_affinity, uid);
     remove_uid(ni->pods, &ni->n_pods, uid);
     update_totals(ni, pi, -1);
     fw_pod_info_unref(pi);
@@ -226,10 +225,8 @@ int fw_node_info_copy(fw_node_info *dst, const fw_node_info *src)
         copy_pods(&dst->pods_with_affinity, &dst->n_pods_with_affinity,
                   &dst->cap_pods_with_affinity, src->pods_with_affinity,
                   src->n_pods_with_affinity) ||
-        copy_pods(&dst->pods_with_required_anti_affinity,
-                  &dst->n_pods_with_required_anti_affinity,
-                  &dst->cap_pods_with_required_anti_affinity,
-                  src->pods_with_required_anti_affinity,
+        copy_pods(&dst->pods_with_required_anti_affinity, &dst->n_pods_with_required_anti_affinity,
+                  &dst->cap_pods_with_required_anti_affinity, src->pods_with_required_anti_affinity,
                   src->n_pods_with_required_anti_affinity) ||
         fw_host_ports_copy(&dst->used_ports, &src->used_ports) ||
         fw_resource_copy(&dst->requested, &src->requested) ||
@@ -348,8 +345,8 @@ int fw_snapshot_rebuild_affinity_lists(fw_snapshot *s)
         if (ni->n_pods_with_affinity)
             s->have_pods_with_affinity[s->n_have_pods_with_affinity++] = ni;
         if (ni->n_pods_with_required_anti_affinity)
-            s->have_pods_with_required_anti_affinity
-                [s->n_have_pods_with_required_anti_affinity++] = ni;
+            s->have_pods_with_required_anti_affinity[s->n_have_pods_with_required_anti_affinity++] =
+                ni;
     }
     return KUBE_OK;
 }

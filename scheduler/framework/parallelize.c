@@ -160,8 +160,8 @@ void fw_parallelize(fw_parallelizer *p, size_t n, void (*fn)(void *ud, size_t i)
     fw_parallelize_done(p, n, fn, ud, stop, NULL);
 }
 
-void fw_parallelize_done(fw_parallelizer *p, size_t n, void (*fn)(void *ud, size_t i),
-                         void *ud, atomic_int *stop, void (*done)(void *ud))
+void fw_parallelize_done(fw_parallelizer *p, size_t n, void (*fn)(void *ud, size_t i), void *ud,
+                         atomic_int *stop, void (*done)(void *ud))
 {
     if (n == 0) {
         if (done)

@@ -58,7 +58,7 @@ void fw_parallelize(fw_parallelizer *p, size_t n, void (*fn)(void *ud, size_t i)
 /* The same, then done(ud) (when not NULL) on every thread that took part -
  * the caller included, even when it ran no piece - after its last piece and
  * before fw_parallelize_done() returns (to merge per-thread results). */
-void fw_parallelize_done(fw_parallelizer *p, size_t n, void (*fn)(void *ud, size_t i),
-                         void *ud, atomic_int *stop, void (*done)(void *ud));
+void fw_parallelize_done(fw_parallelizer *p, size_t n, void (*fn)(void *ud, size_t i), void *ud,
+                         atomic_int *stop, void (*done)(void *ud));
 
 #endif

@@ -18,18 +18,18 @@
 #include "kube/log.h"
 
 typedef struct pending_plugin {
-    const char *plugin;   /* static name */
+    const char *plugin; /* static name */
     int64_t timeout_ms;
-    int64_t deadline_ms;  /* kube_now_ms() based */
+    int64_t deadline_ms; /* kube_now_ms() based */
 } pending_plugin;
 
 typedef struct waiting_pod {
-    fw_pod_info *pi;      /* reference */
+    fw_pod_info *pi; /* reference */
     pending_plugin *pending;
     size_t n_pending;
     int done;
-    fw_status *result;    /* NULL = allowed */
-    pthread_cond_t cv;    /* CLOCK_MONOTONIC, signalled on done */
+    fw_status *result; /* NULL = allowed */
+    pthread_cond_t cv; /* CLOCK_MONOTONIC, signalled on done */
 } waiting_pod;
 
 static void waiting_pod_free(waiting_pod *wp)
@@ -118,12 +118,12 @@ static fw_status *add_waiting(fw_framework *fw, const fw_pod_info *pod,
     }
     KLOG_V(4, "One or more plugins asked to wait and no plugin rejected pod pod=\"%s/%s\"",
            pod->namespace_, pod->name);
-    return fw_status_newf(FW_WAIT, "one or more plugins asked to wait and no plugin rejected pod \"%s\"",
-                          pod->name);
+    return fw_status_newf(
+        FW_WAIT, "one or more plugins asked to wait and no plugin rejected pod \"%s\"", pod->name);
 }
 
-fw_status *fw_framework_run_permit(fw_framework *fw, fw_cycle_state *cs,
-                                   const fw_pod_info *pod, const char *node)
+fw_status *fw_framework_run_permit(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                   const char *node)
 {
     int64_t t0 = kube_now_ns();
     size_t np = fw->n_pt[FW_PT_PERMIT], n_wait = 0;
@@ -147,8 +147,8 @@ fw_status *fw_framework_run_permit(fw_framework *fw, fw_cycle_state *cs,
                 timeout = FW_PERMIT_MAX_TIMEOUT_MS;
             pending[n_wait++] = (pending_plugin){in->desc->name, timeout, kube_now_ms() + timeout};
         } else {
-            KLOG_ERROR("Plugin failed plugin=\"%s\" pod=\"%s/%s\"", in->desc->name,
-                       pod->namespace_, pod->name);
+            KLOG_ERROR("Plugin failed plugin=\"%s\" pod=\"%s/%s\"", in->desc->name, pod->namespace_,
+                       pod->name);
             fw_status *w = fw__wrap_error(s, "running Permit plugin \"%s\"", in->desc->name);
             fw_status_set_plugin(w, in->desc->name);
             st = w;
@@ -183,8 +183,8 @@ static int64_t check_timeouts(waiting_pod *wp)
         if (p->deadline_ms <= now) {
             char dur[32], msg[256];
             sched_format_duration(p->timeout_ms, dur, sizeof(dur));
-            snprintf(msg, sizeof(msg), "rejected due to timeout after waiting %s at plugin %s",
-                     dur, p->plugin);
+            snprintf(msg, sizeof(msg), "rejected due to timeout after waiting %s at plugin %s", dur,
+                     p->plugin);
             wp_reject(wp, p->plugin, msg);
             return 0;
         }
@@ -228,8 +228,7 @@ fw_status *fw_framework_wait_on_permit(fw_framework *fw, const fw_pod_info *pod)
         fw_status_free(st);
         st = w;
     } else if (st) {
-        KLOG_V(4, "Pod rejected while waiting on permit pod=\"%s/%s\"", pod->namespace_,
-               pod->name);
+        KLOG_V(4, "Pod rejected while waiting on permit pod=\"%s/%s\"", pod->namespace_, pod->name);
     }
     return st;
 }

@@ -144,8 +144,7 @@ int fw_affinity_term_matches(const fw_affinity_term *t, const struct kube_pod *p
         in_ns = strcmp(t->namespaces[i], ns) == 0;
     if (!in_ns && !kube_label_selector_matches(t->namespace_selector, ns_labels, n_ns_labels))
         return 0;
-    return kube_label_selector_matches(t->selector, pod->base.meta.labels,
-                                       pod->base.meta.n_labels);
+    return kube_label_selector_matches(t->selector, pod->base.meta.labels, pod->base.meta.n_labels);
 }
 
 /* ------------------------------------------------------------------ */

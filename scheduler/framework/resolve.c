@@ -136,8 +136,9 @@ static int default_entry_args(resolver *r, sched_plugin_config *pc)
     cJSON *out = NULL;
     int rc = desc->default_args(pc->args, &out, msg, sizeof(msg));
     if (rc != KUBE_OK)
-        return rc == KUBE_ENOMEM ? rc
-                                 : fail(r, pc->field, ".args", "%s", msg[0] ? msg : kube_strerror(rc));
+        return rc == KUBE_ENOMEM
+                   ? rc
+                   : fail(r, pc->field, ".args", "%s", msg[0] ? msg : kube_strerror(rc));
     cJSON_Delete(pc->args);
     pc->args = out;
     return KUBE_OK;

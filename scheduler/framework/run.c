@@ -148,7 +148,8 @@ static fw_status *empty_merge_status(const char **with_nodes, size_t n)
         if (!err)
             err = kube_buf_puts(&b, "] simultaneously");
     }
-    fw_status *st = err ? fw_status_error(KUBE_ENOMEM, NULL) : fw_status_new(FW_UNSCHEDULABLE, b.data);
+    fw_status *st =
+        err ? fw_status_error(KUBE_ENOMEM, NULL) : fw_status_new(FW_UNSCHEDULABLE, b.data);
     kube_buf_free(&b);
     return st;
 }
@@ -168,8 +169,8 @@ static void cache_filter_mask(const fw_framework *fw, fw_cycle_state *cs)
     fw__cycle_state_set_filter_mask(cs, fw, mask);
 }
 
-fw_status *fw_framework_run_pre_filter(fw_framework *fw, fw_cycle_state *cs,
-                                       const fw_pod_info *pod, fw_pre_filter_result **result)
+fw_status *fw_framework_run_pre_filter(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                       fw_pre_filter_result **result)
 {
     int64_t t0 = kube_now_ns();
     fw_pre_filter_result *merged = NULL;
@@ -243,15 +244,16 @@ static fw_status *run_extension(fw_framework *fw, fw_cycle_state *cs, const fw_p
                            : in->desc->pre_filter_remove_pod(in->self, cs, pod, other, ni);
         if (tp)
             fw__observe_plugin(fw, cs, in->desc->name,
-                               add ? "PreFilterExtensionAddPod" : "PreFilterExtensionRemovePod",
-                               s, tp);
+                               add ? "PreFilterExtensionAddPod" : "PreFilterExtensionRemovePod", s,
+                               tp);
         if (!fw_status_is_success(s)) {
             KLOG_ERROR("Plugin failed pod=\"%s/%s\" node=\"%s\" operation=\"%s\" plugin=\"%s\"",
                        pod->namespace_, pod->name, ni->name ? ni->name : "",
                        add ? "addPod" : "removePod", in->desc->name);
-            return fw__wrap_error(s, add ? "running AddPod on PreFilter plugin \"%s\""
-                                     : "running RemovePod on PreFilter plugin \"%s\"",
-                              in->desc->name);
+            return fw__wrap_error(s,
+                                  add ? "running AddPod on PreFilter plugin \"%s\""
+                                      : "running RemovePod on PreFilter plugin \"%s\"",
+                                  in->desc->name);
         }
         fw_status_free(s);
     }
@@ -403,8 +405,7 @@ fw_status *fw__run_filter_with_nominated_pods(fw_framework *fw, const fw_cycle_s
     return run_filter(fw, cs, pod, ni, mode);
 }
 
-fw_status *fw_framework_run_filter_with_nominated_pods(fw_framework *fw,
-                                                       const fw_cycle_state *cs,
+fw_status *fw_framework_run_filter_with_nominated_pods(fw_framework *fw, const fw_cycle_state *cs,
                                                        const fw_pod_info *pod,
                                                        const fw_node_info *ni)
 {
@@ -473,8 +474,8 @@ fw_status *fw_framework_run_post_filter(fw_framework *fw, fw_cycle_state *cs,
 
 /* ---- Reserve, PreBind, Bind, PostBind ---- */
 
-fw_status *fw_framework_run_reserve(fw_framework *fw, fw_cycle_state *cs,
-                                    const fw_pod_info *pod, const char *node)
+fw_status *fw_framework_run_reserve(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                    const char *node)
 {
     int64_t t0 = kube_now_ns();
     fw_status *st = NULL;
@@ -494,8 +495,8 @@ fw_status *fw_framework_run_reserve(fw_framework *fw, fw_cycle_state *cs,
             fw_status_set_plugin(s, in->desc->name);
             st = s;
         } else {
-            KLOG_ERROR("Plugin failed plugin=\"%s\" pod=\"%s/%s\"", in->desc->name,
-                       pod->namespace_, pod->name);
+            KLOG_ERROR("Plugin failed plugin=\"%s\" pod=\"%s/%s\"", in->desc->name, pod->namespace_,
+                       pod->name);
             st = fw__wrap_error(s, "running Reserve plugin \"%s\"", in->desc->name);
         }
     }
@@ -519,8 +520,8 @@ void fw_framework_run_unreserve(fw_framework *fw, fw_cycle_state *cs, const fw_p
     fw__observe_point(fw, "Unreserve", NULL, t0);
 }
 
-fw_status *fw_framework_run_pre_bind(fw_framework *fw, fw_cycle_state *cs,
-                                     const fw_pod_info *pod, const char *node)
+fw_status *fw_framework_run_pre_bind(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                     const char *node)
 {
     int64_t t0 = kube_now_ns();
     fw_status *st = NULL;
@@ -538,8 +539,8 @@ fw_status *fw_framework_run_pre_bind(fw_framework *fw, fw_cycle_state *cs,
             fw_status_set_plugin(s, in->desc->name);
             st = s;
         } else {
-            KLOG_ERROR("Failed running PreBind plugin plugin=\"%s\" pod=\"%s/%s\"",
-                       in->desc->name, pod->namespace_, pod->name);
+            KLOG_ERROR("Failed running PreBind plugin plugin=\"%s\" pod=\"%s/%s\"", in->desc->name,
+                       pod->namespace_, pod->name);
             st = fw__wrap_error(s, "running PreBind plugin \"%s\"", in->desc->name);
         }
     }
@@ -590,4 +591,3 @@ void fw_framework_run_post_bind(fw_framework *fw, fw_cycle_state *cs, const fw_p
     }
     fw__observe_point(fw, "PostBind", NULL, t0);
 }
-

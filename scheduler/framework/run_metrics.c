@@ -59,7 +59,7 @@ void fw__clock_start(fw_plugin_clock *clk, int mode)
 }
 
 void fw__clock_lap(const fw_framework *fw, fw_plugin_clock *clk, const char *plugin,
-                      const char *point, const fw_status *st)
+                   const char *point, const fw_status *st)
 {
     const fw_metrics_hooks *m = &fw->handle.svc.metrics;
     if (clk->mode == FW_CLOCK_OFF)

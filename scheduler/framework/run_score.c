@@ -16,9 +16,8 @@
 
 /* ---- PreScore, Score ---- */
 
-fw_status *fw_framework_run_pre_score(fw_framework *fw, fw_cycle_state *cs,
-                                      const fw_pod_info *pod, const fw_node_info *const *nodes,
-                                      size_t n)
+fw_status *fw_framework_run_pre_score(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                      const fw_node_info *const *nodes, size_t n)
 {
     int64_t t0 = kube_now_ns();
     fw_status *st = NULL;
@@ -61,9 +60,9 @@ typedef struct score_job {
     size_t n;
     const fw_inst **plugins;
     size_t n_plugins;
-    fw_node_score **scores;   /* [plugin][node] */
-    fw_status **errs;         /* per node (score) or per plugin (normalize) */
-    int clock;                /* FW_CLOCK_* for the Score loop */
+    fw_node_score **scores; /* [plugin][node] */
+    fw_status **errs;       /* per node (score) or per plugin (normalize) */
+    int clock;              /* FW_CLOCK_* for the Score loop */
     atomic_int stop;
 } score_job;
 
@@ -160,8 +159,8 @@ static fw_status *weigh_node(const score_job *j, size_t i, fw_node_plugin_scores
         cells[k] = (fw_plugin_score){plugins[k]->desc->name, w};
         total += w;
     }
-    *ns = (fw_node_plugin_scores){.name = j->nodes[i]->name, .scores = cells, .n_scores = np,
-                                  .total = total};
+    *ns = (fw_node_plugin_scores){
+        .name = j->nodes[i]->name, .scores = cells, .n_scores = np, .total = total};
     return NULL;
 }
 
@@ -198,13 +197,12 @@ static fw_status *score_all(score_job *j, fw_score_list *out)
 }
 
 fw_status *fw_framework_run_score(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
-                                  const fw_node_info *const *nodes, size_t n,
-                                  fw_score_list *out)
+                                  const fw_node_info *const *nodes, size_t n, fw_score_list *out)
 {
     int64_t t0 = kube_now_ns();
     size_t np = fw->n_pt[FW_PT_SCORE];
-    score_job j = {.fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .n = n,
-                   .clock = fw__clock_mode(fw, cs, 1)};
+    score_job j = {
+        .fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .n = n, .clock = fw__clock_mode(fw, cs, 1)};
     memset(out, 0, sizeof(*out));
     j.plugins = calloc(np ? np : 1, sizeof(*j.plugins));
     j.scores = calloc(np ? np : 1, sizeof(*j.scores));
@@ -212,9 +210,8 @@ fw_status *fw_framework_run_score(fw_framework *fw, fw_cycle_state *cs, const fw
     /* one block for all plugins' scores; score_node writes each cell before
      * anything reads it, so it is not zeroed */
     fw_node_score *cells = malloc((np ? np : 1) * (n ? n : 1) * sizeof(*cells));
-    fw_status *st = j.plugins && j.scores && j.errs && cells
-                        ? NULL
-                        : fw_status_error(KUBE_ENOMEM, NULL);
+    fw_status *st =
+        j.plugins && j.scores && j.errs && cells ? NULL : fw_status_error(KUBE_ENOMEM, NULL);
     atomic_init(&j.stop, 0);
     for (size_t k = 0; k < np && !st; k++) {
         const fw_inst *in = fw->pt[FW_PT_SCORE][k];
@@ -234,4 +231,3 @@ fw_status *fw_framework_run_score(fw_framework *fw, fw_cycle_state *cs, const fw
     fw__observe_point(fw, "Score", st, t0);
     return st;
 }
-

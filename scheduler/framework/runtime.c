@@ -15,19 +15,25 @@
 
 /* kube-scheduler's getExtensionPoints() order. */
 static const fw_point point_order[] = {
-    FW_PT_PRE_FILTER, FW_PT_FILTER,    FW_PT_POST_FILTER, FW_PT_RESERVE,
-    FW_PT_PRE_SCORE,  FW_PT_SCORE,     FW_PT_PRE_BIND,    FW_PT_BIND,
-    FW_PT_POST_BIND,  FW_PT_PERMIT,    FW_PT_PRE_ENQUEUE, FW_PT_QUEUE_SORT,
+    FW_PT_PRE_FILTER, FW_PT_FILTER, FW_PT_POST_FILTER, FW_PT_RESERVE,
+    FW_PT_PRE_SCORE,  FW_PT_SCORE,  FW_PT_PRE_BIND,    FW_PT_BIND,
+    FW_PT_POST_BIND,  FW_PT_PERMIT, FW_PT_PRE_ENQUEUE, FW_PT_QUEUE_SORT,
 };
 #define N_POINTS (sizeof(point_order) / sizeof(point_order[0]))
 
 static const char *const point_names[FW_PT_COUNT] = {
-    [FW_PT_PRE_ENQUEUE] = "PreEnqueue", [FW_PT_QUEUE_SORT] = "QueueSort",
-    [FW_PT_PRE_FILTER] = "PreFilter",   [FW_PT_FILTER] = "Filter",
-    [FW_PT_POST_FILTER] = "PostFilter", [FW_PT_PRE_SCORE] = "PreScore",
-    [FW_PT_SCORE] = "Score",            [FW_PT_RESERVE] = "Reserve",
-    [FW_PT_PERMIT] = "Permit",          [FW_PT_PRE_BIND] = "PreBind",
-    [FW_PT_BIND] = "Bind",              [FW_PT_POST_BIND] = "PostBind",
+    [FW_PT_PRE_ENQUEUE] = "PreEnqueue",
+    [FW_PT_QUEUE_SORT] = "QueueSort",
+    [FW_PT_PRE_FILTER] = "PreFilter",
+    [FW_PT_FILTER] = "Filter",
+    [FW_PT_POST_FILTER] = "PostFilter",
+    [FW_PT_PRE_SCORE] = "PreScore",
+    [FW_PT_SCORE] = "Score",
+    [FW_PT_RESERVE] = "Reserve",
+    [FW_PT_PERMIT] = "Permit",
+    [FW_PT_PRE_BIND] = "PreBind",
+    [FW_PT_BIND] = "Bind",
+    [FW_PT_POST_BIND] = "PostBind",
 };
 
 const char *fw_point_name(fw_point p)
@@ -44,19 +50,32 @@ static const sched_plugin_set *config_set(const sched_profile *prof, fw_point p)
 static int implements(const fw_plugin_desc *d, fw_point p)
 {
     switch (p) {
-    case FW_PT_PRE_ENQUEUE: return d->pre_enqueue != NULL;
-    case FW_PT_QUEUE_SORT: return d->less != NULL;
-    case FW_PT_PRE_FILTER: return d->pre_filter != NULL;
-    case FW_PT_FILTER: return d->filter != NULL;
-    case FW_PT_POST_FILTER: return d->post_filter != NULL;
-    case FW_PT_PRE_SCORE: return d->pre_score != NULL;
-    case FW_PT_SCORE: return d->score != NULL;
-    case FW_PT_RESERVE: return d->reserve != NULL;
-    case FW_PT_PERMIT: return d->permit != NULL;
-    case FW_PT_PRE_BIND: return d->pre_bind != NULL;
-    case FW_PT_BIND: return d->bind != NULL;
-    case FW_PT_POST_BIND: return d->post_bind != NULL;
-    default: return 0;
+    case FW_PT_PRE_ENQUEUE:
+        return d->pre_enqueue != NULL;
+    case FW_PT_QUEUE_SORT:
+        return d->less != NULL;
+    case FW_PT_PRE_FILTER:
+        return d->pre_filter != NULL;
+    case FW_PT_FILTER:
+        return d->filter != NULL;
+    case FW_PT_POST_FILTER:
+        return d->post_filter != NULL;
+    case FW_PT_PRE_SCORE:
+        return d->pre_score != NULL;
+    case FW_PT_SCORE:
+        return d->score != NULL;
+    case FW_PT_RESERVE:
+        return d->reserve != NULL;
+    case FW_PT_PERMIT:
+        return d->permit != NULL;
+    case FW_PT_PRE_BIND:
+        return d->pre_bind != NULL;
+    case FW_PT_BIND:
+        return d->bind != NULL;
+    case FW_PT_POST_BIND:
+        return d->post_bind != NULL;
+    default:
+        return 0;
     }
 }
 
@@ -133,7 +152,8 @@ static int create_plugin(fw_framework *fw, const sched_profile *prof, const fw_p
     void *self = NULL;
     int rc = d->create(args, &fw->handle, &self, msg, sizeof(msg));
     if (rc != KUBE_OK) {
-        errf(err, errlen, "initializing plugin \"%s\": %s", d->name, msg[0] ? msg : kube_strerror(rc));
+        errf(err, errlen, "initializing plugin \"%s\": %s", d->name,
+             msg[0] ? msg : kube_strerror(rc));
         return rc;
     }
     fw->insts[fw->n_insts++] = (fw_inst){d, self, 0};
@@ -167,12 +187,18 @@ static int create_plugins(fw_framework *fw, const sched_profile *prof, const fw_
 /* ---- per-point lists ---- */
 
 static const char *const type_names[FW_PT_COUNT] = {
-    [FW_PT_PRE_ENQUEUE] = "PreEnqueuePlugin", [FW_PT_QUEUE_SORT] = "QueueSortPlugin",
-    [FW_PT_PRE_FILTER] = "PreFilterPlugin",   [FW_PT_FILTER] = "FilterPlugin",
-    [FW_PT_POST_FILTER] = "PostFilterPlugin", [FW_PT_PRE_SCORE] = "PreScorePlugin",
-    [FW_PT_SCORE] = "ScorePlugin",            [FW_PT_RESERVE] = "ReservePlugin",
-    [FW_PT_PERMIT] = "PermitPlugin",          [FW_PT_PRE_BIND] = "PreBindPlugin",
-    [FW_PT_BIND] = "BindPlugin",              [FW_PT_POST_BIND] = "PostBindPlugin",
+    [FW_PT_PRE_ENQUEUE] = "PreEnqueuePlugin",
+    [FW_PT_QUEUE_SORT] = "QueueSortPlugin",
+    [FW_PT_PRE_FILTER] = "PreFilterPlugin",
+    [FW_PT_FILTER] = "FilterPlugin",
+    [FW_PT_POST_FILTER] = "PostFilterPlugin",
+    [FW_PT_PRE_SCORE] = "PreScorePlugin",
+    [FW_PT_SCORE] = "ScorePlugin",
+    [FW_PT_RESERVE] = "ReservePlugin",
+    [FW_PT_PERMIT] = "PermitPlugin",
+    [FW_PT_PRE_BIND] = "PreBindPlugin",
+    [FW_PT_BIND] = "BindPlugin",
+    [FW_PT_POST_BIND] = "PostBindPlugin",
 };
 
 static int in_list(fw_inst *const *list, size_t n, const char *name)
@@ -329,7 +355,8 @@ static int build_points(fw_framework *fw, const sched_profile *prof, char *err, 
         return KUBE_ECONFIG;
     }
     if (fw->n_pt[FW_PT_BIND] == 0) {
-        errf(err, errlen, "at least one bind plugin is needed for profile with scheduler name \"%s\"",
+        errf(err, errlen,
+             "at least one bind plugin is needed for profile with scheduler name \"%s\"",
              fw->profile);
         return KUBE_ECONFIG;
     }
@@ -341,8 +368,10 @@ int fw_framework_new(const sched_profile *prof, const fw_registry *reg, const fw
 {
     *out = NULL;
     if (!reg || !prof->resolved) {
-        errf(err, errlen, "creating profile for scheduler name %s: the profile is not resolved "
-             "against a plugin registry", prof->scheduler_name ? prof->scheduler_name : "");
+        errf(err, errlen,
+             "creating profile for scheduler name %s: the profile is not resolved "
+             "against a plugin registry",
+             prof->scheduler_name ? prof->scheduler_name : "");
         return KUBE_EINVAL;
     }
     fw_framework *fw = calloc(1, sizeof(*fw));
@@ -364,8 +393,8 @@ int fw_framework_new(const sched_profile *prof, const fw_registry *reg, const fw
     if (rc == KUBE_OK)
         rc = build_points(fw, prof, msg, sizeof(msg));
     if (rc != KUBE_OK) {
-        errf(err, errlen, "creating profile for scheduler name %s: %s", fw->profile ? fw->profile : "",
-             msg[0] ? msg : kube_strerror(rc));
+        errf(err, errlen, "creating profile for scheduler name %s: %s",
+             fw->profile ? fw->profile : "", msg[0] ? msg : kube_strerror(rc));
         fw_framework_free(fw);
         return rc;
     }
@@ -412,8 +441,7 @@ int32_t fw_framework_percentage_of_nodes_to_score(const fw_framework *fw)
     return fw->pct;
 }
 
-size_t fw_framework_plugins_at(const fw_framework *fw, fw_point p, const char **names,
-                               size_t cap)
+size_t fw_framework_plugins_at(const fw_framework *fw, fw_point p, const char **names, size_t cap)
 {
     if ((unsigned)p >= FW_PT_COUNT)
         return 0;
@@ -450,8 +478,7 @@ int fw_framework_has_plugin(const fw_framework *fw, const char *plugin)
     return find_inst(fw, plugin) != NULL;
 }
 
-static const fw_cluster_event_with_hint wildcard_event = {
-    {FW_GVK_WILDCARD, FW_ACT_ALL, "*"}, NULL};
+static const fw_cluster_event_with_hint wildcard_event = {{FW_GVK_WILDCARD, FW_ACT_ALL, "*"}, NULL};
 
 void fw_framework_foreach_event(const fw_framework *fw,
                                 void (*fn)(void *ud, const char *plugin, void *self,

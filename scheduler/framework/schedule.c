@@ -58,8 +58,8 @@ static void check_node(void *ud, size_t i)
 {
     filter_job *j = ud;
     const fw_node_info *ni = j->nodes[(j->start + i) % j->n];
-    fw_status *st = fw__run_filter_with_nominated_pods(j->fw, j->cs, j->pod, ni, j->clock,
-                                                       j->nominated);
+    fw_status *st =
+        fw__run_filter_with_nominated_pods(j->fw, j->cs, j->pod, ni, j->clock, j->nominated);
     if (fw_status_is_success(st)) {
         fw_status_free(st);
         j->state[i] = NODE_FIT;
@@ -133,8 +133,14 @@ static fw_status *pass_filters(fw_framework *fw, const fw_cycle_state *cs, const
         return NULL;
     }
     int64_t t0 = kube_now_ns();
-    filter_job j = {.fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .n = n, .start = start,
-                    .need = need, .clock = fw__clock_mode(fw, cs, 1),
+    filter_job j = {.fw = fw,
+                    .cs = cs,
+                    .pod = pod,
+                    .nodes = nodes,
+                    .n = n,
+                    .start = start,
+                    .need = need,
+                    .clock = fw__clock_mode(fw, cs, 1),
                     .nominated = fw__any_nominated(fw)};
     atomic_init(&j.found, 0);
     atomic_init(&j.stop, 0);
@@ -193,8 +199,8 @@ static void evaluate_nominated(fw_framework *fw, const fw_cycle_state *cs, const
                    pod->namespace_, pod->name, nnn, nnn);
         return;
     }
-    fw_status *st = pass_filters(fw, cs, pod, &ni, 1, 0, global_pct, d, feasible, n_feasible,
-                                 &processed);
+    fw_status *st =
+        pass_filters(fw, cs, pod, &ni, 1, 0, global_pct, d, feasible, n_feasible, &processed);
     if (st) {
         char msg[256];
         fw_status_message(st, msg, sizeof(msg));
@@ -299,9 +305,8 @@ fw_status *fw_framework_find_nodes_that_fit(fw_framework *fw, fw_cycle_state *cs
 }
 
 fw_status *fw_framework_prioritize_nodes(fw_framework *fw, fw_cycle_state *cs,
-                                         const fw_pod_info *pod,
-                                         const fw_node_info *const *nodes, size_t n,
-                                         fw_score_list *out)
+                                         const fw_pod_info *pod, const fw_node_info *const *nodes,
+                                         size_t n, fw_score_list *out)
 {
     memset(out, 0, sizeof(*out));
     if (!fw_framework_has_score_plugins(fw)) {
@@ -352,9 +357,8 @@ const char *fw_select_host(const fw_node_plugin_scores *scores, size_t n, uint64
     return selected;
 }
 
-fw_status *fw_framework_schedule_pod(fw_framework *fw, fw_cycle_state *cs,
-                                     const fw_pod_info *pod, const fw_snapshot *snap,
-                                     fw_sched_state *st, fw_diagnosis *d,
+fw_status *fw_framework_schedule_pod(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                     const fw_snapshot *snap, fw_sched_state *st, fw_diagnosis *d,
                                      fw_schedule_result *res)
 {
     memset(res, 0, sizeof(*res));

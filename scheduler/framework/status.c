@@ -53,7 +53,7 @@ fw_status *fw_status_new(fw_code code, const char *reason)
 }
 
 __attribute__((format(printf, 3, 0))) static fw_status *status_vnew(fw_code code, int err,
-                                                                     const char *fmt, va_list ap)
+                                                                    const char *fmt, va_list ap)
 {
     char *tmp;
     int n;
@@ -202,11 +202,16 @@ char *fw_status_message_dup(const fw_status *st)
 static int precedence(fw_code c)
 {
     switch (c) {
-    case FW_ERROR: return 3;
-    case FW_UNSCHEDULABLE_AND_UNRESOLVABLE: return 2;
-    case FW_UNSCHEDULABLE: return 1;
-    case FW_SUCCESS: return -1;
-    default: return 0;
+    case FW_ERROR:
+        return 3;
+    case FW_UNSCHEDULABLE_AND_UNRESOLVABLE:
+        return 2;
+    case FW_UNSCHEDULABLE:
+        return 1;
+    case FW_SUCCESS:
+        return -1;
+    default:
+        return 0;
     }
 }
 
@@ -271,8 +276,7 @@ int fw_diagnosis_add_unschedulable_plugin(fw_diagnosis *d, const char *plugin)
 
 int fw_diagnosis_add_pending_plugin(fw_diagnosis *d, const char *plugin)
 {
-    return set_insert(&d->pending_plugins, &d->n_pending_plugins, &d->cap_pending_plugins,
-                      plugin);
+    return set_insert(&d->pending_plugins, &d->n_pending_plugins, &d->cap_pending_plugins, plugin);
 }
 
 static int set_msg(char **slot, const char *msg)

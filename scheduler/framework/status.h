@@ -35,10 +35,10 @@ typedef enum fw_code {
 
 typedef struct fw_status {
     fw_code code;
-    char **reasons;          /* owned; n_reasons entries */
+    char **reasons; /* owned; n_reasons entries */
     size_t n_reasons;
-    const char *plugin;      /* failed plugin, borrowed static name, or NULL */
-    int err;                 /* KUBE_E* code for FW_ERROR (KUBE_EINVAL default) */
+    const char *plugin; /* failed plugin, borrowed static name, or NULL */
+    int err;            /* KUBE_E* code for FW_ERROR (KUBE_EINVAL default) */
 } fw_status;
 
 /* The code's name as kube-scheduler prints it and metrics label it:
@@ -72,10 +72,22 @@ static inline void fw_status_free(fw_status *st)
 }
 
 /* Setters and predicates, NULL meaning Success. */
-static inline fw_code fw_status_code(const fw_status *st) { return st ? st->code : FW_SUCCESS; }
-static inline int fw_status_is_success(const fw_status *st) { return fw_status_code(st) == FW_SUCCESS; }
-static inline int fw_status_is_skip(const fw_status *st) { return fw_status_code(st) == FW_SKIP; }
-static inline int fw_status_is_wait(const fw_status *st) { return fw_status_code(st) == FW_WAIT; }
+static inline fw_code fw_status_code(const fw_status *st)
+{
+    return st ? st->code : FW_SUCCESS;
+}
+static inline int fw_status_is_success(const fw_status *st)
+{
+    return fw_status_code(st) == FW_SUCCESS;
+}
+static inline int fw_status_is_skip(const fw_status *st)
+{
+    return fw_status_code(st) == FW_SKIP;
+}
+static inline int fw_status_is_wait(const fw_status *st)
+{
+    return fw_status_code(st) == FW_WAIT;
+}
 /* Unschedulable or UnschedulableAndUnresolvable (Go's IsUnschedulable). */
 static inline int fw_status_is_unschedulable(const fw_status *st)
 {
@@ -103,22 +115,25 @@ fw_status *fw_status_merge(fw_status *const *sts, size_t n);
  * framework.Diagnosis and NodeToStatusMap.
  */
 typedef struct fw_node_status {
-    char *node;          /* owned copy of the node name */
-    fw_status *status;   /* owned, never NULL (a failure) */
+    char *node;        /* owned copy of the node name */
+    fw_status *status; /* owned, never NULL (a failure) */
 } fw_node_status;
 
 typedef struct fw_diagnosis {
-    fw_node_status *nodes;          /* NodeToStatusMap, in evaluation order */
+    fw_node_status *nodes; /* NodeToStatusMap, in evaluation order */
     size_t n_nodes, cap_nodes;
     const char **unschedulable_plugins; /* set of static plugin names */
     size_t n_unschedulable_plugins, cap_unschedulable_plugins;
-    const char **pending_plugins;   /* set of static plugin names (Pending) */
+    const char **pending_plugins; /* set of static plugin names (Pending) */
     size_t n_pending_plugins, cap_pending_plugins;
-    char *pre_filter_msg;           /* owned, NULL when PreFilter passed */
-    char *post_filter_msg;          /* owned, NULL when none */
+    char *pre_filter_msg;  /* owned, NULL when PreFilter passed */
+    char *post_filter_msg; /* owned, NULL when none */
 } fw_diagnosis;
 
-#define FW_DIAGNOSIS_INIT {0}
+#define FW_DIAGNOSIS_INIT \
+    {                     \
+        0                 \
+    }
 
 /* Records a node's failure. The node name is copied; ownership of st is
  * taken (even on error). Returns KUBE_OK or KUBE_ENOMEM. */

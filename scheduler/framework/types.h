@@ -46,8 +46,8 @@ struct kube_label_selector; /* kube/selector.h */
 
 /* Default requests counted for containers that request no cpu/memory, in the
  * non-zero requested totals (kube-scheduler's schedutil defaults). */
-#define FW_DEFAULT_MILLI_CPU_REQUEST 100LL                 /* 0.1 core */
-#define FW_DEFAULT_MEMORY_REQUEST (200LL * 1024 * 1024)     /* 200 MB */
+#define FW_DEFAULT_MILLI_CPU_REQUEST 100LL              /* 0.1 core */
+#define FW_DEFAULT_MEMORY_REQUEST (200LL * 1024 * 1024) /* 200 MB */
 
 /* One scalar (extended, hugepages-*, attachable-volumes-*, kubernetes.io/
  * prefixed) resource. name is INTERNED (fw_resource_name_intern()): compare
@@ -66,7 +66,10 @@ typedef struct fw_resource {
     uint32_t n_scalars, cap_scalars;
 } fw_resource;
 
-#define FW_RESOURCE_INIT {0, 0, 0, 0, NULL, 0, 0}
+#define FW_RESOURCE_INIT       \
+    {                          \
+        0, 0, 0, 0, NULL, 0, 0 \
+    }
 
 /* Returns the process-wide interned copy of a resource name (so scalar
  * names compare by pointer). The table lives for the process (valgrind:
@@ -137,9 +140,9 @@ void fw_host_ports_free(fw_host_ports *hp);
 /* A pod (anti-)affinity term, pre-parsed: kube-scheduler's AffinityTerm.
  * Everything is borrowed from the pod the pod info holds. */
 typedef struct fw_affinity_term {
-    const char *const *namespaces;   /* the term's namespaces, or the pod's own
-                                        namespace when the term lists none and
-                                        has no namespaceSelector */
+    const char *const *namespaces; /* the term's namespaces, or the pod's own
+                                      namespace when the term lists none and
+                                      has no namespaceSelector */
     size_t n_namespaces;
     const struct kube_label_selector *selector;           /* NULL: matches nothing */
     const struct kube_label_selector *namespace_selector; /* NULL: matches nothing */
@@ -161,7 +164,7 @@ typedef struct fw_weighted_affinity_term {
  * fw_pod_info_new(), refcounted. */
 typedef struct fw_pod_info {
     atomic_int refs;
-    struct kube_pod *pod;          /* one reference held */
+    struct kube_pod *pod; /* one reference held */
     /* Convenience pointers into the pod's metadata (borrowed). */
     const char *name, *namespace_, *uid;
 
@@ -182,7 +185,7 @@ typedef struct fw_pod_info {
     fw_resource request;
     /* kube_pod.nonzero_*: GetNonzeroRequests-style totals for scoring. */
     int64_t non0_milli_cpu, non0_memory;
-    int32_t priority;              /* spec.priority, 0 when unset */
+    int32_t priority; /* spec.priority, 0 when unset */
     /* Host ports: pod->host_ports (already sanitised by the decoder). */
 } fw_pod_info;
 
@@ -201,18 +204,18 @@ int fw_pod_info_has_affinity(const fw_pod_info *pi);
 /* A pod in the scheduling queue: kube-scheduler's QueuedPodInfo. The queue
  * owns it (and the pod info reference inside). */
 typedef struct fw_queued_pod_info {
-    fw_pod_info *pi;                   /* one reference held */
-    int64_t timestamp_ns;              /* when added to the queue (monotonic);
-                                          PrioritySort breaks ties on it */
-    int attempts;                      /* scheduling attempts so far */
-    int64_t initial_attempt_ns;        /* first attempt, 0 before */
+    fw_pod_info *pi;            /* one reference held */
+    int64_t timestamp_ns;       /* when added to the queue (monotonic);
+                                   PrioritySort breaks ties on it */
+    int attempts;               /* scheduling attempts so far */
+    int64_t initial_attempt_ns; /* first attempt, 0 before */
     /* Plugins that rejected it last time (static names): the queue requeues
      * it only on events those plugins registered. */
     const char **unschedulable_plugins;
     size_t n_unschedulable_plugins;
     const char **pending_plugins;
     size_t n_pending_plugins;
-    int gated;                         /* rejected by a PreEnqueue plugin */
+    int gated; /* rejected by a PreEnqueue plugin */
 } fw_queued_pod_info;
 
 /* ------------------------------------------------------------------ */
@@ -222,7 +225,7 @@ typedef struct fw_queued_pod_info {
 /* One image on a node: its size and on how many nodes it is present
  * (ImageStateSummary). */
 typedef struct fw_image_state {
-    const char *name;    /* owned by the fw_image_states block */
+    const char *name; /* owned by the fw_image_states block */
     int64_t size;
     int num_nodes;
 } fw_image_state;
@@ -245,21 +248,21 @@ void fw_image_states_unref(fw_image_states *s);
 int64_t fw_next_generation(void);
 
 typedef struct fw_node_info {
-    struct kube_node *node;            /* one reference, NULL once the node is
-                                          deleted while pods remain */
-    char *name;                        /* owned copy of the node name */
-    fw_pod_info **pods;                /* references, in add order */
+    struct kube_node *node; /* one reference, NULL once the node is
+                               deleted while pods remain */
+    char *name;             /* owned copy of the node name */
+    fw_pod_info **pods;     /* references, in add order */
     size_t n_pods, cap_pods;
-    fw_pod_info **pods_with_affinity;  /* subset of pods (refs) */
+    fw_pod_info **pods_with_affinity; /* subset of pods (refs) */
     size_t n_pods_with_affinity, cap_pods_with_affinity;
     fw_pod_info **pods_with_required_anti_affinity; /* subset (refs) */
     size_t n_pods_with_required_anti_affinity, cap_pods_with_required_anti_affinity;
     fw_host_ports used_ports;
-    fw_resource requested;             /* sum of pods' request */
-    fw_resource non_zero_requested;    /* sum of non0 cpu/memory */
-    fw_resource allocatable;           /* node.status.allocatable */
-    fw_image_states *image_states;     /* reference or NULL */
-    int64_t generation;                /* bumped by every mutation */
+    fw_resource requested;          /* sum of pods' request */
+    fw_resource non_zero_requested; /* sum of non0 cpu/memory */
+    fw_resource allocatable;        /* node.status.allocatable */
+    fw_image_states *image_states;  /* reference or NULL */
+    int64_t generation;             /* bumped by every mutation */
 } fw_node_info;
 
 /* Allocates an empty node info (generation fresh). NULL on OOM. */
@@ -300,14 +303,14 @@ int fw_node_info_copy(fw_node_info *dst, const fw_node_info *src);
 /* The node infos a scheduling cycle sees: kube-scheduler's Snapshot. Lists
  * are arrays of pointers into the snapshot's own node infos (borrowed). */
 typedef struct fw_snapshot {
-    fw_node_info **list;                    /* all nodes, the cache's order */
+    fw_node_info **list; /* all nodes, the cache's order */
     size_t n_list;
     fw_node_info **have_pods_with_affinity; /* nodes with >= 1 such pod */
     size_t n_have_pods_with_affinity;
     fw_node_info **have_pods_with_required_anti_affinity;
     size_t n_have_pods_with_required_anti_affinity;
-    int64_t generation;                     /* newest generation copied in */
-    kube_strmap by_name;                      /* name -> fw_node_info * (owned) */
+    int64_t generation;  /* newest generation copied in */
+    kube_strmap by_name; /* name -> fw_node_info * (owned) */
     size_t cap_list, cap_aff, cap_anti;
 } fw_snapshot;
 
@@ -322,7 +325,10 @@ int fw_snapshot_from_nodes(fw_node_info *const *nodes, size_t n, fw_snapshot **o
 /* The node info of a node, or NULL (borrowed, valid until the cache next
  * updates the snapshot). */
 const fw_node_info *fw_snapshot_get(const fw_snapshot *s, const char *name);
-static inline size_t fw_snapshot_num_nodes(const fw_snapshot *s) { return s->n_list; }
+static inline size_t fw_snapshot_num_nodes(const fw_snapshot *s)
+{
+    return s->n_list;
+}
 
 /* Incremental update, for the cache. Copies src into the snapshot's node
  * info of the same name (created when new; *added = 1 then). *aff_changed /

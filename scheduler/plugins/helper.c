@@ -53,7 +53,7 @@ typedef struct sel_builder {
     kube_arena *a;
     kube_requirement *reqs;
     size_t n, cap;
-    int rc;           /* KUBE_ENOMEM once anything failed */
+    int rc; /* KUBE_ENOMEM once anything failed */
 } sel_builder;
 
 /* A new zeroed requirement at the end of b, or NULL (b->rc set, or already
@@ -313,7 +313,8 @@ void plugin_args_unknown_fields(const cJSON *obj, const char *path, const char *
 {
     const cJSON *it;
 
-    cJSON_ArrayForEach(it, obj) {
+    cJSON_ArrayForEach(it, obj)
+    {
         size_t i = 0;
         while (known[i] && strcmp(known[i], it->string) != 0)
             i++;

@@ -36,11 +36,11 @@ void plugin_default_normalize_score(int64_t max_priority, int reverse, fw_node_s
 /* Defines the file-local fw_plugin_desc.events_to_register of a plugin
  * whose events are the static array table, the same for every instance:
  * it points *out at table (borrowed, static) and returns its length. */
-#define PLUGIN_EVENTS_TO_REGISTER(table)                                                   \
+#define PLUGIN_EVENTS_TO_REGISTER(table)                                                 \
     static size_t events_to_register(void *self, const fw_cluster_event_with_hint **out) \
-    {                                                                                      \
-        *out = (table);                                                                    \
-        return sizeof(table) / sizeof((table)[0]);                                         \
+    {                                                                                    \
+        *out = (table);                                                                  \
+        return sizeof(table) / sizeof((table)[0]);                                       \
     }
 
 /* v1helper.TolerationsTolerateTaint: 1 when any of the n tolerations
@@ -94,7 +94,10 @@ typedef struct plugin_field_errs {
     int oom;       /* an append failed */
 } plugin_field_errs;
 
-#define PLUGIN_FIELD_ERRS_INIT {KUBE_BUF_INIT, 0, 0}
+#define PLUGIN_FIELD_ERRS_INIT \
+    {                          \
+        KUBE_BUF_INIT, 0, 0    \
+    }
 
 /* Adds one formatted message (duplicates are dropped). */
 void plugin_field_errs_add(plugin_field_errs *e, const char *fmt, ...)

@@ -38,9 +38,9 @@
 #define ADDED_PREFERRED "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution"
 
 typedef struct node_affinity {
-    kube_arena arena;                          /* owns the decoded selectors */
-    const kube_node_selector *added_required;  /* NULL: none */
-    kube_preferred_term *added_preferred;      /* terms with a weight and a requirement */
+    kube_arena arena;                         /* owns the decoded selectors */
+    const kube_node_selector *added_required; /* NULL: none */
+    kube_preferred_term *added_preferred;     /* terms with a weight and a requirement */
     size_t n_added_preferred;
 } node_affinity;
 
@@ -59,7 +59,8 @@ static void values_repr(const cJSON *values, kube_buf *b)
         return;
     }
     kube_buf_puts(b, "[]string{");
-    cJSON_ArrayForEach(it, values) {
+    cJSON_ArrayForEach(it, values)
+    {
         kube_buf_printf(b, "%s\"%s\"", first ? "" : ", ",
                         cJSON_IsString(it) ? it->valuestring : "");
         first = 0;
@@ -98,18 +99,20 @@ static void validate_label_requirement(const char *p, const char *key, const cha
         invalid_values(p, values, "values set must be empty for exists and does not exist", e);
     if (!strcmp(op, "Gt") || !strcmp(op, "Lt")) {
         if (n != 1)
-            invalid_values(p, values, "for 'Gt', 'Lt' operators, exactly one value is required",
-                           e);
-        cJSON_ArrayForEach(it, values) {
+            invalid_values(p, values, "for 'Gt', 'Lt' operators, exactly one value is required", e);
+        cJSON_ArrayForEach(it, values)
+        {
             if (!cJSON_IsString(it) || !is_int64(it->valuestring))
-                plugin_field_errs_add(e, "%s.values[%d]: Invalid value: \"%s\": for 'Gt', 'Lt' "
-                                      "operators, the value must be an integer", p, i,
-                                      cJSON_IsString(it) ? it->valuestring : "");
+                plugin_field_errs_add(e,
+                                      "%s.values[%d]: Invalid value: \"%s\": for 'Gt', 'Lt' "
+                                      "operators, the value must be an integer",
+                                      p, i, cJSON_IsString(it) ? it->valuestring : "");
             i++;
         }
     }
     i = 0;
-    cJSON_ArrayForEach(it, values) {
+    cJSON_ArrayForEach(it, values)
+    {
         const char *v = cJSON_IsString(it) ? it->valuestring : "";
         if (plugin_label_value_msgs(v, "; ", msgs, sizeof(msgs)))
             plugin_field_errs_add(e, "%s.values[%d][%s]: Invalid value: \"%s\": %s", p, i, key, v,
@@ -120,8 +123,8 @@ static void validate_label_requirement(const char *p, const char *key, const cha
 
 static void validate_requirement(const cJSON *r, const char *p, int fields, plugin_field_errs *e)
 {
-    static const char *const label_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
-                                            NULL};
+    static const char *const label_ops[] = {"In", "NotIn", "Exists", "DoesNotExist",
+                                            "Gt", "Lt",    NULL};
     static const char *const known[] = {"key", "operator", "values", NULL};
     const char *key = "", *op = "";
     const cJSON *values = NULL;
@@ -137,8 +140,10 @@ static void validate_requirement(const cJSON *r, const char *p, int fields, plug
     plugin_args_array(r, p, "values", &values, e);
     if (fields) {
         if (strcmp(op, "In") != 0 && strcmp(op, "NotIn") != 0)
-            plugin_field_errs_add(e, "%s.operator: Unsupported value: \"%s\": supported values: "
-                                  "\"In\", \"NotIn\"", p, op);
+            plugin_field_errs_add(e,
+                                  "%s.operator: Unsupported value: \"%s\": supported values: "
+                                  "\"In\", \"NotIn\"",
+                                  p, op);
         else if (!values || cJSON_GetArraySize(values) != 1)
             invalid_values(p, values, "must have one element", e);
         return;
@@ -146,7 +151,8 @@ static void validate_requirement(const cJSON *r, const char *p, int fields, plug
     while (label_ops[k] && strcmp(label_ops[k], op) != 0)
         k++;
     if (!label_ops[k])
-        plugin_field_errs_add(e, "%s.operator: Unsupported value: \"%s\": supported values: "
+        plugin_field_errs_add(e,
+                              "%s.operator: Unsupported value: \"%s\": supported values: "
                               "\"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\"",
                               p, op);
     else
@@ -172,7 +178,8 @@ static int validate_term(const cJSON *t, const char *path, plugin_field_errs *e)
     for (int k = 0; !empty && k < 2; k++) {
         long i = 0;
         plugin_args_path(p, sizeof(p), path, keys[k], 0);
-        cJSON_ArrayForEach(it, arr[k]) {
+        cJSON_ArrayForEach(it, arr[k])
+        {
             plugin_args_path(rp, sizeof(rp), p, NULL, i++);
             validate_requirement(it, rp, k == 1, e);
         }
@@ -190,7 +197,8 @@ static void validate_required(const cJSON *ns, plugin_field_errs *e)
     if (!plugin_args_object(ns, ADDED_REQUIRED, known, e) ||
         !plugin_args_array(ns, ADDED_REQUIRED, "nodeSelectorTerms", &terms, e))
         return;
-    cJSON_ArrayForEach(it, terms) {
+    cJSON_ArrayForEach(it, terms)
+    {
         plugin_args_path(p, sizeof(p), ADDED_REQUIRED ".nodeSelectorTerms", NULL, i++);
         validate_term(it, p, e);
     }
@@ -203,7 +211,8 @@ static void validate_preferred(const cJSON *arr, plugin_field_errs *e)
     char p[320];
     long i = 0;
 
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         int64_t weight = 0;
         plugin_args_path(p, sizeof(p), ADDED_PREFERRED, NULL, i++);
         if (!cJSON_IsObject(it)) {
@@ -235,7 +244,8 @@ static void validate_args(const cJSON *in, plugin_field_errs *e)
     if (req && !cJSON_IsNull(req))
         validate_required(req, e);
     if (plugin_args_array(aff, "addedAffinity", "preferredDuringSchedulingIgnoredDuringExecution",
-                          &pref, e) && pref)
+                          &pref, e) &&
+        pref)
         validate_preferred(pref, e);
 }
 
@@ -272,7 +282,8 @@ static int decode_added_preferred(node_affinity *pl, const cJSON *arr)
     pl->added_preferred = kube_arena_alloc(&pl->arena, cap * sizeof(kube_preferred_term));
     if (!pl->added_preferred)
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         kube_preferred_term *t = &pl->added_preferred[pl->n_added_preferred];
         int rc = kube_json_int32(it, "weight", 0, &t->weight);
         if (rc == KUBE_OK)
@@ -452,9 +463,8 @@ static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info
         return fw_status_new(FW_ERROR, "node not found");
     if (pl->added_required && !selector_matches(pl->added_required, node))
         return fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED);
-    if (!node_selector_matches(p, node) ||
-        (p->affinity && p->affinity->node_required &&
-         !selector_matches(p->affinity->node_required, node)))
+    if (!node_selector_matches(p, node) || (p->affinity && p->affinity->node_required &&
+                                            !selector_matches(p->affinity->node_required, node)))
         return fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD);
     return NULL;
 }

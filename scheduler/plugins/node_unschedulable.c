@@ -29,8 +29,7 @@ static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info
     if (!node)
         return fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNKNOWN_CONDITION);
     if (!node->unschedulable ||
-        plugin_tolerations_tolerate(pod->pod->tolerations, pod->pod->n_tolerations,
-                                    &unschedulable))
+        plugin_tolerations_tolerate(pod->pod->tolerations, pod->pod->n_tolerations, &unschedulable))
         return NULL;
     return fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE);
 }

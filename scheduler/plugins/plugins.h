@@ -11,29 +11,29 @@
 #include "framework/framework.h"
 
 /* Descriptors (one line per plugin, kube-scheduler's name in the comment). */
-extern const fw_plugin_desc plugin_priority_sort;          /* PrioritySort */
-extern const fw_plugin_desc plugin_scheduling_gates;       /* SchedulingGates */
-extern const fw_plugin_desc plugin_node_unschedulable;     /* NodeUnschedulable */
-extern const fw_plugin_desc plugin_node_name;              /* NodeName */
-extern const fw_plugin_desc plugin_taint_toleration;       /* TaintToleration */
-extern const fw_plugin_desc plugin_node_affinity;          /* NodeAffinity */
-extern const fw_plugin_desc plugin_node_ports;             /* NodePorts */
-extern const fw_plugin_desc plugin_node_resources_fit;     /* NodeResourcesFit */
+extern const fw_plugin_desc plugin_priority_sort;      /* PrioritySort */
+extern const fw_plugin_desc plugin_scheduling_gates;   /* SchedulingGates */
+extern const fw_plugin_desc plugin_node_unschedulable; /* NodeUnschedulable */
+extern const fw_plugin_desc plugin_node_name;          /* NodeName */
+extern const fw_plugin_desc plugin_taint_toleration;   /* TaintToleration */
+extern const fw_plugin_desc plugin_node_affinity;      /* NodeAffinity */
+extern const fw_plugin_desc plugin_node_ports;         /* NodePorts */
+extern const fw_plugin_desc plugin_node_resources_fit; /* NodeResourcesFit */
 extern const fw_plugin_desc plugin_node_resources_balanced_allocation;
-                                                           /* NodeResourcesBalancedAllocation */
-extern const fw_plugin_desc plugin_image_locality;         /* ImageLocality */
-extern const fw_plugin_desc plugin_default_binder;         /* DefaultBinder */
-extern const fw_plugin_desc plugin_stickyvm;               /* StickyVM (stickyvm's own) */
-extern const fw_plugin_desc plugin_pod_topology_spread;    /* PodTopologySpread */
-extern const fw_plugin_desc plugin_inter_pod_affinity;     /* InterPodAffinity */
-extern const fw_plugin_desc plugin_volume_binding;         /* VolumeBinding */
-extern const fw_plugin_desc plugin_volume_restrictions;    /* VolumeRestrictions */
-extern const fw_plugin_desc plugin_volume_zone;            /* VolumeZone */
-extern const fw_plugin_desc plugin_node_volume_limits;     /* NodeVolumeLimits */
-extern const fw_plugin_desc plugin_default_preemption;     /* DefaultPreemption */
-extern const fw_plugin_desc plugin_ebs_limits;             /* EBSLimits */
-extern const fw_plugin_desc plugin_gce_pd_limits;          /* GCEPDLimits */
-extern const fw_plugin_desc plugin_azure_disk_limits;      /* AzureDiskLimits */
+/* NodeResourcesBalancedAllocation */
+extern const fw_plugin_desc plugin_image_locality;      /* ImageLocality */
+extern const fw_plugin_desc plugin_default_binder;      /* DefaultBinder */
+extern const fw_plugin_desc plugin_stickyvm;            /* StickyVM (stickyvm's own) */
+extern const fw_plugin_desc plugin_pod_topology_spread; /* PodTopologySpread */
+extern const fw_plugin_desc plugin_inter_pod_affinity;  /* InterPodAffinity */
+extern const fw_plugin_desc plugin_volume_binding;      /* VolumeBinding */
+extern const fw_plugin_desc plugin_volume_restrictions; /* VolumeRestrictions */
+extern const fw_plugin_desc plugin_volume_zone;         /* VolumeZone */
+extern const fw_plugin_desc plugin_node_volume_limits;  /* NodeVolumeLimits */
+extern const fw_plugin_desc plugin_default_preemption;  /* DefaultPreemption */
+extern const fw_plugin_desc plugin_ebs_limits;          /* EBSLimits */
+extern const fw_plugin_desc plugin_gce_pd_limits;       /* GCEPDLimits */
+extern const fw_plugin_desc plugin_azure_disk_limits;   /* AzureDiskLimits */
 
 /* One of the three in-tree volume limits plugins above (desc) over
  * explicit volume listers l (plugins/volume_binding.h; a reference is

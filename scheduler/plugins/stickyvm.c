@@ -39,7 +39,7 @@
 #include "plugins/stickyvm_source.h"
 
 #define KUBEVIRT_GROUP "kubevirt.io"
-#define UNPIN_CMD_FMT                                                                        \
+#define UNPIN_CMD_FMT \
     "kubectl get --raw /apis/subresources.stickyvm.io/v1/namespaces/%s/virtualmachines/%s/unpin"
 /* Node names are DNS-1123 subdomains (<= 253 bytes). */
 #define NODE_MAX 256
@@ -54,18 +54,18 @@ typedef struct sv_counters {
 } sv_counters;
 
 typedef struct sv_metrics {
-    kube_metric *pins_recorded, *pin_record_errors, *pinned_pods_scheduled,
-        *pinned_node_missing, *migration_pins_moved;
+    kube_metric *pins_recorded, *pin_record_errors, *pinned_pods_scheduled, *pinned_node_missing,
+        *migration_pins_moved;
 } sv_metrics;
 
 typedef struct stickyvm {
     fw_handle *h;
-    char *key;                   /* the pin annotation */
+    char *key;                       /* the pin annotation */
     kube_informer *vmi_inf, *vm_inf; /* NULL with a caller's lookup */
-    stickyvm_source *src;        /* where VMIs and VMs are read */
-    stickyvm_notes *notes;       /* pins written, until the informer shows them */
+    stickyvm_source *src;            /* where VMIs and VMs are read */
+    stickyvm_notes *notes;           /* pins written, until the informer shows them */
 
-    sched_follower *follower;    /* NULL without informers */
+    sched_follower *follower; /* NULL without informers */
 
     sv_counters c;
     sv_metrics m;
@@ -73,8 +73,8 @@ typedef struct stickyvm {
 
 /* What PreFilter leaves in the cycle state. */
 typedef struct sv_state {
-    kube_object *vm;             /* one reference: the VM PreFilter saw */
-    char pin[NODE_MAX];          /* the effective pin, "" when unpinned */
+    kube_object *vm;    /* one reference: the VM PreFilter saw */
+    char pin[NODE_MAX]; /* the effective pin, "" when unpinned */
 } sv_state;
 
 static void count(stickyvm *sv, atomic_ulong *c, kube_metric *m)
@@ -96,15 +96,15 @@ static const kube_vm *state_vm(const sv_state *s)
 static int is_kubevirt(const char *api_version)
 {
     size_t n = strlen(KUBEVIRT_GROUP);
-    return api_version && strncmp(api_version, KUBEVIRT_GROUP, n) == 0 &&
-           api_version[n] == '/' && api_version[n + 1] != '\0';
+    return api_version && strncmp(api_version, KUBEVIRT_GROUP, n) == 0 && api_version[n] == '/' &&
+           api_version[n + 1] != '\0';
 }
 
 static const kube_owner_ref *controller_of_kind(const kube_meta *m, const char *kind)
 {
     const kube_owner_ref *o = kube_meta_controller(m);
-    if (!o || !o->kind || strcmp(o->kind, kind) != 0 || !is_kubevirt(o->api_version) ||
-        !o->name || !*o->name)
+    if (!o || !o->kind || strcmp(o->kind, kind) != 0 || !is_kubevirt(o->api_version) || !o->name ||
+        !*o->name)
         return NULL;
     return o;
 }
@@ -145,8 +145,8 @@ static void note_settle(stickyvm *sv, const char *ns, const char *name, const ku
 /* Reading VMIs and VMs (stickyvm_source.h)                            */
 /* ------------------------------------------------------------------ */
 
-static kube_object *cached(stickyvm *sv, const kube_resource *r, const char *ns,
-                           const char *name, const char *uid)
+static kube_object *cached(stickyvm *sv, const kube_resource *r, const char *ns, const char *name,
+                           const char *uid)
 {
     return stickyvm_source_cached(sv->src, r, ns, name, uid);
 }
@@ -184,9 +184,8 @@ static fw_status *lookup_failed(int rc, const char *kind, const char *ns, const 
                                 const fw_pod_info *pi)
 {
     if (rc == KUBE_ENOTFOUND)
-        return fw_status_newf(FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
-                              "%s %s/%s of pod %s/%s not found", kind, ns, name,
-                              pi->namespace_, pi->name);
+        return fw_status_newf(FW_UNSCHEDULABLE_AND_UNRESOLVABLE, "%s %s/%s of pod %s/%s not found",
+                              kind, ns, name, pi->namespace_, pi->name);
     return fw_status_error(rc, "reading %s %s/%s: %s", kind, ns, name, kube_strerror(rc));
 }
 
@@ -198,14 +197,16 @@ static fw_status *resolve_vm(stickyvm *sv, const fw_pod_info *pi, const kube_own
     const char *ns = pi->namespace_;
     kube_object *vmi = NULL;
     int gets = 1;
-    int rc = stickyvm_source_fetch(sv->src, &KUBE_RES_VMIS, &kube_vmi_codec, ns, vmi_ref, &gets, &vmi);
+    int rc =
+        stickyvm_source_fetch(sv->src, &KUBE_RES_VMIS, &kube_vmi_codec, ns, vmi_ref, &gets, &vmi);
     if (rc != KUBE_OK)
         return lookup_failed(rc, "VirtualMachineInstance", ns, vmi_ref->name, pi);
     const kube_owner_ref *vm_ref = stickyvm_vm_owner(&vmi->meta);
     fw_status *st = NULL;
     if (!vm_ref)
         st = fw_status_new(FW_SKIP, NULL);
-    else if ((rc = stickyvm_source_fetch(sv->src, &KUBE_RES_VMS, &kube_vm_codec, ns, vm_ref, &gets, vm)) != KUBE_OK)
+    else if ((rc = stickyvm_source_fetch(sv->src, &KUBE_RES_VMS, &kube_vm_codec, ns, vm_ref, &gets,
+                                         vm)) != KUBE_OK)
         st = lookup_failed(rc, "VirtualMachine", ns, vm_ref->name, pi);
     kube_object_unref(vmi);
     return st;
@@ -297,16 +298,15 @@ static void vm_event(stickyvm *sv, const kube_vm *vm, const fw_pod_info *pi, con
     if (pi) {
         rel.namespace_ = pi->namespace_, rel.name = pi->name, rel.uid = pi->uid;
     }
-    kube_recorder_eventf(sv->h->svc.recorder, &reg, pi ? &rel : NULL, KUBE_RECORDER_NORMAL,
-                         reason, "Pin", "%s", note);
+    kube_recorder_eventf(sv->h->svc.recorder, &reg, pi ? &rel : NULL, KUBE_RECORDER_NORMAL, reason,
+                         "Pin", "%s", note);
 }
 
 /* Counts the requests a pin write made. */
 static void count_requests(stickyvm *sv, const kube_pin_result *res)
 {
     atomic_fetch_add_explicit(&sv->c.api_reads, (unsigned long)res->reads, memory_order_relaxed);
-    atomic_fetch_add_explicit(&sv->c.api_writes, (unsigned long)res->writes,
-                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&sv->c.api_writes, (unsigned long)res->writes, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------------ */
@@ -320,8 +320,8 @@ static int first_pin_decide(void *ud, const kube_vm *cur)
     return kube_pin_get(cur, sv->key) == NULL;
 }
 
-static void first_pin_done(stickyvm *sv, const kube_vm *vm, const fw_pod_info *pi,
-                           const char *node, int rc, const kube_pin_result *res)
+static void first_pin_done(stickyvm *sv, const kube_vm *vm, const fw_pod_info *pi, const char *node,
+                           int rc, const kube_pin_result *res)
 {
     const char *ns = vm->base.meta.namespace_, *name = vm->base.meta.name;
     const kube_vm *final = kube_vm_from(res->vm);
@@ -362,12 +362,13 @@ static void post_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pi, con
     }
     if (!stickyvm_notes_claim(sv->notes, vm, node))
         return; /* another pod of this VM is pinning it */
-    kube_pin_write w = {.key = sv->key, .node = node, .reason = KUBE_PIN_FIRST_PLACEMENT,
+    kube_pin_write w = {.key = sv->key,
+                        .node = node,
+                        .reason = KUBE_PIN_FIRST_PLACEMENT,
                         .by = KUBE_PIN_BY_SCHEDULER};
     kube_pin_result res = {0};
-    int rc = sv->h->svc.client
-                 ? kube_pin_set(sv->h->svc.client, vm, &w, first_pin_decide, sv, &res)
-                 : KUBE_EINVAL;
+    int rc = sv->h->svc.client ? kube_pin_set(sv->h->svc.client, vm, &w, first_pin_decide, sv, &res)
+                               : KUBE_EINVAL;
     count_requests(sv, &res);
     first_pin_done(sv, vm, pi, node, rc, &res);
     kube_pin_result_clear(&res);
@@ -643,8 +644,8 @@ static void register_metrics(stickyvm *sv)
     sv->m.pins_recorded = counter(reg, "stickyvm_pins_recorded_total",
                                   "Pins written on VirtualMachines (first placements and "
                                   "live migrations).");
-    sv->m.pin_record_errors = counter(reg, "stickyvm_pin_record_errors_total",
-                                      "Pin writes that failed.");
+    sv->m.pin_record_errors =
+        counter(reg, "stickyvm_pin_record_errors_total", "Pin writes that failed.");
     sv->m.pinned_pods_scheduled = counter(reg, "stickyvm_pinned_pods_scheduled_total",
                                           "Pods of pinned VirtualMachines bound to their node.");
     sv->m.pinned_node_missing = counter(reg, "stickyvm_pinned_node_missing_total",

@@ -20,9 +20,9 @@
 
 /* A pin this process wrote (rv set) or is writing (rv NULL). */
 typedef struct pin_note {
-    char *uid;      /* the VM's uid */
+    char *uid; /* the VM's uid */
     char *node;
-    char *rv;       /* resourceVersion of our write; NULL while in flight */
+    char *rv; /* resourceVersion of our write; NULL while in flight */
     int64_t at_ms;
 } pin_note;
 
@@ -109,8 +109,8 @@ void stickyvm_notes_free(stickyvm_notes *n)
     free(n);
 }
 
-void stickyvm_notes_effective_pin(stickyvm_notes *n, const kube_vm *vm, const char *pin,
-                                  char *out, size_t len)
+void stickyvm_notes_effective_pin(stickyvm_notes *n, const kube_vm *vm, const char *pin, char *out,
+                                  size_t len)
 {
     char key[KEY_MAX];
     kube_strlcpy(out, pin ? pin : "", len);
@@ -133,7 +133,8 @@ int stickyvm_notes_claim(stickyvm_notes *n, const kube_vm *vm, const char *node)
     if (!kube_strmap_get(&n->map, key)) {
         pin_note *note = calloc(1, sizeof(*note));
         if (note && (note->uid = kube_strdup(vm->base.meta.uid)) &&
-            (note->node = kube_strdup(node)) && kube_strmap_put(&n->map, key, note, NULL) == KUBE_OK)
+            (note->node = kube_strdup(node)) &&
+            kube_strmap_put(&n->map, key, note, NULL) == KUBE_OK)
             ok = 1;
         else
             note_free(note);

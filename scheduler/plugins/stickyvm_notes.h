@@ -34,8 +34,8 @@ void stickyvm_notes_free(stickyvm_notes *n);
  * (vm's annotation, "" when unpinned) unless a note says more recent: a
  * pin we wrote the cache has not shown yet, or one being written for an
  * unpinned VM. */
-void stickyvm_notes_effective_pin(stickyvm_notes *n, const kube_vm *vm, const char *pin,
-                                  char *out, size_t len);
+void stickyvm_notes_effective_pin(stickyvm_notes *n, const kube_vm *vm, const char *pin, char *out,
+                                  size_t len);
 
 /* Claims the first pin of vm for node: 1 when no note existed (one is
  * added, in flight), 0 when another write of ours got there first or

@@ -14,13 +14,13 @@
 #include "kube/errors.h"
 
 struct stickyvm_source {
-    stickyvm_lookup lookup;      /* get NULL: the informers below */
+    stickyvm_lookup lookup; /* get NULL: the informers below */
     kube_informer *vmis, *vms;
     kube_client *client;
     atomic_ulong *reads;
 
-    pthread_mutex_t mu;          /* waiters */
-    pthread_cond_t cv;           /* an informer delivered an add/update */
+    pthread_mutex_t mu; /* waiters */
+    pthread_cond_t cv;  /* an informer delivered an add/update */
     int waiters;
 };
 

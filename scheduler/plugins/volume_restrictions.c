@@ -78,8 +78,8 @@ static const fw_state_ops state_ops = {state_clone, state_free};
 
 static int needs_check(const kube_volume *v)
 {
-    return v->type == KUBE_VOL_GCE_PD || v->type == KUBE_VOL_AWS_EBS ||
-           v->type == KUBE_VOL_RBD || v->type == KUBE_VOL_ISCSI;
+    return v->type == KUBE_VOL_GCE_PD || v->type == KUBE_VOL_AWS_EBS || v->type == KUBE_VOL_RBD ||
+           v->type == KUBE_VOL_ISCSI;
 }
 
 static int have_overlap(const kube_volume_disk *a, const kube_volume_disk *b)

@@ -135,8 +135,7 @@ static int add_topology(vz_state *s, const char *key, const char *value)
 
 /* The PV of one claim, or a status (an unbound WaitForFirstConsumer claim
  * gives neither: *pv_obj NULL). */
-static fw_status *claim_pv(volume_zone *pl, const char *ns, const char *claim,
-                           kube_object **pv_obj)
+static fw_status *claim_pv(volume_zone *pl, const char *ns, const char *claim, kube_object **pv_obj)
 {
     kube_object *pvc_obj = plugin_vol_listers_get(pl->l, PLUGIN_VOL_PVC, ns, claim);
     const kube_pvc *pvc = kube_pvc_from(pvc_obj);

@@ -24,8 +24,8 @@ typedef struct nom_list {
 struct sched_nominator {
     pthread_rwlock_t lock;
     atomic_size_t n_nominated; /* entries of node_of, read without the lock */
-    kube_strmap node_of;         /* uid -> char *node (owned) */
-    kube_strmap pods;            /* node -> nom_list * (owned) */
+    kube_strmap node_of;       /* uid -> char *node (owned) */
+    kube_strmap pods;          /* node -> nom_list * (owned) */
     sched_pod_pending_fn pod_pending;
     void *lister_ud;
 };
@@ -179,8 +179,7 @@ void sched_nominator_delete(sched_nominator *n, const char *uid)
     pthread_rwlock_unlock(&n->lock);
 }
 
-void sched_nominator_update(sched_nominator *n, const struct kube_pod *old_pod,
-                            fw_pod_info *new_pi)
+void sched_nominator_update(sched_nominator *n, const struct kube_pod *old_pod, fw_pod_info *new_pi)
 {
     const char *old_uid = old_pod ? old_pod->base.meta.uid : new_pi->uid;
     const char *old_nnn = old_pod ? old_pod->nominated_node_name : "";
@@ -193,8 +192,7 @@ void sched_nominator_update(sched_nominator *n, const struct kube_pod *old_pod,
             kube_strlcpy(keep, node, sizeof(keep));
     }
     delete_locked(n, old_uid);
-    if (add_locked(n, new_pi, *keep ? FW_NOMINATING_OVERRIDE : FW_NOMINATING_NOOP, keep) !=
-        KUBE_OK)
+    if (add_locked(n, new_pi, *keep ? FW_NOMINATING_OVERRIDE : FW_NOMINATING_NOOP, keep) != KUBE_OK)
         KLOG_ERROR("out of memory recording the nomination of %s/%s", new_pi->namespace_,
                    new_pi->name);
     pthread_rwlock_unlock(&n->lock);

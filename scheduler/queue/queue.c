@@ -19,7 +19,6 @@
 #include "kube/log.h"
 #include "kube/pod.h"
 
-
 const fw_cluster_event SCHED_EV_ASSIGNED_POD_ADD = {FW_GVK_POD, FW_ACT_ADD, "AssignedPodAdd"};
 const fw_cluster_event SCHED_EV_ASSIGNED_POD_UPDATE = {FW_GVK_POD, FW_ACT_UPDATE,
                                                        "AssignedPodUpdate"};
@@ -34,11 +33,10 @@ const fw_cluster_event SCHED_EV_NODE_LABEL_CHANGE = {FW_GVK_NODE, FW_ACT_UPDATE_
                                                      "NodeLabelChange"};
 const fw_cluster_event SCHED_EV_NODE_TAINT_CHANGE = {FW_GVK_NODE, FW_ACT_UPDATE_NODE_TAINT,
                                                      "NodeTaintChange"};
-const fw_cluster_event SCHED_EV_NODE_CONDITION_CHANGE = {
-    FW_GVK_NODE, FW_ACT_UPDATE_NODE_CONDITION, "NodeConditionChange"};
+const fw_cluster_event SCHED_EV_NODE_CONDITION_CHANGE = {FW_GVK_NODE, FW_ACT_UPDATE_NODE_CONDITION,
+                                                         "NodeConditionChange"};
 const fw_cluster_event SCHED_EV_UNSCHEDULABLE_TIMEOUT = {FW_GVK_WILDCARD, FW_ACT_ALL,
                                                          "UnschedulableTimeout"};
-
 
 #define FLUSH_BACKOFF_PERIOD_MS 1000
 #define FLUSH_UNSCHEDULABLE_EVERY 30 /* backoff periods */
@@ -177,7 +175,7 @@ void sq_update_gauges(sched_queue *q)
     kube_metric_child_set(m->pending[SCHED_PENDING_ACTIVE], (double)q->active.n);
     kube_metric_child_set(m->pending[SCHED_PENDING_BACKOFF], (double)q->backoff.n);
     kube_metric_child_set(m->pending[SCHED_PENDING_UNSCHEDULABLE],
-                           (double)(q->n_unsched - q->n_gated));
+                          (double)(q->n_unsched - q->n_gated));
     kube_metric_child_set(m->pending[SCHED_PENDING_GATED], (double)q->n_gated);
 }
 
@@ -301,8 +299,7 @@ static int pre_enqueue(sched_queue *q, sched_queued_pod *qp)
     fw_status_message(st, msg, sizeof(msg));
     if (fw_status_code(st) == FW_ERROR)
         KLOG_ERROR("unexpected error running PreEnqueue plugin %s for pod %s/%s: %s",
-                   st->plugin ? st->plugin : "?", qp->info.pi->namespace_, qp->info.pi->name,
-                   msg);
+                   st->plugin ? st->plugin : "?", qp->info.pi->namespace_, qp->info.pi->name, msg);
     else
         KLOG_V(4, "pod %s/%s gated by PreEnqueue plugin %s: %s", qp->info.pi->namespace_,
                qp->info.pi->name, st->plugin ? st->plugin : "?", msg);
@@ -520,8 +517,8 @@ int sched_queue_add_unschedulable_if_not_present(sched_queue *q, sched_queued_po
     } else {
         qp->info.timestamp_ns = sq_now_ns(q);
         count_reasons(q, qp, 1);
-        where = (q->move_request_cycle >= cycle || (qp->info.n_unschedulable_plugins == 0 &&
-                                                     qp->info.n_pending_plugins == 0))
+        where = (q->move_request_cycle >= cycle ||
+                 (qp->info.n_unschedulable_plugins == 0 && qp->info.n_pending_plugins == 0))
                     ? SCHED_Q_BACKOFF
                     : SCHED_Q_UNSCHEDULABLE;
         rc = kube_strmap_put(&q->all, key, qp, NULL);
@@ -534,7 +531,7 @@ int sched_queue_add_unschedulable_if_not_present(sched_queue *q, sched_queued_po
     }
     if (rc == KUBE_OK) {
         sq_count_incoming(q, where == SCHED_Q_BACKOFF ? "backoff" : "unschedulable",
-                       EV_ATTEMPT_FAILURE);
+                          EV_ATTEMPT_FAILURE);
         sched_nominator_add_logged(q->nominator, qp->info.pi);
         sq_update_gauges(q);
     }

@@ -62,10 +62,10 @@ typedef struct sched_queue sched_queue;
 
 /* The cluster events the scheduler raises (kube-scheduler's
  * internal/queue/events.go), static storage. */
-extern const fw_cluster_event SCHED_EV_ASSIGNED_POD_ADD;      /* Pod Add */
-extern const fw_cluster_event SCHED_EV_ASSIGNED_POD_UPDATE;   /* Pod Update */
-extern const fw_cluster_event SCHED_EV_ASSIGNED_POD_DELETE;   /* Pod Delete */
-extern const fw_cluster_event SCHED_EV_NODE_ADD;              /* Node Add */
+extern const fw_cluster_event SCHED_EV_ASSIGNED_POD_ADD;               /* Pod Add */
+extern const fw_cluster_event SCHED_EV_ASSIGNED_POD_UPDATE;            /* Pod Update */
+extern const fw_cluster_event SCHED_EV_ASSIGNED_POD_DELETE;            /* Pod Delete */
+extern const fw_cluster_event SCHED_EV_NODE_ADD;                       /* Node Add */
 extern const fw_cluster_event SCHED_EV_NODE_SPEC_UNSCHEDULABLE_CHANGE; /* Node UpdateNodeTaint */
 extern const fw_cluster_event SCHED_EV_NODE_ALLOCATABLE_CHANGE;
 extern const fw_cluster_event SCHED_EV_NODE_LABEL_CHANGE;
@@ -75,10 +75,10 @@ extern const fw_cluster_event SCHED_EV_UNSCHEDULABLE_TIMEOUT; /* wildcard */
 
 /* Where a queued pod is. */
 typedef enum sched_qwhere {
-    SCHED_Q_NONE = 0,        /* popped, or not queued */
+    SCHED_Q_NONE = 0, /* popped, or not queued */
     SCHED_Q_ACTIVE,
     SCHED_Q_BACKOFF,
-    SCHED_Q_UNSCHEDULABLE,   /* includes gated pods */
+    SCHED_Q_UNSCHEDULABLE, /* includes gated pods */
 } sched_qwhere;
 
 /* A queued pod: kube-scheduler's QueuedPodInfo plus the queue's
@@ -87,9 +87,9 @@ typedef struct sched_queued_pod {
     /* What plugins see. info.pi holds one reference; info.unschedulable_
      * plugins / pending_plugins are arrays owned here of static names. */
     fw_queued_pod_info info;
-    fw_framework *fw;               /* the pod's profile (borrowed) */
-    uint64_t condition_hash;        /* for the scheduler: hash of the last
-                                       PodScheduled message it wrote, 0 none */
+    fw_framework *fw;        /* the pod's profile (borrowed) */
+    uint64_t condition_hash; /* for the scheduler: hash of the last
+                                PodScheduled message it wrote, 0 none */
     /* queue */
     sched_qwhere where;
     size_t heap_index;

@@ -44,7 +44,7 @@ struct sched_queue {
     int64_t (*now_ns)(void *ud);
     void *clock_ud;
     sched_heap active, backoff;
-    kube_strmap all;             /* key -> queued pod, every queue */
+    kube_strmap all;           /* key -> queued pod, every queue */
     sched_queued_pod *unsched; /* list head */
     size_t n_unsched, n_gated;
     int64_t cycle, move_request_cycle;
@@ -84,8 +84,8 @@ int sq_add_to_active(sched_queue *q, sched_queued_pod *qp);
 /* The unschedulable pods for which pred answers 1 (pred NULL: all), as a
  * new array (NULL with *n 0 when none or out of memory). */
 sched_queued_pod **sq_collect_unsched(sched_queue *q,
-                                      int (*pred)(void *ud, const sched_queued_pod *qp),
-                                      void *ud, size_t *n);
+                                      int (*pred)(void *ud, const sched_queued_pod *qp), void *ud,
+                                      size_t *n);
 /* movePodsToActiveOrBackoffQueue over pods in unschedulablePods. */
 void sq_move_pods(sched_queue *q, sched_queued_pod **pods, size_t n, const fw_cluster_event *ev,
                   const kube_object *old_obj, const kube_object *new_obj);

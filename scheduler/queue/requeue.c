@@ -90,9 +90,8 @@ static int requeue_via_hint(sched_queue *q, sched_queued_pod *qp, fw_queueing_hi
 }
 
 /* movePodsToActiveOrBackoffQueue over pods in unschedulablePods. */
-void sq_move_pods(sched_queue *q, sched_queued_pod **pods, size_t n,
-                      const fw_cluster_event *ev, const kube_object *old_obj,
-                      const kube_object *new_obj)
+void sq_move_pods(sched_queue *q, sched_queued_pod **pods, size_t n, const fw_cluster_event *ev,
+                  const kube_object *old_obj, const kube_object *new_obj)
 {
     int activated = 0;
 
@@ -116,8 +115,8 @@ void sq_move_pods(sched_queue *q, sched_queued_pod **pods, size_t n,
 /* The unschedulable pods for which pred answers 1 (pred NULL: all), as a
  * new array (NULL with *n 0 when none or out of memory). */
 sched_queued_pod **sq_collect_unsched(sched_queue *q,
-                                          int (*pred)(void *ud, const sched_queued_pod *qp),
-                                          void *ud, size_t *n)
+                                      int (*pred)(void *ud, const sched_queued_pod *qp), void *ud,
+                                      size_t *n)
 {
     sched_queued_pod **l;
 
@@ -146,8 +145,8 @@ static int pre_check_pred(void *ud, const sched_queued_pod *qp)
     return c->fn(c->ud, qp->info.pi);
 }
 
-static void move_all_locked(sched_queue *q, const fw_cluster_event *ev,
-                            const kube_object *old_obj, const kube_object *new_obj,
+static void move_all_locked(sched_queue *q, const fw_cluster_event *ev, const kube_object *old_obj,
+                            const kube_object *new_obj,
                             int (*pre_check)(void *ud, const fw_pod_info *pi), void *ud)
 {
     pre_check_ctx c = {pre_check, ud};
@@ -183,8 +182,8 @@ static int affinity_pred(void *ud, const sched_queued_pod *qp)
     return 0;
 }
 
-static void assigned_pod_event(sched_queue *q, const fw_cluster_event *ev,
-                               struct kube_pod *old_pod, struct kube_pod *pod)
+static void assigned_pod_event(sched_queue *q, const fw_cluster_event *ev, struct kube_pod *old_pod,
+                               struct kube_pod *pod)
 {
     sched_queued_pod **l;
     size_t n;
@@ -352,21 +351,19 @@ static int pod_updated(const kube_pod *a, const kube_pod *b)
 {
     const kube_meta *ma = &a->base.meta, *mb = &b->base.meta;
 
-    return !(kube_kv_set_equal(ma->labels, ma->n_labels, mb->labels, mb->n_labels) &&
-             kube_kv_set_equal(ma->annotations, ma->n_annotations, mb->annotations,
-                          mb->n_annotations) &&
-             ma->deleting == mb->deleting && ma->n_owners == mb->n_owners &&
-             strs_equal(a->scheduling_gates, a->n_scheduling_gates, b->scheduling_gates,
-                        b->n_scheduling_gates) &&
-             kube_kv_set_equal(a->node_selector, a->n_node_selector, b->node_selector,
+    return !(
+        kube_kv_set_equal(ma->labels, ma->n_labels, mb->labels, mb->n_labels) &&
+        kube_kv_set_equal(ma->annotations, ma->n_annotations, mb->annotations, mb->n_annotations) &&
+        ma->deleting == mb->deleting && ma->n_owners == mb->n_owners &&
+        strs_equal(a->scheduling_gates, a->n_scheduling_gates, b->scheduling_gates,
+                   b->n_scheduling_gates) &&
+        kube_kv_set_equal(a->node_selector, a->n_node_selector, b->node_selector,
                           b->n_node_selector) &&
-             affinity_equal(a->affinity, b->affinity) && tolerations_equal(a, b) &&
-             a->priority == b->priority &&
-             strs_equal(a->images, a->n_images, b->images, b->n_images) &&
-             strs_equal(a->init_images, a->n_init_images, b->init_images, b->n_init_images) &&
-             kube_resources_equal(&a->requests, &b->requests) &&
-             a->n_host_ports == b->n_host_ports && a->n_spread == b->n_spread &&
-             a->n_volumes == b->n_volumes);
+        affinity_equal(a->affinity, b->affinity) && tolerations_equal(a, b) &&
+        a->priority == b->priority && strs_equal(a->images, a->n_images, b->images, b->n_images) &&
+        strs_equal(a->init_images, a->n_init_images, b->init_images, b->n_init_images) &&
+        kube_resources_equal(&a->requests, &b->requests) && a->n_host_ports == b->n_host_ports &&
+        a->n_spread == b->n_spread && a->n_volumes == b->n_volumes);
 }
 
 /* Update of a pod in unschedulablePods. */
@@ -450,4 +447,3 @@ void sched_queue_delete(sched_queue *q, const struct kube_pod *pod)
     }
     pthread_mutex_unlock(&q->mu);
 }
-

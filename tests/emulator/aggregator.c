@@ -71,8 +71,8 @@ typedef struct kvs {
 } kvs;
 
 typedef struct aggregator {
-    kvs direct;      /* APIService name -> https://host:port (--aggregate) */
-    kvs endpoints;   /* "ns/name" -> host:port (--service-endpoint) */
+    kvs direct;    /* APIService name -> https://host:port (--aggregate) */
+    kvs endpoints; /* "ns/name" -> host:port (--service-endpoint) */
     long interval_ms;
     emu_server *s;
     emu_resource *res;
@@ -83,22 +83,23 @@ typedef struct aggregator {
     int stop;
 } aggregator;
 
-static aggregator g = {.interval_ms = 1000, .mu = PTHREAD_MUTEX_INITIALIZER,
-                       .cv = PTHREAD_COND_INITIALIZER};
+static aggregator g = {
+    .interval_ms = 1000, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 /* Where and how to reach one APIService's backend. */
 typedef struct backend {
-    char base[512];        /* https://host:port */
-    char connect_to[512];  /* CURLOPT_CONNECT_TO entry or "" */
-    char *ca_pem;          /* NULL: the emulator CA */
+    char base[512];       /* https://host:port */
+    char connect_to[512]; /* CURLOPT_CONNECT_TO entry or "" */
+    char *ca_pem;         /* NULL: the emulator CA */
     int insecure;
-    int local;             /* no service: served by the emulator itself */
-    char reason[64];       /* resolution failure */
+    int local;       /* no service: served by the emulator itself */
+    char reason[64]; /* resolution failure */
     char message[512];
 } backend;
 
 /* snprintf for messages that may be cut short on purpose. */
-static void set_msg(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_msg(char *out, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static void set_msg(char *out, size_t n, const char *fmt, ...)
 {
@@ -221,7 +222,7 @@ static void backend_free(backend *b)
 typedef struct exchange {
     long status;
     kube_buf body;
-    kube_buf headers;     /* raw response header lines */
+    kube_buf headers; /* raw response header lines */
     const char *upload;
     size_t upload_len, upload_off;
 } exchange;
@@ -340,10 +341,20 @@ static int backend_do(const backend *b, const char *method, const char *target,
 
 static int hop_by_hop(const char *name)
 {
-    static const char *const names[] = {"Connection", "Keep-Alive", "Proxy-Connection",
-                                        "Proxy-Authenticate", "Proxy-Authorization", "TE",
-                                        "Trailer", "Transfer-Encoding", "Upgrade", "Host",
-                                        "Content-Length", "Authorization", "Expect", NULL};
+    static const char *const names[] = {"Connection",
+                                        "Keep-Alive",
+                                        "Proxy-Connection",
+                                        "Proxy-Authenticate",
+                                        "Proxy-Authorization",
+                                        "TE",
+                                        "Trailer",
+                                        "Transfer-Encoding",
+                                        "Upgrade",
+                                        "Host",
+                                        "Content-Length",
+                                        "Authorization",
+                                        "Expect",
+                                        NULL};
 
     for (size_t i = 0; names[i]; i++)
         if (!strcasecmp(name, names[i]))
@@ -374,15 +385,15 @@ static struct curl_slist *add_extras(struct curl_slist *l, const cJSON *extra)
 {
     const cJSON *entry, *v;
 
-    cJSON_ArrayForEach(entry, extra) {
+    cJSON_ArrayForEach(entry, extra)
+    {
         kube_buf name = KUBE_BUF_INIT;
         kube_buf_puts(&name, "X-Remote-Extra-");
         for (const char *p = entry->string; *p; p++)
             kube_buf_printf(&name, is_tchar((unsigned char)*p) ? "%c" : "%%%02X",
                             (unsigned char)*p);
-        cJSON_ArrayForEach(v, entry)
-            if (cJSON_IsString(v))
-                l = add_header(l, name.data, v->valuestring);
+        cJSON_ArrayForEach(v, entry) if (cJSON_IsString(v)) l =
+            add_header(l, name.data, v->valuestring);
         kube_buf_free(&name);
     }
     return l;
@@ -414,9 +425,10 @@ static struct curl_slist *proxy_headers(const emu_request *req)
 
 static void relay_headers(const kube_buf *raw, emu_response *resp)
 {
-    static const char *const keep[] = {"Audit-Id", "Cache-Control", "X-Content-Type-Options",
-                                       "Etag", "Allow", "Retry-After", "Content-Encoding",
-                                       "Warning", NULL};
+    static const char *const keep[] = {
+        "Audit-Id", "Cache-Control", "X-Content-Type-Options", "Etag",
+        "Allow",    "Retry-After",   "Content-Encoding",       "Warning",
+        NULL};
     char *copy = kube_strdup(raw->data ? raw->data : ""), *line, *save = NULL;
 
     for (line = copy ? strtok_r(copy, "\r\n", &save) : NULL; line;
@@ -443,7 +455,8 @@ static int is_available(const cJSON *svc)
         cJSON_GetObjectItemCaseSensitive(svc, "status"), "conditions");
     const cJSON *c;
 
-    cJSON_ArrayForEach(c, conds) {
+    cJSON_ArrayForEach(c, conds)
+    {
         const char *type = jstr(c, "type"), *status = jstr(c, "status");
         if (type && !strcmp(type, "Available"))
             return status && !strcmp(status, "True");
@@ -489,7 +502,7 @@ static int proxy(emu_request *req, const cJSON *svc, emu_response *resp)
 
 typedef struct group_walk {
     const char *group;
-    cJSON *versions;      /* [{groupVersion, version, priority}] */
+    cJSON *versions; /* [{groupVersion, version, priority}] */
 } group_walk;
 
 static int collect_versions(void *ctx, const cJSON *svc)
@@ -523,7 +536,8 @@ static cJSON *group_versions(const char *group)
     n = cJSON_GetArraySize(w.versions);
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0; j--) {
-            cJSON *a = cJSON_GetArrayItem(w.versions, j - 1), *b = cJSON_GetArrayItem(w.versions, j);
+            cJSON *a = cJSON_GetArrayItem(w.versions, j - 1),
+                  *b = cJSON_GetArrayItem(w.versions, j);
             if (cJSON_GetObjectItem(a, "priority")->valuedouble >=
                 cJSON_GetObjectItem(b, "priority")->valuedouble)
                 break;
@@ -546,7 +560,8 @@ static cJSON *group_entry(const char *group)
     e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "name", group);
     cJSON_AddItemToObject(e, "versions", versions);
-    cJSON_AddItemToObject(e, "preferredVersion", cJSON_Duplicate(cJSON_GetArrayItem(versions, 0), 1));
+    cJSON_AddItemToObject(e, "preferredVersion",
+                          cJSON_Duplicate(cJSON_GetArrayItem(versions, 0), 1));
     return e;
 }
 
@@ -562,7 +577,8 @@ static int answer_group(const char *group, emu_response *resp)
     cJSON_AddStringToObject(doc, "apiVersion", "v1");
     cJSON_AddItemToObject(doc, "name", cJSON_DetachItemFromObject(e, "name"));
     cJSON_AddItemToObject(doc, "versions", cJSON_DetachItemFromObject(e, "versions"));
-    cJSON_AddItemToObject(doc, "preferredVersion", cJSON_DetachItemFromObject(e, "preferredVersion"));
+    cJSON_AddItemToObject(doc, "preferredVersion",
+                          cJSON_DetachItemFromObject(e, "preferredVersion"));
     cJSON_Delete(e);
     rc = emu_response_json(resp, 200, doc);
     cJSON_Delete(doc);
@@ -609,7 +625,8 @@ static int validate_apiservice(emu_request *req, emu_response *resp)
     } else if (!cJSON_IsNumber(vp) || vp->valueint <= 0 || vp->valueint > 1000) {
         rc = invalid(resp, name, "spec.versionPriority",
                      "Invalid value: 0: must be positive and less than 1000");
-    } else if (!local && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "insecureSkipTLSVerify")) &&
+    } else if (!local &&
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "insecureSkipTLSVerify")) &&
                jstr(spec, "caBundle") && *jstr(spec, "caBundle")) {
         rc = invalid(resp, name, "spec.insecureSkipTLSVerify",
                      "Invalid value: true: may not be true if caBundle is present");
@@ -671,7 +688,8 @@ static int has_group(const cJSON *groups, const char *name)
 {
     const cJSON *e;
 
-    cJSON_ArrayForEach(e, groups) {
+    cJSON_ArrayForEach(e, groups)
+    {
         const char *n = jstr(e, "name");
         if (n && !strcmp(n, name))
             return 1;
@@ -752,7 +770,8 @@ static const cJSON *available_condition(const cJSON *svc)
     const cJSON *c;
 
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
-                              cJSON_GetObjectItemCaseSensitive(svc, "status"), "conditions")) {
+                              cJSON_GetObjectItemCaseSensitive(svc, "status"), "conditions"))
+    {
         const char *type = jstr(c, "type");
         if (type && !strcmp(type, "Available"))
             return c;
@@ -862,8 +881,7 @@ static void *prober(void *arg)
         cJSON *all = cJSON_CreateArray();
         const cJSON *svc;
         emu_store_each(g.s, g.res, NULL, snapshot_one, all);
-        cJSON_ArrayForEach(svc, all)
-            check_one(svc);
+        cJSON_ArrayForEach(svc, all) check_one(svc);
         cJSON_Delete(all);
     } while (!wait_interval());
     return NULL;
@@ -871,11 +889,21 @@ static void *prober(void *arg)
 
 /* ---- plug-in ---- */
 
-static const emu_resource_def apiservices = {
-    GROUP, "v1", "apiservices", "apiservice", "APIService", "APIServiceList", NULL, "api-extensions",
-    0, 1, 0, NULL};
+static const emu_resource_def apiservices = {GROUP,
+                                             "v1",
+                                             "apiservices",
+                                             "apiservice",
+                                             "APIService",
+                                             "APIServiceList",
+                                             NULL,
+                                             "api-extensions",
+                                             0,
+                                             1,
+                                             0,
+                                             NULL};
 
-static int split_flag(const char *value, const char *flag, char *left, size_t ln, const char **right)
+static int split_flag(const char *value, const char *flag, char *left, size_t ln,
+                      const char **right)
 {
     const char *eq = value ? strchr(value, '=') : NULL;
 
@@ -906,7 +934,8 @@ static int flag(const char *name, const char *value)
         return 0;
     if (split_flag(value, name, left, sizeof(left), &right) != KUBE_OK)
         return KUBE_ECONFIG;
-    if (!strcmp(name, "--aggregate") && (strncmp(right, "https://", 8) != 0 || !strchr(left, '.'))) {
+    if (!strcmp(name, "--aggregate") &&
+        (strncmp(right, "https://", 8) != 0 || !strchr(left, '.'))) {
         fprintf(stderr, "stickyvm-emulator: --aggregate: want VERSION.GROUP=https://HOST:PORT\n");
         return KUBE_ECONFIG;
     }

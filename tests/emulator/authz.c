@@ -196,8 +196,8 @@ static int rule_allows(const rule *r, const ask *a)
 
 static int default_allows(char *const *groups, size_t n, const ask *a)
 {
-    static const char *const public_paths[] = {"/healthz", "/livez", "/readyz", "/version",
-                                               "/version/", NULL};
+    static const char *const public_paths[] = {"/healthz", "/livez",    "/readyz",
+                                               "/version", "/version/", NULL};
     static const char *const discovery_prefixes[] = {"/api", "/apis", "/openapi", NULL};
 
     if (in_groups(groups, n, "system:masters"))
@@ -224,10 +224,16 @@ static int decide(const char *user, char *const *groups, size_t n, const ask *a)
         if (subject_matches(&g.rules[i], user, groups, n) && rule_allows(&g.rules[i], a))
             return 1;
     {
-        emu_attrs ea = {.is_resource = a->resource, .verb = a->verb, .path = a->path,
-                        .api_prefix = "", .api_group = a->group, .api_version = "",
-                        .namespace_ = a->namespace_, .resource = a->resource_name,
-                        .subresource = a->subresource, .name = a->name};
+        emu_attrs ea = {.is_resource = a->resource,
+                        .verb = a->verb,
+                        .path = a->path,
+                        .api_prefix = "",
+                        .api_group = a->group,
+                        .api_version = "",
+                        .namespace_ = a->namespace_,
+                        .resource = a->resource_name,
+                        .subresource = a->subresource,
+                        .name = a->name};
         return emu_rbac_allows(user, groups, n, &ea); /* rbac.c, with --authorization-mode=RBAC */
     }
 }
@@ -246,7 +252,8 @@ static int read_list(const cJSON *rule_json, const char *key, strs *out, const c
         KLOG_ERROR("%s: rules[%zu].%s: not a list of strings", file, index, key);
         return KUBE_ECONFIG;
     }
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if (!cJSON_IsString(it)) {
             KLOG_ERROR("%s: rules[%zu].%s: not a list of strings", file, index, key);
             return KUBE_ECONFIG;
@@ -261,14 +268,22 @@ static int load_rule(const cJSON *j, rule *r, const char *file, size_t i)
 {
     int rc = KUBE_OK;
 
-    if (rc == KUBE_OK) rc = read_list(j, "users", &r->users, file, i);
-    if (rc == KUBE_OK) rc = read_list(j, "groups", &r->groups, file, i);
-    if (rc == KUBE_OK) rc = read_list(j, "verbs", &r->verbs, file, i);
-    if (rc == KUBE_OK) rc = read_list(j, "apiGroups", &r->api_groups, file, i);
-    if (rc == KUBE_OK) rc = read_list(j, "resources", &r->resources, file, i);
-    if (rc == KUBE_OK) rc = read_list(j, "namespaces", &r->namespaces, file, i);
-    if (rc == KUBE_OK) rc = read_list(j, "resourceNames", &r->names, file, i);
-    if (rc == KUBE_OK) rc = read_list(j, "nonResourceURLs", &r->urls, file, i);
+    if (rc == KUBE_OK)
+        rc = read_list(j, "users", &r->users, file, i);
+    if (rc == KUBE_OK)
+        rc = read_list(j, "groups", &r->groups, file, i);
+    if (rc == KUBE_OK)
+        rc = read_list(j, "verbs", &r->verbs, file, i);
+    if (rc == KUBE_OK)
+        rc = read_list(j, "apiGroups", &r->api_groups, file, i);
+    if (rc == KUBE_OK)
+        rc = read_list(j, "resources", &r->resources, file, i);
+    if (rc == KUBE_OK)
+        rc = read_list(j, "namespaces", &r->namespaces, file, i);
+    if (rc == KUBE_OK)
+        rc = read_list(j, "resourceNames", &r->names, file, i);
+    if (rc == KUBE_OK)
+        rc = read_list(j, "nonResourceURLs", &r->urls, file, i);
     if (rc != KUBE_OK)
         return rc;
     r->non_resource = r->urls.n > 0;
@@ -306,7 +321,8 @@ static int load_policy(const char *file)
     }
     g.rules = calloc((size_t)cJSON_GetArraySize(rules) + 1, sizeof(*g.rules));
     rc = g.rules ? KUBE_OK : KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, rules) {
+    cJSON_ArrayForEach(it, rules)
+    {
         if (rc != KUBE_OK)
             break;
         rc = load_rule(it, &g.rules[g.n_rules], file, g.n_rules);
@@ -432,8 +448,8 @@ static const char *bearer(const emu_request *req)
 /* Impersonation checks (impersonation.c), made as the requester. */
 static int may_impersonate(const emu_user *u, const emu_attrs *a)
 {
-    ask q = {a->is_resource, a->verb, a->path, a->api_group, a->resource, a->subresource,
-             a->namespace_, a->name};
+    ask q = {a->is_resource, a->verb,        a->path,       a->api_group,
+             a->resource,    a->subresource, a->namespace_, a->name};
 
     return decide(u->name, u->groups, u->n_groups, &q);
 }
@@ -469,8 +485,8 @@ static int deny_refused_impersonation(const emu_attrs *a)
 
 static int authorize(void *ctx, const emu_user *u, const emu_attrs *a, char *why, size_t n)
 {
-    ask q = {a->is_resource, a->verb, a->path, a->api_group, a->resource, a->subresource,
-             a->namespace_, a->name};
+    ask q = {a->is_resource, a->verb,        a->path,       a->api_group,
+             a->resource,    a->subresource, a->namespace_, a->name};
 
     (void)ctx;
     if (n)
@@ -500,15 +516,14 @@ static cJSON *fields_v1(const cJSON *obj, int depth)
 
     if (depth > 0 && f)
         cJSON_AddItemToObject(f, ".", cJSON_CreateObject());
-    cJSON_ArrayForEach(it, obj)
-        if (n < sizeof(items) / sizeof(items[0]))
-            items[n++] = it;
+    cJSON_ArrayForEach(it, obj) if (n < sizeof(items) / sizeof(items[0])) items[n++] = it;
     qsort(items, n, sizeof(items[0]), by_name);
     for (size_t i = 0; i < n; i++) {
         snprintf(key, sizeof(key), "f:%s", items[i]->string);
-        cJSON_AddItemToObject(f, key, cJSON_IsObject(items[i]) && cJSON_GetArraySize(items[i]) > 0
-                                          ? fields_v1(items[i], depth + 1)
-                                          : cJSON_CreateObject());
+        cJSON_AddItemToObject(f, key,
+                              cJSON_IsObject(items[i]) && cJSON_GetArraySize(items[i]) > 0
+                                  ? fields_v1(items[i], depth + 1)
+                                  : cJSON_CreateObject());
     }
     return f;
 }
@@ -605,8 +620,8 @@ static cJSON *tokenreview_status(emu_server *s, const char *token)
 static int tokenreview_create(emu_server *s, emu_request *req, const cJSON *body,
                               emu_response *resp)
 {
-    const cJSON *tok = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(body, "spec"), "token");
+    const cJSON *tok =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(body, "spec"), "token");
     cJSON *spec;
 
     if (!cJSON_IsString(tok) || !*tok->valuestring)
@@ -627,8 +642,8 @@ static const char *attr(const cJSON *o, const char *key)
 /* Rebuilds the spec in the order kube-apiserver writes it. */
 static cJSON *sar_spec(const cJSON *in)
 {
-    static const char *const res_keys[] = {"namespace", "verb", "group", "version", "resource",
-                                           "subresource", "name", NULL};
+    static const char *const res_keys[] = {"namespace", "verb",        "group", "version",
+                                           "resource",  "subresource", "name",  NULL};
     static const char *const nonres_keys[] = {"path", "verb", NULL};
     static const char *const tail_keys[] = {"user", "groups", "extra", "uid", NULL};
     const char *const *keys[] = {res_keys, nonres_keys};
@@ -680,9 +695,7 @@ static int sar_decide(const cJSON *spec)
     size_t n = 0;
     ask q = {0};
 
-    cJSON_ArrayForEach(it, groups)
-        if (cJSON_IsString(it) && n < 64)
-            gv[n++] = it->valuestring;
+    cJSON_ArrayForEach(it, groups) if (cJSON_IsString(it) && n < 64) gv[n++] = it->valuestring;
     q.resource = res != NULL;
     q.verb = attr(res ? res : nonres, "verb");
     q.path = attr(nonres, "path");
@@ -703,34 +716,55 @@ static int sar_create(emu_server *s, emu_request *req, const cJSON *body, emu_re
 
     (void)s;
     if (!has_res && !has_nonres)
-        return sar_invalid(resp, "spec.resourceAttributes", "Invalid value: \"null\": exactly one "
+        return sar_invalid(resp, "spec.resourceAttributes",
+                           "Invalid value: \"null\": exactly one "
                            "of nonResourceAttributes or resourceAttributes must be specified");
     if (has_res && has_nonres)
-        return sar_invalid(resp, "spec.nonResourceAttributes", "Invalid value: \"\": cannot be "
+        return sar_invalid(resp, "spec.nonResourceAttributes",
+                           "Invalid value: \"\": cannot be "
                            "specified in combination with resourceAttributes");
-    if (!*attr(in, "user") && cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(in, "groups")) == 0)
+    if (!*attr(in, "user") &&
+        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(in, "groups")) == 0)
         return sar_invalid(resp, "spec.user",
                            "Invalid value: \"\": at least one of user or group must be specified");
     spec = sar_spec(in);
     status = cJSON_CreateObject();
     cJSON_AddBoolToObject(status, "allowed", sar_decide(spec));
-    return answer(resp, review_answer(req, "SubjectAccessReview", "authorization.k8s.io/v1", spec,
-                                      status));
+    return answer(
+        resp, review_answer(req, "SubjectAccessReview", "authorization.k8s.io/v1", spec, status));
 }
 
 /* ---- plug-in ---- */
 
-static const emu_resource_def tokenreviews = {
-    "authentication.k8s.io", "v1", "tokenreviews", "", "TokenReview", "TokenReviewList", NULL,
-    NULL, 0, 0, 0, tokenreview_create};
-static const emu_resource_def sars = {
-    "authorization.k8s.io", "v1", "subjectaccessreviews", "", "SubjectAccessReview",
-    "SubjectAccessReviewList", NULL, NULL, 0, 0, 0, sar_create};
+static const emu_resource_def tokenreviews = {"authentication.k8s.io",
+                                              "v1",
+                                              "tokenreviews",
+                                              "",
+                                              "TokenReview",
+                                              "TokenReviewList",
+                                              NULL,
+                                              NULL,
+                                              0,
+                                              0,
+                                              0,
+                                              tokenreview_create};
+static const emu_resource_def sars = {"authorization.k8s.io",
+                                      "v1",
+                                      "subjectaccessreviews",
+                                      "",
+                                      "SubjectAccessReview",
+                                      "SubjectAccessReviewList",
+                                      NULL,
+                                      NULL,
+                                      0,
+                                      0,
+                                      0,
+                                      sar_create};
 
 static int flag(const char *name, const char *value)
 {
     char **dst = !strcmp(name, "--authorization-policy-file") ? &g.policy_file
-                 : !strcmp(name, "--token-auth-file")        ? &g.token_file
+                 : !strcmp(name, "--token-auth-file")         ? &g.token_file
                                                               : NULL;
 
     if (!dst)
@@ -754,7 +788,8 @@ static int init(emu_server *s)
         rc = load_tokens(g.token_file);
     if (rc == KUBE_OK && !emu_resource_find(s, "authentication.k8s.io", "v1", "tokenreviews"))
         rc = emu_resource_register(s, &tokenreviews);
-    if (rc == KUBE_OK && !emu_resource_find(s, "authorization.k8s.io", "v1", "subjectaccessreviews"))
+    if (rc == KUBE_OK &&
+        !emu_resource_find(s, "authorization.k8s.io", "v1", "subjectaccessreviews"))
         rc = emu_resource_register(s, &sars);
     if (rc != KUBE_OK)
         return rc;
@@ -769,8 +804,8 @@ static void fini(emu_server *s)
     (void)s;
     for (size_t i = 0; i < g.n_rules; i++) {
         rule *r = &g.rules[i];
-        strs *lists[] = {&r->users, &r->groups, &r->verbs, &r->api_groups, &r->resources,
-                         &r->namespaces, &r->names, &r->urls};
+        strs *lists[] = {&r->users,     &r->groups,     &r->verbs, &r->api_groups,
+                         &r->resources, &r->namespaces, &r->names, &r->urls};
         for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++)
             strs_free(lists[k]);
     }

@@ -175,8 +175,8 @@ static int issue(X509 *ca, EVP_PKEY *ca_key, const emu_cert_req *req, char **cer
                  char **key_pem)
 {
     EVP_PKEY *key = new_key();
-    X509 *cert = key ? cert_base(req->cn, req->orgs, req->n_orgs, key, req->days ? req->days : 365)
-                     : NULL;
+    X509 *cert =
+        key ? cert_base(req->cn, req->orgs, req->n_orgs, key, req->days ? req->days : 365) : NULL;
     int rc = KUBE_ENOMEM;
 
     *cert_pem = *key_pem = NULL;
@@ -196,8 +196,7 @@ static int issue(X509 *ca, EVP_PKEY *ca_key, const emu_cert_req *req, char **cer
     return rc;
 }
 
-int emu_certs_issue(const emu_certs *c, const emu_cert_req *req, char **cert_pem,
-                    char **key_pem)
+int emu_certs_issue(const emu_certs *c, const emu_cert_req *req, char **cert_pem, char **key_pem)
 {
     if (!req->cn || !*req->cn)
         return KUBE_EINVAL;
@@ -280,9 +279,8 @@ static int write_ca(const char *dir, const char *base, X509 *cert, EVP_PKEY *key
     return rc;
 }
 
-int emu_write_kubeconfig(const char *path, const char *url, const char *ca_file,
-                         const char *user, const char *cert_file, const char *key_file,
-                         const char *token)
+int emu_write_kubeconfig(const char *path, const char *url, const char *ca_file, const char *user,
+                         const char *cert_file, const char *key_file, const char *token)
 {
     kube_buf b = KUBE_BUF_INIT;
     int rc;
@@ -325,8 +323,8 @@ int emu_certs_init(emu_certs *c, const char *dir)
     static const char *const masters[] = {"system:masters"};
     static const char *const dns[] = {"localhost"};
     static const char *const ips[] = {"127.0.0.1", "::1"};
-    emu_cert_req serving = {.cn = "kube-apiserver", .dns = dns, .n_dns = 1, .ips = ips,
-                            .n_ips = 2, .server = 1};
+    emu_cert_req serving = {
+        .cn = "kube-apiserver", .dns = dns, .n_dns = 1, .ips = ips, .n_ips = 2, .server = 1};
     emu_cert_req admin = {.cn = "admin", .orgs = masters, .n_orgs = 1};
     emu_cert_req fp = {.cn = "front-proxy-client", .front_proxy = 1};
     int rc;
@@ -336,14 +334,12 @@ int emu_certs_init(emu_certs *c, const char *dir)
     if (rc == KUBE_OK)
         rc = make_ca("front-proxy-ca", &c->fp_ca_cert, &c->fp_ca_key);
     if (rc == KUBE_OK)
-        rc = write_ca(dir, "ca", c->ca_cert, c->ca_key, &c->ca_pem, &c->ca_file,
-                      &c->ca_key_file);
+        rc = write_ca(dir, "ca", c->ca_cert, c->ca_key, &c->ca_pem, &c->ca_file, &c->ca_key_file);
     if (rc == KUBE_OK)
         rc = write_ca(dir, "front-proxy-ca", c->fp_ca_cert, c->fp_ca_key, &c->fp_ca_pem,
                       &c->fp_ca_file, &c->fp_ca_key_file);
     if (rc == KUBE_OK)
-        rc = issue_files(c, &serving, dir, "serving", &c->serving_cert_file,
-                         &c->serving_key_file);
+        rc = issue_files(c, &serving, dir, "serving", &c->serving_cert_file, &c->serving_key_file);
     if (rc == KUBE_OK)
         rc = issue_files(c, &admin, dir, "admin", &c->admin_cert_file, &c->admin_key_file);
     if (rc == KUBE_OK)

@@ -392,8 +392,9 @@ int emu_control_handle(emu_server *s, emu_request *req, emu_response *resp)
     if (authn != EMU_AUTHN_OK)
         return emu_respond_unauthorized(resp), 1;
     if (!emu_user_in_group(&req->user, "system:masters"))
-        return emu_respond_forbidden(resp, &req->user, &req->attrs, "the control API is for "
-                                                                    "system:masters"),
+        return emu_respond_forbidden(resp, &req->user, &req->attrs,
+                                     "the control API is for "
+                                     "system:masters"),
                1;
     if (strncmp(req->path, "/emulator/v1/", 13) || !dispatch(s, req, resp))
         emu_response_text(resp, 404, "404 page not found\n");

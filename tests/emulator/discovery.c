@@ -21,8 +21,8 @@ static const char version_json[] =
 
 /* gnostic openapi_v2.Document{swagger:"2.0", info:{title, version}, paths:{}} */
 static const unsigned char openapi_pb[] = {
-    0x0a, 0x03, '2', '.', '0', 0x12, 0x16, 0x0a, 0x0a, 'K', 'u', 'b', 'e', 'r', 'n', 'e',
-    't',  'e',  's', 0x12, 0x08, 'v', '1', '.', '2', '3', '.', '1', '7', 0x42, 0x00};
+    0x0a, 0x03, '2', '.',  '0',  0x12, 0x16, 0x0a, 0x0a, 'K', 'u', 'b', 'e', 'r',  'n', 'e',
+    't',  'e',  's', 0x12, 0x08, 'v',  '1',  '.',  '2',  '3', '.', '1', '7', 0x42, 0x00};
 
 static const char openapi_json[] =
     "{\"swagger\":\"2.0\",\"info\":{\"title\":\"Kubernetes\",\"version\":\"v1.23.17\"},"
@@ -164,8 +164,7 @@ static int api_groups(emu_server *s, emu_response *resp)
     return answer(resp, doc);
 }
 
-static int resource_list(emu_server *s, const char *group, const char *version,
-                         emu_response *resp)
+static int resource_list(emu_server *s, const char *group, const char *version, emu_response *resp)
 {
     cJSON *doc = cJSON_CreateObject();
     char gv[160];
@@ -200,8 +199,8 @@ static int openapi_v2(const emu_request *req, emu_response *resp)
     const char *accept = emu_header_get(req, "Accept");
 
     if (accept && strstr(accept, "protobuf"))
-        return emu_response_raw(resp, 200, "application/octet-stream",
-                                (const char *)openapi_pb, sizeof(openapi_pb));
+        return emu_response_raw(resp, 200, "application/octet-stream", (const char *)openapi_pb,
+                                sizeof(openapi_pb));
     return emu_response_raw(resp, 200, "application/json", openapi_json, strlen(openapi_json));
 }
 
@@ -238,8 +237,7 @@ int emu_discovery_handle(emu_server *s, emu_request *req, emu_response *resp)
     if (strcmp(req->method, "GET") && strcmp(req->method, "HEAD"))
         return 0;
     if (!strcmp(req->path, "/version") || !strcmp(req->path, "/version/"))
-        return emu_response_raw(resp, 200, "application/json", version_json,
-                                strlen(version_json)),
+        return emu_response_raw(resp, 200, "application/json", version_json, strlen(version_json)),
                1;
     if (!strcmp(req->path, "/openapi/v2"))
         return openapi_v2(req, resp), 1;

@@ -90,9 +90,9 @@ void emu_user_clear(emu_user *u);
 typedef struct emu_attrs {
     int is_resource;
     const char *verb;
-    const char *path;        /* URL path, decoded, without the query */
-    const char *api_prefix;  /* "api" or "apis" ("" for non-resource) */
-    const char *api_group;   /* "" for core */
+    const char *path;       /* URL path, decoded, without the query */
+    const char *api_prefix; /* "api" or "apis" ("" for non-resource) */
+    const char *api_group;  /* "" for core */
     const char *api_version;
     const char *namespace_;
     const char *resource;    /* plural, e.g. "pods" */
@@ -105,18 +105,18 @@ typedef struct emu_attrs {
 /* ------------------------------------------------------------------ */
 
 typedef struct emu_header {
-    char *name;  /* as received (compare case-insensitively) */
+    char *name; /* as received (compare case-insensitively) */
     char *value;
 } emu_header;
 
 typedef struct emu_request {
-    const char *method;      /* "GET", "POST", ... */
-    const char *target;      /* request target as received, with query */
-    const char *path;        /* percent-decoded path, no query */
-    const char *query;       /* raw query after '?', "" if none */
+    const char *method; /* "GET", "POST", ... */
+    const char *target; /* request target as received, with query */
+    const char *path;   /* percent-decoded path, no query */
+    const char *query;  /* raw query after '?', "" if none */
     const emu_header *headers;
     size_t n_headers;
-    const char *body;        /* NUL-terminated; "" if none */
+    const char *body; /* NUL-terminated; "" if none */
     size_t body_len;
     X509 *peer_cert;         /* the client certificate the peer presented, NOT
                               * verified: check it with emu_certs_verify_client()
@@ -194,9 +194,9 @@ int emu_stream_should_stop(const emu_request *req);
 /* ------------------------------------------------------------------ */
 
 enum {
-    EMU_AUTHN_NONE = 0,  /* no credentials this authenticator understands */
-    EMU_AUTHN_OK = 1,    /* *out filled */
-    EMU_AUTHN_FAIL = 2,  /* credentials present but invalid: 401 */
+    EMU_AUTHN_NONE = 0, /* no credentials this authenticator understands */
+    EMU_AUTHN_OK = 1,   /* *out filled */
+    EMU_AUTHN_FAIL = 2, /* credentials present but invalid: 401 */
 };
 /* Fills out (zeroed on entry) from the request's peer certificate, headers
  * (Authorization: Bearer) and so on. Returns one of EMU_AUTHN_*. The server
@@ -265,19 +265,19 @@ int emu_token_lookup(emu_server *s, const char *token, emu_user *out);
 /* Everything generated at startup under the data dir. Paths are absolute
  * and owned by the struct; X509/EVP_PKEY owned too. */
 typedef struct emu_certs {
-    X509 *ca_cert;          /* cluster CA: signs serving and client certs */
+    X509 *ca_cert; /* cluster CA: signs serving and client certs */
     EVP_PKEY *ca_key;
-    X509 *fp_ca_cert;       /* front-proxy CA (requestheader-client-ca) */
+    X509 *fp_ca_cert; /* front-proxy CA (requestheader-client-ca) */
     EVP_PKEY *fp_ca_key;
-    char *ca_pem;           /* PEM of ca_cert */
-    char *fp_ca_pem;        /* PEM of fp_ca_cert */
-    char *ca_file;          /* <dir>/ca.crt */
-    char *ca_key_file;      /* <dir>/ca.key */
-    char *serving_cert_file;/* <dir>/serving.crt: 127.0.0.1, ::1, localhost */
+    char *ca_pem;            /* PEM of ca_cert */
+    char *fp_ca_pem;         /* PEM of fp_ca_cert */
+    char *ca_file;           /* <dir>/ca.crt */
+    char *ca_key_file;       /* <dir>/ca.key */
+    char *serving_cert_file; /* <dir>/serving.crt: 127.0.0.1, ::1, localhost */
     char *serving_key_file;
-    char *admin_cert_file;  /* <dir>/admin.crt: CN=admin, O=system:masters */
+    char *admin_cert_file; /* <dir>/admin.crt: CN=admin, O=system:masters */
     char *admin_key_file;
-    char *fp_ca_file;       /* <dir>/front-proxy-ca.crt */
+    char *fp_ca_file; /* <dir>/front-proxy-ca.crt */
     char *fp_ca_key_file;
     char *fp_client_cert_file; /* <dir>/front-proxy-client.crt, CN=front-proxy-client */
     char *fp_client_key_file;
@@ -296,7 +296,7 @@ typedef struct emu_cert_req {
     size_t n_ips;
     int server;
     int front_proxy;
-    int days;               /* 0: 365 */
+    int days; /* 0: 365 */
 } emu_cert_req;
 
 /* Generates the CAs and certificates and writes them (keys mode 0600) to
@@ -306,16 +306,14 @@ int emu_certs_init(emu_certs *c, const char *dir);
 void emu_certs_free(emu_certs *c);
 /* Issues a certificate and a fresh EC P-256 key; *cert_pem and *key_pem are
  * PEM strings the caller frees with free(). */
-int emu_certs_issue(const emu_certs *c, const emu_cert_req *req, char **cert_pem,
-                    char **key_pem);
+int emu_certs_issue(const emu_certs *c, const emu_cert_req *req, char **cert_pem, char **key_pem);
 /* 1 if cert is a valid clientAuth certificate signed by the cluster CA
  * (front_proxy 0) or the front-proxy CA (front_proxy 1), else 0. */
 int emu_certs_verify_client(const emu_certs *c, X509 *cert, int front_proxy);
 /* Writes a kubeconfig for server url with a client certificate or a token
  * (exactly one of cert_file/key_file or token non-NULL). */
-int emu_write_kubeconfig(const char *path, const char *url, const char *ca_file,
-                         const char *user, const char *cert_file, const char *key_file,
-                         const char *token);
+int emu_write_kubeconfig(const char *path, const char *url, const char *ca_file, const char *user,
+                         const char *cert_file, const char *key_file, const char *token);
 
 /* ------------------------------------------------------------------ */
 /* Resources and the store                                             */
@@ -331,17 +329,17 @@ typedef int (*emu_virtual_create_fn)(emu_server *s, emu_request *req, const cJSO
 
 /* One served resource. Strings static (borrowed). */
 typedef struct emu_resource_def {
-    const char *group;        /* "" for core */
+    const char *group; /* "" for core */
     const char *version;
-    const char *plural;       /* "pods" */
-    const char *singular;     /* "pod" */
-    const char *kind;         /* "Pod" */
-    const char *list_kind;    /* "PodList" */
-    const char *short_names;  /* comma-separated, e.g. "po" or NULL */
-    const char *categories;   /* comma-separated, e.g. "all" or NULL */
+    const char *plural;      /* "pods" */
+    const char *singular;    /* "pod" */
+    const char *kind;        /* "Pod" */
+    const char *list_kind;   /* "PodList" */
+    const char *short_names; /* comma-separated, e.g. "po" or NULL */
+    const char *categories;  /* comma-separated, e.g. "all" or NULL */
     int namespaced;
-    int has_status;           /* a /status subresource */
-    int custom;               /* CRD-style: keys sorted, generation, list "continue":"" */
+    int has_status; /* a /status subresource */
+    int custom;     /* CRD-style: keys sorted, generation, list "continue":"" */
     emu_virtual_create_fn virtual_create; /* non-NULL: create-only, not stored */
 } emu_resource_def;
 
@@ -364,10 +362,9 @@ const emu_resource_def *emu_resource_definition(const emu_resource *r);
  * defaulting, resourceVersion and watch machinery as HTTP requests; on
  * failure *status_out (may be NULL) receives the Status that the HTTP API
  * would have answered (caller frees). */
-int emu_store_get(emu_server *s, emu_resource *r, const char *ns, const char *name,
-                  cJSON **out);
-int emu_store_create(emu_server *s, emu_resource *r, const char *ns, const cJSON *obj,
-                     cJSON **out, cJSON **status_out);
+int emu_store_get(emu_server *s, emu_resource *r, const char *ns, const char *name, cJSON **out);
+int emu_store_create(emu_server *s, emu_resource *r, const char *ns, const cJSON *obj, cJSON **out,
+                     cJSON **status_out);
 /* Calls fn for each stored object of r (in namespace ns, or all when NULL)
  * at one consistent resourceVersion; obj is borrowed for the call. fn
  * returning non-zero stops the walk and is returned. */
@@ -379,24 +376,24 @@ int emu_store_each(emu_server *s, emu_resource *r, const char *ns,
 /* ------------------------------------------------------------------ */
 
 typedef struct emu_config {
-    char *data_dir;            /* --data-dir (created if missing) */
-    int port;                  /* --port, 0 picks a free one */
+    char *data_dir;               /* --data-dir (created if missing) */
+    int port;                     /* --port, 0 picks a free one */
     int64_t bookmark_interval_ms; /* --bookmark-interval-ms, default 60000 */
-    int history;               /* --history, event history size, default 10000 */
-    int nodes;                 /* --nodes N seeds node-0.. */
-    int pods;                  /* --pods N seeds unscheduled pods in default */
-    int demo;                  /* --demo */
-    int verbosity;             /* --v */
-    int idle_timeout_ms;       /* --idle-timeout-ms, default 120000 */
-    size_t max_body;           /* --max-body-bytes, default 3 MiB (etcd limit) */
-    int http2;                 /* offer h2 by ALPN: 1 unless --disable-http2 */
+    int history;                  /* --history, event history size, default 10000 */
+    int nodes;                    /* --nodes N seeds node-0.. */
+    int pods;                     /* --pods N seeds unscheduled pods in default */
+    int demo;                     /* --demo */
+    int verbosity;                /* --v */
+    int idle_timeout_ms;          /* --idle-timeout-ms, default 120000 */
+    size_t max_body;              /* --max-body-bytes, default 3 MiB (etcd limit) */
+    int http2;                    /* offer h2 by ALPN: 1 unless --disable-http2 */
 } emu_config;
 
 /* Server-wide state. Plug-ins may read cfg, certs, url and data_dir. */
 struct emu_server {
     emu_config cfg;
     emu_certs certs;
-    char url[64];              /* "https://127.0.0.1:PORT" */
+    char url[64]; /* "https://127.0.0.1:PORT" */
     int port;
     emu_store *store;
     /* the rest is private to the emulator core */

@@ -100,11 +100,11 @@ typedef struct emu_obj {
     atomic_int refs;
     int64_t rv;
     emu_resource *res;
-    char *key;           /* "ns/name" or "name" */
-    const char *ns;      /* points into key ("" for cluster-scoped) */
-    const char *name;    /* points into key */
+    char *key;        /* "ns/name" or "name" */
+    const char *ns;   /* points into key ("" for cluster-scoped) */
+    const char *name; /* points into key */
     char *uid;
-    char *json;          /* the serialized object */
+    char *json; /* the serialized object */
     size_t len;
     char **label_keys;
     char **label_vals;
@@ -126,12 +126,12 @@ struct emu_resource {
     const emu_resource_def *def;
     int index;
     const emu_kind_ops *ops;
-    const char *const *fields;   /* field-selector labels, NULL-terminated */
-    char registry[96];           /* "/registry/pods/" */
-    char group_resource[96];     /* "pods" or "virtualmachines.kubevirt.io" */
-    char *bookmark_prefix;       /* serialized empty object up to the rv */
+    const char *const *fields; /* field-selector labels, NULL-terminated */
+    char registry[96];         /* "/registry/pods/" */
+    char group_resource[96];   /* "pods" or "virtualmachines.kubevirt.io" */
+    char *bookmark_prefix;     /* serialized empty object up to the rv */
     char *bookmark_suffix;
-    struct emu_map *objects;     /* key -> emu_obj (current), under the store lock */
+    struct emu_map *objects; /* key -> emu_obj (current), under the store lock */
 };
 
 enum { EV_ADDED = 0, EV_MODIFIED = 1, EV_DELETED = 2 };
@@ -139,8 +139,8 @@ enum { EV_ADDED = 0, EV_MODIFIED = 1, EV_DELETED = 2 };
 typedef struct emu_event {
     int type;
     int64_t rv;
-    emu_obj *obj;   /* the new version (for DELETED: last state at the delete rv) */
-    emu_obj *prev;  /* the previous version, NULL for ADDED */
+    emu_obj *obj;  /* the new version (for DELETED: last state at the delete rv) */
+    emu_obj *prev; /* the previous version, NULL for ADDED */
 } emu_event;
 
 void emu_event_release(emu_event *e);
@@ -180,25 +180,24 @@ int emu_store_write(emu_store *s, emu_resource *r, const char *ns, const char *n
  * newer than the current one). start is an absolute key to begin at
  * (inclusive) or NULL. limit 0 means all. */
 typedef struct emu_list_query {
-    const char *ns;             /* NULL: all namespaces */
+    const char *ns; /* NULL: all namespaces */
     const emu_selector *labels;
     const emu_selector *fields;
     int64_t at_rv;
     const char *start;
-    int start_exclusive;        /* start itself is excluded (continue tokens) */
+    int start_exclusive; /* start itself is excluded (continue tokens) */
     int64_t limit;
 } emu_list_query;
 
 typedef struct emu_list_result {
-    emu_obj **items;  /* references */
+    emu_obj **items; /* references */
     size_t n;
-    int64_t rv;       /* the list's resourceVersion */
-    int more;         /* more keys after the last item */
-    int64_t remaining;/* keys after the last item */
+    int64_t rv;        /* the list's resourceVersion */
+    int more;          /* more keys after the last item */
+    int64_t remaining; /* keys after the last item */
 } emu_list_result;
 
-int emu_store_list(emu_store *s, emu_resource *r, const emu_list_query *q,
-                   emu_list_result *out);
+int emu_store_list(emu_store *s, emu_resource *r, const emu_list_query *q, emu_list_result *out);
 void emu_list_result_free(emu_list_result *res);
 
 /* Watch support. emu_store_events copies up to max events with rv > after
@@ -228,8 +227,8 @@ void emu_store_wake_all(emu_store *s);
 
 /* Sets up TLS and listens on 127.0.0.1 (fills s->port and s->url). */
 int emu_server_prepare(emu_server *s);
-int emu_server_run(emu_server *s);        /* until stopped; KUBE_OK */
-void emu_server_stop(emu_server *s);      /* async-signal-safe */
+int emu_server_run(emu_server *s);   /* until stopped; KUBE_OK */
+void emu_server_stop(emu_server *s); /* async-signal-safe */
 int emu_server_stopping(const emu_server *s);
 const emu_plugin *const *emu_plugins(size_t *n);
 
@@ -242,11 +241,11 @@ int emu_stream_write_raw(emu_request *req, const void *data, size_t n);
  * runs; the emu_stream_* functions call these. Called only from the thread
  * running the request. Returns as the emu_stream_* functions do. */
 typedef struct emu_sink_ops {
-    int (*begin)(void *ctx, const emu_response *r);    /* status and headers */
-    int (*write)(void *ctx, const void *data, size_t n); /* body bytes */
+    int (*begin)(void *ctx, const emu_response *r);             /* status and headers */
+    int (*write)(void *ctx, const void *data, size_t n);        /* body bytes */
     int (*write_framed)(void *ctx, const void *data, size_t n); /* body framed as chunks */
     int (*end)(void *ctx);
-    int (*should_stop)(void *ctx);                     /* 1: stop streaming */
+    int (*should_stop)(void *ctx); /* 1: stop streaming */
 } emu_sink_ops;
 
 /* Runs the request pipeline of emu.h (attributes, control API, counters,
@@ -361,7 +360,7 @@ int emu_seed(emu_server *s);
 typedef struct emu_ferr {
     const char *type; /* "FieldValueInvalid", "FieldValueRequired", ... */
     char *field;
-    char *body;       /* "Invalid value: \"x\": ..." */
+    char *body; /* "Invalid value: \"x\": ..." */
 } emu_ferr;
 
 typedef struct emu_ferrs {

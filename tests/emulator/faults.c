@@ -43,8 +43,8 @@ static int64_t g_total;
 /* Faults                                                              */
 /* ------------------------------------------------------------------ */
 
-static int copy_list(const cJSON *arr, char *dst, size_t width, size_t *n, char *err,
-                     size_t errn, const char *field)
+static int copy_list(const cJSON *arr, char *dst, size_t width, size_t *n, char *err, size_t errn,
+                     const char *field)
 {
     const cJSON *v;
 
@@ -57,7 +57,8 @@ static int copy_list(const cJSON *arr, char *dst, size_t width, size_t *n, char 
     }
     cJSON_ArrayForEach(v, arr)
     {
-        if (!cJSON_IsString(v) || kube_strlcpy(dst + *n * width, v->valuestring, width) != KUBE_OK) {
+        if (!cJSON_IsString(v) ||
+            kube_strlcpy(dst + *n * width, v->valuestring, width) != KUBE_OK) {
             snprintf(err, errn, "%s must hold short strings", field);
             return KUBE_EINVAL;
         }
@@ -163,17 +164,28 @@ static double next_random(faults *f)
 static const char *reason_for(int code)
 {
     switch (code) {
-    case 400: return "BadRequest";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "NotFound";
-    case 409: return "Conflict";
-    case 410: return "Expired";
-    case 422: return "Invalid";
-    case 429: return "TooManyRequests";
-    case 503: return "ServiceUnavailable";
-    case 504: return "Timeout";
-    default: return "InternalError";
+    case 400:
+        return "BadRequest";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "NotFound";
+    case 409:
+        return "Conflict";
+    case 410:
+        return "Expired";
+    case 422:
+        return "Invalid";
+    case 429:
+        return "TooManyRequests";
+    case 503:
+        return "ServiceUnavailable";
+    case 504:
+        return "Timeout";
+    default:
+        return "InternalError";
     }
 }
 
@@ -206,8 +218,7 @@ int emu_faults_apply(emu_server *s, const emu_request *req, emu_response *resp)
     resource_name(&req->attrs, res, sizeof(res));
     pthread_mutex_lock(&g_mu);
     if (g_faults.active && (g_faults.n_verbs == 0 || verb_listed(&g_faults, req->attrs.verb)) &&
-        (g_faults.n_resources == 0 ||
-         listed(g_faults.resources, g_faults.n_resources, res) ||
+        (g_faults.n_resources == 0 || listed(g_faults.resources, g_faults.n_resources, res) ||
          listed(g_faults.resources, g_faults.n_resources, req->attrs.resource))) {
         delay = g_faults.delay_ms;
         hit = g_faults.rate > 0 && next_random(&g_faults) < g_faults.rate;

@@ -29,11 +29,11 @@
 #include "kube/clock.h"
 #include "kube/log.h"
 
-#define MAX_STREAMS 250               /* kube-apiserver's (Go's) default */
-#define OUT_HIGH_WATER (1u << 20)     /* a handler waits above this much unsent */
-#define WBUF_MAX (64u * 1024)         /* TLS bytes queued before writing */
-#define GOAWAY_GRACE_MS 5000          /* streams get this long to end after GOAWAY */
-#define WRITE_TIMEOUT_MS 30000        /* a peer that reads nothing this long is dropped */
+#define MAX_STREAMS 250           /* kube-apiserver's (Go's) default */
+#define OUT_HIGH_WATER (1u << 20) /* a handler waits above this much unsent */
+#define WBUF_MAX (64u * 1024)     /* TLS bytes queued before writing */
+#define GOAWAY_GRACE_MS 5000      /* streams get this long to end after GOAWAY */
+#define WRITE_TIMEOUT_MS 30000    /* a peer that reads nothing this long is dropped */
 #define STREAM_STACK (512 * 1024)
 
 static const unsigned char ALPN_H2[] = "h2";
@@ -55,17 +55,17 @@ typedef struct h2_stream {
     kube_buf body;
     int body_too_large;
     /* the answer (shared) */
-    char *nv_text;      /* "name\0value\0..." of the HEADERS to submit */
+    char *nv_text; /* "name\0value\0..." of the HEADERS to submit */
     size_t nv_len;
-    int has_body;       /* the HEADERS are followed by DATA */
-    kube_buf out;       /* body bytes not yet given to nghttp2 */
+    int has_body; /* the HEADERS are followed by DATA */
+    kube_buf out; /* body bytes not yet given to nghttp2 */
     size_t out_off;
-    int eof;            /* the handler ended the body */
-    int deferred;       /* the data provider waits for out or eof */
-    int closed;         /* nghttp2 closed the stream (done or reset) */
-    int done;           /* the handler finished (or there was none) */
+    int eof;      /* the handler ended the body */
+    int deferred; /* the data provider waits for out or eof */
+    int closed;   /* nghttp2 closed the stream (done or reset) */
+    int done;     /* the handler finished (or there was none) */
     /* connection thread only */
-    int started;        /* a handler thread runs or ran */
+    int started; /* a handler thread runs or ran */
     int joined;
     int head_sent;
     pthread_t tid;
@@ -76,13 +76,13 @@ struct h2_conn {
     const emu_h2_link *l;
     nghttp2_session *session;
     pthread_mutex_t mu;
-    pthread_cond_t room;   /* signalled when out buffers drain or close */
+    pthread_cond_t room; /* signalled when out buffers drain or close */
     h2_stream *streams;
-    kube_buf wbuf;         /* TLS output not yet written */
+    kube_buf wbuf; /* TLS output not yet written */
     size_t woff;
-    int failed;            /* the transport broke */
-    int64_t active_ms;     /* last time bytes arrived */
-    int64_t wrote_ms;      /* last time TLS took bytes (or output began) */
+    int failed;        /* the transport broke */
+    int64_t active_ms; /* last time bytes arrived */
+    int64_t wrote_ms;  /* last time TLS took bytes (or output began) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -167,8 +167,8 @@ static void stream_free(h2_stream *st)
 /* Header fields HTTP/2 forbids in answers (RFC 9113 8.2.2). */
 static int connection_specific(const char *name)
 {
-    static const char *const names[] = {"connection", "keep-alive", "proxy-connection",
-                                        "transfer-encoding", "upgrade", NULL};
+    static const char *const names[] = {"connection",        "keep-alive", "proxy-connection",
+                                        "transfer-encoding", "upgrade",    NULL};
     for (size_t i = 0; names[i]; i++)
         if (!strcasecmp(name, names[i]))
             return 1;
@@ -189,8 +189,7 @@ static int nv_put(kube_buf *b, const char *name, const char *value)
 
 /* Hands the HEADERS of r (content_length < 0: none) to the connection
  * thread. has_body: DATA follows. */
-static int stream_set_head(h2_stream *st, const emu_response *r, long content_length,
-                           int has_body)
+static int stream_set_head(h2_stream *st, const emu_response *r, long content_length, int has_body)
 {
     kube_buf b = KUBE_BUF_INIT;
     emu_fields f;
@@ -330,11 +329,20 @@ static void *stream_main(void *arg)
     int64_t start = kube_now_ms();
 
     if (emu_target_split(st->target, &path, &query) == KUBE_OK) {
-        req = (emu_request){.method = st->method, .target = st->target, .path = path,
-                            .query = query, .headers = st->headers, .n_headers = st->n_headers,
-                            .body = st->body.data ? st->body.data : "", .body_len = st->body.len,
-                            .peer_cert = l->peer, .remote_addr = l->remote, .conn = l->conn,
-                            .server = l->server, .sink = &h2_sink, .sink_ctx = st};
+        req = (emu_request){.method = st->method,
+                            .target = st->target,
+                            .path = path,
+                            .query = query,
+                            .headers = st->headers,
+                            .n_headers = st->n_headers,
+                            .body = st->body.data ? st->body.data : "",
+                            .body_len = st->body.len,
+                            .peer_cert = l->peer,
+                            .remote_addr = l->remote,
+                            .conn = l->conn,
+                            .server = l->server,
+                            .sink = &h2_sink,
+                            .sink_ctx = st};
         emu_request_serve(&req, &resp);
     } else {
         emu_response_status(&resp, 500, "InternalError", kube_strerror(KUBE_ENOMEM), NULL);
@@ -394,8 +402,7 @@ static void stream_start(h2_conn *hc, h2_stream *st)
     pthread_attr_destroy(&attr);
     if (!st->started) {
         st->done = st->head_sent = 1;
-        nghttp2_submit_rst_stream(hc->session, NGHTTP2_FLAG_NONE, st->id,
-                                  NGHTTP2_REFUSED_STREAM);
+        nghttp2_submit_rst_stream(hc->session, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_REFUSED_STREAM);
     }
 }
 
@@ -458,8 +465,7 @@ static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame
 }
 
 /* Copies one request header; past EMU_MAX_HEADERS the stream gets 431. */
-static int add_header(h2_stream *st, const char *name, size_t nlen, const char *value,
-                      size_t vlen)
+static int add_header(h2_stream *st, const char *name, size_t nlen, const char *value, size_t vlen)
 {
     emu_header *h;
 
@@ -474,9 +480,8 @@ static int add_header(h2_stream *st, const char *name, size_t nlen, const char *
     h[st->n_headers].name = strndup(name, nlen);
     h[st->n_headers].value = strndup(value, vlen);
     st->n_headers++;
-    return h[st->n_headers - 1].name && h[st->n_headers - 1].value
-               ? 0
-               : NGHTTP2_ERR_CALLBACK_FAILURE;
+    return h[st->n_headers - 1].name && h[st->n_headers - 1].value ? 0
+                                                                   : NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
 /* :method, :path, :authority; ":scheme" is https by construction. */
@@ -602,8 +607,7 @@ static void submit_head(h2_conn *hc, h2_stream *st, char *text, size_t len, int 
     st->head_sent = 1;
     if (rv != 0) {
         KLOG_WARN("h2 %s: stream %d: %s", hc->l->remote, st->id, nghttp2_strerror(rv));
-        nghttp2_submit_rst_stream(hc->session, NGHTTP2_FLAG_NONE, st->id,
-                                  NGHTTP2_INTERNAL_ERROR);
+        nghttp2_submit_rst_stream(hc->session, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_INTERNAL_ERROR);
     }
 }
 
@@ -693,8 +697,7 @@ static int conn_send(h2_conn *hc)
         if (hc->wbuf.len == hc->woff)
             return KUBE_OK;
         {
-            int w = SSL_write(hc->l->ssl, hc->wbuf.data + hc->woff,
-                              (int)(hc->wbuf.len - hc->woff));
+            int w = SSL_write(hc->l->ssl, hc->wbuf.data + hc->woff, (int)(hc->wbuf.len - hc->woff));
             int err = w > 0 ? SSL_ERROR_NONE : SSL_get_error(hc->l->ssl, w);
             if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ)
                 return KUBE_OK;

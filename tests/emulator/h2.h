@@ -9,10 +9,9 @@
  * 250 concurrent streams are advertised. A header list larger than
  * EMU_MAX_HEADER_BYTES (RFC 7541 sizes) or EMU_MAX_HEADERS fields is
  * answered 431 (no SETTINGS_MAX_HEADER_LIST_SIZE is sent: nghttp2 would
- * refuse such streams instead), a body over --max-body-bytes 413. A stream the client resets ends its
- * handler (emu_stream_should_stop, writes fail). When the server stops,
- * or the connection idles longer than --idle-timeout-ms, a GOAWAY is sent
- * and the open streams finish.
+ * refuse such streams instead), a body over --max-body-bytes 413. A stream the client resets ends
+ * its handler (emu_stream_should_stop, writes fail). When the server stops, or the connection idles
+ * longer than --idle-timeout-ms, a GOAWAY is sent and the open streams finish.
  *
  * Threads: emu_h2_serve runs on the connection's thread and returns once
  * every stream thread it started has ended.
@@ -36,11 +35,11 @@ int emu_h2_negotiated(SSL *ssl);
 typedef struct emu_h2_link {
     emu_server *server;
     emu_conn *conn;
-    SSL *ssl;          /* after a handshake that chose h2 */
-    int fd;            /* the socket (made non-blocking while served) */
-    int wake_fd;       /* an eventfd: written to wake the loop (shutdown) */
-    X509 *peer;        /* the client certificate, or NULL */
-    const char *remote;/* "127.0.0.1:54321" */
+    SSL *ssl;           /* after a handshake that chose h2 */
+    int fd;             /* the socket (made non-blocking while served) */
+    int wake_fd;        /* an eventfd: written to wake the loop (shutdown) */
+    X509 *peer;         /* the client certificate, or NULL */
+    const char *remote; /* "127.0.0.1:54321" */
 } emu_h2_link;
 
 /* Serves HTTP/2 on the connection until the peer closes it, a GOAWAY

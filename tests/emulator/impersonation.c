@@ -104,8 +104,7 @@ static int is_dns_name(const char *s, size_t n, int dots, size_t max)
         unsigned char c = (unsigned char)s[i];
         if (isupper(c) || !(isalnum(c) || c == '-' || (dots && c == '.')))
             return 0;
-        if (c == '.' && (s[i - 1] == '.' || s[i + 1] == '.' || s[i - 1] == '-' ||
-                         s[i + 1] == '-'))
+        if (c == '.' && (s[i - 1] == '.' || s[i + 1] == '.' || s[i - 1] == '-' || s[i + 1] == '-'))
             return 0;
     }
     return 1;

@@ -221,12 +221,24 @@ static int scan_value(scan *s)
         return -1;
     }
     switch (*s->p) {
-    case '{': rc = scan_object(s); break;
-    case '[': rc = scan_array(s); break;
-    case '"': rc = scan_string(s); break;
-    case 't': rc = scan_literal(s, "true"); break;
-    case 'f': rc = scan_literal(s, "false"); break;
-    case 'n': rc = scan_literal(s, "null"); break;
+    case '{':
+        rc = scan_object(s);
+        break;
+    case '[':
+        rc = scan_array(s);
+        break;
+    case '"':
+        rc = scan_string(s);
+        break;
+    case 't':
+        rc = scan_literal(s, "true");
+        break;
+    case 'f':
+        rc = scan_literal(s, "false");
+        break;
+    case 'n':
+        rc = scan_literal(s, "null");
+        break;
     default:
         if (*s->p == '-' || (*s->p >= '0' && *s->p <= '9'))
             rc = scan_number(s);
@@ -468,8 +480,7 @@ void emu_uuid(char out[37])
     }
     b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-    snprintf(out, 37,
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
              b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
              b[14], b[15]);
 }

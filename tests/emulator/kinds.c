@@ -132,8 +132,8 @@ static void check_path_segment_name(const char *name, emu_ferrs *errs)
                                             : NULL;
 
     if (why)
-        emu_ferr_add(errs, "FieldValueInvalid", "metadata.name", "Invalid value: \"%s\": %s",
-                     name, why);
+        emu_ferr_add(errs, "FieldValueInvalid", "metadata.name", "Invalid value: \"%s\": %s", name,
+                     why);
 }
 
 static void check_name(const emu_resource *r, const char *name, emu_ferrs *errs)
@@ -230,53 +230,150 @@ int emu_validate_meta(const emu_resource *r, const cJSON *obj, cJSON **st)
 /* Key order                                                           */
 /* ------------------------------------------------------------------ */
 
-static const char *const meta_order[] = {
-    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
-    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
-    "annotations", "ownerReferences", "finalizers", "clusterName", "managedFields", NULL};
+static const char *const meta_order[] = {"name",
+                                         "generateName",
+                                         "namespace",
+                                         "selfLink",
+                                         "uid",
+                                         "resourceVersion",
+                                         "generation",
+                                         "creationTimestamp",
+                                         "deletionTimestamp",
+                                         "deletionGracePeriodSeconds",
+                                         "labels",
+                                         "annotations",
+                                         "ownerReferences",
+                                         "finalizers",
+                                         "clusterName",
+                                         "managedFields",
+                                         NULL};
 static const char *const top_order[] = {"kind", "apiVersion", "metadata", NULL};
-static const char *const podspec_order[] = {
-    "volumes", "initContainers", "containers", "ephemeralContainers", "restartPolicy",
-    "terminationGracePeriodSeconds", "activeDeadlineSeconds", "dnsPolicy", "nodeSelector",
-    "serviceAccountName", "serviceAccount", "automountServiceAccountToken", "nodeName",
-    "hostNetwork", "hostPID", "hostIPC", "shareProcessNamespace", "securityContext",
-    "imagePullSecrets", "hostname", "subdomain", "affinity", "schedulerName", "tolerations",
-    "hostAliases", "priorityClassName", "priority", "dnsConfig", "readinessGates",
-    "runtimeClassName", "enableServiceLinks", "preemptionPolicy", "overhead",
-    "topologySpreadConstraints", "setHostnameAsFQDN", "os", NULL};
-static const char *const container_order[] = {
-    "name", "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resources",
-    "volumeMounts", "volumeDevices", "livenessProbe", "readinessProbe", "startupProbe",
-    "lifecycle", "terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy",
-    "securityContext", "stdin", "stdinOnce", "tty", NULL};
-static const char *const podstatus_order[] = {
-    "phase", "conditions", "message", "reason", "nominatedNodeName", "hostIP", "podIP", "podIPs",
-    "startTime", "initContainerStatuses", "containerStatuses", "qosClass",
-    "ephemeralContainerStatuses", NULL};
-static const char *const condition_order[] = {"type", "status", "lastProbeTime",
-                                              "lastHeartbeatTime", "lastTransitionTime",
-                                              "reason", "message", NULL};
+static const char *const podspec_order[] = {"volumes",
+                                            "initContainers",
+                                            "containers",
+                                            "ephemeralContainers",
+                                            "restartPolicy",
+                                            "terminationGracePeriodSeconds",
+                                            "activeDeadlineSeconds",
+                                            "dnsPolicy",
+                                            "nodeSelector",
+                                            "serviceAccountName",
+                                            "serviceAccount",
+                                            "automountServiceAccountToken",
+                                            "nodeName",
+                                            "hostNetwork",
+                                            "hostPID",
+                                            "hostIPC",
+                                            "shareProcessNamespace",
+                                            "securityContext",
+                                            "imagePullSecrets",
+                                            "hostname",
+                                            "subdomain",
+                                            "affinity",
+                                            "schedulerName",
+                                            "tolerations",
+                                            "hostAliases",
+                                            "priorityClassName",
+                                            "priority",
+                                            "dnsConfig",
+                                            "readinessGates",
+                                            "runtimeClassName",
+                                            "enableServiceLinks",
+                                            "preemptionPolicy",
+                                            "overhead",
+                                            "topologySpreadConstraints",
+                                            "setHostnameAsFQDN",
+                                            "os",
+                                            NULL};
+static const char *const container_order[] = {"name",
+                                              "image",
+                                              "command",
+                                              "args",
+                                              "workingDir",
+                                              "ports",
+                                              "envFrom",
+                                              "env",
+                                              "resources",
+                                              "volumeMounts",
+                                              "volumeDevices",
+                                              "livenessProbe",
+                                              "readinessProbe",
+                                              "startupProbe",
+                                              "lifecycle",
+                                              "terminationMessagePath",
+                                              "terminationMessagePolicy",
+                                              "imagePullPolicy",
+                                              "securityContext",
+                                              "stdin",
+                                              "stdinOnce",
+                                              "tty",
+                                              NULL};
+static const char *const podstatus_order[] = {"phase",
+                                              "conditions",
+                                              "message",
+                                              "reason",
+                                              "nominatedNodeName",
+                                              "hostIP",
+                                              "podIP",
+                                              "podIPs",
+                                              "startTime",
+                                              "initContainerStatuses",
+                                              "containerStatuses",
+                                              "qosClass",
+                                              "ephemeralContainerStatuses",
+                                              NULL};
+static const char *const condition_order[] = {
+    "type",    "status", "lastProbeTime", "lastHeartbeatTime", "lastTransitionTime", "reason",
+    "message", NULL};
 static const char *const resources_order[] = {"limits", "requests", NULL};
-static const char *const toleration_order[] = {"key", "operator", "value", "effect",
-                                               "tolerationSeconds", NULL};
-static const char *const nodespec_order[] = {"podCIDR", "podCIDRs", "providerID", "unschedulable",
-                                             "taints", "configSource", "externalID", NULL};
+static const char *const toleration_order[] = {"key",    "operator",          "value",
+                                               "effect", "tolerationSeconds", NULL};
+static const char *const nodespec_order[] = {"podCIDR",       "podCIDRs", "providerID",
+                                             "unschedulable", "taints",   "configSource",
+                                             "externalID",    NULL};
 static const char *const nodestatus_order[] = {
-    "capacity", "allocatable", "phase", "conditions", "addresses", "daemonEndpoints", "nodeInfo",
-    "images", "volumesInUse", "volumesAttached", "config", NULL};
+    "capacity", "allocatable", "phase",        "conditions",      "addresses", "daemonEndpoints",
+    "nodeInfo", "images",      "volumesInUse", "volumesAttached", "config",    NULL};
 static const char *const lease_order[] = {"holderIdentity", "leaseDurationSeconds", "acquireTime",
-                                          "renewTime", "leaseTransitions", NULL};
-static const char *const event_order[] = {
-    "kind", "apiVersion", "metadata", "involvedObject", "reason", "message", "source",
-    "firstTimestamp", "lastTimestamp", "count", "type", "eventTime", "series", "action",
-    "related", "reportingComponent", "reportingInstance", NULL};
-static const char *const eventsk8s_order[] = {
-    "kind", "apiVersion", "metadata", "eventTime", "series", "reportingController",
-    "reportingInstance", "action", "reason", "regarding", "related", "note", "type",
-    "deprecatedSource", "deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedCount",
-    NULL};
-static const char *const objref_order[] = {"kind", "namespace", "name", "uid", "apiVersion",
-                                           "resourceVersion", "fieldPath", NULL};
+                                          "renewTime",      "leaseTransitions",     NULL};
+static const char *const event_order[] = {"kind",
+                                          "apiVersion",
+                                          "metadata",
+                                          "involvedObject",
+                                          "reason",
+                                          "message",
+                                          "source",
+                                          "firstTimestamp",
+                                          "lastTimestamp",
+                                          "count",
+                                          "type",
+                                          "eventTime",
+                                          "series",
+                                          "action",
+                                          "related",
+                                          "reportingComponent",
+                                          "reportingInstance",
+                                          NULL};
+static const char *const eventsk8s_order[] = {"kind",
+                                              "apiVersion",
+                                              "metadata",
+                                              "eventTime",
+                                              "series",
+                                              "reportingController",
+                                              "reportingInstance",
+                                              "action",
+                                              "reason",
+                                              "regarding",
+                                              "related",
+                                              "note",
+                                              "type",
+                                              "deprecatedSource",
+                                              "deprecatedFirstTimestamp",
+                                              "deprecatedLastTimestamp",
+                                              "deprecatedCount",
+                                              NULL};
+static const char *const objref_order[] = {"kind",       "namespace",       "name",      "uid",
+                                           "apiVersion", "resourceVersion", "fieldPath", NULL};
 static const char *const configmap_order[] = {"kind", "apiVersion", "metadata", "immutable",
                                               "data", "binaryData", NULL};
 
@@ -323,10 +420,10 @@ static void condition_times(cJSON *conds, const char *const *keys)
 {
     cJSON *c;
 
-    cJSON_ArrayForEach(c, conds)
-    for (size_t i = 0; keys[i]; i++)
-        if (cJSON_IsObject(c) && !cJSON_GetObjectItemCaseSensitive(c, keys[i]))
-            cJSON_AddNullToObject(c, keys[i]);
+    cJSON_ArrayForEach(c, conds) for (size_t i = 0; keys[i];
+                                      i++) if (cJSON_IsObject(c) &&
+                                               !cJSON_GetObjectItemCaseSensitive(c, keys[i]))
+        cJSON_AddNullToObject(c, keys[i]);
 }
 
 static void normalize_meta(cJSON *obj)
@@ -519,11 +616,12 @@ static void add_sa_volume(cJSON *spec)
         vols = cJSON_CreateArray();
         cJSON_AddItemToObject(spec, "volumes", vols);
     }
-    vol = cJSON_Parse("{\"projected\":{\"sources\":[{\"serviceAccountToken\":{\"expirationSeconds\":"
-                      "3607,\"path\":\"token\"}},{\"configMap\":{\"name\":\"kube-root-ca.crt\","
-                      "\"items\":[{\"key\":\"ca.crt\",\"path\":\"ca.crt\"}]}},{\"downwardAPI\":{"
-                      "\"items\":[{\"path\":\"namespace\",\"fieldRef\":{\"apiVersion\":\"v1\","
-                      "\"fieldPath\":\"metadata.namespace\"}}]}}],\"defaultMode\":420}}");
+    vol =
+        cJSON_Parse("{\"projected\":{\"sources\":[{\"serviceAccountToken\":{\"expirationSeconds\":"
+                    "3607,\"path\":\"token\"}},{\"configMap\":{\"name\":\"kube-root-ca.crt\","
+                    "\"items\":[{\"key\":\"ca.crt\",\"path\":\"ca.crt\"}]}},{\"downwardAPI\":{"
+                    "\"items\":[{\"path\":\"namespace\",\"fieldRef\":{\"apiVersion\":\"v1\","
+                    "\"fieldPath\":\"metadata.namespace\"}}]}}],\"defaultMode\":420}}");
     if (!vol)
         return;
     cJSON_AddItemToObject(vol, "name", cJSON_CreateString(name));
@@ -548,7 +646,8 @@ static void pod_spec_defaults(cJSON *spec)
 {
     cJSON *c;
 
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, "containers")) default_container(c);
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, "containers"))
+        default_container(c);
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, "initContainers"))
         default_container(c);
     default_str(spec, "restartPolicy", "Always");
@@ -711,10 +810,9 @@ static void pod_fields(const cJSON *obj, const char **v)
     v[6] = emu_json_str(obj, "status.nominatedNodeName");
 }
 
-const char *const emu_pod_fields[] = {"spec.nodeName",     "spec.restartPolicy",
-                                      "spec.schedulerName", "spec.serviceAccountName",
-                                      "status.phase",       "status.podIP",
-                                      "status.nominatedNodeName", NULL};
+const char *const emu_pod_fields[] = {
+    "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",       "spec.serviceAccountName",
+    "status.phase",  "status.podIP",       "status.nominatedNodeName", NULL};
 
 const emu_kind_ops emu_pod_ops = {
     .on_create = pod_create,
@@ -791,10 +889,18 @@ static void event_fields(const cJSON *obj, const char **v)
     v[10] = emu_json_str(obj, "type");
 }
 
-const char *const emu_event_fields[] = {
-    "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-    "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-    "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type", NULL};
+const char *const emu_event_fields[] = {"involvedObject.kind",
+                                        "involvedObject.namespace",
+                                        "involvedObject.name",
+                                        "involvedObject.uid",
+                                        "involvedObject.apiVersion",
+                                        "involvedObject.resourceVersion",
+                                        "involvedObject.fieldPath",
+                                        "reason",
+                                        "reportingComponent",
+                                        "source",
+                                        "type",
+                                        NULL};
 
 static int event_create(emu_resource *r, cJSON *obj, cJSON **st)
 {

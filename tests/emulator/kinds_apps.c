@@ -27,8 +27,7 @@
 #include "kube/base64.h"
 
 static const char *const top_order[] = {"kind", "apiVersion", "metadata", "spec", "status", NULL};
-static const char *const secret_order[] = {"kind", "apiVersion", "metadata", "data", "type",
-                                           NULL};
+static const char *const secret_order[] = {"kind", "apiVersion", "metadata", "data", "type", NULL};
 
 static const emu_resource_def defs[] = {
     {"", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", "ServiceAccountList", "sa",
@@ -41,8 +40,8 @@ static const emu_resource_def defs[] = {
      "ReplicationControllerList", "rc", "all", 1, 1, 0, NULL},
     {"apps", "v1", "replicasets", "replicaset", "ReplicaSet", "ReplicaSetList", "rs", "all", 1, 1,
      0, NULL},
-    {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", "StatefulSetList", "sts", "all",
-     1, 1, 0, NULL},
+    {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", "StatefulSetList", "sts", "all", 1,
+     1, 0, NULL},
 };
 enum { K_SA, K_SECRET, K_SVC, K_DEPLOY, K_RC, K_RS, K_SS, K_COUNT };
 
@@ -82,8 +81,7 @@ static int secret_create(emu_resource *r, cJSON *obj, cJSON **st)
     return fold_string_data(obj);
 }
 
-static int secret_update(emu_resource *r, const cJSON *old, cJSON *obj, int status_only,
-                         cJSON **st)
+static int secret_update(emu_resource *r, const cJSON *old, cJSON *obj, int status_only, cJSON **st)
 {
     (void)old;
     (void)status_only;
@@ -91,13 +89,12 @@ static int secret_update(emu_resource *r, const cJSON *old, cJSON *obj, int stat
 }
 
 static const emu_kind_ops plain_ops = {.order = top_order};
-static const emu_kind_ops secret_ops = {.on_create = secret_create,
-                                        .on_update = secret_update,
-                                        .order = secret_order};
+static const emu_kind_ops secret_ops = {
+    .on_create = secret_create, .on_update = secret_update, .order = secret_order};
 static const emu_kind_ops workload_ops = {.order = top_order, .generation = 1};
-static const emu_kind_ops *const kind_ops[K_COUNT] = {
-    &plain_ops, &secret_ops, &plain_ops, &workload_ops, &workload_ops, &workload_ops,
-    &workload_ops};
+static const emu_kind_ops *const kind_ops[K_COUNT] = {&plain_ops,    &secret_ops,   &plain_ops,
+                                                      &workload_ops, &workload_ops, &workload_ops,
+                                                      &workload_ops};
 
 static int init(emu_server *s)
 {

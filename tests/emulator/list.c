@@ -59,11 +59,14 @@ int emu_list_options_invalid(emu_response *resp, const char *detail)
     cJSON *details = emu_details(NULL, "meta.k8s.io", "ListOptions"), *causes = cJSON_CreateArray(),
           *c = cJSON_CreateObject();
 
-    snprintf(msg, sizeof(msg), "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: "
-                               "Forbidden: %s",
+    snprintf(msg, sizeof(msg),
+             "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: "
+             "Forbidden: %s",
              detail);
     cJSON_AddStringToObject(c, "reason", "FieldValueForbidden");
-    cJSON_AddStringToObject(c, "message", msg + strlen("ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: "));
+    cJSON_AddStringToObject(
+        c, "message",
+        msg + strlen("ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: "));
     cJSON_AddStringToObject(c, "field", "resourceVersionMatch");
     cJSON_AddItemToArray(causes, c);
     cJSON_AddItemToObject(details, "causes", causes);
@@ -203,8 +206,9 @@ static int render(emu_response *resp, const emu_resource *r, const emu_list_resu
         rc = kube_buf_printf(&b,
                              "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{"
                              "\"resourceVersion\":\"%lld\"%s%s%s%s},\"items\":[",
-                             r->def->list_kind, gv, (long long)res->rv, cont ? ",\"continue\":\"" : "",
-                             cont ? cont : "", cont ? "\"" : "", rest);
+                             r->def->list_kind, gv, (long long)res->rv,
+                             cont ? ",\"continue\":\"" : "", cont ? cont : "", cont ? "\"" : "",
+                             rest);
     for (size_t i = 0; rc == KUBE_OK && i < res->n; i++) {
         if (i)
             rc = kube_buf_puts(&b, ",");

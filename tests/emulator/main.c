@@ -122,9 +122,9 @@ static int known_flag(emu_config *c, const char *name, const char *value, int *c
 
 static int is_builtin_valued(const char *name)
 {
-    static const char *const names[] = {"--data-dir", "--port", "--bookmark-interval-ms",
-                                        "--history", "--nodes", "--pods", "--v", "-v",
-                                        "--idle-timeout-ms", "--max-body-bytes", NULL};
+    static const char *const names[] = {
+        "--data-dir", "--port", "--bookmark-interval-ms", "--history",        "--nodes", "--pods",
+        "--v",        "-v",     "--idle-timeout-ms",      "--max-body-bytes", NULL};
     for (size_t i = 0; names[i]; i++)
         if (!strcmp(name, names[i]))
             return 1;
@@ -213,8 +213,8 @@ static int write_admin_kubeconfig(emu_server *s)
     char path[4096];
 
     snprintf(path, sizeof(path), "%s/admin.kubeconfig", s->cfg.data_dir);
-    return emu_write_kubeconfig(path, s->url, s->certs.ca_file, "admin",
-                                s->certs.admin_cert_file, s->certs.admin_key_file, NULL);
+    return emu_write_kubeconfig(path, s->url, s->certs.ca_file, "admin", s->certs.admin_cert_file,
+                                s->certs.admin_key_file, NULL);
 }
 
 static int init_plugins(emu_server *s)
@@ -294,8 +294,8 @@ int main(int argc, char **argv)
         cleanup(s);
         return 1;
     }
-    KLOG_INFO("serving on %s (data dir %s, %d nodes, %d pods, history %d)", s->url,
-              s->cfg.data_dir, s->cfg.nodes, s->cfg.pods, s->cfg.history);
+    KLOG_INFO("serving on %s (data dir %s, %d nodes, %d pods, history %d)", s->url, s->cfg.data_dir,
+              s->cfg.nodes, s->cfg.pods, s->cfg.history);
     printf("%s\n", s->url);
     fflush(stdout);
     emu_server_run(s);

@@ -71,8 +71,8 @@ static cJSON *convert(const emu_obj *o, const emu_resource *to)
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
     cJSON_AddItemToObject(dst, "metadata", meta ? meta : cJSON_CreateObject());
     for (size_t i = 0; fields[i].core; i++) {
-        cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(src, to_core ? fields[i].k8s
-                                                                         : fields[i].core);
+        cJSON *v =
+            cJSON_DetachItemFromObjectCaseSensitive(src, to_core ? fields[i].k8s : fields[i].core);
         if (v)
             cJSON_AddItemToObject(dst, to_core ? fields[i].core : fields[i].k8s, v);
     }

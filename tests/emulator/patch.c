@@ -333,15 +333,14 @@ static cJSON *find_by_key(cJSON *list, const char *key, const cJSON *want)
 {
     cJSON *e;
 
-    cJSON_ArrayForEach(e, list)
-    if (emu_json_equal(cJSON_GetObjectItemCaseSensitive(e, key), want))
-        return e;
+    cJSON_ArrayForEach(
+        e, list) if (emu_json_equal(cJSON_GetObjectItemCaseSensitive(e, key), want)) return e;
     return NULL;
 }
 
 /* Merges a patch list into a list of maps by key. */
-static cJSON *smp_keyed_list(cJSON *target, const cJSON *patch, const char *key,
-                             const char *path, int *bad)
+static cJSON *smp_keyed_list(cJSON *target, const cJSON *patch, const char *key, const char *path,
+                             int *bad)
 {
     const cJSON *p;
 
@@ -352,8 +351,7 @@ static cJSON *smp_keyed_list(cJSON *target, const cJSON *patch, const char *key,
     cJSON_ArrayForEach(p, patch)
     {
         const cJSON *kv = cJSON_GetObjectItemCaseSensitive(p, key);
-        const char *directive =
-            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "$patch"));
+        const char *directive = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "$patch"));
         cJSON *cur;
         if (!cJSON_IsObject(p) || !kv) {
             *bad = 1;
@@ -433,8 +431,7 @@ static cJSON *smp_value(cJSON *cur, const cJSON *p, const char *path, int *bad)
     const merge_rule *rule;
 
     if (cJSON_IsObject(p)) {
-        const char *directive =
-            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "$patch"));
+        const char *directive = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "$patch"));
         if (directive && !strcmp(directive, "replace")) {
             cJSON_Delete(cur);
             cur = cJSON_CreateObject();

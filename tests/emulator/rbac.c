@@ -36,18 +36,18 @@
 #define RBAC_GROUP "rbac.authorization.k8s.io"
 
 static const emu_resource_def defs[] = {
-    {RBAC_GROUP, "v1", "clusterroles", "clusterrole", "ClusterRole", "ClusterRoleList", NULL,
-     NULL, 0, 0, 0, NULL},
+    {RBAC_GROUP, "v1", "clusterroles", "clusterrole", "ClusterRole", "ClusterRoleList", NULL, NULL,
+     0, 0, 0, NULL},
     {RBAC_GROUP, "v1", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding",
      "ClusterRoleBindingList", NULL, NULL, 0, 0, 0, NULL},
     {RBAC_GROUP, "v1", "roles", "role", "Role", "RoleList", NULL, NULL, 1, 0, 0, NULL},
-    {RBAC_GROUP, "v1", "rolebindings", "rolebinding", "RoleBinding", "RoleBindingList", NULL,
-     NULL, 1, 0, 0, NULL},
+    {RBAC_GROUP, "v1", "rolebindings", "rolebinding", "RoleBinding", "RoleBindingList", NULL, NULL,
+     1, 0, 0, NULL},
 };
 enum { K_CR, K_CRB, K_ROLE, K_RB, K_COUNT };
 
-static const char *const top_order[] = {"kind", "apiVersion", "metadata", "rules",
-                                        "aggregationRule", "subjects", "roleRef", NULL};
+static const char *const top_order[] = {
+    "kind", "apiVersion", "metadata", "rules", "aggregationRule", "subjects", "roleRef", NULL};
 static const emu_kind_ops rbac_ops = {.order = top_order};
 
 static emu_resource *g_res[K_COUNT];
@@ -72,9 +72,8 @@ static int list_has(const cJSON *arr, const char *s)
 {
     const cJSON *it;
 
-    cJSON_ArrayForEach(it, arr)
-        if (cJSON_IsString(it) && (!strcmp(it->valuestring, "*") || !strcmp(it->valuestring, s)))
-            return 1;
+    cJSON_ArrayForEach(it, arr) if (cJSON_IsString(it) && (!strcmp(it->valuestring, "*") ||
+                                                           !strcmp(it->valuestring, s))) return 1;
     return 0;
 }
 
@@ -100,9 +99,7 @@ static int list_has_exact(const cJSON *arr, const char *s)
 {
     const cJSON *it;
 
-    cJSON_ArrayForEach(it, arr)
-        if (cJSON_IsString(it) && !strcmp(it->valuestring, s))
-            return 1;
+    cJSON_ArrayForEach(it, arr) if (cJSON_IsString(it) && !strcmp(it->valuestring, s)) return 1;
     return 0;
 }
 
@@ -149,9 +146,8 @@ static int role_allows(const cJSON *role, const emu_attrs *a, const char *name)
 {
     const cJSON *rule;
 
-    cJSON_ArrayForEach(rule, cJSON_GetObjectItemCaseSensitive(role, "rules"))
-        if (rule_allows(rule, a, name))
-            return 1;
+    cJSON_ArrayForEach(rule, cJSON_GetObjectItemCaseSensitive(
+                                 role, "rules")) if (rule_allows(rule, a, name)) return 1;
     return 0;
 }
 
@@ -195,9 +191,9 @@ static int binding_applies(const cJSON *binding, const who *w)
     const char *ns = emu_json_str(binding, "metadata.namespace");
     const cJSON *subj;
 
-    cJSON_ArrayForEach(subj, cJSON_GetObjectItemCaseSensitive(binding, "subjects"))
-        if (subject_matches(subj, ns ? ns : "", w))
-            return 1;
+    cJSON_ArrayForEach(
+        subj, cJSON_GetObjectItemCaseSensitive(
+                  binding, "subjects")) if (subject_matches(subj, ns ? ns : "", w)) return 1;
     return 0;
 }
 
@@ -286,8 +282,8 @@ void emu_rbac_note_request(const emu_request *req)
 /* Bootstrap policy                                                    */
 /* ------------------------------------------------------------------ */
 
-#define BOOTSTRAP_META                                                                         \
-    "\"labels\":{\"kubernetes.io/bootstrapping\":\"rbac-defaults\"},\"annotations\":{"         \
+#define BOOTSTRAP_META                                                                 \
+    "\"labels\":{\"kubernetes.io/bootstrapping\":\"rbac-defaults\"},\"annotations\":{" \
     "\"rbac.authorization.kubernetes.io/autoupdate\":\"true\"}"
 
 static const struct {
@@ -317,9 +313,9 @@ static int seed(emu_server *s)
 {
     for (size_t i = 0; i < sizeof(bootstrap) / sizeof(bootstrap[0]); i++) {
         cJSON *obj = cJSON_Parse(bootstrap[i].json), *st = NULL;
-        int rc = obj ? emu_store_create(s, g_res[bootstrap[i].kind], bootstrap[i].ns, obj, NULL,
-                                        &st)
-                     : KUBE_ENOMEM;
+        int rc =
+            obj ? emu_store_create(s, g_res[bootstrap[i].kind], bootstrap[i].ns, obj, NULL, &st)
+                : KUBE_ENOMEM;
         if (rc != KUBE_OK) {
             char *msg = st ? emu_json_print(st) : NULL;
             KLOG_ERROR("rbac: seeding bootstrap role %zu failed: %s", i,

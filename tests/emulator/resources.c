@@ -32,7 +32,7 @@ static const emu_resource_def builtin_defs[] = {
 };
 
 static const emu_kind_ops *const builtin_ops[] = {
-    &emu_pod_ops,   &emu_node_ops,      &emu_namespace_ops, &emu_configmap_ops, &emu_event_ops,
+    &emu_pod_ops,       &emu_node_ops,  &emu_namespace_ops, &emu_configmap_ops, &emu_event_ops,
     &emu_eventsk8s_ops, &emu_lease_ops, &emu_custom_ops,    &emu_custom_ops,
 };
 
@@ -94,10 +94,11 @@ static int conflict_modified(cJSON **st, const emu_resource *r, const char *name
 static void registry_key(const emu_resource *r, const char *ns, const char *name, char *out,
                          size_t n)
 {
-    const char *res = !strcmp(r->def->plural, "nodes") && !*r->def->group ? "minions"
-                                                                            : r->def->plural;
+    const char *res =
+        !strcmp(r->def->plural, "nodes") && !*r->def->group ? "minions" : r->def->plural;
 
-    snprintf(out, n, "/registry/%s%s%s/%s%s%s", *r->def->group && r->def->custom ? r->def->group : "",
+    snprintf(out, n, "/registry/%s%s%s/%s%s%s",
+             *r->def->group && r->def->custom ? r->def->group : "",
              *r->def->group && r->def->custom ? "/" : "", res, ns && *ns ? ns : "",
              ns && *ns ? "/" : "", name);
 }
@@ -203,8 +204,8 @@ static int check_type(const emu_resource *r, const char *expect_kind, cJSON *obj
     const char *api = emu_json_str(obj, "apiVersion");
 
     group_version(r, gv, sizeof(gv));
-    if ((kind && *kind && strcmp(kind, expect_kind)) || (api && *api && strcmp(api, gv) &&
-                                                         strcmp(expect_kind, r->def->kind) == 0))
+    if ((kind && *kind && strcmp(kind, expect_kind)) ||
+        (api && *api && strcmp(api, gv) && strcmp(expect_kind, r->def->kind) == 0))
         return emu_fail(st, 400, "BadRequest", NULL,
                         "%s in version \"%s\" cannot be handled as a %s: no kind \"%s\" is "
                         "registered for version \"%s\"",
@@ -332,8 +333,8 @@ static int create_fn(void *ctx, cJSON *cur, int64_t rv, cJSON **next, int *del, 
 }
 
 /* Creates obj (taken over) in r. On success *out is the stored version. */
-static int create_object(emu_server *s, emu_resource *r, const char *ns, cJSON *obj,
-                         emu_obj **out, cJSON **st)
+static int create_object(emu_server *s, emu_resource *r, const char *ns, cJSON *obj, emu_obj **out,
+                         cJSON **st)
 {
     create_ctx ctx = {obj, r};
     cJSON *meta;
@@ -391,8 +392,8 @@ static int handle_create(emu_server *s, emu_request *req, emu_resource *r, emu_r
     return 1;
 }
 
-int emu_store_create(emu_server *s, emu_resource *r, const char *ns, const cJSON *obj,
-                     cJSON **out, cJSON **status_out)
+int emu_store_create(emu_server *s, emu_resource *r, const char *ns, const cJSON *obj, cJSON **out,
+                     cJSON **status_out)
 {
     cJSON *copy = cJSON_Duplicate(obj, 1), *st = NULL;
     emu_obj *o = NULL;
@@ -452,8 +453,8 @@ typedef struct update_ctx {
     const char *ns;
     const char *name;
     int status_only;
-    cJSON *body;             /* PUT: the new object (owned) */
-    const emu_request *req;  /* PATCH: body and content type */
+    cJSON *body;            /* PUT: the new object (owned) */
+    const emu_request *req; /* PATCH: body and content type */
 } update_ctx;
 
 static void copy_meta_field(cJSON *meta, const cJSON *old_meta, const char *key)
@@ -616,8 +617,8 @@ static int check_put_body(const emu_request *req, emu_resource *r, cJSON *obj, c
 static int handle_update(emu_server *s, emu_request *req, emu_resource *r, int status_only,
                          int patch, emu_response *resp)
 {
-    update_ctx u = {r, req->attrs.namespace_, req->attrs.name, status_only, NULL,
-                    patch ? req : NULL};
+    update_ctx u = {r,    req->attrs.namespace_, req->attrs.name, status_only,
+                    NULL, patch ? req : NULL};
     cJSON *st = NULL;
     emu_obj *o = NULL;
     int rc = KUBE_OK;
@@ -649,11 +650,11 @@ typedef struct delete_ctx {
     emu_resource *r;
     const char *ns;
     const char *name;
-    char *uid;       /* precondition or NULL */
-    char *rv;        /* precondition or NULL */
-    int64_t grace;   /* -1: unset */
+    char *uid;     /* precondition or NULL */
+    char *rv;      /* precondition or NULL */
+    int64_t grace; /* -1: unset */
     int steps;
-    int pending;     /* finalizers keep the object */
+    int pending; /* finalizers keep the object */
 } delete_ctx;
 
 static int is_pod(const emu_resource *r)
@@ -756,7 +757,8 @@ static int read_delete_options(const emu_request *req, delete_ctx *d, cJSON **st
                         "couldn't get version/kind; json parse error: %s",
                         err);
     if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(opts, "gracePeriodSeconds")))
-        d->grace = (int64_t)cJSON_GetObjectItemCaseSensitive(opts, "gracePeriodSeconds")->valuedouble;
+        d->grace =
+            (int64_t)cJSON_GetObjectItemCaseSensitive(opts, "gracePeriodSeconds")->valuedouble;
     if (d->grace < -1)
         d->grace = 0;
     d->uid = kube_strdup(emu_json_str(opts, "preconditions.uid"));
@@ -808,8 +810,7 @@ static int delete_object(emu_server *s, emu_resource *r, const char *ns, const c
     return rc;
 }
 
-static int answer_deleted(emu_response *resp, const emu_resource *r, const emu_obj *o,
-                          int pending)
+static int answer_deleted(emu_response *resp, const emu_resource *r, const emu_obj *o, int pending)
 {
     cJSON *st, *details;
     int rc;
@@ -827,8 +828,7 @@ static int answer_deleted(emu_response *resp, const emu_resource *r, const emu_o
 
 static int protected_namespace(const char *name)
 {
-    return !strcmp(name, "default") || !strcmp(name, "kube-system") ||
-           !strcmp(name, "kube-public");
+    return !strcmp(name, "default") || !strcmp(name, "kube-system") || !strcmp(name, "kube-public");
 }
 
 static int handle_delete(emu_server *s, emu_request *req, emu_resource *r, emu_response *resp)
@@ -859,7 +859,8 @@ static int handle_delete_collection(emu_server *s, emu_request *req, emu_resourc
                                     emu_response *resp)
 {
     emu_selector labels = {0}, fields = {0};
-    char err[256], *ls = emu_query_get(req, "labelSelector"), *fs = emu_query_get(req, "fieldSelector");
+    char err[256], *ls = emu_query_get(req, "labelSelector"),
+                   *fs = emu_query_get(req, "fieldSelector");
     emu_list_query q = {.ns = r->def->namespaced ? req->attrs.namespace_ : NULL};
     emu_list_result res = {0};
     kube_buf body = KUBE_BUF_INIT;
@@ -879,8 +880,9 @@ static int handle_delete_collection(emu_server *s, emu_request *req, emu_resourc
     q.fields = &fields;
     rc = emu_store_list(s->store, r, &q, &res);
     group_version(r, gv, sizeof(gv));
-    kube_buf_printf(&body, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\""
-                           ":\"%lld\"},\"items\":[",
+    kube_buf_printf(&body,
+                    "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\""
+                    ":\"%lld\"},\"items\":[",
                     r->def->list_kind, gv, (long long)res.rv);
     for (size_t i = 0; rc == KUBE_OK && i < res.n; i++) {
         delete_ctx d = {.r = r, .ns = res.items[i]->ns, .name = res.items[i]->name, .grace = -1};
@@ -1086,8 +1088,7 @@ static int path_is_canonical(const emu_request *req, const emu_resource *r)
     return ok;
 }
 
-static int handle_subresource(emu_server *s, emu_request *req, emu_resource *r,
-                              emu_response *resp)
+static int handle_subresource(emu_server *s, emu_request *req, emu_resource *r, emu_response *resp)
 {
     const char *m = req->method, *sub = req->attrs.subresource;
 

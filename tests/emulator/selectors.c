@@ -144,8 +144,9 @@ static int parse_set(lexer *lx, emu_req *r, char *err, size_t errn)
         if (n > 0 || *lx->p == ',' || *lx->p == ')') {
             if (!(n == 0 && *lx->p == ')' && r->n_values == 0)) {
                 if (!valid_label_value(v, n)) {
-                    snprintf(err, errn, "unable to parse requirement: invalid label value: "
-                                        "\"%.*s\"",
+                    snprintf(err, errn,
+                             "unable to parse requirement: invalid label value: "
+                             "\"%.*s\"",
                              (int)n, v);
                     return KUBE_EBADREQUEST;
                 }
@@ -161,8 +162,7 @@ static int parse_set(lexer *lx, emu_req *r, char *err, size_t errn)
             lx->p++;
             break;
         }
-        snprintf(err, errn, "unable to parse requirement: found '%s', expected: ',' or ')'",
-                 lx->p);
+        snprintf(err, errn, "unable to parse requirement: found '%s', expected: ',' or ')'", lx->p);
         return KUBE_EBADREQUEST;
     }
     if (r->n_values == 0) {
@@ -197,8 +197,7 @@ static int parse_requirement(lexer *lx, emu_selector *out, char *err, size_t err
     }
     lex_ws(lx);
     if (negate || *lx->p == ',' || *lx->p == '\0')
-        return add_req(out, key, klen, negate ? SEL_NOTEXISTS : SEL_EXISTS) ? KUBE_OK
-                                                                            : KUBE_ENOMEM;
+        return add_req(out, key, klen, negate ? SEL_NOTEXISTS : SEL_EXISTS) ? KUBE_OK : KUBE_ENOMEM;
     if (lx->p[0] == '=' || (lx->p[0] == '!' && lx->p[1] == '=')) {
         int op = lx->p[0] == '!' ? SEL_NEQ : SEL_EQ;
         const char *v;
@@ -218,8 +217,9 @@ static int parse_requirement(lexer *lx, emu_selector *out, char *err, size_t err
         r = add_req(out, key, klen, word_is(word, wlen, "in") ? SEL_IN : SEL_NOTIN);
         return r ? parse_set(lx, r, err, errn) : KUBE_ENOMEM;
     }
-    snprintf(err, errn, "unable to parse requirement: found '%.*s', expected: in, notin, =, ==, "
-                        "!=, gt, lt",
+    snprintf(err, errn,
+             "unable to parse requirement: found '%.*s', expected: in, notin, =, ==, "
+             "!=, gt, lt",
              (int)(wlen ? wlen : strlen(lx->p)), wlen ? word : lx->p);
     return KUBE_EBADREQUEST;
 }
@@ -316,8 +316,8 @@ static int field_term(const char *t, size_t n, const char *const *allowed, emu_s
             break;
     }
     if (op < 0) {
-        snprintf(err, errn, "invalid selector: '%.*s'; can't understand '%.*s'", (int)n, t,
-                 (int)n, t);
+        snprintf(err, errn, "invalid selector: '%.*s'; can't understand '%.*s'", (int)n, t, (int)n,
+                 t);
         return KUBE_EBADREQUEST;
     }
     r = add_req(out, t, i, op);

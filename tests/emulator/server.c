@@ -40,12 +40,12 @@ struct emu_conn {
     emu_server *server;
     char remote[64];
     X509 *peer;
-    char *in;         /* read buffer */
+    char *in; /* read buffer */
     size_t in_len;
     size_t in_cap;
     int streaming;
     int broken;
-    int wake_fd;      /* h2: wakes its loop (set under g_priv.mu), else -1 */
+    int wake_fd; /* h2: wakes its loop (set under g_priv.mu), else -1 */
     pthread_t tid;
     struct emu_conn *next;
     struct emu_conn *prev;
@@ -75,14 +75,13 @@ struct emu_private {
     volatile sig_atomic_t stopping;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct emu_conn *conns;   /* live connections */
+    struct emu_conn *conns; /* live connections */
     size_t n_conns;
     struct emu_conn *zombies; /* finished threads waiting to be joined */
 };
 
-static struct emu_private g_priv = {.mu = PTHREAD_MUTEX_INITIALIZER,
-                                    .cv = PTHREAD_COND_INITIALIZER,
-                                    .listen_fd = -1};
+static struct emu_private g_priv = {
+    .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .listen_fd = -1};
 
 /* ------------------------------------------------------------------ */
 /* Hooks                                                               */
@@ -344,8 +343,8 @@ typedef struct attr_store {
 
 static void attrs_set_empty(emu_attrs *a)
 {
-    a->api_prefix = a->api_group = a->api_version = a->namespace_ = a->resource =
-        a->subresource = a->name = "";
+    a->api_prefix = a->api_group = a->api_version = a->namespace_ = a->resource = a->subresource =
+        a->name = "";
 }
 
 static int query_flag(const emu_request *req, const char *key)
@@ -554,8 +553,9 @@ int emu_respond_forbidden(emu_response *r, const emu_user *u, const emu_attrs *a
         if (rc == KUBE_OK && *a->name)
             rc = kube_buf_printf(&msg, " \"%s\"", a->name);
         if (rc == KUBE_OK)
-            rc = kube_buf_printf(&msg, " is forbidden: User \"%s\" cannot %s resource \"%s%s%s\" "
-                                       "in API group \"%s\"",
+            rc = kube_buf_printf(&msg,
+                                 " is forbidden: User \"%s\" cannot %s resource \"%s%s%s\" "
+                                 "in API group \"%s\"",
                                  name, a->verb, a->resource, *a->subresource ? "/" : "",
                                  a->subresource, a->api_group);
         if (rc == KUBE_OK && *a->namespace_)
@@ -566,9 +566,9 @@ int emu_respond_forbidden(emu_response *r, const emu_user *u, const emu_attrs *a
     if (rc == KUBE_OK && why && *why)
         rc = kube_buf_printf(&msg, ": %s", why);
     if (rc == KUBE_OK)
-        rc = emu_response_status(
-            r, 403, "Forbidden", msg.data,
-            a->is_resource ? emu_details(a->name, a->api_group, a->resource) : cJSON_CreateObject());
+        rc = emu_response_status(r, 403, "Forbidden", msg.data,
+                                 a->is_resource ? emu_details(a->name, a->api_group, a->resource)
+                                                : cJSON_CreateObject());
     kube_buf_free(&msg);
     return rc;
 }
@@ -576,30 +576,54 @@ int emu_respond_forbidden(emu_response *r, const emu_user *u, const emu_attrs *a
 static const char *status_text(int code)
 {
     switch (code) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 202: return "Accepted";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 406: return "Not Acceptable";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 410: return "Gone";
-    case 413: return "Request Entity Too Large";
-    case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Entity";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    default: return "Unknown";
+    case 100:
+        return "Continue";
+    case 200:
+        return "OK";
+    case 201:
+        return "Created";
+    case 202:
+        return "Accepted";
+    case 204:
+        return "No Content";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 406:
+        return "Not Acceptable";
+    case 408:
+        return "Request Timeout";
+    case 409:
+        return "Conflict";
+    case 410:
+        return "Gone";
+    case 413:
+        return "Request Entity Too Large";
+    case 415:
+        return "Unsupported Media Type";
+    case 422:
+        return "Unprocessable Entity";
+    case 429:
+        return "Too Many Requests";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    default:
+        return "Unknown";
     }
 }
 
@@ -702,7 +726,8 @@ void emu_response_fields(const emu_response *r, emu_fields *f)
     strftime(f->date, sizeof(f->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
     f->v[0] = (emu_field){"Audit-Id", f->audit};
     f->v[1] = (emu_field){"Cache-Control", "no-cache, private"};
-    f->v[2] = (emu_field){"Content-Type", r->content_type[0] ? r->content_type : "application/json"};
+    f->v[2] =
+        (emu_field){"Content-Type", r->content_type[0] ? r->content_type : "application/json"};
     f->v[3] = (emu_field){"Date", f->date};
     f->n = 4;
     for (size_t i = 0; i < r->n_headers; i++)
@@ -782,8 +807,7 @@ static int h1_should_stop(void *ctx)
     return poll(&pfd, 1, 0) > 0;
 }
 
-static const emu_sink_ops h1_sink = {h1_begin, h1_write, h1_write_framed, h1_end,
-                                     h1_should_stop};
+static const emu_sink_ops h1_sink = {h1_begin, h1_write, h1_write_framed, h1_end, h1_should_stop};
 
 int emu_stream_begin(emu_request *req, emu_response *r)
 {

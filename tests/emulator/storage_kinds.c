@@ -43,14 +43,14 @@
 static const char *const top_order[] = {"kind", "apiVersion", "metadata", "spec", "status", NULL};
 
 static const emu_resource_def defs[] = {
-    {"", "v1", "persistentvolumes", "persistentvolume", "PersistentVolume",
-     "PersistentVolumeList", "pv", NULL, 0, 1, 0, NULL},
+    {"", "v1", "persistentvolumes", "persistentvolume", "PersistentVolume", "PersistentVolumeList",
+     "pv", NULL, 0, 1, 0, NULL},
     {"", "v1", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim",
      "PersistentVolumeClaimList", "pvc", NULL, 1, 1, 0, NULL},
-    {"storage.k8s.io", "v1", "storageclasses", "storageclass", "StorageClass",
-     "StorageClassList", "sc", NULL, 0, 0, 0, NULL},
-    {"storage.k8s.io", "v1", "csinodes", "csinode", "CSINode", "CSINodeList", NULL, NULL, 0, 0,
-     0, NULL},
+    {"storage.k8s.io", "v1", "storageclasses", "storageclass", "StorageClass", "StorageClassList",
+     "sc", NULL, 0, 0, 0, NULL},
+    {"storage.k8s.io", "v1", "csinodes", "csinode", "CSINode", "CSINodeList", NULL, NULL, 0, 0, 0,
+     NULL},
     {"policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget",
      "PodDisruptionBudgetList", "pdb", NULL, 1, 1, 0, NULL},
 };
@@ -97,7 +97,7 @@ static const emu_kind_ops pvc_ops = {.on_create = pvc_create, .order = top_order
 static const emu_kind_ops sc_ops = {.on_create = sc_create};
 static const emu_kind_ops plain_ops = {.order = top_order};
 static const emu_kind_ops *const kind_ops[K_COUNT] = {&pv_ops, &pvc_ops, &sc_ops, &plain_ops,
-                                                     &plain_ops};
+                                                      &plain_ops};
 
 /* ------------------------------------------------------------------ */
 /* A snapshot of the storage objects, for one reconcile pass           */
@@ -200,8 +200,8 @@ static void write_obj(emu_server *s, int kind, const cJSON *obj, mutate_fn fn, c
     emu_obj *out = NULL;
     cJSON *st = NULL;
 
-    if (emu_store_write(s->store, g_res[kind], ns, str_at(obj, "metadata.name"), write_fn, &w,
-                        &out, &st) == KUBE_OK)
+    if (emu_store_write(s->store, g_res[kind], ns, str_at(obj, "metadata.name"), write_fn, &w, &out,
+                        &st) == KUBE_OK)
         emu_obj_unref(out);
     cJSON_Delete(st);
 }
@@ -258,7 +258,8 @@ static int bind_pvc(cJSON *pvc, const void *arg)
 
     if (*vol && strcmp(vol, pv_name))
         return 0;
-    if (!strcmp(str_at(pvc, "status.phase"), "Bound") && annotation(pvc, "pv.kubernetes.io/bind-completed"))
+    if (!strcmp(str_at(pvc, "status.phase"), "Bound") &&
+        annotation(pvc, "pv.kubernetes.io/bind-completed"))
         return 0;
     if (!*vol) {
         emu_json_put_str(emu_json_obj(pvc, "spec"), "volumeName", pv_name);
@@ -267,8 +268,7 @@ static int bind_pvc(cJSON *pvc, const void *arg)
     put_annotation(pvc, "pv.kubernetes.io/bind-completed", "yes");
     status = emu_json_obj(pvc, "status");
     emu_json_put_str(status, "phase", "Bound");
-    emu_json_put(status, "accessModes",
-                 cJSON_Duplicate(emu_json_at(pv, "spec.accessModes"), 1));
+    emu_json_put(status, "accessModes", cJSON_Duplicate(emu_json_at(pv, "spec.accessModes"), 1));
     emu_json_put(status, "capacity", cJSON_Duplicate(emu_json_at(pv, "spec.capacity"), 1));
     return 1;
 }
@@ -329,10 +329,11 @@ static void sync_pv(emu_server *s, const snapshot *sn, const cJSON *pv)
 static int modes_fit(const cJSON *pvc, const cJSON *pv)
 {
     const cJSON *m, *pm;
-    cJSON_ArrayForEach(m, emu_json_at(pvc, "spec.accessModes")) {
+    cJSON_ArrayForEach(m, emu_json_at(pvc, "spec.accessModes"))
+    {
         int found = 0;
-        cJSON_ArrayForEach(pm, emu_json_at(pv, "spec.accessModes"))
-            found |= cJSON_IsString(m) && cJSON_IsString(pm) && !strcmp(m->valuestring, pm->valuestring);
+        cJSON_ArrayForEach(pm, emu_json_at(pv, "spec.accessModes")) found |=
+            cJSON_IsString(m) && cJSON_IsString(pm) && !strcmp(m->valuestring, pm->valuestring);
         if (!found)
             return 0;
     }
@@ -377,10 +378,11 @@ static void provision(emu_server *s, const cJSON *pvc, const char *provisioner, 
     spec = cJSON_AddObjectToObject(pv, "spec");
     cJSON_AddItemToObject(spec, "accessModes",
                           cJSON_Duplicate(emu_json_at(pvc, "spec.accessModes"), 1));
-    cJSON_AddItemToObject(cJSON_AddObjectToObject(spec, "capacity"), "storage",
-                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
-                                              emu_json_at(pvc, "spec.resources.requests"),
-                                              "storage"), 1));
+    cJSON_AddItemToObject(
+        cJSON_AddObjectToObject(spec, "capacity"), "storage",
+        cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
+                            emu_json_at(pvc, "spec.resources.requests"), "storage"),
+                        1));
     cJSON_AddStringToObject(spec, "storageClassName", class_of(pvc));
     cJSON_AddStringToObject(spec, "persistentVolumeReclaimPolicy", "Delete");
     cJSON_AddItemToObject(spec, "hostPath", cJSON_CreateObject());

@@ -226,8 +226,7 @@ static char *make_key(const char *ns, const char *name)
 {
     kube_buf b = KUBE_BUF_INIT;
 
-    if ((ns && *ns ? kube_buf_printf(&b, "%s/%s", ns, name) : kube_buf_puts(&b, name)) !=
-        KUBE_OK) {
+    if ((ns && *ns ? kube_buf_printf(&b, "%s/%s", ns, name) : kube_buf_puts(&b, name)) != KUBE_OK) {
         kube_buf_free(&b);
         return NULL;
     }
@@ -290,7 +289,7 @@ struct emu_store {
     size_t n_res;
     emu_event *ring;
     size_t cap;
-    size_t head;   /* index of the oldest event */
+    size_t head; /* index of the oldest event */
     size_t count;
     int64_t hist_start; /* history complete after this rv */
     _Atomic uint64_t epoch;
@@ -419,8 +418,7 @@ emu_resource *emu_store_find(emu_store *s, const char *group, const char *versio
 {
     for (size_t i = 0; i < s->n_res; i++) {
         const emu_resource_def *d = s->res[i]->def;
-        if (!strcmp(d->group, group) && !strcmp(d->version, version) &&
-            !strcmp(d->plural, plural))
+        if (!strcmp(d->group, group) && !strcmp(d->version, version) && !strcmp(d->plural, plural))
             return s->res[i];
     }
     return NULL;
@@ -515,8 +513,7 @@ static int is_noop(const emu_obj *cur, cJSON *tree)
 }
 
 /* Writes tree (taken over) as the next version of key. */
-static int commit(emu_store *s, emu_resource *r, emu_obj *cur, cJSON *tree, int del,
-                  emu_obj **out)
+static int commit(emu_store *s, emu_resource *r, emu_obj *cur, cJSON *tree, int del, emu_obj **out)
 {
     int64_t rv = atomic_load(&s->rv) + 1;
     emu_obj *o;
@@ -673,8 +670,8 @@ int emu_store_events(emu_store *s, int64_t after, emu_event *out, size_t max, si
         *n = k;
         /* with no event left the caller has seen everything up to the
          * current rv (the counter moves without an event only at restart) */
-        *upto = k == 0 ? (atomic_load(&s->rv) > after ? atomic_load(&s->rv) : after)
-                       : out[k - 1].rv;
+        *upto =
+            k == 0 ? (atomic_load(&s->rv) > after ? atomic_load(&s->rv) : after) : out[k - 1].rv;
     }
     pthread_rwlock_unlock(&s->lock);
     return rc;
@@ -805,8 +802,7 @@ void emu_list_result_free(emu_list_result *res)
     memset(res, 0, sizeof(*res));
 }
 
-int emu_store_list(emu_store *s, emu_resource *r, const emu_list_query *q,
-                   emu_list_result *out)
+int emu_store_list(emu_store *s, emu_resource *r, const emu_list_query *q, emu_list_result *out)
 {
     collect c = {0};
     size_t i, kept = 0;
@@ -888,13 +884,20 @@ static int in_values(const emu_req *rq, const char *v)
 static int req_matches(const emu_req *rq, const char *v)
 {
     switch (rq->op) {
-    case SEL_EQ: return v && in_values(rq, v);
-    case SEL_NEQ: return !v || !in_values(rq, v);
-    case SEL_IN: return v && in_values(rq, v);
-    case SEL_NOTIN: return !v || !in_values(rq, v);
-    case SEL_EXISTS: return v != NULL;
-    case SEL_NOTEXISTS: return v == NULL;
-    default: return 0;
+    case SEL_EQ:
+        return v && in_values(rq, v);
+    case SEL_NEQ:
+        return !v || !in_values(rq, v);
+    case SEL_IN:
+        return v && in_values(rq, v);
+    case SEL_NOTIN:
+        return !v || !in_values(rq, v);
+    case SEL_EXISTS:
+        return v != NULL;
+    case SEL_NOTEXISTS:
+        return v == NULL;
+    default:
+        return 0;
     }
 }
 

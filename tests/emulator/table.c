@@ -92,22 +92,36 @@ static cJSON *columns(const emu_resource *r)
 
     add_column(cols, "Name", "string", "name", name_desc, 0);
     if (!strcmp(p, "pods") && !*r->def->group) {
-        add_column(cols, "Ready", "string", "", "The aggregate readiness state of this pod for "
-                                                "accepting traffic.", 0);
-        add_column(cols, "Status", "string", "", "The aggregate status of the containers in this "
-                                                 "pod.", 0);
-        add_column(cols, "Restarts", "string", "", "The number of times the containers in this pod "
-                                                   "have been restarted and when the last container "
-                                                   "in this pod has restarted.", 0);
+        add_column(cols, "Ready", "string", "",
+                   "The aggregate readiness state of this pod for "
+                   "accepting traffic.",
+                   0);
+        add_column(cols, "Status", "string", "",
+                   "The aggregate status of the containers in this "
+                   "pod.",
+                   0);
+        add_column(cols, "Restarts", "string", "",
+                   "The number of times the containers in this pod "
+                   "have been restarted and when the last container "
+                   "in this pod has restarted.",
+                   0);
         add_column(cols, "Age", "string", "", age_desc, 0);
-        add_column(cols, "IP", "string", "", "IP address allocated to the pod. Routable at least "
-                                             "within the cluster. Empty if not yet allocated.", 1);
-        add_column(cols, "Node", "string", "", "NodeName is a request to schedule this pod onto a "
-                                               "specific node.", 1);
-        add_column(cols, "Nominated Node", "string", "", "nominatedNodeName is set only when this "
-                                                         "pod preempts other pods on the node.", 1);
-        add_column(cols, "Readiness Gates", "string", "", "If specified, all readiness gates will "
-                                                          "be evaluated for pod readiness.", 1);
+        add_column(cols, "IP", "string", "",
+                   "IP address allocated to the pod. Routable at least "
+                   "within the cluster. Empty if not yet allocated.",
+                   1);
+        add_column(cols, "Node", "string", "",
+                   "NodeName is a request to schedule this pod onto a "
+                   "specific node.",
+                   1);
+        add_column(cols, "Nominated Node", "string", "",
+                   "nominatedNodeName is set only when this "
+                   "pod preempts other pods on the node.",
+                   1);
+        add_column(cols, "Readiness Gates", "string", "",
+                   "If specified, all readiness gates will "
+                   "be evaluated for pod readiness.",
+                   1);
     } else if (!strcmp(p, "nodes")) {
         add_column(cols, "Status", "string", "", "The status of the node", 0);
         add_column(cols, "Roles", "string", "", "The roles of the node", 0);
@@ -204,15 +218,14 @@ static cJSON *row(const emu_resource *r, const emu_obj *obj)
     pom = cJSON_CreateObject();
     cJSON_AddStringToObject(pom, "kind", "PartialObjectMetadata");
     cJSON_AddStringToObject(pom, "apiVersion", "meta.k8s.io/v1");
-    cJSON_AddItemToObject(pom, "metadata",
-                          cJSON_DetachItemFromObjectCaseSensitive(o, "metadata"));
+    cJSON_AddItemToObject(pom, "metadata", cJSON_DetachItemFromObjectCaseSensitive(o, "metadata"));
     cJSON_AddItemToObject(rowj, "object", pom);
     cJSON_Delete(o);
     return rowj;
 }
 
-static int answer_table(emu_response *resp, const emu_resource *r, emu_obj *const *items,
-                        size_t n, int64_t rv, const char *cont, int64_t remaining)
+static int answer_table(emu_response *resp, const emu_resource *r, emu_obj *const *items, size_t n,
+                        int64_t rv, const char *cont, int64_t remaining)
 {
     cJSON *t = cJSON_CreateObject(), *meta, *rows;
     char rvs[32];
@@ -249,8 +262,7 @@ int emu_table_or_obj(emu_response *resp, const emu_request *req, const emu_resou
 }
 
 int emu_table_list(emu_response *resp, const emu_request *req, const emu_resource *r,
-                   emu_obj *const *items, size_t n, int64_t rv, const char *cont,
-                   int64_t remaining)
+                   emu_obj *const *items, size_t n, int64_t rv, const char *cont, int64_t remaining)
 {
     if (!wants_table(req))
         return 0;

@@ -219,7 +219,8 @@ static int run(watcher *w)
 
 static int parse_watch(watcher *w, emu_request *req, emu_response *resp, int64_t *rv, int *from_now)
 {
-    char err[512], *ls = emu_query_get(req, "labelSelector"), *fs = emu_query_get(req, "fieldSelector");
+    char err[512], *ls = emu_query_get(req, "labelSelector"),
+                   *fs = emu_query_get(req, "fieldSelector");
     char *rv_s = emu_query_get(req, "resourceVersion"), *to = emu_query_get(req, "timeoutSeconds");
     char *bm = emu_query_get(req, "allowWatchBookmarks");
     int64_t timeout = 1800 + (int64_t)(random() % 1800);

@@ -54,7 +54,7 @@ typedef struct apis_testkit_spec {
 int apis_testkit_issue(X509 *issuer, EVP_PKEY *issuer_key, const apis_testkit_spec *spec,
                        X509 **cert, EVP_PKEY **key);
 int apis_testkit_write(const char *cert_path, const char *key_path, X509 *cert,
-                       STACK_OF(X509) *chain, EVP_PKEY *key);
+                       STACK_OF(X509) * chain, EVP_PKEY *key);
 
 #define WAIT_MS 30000
 #define GV "/apis/subresources.stickyvm.io/v1"
@@ -74,8 +74,8 @@ typedef struct fixture {
     apis_app *app;
     pthread_t thread;
     int running;
-    char fp_cert[512], fp_key[512];        /* the emulator's front-proxy client */
-    char wrong_cert[512], wrong_key[512];  /* CN=front-proxy-client, another CA */
+    char fp_cert[512], fp_key[512];           /* the emulator's front-proxy client */
+    char wrong_cert[512], wrong_key[512];     /* CN=front-proxy-client, another CA */
     char outside_cert[512], outside_key[512]; /* front-proxy CA, CN not allowed */
     const harness_identity *alice, *bob;      /* cluster-CA client certificates */
 } fixture;
@@ -106,9 +106,9 @@ static size_t collect(char *p, size_t size, size_t n, void *ud)
 typedef struct call {
     const char *method;
     const char *path;
-    const char *cert, *key;       /* client certificate, may be NULL */
-    const char *const *headers;   /* NULL-terminated, may be NULL */
-    const char *body;             /* NULL: none */
+    const char *cert, *key;     /* client certificate, may be NULL */
+    const char *const *headers; /* NULL-terminated, may be NULL */
+    const char *body;           /* NULL: none */
 } call;
 
 /* A request straight to stickyvm-apiserver. Returns the status (0 when the
@@ -242,9 +242,9 @@ static void start_apiserver(void)
     apis_options o;
     char err[512] = "";
 
-    assert_int_equal(harness_issue_serving_cert(F.h, "stickyvm-apiserver", dns, 2, ips, 1, &cert,
-                                                &key),
-                     KUBE_OK);
+    assert_int_equal(
+        harness_issue_serving_cert(F.h, "stickyvm-apiserver", dns, 2, ips, 1, &cert, &key),
+        KUBE_OK);
     assert_int_equal(apis_options_defaults(&o), KUBE_OK);
     o.secure_port = F.port;
     free(o.bind_address);
@@ -281,17 +281,18 @@ static void register_apiservice(void)
 
     assert_int_equal(kube_read_file(harness_ca_file(F.h), &ca, &len), KUBE_OK);
     assert_int_equal(kube_base64_encode(ca, len, &b64, NULL), KUBE_OK);
-    kube_buf_printf(&body,
-                    "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
-                    "\"metadata\":{\"name\":\"v1.subresources.stickyvm.io\"},\"spec\":{"
-                    "\"group\":\"subresources.stickyvm.io\",\"version\":\"v1\","
-                    "\"groupPriorityMinimum\":1000,\"versionPriority\":15,\"caBundle\":\"%s\","
-                    "\"service\":{\"namespace\":\"stickyvm-system\",\"name\":\"stickyvm-apiserver\","
-                    "\"port\":443}}}",
-                    b64);
-    assert_int_equal(harness_create(F.h, "/apis/apiregistration.k8s.io/v1/apiservices", body.data,
-                                    NULL),
-                     KUBE_OK);
+    kube_buf_printf(
+        &body,
+        "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
+        "\"metadata\":{\"name\":\"v1.subresources.stickyvm.io\"},\"spec\":{"
+        "\"group\":\"subresources.stickyvm.io\",\"version\":\"v1\","
+        "\"groupPriorityMinimum\":1000,\"versionPriority\":15,\"caBundle\":\"%s\","
+        "\"service\":{\"namespace\":\"stickyvm-system\",\"name\":\"stickyvm-apiserver\","
+        "\"port\":443}}}",
+        b64);
+    assert_int_equal(
+        harness_create(F.h, "/apis/apiregistration.k8s.io/v1/apiservices", body.data, NULL),
+        KUBE_OK);
     kube_buf_free(&body);
     free(ca);
     free(b64);
@@ -302,11 +303,14 @@ static int apiservice_available(void)
     cJSON *j = NULL, *c;
     int ok = 0;
 
-    via_proxy(NULL, "GET", "/apis/apiregistration.k8s.io/v1/apiservices/v1.subresources.stickyvm.io",
-              &j);
-    cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(j, "status"), "conditions"))
-        if (jstr(c, "type") && !strcmp(jstr(c, "type"), "Available") && jstr(c, "status"))
-            ok = !strcmp(jstr(c, "status"), "True");
+    via_proxy(NULL, "GET",
+              "/apis/apiregistration.k8s.io/v1/apiservices/v1.subresources.stickyvm.io", &j);
+    cJSON_ArrayForEach(
+        c, cJSON_GetObjectItem(cJSON_GetObjectItem(j, "status"),
+                               "conditions")) if (jstr(c, "type") &&
+                                                  !strcmp(jstr(c, "type"), "Available") &&
+                                                  jstr(c, "status")) ok =
+        !strcmp(jstr(c, "status"), "True");
     cJSON_Delete(j);
     return ok;
 }
@@ -328,31 +332,34 @@ static void create_vm(const char *name, const char *vmi_node)
     harness_response r = {0};
     long status = 0;
 
-    snprintf(body, sizeof(body),
-             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":{\"name\":"
-             "\"%s\"},\"spec\":{\"running\":true,\"template\":{\"spec\":{\"domain\":{\"devices\":{}}}}}}",
-             name);
-    assert_int_equal(harness_create(F.h, "/apis/kubevirt.io/v1/namespaces/default/virtualmachines",
-                                    body, NULL),
-                     KUBE_OK);
+    snprintf(
+        body, sizeof(body),
+        "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":{\"name\":"
+        "\"%s\"},\"spec\":{\"running\":true,\"template\":{\"spec\":{\"domain\":{\"devices\":{}}}}}"
+        "}",
+        name);
+    assert_int_equal(
+        harness_create(F.h, "/apis/kubevirt.io/v1/namespaces/default/virtualmachines", body, NULL),
+        KUBE_OK);
     if (!vmi_node)
         return;
     snprintf(body, sizeof(body),
              "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"metadata\":"
              "{\"name\":\"%s\"},\"spec\":{\"domain\":{\"devices\":{}}}}",
              name);
-    assert_int_equal(harness_create(F.h,
-                                    "/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances",
-                                    body, NULL),
-                     KUBE_OK);
+    assert_int_equal(
+        harness_create(F.h, "/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances", body,
+                       NULL),
+        KUBE_OK);
     if (!*vmi_node)
         return; /* an instance not running anywhere */
     snprintf(path, sizeof(path),
              "/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances/%s/status", name);
-    snprintf(body, sizeof(body), "{\"status\":{\"nodeName\":\"%s\",\"phase\":\"Running\"}}", vmi_node);
-    assert_int_equal(harness_request(F.h, NULL, "PATCH", path, "application/merge-patch+json", body,
-                                     &r),
-                     KUBE_OK);
+    snprintf(body, sizeof(body), "{\"status\":{\"nodeName\":\"%s\",\"phase\":\"Running\"}}",
+             vmi_node);
+    assert_int_equal(
+        harness_request(F.h, NULL, "PATCH", path, "application/merge-patch+json", body, &r),
+        KUBE_OK);
     status = r.status;
     harness_response_free(&r);
     assert_int_equal(status, 200);
@@ -381,12 +388,16 @@ static EVP_PKEY *read_key(const char *path)
 /* Client certificates the server must not trust as a front proxy. */
 static void make_bad_certs(void)
 {
-    apis_testkit_spec ca_spec = {.cn = "front-proxy-ca", .ca = 1, .not_before_s = -3600,
-                                 .not_after_s = 86400};
-    apis_testkit_spec fp = {.cn = "front-proxy-client", .eku = "clientAuth", .not_before_s = -3600,
+    apis_testkit_spec ca_spec = {
+        .cn = "front-proxy-ca", .ca = 1, .not_before_s = -3600, .not_after_s = 86400};
+    apis_testkit_spec fp = {.cn = "front-proxy-client",
+                            .eku = "clientAuth",
+                            .not_before_s = -3600,
                             .not_after_s = 86400};
-    apis_testkit_spec outside = {.cn = "not-the-front-proxy", .eku = "clientAuth",
-                                 .not_before_s = -3600, .not_after_s = 86400};
+    apis_testkit_spec outside = {.cn = "not-the-front-proxy",
+                                 .eku = "clientAuth",
+                                 .not_before_s = -3600,
+                                 .not_after_s = 86400};
     char ca_key_path[512];
     X509 *other_ca, *leaf, *fp_ca;
     EVP_PKEY *other_key, *key, *fp_key;
@@ -470,9 +481,9 @@ static void pins_and_unpins_through_the_proxy(void **state)
     cJSON_Delete(j);
 
     /* the annotation really is on the VM */
-    assert_int_equal(via_proxy(NULL, "GET", "/apis/kubevirt.io/v1/namespaces/default/virtualmachines/vm-a",
-                               &j),
-                     200);
+    assert_int_equal(
+        via_proxy(NULL, "GET", "/apis/kubevirt.io/v1/namespaces/default/virtualmachines/vm-a", &j),
+        200);
     const cJSON *ann = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "annotations");
     assert_string_equal(jstr(ann, "stickyvm.io/node"), "node-0");
     /* with its history, written in the same patch (kube/pin.h) */
@@ -540,8 +551,8 @@ static void too_long_node_is_shown_whole(void)
     assert_int_equal(via_proxy(NULL, "GET", path, &j), 422);
     causes = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "details"), "causes");
     assert_int_equal(cJSON_GetArraySize(causes), 2);
-    assert_non_null(strstr(jstr(cJSON_GetArrayItem(causes, 1), "message"),
-                           "a lowercase RFC 1123 subdomain"));
+    assert_non_null(
+        strstr(jstr(cJSON_GetArrayItem(causes, 1), "message"), "a lowercase RFC 1123 subdomain"));
     assert_non_null(strstr(jstr(j, "message"), "is invalid: [node: Invalid value: \"Nnnn"));
     cJSON_Delete(j);
 }
@@ -638,8 +649,9 @@ static void policy_denials_are_403(void **state)
     static const char *const as_bob[] = {"X-Remote-User: bob", "X-Remote-Group: team-b", NULL};
     static const char *const as_alice[] = {"X-Remote-User: alice", NULL};
     call bob_direct = {"GET", VMS "/vm-a/pin?node=node-0", F.fp_cert, F.fp_key, as_bob, NULL};
-    call alice_other_ns = {"GET", GV "/namespaces/kube-system/virtualmachines/vm-a/pin",
-                           F.fp_cert, F.fp_key, as_alice, NULL};
+    call alice_other_ns = {"GET",     GV "/namespaces/kube-system/virtualmachines/vm-a/pin",
+                           F.fp_cert, F.fp_key,
+                           as_alice,  NULL};
     call metrics = {"GET", "/metrics", F.fp_cert, F.fp_key, as_bob, NULL};
     cJSON *j = NULL;
     (void)state;
@@ -708,7 +720,8 @@ static void *race(void *arg)
     snprintf(path, sizeof(path), VMS "/vm-race/pin?node=%s", r->node);
     r->status = direct(&c, &j);
     r->changed = jbool(j, "changed");
-    snprintf(r->previous, sizeof(r->previous), "%s", jstr(j, "previousNode") ? jstr(j, "previousNode") : "");
+    snprintf(r->previous, sizeof(r->previous), "%s",
+             jstr(j, "previousNode") ? jstr(j, "previousNode") : "");
     cJSON_Delete(j);
     return NULL;
 }
@@ -742,7 +755,8 @@ static void concurrent_pins_are_not_lost(void **state)
                 fail_msg("two pins both replaced \"%s\": an update was lost", r[i].previous);
     }
     assert_int_equal(seen_null, 1);
-    assert_int_equal(via_proxy(NULL, "GET", "/apis/kubevirt.io/v1/namespaces/default/virtualmachines/vm-race",
+    assert_int_equal(via_proxy(NULL, "GET",
+                               "/apis/kubevirt.io/v1/namespaces/default/virtualmachines/vm-race",
                                &j),
                      200);
     final = jstr(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "annotations"),
@@ -760,7 +774,8 @@ static void follows_the_authentication_configmap(void **state)
 {
     static const char *const admin[] = {"X-Remote-User: admin", "X-Remote-Group: system:masters",
                                         NULL};
-    const char *path = "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication";
+    const char *path =
+        "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication";
     call c = {"GET", GV, F.fp_cert, F.fp_key, admin, NULL};
     apis_authn_source *src = apis_app_authn_source(F.app);
     uint64_t gen = apis_authn_source_generation(src);
@@ -769,10 +784,11 @@ static void follows_the_authentication_configmap(void **state)
     (void)state;
 
     assert_int_equal(direct(&c, NULL), 200);
-    assert_int_equal(harness_request(F.h, NULL, "PATCH", path, "application/merge-patch+json",
-                                     "{\"data\":{\"requestheader-allowed-names\":\"[\\\"someone-else\\\"]\"}}",
-                                     &r),
-                     KUBE_OK);
+    assert_int_equal(
+        harness_request(F.h, NULL, "PATCH", path, "application/merge-patch+json",
+                        "{\"data\":{\"requestheader-allowed-names\":\"[\\\"someone-else\\\"]\"}}",
+                        &r),
+        KUBE_OK);
     assert_int_equal(r.status, 200);
     harness_response_free(&r);
     for (deadline = kube_now_ms() + WAIT_MS; apis_authn_source_generation(src) == gen;) {
@@ -782,10 +798,11 @@ static void follows_the_authentication_configmap(void **state)
     }
     assert_int_equal(direct(&c, NULL), 401);
     gen = apis_authn_source_generation(src);
-    assert_int_equal(harness_request(F.h, NULL, "PATCH", path, "application/merge-patch+json",
-                                     "{\"data\":{\"requestheader-allowed-names\":\"[\\\"front-proxy-client\\\"]\"}}",
-                                     &r),
-                     KUBE_OK);
+    assert_int_equal(
+        harness_request(
+            F.h, NULL, "PATCH", path, "application/merge-patch+json",
+            "{\"data\":{\"requestheader-allowed-names\":\"[\\\"front-proxy-client\\\"]\"}}", &r),
+        KUBE_OK);
     harness_response_free(&r);
     for (deadline = kube_now_ms() + WAIT_MS; apis_authn_source_generation(src) == gen;) {
         if (kube_now_ms() > deadline)
@@ -867,35 +884,38 @@ static void aggregator_verifies_the_ca_bundle(void **state)
     assert_int_equal(apis_testkit_write(path, NULL, ca, NULL, NULL), KUBE_OK);
     assert_int_equal(kube_read_file(path, &pem, NULL), KUBE_OK);
     assert_int_equal(kube_base64_encode(pem, strlen(pem), &b64, NULL), KUBE_OK);
-    kube_buf_printf(&body,
-                    "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
-                    "\"metadata\":{\"name\":\"v1beta1.other.example.com\"},\"spec\":{"
-                    "\"group\":\"other.example.com\",\"version\":\"v1beta1\","
-                    "\"groupPriorityMinimum\":1000,\"versionPriority\":15,\"caBundle\":\"%s\","
-                    "\"service\":{\"namespace\":\"stickyvm-system\",\"name\":\"stickyvm-apiserver\","
-                    "\"port\":443}}}",
-                    b64);
-    assert_int_equal(harness_create(F.h, "/apis/apiregistration.k8s.io/v1/apiservices", body.data,
-                                    NULL),
-                     KUBE_OK);
+    kube_buf_printf(
+        &body,
+        "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
+        "\"metadata\":{\"name\":\"v1beta1.other.example.com\"},\"spec\":{"
+        "\"group\":\"other.example.com\",\"version\":\"v1beta1\","
+        "\"groupPriorityMinimum\":1000,\"versionPriority\":15,\"caBundle\":\"%s\","
+        "\"service\":{\"namespace\":\"stickyvm-system\",\"name\":\"stickyvm-apiserver\","
+        "\"port\":443}}}",
+        b64);
+    assert_int_equal(
+        harness_create(F.h, "/apis/apiregistration.k8s.io/v1/apiservices", body.data, NULL),
+        KUBE_OK);
     while (!reason) {
         if (kube_now_ms() > deadline)
             fail_msg("no availability verdict for v1beta1.other.example.com");
         sleep_ms(100);
         cJSON_Delete(j);
-        via_proxy(NULL, "GET", "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.other.example.com",
-                  &j);
-        cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(j, "status"), "conditions"))
-            if (jstr(c, "type") && !strcmp(jstr(c, "type"), "Available"))
-                reason = jstr(c, "reason");
+        via_proxy(NULL, "GET",
+                  "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.other.example.com", &j);
+        cJSON_ArrayForEach(
+            c, cJSON_GetObjectItem(cJSON_GetObjectItem(j, "status"),
+                                   "conditions")) if (jstr(c, "type") &&
+                                                      !strcmp(jstr(c, "type"), "Available"))
+            reason = jstr(c, "reason");
     }
     assert_string_equal(reason, "FailedDiscoveryCheck");
     cJSON_Delete(j);
     assert_int_equal(via_proxy(NULL, "GET", "/apis/other.example.com/v1beta1", NULL), 503);
-    assert_int_equal(via_proxy(NULL, "DELETE",
-                               "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.other.example.com",
-                               NULL),
-                     200);
+    assert_int_equal(
+        via_proxy(NULL, "DELETE",
+                  "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.other.example.com", NULL),
+        200);
     kube_buf_free(&body);
     free(pem);
     free(b64);
@@ -928,19 +948,21 @@ static void review_endpoints_answer_like_the_fixtures(void **state)
 
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         cJSON *fx = load_fixture(files[i]), *got = NULL;
-        const cJSON *req = cJSON_GetObjectItem(fx, "request"), *want = cJSON_GetObjectItem(fx, "body");
+        const cJSON *req = cJSON_GetObjectItem(fx, "request"),
+                    *want = cJSON_GetObjectItem(fx, "body");
         char *body = cJSON_PrintUnformatted(cJSON_GetObjectItem(req, "body"));
         long status = 0;
 
-        assert_int_equal(harness_request_json(F.h, NULL, "POST", jstr(req, "path"), body, &status,
-                                              &got),
-                         KUBE_OK);
+        assert_int_equal(
+            harness_request_json(F.h, NULL, "POST", jstr(req, "path"), body, &status, &got),
+            KUBE_OK);
         assert_int_equal(status, cJSON_GetObjectItem(fx, "status")->valueint);
         for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-            if (!cJSON_Compare(cJSON_GetObjectItem(got, keys[k]), cJSON_GetObjectItem(want, keys[k]), 1))
+            if (!cJSON_Compare(cJSON_GetObjectItem(got, keys[k]),
+                               cJSON_GetObjectItem(want, keys[k]), 1))
                 fail_msg("%s: %s differs", files[i], keys[k]);
-        assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(got, "metadata"),
-                                                     "creationTimestamp")));
+        assert_true(cJSON_IsNull(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(got, "metadata"), "creationTimestamp")));
         free(body);
         cJSON_Delete(got);
         cJSON_Delete(fx);
@@ -956,7 +978,8 @@ static void exports_metrics(void **state)
     assert_true(apis_metrics_requests_with_code(m, 200) > 0);
     assert_true(apis_metrics_requests_with_code(m, 401) > 0);
     assert_int_equal(apis_metrics_render(m, &b), KUBE_OK);
-    assert_non_null(strstr(b.data, "stickyvm_apiserver_request_total{verb=\"PUT\",subresource=\"pin\""));
+    assert_non_null(
+        strstr(b.data, "stickyvm_apiserver_request_total{verb=\"PUT\",subresource=\"pin\""));
     assert_non_null(strstr(b.data, "stickyvm_apiserver_request_duration_seconds_bucket"));
     kube_buf_free(&b);
 }

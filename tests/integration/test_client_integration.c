@@ -142,14 +142,12 @@ static void create_get_patch_delete(void **state)
     kube_status st;
     char rv[64];
 
-    assert_int_equal(kube_api_create(t->c, &KUBE_RES_VMS, "default", body, &created, &st),
-                     KUBE_OK);
+    assert_int_equal(kube_api_create(t->c, &KUBE_RES_VMS, "default", body, &created, &st), KUBE_OK);
     assert_string_equal(meta_str(created, "name"), "vm-rt");
     assert_non_null(meta_str(created, "uid"));
     kube_strlcpy(rv, meta_str(created, "resourceVersion"), sizeof(rv));
     /* creating it again: AlreadyExists, distinct from a Conflict */
-    assert_int_equal(kube_api_create(t->c, &KUBE_RES_VMS, "default", body, NULL, &st),
-                     KUBE_EEXIST);
+    assert_int_equal(kube_api_create(t->c, &KUBE_RES_VMS, "default", body, NULL, &st), KUBE_EEXIST);
     assert_int_equal(st.code, 409);
     assert_string_equal(st.reason, "AlreadyExists");
 
@@ -187,10 +185,11 @@ static void create_get_patch_delete(void **state)
     cJSON_Delete(patched);
     /* a JSON patch removing the now missing key is Invalid (422) */
     {
-        cJSON *ops = parse("[{\"op\":\"remove\",\"path\":\"/metadata/annotations/stickyvm.io~1node\"}]");
-        assert_int_equal(kube_api_json_patch(t->c, &KUBE_RES_VMS, "default", "vm-rt", ops, NULL,
-                                             &st),
-                         KUBE_EINVALID);
+        cJSON *ops =
+            parse("[{\"op\":\"remove\",\"path\":\"/metadata/annotations/stickyvm.io~1node\"}]");
+        assert_int_equal(
+            kube_api_json_patch(t->c, &KUBE_RES_VMS, "default", "vm-rt", ops, NULL, &st),
+            KUBE_EINVALID);
         assert_int_equal(st.code, 422);
         cJSON_Delete(ops);
     }
@@ -200,8 +199,7 @@ static void create_get_patch_delete(void **state)
                      KUBE_ENOTFOUND);
     assert_null(got);
     assert_string_equal(st.reason, "NotFound");
-    assert_int_equal(kube_api_delete(t->c, &KUBE_RES_VMS, "default", "vm-rt", &st),
-                     KUBE_ENOTFOUND);
+    assert_int_equal(kube_api_delete(t->c, &KUBE_RES_VMS, "default", "vm-rt", &st), KUBE_ENOTFOUND);
     cJSON_Delete(created);
     cJSON_Delete(body);
 }
@@ -214,8 +212,8 @@ static void unknown_paths_and_bad_names(void **state)
     kube_status st;
 
     assert_int_equal(kube_client_do(t->c, "GET",
-                                    "/apis/kubevirt.io/v1/namespaces/default/virtualmachinez",
-                                    NULL, NULL, 0, &resp),
+                                    "/apis/kubevirt.io/v1/namespaces/default/virtualmachinez", NULL,
+                                    NULL, 0, &resp),
                      KUBE_ENOTFOUND);
     assert_int_equal(resp.code, 404);
     assert_string_equal(resp.status.reason, "NotFound");
@@ -234,31 +232,24 @@ static void bind_and_patch_status(void **state)
     kube_status st;
     char uid[64];
 
-    assert_int_equal(kube_api_create(t->c, &KUBE_RES_PODS, "default", pod, &created, &st),
-                     KUBE_OK);
+    assert_int_equal(kube_api_create(t->c, &KUBE_RES_PODS, "default", pod, &created, &st), KUBE_OK);
     kube_strlcpy(uid, meta_str(created, "uid"), sizeof(uid));
     assert_int_equal(kube_api_bind(t->c, "default", "bind-me", uid, "node-1", &st), KUBE_OK);
-    assert_int_equal(kube_api_get(t->c, &KUBE_RES_PODS, "default", "bind-me", &got, &st),
-                     KUBE_OK);
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(got, "spec"), "nodeName")
-                            ->valuestring,
-                        "node-1");
+    assert_int_equal(kube_api_get(t->c, &KUBE_RES_PODS, "default", "bind-me", &got, &st), KUBE_OK);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(got, "spec"), "nodeName")->valuestring, "node-1");
     cJSON_Delete(got);
     /* a bound pod cannot be bound again */
-    assert_int_equal(kube_api_bind(t->c, "default", "bind-me", uid, "node-0", &st),
-                     KUBE_ECONFLICT);
+    assert_int_equal(kube_api_bind(t->c, "default", "bind-me", uid, "node-0", &st), KUBE_ECONFLICT);
     assert_int_equal(st.code, 409);
-    assert_int_equal(kube_api_bind(t->c, "default", "nope", NULL, "node-0", &st),
-                     KUBE_ENOTFOUND);
+    assert_int_equal(kube_api_bind(t->c, "default", "nope", NULL, "node-0", &st), KUBE_ENOTFOUND);
 
     patch = parse("{\"status\":{\"nominatedNodeName\":\"node-1\"}}");
     assert_int_equal(kube_api_patch_pod_status(t->c, "default", "bind-me", patch, &st), KUBE_OK);
-    assert_int_equal(kube_api_get(t->c, &KUBE_RES_PODS, "default", "bind-me", &got, &st),
-                     KUBE_OK);
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(got, "status"),
-                                            "nominatedNodeName")
-                            ->valuestring,
-                        "node-1");
+    assert_int_equal(kube_api_get(t->c, &KUBE_RES_PODS, "default", "bind-me", &got, &st), KUBE_OK);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(got, "status"), "nominatedNodeName")->valuestring,
+        "node-1");
     cJSON_Delete(got);
     cJSON_Delete(patch);
     assert_int_equal(kube_api_delete(t->c, &KUBE_RES_PODS, "default", "bind-me", &st), KUBE_OK);
@@ -524,9 +515,9 @@ typedef struct tunnel_proxy {
     int fd, port;
     pthread_t thread;
     atomic_int stop;
-    atomic_int tunnels;   /* CONNECTs answered */
+    atomic_int tunnels; /* CONNECTs answered */
     pthread_mutex_t lock;
-    char target[64];      /* the last CONNECT's authority (under lock) */
+    char target[64]; /* the last CONNECT's authority (under lock) */
     struct tunnel_conn {
         struct tunnel_proxy *t;
         int fd;
@@ -584,7 +575,8 @@ static void tunnel_serve(tunnel_proxy *t, int fd)
     while (have < sizeof(head) - 1 && !memmem(head, have, "\r\n\r\n", 4)) {
         struct pollfd p = {fd, POLLIN, 0};
         ssize_t got;
-        if (poll(&p, 1, 2000) <= 0 || (got = recv(fd, head + have, sizeof(head) - 1 - have, 0)) <= 0)
+        if (poll(&p, 1, 2000) <= 0 ||
+            (got = recv(fd, head + have, sizeof(head) - 1 - have, 0)) <= 0)
             return;
         have += (size_t)got;
     }
@@ -692,8 +684,8 @@ static void get_twice(itest *t)
 
 static void proxy_from_environment(void **state)
 {
-    static const char *const vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
-                                       "no_proxy", "NO_PROXY"};
+    static const char *const vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy",
+                                       "ALL_PROXY",   "no_proxy",    "NO_PROXY"};
     itest *t = *state;
     char *saved[6], url[64], want[64];
     tunnel_proxy proxy;

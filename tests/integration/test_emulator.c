@@ -288,7 +288,7 @@ static cJSON *replay(harness *h, const char *name, const char *path, const char 
 
     if (!ctype && !strcmp(method, "PATCH"))
         ctype = cJSON_IsArray(cJSON_GetObjectItem(req, "body")) ? "application/json-patch+json"
-                                                                 : "application/merge-patch+json";
+                                                                : "application/merge-patch+json";
     got = call(h, method, path ? path : fixture_path(fx), ctype, body ? body : fx_body, &status);
     if (status != (long)cJSON_GetNumberValue(cJSON_GetObjectItem(fx, "status"))) {
         char *text = cJSON_PrintUnformatted(got);
@@ -431,14 +431,15 @@ static void pod_status_and_delete_fixtures(void **state)
 {
     harness *h = H(state);
 
-    assert_int_equal(harness_create(h, PODS,
-                                    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
-                                    "\"cond-pod\",\"labels\":{\"app\":\"load\"}},\"spec\":{"
-                                    "\"schedulerName\":\"stickyvm\",\"containers\":[{\"name\":\"c\","
-                                    "\"image\":\"registry.invalid/pause:3.9\",\"resources\":{"
-                                    "\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"}}}]}}",
-                                    NULL),
-                     KUBE_OK);
+    assert_int_equal(
+        harness_create(h, PODS,
+                       "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                       "\"cond-pod\",\"labels\":{\"app\":\"load\"}},\"spec\":{"
+                       "\"schedulerName\":\"stickyvm\",\"containers\":[{\"name\":\"c\","
+                       "\"image\":\"registry.invalid/pause:3.9\",\"resources\":{"
+                       "\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"}}}]}}",
+                       NULL),
+        KUBE_OK);
     cJSON_Delete(replay(h, "pod-status-strategic-patch-condition-200.json", NULL, NULL));
     cJSON_Delete(replay(h, "pod-status-nominated-node-200.json", NULL, NULL));
     cJSON_Delete(replay(h, "pod-delete-200.json", NULL, NULL));
@@ -480,11 +481,14 @@ static void events_fixture(void **state)
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(core, "reportingComponent")),
                         "stickyvm");
     cJSON_Delete(core);
-    cJSON_Delete(call(h, "DELETE", "/api/v1/namespaces/default/events/virt-launcher-vm-a-abcde.17a0",
-                      NULL, NULL, &status));
+    cJSON_Delete(call(h, "DELETE",
+                      "/api/v1/namespaces/default/events/virt-launcher-vm-a-abcde.17a0", NULL, NULL,
+                      &status));
     assert_int_equal(status, 200);
-    cJSON_Delete(call(h, "GET", "/apis/events.k8s.io/v1/namespaces/default/events/"
-                                "virt-launcher-vm-a-abcde.17a0", NULL, NULL, &status));
+    cJSON_Delete(call(h, "GET",
+                      "/apis/events.k8s.io/v1/namespaces/default/events/"
+                      "virt-launcher-vm-a-abcde.17a0",
+                      NULL, NULL, &status));
     assert_int_equal(status, 404);
     cJSON_Delete(created);
 }
@@ -535,7 +539,8 @@ static void nodes_list_fixture(void **state)
     const cJSON *want = cJSON_GetObjectItem(fx, "body");
     long status;
     cJSON *got = call(h, "GET", fixture_path(fx), NULL, NULL, &status);
-    const cJSON *meta = cJSON_GetObjectItem(got, "metadata"), *items = cJSON_GetObjectItem(got, "items");
+    const cJSON *meta = cJSON_GetObjectItem(got, "metadata"),
+                *items = cJSON_GetObjectItem(got, "items");
     const char *cont = cJSON_GetStringValue(cJSON_GetObjectItem(meta, "continue"));
     char expect[128], *decoded;
     size_t n;
@@ -545,17 +550,20 @@ static void nodes_list_fixture(void **state)
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(got, "kind")), "NodeList");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(got, "apiVersion")), "v1");
     /* metadata members in kube-apiserver's order */
-    for (w = cJSON_GetObjectItem(want, "metadata")->child, g = meta->child; w; w = w->next, g = g->next)
+    for (w = cJSON_GetObjectItem(want, "metadata")->child, g = meta->child; w;
+         w = w->next, g = g->next)
         assert_string_equal(g->string, w->string);
     assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(meta, "remainingItemCount")), 1);
     /* the token is base64url of {"v":..,"rv":<list rv>,"start":"node-1\u0000"} */
-    snprintf(expect, sizeof(expect), "{\"v\":\"meta.k8s.io/v1\",\"rv\":%s,\"start\":\"node-1\\u0000\"}",
+    snprintf(expect, sizeof(expect),
+             "{\"v\":\"meta.k8s.io/v1\",\"rv\":%s,\"start\":\"node-1\\u0000\"}",
              cJSON_GetStringValue(cJSON_GetObjectItem(meta, "resourceVersion")));
     assert_non_null(cont);
     assert_null(strchr(cont, '='));
     {
         kube_buf b = KUBE_BUF_INIT;
-        static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        static const char tbl[] =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
         unsigned acc = 0;
         int bits = 0;
         for (const char *p = cont; *p; p++) {
@@ -579,8 +587,12 @@ static void nodes_list_fixture(void **state)
     /* items carry no kind/apiVersion, as in the recording */
     assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 0), "kind"));
     match_json("capacity", NULL,
-               cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(want, "items"), 0), "status"), "capacity"),
-               cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 0), "status"), "capacity"));
+               cJSON_GetObjectItem(
+                   cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(want, "items"), 0),
+                                       "status"),
+                   "capacity"),
+               cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 0), "status"),
+                                   "capacity"));
     cJSON_Delete(got);
     cJSON_Delete(fx);
 }
@@ -676,17 +688,21 @@ static void watch_stream_fixture(void **state)
     long status;
 
     /* the recorded pod had no ownerReferences */
-    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(fx, "request"), "body"), "metadata"),
-                               "ownerReferences");
+    cJSON_DeleteItemFromObject(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(fx, "request"), "body"),
+                            "metadata"),
+        "ownerReferences");
     body = fixture_request_body(fx);
     /* the changes first: a watch from the old version replays them */
     assert_int_equal(harness_create(h, PODS, body, &pod), KUBE_OK);
     bind = body_with_meta("binding-create-201.json", str_at(pod, "metadata", "uid"), NULL);
     cJSON_Delete(call(h, "POST", PODS "/virt-launcher-vm-a-abcde/binding", NULL, bind, &status));
     assert_int_equal(status, 201);
-    cJSON_Delete(call(h, "DELETE", PODS "/virt-launcher-vm-a-abcde?gracePeriodSeconds=0", NULL, NULL, &status));
+    cJSON_Delete(call(h, "DELETE", PODS "/virt-launcher-vm-a-abcde?gracePeriodSeconds=0", NULL,
+                      NULL, &status));
     assert_int_equal(status, 200);
-    snprintf(path, sizeof(path), PODS "?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=1", rv);
+    snprintf(path, sizeof(path),
+             PODS "?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=1", rv);
     watch_run w;
     watch_start(&w, h, path);
     events = watch_finish(&w);
@@ -709,8 +725,9 @@ static void watch_stream_fixture(void **state)
         for (int i = 0; i < 4; i++) {
             cJSON *want = cJSON_Duplicate(cJSON_GetArrayItem(rec, i), 1);
             /* the recorded pod had another name; everything else must match */
-            cJSON_ReplaceItemInObject(cJSON_GetObjectItem(cJSON_GetObjectItem(want, "object"), "metadata"),
-                                      "name", cJSON_CreateString("virt-launcher-vm-a-abcde"));
+            cJSON_ReplaceItemInObject(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(want, "object"), "metadata"), "name",
+                cJSON_CreateString("virt-launcher-vm-a-abcde"));
             match_json("pods-watch-stream", NULL, want, cJSON_GetArrayItem(events, i));
             cJSON_Delete(want);
         }
@@ -803,7 +820,8 @@ static void watch_from_zero_lists_first(void **state)
     for (int i = 0; i < 3; i++)
         assert_string_equal(event_type(events, i), "ADDED");
     assert_string_equal(event_type(events, 3), "MODIFIED");
-    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(event_object(events, 3), "spec"), "unschedulable")));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(
+        cJSON_GetObjectItem(event_object(events, 3), "spec"), "unschedulable")));
     cJSON_Delete(events);
 }
 
@@ -824,7 +842,8 @@ static void watch_selector_sends_deleted(void **state)
         char path[256];
         snprintf(path, sizeof(path),
                  "/api/v1/namespaces/default/configmaps?watch=1&labelSelector=app%%3Dx&"
-                 "resourceVersion=%s&timeoutSeconds=2", rv);
+                 "resourceVersion=%s&timeoutSeconds=2",
+                 rv);
         watch_start(&w, h, path);
     }
     cJSON_Delete(call(h, "PATCH", "/api/v1/namespaces/default/configmaps/sel",
@@ -840,7 +859,8 @@ static void watch_selector_sends_deleted(void **state)
     assert_string_equal(event_type(events, 0), "MODIFIED");
     assert_string_equal(event_type(events, 1), "DELETED");
     /* the previous state (still labelled app=x) at the event's version */
-    assert_string_equal(str_at(cJSON_GetObjectItem(event_object(events, 1), "metadata"), "labels", "app"), "x");
+    assert_string_equal(
+        str_at(cJSON_GetObjectItem(event_object(events, 1), "metadata"), "labels", "app"), "x");
     assert_string_not_equal(str_at(event_object(events, 1), "metadata", "resourceVersion"),
                             str_at(event_object(events, 0), "metadata", "resourceVersion"));
     assert_string_equal(event_type(events, 2), "ADDED");
@@ -875,12 +895,14 @@ static void slow_history_overflow_is_410(void **state)
                          KUBE_OK);
     }
     snprintf(path, sizeof(path),
-             "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=%s&timeoutSeconds=1", rv);
+             "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=%s&timeoutSeconds=1",
+             rv);
     watch_start(&w, h, path);
     events = watch_finish(&w);
     assert_int_equal(cJSON_GetArraySize(events), 1);
     assert_string_equal(event_type(events, 0), "ERROR");
-    assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(event_object(events, 0), "code")), 410);
+    assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(event_object(events, 0), "code")),
+                     410);
     cJSON_Delete(events);
     free(rv);
 }
@@ -897,7 +919,8 @@ static void create_configmaps(harness *h, const char *ns, int n)
     assert_int_equal(harness_create(h, "/api/v1/namespaces", body, NULL), KUBE_OK);
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps", ns);
     for (int i = 0; i < n; i++) {
-        snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"cm-%02d\",\"labels\":{\"i\":\"%d\"}}}", i, i);
+        snprintf(body, sizeof(body),
+                 "{\"metadata\":{\"name\":\"cm-%02d\",\"labels\":{\"i\":\"%d\"}}}", i, i);
         assert_int_equal(harness_create(h, path, body, NULL), KUBE_OK);
     }
 }
@@ -924,14 +947,19 @@ static void pagination_is_a_snapshot(void **state)
         for (const cJSON *it = cJSON_GetObjectItem(page, "items")->child; it; it = it->next)
             kube_buf_printf(&seen, "%s ", str_at(it, "metadata", "name"));
         free(cont);
-        cont = str_at(page, "metadata", "continue") ? strdup(str_at(page, "metadata", "continue")) : NULL;
+        cont = str_at(page, "metadata", "continue") ? strdup(str_at(page, "metadata", "continue"))
+                                                    : NULL;
         if (pages == 0) {
-            assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(page, "metadata"), "remainingItemCount")), 4);
+            assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(
+                                 cJSON_GetObjectItem(page, "metadata"), "remainingItemCount")),
+                             4);
             /* changes after the first page do not show in the later ones */
-            cJSON_Delete(call(h, "DELETE", "/api/v1/namespaces/paged/configmaps/cm-05", NULL, NULL, &status));
+            cJSON_Delete(call(h, "DELETE", "/api/v1/namespaces/paged/configmaps/cm-05", NULL, NULL,
+                              &status));
             assert_int_equal(status, 200);
             assert_int_equal(harness_create(h, "/api/v1/namespaces/paged/configmaps",
-                                            "{\"metadata\":{\"name\":\"cm-99\"}}", NULL), KUBE_OK);
+                                            "{\"metadata\":{\"name\":\"cm-99\"}}", NULL),
+                             KUBE_OK);
         }
         pages++;
         cJSON_Delete(page);
@@ -959,7 +987,8 @@ static void exact_list_is_the_past(void **state)
                       "application/merge-patch+json", "{\"data\":{\"v\":\"2\"}}", &status));
     assert_int_equal(status, 200);
     assert_int_equal(harness_create(h, "/api/v1/namespaces/default/configmaps",
-                                    "{\"metadata\":{\"name\":\"b\"}}", NULL), KUBE_OK);
+                                    "{\"metadata\":{\"name\":\"b\"}}", NULL),
+                     KUBE_OK);
     cJSON_Delete(call(h, "DELETE", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt", NULL,
                       NULL, &status));
     assert_int_equal(status, 200);
@@ -968,13 +997,15 @@ static void exact_list_is_the_past(void **state)
              str_at(a, "metadata", "resourceVersion"));
     list = call(h, "GET", path, NULL, NULL, &status);
     assert_int_equal(status, 200);
-    assert_string_equal(str_at(list, "metadata", "resourceVersion"), str_at(a, "metadata", "resourceVersion"));
+    assert_string_equal(str_at(list, "metadata", "resourceVersion"),
+                        str_at(a, "metadata", "resourceVersion"));
     items = cJSON_GetObjectItem(list, "items");
     /* as it was: kube-root-ca.crt still there, a at v=1, no b */
     assert_int_equal(cJSON_GetArraySize(items), 2);
     assert_string_equal(str_at(cJSON_GetArrayItem(items, 0), "metadata", "name"), "a");
     assert_string_equal(str_at(cJSON_GetArrayItem(items, 0), "data", "v"), "1");
-    assert_string_equal(str_at(cJSON_GetArrayItem(items, 1), "metadata", "name"), "kube-root-ca.crt");
+    assert_string_equal(str_at(cJSON_GetArrayItem(items, 1), "metadata", "name"),
+                        "kube-root-ca.crt");
     cJSON_Delete(list);
     cJSON_Delete(a);
 }
@@ -1011,7 +1042,9 @@ static void expired_continue_is_410(void **state)
     page = call(h, "GET", path, NULL, NULL, &status);
     assert_int_equal(status, 200);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(page, "items")), 2);
-    assert_string_equal(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(page, "items"), 0), "metadata", "name"), "cm-02");
+    assert_string_equal(
+        str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(page, "items"), 0), "metadata", "name"),
+        "cm-02");
     cJSON_Delete(page);
     cJSON_Delete(again);
 }
@@ -1041,23 +1074,45 @@ static void selectors(void **state)
     assert_int_equal(count_items(h, "/api/v1/namespaces/sel/configmaps?labelSelector=i%3D1"), 1);
     assert_int_equal(count_items(h, "/api/v1/namespaces/sel/configmaps?labelSelector=i%3D%3D1"), 1);
     assert_int_equal(count_items(h, "/api/v1/namespaces/sel/configmaps?labelSelector=i%21%3D1"), 4);
-    assert_int_equal(count_items(h, "/api/v1/namespaces/sel/configmaps?labelSelector=i+in+(1,2,9)"), 2);
-    assert_int_equal(count_items(h, "/api/v1/namespaces/sel/configmaps?labelSelector=i+notin+(1,2)"), 3);
+    assert_int_equal(count_items(h, "/api/v1/namespaces/sel/configmaps?labelSelector=i+in+(1,2,9)"),
+                     2);
+    assert_int_equal(
+        count_items(h, "/api/v1/namespaces/sel/configmaps?labelSelector=i+notin+(1,2)"), 3);
     assert_int_equal(count_items(h, "/api/v1/namespaces/sel/configmaps?labelSelector=i"), 5);
     assert_int_equal(count_items(h, "/api/v1/namespaces/sel/configmaps?labelSelector=%21i"), 0);
-    assert_int_equal(count_items(h, "/api/v1/namespaces/sel/configmaps?fieldSelector=metadata.name%3Dcm-03"), 1);
-    assert_int_equal(count_items(h, "/api/v1/configmaps?fieldSelector=metadata.namespace%3Dsel,metadata.name%21%3Dcm-03"), 4);
-    assert_int_equal(harness_create(h, PODS, "{\"metadata\":{\"name\":\"p1\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i:1\"}]}}", NULL), KUBE_OK);
-    assert_int_equal(harness_create(h, PODS, "{\"metadata\":{\"name\":\"p2\"},\"spec\":{\"schedulerName\":\"stickyvm\",\"containers\":[{\"name\":\"c\",\"image\":\"i:1\"}]}}", NULL), KUBE_OK);
-    cJSON_Delete(call(h, "POST", PODS "/p1/binding", NULL, "{\"metadata\":{\"name\":\"p1\"},\"target\":{\"name\":\"node-0\"}}", &status));
+    assert_int_equal(
+        count_items(h, "/api/v1/namespaces/sel/configmaps?fieldSelector=metadata.name%3Dcm-03"), 1);
+    assert_int_equal(
+        count_items(
+            h,
+            "/api/v1/configmaps?fieldSelector=metadata.namespace%3Dsel,metadata.name%21%3Dcm-03"),
+        4);
+    assert_int_equal(harness_create(h, PODS,
+                                    "{\"metadata\":{\"name\":\"p1\"},\"spec\":{\"containers\":[{"
+                                    "\"name\":\"c\",\"image\":\"i:1\"}]}}",
+                                    NULL),
+                     KUBE_OK);
+    assert_int_equal(
+        harness_create(h, PODS,
+                       "{\"metadata\":{\"name\":\"p2\"},\"spec\":{\"schedulerName\":\"stickyvm\","
+                       "\"containers\":[{\"name\":\"c\",\"image\":\"i:1\"}]}}",
+                       NULL),
+        KUBE_OK);
+    cJSON_Delete(call(h, "POST", PODS "/p1/binding", NULL,
+                      "{\"metadata\":{\"name\":\"p1\"},\"target\":{\"name\":\"node-0\"}}",
+                      &status));
     assert_int_equal(status, 201);
     assert_int_equal(count_items(h, "/api/v1/pods?fieldSelector=spec.nodeName%3D"), 1);
     assert_int_equal(count_items(h, "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-0"), 1);
-    assert_int_equal(count_items(h, "/api/v1/pods?fieldSelector=spec.schedulerName%3Dstickyvm,status.phase%21%3DFailed"), 1);
+    assert_int_equal(
+        count_items(
+            h, "/api/v1/pods?fieldSelector=spec.schedulerName%3Dstickyvm,status.phase%21%3DFailed"),
+        1);
     assert_int_equal(count_items(h, "/api/v1/pods?fieldSelector=status.phase%3DPending"), 2);
     bad = call(h, "GET", "/api/v1/pods?fieldSelector=spec.foo%3Dx", NULL, NULL, &status);
     assert_int_equal(status, 400);
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(bad, "message")), "field label not supported: spec.foo");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(bad, "message")),
+                        "field label not supported: spec.foo");
     cJSON_Delete(bad);
 }
 
@@ -1069,16 +1124,18 @@ static void delete_semantics(void **state)
     const char *msg;
 
     assert_int_equal(harness_create(h, "/api/v1/namespaces/default/configmaps",
-                                    "{\"metadata\":{\"name\":\"d1\"}}", NULL), KUBE_OK);
+                                    "{\"metadata\":{\"name\":\"d1\"}}", NULL),
+                     KUBE_OK);
     got = call(h, "DELETE", "/api/v1/namespaces/default/configmaps/d1", NULL,
                "{\"preconditions\":{\"uid\":\"00000000-0000-4000-8000-000000000000\"}}", &status);
     assert_int_equal(status, 409);
     msg = cJSON_GetStringValue(cJSON_GetObjectItem(got, "message"));
-    assert_non_null(strstr(msg, "Operation cannot be fulfilled on configmaps \"d1\": StorageError: "
-                                "invalid object, Code: 4, Key: /registry/configmaps/default/d1, "
-                                "ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in "
-                                "precondition: 00000000-0000-4000-8000-000000000000, UID in object "
-                                "meta: "));
+    assert_non_null(strstr(msg,
+                           "Operation cannot be fulfilled on configmaps \"d1\": StorageError: "
+                           "invalid object, Code: 4, Key: /registry/configmaps/default/d1, "
+                           "ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in "
+                           "precondition: 00000000-0000-4000-8000-000000000000, UID in object "
+                           "meta: "));
     cJSON_Delete(got);
     got = call(h, "DELETE", "/api/v1/namespaces/default/configmaps/d1", NULL,
                "{\"preconditions\":{\"resourceVersion\":\"1\"}}", &status);
@@ -1098,8 +1155,11 @@ static void delete_semantics(void **state)
     assert_int_equal(status, 404);
     cJSON_Delete(got);
     /* finalizers hold the object until they are removed */
-    assert_int_equal(harness_create(h, VMS, "{\"metadata\":{\"name\":\"fin\",\"finalizers\":[\"x/y\"]},"
-                                            "\"spec\":{}}", NULL), KUBE_OK);
+    assert_int_equal(harness_create(h, VMS,
+                                    "{\"metadata\":{\"name\":\"fin\",\"finalizers\":[\"x/y\"]},"
+                                    "\"spec\":{}}",
+                                    NULL),
+                     KUBE_OK);
     got = call(h, "DELETE", VMS "/fin", NULL, NULL, &status);
     assert_int_equal(status, 200);
     assert_non_null(str_at(got, "metadata", "deletionTimestamp"));
@@ -1144,7 +1204,8 @@ static void hostile_bodies(void **state)
     assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(got, "message")),
                            "invalid character 'x' looking for beginning of object key string"));
     cJSON_Delete(got);
-    got = call(h, "PATCH", "/api/v1/namespaces/default", "application/merge-patch+json", "[1,", &status);
+    got = call(h, "PATCH", "/api/v1/namespaces/default", "application/merge-patch+json", "[1,",
+               &status);
     assert_int_equal(status, 400);
     cJSON_Delete(got);
     got = call(h, "PATCH", VMS "/x", "application/strategic-merge-patch+json", "{}", &status);
@@ -1152,7 +1213,8 @@ static void hostile_bodies(void **state)
     cJSON_Delete(got);
     got = call(h, "POST", PODS "/x", NULL, "{}", &status);
     assert_int_equal(status, 405);
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(got, "reason")), "MethodNotAllowed");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(got, "reason")),
+                        "MethodNotAllowed");
     cJSON_Delete(got);
     /* a body over the limit */
     {
@@ -1195,16 +1257,19 @@ static void identities_authenticate(void **state)
     assert_int_equal(harness_add_cert_user(h, "alice", groups, 1, &cert), KUBE_OK);
     assert_non_null(cert->cert_file);
     assert_int_equal(access(cert->kubeconfig, R_OK), 0);
-    assert_int_equal(harness_request(h, cert, "GET", "/api/v1/namespaces/default", NULL, NULL, &r), KUBE_OK);
+    assert_int_equal(harness_request(h, cert, "GET", "/api/v1/namespaces/default", NULL, NULL, &r),
+                     KUBE_OK);
     assert_int_not_equal(r.status, 401);
     harness_response_free(&r);
     assert_int_equal(harness_add_token_user(h, "bob", groups, 1, &tok), KUBE_OK);
     assert_non_null(tok->token);
-    assert_int_equal(harness_request(h, tok, "GET", "/api/v1/namespaces/default", NULL, NULL, &r), KUBE_OK);
+    assert_int_equal(harness_request(h, tok, "GET", "/api/v1/namespaces/default", NULL, NULL, &r),
+                     KUBE_OK);
     assert_int_not_equal(r.status, 401);
     harness_response_free(&r);
     /* only system:masters may drive the control API */
-    assert_int_equal(harness_request(h, cert, "GET", "/emulator/v1/counters", NULL, NULL, &r), KUBE_OK);
+    assert_int_equal(harness_request(h, cert, "GET", "/emulator/v1/counters", NULL, NULL, &r),
+                     KUBE_OK);
     assert_int_equal(r.status, 403);
     harness_response_free(&r);
 }
@@ -1226,11 +1291,14 @@ static void faults_and_counters(void **state)
     assert_int_equal(r.status, 429);
     st = cJSON_Parse(r.body);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(st, "reason")), "TooManyRequests");
-    assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "details"), "retryAfterSeconds")), 2);
+    assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "details"),
+                                                              "retryAfterSeconds")),
+                     2);
     cJSON_Delete(st);
     harness_response_free(&r);
     /* other verbs and the control API are untouched */
-    assert_int_equal(harness_request(h, NULL, "GET", "/api/v1/nodes/node-0", NULL, NULL, &r), KUBE_OK);
+    assert_int_equal(harness_request(h, NULL, "GET", "/api/v1/nodes/node-0", NULL, NULL, &r),
+                     KUBE_OK);
     assert_int_equal(r.status, 200);
     harness_response_free(&r);
     assert_int_equal(harness_count(h, "list", "nodes"), 3);
@@ -1249,7 +1317,8 @@ static int kubectl(harness *h, const char *args, char *out, size_t n)
     size_t got = 0;
     int status;
 
-    snprintf(cmd, sizeof(cmd), KUBECTL " --kubeconfig %s --cache-dir %s/kcache --request-timeout=20s %s 2>&1",
+    snprintf(cmd, sizeof(cmd),
+             KUBECTL " --kubeconfig %s --cache-dir %s/kcache --request-timeout=20s %s 2>&1",
              harness_kubeconfig(h), harness_data_dir(h), args);
     p = popen(cmd, "r");
     assert_non_null(p);
@@ -1280,31 +1349,39 @@ static void kubectl_smoke(void **state)
     f = fopen(path, "w");
     assert_non_null(f);
     fputs("apiVersion: v1\nkind: Pod\nmetadata:\n  name: smoke\nspec:\n  schedulerName: stickyvm\n"
-          "  containers:\n  - name: c\n    image: registry.invalid/pause:3.9\n", f);
+          "  containers:\n  - name: c\n    image: registry.invalid/pause:3.9\n",
+          f);
     fclose(f);
     snprintf(args, sizeof(args), "create -f %s", path);
     assert_int_equal(kubectl(h, args, out, sizeof(out)), 0);
     assert_string_equal(out, "pod/smoke created\n");
-    assert_int_equal(kubectl(h, "get pod smoke -o jsonpath={.spec.schedulerName}", out, sizeof(out)), 0);
+    assert_int_equal(
+        kubectl(h, "get pod smoke -o jsonpath={.spec.schedulerName}", out, sizeof(out)), 0);
     assert_string_equal(out, "stickyvm");
     assert_int_equal(kubectl(h, "get pods", out, sizeof(out)), 0);
     assert_non_null(strstr(out, "smoke"));
     assert_non_null(strstr(out, "Pending"));
-    assert_int_equal(kubectl(h, "patch pod smoke --type merge -p '{\"metadata\":{\"labels\":{\"a\":\"b\"}}}'", out, sizeof(out)), 0);
+    assert_int_equal(
+        kubectl(h, "patch pod smoke --type merge -p '{\"metadata\":{\"labels\":{\"a\":\"b\"}}}'",
+                out, sizeof(out)),
+        0);
     assert_int_equal(kubectl(h, "get pods -l a=b -o name", out, sizeof(out)), 0);
     assert_string_equal(out, "pod/smoke\n");
     assert_int_equal(kubectl(h, "cordon node-1", out, sizeof(out)), 0);
     node = call(h, "GET", "/api/v1/nodes/node-1", NULL, NULL, &status);
-    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(node, "spec"), "unschedulable")));
+    assert_true(
+        cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(node, "spec"), "unschedulable")));
     cJSON_Delete(node);
-    assert_int_equal(kubectl(h, "get --raw /api/v1/namespaces/default/pods/smoke", out, sizeof(out)), 0);
+    assert_int_equal(
+        kubectl(h, "get --raw /api/v1/namespaces/default/pods/smoke", out, sizeof(out)), 0);
     assert_non_null(strstr(out, "\"name\":\"smoke\""));
     assert_int_equal(kubectl(h, "delete pod smoke --wait=true", out, sizeof(out)), 0);
     assert_string_equal(out, "pod \"smoke\" deleted\n");
     assert_int_not_equal(kubectl(h, "get pod smoke", out, sizeof(out)), 0);
     assert_non_null(strstr(out, "NotFound"));
     assert_int_equal(kubectl(h, "get vm -A", out, sizeof(out)), 0);
-    assert_int_equal(kubectl(h, "api-resources --api-group=kubevirt.io -o name", out, sizeof(out)), 0);
+    assert_int_equal(kubectl(h, "api-resources --api-group=kubevirt.io -o name", out, sizeof(out)),
+                     0);
     assert_non_null(strstr(out, "virtualmachines.kubevirt.io"));
 }
 
@@ -1326,7 +1403,8 @@ int test_group_emulator(void)
         cmocka_unit_test_setup_teardown(watch_from_zero_lists_first, setup, teardown),
         cmocka_unit_test_setup_teardown(watch_selector_sends_deleted, setup, teardown),
         cmocka_unit_test_setup_teardown(drop_watches_ends_streams, setup, teardown),
-        cmocka_unit_test_setup_teardown(slow_history_overflow_is_410, setup_small_history, teardown),
+        cmocka_unit_test_setup_teardown(slow_history_overflow_is_410, setup_small_history,
+                                        teardown),
         cmocka_unit_test_setup_teardown(pagination_is_a_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(exact_list_is_the_past, setup, teardown),
         cmocka_unit_test_setup_teardown(expired_continue_is_410, setup, teardown),

@@ -127,11 +127,10 @@ static void patch_and_aggregator(kube_client *c)
     assert_int_equal(kube_api_set_annotation(c, &KUBE_RES_PODS, "default", "pod-0", "h2", "yes",
                                              NULL, &out, &st),
                      KUBE_OK);
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(
-                            cJSON_GetObjectItem(cJSON_GetObjectItem(out, "metadata"),
-                                                "annotations"),
-                            "h2")),
-                        "yes");
+    assert_string_equal(
+        cJSON_GetStringValue(cJSON_GetObjectItem(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(out, "metadata"), "annotations"), "h2")),
+        "yes");
     cJSON_Delete(out);
     assert_int_equal(
         kube_client_do(c, "GET", "/apis/apiregistration.k8s.io/v1/apiservices", NULL, NULL, 0, &r),

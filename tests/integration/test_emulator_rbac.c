@@ -48,8 +48,8 @@ static long call(const harness_identity *as, const char *const *headers, const c
     return code;
 }
 
-static void expect_code(const harness_identity *as, const char *const *headers,
-                        const char *method, const char *path, const char *body, long want)
+static void expect_code(const harness_identity *as, const char *const *headers, const char *method,
+                        const char *path, const char *body, long want)
 {
     long got = call(as, headers, method, path, body, NULL);
 
@@ -196,12 +196,11 @@ static int sar_allowed(const char *spec)
              "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SubjectAccessReview\","
              "\"spec\":%s}",
              spec);
-    assert_int_equal(call(NULL, NULL, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-                          body, &out),
-                     201);
-    allowed = cJSON_IsTrue(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "status"),
-                                         "allowed"));
+    assert_int_equal(
+        call(NULL, NULL, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", body, &out),
+        201);
+    allowed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(out, "status"), "allowed"));
     cJSON_Delete(out);
     return allowed;
 }
@@ -216,9 +215,8 @@ static void cluster_role_binding_grants_exactly_the_role(void **state)
 
     (void)state;
     pod("crb-pod");
-    cluster_role("crb-pod-reader",
-                 "[{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],"
-                 "\"verbs\":[\"get\",\"list\",\"watch\"]}]");
+    cluster_role("crb-pod-reader", "[{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],"
+                                   "\"verbs\":[\"get\",\"list\",\"watch\"]}]");
     /* nothing before the binding */
     expect_forbidden(sa, NULL, "GET", PODS "/crb-pod",
                      "pods \"crb-pod\" is forbidden: User \"system:serviceaccount:default:reader\" "
@@ -232,10 +230,11 @@ static void cluster_role_binding_grants_exactly_the_role(void **state)
     expect_code(sa, NULL, "GET", "/api/v1/pods", NULL, 200);
     expect_code(sa, NULL, "GET", PODS "?watch=1&timeoutSeconds=1", NULL, 200);
     /* another verb, another resource */
-    expect_forbidden(sa, NULL, "DELETE", PODS "/crb-pod",
-                     "pods \"crb-pod\" is forbidden: User \"system:serviceaccount:default:reader\" "
-                     "cannot delete resource \"pods\" in API group \"\" in the namespace \"default\"",
-                     "crb-pod", "", "pods");
+    expect_forbidden(
+        sa, NULL, "DELETE", PODS "/crb-pod",
+        "pods \"crb-pod\" is forbidden: User \"system:serviceaccount:default:reader\" "
+        "cannot delete resource \"pods\" in API group \"\" in the namespace \"default\"",
+        "crb-pod", "", "pods");
     expect_forbidden(sa, NULL, "GET", "/api/v1/nodes",
                      "nodes is forbidden: User \"system:serviceaccount:default:reader\" cannot "
                      "list resource \"nodes\" in API group \"\" at the cluster scope",
@@ -388,10 +387,11 @@ static void subresources_are_distinct_from_their_resource(void **state)
     /* "*" + "/status" matches the status subresource of any resource */
     expect_code(pod_admin, NULL, "GET", PODS "/sub-b/status", NULL, 200);
     expect_code(pod_admin, NULL, "GET", "/api/v1/nodes/node-0/status", NULL, 200);
-    expect_forbidden(pod_admin, NULL, "GET", "/api/v1/nodes/node-0",
-                     "nodes \"node-0\" is forbidden: User \"erin\" cannot get resource \"nodes\" in "
-                     "API group \"\" at the cluster scope",
-                     "node-0", "", "nodes");
+    expect_forbidden(
+        pod_admin, NULL, "GET", "/api/v1/nodes/node-0",
+        "nodes \"node-0\" is forbidden: User \"erin\" cannot get resource \"nodes\" in "
+        "API group \"\" at the cluster scope",
+        "node-0", "", "nodes");
 }
 
 static void non_resource_urls(void **state)
@@ -422,8 +422,9 @@ static void non_resource_urls(void **state)
     /* SubjectAccessReviews see the same RBAC */
     assert_true(sar_allowed("{\"user\":\"frank\",\"groups\":[\"system:authenticated\"],"
                             "\"nonResourceAttributes\":{\"path\":\"/metrics\",\"verb\":\"get\"}}"));
-    assert_false(sar_allowed("{\"user\":\"gina\",\"groups\":[\"system:authenticated\"],"
-                             "\"nonResourceAttributes\":{\"path\":\"/metrics\",\"verb\":\"get\"}}"));
+    assert_false(
+        sar_allowed("{\"user\":\"gina\",\"groups\":[\"system:authenticated\"],"
+                    "\"nonResourceAttributes\":{\"path\":\"/metrics\",\"verb\":\"get\"}}"));
 }
 
 static void allowed_impersonation_acts_as_the_user(void **state)
@@ -491,8 +492,8 @@ static void refused_impersonation_is_403(void **state)
                                         NULL};
     static const char *const as_alice_extra[] = {"Impersonate-User: alice",
                                                  "Impersonate-Extra-Scopes: read", NULL};
-    static const char *const as_alice_uid[] = {"Impersonate-User: alice",
-                                               "Impersonate-Uid: 1234", NULL};
+    static const char *const as_alice_uid[] = {"Impersonate-User: alice", "Impersonate-Uid: 1234",
+                                               NULL};
     static const char *const group_only[] = {"Impersonate-Group: system:masters", NULL};
 
     (void)state;
@@ -551,10 +552,12 @@ static void system_masters_may_do_everything(void **state)
                      "nodes is forbidden: User \"nobody-at-all\" cannot list resource \"nodes\" in "
                      "API group \"\" at the cluster scope",
                      "", "", "nodes");
-    assert_true(sar_allowed("{\"user\":\"someone\",\"groups\":[\"system:masters\"],"
-                            "\"resourceAttributes\":{\"verb\":\"delete\",\"resource\":\"nodes\"}}"));
-    assert_false(sar_allowed("{\"user\":\"someone\",\"groups\":[\"system:authenticated\"],"
-                             "\"resourceAttributes\":{\"verb\":\"delete\",\"resource\":\"nodes\"}}"));
+    assert_true(
+        sar_allowed("{\"user\":\"someone\",\"groups\":[\"system:masters\"],"
+                    "\"resourceAttributes\":{\"verb\":\"delete\",\"resource\":\"nodes\"}}"));
+    assert_false(
+        sar_allowed("{\"user\":\"someone\",\"groups\":[\"system:authenticated\"],"
+                    "\"resourceAttributes\":{\"verb\":\"delete\",\"resource\":\"nodes\"}}"));
 }
 
 /* ------------------------------------------------------------------ */

@@ -335,9 +335,9 @@ static void label_pod(env *e, const char *name, const char *value)
     cJSON *labels = cJSON_AddObjectToObject(md, "labels");
 
     cJSON_AddStringToObject(labels, "touched", value);
-    assert_int_equal(kube_api_merge_patch(e->client, &KUBE_RES_PODS, "default", name, patch, NULL,
-                                          NULL),
-                     KUBE_OK);
+    assert_int_equal(
+        kube_api_merge_patch(e->client, &KUBE_RES_PODS, "default", name, patch, NULL, NULL),
+        KUBE_OK);
     cJSON_Delete(patch);
 }
 

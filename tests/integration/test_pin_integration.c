@@ -88,8 +88,7 @@ static kube_object *create_vm(fixture *fx, const char *name, const char *ann)
 }
 
 /* An annotation of VM name as the server holds it ("" when none). */
-static void server_annotation(fixture *fx, const char *name, const char *key, char *out,
-                              size_t n)
+static void server_annotation(fixture *fx, const char *name, const char *key, char *out, size_t n)
 {
     char path[256];
     long status = 0;
@@ -109,9 +108,9 @@ static void server_annotation(fixture *fx, const char *name, const char *key, ch
 static void set_annotation(fixture *fx, const char *name, const char *key, const char *value)
 {
     kube_status st;
-    assert_int_equal(kube_api_set_annotation(fx->client, &KUBE_RES_VMS, NS, name, key, value,
-                                             NULL, NULL, &st),
-                     KUBE_OK);
+    assert_int_equal(
+        kube_api_set_annotation(fx->client, &KUBE_RES_VMS, NS, name, key, value, NULL, NULL, &st),
+        KUBE_OK);
 }
 
 static int decide_if_unpinned(void *ud, const kube_vm *cur)
@@ -134,7 +133,8 @@ static int decide_always(void *ud, const kube_vm *cur)
     return 1;
 }
 
-static const kube_pin_write first_pin = {.key = "stickyvm.io/node", .node = "node-1",
+static const kube_pin_write first_pin = {.key = "stickyvm.io/node",
+                                         .node = "node-1",
                                          .reason = KUBE_PIN_FIRST_PLACEMENT,
                                          .by = KUBE_PIN_BY_SCHEDULER};
 
@@ -145,9 +145,9 @@ static void test_write_first_try(void **state)
     char v[256];
     kube_object *vm = create_vm(fx, "vm-one", "{}");
     kube_pin_result res;
-    assert_int_equal(kube_pin_set(fx->client, kube_vm_from(vm), &first_pin, decide_if_unpinned,
-                                  fx, &res),
-                     KUBE_OK);
+    assert_int_equal(
+        kube_pin_set(fx->client, kube_vm_from(vm), &first_pin, decide_if_unpinned, fx, &res),
+        KUBE_OK);
     assert_int_equal(res.outcome, KUBE_PIN_WRITTEN);
     assert_int_equal(res.writes, 1);
     assert_int_equal(res.reads, 0);
@@ -184,9 +184,9 @@ static void test_conflict_rereads_and_decides(void **state)
 
     set_annotation(fx, "vm-race", "stickyvm.io/node", "node-9"); /* a concurrent /pin */
     fx->decisions = 0;
-    assert_int_equal(kube_pin_set(fx->client, kube_vm_from(vm), &first_pin, decide_if_unpinned,
-                                  fx, &res),
-                     KUBE_OK);
+    assert_int_equal(
+        kube_pin_set(fx->client, kube_vm_from(vm), &first_pin, decide_if_unpinned, fx, &res),
+        KUBE_OK);
     assert_int_equal(res.outcome, KUBE_PIN_YIELDED);
     assert_int_equal(fx->decisions, 1);
     assert_int_equal(res.writes, 1);
@@ -199,8 +199,8 @@ static void test_conflict_rereads_and_decides(void **state)
     /* An explicit pin proceeds over it; another unrelated change meanwhile
      * costs one more round. */
     set_annotation(fx, "vm-race", "other/x", "1");
-    kube_pin_write api = {.key = "stickyvm.io/node", .node = "node-2", .reason = KUBE_PIN_API,
-                          .by = "alice"};
+    kube_pin_write api = {
+        .key = "stickyvm.io/node", .node = "node-2", .reason = KUBE_PIN_API, .by = "alice"};
     fx->decisions = 0;
     assert_int_equal(kube_pin_set(fx->client, kube_vm_from(vm), &api, decide_always, fx, &res),
                      KUBE_OK);
@@ -221,8 +221,8 @@ static void test_attempts_are_bounded(void **state)
 {
     fixture *fx = *state;
     kube_object *vm = create_vm(fx, "vm-busy", "{}");
-    kube_pin_write api = {.key = "stickyvm.io/node", .node = "node-2", .reason = KUBE_PIN_API,
-                          .by = "alice"};
+    kube_pin_write api = {
+        .key = "stickyvm.io/node", .node = "node-2", .reason = KUBE_PIN_API, .by = "alice"};
     kube_pin_result res;
     set_annotation(fx, "vm-busy", "other/counter", "0");
     fx->decisions = 0, fx->bump = 1, fx->vm = "vm-busy";
@@ -271,12 +271,12 @@ static void test_unpin_keeps_followed(void **state)
 {
     fixture *fx = *state;
     char v[256];
-    kube_object *vm = create_vm(fx, "vm-unpin", "{\"stickyvm.io/node\":\"node-1\","
-                                                "\"stickyvm.io/followed-migration\":\"m-7\"}");
+    kube_object *vm = create_vm(fx, "vm-unpin",
+                                "{\"stickyvm.io/node\":\"node-1\","
+                                "\"stickyvm.io/followed-migration\":\"m-7\"}");
     kube_pin_write unpin = {.key = "stickyvm.io/node", .reason = KUBE_PIN_API, .by = "bob"};
     kube_pin_result res;
-    assert_int_equal(kube_pin_set(fx->client, kube_vm_from(vm), &unpin, NULL, NULL, &res),
-                     KUBE_OK);
+    assert_int_equal(kube_pin_set(fx->client, kube_vm_from(vm), &unpin, NULL, NULL, &res), KUBE_OK);
     assert_int_equal(res.outcome, KUBE_PIN_WRITTEN);
     assert_string_equal(res.previous, "node-1");
     assert_null(kube_pin_get(kube_vm_from(res.vm), "stickyvm.io/node"));

@@ -49,8 +49,8 @@
 #define PODS_PATH "/api/v1/namespaces/default/pods"
 /* kube-scheduler's FitError with DefaultPreemption's PostFilter message
  * (the doubled period is kube-scheduler's own) */
-#define FIT_MSG                                                                                  \
-    "0/50 nodes are available: 50 Insufficient cpu. preemption: 0/50 nodes are available: 50 "   \
+#define FIT_MSG                                                                                \
+    "0/50 nodes are available: 50 Insufficient cpu. preemption: 0/50 nodes are available: 50 " \
     "No preemption victims found for incoming pod.."
 
 typedef struct fixture {
@@ -61,18 +61,17 @@ typedef struct fixture {
     sched_scheduler *sched;
 } fixture;
 
-static const char base_config[] =
-    "apiVersion: kubescheduler.config.k8s.io/v1\n"
-    "kind: KubeSchedulerConfiguration\n"
-    "leaderElection:\n"
-    "  leaderElect: false\n"
-    "profiles:\n"
-    "- schedulerName: default-scheduler\n"
-    "- schedulerName: no-fit\n"
-    "  plugins:\n"
-    "    multiPoint:\n"
-    "      disabled:\n"
-    "      - name: NodeResourcesFit\n";
+static const char base_config[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                  "kind: KubeSchedulerConfiguration\n"
+                                  "leaderElection:\n"
+                                  "  leaderElect: false\n"
+                                  "profiles:\n"
+                                  "- schedulerName: default-scheduler\n"
+                                  "- schedulerName: no-fit\n"
+                                  "  plugins:\n"
+                                  "    multiPoint:\n"
+                                  "      disabled:\n"
+                                  "      - name: NodeResourcesFit\n";
 
 static int setup(void **state)
 {
@@ -111,8 +110,7 @@ static sched_config *load_config_with(const char *yaml, const fw_registry *reg)
     sched_config *cfg = NULL;
     char err[512] = "";
 
-    if (tp_config_load(yaml, "test.yaml", reg, &cfg, err, sizeof(err)) !=
-        KUBE_OK)
+    if (tp_config_load(yaml, "test.yaml", reg, &cfg, err, sizeof(err)) != KUBE_OK)
         fail_msg("config: %s", err);
     return cfg;
 }
@@ -122,9 +120,9 @@ static sched_config *load_config(const char *yaml)
     return load_config_with(yaml, NULL);
 }
 
-static sched_scheduler *start_scheduler_with(fixture *fx, const sched_config *cfg,
-                                             kube_client *lc, const char *identity,
-                                             const fw_registry *reg, int workers)
+static sched_scheduler *start_scheduler_with(fixture *fx, const sched_config *cfg, kube_client *lc,
+                                             const char *identity, const fw_registry *reg,
+                                             int workers)
 {
     sched_scheduler_options so;
     sched_scheduler *s = NULL;
@@ -204,9 +202,8 @@ static cJSON *wait_unschedulable(fixture *fx, const char *name)
     int64_t deadline = kube_now_ms() + WAIT_MS;
     while (kube_now_ms() < deadline) {
         cJSON *p = get_pod(fx, name);
-        const cJSON *conds =
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "status"),
-                                             "conditions");
+        const cJSON *conds = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(p, "status"), "conditions");
         const cJSON *c;
         cJSON_ArrayForEach(c, conds)
         {
@@ -256,8 +253,8 @@ static void pods_land_where_plugins_say(void **state)
         free(node);
     }
     cJSON *cond = wait_unschedulable(fx, "intolerant");
-    assert_non_null(strstr(sf_str_at(cond, "message", NULL),
-                           "1 node(s) had untolerated taint {dedicated: x}"));
+    assert_non_null(
+        strstr(sf_str_at(cond, "message", NULL), "1 node(s) had untolerated taint {dedicated: x}"));
     cJSON_Delete(cond);
 }
 
@@ -292,9 +289,9 @@ static void unschedulable_pod_waits_for_a_node(void **state)
     free(node);
     long status = 0;
     cJSON *answer = NULL;
-    assert_int_equal(harness_request_json(fx->h, NULL, "DELETE", PODS_PATH "/small", NULL,
-                                          &status, &answer),
-                     KUBE_OK);
+    assert_int_equal(
+        harness_request_json(fx->h, NULL, "DELETE", PODS_PATH "/small", NULL, &status, &answer),
+        KUBE_OK);
     assert_int_equal(status, 200);
     cJSON_Delete(answer);
     int64_t deadline = kube_now_ms() + WAIT_MS;

@@ -1,7 +1,7 @@
 /*
  * tests/integration/test_server_hardening.c - the secure servers against
- * hostile and slow clients. stickyvm-apiserver (the real binary, in its own process so its CPU, memory, log and descriptor
- * limit can be measured and set) against hostile and slow clients on
+ * hostile and slow clients. stickyvm-apiserver (the real binary, in its own process so its CPU,
+ * memory, log and descriptor limit can be measured and set) against hostile and slow clients on
  * loopback, behind the emulator (its kubeconfig, CA and authentication
  * ConfigMap):
  *   - the body of a request is read only once it is authorized: an
@@ -92,9 +92,9 @@ typedef struct server {
 typedef struct fixture {
     harness *h;
     char dir[64];
-    const char *cert, *key;   /* serving certificate */
-    SSL_CTX *anon, *proxy;    /* no client certificate / the front proxy's */
-    server main;              /* default descriptor limit */
+    const char *cert, *key; /* serving certificate */
+    SSL_CTX *anon, *proxy;  /* no client certificate / the front proxy's */
+    server main;            /* default descriptor limit */
 } fixture;
 
 static fixture F;
@@ -123,7 +123,8 @@ static int free_port(void)
 
 static int tcp_connect(int port)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -268,8 +269,7 @@ static long proc_field_ticks(pid_t pid)
     fclose(f);
     p = strrchr(line, ')'); /* the command may hold spaces */
     assert_non_null(p);
-    assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-                            &st),
+    assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st),
                      2);
     return (long)(ut + st);
 }
@@ -315,9 +315,16 @@ static void exec_server(const server *sv, long nofile)
     char port[32], kubeconfig[512], cert[512], key[512];
     struct rlimit rl;
     int fd = open(sv->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    char *argv[] = {STICKYVM_BINARY_DIR "/stickyvm-apiserver", "--bind-address=127.0.0.1",
-                    port, kubeconfig, cert, key, "--tls-handshake-timeout=2s",
-                    "--read-header-timeout=4s", "--workers=4", NULL};
+    char *argv[] = {STICKYVM_BINARY_DIR "/stickyvm-apiserver",
+                    "--bind-address=127.0.0.1",
+                    port,
+                    kubeconfig,
+                    cert,
+                    key,
+                    "--tls-handshake-timeout=2s",
+                    "--read-header-timeout=4s",
+                    "--workers=4",
+                    NULL};
 
     snprintf(port, sizeof(port), "--secure-port=%d", sv->port);
     snprintf(kubeconfig, sizeof(kubeconfig), "--kubeconfig=%s", harness_kubeconfig(F.h));
@@ -421,9 +428,9 @@ static int setup(void **state)
     o.nodes = 2;
     o.extra_args = args;
     assert_int_equal(harness_start(&o, &F.h), KUBE_OK);
-    assert_int_equal(harness_issue_serving_cert(F.h, "stickyvm-apiserver", dns, 1, ips, 1, &F.cert,
-                                                &F.key),
-                     KUBE_OK);
+    assert_int_equal(
+        harness_issue_serving_cert(F.h, "stickyvm-apiserver", dns, 1, ips, 1, &F.cert, &F.key),
+        KUBE_OK);
     F.anon = client_ctx(NULL, NULL);
     F.proxy = client_ctx(harness_front_proxy_cert_file(F.h), harness_front_proxy_key_file(F.h));
     server_start(&F.main, "main", 0);
@@ -493,7 +500,8 @@ static void read_only_roles_cannot_pin(void **state)
 {
     static const char as_reader[] = "GET " PIN " HTTP/1.1\r\nHost: h\r\nX-Remote-User: reader\r\n"
                                     "X-Remote-Group: team-b\r\n\r\n";
-    static const char as_alice[] = "GET " PIN " HTTP/1.1\r\nHost: h\r\nX-Remote-User: alice\r\n\r\n";
+    static const char as_alice[] =
+        "GET " PIN " HTTP/1.1\r\nHost: h\r\nX-Remote-User: alice\r\n\r\n";
     SSL *ssl = tls_connect(F.proxy, F.main.port);
     kube_buf in = KUBE_BUF_INIT;
     (void)state;
@@ -528,7 +536,7 @@ static void silent_clients_get_the_header_timeout(void **state)
     sleep_ms(2600);
     setsockopt(SSL_get_fd(ssl), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     errno = 0;
-    assert_true(SSL_read(ssl, &c, 1) <= 0); /* session tickets only, then nothing */
+    assert_true(SSL_read(ssl, &c, 1) <= 0);               /* session tickets only, then nothing */
     assert_true(errno == EAGAIN || errno == EWOULDBLOCK); /* still open */
     ERR_clear_error();
     tv.tv_sec = 10;
@@ -638,8 +646,9 @@ static void the_descriptor_limit_does_not_spin(void **state)
  * `step`-byte TLS records, and returns the server CPU (ms) it cost. */
 static long chunked_post_cpu(size_t raw, size_t step)
 {
-    static const char head[] = "POST " GV " HTTP/1.1\r\nHost: h\r\nX-Remote-User: admin\r\n"
-                               "X-Remote-Group: system:masters\r\nTransfer-Encoding: chunked\r\n\r\n";
+    static const char head[] =
+        "POST " GV " HTTP/1.1\r\nHost: h\r\nX-Remote-User: admin\r\n"
+        "X-Remote-Group: system:masters\r\nTransfer-Encoding: chunked\r\n\r\n";
     static const char chunk[] = "1;xxxxxxxxxxxxxxx\r\nx\r\n"; /* 1 byte, a long extension */
     kube_buf body = KUBE_BUF_INIT, in = KUBE_BUF_INIT;
     SSL *ssl = tls_connect(F.proxy, F.main.port);

@@ -298,9 +298,9 @@ static void wait_pin(fixture *fx, const char *vm, const char *want)
 static void merge_patch(fixture *fx, const char *path, const char *body)
 {
     harness_response r = {0};
-    assert_int_equal(harness_request(fx->h, NULL, "PATCH", path, "application/merge-patch+json",
-                                     body, &r),
-                     KUBE_OK);
+    assert_int_equal(
+        harness_request(fx->h, NULL, "PATCH", path, "application/merge-patch+json", body, &r),
+        KUBE_OK);
     if (r.status != 200)
         fail_msg("PATCH %s: %ld %s", path, r.status, r.body);
     if (strncmp(path, VMS_PATH "/", strlen(VMS_PATH) + 1) == 0)
@@ -321,8 +321,8 @@ static int64_t count(fixture *fx, const char *verb, const char *resource)
 }
 
 /* PreFilter in a fresh cycle state (returned; caller frees). */
-static fw_cycle_state *pre_filter(fixture *fx, const fw_pod_info *pi, fw_code want,
-                                  char *pin_out, size_t n)
+static fw_cycle_state *pre_filter(fixture *fx, const fw_pod_info *pi, fw_code want, char *pin_out,
+                                  size_t n)
 {
     fw_cycle_state *cs = fw_cycle_state_new();
     fw_pre_filter_result *res = NULL;
@@ -421,8 +421,9 @@ static void test_concurrent_pin_is_kept(void **state)
 
     fw_pod_info *pi = launcher_pod("vm-race", vmi_uid, "aaaaa");
     fw_cycle_state *cs = pre_filter(fx, pi, FW_SKIP, NULL, 0);
-    merge_patch(fx, VMS_PATH "/vm-race", "{\"metadata\":{\"annotations\":{\"stickyvm.io/node\":"
-                                         "\"node-2\"}}}");
+    merge_patch(fx, VMS_PATH "/vm-race",
+                "{\"metadata\":{\"annotations\":{\"stickyvm.io/node\":"
+                "\"node-2\"}}}");
     plugin_stickyvm.post_bind(fx->sv, cs, pi, "node-0");
     fw_cycle_state_free(cs);
     fw_pod_info_unref(pi);
@@ -474,13 +475,13 @@ static void test_new_vmi_at_most_one_get(void **state)
     char vmi_uid[64];
     plugin_up(fx);
     kube_strlcpy(vmi_uid, create_chain(fx, "vm-new", NULL), sizeof(vmi_uid));
-    int64_t before = count(fx, "get", "virtualmachineinstances") +
-                     count(fx, "get", "virtualmachines");
+    int64_t before =
+        count(fx, "get", "virtualmachineinstances") + count(fx, "get", "virtualmachines");
     fw_pod_info *pi = launcher_pod("vm-new", vmi_uid, "aaaaa");
     fw_cycle_state_free(pre_filter(fx, pi, FW_SKIP, NULL, 0));
     fw_pod_info_unref(pi);
-    int64_t gets = count(fx, "get", "virtualmachineinstances") +
-                   count(fx, "get", "virtualmachines") - before;
+    int64_t gets =
+        count(fx, "get", "virtualmachineinstances") + count(fx, "get", "virtualmachines") - before;
     assert_true(gets <= 1);
     assert_true(stats(fx).api_reads <= 1);
 }
@@ -585,8 +586,7 @@ static void running_on(fixture *fx, const char *vmi, const char *node)
 {
     char path[256], body[256];
     snprintf(path, sizeof(path), VMIS_PATH "/%s/status", vmi);
-    snprintf(body, sizeof(body), "{\"status\":{\"nodeName\":\"%s\",\"phase\":\"Running\"}}",
-             node);
+    snprintf(body, sizeof(body), "{\"status\":{\"nodeName\":\"%s\",\"phase\":\"Running\"}}", node);
     merge_patch(fx, path, body);
 }
 
@@ -678,8 +678,8 @@ static sched_scheduler *follower_up(fixture *fx, sched_config **cfg)
     le->leader_elect = 1;
     le->lease_duration_ms = 2000, le->renew_deadline_ms = 1000, le->retry_period_ms = 100;
     lease_held_elsewhere(fx, le->resource_namespace, le->resource_name);
-    sched_scheduler_options o = {.config = *cfg, .client = fx->client,
-                                 .leader_client = fx->client, .identity = "follower"};
+    sched_scheduler_options o = {
+        .config = *cfg, .client = fx->client, .leader_client = fx->client, .identity = "follower"};
     if (sched_scheduler_new(&o, &s, err, sizeof(err)) != KUBE_OK)
         fail_msg("scheduler: %s", err);
     assert_int_equal(sched_scheduler_start(s), KUBE_OK);
@@ -744,8 +744,8 @@ static void sched_up(fixture *fx)
 }
 
 /* virt-controller's pod for the VMI: virt-launcher-<vm>-<5 chars>. */
-static void create_launcher(fixture *fx, const char *vm, const char *vmi_uid, int round,
-                            char *name, size_t n)
+static void create_launcher(fixture *fx, const char *vm, const char *vmi_uid, int round, char *name,
+                            size_t n)
 {
     char body[1536];
     snprintf(name, n, "virt-launcher-%s-r%04d", vm, round);
@@ -780,8 +780,8 @@ static void pod_node(fixture *fx, const char *pod, char *out, size_t n)
     snprintf(path, sizeof(path), PODS_PATH "/%s", pod);
     assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j), KUBE_OK);
     assert_int_equal(status, 200);
-    const cJSON *node = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(j, "spec"), "nodeName");
+    const cJSON *node =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "spec"), "nodeName");
     kube_strlcpy(out, cJSON_IsString(node) ? node->valuestring : "", n);
     cJSON_Delete(j);
 }
@@ -806,8 +806,7 @@ static void wait_pod_event(fixture *fx, const char *pod, const char *reason, con
         cJSON *list = NULL;
         int found = 0;
         assert_int_equal(
-            harness_request_json(fx->h, NULL, "GET", EVENTS_PATH, NULL, &status, &list),
-            KUBE_OK);
+            harness_request_json(fx->h, NULL, "GET", EVENTS_PATH, NULL, &status, &list), KUBE_OK);
         const cJSON *item;
         cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items"))
         {
@@ -815,9 +814,9 @@ static void wait_pod_event(fixture *fx, const char *pod, const char *reason, con
             const cJSON *name = cJSON_GetObjectItemCaseSensitive(reg, "name");
             const cJSON *r = cJSON_GetObjectItemCaseSensitive(item, "reason");
             const cJSON *note = cJSON_GetObjectItemCaseSensitive(item, "note");
-            found |= cJSON_IsString(name) && !strcmp(name->valuestring, pod) &&
-                     cJSON_IsString(r) && !strcmp(r->valuestring, reason) &&
-                     cJSON_IsString(note) && strstr(note->valuestring, text);
+            found |= cJSON_IsString(name) && !strcmp(name->valuestring, pod) && cJSON_IsString(r) &&
+                     !strcmp(r->valuestring, reason) && cJSON_IsString(note) &&
+                     strstr(note->valuestring, text);
         }
         cJSON_Delete(list);
         if (found)
@@ -968,8 +967,9 @@ static void test_sched_unpin_requeues(void **state)
     delete_path(fx, path);
     restart_vm(fx, STICKY_VM, 300, fx->sticky_pod, sizeof(fx->sticky_pod));
     wait_pod_event(fx, fx->sticky_pod, "FailedScheduling", "/unpin");
-    merge_patch(fx, VMS_PATH "/" STICKY_VM, "{\"metadata\":{\"annotations\":{"
-                                          "\"stickyvm.io/node\":null}}}");
+    merge_patch(fx, VMS_PATH "/" STICKY_VM,
+                "{\"metadata\":{\"annotations\":{"
+                "\"stickyvm.io/node\":null}}}");
     int64_t t0 = kube_now_ms();
     wait_bound(fx, fx->sticky_pod, node, sizeof(node));
     print_message("bound %lld ms after the unpin\n", (long long)(kube_now_ms() - t0));
@@ -996,6 +996,5 @@ int test_group_stickyvm_integration(void)
         cmocka_unit_test(test_sched_returning_node_binds),
         cmocka_unit_test(test_sched_unpin_requeues),
     };
-    return cmocka_run_group_tests_name("stickyvm_integration", tests, group_setup,
-                                       group_teardown);
+    return cmocka_run_group_tests_name("stickyvm_integration", tests, group_setup, group_teardown);
 }

@@ -110,9 +110,9 @@ static void assert_still_on(sf_fixture *fx, const char *pod, const char *node)
 /* ------------------------------------------------------------------ */
 
 #define DB_LABELS "\"app\":\"db\""
-#define DB_ANTI_AFFINITY                                                                         \
-    ",\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"  \
-    "\"labelSelector\":{\"matchLabels\":{\"app\":\"db\"}},\"topologyKey\":"                      \
+#define DB_ANTI_AFFINITY                                                                        \
+    ",\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{" \
+    "\"labelSelector\":{\"matchLabels\":{\"app\":\"db\"}},\"topologyKey\":"                     \
     "\"kubernetes.io/hostname\"}]}}"
 #define DB_NODES 5
 
@@ -179,9 +179,9 @@ static void anti_affinity_one_replica_per_node(void **state)
 /* ------------------------------------------------------------------ */
 
 #define WEB_LABELS "\"app\":\"web\""
-#define WEB_SPREAD                                                                               \
-    ",\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"" ZONE_KEY "\","           \
-    "\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":{\"app\":"       \
+#define WEB_SPREAD                                                                         \
+    ",\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"" ZONE_KEY "\","     \
+    "\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":{\"app\":" \
     "\"web\"}}}]"
 #define ZONES 3
 
@@ -241,8 +241,7 @@ static void cordon_zone_c(sf_fixture *fx)
 {
     cordon(fx, "zone-c-1");
     cordon(fx, "zone-c-2");
-    create_pod(fx, "probe", "\"app\":\"probe\"",
-               ",\"nodeSelector\":{\"" ZONE_KEY "\":\"zone-c\"}");
+    create_pod(fx, "probe", "\"app\":\"probe\"", ",\"nodeSelector\":{\"" ZONE_KEY "\":\"zone-c\"}");
     char *msg = sf_wait_unschedulable(fx->h, "probe", "2 node(s) were unschedulable");
     assert_prefix(msg, "0/6 nodes are available: 2 node(s) were unschedulable, 4 node(s) didn't "
                        "match Pod's node affinity/selector.");
@@ -344,9 +343,11 @@ static void system_defaults_spread_replicaset(void **state)
     sf_start_scheduler(fx);
 
     assert_int_equal(create_bound_pods(fx, "solo", 3, "\"app\":\"solo\"", "", "big-a"), 3);
-    snprintf(meta, sizeof(meta), ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+    snprintf(meta, sizeof(meta),
+             ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
              "\"ReplicaSet\",\"name\":\"web\",\"uid\":\"%s\",\"controller\":true,"
-             "\"blockOwnerDeletion\":true}]", uid);
+             "\"blockOwnerDeletion\":true}]",
+             uid);
     int on_small = create_bound_pods(fx, "web", 6, "\"app\":\"web\"", meta, "small-b");
     if (on_small != 3)
         fail_msg("ReplicaSet pods on small-b: %d of 6, expected 3", on_small);

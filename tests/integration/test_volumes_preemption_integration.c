@@ -69,8 +69,10 @@ static void create_pod(sf_fixture *fx, const char *name, const char *cpu, int pr
 
 static const char *claim_volume(const char *claim, char *buf, size_t n)
 {
-    snprintf(buf, n, ",\"volumes\":[{\"name\":\"disk\",\"persistentVolumeClaim\":{"
-             "\"claimName\":\"%s\"}}]", claim);
+    snprintf(buf, n,
+             ",\"volumes\":[{\"name\":\"disk\",\"persistentVolumeClaim\":{"
+             "\"claimName\":\"%s\"}}]",
+             claim);
     return buf;
 }
 
@@ -186,7 +188,7 @@ static void bound_local_volume_pins_the_pod(void **state)
     create_class(fx, "local", "WaitForFirstConsumer");
     create_local_pv(fx, "local-pv-c", "local", "node-c", NULL);
     create_pvc(fx, "data", "local", "local-pv-c"); /* pre-bound by the user */
-    for (;;) { /* the PV controller completes the bind */
+    for (;;) {                                     /* the PV controller completes the bind */
         cJSON *pvc = sf_find(fx->h, PVCS "/data");
         int bound = !strcmp(sf_str_at(pvc, "status", "phase"), "Bound");
         cJSON_Delete(pvc);
@@ -210,8 +212,9 @@ static void unbound_immediate_claim_is_unschedulable(void **state)
     create_pvc(fx, "unbound", "fast", NULL);
     create_pod(fx, "waits", "100m", 0, NULL, claim_volume("unbound", vol, sizeof(vol)));
     char *msg = sf_wait_unschedulable(fx->h, "waits", "pod has unbound immediate");
-    assert_true(!strncmp(msg, "0/3 nodes are available: pod has unbound immediate "
-                              "PersistentVolumeClaims.",
+    assert_true(!strncmp(msg,
+                         "0/3 nodes are available: pod has unbound immediate "
+                         "PersistentVolumeClaims.",
                          strlen("0/3 nodes are available: pod has unbound immediate "
                                 "PersistentVolumeClaims.")));
     free(msg);

@@ -35,13 +35,13 @@ char *apis_testkit_pem(X509 *cert);
 #define DAY 86400L
 
 typedef struct pki {
-    X509 *ca;            /* front-proxy CA */
+    X509 *ca; /* front-proxy CA */
     EVP_PKEY *ca_key;
-    X509 *other_ca;      /* same name, different key */
+    X509 *other_ca; /* same name, different key */
     EVP_PKEY *other_key;
-    X509 *inter;         /* intermediate under ca, clientAuth only */
+    X509 *inter; /* intermediate under ca, clientAuth only */
     EVP_PKEY *inter_key;
-    X509 *inter_server;  /* intermediate under ca restricted to serverAuth */
+    X509 *inter_server; /* intermediate under ca restricted to serverAuth */
     EVP_PKEY *inter_server_key;
 } pki;
 
@@ -62,11 +62,18 @@ static X509 *issue(X509 *issuer, EVP_PKEY *ikey, const apis_testkit_spec *spec, 
 
 static int setup(void **state)
 {
-    apis_testkit_spec ca = {.cn = "front-proxy-ca", .ca = 1, .not_before_s = -DAY, .not_after_s = DAY};
-    apis_testkit_spec inter = {.cn = "intermediate", .ca = 1, .eku = "clientAuth",
-                               .not_before_s = -DAY, .not_after_s = DAY};
-    apis_testkit_spec inter_srv = {.cn = "intermediate-server", .ca = 1, .eku = "serverAuth",
-                                   .not_before_s = -DAY, .not_after_s = DAY};
+    apis_testkit_spec ca = {
+        .cn = "front-proxy-ca", .ca = 1, .not_before_s = -DAY, .not_after_s = DAY};
+    apis_testkit_spec inter = {.cn = "intermediate",
+                               .ca = 1,
+                               .eku = "clientAuth",
+                               .not_before_s = -DAY,
+                               .not_after_s = DAY};
+    apis_testkit_spec inter_srv = {.cn = "intermediate-server",
+                                   .ca = 1,
+                                   .eku = "serverAuth",
+                                   .not_before_s = -DAY,
+                                   .not_after_s = DAY};
     (void)state;
 
     g.ca = issue(NULL, NULL, &ca, &g.ca_key);
@@ -147,8 +154,8 @@ static const x509_case x509_cases[] = {
      KUBE_EUNAUTHORIZED},
     {"multiple usages including clientAuth", "front-proxy-client", "serverAuth,clientAuth",
      SIGNER_CA, 0, -DAY, DAY, NULL, KUBE_OK},
-    {"any extended key usage", "front-proxy-client", "anyExtendedKeyUsage", SIGNER_CA, 0, -DAY,
-     DAY, NULL, KUBE_OK},
+    {"any extended key usage", "front-proxy-client", "anyExtendedKeyUsage", SIGNER_CA, 0, -DAY, DAY,
+     NULL, KUBE_OK},
     {"no extended key usage (Go: any)", "front-proxy-client", NULL, SIGNER_CA, 0, -DAY, DAY, NULL,
      KUBE_OK},
     {"expired", "front-proxy-client", "clientAuth", SIGNER_CA, 0, -2 * DAY, -DAY, NULL,
@@ -157,25 +164,38 @@ static const x509_case x509_cases[] = {
      KUBE_EUNAUTHORIZED},
     {"multi-level, valid", "front-proxy-client", "clientAuth", SIGNER_INTER, 1, -DAY, DAY, allow_fp,
      KUBE_OK},
-    {"multi-level, missing intermediate", "front-proxy-client", "clientAuth", SIGNER_INTER, 0,
-     -DAY, DAY, NULL, KUBE_EUNAUTHORIZED},
+    {"multi-level, missing intermediate", "front-proxy-client", "clientAuth", SIGNER_INTER, 0, -DAY,
+     DAY, NULL, KUBE_EUNAUTHORIZED},
     {"multi-level, intermediate restricted to serverAuth", "front-proxy-client", "clientAuth",
      SIGNER_INTER_SERVER, 1, -DAY, DAY, NULL, KUBE_EUNAUTHORIZED},
 };
 
-static X509 *issue_case(const x509_case *c, STACK_OF(X509) **chain)
+static X509 *issue_case(const x509_case *c, STACK_OF(X509) * *chain)
 {
-    apis_testkit_spec spec = {.cn = c->cn, .eku = c->eku, .not_before_s = c->not_before_s,
-                              .not_after_s = c->not_after_s};
+    apis_testkit_spec spec = {
+        .cn = c->cn, .eku = c->eku, .not_before_s = c->not_before_s, .not_after_s = c->not_after_s};
     X509 *signer = NULL, *inter = NULL;
     EVP_PKEY *key = NULL;
 
     switch (c->signer) {
-    case SIGNER_CA: signer = g.ca; key = g.ca_key; break;
-    case SIGNER_OTHER_CA: signer = g.other_ca; key = g.other_key; break;
-    case SIGNER_INTER: signer = inter = g.inter; key = g.inter_key; break;
-    case SIGNER_INTER_SERVER: signer = inter = g.inter_server; key = g.inter_server_key; break;
-    default: break;
+    case SIGNER_CA:
+        signer = g.ca;
+        key = g.ca_key;
+        break;
+    case SIGNER_OTHER_CA:
+        signer = g.other_ca;
+        key = g.other_key;
+        break;
+    case SIGNER_INTER:
+        signer = inter = g.inter;
+        key = g.inter_key;
+        break;
+    case SIGNER_INTER_SERVER:
+        signer = inter = g.inter_server;
+        key = g.inter_server_key;
+        break;
+    default:
+        break;
     }
     *chain = sk_X509_new_null();
     if (c->send_intermediate && inter)
@@ -189,7 +209,7 @@ static void verifies_front_proxy_certificates(void **state)
     for (size_t i = 0; i < sizeof(x509_cases) / sizeof(x509_cases[0]); i++) {
         const x509_case *c = &x509_cases[i];
         apis_authn_config *cfg = config_with(c->allowed);
-        STACK_OF(X509) *chain;
+        STACK_OF(X509) * chain;
         X509 *leaf = issue_case(c, &chain);
         char msg[512] = "";
         int rc = apis_authn_verify_front_proxy(cfg, leaf, chain, msg, sizeof(msg));
@@ -207,8 +227,8 @@ static void verifies_front_proxy_certificates(void **state)
 static void no_certificate_or_no_ca_is_not_a_proxy(void **state)
 {
     apis_authn_config *cfg = config_with(NULL), *empty;
-    apis_testkit_spec spec = {.cn = "front-proxy-client", .eku = "clientAuth",
-                              .not_before_s = -DAY, .not_after_s = DAY};
+    apis_testkit_spec spec = {
+        .cn = "front-proxy-client", .eku = "clientAuth", .not_before_s = -DAY, .not_after_s = DAY};
     X509 *leaf = issue(g.ca, g.ca_key, &spec, NULL);
     char msg[256];
     (void)state;
@@ -227,10 +247,10 @@ static void no_certificate_or_no_ca_is_not_a_proxy(void **state)
 static void authenticates_client_certificates(void **state)
 {
     static const char *const orgs[] = {"system:masters", "team-a", NULL};
-    apis_testkit_spec ok = {.cn = "alice", .orgs = orgs, .eku = "clientAuth", .not_before_s = -DAY,
-                            .not_after_s = DAY};
-    apis_testkit_spec nocn = {.cn = "", .orgs = orgs, .eku = "clientAuth", .not_before_s = -DAY,
-                              .not_after_s = DAY};
+    apis_testkit_spec ok = {
+        .cn = "alice", .orgs = orgs, .eku = "clientAuth", .not_before_s = -DAY, .not_after_s = DAY};
+    apis_testkit_spec nocn = {
+        .cn = "", .orgs = orgs, .eku = "clientAuth", .not_before_s = -DAY, .not_after_s = DAY};
     apis_authn_config *cfg = config_with(NULL);
     X509 *leaf = issue(g.ca, g.ca_key, &ok, NULL);
     X509 *bad = issue(g.other_ca, g.other_key, &ok, NULL);
@@ -282,15 +302,18 @@ static const header_case header_cases[] = {
     {"empty user", "X-Remote-User: \r\n", NULL, "", ""},
     {"user, no groups", "X-Remote-User: alice\r\n", "alice", "", ""},
     {"user with repeated groups",
-     "X-Remote-Group: system:masters\r\nX-Remote-User: admin\r\nX-Remote-Group: system:authenticated\r\n",
+     "X-Remote-Group: system:masters\r\nX-Remote-User: admin\r\nX-Remote-Group: "
+     "system:authenticated\r\n",
      "admin", "system:masters,system:authenticated", ""},
     {"names are case-insensitive", "x-remote-user: bob\r\nX-REMOTE-GROUP: g1\r\n", "bob", "g1", ""},
-    {"first user header wins", "X-Remote-User: first\r\nX-Remote-User: second\r\n", "first", "", ""},
+    {"first user header wins", "X-Remote-User: first\r\nX-Remote-User: second\r\n", "first", "",
+     ""},
     {"blank groups skipped", "X-Remote-User: u\r\nX-Remote-Group:  \r\nX-Remote-Group: g\r\n", "u",
      "g", ""},
     {"commas are not split", "X-Remote-User: u\r\nX-Remote-Group: a,b\r\n", "u", "a,b", ""},
-    {"extras", "X-Remote-User: u\r\nX-Remote-Extra-Scopes: read\r\nX-Remote-Extra-scopes: write\r\n"
-               "X-Remote-Extra-Acme.com%2Fproject: p1\r\n",
+    {"extras",
+     "X-Remote-User: u\r\nX-Remote-Extra-Scopes: read\r\nX-Remote-Extra-scopes: write\r\n"
+     "X-Remote-Extra-Acme.com%2Fproject: p1\r\n",
      "u", "", "scopes=read|write;acme.com/project=p1"},
     {"bad escape kept as is", "X-Remote-User: u\r\nX-Remote-Extra-A%zzb: v\r\n", "u", "",
      "a%zzb=v"},

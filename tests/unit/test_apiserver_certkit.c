@@ -30,14 +30,14 @@ typedef struct apis_testkit_spec {
     int ca;                  /* basicConstraints CA:TRUE */
     long not_before_s;       /* relative to now */
     long not_after_s;
-    const char *san;         /* "DNS:localhost,IP:127.0.0.1" or NULL */
+    const char *san; /* "DNS:localhost,IP:127.0.0.1" or NULL */
 } apis_testkit_spec;
 
 int apis_testkit_issue(X509 *issuer, EVP_PKEY *issuer_key, const apis_testkit_spec *spec,
                        X509 **cert, EVP_PKEY **key);
 char *apis_testkit_pem(X509 *cert);
 int apis_testkit_write(const char *cert_path, const char *key_path, X509 *cert,
-                       STACK_OF(X509) *chain, EVP_PKEY *key);
+                       STACK_OF(X509) * chain, EVP_PKEY *key);
 
 static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
 {
@@ -130,7 +130,7 @@ char *apis_testkit_pem(X509 *cert)
 }
 
 int apis_testkit_write(const char *cert_path, const char *key_path, X509 *cert,
-                       STACK_OF(X509) *chain, EVP_PKEY *key)
+                       STACK_OF(X509) * chain, EVP_PKEY *key)
 {
     FILE *f = fopen(cert_path, "w");
     int ok = f && PEM_write_X509(f, cert);

@@ -37,7 +37,7 @@ typedef struct apis_testkit_spec {
 int apis_testkit_issue(X509 *issuer, EVP_PKEY *issuer_key, const apis_testkit_spec *spec,
                        X509 **cert, EVP_PKEY **key);
 int apis_testkit_write(const char *cert_path, const char *key_path, X509 *cert,
-                       STACK_OF(X509) *chain, EVP_PKEY *key);
+                       STACK_OF(X509) * chain, EVP_PKEY *key);
 
 #define GV "/apis/subresources.stickyvm.io/v1"
 #define PIN GV "/namespaces/default/virtualmachines/vm1/pin"
@@ -46,8 +46,8 @@ typedef struct env {
     char dir[64];
     X509 *ca;
     EVP_PKEY *ca_key;
-    X509 *proxy;       /* CN=front-proxy-client */
-    X509 *alice;       /* client certificate CN=alice O=team-a */
+    X509 *proxy; /* CN=front-proxy-client */
+    X509 *alice; /* client certificate CN=alice O=team-a */
     apis_authn_source *src;
     apis_delegate *del;
     apis_metrics *metrics;
@@ -70,10 +70,13 @@ static int setup(void **state)
 {
     static const char *const team[] = {"team-a", NULL};
     apis_testkit_spec ca = {.cn = "test-ca", .ca = 1, .not_before_s = -60, .not_after_s = 86400};
-    apis_testkit_spec proxy = {.cn = "front-proxy-client", .eku = "clientAuth",
-                               .not_before_s = -60, .not_after_s = 86400};
-    apis_testkit_spec alice = {.cn = "alice", .orgs = team, .eku = "clientAuth",
-                               .not_before_s = -60, .not_after_s = 86400};
+    apis_testkit_spec proxy = {
+        .cn = "front-proxy-client", .eku = "clientAuth", .not_before_s = -60, .not_after_s = 86400};
+    apis_testkit_spec alice = {.cn = "alice",
+                               .orgs = team,
+                               .eku = "clientAuth",
+                               .not_before_s = -60,
+                               .not_after_s = 86400};
     apis_strlist allowed = {0}, paths = {0}, groups = {0};
     char ca_path[128], err[256];
     apis_authn_source_options so = {0};
@@ -135,7 +138,7 @@ static int teardown(void **state)
 typedef struct result {
     apis_exchange *x;
     int blocked;
-    int needed_body;   /* the exchange asked for the body (it was authorized) */
+    int needed_body; /* the exchange asked for the body (it was authorized) */
     kube_httpreq_request req;
     kube_buf raw;
     apis_peer_cache pc;
@@ -225,8 +228,9 @@ static void front_proxy_identity_and_stripping(void **state)
     const apis_user *u;
     (void)state;
 
-    run(&r, "GET", GV, MASTERS "X-Remote-Group: system:authenticated\r\nX-Remote-Extra-Scopes: a\r\n"
-                       "Authorization: Bearer secret\r\n",
+    run(&r, "GET", GV,
+        MASTERS "X-Remote-Group: system:authenticated\r\nX-Remote-Extra-Scopes: a\r\n"
+                "Authorization: Bearer secret\r\n",
         NULL, E.proxy);
     assert_false(r.blocked);
     assert_int_equal(apis_exchange_code(r.x), 200);
@@ -441,8 +445,8 @@ static void bodies_are_read_only_when_authorized(void **state)
  * authenticating, as k8s.io/apiserver checks validity per request. */
 static void expired_certificates_stop_authenticating(void **state)
 {
-    apis_testkit_spec spec = {.cn = "alice", .eku = "clientAuth", .not_before_s = -60,
-                              .not_after_s = 1};
+    apis_testkit_spec spec = {
+        .cn = "alice", .eku = "clientAuth", .not_before_s = -60, .not_after_s = 1};
     apis_peer_cache pc = {0};
     kube_httpreq_limits lim;
     kube_httpreq_request req;

@@ -88,15 +88,20 @@ static void metrics_render_prometheus_text(void **state)
     assert_int_equal(apis_metrics_authz_count(m, APIS_AUTHZ_CACHE_HIT), 1);
     assert_int_equal(apis_metrics_render(m, &b), KUBE_OK);
     assert_non_null(strstr(b.data, "# TYPE stickyvm_apiserver_request_total counter\n"));
-    assert_non_null(strstr(b.data,
-                           "stickyvm_apiserver_request_total{verb=\"PUT\",subresource=\"pin\",code=\"200\"} 2\n"));
+    assert_non_null(strstr(
+        b.data,
+        "stickyvm_apiserver_request_total{verb=\"PUT\",subresource=\"pin\",code=\"200\"} 2\n"));
     /* unknown labels fold into bounded values */
-    assert_non_null(strstr(b.data,
-                           "stickyvm_apiserver_request_total{verb=\"other\",subresource=\"\",code=\"418\"} 1\n"));
+    assert_non_null(strstr(
+        b.data,
+        "stickyvm_apiserver_request_total{verb=\"other\",subresource=\"\",code=\"418\"} 1\n"));
     /* buckets are cumulative */
-    assert_non_null(strstr(b.data, "duration_seconds_bucket{verb=\"PUT\",subresource=\"pin\",le=\"0.005\"} 1\n"));
-    assert_non_null(strstr(b.data, "duration_seconds_bucket{verb=\"PUT\",subresource=\"pin\",le=\"0.25\"} 2\n"));
-    assert_non_null(strstr(b.data, "duration_seconds_bucket{verb=\"PUT\",subresource=\"pin\",le=\"+Inf\"} 2\n"));
+    assert_non_null(strstr(
+        b.data, "duration_seconds_bucket{verb=\"PUT\",subresource=\"pin\",le=\"0.005\"} 1\n"));
+    assert_non_null(strstr(
+        b.data, "duration_seconds_bucket{verb=\"PUT\",subresource=\"pin\",le=\"0.25\"} 2\n"));
+    assert_non_null(strstr(
+        b.data, "duration_seconds_bucket{verb=\"PUT\",subresource=\"pin\",le=\"+Inf\"} 2\n"));
     assert_non_null(strstr(b.data, "duration_seconds_count{verb=\"PUT\",subresource=\"pin\"} 2\n"));
     assert_non_null(strstr(b.data, "stickyvm_apiserver_inflight_requests 1\n"));
     assert_non_null(strstr(b.data, "stickyvm_apiserver_pin_conflict_retries_total 1\n"));
@@ -106,11 +111,18 @@ static void metrics_render_prometheus_text(void **state)
 
 static void parses_flags(void **state)
 {
-    char *argv[] = {"stickyvm-apiserver", "--secure-port=9443", "--bind-address", "127.0.0.1",
+    char *argv[] = {"stickyvm-apiserver",
+                    "--secure-port=9443",
+                    "--bind-address",
+                    "127.0.0.1",
                     "--requestheader-allowed-names=front-proxy-client, aggregator",
-                    "--authentication-token-webhook-cache-ttl=1m30s", "-v", "4",
-                    "--authentication-skip-lookup", "--authorization-always-allow-groups=",
-                    "--tls-cert-file=/c", "--tls-private-key-file=/k"};
+                    "--authentication-token-webhook-cache-ttl=1m30s",
+                    "-v",
+                    "4",
+                    "--authentication-skip-lookup",
+                    "--authorization-always-allow-groups=",
+                    "--tls-cert-file=/c",
+                    "--tls-private-key-file=/k"};
     apis_options o;
     char err[256] = "";
     (void)state;
@@ -143,7 +155,8 @@ static void parses_connection_flags(void **state)
     char *defaults[] = {"x"};
     char *set[] = {"x", "--tls-handshake-timeout=3s", "--read-header-timeout", "1m",
                    "--max-connections=64"};
-    char *bad[][2] = {{"x", "--max-connections=0"}, {"x", "--tls-handshake-timeout=10"},
+    char *bad[][2] = {{"x", "--max-connections=0"},
+                      {"x", "--tls-handshake-timeout=10"},
                       {"x", "--read-header-timeout=soon"}};
     apis_options o;
     char err[256] = "";
@@ -179,7 +192,8 @@ static void rejects_bad_flags(void **state)
         {2, {"x", "--request-timeout=10"}, "request-timeout"},
         {2, {"x", "--tls-cert-file=/c"}, "together"},
         {2, {"x", "stray"}, "unexpected"},
-        {2, {"x", "--pin-annotation-key=a b"},
+        {2,
+         {"x", "--pin-annotation-key=a b"},
          "invalid argument \"a b\" for \"--pin-annotation-key\" flag: Invalid value: \"a b\": "
          "name part must consist of"},
         {2, {"x", "--pin-annotation-key="}, "\"--pin-annotation-key\" flag: Required value"},
@@ -203,8 +217,8 @@ static void parses_durations(void **state)
     static const struct {
         const char *in;
         int64_t ms;
-    } ok[] = {{"0", 0}, {"10s", 10000}, {"1m30s", 90000}, {"500ms", 500}, {"1.5h", 5400000},
-              {"2000us", 2}};
+    } ok[] = {{"0", 0},       {"10s", 10000},    {"1m30s", 90000},
+              {"500ms", 500}, {"1.5h", 5400000}, {"2000us", 2}};
     static const char *const bad[] = {"", "10", "s", "-1s", "1x", "1e3s", "10 s"};
     int64_t v;
     (void)state;
@@ -252,7 +266,8 @@ static void generates_and_reloads_serving_certificates(void **state)
 
     make_tmp(dir, sizeof(dir));
     snprintf(certdir, sizeof(certdir), "%s/a/b", dir);
-    assert_int_equal(apis_certs_new(NULL, NULL, certdir, "10.0.0.7", &c, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(apis_certs_new(NULL, NULL, certdir, "10.0.0.7", &c, err, sizeof(err)),
+                     KUBE_OK);
     snprintf(cert, sizeof(cert), "%s/apiserver.crt", certdir);
     snprintf(key, sizeof(key), "%s/apiserver.key", certdir);
     assert_string_equal(apis_certs_cert_file(c), cert);
@@ -265,7 +280,8 @@ static void generates_and_reloads_serving_certificates(void **state)
     assert_int_equal(apis_certs_new(cert, key, NULL, NULL, &c, err, sizeof(err)), KUBE_OK);
     snprintf(other_cert, sizeof(other_cert), "%s/o.crt", dir);
     snprintf(other_key, sizeof(other_key), "%s/o.key", dir);
-    assert_int_equal(apis_certs_generate(other_cert, other_key, dns, NULL, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(apis_certs_generate(other_cert, other_key, dns, NULL, err, sizeof(err)),
+                     KUBE_OK);
     assert_int_equal(rename(other_cert, cert), 0);
     bump_mtime(cert);
     assert_int_equal(apis_certs_reload_if_changed(c), 0); /* key does not match yet */
@@ -410,9 +426,14 @@ static void builds_reviews_like_the_fixtures(void **state)
 {
     apis_user *admin = apis_user_new("admin");
     apis_user *prom = apis_user_new("system:serviceaccount:monitoring:prometheus");
-    apis_authz_attrs res = {.user = admin, .verb = "get", .resource_request = 1,
-                            .namespace_ = "default", .group = "subresources.stickyvm.io",
-                            .version = "v1", .resource = "virtualmachines", .subresource = "pin",
+    apis_authz_attrs res = {.user = admin,
+                            .verb = "get",
+                            .resource_request = 1,
+                            .namespace_ = "default",
+                            .group = "subresources.stickyvm.io",
+                            .version = "v1",
+                            .resource = "virtualmachines",
+                            .subresource = "pin",
                             .name = "vm-a"};
     apis_authz_attrs nonres = {.user = prom, .verb = "get", .path = "/metrics"};
     cJSON *want, *got;
@@ -424,7 +445,8 @@ static void builds_reviews_like_the_fixtures(void **state)
     apis_strlist_add(&prom->groups, "system:authenticated");
     want = fixture_spec("sar-allowed-201.json");
     got = apis_delegate_sar_body(&res);
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(got, "kind")), "SubjectAccessReview");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(got, "kind")),
+                        "SubjectAccessReview");
     assert_true(cJSON_Compare(cJSON_GetObjectItem(got, "spec"), want, 1));
     cJSON_Delete(want);
     cJSON_Delete(got);

@@ -63,8 +63,8 @@ static void extracts_namespace_and_name(void **state)
     char msg[256];
     (void)state;
 
-    assert_int_equal(apis_route_parse(GV "/namespaces/team-a/virtualmachines/db.prod-1/pin",
-                                      &r, msg, sizeof(msg)),
+    assert_int_equal(apis_route_parse(GV "/namespaces/team-a/virtualmachines/db.prod-1/pin", &r,
+                                      msg, sizeof(msg)),
                      KUBE_OK);
     assert_string_equal(r.namespace_, "team-a");
     assert_string_equal(r.name, "db.prod-1");
@@ -161,8 +161,8 @@ static void reads_the_node_parameter(void **state)
     char msg[256];
     (void)state;
 
-    assert_int_equal(apis_route_parse(VM "/vm1/pin?timeout=32s&node=node-1&x", &r, msg, sizeof(msg)),
-                     KUBE_OK);
+    assert_int_equal(
+        apis_route_parse(VM "/vm1/pin?timeout=32s&node=node-1&x", &r, msg, sizeof(msg)), KUBE_OK);
     assert_int_equal(r.has_node, 1);
     assert_string_equal(r.node, "node-1");
     assert_int_equal(r.node_valid, 1);
@@ -215,10 +215,10 @@ static void maps_verbs(void **state)
         int resource;
         const char *verb;
     } cases[] = {
-        {"GET", 1, "get"},       {"HEAD", 1, "get"},     {"PUT", 1, "update"},
-        {"POST", 1, "create"},   {"PATCH", 1, "patch"},  {"DELETE", 1, "delete"},
-        {"OPTIONS", 1, "options"}, {"GET", 0, "get"},    {"POST", 0, "post"},
-        {"PUT", 0, "put"},       {"BREW", 0, "brew"},
+        {"GET", 1, "get"},         {"HEAD", 1, "get"},    {"PUT", 1, "update"},
+        {"POST", 1, "create"},     {"PATCH", 1, "patch"}, {"DELETE", 1, "delete"},
+        {"OPTIONS", 1, "options"}, {"GET", 0, "get"},     {"POST", 0, "post"},
+        {"PUT", 0, "put"},         {"BREW", 0, "brew"},
     };
     char verb[16];
     (void)state;

@@ -37,15 +37,15 @@ static void writes_status_like_apimachinery(void **state)
     apis_status_details d = {.name = "nope", .group = "kubevirt.io", .kind = "virtualmachines"};
     (void)state;
 
-    assert_int_equal(apis_status_json(&b, 404, "NotFound", "virtualmachines.kubevirt.io \"nope\" not found",
-                                      &d),
-                     KUBE_OK);
+    assert_int_equal(
+        apis_status_json(&b, 404, "NotFound", "virtualmachines.kubevirt.io \"nope\" not found", &d),
+        KUBE_OK);
     /* compact, one trailing newline, fields in apimachinery order (vm-get-404) */
-    assert_string_equal(b.data,
-                        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
-                        "\"message\":\"virtualmachines.kubevirt.io \\\"nope\\\" not found\","
-                        "\"reason\":\"NotFound\",\"details\":{\"name\":\"nope\",\"group\":\"kubevirt.io\","
-                        "\"kind\":\"virtualmachines\"},\"code\":404}\n");
+    assert_string_equal(
+        b.data, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+                "\"message\":\"virtualmachines.kubevirt.io \\\"nope\\\" not found\","
+                "\"reason\":\"NotFound\",\"details\":{\"name\":\"nope\",\"group\":\"kubevirt.io\","
+                "\"kind\":\"virtualmachines\"},\"code\":404}\n");
     kube_buf_free(&b);
 }
 
@@ -73,21 +73,29 @@ static void writes_unauthorized_and_method_not_allowed(void **state)
 static void writes_forbidden_messages(void **state)
 {
     kube_buf b = KUBE_BUF_INIT;
-    apis_forbidden res = {.user = "alice", .verb = "get", .group = "subresources.stickyvm.io",
-                          .resource = "virtualmachines", .subresource = "pin",
-                          .namespace_ = "default", .name = "vm-a", .reason = ""};
+    apis_forbidden res = {.user = "alice",
+                          .verb = "get",
+                          .group = "subresources.stickyvm.io",
+                          .resource = "virtualmachines",
+                          .subresource = "pin",
+                          .namespace_ = "default",
+                          .name = "vm-a",
+                          .reason = ""};
     apis_forbidden nonres = {.user = "system:serviceaccount:monitoring:prometheus",
-                             .verb = "get", .path = "/metrics", .reason = "no RBAC policy matched"};
+                             .verb = "get",
+                             .path = "/metrics",
+                             .reason = "no RBAC policy matched"};
     const cJSON *details;
     cJSON *j;
     (void)state;
 
     assert_int_equal(apis_status_forbidden(&b, &res), KUBE_OK);
     j = parse_buf(&b);
-    assert_string_equal(str(j, "message"),
-                        "virtualmachines.subresources.stickyvm.io \"vm-a\" is forbidden: User \"alice\" "
-                        "cannot get resource \"virtualmachines/pin\" in API group "
-                        "\"subresources.stickyvm.io\" in the namespace \"default\"");
+    assert_string_equal(
+        str(j, "message"),
+        "virtualmachines.subresources.stickyvm.io \"vm-a\" is forbidden: User \"alice\" "
+        "cannot get resource \"virtualmachines/pin\" in API group "
+        "\"subresources.stickyvm.io\" in the namespace \"default\"");
     assert_string_equal(str(j, "reason"), "Forbidden");
     details = cJSON_GetObjectItem(j, "details");
     assert_string_equal(str(details, "name"), "vm-a");
@@ -98,9 +106,10 @@ static void writes_forbidden_messages(void **state)
     kube_buf_reset(&b);
     assert_int_equal(apis_status_forbidden(&b, &nonres), KUBE_OK);
     j = parse_buf(&b);
-    assert_string_equal(str(j, "message"),
-                        "forbidden: User \"system:serviceaccount:monitoring:prometheus\" cannot get "
-                        "path \"/metrics\": no RBAC policy matched");
+    assert_string_equal(
+        str(j, "message"),
+        "forbidden: User \"system:serviceaccount:monitoring:prometheus\" cannot get "
+        "path \"/metrics\": no RBAC policy matched");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "details")), 0);
     cJSON_Delete(j);
 
@@ -110,7 +119,8 @@ static void writes_forbidden_messages(void **state)
     nonres.reason = NULL;
     assert_int_equal(apis_status_forbidden(&b, &nonres), KUBE_OK);
     j = parse_buf(&b);
-    assert_string_equal(str(j, "message"), "forbidden: User \"ev\\\"il\" cannot get path \"/metrics\"");
+    assert_string_equal(str(j, "message"),
+                        "forbidden: User \"ev\\\"il\" cannot get path \"/metrics\"");
     cJSON_Delete(j);
     kube_buf_free(&b);
 }
@@ -118,9 +128,12 @@ static void writes_forbidden_messages(void **state)
 static void writes_invalid_with_causes(void **state)
 {
     kube_buf b = KUBE_BUF_INIT;
-    apis_status_details d = {.name = "vm1", .group = "subresources.stickyvm.io",
-                             .kind = "VirtualMachinePin", .cause_reason = "FieldValueNotFound",
-                             .cause_message = "Not found: \"node-9\"", .cause_field = "node"};
+    apis_status_details d = {.name = "vm1",
+                             .group = "subresources.stickyvm.io",
+                             .kind = "VirtualMachinePin",
+                             .cause_reason = "FieldValueNotFound",
+                             .cause_message = "Not found: \"node-9\"",
+                             .cause_field = "node"};
     const cJSON *cause;
     cJSON *j;
     (void)state;
@@ -152,10 +165,11 @@ static void writes_the_pin_answer(void **state)
     (void)state;
 
     assert_int_equal(apis_pin_answer_json(&b, "default", "vm1", "node-1", NULL, 1), KUBE_OK);
-    assert_string_equal(b.data, "{\"apiVersion\":\"subresources.stickyvm.io/v1\","
-                                "\"kind\":\"VirtualMachinePin\",\"metadata\":{\"name\":\"vm1\","
-                                "\"namespace\":\"default\"},\"node\":\"node-1\",\"previousNode\":null,"
-                                "\"changed\":true}\n");
+    assert_string_equal(b.data,
+                        "{\"apiVersion\":\"subresources.stickyvm.io/v1\","
+                        "\"kind\":\"VirtualMachinePin\",\"metadata\":{\"name\":\"vm1\","
+                        "\"namespace\":\"default\"},\"node\":\"node-1\",\"previousNode\":null,"
+                        "\"changed\":true}\n");
     kube_buf_reset(&b);
     assert_int_equal(apis_pin_answer_json(&b, "default", "vm1", NULL, "node-1", 1), KUBE_OK);
     assert_non_null(strstr(b.data, "\"node\":null,\"previousNode\":\"node-1\""));
@@ -166,9 +180,8 @@ static const cJSON *resource_named(const cJSON *list, const char *name)
 {
     const cJSON *r;
 
-    cJSON_ArrayForEach(r, cJSON_GetObjectItem(list, "resources"))
-        if (!strcmp(str(r, "name"), name))
-            return r;
+    cJSON_ArrayForEach(
+        r, cJSON_GetObjectItem(list, "resources")) if (!strcmp(str(r, "name"), name)) return r;
     return NULL;
 }
 
@@ -218,7 +231,8 @@ static void serves_a_valid_openapi_document(void **state)
     assert_non_null(str(cJSON_GetObjectItem(j, "info"), "title"));
     paths = cJSON_GetObjectItem(j, "paths");
     assert_non_null(cJSON_GetObjectItem(
-        paths, "/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachines/{name}/pin"));
+        paths,
+        "/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachines/{name}/pin"));
     assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "definitions"),
                                         "io.stickyvm.subresources.v1.VirtualMachinePin"));
     cJSON_Delete(j);

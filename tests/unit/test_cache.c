@@ -159,9 +159,9 @@ static void assume_then_confirm(void **state)
     assert_int_equal(c.nodes, 1);
 
     /* update then remove a confirmed pod */
-    struct kube_pod *bigger = make_pod(
-        "p", "n1",
-        "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]");
+    struct kube_pod *bigger =
+        make_pod("p", "n1",
+                 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]");
     assert_int_equal(sched_cache_update_pod(f->c, bound, bigger), KUBE_OK);
     assert_int_equal(snap_cpu(f, "n1"), 1000);
     assert_int_equal(sched_cache_remove_pod(f->c, bigger), KUBE_OK);
@@ -437,8 +437,9 @@ static void many_pods(void **state)
     add_node(f, "n1", NULL);
     for (int i = 0; i < N; i++) {
         snprintf(name, sizeof(name), "p%d", i);
-        pods[i] = make_pod(name, "n1", "\"containers\":[{\"name\":\"c\",\"resources\":"
-                                         "{\"requests\":{\"cpu\":\"1m\"}}}]");
+        pods[i] = make_pod(name, "n1",
+                           "\"containers\":[{\"name\":\"c\",\"resources\":"
+                           "{\"requests\":{\"cpu\":\"1m\"}}}]");
         assert_int_equal(sched_cache_add_pod(f->c, pods[i]), KUBE_OK);
     }
     for (int round = 0; round < 3; round++) {

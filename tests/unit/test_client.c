@@ -61,9 +61,9 @@ static void check_failure_fixture(const char *name, cJSON *fx)
         assert_int_equal(st.code, code);
         assert_string_equal(st.reason, "NotFound");
         assert_string_equal(st.message, "404 page not found");
-        assert_int_equal(kube_status_decode(text->valuestring, strlen(text->valuestring), code,
-                                            &st),
-                         KUBE_EPARSE);
+        assert_int_equal(
+            kube_status_decode(text->valuestring, strlen(text->valuestring), code, &st),
+            KUBE_EPARSE);
         return;
     }
     json = cJSON_PrintUnformatted(body);
@@ -128,9 +128,8 @@ static void maps_recorded_reasons_to_errors(void **state)
         char *json = body ? cJSON_PrintUnformatted(body) : strdup(text->valuestring);
         kube_status st;
 
-        assert_int_equal(kube_response_error(
-                             (long)cJSON_GetObjectItem(fx, "status")->valuedouble, json,
-                             strlen(json), &st),
+        assert_int_equal(kube_response_error((long)cJSON_GetObjectItem(fx, "status")->valuedouble,
+                                             json, strlen(json), &st),
                          cases[i].err);
         free(json);
         cJSON_Delete(fx);
@@ -205,16 +204,16 @@ static void retry_policy(void **state)
         int retry;
         long delay_ms; /* -1: jittered */
     } cases[] = {
-        {"GET", 429, -1, 0, 1, -1},      {"POST", 429, -1, 0, 1, -1},
-        {"PATCH", 429, 3, 0, 1, 3000},   {"POST", 429, 0, 0, 1, 0},
-        {"GET", 500, -1, 0, 1, -1},      {"PUT", 503, -1, 0, 1, -1},
-        {"DELETE", 504, -1, 0, 1, -1},   {"POST", 500, -1, 0, 0, 0},
-        {"PATCH", 503, -1, 0, 0, 0},     {"POST", 503, 2, 0, 1, 2000},
-        {"PATCH", 500, 1, 1, 1, 1000},   {"GET", 503, 7200, 0, 1, 60000},
-        {"GET", 404, -1, 0, 0, 0},       {"GET", 409, 1, 0, 0, 0},
-        {"PUT", 409, -1, 0, 0, 0},       {"GET", 401, -1, 0, 0, 0},
-        {"GET", 0, -1, 0, 1, -1},        {"POST", 0, -1, 0, 0, 0},
-        {"GET", 429, -1, 5, 0, 0},       {"GET", 500, 1, 5, 0, 0},
+        {"GET", 429, -1, 0, 1, -1},    {"POST", 429, -1, 0, 1, -1},
+        {"PATCH", 429, 3, 0, 1, 3000}, {"POST", 429, 0, 0, 1, 0},
+        {"GET", 500, -1, 0, 1, -1},    {"PUT", 503, -1, 0, 1, -1},
+        {"DELETE", 504, -1, 0, 1, -1}, {"POST", 500, -1, 0, 0, 0},
+        {"PATCH", 503, -1, 0, 0, 0},   {"POST", 503, 2, 0, 1, 2000},
+        {"PATCH", 500, 1, 1, 1, 1000}, {"GET", 503, 7200, 0, 1, 60000},
+        {"GET", 404, -1, 0, 0, 0},     {"GET", 409, 1, 0, 0, 0},
+        {"PUT", 409, -1, 0, 0, 0},     {"GET", 401, -1, 0, 0, 0},
+        {"GET", 0, -1, 0, 1, -1},      {"POST", 0, -1, 0, 0, 0},
+        {"GET", 429, -1, 5, 0, 0},     {"GET", 500, 1, 5, 0, 0},
     };
     long delay;
     (void)state;
@@ -224,8 +223,7 @@ static void retry_policy(void **state)
                                       cases[i].attempt, 5, 100, 5000, 12345, &delay);
         if (retry != cases[i].retry)
             fail_msg("%s %ld Retry-After %ld attempt %d: retry %d, want %d", cases[i].method,
-                     cases[i].code, cases[i].retry_after, cases[i].attempt, retry,
-                     cases[i].retry);
+                     cases[i].code, cases[i].retry_after, cases[i].attempt, retry, cases[i].retry);
         if (retry && cases[i].delay_ms >= 0)
             assert_int_equal(delay, cases[i].delay_ms);
     }
@@ -241,8 +239,8 @@ static void backoff_grows_jittered_and_capped(void **state)
         if (full > 5000)
             full = 5000;
         assert_int_equal(kube_retry_decide("GET", 500, -1, attempt, 10, 100, 5000, 0, &lo), 1);
-        assert_int_equal(
-            kube_retry_decide("GET", 500, -1, attempt, 10, 100, 5000, full / 2, &hi), 1);
+        assert_int_equal(kube_retry_decide("GET", 500, -1, attempt, 10, 100, 5000, full / 2, &hi),
+                         1);
         /* jitter spreads the delay over the upper half [full/2, full] */
         assert_int_equal(lo, full - full / 2);
         assert_int_equal(hi, full);
@@ -269,7 +267,8 @@ static void builds_paths(void **state)
         {&KUBE_RES_NAMESPACES, NULL, "kube-system", NULL, "/api/v1/namespaces/kube-system"},
         {&KUBE_RES_CONFIGMAPS, "kube-system", "extension-apiserver-authentication", NULL,
          "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"},
-        {&KUBE_RES_EVENTS, "default", NULL, NULL, "/apis/events.k8s.io/v1/namespaces/default/events"},
+        {&KUBE_RES_EVENTS, "default", NULL, NULL,
+         "/apis/events.k8s.io/v1/namespaces/default/events"},
         {&KUBE_RES_LEASES, "default", "stickyvm-scheduler", NULL,
          "/apis/coordination.k8s.io/v1/namespaces/default/leases/stickyvm-scheduler"},
         {&KUBE_RES_VMS, "default", "vm-a", NULL,
@@ -344,7 +343,7 @@ typedef struct mock_reply {
     int code; /* 0: close the connection without answering; -1: never answer */
     const char *content_type;
     const char *extra_headers; /* "Name: v\r\n" lines, or NULL */
-    const char *body; /* MOCK_ECHO: {"target":"<request target>"} */
+    const char *body;          /* MOCK_ECHO: {"target":"<request target>"} */
 } mock_reply;
 
 static const char MOCK_ECHO[] = "echo";
@@ -451,9 +450,10 @@ static int mock_answer(int fd, const mock_reply *r, const char *req)
         body = echo.data;
     }
 
-    kube_buf_printf(&out, "HTTP/1.1 %d Scripted\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n%s",
-                    r->code, r->content_type ? r->content_type : "application/json",
-                    strlen(body), r->extra_headers ? r->extra_headers : "", body);
+    kube_buf_printf(&out,
+                    "HTTP/1.1 %d Scripted\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n%s",
+                    r->code, r->content_type ? r->content_type : "application/json", strlen(body),
+                    r->extra_headers ? r->extra_headers : "", body);
     n = send(fd, out.data, out.len, MSG_NOSIGNAL);
     kube_buf_free(&out);
     kube_buf_free(&echo);
@@ -546,8 +546,8 @@ static int mock_setup(void **state)
         return -1;
     pthread_mutex_init(&m->lock, NULL);
     m->fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (m->fd < 0 || bind(m->fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-        listen(m->fd, 16) != 0 || getsockname(m->fd, (struct sockaddr *)&a, &alen) != 0)
+    if (m->fd < 0 || bind(m->fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(m->fd, 16) != 0 ||
+        getsockname(m->fd, (struct sockaddr *)&a, &alen) != 0)
         return -1;
     m->port = ntohs(a.sin_port);
     kube_strlcpy(m->dir, "/tmp/stickyvm-client-XXXXXX", sizeof(m->dir));
@@ -699,9 +699,8 @@ static void reuses_the_connection(void **state)
                          KUBE_OK);
     assert_int_equal(kube_client_do(e.c, "DELETE", "/api/v1/nodes/n", NULL, NULL, 0, &resp),
                      KUBE_OK);
-    assert_int_equal(kube_client_do(e.c, "PUT", "/api/v1/nodes/n", "application/json", "{}", 2,
-                                    &resp),
-                     KUBE_OK);
+    assert_int_equal(
+        kube_client_do(e.c, "PUT", "/api/v1/nodes/n", "application/json", "{}", 2, &resp), KUBE_OK);
     assert_int_equal(m->connections, 1);
     assert_contains(mock_request(m, 5), "DELETE /api/v1/nodes/n HTTP/1.1");
     assert_contains(mock_request(m, 6), "PUT /api/v1/nodes/n HTTP/1.1");
@@ -745,17 +744,17 @@ static void retries_through_429_and_5xx(void **state)
                                 "\"message\":\"etcd is sad\",\"code\":500}"},
                                {200, NULL, NULL, "{}"}},
                 2);
-    assert_int_equal(kube_client_do(e.c, "PATCH", "/x", "application/merge-patch+json", "{}", 2,
-                                    &resp),
-                     KUBE_ESERVER);
+    assert_int_equal(
+        kube_client_do(e.c, "PATCH", "/x", "application/merge-patch+json", "{}", 2, &resp),
+        KUBE_ESERVER);
     assert_int_equal(mock_count(m), 1);
     assert_int_equal(resp.code, 500);
     assert_string_equal(resp.status.message, "etcd is sad");
     mock_script(m, (mock_reply[]){{503, NULL, "Retry-After: 0\r\n", ""}, {200, NULL, NULL, "{}"}},
                 2);
-    assert_int_equal(kube_client_do(e.c, "PATCH", "/x", "application/merge-patch+json", "{}", 2,
-                                    &resp),
-                     KUBE_OK);
+    assert_int_equal(
+        kube_client_do(e.c, "PATCH", "/x", "application/merge-patch+json", "{}", 2, &resp),
+        KUBE_OK);
     assert_int_equal(mock_count(m), 2);
     kube_response_clear(&resp);
     client_env_free(&e);
@@ -784,8 +783,9 @@ static void plain_text_error_keeps_text(void **state)
 
     mock_script(m, (mock_reply[]){{404, "text/plain; charset=utf-8", NULL, "404 page not found\n"}},
                 1);
-    assert_int_equal(kube_client_do(e.c, "GET", "/apis/kubevirt.io/v1/namespaces/default/virtualmachinez",
-                                    NULL, NULL, 0, &resp),
+    assert_int_equal(kube_client_do(e.c, "GET",
+                                    "/apis/kubevirt.io/v1/namespaces/default/virtualmachinez", NULL,
+                                    NULL, 0, &resp),
                      KUBE_ENOTFOUND);
     assert_int_equal(resp.code, 404);
     assert_int_equal(resp.status.code, 404);
@@ -1097,9 +1097,8 @@ static void typed_calls_send_the_right_requests(void **state)
     assert_int_equal(kube_api_set_annotation(e.c, &KUBE_RES_VMS, "default", "vm-a",
                                              "stickyvm.io/node", "node-1", "239", &out, &st),
                      KUBE_OK);
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(out, "metadata"), "name")
-                            ->valuestring,
-                        "vm-a");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(out, "metadata"), "name")->valuestring, "vm-a");
     cJSON_Delete(out);
     req = mock_request(m, 0);
     assert_contains(req, "PATCH /apis/kubevirt.io/v1/namespaces/default/virtualmachines/vm-a ");
@@ -1107,28 +1106,29 @@ static void typed_calls_send_the_right_requests(void **state)
     assert_contains(req, "{\"metadata\":{\"resourceVersion\":\"239\",\"annotations\":"
                          "{\"stickyvm.io/node\":\"node-1\"}}}");
 
-    mock_script(m, (mock_reply[]){{201, NULL, NULL, "{\"kind\":\"Status\",\"status\":\"Success\","
-                                                   "\"code\":201}"}},
+    mock_script(m,
+                (mock_reply[]){{201, NULL, NULL,
+                                "{\"kind\":\"Status\",\"status\":\"Success\","
+                                "\"code\":201}"}},
                 1);
     assert_int_equal(kube_api_bind(e.c, "default", "p1", "uid-1", "node-2", &st), KUBE_OK);
     req = mock_request(m, 0);
     assert_contains(req, "POST /api/v1/namespaces/default/pods/p1/binding ");
-    assert_contains(req, "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"node-2\"}");
+    assert_contains(req,
+                    "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"node-2\"}");
 
     patch = cJSON_Parse("{\"status\":{\"nominatedNodeName\":\"node-1\"}}");
     mock_script(m, (mock_reply[]){{200, NULL, NULL, "{}"}}, 1);
     assert_int_equal(kube_api_patch_pod_status(e.c, "default", "p1", patch, &st), KUBE_OK);
     assert_contains(mock_request(m, 0), "PATCH /api/v1/namespaces/default/pods/p1/status ");
-    assert_contains(mock_request(m, 0),
-                    "Content-Type: application/strategic-merge-patch+json\r\n");
+    assert_contains(mock_request(m, 0), "Content-Type: application/strategic-merge-patch+json\r\n");
     cJSON_Delete(patch);
 
     patch = cJSON_Parse("[{\"op\":\"remove\",\"path\":\"/metadata/annotations/a~1b\"}]");
     assert_int_equal(kube_api_json_patch(e.c, &KUBE_RES_VMS, "default", "vm-a", patch, NULL, &st),
                      KUBE_OK);
     assert_contains(mock_request(m, 1), "Content-Type: application/json-patch+json\r\n");
-    assert_int_equal(kube_api_merge_patch(e.c, &KUBE_RES_VMS, "default", "vm-a", patch, NULL,
-                                          &st),
+    assert_int_equal(kube_api_merge_patch(e.c, &KUBE_RES_VMS, "default", "vm-a", patch, NULL, &st),
                      KUBE_EINVAL); /* a merge patch is an object */
     cJSON_Delete(patch);
 
@@ -1188,8 +1188,7 @@ static void prepares_stream_handles(void **state)
     long code = 0;
 
     mock_script(m, (mock_reply[]){{200, NULL, NULL, "{\"type\":\"ADDED\"}\n"}}, 1);
-    assert_int_equal(kube_client_setup_stream(e.c, h, "/api/v1/pods?watch=1", &headers),
-                     KUBE_OK);
+    assert_int_equal(kube_client_setup_stream(e.c, h, "/api/v1/pods?watch=1", &headers), KUBE_OK);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
     assert_int_equal(curl_easy_perform(h), CURLE_OK);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
@@ -1220,8 +1219,7 @@ int test_group_client(void)
         cmocka_unit_test_setup_teardown(retries_through_429_and_5xx, mock_setup, mock_teardown),
         cmocka_unit_test_setup_teardown(gives_up_after_max_retries, mock_setup, mock_teardown),
         cmocka_unit_test_setup_teardown(plain_text_error_keeps_text, mock_setup, mock_teardown),
-        cmocka_unit_test_setup_teardown(unauthorized_rereads_token_once, mock_setup,
-                                        mock_teardown),
+        cmocka_unit_test_setup_teardown(unauthorized_rereads_token_once, mock_setup, mock_teardown),
         cmocka_unit_test_setup_teardown(broken_connections, mock_setup, mock_teardown),
         cmocka_unit_test_setup_teardown(rejects_bad_requests, mock_setup, mock_teardown),
         cmocka_unit_test_setup_teardown(shutdown_cancels_waits, mock_setup, mock_teardown),

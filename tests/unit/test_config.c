@@ -20,33 +20,30 @@
 
 /* A throwaway CA, a client certificate it signed, that certificate's key,
  * and an unrelated key (EC P-256, valid until 2126). */
-static const char CA_PEM[] =
-    "-----BEGIN CERTIFICATE-----\n"
-    "MIIBejCCASGgAwIBAgIUSFxxs1AnctvdP/Ku+Se5t6RoFPAwCgYIKoZIzj0EAwIw\n"
-    "EjEQMA4GA1UEAwwHdGVzdC1jYTAgFw0yNjExMjExMDM5NThaGA8yMTI2MTAyODEw\n"
-    "Mzk1OFowEjEQMA4GA1UEAwwHdGVzdC1jYTBZMBMGByqGSM49AgEGCCqGSM49AwEH\n"
-    "A0IABPXJk7qi3OTEKWWETP9Gl6Y35TJfxsN58NRebdVsEgVrOVt/1cl6DvUbqYZT\n"
-    "DxbltH3EPDhfr5Li75mvuMN+/j2jUzBRMB0GA1UdDgQWBBSW+z4F48waOSwMG90Z\n"
-    "59Ff0e+BIzAfBgNVHSMEGDAWgBSW+z4F48waOSwMG90Z59Ff0e+BIzAPBgNVHRMB\n"
-    "Af8EBTADAQH/MAoGCCqGSM49BAMCA0cAMEQCIFlsTZdHERmSMrH2Tcj5hzxZREcc\n"
-    "w+hypuhbUeS67EEQAiAYC+saj4ia8UKIjxTUBAeG55qcJqAhD4Jst3r++oBP/A==\n"
-    "-----END CERTIFICATE-----\n";
-static const char CERT_PEM[] =
-    "-----BEGIN CERTIFICATE-----\n"
-    "MIIBNzCB3gIUMZBYj4n54av1bLO0BHsCk9iFagQwCgYIKoZIzj0EAwIwEjEQMA4G\n"
-    "A1UEAwwHdGVzdC1jYTAgFw0yNjExMjExMDM5NThaGA8yMTI2MTAyODEwMzk1OFow\n"
-    "KTEOMAwGA1UEAwwFYWRtaW4xFzAVBgNVBAoMDnN5c3RlbTptYXN0ZXJzMFkwEwYH\n"
-    "KoZIzj0CAQYIKoZIzj0DAQcDQgAEiC4YLhq2jFjP08lvTxsbkiAdtq/UWO0/D+p2\n"
-    "JZY6F/GVEjHsrb1Wd/cGagP0MAhTbdTxp6jCIycipi/KSqzNkzAKBggqhkjOPQQD\n"
-    "AgNIADBFAiB9tA/JvsHb5vs4ScJ2EkK8Lbm5wMawADLVhBs2vwKvTwIhALVqB3AQ\n"
-    "M9e/ucp8Uwf0APkWUzElKpAOazl4xTZrhVRb\n"
-    "-----END CERTIFICATE-----\n";
-static const char KEY_PEM[] =
-    "-----BEGIN EC PRIVATE KEY-----\n"
-    "MHcCAQEEILDB3/xjbNsLdNhg1ZsBMsHN0XyWJBzGmnFSvlRpAQT7oAoGCCqGSM49\n"
-    "AwEHoUQDQgAEiC4YLhq2jFjP08lvTxsbkiAdtq/UWO0/D+p2JZY6F/GVEjHsrb1W\n"
-    "d/cGagP0MAhTbdTxp6jCIycipi/KSqzNkw==\n"
-    "-----END EC PRIVATE KEY-----\n";
+static const char CA_PEM[] = "-----BEGIN CERTIFICATE-----\n"
+                             "MIIBejCCASGgAwIBAgIUSFxxs1AnctvdP/Ku+Se5t6RoFPAwCgYIKoZIzj0EAwIw\n"
+                             "EjEQMA4GA1UEAwwHdGVzdC1jYTAgFw0yNjExMjExMDM5NThaGA8yMTI2MTAyODEw\n"
+                             "Mzk1OFowEjEQMA4GA1UEAwwHdGVzdC1jYTBZMBMGByqGSM49AgEGCCqGSM49AwEH\n"
+                             "A0IABPXJk7qi3OTEKWWETP9Gl6Y35TJfxsN58NRebdVsEgVrOVt/1cl6DvUbqYZT\n"
+                             "DxbltH3EPDhfr5Li75mvuMN+/j2jUzBRMB0GA1UdDgQWBBSW+z4F48waOSwMG90Z\n"
+                             "59Ff0e+BIzAfBgNVHSMEGDAWgBSW+z4F48waOSwMG90Z59Ff0e+BIzAPBgNVHRMB\n"
+                             "Af8EBTADAQH/MAoGCCqGSM49BAMCA0cAMEQCIFlsTZdHERmSMrH2Tcj5hzxZREcc\n"
+                             "w+hypuhbUeS67EEQAiAYC+saj4ia8UKIjxTUBAeG55qcJqAhD4Jst3r++oBP/A==\n"
+                             "-----END CERTIFICATE-----\n";
+static const char CERT_PEM[] = "-----BEGIN CERTIFICATE-----\n"
+                               "MIIBNzCB3gIUMZBYj4n54av1bLO0BHsCk9iFagQwCgYIKoZIzj0EAwIwEjEQMA4G\n"
+                               "A1UEAwwHdGVzdC1jYTAgFw0yNjExMjExMDM5NThaGA8yMTI2MTAyODEwMzk1OFow\n"
+                               "KTEOMAwGA1UEAwwFYWRtaW4xFzAVBgNVBAoMDnN5c3RlbTptYXN0ZXJzMFkwEwYH\n"
+                               "KoZIzj0CAQYIKoZIzj0DAQcDQgAEiC4YLhq2jFjP08lvTxsbkiAdtq/UWO0/D+p2\n"
+                               "JZY6F/GVEjHsrb1Wd/cGagP0MAhTbdTxp6jCIycipi/KSqzNkzAKBggqhkjOPQQD\n"
+                               "AgNIADBFAiB9tA/JvsHb5vs4ScJ2EkK8Lbm5wMawADLVhBs2vwKvTwIhALVqB3AQ\n"
+                               "M9e/ucp8Uwf0APkWUzElKpAOazl4xTZrhVRb\n"
+                               "-----END CERTIFICATE-----\n";
+static const char KEY_PEM[] = "-----BEGIN EC PRIVATE KEY-----\n"
+                              "MHcCAQEEILDB3/xjbNsLdNhg1ZsBMsHN0XyWJBzGmnFSvlRpAQT7oAoGCCqGSM49\n"
+                              "AwEHoUQDQgAEiC4YLhq2jFjP08lvTxsbkiAdtq/UWO0/D+p2JZY6F/GVEjHsrb1W\n"
+                              "d/cGagP0MAhTbdTxp6jCIycipi/KSqzNkw==\n"
+                              "-----END EC PRIVATE KEY-----\n";
 static const char OTHER_KEY_PEM[] =
     "-----BEGIN EC PRIVATE KEY-----\n"
     "MHcCAQEEIKVuxitAkN5YD2Ys2RHQaycuN7WoSC+nKQpLoocNcYAxoAoGCCqGSM49\n"
@@ -197,10 +194,9 @@ static void expect_error(cfg_fixture *fx, const char *path, int rc, const char *
     assert_int_equal(kube_config_from_file(path, &cfg, fx->err, sizeof(fx->err)), rc);
     assert_null(cfg);
     snprintf(want_prefix, sizeof(want_prefix), "%s: ", path);
-    if (strncmp(fx->err, want_prefix, strlen(want_prefix)) != 0 ||
-        !strstr(fx->err, fragment))
-        fail_msg("error \"%s\" should start with \"%s\" and contain \"%s\"", fx->err,
-                 want_prefix, fragment);
+    if (strncmp(fx->err, want_prefix, strlen(want_prefix)) != 0 || !strstr(fx->err, fragment))
+        fail_msg("error \"%s\" should start with \"%s\" and contain \"%s\"", fx->err, want_prefix,
+                 fragment);
 }
 
 /* ---- kubeconfig ------------------------------------------------------ */
@@ -263,9 +259,9 @@ static void resolves_relative_file_references(void **state)
                       "    client-key: ./pki/client.key\n"
                       "    tokenFile: token\n");
     }
-    assert_int_equal(kube_config_from_file(fx_path(fx, "conf/kubeconfig"), &cfg, fx->err,
-                                           sizeof(fx->err)),
-                     KUBE_OK);
+    assert_int_equal(
+        kube_config_from_file(fx_path(fx, "conf/kubeconfig"), &cfg, fx->err, sizeof(fx->err)),
+        KUBE_OK);
     assert_pem(cfg, kube_config_ca_pem, CA_PEM);
     assert_pem(cfg, kube_config_cert_pem, CERT_PEM);
     assert_pem(cfg, kube_config_key_pem, KEY_PEM);
@@ -286,8 +282,8 @@ static void missing_referenced_file_names_field(void **state)
                                      "    token: abc\n");
     char want[400];
 
-    snprintf(want, sizeof(want), "clusters[1].cluster.certificate-authority: cannot read %s/missing/ca.crt",
-             fx->dir);
+    snprintf(want, sizeof(want),
+             "clusters[1].cluster.certificate-authority: cannot read %s/missing/ca.crt", fx->dir);
     expect_error(fx, path, KUBE_ECONFIG, want);
 }
 
@@ -424,8 +420,8 @@ static void missing_pieces_are_named(void **state)
              "contexts:\n- name: ctx\n  context: {cluster: c1}\n"
              "clusters:\n- name: c1\n  cluster: {server: https://h}\n");
     expect_error(fx, fx_path(fx, "k5"), KUBE_ECONFIG, "contexts[0].context.user: not set");
-    expect_error(fx, fx_kubeconfig(fx, "k6", "    insecure-skip-tls-verify: true\n",
-                                   "    token: t\n"),
+    expect_error(fx,
+                 fx_kubeconfig(fx, "k6", "    insecure-skip-tls-verify: true\n", "    token: t\n"),
                  KUBE_ECONFIG, "clusters[1].cluster.server: not set");
     expect_error(fx, fx_kubeconfig(fx, "k7", "    server: ftp://h\n", "    token: t\n"),
                  KUBE_ECONFIG, "clusters[1].cluster.server: unsupported URL scheme");
@@ -464,8 +460,8 @@ static void pem_material_is_checked(void **state)
     char *cert = b64(CERT_PEM), *other = b64(OTHER_KEY_PEM), *junk = b64("not a pem\n");
     char text[2048];
 
-    snprintf(text, sizeof(text),
-             "    client-certificate-data: %s\n    client-key-data: %s\n", cert, other);
+    snprintf(text, sizeof(text), "    client-certificate-data: %s\n    client-key-data: %s\n", cert,
+             other);
     expect_error(fx, fx_kubeconfig(fx, "k1", "    server: https://h\n", text), KUBE_ECONFIG,
                  "users[0].user.client-key-data: private key does not match");
     snprintf(text, sizeof(text), "    client-certificate-data: %s\n", cert);
@@ -868,8 +864,7 @@ static void explicit_kubeconfig_is_one_file(void **state)
     assert_int_equal(kube_config_load(fx_path(fx, "sel-b"), &cfg, fx->err, sizeof(fx->err)),
                      KUBE_ECONFIG);
     assert_non_null(strstr(fx->err, "context \"b\" not found in contexts"));
-    assert_int_equal(kube_config_load(fx_path(fx, "two"), &cfg, fx->err, sizeof(fx->err)),
-                     KUBE_OK);
+    assert_int_equal(kube_config_load(fx_path(fx, "two"), &cfg, fx->err, sizeof(fx->err)), KUBE_OK);
     assert_string_equal(kube_config_server(cfg), "https://two-b:3");
     kube_config_free(cfg);
 }
@@ -878,8 +873,8 @@ static void explicit_kubeconfig_is_one_file(void **state)
 
 static void base64_round_trip_and_strictness(void **state)
 {
-    static const char *const bad[] = {"QQ=",  "QQ==QQ==", "Q===", "QQ=A", "Q Q=",
-                                      "QQ-_", "QUJD\x01", "====", "QUJDRA=X"};
+    static const char *const bad[] = {
+        "QQ=", "QQ==QQ==", "Q===", "QQ=A", "Q Q=", "QQ-_", "QUJD\x01", "====", "QUJDRA=X"};
     unsigned char *bytes;
     size_t n;
     char *text;
@@ -910,10 +905,8 @@ int test_group_config(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(loads_embedded_data, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(resolves_relative_file_references, fx_setup,
-                                        fx_teardown),
-        cmocka_unit_test_setup_teardown(missing_referenced_file_names_field, fx_setup,
-                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(resolves_relative_file_references, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(missing_referenced_file_names_field, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(token_and_token_file, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(token_file_is_reread, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(insecure_skip_tls_verify, fx_setup, fx_teardown),
@@ -925,8 +918,8 @@ int test_group_config(void)
         cmocka_unit_test_setup_teardown(precedence_flag_env_in_cluster, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(list_first_file_defining_a_name_wins, fx_setup,
                                         fx_teardown),
-        cmocka_unit_test_setup_teardown(list_current_context_from_first_file_setting_it,
-                                        fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(list_current_context_from_first_file_setting_it, fx_setup,
+                                        fx_teardown),
         cmocka_unit_test_setup_teardown(list_skips_missing_empty_and_repeated_files, fx_setup,
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(list_errors_name_the_file, fx_setup, fx_teardown),

@@ -94,9 +94,8 @@ static kube_object *fixture_body(const kube_codec *codec, const char *name)
 
 static const kube_codec *codec_for(const char *kind)
 {
-    static const kube_codec *codecs[] = {&kube_pod_codec,   &kube_node_codec,
-                                         &kube_vm_codec,    &kube_vmi_codec,
-                                         &kube_lease_codec, &kube_event_codec,
+    static const kube_codec *codecs[] = {&kube_pod_codec,      &kube_node_codec,  &kube_vm_codec,
+                                         &kube_vmi_codec,      &kube_lease_codec, &kube_event_codec,
                                          &kube_configmap_codec};
     for (size_t i = 0; kind && i < sizeof(codecs) / sizeof(codecs[0]); i++)
         if (strcmp(codecs[i]->kind, kind) == 0)
@@ -113,7 +112,7 @@ typedef struct fixture_counts {
 
 static void count_decoded(fixture_counts *c, const kube_codec *codec, const cJSON *obj)
 {
-    static const char *kinds[] = {"Pod", "Node", "VirtualMachine", "VirtualMachineInstance",
+    static const char *kinds[] = {"Pod",   "Node",  "VirtualMachine", "VirtualMachineInstance",
                                   "Lease", "Event", "ConfigMap"};
     kube_object *o = NULL;
     int rc = codec->decode(obj, &o);
@@ -200,9 +199,8 @@ static void decodes_every_recorded_object(void **state)
             decode_body(&c, cJSON_GetObjectItem(f, "body"));
             /* created objects as the client sent them */
             if (cJSON_HasObjectItem(cJSON_GetObjectItem(req, "body"), "metadata") &&
-                cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(req, "body"),
-                                                        "metadata"),
-                                    "name"))
+                cJSON_GetObjectItem(
+                    cJSON_GetObjectItem(cJSON_GetObjectItem(req, "body"), "metadata"), "name"))
                 decode_body(&c, cJSON_GetObjectItem(req, "body"));
             cJSON_Delete(f);
         }
@@ -394,7 +392,8 @@ static void recorded_lease_event_configmap(void **state)
     assert_string_equal(e->action, "Binding");
     assert_string_equal(e->reporting_controller, "stickyvm");
     assert_string_equal(e->reporting_instance, "stickyvm-scheduler-0");
-    assert_string_equal(e->note, "Successfully assigned default/virt-launcher-vm-a-abcde to node-1");
+    assert_string_equal(e->note,
+                        "Successfully assigned default/virt-launcher-vm-a-abcde to node-1");
     assert_string_equal(e->regarding.kind, "Pod");
     assert_string_equal(e->regarding.name, "virt-launcher-vm-a-abcde");
     assert_string_equal(e->regarding.uid, "63ec8fc2-bedd-4af0-9b77-53b5010ab02a");
@@ -402,7 +401,8 @@ static void recorded_lease_event_configmap(void **state)
     assert_int_equal(e->event_time_us, 1795255200LL * 1000000);
     kube_object_unref(o);
 
-    o = fixture_body(&kube_configmap_codec, "configmap-extension-apiserver-authentication-200.json");
+    o = fixture_body(&kube_configmap_codec,
+                     "configmap-extension-apiserver-authentication-200.json");
     cm = kube_configmap_from(o);
     assert_int_equal(cm->n_data, 6);
     assert_string_equal(kube_configmap_get(cm, "requestheader-username-headers"),
@@ -440,7 +440,7 @@ static void parses_rfc3339_times(void **state)
 
 typedef struct request_case {
     const char *name;
-    const char *spec;     /* the pod's spec */
+    const char *spec; /* the pod's spec */
     int64_t milli_cpu, memory, non0_cpu, non0_mem, score_cpu, score_mem;
 } request_case;
 
@@ -486,11 +486,11 @@ static const request_case request_cases[] = {
      "{'overhead':{'cpu':'250m','memory':'120Mi'},"
      "'containers':[{'resources':{'requests':{'cpu':'1','memory':'1Gi'}}}]}",
      1250, 1024 * MI + 120 * MI, 1250, 1024 * MI + 120 * MI, 1250, 1024 * MI + 120 * MI},
-    {"overhead without requests",
-     "{'overhead':{'cpu':'250m'},'containers':[{}]}", 250, 0, 350, 200 * MI, 350, 200 * MI},
+    {"overhead without requests", "{'overhead':{'cpu':'250m'},'containers':[{}]}", 250, 0, 350,
+     200 * MI, 350, 200 * MI},
     {"init container larger in cpu only",
-     "{'initContainers':[{'resources':{'requests':{'cpu':'500m'}}}],'containers':[{}]}",
-     500, 0, 500, 200 * MI, 500, 200 * MI},
+     "{'initContainers':[{'resources':{'requests':{'cpu':'500m'}}}],'containers':[{}]}", 500, 0,
+     500, 200 * MI, 500, 200 * MI},
     {"an explicit zero is not replaced by the default",
      "{'containers':[{'resources':{'requests':{'cpu':'0','memory':'0'}}}]}", 0, 0, 0, 0, 0, 0},
     {"sums are exact before rounding",
@@ -498,9 +498,10 @@ static const request_case request_cases[] = {
      "{'resources':{'requests':{'cpu':'0.5m'}}}]}",
      1, 0, 2, 400 * MI, 1, 400 * MI},
     {"requests given as JSON numbers",
-     "{'containers':[{'resources':{'requests':{'cpu':2,'memory':1024}}}]}", 2000, 1024, 2000,
-     1024, 2000, 1024},
-    {"null requests", "{'containers':[{'resources':{'requests':null}}]}", 0, 0, 100, 200 * MI, 100, 200 * MI},
+     "{'containers':[{'resources':{'requests':{'cpu':2,'memory':1024}}}]}", 2000, 1024, 2000, 1024,
+     2000, 1024},
+    {"null requests", "{'containers':[{'resources':{'requests':null}}]}", 0, 0, 100, 200 * MI, 100,
+     200 * MI},
 };
 
 static void computes_requests_like_kube_scheduler(void **state)
@@ -698,10 +699,10 @@ static void decodes_scheduling_fields(void **state)
 
 static void empty_affinity_and_nil_required(void **state)
 {
-    kube_object *o = decode_ok(&kube_pod_codec,
-                               "{'metadata':{'name':'p'},'spec':{'affinity':{'nodeAffinity':"
-                               "{'requiredDuringSchedulingIgnoredDuringExecution':"
-                               "{'nodeSelectorTerms':[]}}}}}");
+    kube_object *o =
+        decode_ok(&kube_pod_codec, "{'metadata':{'name':'p'},'spec':{'affinity':{'nodeAffinity':"
+                                   "{'requiredDuringSchedulingIgnoredDuringExecution':"
+                                   "{'nodeSelectorTerms':[]}}}}}");
     const kube_pod *p = kube_pod_from(o);
     (void)state;
     assert_non_null(p->affinity->node_required);
@@ -732,7 +733,8 @@ static void tolerations_tolerate_like_v1_helpers(void **state)
         int want;
     } cases[] = {
         {"{'key':'k','operator':'Equal','value':'v','effect':'NoSchedule'}",
-         {"k", "v", KUBE_EFFECT_NO_SCHEDULE}, 1},
+         {"k", "v", KUBE_EFFECT_NO_SCHEDULE},
+         1},
         {"{'key':'k','value':'v','effect':'NoSchedule'}", {"k", "v", KUBE_EFFECT_NO_SCHEDULE}, 1},
         {"{'key':'k','value':'v','effect':'NoSchedule'}", {"k", "w", KUBE_EFFECT_NO_SCHEDULE}, 0},
         {"{'key':'k','value':'v','effect':'NoSchedule'}", {"k", "v", KUBE_EFFECT_NO_EXECUTE}, 0},
@@ -742,7 +744,8 @@ static void tolerations_tolerate_like_v1_helpers(void **state)
         {"{'operator':'Exists','effect':'NoExecute'}", {"j", "x", KUBE_EFFECT_NO_SCHEDULE}, 0},
         {"{'key':'k'}", {"k", "", KUBE_EFFECT_NO_SCHEDULE}, 1},
         {"{'key':'k','operator':'Lt','value':'v'}", {"k", "v", KUBE_EFFECT_NO_SCHEDULE}, 0},
-        {"{'key':'k','operator':'Exists','effect':'Sometimes'}", {"k", "", KUBE_EFFECT_NO_SCHEDULE},
+        {"{'key':'k','operator':'Exists','effect':'Sometimes'}",
+         {"k", "", KUBE_EFFECT_NO_SCHEDULE},
          0},
     };
     (void)state;
@@ -793,10 +796,20 @@ static void decodes_node_taints_and_images(void **state)
 static void rejects_malformed_pods(void **state)
 {
     static const char *bad[] = {
-        "null", "[]", "'pod'", "42", "{}", "{'metadata':null}", "{'metadata':[]}",
-        "{'metadata':{}}", "{'metadata':{'name':''}}", "{'metadata':{'name':5}}",
-        "{'kind':'Node','metadata':{'name':'p'}}", "{'kind':5,'metadata':{'name':'p'}}",
-        "{'metadata':{'name':'p','labels':{'a':1}}}", "{'metadata':{'name':'p','labels':[]}}",
+        "null",
+        "[]",
+        "'pod'",
+        "42",
+        "{}",
+        "{'metadata':null}",
+        "{'metadata':[]}",
+        "{'metadata':{}}",
+        "{'metadata':{'name':''}}",
+        "{'metadata':{'name':5}}",
+        "{'kind':'Node','metadata':{'name':'p'}}",
+        "{'kind':5,'metadata':{'name':'p'}}",
+        "{'metadata':{'name':'p','labels':{'a':1}}}",
+        "{'metadata':{'name':'p','labels':[]}}",
         "{'metadata':{'name':'p','annotations':'x'}}",
         "{'metadata':{'name':'p','ownerReferences':{}}}",
         "{'metadata':{'name':'p','ownerReferences':[1]}}",
@@ -804,18 +817,23 @@ static void rejects_malformed_pods(void **state)
         "{'metadata':{'name':'p','creationTimestamp':'yesterday'}}",
         "{'metadata':{'name':'p','deletionTimestamp':7}}",
         "{'metadata':{'name':'p','uid':{}}}",
-        "{'metadata':{'name':'p'},'spec':[]}", "{'metadata':{'name':'p'},'status':'x'}",
+        "{'metadata':{'name':'p'},'spec':[]}",
+        "{'metadata':{'name':'p'},'status':'x'}",
         "{'metadata':{'name':'p'},'spec':{'nodeName':1}}",
         "{'metadata':{'name':'p'},'spec':{'containers':{}}}",
         "{'metadata':{'name':'p'},'spec':{'containers':[1]}}",
         "{'metadata':{'name':'p'},'spec':{'containers':[{'image':3}]}}",
         "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':[]}]}}",
         "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':[]}}]}}",
-        "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':{'cpu':'abc'}}}]}}",
+        "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':{'cpu':'abc'}}}]}"
+        "}",
         "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':{'cpu':true}}}]}}",
-        "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':{'cpu':'1e30'}}}]}}",
-        "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':{'memory':'1e30'}}}]}}",
-        "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':{'x.io/y':'10E'}}}]}}",
+        "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':{'cpu':'1e30'}}}]}"
+        "}",
+        "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':{'memory':'1e30'}}"
+        "}]}}",
+        "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':{'x.io/"
+        "y':'10E'}}}]}}",
         "{'metadata':{'name':'p'},'spec':{'containers':[{'ports':{}}]}}",
         "{'metadata':{'name':'p'},'spec':{'containers':[{'ports':[{'hostPort':'80'}]}]}}",
         "{'metadata':{'name':'p'},'spec':{'containers':[{'ports':[{'hostPort':1e10}]}]}}",
@@ -867,8 +885,12 @@ static void rejects_malformed_pods(void **state)
 
 static void rejects_malformed_other_kinds(void **state)
 {
-    static const struct { const kube_codec *codec; const char *json; } bad[] = {
-        {&kube_node_codec, "{'metadata':{'name':'n'},'spec':{'taints':[{'key':'a','effect':'Bogus'}]}}"},
+    static const struct {
+        const kube_codec *codec;
+        const char *json;
+    } bad[] = {
+        {&kube_node_codec,
+         "{'metadata':{'name':'n'},'spec':{'taints':[{'key':'a','effect':'Bogus'}]}}"},
         {&kube_node_codec, "{'metadata':{'name':'n'},'spec':{'taints':[{'key':'a'}]}}"},
         {&kube_node_codec, "{'metadata':{'name':'n'},'spec':{'unschedulable':'true'}}"},
         {&kube_node_codec, "{'metadata':{'name':'n'},'status':{'allocatable':{'cpu':'x'}}}"},
@@ -880,7 +902,8 @@ static void rejects_malformed_other_kinds(void **state)
         {&kube_node_codec, "{'kind':'Pod','metadata':{'name':'n'}}"},
         {&kube_lease_codec, "{'metadata':{'name':'l'},'spec':{'leaseDurationSeconds':'15'}}"},
         {&kube_lease_codec, "{'metadata':{'name':'l'},'spec':{'leaseDurationSeconds':3e9}}"},
-        {&kube_lease_codec, "{'metadata':{'name':'l'},'spec':{'acquireTime':'2026-13-01T00:00:00Z'}}"},
+        {&kube_lease_codec,
+         "{'metadata':{'name':'l'},'spec':{'acquireTime':'2026-13-01T00:00:00Z'}}"},
         {&kube_lease_codec, "{'metadata':{'name':'l'},'spec':{'renewTime':5}}"},
         {&kube_lease_codec, "{'metadata':{'name':'l'},'spec':{'holderIdentity':true}}"},
         {&kube_event_codec, "{'metadata':{'name':'e'},'regarding':'x'}"},
@@ -892,7 +915,8 @@ static void rejects_malformed_other_kinds(void **state)
         {&kube_vmi_codec, "{'metadata':{'name':'v'},'status':{'migrationState':{'completed':1}}}"},
         {&kube_vm_codec, "{'metadata':{'name':'v'},'spec':{'running':'yes'}}"},
         {&kube_vm_codec, "{'metadata':{'name':'v'},'spec':{'template':{'spec':[]}}}"},
-        {&kube_vm_codec, "{'metadata':{'name':'v'},'spec':{'template':{'spec':{'schedulerName':2}}}}"},
+        {&kube_vm_codec,
+         "{'metadata':{'name':'v'},'spec':{'template':{'spec':{'schedulerName':2}}}}"},
         {&kube_configmap_codec, "{'metadata':{'name':'c'},'data':{'a':1}}"},
         {&kube_configmap_codec, "{'metadata':{'name':'c'},'data':[]}"},
         {&kube_configmap_codec, "{'metadata':{'labels':{}}}"},
@@ -951,12 +975,18 @@ static int count_nodes(const cJSON *j)
 static cJSON *wrong_value(int variant)
 {
     switch (variant) {
-    case 0: return cJSON_CreateNull();
-    case 1: return cJSON_CreateNumber(1e300);
-    case 2: return cJSON_CreateNumber(-1.5);
-    case 3: return cJSON_CreateString("x");
-    case 4: return cJSON_CreateArray();
-    default: return cJSON_CreateObject();
+    case 0:
+        return cJSON_CreateNull();
+    case 1:
+        return cJSON_CreateNumber(1e300);
+    case 2:
+        return cJSON_CreateNumber(-1.5);
+    case 3:
+        return cJSON_CreateString("x");
+    case 4:
+        return cJSON_CreateArray();
+    default:
+        return cJSON_CreateObject();
     }
 }
 
@@ -974,8 +1004,8 @@ static int mutate_all(const kube_codec *codec, const cJSON *doc)
             node = nth_node(copy, &k, &parent);
             assert_non_null(node);
             if (cJSON_IsObject(parent))
-                assert_true(cJSON_ReplaceItemInObjectCaseSensitive(parent, node->string,
-                                                                   wrong_value(v)));
+                assert_true(
+                    cJSON_ReplaceItemInObjectCaseSensitive(parent, node->string, wrong_value(v)));
             else
                 assert_true(cJSON_ReplaceItemViaPointer(parent, node, wrong_value(v)));
             rc = codec->decode(copy, &o);
@@ -993,7 +1023,10 @@ static int mutate_all(const kube_codec *codec, const cJSON *doc)
 
 static void survives_wrong_types_everywhere(void **state)
 {
-    static const struct { const kube_codec *codec; const char *fixture; } docs[] = {
+    static const struct {
+        const kube_codec *codec;
+        const char *fixture;
+    } docs[] = {
         {&kube_pod_codec, "pod-create-201.json"},
         {&kube_pod_codec, "pod-status-nominated-node-200.json"},
         {&kube_vm_codec, "vm-merge-patch-annotation-200.json"},
@@ -1151,15 +1184,15 @@ static void objects_are_compact(void **state)
     kube_object *node = NULL;
     size_t pod_bytes, node_bytes;
     (void)state;
-    assert_int_equal(kube_node_codec.decode(cJSON_GetArrayItem(cJSON_GetObjectItem(
-                                                cJSON_GetObjectItem(f, "body"), "items"), 0),
-                                            &node),
-                     KUBE_OK);
+    assert_int_equal(
+        kube_node_codec.decode(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(f, "body"), "items"), 0),
+            &node),
+        KUBE_OK);
     cJSON_Delete(f);
     pod_bytes = malloc_usable_size(pod);
     node_bytes = malloc_usable_size(node);
-    print_message("decoded virt-launcher pod: %zu bytes, node: %zu bytes\n", pod_bytes,
-                  node_bytes);
+    print_message("decoded virt-launcher pod: %zu bytes, node: %zu bytes\n", pod_bytes, node_bytes);
     assert_true(pod_bytes < 640);
     assert_true(node_bytes < 320);
     kube_object_unref(pod);

@@ -35,7 +35,8 @@ static kube_object *decode(const kube_codec *codec, const char *json)
     return obj;
 }
 
-static fw_pod_info *make_pod(const char *name, int priority, const char *cpu, const char *extra_spec)
+static fw_pod_info *make_pod(const char *name, int priority, const char *cpu,
+                             const char *extra_spec)
 {
     char json[1024], cpu_req[64] = "";
     if (cpu)
@@ -415,9 +416,10 @@ static void snapshot_incremental(void **state)
     assert_non_null(n1);
 
     fw_node_info *src = fw_node_info_clone(n1);
-    fw_pod_info *a = make_pod("a", 0, "1", ",\"affinity\":{\"podAffinity\":{\"requiredDuring"
-                                           "SchedulingIgnoredDuringExecution\":[{\"labelSelector\":"
-                                           "{},\"topologyKey\":\"zone\"}]}}");
+    fw_pod_info *a = make_pod("a", 0, "1",
+                              ",\"affinity\":{\"podAffinity\":{\"requiredDuring"
+                              "SchedulingIgnoredDuringExecution\":[{\"labelSelector\":"
+                              "{},\"topologyKey\":\"zone\"}]}}");
     fw_node_info_add_pod(src, a);
     int added = -1, aff = -1, anti = -1;
     assert_int_equal(fw_snapshot_upsert(s, src, &added, &aff, &anti), KUBE_OK);
@@ -466,8 +468,8 @@ static void parallelize_covers_all(void **state)
     fw_parallelizer *p;
     assert_int_equal(fw_parallelizer_new(0, &p), KUBE_EINVAL);
     assert_int_equal(fw_parallelizer_new(4, &p), KUBE_OK);
-    static const size_t sizes[] = {0, 1, 37, 299, FW_PARALLEL_MIN_PIECES - 1,
-                                   FW_PARALLEL_MIN_PIECES, 5000};
+    static const size_t sizes[] = {
+        0, 1, 37, 299, FW_PARALLEL_MIN_PIECES - 1, FW_PARALLEL_MIN_PIECES, 5000};
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         size_t n = sizes[k];
         par_job j;
@@ -720,16 +722,16 @@ static void unreserve_named(const char *name)
     log_call(buf);
 }
 
-#define RESERVE_PLUGIN(N)                                                                    \
-    static fw_status *reserve_##N(void *self, fw_cycle_state *cs, const fw_pod_info *pod,    \
-                                  const char *node)                                          \
-    {                                                                                        \
-        return reserve_named(#N);                                                            \
-    }                                                                                        \
-    static void unreserve_##N(void *self, fw_cycle_state *cs, const fw_pod_info *pod,        \
-                              const char *node)                                              \
-    {                                                                                        \
-        unreserve_named(#N);                                                                 \
+#define RESERVE_PLUGIN(N)                                                                 \
+    static fw_status *reserve_##N(void *self, fw_cycle_state *cs, const fw_pod_info *pod, \
+                                  const char *node)                                       \
+    {                                                                                     \
+        return reserve_named(#N);                                                         \
+    }                                                                                     \
+    static void unreserve_##N(void *self, fw_cycle_state *cs, const fw_pod_info *pod,     \
+                              const char *node)                                           \
+    {                                                                                     \
+        unreserve_named(#N);                                                              \
     }
 RESERVE_PLUGIN(R1)
 RESERVE_PLUGIN(R2)
@@ -765,12 +767,14 @@ static const fw_plugin_desc p_bind2 = {.name = "Bind2", .create = fake_create, .
 static const fw_plugin_desc p_pfa = {.name = "PFA", .create = fake_create, .pre_filter = pf_a};
 static const fw_plugin_desc p_pfb = {.name = "PFB", .create = fake_create, .pre_filter = pf_b};
 static const fw_plugin_desc p_pfc = {.name = "PFC", .create = fake_create, .pre_filter = pf_c};
-static const fw_plugin_desc p_pfempty = {.name = "PFEmpty", .create = fake_create, .pre_filter = pf_empty};
+static const fw_plugin_desc p_pfempty = {
+    .name = "PFEmpty", .create = fake_create, .pre_filter = pf_empty};
 static const fw_plugin_desc p_pfskip = {
     .name = "PFSkip", .create = fake_create, .pre_filter = pf_skip, .filter = filter_all};
 static const fw_plugin_desc p_pfreject = {
     .name = "PFReject", .create = fake_create, .pre_filter = pf_reject};
-static const fw_plugin_desc p_all = {.name = "FilterAll", .create = fake_create, .filter = filter_all};
+static const fw_plugin_desc p_all = {
+    .name = "FilterAll", .create = fake_create, .filter = filter_all};
 static const fw_plugin_desc p_three = {.name = "FilterThree",
                                        .create = fake_create,
                                        .filter = filter_three,
@@ -780,19 +784,27 @@ static const fw_plugin_desc p_sidx = {.name = "ScoreIdx",
                                       .create = fake_create,
                                       .score = score_idx,
                                       .normalize_score = normalize_max};
-static const fw_plugin_desc p_sconst = {.name = "ScoreConst", .create = fake_create, .score = score_const};
-static const fw_plugin_desc p_sbad = {.name = "ScoreBad", .create = fake_create, .score = score_bad};
-static const fw_plugin_desc p_r1 = {.name = "R1", .create = fake_create, .reserve = reserve_R1, .unreserve = unreserve_R1};
-static const fw_plugin_desc p_r2 = {.name = "R2", .create = fake_create, .reserve = reserve_R2, .unreserve = unreserve_R2};
-static const fw_plugin_desc p_r3 = {.name = "R3", .create = fake_create, .reserve = reserve_R3, .unreserve = unreserve_R3};
-static const fw_plugin_desc p_pwait = {.name = "PermitWait", .create = fake_create, .permit = permit_wait};
-static const fw_plugin_desc p_pwait2 = {.name = "PermitWait2", .create = fake_create, .permit = permit_wait};
-static const fw_plugin_desc p_pdeny = {.name = "PermitDeny", .create = fake_create, .permit = permit_deny};
+static const fw_plugin_desc p_sconst = {
+    .name = "ScoreConst", .create = fake_create, .score = score_const};
+static const fw_plugin_desc p_sbad = {
+    .name = "ScoreBad", .create = fake_create, .score = score_bad};
+static const fw_plugin_desc p_r1 = {
+    .name = "R1", .create = fake_create, .reserve = reserve_R1, .unreserve = unreserve_R1};
+static const fw_plugin_desc p_r2 = {
+    .name = "R2", .create = fake_create, .reserve = reserve_R2, .unreserve = unreserve_R2};
+static const fw_plugin_desc p_r3 = {
+    .name = "R3", .create = fake_create, .reserve = reserve_R3, .unreserve = unreserve_R3};
+static const fw_plugin_desc p_pwait = {
+    .name = "PermitWait", .create = fake_create, .permit = permit_wait};
+static const fw_plugin_desc p_pwait2 = {
+    .name = "PermitWait2", .create = fake_create, .permit = permit_wait};
+static const fw_plugin_desc p_pdeny = {
+    .name = "PermitDeny", .create = fake_create, .permit = permit_deny};
 
 static const fw_plugin_desc *const fake_list[] = {
-    &p_sort, &p_bind1, &p_bind2, &p_pfa,   &p_pfb,  &p_pfc,    &p_pfskip, &p_pfreject,
-    &p_all,  &p_three, &p_fit,   &p_sidx,  &p_sconst, &p_sbad, &p_r1,     &p_r2,
-    &p_r3,   &p_pwait, &p_pwait2, &p_pdeny, &p_pfempty,
+    &p_sort,     &p_bind1, &p_bind2, &p_pfa,   &p_pfb,    &p_pfc,    &p_pfskip,
+    &p_pfreject, &p_all,   &p_three, &p_fit,   &p_sidx,   &p_sconst, &p_sbad,
+    &p_r1,       &p_r2,    &p_r3,    &p_pwait, &p_pwait2, &p_pdeny,  &p_pfempty,
 };
 static const fw_registry fake_registry = {fake_list, sizeof(fake_list) / sizeof(fake_list[0])};
 
@@ -906,7 +918,8 @@ static void build_errors(void **state)
     p->resolved = 1;
     p->scheduler_name = strdup("x");
     prof_add(p, SCHED_EP_QUEUE_SORT, 0, "Sort", 0);
-    expect_build_error(p, "at least one bind plugin is needed for profile with scheduler name \"x\"");
+    expect_build_error(p,
+                       "at least one bind plugin is needed for profile with scheduler name \"x\"");
 
     p = prof_new();
     prof_add(p, SCHED_EP_MULTI_POINT, 0, "FilterThree", 0);
@@ -920,7 +933,8 @@ static void multi_point_expansion(void **state)
     sched_profile *p = calloc(1, sizeof(*p));
     p->resolved = 1;
     p->scheduler_name = strdup("mp");
-    const char *mp[] = {"Sort", "Bind1", "FilterThree", "ScoreIdx", "ScoreConst", "Fit", "R1", "R2"};
+    const char *mp[] = {"Sort",       "Bind1", "FilterThree", "ScoreIdx",
+                        "ScoreConst", "Fit",   "R1",          "R2"};
     int weights[] = {0, 0, 0, 3, 0, 0, 0, 0};
     for (size_t i = 0; i < 8; i++)
         prof_add(p, SCHED_EP_MULTI_POINT, 0, mp[i], weights[i]);
@@ -1038,7 +1052,8 @@ static void pre_filter_semantics(void **state)
     prof_add(p, SCHED_EP_FILTER, 0, "PFSkip", 0);
     fw = fw_from(p, NULL);
     st = fw_framework_run_pre_filter(fw, cs, pod, &r);
-    assert_string_equal(st->reasons[0], "node(s) didn't satisfy plugin(s) [PFA PFC] simultaneously");
+    assert_string_equal(st->reasons[0],
+                        "node(s) didn't satisfy plugin(s) [PFA PFC] simultaneously");
     fw_status_free(st);
     assert_true(fw_cycle_state_skip_filter_has(cs, "PFSkip"));
     fw_node_info *ni = make_node("n1");
@@ -1115,8 +1130,10 @@ static void filter_parallel_equals_serial(void **state)
         fw_diagnosis d1 = FW_DIAGNOSIS_INIT, d2 = FW_DIAGNOSIS_INIT;
         const fw_node_info **f1, **f2;
         size_t n1, n2;
-        assert_null(fw_framework_find_nodes_that_fit(fw_par, cs, pod, snap, &st_par, &d1, &f1, &n1));
-        assert_null(fw_framework_find_nodes_that_fit(fw_ser, cs, pod, snap, &st_ser, &d2, &f2, &n2));
+        assert_null(
+            fw_framework_find_nodes_that_fit(fw_par, cs, pod, snap, &st_par, &d1, &f1, &n1));
+        assert_null(
+            fw_framework_find_nodes_that_fit(fw_ser, cs, pod, snap, &st_ser, &d2, &f2, &n2));
         /* 300 nodes: 48% -> 144 feasible nodes wanted. */
         assert_int_equal(n1, 144);
         assert_int_equal(n2, 144);
@@ -1193,8 +1210,8 @@ static void plugin_metrics_deferred_and_flushed(void **state)
     assert_int_equal(fw_parallelizer_new(4, &par), KUBE_OK);
     fw_services svc = {0};
     svc.parallelizer = par;
-    svc.metrics = (fw_metrics_hooks){.plugin = obs_plugin, .plugin_defer = obs_defer,
-                                     .plugin_flush = obs_flush};
+    svc.metrics = (fw_metrics_hooks){
+        .plugin = obs_plugin, .plugin_defer = obs_defer, .plugin_flush = obs_flush};
     sched_profile *p = prof_new();
     prof_add(p, SCHED_EP_FILTER, 0, "FilterThree", 0);
     prof_add(p, SCHED_EP_SCORE, 0, "ScoreIdx", 1);
@@ -1574,7 +1591,8 @@ static void permit_wait_allow_reject_timeout(void **state)
     fw_status_free(fw_framework_run_permit(fw, cs, pod, "n1"));
     st = fw_framework_wait_on_permit(fw, pod);
     assert_int_equal(fw_status_code(st), FW_UNSCHEDULABLE);
-    assert_string_equal(st->reasons[0], "rejected due to timeout after waiting 30ms at plugin PermitWait");
+    assert_string_equal(st->reasons[0],
+                        "rejected due to timeout after waiting 30ms at plugin PermitWait");
     fw_status_free(st);
     permit_timeout_ms = 10000;
 

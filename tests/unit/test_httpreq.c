@@ -100,7 +100,8 @@ static void consumes_one_pipelined_request(void **state)
 static void decodes_chunked_bodies(void **state)
 {
     /* what kubectl replace/create --raw send: an empty chunked body */
-    const char *empty = "POST /p HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+    const char *empty =
+        "POST /p HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
     const char *data = "PUT /p HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: Chunked\r\n\r\n"
                        "1;ext=1\r\n{\r\n1\r\n}\r\n0\r\nX-Trailer: t\r\n\r\nGET";
     kube_httpreq_request req;
@@ -135,11 +136,13 @@ static void connection_semantics(void **state)
                       &req, &status) > 0);
     assert_int_equal(req.upgrade, 1);
     kube_httpreq_request_free(&req);
-    assert_true(parse("GET / HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n\r\n", &req, &status) > 0);
+    assert_true(parse("GET / HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n\r\n", &req, &status) >
+                0);
     assert_int_equal(req.upgrade, 1);
     kube_httpreq_request_free(&req);
-    assert_true(parse("PUT / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n",
-                      &req, &status) > 0);
+    assert_true(
+        parse("PUT / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n",
+              &req, &status) > 0);
     assert_int_equal(req.expect_continue, 1);
     kube_httpreq_request_free(&req);
 }
@@ -166,25 +169,37 @@ static const bad_case bad_cases[] = {
     {"DEL in target", "GET /a\x7f HTTP/1.1\r\nHost: h\r\n\r\n", 400},
     {"bad method", "G(T / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
     {"double space", "GET  / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
-    {"CL and TE", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n"
-                  "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
+    {"CL and TE",
+     "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n"
+     "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+     400},
     {"TE gzip", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
-    {"two TE", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
-               "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 501},
+    {"two TE",
+     "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
+     "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+     501},
     {"TE on HTTP/1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
     {"CL not digits", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +5\r\n\r\nhello", 400},
     {"CL list", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2, 2\r\n\r\n{}", 400},
-    {"CL differing", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}x",
-     400},
+    {"CL differing",
+     "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}x", 400},
     {"CL too large", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999\r\n\r\n", 413},
-    {"chunk size not hex", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
-                           "zz\r\n", 400},
-    {"chunk without CRLF", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
-                           "2\r\n{}}\r\n0\r\n\r\n", 400},
-    {"chunk too large", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
-                        "FFFFFF\r\n", 413},
-    {"chunk size overflow", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
-                            "10000000000000000\r\n", 400},
+    {"chunk size not hex",
+     "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+     "zz\r\n",
+     400},
+    {"chunk without CRLF",
+     "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+     "2\r\n{}}\r\n0\r\n\r\n",
+     400},
+    {"chunk too large",
+     "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+     "FFFFFF\r\n",
+     413},
+    {"chunk size overflow",
+     "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+     "10000000000000000\r\n",
+     400},
     {"unknown expectation", "GET / HTTP/1.1\r\nHost: h\r\nExpect: 200-ok\r\n\r\n", 417},
 };
 
@@ -214,9 +229,11 @@ static void rejects_nul_bytes(void **state)
     (void)state;
 
     kube_httpreq_limits_default(&lim);
-    assert_int_equal(kube_httpreq_parse(line, sizeof(line) - 1, &lim, &req, &status), KUBE_EBADREQUEST);
+    assert_int_equal(kube_httpreq_parse(line, sizeof(line) - 1, &lim, &req, &status),
+                     KUBE_EBADREQUEST);
     assert_int_equal(status, 400);
-    assert_int_equal(kube_httpreq_parse(value, sizeof(value) - 1, &lim, &req, &status), KUBE_EBADREQUEST);
+    assert_int_equal(kube_httpreq_parse(value, sizeof(value) - 1, &lim, &req, &status),
+                     KUBE_EBADREQUEST);
     assert_int_equal(kube_httpreq_parse(partial, sizeof(partial) - 1, &lim, &req, &status),
                      KUBE_EBADREQUEST);
 }

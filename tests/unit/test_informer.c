@@ -69,7 +69,8 @@ static int fake_decode(const cJSON *json, kube_object **out)
     atomic_init(&f->base.refs, 1);
     f->base.codec = &fake_codec;
     f->base.meta.name = f->strs[0] = kube_strdup(json_str(md, "name"));
-    f->base.meta.namespace_ = f->strs[1] = kube_strdup(json_str(md, "namespace") ? json_str(md, "namespace") : "");
+    f->base.meta.namespace_ = f->strs[1] =
+        kube_strdup(json_str(md, "namespace") ? json_str(md, "namespace") : "");
     f->base.meta.uid = f->strs[2] = kube_strdup(json_str(md, "uid"));
     f->base.meta.resource_version = f->strs[3] = kube_strdup(json_str(md, "resourceVersion"));
     *out = &f->base;
@@ -307,8 +308,9 @@ static void list_items_from_fixtures(void **state)
         char *nodes = fixture_body("nodes-list-200.json", pretty);
         char *pods = fixture_body("pods-list-200.json", pretty);
         for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
-            check_list(nodes, chunks[i], 2, "1460",
-                       "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTQ2MCwic3RhcnQiOiJub2RlLTFcdTAwMDAifQ");
+            check_list(
+                nodes, chunks[i], 2, "1460",
+                "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTQ2MCwic3RhcnQiOiJub2RlLTFcdTAwMDAifQ");
             check_list(pods, chunks[i], 1, "241", NULL);
         }
         free(nodes);
@@ -336,8 +338,8 @@ static void list_edge_shapes(void **state)
     assert_string_equal(out.data, "1\n\"x,]\" \n{\"a\":1}\ntrue\n");
     kube_jsonstream_free(&s);
     /* truncated documents fail */
-    static const char *const bad[] = {"{\"items\":[{\"a\":1}", "{\"items\":[", "{\"items\"",
-                                      "", "{\"metadata\":{\"resourceVersion\":\"1\"}"};
+    static const char *const bad[] = {"{\"items\":[{\"a\":1}", "{\"items\":[", "{\"items\"", "",
+                                      "{\"metadata\":{\"resourceVersion\":\"1\"}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         kube_buf_reset(&out);
         kube_jsonstream_init(&s, KUBE_JSONSTREAM_LIST, 0);
@@ -543,11 +545,12 @@ static void store_applies_recorded_stream(void **state)
         assert_int_equal(kube_jsonstream_feed(&s, with_garbage.data + off, n, apply_frame, &sa), 0);
     }
     assert_int_equal(kube_jsonstream_finish(&s, apply_frame, &sa), 0);
-    assert_string_equal(log.data,
-                        "add default/virt-launcher-vm-a-fghij be6c1c64-44a7-45db-816f-16148d1e2a00 247;"
-                        "update default/virt-launcher-vm-a-fghij 247->248;"
-                        "update default/virt-launcher-vm-a-fghij 248->249;"
-                        "delete default/virt-launcher-vm-a-fghij be6c1c64-44a7-45db-816f-16148d1e2a00 250;");
+    assert_string_equal(
+        log.data,
+        "add default/virt-launcher-vm-a-fghij be6c1c64-44a7-45db-816f-16148d1e2a00 247;"
+        "update default/virt-launcher-vm-a-fghij 247->248;"
+        "update default/virt-launcher-vm-a-fghij 248->249;"
+        "delete default/virt-launcher-vm-a-fghij be6c1c64-44a7-45db-816f-16148d1e2a00 250;");
     assert_int_equal(sa.bookmarks, 2);
     assert_int_equal(sa.errors, 2);
     assert_string_equal(sa.rv, "250");
@@ -574,7 +577,7 @@ static void store_apply_rules(void **state)
     assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, a2, &h), KUBE_OK);    /* known: update */
     assert_int_equal(kube_store_apply(s, KUBE_WATCH_MODIFIED, a3, &h), KUBE_OK); /* new uid */
     assert_int_equal(kube_store_apply(s, KUBE_WATCH_DELETED, gone, &h), KUBE_OK); /* unknown */
-    assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, node, &h), KUBE_OK); /* other key */
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, node, &h), KUBE_OK);   /* other key */
     assert_int_equal(kube_store_apply(s, KUBE_WATCH_BOOKMARK, node, &h), KUBE_EINVAL);
     assert_string_equal(log.data, "add ns/a u1 1;update ns/a 1->2;delete ns/a u1 2;add ns/a u2 3;"
                                   "add /a n1 5;");
@@ -1056,7 +1059,9 @@ static void informer_follows_scripted_server(void **state)
         {200, pod_list("241", NULL, recorded_pod(), NULL), 0, 0},
         {200, NULL, 7, 0},
         {200, kube_strdup(gone), 3, 0},
-        {200, pod_list("261", NULL, pod_with(NULL, NULL, "260"), pod_with("new-pod", "uid-new", "259")), 0, 0},
+        {200,
+         pod_list("261", NULL, pod_with(NULL, NULL, "260"), pod_with("new-pod", "uid-new", "259")),
+         0, 0},
         {410, kube_strdup(EXPIRED), 0, 0},
         {410, kube_strdup(EXPIRED), 0, 0},
         {200, pod_list("280", NULL, pod_with("new-pod", "uid-new", "259"), NULL), 0, 0},
@@ -1064,24 +1069,25 @@ static void informer_follows_scripted_server(void **state)
         {200, watch_line("MODIFIED", pod_with("new-pod", "uid-new", "281")), 5, 1},
     };
     static const char *const want_requests =
-        PODS "?limit=500&resourceVersion=0\n" PODS "?limit=500&continue=tok\n"
-        PODS "?resourceVersion=0\n" WATCH "241\n" WATCH "250\n"
-        PODS "?limit=500&resourceVersion=250\n" WATCH "261\n"
-        PODS "?limit=500&resourceVersion=261\n" PODS "?limit=500\n" WATCH "280\n" WATCH "280\n";
-    static const char *const want_events =
-        "add default/virt-launcher-vm-a-abcde " UID_A " 241;"
-        "add default/virt-launcher-vm-a-fghij " UID_F " 247;"
-        "update default/virt-launcher-vm-a-fghij 247->248;"
-        "update default/virt-launcher-vm-a-fghij 248->249;"
-        "delete default/virt-launcher-vm-a-fghij " UID_F " 250;"
-        "update default/virt-launcher-vm-a-abcde 241->260;"
-        "add default/new-pod uid-new 259;"
-        "delete default/virt-launcher-vm-a-abcde " UID_A " 260;"
-        "update default/new-pod 259->281;";
+        PODS "?limit=500&resourceVersion=0\n" PODS "?limit=500&continue=tok\n" PODS
+             "?resourceVersion=0\n" WATCH "241\n" WATCH "250\n" PODS
+             "?limit=500&resourceVersion=250\n" WATCH "261\n" PODS
+             "?limit=500&resourceVersion=261\n" PODS "?limit=500\n" WATCH "280\n" WATCH "280\n";
+    static const char *const want_events = "add default/virt-launcher-vm-a-abcde " UID_A " 241;"
+                                           "add default/virt-launcher-vm-a-fghij " UID_F " 247;"
+                                           "update default/virt-launcher-vm-a-fghij 247->248;"
+                                           "update default/virt-launcher-vm-a-fghij 248->249;"
+                                           "delete default/virt-launcher-vm-a-fghij " UID_F " 250;"
+                                           "update default/virt-launcher-vm-a-abcde 241->260;"
+                                           "add default/new-pod uid-new 259;"
+                                           "delete default/virt-launcher-vm-a-abcde " UID_A " 260;"
+                                           "update default/new-pod 259->281;";
     synced_log sl = {PTHREAD_MUTEX_INITIALIZER, KUBE_BUF_INIT};
     kube_informer_handlers h = {sl_add, sl_update, sl_delete, &sl};
-    kube_informer_options io = {.resource = &KUBE_RES_PODS, .codec = &fake_codec,
-                                .namespace_ = "default", .backoff_initial_ms = 20};
+    kube_informer_options io = {.resource = &KUBE_RES_PODS,
+                                .codec = &fake_codec,
+                                .namespace_ = "default",
+                                .backoff_initial_ms = 20};
     fake_server fs;
     kube_config *cfg;
     kube_client *client;
@@ -1167,8 +1173,10 @@ static void hub_shares_store_only_informers(void **state)
 static void hub_stops_promptly_and_frees(void **state)
 {
     step steps[] = {{503, kube_strdup("{\"kind\":\"Status\",\"code\":503}"), 0, 0}};
-    kube_informer_options io = {.resource = &KUBE_RES_NODES, .codec = &fake_codec,
-                                .backoff_initial_ms = 60000, .backoff_max_ms = 60000};
+    kube_informer_options io = {.resource = &KUBE_RES_NODES,
+                                .codec = &fake_codec,
+                                .backoff_initial_ms = 60000,
+                                .backoff_max_ms = 60000};
     fake_server fs;
     kube_config *cfg;
     kube_client *client;

@@ -24,9 +24,12 @@ static void formats_floats_as_go(void **state)
         double v;
         const char *want;
     } cases[] = {
-        {0, "0"},         {1, "1"},           {0.001, "0.001"},   {0.0001, "0.0001"},
-        {1e-05, "1e-05"}, {1.5e-05, "1.5e-05"}, {16.384, "16.384"}, {123456, "123456"},
-        {1e6, "1e+06"},   {1234567, "1.234567e+06"}, {-2.5, "-2.5"}, {0.1 + 0.2, "0.30000000000000004"},
+        {0, "0"},           {1, "1"},
+        {0.001, "0.001"},   {0.0001, "0.0001"},
+        {1e-05, "1e-05"},   {1.5e-05, "1.5e-05"},
+        {16.384, "16.384"}, {123456, "123456"},
+        {1e6, "1e+06"},     {1234567, "1.234567e+06"},
+        {-2.5, "-2.5"},     {0.1 + 0.2, "0.30000000000000004"},
     };
     char out[40];
     (void)state;
@@ -50,8 +53,8 @@ static void registration_rules(void **state)
     (void)state;
 
     assert_int_equal(kube_metrics_new(&r), KUBE_OK);
-    kube_metric_opts o = {"x_total", "help", KUBE_METRIC_COUNTER, KUBE_STABILITY_ALPHA,
-                           labels, 2, NULL, 0};
+    kube_metric_opts o = {"x_total", "help", KUBE_METRIC_COUNTER, KUBE_STABILITY_ALPHA, labels, 2,
+                          NULL,      0};
     assert_int_equal(kube_metrics_register(r, &o, &m), KUBE_OK);
     assert_ptr_equal(kube_metrics_find(r, "x_total"), m);
     assert_int_equal(kube_metrics_register(r, &o, NULL), KUBE_EEXIST);
@@ -87,14 +90,26 @@ static void exposition_format(void **state)
     (void)state;
 
     assert_int_equal(kube_metrics_new(&r), KUBE_OK);
-    kube_metric_opts oc = {"z_attempts_total", "Attempts.", KUBE_METRIC_COUNTER,
-                            KUBE_STABILITY_STABLE, lc, 2, NULL, 0};
-    kube_metric_opts og = {"a_pending", "Pending \\ pods\nnow.", KUBE_METRIC_GAUGE,
-                            KUBE_STABILITY_ALPHA, lg, 1, NULL, 0};
-    kube_metric_opts oh = {"m_seconds", "Latency.", KUBE_METRIC_HISTOGRAM, KUBE_STABILITY_BETA,
-                            NULL, 0, buckets, 2};
-    kube_metric_opts oe = {"empty_total", "Never used.", KUBE_METRIC_COUNTER,
-                            KUBE_STABILITY_ALPHA, NULL, 0, NULL, 0};
+    kube_metric_opts oc = {"z_attempts_total",
+                           "Attempts.",
+                           KUBE_METRIC_COUNTER,
+                           KUBE_STABILITY_STABLE,
+                           lc,
+                           2,
+                           NULL,
+                           0};
+    kube_metric_opts og = {"a_pending",
+                           "Pending \\ pods\nnow.",
+                           KUBE_METRIC_GAUGE,
+                           KUBE_STABILITY_ALPHA,
+                           lg,
+                           1,
+                           NULL,
+                           0};
+    kube_metric_opts oh = {
+        "m_seconds", "Latency.", KUBE_METRIC_HISTOGRAM, KUBE_STABILITY_BETA, NULL, 0, buckets, 2};
+    kube_metric_opts oe = {
+        "empty_total", "Never used.", KUBE_METRIC_COUNTER, KUBE_STABILITY_ALPHA, NULL, 0, NULL, 0};
     assert_int_equal(kube_metrics_register(r, &oc, &c), KUBE_OK);
     assert_int_equal(kube_metrics_register(r, &og, &g), KUBE_OK);
     assert_int_equal(kube_metrics_register(r, &oh, &h), KUBE_OK);
@@ -116,21 +131,20 @@ static void exposition_format(void **state)
     assert_true(kube_metric_value(h, NULL) == 3);
 
     assert_int_equal(kube_metrics_write(r, &b), KUBE_OK);
-    const char *want =
-        "# HELP a_pending [ALPHA] Pending \\\\ pods\\nnow.\n"
-        "# TYPE a_pending gauge\n"
-        "a_pending{queue=\"active\"} 2\n"
-        "# HELP m_seconds [BETA] Latency.\n"
-        "# TYPE m_seconds histogram\n"
-        "m_seconds_bucket{le=\"0.5\"} 1\n"
-        "m_seconds_bucket{le=\"1\"} 2\n"
-        "m_seconds_bucket{le=\"+Inf\"} 3\n"
-        "m_seconds_sum 4\n"
-        "m_seconds_count 3\n"
-        "# HELP z_attempts_total [STABLE] Attempts.\n"
-        "# TYPE z_attempts_total counter\n"
-        "z_attempts_total{result=\"error\",profile=\"p\"} 1\n"
-        "z_attempts_total{result=\"scheduled\",profile=\"p\\\"1\"} 2\n";
+    const char *want = "# HELP a_pending [ALPHA] Pending \\\\ pods\\nnow.\n"
+                       "# TYPE a_pending gauge\n"
+                       "a_pending{queue=\"active\"} 2\n"
+                       "# HELP m_seconds [BETA] Latency.\n"
+                       "# TYPE m_seconds histogram\n"
+                       "m_seconds_bucket{le=\"0.5\"} 1\n"
+                       "m_seconds_bucket{le=\"1\"} 2\n"
+                       "m_seconds_bucket{le=\"+Inf\"} 3\n"
+                       "m_seconds_sum 4\n"
+                       "m_seconds_count 3\n"
+                       "# HELP z_attempts_total [STABLE] Attempts.\n"
+                       "# TYPE z_attempts_total counter\n"
+                       "z_attempts_total{result=\"error\",profile=\"p\"} 1\n"
+                       "z_attempts_total{result=\"scheduled\",profile=\"p\\\"1\"} 2\n";
     assert_string_equal(b.data, want);
     kube_buf_free(&b);
     kube_metrics_free(r);
@@ -172,8 +186,9 @@ static void core_set_and_hooks(void **state)
     assert_non_null(strstr(b.data, "scheduler_plugin_execution_duration_seconds_bucket{plugin="
                                    "\"NodeResourcesFit\",extension_point=\"Filter\",status="
                                    "\"Success\",le=\"1e-05\"} 1\n"));
-    assert_non_null(strstr(b.data, "scheduler_scheduling_attempt_duration_seconds_bucket{result="
-                                   "\"scheduled\",profile=\"default-scheduler\",le=\"16.384\"} 2\n"));
+    assert_non_null(strstr(b.data,
+                           "scheduler_scheduling_attempt_duration_seconds_bucket{result="
+                           "\"scheduled\",profile=\"default-scheduler\",le=\"16.384\"} 2\n"));
     assert_non_null(strstr(b.data, "# HELP scheduler_schedule_attempts_total [STABLE] Number of "
                                    "attempts to schedule pods, by the result."));
     assert_non_null(strstr(b.data, "scheduler_permit_wait_duration_seconds_count{result="
@@ -241,7 +256,8 @@ static void plugin_defer_then_flush(void **state)
     assert_int_equal(kube_metrics_write(r, &b), KUBE_OK);
     assert_non_null(strstr(b.data, "plugin=\"NodeResourcesFit\",extension_point=\"Score\","
                                    "status=\"Success\",le=\"1e-05\"} 2\n"));
-    assert_non_null(strstr(b.data, "extension_point=\"Score\",status=\"Success\",le=\"+Inf\"} 6\n"));
+    assert_non_null(
+        strstr(b.data, "extension_point=\"Score\",status=\"Success\",le=\"+Inf\"} 6\n"));
     /* 40 keys in one thread: more than its buffer */
     for (int i = 0; i < 40; i++) {
         snprintf(bufs[i], sizeof(bufs[i]), "P%d", i);
@@ -284,7 +300,7 @@ static void concurrent_observations(void **state)
 
     assert_int_equal(kube_metrics_new(&r), KUBE_OK);
     kube_metric_opts o = {"c_seconds", "c", KUBE_METRIC_HISTOGRAM, KUBE_STABILITY_ALPHA, l, 1,
-                           buckets, 1};
+                          buckets,     1};
     assert_int_equal(kube_metrics_register(r, &o, &h), KUBE_OK);
     w.m = h;
     w.n = 20000;
@@ -301,12 +317,9 @@ static void concurrent_observations(void **state)
 int test_group_metrics(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(formats_floats_as_go),
-        cmocka_unit_test(registration_rules),
-        cmocka_unit_test(exposition_format),
-        cmocka_unit_test(core_set_and_hooks),
-        cmocka_unit_test(plugin_hook_children),
-        cmocka_unit_test(plugin_defer_then_flush),
+        cmocka_unit_test(formats_floats_as_go),    cmocka_unit_test(registration_rules),
+        cmocka_unit_test(exposition_format),       cmocka_unit_test(core_set_and_hooks),
+        cmocka_unit_test(plugin_hook_children),    cmocka_unit_test(plugin_defer_then_flush),
         cmocka_unit_test(concurrent_observations),
     };
     return cmocka_run_group_tests_name("kube_metrics", tests, NULL, NULL);

@@ -83,8 +83,10 @@ static char *patch_text(const kube_pin_write *w, const char *rv)
 static void test_patch_shape(void **state)
 {
     (void)state;
-    kube_pin_write first = {.key = "stickyvm.io/node", .node = "node-1",
-                            .reason = KUBE_PIN_FIRST_PLACEMENT, .by = KUBE_PIN_BY_SCHEDULER};
+    kube_pin_write first = {.key = "stickyvm.io/node",
+                            .node = "node-1",
+                            .reason = KUBE_PIN_FIRST_PLACEMENT,
+                            .by = KUBE_PIN_BY_SCHEDULER};
     char *t = patch_text(&first, "239");
     assert_string_equal(t, "{\"metadata\":{\"resourceVersion\":\"239\",\"annotations\":{"
                            "\"stickyvm.io/node\":\"node-1\","
@@ -102,8 +104,10 @@ static void test_patch_shape(void **state)
                            "\"stickyvm.io/pin-reason\":\"API\"}}}");
     free(t);
 
-    kube_pin_write mig = {.key = "stickyvm.io/node", .node = "node-2",
-                          .reason = KUBE_PIN_MIGRATION, .by = "system:stickyvm-scheduler",
+    kube_pin_write mig = {.key = "stickyvm.io/node",
+                          .node = "node-2",
+                          .reason = KUBE_PIN_MIGRATION,
+                          .by = "system:stickyvm-scheduler",
                           .migration_uid = "m-1"};
     t = patch_text(&mig, "7");
     assert_non_null(strstr(t, "\"stickyvm.io/pin-reason\":\"Migration\","

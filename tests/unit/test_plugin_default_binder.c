@@ -86,7 +86,8 @@ static void *serve(void *arg)
             continue;
         read_request(c, s->request, sizeof(s->request));
         kube_buf out = KUBE_BUF_INIT;
-        kube_buf_printf(&out, "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
+        kube_buf_printf(&out,
+                        "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
                         "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
                         s->code, strlen(s->body), s->body);
         send(c, out.data, out.len, MSG_NOSIGNAL);
@@ -106,8 +107,8 @@ static int server_setup(void **state)
     if (!s)
         return -1;
     s->fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-        listen(s->fd, 8) != 0 || getsockname(s->fd, (struct sockaddr *)&a, &alen) != 0)
+    if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(s->fd, 8) != 0 ||
+        getsockname(s->fd, (struct sockaddr *)&a, &alen) != 0)
         return -1;
     s->port = ntohs(a.sin_port);
     kube_strlcpy(s->dir, "/tmp/stickyvm-binder-XXXXXX", sizeof(s->dir));

@@ -170,8 +170,8 @@ static void describe(const plugin_preemption_candidate *cand, size_t n, char *ou
         for (size_t j = 0; j < cand[i].n_victims; j++)
             off += (size_t)snprintf(out + off, len - off, "%s%s", j ? "," : "",
                                     cand[i].victims[j]->name);
-        off += (size_t)snprintf(out + off, len - off, "/%lld",
-                                (long long)cand[i].num_pdb_violations);
+        off +=
+            (size_t)snprintf(out + off, len - off, "/%lld", (long long)cand[i].num_pdb_violations);
     }
 }
 
@@ -186,9 +186,9 @@ static void expect_candidates(cluster *c, const fw_pod_info *pod, const char *wa
     char got[1024];
 
     schedule(c, pod, &cs, &d);
-    tp_assert_status(plugin_default_preemption_find_candidates(c->preemption, cs, pod, &d, &cand,
-                                                               &n, &statuses),
-                     FW_SUCCESS, NULL);
+    tp_assert_status(
+        plugin_default_preemption_find_candidates(c->preemption, cs, pod, &d, &cand, &n, &statuses),
+        FW_SUCCESS, NULL);
     describe(cand, n, got, sizeof(got));
     assert_string_equal(got, want);
     if (want_fit) {
@@ -338,7 +338,8 @@ static void test_unresolvable_nodes_skipped(void **state)
     start(c, NULL);
     fw_pod_info *pod = tp_podf("{'metadata':{'name':'p'},'spec':{'priority':%d,'nodeName':'',"
                                "'nodeSelector':{'no':'such'},'containers':[{'name':'c',"
-                               "'resources':{'requests':{'cpu':'4'}}}]}}", HIGH);
+                               "'resources':{'requests':{'cpu':'4'}}}]}}",
+                               HIGH);
     expect_candidates(c, pod, "",
                       "0/2 nodes are available: 2 Preemption is not helpful for scheduling.");
     fw_pod_info_unref(pod);
@@ -364,10 +365,11 @@ static void test_offset_and_num_candidates(void **state)
 
 static void test_calculate_num_candidates(void **state)
 {
-    static const struct { int32_t nodes, pct, abs_, want; } cases[] = {
-        {0, 10, 100, 0},     {10, 10, 100, 10},    {1000, 10, 100, 100},
-        {1000, 20, 100, 200}, {1000, 10, 500, 500}, {1000, 100, 10, 1000},
-        {50, 0, 20, 20},     {50, 50, 0, 25},
+    static const struct {
+        int32_t nodes, pct, abs_, want;
+    } cases[] = {
+        {0, 10, 100, 0},      {10, 10, 100, 10},     {1000, 10, 100, 100}, {1000, 20, 100, 200},
+        {1000, 10, 500, 500}, {1000, 100, 10, 1000}, {50, 0, 20, 20},      {50, 50, 0, 25},
     };
     char args[128], err[256];
 
@@ -488,7 +490,8 @@ static void test_post_filter(void **state)
     /* preemptionPolicy Never */
     fw_pod_info *never = tp_podf("{'metadata':{'name':'never'},'spec':{'priority':%d,"
                                  "'preemptionPolicy':'Never','containers':[{'name':'c',"
-                                 "'resources':{'requests':{'cpu':'4'}}}]}}", HIGH);
+                                 "'resources':{'requests':{'cpu':'4'}}}]}}",
+                                 HIGH);
     tp_assert_status(post_filter(c, never, &res), FW_UNSCHEDULABLE,
                      "preemption: not eligible due to preemptionPolicy=Never.");
     assert_int_equal(res.mode, FW_NOMINATING_NOOP);
@@ -508,9 +511,9 @@ static void test_post_filter(void **state)
     assert_int_equal(res.mode, FW_NOMINATING_NOOP);
 
     /* every PostFilter counts as an attempt */
-    assert_true(kube_metric_value(kube_metrics_find(c->metrics,
-                                                      "scheduler_preemption_attempts_total"),
-                                   NULL) == 3);
+    assert_true(
+        kube_metric_value(kube_metrics_find(c->metrics, "scheduler_preemption_attempts_total"),
+                          NULL) == 3);
     fw_pod_info_unref(never);
     fw_pod_info_unref(low);
     fw_pod_info_unref(mid);
@@ -527,13 +530,15 @@ static void test_eligible_with_nominated_node(void **state)
     fw_pod_info *terminating = tp_podf(
         "{'metadata':{'name':'t','deletionTimestamp':'2023-01-01T00:00:00Z'},'spec':{"
         "'priority':%d,'nodeName':'node1','containers':[{'name':'c','resources':{'requests':"
-        "{'cpu':'4'}}}]}}", LOW);
+        "{'cpu':'4'}}}]}}",
+        LOW);
     tp_node_add(c->nodes[0], terminating);
     c->pods[c->n_pods++] = terminating;
     start(c, NULL);
     fw_pod_info *pod = tp_podf("{'metadata':{'name':'p'},'spec':{'priority':%d,'containers':"
                                "[{'name':'c','resources':{'requests':{'cpu':'4'}}}]},'status':"
-                               "{'nominatedNodeName':'node1'}}", HIGH);
+                               "{'nominatedNodeName':'node1'}}",
+                               HIGH);
     tp_assert_status(post_filter(c, pod, &res), FW_UNSCHEDULABLE,
                      "preemption: not eligible due to a terminating pod on the nominated node.");
     fw_pod_info_unref(pod);
@@ -557,10 +562,12 @@ static void test_args(void **state)
     char err[1024];
     char *s = tp_defaulted(&plugin_default_preemption, NULL);
 
-    assert_string_equal(s, "{\"minCandidateNodesPercentage\":10,\"minCandidateNodesAbsolute\":100}");
+    assert_string_equal(s,
+                        "{\"minCandidateNodesPercentage\":10,\"minCandidateNodesAbsolute\":100}");
     free(s);
     s = tp_defaulted(&plugin_default_preemption, "{'minCandidateNodesPercentage':50}");
-    assert_string_equal(s, "{\"minCandidateNodesPercentage\":50,\"minCandidateNodesAbsolute\":100}");
+    assert_string_equal(s,
+                        "{\"minCandidateNodesPercentage\":50,\"minCandidateNodesAbsolute\":100}");
     free(s);
     assert_int_equal(tp_default_args(&plugin_default_preemption,
                                      "{'minCandidateNodesPercentage':-1,"

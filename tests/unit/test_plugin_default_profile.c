@@ -31,9 +31,9 @@ static void default_profile_points_and_weights(void **state)
     (void)state;
     /* kube-scheduler v1.28's Filter order */
     static const char *const filters[] = {
-        "NodeUnschedulable", "NodeName",         "TaintToleration",   "NodeAffinity",
-        "NodePorts",         "NodeResourcesFit", "VolumeRestrictions", "EBSLimits",
-        "GCEPDLimits",       "NodeVolumeLimits", "AzureDiskLimits",   "VolumeBinding",
+        "NodeUnschedulable", "NodeName",          "TaintToleration",    "NodeAffinity",
+        "NodePorts",         "NodeResourcesFit",  "VolumeRestrictions", "EBSLimits",
+        "GCEPDLimits",       "NodeVolumeLimits",  "AzureDiskLimits",    "VolumeBinding",
         "VolumeZone",        "PodTopologySpread", "InterPodAffinity",
     };
     sched_config *cfg = NULL;
@@ -43,9 +43,9 @@ static void default_profile_points_and_weights(void **state)
     size_t n;
 
     assert_int_equal(tp_config_load(NULL, NULL, NULL, &cfg, err, sizeof(err)), KUBE_OK);
-    assert_int_equal(fw_framework_new(&cfg->profiles[0], plugin_registry_in_tree(), NULL, &fw, err,
-                                      sizeof(err)),
-                     KUBE_OK);
+    assert_int_equal(
+        fw_framework_new(&cfg->profiles[0], plugin_registry_in_tree(), NULL, &fw, err, sizeof(err)),
+        KUBE_OK);
     n = fw_framework_plugins_at(fw, FW_PT_QUEUE_SORT, names, 32);
     assert_int_equal(n, 1);
     assert_string_equal(names[0], "PrioritySort");
@@ -87,12 +87,9 @@ static void schedules_like_kube_scheduler(void **state)
 
     fw_pod_info *busy = tp_pod_requests("busy", "[{'cpu':'3','memory':'1Gi'}]", NULL);
     fw_node_info *nodes[4] = {
-        tp_node_simple("node1", "{'cpu':'4','memory':'16Gi','pods':'110'}", "{'disk':'ssd'}",
-                       NULL),
-        tp_node_simple("node2", "{'cpu':'8','memory':'16Gi','pods':'110'}", "{'disk':'hdd'}",
-                       NULL),
-        tp_node_simple("node3", "{'cpu':'8','memory':'16Gi','pods':'110'}", "{'disk':'ssd'}",
-                       NULL),
+        tp_node_simple("node1", "{'cpu':'4','memory':'16Gi','pods':'110'}", "{'disk':'ssd'}", NULL),
+        tp_node_simple("node2", "{'cpu':'8','memory':'16Gi','pods':'110'}", "{'disk':'hdd'}", NULL),
+        tp_node_simple("node3", "{'cpu':'8','memory':'16Gi','pods':'110'}", "{'disk':'ssd'}", NULL),
         tp_node_simple("node4", "{'cpu':'16','memory':'32Gi','pods':'110'}", "{'disk':'ssd'}",
                        NULL),
     };
@@ -101,20 +98,19 @@ static void schedules_like_kube_scheduler(void **state)
     memset(&svc, 0, sizeof(svc));
     svc.snapshot = snap;
     assert_int_equal(tp_config_load(NULL, NULL, NULL, &cfg, err, sizeof(err)), KUBE_OK);
-    assert_int_equal(fw_framework_new(&cfg->profiles[0], plugin_registry_in_tree(), &svc, &fw, err,
-                                      sizeof(err)),
-                     KUBE_OK);
+    assert_int_equal(
+        fw_framework_new(&cfg->profiles[0], plugin_registry_in_tree(), &svc, &fw, err, sizeof(err)),
+        KUBE_OK);
 
     /* node1 lacks cpu, node2 the label; node4 is the least allocated and
      * the most balanced */
-    fw_pod_info *pod = tp_pod_requests("web", "[{'cpu':'2','memory':'1Gi'}]",
-                                       ",'nodeSelector':{'disk':'ssd'}");
+    fw_pod_info *pod =
+        tp_pod_requests("web", "[{'cpu':'2','memory':'1Gi'}]", ",'nodeSelector':{'disk':'ssd'}");
     fw_cycle_state *cs = fw_cycle_state_new();
     fw_sched_state ss = {0};
     fw_diagnosis d = FW_DIAGNOSIS_INIT;
     fw_schedule_result res;
-    tp_assert_status(fw_framework_schedule_pod(fw, cs, pod, snap, &ss, &d, &res), FW_SUCCESS,
-                     NULL);
+    tp_assert_status(fw_framework_schedule_pod(fw, cs, pod, snap, &ss, &d, &res), FW_SUCCESS, NULL);
     assert_string_equal(res.suggested_host, "node4");
     assert_int_equal(res.feasible_nodes, 2);
     fw_diagnosis_clear(&d);
@@ -158,10 +154,10 @@ static void default_profile_limits_in_tree_volumes(void **state)
                               "'volumes':[{'name':'d','awsElasticBlockStore':{'volumeID':"
                               "'vol-1'}}]}}");
     fw_node_info *nodes[2] = {
-        tp_node_simple("full", "{'cpu':'4','pods':'110','attachable-volumes-aws-ebs':'0'}",
-                       NULL, NULL),
-        tp_node_simple("room", "{'cpu':'4','pods':'110','attachable-volumes-aws-ebs':'1'}",
-                       NULL, NULL),
+        tp_node_simple("full", "{'cpu':'4','pods':'110','attachable-volumes-aws-ebs':'0'}", NULL,
+                       NULL),
+        tp_node_simple("room", "{'cpu':'4','pods':'110','attachable-volumes-aws-ebs':'1'}", NULL,
+                       NULL),
     };
     fw_cycle_state *cs;
     fw_sched_state ss = {0};
@@ -172,12 +168,11 @@ static void default_profile_limits_in_tree_volumes(void **state)
     memset(&svc, 0, sizeof(svc));
     svc.snapshot = snap;
     assert_int_equal(tp_config_load(NULL, NULL, NULL, &cfg, err, sizeof(err)), KUBE_OK);
-    assert_int_equal(fw_framework_new(&cfg->profiles[0], plugin_registry_in_tree(), &svc, &fw, err,
-                                      sizeof(err)),
-                     KUBE_OK);
+    assert_int_equal(
+        fw_framework_new(&cfg->profiles[0], plugin_registry_in_tree(), &svc, &fw, err, sizeof(err)),
+        KUBE_OK);
     cs = fw_cycle_state_new();
-    tp_assert_status(fw_framework_schedule_pod(fw, cs, pod, snap, &ss, &d, &res), FW_SUCCESS,
-                     NULL);
+    tp_assert_status(fw_framework_schedule_pod(fw, cs, pod, snap, &ss, &d, &res), FW_SUCCESS, NULL);
     assert_string_equal(res.suggested_host, "room");
     assert_int_equal(res.feasible_nodes, 1);
     fw_diagnosis_clear(&d);
@@ -191,9 +186,9 @@ static void default_profile_limits_in_tree_volumes(void **state)
                               NULL, NULL);
     assert_int_equal(fw_snapshot_from_nodes(nodes, 2, &snap), KUBE_OK);
     svc.snapshot = snap;
-    assert_int_equal(fw_framework_new(&cfg->profiles[0], plugin_registry_in_tree(), &svc, &fw, err,
-                                      sizeof(err)),
-                     KUBE_OK);
+    assert_int_equal(
+        fw_framework_new(&cfg->profiles[0], plugin_registry_in_tree(), &svc, &fw, err, sizeof(err)),
+        KUBE_OK);
     cs = fw_cycle_state_new();
     fw_status *st = fw_framework_schedule_pod(fw, cs, pod, snap, &ss, &d, &res);
     assert_int_equal(fw_status_code(st), FW_UNSCHEDULABLE);

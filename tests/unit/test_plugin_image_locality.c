@@ -69,7 +69,8 @@ static fw_pod_info *pod_with_images(const char *containers, const char *init)
         arr = cJSON_Parse(tp_json(lists[l]));
         assert_non_null(arr);
         kube_buf_printf(&b, "%s'%s':[", l ? "," : "", keys[l]);
-        cJSON_ArrayForEach(it, arr) {
+        cJSON_ArrayForEach(it, arr)
+        {
             kube_buf_printf(&b, "%s{'name':'c%d','image':'%s'}", it != arr->child ? "," : "", j,
                             it->valuestring);
             j++;
@@ -123,28 +124,59 @@ typedef struct il_case {
 static const il_case cases[] = {
     /* 40MB/2 < 23MB; 100 * (250MB/2 - 23MB) / (1000MB * 2 - 23MB) = 5 */
     {"two images spread on two nodes, prefer the larger image one",
-     "['gcr.io/40','gcr.io/250']", NULL, 2, {node_40_300_2000, node_250_10, NULL}, {0, 5}},
+     "['gcr.io/40','gcr.io/250']",
+     NULL,
+     2,
+     {node_40_300_2000, node_250_10, NULL},
+     {0, 5}},
     /* 100 * ((40MB + 300MB)/2 - 23MB) / (1000MB * 2 - 23MB) = 7 */
-    {"two images on one node, prefer this node", "['gcr.io/40','gcr.io/300']", NULL, 2,
-     {node_40_300_2000, node_250_10, NULL}, {7, 0}},
+    {"two images on one node, prefer this node",
+     "['gcr.io/40','gcr.io/300']",
+     NULL,
+     2,
+     {node_40_300_2000, node_250_10, NULL},
+     {7, 0}},
     /* 100 * (2000MB/2 - 23MB) / (1000MB * 2 - 23MB) = 49 */
-    {"if exceed limit, use limit", "['gcr.io/10','gcr.io/2000']", NULL, 2,
-     {node_40_300_2000, node_250_10, NULL}, {49, 0}},
+    {"if exceed limit, use limit",
+     "['gcr.io/10','gcr.io/2000']",
+     NULL,
+     2,
+     {node_40_300_2000, node_250_10, NULL},
+     {49, 0}},
     /* 100 * (2000MB/3 - 23MB) / (1000MB * 2 - 23MB) = 32 */
     {"if exceed limit, use limit (with node which has no images present)",
-     "['gcr.io/10','gcr.io/2000']", NULL, 3, {node_40_300_2000, node_250_10, NULL}, {32, 0, 0}},
+     "['gcr.io/10','gcr.io/2000']",
+     NULL,
+     3,
+     {node_40_300_2000, node_250_10, NULL},
+     {32, 0, 0}},
     /* node1: (600 + 900)MB, node2: (300/2 + 600 + 900)MB over (3000 - 23)MB */
     {"pod with multiple large images, node2 is preferred",
-     "['gcr.io/300','gcr.io/600','gcr.io/900']", NULL, 2,
-     {node_600_40_900, node_300_600_900, NULL}, {49, 54}},
+     "['gcr.io/300','gcr.io/600','gcr.io/900']",
+     NULL,
+     2,
+     {node_600_40_900, node_300_600_900, NULL},
+     {49, 54}},
     /* init containers are not counted in v1.28 */
-    {"init container images are ignored", "['gcr.io/10']", "['gcr.io/2000']", 2,
-     {node_40_300_2000, node_250_10, NULL}, {0, 0}},
+    {"init container images are ignored",
+     "['gcr.io/10']",
+     "['gcr.io/2000']",
+     2,
+     {node_40_300_2000, node_250_10, NULL},
+     {0, 0}},
     /* "localhost:5000/img" gets ":latest"; a digest keeps its name */
-    {"normalised names", "['localhost:5000/img','registry/app@sha256:abc']", NULL, 2,
-     {node_registry_port, node_250_10, NULL}, {44, 0}},
-    {"explicit tag", "['gcr.io/300:v1','gcr.io/40:latest']", NULL, 2,
-     {node_40_300_2000, node_250_10, NULL}, {7, 0}},
+    {"normalised names",
+     "['localhost:5000/img','registry/app@sha256:abc']",
+     NULL,
+     2,
+     {node_registry_port, node_250_10, NULL},
+     {44, 0}},
+    {"explicit tag",
+     "['gcr.io/300:v1','gcr.io/40:latest']",
+     NULL,
+     2,
+     {node_40_300_2000, node_250_10, NULL},
+     {7, 0}},
 };
 
 static void score_table(void **state)

@@ -28,10 +28,12 @@
 #include "plugins/plugins.h"
 #include "unit/test_plugin_topology_util.h"
 
-#define IN(k, ...) \
-    "{\"matchExpressions\":[{\"key\":\"" k "\",\"operator\":\"In\",\"values\":[" __VA_ARGS__ "]}]}"
-#define NOT_IN(k, ...) \
-    "{\"matchExpressions\":[{\"key\":\"" k "\",\"operator\":\"NotIn\",\"values\":[" __VA_ARGS__ "]}]}"
+#define IN(k, ...)                                                                                 \
+    "{\"matchExpressions\":[{\"key\":\"" k "\",\"operator\":\"In\",\"values\":[" __VA_ARGS__ "]}]" \
+    "}"
+#define NOT_IN(k, ...)                                                                          \
+    "{\"matchExpressions\":[{\"key\":\"" k "\",\"operator\":\"NotIn\",\"values\":[" __VA_ARGS__ \
+    "]}]}"
 #define TERM(sel, key) "{\"labelSelector\":" sel ",\"topologyKey\":\"" key "\"}"
 #define TERM_X(sel, key, extra) "{\"labelSelector\":" sel ",\"topologyKey\":\"" key "\"," extra "}"
 #define WTERM(w, term) "{\"weight\":" #w ",\"podAffinityTerm\":" term "}"
@@ -205,17 +207,17 @@ static void filter_single_node_affinity(void **state)
                  "S", NULL);
     /* unmatching labelSelector with the existing pod */
     check_filter(node1, 1, securityscan, 1, "",
-                 AFFINITY(REQ(TERM(IN("service", "\"antivirusscan\",\"value2\""), "region"))),
-                 "R", ERR_AFF);
+                 AFFINITY(REQ(TERM(IN("service", "\"antivirusscan\",\"value2\""), "region"))), "R",
+                 ERR_AFF);
     /* several terms, all matching the same pod */
     check_filter(node1, 1, securityscan, 1, "",
-                 AFFINITY(REQ(TERM(IN("service", "\"securityscan\""), "region") ","
-                              TERM(NOT_IN("service", "\"wrongValue\""), "region"))),
+                 AFFINITY(REQ(TERM(IN("service", "\"securityscan\""), "region") "," TERM(
+                     NOT_IN("service", "\"wrongValue\""), "region"))),
                  "S", NULL);
     /* one of several terms does not match */
     check_filter(node1, 1, securityscan, 1, "",
-                 AFFINITY(REQ(TERM(IN("service", "\"securityscan\""), "region") ","
-                              TERM(IN("service", "\"wrongValue\""), "region"))),
+                 AFFINITY(REQ(TERM(IN("service", "\"securityscan\""),
+                                   "region") "," TERM(IN("service", "\"wrongValue\""), "region"))),
                  "R", ERR_AFF);
     /* the node lacks the term's topology key */
     check_filter(node1, 1, securityscan, 1, "",
@@ -224,9 +226,9 @@ static void filter_single_node_affinity(void **state)
 
 static void filter_single_node_anti_affinity(void **state)
 {
-    static const tt_pod_def existing_anti[] = {
-        {"p-1", "machine1", "service=securityscan",
-         ANTI(REQ(TERM(IN("security", "\"S1\""), "zone"))), 0}};
+    static const tt_pod_def existing_anti[] = {{"p-1", "machine1", "service=securityscan",
+                                                ANTI(REQ(TERM(IN("security", "\"S1\""), "zone"))),
+                                                0}};
     static const tt_pod_def existing_anti_rack[] = {
         {"p-1", "machine1", "service=securityscan",
          ANTI(REQ(TERM(IN("security", "\"S1\""), "rack"))), 0}};
@@ -253,9 +255,9 @@ static void filter_single_node_anti_affinity(void **state)
 /* A pod with affinity to itself may go first (nothing matches anywhere). */
 static void filter_affinity_to_itself(void **state)
 {
-    static const tt_node_def two[] = {
-        {"machine1", "region=r1,zone=z11", NULL}, {"machine2", "region=r2,zone=z21", NULL},
-        {"machine3", "zone=z31", NULL}};
+    static const tt_node_def two[] = {{"machine1", "region=r1,zone=z11", NULL},
+                                      {"machine2", "region=r2,zone=z21", NULL},
+                                      {"machine3", "zone=z31", NULL}};
     static const tt_pod_def elsewhere[] = {{"p-2", "machine2", "service=securityscan", NULL, 0}};
     static const tt_pod_def other_ns[] = {
         {"other/p-2", "machine2", "service=securityscan", NULL, 0}};
@@ -307,23 +309,23 @@ static const tt_node_def machines3[] = {
 static void filter_multiple_nodes(void **state)
 {
     static const tt_pod_def foo_bar[] = {{"p-1", "machine1", "foo=bar", NULL, 0}};
-    static const tt_node_def same_zone[] = {
-        {"nodeA", "zone=az1,hostname=h1", NULL}, {"nodeB", "zone=az1,hostname=h2", NULL}};
+    static const tt_node_def same_zone[] = {{"nodeA", "zone=az1,hostname=h1", NULL},
+                                            {"nodeB", "zone=az1,hostname=h2", NULL}};
     static const tt_pod_def abc_on_a[] = {{"p-1", "nodeA", "foo=abc", NULL, 0}};
     static const tt_pod_def anti_on_a[] = {
         {"p-1", "nodeA", "foo=abc", ANTI(REQ(TERM(IN("foo", "\"abc\""), "zone"))), 0}};
     (void)state;
     /* every node with the same region as the matching pod */
-    check_filter(machines3, 3, foo_bar, 1, "",
-                 AFFINITY(REQ(TERM(IN("foo", "\"bar\""), "region"))), "SSR", ERR_AFF);
+    check_filter(machines3, 3, foo_bar, 1, "", AFFINITY(REQ(TERM(IN("foo", "\"bar\""), "region"))),
+                 "SSR", ERR_AFF);
     /* NodeA and NodeB share the zone of a pod the anti-affinity matches */
-    check_filter(same_zone, 2, abc_on_a, 1, "",
-                 ANTI(REQ(TERM(IN("foo", "\"abc\""), "zone"))), "UU", ERR_ANTI);
+    check_filter(same_zone, 2, abc_on_a, 1, "", ANTI(REQ(TERM(IN("foo", "\"abc\""), "zone"))), "UU",
+                 ERR_ANTI);
     /* ... the same through the existing pod's anti-affinity */
     check_filter(same_zone, 2, anti_on_a, 1, "foo=abc", NULL, "UU", ERR_EXISTING);
     /* ... a hostname term keeps only nodeA out */
-    check_filter(same_zone, 2, abc_on_a, 1, "",
-                 ANTI(REQ(TERM(IN("foo", "\"abc\""), "hostname"))), "US", ERR_ANTI);
+    check_filter(same_zone, 2, abc_on_a, 1, "", ANTI(REQ(TERM(IN("foo", "\"abc\""), "hostname"))),
+                 "US", ERR_ANTI);
 }
 
 static void filter_namespace_selector(void **state)
@@ -347,8 +349,8 @@ static void filter_namespace_selector(void **state)
                  "SSR", ERR_AFF);
     /* anti-affinity through the namespaceSelector */
     check_filter(machines3, 3, in_subteam, 1, "",
-                 ANTI(REQ(TERM_X(IN("foo", "\"bar\""), "region", NS_SEL("team", "team1")))),
-                 "UUS", ERR_ANTI);
+                 ANTI(REQ(TERM_X(IN("foo", "\"bar\""), "region", NS_SEL("team", "team1")))), "UUS",
+                 ERR_ANTI);
     /* an existing pod's anti-affinity matches with the incoming pod's
      * namespace labels */
     check_filter_ns(machines3, 3, anti_ns_sel, 1, "subteam/p", "foo=bar", NULL, "UUS",
@@ -368,10 +370,10 @@ static void pre_filter_add_remove_pod(void **state)
     env e;
     char got[8];
     fw_pre_filter_result *res = NULL;
-    tt_pod_def d = {"p", NULL, "foo=bar",
-                 BOTH(REQ(TERM(IN("app", "\"web\""), "region")),
-                      REQ(TERM(IN("app", "\"cache\""), "zone"))),
-                 0};
+    tt_pod_def d = {
+        "p", NULL, "foo=bar",
+        BOTH(REQ(TERM(IN("app", "\"web\""), "region")), REQ(TERM(IN("app", "\"cache\""), "zone"))),
+        0};
     tt_pod_def cache = {"p-3", "machine3", "app=cache", NULL, 0};
     fw_pod_info *pod = tt_make_pod(&d), *pc = tt_make_pod(&cache);
     (void)state;
@@ -507,8 +509,8 @@ static void score_preferred_affinity(void **state)
                 "machine1=100 machine2=100 machine3=0");
     /* weights of several terms add up, per topology */
     check_score(rg3, 3, s1_s2, 2, "",
-                AFFINITY(PREF(WTERM(8, TERM(IN("security", "\"S1\""), "region")) ","
-                              WTERM(2, TERM(IN("security", "\"S2\""), "region")))),
+                AFFINITY(PREF(WTERM(8, TERM(IN("security", "\"S1\""), "region")) "," WTERM(
+                    2, TERM(IN("security", "\"S2\""), "region")))),
                 "machine1=100 machine2=25 machine3=0");
 }
 
@@ -534,8 +536,8 @@ static void score_existing_pods_terms(void **state)
         {"p-2", "machine2", "security=S2", NULL, 0},
     };
     static const tt_pod_def soft[] = {
-        {"p-1", "machine1", "app=a",
-         ANTI(PREF(WTERM(5, TERM(IN("security", "\"S1\""), "region")))), 0},
+        {"p-1", "machine1", "app=a", ANTI(PREF(WTERM(5, TERM(IN("security", "\"S1\""), "region")))),
+         0},
         {"p-2", "machine2", "app=b",
          AFFINITY(PREF(WTERM(5, TERM(IN("security", "\"S1\""), "region")))), 0},
     };
@@ -563,13 +565,14 @@ static void score_namespaces(void **state)
     static const tt_pod_def in_subteam[] = {{"subteam/p-1", "machine1", "security=S1", NULL, 0}};
     static const tt_pod_def ns_sel_term[] = {
         {"p-2", "machine2", "app=b",
-         AFFINITY(PREF(WTERM(5, TERM_X(IN("security", "\"S1\""), "region",
-                                       NS_SEL("team", "team1"))))), 0}};
+         AFFINITY(
+             PREF(WTERM(5, TERM_X(IN("security", "\"S1\""), "region", NS_SEL("team", "team1"))))),
+         0}};
     (void)state;
     /* the incoming pod's namespaceSelector */
     check_score(rg3, 3, in_subteam, 1, "",
-                AFFINITY(PREF(WTERM(5, TERM_X(IN("security", "\"S1\""), "region",
-                                              NS_SEL("team", "team1"))))),
+                AFFINITY(PREF(
+                    WTERM(5, TERM_X(IN("security", "\"S1\""), "region", NS_SEL("team", "team1"))))),
                 "machine1=100 machine2=0 machine3=0");
     /* the term defaults to the pod's own namespace */
     check_score(rg3, 3, in_subteam, 1, "",
@@ -599,7 +602,8 @@ static void args_defaults_and_validation(void **state)
     char err[256] = "";
     cJSON *bad = cJSON_Parse("{\"hardPodAffinityWeight\":-1}");
     (void)state;
-    check_args(NULL, NULL, "{\"hardPodAffinityWeight\":1,\"ignorePreferredTermsOfExistingPods\":false}");
+    check_args(NULL, NULL,
+               "{\"hardPodAffinityWeight\":1,\"ignorePreferredTermsOfExistingPods\":false}");
     check_args("{\"hardPodAffinityWeight\":100,\"ignorePreferredTermsOfExistingPods\":true}", NULL,
                "{\"hardPodAffinityWeight\":100,\"ignorePreferredTermsOfExistingPods\":true}");
     check_args("{\"hardPodAffinityWeight\":0}", NULL,
@@ -613,7 +617,8 @@ static void args_defaults_and_validation(void **state)
     check_args("{\"weight\":1}", "unknown field \"weight\"", NULL);
     /* create validates too */
     assert_int_equal(desc()->create(bad, &h, &pl, err, sizeof(err)), KUBE_ECONFIG);
-    assert_string_equal(err, "hardPodAffinityWeight: Invalid value: -1: not in valid range [0-100]");
+    assert_string_equal(err,
+                        "hardPodAffinityWeight: Invalid value: -1: not in valid range [0-100]");
     assert_null(pl);
     cJSON_Delete(bad);
 }

@@ -22,32 +22,32 @@
 
 /* spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
  * with these nodeSelectorTerms. */
-#define REQ(terms)                                                                          \
-    "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"        \
+#define REQ(terms)                                                                  \
+    "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':" \
     "{'nodeSelectorTerms':" terms "}}}"
 #define EXPR(key, op, values) "{'key':'" key "','operator':'" op "','values':" values "}"
 #define NAME_IN(node) "{'key':'metadata.name','operator':'In','values':['" node "']}"
-#define ADDED_ZONE_FOO                                                                     \
+#define ADDED_ZONE_FOO                                                                         \
     "{'addedAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':" \
     "[{'matchExpressions':[" EXPR("zone", "In", "['foo']") "]}]}}}"
 
 typedef struct filter_case {
     const char *name;
-    const char *spec;        /* pod spec members */
-    const char *node;        /* node name */
-    const char *labels;      /* node labels */
-    const char *args;        /* NodeAffinityArgs or NULL */
-    fw_code pre_code;        /* PreFilter status */
+    const char *spec;   /* pod spec members */
+    const char *node;   /* node name */
+    const char *labels; /* node labels */
+    const char *args;   /* NodeAffinityArgs or NULL */
+    fw_code pre_code;   /* PreFilter status */
     const char *pre_msg;
-    const char *result;      /* PreFilterResult names joined with ",", NULL: all nodes */
-    const char *want;        /* Filter message, NULL: fits */
-    const char *enforced;    /* Filter message when addedAffinity rejects */
+    const char *result;   /* PreFilterResult names joined with ",", NULL: all nodes */
+    const char *want;     /* Filter message, NULL: fits */
+    const char *enforced; /* Filter message when addedAffinity rejects */
 } filter_case;
 
 static const filter_case cases[] = {
     {"no selector: PreFilter skips", "", "node1", "{}", NULL, FW_SKIP, NULL, NULL, NULL, NULL},
-    {"missing labels", "'nodeSelector':{'foo':'bar'}", "node1", "{}", NULL, FW_SUCCESS, NULL,
-     NULL, ERR_POD, NULL},
+    {"missing labels", "'nodeSelector':{'foo':'bar'}", "node1", "{}", NULL, FW_SUCCESS, NULL, NULL,
+     ERR_POD, NULL},
     {"same labels", "'nodeSelector':{'foo':'bar'}", "node1", "{'foo':'bar'}", NULL, FW_SUCCESS,
      NULL, NULL, NULL, NULL},
     {"node labels are superset", "'nodeSelector':{'foo':'bar'}", "node1",
@@ -58,65 +58,78 @@ static const filter_case cases[] = {
      "node1", "{'foo':'bar'}", NULL, FW_SUCCESS, NULL, NULL, NULL, NULL},
     {"Gt matches", REQ("[{'matchExpressions':[" EXPR("kernel-version", "Gt", "['0204']") "]}]"),
      "node1", "{'kernel-version':'0206'}", NULL, FW_SUCCESS, NULL, NULL, NULL, NULL},
-    {"Lt does not match", REQ("[{'matchExpressions':[" EXPR("kernel-version", "Lt", "['0204']") "]}]"),
-     "node1", "{'kernel-version':'0206'}", NULL, FW_SUCCESS, NULL, NULL, ERR_POD, NULL},
-    {"NotIn matches", REQ("[{'matchExpressions':[" EXPR("mem-type", "NotIn", "['DDR','DDR2']") "]}]"),
-     "node1", "{'mem-type':'DDR3'}", NULL, FW_SUCCESS, NULL, NULL, NULL, NULL},
-    {"Exists matches", REQ("[{'matchExpressions':[{'key':'GPU','operator':'Exists'}]}]"),
-     "node1", "{'GPU':'NVIDIA-GRID-K1'}", NULL, FW_SUCCESS, NULL, NULL, NULL, NULL},
+    {"Lt does not match",
+     REQ("[{'matchExpressions':[" EXPR("kernel-version", "Lt", "['0204']") "]}]"), "node1",
+     "{'kernel-version':'0206'}", NULL, FW_SUCCESS, NULL, NULL, ERR_POD, NULL},
+    {"NotIn matches",
+     REQ("[{'matchExpressions':[" EXPR("mem-type", "NotIn", "['DDR','DDR2']") "]}]"), "node1",
+     "{'mem-type':'DDR3'}", NULL, FW_SUCCESS, NULL, NULL, NULL, NULL},
+    {"Exists matches", REQ("[{'matchExpressions':[{'key':'GPU','operator':'Exists'}]}]"), "node1",
+     "{'GPU':'NVIDIA-GRID-K1'}", NULL, FW_SUCCESS, NULL, NULL, NULL, NULL},
     {"DoesNotExist fails when the label exists",
      REQ("[{'matchExpressions':[{'key':'GPU','operator':'DoesNotExist'}]}]"), "node1",
      "{'GPU':'NVIDIA-GRID-K1'}", NULL, FW_SUCCESS, NULL, NULL, ERR_POD, NULL},
     {"In does not match the node's labels",
      REQ("[{'matchExpressions':[" EXPR("foo", "In", "['value1','value2']") "]}]"), "node1",
      "{'foo':'bar'}", NULL, FW_SUCCESS, NULL, NULL, ERR_POD, NULL},
-    {"nil nodeSelectorTerms match nothing", REQ("null"), "node1", "{'foo':'bar'}", NULL,
-     FW_SUCCESS, NULL, NULL, ERR_POD, NULL},
-    {"empty nodeSelectorTerms match nothing", REQ("[]"), "node1", "{'foo':'bar'}", NULL,
-     FW_SUCCESS, NULL, NULL, ERR_POD, NULL},
+    {"nil nodeSelectorTerms match nothing", REQ("null"), "node1", "{'foo':'bar'}", NULL, FW_SUCCESS,
+     NULL, NULL, ERR_POD, NULL},
+    {"empty nodeSelectorTerms match nothing", REQ("[]"), "node1", "{'foo':'bar'}", NULL, FW_SUCCESS,
+     NULL, NULL, ERR_POD, NULL},
     {"empty matchExpressions match nothing", REQ("[{'matchExpressions':[]}]"), "node1",
      "{'foo':'bar'}", NULL, FW_SUCCESS, NULL, NULL, ERR_POD, NULL},
-    {"affinity without nodeAffinity fits", "'affinity':{}", "node1", "{'foo':'bar'}", NULL,
-     FW_SKIP, NULL, NULL, NULL, NULL},
+    {"affinity without nodeAffinity fits", "'affinity':{}", "node1", "{'foo':'bar'}", NULL, FW_SKIP,
+     NULL, NULL, NULL, NULL},
     {"nodeAffinity without required fits", "'affinity':{'nodeAffinity':{}}", "node1",
      "{'foo':'bar'}", NULL, FW_SKIP, NULL, NULL, NULL, NULL},
     {"ANDed expressions match",
-     REQ("[{'matchExpressions':[{'key':'GPU','operator':'Exists'}," EXPR("GPU", "NotIn", "['AMD','INTER']") "]}]"),
+     REQ("[{'matchExpressions':[{'key':'GPU','operator':'Exists'}," EXPR("GPU", "NotIn",
+                                                                         "['AMD','INTER']") "]}]"),
      "node1", "{'GPU':'NVIDIA-GRID-K1'}", NULL, FW_SUCCESS, NULL, NULL, NULL, NULL},
     {"ANDed expressions do not match",
-     REQ("[{'matchExpressions':[{'key':'GPU','operator':'Exists'}," EXPR("GPU", "In", "['AMD','INTER']") "]}]"),
+     REQ("[{'matchExpressions':[{'key':'GPU','operator':'Exists'}," EXPR("GPU", "In",
+                                                                         "['AMD','INTER']") "]}]"),
      "node1", "{'GPU':'NVIDIA-GRID-K1'}", NULL, FW_SUCCESS, NULL, NULL, ERR_POD, NULL},
     {"ORed terms match",
-     REQ("[{'matchExpressions':[" EXPR("foo", "In", "['bar','value2']") "]},"
-         "{'matchExpressions':[" EXPR("diffkey", "In", "['wrong','value2']") "]}]"),
+     REQ("[{'matchExpressions':[" EXPR(
+         "foo", "In", "['bar','value2']") "]},"
+                                          "{'matchExpressions':[" EXPR("diffkey", "In",
+                                                                       "['wrong','value2']") "]}]"),
      "node1", "{'foo':'bar'}", NULL, FW_SUCCESS, NULL, NULL, NULL, NULL},
     {"affinity and nodeSelector both satisfied",
-     "'nodeSelector':{'foo':'bar'}," REQ("[{'matchExpressions':[{'key':'foo','operator':'Exists'}]}]"),
+     "'nodeSelector':{'foo':'bar'}," REQ(
+         "[{'matchExpressions':[{'key':'foo','operator':'Exists'}]}]"),
      "node1", "{'foo':'bar'}", NULL, FW_SUCCESS, NULL, NULL, NULL, NULL},
     {"affinity satisfied, nodeSelector not",
-     "'nodeSelector':{'foo':'bar'}," REQ("[{'matchExpressions':[{'key':'foo','operator':'Exists'}]}]"),
+     "'nodeSelector':{'foo':'bar'}," REQ(
+         "[{'matchExpressions':[{'key':'foo','operator':'Exists'}]}]"),
      "node1", "{'foo':'barrrrrr'}", NULL, FW_SUCCESS, NULL, NULL, ERR_POD, NULL},
     {"invalid value in a term matches nothing",
      REQ("[{'matchExpressions':[" EXPR("foo", "NotIn", "['invalid value: ___@#$%^']") "]}]"),
      "node1", "{'foo':'bar'}", NULL, FW_SUCCESS, NULL, NULL, ERR_POD, NULL},
-    {"matchFields In matches", REQ("[{'matchFields':[" NAME_IN("node1") "]}]"), "node1", "{}",
-     NULL, FW_SUCCESS, NULL, "node1", NULL, NULL},
+    {"matchFields In matches", REQ("[{'matchFields':[" NAME_IN("node1") "]}]"), "node1", "{}", NULL,
+     FW_SUCCESS, NULL, "node1", NULL, NULL},
     {"matchFields In does not match", REQ("[{'matchFields':[" NAME_IN("node1") "]}]"), "node2",
      "{}", NULL, FW_SUCCESS, NULL, "node1", ERR_POD, NULL},
     {"two terms: matchFields misses, matchExpressions matches",
-     REQ("[{'matchFields':[" NAME_IN("node1") "]},{'matchExpressions':[" EXPR("foo", "In", "['bar']") "]}]"),
+     REQ("[{'matchFields':[" NAME_IN("node1") "]},{'matchExpressions':[" EXPR("foo", "In",
+                                                                              "['bar']") "]}]"),
      "node2", "{'foo':'bar'}", NULL, FW_SUCCESS, NULL, NULL, NULL, NULL},
     {"one term: matchFields misses, matchExpressions matches",
-     REQ("[{'matchFields':[" NAME_IN("node1") "],'matchExpressions':[" EXPR("foo", "In", "['bar']") "]}]"),
+     REQ("[{'matchFields':[" NAME_IN("node1") "],'matchExpressions':[" EXPR("foo", "In",
+                                                                            "['bar']") "]}]"),
      "node2", "{'foo':'bar'}", NULL, FW_SUCCESS, NULL, "node1", ERR_POD, NULL},
     {"one term: both match",
-     REQ("[{'matchFields':[" NAME_IN("node1") "],'matchExpressions':[" EXPR("foo", "In", "['bar']") "]}]"),
+     REQ("[{'matchFields':[" NAME_IN("node1") "],'matchExpressions':[" EXPR("foo", "In",
+                                                                            "['bar']") "]}]"),
      "node1", "{'foo':'bar'}", NULL, FW_SUCCESS, NULL, "node1", NULL, NULL},
     {"two terms: neither matches",
-     REQ("[{'matchFields':[" NAME_IN("node1") "]},{'matchFields':[" NAME_IN("node1") "],"
-         "'matchExpressions':[" EXPR("foo", "In", "['not-match-to-bar']") "]}]"),
+     REQ("[{'matchFields':[" NAME_IN("node1") "]},{'matchFields':[" NAME_IN(
+         "node1") "],"
+                  "'matchExpressions':[" EXPR("foo", "In", "['not-match-to-bar']") "]}]"),
      "node2", "{'foo':'bar'}", NULL, FW_SUCCESS, NULL, "node1", ERR_POD, NULL},
-    {"two terms of node names", REQ("[{'matchFields':[" NAME_IN("node1") "]},{'matchFields':[" NAME_IN("node2") "]}]"),
+    {"two terms of node names",
+     REQ("[{'matchFields':[" NAME_IN("node1") "]},{'matchFields':[" NAME_IN("node2") "]}]"),
      "node2", "{}", NULL, FW_SUCCESS, NULL, "node1,node2", NULL, NULL},
     {"conflicting matchFields requirements",
      REQ("[{'matchFields':[" NAME_IN("node1") "," NAME_IN("node2") "]}]"), "node2", "{}", NULL,
@@ -128,8 +141,8 @@ static const filter_case cases[] = {
      REQ("[{'matchExpressions':[" EXPR("foo", "In", "['bar']") "]}]"), "node1",
      "{'zone':'foo','foo':'bar'}", ADDED_ZONE_FOO, FW_SUCCESS, NULL, NULL, NULL, NULL},
     {"added affinity matches, the pod's affinity does not",
-     REQ("[{'matchExpressions':[" EXPR("foo", "In", "['bar']") "]}]"), "node1",
-     "{'zone':'foo'}", ADDED_ZONE_FOO, FW_SUCCESS, NULL, NULL, ERR_POD, NULL},
+     REQ("[{'matchExpressions':[" EXPR("foo", "In", "['bar']") "]}]"), "node1", "{'zone':'foo'}",
+     ADDED_ZONE_FOO, FW_SUCCESS, NULL, NULL, ERR_POD, NULL},
     {"added affinity does not match",
      REQ("[{'matchExpressions':[" EXPR("foo", "In", "['bar']") "]}]"), "node1",
      "{'zone':'bar','foo':'bar'}", ADDED_ZONE_FOO, FW_SUCCESS, NULL, NULL, NULL, ERR_ENFORCED},
@@ -148,8 +161,8 @@ static void assert_result(const fw_pre_filter_result *r, const char *want)
     }
     assert_non_null(r);
     for (size_t i = 0; i < r->n; i++)
-        len += (size_t)snprintf(got + len, sizeof(got) - len, "%s%s", i ? "," : "",
-                                r->node_names[i]);
+        len +=
+            (size_t)snprintf(got + len, sizeof(got) - len, "%s%s", i ? "," : "", r->node_names[i]);
     assert_string_equal(got, want);
 }
 
@@ -180,14 +193,16 @@ static void filter_table(void **state)
 
 /* ---- Score ---- */
 
-#define PREFER(w, exprs)                                                                    \
-    "{'weight':" #w ",'preference':{'matchExpressions':[" exprs "]}}"
+#define PREFER(w, exprs) "{'weight':" #w ",'preference':{'matchExpressions':[" exprs "]}}"
 #define AFFINITY1 "[" PREFER(2, EXPR("foo", "In", "['bar']")) "]"
-#define AFFINITY2                                                                           \
-    "[" PREFER(2, EXPR("foo", "In", "['bar']")) "," PREFER(4, EXPR("key", "In", "['value']")) \
-    "," PREFER(5, EXPR("foo", "In", "['bar']") "," EXPR("key", "In", "['value']") ","         \
-               EXPR("az", "In", "['az1']")) "]"
-#define PREFERRED(terms)                                                                    \
+#define AFFINITY2                                                                            \
+    "[" PREFER(2, EXPR("foo", "In", "['bar']")) "," PREFER(                                  \
+        4, EXPR("key", "In", "['value']")) "," PREFER(5,                                     \
+                                                      EXPR("foo", "In", "['bar']") "," EXPR( \
+                                                          "key", "In",                       \
+                                                          "['value']") "," EXPR("az", "In",  \
+                                                                                "['az1']")) "]"
+#define PREFERRED(terms) \
     "'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':" terms "}}"
 
 #define LABEL1 "{'foo':'bar'}"
@@ -206,28 +221,58 @@ typedef struct score_case {
 } score_case;
 
 static const score_case score_cases[] = {
-    {"all nodes are same priority as NodeAffinity is nil", "", {LABEL1, LABEL2, LABEL3}, NULL,
-     FW_SKIP, {0, 0, 0}},
-    {"no node matches the preferred terms", PREFERRED(AFFINITY1), {LABEL4, LABEL2, LABEL3},
-     NULL, FW_SUCCESS, {0, 0, 0}},
-    {"only node1 matches", PREFERRED(AFFINITY1), {LABEL1, LABEL2, LABEL3}, NULL, FW_SUCCESS,
+    {"all nodes are same priority as NodeAffinity is nil",
+     "",
+     {LABEL1, LABEL2, LABEL3},
+     NULL,
+     FW_SKIP,
+     {0, 0, 0}},
+    {"no node matches the preferred terms",
+     PREFERRED(AFFINITY1),
+     {LABEL4, LABEL2, LABEL3},
+     NULL,
+     FW_SUCCESS,
+     {0, 0, 0}},
+    {"only node1 matches",
+     PREFERRED(AFFINITY1),
+     {LABEL1, LABEL2, LABEL3},
+     NULL,
+     FW_SUCCESS,
      {100, 0, 0}},
-    {"all nodes match with different priorities", PREFERRED(AFFINITY2),
-     {LABEL1, LABEL5, LABEL2}, NULL, FW_SUCCESS, {18, 100, 36}},
-    {"added affinity", "", {LABEL1, LABEL2, NULL},
+    {"all nodes match with different priorities",
+     PREFERRED(AFFINITY2),
+     {LABEL1, LABEL5, LABEL2},
+     NULL,
+     FW_SUCCESS,
+     {18, 100, 36}},
+    {"added affinity",
+     "",
+     {LABEL1, LABEL2, NULL},
      "{'addedAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':" AFFINITY1 "}}",
-     FW_SUCCESS, {100, 0}},
-    {"added affinity and pod has default affinity", PREFERRED(AFFINITY1),
+     FW_SUCCESS,
+     {100, 0}},
+    {"added affinity and pod has default affinity",
+     PREFERRED(AFFINITY1),
      {LABEL1, LABEL2, LABEL5},
-     "{'addedAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-     PREFER(3, EXPR("key", "In", "['value']")) "]}}",
-     FW_SUCCESS, {40, 60, 100}},
+     "{'addedAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[" PREFER(
+         3, EXPR("key", "In", "['value']")) "]}}",
+     FW_SUCCESS,
+     {40, 60, 100}},
     {"weight 0 and empty preferences do not count",
-     PREFERRED("[{'weight':0,'preference':{'matchExpressions':[" EXPR("foo", "In", "['bar']") "]}},"
-               "{'weight':7,'preference':{}}," PREFER(1, EXPR("key", "In", "['value']")) "]"),
-     {LABEL1, LABEL2, NULL}, NULL, FW_SUCCESS, {0, 100}},
-    {"preferred matchFields", PREFERRED("[{'weight':3,'preference':{'matchFields':[" NAME_IN("node1") "]}}]"),
-     {LABEL1, LABEL1, NULL}, NULL, FW_SUCCESS, {0, 100}},
+     PREFERRED("[{'weight':0,'preference':{'matchExpressions':[" EXPR(
+         "foo", "In",
+         "['bar']") "]}},"
+                    "{'weight':7,'preference':{}}," PREFER(1, EXPR("key", "In", "['value']")) "]"),
+     {LABEL1, LABEL2, NULL},
+     NULL,
+     FW_SUCCESS,
+     {0, 100}},
+    {"preferred matchFields",
+     PREFERRED("[{'weight':3,'preference':{'matchFields':[" NAME_IN("node1") "]}}]"),
+     {LABEL1, LABEL1, NULL},
+     NULL,
+     FW_SUCCESS,
+     {0, 100}},
 };
 
 static void score_table(void **state)
@@ -293,10 +338,11 @@ static void args_default_and_validate(void **state)
                      KUBE_OK);
 
     assert_int_equal(
-        tp_default_args(&plugin_node_affinity,
-                        "{'addedAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
-                        "{'nodeSelectorTerms':[{'matchExpressions':[" EXPR("foo", "Foo", "['x']") "]}]}}}",
-                        err, sizeof(err)),
+        tp_default_args(
+            &plugin_node_affinity,
+            "{'addedAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+            "{'nodeSelectorTerms':[{'matchExpressions':[" EXPR("foo", "Foo", "['x']") "]}]}}}",
+            err, sizeof(err)),
         KUBE_ECONFIG);
     assert_string_equal(err, "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution."
                              "nodeSelectorTerms[0].matchExpressions[0].operator: Unsupported "
@@ -329,20 +375,19 @@ static void args_default_and_validate(void **state)
 
     assert_int_equal(tp_default_args(&plugin_node_affinity,
                                      "{'addedAffinity':{'requiredDuringSchedulingIgnoredDuring"
-                                     "Execution':{'nodeSelectorTerms':[{'matchExpressions':["
-                                     EXPR("k", "Gt", "['x']") "]}]}}}",
+                                     "Execution':{'nodeSelectorTerms':[{'matchExpressions':[" EXPR(
+                                         "k", "Gt", "['x']") "]}]}}}",
                                      err, sizeof(err)),
                      KUBE_ECONFIG);
     assert_string_equal(err, "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution."
                              "nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: "
                              "\"x\": for 'Gt', 'Lt' operators, the value must be an integer");
 
-    assert_int_equal(tp_default_args(&plugin_node_affinity, "{'addedAffinity':{},'foo':1}", err,
-                                     sizeof(err)),
-                     KUBE_ECONFIG);
+    assert_int_equal(
+        tp_default_args(&plugin_node_affinity, "{'addedAffinity':{},'foo':1}", err, sizeof(err)),
+        KUBE_ECONFIG);
     assert_string_equal(err, "unknown field \"foo\"");
-    assert_int_equal(tp_default_args(&plugin_node_affinity, "[]", err, sizeof(err)),
-                     KUBE_ECONFIG);
+    assert_int_equal(tp_default_args(&plugin_node_affinity, "[]", err, sizeof(err)), KUBE_ECONFIG);
 }
 
 static void registers_node_add_and_update(void **state)

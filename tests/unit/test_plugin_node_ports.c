@@ -29,7 +29,8 @@ static fw_pod_info *pod_with_ports(const char *name, const char *ports)
         char proto[8] = "", ip[64] = "";
         int port = 0;
         assert_int_equal(sscanf(tok, "%7[^/]/%63[^/]/%d", proto, ip, &port), 3);
-        kube_buf_printf(&b, "%s{'name':'c%d','ports':[{'containerPort':%d,'hostPort':%d,"
+        kube_buf_printf(&b,
+                        "%s{'name':'c%d','ports':[{'containerPort':%d,'hostPort':%d,"
                         "'protocol':'%s','hostIP':'%s'}]}",
                         i ? "," : "", i, port, port, proto, ip);
         i++;
@@ -53,12 +54,10 @@ static const ports_case cases[] = {
     {"same tcp port", "TCP/127.0.0.1/8080", "TCP/127.0.0.1/8080", 0},
     {"different host ip", "TCP/127.0.0.1/8080", "TCP/127.0.0.2/8080", 1},
     {"different protocol", "UDP/127.0.0.1/8080", "TCP/127.0.0.1/8080", 1},
-    {"second udp port conflict", "UDP/127.0.0.1/8000,UDP/127.0.0.1/8080",
-     "UDP/127.0.0.1/8080", 0},
+    {"second udp port conflict", "UDP/127.0.0.1/8000,UDP/127.0.0.1/8080", "UDP/127.0.0.1/8080", 0},
     {"first tcp port conflict", "TCP/127.0.0.1/8001,UDP/127.0.0.1/8080",
      "TCP/127.0.0.1/8001,UDP/127.0.0.1/8081", 0},
-    {"first tcp port conflict due to 0.0.0.0 hostIP", "TCP/0.0.0.0/8001", "TCP/127.0.0.1/8001",
-     0},
+    {"first tcp port conflict due to 0.0.0.0 hostIP", "TCP/0.0.0.0/8001", "TCP/127.0.0.1/8001", 0},
     {"TCP hostPort conflict due to 0.0.0.0 hostIP", "TCP/10.0.10.10/8001,TCP/0.0.0.0/8001",
      "TCP/127.0.0.1/8001", 0},
     {"second tcp port conflict to 0.0.0.0 hostIP", "TCP/127.0.0.1/8001", "TCP/0.0.0.0/8001", 0},

@@ -19,10 +19,10 @@
 /* the pod specs of the upstream table */
 #define CPU_AND_MEMORY "[{'cpu':'1000m','memory':'2000'},{'cpu':'2000m','memory':'3000'}]"
 #define CPU_ONLY "[{'cpu':'1000m','memory':'0'},{'cpu':'2000m','memory':'0'}]"
-#define CPU_AND_MEMORY_AND_GPU                                                             \
+#define CPU_AND_MEMORY_AND_GPU \
     "[{'cpu':'1000m','memory':'2000'},{'cpu':'2000m','memory':'3000','nvidia.com/gpu':'3'}]"
-#define GPU_RES                                                                            \
-    "{'resources':[{'name':'cpu','weight':1},{'name':'memory','weight':1},"               \
+#define GPU_RES                                                             \
+    "{'resources':[{'name':'cpu','weight':1},{'name':'memory','weight':1}," \
     "{'name':'nvidia.com/gpu','weight':1}]}"
 
 typedef struct ba_case {
@@ -36,34 +36,70 @@ typedef struct ba_case {
 } ba_case;
 
 static const ba_case cases[] = {
-    {"nothing scheduled, nothing requested", "[]",
-     {"{'cpu':'4000m','memory':'10000'}", "{'cpu':'4000m','memory':'10000'}"}, {NULL, NULL},
-     NULL, 1, {100, 100}},
-    {"nothing scheduled, resources requested, differently sized nodes", CPU_AND_MEMORY,
-     {"{'cpu':'4000m','memory':'10000'}", "{'cpu':'6000m','memory':'10000'}"}, {NULL, NULL},
-     NULL, 1, {87, 100}},
-    {"resources requested, pods scheduled with resources", CPU_AND_MEMORY,
+    {"nothing scheduled, nothing requested",
+     "[]",
+     {"{'cpu':'4000m','memory':'10000'}", "{'cpu':'4000m','memory':'10000'}"},
+     {NULL, NULL},
+     NULL,
+     1,
+     {100, 100}},
+    {"nothing scheduled, resources requested, differently sized nodes",
+     CPU_AND_MEMORY,
+     {"{'cpu':'4000m','memory':'10000'}", "{'cpu':'6000m','memory':'10000'}"},
+     {NULL, NULL},
+     NULL,
+     1,
+     {87, 100}},
+    {"resources requested, pods scheduled with resources",
+     CPU_AND_MEMORY,
      {"{'cpu':'10000m','memory':'20000'}", "{'cpu':'10000m','memory':'20000'}"},
-     {CPU_ONLY, CPU_AND_MEMORY}, NULL, 1, {82, 95}},
+     {CPU_ONLY, CPU_AND_MEMORY},
+     NULL,
+     1,
+     {82, 95}},
     {"resources requested, pods scheduled with resources, differently sized nodes",
-     CPU_AND_MEMORY, {"{'cpu':'10000m','memory':'20000'}", "{'cpu':'10000m','memory':'50000'}"},
-     {CPU_ONLY, CPU_AND_MEMORY}, NULL, 1, {82, 80}},
-    {"requested resources at node capacity", CPU_ONLY,
+     CPU_AND_MEMORY,
+     {"{'cpu':'10000m','memory':'20000'}", "{'cpu':'10000m','memory':'50000'}"},
+     {CPU_ONLY, CPU_AND_MEMORY},
+     NULL,
+     1,
+     {82, 80}},
+    {"requested resources at node capacity",
+     CPU_ONLY,
      {"{'cpu':'6000m','memory':'10000'}", "{'cpu':'6000m','memory':'10000'}"},
-     {CPU_ONLY, CPU_AND_MEMORY}, NULL, 1, {50, 75}},
+     {CPU_ONLY, CPU_AND_MEMORY},
+     NULL,
+     1,
+     {50, 75}},
     {"include scalar resource on a node for balanced resource allocation",
      "[{'memory':'0','nvidia.com/gpu':'1'}]",
      {"{'cpu':'3500m','memory':'40000','nvidia.com/gpu':'8'}",
       "{'cpu':'3500m','memory':'40000','nvidia.com/gpu':'8'}"},
-     {CPU_AND_MEMORY_AND_GPU, CPU_AND_MEMORY}, GPU_RES, 1, {70, 65}},
-    {"node without the scalar resource should skip the scalar resource", CPU_AND_MEMORY,
+     {CPU_AND_MEMORY_AND_GPU, CPU_AND_MEMORY},
+     GPU_RES,
+     1,
+     {70, 65}},
+    {"node without the scalar resource should skip the scalar resource",
+     CPU_AND_MEMORY,
      {"{'cpu':'3500m','memory':'40000','nvidia.com/gpu':'8'}", "{'cpu':'3500m','memory':'40000'}"},
-     {NULL, NULL}, GPU_RES, 1, {63, 63}},
+     {NULL, NULL},
+     GPU_RES,
+     1,
+     {63, 63}},
     {"resources requested, pods scheduled with resources if PreScore not called",
-     CPU_AND_MEMORY, {"{'cpu':'10000m','memory':'20000'}", "{'cpu':'10000m','memory':'20000'}"},
-     {CPU_ONLY, CPU_AND_MEMORY}, NULL, 0, {82, 95}},
-    {"a single resource has no deviation", CPU_AND_MEMORY,
-     {"{'cpu':'10000m','memory':'20000'}", "{'cpu':'10000m'}"}, {NULL, NULL}, NULL, 1, {97, 100}},
+     CPU_AND_MEMORY,
+     {"{'cpu':'10000m','memory':'20000'}", "{'cpu':'10000m','memory':'20000'}"},
+     {CPU_ONLY, CPU_AND_MEMORY},
+     NULL,
+     0,
+     {82, 95}},
+    {"a single resource has no deviation",
+     CPU_AND_MEMORY,
+     {"{'cpu':'10000m','memory':'20000'}", "{'cpu':'10000m'}"},
+     {NULL, NULL},
+     NULL,
+     1,
+     {97, 100}},
 };
 
 static void score_table(void **state)
@@ -89,9 +125,9 @@ static void score_table(void **state)
             }
         }
         if (c->pre_score)
-            tp_assert_status(p->desc->pre_score(p->self, cs, pod,
-                                                (const fw_node_info *const *)nodes, 2),
-                             FW_SUCCESS, NULL);
+            tp_assert_status(
+                p->desc->pre_score(p->self, cs, pod, (const fw_node_info *const *)nodes, 2),
+                FW_SUCCESS, NULL);
         for (int k = 0; k < 2; k++) {
             int64_t got = -1;
             tp_assert_status(p->desc->score(p->self, cs, pod, nodes[k], &got), FW_SUCCESS, NULL);
@@ -124,15 +160,16 @@ static void args_default_and_validate(void **state)
                                    "{'name':'memory','weight':1}]}"));
     free(s);
 
-    assert_int_equal(tp_default_args(d, "{'resources':[{'name':'cpu','weight':2},"
-                                        "{'name':'cpu','weight':1}]}",
+    assert_int_equal(tp_default_args(d,
+                                     "{'resources':[{'name':'cpu','weight':2},"
+                                     "{'name':'cpu','weight':1}]}",
                                      err, sizeof(err)),
                      KUBE_ECONFIG);
     assert_string_equal(err, "[resources[0].weight: Invalid value: 2: must be 1, "
                              "resources[1].name: Duplicate value: \"cpu\"]");
-    assert_int_equal(tp_default_args(d, "{'resources':[{'name':'memory','weight':-1}]}", err,
-                                     sizeof(err)),
-                     KUBE_ECONFIG);
+    assert_int_equal(
+        tp_default_args(d, "{'resources':[{'name':'memory','weight':-1}]}", err, sizeof(err)),
+        KUBE_ECONFIG);
     assert_string_equal(err, "resources[0].weight: Invalid value: -1: must be 1");
     assert_int_equal(tp_default_args(d, "{'resources':{}}", err, sizeof(err)), KUBE_ECONFIG);
     assert_string_equal(err, "resources: expected an array");

@@ -23,8 +23,8 @@
 /* ---- Filter ---- */
 
 /* makeAllocatableResources(10, 20, 32, 5, 20, 5) */
-#define NODE_ALLOC                                                                         \
-    "{'cpu':'10m','memory':'20','pods':'32','example.com/aaa':'5',"                       \
+#define NODE_ALLOC                                                  \
+    "{'cpu':'10m','memory':'20','pods':'32','example.com/aaa':'5'," \
     "'ephemeral-storage':'20','hugepages-2Mi':'5'}"
 
 /* init containers (a JSON array of ResourceLists) and overhead as spec members */
@@ -39,10 +39,10 @@ static const char *extra_spec(const char *init, const char *overhead)
         arr = cJSON_Parse(tp_json(init));
         assert_non_null(arr);
         kube_buf_puts(&b, ",'initContainers':[");
-        cJSON_ArrayForEach(it, arr) {
+        cJSON_ArrayForEach(it, arr)
+        {
             char *r = cJSON_PrintUnformatted(it);
-            kube_buf_printf(&b, "%s{'name':'i%d','resources':{'requests':%s}}", i ? "," : "", i,
-                            r);
+            kube_buf_printf(&b, "%s{'name':'i%d','resources':{'requests':%s}}", i ? "," : "", i, r);
             free(r);
             i++;
         }
@@ -80,8 +80,7 @@ static const fit_case enough_cases[] = {
     {"too many resources fails due to init container cpu", "[" R("1m", "1") "]",
      "[" R("3m", "1") "]", NULL, "[" R("8m", "19") "]", NULL, "Insufficient cpu"},
     {"too many resources fails due to highest init container cpu", "[" R("1m", "1") "]",
-     "[" R("3m", "1") "," R("2m", "1") "]", NULL, "[" R("8m", "19") "]", NULL,
-     "Insufficient cpu"},
+     "[" R("3m", "1") "," R("2m", "1") "]", NULL, "[" R("8m", "19") "]", NULL, "Insufficient cpu"},
     {"too many resources fails due to init container memory", "[" R("1m", "1") "]",
      "[" R("1m", "3") "]", NULL, "[" R("9m", "19") "]", NULL, "Insufficient memory"},
     {"too many resources fails due to highest init container memory", "[" R("1m", "1") "]",
@@ -121,18 +120,16 @@ static const fit_case enough_cases[] = {
     {"extended resource allocatable enforced for multiple init containers", "[" ZERO "]",
      "[" RA("1m", "1", AAA, "6") "," RA("1m", "1", AAA, "3") "]", NULL,
      "[" RA("0", "0", AAA, "2") "]", NULL, "Insufficient " AAA},
-    {"extended resource allocatable enforced for unknown resource",
-     "[" RA("1m", "1", BBB, "1") "]", NULL, NULL, "[" R("0", "0") "]", NULL,
-     "Insufficient " BBB},
-    {"extended resource allocatable enforced for unknown resource for init container",
-     "[" ZERO "]", "[" RA("1m", "1", BBB, "1") "]", NULL, "[" R("0", "0") "]", NULL,
-     "Insufficient " BBB},
+    {"extended resource allocatable enforced for unknown resource", "[" RA("1m", "1", BBB, "1") "]",
+     NULL, NULL, "[" R("0", "0") "]", NULL, "Insufficient " BBB},
+    {"extended resource allocatable enforced for unknown resource for init container", "[" ZERO "]",
+     "[" RA("1m", "1", BBB, "1") "]", NULL, "[" R("0", "0") "]", NULL, "Insufficient " BBB},
     {"kubernetes.io resource capacity enforced",
-     "[" RA("1m", "1", "kubernetes.io/something", "10") "]", NULL, NULL, "[" R("0", "0") "]",
-     NULL, "Insufficient kubernetes.io/something"},
+     "[" RA("1m", "1", "kubernetes.io/something", "10") "]", NULL, NULL, "[" R("0", "0") "]", NULL,
+     "Insufficient kubernetes.io/something"},
     {"kubernetes.io resource capacity enforced for init container", "[" ZERO "]",
-     "[" RA("1m", "1", "subdomain.kubernetes.io/something", "10") "]", NULL,
-     "[" R("0", "0") "]", NULL, "Insufficient subdomain.kubernetes.io/something"},
+     "[" RA("1m", "1", "subdomain.kubernetes.io/something", "10") "]", NULL, "[" R("0", "0") "]",
+     NULL, "Insufficient subdomain.kubernetes.io/something"},
     {"hugepages resource capacity enforced", "[" RA("1m", "1", HP, "10") "]", NULL, NULL,
      "[" RA("0", "0", HP, "0") "]", NULL, "Insufficient " HP},
     {"hugepages resource capacity enforced for init container", "[" ZERO "]",
@@ -152,11 +149,10 @@ static const fit_case enough_cases[] = {
     {"skip checking extended resource request with quantity zero via resource groups",
      "[" RA("1m", "1", BBB, "1") "]", NULL, NULL, "[" R("0", "0") "]",
      "{'ignoredResourceGroups':['example.com']}", NULL},
-    {"resource groups do not ignore native resources", "[" RA("1m", "1", HP, "10") "]", NULL,
-     NULL, "[" R("0", "0") "]", "{'ignoredResourceGroups':['hugepages-2Mi']}",
-     "Insufficient " HP},
-    {"a zero cpu request is not checked on an overcommitted node", "[{'cpu':'0','memory':'1'}]", NULL,
-     NULL, "[" R("11m", "21") "]", NULL, "Insufficient memory"},
+    {"resource groups do not ignore native resources", "[" RA("1m", "1", HP, "10") "]", NULL, NULL,
+     "[" R("0", "0") "]", "{'ignoredResourceGroups':['hugepages-2Mi']}", "Insufficient " HP},
+    {"a zero cpu request is not checked on an overcommitted node", "[{'cpu':'0','memory':'1'}]",
+     NULL, NULL, "[" R("11m", "21") "]", NULL, "Insufficient memory"},
 };
 
 static void run_fit_case(const fit_case *c, const char *alloc, int *idx)
@@ -170,8 +166,7 @@ static void run_fit_case(const fit_case *c, const char *alloc, int *idx)
 
     print_message("case: %s\n", c->name);
     tp_node_add(ni, existing);
-    tp_assert_status(tp_filter(p, pod, ni, NULL), c->want ? FW_UNSCHEDULABLE : FW_SUCCESS,
-                     c->want);
+    tp_assert_status(tp_filter(p, pod, ni, NULL), c->want ? FW_UNSCHEDULABLE : FW_SUCCESS, c->want);
     fw_node_info_free(ni);
     fw_pod_info_unref(existing);
     fw_pod_info_unref(pod);
@@ -188,14 +183,16 @@ static void enough_requests(void **state)
 
 static const fit_case not_enough_cases[] = {
     {"even without specified resources predicate fails when there's no space for additional "
-     "pod", "[]", NULL, NULL, "[" R("10m", "20") "]", NULL, "Too many pods"},
+     "pod",
+     "[]", NULL, NULL, "[" R("10m", "20") "]", NULL, "Too many pods"},
     {"even if both resources fit predicate fails when there's no space for additional pod",
      "[" R("1m", "1") "]", NULL, NULL, "[" R("5m", "5") "]", NULL, "Too many pods"},
     {"even for equal edge case predicate fails when there's no space for additional pod",
      "[" R("5m", "1") "]", NULL, NULL, "[" R("5m", "19") "]", NULL, "Too many pods"},
     {"even for equal edge case predicate fails when there's no space for additional pod due "
-     "to init container", "[" R("5m", "1") "]", "[" R("5m", "1") "]", NULL,
-     "[" R("5m", "19") "]", NULL, "Too many pods"},
+     "to init container",
+     "[" R("5m", "1") "]", "[" R("5m", "1") "]", NULL, "[" R("5m", "19") "]", NULL,
+     "Too many pods"},
     {"too many pods and too much cpu", "[" R("6m", "1") "]", NULL, NULL, "[" R("5m", "19") "]",
      NULL, "Too many pods, Insufficient cpu"},
 };
@@ -212,9 +209,8 @@ static const fit_case storage_cases[] = {
     {"due to container scratch disk", "[" R("1m", "1") "]", NULL, NULL, "[" R("10m", "10") "]",
      NULL, "Insufficient cpu"},
     {"pod fit", "[" R("1m", "1") "]", NULL, NULL, "[" R("2m", "10") "]", NULL, NULL},
-    {"storage ephemeral local storage request exceeds allocatable",
-     "[{'ephemeral-storage':'25'}]", NULL, NULL, "[" R("2m", "2") "]", NULL,
-     "Insufficient ephemeral-storage"},
+    {"storage ephemeral local storage request exceeds allocatable", "[{'ephemeral-storage':'25'}]",
+     NULL, NULL, "[" R("2m", "2") "]", NULL, "Insufficient ephemeral-storage"},
     {"pod fits", "[{'ephemeral-storage':'10'}]", NULL, NULL, "[" R("2m", "2") "]", NULL, NULL},
 };
 
@@ -230,14 +226,18 @@ static void kubevirt_devices(void **state)
 {
     (void)state;
     tp_plugin *p = tp_plugin_new(&plugin_node_resources_fit, NULL, NULL);
-    fw_pod_info *launcher = tp_pod_requests(
-        "virt-launcher", "[{'cpu':'1','memory':'1Gi','devices.kubevirt.io/kvm':'1',"
-                         "'devices.kubevirt.io/tun':'1'}]", NULL);
-    fw_node_info *no_kvm = tp_node_simple("n1", "{'cpu':'4','memory':'8Gi','pods':'110'}", NULL,
-                                          NULL);
-    fw_node_info *kvm = tp_node_simple("n2", "{'cpu':'4','memory':'8Gi','pods':'110',"
-                                       "'devices.kubevirt.io/kvm':'1k','devices.kubevirt.io/tun':'1k'}",
-                                       NULL, NULL);
+    fw_pod_info *launcher =
+        tp_pod_requests("virt-launcher",
+                        "[{'cpu':'1','memory':'1Gi','devices.kubevirt.io/kvm':'1',"
+                        "'devices.kubevirt.io/tun':'1'}]",
+                        NULL);
+    fw_node_info *no_kvm =
+        tp_node_simple("n1", "{'cpu':'4','memory':'8Gi','pods':'110'}", NULL, NULL);
+    fw_node_info *kvm =
+        tp_node_simple("n2",
+                       "{'cpu':'4','memory':'8Gi','pods':'110',"
+                       "'devices.kubevirt.io/kvm':'1k','devices.kubevirt.io/tun':'1k'}",
+                       NULL, NULL);
 
     tp_assert_status(tp_filter(p, launcher, no_kvm, NULL), FW_UNSCHEDULABLE,
                      "Insufficient devices.kubevirt.io/kvm, Insufficient devices.kubevirt.io/tun");
@@ -271,11 +271,11 @@ static void restartable_init_container_rejected(void **state)
     (void)state;
     tp_plugin *p = tp_plugin_new(&plugin_node_resources_fit, NULL, NULL);
     fw_node_info *ni = tp_node_simple("n", "{'cpu':'4','memory':'4Gi','pods':'10'}", NULL, NULL);
-    fw_pod_info *sidecar = tp_pod_requests(
-        "sidecar", "[{'cpu':'1'}]",
-        ",'initContainers':[{'name':'s','restartPolicy':'Always','resources':{}}]");
-    fw_pod_info *plain = tp_pod_requests(
-        "plain", "[{'cpu':'1'}]", ",'initContainers':[{'name':'i','resources':{}}]");
+    fw_pod_info *sidecar =
+        tp_pod_requests("sidecar", "[{'cpu':'1'}]",
+                        ",'initContainers':[{'name':'s','restartPolicy':'Always','resources':{}}]");
+    fw_pod_info *plain = tp_pod_requests("plain", "[{'cpu':'1'}]",
+                                         ",'initContainers':[{'name':'i','resources':{}}]");
 
     tp_assert_status(tp_filter(p, sidecar, ni, NULL), FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
                      "Pod has a restartable init container and the SidecarContainers feature "
@@ -291,13 +291,14 @@ static void restartable_init_container_rejected(void **state)
 
 #define DEFAULT_RES "[{'name':'cpu','weight':1},{'name':'memory','weight':1}]"
 #define EXT "abc.com/xyz"
-#define EXT_RES "[{'name':'cpu','weight':1},{'name':'memory','weight':1},{'name':'" EXT "','weight':1}]"
+#define EXT_RES \
+    "[{'name':'cpu','weight':1},{'name':'memory','weight':1},{'name':'" EXT "','weight':1}]"
 
 typedef struct score_case {
     const char *name;
-    const char *pod;          /* containers' requests */
-    const char *alloc[2];     /* node allocatable */
-    const char *existing[2];  /* per node: containers' requests of one existing pod, or NULL */
+    const char *pod;         /* containers' requests */
+    const char *alloc[2];    /* node allocatable */
+    const char *existing[2]; /* per node: containers' requests of one existing pod, or NULL */
     const char *args;
     int64_t want[2];
 } score_case;
@@ -307,76 +308,154 @@ typedef struct score_case {
 #define POD_3000_5000 "[" R("1000", "2000") "," R("2000", "3000") "]"
 
 static const score_case least_cases[] = {
-    {"nothing scheduled, nothing requested", "[]", {R("4000", "10000"), R("4000", "10000")},
-     {NULL, NULL}, LEAST(DEFAULT_RES), {100, 100}},
-    {"nothing scheduled, resources requested, differently sized nodes", POD_3000_5000,
-     {R("4000", "10000"), R("6000", "10000")}, {NULL, NULL}, LEAST(DEFAULT_RES), {37, 50}},
-    {"no resources requested, pods scheduled", "[]", {R("4000", "10000"), R("4000", "10000")},
-     {"[]", "[]"}, LEAST(DEFAULT_RES), {100, 100}},
-    {"no resources requested, pods scheduled with resources", "[]",
+    {"nothing scheduled, nothing requested",
+     "[]",
+     {R("4000", "10000"), R("4000", "10000")},
+     {NULL, NULL},
+     LEAST(DEFAULT_RES),
+     {100, 100}},
+    {"nothing scheduled, resources requested, differently sized nodes",
+     POD_3000_5000,
+     {R("4000", "10000"), R("6000", "10000")},
+     {NULL, NULL},
+     LEAST(DEFAULT_RES),
+     {37, 50}},
+    {"no resources requested, pods scheduled",
+     "[]",
+     {R("4000", "10000"), R("4000", "10000")},
+     {"[]", "[]"},
+     LEAST(DEFAULT_RES),
+     {100, 100}},
+    {"no resources requested, pods scheduled with resources",
+     "[]",
      {R("10000", "20000"), R("10000", "20000")},
      {"[" R("3000", "0") "," R("3000", "0") "]", "[" R("3000", "0") "," R("3000", "5000") "]"},
-     LEAST(DEFAULT_RES), {70, 57}},
-    {"resources requested, pods scheduled with resources", POD_3000_5000,
-     {R("10000", "20000"), R("10000", "20000")}, {"[" R("3000", "0") "]", "[" R("3000", "5000") "]"},
-     LEAST(DEFAULT_RES), {57, 45}},
+     LEAST(DEFAULT_RES),
+     {70, 57}},
+    {"resources requested, pods scheduled with resources",
+     POD_3000_5000,
+     {R("10000", "20000"), R("10000", "20000")},
+     {"[" R("3000", "0") "]", "[" R("3000", "5000") "]"},
+     LEAST(DEFAULT_RES),
+     {57, 45}},
     {"resources requested, pods scheduled with resources, differently sized nodes",
-     POD_3000_5000, {R("10000", "20000"), R("10000", "50000")},
-     {"[" R("3000", "0") "]", "[" R("3000", "5000") "]"}, LEAST(DEFAULT_RES), {57, 60}},
-    {"requested resources exceed node capacity", "[" R("3000", "0") "]",
-     {R("4000", "10000"), R("4000", "10000")}, {"[" R("3000", "0") "]", "[" R("3000", "5000") "]"},
-     LEAST(DEFAULT_RES), {50, 25}},
-    {"zero node resources, pods scheduled with resources", "[]", {"{}", "{}"},
-     {"[" R("3000", "0") "]", "[" R("3000", "5000") "]"}, LEAST(DEFAULT_RES), {0, 0}},
-    {"different weight on cpu and memory", POD_3000_5000, {R("4000", "10000"), R("6000", "10000")},
-     {NULL, NULL}, LEAST("[{'name':'memory','weight':2},{'name':'cpu','weight':1}]"), {41, 50}},
-    {"bypass extended resource if the pod does not request", POD_3000_5000,
-     {R("6000", "10000"), RA("6000", "10000", EXT, "4")}, {NULL, NULL}, LEAST(EXT_RES),
+     POD_3000_5000,
+     {R("10000", "20000"), R("10000", "50000")},
+     {"[" R("3000", "0") "]", "[" R("3000", "5000") "]"},
+     LEAST(DEFAULT_RES),
+     {57, 60}},
+    {"requested resources exceed node capacity",
+     "[" R("3000", "0") "]",
+     {R("4000", "10000"), R("4000", "10000")},
+     {"[" R("3000", "0") "]", "[" R("3000", "5000") "]"},
+     LEAST(DEFAULT_RES),
+     {50, 25}},
+    {"zero node resources, pods scheduled with resources",
+     "[]",
+     {"{}", "{}"},
+     {"[" R("3000", "0") "]", "[" R("3000", "5000") "]"},
+     LEAST(DEFAULT_RES),
+     {0, 0}},
+    {"different weight on cpu and memory",
+     POD_3000_5000,
+     {R("4000", "10000"), R("6000", "10000")},
+     {NULL, NULL},
+     LEAST("[{'name':'memory','weight':2},{'name':'cpu','weight':1}]"),
+     {41, 50}},
+    {"bypass extended resource if the pod does not request",
+     POD_3000_5000,
+     {R("6000", "10000"), RA("6000", "10000", EXT, "4")},
+     {NULL, NULL},
+     LEAST(EXT_RES),
      {50, 50}},
-    {"honor extended resource if the pod requests", "[" RA("3000", "5000", EXT, "2") "]",
-     {RA("6000", "10000", EXT, "4"), RA("6000", "10000", EXT, "10")}, {NULL, NULL},
-     LEAST(EXT_RES), {50, 60}},
-    {"if the node doesn't have a resource", "[" R("3000", "4000") "]",
-     {R("6000", "10000"), RA("6000", "10000", EXT, "4")}, {NULL, NULL},
-     LEAST("[{'name':'" EXT "','weight':2},{'name':'cpu','weight':1},{'name':'memory','weight':1}]"),
+    {"honor extended resource if the pod requests",
+     "[" RA("3000", "5000", EXT, "2") "]",
+     {RA("6000", "10000", EXT, "4"), RA("6000", "10000", EXT, "10")},
+     {NULL, NULL},
+     LEAST(EXT_RES),
+     {50, 60}},
+    {"if the node doesn't have a resource",
+     "[" R("3000", "4000") "]",
+     {R("6000", "10000"), RA("6000", "10000", EXT, "4")},
+     {NULL, NULL},
+     LEAST("[{'name':'" EXT
+           "','weight':2},{'name':'cpu','weight':1},{'name':'memory','weight':1}]"),
      {55, 55}},
-    {"default args are LeastAllocated on cpu and memory", POD_3000_5000,
-     {R("4000", "10000"), R("6000", "10000")}, {NULL, NULL}, NULL, {37, 50}},
+    {"default args are LeastAllocated on cpu and memory",
+     POD_3000_5000,
+     {R("4000", "10000"), R("6000", "10000")},
+     {NULL, NULL},
+     NULL,
+     {37, 50}},
 };
 
 static const score_case most_cases[] = {
-    {"nothing scheduled, nothing requested", "[]", {R("4000", "10000"), R("4000", "10000")},
-     {NULL, NULL}, MOST(DEFAULT_RES), {0, 0}},
-    {"nothing scheduled, resources requested, differently sized nodes", POD_3000_5000,
-     {R("4000", "10000"), R("6000", "10000")}, {NULL, NULL}, MOST(DEFAULT_RES), {62, 50}},
-    {"no resources requested, pods scheduled with resources", "[]",
+    {"nothing scheduled, nothing requested",
+     "[]",
+     {R("4000", "10000"), R("4000", "10000")},
+     {NULL, NULL},
+     MOST(DEFAULT_RES),
+     {0, 0}},
+    {"nothing scheduled, resources requested, differently sized nodes",
+     POD_3000_5000,
+     {R("4000", "10000"), R("6000", "10000")},
+     {NULL, NULL},
+     MOST(DEFAULT_RES),
+     {62, 50}},
+    {"no resources requested, pods scheduled with resources",
+     "[]",
      {R("10000", "20000"), R("10000", "20000")},
      {"[" R("3000", "0") "," R("3000", "0") "]", "[" R("3000", "0") "," R("3000", "5000") "]"},
-     MOST(DEFAULT_RES), {30, 42}},
-    {"resources requested, pods scheduled with resources", POD_3000_5000,
-     {R("10000", "20000"), R("10000", "20000")}, {"[" R("3000", "0") "]", "[" R("3000", "5000") "]"},
-     MOST(DEFAULT_RES), {42, 55}},
-    {"resources requested equal node capacity", "[" R("2000", "4000") "," R("3000", "5000") "]",
-     {R("5000", "10000"), R("10000", "9000")}, {NULL, NULL}, MOST(DEFAULT_RES), {95, 75}},
-    {"different weight on cpu and memory", POD_3000_5000, {R("4000", "10000"), R("6000", "10000")},
-     {NULL, NULL}, MOST("[{'name':'memory','weight':2},{'name':'cpu','weight':1}]"), {58, 50}},
-    {"no resources requested, pods scheduled, nonzero request for resource", "[{}]",
-     {R("250m", "1000Mi"), R("250m", "1000Mi")}, {"[{},{}]", NULL}, MOST(DEFAULT_RES), {80, 30}},
-    {"bypass extended resource if the pod does not request", POD_3000_5000,
-     {R("6000", "10000"), RA("6000", "10000", EXT, "4")}, {NULL, NULL}, MOST(EXT_RES), {50, 50}},
-    {"honor extended resource if the pod request", "[" RA("3000", "5000", EXT, "2") "]",
-     {RA("6000", "10000", EXT, "4"), RA("6000", "10000", EXT, "10")}, {NULL, NULL},
-     MOST(EXT_RES), {50, 40}},
-    {"if the node doesn't have a resource", "[" R("3000", "4000") "]",
-     {R("6000", "10000"), RA("6000", "10000", EXT, "4")}, {NULL, NULL},
+     MOST(DEFAULT_RES),
+     {30, 42}},
+    {"resources requested, pods scheduled with resources",
+     POD_3000_5000,
+     {R("10000", "20000"), R("10000", "20000")},
+     {"[" R("3000", "0") "]", "[" R("3000", "5000") "]"},
+     MOST(DEFAULT_RES),
+     {42, 55}},
+    {"resources requested equal node capacity",
+     "[" R("2000", "4000") "," R("3000", "5000") "]",
+     {R("5000", "10000"), R("10000", "9000")},
+     {NULL, NULL},
+     MOST(DEFAULT_RES),
+     {95, 75}},
+    {"different weight on cpu and memory",
+     POD_3000_5000,
+     {R("4000", "10000"), R("6000", "10000")},
+     {NULL, NULL},
+     MOST("[{'name':'memory','weight':2},{'name':'cpu','weight':1}]"),
+     {58, 50}},
+    {"no resources requested, pods scheduled, nonzero request for resource",
+     "[{}]",
+     {R("250m", "1000Mi"), R("250m", "1000Mi")},
+     {"[{},{}]", NULL},
+     MOST(DEFAULT_RES),
+     {80, 30}},
+    {"bypass extended resource if the pod does not request",
+     POD_3000_5000,
+     {R("6000", "10000"), RA("6000", "10000", EXT, "4")},
+     {NULL, NULL},
+     MOST(EXT_RES),
+     {50, 50}},
+    {"honor extended resource if the pod request",
+     "[" RA("3000", "5000", EXT, "2") "]",
+     {RA("6000", "10000", EXT, "4"), RA("6000", "10000", EXT, "10")},
+     {NULL, NULL},
+     MOST(EXT_RES),
+     {50, 40}},
+    {"if the node doesn't have a resource",
+     "[" R("3000", "4000") "]",
+     {R("6000", "10000"), RA("6000", "10000", EXT, "4")},
+     {NULL, NULL},
      MOST("[{'name':'" EXT "','weight':2},{'name':'cpu','weight':1},{'name':'memory','weight':1}]"),
      {45, 45}},
 };
 
 #define SHAPE_10_0 "[{'utilization':0,'score':10},{'utilization':100,'score':0}]"
 #define SHAPE_0_1 "[{'utilization':0,'score':0},{'utilization':100,'score':1}]"
-#define RTCR(res, shape)                                                                   \
-    "{'scoringStrategy':{'type':'RequestedToCapacityRatio','resources':" res ","           \
+#define RTCR(res, shape)                                                         \
+    "{'scoringStrategy':{'type':'RequestedToCapacityRatio','resources':" res "," \
     "'requestedToCapacityRatio':{'shape':" shape "}}}"
 #define FOO "intel.com/foo"
 #define BAR "intel.com/bar"
@@ -386,34 +465,74 @@ static const score_case most_cases[] = {
 #define FOO3_BAR5 RTCR("[{'name':'" FOO "','weight':3},{'name':'" BAR "','weight':5}]", SHAPE_0_1)
 
 static const score_case ratio_cases[] = {
-    {"nothing scheduled, nothing requested (least requested nodes have priority)", "[]",
-     {R("4000", "10000"), R("4000", "10000")}, {"[]", NULL}, RTCR(DEFAULT_RES, SHAPE_10_0),
+    {"nothing scheduled, nothing requested (least requested nodes have priority)",
+     "[]",
+     {R("4000", "10000"), R("4000", "10000")},
+     {"[]", NULL},
+     RTCR(DEFAULT_RES, SHAPE_10_0),
      {100, 100}},
-    {"nothing scheduled, resources requested, differently sized nodes", POD_3000_5000,
-     {R("4000", "10000"), R("6000", "10000")}, {"[]", NULL}, RTCR(DEFAULT_RES, SHAPE_10_0),
+    {"nothing scheduled, resources requested, differently sized nodes",
+     POD_3000_5000,
+     {R("4000", "10000"), R("6000", "10000")},
+     {"[]", NULL},
+     RTCR(DEFAULT_RES, SHAPE_10_0),
      {38, 50}},
-    {"no resources requested, pods scheduled with resources", "[]",
-     {R("4000", "10000"), R("6000", "10000")}, {"[" R("3000", "5000") "]", "[" R("3000", "5000") "]"},
-     RTCR(DEFAULT_RES, SHAPE_10_0), {38, 50}},
+    {"no resources requested, pods scheduled with resources",
+     "[]",
+     {R("4000", "10000"), R("6000", "10000")},
+     {"[" R("3000", "5000") "]", "[" R("3000", "5000") "]"},
+     RTCR(DEFAULT_RES, SHAPE_10_0),
+     {38, 50}},
     /* TestResourceBinPackingSingleExtended */
-    {"single extended: nothing requested", "[]", {NODE_FOO("8"), NODE_FOO("4")}, {NULL, NULL},
-     FOO1, {0, 0}},
-    {"single extended: pods scheduled with less resources", "[{'" FOO "':'2'}]",
-     {NODE_FOO("8"), NODE_FOO("4")}, {"[]", NULL}, FOO1, {2, 5}},
-    {"single extended: on node with existing pod running", "[{'" FOO "':'2'}]",
-     {NODE_FOO("8"), NODE_FOO("4")}, {NULL, "[{'" FOO "':'2'}]"}, FOO1, {2, 10}},
-    {"single extended: pods scheduled with more resources", "[{'" FOO "':'4'}]",
-     {NODE_FOO("8"), NODE_FOO("4")}, {"[]", NULL}, FOO1, {5, 10}},
+    {"single extended: nothing requested",
+     "[]",
+     {NODE_FOO("8"), NODE_FOO("4")},
+     {NULL, NULL},
+     FOO1,
+     {0, 0}},
+    {"single extended: pods scheduled with less resources",
+     "[{'" FOO "':'2'}]",
+     {NODE_FOO("8"), NODE_FOO("4")},
+     {"[]", NULL},
+     FOO1,
+     {2, 5}},
+    {"single extended: on node with existing pod running",
+     "[{'" FOO "':'2'}]",
+     {NODE_FOO("8"), NODE_FOO("4")},
+     {NULL, "[{'" FOO "':'2'}]"},
+     FOO1,
+     {2, 10}},
+    {"single extended: pods scheduled with more resources",
+     "[{'" FOO "':'4'}]",
+     {NODE_FOO("8"), NODE_FOO("4")},
+     {"[]", NULL},
+     FOO1,
+     {5, 10}},
     /* TestResourceBinPackingMultipleExtended */
-    {"multiple extended: nothing requested", "[]", {NODE_FOO_BAR("8", "4"), NODE_FOO_BAR("4", "8")},
-     {NULL, NULL}, FOO3_BAR5, {0, 0}},
-    {"multiple extended: pods scheduled with less resources", "[{'" FOO "':'2','" BAR "':'2'}]",
-     {NODE_FOO_BAR("8", "4"), NODE_FOO_BAR("4", "8")}, {"[]", NULL}, FOO3_BAR5, {4, 3}},
-    {"multiple extended: on node with existing pod running", "[{'" FOO "':'2','" BAR "':'2'}]",
-     {NODE_FOO_BAR("8", "4"), NODE_FOO_BAR("4", "8")}, {NULL, "[{'" FOO "':'4','" BAR "':'2'}]"},
-     FOO3_BAR5, {4, 7}},
-    {"multiple extended: pods scheduled with more resources", "[{'" FOO "':'4','" BAR "':'2'}]",
-     {NODE_FOO_BAR("8", "4"), NODE_FOO_BAR("4", "8")}, {"[]", NULL}, FOO3_BAR5, {5, 5}},
+    {"multiple extended: nothing requested",
+     "[]",
+     {NODE_FOO_BAR("8", "4"), NODE_FOO_BAR("4", "8")},
+     {NULL, NULL},
+     FOO3_BAR5,
+     {0, 0}},
+    {"multiple extended: pods scheduled with less resources",
+     "[{'" FOO "':'2','" BAR "':'2'}]",
+     {NODE_FOO_BAR("8", "4"), NODE_FOO_BAR("4", "8")},
+     {"[]", NULL},
+     FOO3_BAR5,
+     {4, 3}},
+    {"multiple extended: on node with existing pod running",
+     "[{'" FOO "':'2','" BAR "':'2'}]",
+     {NODE_FOO_BAR("8", "4"), NODE_FOO_BAR("4", "8")},
+     {NULL, "[{'" FOO "':'4','" BAR "':'2'}]"},
+     FOO3_BAR5,
+     {4, 7}},
+    {"multiple extended: pods scheduled with more resources",
+     "[{'" FOO "':'4','" BAR "':'2'}]",
+     {NODE_FOO_BAR("8", "4"), NODE_FOO_BAR("4", "8")},
+     {"[]", NULL},
+     FOO3_BAR5,
+     {5, 5}},
 };
 
 static void run_score_cases(const score_case *cases, size_t n_cases)
@@ -514,10 +633,11 @@ static void args_defaults(void **state)
                                    "[{'name':'cpu','weight':1},{'name':'memory','weight':1}]}}"));
     free(s);
     s = tp_defaulted(&plugin_node_resources_fit, RTCR("[]", SHAPE_10_0));
-    assert_string_equal(s, tp_json("{'scoringStrategy':{'type':'RequestedToCapacityRatio',"
-                                   "'resources':[{'name':'cpu','weight':1},{'name':'memory',"
-                                   "'weight':1}],'requestedToCapacityRatio':{'shape':"
-                                   "[{'utilization':0,'score':10},{'utilization':100,'score':0}]}}}"));
+    assert_string_equal(s,
+                        tp_json("{'scoringStrategy':{'type':'RequestedToCapacityRatio',"
+                                "'resources':[{'name':'cpu','weight':1},{'name':'memory',"
+                                "'weight':1}],'requestedToCapacityRatio':{'shape':"
+                                "[{'utilization':0,'score':10},{'utilization':100,'score':0}]}}}"));
     free(s);
 }
 
@@ -578,9 +698,9 @@ static void args_validation(void **state)
     char err[2048];
     for (size_t i = 0; i < sizeof(bad_args) / sizeof(bad_args[0]); i++) {
         print_message("args: %s\n", bad_args[i].args);
-        assert_int_equal(tp_default_args(&plugin_node_resources_fit, bad_args[i].args, err,
-                                         sizeof(err)),
-                         KUBE_ECONFIG);
+        assert_int_equal(
+            tp_default_args(&plugin_node_resources_fit, bad_args[i].args, err, sizeof(err)),
+            KUBE_ECONFIG);
         assert_string_equal(err, bad_args[i].want);
     }
     /* weight 0 defaults to 1; ignored groups without '/' are fine */
@@ -588,8 +708,7 @@ static void args_validation(void **state)
                                      LEAST("[{'name':'memory','weight':0}]"), err, sizeof(err)),
                      KUBE_OK);
     assert_int_equal(tp_default_args(&plugin_node_resources_fit,
-                                     "{'ignoredResourceGroups':['example.com']}", err,
-                                     sizeof(err)),
+                                     "{'ignoredResourceGroups':['example.com']}", err, sizeof(err)),
                      KUBE_OK);
 }
 

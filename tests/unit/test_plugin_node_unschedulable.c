@@ -16,8 +16,7 @@
 
 static fw_status *run(tp_plugin *p, const char *tolerations, const char *node_spec)
 {
-    fw_pod_info *pod = tp_podf("{'metadata':{'name':'p'},'spec':{'tolerations':%s}}",
-                               tolerations);
+    fw_pod_info *pod = tp_podf("{'metadata':{'name':'p'},'spec':{'tolerations':%s}}", tolerations);
     char json[512];
     snprintf(json, sizeof(json), "{'metadata':{'name':'n1'},'spec':%s}", node_spec);
     fw_node_info *ni = tp_node(json, NULL, 0);
@@ -45,8 +44,7 @@ static void filters_unschedulable_nodes(void **state)
     tp_assert_status(run(p, "[{'key':'node.kubernetes.io/unschedulable','operator':'Exists'}]",
                          "{'unschedulable':true}"),
                      FW_SUCCESS, NULL);
-    tp_assert_status(run(p, "[{'operator':'Exists'}]", "{'unschedulable':true}"), FW_SUCCESS,
-                     NULL);
+    tp_assert_status(run(p, "[{'operator':'Exists'}]", "{'unschedulable':true}"), FW_SUCCESS, NULL);
     /* a toleration for another effect or key does not count */
     tp_assert_status(run(p, "[{'key':'node.kubernetes.io/unschedulable','effect':'NoExecute'}]",
                          "{'unschedulable':true}"),

@@ -28,20 +28,25 @@
 /* A bound claim with a CSI PV of driver/handle. */
 static void put_csi_volume(vt_world *w, const char *claim, const char *driver, const char *handle)
 {
-    vt_putf(w, PLUGIN_VOL_PV, "{'metadata':{'name':'pv-%s'},'spec':{'csi':{'driver':'%s',"
-                              "'volumeHandle':'%s'}}}", claim, driver, handle);
-    vt_putf(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'%s'},'spec':{'volumeName':'pv-%s'}}",
-            claim, claim);
+    vt_putf(w, PLUGIN_VOL_PV,
+            "{'metadata':{'name':'pv-%s'},'spec':{'csi':{'driver':'%s',"
+            "'volumeHandle':'%s'}}}",
+            claim, driver, handle);
+    vt_putf(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'%s'},'spec':{'volumeName':'pv-%s'}}", claim,
+            claim);
 }
 
 static void put_csi_node(vt_world *w, const char *driver, int limit)
 {
     if (limit < 0)
-        vt_putf(w, PLUGIN_VOL_CSINODE, "{'metadata':{'name':'node'},'spec':{'drivers':["
-                                       "{'name':'%s','nodeID':'n'}]}}", driver);
+        vt_putf(w, PLUGIN_VOL_CSINODE,
+                "{'metadata':{'name':'node'},'spec':{'drivers':["
+                "{'name':'%s','nodeID':'n'}]}}",
+                driver);
     else
-        vt_putf(w, PLUGIN_VOL_CSINODE, "{'metadata':{'name':'node'},'spec':{'drivers':["
-                                       "{'name':'%s','nodeID':'n','allocatable':{'count':%d}}]}}",
+        vt_putf(w, PLUGIN_VOL_CSINODE,
+                "{'metadata':{'name':'node'},'spec':{'drivers':["
+                "{'name':'%s','nodeID':'n','allocatable':{'count':%d}}]}}",
                 driver, limit);
 }
 
@@ -56,7 +61,8 @@ static fw_pod_info *pod_claims(const char *name, const char *claims)
     for (char *sp = NULL, *c = strtok_r(list, ",", &sp); c; c = strtok_r(NULL, ",", &sp))
         off += (size_t)snprintf(vols + off, sizeof(vols) - off,
                                 "%s{'name':'v%d','persistentVolumeClaim':{'claimName':'%s'}}",
-                                i ? "," : "", i, c), i++;
+                                i ? "," : "", i, c),
+            i++;
     return tp_podf("{'metadata':{'name':'%s'},'spec':{'volumes':[%s]}}", name, vols);
 }
 
@@ -135,19 +141,22 @@ static void test_pending_claims(void **state)
 
     put_csi_node(w, EBS, 2);
     /* a pending claim counts under its class's provisioner */
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'pending'},'spec':{'storageClassName':"
-                              "'csi-sc'}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'pending'},'spec':{'storageClassName':"
+           "'csi-sc'}}");
     expect(w, "pending", C0 "," C1, NULL, FW_UNSCHEDULABLE, ERR_MAX);
     /* so does a claim whose PV is missing */
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'no-pv'},'spec':{'storageClassName':"
-                              "'csi-sc','volumeName':'gone'}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'no-pv'},'spec':{'storageClassName':"
+           "'csi-sc','volumeName':'gone'}}");
     expect(w, "no-pv", C0 "," C1, NULL, FW_UNSCHEDULABLE, ERR_MAX);
     /* a claim without class is not counted */
     vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'no-sc'},'spec':{}}");
     expect(w, "no-sc", C0 "," C1, NULL, FW_SUCCESS, NULL);
     /* nor one of a class that does not exist */
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'bad-sc'},'spec':{'storageClassName':"
-                              "'nope'}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'bad-sc'},'spec':{'storageClassName':"
+           "'nope'}}");
     expect(w, "bad-sc", C0 "," C1, NULL, FW_SUCCESS, NULL);
     /* the existing pod's missing claim is not counted */
     expect(w, C2, C0 ",missing", NULL, FW_SUCCESS, NULL);
@@ -171,14 +180,16 @@ static void test_ephemeral(void **state)
     tp_assert_status(tp_filter(p, pod, ni, NULL), FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
                      "looking up PVC default/abc-xyz: persistentvolumeclaim \"abc-xyz\" not "
                      "found");
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'abc-xyz'},'spec':{'storageClassName':"
-                              "'csi-sc'}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'abc-xyz'},'spec':{'storageClassName':"
+           "'csi-sc'}}");
     tp_assert_status(tp_filter(p, pod, ni, NULL), FW_ERROR,
                      "PVC default/abc-xyz was not created for pod default/abc (pod is not "
                      "owner)");
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'abc-xyz','ownerReferences':[{'apiVersion':"
-                              "'v1','kind':'Pod','name':'abc','uid':'12345','controller':true}]},"
-                              "'spec':{'storageClassName':'csi-sc'}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'abc-xyz','ownerReferences':[{'apiVersion':"
+           "'v1','kind':'Pod','name':'abc','uid':'12345','controller':true}]},"
+           "'spec':{'storageClassName':'csi-sc'}}");
     tp_assert_status(tp_filter(p, pod, ni, NULL), FW_UNSCHEDULABLE, ERR_MAX);
     tp_plugin_free(p);
     fw_node_info_free(ni);
@@ -206,8 +217,9 @@ static void test_migrated_in_tree(void **state)
     put_csi_node(w, EBS, 3);
     tp_assert_status(tp_filter(p, pod, ni, NULL), FW_SUCCESS, NULL);
     /* an in-tree PV too */
-    vt_put(w, PLUGIN_VOL_PV, "{'metadata':{'name':'pv-intree'},'spec':{'awsElasticBlockStore':{"
-                             "'volumeID':'vol-2'}}}");
+    vt_put(w, PLUGIN_VOL_PV,
+           "{'metadata':{'name':'pv-intree'},'spec':{'awsElasticBlockStore':{"
+           "'volumeID':'vol-2'}}}");
     vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'intree'},'spec':{'volumeName':'pv-intree'}}");
     tp_plugin_free(p);
     fw_pod_info_unref(pod);
@@ -247,11 +259,9 @@ static void test_long_driver_name(void **state)
     put_csi_volume(w, "c0", driver, "h0");
     put_csi_volume(w, "c1", driver, "h1");
     /* prefix + first 23 characters + the first 16 hex digits of its SHA-1 */
-    expect(w, "c1", "c0",
-           "{'attachable-volumes-csi-a-very-long-csi-driver-86bf5f46bc6f1680':'1'}",
+    expect(w, "c1", "c0", "{'attachable-volumes-csi-a-very-long-csi-driver-86bf5f46bc6f1680':'1'}",
            FW_UNSCHEDULABLE, ERR_MAX);
-    expect(w, "c1", "c0",
-           "{'attachable-volumes-csi-a-very-long-csi-driver-86bf5f46bc6f1680':'2'}",
+    expect(w, "c1", "c0", "{'attachable-volumes-csi-a-very-long-csi-driver-86bf5f46bc6f1680':'2'}",
            FW_SUCCESS, NULL);
     vt_world_free(w);
 }

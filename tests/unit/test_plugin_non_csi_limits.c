@@ -55,36 +55,43 @@ static const kind *other_kind(const kind *k)
 /* non_csi_test.go's fake listers, the PV of the kind for k. */
 static vt_world *world(const kind *k)
 {
-    static const char *const in_tree_claims[] = {
-        "pvcWithDeletedPV:pvcWithDeletedPV", "anotherPVCWithDeletedPV:anotherPVCWithDeletedPV",
-        "unboundPVC:", "anotherUnboundPVC:"};
+    static const char *const in_tree_claims[] = {"pvcWithDeletedPV:pvcWithDeletedPV",
+                                                 "anotherPVCWithDeletedPV:anotherPVCWithDeletedPV",
+                                                 "unboundPVC:", "anotherUnboundPVC:"};
     const kind *o = other_kind(k);
     vt_world *w = vt_world_new();
 
-    vt_putf(w, PLUGIN_VOL_SC, "{'metadata':{'name':'in-tree'},'provisioner':'%s'}",
-            k->provisioner);
+    vt_putf(w, PLUGIN_VOL_SC, "{'metadata':{'name':'in-tree'},'provisioner':'%s'}", k->provisioner);
     vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'standard-sc'},'provisioner':'example.com/x'}");
     vt_putf(w, PLUGIN_VOL_PV, "{'metadata':{'name':'someVol'},'spec':{'%s':{'%s':'kindVol'}}}",
             k->source, k->id_key);
-    vt_put(w, PLUGIN_VOL_PV, "{'metadata':{'name':'someNonVol'},'spec':{'hostPath':{'path':"
-                             "'/x'}}}");
-    vt_putf(w, PLUGIN_VOL_PV, "{'metadata':{'name':'otherKindVol'},'spec':{'%s':{'%s':"
-                              "'kindVol'}}}", o->source, o->id_key);
+    vt_put(w, PLUGIN_VOL_PV,
+           "{'metadata':{'name':'someNonVol'},'spec':{'hostPath':{'path':"
+           "'/x'}}}");
+    vt_putf(w, PLUGIN_VOL_PV,
+            "{'metadata':{'name':'otherKindVol'},'spec':{'%s':{'%s':"
+            "'kindVol'}}}",
+            o->source, o->id_key);
     for (size_t i = 0; i < 3; i++) {
         static const char *const bound[] = {"someVol", "someNonVol", "otherKindVol"};
-        vt_putf(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'%s'},'spec':{'volumeName':'%s',"
-                                   "'storageClassName':'in-tree'}}", bound[i], bound[i]);
+        vt_putf(w, PLUGIN_VOL_PVC,
+                "{'metadata':{'name':'%s'},'spec':{'volumeName':'%s',"
+                "'storageClassName':'in-tree'}}",
+                bound[i], bound[i]);
     }
     for (size_t i = 0; i < sizeof(in_tree_claims) / sizeof(in_tree_claims[0]); i++) {
         const char *colon = strchr(in_tree_claims[i], ':');
-        vt_putf(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'%.*s'},'spec':{'volumeName':'%s',"
-                                   "'storageClassName':'in-tree'}}",
+        vt_putf(w, PLUGIN_VOL_PVC,
+                "{'metadata':{'name':'%.*s'},'spec':{'volumeName':'%s',"
+                "'storageClassName':'in-tree'}}",
                 (int)(colon - in_tree_claims[i]), in_tree_claims[i], colon + 1);
     }
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'unboundPVCWithDefaultSC'},'spec':{"
-                              "'storageClassName':'standard-sc'}}");
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'unboundPVCWithInvalidSC'},'spec':{"
-                              "'storageClassName':'invalid-sc'}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'unboundPVCWithDefaultSC'},'spec':{"
+           "'storageClassName':'standard-sc'}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'unboundPVCWithInvalidSC'},'spec':{"
+           "'storageClassName':'invalid-sc'}}");
     vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'unboundPVCWithoutSC'},'spec':{}}");
     return w;
 }
@@ -242,8 +249,7 @@ static void test_missing_claims_and_pvs(void **state)
     /* two pods missing the same PV are counted only once */
     expect_all("c=pvcWithDeletedPV", ONE_VOL "|c=pvcWithDeletedPV", 2, FW_SUCCESS);
     /* two pods missing different PVs are counted twice */
-    expect_all("c=anotherPVCWithDeletedPV", ONE_VOL "|c=pvcWithDeletedPV", 2,
-               FW_UNSCHEDULABLE);
+    expect_all("c=anotherPVCWithDeletedPV", ONE_VOL "|c=pvcWithDeletedPV", 2, FW_UNSCHEDULABLE);
 }
 
 static void test_new_pod_missing_claim(void **state)
@@ -287,14 +293,16 @@ static void test_ephemeral(void **state)
         tp_assert_status(tp_filter(p, pod, nodes[0], NULL), FW_ERROR,
                          "looking up PVC test/abc-xyz: persistentvolumeclaim \"abc-xyz\" not "
                          "found");
-        vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'abc-xyz','namespace':'test'},'spec':{"
-                                  "'volumeName':'missing','storageClassName':'in-tree'}}");
+        vt_put(w, PLUGIN_VOL_PVC,
+               "{'metadata':{'name':'abc-xyz','namespace':'test'},'spec':{"
+               "'volumeName':'missing','storageClassName':'in-tree'}}");
         tp_assert_status(tp_filter(p, pod, nodes[0], NULL), FW_ERROR,
                          "PVC test/abc-xyz was not created for pod test/abc (pod is not owner)");
-        vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'abc-xyz','namespace':'test',"
-                                  "'ownerReferences':[{'apiVersion':'v1','kind':'Pod','name':"
-                                  "'abc','uid':'12345','controller':true}]},'spec':{'volumeName':"
-                                  "'missing','storageClassName':'in-tree'}}");
+        vt_put(w, PLUGIN_VOL_PVC,
+               "{'metadata':{'name':'abc-xyz','namespace':'test',"
+               "'ownerReferences':[{'apiVersion':'v1','kind':'Pod','name':"
+               "'abc','uid':'12345','controller':true}]},'spec':{'volumeName':"
+               "'missing','storageClassName':'in-tree'}}");
         tp_assert_status(tp_filter(p, pod, nodes[0], NULL), FW_SUCCESS, NULL);
         tp_assert_status(tp_filter(p, pod, nodes[1], NULL), FW_UNSCHEDULABLE, ERR_MAX);
         tp_plugin_free(p);
@@ -315,8 +323,8 @@ static const char *n_volumes(const char *prefix, int n)
 
     out[0] = '\0';
     for (int i = 0; i < n; i++)
-        off += (size_t)snprintf(out + off, sizeof(buf[0]) - off, "%sv=%s%d", i ? "," : "",
-                                prefix, i);
+        off +=
+            (size_t)snprintf(out + off, sizeof(buf[0]) - off, "%sv=%s%d", i ? "," : "", prefix, i);
     return out;
 }
 
@@ -353,7 +361,10 @@ static void test_default_limits(void **state)
 /* EBS: 25 on Nitro instance types ("^[cmr]5.*|t3|z1d"), 39 otherwise. */
 static void test_ebs_nitro(void **state)
 {
-    static const struct { const char *labels; int max; } cases[] = {
+    static const struct {
+        const char *labels;
+        int max;
+    } cases[] = {
         {"{'node.kubernetes.io/instance-type':'m5.large'}", 25},
         {"{'beta.kubernetes.io/instance-type':'c5.xlarge'}", 25},
         {"{'node.kubernetes.io/instance-type':'t3.medium'}", 25},
@@ -365,16 +376,17 @@ static void test_ebs_nitro(void **state)
     vt_world *w = world(&kinds[0]);
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        assert_int_equal(fit_default(&kinds[0], w, cases[i].max - 1, cases[i].labels),
-                         FW_SUCCESS);
+        assert_int_equal(fit_default(&kinds[0], w, cases[i].max - 1, cases[i].labels), FW_SUCCESS);
         assert_int_equal(fit_default(&kinds[0], w, cases[i].max, cases[i].labels),
                          FW_UNSCHEDULABLE);
     }
     /* Nitro does not apply to GCE PD */
     vt_world_free(w);
     w = world(&kinds[1]);
-    assert_int_equal(fit_default(&kinds[1], w, 15, "{'node.kubernetes.io/instance-type':"
-                                                   "'m5.large'}"), FW_SUCCESS);
+    assert_int_equal(fit_default(&kinds[1], w, 15,
+                                 "{'node.kubernetes.io/instance-type':"
+                                 "'m5.large'}"),
+                     FW_SUCCESS);
     vt_world_free(w);
 }
 
@@ -408,9 +420,11 @@ static void test_csi_migration(void **state)
         expect_on(k, w, TWO_VOL, ONE_VOL, 2, FW_UNSCHEDULABLE, ERR_MAX);
         vt_put(w, PLUGIN_VOL_CSINODE, "{'metadata':{'name':'other-node'},'spec':{'drivers':[]}}");
         expect_on(k, w, TWO_VOL, ONE_VOL, 2, FW_UNSCHEDULABLE, ERR_MAX);
-        vt_putf(w, PLUGIN_VOL_CSINODE, "{'metadata':{'name':'node','annotations':{"
-                                       "'storage.alpha.kubernetes.io/migrated-plugins':'%s'}},"
-                                       "'spec':{'drivers':[]}}", k->provisioner);
+        vt_putf(w, PLUGIN_VOL_CSINODE,
+                "{'metadata':{'name':'node','annotations':{"
+                "'storage.alpha.kubernetes.io/migrated-plugins':'%s'}},"
+                "'spec':{'drivers':[]}}",
+                k->provisioner);
         expect_on(k, w, TWO_VOL, ONE_VOL, 2, FW_SUCCESS, NULL);
         /* isCSIMigrationOn returns true for these plugins before reading
          * the annotation */
@@ -424,8 +438,11 @@ static void test_csi_migration(void **state)
 
 static void test_pre_filter(void **state)
 {
-    static const struct { const char *spec; fw_code want; } cases[] = {
-        {"h", FW_SKIP},      {"x=a,h", FW_SKIP},        {"", FW_SKIP},
+    static const struct {
+        const char *spec;
+        fw_code want;
+    } cases[] = {
+        {"h", FW_SKIP},        {"x=a,h", FW_SKIP},        {"", FW_SKIP},
         {"h,v=a", FW_SUCCESS}, {"c=someVol", FW_SUCCESS},
     };
     for (size_t i = 0; i < N_KINDS; i++) {
@@ -467,12 +484,18 @@ static void test_events_and_names(void **state)
 int test_group_plugin_non_csi_limits(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_inline_volumes),     cmocka_unit_test(test_other_kinds_ignored),
-        cmocka_unit_test(test_bound_claims),       cmocka_unit_test(test_missing_claims_and_pvs),
-        cmocka_unit_test(test_new_pod_missing_claim), cmocka_unit_test(test_unbound_claims),
-        cmocka_unit_test(test_ephemeral),          cmocka_unit_test(test_default_limits),
-        cmocka_unit_test(test_ebs_nitro),          cmocka_unit_test(test_env_limit),
-        cmocka_unit_test(test_csi_migration),      cmocka_unit_test(test_pre_filter),
+        cmocka_unit_test(test_inline_volumes),
+        cmocka_unit_test(test_other_kinds_ignored),
+        cmocka_unit_test(test_bound_claims),
+        cmocka_unit_test(test_missing_claims_and_pvs),
+        cmocka_unit_test(test_new_pod_missing_claim),
+        cmocka_unit_test(test_unbound_claims),
+        cmocka_unit_test(test_ephemeral),
+        cmocka_unit_test(test_default_limits),
+        cmocka_unit_test(test_ebs_nitro),
+        cmocka_unit_test(test_env_limit),
+        cmocka_unit_test(test_csi_migration),
+        cmocka_unit_test(test_pre_filter),
         cmocka_unit_test(test_events_and_names),
     };
     return cmocka_run_group_tests_name("plugin_non_csi_limits", tests, NULL, NULL);

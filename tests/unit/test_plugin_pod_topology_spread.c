@@ -33,7 +33,7 @@
 
 #define HOST "kubernetes.io/hostname"
 #define EXISTS(k) "{\"matchExpressions\":[{\"key\":\"" k "\",\"operator\":\"Exists\"}]}"
-#define TSC(skew, key, when, sel) \
+#define TSC(skew, key, when, sel)                                                      \
     "{\"maxSkew\":" #skew ",\"topologyKey\":\"" key "\",\"whenUnsatisfiable\":\"" when \
     "\",\"labelSelector\":" sel
 #define HARD(skew, key, sel) TSC(skew, key, "DoNotSchedule", sel) "}"
@@ -129,21 +129,28 @@ static const tt_pod_def spread_2103[] = {
 static void filter_single_constraint(void **state)
 {
     static const tt_pod_def other_ns[] = {
-        {"ns1/p-a1", "node-a", "foo=", NULL, 0}, {"ns2/p-b1", "node-a", "foo=", NULL, 0},
-        {"p-x1", "node-x", "foo=", NULL, 0}, {"p-y1", "node-y", "foo=", NULL, 0},
+        {"ns1/p-a1", "node-a", "foo=", NULL, 0},
+        {"ns2/p-b1", "node-a", "foo=", NULL, 0},
+        {"p-x1", "node-x", "foo=", NULL, 0},
+        {"p-y1", "node-y", "foo=", NULL, 0},
     };
     static const tt_node_def no_zone_b[] = {
-        {"node-a", "zone=zone1,node=node-a", NULL}, {"node-b", "zon=zone1,node=node-b", NULL},
-        {"node-x", "zone=zone2,node=node-x", NULL}, {"node-y", "zone=zone2,node=node-y", NULL},
+        {"node-a", "zone=zone1,node=node-a", NULL},
+        {"node-b", "zon=zone1,node=node-b", NULL},
+        {"node-x", "zone=zone2,node=node-x", NULL},
+        {"node-y", "zone=zone2,node=node-y", NULL},
     };
     static const tt_pod_def one_each[] = {
-        {"p-a1", "node-a", "foo=", NULL, 0}, {"p-b1", "node-b", "foo=", NULL, 0},
-        {"p-x1", "node-x", "foo=", NULL, 0}, {"p-y1", "node-y", "foo=", NULL, 0},
+        {"p-a1", "node-a", "foo=", NULL, 0},
+        {"p-b1", "node-b", "foo=", NULL, 0},
+        {"p-x1", "node-x", "foo=", NULL, 0},
+        {"p-y1", "node-y", "foo=", NULL, 0},
     };
     static const tt_node_def two[] = {{"node-a", "node=node-a", NULL},
                                       {"node-b", "node=node-b", NULL}};
     static const tt_pod_def terminating[] = {
-        {"p-a", "node-a", "foo=", NULL, 1}, {"p-b", "node-b", "foo=", NULL, 0},
+        {"p-a", "node-a", "foo=", NULL, 1},
+        {"p-b", "node-b", "foo=", NULL, 0},
     };
     (void)state;
     /* no existing pods */
@@ -154,31 +161,32 @@ static void filter_single_constraint(void **state)
     check_filter(zones4, 4, other_ns, N(other_ns), "foo=", SPREAD(HARD(1, "zone", EXISTS("foo"))),
                  "SSUU");
     /* pods spread across zones as 3/3, all nodes fit */
-    check_filter(zones4, 4, spread_2103, N(spread_2103), "foo=",
-                 SPREAD(HARD(1, "zone", EXISTS("foo"))), "SSSS");
+    check_filter(zones4, 4, spread_2103, N(spread_2103),
+                 "foo=", SPREAD(HARD(1, "zone", EXISTS("foo"))), "SSSS");
     /* pods spread across zones as 1/2 due to absence of label 'zone' on node-b */
-    check_filter(no_zone_b, 4, one_each, N(one_each), "foo=",
-                 SPREAD(HARD(1, "zone", EXISTS("foo"))), "SRUU");
+    check_filter(no_zone_b, 4, one_each, N(one_each),
+                 "foo=", SPREAD(HARD(1, "zone", EXISTS("foo"))), "SRUU");
     /* pod cannot be scheduled as all nodes don't have label 'rack' */
     check_filter(zones4, 4, NULL, 0, "foo=", SPREAD(HARD(1, "rack", EXISTS("foo"))), "RRRR");
     /* pods spread across nodes as 2/1/0/3, only node-x fits */
-    check_filter(zones4, 4, spread_2103, N(spread_2103), "foo=",
-                 SPREAD(HARD(1, "node", EXISTS("foo"))), "UUSU");
+    check_filter(zones4, 4, spread_2103, N(spread_2103),
+                 "foo=", SPREAD(HARD(1, "node", EXISTS("foo"))), "UUSU");
     /* ... maxSkew is 2, node-b and node-x fit */
-    check_filter(zones4, 4, spread_2103, N(spread_2103), "foo=",
-                 SPREAD(HARD(2, "node", EXISTS("foo"))), "USSU");
+    check_filter(zones4, 4, spread_2103, N(spread_2103),
+                 "foo=", SPREAD(HARD(2, "node", EXISTS("foo"))), "USSU");
     /* ... but pod doesn't match itself */
-    check_filter(zones4, 4, spread_2103, N(spread_2103), "bar=",
-                 SPREAD(HARD(1, "node", EXISTS("foo"))), "USSU");
+    check_filter(zones4, 4, spread_2103, N(spread_2103),
+                 "bar=", SPREAD(HARD(1, "node", EXISTS("foo"))), "USSU");
     /* incoming pod has nodeAffinity, pods spread as 2/~1~/~0~/3, hence node-a fits */
-    check_filter(zones4, 4, spread_2103, N(spread_2103), "foo=",
-                 "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
-                 "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"node\",\"operator\":"
-                 "\"In\",\"values\":[\"node-a\",\"node-y\"]}]}]}}},"
-                 SPREAD(HARD(1, "node", EXISTS("foo"))), "SSSU");
+    check_filter(
+        zones4, 4, spread_2103, N(spread_2103), "foo=",
+        "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+        "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"node\",\"operator\":"
+        "\"In\",\"values\":[\"node-a\",\"node-y\"]}]}]}}}," SPREAD(HARD(1, "node", EXISTS("foo"))),
+        "SSSU");
     /* terminating Pods should be excluded */
-    check_filter(two, 2, terminating, N(terminating), "foo=",
-                 SPREAD(HARD(1, "node", EXISTS("foo"))), "SU");
+    check_filter(two, 2, terminating, N(terminating),
+                 "foo=", SPREAD(HARD(1, "node", EXISTS("foo"))), "SU");
 }
 
 static void filter_multiple_constraints(void **state)
@@ -191,20 +199,19 @@ static void filter_multiple_constraints(void **state)
     };
     (void)state;
     /* two Constraints on zone and node, spreads = [3/3, 2/1/0/3] */
-    check_filter(zones4, 4, spread_2103, N(spread_2103), "foo=",
-                 SPREAD(HARD(1, "zone", EXISTS("foo")) "," HARD(1, "node", EXISTS("foo"))),
+    check_filter(zones4, 4, spread_2103, N(spread_2103),
+                 "foo=", SPREAD(HARD(1, "zone", EXISTS("foo")) "," HARD(1, "node", EXISTS("foo"))),
                  "UUSU");
     /* two Constraints on zone and node, with different labelSelectors:
      * zone (foo) 2/2, node (bar) 0/0/0/2 - the zone allows all, node-y is
      * 2+1-0 over the node skew */
     check_filter(zones4, 4, mixed, N(mixed), "foo=,bar=",
-                 SPREAD(HARD(1, "zone", EXISTS("foo")) "," HARD(1, "node", EXISTS("bar"))),
-                 "SSSU");
+                 SPREAD(HARD(1, "zone", EXISTS("foo")) "," HARD(1, "node", EXISTS("bar"))), "SSSU");
     /* the incoming pod matches only the zone selector: zone1 1 (+1), zone2
      * 2: everything fits the zone; the node selector (bar) does not count
      * the pod itself */
-    check_filter(zones4, 4, mixed, N(mixed), "foo=",
-                 SPREAD(HARD(1, "zone", EXISTS("foo")) "," HARD(1, "node", EXISTS("bar"))),
+    check_filter(zones4, 4, mixed, N(mixed),
+                 "foo=", SPREAD(HARD(1, "zone", EXISTS("foo")) "," HARD(1, "node", EXISTS("bar"))),
                  "SSSU");
 }
 
@@ -212,7 +219,8 @@ static void filter_multiple_constraints(void **state)
 static void filter_min_domains(void **state)
 {
     static const tt_pod_def zone_2_1[] = {
-        {"p-a1", "node-a", "foo=", NULL, 0}, {"p-b1", "node-b", "foo=", NULL, 0},
+        {"p-a1", "node-a", "foo=", NULL, 0},
+        {"p-b1", "node-b", "foo=", NULL, 0},
         {"p-x1", "node-x", "foo=", NULL, 0},
     };
     (void)state;
@@ -230,9 +238,9 @@ static void filter_min_domains(void **state)
                  "UUSS");
 }
 
-#define NODE_AFFINITY_A_Y                                                                      \
-    "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"      \
-    "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"node\",\"operator\":\"In\","    \
+#define NODE_AFFINITY_A_Y                                                                   \
+    "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"   \
+    "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"node\",\"operator\":\"In\"," \
     "\"values\":[\"node-a\",\"node-y\"]}]}]}}},"
 
 /* nodeAffinityPolicy / nodeTaintsPolicy (NodeInclusionPolicy cases). */
@@ -248,26 +256,25 @@ static void filter_inclusion_policies(void **state)
     (void)state;
     /* nodeAffinityPolicy Ignore: every node counts, 2/1/0/3 -> only node-x */
     check_filter(zones4, 4, spread_2103, N(spread_2103), "foo=",
-                 NODE_AFFINITY_A_Y SPREAD(TSC(1, "node", "DoNotSchedule", EXISTS("foo"))
-                                              ",\"nodeAffinityPolicy\":\"Ignore\"}"),
+                 NODE_AFFINITY_A_Y SPREAD(TSC(1, "node", "DoNotSchedule",
+                                              EXISTS("foo")) ",\"nodeAffinityPolicy\":\"Ignore\"}"),
                  "UUSU");
     /* nodeSelector honoured the same way as required node affinity */
     check_filter(zones4, 4, spread_2103, N(spread_2103), "foo=",
                  "\"nodeSelector\":{\"zone\":\"zone2\"}," SPREAD(HARD(1, "node", EXISTS("foo"))),
                  "SSSU");
     /* nodeTaintsPolicy Ignore (default): the tainted empty node-x counts */
-    check_filter(tainted_x, 4, spread_2103, N(spread_2103), "foo=",
-                 SPREAD(HARD(1, "node", EXISTS("foo"))), "UUSU");
+    check_filter(tainted_x, 4, spread_2103, N(spread_2103),
+                 "foo=", SPREAD(HARD(1, "node", EXISTS("foo"))), "UUSU");
     /* nodeTaintsPolicy Honor: node-x does not count, minimum 1 */
-    check_filter(tainted_x, 4, spread_2103, N(spread_2103), "foo=",
-                 SPREAD(TSC(1, "node", "DoNotSchedule", EXISTS("foo"))
-                            ",\"nodeTaintsPolicy\":\"Honor\"}"),
-                 "USSU");
+    check_filter(
+        tainted_x, 4, spread_2103, N(spread_2103), "foo=",
+        SPREAD(TSC(1, "node", "DoNotSchedule", EXISTS("foo")) ",\"nodeTaintsPolicy\":\"Honor\"}"),
+        "USSU");
     /* Honor with a toleration: node-x counts again */
     check_filter(tainted_x, 4, spread_2103, N(spread_2103), "foo=",
-                 "\"tolerations\":[{\"key\":\"foo\",\"operator\":\"Exists\"}],"
-                 SPREAD(TSC(1, "node", "DoNotSchedule", EXISTS("foo"))
-                            ",\"nodeTaintsPolicy\":\"Honor\"}"),
+                 "\"tolerations\":[{\"key\":\"foo\",\"operator\":\"Exists\"}]," SPREAD(TSC(
+                     1, "node", "DoNotSchedule", EXISTS("foo")) ",\"nodeTaintsPolicy\":\"Honor\"}"),
                  "UUSU");
 }
 
@@ -275,23 +282,25 @@ static void filter_inclusion_policies(void **state)
 static void filter_match_label_keys(void **state)
 {
     static const tt_pod_def versions[] = {
-        {"p-a1", "node-a", "foo=,bar=a", NULL, 0}, {"p-a2", "node-a", "foo=,bar=b", NULL, 0},
-        {"p-b1", "node-b", "foo=,bar=b", NULL, 0}, {"p-y1", "node-y", "foo=,bar=a", NULL, 0},
+        {"p-a1", "node-a", "foo=,bar=a", NULL, 0},
+        {"p-a2", "node-a", "foo=,bar=b", NULL, 0},
+        {"p-b1", "node-b", "foo=,bar=b", NULL, 0},
+        {"p-y1", "node-y", "foo=,bar=a", NULL, 0},
     };
     (void)state;
     /* only bar=a pods count: 1/0/0/1 */
-    check_filter(zones4, 4, versions, N(versions), "foo=,bar=a",
-                 SPREAD(TSC(1, "node", "DoNotSchedule", EXISTS("foo"))
-                            ",\"matchLabelKeys\":[\"bar\"]}"),
-                 "USSU");
+    check_filter(
+        zones4, 4, versions, N(versions), "foo=,bar=a",
+        SPREAD(TSC(1, "node", "DoNotSchedule", EXISTS("foo")) ",\"matchLabelKeys\":[\"bar\"]}"),
+        "USSU");
     /* without matchLabelKeys: 2/1/0/1 */
     check_filter(zones4, 4, versions, N(versions), "foo=,bar=a",
                  SPREAD(HARD(1, "node", EXISTS("foo"))), "UUSU");
     /* a key the pod lacks leaves the selector as it is */
-    check_filter(zones4, 4, versions, N(versions), "foo=,bar=a",
-                 SPREAD(TSC(1, "node", "DoNotSchedule", EXISTS("foo"))
-                            ",\"matchLabelKeys\":[\"baz\"]}"),
-                 "UUSU");
+    check_filter(
+        zones4, 4, versions, N(versions), "foo=,bar=a",
+        SPREAD(TSC(1, "node", "DoNotSchedule", EXISTS("foo")) ",\"matchLabelKeys\":[\"baz\"]}"),
+        "UUSU");
 }
 
 static void pre_filter_skip_and_messages(void **state)
@@ -477,19 +486,23 @@ static void check_score(const tt_node_def *nodes, size_t nn, const tt_pod_def *p
 }
 
 static const tt_node_def hosts4[] = {
-    {"node-a", HOST "=node-a", NULL}, {"node-b", HOST "=node-b", NULL},
-    {"node-c", HOST "=node-c", NULL}, {"node-d", HOST "=node-d", NULL},
+    {"node-a", HOST "=node-a", NULL},
+    {"node-b", HOST "=node-b", NULL},
+    {"node-c", HOST "=node-c", NULL},
+    {"node-d", HOST "=node-d", NULL},
 };
 static const char *const abcd[] = {"node-a", "node-b", "node-c", "node-d"};
 
 static void score_one_constraint_on_node(void **state)
 {
     static const tt_pod_def a2b1[] = {
-        {"p-a1", "node-a", "foo=", NULL, 0}, {"p-a2", "node-a", "foo=", NULL, 0},
+        {"p-a1", "node-a", "foo=", NULL, 0},
+        {"p-a2", "node-a", "foo=", NULL, 0},
         {"p-b1", "node-b", "foo=", NULL, 0},
     };
     static const tt_pod_def a1b1[] = {
-        {"p-a1", "node-a", "foo=", NULL, 0}, {"p-b1", "node-b", "foo=", NULL, 0},
+        {"p-a1", "node-a", "foo=", NULL, 0},
+        {"p-b1", "node-b", "foo=", NULL, 0},
     };
     static const tt_pod_def s2103[] = {
         {"p-a1", "node-a", "foo=", NULL, 0}, {"p-a2", "node-a", "foo=", NULL, 0},
@@ -538,32 +551,40 @@ static const char *const abx[] = {"node-a", "node-b", "node-x"};
 static void score_candidates_and_keys(void **state)
 {
     static const tt_node_def hosts_abxy[] = {
-        {"node-a", HOST "=node-a", NULL}, {"node-b", HOST "=node-b", NULL},
-        {"node-x", HOST "=node-x", NULL}, {"node-y", HOST "=node-y", NULL},
+        {"node-a", HOST "=node-a", NULL},
+        {"node-b", HOST "=node-b", NULL},
+        {"node-x", HOST "=node-x", NULL},
+        {"node-y", HOST "=node-y", NULL},
     };
     static const tt_node_def b_no_key[] = {
-        {"node-a", HOST "=node-a", NULL}, {"node-b", "n=node-b", NULL},
-        {"node-x", HOST "=node-x", NULL}, {"node-y", HOST "=node-y", NULL},
+        {"node-a", HOST "=node-a", NULL},
+        {"node-b", "n=node-b", NULL},
+        {"node-x", HOST "=node-x", NULL},
+        {"node-y", HOST "=node-y", NULL},
     };
     static const tt_node_def zones_abxy[] = {
-        {"node-a", "zone=zone1," HOST "=node-a", NULL}, {"node-b", "zone=zone1," HOST "=node-b", NULL},
-        {"node-x", "zone=zone2," HOST "=node-x", NULL}, {"node-y", "zone=zone2," HOST "=node-y", NULL},
+        {"node-a", "zone=zone1," HOST "=node-a", NULL},
+        {"node-b", "zone=zone1," HOST "=node-b", NULL},
+        {"node-x", "zone=zone2," HOST "=node-x", NULL},
+        {"node-y", "zone=zone2," HOST "=node-y", NULL},
     };
     (void)state;
     /* one constraint on node, 3 out of 4 nodes are candidates (4/2/1/~3~) */
-    check_score(hosts_abxy, 4, s4213, N(s4213), abx, 3, "foo=",
-                SPREAD(SOFT(1, HOST, EXISTS("foo"))), "node-a=33 node-b=83 node-x=100");
+    check_score(hosts_abxy, 4, s4213, N(s4213), abx, 3,
+                "foo=", SPREAD(SOFT(1, HOST, EXISTS("foo"))), "node-a=33 node-b=83 node-x=100");
     /* ... one node doesn't match topology key (4/?2?/1/~3~) */
     check_score(b_no_key, 4, s4213, N(s4213), abx, 3, "foo=", SPREAD(SOFT(1, HOST, EXISTS("foo"))),
                 "node-a=16 node-b=0 node-x=100");
     /* one constraint on zone, 3 out of 4 nodes are candidates */
-    check_score(zones_abxy, 4, s4213, N(s4213), abx, 3, "foo=",
-                SPREAD(SOFT(1, "zone", EXISTS("foo"))), "node-a=75 node-b=75 node-x=100");
+    check_score(zones_abxy, 4, s4213, N(s4213), abx, 3,
+                "foo=", SPREAD(SOFT(1, "zone", EXISTS("foo"))), "node-a=75 node-b=75 node-x=100");
 }
 
 static const tt_node_def zones_hosts[] = {
-    {"node-a", "zone=zone1," HOST "=node-a", NULL}, {"node-b", "zone=zone1," HOST "=node-b", NULL},
-    {"node-x", "zone=zone2," HOST "=node-x", NULL}, {"node-y", "zone=zone2," HOST "=node-y", NULL},
+    {"node-a", "zone=zone1," HOST "=node-a", NULL},
+    {"node-b", "zone=zone1," HOST "=node-b", NULL},
+    {"node-x", "zone=zone2," HOST "=node-x", NULL},
+    {"node-y", "zone=zone2," HOST "=node-y", NULL},
 };
 static const char *const abxy[] = {"node-a", "node-b", "node-x", "node-y"};
 
@@ -577,22 +598,27 @@ static void score_two_constraints(void **state)
         {"p-y4", "node-y", "foo=", NULL, 0},
     };
     static const tt_pod_def diff_sel[] = {
-        {"p-a1", "node-a", "foo=", NULL, 0}, {"p-b1", "node-b", "foo=,bar=", NULL, 0},
-        {"p-y1", "node-y", "foo=", NULL, 0}, {"p-y2", "node-y", "bar=", NULL, 0},
+        {"p-a1", "node-a", "foo=", NULL, 0},
+        {"p-b1", "node-b", "foo=,bar=", NULL, 0},
+        {"p-y1", "node-y", "foo=", NULL, 0},
+        {"p-y2", "node-y", "bar=", NULL, 0},
     };
     static const tt_pod_def some_zero[] = {
-        {"p-b1", "node-b", "bar=", NULL, 0}, {"p-x1", "node-x", "foo=", NULL, 0},
+        {"p-b1", "node-b", "bar=", NULL, 0},
+        {"p-x1", "node-x", "foo=", NULL, 0},
         {"p-y1", "node-y", "foo=,bar=", NULL, 0},
     };
     static const char *const ax[] = {"node-a", "node-x"};
     static const tt_node_def ax_first[] = {
-        {"node-a", "zone=zone1," HOST "=node-a", NULL}, {"node-x", "zone=zone2," HOST "=node-x", NULL},
-        {"node-b", "zone=zone1," HOST "=node-b", NULL}, {"node-y", "zone=zone2," HOST "=node-y", NULL},
+        {"node-a", "zone=zone1," HOST "=node-a", NULL},
+        {"node-x", "zone=zone2," HOST "=node-x", NULL},
+        {"node-b", "zone=zone1," HOST "=node-b", NULL},
+        {"node-y", "zone=zone2," HOST "=node-y", NULL},
     };
     (void)state;
     /* two Constraints on zone and node, 2 out of 4 nodes are candidates */
-    check_score(ax_first, 4, s2124, N(s2124), ax, 2, "foo=",
-                SPREAD(SOFT(1, "zone", EXISTS("foo")) "," SOFT(1, HOST, EXISTS("foo"))),
+    check_score(ax_first, 4, s2124, N(s2124), ax, 2,
+                "foo=", SPREAD(SOFT(1, "zone", EXISTS("foo")) "," SOFT(1, HOST, EXISTS("foo"))),
                 "node-a=100 node-x=63");
     /* with different labelSelectors */
     check_score(zones_hosts, 4, diff_sel, N(diff_sel), abxy, 4, "foo=,bar=",
@@ -615,8 +641,10 @@ static void score_two_constraints(void **state)
 static void score_same_key_shares_pairs(void **state)
 {
     static const tt_node_def zones[] = {
-        {"node-a", "zone=zone1", NULL}, {"node-x", "zone=zone2", NULL},
-        {"node-b", "zone=zone1", NULL}, {"node-y", "zone=zone2", NULL},
+        {"node-a", "zone=zone1", NULL},
+        {"node-x", "zone=zone2", NULL},
+        {"node-b", "zone=zone1", NULL},
+        {"node-y", "zone=zone2", NULL},
     };
     static const tt_pod_def pods[] = {
         {"p-a1", "node-a", "foo=,bar=", NULL, 0}, {"p-a2", "node-a", "foo=", NULL, 0},
@@ -633,11 +661,14 @@ static void score_same_key_shares_pairs(void **state)
 static void score_namespace_terminating_policies(void **state)
 {
     static const tt_pod_def other_ns[] = {
-        {"ns1/p-a1", "node-a", "foo=", NULL, 0}, {"p-a2", "node-a", "foo=", NULL, 0},
-        {"p-b1", "node-b", "foo=", NULL, 0}, {"p-b2", "node-b", "foo=", NULL, 0},
+        {"ns1/p-a1", "node-a", "foo=", NULL, 0},
+        {"p-a2", "node-a", "foo=", NULL, 0},
+        {"p-b1", "node-b", "foo=", NULL, 0},
+        {"p-b2", "node-b", "foo=", NULL, 0},
     };
     static const tt_pod_def terminating[] = {
-        {"p-a", "node-a", "foo=", NULL, 1}, {"p-b", "node-b", "foo=", NULL, 0},
+        {"p-a", "node-a", "foo=", NULL, 1},
+        {"p-b", "node-b", "foo=", NULL, 0},
     };
     static const tt_node_def tainted[] = {
         {"node-a", "zone=zone1," HOST "=node-a", NULL},
@@ -649,19 +680,19 @@ static void score_namespace_terminating_policies(void **state)
     static const char *const ax[] = {"node-a", "node-x"};
     (void)state;
     /* existing pods in a different namespace do not count */
-    check_score(hosts4, 2, other_ns, N(other_ns), abcd, 2, "foo=",
-                SPREAD(SOFT(1, HOST, EXISTS("foo"))), "node-a=100 node-b=33");
+    check_score(hosts4, 2, other_ns, N(other_ns), abcd, 2,
+                "foo=", SPREAD(SOFT(1, HOST, EXISTS("foo"))), "node-a=100 node-b=33");
     /* terminating Pods should be excluded */
-    check_score(hosts4, 2, terminating, N(terminating), abcd, 2, "foo=",
-                SPREAD(SOFT(1, HOST, EXISTS("foo"))), "node-a=100 node-b=0");
+    check_score(hosts4, 2, terminating, N(terminating), abcd, 2,
+                "foo=", SPREAD(SOFT(1, HOST, EXISTS("foo"))), "node-a=100 node-b=0");
     /* nodeTaintsPolicy Ignore: node-y's pod counts for zone2 */
     check_score(tainted, 3, on_y, N(on_y), ax, 2, "foo=", SPREAD(SOFT(1, "zone", EXISTS("foo"))),
                 "node-a=100 node-x=0");
     /* nodeTaintsPolicy Honor: it does not */
-    check_score(tainted, 3, on_y, N(on_y), ax, 2, "foo=",
-                SPREAD(TSC(1, "zone", "ScheduleAnyway", EXISTS("foo"))
-                           ",\"nodeTaintsPolicy\":\"Honor\"}"),
-                "node-a=100 node-x=100");
+    check_score(
+        tainted, 3, on_y, N(on_y), ax, 2, "foo=",
+        SPREAD(TSC(1, "zone", "ScheduleAnyway", EXISTS("foo")) ",\"nodeTaintsPolicy\":\"Honor\"}"),
+        "node-a=100 node-x=100");
 }
 
 static void pre_score_skip(void **state)
@@ -721,8 +752,10 @@ static void wl_add(wl_env *w, kube_workload_kind k, const char *ns, const char *
                    const char *spec)
 {
     char json[1024];
-    snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
-             "\"uid\":\"uid-%s\"},\"spec\":{%s}}", name, ns, name, spec);
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
+             "\"uid\":\"uid-%s\"},\"spec\":{%s}}",
+             name, ns, name, spec);
     kube_object *obj = tt_decode(&kube_workload_codecs[k], json);
     assert_int_equal(kube_store_apply(w->stores[k], KUBE_WATCH_ADDED, obj, NULL), KUBE_OK);
     kube_object_unref(obj);
@@ -735,17 +768,18 @@ static fw_pod_info *owned_pod(const char *ns, const char *labels, const char *ow
 {
     char json[2048];
     fw_pod_info *pi = NULL;
-    snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"p\",\"namespace\":\"%s\","
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"p\",\"namespace\":\"%s\","
              "\"uid\":\"uid-p\",\"labels\":%s,\"ownerReferences\":%s},\"spec\":{\"containers\":"
-             "[{\"name\":\"c\"}]%s%s}}", ns, labels, owners ? owners : "[]", spec ? "," : "",
-             spec ? spec : "");
+             "[{\"name\":\"c\"}]%s%s}}",
+             ns, labels, owners ? owners : "[]", spec ? "," : "", spec ? spec : "");
     kube_object *obj = tt_decode(&kube_pod_codec, json);
     assert_int_equal(fw_pod_info_new((kube_pod *)obj, &pi), KUBE_OK);
     kube_object_unref(obj);
     return pi;
 }
 
-#define OWNER(api, kind, name, ctl)                                                       \
+#define OWNER(api, kind, name, ctl)                                                           \
     "[{\"apiVersion\":\"" api "\",\"kind\":\"" kind "\",\"name\":\"" name "\",\"uid\":\"u\"," \
     "\"controller\":" ctl "}]"
 
@@ -758,11 +792,11 @@ static const char *sel_text(const kube_label_selector *s, char *out, size_t n)
     out[0] = '\0';
     for (size_t i = 0; i < s->n_reqs; i++) {
         const kube_requirement *r = &s->reqs[i];
-        used += (size_t)snprintf(out + used, n - used, "%s%s%s", i ? "," : "", r->key,
-                                 op_text[r->op]);
+        used +=
+            (size_t)snprintf(out + used, n - used, "%s%s%s", i ? "," : "", r->key, op_text[r->op]);
         for (size_t v = 0; v < r->n_values; v++)
-            used += (size_t)snprintf(out + used, n - used, "%s%s%s", v ? " " : "(",
-                                     r->values[v], v + 1 == r->n_values ? ")" : "");
+            used += (size_t)snprintf(out + used, n - used, "%s%s%s", v ? " " : "(", r->values[v],
+                                     v + 1 == r->n_values ? ")" : "");
     }
     return out;
 }
@@ -838,33 +872,41 @@ static void default_selector_controllers(void **state)
     wl_init(&w);
     wl_add(&w, KUBE_WORKLOAD_SERVICE, "ns", "s", "\"selector\":{\"foo\":\"bar\"}");
     wl_add(&w, KUBE_WORKLOAD_RC, "ns", "rc", "\"selector\":{\"baz\":\"sup\",\"foo\":\"bar\"}");
-    wl_add(&w, KUBE_WORKLOAD_RS, "ns", "rs", "\"selector\":{\"matchLabels\":{\"baz\":\"sup\"},"
-           "\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"a\",\"b\"]}]}");
-    wl_add(&w, KUBE_WORKLOAD_SS, "ns", "ss", "\"selector\":{\"matchExpressions\":[{\"key\":"
+    wl_add(
+        &w, KUBE_WORKLOAD_RS, "ns", "rs",
+        "\"selector\":{\"matchLabels\":{\"baz\":\"sup\"},"
+        "\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"a\",\"b\"]}]}");
+    wl_add(&w, KUBE_WORKLOAD_SS, "ns", "ss",
+           "\"selector\":{\"matchExpressions\":[{\"key\":"
            "\"foo\",\"operator\":\"Exists\"}]}");
     wl_add(&w, KUBE_WORKLOAD_RS, "ns", "nil", "\"replicas\":1");
-    wl_add(&w, KUBE_WORKLOAD_RS, "ns", "bad", "\"selector\":{\"matchExpressions\":[{\"key\":"
+    wl_add(&w, KUBE_WORKLOAD_RS, "ns", "bad",
+           "\"selector\":{\"matchExpressions\":[{\"key\":"
            "\"foo\",\"operator\":\"Bogus\"}]}");
-    check_selector(&w, owned_pod("ns", labels, OWNER("v1", "ReplicationController", "rc", "true"),
-                                 NULL), "baz in (sup),foo in (bar)");
-    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "rs", "true"),
-                                 NULL), "baz in (sup),foo in (bar),tier in (a b)");
-    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "StatefulSet", "ss", "true"),
-                                 NULL), "foo in (bar),foo exists");
-    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "rs", "false"),
-                                 NULL), "foo in (bar)");
-    check_selector(&w, owned_pod("ns", labels, OWNER("extensions/v1beta1", "ReplicaSet", "rs",
-                                                     "true"), NULL), "foo in (bar)");
-    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "gone", "true"),
-                                 NULL), "foo in (bar)");
-    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "nil", "true"),
-                                 NULL), "foo in (bar)");
-    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "bad", "true"),
-                                 NULL), "foo in (bar)");
-    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "StatefulSet", "rs", "true"),
-                                 NULL), "foo in (bar)");
-    check_selector(&w, owned_pod("other", labels, OWNER("v1", "ReplicationController", "rc",
-                                                        "true"), NULL), "");
+    check_selector(
+        &w, owned_pod("ns", labels, OWNER("v1", "ReplicationController", "rc", "true"), NULL),
+        "baz in (sup),foo in (bar)");
+    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "rs", "true"), NULL),
+                   "baz in (sup),foo in (bar),tier in (a b)");
+    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "StatefulSet", "ss", "true"), NULL),
+                   "foo in (bar),foo exists");
+    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "rs", "false"), NULL),
+                   "foo in (bar)");
+    check_selector(
+        &w, owned_pod("ns", labels, OWNER("extensions/v1beta1", "ReplicaSet", "rs", "true"), NULL),
+        "foo in (bar)");
+    check_selector(&w,
+                   owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "gone", "true"), NULL),
+                   "foo in (bar)");
+    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "nil", "true"), NULL),
+                   "foo in (bar)");
+    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "ReplicaSet", "bad", "true"), NULL),
+                   "foo in (bar)");
+    check_selector(&w, owned_pod("ns", labels, OWNER("apps/v1", "StatefulSet", "rs", "true"), NULL),
+                   "foo in (bar)");
+    check_selector(
+        &w, owned_pod("other", labels, OWNER("v1", "ReplicationController", "rc", "true"), NULL),
+        "");
     wl_free(&w);
 }
 
@@ -890,8 +932,8 @@ static void score_all(env *e, const fw_pod_info *pod, int want_code, char *out, 
 {
     fw_node_score scores[8];
     size_t used = 0, nn = e->snap->n_list;
-    fw_status *st = desc()->pre_score(e->pl, e->cs, pod, (const fw_node_info *const *)e->snap->list,
-                                      nn);
+    fw_status *st =
+        desc()->pre_score(e->pl, e->cs, pod, (const fw_node_info *const *)e->snap->list, nn);
 
     assert_int_equal(fw_status_code(st), want_code);
     fw_status_free(st);
@@ -926,10 +968,10 @@ static void system_defaults_replicaset(void **state)
     static const tt_pod_def pods[] = {{"p-a1", "node-a", "foo=x", NULL, 0},
                                       {"p-a2", "node-a", "bar=x", NULL, 0}};
     const char *labels = "{\"foo\":\"tar\",\"baz\":\"sup\"}";
-    fw_pod_info *pod = owned_pod("default", labels, OWNER("apps/v1", "ReplicaSet", "rs1", "true"),
-                                 NULL);
-    fw_pod_info *stray = owned_pod("default", labels, OWNER("apps/v1", "ReplicaSet", "rs2", "true"),
-                                   NULL);
+    fw_pod_info *pod =
+        owned_pod("default", labels, OWNER("apps/v1", "ReplicaSet", "rs1", "true"), NULL);
+    fw_pod_info *stray =
+        owned_pod("default", labels, OWNER("apps/v1", "ReplicaSet", "rs2", "true"), NULL);
     fw_pre_filter_result *res = NULL;
     wl_env w;
     env e;
@@ -1009,7 +1051,8 @@ static void list_defaults_filter(void **state)
                       "{\"maxSkew\":1,\"topologyKey\":\"" HOST "\",\"whenUnsatisfiable\":"
                       "\"ScheduleAnyway\"},{\"maxSkew\":2,\"topologyKey\":\"rack\","
                       "\"whenUnsatisfiable\":\"DoNotSchedule\"},{\"maxSkew\":2,\"topologyKey\":"
-                      "\"planet\",\"whenUnsatisfiable\":\"ScheduleAnyway\"}]}", &w);
+                      "\"planet\",\"whenUnsatisfiable\":\"ScheduleAnyway\"}]}",
+                      &w);
     tp_assert_status(desc()->pre_filter(e.pl, e.cs, pod, &res), FW_SUCCESS, NULL);
     /* rack1 has 3, rack2 0: rack1 + 1 - 0 > 2; node-x lacks rack */
     filter_codes(&e, e.cs, pod, got);
@@ -1025,13 +1068,13 @@ static void list_defaults_filter(void **state)
 static void pod_constraints_win(void **state)
 {
     static const tt_node_def nodes[] = {{"node-a", "planet=mars", NULL}};
-    fw_pod_info *own = owned_pod("default", "{\"foo\":\"bar\",\"baz\":\"sup\"}",
-                                 OWNER("apps/v1", "ReplicaSet", "rs1", "true"),
-                                 SPREAD(HARD(1, "zone", EXISTS("bar")) "," SOFT(2, "planet",
-                                                                                EXISTS("baz"))));
-    fw_pod_info *hard = owned_pod("default", "{\"foo\":\"bar\"}",
-                                  OWNER("apps/v1", "ReplicaSet", "rs1", "true"),
-                                  SPREAD(HARD(1, "planet", EXISTS("bar"))));
+    fw_pod_info *own =
+        owned_pod("default", "{\"foo\":\"bar\",\"baz\":\"sup\"}",
+                  OWNER("apps/v1", "ReplicaSet", "rs1", "true"),
+                  SPREAD(HARD(1, "zone", EXISTS("bar")) "," SOFT(2, "planet", EXISTS("baz"))));
+    fw_pod_info *hard =
+        owned_pod("default", "{\"foo\":\"bar\"}", OWNER("apps/v1", "ReplicaSet", "rs1", "true"),
+                  SPREAD(HARD(1, "planet", EXISTS("bar"))));
     wl_env w;
     env e;
     char got[64];
@@ -1080,10 +1123,11 @@ static void args_defaults_and_validation(void **state)
                "supported values: \"DoNotSchedule\", \"ScheduleAnyway\"]",
                NULL);
     /* repeated constraints */
-    check_args("{\"defaultingType\":\"List\",\"defaultConstraints\":["
-               "{\"maxSkew\":1,\"topologyKey\":\"node\",\"whenUnsatisfiable\":\"ScheduleAnyway\"},"
-               "{\"maxSkew\":2,\"topologyKey\":\"node\",\"whenUnsatisfiable\":\"ScheduleAnyway\"}]}",
-               "defaultConstraints[1]: Duplicate value: \"{node, ScheduleAnyway}\"", NULL);
+    check_args(
+        "{\"defaultingType\":\"List\",\"defaultConstraints\":["
+        "{\"maxSkew\":1,\"topologyKey\":\"node\",\"whenUnsatisfiable\":\"ScheduleAnyway\"},"
+        "{\"maxSkew\":2,\"topologyKey\":\"node\",\"whenUnsatisfiable\":\"ScheduleAnyway\"}]}",
+        "defaultConstraints[1]: Duplicate value: \"{node, ScheduleAnyway}\"", NULL);
     /* unknown whenUnsatisfiable and empty */
     check_args("{\"defaultingType\":\"List\",\"defaultConstraints\":[{\"maxSkew\":1,"
                "\"topologyKey\":\"node\"}]}",

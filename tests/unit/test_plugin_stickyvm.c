@@ -34,11 +34,11 @@
 /* Objects                                                             */
 /* ------------------------------------------------------------------ */
 
-#define VMI_OWNER                                                                           \
-    "[{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"name\":"   \
+#define VMI_OWNER                                                                       \
+    "[{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"name\":" \
     "\"vm-a\",\"uid\":\"vmi-uid\",\"controller\":true,\"blockOwnerDeletion\":true}]"
-#define VM_OWNER                                                                            \
-    "[{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"name\":\"vm-a\","  \
+#define VM_OWNER                                                                         \
+    "[{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"name\":\"vm-a\"," \
     "\"uid\":\"vm-uid\",\"controller\":true,\"blockOwnerDeletion\":true}]"
 #define NO_LABELS "{}"
 
@@ -546,10 +546,8 @@ static void test_metrics_registered(void **state)
     plugin_stickyvm.destroy(f->sv);
     f->h.svc.metrics_registry = reg;
     h2.svc.metrics_registry = reg;
-    assert_int_equal(stickyvm_new_with_lookup(NULL, &f->h, &lk, &f->sv, err, sizeof(err)),
-                     KUBE_OK);
-    assert_int_equal(stickyvm_new_with_lookup(NULL, &h2, &lk, &second, err, sizeof(err)),
-                     KUBE_OK);
+    assert_int_equal(stickyvm_new_with_lookup(NULL, &f->h, &lk, &f->sv, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(stickyvm_new_with_lookup(NULL, &h2, &lk, &second, err, sizeof(err)), KUBE_OK);
     kube_buf text = KUBE_BUF_INIT;
     assert_int_equal(kube_metrics_write(reg, &text), KUBE_OK);
     assert_non_null(strstr(text.data, "stickyvm_pins_recorded_total 0"));
@@ -564,7 +562,7 @@ static void test_metrics_registered(void **state)
     fw_status_free(run_pre_filter(f, pi, &res));
     fw_status_free(plugin_stickyvm.pre_filter(second, f->cs, pi, &res));
     assert_true(kube_metric_value(kube_metrics_find(reg, "stickyvm_pinned_node_missing_total"),
-                                   NULL) == 2.0);
+                                  NULL) == 2.0);
     fw_pod_info_unref(pi);
     plugin_stickyvm.destroy(second);
     fx_free(f);
@@ -656,20 +654,19 @@ static void test_vmi_hint_fires_for_own_vmi(void **state)
 /* Live migration rule                                                 */
 /* ------------------------------------------------------------------ */
 
-#define MIG(done, failed, src, dst, uid)                                                    \
-    "{\"nodeName\":\"" dst "\",\"migrationState\":{\"completed\":" done ",\"failed\":"      \
-    failed ",\"sourceNode\":\"" src "\",\"targetNode\":\"" dst "\",\"migrationUid\":\""   \
-    uid "\"}}"
+#define MIG(done, failed, src, dst, uid)                                                      \
+    "{\"nodeName\":\"" dst "\",\"migrationState\":{\"completed\":" done ",\"failed\":" failed \
+    ",\"sourceNode\":\"" src "\",\"targetNode\":\"" dst "\",\"migrationUid\":\"" uid "\"}}"
 
 static void test_migration_target_rule(void **state)
 {
     kube_object *running = vmi_new("vmi-uid", VM_OWNER, "{\"nodeName\":\"node-1\"}");
-    kube_object *inflight = vmi_new("vmi-uid", VM_OWNER, MIG("false", "false", "node-1",
-                                                             "node-2", "m1"));
-    kube_object *done = vmi_new("vmi-uid", VM_OWNER, MIG("true", "false", "node-1", "node-2",
-                                                         "m1"));
-    kube_object *failed = vmi_new("vmi-uid", VM_OWNER, MIG("true", "true", "node-1", "node-2",
-                                                           "m1"));
+    kube_object *inflight =
+        vmi_new("vmi-uid", VM_OWNER, MIG("false", "false", "node-1", "node-2", "m1"));
+    kube_object *done =
+        vmi_new("vmi-uid", VM_OWNER, MIG("true", "false", "node-1", "node-2", "m1"));
+    kube_object *failed =
+        vmi_new("vmi-uid", VM_OWNER, MIG("true", "true", "node-1", "node-2", "m1"));
     kube_object *pin1 = vm_new("{\"stickyvm.io/node\":\"node-1\"}", "1");
     kube_object *pin2 = vm_new("{\"stickyvm.io/node\":\"node-2\"}", "2");
     kube_object *pin3 = vm_new("{\"stickyvm.io/node\":\"node-3\"}", "3");
@@ -691,14 +688,14 @@ static void test_migration_target_rule(void **state)
 
     assert_string_equal(sched_follower_target(d, kube_vm_from(pin1), key), "node-2");
     assert_string_equal(sched_follower_target(d, kube_vm_from(followed_other), key), "node-2");
-    assert_null(sched_follower_target(r, kube_vm_from(pin1), key));   /* no migration */
-    assert_null(sched_follower_target(i, kube_vm_from(pin1), key));   /* not done */
-    assert_null(sched_follower_target(x, kube_vm_from(pin1), key));   /* failed */
-    assert_null(sched_follower_target(e, kube_vm_from(pin1), key));   /* not running there */
+    assert_null(sched_follower_target(r, kube_vm_from(pin1), key));     /* no migration */
+    assert_null(sched_follower_target(i, kube_vm_from(pin1), key));     /* not done */
+    assert_null(sched_follower_target(x, kube_vm_from(pin1), key));     /* failed */
+    assert_null(sched_follower_target(e, kube_vm_from(pin1), key));     /* not running there */
     assert_null(sched_follower_target(d, kube_vm_from(followed), key)); /* followed already */
-    assert_null(sched_follower_target(d, kube_vm_from(pin2), key));   /* already there */
-    assert_null(sched_follower_target(d, kube_vm_from(pin3), key));   /* re-pinned */
-    assert_null(sched_follower_target(d, kube_vm_from(nopin), key));  /* unpinned */
+    assert_null(sched_follower_target(d, kube_vm_from(pin2), key));     /* already there */
+    assert_null(sched_follower_target(d, kube_vm_from(pin3), key));     /* re-pinned */
+    assert_null(sched_follower_target(d, kube_vm_from(nopin), key));    /* unpinned */
     assert_null(sched_follower_target(d, NULL, key));
     assert_null(sched_follower_target(NULL, kube_vm_from(pin1), key));
     assert_null(sched_follower_target(d, kube_vm_from(pin1), "example.com/other"));
@@ -784,18 +781,17 @@ static fw_status *counting_filter(void *self, const fw_cycle_state *cs, const fw
     return plugin_stickyvm.filter(self, cs, pi, ni);
 }
 
-static const char profile_yaml[] =
-    "apiVersion: kubescheduler.config.k8s.io/v1\n"
-    "kind: KubeSchedulerConfiguration\n"
-    "parallelism: 1\n"
-    "leaderElection:\n"
-    "  leaderElect: false\n"
-    "profiles:\n"
-    "  - schedulerName: stickyvm\n"
-    "    plugins:\n"
-    "      multiPoint:\n"
-    "        enabled:\n"
-    "          - name: StickyVM\n";
+static const char profile_yaml[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                   "kind: KubeSchedulerConfiguration\n"
+                                   "parallelism: 1\n"
+                                   "leaderElection:\n"
+                                   "  leaderElect: false\n"
+                                   "profiles:\n"
+                                   "  - schedulerName: stickyvm\n"
+                                   "    plugins:\n"
+                                   "      multiPoint:\n"
+                                   "        enabled:\n"
+                                   "          - name: StickyVM\n";
 
 /* The default registry with StickyVM reading the fake cache and counting
  * its Filter calls. */

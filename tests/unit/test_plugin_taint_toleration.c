@@ -59,19 +59,18 @@ static const filter_case filter_cases[] = {
      "[{'key':'dedicated','value':'user1','effect':'PreferNoSchedule'}]", NULL},
     {"NoExecute taints filter", "[]", "[{'key':'gone','effect':'NoExecute'}]",
      "node(s) had untolerated taint {gone: }"},
-    {"the first untolerated taint is reported",
-     "[{'key':'a','operator':'Exists'}]",
+    {"the first untolerated taint is reported", "[{'key':'a','operator':'Exists'}]",
      "[{'key':'a','value':'1','effect':'NoSchedule'},{'key':'b','value':'2','effect':'NoExecute'},"
      "{'key':'c','value':'3','effect':'NoSchedule'}]",
      "node(s) had untolerated taint {b: 2}"},
     {"empty key with Exists tolerates everything", "[{'operator':'Exists'}]",
      "[{'key':'a','value':'1','effect':'NoSchedule'},{'key':'b','effect':'NoExecute'}]", NULL},
     {"empty key with Equal compares only the value", "[{'operator':'Equal','value':'1'}]",
-     "[{'key':'a','value':'1','effect':'NoSchedule'},{'key':'b','value':'2','effect':'NoSchedule'}]",
+     "[{'key':'a','value':'1','effect':'NoSchedule'},{'key':'b','value':'2','effect':'NoSchedule'}"
+     "]",
      "node(s) had untolerated taint {b: 2}"},
     {"unknown operator tolerates nothing", "[{'key':'a','operator':'Gt','value':'0'}]",
-     "[{'key':'a','value':'1','effect':'NoSchedule'}]",
-     "node(s) had untolerated taint {a: 1}"},
+     "[{'key':'a','value':'1','effect':'NoSchedule'}]", "node(s) had untolerated taint {a: 1}"},
 };
 
 static void filter_table(void **state)
@@ -125,7 +124,8 @@ static const score_case score_cases[] = {
       "[{'key':'cpu-type','value':'arm64','effect':'PreferNoSchedule'},"
       "{'key':'disk-type','value':'ssd','effect':'PreferNoSchedule'}]"},
      {100, 100, 0}},
-    {"no taints and tolerations: lands on the node without taints", "[]",
+    {"no taints and tolerations: lands on the node without taints",
+     "[]",
      {"[]", "[{'key':'cpu-type','value':'arm64','effect':'PreferNoSchedule'}]", NULL},
      {100, 0}},
     {"a toleration with an empty effect counts",

@@ -108,11 +108,16 @@ fw_snapshot *tt_make_snapshot(const tt_node_def *nodes, size_t nn, const tt_pod_
 char tt_code_char(const fw_status *st)
 {
     switch (fw_status_code(st)) {
-    case FW_SUCCESS: return 'S';
-    case FW_UNSCHEDULABLE: return 'U';
-    case FW_UNSCHEDULABLE_AND_UNRESOLVABLE: return 'R';
-    case FW_SKIP: return 'K';
-    default: return 'E';
+    case FW_SUCCESS:
+        return 'S';
+    case FW_UNSCHEDULABLE:
+        return 'U';
+    case FW_UNSCHEDULABLE_AND_UNRESOLVABLE:
+        return 'R';
+    case FW_SKIP:
+        return 'K';
+    default:
+        return 'E';
     }
 }
 

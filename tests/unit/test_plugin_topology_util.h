@@ -25,10 +25,10 @@ typedef struct tt_node_def {
 } tt_node_def;
 
 typedef struct tt_pod_def {
-    const char *name;   /* "ns/name" or "name" (namespace default) */
+    const char *name; /* "ns/name" or "name" (namespace default) */
     const char *node;
     const char *labels;
-    const char *spec;   /* members of spec, or NULL */
+    const char *spec; /* members of spec, or NULL */
     int terminating;
 } tt_pod_def;
 

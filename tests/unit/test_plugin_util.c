@@ -87,7 +87,8 @@ fw_pod_info *tp_pod_requests(const char *name, const char *requests, const char 
     int i = 0;
 
     kube_buf_printf(&b, "{'metadata':{'name':'%s'},'spec':{'containers':[", name);
-    cJSON_ArrayForEach(it, reqs) {
+    cJSON_ArrayForEach(it, reqs)
+    {
         char *r = cJSON_PrintUnformatted(it);
         kube_buf_printf(&b, "%s{'name':'c%d','resources':{'requests':%s}}", i ? "," : "", i, r);
         free(r);
@@ -147,8 +148,7 @@ tp_plugin *tp_plugin_new(const fw_plugin_desc *desc, const char *args, fw_snapsh
         if (rc != KUBE_OK)
             fail_msg("default_args: %s", err);
     }
-    if (desc->create(defaulted ? defaulted : in, &p->handle, &p->self, err, sizeof(err)) !=
-        KUBE_OK)
+    if (desc->create(defaulted ? defaulted : in, &p->handle, &p->self, err, sizeof(err)) != KUBE_OK)
         fail_msg("create: %s", err);
     cJSON_Delete(in);
     cJSON_Delete(defaulted);
@@ -227,8 +227,7 @@ fw_code tp_score(tp_plugin *p, const fw_pod_info *pod, fw_node_info *const *node
     assert_non_null(cs);
     assert_non_null(ns);
     if (p->desc->pre_score) {
-        fw_status *st = p->desc->pre_score(p->self, cs, pod, (const fw_node_info *const *)nodes,
-                                           n);
+        fw_status *st = p->desc->pre_score(p->self, cs, pod, (const fw_node_info *const *)nodes, n);
         code = fw_status_code(st);
         if (code != FW_SUCCESS && code != FW_SKIP) {
             char msg[512];
@@ -294,8 +293,8 @@ static int resolve_loaded(int rc, const fw_registry *reg, sched_config **out, ch
     return rc;
 }
 
-int tp_config_load(const char *yaml, const char *source, const fw_registry *reg,
-                   sched_config **out, char *err, size_t errlen)
+int tp_config_load(const char *yaml, const char *source, const fw_registry *reg, sched_config **out,
+                   char *err, size_t errlen)
 {
     int rc = yaml ? sched_config_load_string(yaml, strlen(yaml), source, out, err, errlen)
                   : sched_config_default(out, err, errlen);

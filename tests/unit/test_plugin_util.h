@@ -88,8 +88,8 @@ fw_status *tp_filter(tp_plugin *p, const fw_pod_info *pod, const fw_node_info *n
  * defaults) loaded under the name source, then resolved against reg (NULL:
  * the in-tree registry). KUBE_OK, or the error with the message in err and
  * *out NULL. */
-int tp_config_load(const char *yaml, const char *source, const fw_registry *reg,
-                   sched_config **out, char *err, size_t errlen);
+int tp_config_load(const char *yaml, const char *source, const fw_registry *reg, sched_config **out,
+                   char *err, size_t errlen);
 /* The same from a file. */
 int tp_config_load_file(const char *path, const fw_registry *reg, sched_config **out, char *err,
                         size_t errlen);

@@ -33,14 +33,17 @@
 
 static void put_classes(vt_world *w)
 {
-    vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'immediate-sc'},'provisioner':'x',"
-                             "'volumeBindingMode':'Immediate'}");
-    vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'wait-sc'},'provisioner':"
-                             "'kubernetes.io/no-provisioner','volumeBindingMode':"
-                             "'WaitForFirstConsumer'}");
-    vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'wait-hdd-sc'},'provisioner':"
-                             "'kubernetes.io/no-provisioner','volumeBindingMode':"
-                             "'WaitForFirstConsumer'}");
+    vt_put(w, PLUGIN_VOL_SC,
+           "{'metadata':{'name':'immediate-sc'},'provisioner':'x',"
+           "'volumeBindingMode':'Immediate'}");
+    vt_put(w, PLUGIN_VOL_SC,
+           "{'metadata':{'name':'wait-sc'},'provisioner':"
+           "'kubernetes.io/no-provisioner','volumeBindingMode':"
+           "'WaitForFirstConsumer'}");
+    vt_put(w, PLUGIN_VOL_SC,
+           "{'metadata':{'name':'wait-hdd-sc'},'provisioner':"
+           "'kubernetes.io/no-provisioner','volumeBindingMode':"
+           "'WaitForFirstConsumer'}");
 }
 
 /* A PV of class cls in phase, with hostname node affinity (host NULL:
@@ -139,7 +142,7 @@ static void run_free(run *r)
 typedef struct row {
     fw_code pre_code;
     const char *pre_msg;
-    const char *result;           /* "node-a,node-b" PreFilterResult, "" empty, NULL none */
+    const char *result; /* "node-a,node-b" PreFilterResult, "" empty, NULL none */
     fw_code filter_code[3];
     const char *filter_msg[3];
 } row;
@@ -155,8 +158,8 @@ static void expect_result(const fw_pre_filter_result *r, const char *want)
     }
     assert_non_null(r);
     for (size_t i = 0; i < r->n; i++)
-        off += (size_t)snprintf(got + off, sizeof(got) - off, "%s%s", i ? "," : "",
-                                r->node_names[i]);
+        off +=
+            (size_t)snprintf(got + off, sizeof(got) - off, "%s%s", i ? "," : "", r->node_names[i]);
     assert_string_equal(got, want);
 }
 
@@ -170,8 +173,7 @@ static void check_row(vt_world *w, const fw_pod_info *pod, fw_node_info **nodes,
     r.pre = NULL;
     expect_result(r.result, want->result);
     for (size_t i = 0; want->pre_code == FW_SUCCESS && i < n; i++)
-        tp_assert_status(run_filter(&r, pod, nodes[i]), want->filter_code[i],
-                         want->filter_msg[i]);
+        tp_assert_status(run_filter(&r, pod, nodes[i]), want->filter_code[i], want->filter_msg[i]);
     run_free(&r);
 }
 
@@ -276,7 +278,10 @@ static void test_immediate_unbound(void **state)
     const char *claims[] = {"pvc-a", NULL};
     fw_pod_info *pod = pod_with(claims);
     row want = {FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
-                "pod has unbound immediate PersistentVolumeClaims", NULL, {0}, {0}};
+                "pod has unbound immediate PersistentVolumeClaims",
+                NULL,
+                {0},
+                {0}};
 
     put_classes(w);
     put_pvc(w, "pvc-a", "immediate-sc", NULL, NULL, NULL);
@@ -297,8 +302,8 @@ static void test_unbound_no_matches(void **state)
     const char *claims[] = {"pvc-a", NULL};
     fw_pod_info *pod = pod_with(claims);
     fw_node_info *n = node("node-a", NULL);
-    row want = {FW_SUCCESS, NULL, NULL, {FW_UNSCHEDULABLE_AND_UNRESOLVABLE},
-                {VB_REASON_BIND_CONFLICT}};
+    row want = {
+        FW_SUCCESS, NULL, NULL, {FW_UNSCHEDULABLE_AND_UNRESOLVABLE}, {VB_REASON_BIND_CONFLICT}};
 
     put_classes(w);
     put_pvc(w, "pvc-a", "wait-sc", NULL, NULL, NULL);
@@ -314,7 +319,10 @@ static void test_bound_and_unbound_unsatisfied(void **state)
     const char *claims[] = {"pvc-a", "pvc-b", NULL};
     fw_pod_info *pod = pod_with(claims);
     fw_node_info *n = node("node-a", "'foo':'barbar'");
-    row want = {FW_SUCCESS, NULL, NULL, {FW_UNSCHEDULABLE_AND_UNRESOLVABLE},
+    row want = {FW_SUCCESS,
+                NULL,
+                NULL,
+                {FW_UNSCHEDULABLE_AND_UNRESOLVABLE},
                 {VB_REASON_NODE_CONFLICT ", " VB_REASON_BIND_CONFLICT}};
 
     put_classes(w);
@@ -336,11 +344,14 @@ static void test_pv_missing(void **state)
     const char *claims[] = {"pvc-a", NULL};
     fw_pod_info *pod = pod_with(claims);
     fw_node_info *n = node("node-a", NULL);
-    row want = {FW_SUCCESS, NULL, NULL, {FW_UNSCHEDULABLE_AND_UNRESOLVABLE},
-                {VB_REASON_PV_NOT_EXIST}};
+    row want = {
+        FW_SUCCESS, NULL, NULL, {FW_UNSCHEDULABLE_AND_UNRESOLVABLE}, {VB_REASON_PV_NOT_EXIST}};
     row lost = {FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
                 "persistentvolumeclaim \"pvc-a\" bound to non-existent persistentvolume "
-                "\"pv-a\"", NULL, {0}, {0}};
+                "\"pv-a\"",
+                NULL,
+                {0},
+                {0}};
 
     put_classes(w);
     put_pvc(w, "pvc-a", "wait-sc", "pv-a", NULL, NULL);
@@ -359,7 +370,9 @@ static void test_close_capacity(void **state)
     const char *claims[] = {"pvc-a", NULL};
     fw_pod_info *pod = pod_with(claims);
     fw_node_info *n[3] = {node("node-a", NULL), node("node-b", NULL), node("node-c", NULL)};
-    row want = {FW_SUCCESS, NULL, NULL,
+    row want = {FW_SUCCESS,
+                NULL,
+                NULL,
                 {FW_SUCCESS, FW_SUCCESS, FW_UNSCHEDULABLE_AND_UNRESOLVABLE},
                 {NULL, NULL, VB_REASON_BIND_CONFLICT}};
     int64_t scores[3];
@@ -394,14 +407,13 @@ static void test_matching_rules(void **state)
     fw_pod_info *pod = pod_with(claims);
     fw_node_info *n = node("node-a", NULL);
     row ok = {FW_SUCCESS, NULL, NULL, {FW_SUCCESS}, {NULL}};
-    row no = {FW_SUCCESS, NULL, NULL, {FW_UNSCHEDULABLE_AND_UNRESOLVABLE},
-              {VB_REASON_BIND_CONFLICT}};
+    row no = {
+        FW_SUCCESS, NULL, NULL, {FW_UNSCHEDULABLE_AND_UNRESOLVABLE}, {VB_REASON_BIND_CONFLICT}};
 
     put_classes(w);
     /* too small */
     put_pvc(w, "pvc-a", "wait-sc", NULL, "10Gi", ",'accessModes':['ReadWriteOnce']");
-    put_pv(w, "pv-1", "wait-sc", "Available", "node-a", "5Gi",
-           ",'accessModes':['ReadWriteOnce']");
+    put_pv(w, "pv-1", "wait-sc", "Available", "node-a", "5Gi", ",'accessModes':['ReadWriteOnce']");
     check_row(w, pod, &n, 1, &no);
     /* fits */
     put_pv(w, "pv-1", "wait-sc", "Available", "node-a", "10Gi",
@@ -441,9 +453,10 @@ static void test_matching_rules(void **state)
             ",'accessModes':['ReadWriteOnce'],'selector':{'matchLabels':{'tier':'gold'}}");
     put_pv(w, "pv-1", "wait-sc", "Available", "node-a", "10Gi", ",'accessModes':['ReadWriteOnce']");
     check_row(w, pod, &n, 1, &no);
-    vt_putf(w, PLUGIN_VOL_PV, "{'metadata':{'name':'pv-1','labels':{'tier':'gold'}},'spec':{"
-                              "'storageClassName':'wait-sc','capacity':{'storage':'10Gi'},"
-                              "'accessModes':['ReadWriteOnce']},'status':{'phase':'Available'}}");
+    vt_putf(w, PLUGIN_VOL_PV,
+            "{'metadata':{'name':'pv-1','labels':{'tier':'gold'}},'spec':{"
+            "'storageClassName':'wait-sc','capacity':{'storage':'10Gi'},"
+            "'accessModes':['ReadWriteOnce']},'status':{'phase':'Available'}}");
     check_row(w, pod, &n, 1, &ok);
     fw_node_info_free(n);
     fw_pod_info_unref(pod);
@@ -457,39 +470,52 @@ static void test_provisioning(void **state)
     fw_pod_info *pod = pod_with(claims);
     fw_node_info *n[2] = {node("node-a", "'zone':'z1'"), node("node-b", "'zone':'z2'")};
     row both = {FW_SUCCESS, NULL, NULL, {FW_SUCCESS, FW_SUCCESS}, {NULL, NULL}};
-    row only_a = {FW_SUCCESS, NULL, NULL, {FW_SUCCESS, FW_UNSCHEDULABLE_AND_UNRESOLVABLE},
+    row only_a = {FW_SUCCESS,
+                  NULL,
+                  NULL,
+                  {FW_SUCCESS, FW_UNSCHEDULABLE_AND_UNRESOLVABLE},
                   {NULL, VB_REASON_BIND_CONFLICT}};
-    row only_b = {FW_SUCCESS, NULL, NULL, {FW_UNSCHEDULABLE_AND_UNRESOLVABLE, FW_SUCCESS},
+    row only_b = {FW_SUCCESS,
+                  NULL,
+                  NULL,
+                  {FW_UNSCHEDULABLE_AND_UNRESOLVABLE, FW_SUCCESS},
                   {VB_REASON_BIND_CONFLICT, NULL}};
     row no_class = {FW_SUCCESS, NULL, NULL, {FW_ERROR}, {"failed to find storage class \"gone\""}};
 
     put_classes(w);
-    vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'prov'},'provisioner':'csi.example.com',"
-                             "'volumeBindingMode':'WaitForFirstConsumer'}");
+    vt_put(w, PLUGIN_VOL_SC,
+           "{'metadata':{'name':'prov'},'provisioner':'csi.example.com',"
+           "'volumeBindingMode':'WaitForFirstConsumer'}");
     put_pvc(w, "pvc-a", "prov", NULL, "1Gi", NULL);
     check_row(w, pod, n, 2, &both);
     /* allowedTopologies restricts the nodes */
-    vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'prov'},'provisioner':'csi.example.com',"
-                             "'volumeBindingMode':'WaitForFirstConsumer','allowedTopologies':"
-                             "[{'matchLabelExpressions':[{'key':'zone','values':['z1']}]}]}");
+    vt_put(w, PLUGIN_VOL_SC,
+           "{'metadata':{'name':'prov'},'provisioner':'csi.example.com',"
+           "'volumeBindingMode':'WaitForFirstConsumer','allowedTopologies':"
+           "[{'matchLabelExpressions':[{'key':'zone','values':['z1']}]}]}");
     check_row(w, pod, n, 2, &only_a);
     /* a selected node keeps the claim there */
     put_pvc(w, "pvc-a", "prov", NULL, "1Gi", NULL);
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'pvc-a','annotations':{"
-                              "'volume.kubernetes.io/selected-node':'node-b'}},'spec':{"
-                              "'storageClassName':'prov'}}");
-    vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'prov'},'provisioner':'csi.example.com',"
-                             "'volumeBindingMode':'WaitForFirstConsumer'}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'pvc-a','annotations':{"
+           "'volume.kubernetes.io/selected-node':'node-b'}},'spec':{"
+           "'storageClassName':'prov'}}");
+    vt_put(w, PLUGIN_VOL_SC,
+           "{'metadata':{'name':'prov'},'provisioner':'csi.example.com',"
+           "'volumeBindingMode':'WaitForFirstConsumer'}");
     check_row(w, pod, n, 2, &only_b);
     /* a WaitForFirstConsumer class that cannot provision */
     put_pvc(w, "pvc-a", "wait-sc", NULL, "1Gi", NULL);
-    row none = {FW_SUCCESS, NULL, NULL,
+    row none = {FW_SUCCESS,
+                NULL,
+                NULL,
                 {FW_UNSCHEDULABLE_AND_UNRESOLVABLE, FW_UNSCHEDULABLE_AND_UNRESOLVABLE},
                 {VB_REASON_BIND_CONFLICT, VB_REASON_BIND_CONFLICT}};
     check_row(w, pod, n, 2, &none);
     /* the class disappears between PreFilter (delay mode read) and Filter */
-    vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'gone'},'provisioner':'p',"
-                             "'volumeBindingMode':'WaitForFirstConsumer'}");
+    vt_put(w, PLUGIN_VOL_SC,
+           "{'metadata':{'name':'gone'},'provisioner':'p',"
+           "'volumeBindingMode':'WaitForFirstConsumer'}");
     put_pvc(w, "pvc-a", "gone", NULL, "1Gi", NULL);
     run r;
     run_pre_filter(&r, w, pod);
@@ -530,10 +556,16 @@ static void test_ephemeral(void **state)
     fw_node_info *n = node("node-a", NULL);
     row waiting = {FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
                    "waiting for ephemeral volume controller to create the persistentvolumeclaim "
-                   "\"pod-a-scratch\"", NULL, {0}, {0}};
+                   "\"pod-a-scratch\"",
+                   NULL,
+                   {0},
+                   {0}};
     row foreign = {FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
                    "PVC default/pod-a-scratch was not created for pod default/pod-a (pod is not "
-                   "owner)", NULL, {0}, {0}};
+                   "owner)",
+                   NULL,
+                   {0},
+                   {0}};
     row ok = {FW_SUCCESS, NULL, NULL, {FW_SUCCESS}, {NULL}};
 
     put_classes(w);
@@ -564,8 +596,8 @@ static void test_assume_and_revert(void **state)
     fw_node_info *n = node("node-a", NULL);
     fw_snapshot *snap = NULL;
     row ok = {FW_SUCCESS, NULL, NULL, {FW_SUCCESS}, {NULL}};
-    row taken = {FW_SUCCESS, NULL, NULL, {FW_UNSCHEDULABLE_AND_UNRESOLVABLE},
-                 {VB_REASON_BIND_CONFLICT}};
+    row taken = {
+        FW_SUCCESS, NULL, NULL, {FW_UNSCHEDULABLE_AND_UNRESOLVABLE}, {VB_REASON_BIND_CONFLICT}};
     run r;
 
     assert_int_equal(fw_snapshot_from_nodes(&n, 1, &snap), KUBE_OK);
@@ -677,9 +709,9 @@ static void test_args(void **state)
     s = tp_defaulted(&plugin_volume_binding, "{'bindTimeoutSeconds':300}");
     assert_string_equal(s, "{\"bindTimeoutSeconds\":300}");
     free(s);
-    assert_int_equal(tp_default_args(&plugin_volume_binding, "{'bindTimeoutSeconds':-10}", err,
-                                     sizeof(err)),
-                     KUBE_ECONFIG);
+    assert_int_equal(
+        tp_default_args(&plugin_volume_binding, "{'bindTimeoutSeconds':-10}", err, sizeof(err)),
+        KUBE_ECONFIG);
     assert_string_equal(err, "bindTimeoutSeconds: Invalid value: -10: invalid BindTimeoutSeconds, "
                              "should not be a negative value");
     assert_int_equal(tp_default_args(&plugin_volume_binding,
@@ -691,8 +723,7 @@ static void test_args(void **state)
                              "UtilizationShapePoint{Utilization:0, Score:0}, config."
                              "UtilizationShapePoint{Utilization:100, Score:10}}: unsupported "
                              "when VolumeCapacityPriority feature is disabled");
-    assert_int_equal(tp_default_args(&plugin_volume_binding, "{'bindTimeout':1}", err,
-                                     sizeof(err)),
+    assert_int_equal(tp_default_args(&plugin_volume_binding, "{'bindTimeout':1}", err, sizeof(err)),
                      KUBE_ECONFIG);
     assert_string_equal(err, "unknown field \"bindTimeout\"");
 }
@@ -729,22 +760,26 @@ static void test_stage_error_metric(void **state)
     p.handle.svc.metrics_registry = reg;
     assert_int_equal(plugin_volume_binding_new(NULL, &p.handle, w->l, &p.self, err, sizeof(err)),
                      KUBE_OK);
-    vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'gone'},'provisioner':'p',"
-                             "'volumeBindingMode':'WaitForFirstConsumer'}");
+    vt_put(w, PLUGIN_VOL_SC,
+           "{'metadata':{'name':'gone'},'provisioner':'p',"
+           "'volumeBindingMode':'WaitForFirstConsumer'}");
     put_pvc(w, "pvc-a", "gone", NULL, NULL, NULL);
     tp_assert_status(p.desc->pre_filter(p.self, cs, pod, &r), FW_SUCCESS, NULL);
     vt_delete(w, PLUGIN_VOL_SC, "", "gone");
     tp_assert_status(p.desc->filter(p.self, cs, pod, n), FW_ERROR, NULL);
     assert_true(kube_metric_value(kube_metrics_find(reg, "scheduler_volume_scheduling_stage_"
-                                                           "error_total"), predicate) == 1);
+                                                         "error_total"),
+                                  predicate) == 1);
     /* provisionable again: Reserve assumes, PreBind fails without a client */
-    vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'gone'},'provisioner':'p',"
-                             "'volumeBindingMode':'WaitForFirstConsumer'}");
+    vt_put(w, PLUGIN_VOL_SC,
+           "{'metadata':{'name':'gone'},'provisioner':'p',"
+           "'volumeBindingMode':'WaitForFirstConsumer'}");
     tp_assert_status(p.desc->filter(p.self, cs, pod, n), FW_SUCCESS, NULL);
     tp_assert_status(p.desc->reserve(p.self, cs, pod, "node-a"), FW_SUCCESS, NULL);
     tp_assert_status(p.desc->pre_bind(p.self, cs, pod, "node-a"), FW_ERROR, NULL);
     assert_true(kube_metric_value(kube_metrics_find(reg, "scheduler_volume_scheduling_stage_"
-                                                           "error_total"), bind) == 1);
+                                                         "error_total"),
+                                  bind) == 1);
     p.desc->unreserve(p.self, cs, pod, "node-a");
     fw_cycle_state_free(cs);
     p.desc->destroy(p.self);
@@ -787,8 +822,9 @@ static void test_listers_events(void **state)
     assert_int_equal(s.last, PLUGIN_VOL_PVC);
     /* a PVC change bumps the generation PreBind waits on */
     assert_true(plugin_vol_listers_wait(w->l, &gen, 0));
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'pvc-a','uid':'uid-pvc-a','resourceVersion':"
-                              "'2'},'spec':{}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'pvc-a','uid':'uid-pvc-a','resourceVersion':"
+           "'2'},'spec':{}}");
     assert_int_equal(s.updates, 1);
     gen = plugin_vol_listers_generation(w->l);
     put_classes(w);

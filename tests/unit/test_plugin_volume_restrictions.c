@@ -96,14 +96,14 @@ static void test_rbd_disk_conflicts(void **state)
     const disk_case cases[] = {
         {"nothing", NULL, NULL, FW_SUCCESS},
         {"one state", NULL, RBD("'a','b'", "foo", "bar", "false"), FW_SUCCESS},
-        {"same state", RBD("'a','b'", "foo", "bar", "false"),
-         RBD("'a','b'", "foo", "bar", "false"), FW_UNSCHEDULABLE},
+        {"same state", RBD("'a','b'", "foo", "bar", "false"), RBD("'a','b'", "foo", "bar", "false"),
+         FW_UNSCHEDULABLE},
         {"different state", RBD("'c','d'", "foo", "bar", "false"),
          RBD("'a','b'", "foo", "bar", "false"), FW_SUCCESS},
         {"one monitor shared", RBD("'b','c'", "foo", "bar", "false"),
          RBD("'a','b'", "foo", "bar", "false"), FW_UNSCHEDULABLE},
-        {"other pool", RBD("'a','b'", "baz", "bar", "false"),
-         RBD("'a','b'", "foo", "bar", "false"), FW_SUCCESS},
+        {"other pool", RBD("'a','b'", "baz", "bar", "false"), RBD("'a','b'", "foo", "bar", "false"),
+         FW_SUCCESS},
         {"both read-only", RBD("'a','b'", "foo", "bar", "true"),
          RBD("'a','b'", "foo", "bar", "true"), FW_SUCCESS},
     };
@@ -138,12 +138,15 @@ static fw_pod_info *pod_claim(const char *name, const char *node, const char *cl
 
 static void put_claims(vt_world *w)
 {
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'claim-with-rwop-1'},'spec':{'accessModes':"
-                              "['ReadWriteOncePod']}}");
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'claim-with-rwop-2'},'spec':{'accessModes':"
-                              "['ReadWriteOncePod']}}");
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'claim-rwo'},'spec':{'accessModes':"
-                              "['ReadWriteOnce']}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'claim-with-rwop-1'},'spec':{'accessModes':"
+           "['ReadWriteOncePod']}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'claim-with-rwop-2'},'spec':{'accessModes':"
+           "['ReadWriteOncePod']}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'claim-rwo'},'spec':{'accessModes':"
+           "['ReadWriteOnce']}}");
 }
 
 static void test_access_mode_conflicts(void **state)
@@ -258,10 +261,10 @@ static void test_events(void **state)
 int test_group_plugin_volume_restrictions(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gce_disk_conflicts),  cmocka_unit_test(test_aws_disk_conflicts),
-        cmocka_unit_test(test_rbd_disk_conflicts),  cmocka_unit_test(test_iscsi_disk_conflicts),
+        cmocka_unit_test(test_gce_disk_conflicts),    cmocka_unit_test(test_aws_disk_conflicts),
+        cmocka_unit_test(test_rbd_disk_conflicts),    cmocka_unit_test(test_iscsi_disk_conflicts),
         cmocka_unit_test(test_access_mode_conflicts), cmocka_unit_test(test_missing_claim),
-        cmocka_unit_test(test_add_remove_pod),      cmocka_unit_test(test_events),
+        cmocka_unit_test(test_add_remove_pod),        cmocka_unit_test(test_events),
     };
     return cmocka_run_group_tests_name("plugin_volume_restrictions", tests, NULL, NULL);
 }

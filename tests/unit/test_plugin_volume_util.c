@@ -18,7 +18,10 @@
 #include "unit/test_plugin_volume_util.h"
 
 static const kube_codec *const codecs[PLUGIN_VOL_KINDS] = {
-    &kube_pv_codec, &kube_pvc_codec, &kube_storage_class_codec, &kube_csi_node_codec,
+    &kube_pv_codec,
+    &kube_pvc_codec,
+    &kube_storage_class_codec,
+    &kube_csi_node_codec,
 };
 
 vt_world *vt_world_new(void)
@@ -97,8 +100,7 @@ static plugin_vol_new_fn vol_new_fn(const fw_plugin_desc *desc)
     return plugin_node_volume_limits_new;
 }
 
-tp_plugin *vt_plugin(const fw_plugin_desc *desc, vt_world *w, const char *args,
-                     fw_snapshot *snap)
+tp_plugin *vt_plugin(const fw_plugin_desc *desc, vt_world *w, const char *args, fw_snapshot *snap)
 {
     tp_plugin *p = calloc(1, sizeof(*p));
     cJSON *in = args ? cJSON_Parse(tp_json(args)) : NULL, *defaulted = NULL;

@@ -34,7 +34,6 @@ void vt_delete(vt_world *w, plugin_vol_kind k, const char *ns, const char *name)
 
 /* A plugin instance of one of the volume plugins (desc selects which),
  * reading w. args single-quoted JSON or NULL (VolumeBinding only). */
-tp_plugin *vt_plugin(const fw_plugin_desc *desc, vt_world *w, const char *args,
-                     fw_snapshot *snap);
+tp_plugin *vt_plugin(const fw_plugin_desc *desc, vt_world *w, const char *args, fw_snapshot *snap);
 
 #endif

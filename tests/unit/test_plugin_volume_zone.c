@@ -63,8 +63,9 @@ static void run_cases(vt_world *w, const zone_case *cases, size_t n)
         fw_node_info *ni = tp_node_simple("host1", NULL, labels, NULL);
         print_message("case %s\n", cases[i].name);
         tp_assert_status(tp_filter(p, pod, ni, NULL), cases[i].want,
-                         cases[i].msg ? cases[i].msg
-                                      : cases[i].want == FW_SUCCESS ? NULL : ERR_ZONE);
+                         cases[i].msg                  ? cases[i].msg
+                         : cases[i].want == FW_SUCCESS ? NULL
+                                                       : ERR_ZONE);
         fw_node_info_free(ni);
         fw_pod_info_unref(pod);
     }
@@ -110,14 +111,14 @@ static void test_single_zone(void **state)
          FW_UNSCHEDULABLE_AND_UNRESOLVABLE, NULL},
         {"zone label doesn't match", "PVC_Stable_1", "'" GZ "':'no_us-west1-a'",
          FW_UNSCHEDULABLE_AND_UNRESOLVABLE, NULL},
-        {"pv with zone and region, node with only zone", "PVC_Stable_3",
-         "'" GZ "':'us-west1-a'", FW_UNSCHEDULABLE_AND_UNRESOLVABLE, NULL},
+        {"pv with zone and region, node with only zone", "PVC_Stable_3", "'" GZ "':'us-west1-a'",
+         FW_UNSCHEDULABLE_AND_UNRESOLVABLE, NULL},
         {"pv with zone, node with beta zone labels", "PVC_Stable_1", "'" BZ "':'us-west1-a'",
          FW_UNSCHEDULABLE_AND_UNRESOLVABLE, NULL},
         {"pv with beta label, node with ga label, matched", "PVC_1", "'" GZ "':'us-west1-a'",
          FW_SUCCESS, NULL},
-        {"pv with beta label, node with ga label, don't match", "PVC_1",
-         "'" GZ "':'us-west1-b'", FW_UNSCHEDULABLE_AND_UNRESOLVABLE, NULL},
+        {"pv with beta label, node with ga label, don't match", "PVC_1", "'" GZ "':'us-west1-b'",
+         FW_UNSCHEDULABLE_AND_UNRESOLVABLE, NULL},
         {"pv not found", "PVC_4", "'" GZ "':'us-west1-a'", FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
          "persistentvolume \"Vol_not_exist\" not found"},
     };
@@ -140,8 +141,8 @@ static void test_multi_zone(void **state)
          FW_SUCCESS, NULL},
         {"zone list doesn't match", "PVC_Stable_2", "'" GZ "':'us-west1-a'",
          FW_UNSCHEDULABLE_AND_UNRESOLVABLE, NULL},
-        {"a label with an empty element is ignored", "PVC_Bad", "'" GZ "':'anything'",
-         FW_SUCCESS, NULL},
+        {"a label with an empty element is ignored", "PVC_Bad", "'" GZ "':'anything'", FW_SUCCESS,
+         NULL},
     };
 
     put_pv(w, "Vol_2", "'" BZ "':'us-west1-b__us-west1-c'");
@@ -165,29 +166,33 @@ static void test_with_binding(void **state)
          FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
          "PersistentVolumeClaim had no pv name and storageClass name"},
         {"unbound volume no storage class", "PVC_NoSC", "'" BZ "':'us-west1-a'",
-         FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
-         "storageclass.storage.k8s.io \"Class_0\" not found"},
+         FW_UNSCHEDULABLE_AND_UNRESOLVABLE, "storageclass.storage.k8s.io \"Class_0\" not found"},
         {"unbound volume immediate binding mode", "PVC_ImmediateSC", "'" BZ "':'us-west1-a'",
          FW_UNSCHEDULABLE_AND_UNRESOLVABLE, "PersistentVolume had no name"},
         {"unbound volume wait binding mode", "PVC_WaitSC", "'" BZ "':'us-west1-a'", FW_SUCCESS,
          NULL},
-        {"missing claim", "PVC_missing", "'" BZ "':'us-west1-a'",
-         FW_UNSCHEDULABLE_AND_UNRESOLVABLE, "persistentvolumeclaim \"PVC_missing\" not found"},
+        {"missing claim", "PVC_missing", "'" BZ "':'us-west1-a'", FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
+         "persistentvolumeclaim \"PVC_missing\" not found"},
     };
 
-    vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'Class_Immediate'},'provisioner':'p',"
-                             "'volumeBindingMode':'Immediate'}");
-    vt_put(w, PLUGIN_VOL_SC, "{'metadata':{'name':'Class_Wait'},'provisioner':'p',"
-                             "'volumeBindingMode':'WaitForFirstConsumer'}");
+    vt_put(w, PLUGIN_VOL_SC,
+           "{'metadata':{'name':'Class_Immediate'},'provisioner':'p',"
+           "'volumeBindingMode':'Immediate'}");
+    vt_put(w, PLUGIN_VOL_SC,
+           "{'metadata':{'name':'Class_Wait'},'provisioner':'p',"
+           "'volumeBindingMode':'WaitForFirstConsumer'}");
     put_pv(w, "Vol_1", "'" BZ "':'us-west1-a'");
     put_bound_pvc(w, "PVC_1", "Vol_1");
     vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'PVC_EmptySC'},'spec':{}}");
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'PVC_NoSC'},'spec':{'storageClassName':"
-                              "'Class_0'}}");
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'PVC_ImmediateSC'},'spec':{"
-                              "'storageClassName':'Class_Immediate'}}");
-    vt_put(w, PLUGIN_VOL_PVC, "{'metadata':{'name':'PVC_WaitSC'},'spec':{'storageClassName':"
-                              "'Class_Wait'}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'PVC_NoSC'},'spec':{'storageClassName':"
+           "'Class_0'}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'PVC_ImmediateSC'},'spec':{"
+           "'storageClassName':'Class_Immediate'}}");
+    vt_put(w, PLUGIN_VOL_PVC,
+           "{'metadata':{'name':'PVC_WaitSC'},'spec':{'storageClassName':"
+           "'Class_Wait'}}");
     run_cases(w, cases, sizeof(cases) / sizeof(cases[0]));
     vt_world_free(w);
 }

@@ -77,7 +77,8 @@ static fw_status *gate_pre_enqueue(void *self, const fw_pod_info *pod)
 
 static size_t gate_events(void *self, const fw_cluster_event_with_hint **out)
 {
-    static const fw_cluster_event_with_hint evs[] = {{{FW_GVK_POD, FW_ACT_UPDATE, "PodUpdate"}, NULL}};
+    static const fw_cluster_event_with_hint evs[] = {
+        {{FW_GVK_POD, FW_ACT_UPDATE, "PodUpdate"}, NULL}};
     (void)self;
     *out = evs;
     return 1;
@@ -445,8 +446,8 @@ static void readd_of_queued_pod_is_refused(void **state)
 static void gating_and_ungating(void **state)
 {
     fixture *f = *state;
-    struct kube_pod *gated = make_pod("g", 0, ",\"schedulingGates\":[{\"name\":\"wait\"}]", NULL,
-                                      NULL);
+    struct kube_pod *gated =
+        make_pod("g", 0, ",\"schedulingGates\":[{\"name\":\"wait\"}]", NULL, NULL);
     struct kube_pod *open = make_pod("g", 0, NULL, NULL, NULL);
     sched_queue_counts c;
     int is_gated = 0;
@@ -535,8 +536,7 @@ static void nominator_tracks_nominations(void **state)
 
     /* override moves it, "" clears it */
     sched_queued_pod *qp = pop(f);
-    assert_int_equal(sched_nominator_add(f->nom, qp->info.pi, FW_NOMINATING_OVERRIDE,
-                                               "node-2"),
+    assert_int_equal(sched_nominator_add(f->nom, qp->info.pi, FW_NOMINATING_OVERRIDE, "node-2"),
                      KUBE_OK);
     assert_int_equal(sched_nominator_node_of(f->nom, "uid-n", node, sizeof(node)), 1);
     assert_string_equal(node, "node-2");
@@ -551,8 +551,7 @@ static void nominator_tracks_nominations(void **state)
     /* handing it back re-reads status.nominatedNodeName (NOOP) */
     assert_int_equal(sched_nominator_node_of(f->nom, "uid-n", node, sizeof(node)), 1);
     assert_string_equal(node, "node-1");
-    assert_int_equal(sched_nominator_add(f->nom, pi, FW_NOMINATING_OVERRIDE, "node-2"),
-                     KUBE_OK);
+    assert_int_equal(sched_nominator_add(f->nom, pi, FW_NOMINATING_OVERRIDE, "node-2"), KUBE_OK);
     fw_pod_info_unref(pi);
     assert_int_equal(sched_queue_update(f->q, plain, plain), KUBE_OK);
     assert_int_equal(sched_nominator_node_of(f->nom, "uid-n", node, sizeof(node)), 1);

@@ -127,10 +127,8 @@ static void rejects_qps_without_burst(void **state)
 int test_group_ratelimit(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(burst_then_spaced_at_qps),
-        cmocka_unit_test(wait_sleeps_on_the_clock),
-        cmocka_unit_test(try_accept_never_borrows),
-        cmocka_unit_test(zero_qps_is_unlimited),
+        cmocka_unit_test(burst_then_spaced_at_qps),  cmocka_unit_test(wait_sleeps_on_the_clock),
+        cmocka_unit_test(try_accept_never_borrows),  cmocka_unit_test(zero_qps_is_unlimited),
         cmocka_unit_test(rejects_qps_without_burst),
     };
     return cmocka_run_group_tests_name("ratelimit", tests, NULL, NULL);

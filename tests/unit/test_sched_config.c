@@ -1,7 +1,8 @@
 /*
  * tests/unit/test_sched_config.c - KubeSchedulerConfiguration loading:
  * kube-scheduler v1.28 defaults, v1/v1beta3 default plugins (all of them
- * in the built-in registry), plugin-set merging, errors naming file and field, durations, YAML round trip.
+ * in the built-in registry), plugin-set merging, errors naming file and field, durations, YAML
+ * round trip.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -48,15 +49,16 @@ static int fit_args(const cJSON *in, cJSON **out, char *err, size_t errlen)
         *out = NULL;
         return KUBE_ECONFIG;
     }
-    return overlay_defaults(in, out,
-                            "{\"scoringStrategy\":{\"type\":\"LeastAllocated\",\"resources\":"
-                            "[{\"name\":\"cpu\",\"weight\":1},{\"name\":\"memory\",\"weight\":1}]}}");
+    return overlay_defaults(
+        in, out,
+        "{\"scoringStrategy\":{\"type\":\"LeastAllocated\",\"resources\":"
+        "[{\"name\":\"cpu\",\"weight\":1},{\"name\":\"memory\",\"weight\":1}]}}");
 }
 
-#define ARGS_HOOK(fn, json)                                                        \
-    static int fn(const cJSON *in, cJSON **out, char *err, size_t errlen)        \
-    {                                                                            \
-        return overlay_defaults(in, out, json);                                  \
+#define ARGS_HOOK(fn, json)                                               \
+    static int fn(const cJSON *in, cJSON **out, char *err, size_t errlen) \
+    {                                                                     \
+        return overlay_defaults(in, out, json);                           \
     }
 ARGS_HOOK(preemption_args, "{\"minCandidateNodesPercentage\":10,\"minCandidateNodesAbsolute\":100}")
 ARGS_HOOK(ipa_args, "{\"hardPodAffinityWeight\":1}")
@@ -77,8 +79,7 @@ static int less_prio(void *self, const fw_queued_pod_info *a, const fw_queued_po
     return 0;
 }
 
-static fw_status *bind_ok(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                          const char *node)
+static fw_status *bind_ok(void *self, fw_cycle_state *cs, const fw_pod_info *pod, const char *node)
 {
     return NULL;
 }
@@ -111,8 +112,7 @@ PLUGIN(p_taint, "TaintToleration", .filter = filter_ok, .score = score_ok)
 PLUGIN(p_affinity, "NodeAffinity", .filter = filter_ok, .score = score_ok,
        .default_args = node_affinity_args)
 PLUGIN(p_ports, "NodePorts", .filter = filter_ok)
-PLUGIN(p_fit, "NodeResourcesFit", .filter = filter_ok, .score = score_ok,
-       .default_args = fit_args)
+PLUGIN(p_fit, "NodeResourcesFit", .filter = filter_ok, .score = score_ok, .default_args = fit_args)
 PLUGIN(p_vr, "VolumeRestrictions", .filter = filter_ok)
 PLUGIN(p_ebs, "EBSLimits", .filter = filter_ok)
 PLUGIN(p_gce, "GCEPDLimits", .filter = filter_ok)
@@ -131,9 +131,9 @@ PLUGIN(p_gates, "SchedulingGates", .pre_enqueue = enqueue_ok)
 PLUGIN(p_custom, "StickyVM", .filter = filter_ok)
 
 static const fw_plugin_desc *const all_list[] = {
-    &p_sort, &p_binder, &p_unsched, &p_nodename, &p_taint,   &p_affinity, &p_ports, &p_fit,
-    &p_vr,   &p_ebs,    &p_gce,     &p_nvl,      &p_azure,   &p_vb,       &p_vz,    &p_pts,
-    &p_ipa,  &p_preempt, &p_balanced, &p_image,  &p_gates,   &p_custom,
+    &p_sort, &p_binder,  &p_unsched,  &p_nodename, &p_taint, &p_affinity, &p_ports, &p_fit,
+    &p_vr,   &p_ebs,     &p_gce,      &p_nvl,      &p_azure, &p_vb,       &p_vz,    &p_pts,
+    &p_ipa,  &p_preempt, &p_balanced, &p_image,    &p_gates, &p_custom,
 };
 static const fw_registry all_registry = {all_list, sizeof(all_list) / sizeof(all_list[0])};
 
@@ -189,11 +189,11 @@ static void expect_set(const sched_plugin_set *s, int disabled, const char *want
     assert_string_equal(got, want);
 }
 
-#define KUBE_DEFAULT_MULTIPOINT                                                              \
-    "PrioritySort,NodeUnschedulable,NodeName,TaintToleration:3,NodeAffinity:2,NodePorts,"    \
-    "NodeResourcesFit:1,VolumeRestrictions,EBSLimits,GCEPDLimits,NodeVolumeLimits,"          \
-    "AzureDiskLimits,VolumeBinding,VolumeZone,PodTopologySpread:2,InterPodAffinity:2,"       \
-    "DefaultPreemption,NodeResourcesBalancedAllocation:1,ImageLocality:1,DefaultBinder,"     \
+#define KUBE_DEFAULT_MULTIPOINT                                                           \
+    "PrioritySort,NodeUnschedulable,NodeName,TaintToleration:3,NodeAffinity:2,NodePorts," \
+    "NodeResourcesFit:1,VolumeRestrictions,EBSLimits,GCEPDLimits,NodeVolumeLimits,"       \
+    "AzureDiskLimits,VolumeBinding,VolumeZone,PodTopologySpread:2,InterPodAffinity:2,"    \
+    "DefaultPreemption,NodeResourcesBalancedAllocation:1,ImageLocality:1,DefaultBinder,"  \
     "SchedulingGates"
 
 /* ------------------------------------------------------------------ */
@@ -236,9 +236,9 @@ static void defaults_match_kube(void **state)
         assert_int_equal(p->plugins[e].n_disabled, 0);
     }
     /* pluginConfig: every default plugin with args, sorted by name. */
-    const char *want[] = {"DefaultPreemption", "InterPodAffinity", "NodeAffinity",
-                          "NodeResourcesBalancedAllocation", "NodeResourcesFit",
-                          "PodTopologySpread", "VolumeBinding"};
+    const char *want[] = {
+        "DefaultPreemption", "InterPodAffinity",  "NodeAffinity", "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit",  "PodTopologySpread", "VolumeBinding"};
     assert_int_equal(p->n_plugin_config, 7);
     for (size_t i = 0; i < 7; i++)
         assert_string_equal(p->plugin_config[i].name, want[i]);
@@ -344,35 +344,34 @@ static void builtin_registry_has_every_default(void **state)
 static void merges_plugin_sets(void **state)
 {
     (void)state;
-    sched_config *cfg = load_ok(
-        HEADER "profiles:\n"
-               "- schedulerName: a\n"
-               "  plugins:\n"
-               "    multiPoint:\n"
-               "      enabled:\n"
-               "      - name: NodeAffinity\n"
-               "        weight: 5\n"
-               "      - name: StickyVM\n"
-               "      disabled:\n"
-               "      - name: ImageLocality\n"
-               "      - name: VolumeBinding\n"
-               "    score:\n"
-               "      disabled:\n"
-               "      - name: '*'\n"
-               "      enabled:\n"
-               "      - name: NodeResourcesFit\n"
-               "        weight: 4\n"
-               "- schedulerName: stickyvm\n"
-               "  percentageOfNodesToScore: 30\n"
-               "  plugins:\n"
-               "    multiPoint:\n"
-               "      disabled:\n"
-               "      - name: '*'\n"
-               "      enabled:\n"
-               "      - name: PrioritySort\n"
-               "      - name: DefaultBinder\n"
-               "      - name: StickyVM\n",
-        &all_registry);
+    sched_config *cfg = load_ok(HEADER "profiles:\n"
+                                       "- schedulerName: a\n"
+                                       "  plugins:\n"
+                                       "    multiPoint:\n"
+                                       "      enabled:\n"
+                                       "      - name: NodeAffinity\n"
+                                       "        weight: 5\n"
+                                       "      - name: StickyVM\n"
+                                       "      disabled:\n"
+                                       "      - name: ImageLocality\n"
+                                       "      - name: VolumeBinding\n"
+                                       "    score:\n"
+                                       "      disabled:\n"
+                                       "      - name: '*'\n"
+                                       "      enabled:\n"
+                                       "      - name: NodeResourcesFit\n"
+                                       "        weight: 4\n"
+                                       "- schedulerName: stickyvm\n"
+                                       "  percentageOfNodesToScore: 30\n"
+                                       "  plugins:\n"
+                                       "    multiPoint:\n"
+                                       "      disabled:\n"
+                                       "      - name: '*'\n"
+                                       "      enabled:\n"
+                                       "      - name: PrioritySort\n"
+                                       "      - name: DefaultBinder\n"
+                                       "      - name: StickyVM\n",
+                                &all_registry);
     assert_int_equal(cfg->n_profiles, 2);
     const sched_profile *a = sched_config_profile(cfg, "a");
     expect_set(&a->plugins[SCHED_EP_MULTI_POINT], 0,
@@ -451,7 +450,8 @@ static void errors_name_file_and_field(void **state)
     load_err(HEADER "profiles:\n- plugins:\n    filters: {}\n", r, KUBE_ECONFIG,
              "sched.yaml: profiles[0].plugins.filters: unknown field \"filters\"");
     load_err(HEADER "profiles:\n- plugins:\n    filter:\n      enabled:\n      - weight: 2\n", r,
-             KUBE_ECONFIG, "sched.yaml: profiles[0].plugins.filter.enabled[0].name: required value");
+             KUBE_ECONFIG,
+             "sched.yaml: profiles[0].plugins.filter.enabled[0].name: required value");
     load_err(HEADER "profiles:\n- schedulerName: a\n- schedulerName: a\n", r, KUBE_ECONFIG,
              "sched.yaml: profiles[1].schedulerName: duplicate value \"a\"");
     load_err(HEADER "profiles:\n- schedulerName: a\n- {}\n", r, KUBE_ECONFIG,
@@ -461,8 +461,8 @@ static void errors_name_file_and_field(void **state)
              r, KUBE_ECONFIG,
              "sched.yaml: profiles[0].pluginConfig[0].args: scoringStrategy.type: unsupported "
              "value \"Foo\"");
-    load_err(HEADER "profiles:\n- pluginConfig:\n  - name: PrioritySort\n    args:\n      a: 1\n", r,
-             KUBE_ECONFIG,
+    load_err(HEADER "profiles:\n- pluginConfig:\n  - name: PrioritySort\n    args:\n      a: 1\n",
+             r, KUBE_ECONFIG,
              "sched.yaml: profiles[0].pluginConfig[0].args: plugin \"PrioritySort\" takes no args");
     load_err(HEADER "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
                     "      kind: NodeAffinityArgs\n",
@@ -470,9 +470,11 @@ static void errors_name_file_and_field(void **state)
              "sched.yaml: profiles[0].pluginConfig[0].args: kind: must be "
              "\"NodeResourcesFitArgs\" for plugin \"NodeResourcesFit\"");
     load_err(HEADER "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n  - name: NodeAffinity\n",
-             r, KUBE_ECONFIG, "sched.yaml: profiles[0].pluginConfig[1]: duplicate value \"NodeAffinity\"");
-    load_err(HEADER "profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n    queueSort:\n"
-                    "      disabled:\n      - name: '*'\n      enabled:\n      - name: PrioritySort\n",
+             r, KUBE_ECONFIG,
+             "sched.yaml: profiles[0].pluginConfig[1]: duplicate value \"NodeAffinity\"");
+    load_err(HEADER
+             "profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n    queueSort:\n"
+             "      disabled:\n      - name: '*'\n      enabled:\n      - name: PrioritySort\n",
              r, KUBE_ECONFIG,
              "sched.yaml: profiles[1].plugins.queueSort: queueSort must be the same for all "
              "profiles");
@@ -492,8 +494,7 @@ static void errors_name_file_and_field(void **state)
              "sched.yaml: kind: expected \"KubeSchedulerConfiguration\", got \"Pod\"");
     load_err(HEADER "profiles: [\n", r, KUBE_EPARSE,
              "sched.yaml: line 4: did not find expected node content");
-    load_err(HEADER "- a\n", r, KUBE_EPARSE,
-             "sched.yaml: line 3: did not find expected key");
+    load_err(HEADER "- a\n", r, KUBE_EPARSE, "sched.yaml: line 3: did not find expected key");
     load_err("[1, 2]\n", r, KUBE_ECONFIG, "sched.yaml: expected an object, got array");
 }
 
@@ -505,10 +506,18 @@ static void durations(void **state)
         int64_t ms;
         const char *out;
     } cases[] = {
-        {"15s", 15000, "15s"},       {"1m30s", 90000, "1m30s"}, {"1.5s", 1500, "1.5s"},
-        {"300ms", 300, "300ms"},     {"1h", 3600000, "1h0m0s"}, {"2h45m0.5s", 9900500, "2h45m0.5s"},
-        {"0", 0, "0s"},              {"1.5h", 5400000, "1h30m0s"}, {"-2s", -2000, "-2s"},
-        {"1000000us", 1000, "1s"},   {"90s", 90000, "1m30s"},   {"0.25s", 250, "250ms"},
+        {"15s", 15000, "15s"},
+        {"1m30s", 90000, "1m30s"},
+        {"1.5s", 1500, "1.5s"},
+        {"300ms", 300, "300ms"},
+        {"1h", 3600000, "1h0m0s"},
+        {"2h45m0.5s", 9900500, "2h45m0.5s"},
+        {"0", 0, "0s"},
+        {"1.5h", 5400000, "1h30m0s"},
+        {"-2s", -2000, "-2s"},
+        {"1000000us", 1000, "1s"},
+        {"90s", 90000, "1m30s"},
+        {"0.25s", 250, "250ms"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int64_t ms = -1;
@@ -537,17 +546,18 @@ static void plugins_resolved_by_the_framework(void **state)
     char err[512] = "";
     const char *yaml = HEADER "profiles:\n- plugins:\n    filter:\n      enabled:\n"
                               "      - name: Foo\n";
-    assert_int_equal(sched_config_load_string(yaml, strlen(yaml), "sched.yaml", &cfg, err,
-                                              sizeof(err)),
-                     KUBE_OK);
+    assert_int_equal(
+        sched_config_load_string(yaml, strlen(yaml), "sched.yaml", &cfg, err, sizeof(err)),
+        KUBE_OK);
     assert_false(cfg->profiles[0].resolved);
     fw_framework *fw = NULL;
-    assert_int_equal(fw_framework_new(&cfg->profiles[0], &all_registry, NULL, &fw, err, sizeof(err)),
-                     KUBE_EINVAL);
+    assert_int_equal(
+        fw_framework_new(&cfg->profiles[0], &all_registry, NULL, &fw, err, sizeof(err)),
+        KUBE_EINVAL);
     assert_null(fw);
     assert_int_equal(fw_config_resolve(cfg, &all_registry, err, sizeof(err)), KUBE_ECONFIG);
-    assert_string_equal(err,
-                        "sched.yaml: profiles[0].plugins.filter.enabled[0].name: unknown plugin \"Foo\"");
+    assert_string_equal(
+        err, "sched.yaml: profiles[0].plugins.filter.enabled[0].name: unknown plugin \"Foo\"");
     sched_config_free(cfg);
 
     assert_int_equal(sched_config_default(&cfg, err, sizeof(err)), KUBE_OK);
@@ -564,25 +574,25 @@ static void plugins_resolved_by_the_framework(void **state)
 static void write_and_reload(void **state)
 {
     (void)state;
-    sched_config *cfg = load_ok(
-        HEADER "parallelism: 8\n"
-               "percentageOfNodesToScore: 20\n"
-               "leaderElection:\n  leaderElect: false\n  leaseDuration: 1m30s\n"
-               "clientConnection:\n  kubeconfig: /etc/kube/config\n  qps: 20.5\n"
-               "profiles:\n"
-               "- schedulerName: stickyvm\n"
-               "  plugins:\n"
-               "    multiPoint:\n"
-               "      enabled:\n"
-               "      - name: StickyVM\n"
-               "  pluginConfig:\n"
-               "  - name: NodeResourcesFit\n"
-               "    args:\n"
-               "      apiVersion: kubescheduler.config.k8s.io/v1\n"
-               "      kind: NodeResourcesFitArgs\n"
-               "      scoringStrategy:\n"
-               "        type: MostAllocated\n",
-        &all_registry);
+    sched_config *cfg =
+        load_ok(HEADER "parallelism: 8\n"
+                       "percentageOfNodesToScore: 20\n"
+                       "leaderElection:\n  leaderElect: false\n  leaseDuration: 1m30s\n"
+                       "clientConnection:\n  kubeconfig: /etc/kube/config\n  qps: 20.5\n"
+                       "profiles:\n"
+                       "- schedulerName: stickyvm\n"
+                       "  plugins:\n"
+                       "    multiPoint:\n"
+                       "      enabled:\n"
+                       "      - name: StickyVM\n"
+                       "  pluginConfig:\n"
+                       "  - name: NodeResourcesFit\n"
+                       "    args:\n"
+                       "      apiVersion: kubescheduler.config.k8s.io/v1\n"
+                       "      kind: NodeResourcesFitArgs\n"
+                       "      scoringStrategy:\n"
+                       "        type: MostAllocated\n",
+                &all_registry);
     kube_buf a = KUBE_BUF_INIT, b = KUBE_BUF_INIT;
     assert_int_equal(sched_config_write_yaml(cfg, &a), KUBE_OK);
     assert_non_null(strstr(a.data, "apiVersion: kubescheduler.config.k8s.io/v1\n"));

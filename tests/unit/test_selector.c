@@ -59,14 +59,38 @@ static int string_matches(const char *sel, const char *labels)
 static void parses_good_and_rejects_bad_strings(void **state)
 {
     static const char *good[] = {
-        "x=a,y=b,z=c", "", "x!=a,y=b", "x=", "x= ", "x=,z= ", "x= ,z= ", "!x", "x>1",
-        "x>1,z<5", "x in (a,b)", "x notin (a)", "x in ()", "x in (a,)", "x in (,a)",
-        "in=notin", "example.com/k==v", " x , y ", "x in(a) ,y",
+        "x=a,y=b,z=c",
+        "",
+        "x!=a,y=b",
+        "x=",
+        "x= ",
+        "x=,z= ",
+        "x= ,z= ",
+        "!x",
+        "x>1",
+        "x>1,z<5",
+        "x in (a,b)",
+        "x notin (a)",
+        "x in ()",
+        "x in (a,)",
+        "x in (,a)",
+        "in=notin",
+        "example.com/k==v",
+        " x , y ",
+        "x in(a) ,y",
     };
     static const char *bad[] = {
-        "x=a||y=b", "x==a==b", "!x=a", "x<a", "x in a", "x in (a", "x in (a b)", "x,", ",x",
-        "x=(a)", "x y", "=a", "!", "x in (a),", "-x=a", "x=-a", "x>1.5", "a/b/c=d",
-        "x=a,,y=b", "x notin", "x>", "x>9223372036854775808",
+        "x=a||y=b",   "x==a==b",
+        "!x=a",       "x<a",
+        "x in a",     "x in (a",
+        "x in (a b)", "x,",
+        ",x",         "x=(a)",
+        "x y",        "=a",
+        "!",          "x in (a),",
+        "-x=a",       "x=-a",
+        "x>1.5",      "a/b/c=d",
+        "x=a,,y=b",   "x notin",
+        "x>",         "x>9223372036854775808",
     };
     kube_label_selector *s;
     (void)state;
@@ -86,7 +110,10 @@ static void parses_good_and_rejects_bad_strings(void **state)
 
 static void parsed_selectors_match_like_labels_parse(void **state)
 {
-    static const struct { const char *sel, *labels; int match; } cases[] = {
+    static const struct {
+        const char *sel, *labels;
+        int match;
+    } cases[] = {
         {"", "x=y", 1},
         {"x=y", "x=y", 1},
         {"x=y,z=w", "x=y,z=w", 1},
@@ -183,24 +210,26 @@ static const kube_label_selector *decode_label_selector(const char *json, kube_a
 
 static void label_selectors_decode_and_match(void **state)
 {
-    static const struct { const char *json, *labels; int match, valid; } cases[] = {
+    static const struct {
+        const char *json, *labels;
+        int match, valid;
+    } cases[] = {
         {"{}", "a=b", 1, 1},
         {"{\"matchLabels\":{\"app\":\"web\"}}", "app=web,x=y", 1, 1},
         {"{\"matchLabels\":{\"app\":\"web\"}}", "app=db", 0, 1},
         {"{\"matchLabels\":{\"app\":\"web\",\"tier\":\"fe\"}}", "app=web", 0, 1},
         {"{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"In\",\"values\":[\"a\",\"b\"]}]}",
          "app=b", 1, 1},
-        {"{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]}",
-         "", 1, 1},
+        {"{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]}", "",
+         1, 1},
         {"{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"Exists\"}]}", "app=", 1, 1},
-        {"{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"DoesNotExist\"}]}", "app=x", 0,
-         1},
+        {"{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"DoesNotExist\"}]}", "app=x", 0, 1},
         {"{\"matchLabels\":{\"a\":\"1\"},\"matchExpressions\":[{\"key\":\"b\",\"operator\":"
          "\"Exists\"}]}",
          "a=1", 0, 1},
         /* what LabelSelectorAsSelector rejects matches nothing */
-        {"{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"In\",\"values\":[]}]}", "app=",
-         0, 0},
+        {"{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"In\",\"values\":[]}]}", "app=", 0,
+         0},
         {"{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"Exists\",\"values\":[\"x\"]}]}",
          "app=x", 0, 0},
         {"{\"matchExpressions\":[{\"key\":\"n\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}", "n=5",
@@ -232,8 +261,12 @@ static void label_selectors_decode_and_match(void **state)
 static void label_selector_decode_rejects_wrong_types(void **state)
 {
     static const char *bad[] = {
-        "[]", "\"x\"", "{\"matchLabels\":[]}", "{\"matchLabels\":{\"a\":1}}",
-        "{\"matchExpressions\":{}}", "{\"matchExpressions\":[1]}",
+        "[]",
+        "\"x\"",
+        "{\"matchLabels\":[]}",
+        "{\"matchLabels\":{\"a\":1}}",
+        "{\"matchExpressions\":{}}",
+        "{\"matchExpressions\":[1]}",
         "{\"matchExpressions\":[{\"key\":1,\"operator\":\"In\"}]}",
         "{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"In\",\"values\":\"a\"}]}",
         "{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"In\",\"values\":[1]}]}",
@@ -333,7 +366,9 @@ static void node_selectors_match_like_nodeaffinity(void **state)
 static void node_selector_decode_rejects_wrong_types(void **state)
 {
     static const char *bad[] = {
-        "[]", "{\"nodeSelectorTerms\":{}}", "{\"nodeSelectorTerms\":[1]}",
+        "[]",
+        "{\"nodeSelectorTerms\":{}}",
+        "{\"nodeSelectorTerms\":[1]}",
         "{\"nodeSelectorTerms\":[{\"matchFields\":{}}]}",
         "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"operator\":3}]}]}",
     };

@@ -325,7 +325,10 @@ static void test_pdb(void **state)
 /* Malformed input is rejected, never crashes. */
 static void test_malformed(void **state)
 {
-    static const struct { const kube_codec *codec; const char *json; } bad[] = {
+    static const struct {
+        const kube_codec *codec;
+        const char *json;
+    } bad[] = {
         {&kube_pv_codec, "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"accessModes\":\"RWO\"}}"},
         {&kube_pv_codec, "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"capacity\":{\"storage\":"
                          "\"ten\"}}}"},
@@ -383,10 +386,14 @@ static void test_resources_and_modes(void **state)
 int test_group_storage_decode(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pv_local),          cmocka_unit_test(test_pv_csi),
-        cmocka_unit_test(test_pvc),               cmocka_unit_test(test_claim_ref_matches),
-        cmocka_unit_test(test_storage_class),     cmocka_unit_test(test_csi_node),
-        cmocka_unit_test(test_pdb),               cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_pv_local),
+        cmocka_unit_test(test_pv_csi),
+        cmocka_unit_test(test_pvc),
+        cmocka_unit_test(test_claim_ref_matches),
+        cmocka_unit_test(test_storage_class),
+        cmocka_unit_test(test_csi_node),
+        cmocka_unit_test(test_pdb),
+        cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_resources_and_modes),
     };
     return cmocka_run_group_tests_name("storage_decode", tests, NULL, NULL);

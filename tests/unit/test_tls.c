@@ -151,9 +151,9 @@ static void identity_with_chain_is_installed(void **state)
     STACK_OF(X509) *chain = NULL;
     SSL_CTX *ctx;
 
-    assert_int_equal(kube_tls_add_identity(t, cert, strlen(cert), key, strlen(key), &bad, why,
-                                           sizeof(why)),
-                     KUBE_OK);
+    assert_int_equal(
+        kube_tls_add_identity(t, cert, strlen(cert), key, strlen(key), &bad, why, sizeof(why)),
+        KUBE_OK);
     ctx = applied(t);
     assert_int_equal(X509_cmp(SSL_CTX_get0_certificate(ctx), k->leaf), 0);
     assert_int_equal(SSL_CTX_check_private_key(ctx), 1);
@@ -173,8 +173,8 @@ static kube_tls_part refused_identity(const char *cert, const char *key)
     kube_tls_part bad = KUBE_TLS_CA;
     char why[256] = "";
 
-    assert_int_equal(kube_tls_add_identity(t, cert, strlen(cert), key, key ? strlen(key) : 0,
-                                           &bad, why, sizeof(why)),
+    assert_int_equal(kube_tls_add_identity(t, cert, strlen(cert), key, key ? strlen(key) : 0, &bad,
+                                           why, sizeof(why)),
                      KUBE_ECONFIG);
     assert_true(why[0] != '\0');
     kube_tls_free(t);
@@ -190,12 +190,12 @@ static void refused_material_names_the_part(void **state)
 
     assert_int_equal(refused_identity(cert, wrong_key), KUBE_TLS_MISMATCH);
     assert_int_equal(
-        refused_identity(cert, "-----BEGIN PRIVATE KEY-----\nnot base64\n-----END PRIVATE KEY-----\n"),
+        refused_identity(cert,
+                         "-----BEGIN PRIVATE KEY-----\nnot base64\n-----END PRIVATE KEY-----\n"),
         KUBE_TLS_KEY);
     assert_int_equal(refused_identity("junk", NULL), KUBE_TLS_CERT);
 
-    assert_int_equal(kube_tls_add_ca(t, "no certificate here", 19, why, sizeof(why)),
-                     KUBE_ECONFIG);
+    assert_int_equal(kube_tls_add_ca(t, "no certificate here", 19, why, sizeof(why)), KUBE_ECONFIG);
     assert_string_equal(why, "no CERTIFICATE block");
     assert_false(kube_tls_has_ca(t));
     kube_tls_free(t);

@@ -68,8 +68,9 @@ static void service_map_selector(void **state)
 /* A nil selector selects nothing (GetPodServices skips it), {} everything. */
 static void service_nil_and_empty_selector(void **state)
 {
-    const kube_workload *nil = must_decode(
-        KUBE_WORKLOAD_SERVICE, "{\"metadata\":{\"name\":\"ext\"},\"spec\":{\"type\":\"ExternalName\"}}");
+    const kube_workload *nil =
+        must_decode(KUBE_WORKLOAD_SERVICE,
+                    "{\"metadata\":{\"name\":\"ext\"},\"spec\":{\"type\":\"ExternalName\"}}");
     const kube_workload *null = must_decode(
         KUBE_WORKLOAD_SERVICE, "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"selector\":null}}");
     const kube_workload *empty = must_decode(
@@ -88,16 +89,16 @@ static void service_nil_and_empty_selector(void **state)
 
 static void controllers(void **state)
 {
-    const kube_workload *rc = must_decode(
-        KUBE_WORKLOAD_RC, "{\"metadata\":{\"name\":\"rc\"},\"spec\":{\"replicas\":2,"
-                          "\"selector\":{\"app\":\"web\",\"tier\":\"front\"}}}");
+    const kube_workload *rc =
+        must_decode(KUBE_WORKLOAD_RC, "{\"metadata\":{\"name\":\"rc\"},\"spec\":{\"replicas\":2,"
+                                      "\"selector\":{\"app\":\"web\",\"tier\":\"front\"}}}");
     const kube_workload *rs = must_decode(
         KUBE_WORKLOAD_RS,
         "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\"},\"spec\":{\"selector\":{"
         "\"matchLabels\":{\"app\":\"web\"},\"matchExpressions\":[{\"key\":\"tier\","
         "\"operator\":\"In\",\"values\":[\"front\",\"back\"]}]}}}");
-    const kube_workload *ss = must_decode(KUBE_WORKLOAD_SS,
-                                          "{\"metadata\":{\"name\":\"ss\"},\"spec\":{}}");
+    const kube_workload *ss =
+        must_decode(KUBE_WORKLOAD_SS, "{\"metadata\":{\"name\":\"ss\"},\"spec\":{}}");
     (void)state;
     assert_true(rc->has_map);
     assert_int_equal(rc->n_map, 2);
@@ -120,15 +121,21 @@ static void malformed(void **state)
     (void)state;
     assert_int_equal(decode(KUBE_WORKLOAD_SERVICE,
                             "{\"metadata\":{\"name\":\"s\"},\"spec\":{\"selector\":\"app=web\"}}",
-                            &obj), KUBE_EPARSE);
+                            &obj),
+                     KUBE_EPARSE);
     assert_null(obj);
     assert_int_equal(decode(KUBE_WORKLOAD_RS,
                             "{\"metadata\":{\"name\":\"r\"},\"spec\":{\"selector\":{"
-                            "\"matchLabels\":[\"app\"]}}}", &obj), KUBE_EPARSE);
+                            "\"matchLabels\":[\"app\"]}}}",
+                            &obj),
+                     KUBE_EPARSE);
     assert_int_equal(decode(KUBE_WORKLOAD_RC, "{\"metadata\":{\"name\":\"r\"},\"spec\":[]}", &obj),
                      KUBE_EPARSE);
-    assert_int_equal(decode(KUBE_WORKLOAD_SS, "{\"kind\":\"ReplicaSet\",\"metadata\":{"
-                                              "\"name\":\"r\"}}", &obj), KUBE_EPARSE);
+    assert_int_equal(decode(KUBE_WORKLOAD_SS,
+                            "{\"kind\":\"ReplicaSet\",\"metadata\":{"
+                            "\"name\":\"r\"}}",
+                            &obj),
+                     KUBE_EPARSE);
     assert_int_equal(decode(KUBE_WORKLOAD_SS, "{\"spec\":{}}", &obj), KUBE_EPARSE);
     assert_null(kube_workload_from(NULL));
 }
@@ -137,8 +144,7 @@ static void malformed(void **state)
 static void add(kube_store *s, kube_workload_kind k, const char *json)
 {
     const kube_workload *w = must_decode(k, json);
-    assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, (kube_object *)&w->base, NULL),
-                     KUBE_OK);
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, (kube_object *)&w->base, NULL), KUBE_OK);
     release(w);
 }
 
@@ -192,12 +198,9 @@ static void resources(void **state)
 int test_group_workload(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(service_map_selector),
-        cmocka_unit_test(service_nil_and_empty_selector),
-        cmocka_unit_test(controllers),
-        cmocka_unit_test(malformed),
-        cmocka_unit_test(listers_over_stores),
-        cmocka_unit_test(resources),
+        cmocka_unit_test(service_map_selector), cmocka_unit_test(service_nil_and_empty_selector),
+        cmocka_unit_test(controllers),          cmocka_unit_test(malformed),
+        cmocka_unit_test(listers_over_stores),  cmocka_unit_test(resources),
     };
     return cmocka_run_group_tests_name("workload", tests, NULL, NULL);
 }

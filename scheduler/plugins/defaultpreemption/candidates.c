@@ -113,8 +113,7 @@ void dp_pdbs_free(kube_object **pdbs, size_t n)
 
 /* filterPodsWithPDBViolation: marks violating[i] for each pod (order kept
  * by the caller). allowed has one counter per PDB. */
-static int pdb_violated(const fw_pod_info *pi, kube_object *const *pdbs, size_t n,
-                        int32_t *allowed)
+static int pdb_violated(const fw_pod_info *pi, kube_object *const *pdbs, size_t n, int32_t *allowed)
 {
     const kube_meta *m = &pi->pod->base.meta;
     int violated = 0;
@@ -143,16 +142,16 @@ static int pdb_violated(const fw_pod_info *pi, kube_object *const *pdbs, size_t 
 
 typedef struct node_try {
     default_preemption *pl;
-    fw_cycle_state *cs;            /* the clone for this node */
+    fw_cycle_state *cs; /* the clone for this node */
     const fw_pod_info *pod;
-    fw_node_info *ni;              /* the clone for this node */
+    fw_node_info *ni; /* the clone for this node */
 } node_try;
 
 static fw_status *remove_pod(node_try *t, fw_pod_info *victim)
 {
     if (fw_node_info_remove_pod(t->ni, victim->uid) != KUBE_OK)
-        return fw_status_error(KUBE_ENOTFOUND, "pod %s/%s not found on node %s",
-                               victim->namespace_, victim->name, t->ni->name);
+        return fw_status_error(KUBE_ENOTFOUND, "pod %s/%s not found on node %s", victim->namespace_,
+                               victim->name, t->ni->name);
     return fw_framework_run_pre_filter_remove_pod(t->pl->h->fw, t->cs, t->pod, victim, t->ni);
 }
 
@@ -236,8 +235,7 @@ static fw_status *select_victims(node_try *t, kube_object *const *pdbs, size_t n
     if (!st)
         st = fw_framework_run_filter_with_nominated_pods(t->pl->h->fw, t->cs, t->pod, t->ni);
     if (!st && (!(c->victims = calloc(n, sizeof(*c->victims))) ||
-                !(allowed = calloc(n_pdbs + 1, sizeof(*allowed))) ||
-                !(viol = calloc(n, 1))))
+                !(allowed = calloc(n_pdbs + 1, sizeof(*allowed))) || !(viol = calloc(n, 1))))
         st = fw_status_error(KUBE_ENOMEM, NULL);
     if (st)
         goto out;
@@ -284,7 +282,7 @@ typedef struct dry_run {
     pthread_mutex_t mu;
     cand_list nonviolating, violating;
     fw_diagnosis *statuses;
-    kube_buf errs;                 /* error messages, ", "-joined */
+    kube_buf errs; /* error messages, ", "-joined */
     int n_errs;
     atomic_int stop;
 } dry_run;
@@ -412,8 +410,8 @@ static fw_status *dry_run_preemption(dry_run *dr, plugin_preemption_candidate **
 
 /* nodesWherePreemptionMightHelp: the potential nodes (borrowed) and the
  * others' statuses. */
-static int potential_nodes(const fw_snapshot *snap, const fw_diagnosis *d,
-                           fw_node_info ***out, size_t *n, fw_diagnosis *statuses)
+static int potential_nodes(const fw_snapshot *snap, const fw_diagnosis *d, fw_node_info ***out,
+                           size_t *n, fw_diagnosis *statuses)
 {
     fw_node_info **v = calloc(snap->n_list ? snap->n_list : 1, sizeof(*v));
 
@@ -437,10 +435,9 @@ static int potential_nodes(const fw_snapshot *snap, const fw_diagnosis *d,
 }
 
 fw_status *plugin_default_preemption_find_candidates(void *self, fw_cycle_state *cs,
-                                                     const fw_pod_info *pod,
-                                                     const fw_diagnosis *d,
-                                                     plugin_preemption_candidate **out,
-                                                     size_t *n, fw_diagnosis *statuses)
+                                                     const fw_pod_info *pod, const fw_diagnosis *d,
+                                                     plugin_preemption_candidate **out, size_t *n,
+                                                     fw_diagnosis *statuses)
 {
     default_preemption *pl = self;
     const fw_snapshot *snap = pl->h->svc.snapshot;

@@ -75,10 +75,8 @@ static void validate_args(const cJSON *in, int32_t *pct, int32_t *abs_, plugin_f
         plugin_field_errs_add(e, ABS ": Invalid value: %lld: not in valid range [0, inf)",
                               (long long)a);
     if (p == 0 && a == 0) {
-        plugin_field_errs_add(e, PCT ": Invalid value: 0: cannot be zero at the same time as "
-                              ABS);
-        plugin_field_errs_add(e, ABS ": Invalid value: 0: cannot be zero at the same time as "
-                              PCT);
+        plugin_field_errs_add(e, PCT ": Invalid value: 0: cannot be zero at the same time as " ABS);
+        plugin_field_errs_add(e, ABS ": Invalid value: 0: cannot be zero at the same time as " PCT);
     }
     *pct = (int32_t)p;
     *abs_ = (int32_t)a;
@@ -142,7 +140,8 @@ static cJSON *disruption_patch(const kube_pod *victim, const char *scheduler)
     cJSON *patch, *status, *order, *conds, *c;
     char now[64], msg[300];
 
-    if (old && strcmp(old->status, "True") == 0 && strcmp(old->reason, "PreemptionByScheduler") == 0)
+    if (old && strcmp(old->status, "True") == 0 &&
+        strcmp(old->reason, "PreemptionByScheduler") == 0)
         return NULL;
     kube_time_rfc3339(now, sizeof(now));
     snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod", scheduler);
@@ -193,14 +192,16 @@ static fw_status *preempt_victim(default_preemption *pl, const fw_pod_info *pod,
     int rc;
 
     memset(&st, 0, sizeof(st));
-    if (pl->h->fw && fw_framework_reject_waiting_pod(pl->h->fw, victim->uid, PREEMPTION_NAME,
-                                                     "preempted")) {
-        KLOG_V(2, "Preemptor pod rejected a waiting pod preemptor=\"%s/%s\" waitingPod=\"%s/%s\" "
-               "node=\"%s\"", pod->namespace_, pod->name, victim->namespace_, victim->name, node);
+    if (pl->h->fw &&
+        fw_framework_reject_waiting_pod(pl->h->fw, victim->uid, PREEMPTION_NAME, "preempted")) {
+        KLOG_V(2,
+               "Preemptor pod rejected a waiting pod preemptor=\"%s/%s\" waitingPod=\"%s/%s\" "
+               "node=\"%s\"",
+               pod->namespace_, pod->name, victim->namespace_, victim->name, node);
     } else {
         cJSON *patch = disruption_patch(victim->pod, pod->pod->scheduler_name);
-        rc = patch ? kube_api_patch_pod_status(pl->h->svc.client, victim->namespace_,
-                                               victim->name, patch, &st)
+        rc = patch ? kube_api_patch_pod_status(pl->h->svc.client, victim->namespace_, victim->name,
+                                               patch, &st)
                    : KUBE_OK;
         cJSON_Delete(patch);
         if (rc != KUBE_OK) {
@@ -214,8 +215,10 @@ static fw_status *preempt_victim(default_preemption *pl, const fw_pod_info *pod,
                        victim->name, pod->namespace_, pod->name);
             return api_status(rc, &st);
         }
-        KLOG_V(2, "Preemptor Pod preempted victim Pod preemptor=\"%s/%s\" victim=\"%s/%s\" "
-               "node=\"%s\"", pod->namespace_, pod->name, victim->namespace_, victim->name, node);
+        KLOG_V(2,
+               "Preemptor Pod preempted victim Pod preemptor=\"%s/%s\" victim=\"%s/%s\" "
+               "node=\"%s\"",
+               pod->namespace_, pod->name, victim->namespace_, victim->name, node);
     }
     pod_ref(victim, &regarding);
     pod_ref(pod, &related);
@@ -376,15 +379,15 @@ static void register_metrics(default_preemption *pl)
 {
     static const double buckets[] = {1, 2, 4, 8, 16, 32, 64};
     kube_metric_opts attempts = {.name = "scheduler_preemption_attempts_total",
-                                  .help = "Total preemption attempts in the cluster till now",
-                                  .type = KUBE_METRIC_COUNTER,
-                                  .stability = KUBE_STABILITY_STABLE};
+                                 .help = "Total preemption attempts in the cluster till now",
+                                 .type = KUBE_METRIC_COUNTER,
+                                 .stability = KUBE_STABILITY_STABLE};
     kube_metric_opts victims = {.name = "scheduler_preemption_victims",
-                                 .help = "Number of selected preemption victims",
-                                 .type = KUBE_METRIC_HISTOGRAM,
-                                 .stability = KUBE_STABILITY_STABLE,
-                                 .buckets = buckets,
-                                 .n_buckets = sizeof(buckets) / sizeof(buckets[0])};
+                                .help = "Number of selected preemption victims",
+                                .type = KUBE_METRIC_HISTOGRAM,
+                                .stability = KUBE_STABILITY_STABLE,
+                                .buckets = buckets,
+                                .n_buckets = sizeof(buckets) / sizeof(buckets[0])};
 
     pl->attempts = metric(pl->h->svc.metrics_registry, &attempts);
     pl->victims = metric(pl->h->svc.metrics_registry, &victims);
@@ -393,8 +396,8 @@ static void register_metrics(default_preemption *pl)
     kube_metric_with(pl->victims, NULL);
 }
 
-static default_preemption *instance_new(const cJSON *args, fw_handle *h, char *err,
-                                        size_t errlen, int *rc)
+static default_preemption *instance_new(const cJSON *args, fw_handle *h, char *err, size_t errlen,
+                                        int *rc)
 {
     plugin_field_errs e = PLUGIN_FIELD_ERRS_INIT;
     default_preemption *pl;
@@ -446,8 +449,7 @@ static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_
         o.resource = &KUBE_RES_PDBS;
         o.codec = &kube_pdb_codec;
         if ((rc = kube_hub_add_informer(h->svc.hub, &o, NULL, &pl->pdb_inf)) != KUBE_OK) {
-            snprintf(err, errlen, "adding the PodDisruptionBudget informer: %s",
-                     kube_strerror(rc));
+            snprintf(err, errlen, "adding the PodDisruptionBudget informer: %s", kube_strerror(rc));
             free(pl);
             return rc;
         }

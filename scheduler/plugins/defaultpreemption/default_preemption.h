@@ -26,8 +26,8 @@ struct kube_store;
 
 /* One node where preempting victims lets the pod fit. */
 typedef struct plugin_preemption_candidate {
-    char *node;                    /* owned */
-    fw_pod_info **victims;         /* references, most important first */
+    char *node;            /* owned */
+    fw_pod_info **victims; /* references, most important first */
     size_t n_victims;
     int64_t num_pdb_violations;
 } plugin_preemption_candidate;
@@ -53,10 +53,9 @@ int32_t plugin_default_preemption_num_candidates(const void *self, int32_t n);
  * that is not a candidate (fw_diagnosis_add_node). Returns NULL or an
  * FW_ERROR status (then *out may still hold candidates). */
 fw_status *plugin_default_preemption_find_candidates(void *self, fw_cycle_state *cs,
-                                                     const fw_pod_info *pod,
-                                                     const fw_diagnosis *d,
-                                                     plugin_preemption_candidate **out,
-                                                     size_t *n, fw_diagnosis *statuses);
+                                                     const fw_pod_info *pod, const fw_diagnosis *d,
+                                                     plugin_preemption_candidate **out, size_t *n,
+                                                     fw_diagnosis *statuses);
 
 /* SelectCandidate / pickOneNodeForPreemption: the index of the best
  * candidate (fewest PDB violations, lowest highest-priority victim,

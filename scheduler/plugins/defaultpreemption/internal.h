@@ -22,12 +22,12 @@
 
 typedef struct default_preemption {
     fw_handle *h;
-    int32_t min_pct;               /* minCandidateNodesPercentage */
-    int32_t min_abs;               /* minCandidateNodesAbsolute */
-    kube_informer *pdb_inf;        /* owned by the hub, or NULL */
-    struct kube_store *pdb_store;  /* borrowed, or NULL */
-    uint64_t rng;                  /* offset RNG (scheduling thread only) */
-    int32_t fixed_offset;          /* >= 0: the offset (tests) */
+    int32_t min_pct;              /* minCandidateNodesPercentage */
+    int32_t min_abs;              /* minCandidateNodesAbsolute */
+    kube_informer *pdb_inf;       /* owned by the hub, or NULL */
+    struct kube_store *pdb_store; /* borrowed, or NULL */
+    uint64_t rng;                 /* offset RNG (scheduling thread only) */
+    int32_t fixed_offset;         /* >= 0: the offset (tests) */
     kube_metric *attempts;        /* scheduler_preemption_attempts_total, or NULL */
     kube_metric *victims;         /* scheduler_preemption_victims, or NULL */
 } default_preemption;

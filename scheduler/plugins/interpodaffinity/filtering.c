@@ -117,8 +117,8 @@ static int count_existing_anti(pre_filter_state *s, const fw_snapshot *snap)
     int rc = KUBE_OK;
     for (size_t i = 0; rc == KUBE_OK && i < snap->n_have_pods_with_required_anti_affinity; i++) {
         const fw_node_info *ni = snap->have_pods_with_required_anti_affinity[i];
-        for (size_t j = 0; ni->node && rc == KUBE_OK &&
-                           j < ni->n_pods_with_required_anti_affinity; j++)
+        for (size_t j = 0; ni->node && rc == KUBE_OK && j < ni->n_pods_with_required_anti_affinity;
+             j++)
             rc = update_existing_anti(s, ni->pods_with_required_anti_affinity[j], ni->node, 1);
     }
     return rc;
@@ -145,7 +145,7 @@ static int count_incoming(pre_filter_state *s, const fw_snapshot *snap)
 }
 
 fw_status *ipa_pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                             fw_pre_filter_result **result)
+                          fw_pre_filter_result **result)
 {
     const inter_pod_affinity *pl = self;
     const fw_snapshot *snap = ipa_snapshot_of(pl);
@@ -179,8 +179,8 @@ static fw_status *update_with_pod(fw_cycle_state *cs, const fw_pod_info *updated
     int rc;
 
     if (!s)
-        return fw_status_error(KUBE_ENOTFOUND,
-                               "error reading \"%s\" from cycleState: not found", PRE_FILTER_KEY);
+        return fw_status_error(KUBE_ENOTFOUND, "error reading \"%s\" from cycleState: not found",
+                               PRE_FILTER_KEY);
     if (!node)
         return NULL;
     if ((rc = update_existing_anti(s, updated, node, delta)) != KUBE_OK ||
@@ -192,13 +192,13 @@ static fw_status *update_with_pod(fw_cycle_state *cs, const fw_pod_info *updated
 }
 
 fw_status *ipa_pre_filter_add_pod(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                                     const fw_pod_info *pod_to_add, const fw_node_info *ni)
+                                  const fw_pod_info *pod_to_add, const fw_node_info *ni)
 {
     return update_with_pod(cs, pod_to_add, ni, 1);
 }
 
 fw_status *ipa_pre_filter_remove_pod(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                                        const fw_pod_info *pod_to_remove, const fw_node_info *ni)
+                                     const fw_pod_info *pod_to_remove, const fw_node_info *ni)
 {
     return update_with_pod(cs, pod_to_remove, ni, -1);
 }
@@ -256,7 +256,7 @@ static int satisfies_existing_anti_affinity(const pre_filter_state *s, const kub
 }
 
 fw_status *ipa_filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                         const fw_node_info *ni)
+                      const fw_node_info *ni)
 {
     const pre_filter_state *s = fw_cycle_state_read_static(cs, PRE_FILTER_KEY);
     const kube_node *node = ni->node;
@@ -264,8 +264,8 @@ fw_status *ipa_filter(void *self, const fw_cycle_state *cs, const fw_pod_info *p
     if (!node)
         return fw_status_new(FW_ERROR, "node not found");
     if (!s)
-        return fw_status_error(KUBE_ENOTFOUND,
-                               "error reading \"%s\" from cycleState: not found", PRE_FILTER_KEY);
+        return fw_status_error(KUBE_ENOTFOUND, "error reading \"%s\" from cycleState: not found",
+                               PRE_FILTER_KEY);
     if (!satisfies_pod_affinity(s, node))
         return fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_AFFINITY);
     if (!satisfies_pod_anti_affinity(s, node))

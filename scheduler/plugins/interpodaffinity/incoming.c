@@ -110,7 +110,7 @@ static int merge_weighted(const inter_pod_affinity *pl, const fw_weighted_affini
 /* The incoming pod with its required (preferred == 0) or preferred terms
  * merged. *out NULL on error (KUBE_ENOMEM). */
 int ipa_incoming_new(const inter_pod_affinity *pl, const fw_pod_info *pi, int preferred,
-                        incoming **out)
+                     incoming **out)
 {
     incoming *in = calloc(1, sizeof(*in));
     int rc;
@@ -132,8 +132,8 @@ int ipa_incoming_new(const inter_pod_affinity *pl, const fw_pod_info *pi, int pr
     } else {
         in->n_affinity = pi->n_required_affinity_terms;
         in->n_anti = pi->n_required_anti_affinity_terms;
-        rc = merge_terms(pl, pi->required_affinity_terms, in->n_affinity, &in->affinity,
-                         &in->arena);
+        rc =
+            merge_terms(pl, pi->required_affinity_terms, in->n_affinity, &in->affinity, &in->arena);
         if (rc == KUBE_OK)
             rc = merge_terms(pl, pi->required_anti_affinity_terms, in->n_anti, &in->anti,
                              &in->arena);
@@ -174,8 +174,7 @@ int ipa_matches_all_terms(const fw_affinity_term *terms, size_t n, const kube_po
 
 fw_status *ipa_parse_error_status(fw_code code, const char *prefix)
 {
-    return fw_status_newf(code, "%s: invalid label selector in a pod (anti-)affinity term",
-                          prefix);
+    return fw_status_newf(code, "%s: invalid label selector in a pod (anti-)affinity term", prefix);
 }
 
 /* ------------------------------------------------------------------ */

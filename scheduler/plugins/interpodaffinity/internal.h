@@ -44,9 +44,9 @@ typedef struct inter_pod_affinity {
 typedef struct incoming {
     atomic_int refs;
     fw_pod_info *pod;
-    kube_object *ns;                 /* the pod's namespace, or NULL */
+    kube_object *ns; /* the pod's namespace, or NULL */
     kube_arena arena;
-    fw_affinity_term *affinity, *anti;          /* required (PreFilter) */
+    fw_affinity_term *affinity, *anti; /* required (PreFilter) */
     size_t n_affinity, n_anti;
     fw_weighted_affinity_term *pref, *pref_anti; /* preferred (PreScore) */
     size_t n_pref, n_pref_anti;
@@ -64,7 +64,7 @@ incoming *ipa_incoming_ref(incoming *in);
 /* The incoming pod with its required (preferred == 0) or preferred terms
  * merged. *out NULL on error (KUBE_ENOMEM). */
 int ipa_incoming_new(const inter_pod_affinity *pl, const fw_pod_info *pi, int preferred,
-                        incoming **out);
+                     incoming **out);
 
 /* Matching the existing pods' terms against the incoming pod uses the
  * labels of its namespace (GetNamespaceLabelsSnapshot). */
@@ -82,24 +82,24 @@ fw_status *ipa_parse_error_status(fw_code code, const char *prefix);
 /* The extension points (filtering.c, scoring.c), with the framework's
  * contracts (framework.h). */
 fw_status *ipa_pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                             fw_pre_filter_result **result);
+                          fw_pre_filter_result **result);
 
 fw_status *ipa_pre_filter_add_pod(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                                     const fw_pod_info *pod_to_add, const fw_node_info *ni);
+                                  const fw_pod_info *pod_to_add, const fw_node_info *ni);
 
 fw_status *ipa_pre_filter_remove_pod(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                                        const fw_pod_info *pod_to_remove, const fw_node_info *ni);
+                                     const fw_pod_info *pod_to_remove, const fw_node_info *ni);
 
 fw_status *ipa_filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                         const fw_node_info *ni);
+                      const fw_node_info *ni);
 
 fw_status *ipa_pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                            const fw_node_info *const *nodes, size_t n);
+                         const fw_node_info *const *nodes, size_t n);
 
 fw_status *ipa_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                        const fw_node_info *ni, int64_t *out);
+                     const fw_node_info *ni, int64_t *out);
 
 fw_status *ipa_normalize_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                                  fw_node_score *scores, size_t n);
+                               fw_node_score *scores, size_t n);
 
 #endif

@@ -12,7 +12,7 @@
 #include "plugins/interpodaffinity/inter_pod_affinity.h"
 
 struct plugin_ns_lister {
-    kube_informer *inf;  /* one of the two */
+    kube_informer *inf; /* one of the two */
     kube_store *store;
 };
 

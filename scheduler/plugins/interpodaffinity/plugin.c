@@ -63,11 +63,13 @@ static void parse_args(const cJSON *in, ipa_args *a, plugin_field_errs *e)
     a->ignore_preferred = 0;
     if (!plugin_args_object(in, "", known, e))
         return;
-    if (plugin_args_int(in, "", "hardPodAffinityWeight", INT32_MIN, INT32_MAX,
-                        DEFAULT_HARD_WEIGHT, &a->hard_weight, e) &&
+    if (plugin_args_int(in, "", "hardPodAffinityWeight", INT32_MIN, INT32_MAX, DEFAULT_HARD_WEIGHT,
+                        &a->hard_weight, e) &&
         (a->hard_weight < 0 || a->hard_weight > MAX_HARD_WEIGHT))
-        plugin_field_errs_add(e, "hardPodAffinityWeight: Invalid value: %lld: not in valid "
-                              "range [0-%d]", (long long)a->hard_weight, MAX_HARD_WEIGHT);
+        plugin_field_errs_add(e,
+                              "hardPodAffinityWeight: Invalid value: %lld: not in valid "
+                              "range [0-%d]",
+                              (long long)a->hard_weight, MAX_HARD_WEIGHT);
     ign = kube_json_get(in, "ignorePreferredTermsOfExistingPods");
     if (ign && !cJSON_IsBool(ign))
         plugin_field_errs_add(e, "ignorePreferredTermsOfExistingPods: expected a boolean");
@@ -167,4 +169,3 @@ const fw_plugin_desc plugin_inter_pod_affinity = {
     .normalize_score = ipa_normalize_score,
     .events_to_register = events_to_register,
 };
-

@@ -11,8 +11,8 @@
 typedef struct pre_score_state {
     atomic_int refs;
     incoming *in;
-    plugin_tp_table scores;           /* summed weights per pair */
-    const char **keys;                /* topology keys with an entry */
+    plugin_tp_table scores; /* summed weights per pair */
+    const char **keys;      /* topology keys with an entry */
     size_t n_keys, cap_keys;
 } pre_score_state;
 
@@ -48,8 +48,8 @@ static int add_key(pre_score_state *s, const char *key)
 static int process_term(pre_score_state *s, const fw_affinity_term *t, int32_t weight,
                         const kube_pod *pod, int existing, const kube_node *node, int32_t mult)
 {
-    int match = existing ? ipa_existing_term_matches_incoming(t, s->in)
-                         : ipa_incoming_term_matches(t, pod);
+    int match =
+        existing ? ipa_existing_term_matches_incoming(t, s->in) : ipa_incoming_term_matches(t, pod);
     const char *v;
     int rc;
 
@@ -61,8 +61,7 @@ static int process_term(pre_score_state *s, const fw_affinity_term *t, int32_t w
 }
 
 static int process_weighted(pre_score_state *s, const fw_weighted_affinity_term *t, size_t n,
-                            const kube_pod *pod, int existing, const kube_node *node,
-                            int32_t mult)
+                            const kube_pod *pod, int existing, const kube_node *node, int32_t mult)
 {
     int rc = KUBE_OK;
     for (size_t i = 0; rc == KUBE_OK && i < n; i++)
@@ -82,10 +81,10 @@ static int process_existing_pod(const inter_pod_affinity *pl, pre_score_state *s
     rc = process_weighted(s, in->pref, in->n_pref, existing->pod, 0, node, 1);
     if (rc == KUBE_OK)
         rc = process_weighted(s, in->pref_anti, in->n_pref_anti, existing->pod, 0, node, -1);
-    for (size_t i = 0; rc == KUBE_OK && pl->hard_weight > 0 &&
-                       i < existing->n_required_affinity_terms; i++)
-        rc = process_term(s, &existing->required_affinity_terms[i], pl->hard_weight, NULL, 1,
-                          node, 1);
+    for (size_t i = 0;
+         rc == KUBE_OK && pl->hard_weight > 0 && i < existing->n_required_affinity_terms; i++)
+        rc = process_term(s, &existing->required_affinity_terms[i], pl->hard_weight, NULL, 1, node,
+                          1);
     if (rc == KUBE_OK)
         rc = process_weighted(s, existing->preferred_affinity_terms,
                               existing->n_preferred_affinity_terms, NULL, 1, node, 1);
@@ -119,7 +118,7 @@ static int score_all_nodes(const inter_pod_affinity *pl, pre_score_state *s, int
 }
 
 fw_status *ipa_pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                            const fw_node_info *const *nodes, size_t n)
+                         const fw_node_info *const *nodes, size_t n)
 {
     const inter_pod_affinity *pl = self;
     int has_constraints = has_preferred_terms(pod->pod);
@@ -151,7 +150,7 @@ static fw_status *pre_score_not_found(void)
 }
 
 fw_status *ipa_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                        const fw_node_info *ni, int64_t *out)
+                     const fw_node_info *ni, int64_t *out)
 {
     const pre_score_state *s = fw_cycle_state_read_static(cs, PRE_SCORE_KEY);
     const kube_node *node = ni->node;
@@ -171,7 +170,7 @@ fw_status *ipa_score(void *self, const fw_cycle_state *cs, const fw_pod_info *po
 }
 
 fw_status *ipa_normalize_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                                  fw_node_score *scores, size_t n)
+                               fw_node_score *scores, size_t n)
 {
     const pre_score_state *s = fw_cycle_state_read_static(cs, PRE_SCORE_KEY);
     int64_t min = INT64_MAX, max = INT64_MIN;
@@ -194,4 +193,3 @@ fw_status *ipa_normalize_score(void *self, const fw_cycle_state *cs, const fw_po
     }
     return NULL;
 }
-

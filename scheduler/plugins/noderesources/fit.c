@@ -46,20 +46,20 @@ typedef enum fit_strategy {
     N_STRATEGIES
 } fit_strategy;
 
-static const char *const strategy_names[N_STRATEGIES] = {
-    "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"};
+static const char *const strategy_names[N_STRATEGIES] = {"LeastAllocated", "MostAllocated",
+                                                         "RequestedToCapacityRatio"};
 
 /* NodeResourcesFitArgs after defaulting. */
 typedef struct fit_args {
-    char **ignored;              /* ignoredResources, owned copies */
+    char **ignored; /* ignoredResources, owned copies */
     size_t n_ignored;
-    char **groups;               /* ignoredResourceGroups, owned copies */
+    char **groups; /* ignoredResourceGroups, owned copies */
     size_t n_groups;
     fit_strategy type;
-    plugin_res_spec *resources;  /* owned */
+    plugin_res_spec *resources; /* owned */
     size_t n_resources;
-    int has_shape;               /* requestedToCapacityRatio was given */
-    plugin_shape_point *shape;   /* owned; scores as configured (0..10) */
+    int has_shape;             /* requestedToCapacityRatio was given */
+    plugin_shape_point *shape; /* owned; scores as configured (0..10) */
     size_t n_shape;
 } fit_args;
 
@@ -99,7 +99,8 @@ static int read_strings(const cJSON *arr, const char *path, char ***out, size_t 
     *out = calloc(cap ? cap : 1, sizeof(char *));
     if (!*out)
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if (!cJSON_IsString(it))
             plugin_field_errs_add(e, "%s: expected a string",
                                   plugin_args_path(p, sizeof(p), path, NULL, (long)i));
@@ -136,8 +137,10 @@ static int parse_ignored(const cJSON *in, fit_args *a, plugin_field_errs *e)
     for (size_t i = 0; rc == KUBE_OK && i < a->n_groups; i++) {
         plugin_args_path(p, sizeof(p), "ignoredResourceGroups", NULL, (long)i);
         if (strchr(a->groups[i], '/'))
-            plugin_field_errs_add(e, "%s: Invalid value: \"%s\": resource group name can't "
-                                  "contain '/'", p, a->groups[i]);
+            plugin_field_errs_add(e,
+                                  "%s: Invalid value: \"%s\": resource group name can't "
+                                  "contain '/'",
+                                  p, a->groups[i]);
         validate_label_name(a->groups[i], p, e);
     }
     return rc;
@@ -160,10 +163,10 @@ static int parse_shape(const cJSON *rtcr, fit_args *a, plugin_field_errs *e)
     a->shape = calloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof(*a->shape));
     if (!a->shape)
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         plugin_shape_point *pt = &a->shape[a->n_shape];
-        plugin_args_path(p, sizeof(p), "scoringStrategy.requestedToCapacityRatio.shape", NULL,
-                         i++);
+        plugin_args_path(p, sizeof(p), "scoringStrategy.requestedToCapacityRatio.shape", NULL, i++);
         if (!cJSON_IsObject(it)) {
             plugin_field_errs_add(e, "%s: expected an object", p);
             continue;
@@ -195,12 +198,14 @@ static int parse_strategy(const cJSON *in, fit_args *a, plugin_field_errs *e)
         if (strcmp(type, strategy_names[a->type]) == 0)
             break;
     if (a->type == N_STRATEGIES)
-        plugin_field_errs_add(e, "scoringStrategy.type: Unsupported value: \"%s\": supported "
+        plugin_field_errs_add(e,
+                              "scoringStrategy.type: Unsupported value: \"%s\": supported "
                               "values: \"LeastAllocated\", \"MostAllocated\", "
-                              "\"RequestedToCapacityRatio\"", type);
+                              "\"RequestedToCapacityRatio\"",
+                              type);
     plugin_args_array(ss, "scoringStrategy", "resources", &arr, e);
-    rc = plugin_res_specs_parse(arr, "scoringStrategy.resources", &a->resources, &a->n_resources,
-                                e);
+    rc =
+        plugin_res_specs_parse(arr, "scoringStrategy.resources", &a->resources, &a->n_resources, e);
     if (rc != KUBE_OK)
         return rc;
     rtcr = cJSON_GetObjectItemCaseSensitive(ss, "requestedToCapacityRatio");
@@ -214,7 +219,8 @@ static void validate_resources(const fit_args *a, plugin_field_errs *e)
 {
     for (size_t i = 0; i < a->n_resources; i++)
         if (a->resources[i].weight <= 0 || a->resources[i].weight > 100)
-            plugin_field_errs_add(e, "scoringStrategy.resources[%zu].weight: Invalid value: "
+            plugin_field_errs_add(e,
+                                  "scoringStrategy.resources[%zu].weight: Invalid value: "
                                   "%lld: resource weight of %s not in valid range (0, 100]",
                                   i, (long long)a->resources[i].weight, a->resources[i].name);
 }
@@ -225,24 +231,28 @@ static void validate_shape(const fit_args *a, plugin_field_errs *e)
     const char *path = "scoringStrategy.shape";
 
     if (a->n_shape == 0) {
-        plugin_field_errs_add(e, "%s: Required value: at least one point must be specified",
-                              path);
+        plugin_field_errs_add(e, "%s: Required value: at least one point must be specified", path);
         return;
     }
     for (size_t i = 1; i < a->n_shape; i++)
         if (a->shape[i - 1].utilization >= a->shape[i].utilization) {
-            plugin_field_errs_add(e, "%s[%zu].utilization: Invalid value: %lld: should be "
+            plugin_field_errs_add(e,
+                                  "%s[%zu].utilization: Invalid value: %lld: should be "
                                   "greater than previous element",
                                   path, i, (long long)a->shape[i].utilization);
             break;
         }
     for (size_t i = 0; i < a->n_shape; i++) {
         if (a->shape[i].utilization < 0 || a->shape[i].utilization > MAX_UTILIZATION)
-            plugin_field_errs_add(e, "%s[%zu].utilization: Invalid value: %lld: not in valid "
-                                  "range [0, 100]", path, i, (long long)a->shape[i].utilization);
+            plugin_field_errs_add(e,
+                                  "%s[%zu].utilization: Invalid value: %lld: not in valid "
+                                  "range [0, 100]",
+                                  path, i, (long long)a->shape[i].utilization);
         if (a->shape[i].score < 0 || a->shape[i].score > MAX_CUSTOM_PRIORITY_SCORE)
-            plugin_field_errs_add(e, "%s[%zu].score: Invalid value: %lld: not in valid range "
-                                  "[0, 10]", path, i, (long long)a->shape[i].score);
+            plugin_field_errs_add(e,
+                                  "%s[%zu].score: Invalid value: %lld: not in valid range "
+                                  "[0, 10]",
+                                  path, i, (long long)a->shape[i].score);
     }
 }
 
@@ -267,8 +277,8 @@ static int parse_args(const cJSON *in, fit_args *a, char *err, size_t errlen)
             validate_shape(a, &e);
         else if (a->type == REQUESTED_TO_CAPACITY_RATIO)
             plugin_field_errs_add(&e, "scoringStrategy.requestedToCapacityRatio: Required "
-                                  "value: a shape is required by the RequestedToCapacityRatio "
-                                  "strategy");
+                                      "value: a shape is required by the RequestedToCapacityRatio "
+                                      "strategy");
     }
     if (rc != KUBE_OK)
         plugin_field_errs_free(&e);
@@ -293,8 +303,8 @@ static cJSON *args_json(const fit_args *a)
     if (ok && a->n_ignored)
         ok = cJSON_AddItemToObject(o, "ignoredResources", strings_json(a->ignored, a->n_ignored));
     if (ok && a->n_groups)
-        ok = cJSON_AddItemToObject(o, "ignoredResourceGroups",
-                                   strings_json(a->groups, a->n_groups));
+        ok =
+            cJSON_AddItemToObject(o, "ignoredResourceGroups", strings_json(a->groups, a->n_groups));
     ok = ok && (ss = cJSON_AddObjectToObject(o, "scoringStrategy")) &&
          cJSON_AddStringToObject(ss, "type", strategy_names[a->type]) &&
          (res = cJSON_AddArrayToObject(ss, "resources"));
@@ -394,8 +404,7 @@ static int64_t broken_linear(const plugin_shape_point *shape, size_t n, int64_t 
     return shape[n - 1].score;
 }
 
-static int64_t ratio_resource_score(const plugin_res_scorer *s, int64_t requested,
-                                    int64_t capacity)
+static int64_t ratio_resource_score(const plugin_res_scorer *s, int64_t requested, int64_t capacity)
 {
     if (capacity == 0 || requested > capacity)
         return broken_linear(s->shape, s->n_shape, MAX_UTILIZATION);
@@ -422,8 +431,8 @@ static int64_t requested_to_capacity_ratio(const plugin_res_scorer *s, const int
     return (int64_t)round((double)node_score / (double)weight_sum);
 }
 
-static const plugin_res_score_fn strategy_fns[N_STRATEGIES] = {
-    least_allocated, most_allocated, requested_to_capacity_ratio};
+static const plugin_res_score_fn strategy_fns[N_STRATEGIES] = {least_allocated, most_allocated,
+                                                               requested_to_capacity_ratio};
 
 /* ------------------------------------------------------------------ */
 /* Plugin                                                              */

@@ -38,8 +38,7 @@ int plugin_res_specs_default(plugin_res_spec **out, size_t *n)
     if (!*out)
         return KUBE_ENOMEM;
     *n = 2;
-    if (spec_init(&(*out)[0], "cpu", 1) != KUBE_OK ||
-        spec_init(&(*out)[1], "memory", 1) != KUBE_OK)
+    if (spec_init(&(*out)[0], "cpu", 1) != KUBE_OK || spec_init(&(*out)[1], "memory", 1) != KUBE_OK)
         return KUBE_ENOMEM;
     return KUBE_OK;
 }
@@ -58,7 +57,8 @@ int plugin_res_specs_parse(const cJSON *arr, const char *path, plugin_res_spec *
     *out = calloc(cap, sizeof(**out));
     if (!*out)
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         const char *name = "";
         int64_t weight = 0;
         plugin_args_path(p, sizeof(p), path, NULL, i++);
@@ -87,7 +87,7 @@ void plugin_res_scorer_free(plugin_res_scorer *s)
 /* calculatePodResourceRequest for one resource. Resources a node never
  * offers (PLUGIN_RES_OTHER) are left out whatever the pod asks. */
 static int64_t pod_request_of(const plugin_res_scorer *s, const fw_pod_info *pod,
-                           const plugin_res_spec *r)
+                              const plugin_res_spec *r)
 {
     switch (r->kind) {
     case PLUGIN_RES_CPU:
@@ -175,9 +175,8 @@ fw_status *plugin_res_pre_score(const plugin_res_scorer *s, fw_cycle_state *cs, 
 }
 
 /* Scores with three arrays of s->n entries from buf (3 * s->n int64). */
-static void score_with(const plugin_res_scorer *s, const fw_cycle_state *cs,
-                             const char *key, const fw_pod_info *pod, const fw_node_info *ni,
-                             int64_t *buf, int64_t *score)
+static void score_with(const plugin_res_scorer *s, const fw_cycle_state *cs, const char *key,
+                       const fw_pod_info *pod, const fw_node_info *ni, int64_t *buf, int64_t *score)
 {
     const pod_requests_state *st = fw_cycle_state_read_static(cs, key);
     int64_t *requested = buf, *allocatable = buf + s->n, *pod_req = buf + 2 * s->n;

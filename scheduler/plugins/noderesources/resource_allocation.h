@@ -65,9 +65,9 @@ typedef int64_t (*plugin_res_score_fn)(const plugin_res_scorer *s, const int64_t
 struct plugin_res_scorer {
     plugin_res_spec *resources; /* owned */
     size_t n;
-    int use_requested;          /* cpu/memory from Requested, not NonZeroRequested */
+    int use_requested; /* cpu/memory from Requested, not NonZeroRequested */
     plugin_res_score_fn fn;
-    plugin_shape_point *shape;  /* owned; RequestedToCapacityRatio only */
+    plugin_shape_point *shape; /* owned; RequestedToCapacityRatio only */
     size_t n_shape;
 };
 

@@ -53,7 +53,10 @@ typedef struct node_volume_limits {
 
 /* In-tree plugin -> CSI driver (csi-translation-lib), and whether CSI
  * migration is on for it in v1.28 (features default). */
-static const struct { const char *plugin, *driver; int migration_on; } in_tree[] = {
+static const struct {
+    const char *plugin, *driver;
+    int migration_on;
+} in_tree[] = {
     {AWS_EBS_PLUGIN, "ebs.csi.aws.com", 1},
     {GCE_PD_PLUGIN, "pd.csi.storage.gke.io", 1},
     {"kubernetes.io/azure-disk", "disk.csi.azure.com", 1},
@@ -186,8 +189,8 @@ static const char *pv_zone(const kube_pv *pv)
 }
 
 /* getCSIDriverInfoFromSC: *found 0 when the claim is not counted. */
-static void driver_from_class(node_volume_limits *pl, const kube_csi_node *cn,
-                              const kube_pvc *pvc, char *driver, char *handle, int *found)
+static void driver_from_class(node_volume_limits *pl, const kube_csi_node *cn, const kube_pvc *pvc,
+                              char *driver, char *handle, int *found)
 {
     const char *cls = kube_pvc_class(pvc);
     kube_object *obj = cls[0] ? plugin_vol_listers_get(pl->l, PLUGIN_VOL_SC, "", cls) : NULL;
@@ -268,13 +271,15 @@ static fw_status *attachable_volumes(node_volume_limits *pl, const kube_pod *pod
             if (new_pod)
                 return fw_status_newf(FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
                                       "looking up PVC %s/%s: persistentvolumeclaim \"%s\" not "
-                                      "found", ns, v->id, v->id);
+                                      "found",
+                                      ns, v->id, v->id);
             continue;
         }
         if (v->type == KUBE_VOL_EPHEMERAL && !owned_by(obj, pod)) {
-            fw_status *st = fw_status_error(KUBE_EINVAL, "PVC %s/%s was not created for pod "
-                                            "%s/%s (pod is not owner)", ns, v->id, ns,
-                                            pod->base.meta.name);
+            fw_status *st = fw_status_error(KUBE_EINVAL,
+                                            "PVC %s/%s was not created for pod "
+                                            "%s/%s (pod is not owner)",
+                                            ns, v->id, ns, pod->base.meta.name);
             kube_object_unref(obj);
             return st;
         }

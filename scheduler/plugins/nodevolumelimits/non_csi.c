@@ -51,12 +51,12 @@
 /* One in-tree volume type (non_csi.go's VolumeFilter and limits). */
 typedef struct limits_kind {
     const fw_plugin_desc *desc;
-    kube_volume_type vol;   /* the pod volume source */
-    kube_pv_source pv;      /* the PV source */
-    const char *in_tree;    /* provisioner / in-tree plugin name */
-    const char *limit_key;  /* node allocatable key */
+    kube_volume_type vol;  /* the pod volume source */
+    kube_pv_source pv;     /* the PV source */
+    const char *in_tree;   /* provisioner / in-tree plugin name */
+    const char *limit_key; /* node allocatable key */
     int64_t default_max;
-    int64_t nitro_max;      /* the limit on Nitro instance types, 0: not applicable */
+    int64_t nitro_max; /* the limit on Nitro instance types, 0: not applicable */
 } limits_kind;
 
 static const limits_kind kinds[] = {
@@ -64,15 +64,15 @@ static const limits_kind kinds[] = {
      "attachable-volumes-aws-ebs", 39, 25},
     {&plugin_gce_pd_limits, KUBE_VOL_GCE_PD, KUBE_PV_GCE_PD, "kubernetes.io/gce-pd",
      "attachable-volumes-gce-pd", 16, 0},
-    {&plugin_azure_disk_limits, KUBE_VOL_AZURE_DISK, KUBE_PV_AZURE_DISK,
-     "kubernetes.io/azure-disk", "attachable-volumes-azure-disk", 16, 0},
+    {&plugin_azure_disk_limits, KUBE_VOL_AZURE_DISK, KUBE_PV_AZURE_DISK, "kubernetes.io/azure-disk",
+     "attachable-volumes-azure-disk", 16, 0},
 };
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
 typedef struct non_csi_limits {
     const limits_kind *kind;
     plugin_vol_listers *l;
-    int64_t env_max;                  /* KUBE_MAX_PD_VOLS, 0 when unset or invalid */
+    int64_t env_max; /* KUBE_MAX_PD_VOLS, 0 when unset or invalid */
     char random_prefix[PREFIX_LEN + 1];
 } non_csi_limits;
 
@@ -168,8 +168,8 @@ static int owned_by(const kube_object *pvc, const kube_pod *pod)
 /* The claim volume v of pod into out. A missing claim is an error for the
  * new pod and skipped for a pod on the node. NULL or an FW_ERROR status
  * (caller frees). */
-static fw_status *add_claim(const non_csi_limits *pl, const kube_pod *pod,
-                            const kube_volume *v, int new_pod, id_set *out)
+static fw_status *add_claim(const non_csi_limits *pl, const kube_pod *pod, const kube_volume *v,
+                            int new_pod, id_set *out)
 {
     const char *ns = pod->base.meta.namespace_;
     kube_object *obj;
@@ -179,13 +179,16 @@ static fw_status *add_claim(const non_csi_limits *pl, const kube_pod *pod,
     if (!v->id[0])
         return fw_status_error(KUBE_EINVAL, "PersistentVolumeClaim had no name");
     if (!(obj = plugin_vol_listers_get(pl->l, PLUGIN_VOL_PVC, ns, v->id)))
-        return new_pod ? fw_status_error(KUBE_ENOTFOUND, "looking up PVC %s/%s: "
-                                         "persistentvolumeclaim \"%s\" not found", ns, v->id,
-                                         v->id)
+        return new_pod ? fw_status_error(KUBE_ENOTFOUND,
+                                         "looking up PVC %s/%s: "
+                                         "persistentvolumeclaim \"%s\" not found",
+                                         ns, v->id, v->id)
                        : NULL;
     if (v->type == KUBE_VOL_EPHEMERAL && !owned_by(obj, pod))
-        st = fw_status_error(KUBE_EINVAL, "PVC %s/%s was not created for pod %s/%s (pod is not "
-                             "owner)", ns, v->id, ns, pod->base.meta.name);
+        st = fw_status_error(KUBE_EINVAL,
+                             "PVC %s/%s was not created for pod %s/%s (pod is not "
+                             "owner)",
+                             ns, v->id, ns, pod->base.meta.name);
     else if ((rc = add_claim_volume(pl, kube_pvc_from(obj), ns, v->id, out)) != KUBE_OK)
         st = fw_status_error(rc, NULL);
     kube_object_unref(obj);
@@ -276,8 +279,7 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
 
 /* The new pod's volumes fresh (non-empty) against the node's pods and
  * limit. NULL when they fit; caller frees the status. */
-static fw_status *check_node(const non_csi_limits *pl, const fw_node_info *ni,
-                             const id_set *fresh)
+static fw_status *check_node(const non_csi_limits *pl, const fw_node_info *ni, const id_set *fresh)
 {
     id_set existing = {0};
     fw_status *st = NULL;
@@ -375,8 +377,7 @@ static const limits_kind *kind_of(const fw_plugin_desc *desc)
 }
 
 /* Contract in plugins.h. */
-int plugin_non_csi_limits_new(const fw_plugin_desc *desc, struct plugin_vol_listers *l,
-                              void **self)
+int plugin_non_csi_limits_new(const fw_plugin_desc *desc, struct plugin_vol_listers *l, void **self)
 {
     const limits_kind *kind = kind_of(desc);
     non_csi_limits *pl;
@@ -398,8 +399,8 @@ int plugin_non_csi_limits_new(const fw_plugin_desc *desc, struct plugin_vol_list
 }
 
 /* plugin_non_csi_limits_new with the failure written to err (size errlen). */
-static int new_with_err(const fw_plugin_desc *desc, plugin_vol_listers *l, void **self,
-                        char *err, size_t errlen)
+static int new_with_err(const fw_plugin_desc *desc, plugin_vol_listers *l, void **self, char *err,
+                        size_t errlen)
 {
     int rc = plugin_non_csi_limits_new(desc, l, self);
 
@@ -410,26 +411,26 @@ static int new_with_err(const fw_plugin_desc *desc, plugin_vol_listers *l, void 
 
 /* Defines the descriptor var (plugin name nm) with its plugin_vol_new_fn
  * and create, which differ only in the kind they build. */
-#define NON_CSI_PLUGIN(var, nm)                                                              \
+#define NON_CSI_PLUGIN(var, nm)                                                               \
     static int var##_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l, void **self, \
-                         char *err, size_t errlen)                                           \
-    {                                                                                        \
-        (void)args;                                                                          \
-        (void)h;                                                                             \
-        return new_with_err(&var, l, self, err, errlen);                                     \
-    }                                                                                        \
-    static int var##_create(const cJSON *args, fw_handle *h, void **self, char *err,         \
-                            size_t errlen)                                                   \
-    {                                                                                        \
-        return plugin_vol_create(args, h, var##_new, self, err, errlen);                     \
-    }                                                                                        \
-    const fw_plugin_desc var = {                                                             \
-        .name = (nm),                                                                        \
-        .create = var##_create,                                                              \
-        .destroy = destroy,                                                                  \
-        .pre_filter = pre_filter,                                                            \
-        .filter = filter,                                                                    \
-        .events_to_register = events_to_register,                                            \
+                         char *err, size_t errlen)                                            \
+    {                                                                                         \
+        (void)args;                                                                           \
+        (void)h;                                                                              \
+        return new_with_err(&var, l, self, err, errlen);                                      \
+    }                                                                                         \
+    static int var##_create(const cJSON *args, fw_handle *h, void **self, char *err,          \
+                            size_t errlen)                                                    \
+    {                                                                                         \
+        return plugin_vol_create(args, h, var##_new, self, err, errlen);                      \
+    }                                                                                         \
+    const fw_plugin_desc var = {                                                              \
+        .name = (nm),                                                                         \
+        .create = var##_create,                                                               \
+        .destroy = destroy,                                                                   \
+        .pre_filter = pre_filter,                                                             \
+        .filter = filter,                                                                     \
+        .events_to_register = events_to_register,                                             \
     };
 
 NON_CSI_PLUGIN(plugin_ebs_limits, "EBSLimits")

@@ -81,8 +81,7 @@ static size_t key_index(pts_constraints *c, const char *key)
 }
 
 /* filterTopologySpreadConstraints for one constraint of the pod. */
-static int add_constraint(pts_constraints *c, const kube_spread_constraint *sc,
-                          const kube_pod *pod)
+static int add_constraint(pts_constraints *c, const kube_spread_constraint *sc, const kube_pod *pod)
 {
     pts_constraint *t = &c->items[c->n];
     int rc;
@@ -97,8 +96,8 @@ static int add_constraint(pts_constraints *c, const kube_spread_constraint *sc,
     t->affinity_policy = sc->node_affinity_policy;
     t->taints_policy = sc->node_taints_policy;
     t->key = key_index(c, sc->topology_key);
-    t->self_match = kube_label_selector_matches(t->selector, pod->base.meta.labels,
-                                                pod->base.meta.n_labels);
+    t->self_match =
+        kube_label_selector_matches(t->selector, pod->base.meta.labels, pod->base.meta.n_labels);
     c->n++;
     return KUBE_OK;
 }
@@ -125,8 +124,8 @@ static pts_constraints *constraints_new(fw_pod_info *pi, size_t n)
 
 /* One default constraint with the pod's default selector
  * (buildDefaultConstraints after filterTopologySpreadConstraints). */
-static void add_default(pts_constraints *c, const pts_default *d,
-                        const kube_label_selector *sel, const kube_pod *pod)
+static void add_default(pts_constraints *c, const pts_default *d, const kube_label_selector *sel,
+                        const kube_pod *pod)
 {
     pts_constraint *t = &c->items[c->n++];
 
@@ -137,8 +136,8 @@ static void add_default(pts_constraints *c, const pts_default *d,
     t->affinity_policy = d->affinity_policy;
     t->taints_policy = d->taints_policy;
     t->key = key_index(c, d->topology_key);
-    t->self_match = kube_label_selector_matches(sel, pod->base.meta.labels,
-                                                pod->base.meta.n_labels);
+    t->self_match =
+        kube_label_selector_matches(sel, pod->base.meta.labels, pod->base.meta.n_labels);
 }
 
 /* buildDefaultConstraints: the default constraints with this action, all
@@ -174,8 +173,8 @@ static int default_constraints(const pod_topology_spread *pl, fw_pod_info *pi,
  * none); a pod with no constraints of either action gets the default ones
  * (default_constraints). KUBE_OK, KUBE_EINVAL (a selector of the pod's
  * does not parse) or KUBE_ENOMEM. */
-int pts_get_constraints(const pod_topology_spread *pl, fw_pod_info *pi,
-                           kube_unsatisfiable action, pts_constraints **out)
+int pts_get_constraints(const pod_topology_spread *pl, fw_pod_info *pi, kube_unsatisfiable action,
+                        pts_constraints **out)
 {
     const kube_pod *pod = pi->pod;
     pts_constraints *c;
@@ -248,7 +247,7 @@ static int has_untolerated_no_schedule_taint(const kube_pod *pod, const kube_nod
 /* matchNodeInclusionPolicies; affinity_ok is the node's
  * required_node_affinity_matches(), computed once per node. */
 int pts_match_inclusion_policies(const pts_constraint *t, const kube_pod *pod,
-                                    const kube_node *node, int affinity_ok)
+                                 const kube_node *node, int affinity_ok)
 {
     if (t->affinity_policy == KUBE_POLICY_HONOR && !affinity_ok)
         return 0;
@@ -262,7 +261,7 @@ int pts_selector_matches_pod(const kube_label_selector *s, const kube_pod *p)
 
 /* countPodsMatchSelector: pods of namespace ns, not terminating. */
 int64_t pts_count_matching_pods(const fw_node_info *ni, const kube_label_selector *s,
-                                   const char *ns)
+                                const char *ns)
 {
     int64_t n = 0;
     for (size_t i = 0; i < ni->n_pods; i++) {
@@ -274,4 +273,3 @@ int64_t pts_count_matching_pods(const fw_node_info *ni, const kube_label_selecto
     }
     return n;
 }
-

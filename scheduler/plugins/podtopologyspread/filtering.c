@@ -205,8 +205,8 @@ typedef struct count_job {
     const pts_constraints *c;
     const kube_pod *pod;
     const fw_node_info *const *nodes;
-    int64_t *counts;     /* [node][constraint], -1: the node does not count */
-    node_count **slots;  /* [node][constraint], NULL: not cached */
+    int64_t *counts;    /* [node][constraint], -1: the node does not count */
+    node_count **slots; /* [node][constraint], NULL: not cached */
 } count_job;
 
 /* The node's matching pods for constraint j, from its cache slot when the
@@ -218,8 +218,8 @@ static int64_t cached_count(const count_job *job, size_t i, size_t j)
 
     if (slot && slot->generation == ni->generation)
         return slot->count;
-    int64_t n = pts_count_matching_pods(ni, job->c->items[j].selector,
-                                    job->pod->base.meta.namespace_);
+    int64_t n =
+        pts_count_matching_pods(ni, job->c->items[j].selector, job->pod->base.meta.namespace_);
     if (slot) {
         slot->generation = ni->generation;
         slot->count = n;
@@ -293,9 +293,9 @@ static int merge_node_counts(pre_filter_state *s, const kube_node *node, const i
         for (size_t j = 0; j < c->n; j++)
             if (c->items[j].key == k && counts[j] >= 0)
                 count = counts[j];
-        if (count >= 0 && plugin_tp_add(&s->keys[k].values, c->keys[k],
-                                        pts_node_label(node, c->keys[k]), count, NULL,
-                                        NULL) != KUBE_OK)
+        if (count >= 0 &&
+            plugin_tp_add(&s->keys[k].values, c->keys[k], pts_node_label(node, c->keys[k]), count,
+                          NULL, NULL) != KUBE_OK)
             return KUBE_ENOMEM;
     }
     return KUBE_OK;
@@ -310,8 +310,8 @@ static void init_paths(pts_key_state *ks)
             paths_update(ks->paths, ks->values.slots[i].value, ks->values.slots[i].count);
 }
 
-static int fill_pre_filter_state(pod_topology_spread *pl, pre_filter_state *s,
-                                 const kube_pod *pod, const fw_snapshot *snap)
+static int fill_pre_filter_state(pod_topology_spread *pl, pre_filter_state *s, const kube_pod *pod,
+                                 const fw_snapshot *snap)
 {
     const pts_constraints *c = s->c;
     const fw_node_info *const *nodes = (const fw_node_info *const *)snap->list;
@@ -331,7 +331,7 @@ static int fill_pre_filter_state(pod_topology_spread *pl, pre_filter_state *s,
 }
 
 fw_status *pts_pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                             fw_pre_filter_result **result)
+                          fw_pre_filter_result **result)
 {
     pod_topology_spread *pl = self;
     pts_constraints *c;
@@ -392,13 +392,13 @@ static fw_status *update_with_pod(fw_cycle_state *cs, const fw_pod_info *pod,
 }
 
 fw_status *pts_pre_filter_add_pod(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                                     const fw_pod_info *pod_to_add, const fw_node_info *ni)
+                                  const fw_pod_info *pod_to_add, const fw_node_info *ni)
 {
     return update_with_pod(cs, pod, pod_to_add, ni, 1);
 }
 
 fw_status *pts_pre_filter_remove_pod(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                                        const fw_pod_info *pod_to_remove, const fw_node_info *ni)
+                                     const fw_pod_info *pod_to_remove, const fw_node_info *ni)
 {
     return update_with_pod(cs, pod, pod_to_remove, ni, -1);
 }
@@ -408,7 +408,7 @@ fw_status *pts_pre_filter_remove_pod(void *self, fw_cycle_state *cs, const fw_po
 /* ------------------------------------------------------------------ */
 
 fw_status *pts_filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                         const fw_node_info *ni)
+                      const fw_node_info *ni)
 {
     const pre_filter_state *s = fw_cycle_state_read_static(cs, PRE_FILTER_KEY);
     const kube_node *node = ni->node;
@@ -427,11 +427,10 @@ fw_status *pts_filter(void *self, const fw_cycle_state *cs, const fw_pod_info *p
         if (ks->domains == 0)
             continue; /* v1.28: no domain for the key is an internal error, skipped */
         int64_t min_match = ks->domains < t->min_domains ? 0 : ks->paths[0].num;
-        int64_t skew = plugin_tp_count(&ks->values, t->topology_key, value) + t->self_match -
-                       min_match;
+        int64_t skew =
+            plugin_tp_count(&ks->values, t->topology_key, value) + t->self_match - min_match;
         if (skew > t->max_skew)
             return fw_status_new(FW_UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH);
     }
     return NULL;
 }
-

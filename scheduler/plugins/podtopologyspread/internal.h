@@ -37,15 +37,15 @@
  * node info's generation is unchanged: PreFilter recounts only the nodes
  * that changed since a pod with the same selector was last scheduled. */
 typedef struct node_count {
-    const fw_node_info *ni;   /* NULL: empty slot */
+    const fw_node_info *ni; /* NULL: empty slot */
     int64_t generation;
     int64_t count;
 } node_count;
 
 typedef struct count_cache {
-    char *sig;                /* owned "namespace\x1fselector"; NULL: unused */
-    uint64_t used;            /* LRU tick */
-    node_count *slots;        /* open addressing on ni */
+    char *sig;         /* owned "namespace\x1fselector"; NULL: unused */
+    uint64_t used;     /* LRU tick */
+    node_count *slots; /* open addressing on ni */
     size_t cap, len;
 } count_cache;
 
@@ -53,9 +53,9 @@ typedef struct count_cache {
 
 /* One default constraint (args.defaultConstraints or the system ones). */
 typedef struct pts_default {
-    const char *topology_key;       /* static or in the plugin's arena */
+    const char *topology_key; /* static or in the plugin's arena */
     int32_t max_skew;
-    int32_t min_domains;            /* 1 unless set */
+    int32_t min_domains; /* 1 unless set */
     kube_unsatisfiable when;
     kube_inclusion_policy affinity_policy, taints_policy;
 } pts_default;
@@ -70,19 +70,19 @@ typedef struct pod_topology_spread {
     uint64_t tick;
     const pts_default *defaults;
     size_t n_defaults;
-    int system_defaulted;           /* defaultingType System */
-    kube_arena arena;               /* the List defaults */
+    int system_defaulted; /* defaultingType System */
+    kube_arena arena;     /* the List defaults */
     kube_workload_listers listers;
 } pod_topology_spread;
 
 typedef struct pts_constraint {
-    const char *topology_key;           /* borrowed from the pod */
+    const char *topology_key;            /* borrowed from the pod */
     const kube_label_selector *selector; /* the pod's, or merged in the arena */
     int32_t max_skew;
     int32_t min_domains;
     kube_inclusion_policy affinity_policy, taints_policy;
-    size_t key;                         /* index into keys[] */
-    int self_match;                     /* the selector matches the pod itself */
+    size_t key;     /* index into keys[] */
+    int self_match; /* the selector matches the pod itself */
 } pts_constraint;
 
 /* Constraints of one action, immutable once built and shared by clones
@@ -93,7 +93,7 @@ typedef struct pts_constraints {
     kube_arena arena;
     pts_constraint *items;
     size_t n;
-    const char **keys;                  /* distinct topology keys */
+    const char **keys; /* distinct topology keys */
     size_t n_keys;
 } pts_constraints;
 
@@ -110,8 +110,8 @@ pts_constraints *pts_constraints_ref(pts_constraints *c);
  * none); a pod with no constraints of either action gets the default ones
  * (default_constraints). KUBE_OK, KUBE_EINVAL (a selector of the pod's
  * does not parse) or KUBE_ENOMEM. */
-int pts_get_constraints(const pod_topology_spread *pl, fw_pod_info *pi,
-                           kube_unsatisfiable action, pts_constraints **out);
+int pts_get_constraints(const pod_topology_spread *pl, fw_pod_info *pi, kube_unsatisfiable action,
+                        pts_constraints **out);
 
 /* The node's value of label key, or NULL. */
 const char *pts_node_label(const kube_node *node, const char *key);
@@ -125,36 +125,36 @@ int pts_required_node_affinity_matches(const kube_pod *pod, const kube_node *nod
 /* matchNodeInclusionPolicies; affinity_ok is the node's
  * required_node_affinity_matches(), computed once per node. */
 int pts_match_inclusion_policies(const pts_constraint *t, const kube_pod *pod,
-                                    const kube_node *node, int affinity_ok);
+                                 const kube_node *node, int affinity_ok);
 
 /* The selector matches the pod's labels. */
 int pts_selector_matches_pod(const kube_label_selector *s, const kube_pod *p);
 
 /* countPodsMatchSelector: pods of namespace ns, not terminating. */
 int64_t pts_count_matching_pods(const fw_node_info *ni, const kube_label_selector *s,
-                                   const char *ns);
+                                const char *ns);
 
 /* The extension points (filtering.c, scoring.c), with the framework's
  * contracts (framework.h). */
 fw_status *pts_pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                             fw_pre_filter_result **result);
+                          fw_pre_filter_result **result);
 
 fw_status *pts_pre_filter_add_pod(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                                     const fw_pod_info *pod_to_add, const fw_node_info *ni);
+                                  const fw_pod_info *pod_to_add, const fw_node_info *ni);
 
 fw_status *pts_pre_filter_remove_pod(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                                        const fw_pod_info *pod_to_remove, const fw_node_info *ni);
+                                     const fw_pod_info *pod_to_remove, const fw_node_info *ni);
 
 fw_status *pts_filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                         const fw_node_info *ni);
+                      const fw_node_info *ni);
 
 fw_status *pts_pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                            const fw_node_info *const *nodes, size_t n);
+                         const fw_node_info *const *nodes, size_t n);
 
 fw_status *pts_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                        const fw_node_info *ni, int64_t *out);
+                     const fw_node_info *ni, int64_t *out);
 
 fw_status *pts_normalize_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                                  fw_node_score *scores, size_t n);
+                               fw_node_score *scores, size_t n);
 
 #endif

@@ -50,8 +50,8 @@ int plugin_tp_init(plugin_tp_table *t, size_t expected)
     return KUBE_OK;
 }
 
-static plugin_tp_entry *find_slot(plugin_tp_entry *slots, size_t cap, uint64_t h,
-                                  const char *key, const char *value)
+static plugin_tp_entry *find_slot(plugin_tp_entry *slots, size_t cap, uint64_t h, const char *key,
+                                  const char *value)
 {
     size_t mask = cap - 1;
     for (size_t i = (size_t)h & mask;; i = (i + 1) & mask)
@@ -59,8 +59,7 @@ static plugin_tp_entry *find_slot(plugin_tp_entry *slots, size_t cap, uint64_t h
             return &slots[i];
 }
 
-const plugin_tp_entry *plugin_tp_get(const plugin_tp_table *t, const char *key,
-                                     const char *value)
+const plugin_tp_entry *plugin_tp_get(const plugin_tp_table *t, const char *key, const char *value)
 {
     if (t->len == 0)
         return NULL;

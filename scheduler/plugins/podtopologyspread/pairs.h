@@ -31,7 +31,7 @@
 #include "kube/workload.h"
 
 typedef struct plugin_tp_entry {
-    const char *key;   /* NULL: empty slot */
+    const char *key; /* NULL: empty slot */
     const char *value;
     uint64_t hash;
     int64_t count;
@@ -39,19 +39,21 @@ typedef struct plugin_tp_entry {
 
 typedef struct plugin_tp_table {
     plugin_tp_entry *slots;
-    size_t cap;        /* power of two, or 0 before the first insert */
-    size_t len;        /* entries */
-    size_t nonzero;    /* entries whose count is not 0 */
+    size_t cap;     /* power of two, or 0 before the first insert */
+    size_t len;     /* entries */
+    size_t nonzero; /* entries whose count is not 0 */
 } plugin_tp_table;
 
-#define PLUGIN_TP_TABLE_INIT {NULL, 0, 0, 0}
+#define PLUGIN_TP_TABLE_INIT \
+    {                        \
+        NULL, 0, 0, 0        \
+    }
 
 /* Sizes an empty table for about `expected` entries (0: allocate on the
  * first insert). KUBE_OK or KUBE_ENOMEM. */
 int plugin_tp_init(plugin_tp_table *t, size_t expected);
 /* The entry of (key, value), or NULL. */
-const plugin_tp_entry *plugin_tp_get(const plugin_tp_table *t, const char *key,
-                                     const char *value);
+const plugin_tp_entry *plugin_tp_get(const plugin_tp_table *t, const char *key, const char *value);
 /* The count of (key, value); 0 when absent. */
 int64_t plugin_tp_count(const plugin_tp_table *t, const char *key, const char *value);
 /* Adds delta to (key, value), inserting it (count delta) when absent.

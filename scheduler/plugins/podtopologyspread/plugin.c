@@ -83,8 +83,10 @@ static void validate_when(const char *p, const char *when, plugin_field_errs *e)
     if (!*when)
         plugin_field_errs_add(e, "%s.whenUnsatisfiable: Required value: can not be empty", p);
     else if (strcmp(when, "DoNotSchedule") != 0 && strcmp(when, "ScheduleAnyway") != 0)
-        plugin_field_errs_add(e, "%s.whenUnsatisfiable: Unsupported value: \"%s\": supported "
-                              "values: \"DoNotSchedule\", \"ScheduleAnyway\"", p, when);
+        plugin_field_errs_add(e,
+                              "%s.whenUnsatisfiable: Unsupported value: \"%s\": supported "
+                              "values: \"DoNotSchedule\", \"ScheduleAnyway\"",
+                              p, when);
 }
 
 /* Decodes the typed fields of defaultConstraints[i] (strict) and reports
@@ -92,8 +94,8 @@ static void validate_when(const char *p, const char *when, plugin_field_errs *e)
 static void validate_constraint(const cJSON *c, const char *p, const cJSON *all, long idx,
                                 plugin_field_errs *e)
 {
-    static const char *const known[] = {"maxSkew", "topologyKey", "whenUnsatisfiable",
-                                        "labelSelector", "minDomains", "nodeAffinityPolicy",
+    static const char *const known[] = {"maxSkew",          "topologyKey",    "whenUnsatisfiable",
+                                        "labelSelector",    "minDomains",     "nodeAffinityPolicy",
                                         "nodeTaintsPolicy", "matchLabelKeys", NULL};
     const char *key = "", *when = "", *s;
     const cJSON *arr;
@@ -117,11 +119,14 @@ static void validate_constraint(const cJSON *c, const char *p, const cJSON *all,
     validate_topology_key(p, key, e);
     validate_when(p, when, e);
     if (kube_json_get(c, "labelSelector"))
-        plugin_field_errs_add(e, "%s.labelSelector: Forbidden: constraint must not define a "
-                              "selector, as they deduced for each pod", p);
+        plugin_field_errs_add(e,
+                              "%s.labelSelector: Forbidden: constraint must not define a "
+                              "selector, as they deduced for each pod",
+                              p);
     for (long i = 0; i < idx; i++) {
         const cJSON *o = cJSON_GetArrayItem(all, (int)i);
-        const cJSON *ok = kube_json_get(o, "topologyKey"), *ow = kube_json_get(o, "whenUnsatisfiable");
+        const cJSON *ok = kube_json_get(o, "topologyKey"),
+                    *ow = kube_json_get(o, "whenUnsatisfiable");
         if (strcmp(cJSON_IsString(ok) ? ok->valuestring : "", key) == 0 &&
             strcmp(cJSON_IsString(ow) ? ow->valuestring : "", when) == 0) {
             plugin_field_errs_add(e, "defaultConstraints[%ld]: Duplicate value: \"{%s, %s}\"", idx,
@@ -146,12 +151,15 @@ static void validate_args(const cJSON *in, const char **type, plugin_field_errs 
         *type = "System";
     plugin_args_array(in, "", "defaultConstraints", &list, e);
     if (strcmp(*type, "System") != 0 && strcmp(*type, "List") != 0)
-        plugin_field_errs_add(e, "defaultingType: Unsupported value: \"%s\": supported values: "
-                              "\"System\", \"List\"", *type);
+        plugin_field_errs_add(e,
+                              "defaultingType: Unsupported value: \"%s\": supported values: "
+                              "\"System\", \"List\"",
+                              *type);
     else if (!strcmp(*type, "System") && cJSON_GetArraySize(list) > 0)
         plugin_field_errs_add(e, "defaultingType: Invalid value: \"System\": when "
-                              ".defaultConstraints are not empty");
-    cJSON_ArrayForEach(it, list) {
+                                 ".defaultConstraints are not empty");
+    cJSON_ArrayForEach(it, list)
+    {
         snprintf(p, sizeof(p), "defaultConstraints[%ld]", i);
         validate_constraint(it, p, list, i, e);
         i++;
@@ -198,13 +206,14 @@ static kube_inclusion_policy policy_of(const cJSON *c, const char *key, kube_inc
  * copied into a. KUBE_OK or KUBE_ENOMEM. */
 static int decode_default(const cJSON *c, kube_arena *a, pts_default *d)
 {
-    const cJSON *key = kube_json_get(c, "topologyKey"), *when = kube_json_get(c, "whenUnsatisfiable");
+    const cJSON *key = kube_json_get(c, "topologyKey"),
+                *when = kube_json_get(c, "whenUnsatisfiable");
     const cJSON *min = kube_json_get(c, "minDomains");
 
     d->max_skew = (int32_t)cJSON_GetNumberValue(kube_json_get(c, "maxSkew"));
     d->min_domains = cJSON_IsNumber(min) ? (int32_t)min->valuedouble : 1;
     d->when = strcmp(when->valuestring, "DoNotSchedule") == 0 ? KUBE_DO_NOT_SCHEDULE
-                                                               : KUBE_SCHEDULE_ANYWAY;
+                                                              : KUBE_SCHEDULE_ANYWAY;
     d->affinity_policy = policy_of(c, "nodeAffinityPolicy", KUBE_POLICY_HONOR);
     d->taints_policy = policy_of(c, "nodeTaintsPolicy", KUBE_POLICY_IGNORE);
     d->topology_key = kube_arena_strdup(a, key->valuestring);
@@ -229,9 +238,7 @@ static int set_defaults(pod_topology_spread *pl, const cJSON *args, const char *
         return KUBE_OK;
     if (!(d = kube_arena_alloc(&pl->arena, n * sizeof(*d))))
         return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, list)
-        if (rc == KUBE_OK)
-            rc = decode_default(it, &pl->arena, &d[i++]);
+    cJSON_ArrayForEach(it, list) if (rc == KUBE_OK) rc = decode_default(it, &pl->arena, &d[i++]);
     pl->defaults = d;
     pl->n_defaults = n;
     return rc;
@@ -252,8 +259,8 @@ static void destroy(void *self)
 
 /* The listers of DefaultSelector: the given ones, or, when there are
  * default constraints and a hub, informers added to it. */
-static int set_listers(pod_topology_spread *pl, const kube_workload_listers *listers,
-                       char *err, size_t errlen)
+static int set_listers(pod_topology_spread *pl, const kube_workload_listers *listers, char *err,
+                       size_t errlen)
 {
     int rc;
 
@@ -264,8 +271,10 @@ static int set_listers(pod_topology_spread *pl, const kube_workload_listers *lis
     if (pl->n_defaults == 0 || !pl->h->svc.hub)
         return KUBE_OK;
     if ((rc = kube_workload_listers_add(pl->h->svc.hub, &pl->listers)) != KUBE_OK)
-        snprintf(err, errlen, "adding the Service, ReplicationController, ReplicaSet and "
-                              "StatefulSet informers: %s", kube_strerror(rc));
+        snprintf(err, errlen,
+                 "adding the Service, ReplicationController, ReplicaSet and "
+                 "StatefulSet informers: %s",
+                 kube_strerror(rc));
     return rc;
 }
 

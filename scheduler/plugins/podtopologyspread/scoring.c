@@ -12,10 +12,10 @@
 typedef struct pre_score_state {
     atomic_int refs;
     pts_constraints *c;
-    int require_all;           /* requireAllTopologies */
-    plugin_tp_table ignored;   /* (name, "") of feasible nodes lacking a key */
-    plugin_tp_table counts;    /* matching pods per pair, non-hostname keys */
-    double weights[];          /* topologyNormalizingWeight per constraint */
+    int require_all;         /* requireAllTopologies */
+    plugin_tp_table ignored; /* (name, "") of feasible nodes lacking a key */
+    plugin_tp_table counts;  /* matching pods per pair, non-hostname keys */
+    double weights[];        /* topologyNormalizingWeight per constraint */
 } pre_score_state;
 
 static void *pre_score_state_ref(const void *data)
@@ -109,13 +109,13 @@ static void score_count_node(void *ud, size_t i)
         const pts_constraint *t = &c->items[j];
         if (pts_match_inclusion_policies(t, job->pod, node, affinity_ok) &&
             plugin_tp_get(&job->s->counts, t->topology_key, label_or_empty(node, t->topology_key)))
-            out[j] = pts_count_matching_pods(job->nodes[i], t->selector,
-                                         job->pod->base.meta.namespace_);
+            out[j] =
+                pts_count_matching_pods(job->nodes[i], t->selector, job->pod->base.meta.namespace_);
     }
 }
 
-static int count_score_pairs(const pod_topology_spread *pl, pre_score_state *s,
-                             const kube_pod *pod, const fw_snapshot *snap)
+static int count_score_pairs(const pod_topology_spread *pl, pre_score_state *s, const kube_pod *pod,
+                             const fw_snapshot *snap)
 {
     const pts_constraints *c = s->c;
     const fw_node_info *const *nodes = (const fw_node_info *const *)snap->list;
@@ -136,7 +136,7 @@ static int count_score_pairs(const pod_topology_spread *pl, pre_score_state *s,
 }
 
 fw_status *pts_pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                            const fw_node_info *const *nodes, size_t n)
+                         const fw_node_info *const *nodes, size_t n)
 {
     const pod_topology_spread *pl = self;
     const fw_snapshot *snap = pts_snapshot_of(pl);
@@ -176,7 +176,7 @@ static const pre_score_state *read_pre_score(const fw_cycle_state *cs)
 }
 
 fw_status *pts_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                        const fw_node_info *ni, int64_t *out)
+                     const fw_node_info *ni, int64_t *out)
 {
     const pre_score_state *s = read_pre_score(cs);
     const kube_node *node = ni->node;
@@ -208,7 +208,7 @@ fw_status *pts_score(void *self, const fw_cycle_state *cs, const fw_pod_info *po
 }
 
 fw_status *pts_normalize_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                                  fw_node_score *scores, size_t n)
+                               fw_node_score *scores, size_t n)
 {
     const pre_score_state *s = read_pre_score(cs);
     int64_t min_score = INT64_MAX, max_score = 0;
@@ -237,4 +237,3 @@ fw_status *pts_normalize_score(void *self, const fw_cycle_state *cs, const fw_po
     }
     return NULL;
 }
-

@@ -101,8 +101,7 @@ static int64_t answer_rv(const cJSON *obj)
  * its claim: upstream writes it unchanged), PUT it with the assumed
  * resourceVersion; *new_rv receives the written version. */
 static int update_assumed(vb_binder *b, const kube_resource *res, const vb_view *v,
-                          const kube_pvc *claim_for_pv, int64_t *new_rv, char *err,
-                          size_t errlen)
+                          const kube_pvc *claim_for_pv, int64_t *new_rv, char *err, size_t errlen)
 {
     const kube_meta *m = &v->obj->meta;
     const char *ns = res->namespaced ? m->namespace_ : NULL;
@@ -178,8 +177,10 @@ static int affinity_error(const kube_pv *pv, const kube_node *node, char *err, s
 {
     if (kube_pv_node_affinity_matches(pv, node->base.meta.labels, node->base.meta.n_labels))
         return KUBE_OK;
-    snprintf(err, errlen, "pv \"%s\" node affinity doesn't match node \"%s\": no matching "
-             "NodeSelectorTerms", pv->base.meta.name, node->base.meta.name);
+    snprintf(err, errlen,
+             "pv \"%s\" node affinity doesn't match node \"%s\": no matching "
+             "NodeSelectorTerms",
+             pv->base.meta.name, node->base.meta.name);
     return KUBE_EINVAL;
 }
 
@@ -193,15 +194,18 @@ static int check_binding(vb_binder *b, const vb_binding *bi, int64_t written_rv,
     int rc;
 
     if (vb_cache_get_api(b->cache, PLUGIN_VOL_PV, "", pv_name, &pv) != KUBE_OK) {
-        snprintf(err, errlen, "failed to check binding: could not find v1.PersistentVolume "
-                 "\"%s\"", pv_name);
+        snprintf(err, errlen,
+                 "failed to check binding: could not find v1.PersistentVolume "
+                 "\"%s\"",
+                 pv_name);
         return KUBE_ENOTFOUND;
     }
-    if (vb_cache_get_api(b->cache, PLUGIN_VOL_PVC, want->base.meta.namespace_,
-                         want->base.meta.name, &pvc) != KUBE_OK) {
-        snprintf(err, errlen, "failed to check binding: could not find "
-                 "v1.PersistentVolumeClaim \"%s/%s\"", want->base.meta.namespace_,
-                 want->base.meta.name);
+    if (vb_cache_get_api(b->cache, PLUGIN_VOL_PVC, want->base.meta.namespace_, want->base.meta.name,
+                         &pvc) != KUBE_OK) {
+        snprintf(err, errlen,
+                 "failed to check binding: could not find "
+                 "v1.PersistentVolumeClaim \"%s/%s\"",
+                 want->base.meta.namespace_, want->base.meta.name);
         vb_view_clear(&pv);
         return KUBE_ENOTFOUND;
     }
@@ -221,8 +225,8 @@ static int check_binding(vb_binder *b, const vb_binding *bi, int64_t written_rv,
 }
 
 /* The PV a provisioned claim got: 1 fits, 0 not yet, or an error. */
-static int check_provisioned_pv(vb_binder *b, const kube_pvc *pvc, const kube_node *node,
-                                char *err, size_t errlen)
+static int check_provisioned_pv(vb_binder *b, const kube_pvc *pvc, const kube_node *node, char *err,
+                                size_t errlen)
 {
     vb_view pv = {0};
     int rc;
@@ -244,8 +248,10 @@ static int check_provision(vb_binder *b, const vb_view *claim, int64_t written_r
     int rc;
 
     if (vb_cache_get_api(b->cache, PLUGIN_VOL_PVC, m->namespace_, m->name, &v) != KUBE_OK) {
-        snprintf(err, errlen, "failed to check provisioning pvc: could not find "
-                 "v1.PersistentVolumeClaim \"%s/%s\"", m->namespace_, m->name);
+        snprintf(err, errlen,
+                 "failed to check provisioning pvc: could not find "
+                 "v1.PersistentVolumeClaim \"%s/%s\"",
+                 m->namespace_, m->name);
         return KUBE_ENOTFOUND;
     }
     const kube_pvc *pvc = vb_pvc(&v);
@@ -267,8 +273,7 @@ static int check_provision(vb_binder *b, const vb_view *claim, int64_t written_r
 /* checkBindings: 1 when every PVC is fully bound, 0 when not yet, or an
  * error with the message in err. */
 static int check_bindings(vb_binder *b, const vb_pod_volumes *vols, const int64_t *pv_rv,
-                          const int64_t *pvc_rv, const kube_node *node, char *err,
-                          size_t errlen)
+                          const int64_t *pvc_rv, const kube_node *node, char *err, size_t errlen)
 {
     int rc;
 
@@ -283,8 +288,7 @@ static int check_bindings(vb_binder *b, const vb_pod_volumes *vols, const int64_
 
 /* Waits for check_bindings within the bind timeout. */
 static int wait_bindings(vb_binder *b, const vb_pod_volumes *vols, const int64_t *pv_rv,
-                         const int64_t *pvc_rv, const kube_node *node, char *err,
-                         size_t errlen)
+                         const int64_t *pvc_rv, const kube_node *node, char *err, size_t errlen)
 {
     int64_t deadline = kube_now_ms() + b->bind_timeout_ms;
     uint64_t gen = plugin_vol_listers_generation(b->l);

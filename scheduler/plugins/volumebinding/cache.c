@@ -167,16 +167,14 @@ static vb_overlay *current_overlay(vb_cache *c, plugin_vol_kind k, const kube_ob
     return NULL;
 }
 
-int vb_cache_get_api(vb_cache *c, plugin_vol_kind k, const char *ns, const char *name,
-                     vb_view *out)
+int vb_cache_get_api(vb_cache *c, plugin_vol_kind k, const char *ns, const char *name, vb_view *out)
 {
     out->ov = NULL;
     out->obj = plugin_vol_listers_get(c->l, k, k == PLUGIN_VOL_PVC ? ns : "", name);
     return out->obj ? KUBE_OK : KUBE_ENOTFOUND;
 }
 
-int vb_cache_get(vb_cache *c, plugin_vol_kind k, const char *ns, const char *name,
-                 vb_view *out)
+int vb_cache_get(vb_cache *c, plugin_vol_kind k, const char *ns, const char *name, vb_view *out)
 {
     int rc = vb_cache_get_api(c, k, ns, name, out);
 
@@ -243,8 +241,8 @@ static const char *description(plugin_vol_kind k)
     return k == PLUGIN_VOL_PVC ? "v1.PersistentVolumeClaim" : "v1.PersistentVolume";
 }
 
-int vb_cache_assume(vb_cache *c, plugin_vol_kind k, const vb_view *base, vb_overlay *ov,
-                    char *err, size_t errlen)
+int vb_cache_assume(vb_cache *c, plugin_vol_kind k, const vb_view *base, vb_overlay *ov, char *err,
+                    size_t errlen)
 {
     const kube_meta *m = &base->obj->meta;
     char key[600];

@@ -40,16 +40,16 @@
 /* An assumed change of one PV or PVC. */
 typedef struct vb_overlay {
     atomic_int refs;
-    int64_t rv;                 /* the version the change was computed from */
-    kube_claim_ref claim;       /* PV: the claim it is pre-bound to */
-    int bound_by_controller;    /* PV: AnnBoundByController was added */
-    const char *selected_node;  /* PVC: AnnSelectedNode, NULL for a PV */
+    int64_t rv;                /* the version the change was computed from */
+    kube_claim_ref claim;      /* PV: the claim it is pre-bound to */
+    int bound_by_controller;   /* PV: AnnBoundByController was added */
+    const char *selected_node; /* PVC: AnnSelectedNode, NULL for a PV */
 } vb_overlay;
 
 /* A PV or PVC as the cache shows it: the API object plus an overlay. */
 typedef struct vb_view {
-    kube_object *obj;  /* one reference; NULL: none */
-    vb_overlay *ov;    /* one reference or NULL */
+    kube_object *obj; /* one reference; NULL: none */
+    vb_overlay *ov;   /* one reference or NULL */
 } vb_view;
 
 /* A pre-built overlay. Strings are copied. NULL on OOM. */
@@ -63,8 +63,14 @@ void vb_view_copy(vb_view *dst, const vb_view *src);
 void vb_view_clear(vb_view *v);
 void vb_views_free(vb_view *v, size_t n);
 
-static inline const kube_pv *vb_pv(const vb_view *v) { return kube_pv_from(v->obj); }
-static inline const kube_pvc *vb_pvc(const vb_view *v) { return kube_pvc_from(v->obj); }
+static inline const kube_pv *vb_pv(const vb_view *v)
+{
+    return kube_pv_from(v->obj);
+}
+static inline const kube_pvc *vb_pvc(const vb_view *v)
+{
+    return kube_pvc_from(v->obj);
+}
 /* The PV's claimRef, assumed or from the API object (NULL: none). */
 const kube_claim_ref *vb_pv_claim(const vb_view *v);
 /* The claim's selected-node annotation, assumed or from the API object
@@ -76,17 +82,16 @@ int64_t vb_view_rv(const vb_view *v);
 /* ---- assume cache ---- */
 
 typedef struct vb_cache {
-    plugin_vol_listers *l;      /* borrowed */
+    plugin_vol_listers *l; /* borrowed */
     pthread_mutex_t mu;
-    kube_strmap ov[2];            /* [PLUGIN_VOL_PV] name / [PLUGIN_VOL_PVC] "ns/name" -> overlay */
+    kube_strmap ov[2]; /* [PLUGIN_VOL_PV] name / [PLUGIN_VOL_PVC] "ns/name" -> overlay */
 } vb_cache;
 
 void vb_cache_init(vb_cache *c, plugin_vol_listers *l);
 void vb_cache_destroy(vb_cache *c);
 /* The latest view (GetPV / GetPVC): KUBE_OK or KUBE_ENOTFOUND (*out
  * cleared). k is PLUGIN_VOL_PV or PLUGIN_VOL_PVC; ns "" for PVs. */
-int vb_cache_get(vb_cache *c, plugin_vol_kind k, const char *ns, const char *name,
-                 vb_view *out);
+int vb_cache_get(vb_cache *c, plugin_vol_kind k, const char *ns, const char *name, vb_view *out);
 /* The API object only (GetAPIPV / GetAPIPVC). */
 int vb_cache_get_api(vb_cache *c, plugin_vol_kind k, const char *ns, const char *name,
                      vb_view *out);
@@ -97,8 +102,8 @@ int vb_cache_list_pvs(vb_cache *c, const char *storage_class, vb_view **out, siz
  * Fails (message in err) when the object is gone ("could not find
  * v1.PersistentVolume \"x\"") or base is older than what the cache holds
  * ("... is out of sync (stored: 5, assume: 4)"). */
-int vb_cache_assume(vb_cache *c, plugin_vol_kind k, const vb_view *base, vb_overlay *ov,
-                    char *err, size_t errlen);
+int vb_cache_assume(vb_cache *c, plugin_vol_kind k, const vb_view *base, vb_overlay *ov, char *err,
+                    size_t errlen);
 /* Restore: forgets the overlay of base's object. */
 void vb_cache_restore(vb_cache *c, plugin_vol_kind k, const vb_view *base);
 
@@ -114,7 +119,7 @@ typedef struct vb_binding {
 typedef struct vb_pod_volumes {
     vb_binding *static_bindings;
     size_t n_static;
-    vb_view *dynamic;           /* PVCs to provision */
+    vb_view *dynamic; /* PVCs to provision */
     size_t n_dynamic;
 } vb_pod_volumes;
 
@@ -122,19 +127,19 @@ void vb_pod_volumes_free(vb_pod_volumes *pv);
 
 /* The PVs of one storage class, as ListPVs gave them at PreFilter. */
 typedef struct vb_class_pvs {
-    const char *storage_class;  /* borrowed from a claim of the state */
+    const char *storage_class; /* borrowed from a claim of the state */
     vb_view *pvs;
     size_t n;
 } vb_class_pvs;
 
 /* PodVolumeClaims plus the bound claims' PVs (NULL obj: not found). */
 typedef struct vb_claims {
-    vb_view *bound;             /* claims fully bound */
-    vb_view *bound_pvs;         /* their PVs, same length */
+    vb_view *bound;     /* claims fully bound */
+    vb_view *bound_pvs; /* their PVs, same length */
     size_t n_bound;
-    vb_view *delay;             /* unbound, WaitForFirstConsumer */
+    vb_view *delay; /* unbound, WaitForFirstConsumer */
     size_t n_delay;
-    vb_class_pvs *classes;      /* unboundVolumesDelayBinding */
+    vb_class_pvs *classes; /* unboundVolumesDelayBinding */
     size_t n_classes;
 } vb_claims;
 
@@ -164,9 +169,9 @@ fw_status *vb_find_result_status(const vb_find_result *r);
  * selector, the node's labels and the access modes, or the PV pre-bound to
  * the claim; PVs named in excluded are skipped. *out NULL when none.
  * KUBE_EINVAL with a message when the claim's selector is invalid. */
-int vb_find_matching_volume(const vb_view *pvc, const vb_view *pvs, size_t n,
-                            const kube_node *node, const char *const *excluded,
-                            size_t n_excluded, const vb_view **out, char *err, size_t errlen);
+int vb_find_matching_volume(const vb_view *pvc, const vb_view *pvs, size_t n, const kube_node *node,
+                            const char *const *excluded, size_t n_excluded, const vb_view **out,
+                            char *err, size_t errlen);
 
 /* GetEligibleNodes: the node names the bound claims' local PVs allow
  * (hostname In terms), or *all = 1 when they do not restrict nodes.
@@ -176,7 +181,7 @@ int vb_eligible_nodes(const vb_claims *claims, int *all, const char ***names, si
 /* ---- binding (API) ---- */
 
 typedef struct vb_binder {
-    kube_client *client;        /* borrowed, NULL: no API (tests) */
+    kube_client *client; /* borrowed, NULL: no API (tests) */
     vb_cache *cache;
     plugin_vol_listers *l;
     int64_t bind_timeout_ms;

@@ -18,19 +18,19 @@
 /* What an informer's (or a test store's) handlers carry: which source and
  * which kind the events are of. */
 typedef struct vol_tag {
-    const void *source;                    /* the hub, or the store-backed listers */
+    const void *source; /* the hub, or the store-backed listers */
     plugin_vol_kind kind;
-    kube_informer_handlers handlers;       /* ud = this tag */
-    struct vol_tag *next;                  /* g_tags (hub tags only) */
+    kube_informer_handlers handlers; /* ud = this tag */
+    struct vol_tag *next;            /* g_tags (hub tags only) */
 } vol_tag;
 
 struct plugin_vol_listers {
     atomic_int refs;
-    struct kube_hub *hub;                  /* registry key; NULL: store-backed */
-    kube_informer *inf[PLUGIN_VOL_KINDS];  /* owned by the hub */
-    kube_store *store[PLUGIN_VOL_KINDS];   /* borrowed */
-    vol_tag store_tags[PLUGIN_VOL_KINDS];  /* store-backed: handlers for the stores */
-    plugin_vol_listers *next;              /* registry list */
+    struct kube_hub *hub;                 /* registry key; NULL: store-backed */
+    kube_informer *inf[PLUGIN_VOL_KINDS]; /* owned by the hub */
+    kube_store *store[PLUGIN_VOL_KINDS];  /* borrowed */
+    vol_tag store_tags[PLUGIN_VOL_KINDS]; /* store-backed: handlers for the stores */
+    plugin_vol_listers *next;             /* registry list */
 };
 
 typedef struct vol_sub {
@@ -50,10 +50,16 @@ static pthread_rwlock_t g_subs_lock = PTHREAD_RWLOCK_INITIALIZER;
 static vol_sub *g_subs;
 
 static const kube_resource *const kind_res[PLUGIN_VOL_KINDS] = {
-    &KUBE_RES_PVS, &KUBE_RES_PVCS, &KUBE_RES_STORAGECLASSES, &KUBE_RES_CSINODES,
+    &KUBE_RES_PVS,
+    &KUBE_RES_PVCS,
+    &KUBE_RES_STORAGECLASSES,
+    &KUBE_RES_CSINODES,
 };
 static const kube_codec *const kind_codec[PLUGIN_VOL_KINDS] = {
-    &kube_pv_codec, &kube_pvc_codec, &kube_storage_class_codec, &kube_csi_node_codec,
+    &kube_pv_codec,
+    &kube_pvc_codec,
+    &kube_storage_class_codec,
+    &kube_csi_node_codec,
 };
 
 /* ---- change generation ---- */
@@ -142,8 +148,7 @@ static void tag_init(vol_tag *t, const void *source, plugin_vol_kind k)
     t->handlers = (kube_informer_handlers){on_add, on_update, on_delete, t};
 }
 
-const kube_informer_handlers *plugin_vol_listers_handlers(plugin_vol_listers *l,
-                                                          plugin_vol_kind k)
+const kube_informer_handlers *plugin_vol_listers_handlers(plugin_vol_listers *l, plugin_vol_kind k)
 {
     return &l->store_tags[k].handlers;
 }

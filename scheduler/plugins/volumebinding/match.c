@@ -71,8 +71,8 @@ static int available_for(const kube_pvc *pvc, const kube_pv *pv, int affinity_ok
 }
 
 int vb_find_matching_volume(const vb_view *pvcv, const vb_view *pvs, size_t n,
-                            const kube_node *node, const char *const *excluded,
-                            size_t n_excluded, const vb_view **out, char *err, size_t errlen)
+                            const kube_node *node, const char *const *excluded, size_t n_excluded,
+                            const vb_view **out, char *err, size_t errlen)
 {
     const kube_pvc *pvc = vb_pvc(pvcv);
     const kube_pv *best = NULL;
@@ -122,8 +122,7 @@ static void check_bound_claims(const vb_claims *c, const kube_node *node, vb_fin
             r->bound_pvs_found = 0;
             return;
         }
-        if (!kube_pv_node_affinity_matches(pv, node->base.meta.labels,
-                                           node->base.meta.n_labels)) {
+        if (!kube_pv_node_affinity_matches(pv, node->base.meta.labels, node->base.meta.n_labels)) {
             r->bound_satisfied = 0;
             return;
         }
@@ -176,8 +175,8 @@ static int find_matching_volumes(const vb_claims *c, const vb_view **claims, siz
     for (size_t i = 0; i < n && rc == KUBE_OK; i++) {
         const vb_class_pvs *cp = class_pvs(c, kube_pvc_class(vb_pvc(claims[i])));
         const vb_view *pv = NULL;
-        rc = vb_find_matching_volume(claims[i], cp ? cp->pvs : NULL, cp ? cp->n : 0, node,
-                                     chosen, r->vols.n_static, &pv, err, errlen);
+        rc = vb_find_matching_volume(claims[i], cp ? cp->pvs : NULL, cp ? cp->n : 0, node, chosen,
+                                     r->vols.n_static, &pv, err, errlen);
         if (rc != KUBE_OK)
             break;
         if (!pv) {

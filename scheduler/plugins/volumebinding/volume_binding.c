@@ -41,7 +41,7 @@
 
 typedef struct volume_binding {
     fw_handle *h;
-    plugin_vol_listers *l;     /* one reference */
+    plugin_vol_listers *l; /* one reference */
     vb_cache cache;
     vb_binder binder;
     kube_metric *stage_errors; /* scheduler_volume_scheduling_stage_error_total, or NULL */
@@ -65,7 +65,8 @@ static void shape_repr(const cJSON *shape, kube_buf *b)
     int first = 1;
 
     kube_buf_puts(b, "[]config.UtilizationShapePoint{");
-    cJSON_ArrayForEach(it, shape) {
+    cJSON_ArrayForEach(it, shape)
+    {
         const cJSON *u = cJSON_GetObjectItemCaseSensitive(it, "utilization");
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(it, "score");
         kube_buf_printf(b, "%sconfig.UtilizationShapePoint{Utilization:%d, Score:%d}",
@@ -85,14 +86,17 @@ static void validate_args(const cJSON *in, int64_t *timeout, plugin_field_errs *
     if (!plugin_args_object(in, "", known, e))
         return;
     if (plugin_args_int(in, "", "bindTimeoutSeconds", INT64_MIN, INT64_MAX,
-                        VB_DEFAULT_BIND_TIMEOUT_S, timeout, e) && *timeout < 0)
-        plugin_field_errs_add(e, "bindTimeoutSeconds: Invalid value: %lld: invalid "
+                        VB_DEFAULT_BIND_TIMEOUT_S, timeout, e) &&
+        *timeout < 0)
+        plugin_field_errs_add(e,
+                              "bindTimeoutSeconds: Invalid value: %lld: invalid "
                               "BindTimeoutSeconds, should not be a negative value",
                               (long long)*timeout);
     if (plugin_args_array(in, "", "shape", &shape, e) && shape) {
         kube_buf b = KUBE_BUF_INIT;
         shape_repr(shape, &b);
-        plugin_field_errs_add(e, "shape: Invalid value: %s: unsupported when "
+        plugin_field_errs_add(e,
+                              "shape: Invalid value: %s: unsupported when "
                               "VolumeCapacityPriority feature is disabled",
                               b.data ? b.data : "");
         kube_buf_free(&b);
@@ -127,11 +131,11 @@ static int default_args(const cJSON *in, cJSON **out, char *err, size_t errlen)
 typedef struct vb_state {
     atomic_int refs;
     vb_claims claims;
-    pthread_mutex_t mu;            /* by_node, has_static_bindings */
-    kube_strmap by_node;             /* node -> vb_pod_volumes * */
+    pthread_mutex_t mu;  /* by_node, has_static_bindings */
+    kube_strmap by_node; /* node -> vb_pod_volumes * */
     int has_static_bindings;
-    int all_bound;                 /* set by Reserve */
-    kube_object *node;             /* the Reserve node (one reference) */
+    int all_bound;     /* set by Reserve */
+    kube_object *node; /* the Reserve node (one reference) */
 } vb_state;
 
 static void *state_clone(const void *data)
@@ -226,14 +230,16 @@ static fw_status *pod_has_pvcs(volume_binding *pl, const kube_pod *pod, int *has
         if (!pvc && v->type == KUBE_VOL_EPHEMERAL)
             st = fw_status_newf(FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
                                 "waiting for ephemeral volume controller to create the "
-                                "persistentvolumeclaim \"%s\"", v->id);
+                                "persistentvolumeclaim \"%s\"",
+                                v->id);
         else if (!pvc)
             st = fw_status_newf(FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
                                 "persistentvolumeclaim \"%s\" not found", v->id);
         else if (strcmp(pvc->phase, "Lost") == 0)
             st = fw_status_newf(FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
                                 "persistentvolumeclaim \"%s\" bound to non-existent "
-                                "persistentvolume \"%s\"", v->id, pvc->volume_name);
+                                "persistentvolume \"%s\"",
+                                v->id, pvc->volume_name);
         else if (obj->meta.deleting)
             st = fw_status_newf(FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
                                 "persistentvolumeclaim \"%s\" is being deleted", v->id);
@@ -367,7 +373,8 @@ static fw_status *pod_volume_claims(volume_binding *pl, const kube_pod *pod, vb_
         if (vb_cache_get(&pl->cache, PLUGIN_VOL_PVC, ns, v->id, &pvc) != KUBE_OK)
             return fw_status_error(KUBE_ENOTFOUND,
                                    "error getting PVC \"%s/%s\": could not find "
-                                   "v1.PersistentVolumeClaim \"%s/%s\"", ns, v->id, ns, v->id);
+                                   "v1.PersistentVolumeClaim \"%s/%s\"",
+                                   ns, v->id, ns, v->id);
         if (v->type == KUBE_VOL_EPHEMERAL && (st = ephemeral_owner_check(pod, pvc.obj, FW_ERROR))) {
             vb_view_clear(&pvc);
             return st;
@@ -565,8 +572,7 @@ static int assume_pv(volume_binding *pl, vb_binding *b, char *err, size_t errlen
     return rc;
 }
 
-static int assume_pvc(volume_binding *pl, vb_view *pvc, const char *node, char *err,
-                      size_t errlen)
+static int assume_pvc(volume_binding *pl, vb_view *pvc, const char *node, char *err, size_t errlen)
 {
     vb_overlay *ov = vb_overlay_pvc(vb_view_rv(pvc), node);
     int rc;
@@ -616,8 +622,7 @@ static fw_status *assume_pod_volumes(volume_binding *pl, const kube_pod *pod, co
     return NULL;
 }
 
-static fw_status *reserve(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                          const char *node)
+static fw_status *reserve(void *self, fw_cycle_state *cs, const fw_pod_info *pod, const char *node)
 {
     volume_binding *pl = self;
     vb_state *s = state_get(cs);
@@ -654,8 +659,7 @@ static void unreserve(void *self, fw_cycle_state *cs, const fw_pod_info *pod, co
 /* PreBind                                                             */
 /* ------------------------------------------------------------------ */
 
-static fw_status *pre_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
-                           const char *node)
+static fw_status *pre_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pod, const char *node)
 {
     volume_binding *pl = self;
     vb_state *s = state_get(cs);
@@ -670,8 +674,10 @@ static fw_status *pre_bind(void *self, fw_cycle_state *cs, const fw_pod_info *po
         return fw_status_error(KUBE_ENOTFOUND, "no pod volumes found for node \"%s\"", node);
     KLOG_V(5, "Trying to bind volumes for pod pod=\"%s/%s\"", pod->namespace_, pod->name);
     if (!s->node)
-        st = fw_status_error(KUBE_ENOTFOUND, "binding volumes: failed to get node \"%s\": "
-                             "node \"%s\" not found", node, node);
+        st = fw_status_error(KUBE_ENOTFOUND,
+                             "binding volumes: failed to get node \"%s\": "
+                             "node \"%s\" not found",
+                             node, node);
     else
         st = vb_bind_pod_volumes(&pl->binder, kube_node_from(s->node), v);
     if (st) {
@@ -711,11 +717,11 @@ static kube_metric *stage_error_metric(kube_metrics *reg)
 {
     static const char *const labels[] = {"operation"};
     kube_metric_opts o = {.name = "scheduler_volume_scheduling_stage_error_total",
-                           .help = "Volume scheduling stage error count",
-                           .type = KUBE_METRIC_COUNTER,
-                           .stability = KUBE_STABILITY_ALPHA,
-                           .labels = labels,
-                           .n_labels = 1};
+                          .help = "Volume scheduling stage error count",
+                          .type = KUBE_METRIC_COUNTER,
+                          .stability = KUBE_STABILITY_ALPHA,
+                          .labels = labels,
+                          .n_labels = 1};
     kube_metric *m = NULL;
     int rc = reg ? kube_metrics_register(reg, &o, &m) : KUBE_OK;
 
@@ -726,8 +732,8 @@ static kube_metric *stage_error_metric(kube_metrics *reg)
     return m;
 }
 
-int plugin_volume_binding_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l,
-                              void **self, char *err, size_t errlen)
+int plugin_volume_binding_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l, void **self,
+                              char *err, size_t errlen)
 {
     plugin_field_errs e = PLUGIN_FIELD_ERRS_INIT;
     volume_binding *pl;

@@ -84,8 +84,7 @@ int plugin_vol_listers_wait(plugin_vol_listers *l, uint64_t *gen, long timeout_m
 /* The handlers of kind k for kube_store_apply() on a store-backed lister's
  * stores (they bump the generation and notify subscribers of l). Borrowed
  * from l. */
-const kube_informer_handlers *plugin_vol_listers_handlers(plugin_vol_listers *l,
-                                                          plugin_vol_kind k);
+const kube_informer_handlers *plugin_vol_listers_handlers(plugin_vol_listers *l, plugin_vol_kind k);
 
 /* An event of kind k: old_obj NULL for an add, new_obj NULL for a delete
  * (both borrowed for the call). Runs on the hub's thread. */
@@ -105,8 +104,8 @@ void plugin_vol_listers_unsubscribe(const void *source, plugin_vol_event_fn fn, 
  * (ignored by the plugins without args). */
 typedef int (*plugin_vol_new_fn)(const cJSON *args, fw_handle *h, plugin_vol_listers *l,
                                  void **self, char *err, size_t errlen);
-int plugin_volume_binding_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l,
-                              void **self, char *err, size_t errlen);
+int plugin_volume_binding_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l, void **self,
+                              char *err, size_t errlen);
 int plugin_volume_restrictions_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l,
                                    void **self, char *err, size_t errlen);
 int plugin_volume_zone_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l, void **self,
