@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "kube/buf.h"
+#include "kube/duration.h"
 #include "kube/errors.h"
 #include "kube/pin.h"
 
@@ -153,59 +154,6 @@ void apis_options_free(apis_options *o)
         apis_strlist_free(lists[i]);
 }
 
-/* Units in matching order: "ms" before "m" and "s". */
-static const struct {
-    const char *unit;
-    double ms;
-} duration_units[] = {{"ns", 1e-6}, {"us", 1e-3}, {"\xc2\xb5s", 1e-3}, {"ms", 1},
-                      {"s", 1000},  {"m", 60000}, {"h", 3600000}};
-
-static int duration_unit(const char *p, size_t *len, double *ms)
-{
-    for (size_t i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++) {
-        size_t n = strlen(duration_units[i].unit);
-        if (strncmp(p, duration_units[i].unit, n) == 0) {
-            *len = n;
-            *ms = duration_units[i].ms;
-            return KUBE_OK;
-        }
-    }
-    return KUBE_EINVAL;
-}
-
-int apis_parse_duration_ms(const char *s, int64_t *out)
-{
-    double total = 0;
-    const char *p = s;
-
-    if (strcmp(s, "0") == 0) {
-        *out = 0;
-        return KUBE_OK;
-    }
-    if (!*p)
-        return KUBE_EINVAL;
-    while (*p) {
-        char *end;
-        double v, ms;
-        size_t len;
-        char num[32];
-        size_t n = strspn(p, "0123456789.");
-        if (n == 0 || n >= sizeof(num))
-            return KUBE_EINVAL;
-        memcpy(num, p, n);
-        num[n] = '\0';
-        v = strtod(num, &end);
-        if (*end != '\0' || duration_unit(p + n, &len, &ms) != KUBE_OK)
-            return KUBE_EINVAL;
-        total += v * ms;
-        p += n + len;
-    }
-    if (total > 9.2e15)
-        return KUBE_EINVAL;
-    *out = (int64_t)(total + 0.5);
-    return KUBE_OK;
-}
-
 static int set_bool(const char *value, int *dst)
 {
     if (!value || strcmp(value, "true") == 0 || strcmp(value, "1") == 0)
@@ -232,8 +180,11 @@ static int set_value(apis_options *o, const flag *f, const char *value)
             return KUBE_ECONFIG;
         *(int *)dst = (int)v;
         return KUBE_OK;
-    case K_DURATION:
-        return apis_parse_duration_ms(value, (int64_t *)dst) == KUBE_OK ? KUBE_OK : KUBE_ECONFIG;
+    case K_DURATION: /* Go syntax; a timeout is never negative */
+        if (kube_duration_parse(value, &v) != KUBE_OK || v < 0)
+            return KUBE_ECONFIG;
+        *(int64_t *)dst = v;
+        return KUBE_OK;
     case K_LIST:
         apis_strlist_free((apis_strlist *)dst);
         if (f->offset == OFF(requestheader_allowed_names))

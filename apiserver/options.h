@@ -80,8 +80,4 @@ int apis_options_parse(int argc, char *const *argv, apis_options *o, char *err, 
 void apis_options_free(apis_options *o);
 void apis_options_usage(FILE *f);
 
-/* Parses a Go duration ("300ms", "10s", "1m30s", "1h"; "0" is 0) into
- * milliseconds. Returns KUBE_OK or KUBE_EINVAL. */
-int apis_parse_duration_ms(const char *s, int64_t *out);
-
 #endif

@@ -203,7 +203,7 @@ static int apply_duration(const char *flag, const char *value, int64_t *ms)
 {
     if (!value)
         return KUBE_OK;
-    if (sched_parse_duration(value, ms) != KUBE_OK) {
+    if (kube_duration_parse(value, ms) != KUBE_OK) {
         fprintf(stderr, "Error: invalid argument \"%s\" for \"--%s\" flag\n", value, flag);
         return KUBE_ECONFIG;
     }

@@ -58,6 +58,7 @@
 #include <stdint.h>
 
 #include "kube/buf.h"
+#include "kube/duration.h"
 
 #define SCHED_API_V1 "kubescheduler.config.k8s.io/v1"
 #define SCHED_API_V1BETA3 "kubescheduler.config.k8s.io/v1beta3"
@@ -190,12 +191,5 @@ const sched_plugin *sched_default_plugins(const char *api_version, size_t *n);
 /* 1 when name is one of kube-scheduler v1.28's in-tree plugins
  * (framework/plugins/names), else 0. */
 int sched_config_upstream_plugin(const char *name);
-
-/* Go durations: "15s", "1m30s", "1.5h", "300ms", "2h45m0.5s", "0". Returns
- * KUBE_OK or KUBE_EINVAL; *ms rounded toward zero to milliseconds. */
-int sched_parse_duration(const char *s, int64_t *ms);
-/* Formats like Go's time.Duration.String() ("15s", "1m30s", "1.5s",
- * "500ms", "0s") into out (size n). */
-void sched_format_duration(int64_t ms, char *out, size_t n);
 
 #endif

@@ -230,7 +230,7 @@ static int get_duration(sched_cfg_dec *d, const yaml_node_t *n, int64_t *ms)
     if (n->type != YAML_SCALAR_NODE || classify(n) != SK_STRING)
         return sched_cfg_fail(d, "expected a duration string such as \"15s\", got %s",
                               kind_name(n));
-    if (sched_parse_duration(scalar_text(n), ms) != KUBE_OK)
+    if (kube_duration_parse(scalar_text(n), ms) != KUBE_OK)
         return sched_cfg_fail(d, "invalid duration \"%s\"", scalar_text(n));
     return KUBE_OK;
 }

@@ -24,13 +24,13 @@ static int validate_leader_election(sched_cfg_dec *d, const sched_leader_electio
     if (le->retry_period_ms <= 0)
         return sched_cfg_fail_at(d, "leaderElection.retryPeriod", "must be greater than zero");
     if (le->lease_duration_ms <= le->renew_deadline_ms) {
-        sched_format_duration(le->renew_deadline_ms, f, sizeof(f));
+        kube_duration_format(le->renew_deadline_ms, f, sizeof(f));
         return sched_cfg_fail_at(d, "leaderElection.leaseDuration",
                                  "LeaseDuration must be greater than RenewDeadline (%s)", f);
     }
     if (le->renew_deadline_ms * 10 <= le->retry_period_ms * 12) {
-        sched_format_duration(le->renew_deadline_ms, f, sizeof(f));
-        sched_format_duration(le->retry_period_ms, g, sizeof(g));
+        kube_duration_format(le->renew_deadline_ms, f, sizeof(f));
+        kube_duration_format(le->retry_period_ms, g, sizeof(g));
         return sched_cfg_fail_at(
             d, "leaderElection.renewDeadline",
             "renewDeadline (%s) must be greater than retryPeriod*JitterFactor (%s*1.2)", f, g);

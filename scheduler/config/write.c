@@ -132,7 +132,7 @@ static int put_document(yaml_emitter_t *e, const cJSON *root)
 static cJSON *duration_json(int64_t ms)
 {
     char buf[64];
-    sched_format_duration(ms, buf, sizeof(buf));
+    kube_duration_format(ms, buf, sizeof(buf));
     return cJSON_CreateString(buf);
 }
 

@@ -182,7 +182,7 @@ static int64_t check_timeouts(waiting_pod *wp)
         const pending_plugin *p = &wp->pending[i];
         if (p->deadline_ms <= now) {
             char dur[32], msg[256];
-            sched_format_duration(p->timeout_ms, dur, sizeof(dur));
+            kube_duration_format(p->timeout_ms, dur, sizeof(dur));
             snprintf(msg, sizeof(msg), "rejected due to timeout after waiting %s at plugin %s", dur,
                      p->plugin);
             wp_reject(wp, p->plugin, msg);

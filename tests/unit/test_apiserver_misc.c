@@ -212,6 +212,7 @@ static void rejects_bad_flags(void **state)
     }
 }
 
+/* Duration flags use kube/duration (Go syntax) and refuse negative values. */
 static void parses_durations(void **state)
 {
     static const struct {
@@ -220,15 +221,23 @@ static void parses_durations(void **state)
     } ok[] = {{"0", 0},       {"10s", 10000},    {"1m30s", 90000},
               {"500ms", 500}, {"1.5h", 5400000}, {"2000us", 2}};
     static const char *const bad[] = {"", "10", "s", "-1s", "1x", "1e3s", "10 s"};
-    int64_t v;
+    char flag[64], err[256];
+    apis_options o;
     (void)state;
 
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-        assert_int_equal(apis_parse_duration_ms(ok[i].in, &v), KUBE_OK);
-        assert_int_equal(v, ok[i].ms);
+        char *argv[] = {"stickyvm-apiserver", flag};
+        snprintf(flag, sizeof(flag), "--request-timeout=%s", ok[i].in);
+        assert_int_equal(apis_options_parse(2, argv, &o, err, sizeof(err)), KUBE_OK);
+        assert_int_equal(o.request_timeout_ms, ok[i].ms);
+        apis_options_free(&o);
     }
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        assert_int_equal(apis_parse_duration_ms(bad[i], &v), KUBE_EINVAL);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *argv[] = {"stickyvm-apiserver", flag};
+        snprintf(flag, sizeof(flag), "--request-timeout=%s", bad[i]);
+        assert_int_equal(apis_options_parse(2, argv, &o, err, sizeof(err)), KUBE_ECONFIG);
+        apis_options_free(&o);
+    }
 }
 
 static void make_tmp(char *dir, size_t n)

@@ -522,15 +522,15 @@ static void durations(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int64_t ms = -1;
         char buf[32];
-        assert_int_equal(sched_parse_duration(cases[i].in, &ms), KUBE_OK);
+        assert_int_equal(kube_duration_parse(cases[i].in, &ms), KUBE_OK);
         assert_int_equal(ms, cases[i].ms);
-        sched_format_duration(ms, buf, sizeof(buf));
+        kube_duration_format(ms, buf, sizeof(buf));
         assert_string_equal(buf, cases[i].out);
     }
     const char *bad[] = {"", "s", "15", "1x", "1.s.", "--1s", "1e3s", NULL};
     for (size_t i = 0; bad[i]; i++) {
         int64_t ms = 7;
-        assert_int_equal(sched_parse_duration(bad[i], &ms), KUBE_EINVAL);
+        assert_int_equal(kube_duration_parse(bad[i], &ms), KUBE_EINVAL);
         assert_int_equal(ms, 7);
     }
 }

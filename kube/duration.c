@@ -1,8 +1,7 @@
 /*
- * scheduler/config/duration.c - Go's time.Duration text: parsed as
- * time.ParseDuration parses it and formatted as Duration.String() does.
+ * kube/duration.c - Go's time.Duration text (duration.h).
  */
-#include "config/config.h"
+#include "kube/duration.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -58,7 +57,7 @@ static int duration_element(const char **sp, __int128 *total)
     return KUBE_OK;
 }
 
-int sched_parse_duration(const char *s, int64_t *ms)
+int kube_duration_parse(const char *s, int64_t *ms)
 {
     if (!s || !*s)
         return KUBE_EINVAL;
@@ -80,7 +79,7 @@ int sched_parse_duration(const char *s, int64_t *ms)
     return KUBE_OK;
 }
 
-void sched_format_duration(int64_t ms, char *out, size_t n)
+void kube_duration_format(int64_t ms, char *out, size_t n)
 {
     const char *sign = ms < 0 ? "-" : "";
     uint64_t v = ms < 0 ? (uint64_t)(-(ms + 1)) + 1 : (uint64_t)ms;
