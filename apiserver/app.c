@@ -179,11 +179,6 @@ int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen
     return KUBE_OK;
 }
 
-int apis_app_port(const apis_app *a)
-{
-    return apis_server_port(a->server);
-}
-
 int apis_app_run(apis_app *a)
 {
     return apis_server_run(a->server);

@@ -27,7 +27,6 @@ typedef struct apis_app apis_app;
  * kubeconfig, unreadable certificate, port in use, ...) are described in
  * err. */
 int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen);
-int apis_app_port(const apis_app *a);
 int apis_app_run(apis_app *a);
 void apis_app_stop(apis_app *a);
 void apis_app_free(apis_app *a);

@@ -102,16 +102,6 @@ int apis_pool_submit(apis_pool *p, apis_job_fn fn, void *arg)
     return KUBE_OK;
 }
 
-size_t apis_pool_queued(apis_pool *p)
-{
-    size_t n;
-
-    pthread_mutex_lock(&p->mu);
-    n = p->queued;
-    pthread_mutex_unlock(&p->mu);
-    return n;
-}
-
 void apis_pool_free(apis_pool *p)
 {
     if (!p)

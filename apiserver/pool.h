@@ -21,8 +21,6 @@ int apis_pool_new(int threads, apis_pool **out);
 /* Queues fn(arg). Returns KUBE_OK, KUBE_ENOMEM or KUBE_ECANCELED once the
  * pool is being freed. */
 int apis_pool_submit(apis_pool *p, apis_job_fn fn, void *arg);
-/* Jobs queued and not yet started. */
-size_t apis_pool_queued(apis_pool *p);
 void apis_pool_free(apis_pool *p);
 
 #endif

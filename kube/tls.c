@@ -17,17 +17,6 @@ struct kube_tls {
     EVP_PKEY *key;          /* NULL: no client key */
 };
 
-void kube_tls_error(char *err, size_t errlen, const char *what)
-{
-    char detail[256];
-    unsigned long e = ERR_get_error();
-
-    ERR_error_string_n(e, detail, sizeof(detail));
-    ERR_clear_error();
-    if (err && errlen)
-        snprintf(err, errlen, "%s: %s", what, e ? detail : "rejected");
-}
-
 /* OpenSSL's reason for the last queued error, or "no PEM data found". */
 static const char *tls_reason(void)
 {

@@ -57,8 +57,4 @@ int kube_tls_has_ca(const kube_tls *t);
  * OpenSSL refuses (out of memory). */
 int kube_tls_apply(const kube_tls *t, SSL_CTX *ctx);
 
-/* Writes "<what>: <OpenSSL's first queued error>" (or "<what>: rejected")
- * into err (may be NULL) and clears OpenSSL's error queue. */
-void kube_tls_error(char *err, size_t errlen, const char *what);
-
 #endif

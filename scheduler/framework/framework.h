@@ -396,11 +396,6 @@ typedef enum fw_point {
     FW_PT_COUNT
 } fw_point;
 
-/* kube-scheduler's metric label of a point: "PreFilter", "Filter", ...
- * Also "PreFilterExtensionAddPod", "PreFilterExtensionRemovePod",
- * "ScoreExtensionNormalize", "Unreserve" are used as labels. */
-const char *fw_point_name(fw_point p);
-
 /* Builds the framework of one profile (kube-scheduler's NewFramework):
  * instantiates every plugin enabled at any point (including multiPoint)
  * once, places them per point after multiPoint expansion, checks exactly
@@ -421,8 +416,6 @@ void fw_framework_free(fw_framework *fw);
 const char *fw_framework_profile_name(const fw_framework *fw);
 /* The handle given to plugins (owned by the framework). */
 fw_handle *fw_framework_handle(fw_framework *fw);
-/* The profile's percentageOfNodesToScore, or -1 when the profile has none. */
-int32_t fw_framework_percentage_of_nodes_to_score(const fw_framework *fw);
 
 /* Introspection: the plugin names at a point, in run order (static names).
  * Returns the count; writes up to cap names. */

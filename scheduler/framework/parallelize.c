@@ -137,11 +137,6 @@ void fw_parallelizer_free(fw_parallelizer *p)
     free(p);
 }
 
-int fw_parallelizer_parallelism(const fw_parallelizer *p)
-{
-    return p ? p->parallelism : 1;
-}
-
 static void run_serial(size_t n, void (*fn)(void *ud, size_t i), void *ud, atomic_int *stop,
                        size_t chunk)
 {

@@ -46,7 +46,6 @@ typedef struct fw_parallelizer fw_parallelizer;
  * KUBE_EINVAL or KUBE_ENOMEM. */
 int fw_parallelizer_new(int parallelism, fw_parallelizer **out);
 void fw_parallelizer_free(fw_parallelizer *p);
-int fw_parallelizer_parallelism(const fw_parallelizer *p);
 
 /* The chunk size kube-scheduler uses for n pieces. */
 size_t fw_chunk_size_for(size_t n, int parallelism);

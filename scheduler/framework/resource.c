@@ -88,21 +88,6 @@ int fw_resource_add_scalar(fw_resource *r, const char *name, int64_t delta)
     return KUBE_OK;
 }
 
-int fw_resource_add_named(fw_resource *r, const char *name, int64_t value)
-{
-    if (strcmp(name, "cpu") == 0)
-        r->milli_cpu += value;
-    else if (strcmp(name, "memory") == 0)
-        r->memory += value;
-    else if (strcmp(name, "ephemeral-storage") == 0)
-        r->ephemeral_storage += value;
-    else if (strcmp(name, "pods") == 0)
-        r->allowed_pod_number += value;
-    else if (kube_is_scalar_resource_name(name))
-        return fw_resource_add_scalar(r, name, value);
-    return KUBE_OK;
-}
-
 int fw_resource_from_kube(fw_resource *r, const struct kube_resources *kr)
 {
     fw_resource_reset(r);
@@ -114,49 +99,6 @@ int fw_resource_from_kube(fw_resource *r, const struct kube_resources *kr)
     for (size_t i = 0; i < kr->n_scalars; i++)
         if (fw_resource_set_scalar(r, kr->scalars[i].name, kr->scalars[i].value) != KUBE_OK)
             return KUBE_ENOMEM;
-    return KUBE_OK;
-}
-
-static int combine(fw_resource *dst, const fw_resource *src, int sign)
-{
-    dst->milli_cpu += sign * src->milli_cpu;
-    dst->memory += sign * src->memory;
-    dst->ephemeral_storage += sign * src->ephemeral_storage;
-    dst->allowed_pod_number += sign * src->allowed_pod_number;
-    for (uint32_t i = 0; i < src->n_scalars; i++)
-        if (fw_resource_add_scalar(dst, src->scalars[i].name, sign * src->scalars[i].value) !=
-            KUBE_OK)
-            return KUBE_ENOMEM;
-    return KUBE_OK;
-}
-
-int fw_resource_add(fw_resource *dst, const fw_resource *src)
-{
-    return combine(dst, src, 1);
-}
-
-int fw_resource_sub(fw_resource *dst, const fw_resource *src)
-{
-    return combine(dst, src, -1);
-}
-
-static int64_t max64(int64_t a, int64_t b)
-{
-    return a > b ? a : b;
-}
-
-int fw_resource_set_max(fw_resource *dst, const fw_resource *src)
-{
-    dst->milli_cpu = max64(dst->milli_cpu, src->milli_cpu);
-    dst->memory = max64(dst->memory, src->memory);
-    dst->ephemeral_storage = max64(dst->ephemeral_storage, src->ephemeral_storage);
-    dst->allowed_pod_number = max64(dst->allowed_pod_number, src->allowed_pod_number);
-    for (uint32_t i = 0; i < src->n_scalars; i++) {
-        fw_scalar *s = scalar_slot(dst, src->scalars[i].name);
-        if (!s)
-            return KUBE_ENOMEM;
-        s->value = max64(s->value, src->scalars[i].value);
-    }
     return KUBE_OK;
 }
 

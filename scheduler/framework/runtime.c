@@ -21,26 +21,6 @@ static const fw_point point_order[] = {
 };
 #define N_POINTS (sizeof(point_order) / sizeof(point_order[0]))
 
-static const char *const point_names[FW_PT_COUNT] = {
-    [FW_PT_PRE_ENQUEUE] = "PreEnqueue",
-    [FW_PT_QUEUE_SORT] = "QueueSort",
-    [FW_PT_PRE_FILTER] = "PreFilter",
-    [FW_PT_FILTER] = "Filter",
-    [FW_PT_POST_FILTER] = "PostFilter",
-    [FW_PT_PRE_SCORE] = "PreScore",
-    [FW_PT_SCORE] = "Score",
-    [FW_PT_RESERVE] = "Reserve",
-    [FW_PT_PERMIT] = "Permit",
-    [FW_PT_PRE_BIND] = "PreBind",
-    [FW_PT_BIND] = "Bind",
-    [FW_PT_POST_BIND] = "PostBind",
-};
-
-const char *fw_point_name(fw_point p)
-{
-    return (unsigned)p < FW_PT_COUNT ? point_names[p] : "Unknown";
-}
-
 /* The config set of a point: sched_ext_point and fw_point share order. */
 static const sched_plugin_set *config_set(const sched_profile *prof, fw_point p)
 {
@@ -434,11 +414,6 @@ void fw_handle_emit_event(const fw_handle *h, const fw_cluster_event *ev,
 fw_handle *fw_framework_handle(fw_framework *fw)
 {
     return &fw->handle;
-}
-
-int32_t fw_framework_percentage_of_nodes_to_score(const fw_framework *fw)
-{
-    return fw->pct;
 }
 
 size_t fw_framework_plugins_at(const fw_framework *fw, fw_point p, const char **names, size_t cap)

@@ -274,11 +274,6 @@ int fw_diagnosis_add_unschedulable_plugin(fw_diagnosis *d, const char *plugin)
                       &d->cap_unschedulable_plugins, plugin);
 }
 
-int fw_diagnosis_add_pending_plugin(fw_diagnosis *d, const char *plugin)
-{
-    return set_insert(&d->pending_plugins, &d->n_pending_plugins, &d->cap_pending_plugins, plugin);
-}
-
 static int set_msg(char **slot, const char *msg)
 {
     char *copy = NULL;

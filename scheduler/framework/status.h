@@ -140,7 +140,6 @@ typedef struct fw_diagnosis {
 int fw_diagnosis_add_node(fw_diagnosis *d, const char *node, fw_status *st);
 /* Inserts a plugin name (static storage) into a set if absent. */
 int fw_diagnosis_add_unschedulable_plugin(fw_diagnosis *d, const char *plugin);
-int fw_diagnosis_add_pending_plugin(fw_diagnosis *d, const char *plugin);
 /* Sets the PreFilter/PostFilter message (copied; NULL clears). */
 int fw_diagnosis_set_pre_filter_msg(fw_diagnosis *d, const char *msg);
 int fw_diagnosis_set_post_filter_msg(fw_diagnosis *d, const char *msg);

@@ -76,11 +76,6 @@ typedef struct fw_resource {
  * "still reachable"). Thread-safe. NULL on OOM. */
 const char *fw_resource_name_intern(const char *name);
 
-/* Adds value of resource `name` as Resource.Add(ResourceList) does:
- * "cpu" (value in millicores), "memory", "ephemeral-storage", "pods",
- * otherwise a scalar when kube_is_scalar_resource_name(), else ignored.
- * Returns KUBE_OK or KUBE_ENOMEM. */
-int fw_resource_add_named(fw_resource *r, const char *name, int64_t value);
 /* r = a decoded kube_resources (struct kube_resources, kube/node.h), scalars
  * interned. KUBE_OK or KUBE_ENOMEM. */
 struct kube_resources;
@@ -90,11 +85,6 @@ int64_t fw_resource_scalar(const fw_resource *r, const char *name);
 /* Sets / adds to a scalar (name interned here). KUBE_OK or KUBE_ENOMEM. */
 int fw_resource_set_scalar(fw_resource *r, const char *name, int64_t value);
 int fw_resource_add_scalar(fw_resource *r, const char *name, int64_t delta);
-/* dst += src, dst -= src (all fields and scalars). KUBE_OK or KUBE_ENOMEM. */
-int fw_resource_add(fw_resource *dst, const fw_resource *src);
-int fw_resource_sub(fw_resource *dst, const fw_resource *src);
-/* dst = max(dst, src) field by field, scalars included (SetMaxResource). */
-int fw_resource_set_max(fw_resource *dst, const fw_resource *src);
 /* dst = src, reusing dst's memory. KUBE_OK or KUBE_ENOMEM. */
 int fw_resource_copy(fw_resource *dst, const fw_resource *src);
 /* Zeroes every value, keeping memory. */
