@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/object.h"
-
 #define MIN_SLOTS 256u
 #define CHUNK_SIZE (64u * 1024u)
 
@@ -177,4 +175,151 @@ void kube_intern_stats_get(kube_intern_stats *out)
     pthread_rwlock_unlock(&pool_lock);
     out->hits = atomic_load(&hits);
     out->refused = atomic_load(&refused);
+}
+
+/* ---- the well-known strings: static, no pool entry ---- */
+
+/* Strings that recur in most pods, nodes and VMs: kept once, statically. */
+static const char *const intern_table[] = {
+    "",
+    "default",
+    "kube-system",
+    "true",
+    "false",
+    "v1",
+    "apps/v1",
+    "batch/v1",
+    "kubevirt.io/v1",
+    "VirtualMachineInstance",
+    "VirtualMachine",
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "Node",
+    "Pod",
+    "stickyvm",
+    "default-scheduler",
+    "kubevirt.io",
+    "virt-launcher",
+    "kubevirt.io/created-by",
+    "vm.kubevirt.io/name",
+    "kubevirt.io/migrationJobUID",
+    "kubevirt.io/nodeName",
+    "kubevirt.io/domain",
+    "kubevirt.io/vm",
+    "kubevirt.io/schedulable",
+    "kubevirt.io/size",
+    "app",
+    "pod-template-hash",
+    "controller-revision-hash",
+    "kubernetes.io/hostname",
+    "kubernetes.io/os",
+    "kubernetes.io/arch",
+    "beta.kubernetes.io/os",
+    "beta.kubernetes.io/arch",
+    "linux",
+    "amd64",
+    "arm64",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+    "node.kubernetes.io/instance-type",
+    "node-role.kubernetes.io/control-plane",
+    "node-role.kubernetes.io/master",
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/unschedulable",
+    "node.kubernetes.io/disk-pressure",
+    "node.kubernetes.io/memory-pressure",
+    "node.kubernetes.io/pid-pressure",
+    "node.kubernetes.io/network-unavailable",
+    "Exists",
+    "Equal",
+    "NoSchedule",
+    "NoExecute",
+    "PreferNoSchedule",
+    "Pending",
+    "Running",
+    "Succeeded",
+    "Failed",
+    "Unknown",
+    "Scheduling",
+    "Scheduled",
+    "PodScheduled",
+    "Initialized",
+    "ContainersReady",
+    "Ready",
+    "PodReadyToStartContainers",
+    "DisruptionTarget",
+    "True",
+    "False",
+    "Unschedulable",
+    "SchedulingGated",
+    "cpu",
+    "memory",
+    "pods",
+    "ephemeral-storage",
+    "devices.kubevirt.io/kvm",
+    "devices.kubevirt.io/tun",
+    "devices.kubevirt.io/vhost-net",
+    "hugepages-2Mi",
+    "hugepages-1Gi",
+    "TCP",
+    "UDP",
+    "SCTP",
+    "0.0.0.0",
+    "compute",
+    "Always",
+    "IfNotPresent",
+    "PreemptLowerPriority",
+    "Never",
+    "DoNotSchedule",
+    "ScheduleAnyway",
+    "Honor",
+    "Ignore",
+};
+
+#define INTERN_SLOTS 512u
+#define INTERN_MAX_LEN 48u
+
+/* Open-addressing index over intern_table, built once. */
+static const char *intern_slots[INTERN_SLOTS];
+static pthread_once_t intern_once = PTHREAD_ONCE_INIT;
+
+static unsigned intern_hash(const char *s, size_t n)
+{
+    unsigned h = (unsigned)n * 2654435761u;
+
+    if (n)
+        h ^= (unsigned char)s[0] * 31u + (unsigned char)s[n / 2] * 131u +
+             (unsigned char)s[n - 1] * 1031u;
+    return (h ^ (h >> 9)) & (INTERN_SLOTS - 1);
+}
+
+static void intern_build(void)
+{
+    for (size_t i = 0; i < sizeof(intern_table) / sizeof(intern_table[0]); i++) {
+        const char *t = intern_table[i];
+        unsigned h = intern_hash(t, strlen(t));
+        while (intern_slots[h])
+            h = (h + 1) & (INTERN_SLOTS - 1);
+        intern_slots[h] = t;
+    }
+}
+
+const char *kube_intern_static(const char *s)
+{
+    size_t n;
+    unsigned h;
+
+    if (!s)
+        return NULL;
+    n = strnlen(s, INTERN_MAX_LEN + 1);
+    if (n > INTERN_MAX_LEN)
+        return NULL;
+    pthread_once(&intern_once, intern_build);
+    for (h = intern_hash(s, n); intern_slots[h]; h = (h + 1) & (INTERN_SLOTS - 1))
+        if (strcmp(intern_slots[h], s) == 0)
+            return intern_slots[h];
+    return NULL;
 }

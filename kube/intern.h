@@ -6,8 +6,8 @@
  * a pod or node holds is the same across thousands of objects: label keys
  * and values, images, toleration and taint lists, node names, resource
  * names. The pool keeps one canonical copy of such byte strings, so objects
- * point at it instead of copying it. kube_intern_static() (kube/object.h)
- * covers the well-known strings at no cost; this pool covers the rest.
+ * point at it instead of copying it. kube_intern_static() covers the
+ * well-known strings at no cost; the pool covers the rest.
  *
  * Entries are permanent: the pool never frees or moves one, so a pointer
  * it returns is valid until the process exits and may be stored in any
@@ -29,6 +29,11 @@
 #define KUBE_INTERN_H
 
 #include <stddef.h>
+
+/* The static copy of s when s is one of the strings most objects repeat
+ * ("", "default", "cpu", "Exists", "kubevirt.io/v1", well-known label and
+ * taint keys, phases, ...), else NULL. Thread-safe; allocates nothing. */
+const char *kube_intern_static(const char *s);
 
 #define KUBE_INTERN_MAX_ENTRY 1024u
 #define KUBE_INTERN_MAX_ENTRIES 65536u

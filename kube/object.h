@@ -134,11 +134,6 @@ int kube_object_build(const kube_codec *codec, size_t size, const cJSON *json,
 /* The destroy function of every kind built by kube_object_build(). */
 void kube_object_free_block(kube_object *obj);
 
-/* The static copy of s when s is one of the strings most objects repeat
- * ("", "default", "cpu", "Exists", "kubevirt.io/v1", well-known label and
- * taint keys, phases, ...), else NULL. Thread-safe; allocates nothing. */
-const char *kube_intern_static(const char *s);
-
 /* kube_intern_static(s), or else a copy of s in the arena (NULL when
  * memory runs out). How decoders store the strings they keep. */
 const char *kube_arena_str(struct kube_arena *a, const char *s);
