@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "kube/buf.h"
+#include "kube/certkit.h"
 #include "kube/errors.h"
 #include "kube/log.h"
 
@@ -129,135 +130,35 @@ fail:
 
 /* ---- generation ---- */
 
-static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
-{
-    X509V3_CTX ctx;
-    X509_EXTENSION *ext;
-    int ok;
-
-    X509V3_set_ctx_nodb(&ctx);
-    X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
-    ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
-    if (!ext)
-        return 0;
-    ok = X509_add_ext(cert, ext, -1);
-    X509_EXTENSION_free(ext);
-    return ok;
-}
-
-static X509 *new_cert(const char *cn, EVP_PKEY *key)
-{
-    X509 *x = X509_new();
-    unsigned char serial[16];
-    BIGNUM *bn = NULL;
-    int ok = x && RAND_bytes(serial, sizeof(serial)) == 1;
-
-    serial[0] &= 0x7f;
-    if (ok)
-        bn = BN_bin2bn(serial, sizeof(serial), NULL);
-    ok = ok && bn && X509_set_version(x, 2) && BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) &&
-         X509_gmtime_adj(X509_getm_notBefore(x), -3600) &&
-         X509_gmtime_adj(X509_getm_notAfter(x), (long)VALIDITY_DAYS * 86400) &&
-         X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_UTF8,
-                                    (const unsigned char *)cn, -1, -1, 0) &&
-         X509_set_pubkey(x, key);
-    BN_free(bn);
-    if (!ok) {
-        X509_free(x);
-        return NULL;
-    }
-    return x;
-}
-
-static int san_value(kube_buf *b, const char *const *dns, const char *const *ips)
-{
-    int rc = KUBE_OK;
-
-    for (size_t i = 0; dns && dns[i] && rc == KUBE_OK; i++)
-        rc = kube_buf_printf(b, "%sDNS:%s", b->len ? "," : "", dns[i]);
-    for (size_t i = 0; ips && ips[i] && rc == KUBE_OK; i++)
-        rc = kube_buf_printf(b, "%sIP:%s", b->len ? "," : "", ips[i]);
-    return rc;
-}
-
-static X509 *make_ca(EVP_PKEY *key, const char *cn)
-{
-    X509 *ca = new_cert(cn, key);
-
-    if (!ca || !X509_set_issuer_name(ca, X509_get_subject_name(ca)) ||
-        !add_ext(ca, ca, NID_basic_constraints, "critical,CA:TRUE") ||
-        !add_ext(ca, ca, NID_key_usage, "critical,digitalSignature,keyCertSign") ||
-        !add_ext(ca, ca, NID_subject_key_identifier, "hash") || !X509_sign(ca, key, EVP_sha256())) {
-        X509_free(ca);
-        return NULL;
-    }
-    return ca;
-}
-
-static X509 *make_serving(EVP_PKEY *key, const char *cn, X509 *ca, EVP_PKEY *ca_key,
-                          const char *san)
-{
-    X509 *x = new_cert(cn, key);
-
-    if (!x || !X509_set_issuer_name(x, X509_get_subject_name(ca)) ||
-        !add_ext(x, ca, NID_basic_constraints, "critical,CA:FALSE") ||
-        !add_ext(x, ca, NID_key_usage, "critical,digitalSignature,keyEncipherment") ||
-        !add_ext(x, ca, NID_ext_key_usage, "serverAuth") ||
-        !add_ext(x, ca, NID_authority_key_identifier, "keyid:always") ||
-        (*san && !add_ext(x, ca, NID_subject_alt_name, san)) ||
-        !X509_sign(x, ca_key, EVP_sha256())) {
-        X509_free(x);
-        return NULL;
-    }
-    return x;
-}
-
-static int write_pem(const char *path, X509 *a, X509 *b, EVP_PKEY *key)
-{
-    char tmp[4096];
-    int fd, ok;
-    FILE *f;
-
-    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-        return KUBE_ERANGE;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, key ? 0600 : 0644);
-    if (fd < 0)
-        return KUBE_EIO;
-    f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        return KUBE_EIO;
-    }
-    ok = key ? PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL)
-             : PEM_write_X509(f, a) && (!b || PEM_write_X509(f, b));
-    if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return KUBE_EIO;
-    }
-    return KUBE_OK;
-}
-
 int apis_certs_generate(const char *cert_path, const char *key_path, const char *const *dns,
                         const char *const *ips, char *err, size_t errlen)
 {
-    EVP_PKEY *ca_key = EVP_EC_gen("P-256"), *key = EVP_EC_gen("P-256");
+    const char *host = dns && dns[0] ? dns[0] : "localhost";
     kube_buf san = KUBE_BUF_INIT;
     X509 *ca = NULL, *leaf = NULL;
+    EVP_PKEY *ca_key = NULL, *key = NULL;
+    STACK_OF(X509) *chain = sk_X509_new_null();
     char ca_cn[128], cn[128];
-    const char *host = dns && dns[0] ? dns[0] : "localhost";
-    int rc = KUBE_ENOMEM;
+    kube_cert_spec ca_spec = {ca_cn, NULL, NULL, 1, -3600, (long)VALIDITY_DAYS * 86400, NULL};
+    kube_cert_spec leaf_spec = {cn,  NULL, "serverAuth", 0, -3600, (long)VALIDITY_DAYS * 86400,
+                                NULL};
+    int rc = chain ? kube_certkit_san(&san, dns, ips) : KUBE_ENOMEM;
 
     snprintf(ca_cn, sizeof(ca_cn), "%s-ca@%lld", host, (long long)time(NULL));
     snprintf(cn, sizeof(cn), "%s@%lld", host, (long long)time(NULL));
-    if (ca_key && key && san_value(&san, dns, ips) == KUBE_OK && (ca = make_ca(ca_key, ca_cn)) &&
-        (leaf = make_serving(key, cn, ca, ca_key, san.data ? san.data : "")))
-        rc = write_pem(key_path, NULL, NULL, key);
+    leaf_spec.san = san.data;
     if (rc == KUBE_OK)
-        rc = write_pem(cert_path, leaf, ca, NULL);
+        rc = kube_certkit_issue(NULL, NULL, &ca_spec, &ca, &ca_key);
+    if (rc == KUBE_OK)
+        rc = kube_certkit_issue(ca, ca_key, &leaf_spec, &leaf, &key);
+    if (rc == KUBE_OK)
+        rc = sk_X509_push(chain, ca) ? KUBE_OK : KUBE_ENOMEM;
+    if (rc == KUBE_OK)
+        rc = kube_certkit_write(cert_path, key_path, leaf, chain, key);
     if (rc != KUBE_OK)
         snprintf(err, errlen, "generating a self-signed certificate into %s: %s", cert_path,
                  kube_strerror(rc));
-    ERR_clear_error();
+    sk_X509_free(chain); /* ca is freed below */
     kube_buf_free(&san);
     X509_free(ca);
     X509_free(leaf);

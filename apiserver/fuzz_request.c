@@ -34,6 +34,7 @@
 #include "authsource.h"
 #include "delegate.h"
 #include "exchange.h"
+#include "kube/certkit.h"
 #include "kube/httpreq.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
@@ -91,37 +92,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static apis_context ctx;
 static X509 *trusted, *untrusted;
 
-static int add_ext(X509 *x, X509 *issuer, int nid, const char *value)
+/* A certificate for cn signed by issuer (self-signed when NULL); its key
+ * is dropped (the fuzzer only presents certificates). Aborts on failure. */
+static X509 *make_cert(const char *cn, X509 *issuer, EVP_PKEY *issuer_key, EVP_PKEY **key_out,
+                       int ca)
 {
-    X509V3_CTX v3;
-    X509_EXTENSION *ext;
-    int ok;
+    kube_cert_spec spec = {cn, NULL, ca ? NULL : "clientAuth", ca, -3600, 86400L * 365, NULL};
+    X509 *x = NULL;
+    EVP_PKEY *key = NULL;
 
-    X509V3_set_ctx_nodb(&v3);
-    X509V3_set_ctx(&v3, issuer, x, NULL, NULL, 0);
-    ext = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
-    ok = ext && X509_add_ext(x, ext, -1);
-    X509_EXTENSION_free(ext);
-    return ok;
-}
-
-/* A certificate for cn signed by issuer (self-signed when NULL). */
-static X509 *make_cert(const char *cn, X509 *issuer, EVP_PKEY *issuer_key, EVP_PKEY *key, int ca)
-{
-    X509 *x = X509_new();
-
-    X509_set_version(x, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(x), ca ? 1 : 2);
-    X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-    X509_gmtime_adj(X509_getm_notAfter(x), 86400L * 365);
-    X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_UTF8,
-                               (const unsigned char *)cn, -1, -1, 0);
-    X509_set_pubkey(x, key);
-    X509_set_issuer_name(x, X509_get_subject_name(issuer ? issuer : x));
-    add_ext(x, issuer ? issuer : x, NID_basic_constraints, ca ? "critical,CA:TRUE" : "CA:FALSE");
-    if (!ca)
-        add_ext(x, issuer, NID_ext_key_usage, "clientAuth");
-    X509_sign(x, issuer_key ? issuer_key : key, EVP_sha256());
+    if (kube_certkit_issue(issuer, issuer_key, &spec, &x, &key) != KUBE_OK)
+        abort();
+    if (key_out)
+        *key_out = key;
+    else
+        EVP_PKEY_free(key);
     return x;
 }
 
@@ -137,10 +122,9 @@ static void write_ca(const char *path, X509 *ca)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     static char path[] = "/tmp/fuzz-request-ca-XXXXXX";
-    EVP_PKEY *ca_key = EVP_EC_gen("P-256"), *key = EVP_EC_gen("P-256");
-    EVP_PKEY *other_key = EVP_EC_gen("P-256");
-    X509 *ca = make_cert("fuzz-ca", NULL, NULL, ca_key, 1);
-    X509 *other = make_cert("fuzz-ca", NULL, NULL, other_key, 1);
+    EVP_PKEY *ca_key = NULL, *other_key = NULL;
+    X509 *ca = make_cert("fuzz-ca", NULL, NULL, &ca_key, 1);
+    X509 *other = make_cert("fuzz-ca", NULL, NULL, &other_key, 1);
     apis_authn_source_options so = {0};
     apis_delegate_options d = {0};
     apis_strlist allowed = {0}, paths = {0}, groups = {0};
@@ -154,8 +138,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     close(fd);
     write_ca(path, ca);
-    trusted = make_cert("front-proxy-client", ca, ca_key, key, 0);
-    untrusted = make_cert("front-proxy-client", other, other_key, key, 0);
+    trusted = make_cert("front-proxy-client", ca, ca_key, NULL, 0);
+    untrusted = make_cert("front-proxy-client", other, other_key, NULL, 0);
     apis_strlist_add(&allowed, "front-proxy-client");
     apis_strlist_split(&paths, "/healthz,/readyz,/livez");
     apis_strlist_add(&groups, "system:masters");
@@ -176,7 +160,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     X509_free(ca);
     X509_free(other);
     EVP_PKEY_free(ca_key);
-    EVP_PKEY_free(key);
     EVP_PKEY_free(other_key);
     return 0;
 }

@@ -25,6 +25,7 @@
 
 #include "kube/lws.h"
 #include "kube/buf.h"
+#include "kube/certkit.h"
 #include "kube/errors.h"
 #include "kube/log.h"
 
@@ -176,81 +177,26 @@ static const struct lws_protocols protocols[] = {
 /* Self-signed certificate                                             */
 /* ------------------------------------------------------------------ */
 
-static char *bio_text(BIO *b)
+/* A self-signed ECDSA P-256 certificate for localhost and this host, and
+ * its key, as PEM text (the caller's). */
+static int self_signed(char **cert_pem, char **key_pem)
 {
-    char *data = NULL;
-    long n = BIO_get_mem_data(b, &data);
-    char *out = n >= 0 ? malloc((size_t)n + 1) : NULL;
-
-    if (out) {
-        memcpy(out, data, (size_t)n);
-        out[n] = '\0';
-    }
-    return out;
-}
-
-static int add_san(X509 *x)
-{
-    char host[256] = "localhost", san[512];
-    X509_EXTENSION *ext;
-    X509V3_CTX ctx;
-    int ok;
+    char host[256] = "localhost", cn[128], san[640];
+    kube_cert_spec spec = {cn, NULL, "serverAuth", 0, -3600, 365L * 24 * 3600, san};
+    X509 *x = NULL;
+    EVP_PKEY *key = NULL;
+    int rc;
 
     if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
         kube_strlcpy(host, "localhost", sizeof(host));
-    snprintf(san, sizeof(san), "DNS:localhost,DNS:%s,IP:127.0.0.1", host);
-    X509V3_set_ctx_nodb(&ctx);
-    X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
-    ext = X509V3_EXT_conf_nid(NULL, &ctx, NID_subject_alt_name, san);
-    ok = ext && X509_add_ext(x, ext, -1);
-    X509_EXTENSION_free(ext);
-    return ok;
-}
-
-static X509 *make_cert(EVP_PKEY *key)
-{
-    X509 *x = X509_new();
-    X509_NAME *name;
-    char cn[128];
-    unsigned char serial[16];
-    BIGNUM *bn = NULL;
-    int ok;
-
-    if (!x)
-        return NULL;
     snprintf(cn, sizeof(cn), "localhost@%lld", (long long)time(NULL));
-    ok = RAND_bytes(serial, sizeof(serial)) == 1;
-    serial[0] &= 0x7f;
-    if (ok)
-        bn = BN_bin2bn(serial, sizeof(serial), NULL);
-    ok = bn && BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) && X509_set_version(x, 2) &&
-         X509_gmtime_adj(X509_getm_notBefore(x), -3600) &&
-         X509_gmtime_adj(X509_getm_notAfter(x), 365L * 24 * 3600) && X509_set_pubkey(x, key);
-    BN_free(bn);
-    name = X509_get_subject_name(x);
-    ok = ok &&
-         X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (unsigned char *)cn, -1, -1, 0) &&
-         X509_set_issuer_name(x, name) && add_san(x) && X509_sign(x, key, EVP_sha256());
-    if (!ok) {
-        X509_free(x);
-        return NULL;
+    snprintf(san, sizeof(san), "DNS:localhost,DNS:%s,IP:127.0.0.1", host);
+    *cert_pem = *key_pem = NULL;
+    rc = kube_certkit_issue(NULL, NULL, &spec, &x, &key);
+    if (rc == KUBE_OK) {
+        *cert_pem = kube_certkit_cert_pem(x);
+        *key_pem = kube_certkit_key_pem(key);
     }
-    return x;
-}
-
-/* A self-signed ECDSA P-256 certificate and key, as PEM text. */
-static int self_signed(char **cert_pem, char **key_pem)
-{
-    EVP_PKEY *key = EVP_EC_gen("P-256");
-    X509 *x = key ? make_cert(key) : NULL;
-    BIO *cb = BIO_new(BIO_s_mem()), *kb = BIO_new(BIO_s_mem());
-    int ok = x && cb && kb && PEM_write_bio_X509(cb, x) &&
-             PEM_write_bio_PrivateKey(kb, key, NULL, NULL, 0, NULL, NULL);
-
-    *cert_pem = ok ? bio_text(cb) : NULL;
-    *key_pem = ok ? bio_text(kb) : NULL;
-    BIO_free(cb);
-    BIO_free(kb);
     X509_free(x);
     EVP_PKEY_free(key);
     if (!*cert_pem || !*key_pem) {

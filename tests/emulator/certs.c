@@ -18,172 +18,53 @@
 #include <unistd.h>
 
 #include "emu_internal.h"
+#include "kube/certkit.h"
 #include "kube/log.h"
 
-static EVP_PKEY *new_key(void)
-{
-    return EVP_EC_gen("P-256");
-}
+#define MAX_NAMES 16
 
-static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
-{
-    X509V3_CTX ctx;
-    X509_EXTENSION *ext;
-    int ok;
-
-    X509V3_set_ctx_nodb(&ctx);
-    X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
-    ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
-    if (!ext)
-        return KUBE_EINVAL;
-    ok = X509_add_ext(cert, ext, -1);
-    X509_EXTENSION_free(ext);
-    return ok ? KUBE_OK : KUBE_ENOMEM;
-}
-
-static int set_serial(X509 *cert)
-{
-    unsigned char buf[16];
-    BIGNUM *bn;
-    int ok;
-
-    if (RAND_bytes(buf, sizeof(buf)) != 1)
-        return KUBE_EIO;
-    buf[0] &= 0x7f;
-    bn = BN_bin2bn(buf, sizeof(buf), NULL);
-    if (!bn)
-        return KUBE_ENOMEM;
-    ok = BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert)) != NULL;
-    BN_free(bn);
-    return ok ? KUBE_OK : KUBE_ENOMEM;
-}
-
-static int set_subject(X509 *cert, const char *cn, const char *const *orgs, size_t n_orgs)
-{
-    X509_NAME *name = X509_get_subject_name(cert);
-
-    for (size_t i = 0; i < n_orgs; i++)
-        if (!X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, (const unsigned char *)orgs[i],
-                                        -1, -1, 0))
-            return KUBE_EINVAL;
-    if (!X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1,
-                                    0))
-        return KUBE_EINVAL;
-    return KUBE_OK;
-}
-
-/* A certificate skeleton: version 3, serial, validity, subject, key. */
-static X509 *cert_base(const char *cn, const char *const *orgs, size_t n_orgs, EVP_PKEY *key,
-                       int days)
-{
-    X509 *cert = X509_new();
-
-    if (!cert)
-        return NULL;
-    if (!X509_set_version(cert, 2) || set_serial(cert) != KUBE_OK ||
-        !X509_gmtime_adj(X509_getm_notBefore(cert), -3600) ||
-        !X509_gmtime_adj(X509_getm_notAfter(cert), (long)days * 86400) ||
-        set_subject(cert, cn, orgs, n_orgs) != KUBE_OK || !X509_set_pubkey(cert, key)) {
-        X509_free(cert);
-        return NULL;
-    }
-    return cert;
-}
-
+/* A CA valid ten years. */
 static int make_ca(const char *cn, X509 **cert_out, EVP_PKEY **key_out)
 {
-    EVP_PKEY *key = new_key();
-    X509 *cert = key ? cert_base(cn, NULL, 0, key, 3650) : NULL;
-
-    if (!cert || !X509_set_issuer_name(cert, X509_get_subject_name(cert)) ||
-        add_ext(cert, cert, NID_basic_constraints, "critical,CA:TRUE") != KUBE_OK ||
-        add_ext(cert, cert, NID_key_usage, "critical,digitalSignature,keyCertSign,cRLSign") !=
-            KUBE_OK ||
-        add_ext(cert, cert, NID_subject_key_identifier, "hash") != KUBE_OK ||
-        !X509_sign(cert, key, EVP_sha256())) {
-        X509_free(cert);
-        EVP_PKEY_free(key);
-        return KUBE_ENOMEM;
-    }
-    *cert_out = cert;
-    *key_out = key;
-    return KUBE_OK;
+    kube_cert_spec spec = {cn, NULL, NULL, 1, -3600, 3650L * 86400, NULL};
+    return kube_certkit_issue(NULL, NULL, &spec, cert_out, key_out);
 }
 
-static int san_value(const emu_cert_req *req, kube_buf *b)
+/* n strings as a NULL-terminated list in out (room for MAX_NAMES). */
+static const char *const *terminated(const char *const *v, size_t n, const char **out)
 {
-    int rc = KUBE_OK;
-
-    for (size_t i = 0; i < req->n_dns && rc == KUBE_OK; i++)
-        rc = kube_buf_printf(b, "%sDNS:%s", b->len ? "," : "", req->dns[i]);
-    for (size_t i = 0; i < req->n_ips && rc == KUBE_OK; i++)
-        rc = kube_buf_printf(b, "%sIP:%s", b->len ? "," : "", req->ips[i]);
-    return rc;
-}
-
-static int leaf_extensions(X509 *cert, X509 *issuer, const emu_cert_req *req)
-{
-    kube_buf san = KUBE_BUF_INIT;
-    int rc;
-
-    rc = add_ext(cert, issuer, NID_basic_constraints, "critical,CA:FALSE");
-    if (rc == KUBE_OK)
-        rc = add_ext(cert, issuer, NID_key_usage, "critical,digitalSignature,keyEncipherment");
-    if (rc == KUBE_OK)
-        rc = add_ext(cert, issuer, NID_ext_key_usage, req->server ? "serverAuth" : "clientAuth");
-    if (rc == KUBE_OK)
-        rc = add_ext(cert, issuer, NID_authority_key_identifier, "keyid:always");
-    if (rc == KUBE_OK)
-        rc = san_value(req, &san);
-    if (rc == KUBE_OK && san.len)
-        rc = add_ext(cert, issuer, NID_subject_alt_name, san.data);
-    kube_buf_free(&san);
-    return rc;
-}
-
-static char *pem_of(int (*write)(BIO *, void *), void *what)
-{
-    BIO *bio = BIO_new(BIO_s_mem());
-    char *data, *out = NULL;
-    long n;
-
-    if (!bio)
-        return NULL;
-    if (write(bio, what)) {
-        n = BIO_get_mem_data(bio, &data);
-        out = malloc((size_t)n + 1);
-        if (out) {
-            memcpy(out, data, (size_t)n);
-            out[n] = '\0';
-        }
-    }
-    BIO_free(bio);
+    size_t i;
+    for (i = 0; i < n && i < MAX_NAMES; i++)
+        out[i] = v[i];
+    out[i] = NULL;
     return out;
 }
 
-static int write_cert_bio(BIO *b, void *c)
-{
-    return PEM_write_bio_X509(b, c);
-}
-
-static int write_key_bio(BIO *b, void *k)
-{
-    return PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL);
-}
-
+/* A leaf req asks for, signed by ca, as PEM texts (the caller's). */
 static int issue(X509 *ca, EVP_PKEY *ca_key, const emu_cert_req *req, char **cert_pem,
                  char **key_pem)
 {
-    EVP_PKEY *key = new_key();
-    X509 *cert =
-        key ? cert_base(req->cn, req->orgs, req->n_orgs, key, req->days ? req->days : 365) : NULL;
-    int rc = KUBE_ENOMEM;
+    const char *orgs[MAX_NAMES + 1], *dns[MAX_NAMES + 1], *ips[MAX_NAMES + 1];
+    kube_buf san = KUBE_BUF_INIT;
+    kube_cert_spec spec = {req->cn,
+                           terminated(req->orgs, req->n_orgs, orgs),
+                           req->server ? "serverAuth" : "clientAuth",
+                           0,
+                           -3600,
+                           (long)(req->days ? req->days : 365) * 86400,
+                           NULL};
+    X509 *cert = NULL;
+    EVP_PKEY *key = NULL;
+    int rc = kube_certkit_san(&san, terminated(req->dns, req->n_dns, dns),
+                              terminated(req->ips, req->n_ips, ips));
 
     *cert_pem = *key_pem = NULL;
-    if (cert && X509_set_issuer_name(cert, X509_get_subject_name(ca)) &&
-        leaf_extensions(cert, ca, req) == KUBE_OK && X509_sign(cert, ca_key, EVP_sha256())) {
-        *cert_pem = pem_of(write_cert_bio, cert);
-        *key_pem = pem_of(write_key_bio, key);
+    spec.san = san.data;
+    if (rc == KUBE_OK)
+        rc = kube_certkit_issue(ca, ca_key, &spec, &cert, &key);
+    if (rc == KUBE_OK) {
+        *cert_pem = kube_certkit_cert_pem(cert);
+        *key_pem = kube_certkit_key_pem(key);
         rc = (*cert_pem && *key_pem) ? KUBE_OK : KUBE_ENOMEM;
     }
     if (rc != KUBE_OK) {
@@ -191,6 +72,7 @@ static int issue(X509 *ca, EVP_PKEY *ca_key, const emu_cert_req *req, char **cer
         free(*key_pem);
         *cert_pem = *key_pem = NULL;
     }
+    kube_buf_free(&san);
     X509_free(cert);
     EVP_PKEY_free(key);
     return rc;
@@ -262,10 +144,10 @@ static int write_ca(const char *dir, const char *base, X509 *cert, EVP_PKEY *key
                     char **cert_file, char **key_file)
 {
     char name[128];
-    char *key_pem = pem_of(write_key_bio, key);
+    char *key_pem = kube_certkit_key_pem(key);
     int rc;
 
-    *pem = pem_of(write_cert_bio, cert);
+    *pem = kube_certkit_cert_pem(cert);
     snprintf(name, sizeof(name), "%s.crt", base);
     *cert_file = path_in(dir, name);
     snprintf(name, sizeof(name), "%s.key", base);

@@ -37,24 +37,10 @@
 #include "apiserver/options.h"
 #include "harness.h"
 #include "kube/base64.h"
+#include "kube/certkit.h"
 #include "kube/buf.h"
 #include "kube/clock.h"
 #include "kube/errors.h"
-
-/* from tests/unit/test_apiserver_certkit.c */
-typedef struct apis_testkit_spec {
-    const char *cn;
-    const char *const *orgs;
-    const char *eku;
-    int ca;
-    long not_before_s;
-    long not_after_s;
-    const char *san;
-} apis_testkit_spec;
-int apis_testkit_issue(X509 *issuer, EVP_PKEY *issuer_key, const apis_testkit_spec *spec,
-                       X509 **cert, EVP_PKEY **key);
-int apis_testkit_write(const char *cert_path, const char *key_path, X509 *cert,
-                       STACK_OF(X509) * chain, EVP_PKEY *key);
 
 #define WAIT_MS 30000
 #define GV "/apis/subresources.stickyvm.io/v1"
@@ -388,25 +374,25 @@ static EVP_PKEY *read_key(const char *path)
 /* Client certificates the server must not trust as a front proxy. */
 static void make_bad_certs(void)
 {
-    apis_testkit_spec ca_spec = {
+    kube_cert_spec ca_spec = {
         .cn = "front-proxy-ca", .ca = 1, .not_before_s = -3600, .not_after_s = 86400};
-    apis_testkit_spec fp = {.cn = "front-proxy-client",
-                            .eku = "clientAuth",
-                            .not_before_s = -3600,
-                            .not_after_s = 86400};
-    apis_testkit_spec outside = {.cn = "not-the-front-proxy",
-                                 .eku = "clientAuth",
-                                 .not_before_s = -3600,
-                                 .not_after_s = 86400};
+    kube_cert_spec fp = {.cn = "front-proxy-client",
+                         .eku = "clientAuth",
+                         .not_before_s = -3600,
+                         .not_after_s = 86400};
+    kube_cert_spec outside = {.cn = "not-the-front-proxy",
+                              .eku = "clientAuth",
+                              .not_before_s = -3600,
+                              .not_after_s = 86400};
     char ca_key_path[512];
     X509 *other_ca, *leaf, *fp_ca;
     EVP_PKEY *other_key, *key, *fp_key;
 
-    assert_int_equal(apis_testkit_issue(NULL, NULL, &ca_spec, &other_ca, &other_key), KUBE_OK);
-    assert_int_equal(apis_testkit_issue(other_ca, other_key, &fp, &leaf, &key), KUBE_OK);
+    assert_int_equal(kube_certkit_issue(NULL, NULL, &ca_spec, &other_ca, &other_key), KUBE_OK);
+    assert_int_equal(kube_certkit_issue(other_ca, other_key, &fp, &leaf, &key), KUBE_OK);
     snprintf(F.wrong_cert, sizeof(F.wrong_cert), "%s/wrong.crt", F.dir);
     snprintf(F.wrong_key, sizeof(F.wrong_key), "%s/wrong.key", F.dir);
-    assert_int_equal(apis_testkit_write(F.wrong_cert, F.wrong_key, leaf, NULL, key), KUBE_OK);
+    assert_int_equal(kube_certkit_write(F.wrong_cert, F.wrong_key, leaf, NULL, key), KUBE_OK);
     X509_free(leaf);
     EVP_PKEY_free(key);
     X509_free(other_ca);
@@ -417,10 +403,10 @@ static void make_bad_certs(void)
     fp_key = read_key(ca_key_path);
     assert_non_null(fp_ca);
     assert_non_null(fp_key);
-    assert_int_equal(apis_testkit_issue(fp_ca, fp_key, &outside, &leaf, &key), KUBE_OK);
+    assert_int_equal(kube_certkit_issue(fp_ca, fp_key, &outside, &leaf, &key), KUBE_OK);
     snprintf(F.outside_cert, sizeof(F.outside_cert), "%s/outside.crt", F.dir);
     snprintf(F.outside_key, sizeof(F.outside_key), "%s/outside.key", F.dir);
-    assert_int_equal(apis_testkit_write(F.outside_cert, F.outside_key, leaf, NULL, key), KUBE_OK);
+    assert_int_equal(kube_certkit_write(F.outside_cert, F.outside_key, leaf, NULL, key), KUBE_OK);
     X509_free(leaf);
     EVP_PKEY_free(key);
     X509_free(fp_ca);
@@ -869,7 +855,7 @@ static void slow_upstreams_do_not_stall_other_clients(void **state)
  * and its requests are 503. */
 static void aggregator_verifies_the_ca_bundle(void **state)
 {
-    apis_testkit_spec spec = {.cn = "other-ca", .ca = 1, .not_before_s = -60, .not_after_s = 3600};
+    kube_cert_spec spec = {.cn = "other-ca", .ca = 1, .not_before_s = -60, .not_after_s = 3600};
     X509 *ca = NULL;
     EVP_PKEY *key = NULL;
     char *pem = NULL, *b64 = NULL, path[256];
@@ -879,9 +865,9 @@ static void aggregator_verifies_the_ca_bundle(void **state)
     int64_t deadline = kube_now_ms() + WAIT_MS;
     (void)state;
 
-    assert_int_equal(apis_testkit_issue(NULL, NULL, &spec, &ca, &key), KUBE_OK);
+    assert_int_equal(kube_certkit_issue(NULL, NULL, &spec, &ca, &key), KUBE_OK);
     snprintf(path, sizeof(path), "%s/other-ca.crt", F.dir);
-    assert_int_equal(apis_testkit_write(path, NULL, ca, NULL, NULL), KUBE_OK);
+    assert_int_equal(kube_certkit_write(path, NULL, ca, NULL, NULL), KUBE_OK);
     assert_int_equal(kube_read_file(path, &pem, NULL), KUBE_OK);
     assert_int_equal(kube_base64_encode(pem, strlen(pem), &b64, NULL), KUBE_OK);
     kube_buf_printf(

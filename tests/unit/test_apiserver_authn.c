@@ -14,23 +14,10 @@
 #include <string.h>
 
 #include "apiserver/authn.h"
+#include "kube/certkit.h"
 #include "kube/httpreq.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
-
-/* from test_apiserver_certkit.c */
-typedef struct apis_testkit_spec {
-    const char *cn;
-    const char *const *orgs;
-    const char *eku;
-    int ca;
-    long not_before_s;
-    long not_after_s;
-    const char *san;
-} apis_testkit_spec;
-int apis_testkit_issue(X509 *issuer, EVP_PKEY *issuer_key, const apis_testkit_spec *spec,
-                       X509 **cert, EVP_PKEY **key);
-char *apis_testkit_pem(X509 *cert);
 
 #define DAY 86400L
 
@@ -47,12 +34,12 @@ typedef struct pki {
 
 static pki g;
 
-static X509 *issue(X509 *issuer, EVP_PKEY *ikey, const apis_testkit_spec *spec, EVP_PKEY **key)
+static X509 *issue(X509 *issuer, EVP_PKEY *ikey, const kube_cert_spec *spec, EVP_PKEY **key)
 {
     X509 *x = NULL;
     EVP_PKEY *k = NULL;
 
-    assert_int_equal(apis_testkit_issue(issuer, ikey, spec, &x, &k), KUBE_OK);
+    assert_int_equal(kube_certkit_issue(issuer, ikey, spec, &x, &k), KUBE_OK);
     if (key)
         *key = k;
     else
@@ -62,18 +49,17 @@ static X509 *issue(X509 *issuer, EVP_PKEY *ikey, const apis_testkit_spec *spec, 
 
 static int setup(void **state)
 {
-    apis_testkit_spec ca = {
-        .cn = "front-proxy-ca", .ca = 1, .not_before_s = -DAY, .not_after_s = DAY};
-    apis_testkit_spec inter = {.cn = "intermediate",
-                               .ca = 1,
-                               .eku = "clientAuth",
-                               .not_before_s = -DAY,
-                               .not_after_s = DAY};
-    apis_testkit_spec inter_srv = {.cn = "intermediate-server",
-                                   .ca = 1,
-                                   .eku = "serverAuth",
-                                   .not_before_s = -DAY,
-                                   .not_after_s = DAY};
+    kube_cert_spec ca = {.cn = "front-proxy-ca", .ca = 1, .not_before_s = -DAY, .not_after_s = DAY};
+    kube_cert_spec inter = {.cn = "intermediate",
+                            .ca = 1,
+                            .eku = "clientAuth",
+                            .not_before_s = -DAY,
+                            .not_after_s = DAY};
+    kube_cert_spec inter_srv = {.cn = "intermediate-server",
+                                .ca = 1,
+                                .eku = "serverAuth",
+                                .not_before_s = -DAY,
+                                .not_after_s = DAY};
     (void)state;
 
     g.ca = issue(NULL, NULL, &ca, &g.ca_key);
@@ -102,7 +88,7 @@ static apis_authn_config *config_with(const char *const *allowed)
 {
     apis_authn_config *cfg;
     apis_strlist names = {0};
-    char *pem = apis_testkit_pem(g.ca);
+    char *pem = kube_certkit_cert_pem(g.ca);
 
     assert_int_equal(apis_authn_config_new(&cfg), KUBE_OK);
     assert_int_equal(apis_authn_config_set_requestheader_ca(cfg, pem, strlen(pem), "test", NULL, 0),
@@ -172,7 +158,7 @@ static const x509_case x509_cases[] = {
 
 static X509 *issue_case(const x509_case *c, STACK_OF(X509) * *chain)
 {
-    apis_testkit_spec spec = {
+    kube_cert_spec spec = {
         .cn = c->cn, .eku = c->eku, .not_before_s = c->not_before_s, .not_after_s = c->not_after_s};
     X509 *signer = NULL, *inter = NULL;
     EVP_PKEY *key = NULL;
@@ -227,7 +213,7 @@ static void verifies_front_proxy_certificates(void **state)
 static void no_certificate_or_no_ca_is_not_a_proxy(void **state)
 {
     apis_authn_config *cfg = config_with(NULL), *empty;
-    apis_testkit_spec spec = {
+    kube_cert_spec spec = {
         .cn = "front-proxy-client", .eku = "clientAuth", .not_before_s = -DAY, .not_after_s = DAY};
     X509 *leaf = issue(g.ca, g.ca_key, &spec, NULL);
     char msg[256];
@@ -247,9 +233,9 @@ static void no_certificate_or_no_ca_is_not_a_proxy(void **state)
 static void authenticates_client_certificates(void **state)
 {
     static const char *const orgs[] = {"system:masters", "team-a", NULL};
-    apis_testkit_spec ok = {
+    kube_cert_spec ok = {
         .cn = "alice", .orgs = orgs, .eku = "clientAuth", .not_before_s = -DAY, .not_after_s = DAY};
-    apis_testkit_spec nocn = {
+    kube_cert_spec nocn = {
         .cn = "", .orgs = orgs, .eku = "clientAuth", .not_before_s = -DAY, .not_after_s = DAY};
     apis_authn_config *cfg = config_with(NULL);
     X509 *leaf = issue(g.ca, g.ca_key, &ok, NULL);

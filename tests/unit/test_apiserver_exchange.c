@@ -20,24 +20,10 @@
 #include "apiserver/delegate.h"
 #include "apiserver/discovery.h"
 #include "apiserver/exchange.h"
+#include "kube/certkit.h"
 #include "kube/httpreq.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
-
-/* from test_apiserver_certkit.c */
-typedef struct apis_testkit_spec {
-    const char *cn;
-    const char *const *orgs;
-    const char *eku;
-    int ca;
-    long not_before_s;
-    long not_after_s;
-    const char *san;
-} apis_testkit_spec;
-int apis_testkit_issue(X509 *issuer, EVP_PKEY *issuer_key, const apis_testkit_spec *spec,
-                       X509 **cert, EVP_PKEY **key);
-int apis_testkit_write(const char *cert_path, const char *key_path, X509 *cert,
-                       STACK_OF(X509) * chain, EVP_PKEY *key);
 
 #define GV "/apis/subresources.stickyvm.io/v1"
 #define PIN GV "/namespaces/default/virtualmachines/vm1/pin"
@@ -56,12 +42,12 @@ typedef struct env {
 
 static env E;
 
-static X509 *issue(const apis_testkit_spec *spec)
+static X509 *issue(const kube_cert_spec *spec)
 {
     X509 *x = NULL;
     EVP_PKEY *k = NULL;
 
-    assert_int_equal(apis_testkit_issue(E.ca, E.ca_key, spec, &x, &k), KUBE_OK);
+    assert_int_equal(kube_certkit_issue(E.ca, E.ca_key, spec, &x, &k), KUBE_OK);
     EVP_PKEY_free(k);
     return x;
 }
@@ -69,14 +55,14 @@ static X509 *issue(const apis_testkit_spec *spec)
 static int setup(void **state)
 {
     static const char *const team[] = {"team-a", NULL};
-    apis_testkit_spec ca = {.cn = "test-ca", .ca = 1, .not_before_s = -60, .not_after_s = 86400};
-    apis_testkit_spec proxy = {
+    kube_cert_spec ca = {.cn = "test-ca", .ca = 1, .not_before_s = -60, .not_after_s = 86400};
+    kube_cert_spec proxy = {
         .cn = "front-proxy-client", .eku = "clientAuth", .not_before_s = -60, .not_after_s = 86400};
-    apis_testkit_spec alice = {.cn = "alice",
-                               .orgs = team,
-                               .eku = "clientAuth",
-                               .not_before_s = -60,
-                               .not_after_s = 86400};
+    kube_cert_spec alice = {.cn = "alice",
+                            .orgs = team,
+                            .eku = "clientAuth",
+                            .not_before_s = -60,
+                            .not_after_s = 86400};
     apis_strlist allowed = {0}, paths = {0}, groups = {0};
     char ca_path[128], err[256];
     apis_authn_source_options so = {0};
@@ -86,11 +72,11 @@ static int setup(void **state)
     memset(&E, 0, sizeof(E));
     snprintf(E.dir, sizeof(E.dir), "/tmp/apis-exchange-XXXXXX");
     assert_non_null(mkdtemp(E.dir));
-    assert_int_equal(apis_testkit_issue(NULL, NULL, &ca, &E.ca, &E.ca_key), KUBE_OK);
+    assert_int_equal(kube_certkit_issue(NULL, NULL, &ca, &E.ca, &E.ca_key), KUBE_OK);
     E.proxy = issue(&proxy);
     E.alice = issue(&alice);
     snprintf(ca_path, sizeof(ca_path), "%s/ca.crt", E.dir);
-    assert_int_equal(apis_testkit_write(ca_path, NULL, E.ca, NULL, NULL), KUBE_OK);
+    assert_int_equal(kube_certkit_write(ca_path, NULL, E.ca, NULL, NULL), KUBE_OK);
     apis_strlist_add(&allowed, "front-proxy-client");
     so.client_ca_file = ca_path;
     so.requestheader_ca_file = ca_path;
@@ -445,7 +431,7 @@ static void bodies_are_read_only_when_authorized(void **state)
  * authenticating, as k8s.io/apiserver checks validity per request. */
 static void expired_certificates_stop_authenticating(void **state)
 {
-    apis_testkit_spec spec = {
+    kube_cert_spec spec = {
         .cn = "alice", .eku = "clientAuth", .not_before_s = -60, .not_after_s = 1};
     apis_peer_cache pc = {0};
     kube_httpreq_limits lim;

@@ -12,24 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/certkit.h"
 #include "kube/buf.h"
 #include "kube/errors.h"
 #include "kube/tls.h"
-
-/* From tests/unit/test_apiserver_certkit.c. */
-typedef struct apis_testkit_spec {
-    const char *cn;
-    const char *const *orgs;
-    const char *eku;
-    int ca;
-    long not_before_s;
-    long not_after_s;
-    const char *san;
-} apis_testkit_spec;
-
-int apis_testkit_issue(X509 *issuer, EVP_PKEY *issuer_key, const apis_testkit_spec *spec,
-                       X509 **cert, EVP_PKEY **key);
-char *apis_testkit_pem(X509 *cert);
 
 /* A CA, an intermediate it signed, a client leaf the intermediate signed,
  * and a second unrelated CA, with their keys. */
@@ -41,15 +27,15 @@ typedef struct kit {
 static int kit_setup(void **state)
 {
     kit *k = calloc(1, sizeof(*k));
-    apis_testkit_spec ca = {"test-ca", NULL, NULL, 1, -60, 3600, NULL};
-    apis_testkit_spec mid = {"test-mid", NULL, NULL, 1, -60, 3600, NULL};
-    apis_testkit_spec leaf = {"client", NULL, "clientAuth", 0, -60, 3600, NULL};
-    apis_testkit_spec other = {"other-ca", NULL, NULL, 1, -60, 3600, NULL};
+    kube_cert_spec ca = {"test-ca", NULL, NULL, 1, -60, 3600, NULL};
+    kube_cert_spec mid = {"test-mid", NULL, NULL, 1, -60, 3600, NULL};
+    kube_cert_spec leaf = {"client", NULL, "clientAuth", 0, -60, 3600, NULL};
+    kube_cert_spec other = {"other-ca", NULL, NULL, 1, -60, 3600, NULL};
 
-    if (!k || apis_testkit_issue(NULL, NULL, &ca, &k->ca, &k->ca_key) != KUBE_OK ||
-        apis_testkit_issue(k->ca, k->ca_key, &mid, &k->mid, &k->mid_key) != KUBE_OK ||
-        apis_testkit_issue(k->mid, k->mid_key, &leaf, &k->leaf, &k->leaf_key) != KUBE_OK ||
-        apis_testkit_issue(NULL, NULL, &other, &k->other, &k->other_key) != KUBE_OK)
+    if (!k || kube_certkit_issue(NULL, NULL, &ca, &k->ca, &k->ca_key) != KUBE_OK ||
+        kube_certkit_issue(k->ca, k->ca_key, &mid, &k->mid, &k->mid_key) != KUBE_OK ||
+        kube_certkit_issue(k->mid, k->mid_key, &leaf, &k->leaf, &k->leaf_key) != KUBE_OK ||
+        kube_certkit_issue(NULL, NULL, &other, &k->other, &k->other_key) != KUBE_OK)
         return -1;
     *state = k;
     return 0;
@@ -89,7 +75,7 @@ static char *key_pem(EVP_PKEY *key)
 /* Concatenates the PEM of two certificates (caller frees). */
 static char *two_pems(X509 *a, X509 *b)
 {
-    char *pa = apis_testkit_pem(a), *pb = apis_testkit_pem(b);
+    char *pa = kube_certkit_cert_pem(a), *pb = kube_certkit_cert_pem(b);
     kube_buf out = KUBE_BUF_INIT;
 
     assert_int_equal(kube_buf_printf(&out, "%s%s", pa, pb), KUBE_OK);
@@ -185,7 +171,7 @@ static kube_tls_part refused_identity(const char *cert, const char *key)
 static void refused_material_names_the_part(void **state)
 {
     kit *k = *state;
-    char *cert = apis_testkit_pem(k->leaf), *wrong_key = key_pem(k->other_key), why[256] = "";
+    char *cert = kube_certkit_cert_pem(k->leaf), *wrong_key = key_pem(k->other_key), why[256] = "";
     kube_tls *t = kube_tls_alloc();
 
     assert_int_equal(refused_identity(cert, wrong_key), KUBE_TLS_MISMATCH);
