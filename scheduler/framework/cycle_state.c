@@ -298,3 +298,26 @@ void fw_cycle_state_skip_clear(fw_cycle_state *cs)
     cs->skip_filter.n = 0;
     cs->skip_score.n = 0;
 }
+
+void fw_shared_init(fw_shared *s, void (*release)(void *self))
+{
+    atomic_init(&s->refs, 1);
+    s->release = release;
+}
+
+/* fw_shared_ops.clone: another reference. */
+static void *shared_ref(const void *data)
+{
+    fw_shared *s = (fw_shared *)data;
+    atomic_fetch_add(&s->refs, 1);
+    return s;
+}
+
+void fw_shared_unref(void *data)
+{
+    fw_shared *s = data;
+    if (s && atomic_fetch_sub(&s->refs, 1) == 1)
+        s->release(s);
+}
+
+const fw_state_ops fw_shared_ops = {shared_ref, fw_shared_unref};

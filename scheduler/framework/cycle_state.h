@@ -25,6 +25,7 @@
 #ifndef FW_CYCLE_STATE_H
 #define FW_CYCLE_STATE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 typedef struct fw_state_ops {
@@ -35,6 +36,23 @@ typedef struct fw_state_ops {
     /* Frees data. NULL: nothing to free. */
     void (*free)(void *data);
 } fw_state_ops;
+
+/* A value the clones of a cycle state share, read-only, by reference: the
+ * first member of a plugin's state struct, set up with fw_shared_init()
+ * and written with &fw_shared_ops. A clone takes a reference, a free drops
+ * one; the last calls release(the struct), which frees it. */
+typedef struct fw_shared {
+    atomic_int refs;
+    void (*release)(void *self);
+} fw_shared;
+
+/* One reference, and the function that frees the struct s begins. */
+void fw_shared_init(fw_shared *s, void (*release)(void *self));
+/* Drops a reference to the struct that begins with s (NULL-safe); the last
+ * releases it. */
+void fw_shared_unref(void *s);
+/* The ops of a struct that begins with an fw_shared. */
+extern const fw_state_ops fw_shared_ops;
 
 typedef struct fw_cycle_state fw_cycle_state;
 

@@ -51,31 +51,21 @@ typedef struct pv_topology {
 } pv_topology;
 
 typedef struct vz_state {
-    atomic_int refs;
+    fw_shared shared; /* first: the clones share the state (fw_shared_ops) */
     pv_topology *t;
     size_t n, cap;
 } vz_state;
 
-static void state_unref(void *data)
+/* Frees the state once its last reference is gone (fw_shared.release). */
+static void state_release(void *data)
 {
     vz_state *s = data;
-    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
-        return;
     for (size_t i = 0; i < s->n; i++)
         for (size_t j = 0; j < s->t[i].n; j++)
             free(s->t[i].values[j]);
     free(s->t);
     free(s);
 }
-
-static void *state_ref(const void *data)
-{
-    vz_state *s = (vz_state *)data;
-    atomic_fetch_add(&s->refs, 1);
-    return s;
-}
-
-static const fw_state_ops state_ops = {state_ref, state_unref};
 
 static const char *ga_label(const char *key)
 {
@@ -202,7 +192,7 @@ static vz_state *state_new(void)
 {
     vz_state *s = calloc(1, sizeof(*s));
     if (s)
-        atomic_init(&s->refs, 1);
+        fw_shared_init(&s->shared, state_release);
     return s;
 }
 
@@ -215,10 +205,10 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
     if (!s)
         return fw_status_error(KUBE_ENOMEM, NULL);
     if ((st = pv_topologies(self, pod->pod, s)) || s->n == 0) {
-        state_unref(s);
+        fw_shared_unref(s);
         return st ? st : fw_status_new(FW_SKIP, NULL);
     }
-    if (fw_cycle_state_write(cs, STATE_KEY, s, &state_ops) != KUBE_OK)
+    if (fw_cycle_state_write(cs, STATE_KEY, s, &fw_shared_ops) != KUBE_OK)
         return fw_status_error(KUBE_ENOMEM, NULL);
     return NULL;
 }
@@ -267,7 +257,7 @@ static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info
         return fw_status_error(KUBE_ENOMEM, NULL);
     if (!(st = pv_topologies(self, pod->pod, s)))
         st = check_node(s, ni->node);
-    state_unref(s);
+    fw_shared_unref(s);
     return st;
 }
 

@@ -9,32 +9,22 @@
 
 /* Read-only once PreScore wrote it: clones share it (refcounted). */
 typedef struct pre_score_state {
-    atomic_int refs;
+    fw_shared shared; /* first: the clones share the state (fw_shared_ops) */
     incoming *in;
     plugin_tp_table scores; /* summed weights per pair */
     const char **keys;      /* topology keys with an entry */
     size_t n_keys, cap_keys;
 } pre_score_state;
 
-static void *pre_score_state_ref(const void *data)
-{
-    pre_score_state *s = (pre_score_state *)data;
-    atomic_fetch_add(&s->refs, 1);
-    return s;
-}
-
-static void pre_score_state_unref(void *data)
+/* Frees the state once its last reference is gone (fw_shared.release). */
+static void pre_score_state_release(void *data)
 {
     pre_score_state *s = data;
-    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
-        return;
     plugin_tp_free(&s->scores);
     free(s->keys);
     ipa_incoming_unref(s->in);
     free(s);
 }
-
-static const fw_state_ops pre_score_ops = {pre_score_state_ref, pre_score_state_unref};
 
 static int add_key(pre_score_state *s, const char *key)
 {
@@ -133,13 +123,13 @@ fw_status *ipa_pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
         return ipa_parse_error_status(FW_ERROR, "failed to parse pod");
     if (!(s = calloc(1, sizeof(*s))))
         return fw_status_error(KUBE_ENOMEM, NULL);
-    atomic_init(&s->refs, 1);
+    fw_shared_init(&s->shared, pre_score_state_release);
     if ((rc = ipa_incoming_new(pl, pod, 1, &s->in)) != KUBE_OK ||
         (rc = score_all_nodes(pl, s, has_constraints)) != KUBE_OK) {
-        pre_score_state_unref(s);
+        fw_shared_unref(s);
         return fw_status_error(rc, NULL);
     }
-    rc = fw_cycle_state_write(cs, PRE_SCORE_KEY, s, &pre_score_ops);
+    rc = fw_cycle_state_write(cs, PRE_SCORE_KEY, s, &fw_shared_ops);
     return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
 }
 

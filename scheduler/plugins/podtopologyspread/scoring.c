@@ -10,7 +10,7 @@
 
 /* Read-only once PreScore wrote it: clones share it (refcounted). */
 typedef struct pre_score_state {
-    atomic_int refs;
+    fw_shared shared; /* first: the clones share the state (fw_shared_ops) */
     pts_constraints *c;
     int require_all;         /* requireAllTopologies */
     plugin_tp_table ignored; /* (name, "") of feasible nodes lacking a key */
@@ -18,25 +18,15 @@ typedef struct pre_score_state {
     double weights[];        /* topologyNormalizingWeight per constraint */
 } pre_score_state;
 
-static void *pre_score_state_ref(const void *data)
-{
-    pre_score_state *s = (pre_score_state *)data;
-    atomic_fetch_add(&s->refs, 1);
-    return s;
-}
-
-static void pre_score_state_unref(void *data)
+/* Frees the state once its last reference is gone (fw_shared.release). */
+static void pre_score_state_release(void *data)
 {
     pre_score_state *s = data;
-    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
-        return;
     plugin_tp_free(&s->ignored);
     plugin_tp_free(&s->counts);
     pts_constraints_unref(s->c);
     free(s);
 }
-
-static const fw_state_ops pre_score_ops = {pre_score_state_ref, pre_score_state_unref};
 
 static int is_hostname(const char *key)
 {
@@ -157,16 +147,16 @@ fw_status *pts_pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
         pts_constraints_unref(c);
         return fw_status_error(KUBE_ENOMEM, NULL);
     }
-    atomic_init(&s->refs, 1);
+    fw_shared_init(&s->shared, pre_score_state_release);
     s->c = c;
     /* Only the pod's own or List defaults need every topology key. */
     s->require_all = pod->pod->n_spread > 0 || !pl->system_defaulted;
     if ((rc = init_pairs(s, nodes, n)) != KUBE_OK ||
         (rc = count_score_pairs(pl, s, pod->pod, snap)) != KUBE_OK) {
-        pre_score_state_unref(s);
+        fw_shared_unref(s);
         return fw_status_error(rc, NULL);
     }
-    rc = fw_cycle_state_write(cs, PRE_SCORE_KEY, s, &pre_score_ops);
+    rc = fw_cycle_state_write(cs, PRE_SCORE_KEY, s, &fw_shared_ops);
     return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
 }
 

@@ -129,7 +129,7 @@ static int default_args(const cJSON *in, cJSON **out, char *err, size_t errlen)
 /* stateData: shared by every clone of the cycle state (upstream's Clone
  * returns the same pointer), hence refcounted. */
 typedef struct vb_state {
-    atomic_int refs;
+    fw_shared shared; /* first: the clones share the state (fw_shared_ops) */
     vb_claims claims;
     pthread_mutex_t mu;  /* by_node, has_static_bindings */
     kube_strmap by_node; /* node -> vb_pod_volumes * */
@@ -138,24 +138,16 @@ typedef struct vb_state {
     kube_object *node; /* the Reserve node (one reference) */
 } vb_state;
 
-static void *state_clone(const void *data)
-{
-    vb_state *s = (vb_state *)data;
-    atomic_fetch_add(&s->refs, 1);
-    return s;
-}
-
 static void free_volumes_value(void *ud, const char *key, void *value)
 {
     vb_pod_volumes_free(value);
     free(value);
 }
 
-static void state_free(void *data)
+/* Frees the state once its last reference is gone (fw_shared.release). */
+static void state_release(void *data)
 {
     vb_state *s = data;
-    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
-        return;
     vb_claims_free(&s->claims);
     kube_strmap_foreach(&s->by_node, free_volumes_value, NULL);
     kube_strmap_free(&s->by_node);
@@ -164,14 +156,12 @@ static void state_free(void *data)
     free(s);
 }
 
-static const fw_state_ops state_ops = {state_clone, state_free};
-
 static vb_state *state_new(void)
 {
     vb_state *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
-    atomic_init(&s->refs, 1);
+    fw_shared_init(&s->shared, state_release);
     pthread_mutex_init(&s->mu, NULL);
     return s;
 }
@@ -413,11 +403,11 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
     if (!s)
         return fw_status_error(KUBE_ENOMEM, NULL);
     if ((st = pod_has_pvcs(pl, pod->pod, &has))) {
-        state_free(s);
+        fw_shared_unref(s);
         return st;
     }
     if (!has) {
-        if (fw_cycle_state_write(cs, STATE_KEY, s, &state_ops) != KUBE_OK)
+        if (fw_cycle_state_write(cs, STATE_KEY, s, &fw_shared_ops) != KUBE_OK)
             return fw_status_error(KUBE_ENOMEM, NULL);
         return fw_status_new(FW_SKIP, NULL);
     }
@@ -427,10 +417,10 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
     if (!st)
         st = eligible_result(&s->claims, result);
     if (st) {
-        state_free(s);
+        fw_shared_unref(s);
         return st;
     }
-    if (fw_cycle_state_write(cs, STATE_KEY, s, &state_ops) != KUBE_OK) {
+    if (fw_cycle_state_write(cs, STATE_KEY, s, &fw_shared_ops) != KUBE_OK) {
         fw_pre_filter_result_free(*result);
         *result = NULL;
         return fw_status_error(KUBE_ENOMEM, NULL);
