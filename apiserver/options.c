@@ -28,79 +28,89 @@
 #include "kube/buf.h"
 #include "kube/duration.h"
 #include "kube/errors.h"
+#include "kube/flags.h"
 #include "kube/pin.h"
 
-typedef enum kind { K_STRING, K_INT, K_DURATION, K_LIST, K_BOOL } kind;
-
-typedef struct flag {
-    const char *name;
-    kind kind;
-    size_t offset;
-    int64_t min, max;
-    const char *help;
-} flag;
+/* --name a,b,c: a comma-separated list (the field is an apis_strlist);
+ * --requestheader-allowed-names also records that it was given. */
+static int set_list(void *dst, const kube_flag *f, const char *value, char *why, size_t n);
 
 #define OFF(field) offsetof(apis_options, field)
 
-static const flag flags[] = {
-    {"secure-port", K_INT, OFF(secure_port), 0, 65535, "HTTPS port (0 picks a free port)"},
-    {"bind-address", K_STRING, OFF(bind_address), 0, 0, "address to listen on"},
-    {"cert-dir", K_STRING, OFF(cert_dir), 0, 0,
-     "where the self-signed serving certificate is kept when --tls-cert-file is not given"},
-    {"tls-cert-file", K_STRING, OFF(tls_cert_file), 0, 0,
-     "serving certificate (PEM, chain allowed); reloaded when it changes"},
-    {"tls-private-key-file", K_STRING, OFF(tls_private_key_file), 0, 0,
-     "private key of --tls-cert-file"},
-    {"kubeconfig", K_STRING, OFF(kubeconfig), 0, 0,
-     "kubeconfig of kube-apiserver (default: KUBECONFIG, then in-cluster)"},
-    {"authentication-kubeconfig", K_STRING, OFF(authentication_kubeconfig), 0, 0,
-     "kubeconfig for TokenReview and the authentication ConfigMap (default: --kubeconfig)"},
-    {"authorization-kubeconfig", K_STRING, OFF(authorization_kubeconfig), 0, 0,
-     "kubeconfig for SubjectAccessReview (default: --kubeconfig)"},
-    {"authentication-skip-lookup", K_BOOL, OFF(authentication_skip_lookup), 0, 0,
-     "do not read kube-system/extension-apiserver-authentication"},
-    {"client-ca-file", K_STRING, OFF(client_ca_file), 0, 0,
-     "CA bundle for client certificates (overrides the ConfigMap's client-ca-file)"},
-    {"requestheader-client-ca-file", K_STRING, OFF(requestheader_client_ca_file), 0, 0,
-     "front-proxy CA bundle (overrides the ConfigMap's requestheader settings)"},
-    {"requestheader-allowed-names", K_LIST, OFF(requestheader_allowed_names), 0, 0,
-     "front-proxy certificate common names allowed (empty: any)"},
-    {"requestheader-username-headers", K_LIST, OFF(requestheader_username_headers), 0, 0,
-     "headers holding the user name"},
-    {"requestheader-group-headers", K_LIST, OFF(requestheader_group_headers), 0, 0,
-     "headers holding the groups"},
-    {"requestheader-extra-headers-prefix", K_LIST, OFF(requestheader_extra_headers_prefix), 0, 0,
-     "header prefixes holding extra user attributes"},
-    {"authentication-token-webhook-cache-ttl", K_DURATION, OFF(token_cache_ttl_ms), 0, 0,
-     "how long TokenReview answers are cached"},
-    {"authorization-webhook-cache-authorized-ttl", K_DURATION, OFF(authorized_ttl_ms), 0, 0,
-     "how long allowed SubjectAccessReview answers are cached"},
-    {"authorization-webhook-cache-unauthorized-ttl", K_DURATION, OFF(unauthorized_ttl_ms), 0, 0,
-     "how long denied SubjectAccessReview answers are cached"},
-    {"authorization-always-allow-paths", K_LIST, OFF(always_allow_paths), 0, 0,
-     "paths served without authorization"},
-    {"authorization-always-allow-groups", K_LIST, OFF(always_allow_groups), 0, 0,
-     "groups allowed without a SubjectAccessReview"},
-    {"max-requests-inflight", K_INT, OFF(max_requests_inflight), 1, 100000,
-     "requests served at once; more are answered 429"},
-    {"request-timeout", K_DURATION, OFF(request_timeout_ms), 0, 0,
-     "longest time a request may take (reading it included)"},
-    {"shutdown-timeout", K_DURATION, OFF(shutdown_timeout_ms), 0, 0,
-     "on SIGTERM, how long to let requests in flight finish"},
-    {"tls-handshake-timeout", K_DURATION, OFF(tls_handshake_timeout_ms), 0, 0,
-     "longest time a client may take to finish its TLS handshake"},
-    {"read-header-timeout", K_DURATION, OFF(read_header_timeout_ms), 0, 0,
-     "longest time a request's headers may take to arrive"},
-    {"max-connections", K_INT, OFF(max_connections), 1, 1000000,
-     "client connections held at once (also bounded by the descriptor limit)"},
-    {"workers", K_INT, OFF(workers), 1, 1024, "threads calling kube-apiserver"},
-    {"pin-annotation-key", K_STRING, OFF(pin_annotation_key), 0, 0,
-     "VM annotation /pin and /unpin write (the StickyVM plugin's annotationKey)"},
-    {"v", K_INT, OFF(verbosity), 0, 10, "log verbosity"},
-    {"help", K_BOOL, OFF(help), 0, 0, "print this help"},
+static const kube_flag flags[] = {
+    {"secure-port", KUBE_FLAG_INT, OFF(secure_port), 0, 65535, NULL,
+     "HTTPS port (0 picks a free port)", NULL},
+    {"bind-address", KUBE_FLAG_STRING, OFF(bind_address), 0, 0, NULL, "address to listen on", NULL},
+    {"cert-dir", KUBE_FLAG_STRING, OFF(cert_dir), 0, 0, NULL,
+     "where the self-signed serving certificate is kept when --tls-cert-file is not given", NULL},
+    {"tls-cert-file", KUBE_FLAG_STRING, OFF(tls_cert_file), 0, 0, NULL,
+     "serving certificate (PEM, chain allowed); reloaded when it changes", NULL},
+    {"tls-private-key-file", KUBE_FLAG_STRING, OFF(tls_private_key_file), 0, 0, NULL,
+     "private key of --tls-cert-file", NULL},
+    {"kubeconfig", KUBE_FLAG_STRING, OFF(kubeconfig), 0, 0, NULL,
+     "kubeconfig of kube-apiserver (default: KUBECONFIG, then in-cluster)", NULL},
+    {"authentication-kubeconfig", KUBE_FLAG_STRING, OFF(authentication_kubeconfig), 0, 0, NULL,
+     "kubeconfig for TokenReview and the authentication ConfigMap (default: --kubeconfig)", NULL},
+    {"authorization-kubeconfig", KUBE_FLAG_STRING, OFF(authorization_kubeconfig), 0, 0, NULL,
+     "kubeconfig for SubjectAccessReview (default: --kubeconfig)", NULL},
+    {"authentication-skip-lookup", KUBE_FLAG_BOOL, OFF(authentication_skip_lookup), 0, 0, NULL,
+     "do not read kube-system/extension-apiserver-authentication", NULL},
+    {"client-ca-file", KUBE_FLAG_STRING, OFF(client_ca_file), 0, 0, NULL,
+     "CA bundle for client certificates (overrides the ConfigMap's client-ca-file)", NULL},
+    {"requestheader-client-ca-file", KUBE_FLAG_STRING, OFF(requestheader_client_ca_file), 0, 0,
+     NULL, "front-proxy CA bundle (overrides the ConfigMap's requestheader settings)", NULL},
+    {"requestheader-allowed-names", KUBE_FLAG_CUSTOM, OFF(requestheader_allowed_names), 0, 0,
+     "strings", "front-proxy certificate common names allowed (empty: any)", set_list},
+    {"requestheader-username-headers", KUBE_FLAG_CUSTOM, OFF(requestheader_username_headers), 0, 0,
+     "strings", "headers holding the user name", set_list},
+    {"requestheader-group-headers", KUBE_FLAG_CUSTOM, OFF(requestheader_group_headers), 0, 0,
+     "strings", "headers holding the groups", set_list},
+    {"requestheader-extra-headers-prefix", KUBE_FLAG_CUSTOM,
+     OFF(requestheader_extra_headers_prefix), 0, 0, "strings",
+     "header prefixes holding extra user attributes", set_list},
+    {"authentication-token-webhook-cache-ttl", KUBE_FLAG_DURATION, OFF(token_cache_ttl_ms), 0, 0,
+     NULL, "how long TokenReview answers are cached", NULL},
+    {"authorization-webhook-cache-authorized-ttl", KUBE_FLAG_DURATION, OFF(authorized_ttl_ms), 0, 0,
+     NULL, "how long allowed SubjectAccessReview answers are cached", NULL},
+    {"authorization-webhook-cache-unauthorized-ttl", KUBE_FLAG_DURATION, OFF(unauthorized_ttl_ms),
+     0, 0, NULL, "how long denied SubjectAccessReview answers are cached", NULL},
+    {"authorization-always-allow-paths", KUBE_FLAG_CUSTOM, OFF(always_allow_paths), 0, 0, "strings",
+     "paths served without authorization", set_list},
+    {"authorization-always-allow-groups", KUBE_FLAG_CUSTOM, OFF(always_allow_groups), 0, 0,
+     "strings", "groups allowed without a SubjectAccessReview", set_list},
+    {"max-requests-inflight", KUBE_FLAG_INT, OFF(max_requests_inflight), 1, 100000, NULL,
+     "requests served at once; more are answered 429", NULL},
+    {"request-timeout", KUBE_FLAG_DURATION, OFF(request_timeout_ms), 0, 0, NULL,
+     "longest time a request may take (reading it included)", NULL},
+    {"shutdown-timeout", KUBE_FLAG_DURATION, OFF(shutdown_timeout_ms), 0, 0, NULL,
+     "on SIGTERM, how long to let requests in flight finish", NULL},
+    {"tls-handshake-timeout", KUBE_FLAG_DURATION, OFF(tls_handshake_timeout_ms), 0, 0, NULL,
+     "longest time a client may take to finish its TLS handshake", NULL},
+    {"read-header-timeout", KUBE_FLAG_DURATION, OFF(read_header_timeout_ms), 0, 0, NULL,
+     "longest time a request's headers may take to arrive", NULL},
+    {"max-connections", KUBE_FLAG_INT, OFF(max_connections), 1, 1000000, NULL,
+     "client connections held at once (also bounded by the descriptor limit)", NULL},
+    {"workers", KUBE_FLAG_INT, OFF(workers), 1, 1024, NULL, "threads calling kube-apiserver", NULL},
+    {"pin-annotation-key", KUBE_FLAG_STRING, OFF(pin_annotation_key), 0, 0, NULL,
+     "VM annotation /pin and /unpin write (the StickyVM plugin's annotationKey)", NULL},
+    {"v", KUBE_FLAG_INT, OFF(verbosity), 0, 10, NULL, "log verbosity", NULL},
+    {"help", KUBE_FLAG_BOOL, OFF(help), 0, 0, NULL, "print this help", NULL},
 };
 
 #define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
+
+static int set_list(void *dst, const kube_flag *f, const char *value, char *why, size_t n)
+{
+    apis_options *o = dst;
+    apis_strlist *l = (apis_strlist *)((char *)dst + f->offset);
+
+    (void)why;
+    (void)n;
+    apis_strlist_free(l);
+    if (f->offset == OFF(requestheader_allowed_names))
+        o->allowed_names_set = 1;
+    return apis_strlist_split(l, value);
+}
 
 int apis_options_defaults(apis_options *o)
 {
@@ -154,56 +164,6 @@ void apis_options_free(apis_options *o)
         apis_strlist_free(lists[i]);
 }
 
-static int set_bool(const char *value, int *dst)
-{
-    if (!value || strcmp(value, "true") == 0 || strcmp(value, "1") == 0)
-        *dst = 1;
-    else if (strcmp(value, "false") == 0 || strcmp(value, "0") == 0)
-        *dst = 0;
-    else
-        return KUBE_ECONFIG;
-    return KUBE_OK;
-}
-
-static int set_value(apis_options *o, const flag *f, const char *value)
-{
-    void *dst = (char *)o + f->offset;
-    int64_t v;
-
-    switch (f->kind) {
-    case K_STRING:
-        free(*(char **)dst);
-        *(char **)dst = kube_strdup(value);
-        return *(char **)dst ? KUBE_OK : KUBE_ENOMEM;
-    case K_INT:
-        if (kube_parse_int64(value, f->min, f->max, &v) != KUBE_OK)
-            return KUBE_ECONFIG;
-        *(int *)dst = (int)v;
-        return KUBE_OK;
-    case K_DURATION: /* Go syntax; a timeout is never negative */
-        if (kube_duration_parse(value, &v) != KUBE_OK || v < 0)
-            return KUBE_ECONFIG;
-        *(int64_t *)dst = v;
-        return KUBE_OK;
-    case K_LIST:
-        apis_strlist_free((apis_strlist *)dst);
-        if (f->offset == OFF(requestheader_allowed_names))
-            o->allowed_names_set = 1;
-        return apis_strlist_split((apis_strlist *)dst, value);
-    case K_BOOL:
-        return set_bool(value, (int *)dst);
-    }
-    return KUBE_ECONFIG;
-}
-
-static const flag *find_flag(const char *name, size_t len)
-{
-    for (size_t i = 0; i < N_FLAGS; i++)
-        if (strlen(flags[i].name) == len && strncmp(flags[i].name, name, len) == 0)
-            return &flags[i];
-    return NULL;
-}
-
 /* --pin-annotation-key must be an annotation key, as the plugin's
  * annotationKey must. */
 static int check_pin_key(const apis_options *o, char *err, size_t errlen)
@@ -220,37 +180,8 @@ int apis_options_parse(int argc, char *const *argv, apis_options *o, char *err, 
 {
     int rc = apis_options_defaults(o);
 
-    for (int i = 1; rc == KUBE_OK && i < argc; i++) {
-        const char *arg = argv[i], *name, *eq, *value;
-        const flag *f;
-
-        if (strncmp(arg, "--", 2) == 0)
-            name = arg + 2;
-        else if (arg[0] == '-' && arg[1] && arg[1] != '-')
-            name = arg + 1;
-        else {
-            snprintf(err, errlen, "unexpected argument %s", arg);
-            return KUBE_ECONFIG;
-        }
-        eq = strchr(name, '=');
-        f = find_flag(name, eq ? (size_t)(eq - name) : strlen(name));
-        if (!f) {
-            snprintf(err, errlen, "unknown flag: %s", arg);
-            return KUBE_ECONFIG;
-        }
-        value = eq ? eq + 1 : NULL;
-        if (!value && f->kind != K_BOOL) {
-            if (i + 1 >= argc) {
-                snprintf(err, errlen, "flag needs an argument: --%s", f->name);
-                return KUBE_ECONFIG;
-            }
-            value = argv[++i];
-        }
-        rc = set_value(o, f, value);
-        if (rc == KUBE_ECONFIG)
-            snprintf(err, errlen, "invalid argument \"%s\" for \"--%s\" flag", value ? value : "",
-                     f->name);
-    }
+    if (rc == KUBE_OK)
+        rc = kube_flags_parse(flags, N_FLAGS, argc, argv, o, err, errlen);
     if (rc == KUBE_OK)
         rc = check_pin_key(o, err, errlen);
     if (rc == KUBE_OK && !o->tls_cert_file != !o->tls_private_key_file) {
@@ -265,6 +196,5 @@ void apis_options_usage(FILE *f)
     fprintf(f, "Usage: stickyvm-apiserver [flags]\n\n"
                "Serves /apis/subresources.stickyvm.io/v1/namespaces/NS/virtualmachines/NAME/pin\n"
                "and .../unpin behind kube-apiserver's aggregation layer.\n\nFlags:\n");
-    for (size_t i = 0; i < N_FLAGS; i++)
-        fprintf(f, "  --%-46s %s\n", flags[i].name, flags[i].help);
+    kube_flags_usage(f, flags, N_FLAGS);
 }

@@ -52,13 +52,14 @@ typedef struct bench_figures {
 
 static int parse_args(int argc, char **argv, bench_args *a)
 {
-    const bench_flag flags[] = {
-        {"--nodes", &a->nodes},
-        {"--pods", &a->pods},
-        {"--page-size", &a->page_size},
-        {"--v", &a->verbosity},
+    static const kube_flag flags[] = {
+        {"nodes", KUBE_FLAG_INT, offsetof(bench_args, nodes), 0, 1000000, NULL, "nodes", NULL},
+        {"pods", KUBE_FLAG_INT, offsetof(bench_args, pods), 0, 1000000, NULL, "pods", NULL},
+        {"page-size", KUBE_FLAG_INT, offsetof(bench_args, page_size), 0, 1000000, NULL,
+         "list page size", NULL},
+        {"v", KUBE_FLAG_INT, offsetof(bench_args, verbosity), 0, 10, NULL, "log verbosity", NULL},
     };
-    return bench_parse_flags(argc, argv, flags, sizeof(flags) / sizeof(flags[0]));
+    return bench_flags_parse(flags, sizeof(flags) / sizeof(flags[0]), argc, argv, a);
 }
 
 static int make_client(harness *h, kube_config **cfg, kube_client **client)

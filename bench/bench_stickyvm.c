@@ -95,12 +95,12 @@ static fw_registry counting_registry(void)
 
 static int parse_args(int argc, char **argv, bench_args *a)
 {
-    const bench_flag flags[] = {
-        {"--vms", &a->vms},
-        {"--nodes", &a->nodes},
-        {"--v", &a->verbosity},
+    static const kube_flag flags[] = {
+        {"vms", KUBE_FLAG_INT, offsetof(bench_args, vms), 1, 1000000, NULL, "VMs", NULL},
+        {"nodes", KUBE_FLAG_INT, offsetof(bench_args, nodes), 1, 1000000, NULL, "nodes", NULL},
+        {"v", KUBE_FLAG_INT, offsetof(bench_args, verbosity), 0, 10, NULL, "log verbosity", NULL},
     };
-    int rc = bench_parse_flags(argc, argv, flags, sizeof(flags) / sizeof(flags[0]));
+    int rc = bench_flags_parse(flags, sizeof(flags) / sizeof(flags[0]), argc, argv, a);
 
     return rc == KUBE_OK && (a->vms <= 0 || a->nodes <= 0) ? KUBE_EINVAL : rc;
 }

@@ -24,6 +24,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/errors.h"
+#include "kube/flags.h"
 #include "kube/leader.h"
 #include "kube/log.h"
 #include "scheduler.h"
@@ -37,151 +38,115 @@
  * (memory is a goal: see bench/bench_scheduler.c). */
 #define MALLOC_ARENAS 1
 
+/* The command line (kube/flags.h); -1 or NULL: not given. */
 typedef struct flags {
-    const char *config;
-    const char *kubeconfig;
-    const char *write_config_to;
-    const char *bind_address;
-    const char *tls_cert_file;
-    const char *tls_key_file;
-    int64_t secure_port;
-    int64_t verbosity;
-    const char *leader_elect; /* "true"/"false" when given */
-    const char *lease_duration;
-    const char *renew_deadline;
-    const char *retry_period;
-    const char *resource_lock;
-    const char *resource_name;
-    const char *resource_namespace;
+    char *config;
+    char *kubeconfig;
+    char *write_config_to;
+    char *bind_address;
+    char *tls_cert_file;
+    char *tls_key_file;
+    int secure_port;
+    int verbosity;
+    int leader_elect;
+    int64_t lease_duration_ms;
+    int64_t renew_deadline_ms;
+    int64_t retry_period_ms;
+    char *resource_lock;
+    char *resource_name;
+    char *resource_namespace;
     int help;
 } flags;
 
-typedef enum flag_kind { F_STRING, F_INT, F_BOOL } flag_kind;
-
-typedef struct flag_def {
-    const char *name;
-    flag_kind kind;
-    size_t offset;
-    const char *usage;
-} flag_def;
-
 #define FO(field) offsetof(flags, field)
+#define STR KUBE_FLAG_STRING
+#define DUR KUBE_FLAG_DURATION
 
-static const flag_def flag_defs[] = {
-    {"config", F_STRING, FO(config), "The path to the configuration file."},
-    {"kubeconfig", F_STRING, FO(kubeconfig),
+static const kube_flag flag_defs[] = {
+    {"config", STR, FO(config), 0, 0, NULL, "The path to the configuration file.", NULL},
+    {"kubeconfig", STR, FO(kubeconfig), 0, 0, NULL,
      "Path to kubeconfig file with authorization and master location information (overrides "
-     "clientConnection.kubeconfig)."},
-    {"write-config-to", F_STRING, FO(write_config_to),
-     "If set, write the configuration values to this file and exit."},
-    {"secure-port", F_INT, FO(secure_port),
-     "The port on which to serve HTTPS with authentication and authorization. (default 10259)"},
-    {"bind-address", F_STRING, FO(bind_address),
-     "The IP address on which to listen for the --secure-port port. (default 0.0.0.0)"},
-    {"tls-cert-file", F_STRING, FO(tls_cert_file),
+     "clientConnection.kubeconfig).",
+     NULL},
+    {"write-config-to", STR, FO(write_config_to), 0, 0, NULL,
+     "If set, write the configuration values to this file and exit.", NULL},
+    {"secure-port", KUBE_FLAG_INT, FO(secure_port), 0, 65535, NULL,
+     "The port on which to serve HTTPS with authentication and authorization. (default 10259)",
+     NULL},
+    {"bind-address", STR, FO(bind_address), 0, 0, NULL,
+     "The IP address on which to listen for the --secure-port port. (default 0.0.0.0)", NULL},
+    {"tls-cert-file", STR, FO(tls_cert_file), 0, 0, NULL,
      "File containing the default x509 Certificate for HTTPS. If not set, a self-signed "
-     "certificate is generated in memory."},
-    {"tls-private-key-file", F_STRING, FO(tls_key_file),
-     "File containing the default x509 private key matching --tls-cert-file."},
-    {"leader-elect", F_BOOL, FO(leader_elect),
-     "Start a leader election client and gain leadership before executing the main loop."},
-    {"leader-elect-lease-duration", F_STRING, FO(lease_duration),
+     "certificate is generated in memory.",
+     NULL},
+    {"tls-private-key-file", STR, FO(tls_key_file), 0, 0, NULL,
+     "File containing the default x509 private key matching --tls-cert-file.", NULL},
+    {"leader-elect", KUBE_FLAG_BOOL, FO(leader_elect), 0, 0, NULL,
+     "Start a leader election client and gain leadership before executing the main loop.", NULL},
+    {"leader-elect-lease-duration", DUR, FO(lease_duration_ms), 0, 0, NULL,
      "The duration that non-leader candidates will wait after observing a leadership renewal "
-     "until attempting to acquire leadership. (default 15s)"},
-    {"leader-elect-renew-deadline", F_STRING, FO(renew_deadline),
+     "until attempting to acquire leadership. (default 15s)",
+     NULL},
+    {"leader-elect-renew-deadline", DUR, FO(renew_deadline_ms), 0, 0, NULL,
      "The interval between attempts by the acting master to renew a leadership slot before it "
-     "stops leading. (default 10s)"},
-    {"leader-elect-retry-period", F_STRING, FO(retry_period),
+     "stops leading. (default 10s)",
+     NULL},
+    {"leader-elect-retry-period", DUR, FO(retry_period_ms), 0, 0, NULL,
      "The duration the clients should wait between attempting acquisition and renewal of a "
-     "leadership. (default 2s)"},
-    {"leader-elect-resource-lock", F_STRING, FO(resource_lock),
+     "leadership. (default 2s)",
+     NULL},
+    {"leader-elect-resource-lock", STR, FO(resource_lock), 0, 0, NULL,
      "The type of resource object that is used for locking during leader election. Only "
-     "'leases' is supported. (default \"leases\")"},
-    {"leader-elect-resource-name", F_STRING, FO(resource_name),
+     "'leases' is supported. (default \"leases\")",
+     NULL},
+    {"leader-elect-resource-name", STR, FO(resource_name), 0, 0, NULL,
      "The name of resource object that is used for locking during leader election. (default "
-     "\"" SCHED_DEFAULT_LEASE_NAME "\")"},
-    {"leader-elect-resource-namespace", F_STRING, FO(resource_namespace),
+     "\"" SCHED_DEFAULT_LEASE_NAME "\")",
+     NULL},
+    {"leader-elect-resource-namespace", STR, FO(resource_namespace), 0, 0, NULL,
      "The namespace of resource object that is used for locking during leader election. "
-     "(default \"kube-system\")"},
-    {"v", F_INT, FO(verbosity), "number for the log level verbosity"},
-    {"help", F_BOOL, FO(help), "help for stickyvm-scheduler"},
+     "(default \"kube-system\")",
+     NULL},
+    {"v", KUBE_FLAG_INT, FO(verbosity), 0, 10, NULL, "number for the log level verbosity", NULL},
+    {"help", KUBE_FLAG_BOOL, FO(help), 0, 0, NULL, "help for stickyvm-scheduler", NULL},
 };
 
 #define N_FLAGS (sizeof(flag_defs) / sizeof(flag_defs[0]))
 
+/* Prints the usage, as kube-scheduler's. */
 static void usage(FILE *f)
 {
     fprintf(f, "Usage:\n  stickyvm-scheduler [flags]\n\nFlags:\n");
-    for (size_t i = 0; i < N_FLAGS; i++)
-        fprintf(f, "      --%-32s %s\n", flag_defs[i].name, flag_defs[i].usage);
+    kube_flags_usage(f, flag_defs, N_FLAGS);
 }
 
-static const flag_def *find_flag(const char *name, size_t len)
+/* Frees the strings the command line gave. */
+static void flags_free(flags *fl)
 {
-    for (size_t i = 0; i < N_FLAGS; i++)
-        if (strlen(flag_defs[i].name) == len && !strncmp(flag_defs[i].name, name, len))
-            return &flag_defs[i];
-    return NULL;
-}
-
-static int set_flag(flags *fl, const flag_def *d, const char *value)
-{
-    char *field = (char *)fl + d->offset;
-
-    switch (d->kind) {
-    case F_STRING:
-        *(const char **)field = value;
-        return KUBE_OK;
-    case F_INT:
-        return kube_parse_int64(value, 0, 65535, (int64_t *)field);
-    case F_BOOL:
-        if (strcmp(value, "true") && strcmp(value, "false"))
-            return KUBE_EINVAL;
-        if (d->offset == FO(help))
-            fl->help = !strcmp(value, "true");
-        else
-            *(const char **)field = !strcmp(value, "true") ? "true" : "false";
-        return KUBE_OK;
+    char **strings[] = {&fl->config,        &fl->kubeconfig,    &fl->write_config_to,
+                        &fl->bind_address,  &fl->tls_cert_file, &fl->tls_key_file,
+                        &fl->resource_lock, &fl->resource_name, &fl->resource_namespace};
+    for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+        free(*strings[i]);
+        *strings[i] = NULL;
     }
-    return KUBE_EINVAL;
 }
 
-/* pflag syntax: --name=value, --name value, bool --name, -v N / -v=N. */
+/* pflag syntax (kube/flags.h) into fl, the unset fields -1 or NULL. */
 static int parse_flags(int argc, char **argv, flags *fl)
 {
+    char err[512];
+    int rc;
+
     memset(fl, 0, sizeof(*fl));
     fl->secure_port = DEFAULT_SECURE_PORT;
     fl->verbosity = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *name, *eq, *value;
-        const flag_def *d;
-        if (a[0] != '-' || !a[1]) {
-            fprintf(stderr, "Error: unexpected argument \"%s\"\n", a);
-            return KUBE_EINVAL;
-        }
-        name = a + (a[1] == '-' ? 2 : 1);
-        eq = strchr(name, '=');
-        d = find_flag(name, eq ? (size_t)(eq - name) : strlen(name));
-        if (!d || (a[1] != '-' && strcmp(d->name, "v"))) {
-            fprintf(stderr, "Error: unknown flag: %s\n", a);
-            return KUBE_EINVAL;
-        }
-        if (eq)
-            value = eq + 1;
-        else if (d->kind == F_BOOL)
-            value = "true";
-        else if (i + 1 < argc)
-            value = argv[++i];
-        else {
-            fprintf(stderr, "Error: flag needs an argument: %s\n", a);
-            return KUBE_EINVAL;
-        }
-        if (set_flag(fl, d, value) != KUBE_OK) {
-            fprintf(stderr, "Error: invalid argument \"%s\" for \"--%s\" flag\n", value, d->name);
-            return KUBE_EINVAL;
-        }
-    }
-    return KUBE_OK;
+    fl->leader_elect = -1;
+    fl->lease_duration_ms = fl->renew_deadline_ms = fl->retry_period_ms = -1;
+    rc = kube_flags_parse(flag_defs, N_FLAGS, argc, argv, fl, err, sizeof(err));
+    if (rc != KUBE_OK)
+        fprintf(stderr, "Error: %s\n", err);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -199,17 +164,6 @@ static int replace_str(char **dst, const char *value)
     return KUBE_OK;
 }
 
-static int apply_duration(const char *flag, const char *value, int64_t *ms)
-{
-    if (!value)
-        return KUBE_OK;
-    if (kube_duration_parse(value, ms) != KUBE_OK) {
-        fprintf(stderr, "Error: invalid argument \"%s\" for \"--%s\" flag\n", value, flag);
-        return KUBE_ECONFIG;
-    }
-    return KUBE_OK;
-}
-
 /* The flags that override the configuration (leader election, kubeconfig). */
 static int apply_flags(const flags *fl, sched_config *cfg)
 {
@@ -218,16 +172,14 @@ static int apply_flags(const flags *fl, sched_config *cfg)
 
     if (fl->kubeconfig)
         rc = replace_str(&cfg->client_connection.kubeconfig, fl->kubeconfig);
-    if (fl->leader_elect)
-        le->leader_elect = !strcmp(fl->leader_elect, "true");
-    if (rc == KUBE_OK)
-        rc = apply_duration("leader-elect-lease-duration", fl->lease_duration,
-                            &le->lease_duration_ms);
-    if (rc == KUBE_OK)
-        rc = apply_duration("leader-elect-renew-deadline", fl->renew_deadline,
-                            &le->renew_deadline_ms);
-    if (rc == KUBE_OK)
-        rc = apply_duration("leader-elect-retry-period", fl->retry_period, &le->retry_period_ms);
+    if (fl->leader_elect >= 0)
+        le->leader_elect = fl->leader_elect;
+    if (fl->lease_duration_ms >= 0)
+        le->lease_duration_ms = fl->lease_duration_ms;
+    if (fl->renew_deadline_ms >= 0)
+        le->renew_deadline_ms = fl->renew_deadline_ms;
+    if (fl->retry_period_ms >= 0)
+        le->retry_period_ms = fl->retry_period_ms;
     if (rc == KUBE_OK && fl->resource_lock) {
         if (strcmp(fl->resource_lock, "leases")) {
             fprintf(stderr, "Error: --leader-elect-resource-lock: only \"leases\" is supported\n");
@@ -410,20 +362,25 @@ int main(int argc, char **argv)
     memset(&a, 0, sizeof(a));
     mallopt(M_ARENA_MAX, MALLOC_ARENAS);
     if (parse_flags(argc, argv, &fl) != KUBE_OK) {
+        flags_free(&fl);
         usage(stderr);
         return 1;
     }
     if (fl.help) {
+        flags_free(&fl);
         usage(stdout);
         return 0;
     }
     if (fl.verbosity >= 0)
-        klog_set_verbosity((int)fl.verbosity);
-    if (load_config(&fl, &a.cfg) != KUBE_OK)
+        klog_set_verbosity(fl.verbosity);
+    if (load_config(&fl, &a.cfg) != KUBE_OK) {
+        flags_free(&fl);
         return 1;
+    }
     if (fl.write_config_to) {
         rc = write_config(a.cfg, fl.write_config_to);
         sched_config_free(a.cfg);
+        flags_free(&fl);
         return rc == KUBE_OK ? 0 : 1;
     }
     sigemptyset(&set);
@@ -435,5 +392,6 @@ int main(int argc, char **argv)
     if (start(&a, &fl) == KUBE_OK)
         code = wait_for_signal(&set);
     shutdown_app(&a);
+    flags_free(&fl);
     return code;
 }

@@ -13,6 +13,7 @@
     UNIT(errors)                                              \
     UNIT(buf)                                                 \
     UNIT(containers)                                          \
+    UNIT(flags)                                               \
     UNIT(tls)                                                 \
     UNIT(config)                                              \
     UNIT(client)                                              \

@@ -1,6 +1,7 @@
 /*
- * bench/common/flags.h - the "--name N" integer flags every benchmark
- * program takes (sizes, verbosity).
+ * bench/common/flags.h - the benchmarks' command lines, on the project's
+ * flag parser (kube/flags.h): parse, and on an error print it and the
+ * usage to stderr.
  *
  * Memory: nothing is allocated; destinations are the caller's.
  */
@@ -9,15 +10,10 @@
 
 #include <stddef.h>
 
-typedef struct bench_flag {
-    const char *name; /* "--nodes" */
-    int *dst;         /* receives the value; keeps its default when absent */
-} bench_flag;
+#include "kube/flags.h"
 
-/* Parses argv[1..] as "--name N" pairs, each name one of flags[0..n), each
- * N a whole number in [0, 1000000]. On an unknown flag, a missing or bad
- * value, prints a usage line naming every flag to stderr and returns
- * KUBE_EINVAL; otherwise KUBE_OK. */
-int bench_parse_flags(int argc, char **argv, const bench_flag *flags, size_t n);
+/* kube_flags_parse() of argv into dst; KUBE_OK, or KUBE_EINVAL after
+ * printing the error and the flags to stderr. */
+int bench_flags_parse(const kube_flag *flags, size_t n, int argc, char **argv, void *dst);
 
 #endif

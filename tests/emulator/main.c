@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "emu_internal.h"
+#include "kube/flags.h"
 #include "kube/log.h"
 
 #define MAX_PLUGINS 16
@@ -42,124 +43,103 @@ emu_server *emu_server_get(void)
     return &g_server;
 }
 
-static void usage(void)
+/* --bookmark-interval-ms (int64_t). */
+static int set_bookmark(void *dst, const kube_flag *f, const char *value, char *why, size_t n)
 {
-    fprintf(stderr,
-            "usage: stickyvm-emulator --data-dir DIR [--port N] [--bookmark-interval-ms MS]\n"
-            "         [--history N] [--nodes N] [--pods N] [--demo] [--v N]\n"
-            "         [--idle-timeout-ms MS] [--max-body-bytes N] [--disable-http2]\n");
+    (void)f;
+    snprintf(why, n, "must be a whole number from 1 to 86400000");
+    return kube_parse_int64(value, 1, 86400000, &((emu_config *)dst)->bookmark_interval_ms) ==
+                   KUBE_OK
+               ? KUBE_OK
+               : KUBE_ECONFIG;
 }
 
-static int int_flag(const char *name, const char *value, int64_t min, int64_t max, int64_t *out)
+/* --max-body-bytes (size_t). */
+static int set_max_body(void *dst, const kube_flag *f, const char *value, char *why, size_t n)
 {
-    if (!value || kube_parse_int64(value, min, max, out) != KUBE_OK) {
-        fprintf(stderr, "stickyvm-emulator: flag %s: invalid value \"%s\"\n", name,
-                value ? value : "");
+    int64_t v;
+    (void)f;
+    snprintf(why, n, "must be a whole number from 1024 to %d", 1 << 30);
+    if (kube_parse_int64(value, 1024, 1 << 30, &v) != KUBE_OK)
         return KUBE_ECONFIG;
-    }
+    ((emu_config *)dst)->max_body = (size_t)v;
     return KUBE_OK;
 }
 
-static int plugin_flag(const char *name, const char *value)
+/* --disable-http2 [=true|false]. */
+static int set_disable_http2(void *dst, const kube_flag *f, const char *value, char *why, size_t n)
 {
+    (void)f;
+    (void)why;
+    (void)n;
+    if (strcmp(value, "true") && strcmp(value, "false"))
+        return KUBE_ECONFIG;
+    ((emu_config *)dst)->http2 = strcmp(value, "true") != 0;
+    return KUBE_OK;
+}
+
+#define CO(field) offsetof(emu_config, field)
+
+static const kube_flag emu_flags[] = {
+    {"data-dir", KUBE_FLAG_STRING, CO(data_dir), 0, 0, NULL, "where the PKI and kubeconfig go",
+     NULL},
+    {"port", KUBE_FLAG_INT, CO(port), 0, 65535, NULL, "HTTPS port (0 picks a free one)", NULL},
+    {"bookmark-interval-ms", KUBE_FLAG_CUSTOM, CO(bookmark_interval_ms), 0, 0, "int",
+     "watch bookmark interval", set_bookmark},
+    {"history", KUBE_FLAG_INT, CO(history), 1, 10000000, NULL, "event history size", NULL},
+    {"nodes", KUBE_FLAG_INT, CO(nodes), 0, 1000000, NULL, "seed node-0.. N nodes", NULL},
+    {"pods", KUBE_FLAG_INT, CO(pods), 0, 1000000, NULL, "seed N unscheduled pods", NULL},
+    {"demo", KUBE_FLAG_BOOL, CO(demo), 0, 0, NULL, "seed the demo cluster", NULL},
+    {"v", KUBE_FLAG_INT, CO(verbosity), 0, 10, NULL, "log verbosity", NULL},
+    {"idle-timeout-ms", KUBE_FLAG_INT, CO(idle_timeout_ms), 100, 86400000, NULL,
+     "idle keep-alive timeout", NULL},
+    {"max-body-bytes", KUBE_FLAG_CUSTOM, CO(max_body), 0, 0, "int", "largest request body",
+     set_max_body},
+    {"disable-http2", KUBE_FLAG_CUSTOM, CO(http2), 0, 0, "", "offer only http/1.1 by ALPN",
+     set_disable_http2},
+};
+
+#define N_EMU_FLAGS (sizeof(emu_flags) / sizeof(emu_flags[0]))
+
+/* The usage, to stderr. */
+static void usage(void)
+{
+    fprintf(stderr, "Usage: stickyvm-emulator --data-dir DIR [flags]\n\nFlags:\n");
+    kube_flags_usage(stderr, emu_flags, N_EMU_FLAGS);
+}
+
+/* Flags the plug-ins take (kube_flags_unknown_fn). */
+static int plugin_flag(void *dst, const char *name, const char *value)
+{
+    (void)dst;
     for (size_t i = 0; i < g_n_plugins; i++) {
         int rc;
         if (!g_plugins[i]->flag)
             continue;
         rc = g_plugins[i]->flag(name, value);
         if (rc != 0)
-            return rc < 0 ? rc : KUBE_OK;
+            return rc < 0 ? rc : 1;
     }
-    fprintf(stderr, "stickyvm-emulator: unknown flag %s\n", name);
-    return KUBE_ECONFIG;
-}
-
-static int known_flag(emu_config *c, const char *name, const char *value, int *consumed)
-{
-    int64_t v = 0;
-    int rc = KUBE_OK;
-
-    *consumed = 1;
-    if (!strcmp(name, "--data-dir")) {
-        if (!value || !*value)
-            return KUBE_ECONFIG;
-        free(c->data_dir);
-        c->data_dir = kube_strdup(value);
-        return c->data_dir ? KUBE_OK : KUBE_ENOMEM;
-    }
-    if (!strcmp(name, "--demo")) {
-        c->demo = 1;
-        return KUBE_OK;
-    }
-    if (!strcmp(name, "--disable-http2")) {
-        c->http2 = 0;
-        return KUBE_OK;
-    }
-    if (!strcmp(name, "--port") && (rc = int_flag(name, value, 0, 65535, &v)) == KUBE_OK)
-        c->port = (int)v;
-    else if (!strcmp(name, "--bookmark-interval-ms") &&
-             (rc = int_flag(name, value, 1, 86400000, &v)) == KUBE_OK)
-        c->bookmark_interval_ms = v;
-    else if (!strcmp(name, "--history") && (rc = int_flag(name, value, 1, 10000000, &v)) == KUBE_OK)
-        c->history = (int)v;
-    else if (!strcmp(name, "--nodes") && (rc = int_flag(name, value, 0, 1000000, &v)) == KUBE_OK)
-        c->nodes = (int)v;
-    else if (!strcmp(name, "--pods") && (rc = int_flag(name, value, 0, 1000000, &v)) == KUBE_OK)
-        c->pods = (int)v;
-    else if ((!strcmp(name, "--v") || !strcmp(name, "-v")) &&
-             (rc = int_flag(name, value, 0, 10, &v)) == KUBE_OK)
-        c->verbosity = (int)v;
-    else if (!strcmp(name, "--idle-timeout-ms") &&
-             (rc = int_flag(name, value, 100, 86400000, &v)) == KUBE_OK)
-        c->idle_timeout_ms = (int)v;
-    else if (!strcmp(name, "--max-body-bytes") &&
-             (rc = int_flag(name, value, 1024, 1 << 30, &v)) == KUBE_OK)
-        c->max_body = (size_t)v;
-    else if (rc == KUBE_OK)
-        *consumed = 0;
-    return rc;
-}
-
-static int is_builtin_valued(const char *name)
-{
-    static const char *const names[] = {
-        "--data-dir", "--port", "--bookmark-interval-ms", "--history",        "--nodes", "--pods",
-        "--v",        "-v",     "--idle-timeout-ms",      "--max-body-bytes", NULL};
-    for (size_t i = 0; names[i]; i++)
-        if (!strcmp(name, names[i]))
-            return 1;
     return 0;
 }
 
+/* The command line into c; prints the error and the usage on failure. */
 static int parse_flags(emu_config *c, int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        char name[128];
-        const char *value = NULL, *eq = strchr(argv[i], '=');
-        int consumed, rc;
-        if (strncmp(argv[i], "-", 1) != 0) {
-            fprintf(stderr, "stickyvm-emulator: unexpected argument %s\n", argv[i]);
-            return KUBE_ECONFIG;
-        }
-        if (eq) {
-            snprintf(name, sizeof(name), "%.*s", (int)(eq - argv[i]), argv[i]);
-            value = eq + 1;
-        } else {
-            kube_strlcpy(name, argv[i], sizeof(name));
-            if (is_builtin_valued(name) && i + 1 < argc)
-                value = argv[++i];
-        }
-        if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+    char err[512];
+
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage();
             exit(0);
         }
-        rc = known_flag(c, name, value, &consumed);
-        if (rc != KUBE_OK)
-            return rc;
-        if (!consumed && plugin_flag(name, value) != KUBE_OK)
-            return KUBE_ECONFIG;
+    if (kube_flags_parse_ext(emu_flags, N_EMU_FLAGS, argc, argv, c, plugin_flag, err,
+                             sizeof(err)) != KUBE_OK) {
+        fprintf(stderr, "stickyvm-emulator: %s\n", err);
+        usage();
+        return KUBE_ECONFIG;
     }
-    if (!c->data_dir) {
+    if (!c->data_dir || !*c->data_dir) {
         fprintf(stderr, "stickyvm-emulator: --data-dir is required\n");
         usage();
         return KUBE_ECONFIG;
