@@ -12,11 +12,11 @@
 
 #include "certs.h"
 #include "delegate.h"
-#include "kube/client.h"
-#include "kube/config.h"
-#include "kube/errors.h"
-#include "kube/log.h"
-#include "kube/pin.h"
+#include "kube/transport/client.h"
+#include "kube/transport/config.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
+#include "kube/types/pin.h"
 #include "server.h"
 
 #define DELEGATE_TIMEOUT_MS 10000 /* k8s.io/apiserver's webhook client timeout */

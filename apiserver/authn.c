@@ -16,8 +16,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 #define AUTHENTICATED_GROUP "system:authenticated"
 #define ANONYMOUS_USER "system:anonymous"

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "kube/httpreq.h"
+#include "kube/serving/httpreq.h"
 
 typedef struct apis_strlist {
     char **v;

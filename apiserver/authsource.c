@@ -9,12 +9,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "kube/api.h"
-#include "kube/buf.h"
-#include "kube/configmap.h"
-#include "kube/errors.h"
-#include "kube/informer.h"
-#include "kube/log.h"
+#include "kube/transport/api.h"
+#include "kube/util/buf.h"
+#include "kube/types/configmap.h"
+#include "kube/util/errors.h"
+#include "kube/machinery/informer.h"
+#include "kube/util/log.h"
 
 typedef struct watched_file {
     char *path; /* NULL: flag not given */

@@ -7,7 +7,7 @@
  * (written by kube-apiserver): client-ca-file, requestheader-client-ca-file,
  * requestheader-allowed-names, requestheader-username-headers,
  * requestheader-group-headers and requestheader-extra-headers-prefix. The
- * ConfigMap is WATCHED (kube/informer.h), so a rotated front-proxy CA or a
+ * ConfigMap is WATCHED (kube/machinery/informer.h), so a rotated front-proxy CA or a
  * changed allowed-names list applies to the next request without a
  * restart. Flags override it:
  *   --client-ca-file replaces client-ca-file;
@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "authn.h"
-#include "kube/client.h"
+#include "kube/transport/client.h"
 
 typedef struct apis_authn_source apis_authn_source;
 

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
 
 #define BUCKETS 1024
 

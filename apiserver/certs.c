@@ -18,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kube/buf.h"
-#include "kube/certkit.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/util/buf.h"
+#include "kube/util/certkit.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 
 #define VALIDITY_DAYS 365
 

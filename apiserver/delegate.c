@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "cache.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 
 #define CACHE_ENTRIES 8192
 #define TOKENREVIEW_PATH "/apis/authentication.k8s.io/v1/tokenreviews"

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "authn.h"
-#include "kube/client.h"
+#include "kube/transport/client.h"
 #include "metrics.h"
 
 typedef struct apis_delegate apis_delegate;

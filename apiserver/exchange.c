@@ -12,9 +12,9 @@
 #include <time.h>
 
 #include "discovery.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 #include "pin.h"
 #include "request.h"
 #include "status.h"

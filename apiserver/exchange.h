@@ -50,9 +50,9 @@
 #include "authn.h"
 #include "authsource.h"
 #include "delegate.h"
-#include "kube/httpreq.h"
-#include "kube/buf.h"
-#include "kube/client.h"
+#include "kube/serving/httpreq.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
 #include "metrics.h"
 
 typedef struct apis_context {

@@ -34,12 +34,12 @@
 #include "authsource.h"
 #include "delegate.h"
 #include "exchange.h"
-#include "kube/certkit.h"
-#include "kube/httpreq.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/httpreq.h"
-#include "kube/log.h"
+#include "kube/util/certkit.h"
+#include "kube/serving/httpreq.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/serving/httpreq.h"
+#include "kube/util/log.h"
 #include "request.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "app.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 #include "options.h"
 
 typedef struct signals {

@@ -1,7 +1,7 @@
 /*
  * apiserver/metrics.c - Prometheus metrics of stickyvm-apiserver, rendered in
  * the text exposition format (version 0.0.4) at /metrics, on the shared
- * registry (kube/metrics.h):
+ * registry (kube/util/metrics.h):
  *
  * stickyvm_apiserver_request_total{verb,subresource,code}       counter
  * stickyvm_apiserver_request_duration_seconds{verb,subresource} histogram
@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/metrics.h"
+#include "kube/util/errors.h"
+#include "kube/util/metrics.h"
 
 static const char *const verbs[] = {"GET",    "PUT",  "POST",    "PATCH",
                                     "DELETE", "HEAD", "OPTIONS", "other"};

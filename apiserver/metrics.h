@@ -20,7 +20,7 @@
 #ifndef APIS_METRICS_H
 #define APIS_METRICS_H
 
-#include "kube/buf.h"
+#include "kube/util/buf.h"
 
 typedef struct apis_metrics apis_metrics;
 

@@ -16,7 +16,7 @@
  * handshake-timeout (10s)  --read-header-timeout (32s) --max-connections
  * (1024) --pin-annotation-key (stickyvm.io/node): the VM annotation /pin and
  * /unpin write; must be the StickyVM plugin's annotationKey (checked as an
- * annotation key by kube/pin.h) * Values follow pflag: "--name=value" or "--
+ * annotation key by kube/types/pin.h) * Values follow pflag: "--name=value" or "--
  * name value"; lists are comma-separated; durations use Go syntax ("10s",
  * "1m30s", "500ms"). The contract is in options.h.
  */
@@ -25,11 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/buf.h"
-#include "kube/duration.h"
-#include "kube/errors.h"
-#include "kube/flags.h"
-#include "kube/pin.h"
+#include "kube/util/buf.h"
+#include "kube/util/duration.h"
+#include "kube/util/errors.h"
+#include "kube/util/flags.h"
+#include "kube/types/pin.h"
 
 /* --name a,b,c: a comma-separated list (the field is an apis_strlist);
  * --requestheader-allowed-names also records that it was given. */

@@ -22,7 +22,7 @@
  *   --max-connections (1024)
  *   --pin-annotation-key (stickyvm.io/node): the VM annotation /pin and
  *     /unpin write; must be the StickyVM plugin's annotationKey (checked
- *     as an annotation key by kube/pin.h)
+ *     as an annotation key by kube/types/pin.h)
  *
  * Values follow pflag: "--name=value" or "--name value"; lists are
  * comma-separated; durations use Go syntax ("10s", "1m30s", "500ms").

@@ -1,7 +1,7 @@
 /*
  * apiserver/pin.c - /pin and /unpin: the node to pin to (?node= checked
  * against the Nodes, or the running instance's node), then the write
- * through kube/pin.h (one merge patch with the VM's resourceVersion and
+ * through kube/types/pin.h (one merge patch with the VM's resourceVersion and
  * the pin's history; a conflict reads the VM again, at most
  * KUBE_PIN_MAX_ATTEMPTS patches), answered as a VirtualMachinePin or a
  * metav1.Status.
@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/api.h"
-#include "kube/errors.h"
-#include "kube/log.h"
-#include "kube/pin.h"
-#include "kube/validation.h"
+#include "kube/transport/api.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
+#include "kube/types/pin.h"
+#include "kube/codec/validation.h"
 #include "request.h"
 #include "status.h"
 

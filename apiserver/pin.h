@@ -7,7 +7,7 @@
  * value as kube-apiserver's field errors do) or, without it, to the node
  * the VM's VirtualMachineInstance (same namespace and name) runs on
  * (status.nodeName; none is a 409 Conflict that suggests ?node=). Unpin
- * removes the annotation. The write goes through kube/pin.h: a JSON merge
+ * removes the annotation. The write goes through kube/types/pin.h: a JSON merge
  * patch carrying the VM's resourceVersion and the pin's history
  * (stickyvm.io/pinned-at, pinned-by = the authenticated user, pin-reason
  * API), so a concurrent change makes it fail with a Conflict; the VM is then
@@ -21,8 +21,8 @@
 #ifndef APIS_PIN_H
 #define APIS_PIN_H
 
-#include "kube/buf.h"
-#include "kube/client.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
 #include "metrics.h"
 
 typedef struct apis_pin_request {

@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 
 typedef struct job {
     struct job *next;

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 #define MAX_SEGMENTS 9
 

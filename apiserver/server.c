@@ -3,7 +3,7 @@
  * libwebsockets. The contract is in server.h.
  */
 #include "server_int.h"
-#include "kube/clock.h"
+#include "kube/util/clock.h"
 
 /* ---- connections ---- */
 

@@ -6,7 +6,7 @@
  * TLS connections in raw mode (ALPN http/1.1 only) and asks every client for
  * a certificate without requiring one (bearer-token clients have none); the
  * certificate is verified per request by the exchange (exchange.h) against
- * the current authentication settings. Bytes are parsed with kube/httpreq.h,
+ * the current authentication settings. Bytes are parsed with kube/serving/httpreq.h,
  * incrementally (each received byte is looked at once, whatever the size
  * of the TLS records), and a request is authenticated and authorized on its
  * head: its body is read only for an authorized exchange (after a
@@ -19,7 +19,7 @@
  * moves to the worker pool and its answer comes back through a completion
  * queue and lws_cancel_service(), then goes out from the writeable
  * callback. A slow upstream therefore only holds a worker, never other
- * clients. Requests are bounded (kube/httpreq.h limits), at most
+ * clients. Requests are bounded (kube/serving/httpreq.h limits), at most
  * max_inflight exchanges wait on workers (more are answered 429), the TLS
  * handshake must end within tls_handshake_timeout (10 s), a request's head
  * within read_header_timeout (32 s) of the handshake or of its first byte,

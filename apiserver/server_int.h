@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/lws.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/serving/lws.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 #include "pool.h"
 #include "status.h"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 #include "request.h"
 
 /* Appends the compact form of json and a newline, then frees json. */

@@ -11,7 +11,7 @@
 #ifndef APIS_STATUS_H
 #define APIS_STATUS_H
 
-#include "kube/buf.h"
+#include "kube/util/buf.h"
 
 typedef struct apis_status_details {
     const char *name; /* NULL: omitted */

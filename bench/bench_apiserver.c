@@ -32,9 +32,9 @@
 
 #include "common/procstat.h"
 #include "harness.h"
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
 
 #define N_VMS 64
 #define N_NODES 16

@@ -7,7 +7,7 @@
  * peak RSS before the informers started (shared libraries, TLS, harness),
  * the heap the informers hold once synced (glibc mallinfo2: the decoded
  * objects and the stores), the block of one decoded pod and node, and what
- * the shared pool of kube/intern.h holds.
+ * the shared pool of kube/codec/intern.h holds.
  *
  * The peak is read once synced, while every object is held, and again at
  * exit, and the larger is printed: the kernel folds the current RSS into
@@ -24,17 +24,17 @@
 
 #include "common/procstat.h"
 #include "harness.h"
-#include "kube/buf.h"
-#include "kube/client.h"
-#include "kube/clock.h"
-#include "kube/config.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
+#include "kube/util/clock.h"
+#include "kube/transport/config.h"
 #include "common/flags.h"
-#include "kube/errors.h"
-#include "kube/informer.h"
-#include "kube/intern.h"
-#include "kube/log.h"
-#include "kube/node.h"
-#include "kube/pod.h"
+#include "kube/util/errors.h"
+#include "kube/machinery/informer.h"
+#include "kube/codec/intern.h"
+#include "kube/util/log.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
 
 typedef struct bench_args {
     int nodes, pods, page_size, verbosity;

@@ -49,9 +49,9 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
 
 #ifndef STICKYVM_BINARY_DIR
 #define STICKYVM_BINARY_DIR "."

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "kube/clock.h"
-#include "kube/array.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/util/clock.h"
+#include "kube/util/array.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 
 static void bind_done(sched_scheduler *s, bind_job *job)
 {

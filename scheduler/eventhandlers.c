@@ -6,12 +6,12 @@
 
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/log.h"
-#include "kube/node.h"
-#include "kube/pod.h"
-#include "kube/selector.h"
-#include "kube/storage.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
+#include "kube/codec/selector.h"
+#include "kube/types/storage.h"
 #include "plugins/volumebinding/volume_binding.h"
 
 /* ------------------------------------------------------------------ */

@@ -21,7 +21,7 @@
  * NodeTaintChange that applies; the queue's pre-check is kube-scheduler's
  * preCheckForNode (resources, node name, required node affinity, host
  * ports, untolerated NoSchedule taints). Node conditions are not decoded by
- * kube/node.h, so NodeConditionChange is never raised.
+ * kube/types/node.h, so NodeConditionChange is never raised.
  *
  * plugin-watched resources: a plugin that registered events of a resource
  * it watches with its own informers (StickyVM: VirtualMachine,
@@ -42,7 +42,7 @@
 
 #include "cache/cache.h"
 #include "framework/framework.h"
-#include "kube/informer.h"
+#include "kube/machinery/informer.h"
 #include "queue/queue.h"
 
 struct kube_node;

@@ -20,13 +20,13 @@
 #include "config/config.h"
 #include "plugins/registry.h"
 #include "framework/framework.h"
-#include "kube/buf.h"
-#include "kube/client.h"
-#include "kube/config.h"
-#include "kube/errors.h"
-#include "kube/flags.h"
-#include "kube/leader.h"
-#include "kube/log.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
+#include "kube/transport/config.h"
+#include "kube/util/errors.h"
+#include "kube/util/flags.h"
+#include "kube/machinery/leader.h"
+#include "kube/util/log.h"
 #include "scheduler.h"
 #include "server.h"
 
@@ -38,7 +38,7 @@
  * (memory is a goal: see bench/bench_scheduler.c). */
 #define MALLOC_ARENAS 1
 
-/* The command line (kube/flags.h); -1 or NULL: not given. */
+/* The command line (kube/util/flags.h); -1 or NULL: not given. */
 typedef struct flags {
     char *config;
     char *kubeconfig;
@@ -132,7 +132,7 @@ static void flags_free(flags *fl)
     }
 }
 
-/* pflag syntax (kube/flags.h) into fl, the unset fields -1 or NULL. */
+/* pflag syntax (kube/util/flags.h) into fl, the unset fields -1 or NULL. */
 static int parse_flags(int argc, char **argv, flags *fl)
 {
     char err[512];

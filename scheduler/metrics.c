@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 
 static const char *const L_RESULT_PROFILE[] = {"result", "profile"};
 static const char *const L_QUEUE[] = {"queue"};

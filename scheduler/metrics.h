@@ -1,6 +1,6 @@
 /*
  * scheduler/metrics.h - the metric set of kube-scheduler v1.28
- * (pkg/scheduler/metrics/metrics.go) on the shared registry (kube/metrics.h),
+ * (pkg/scheduler/metrics/metrics.go) on the shared registry (kube/util/metrics.h),
  * with the framework's metrics hooks (fw_metrics_hooks).
  *
  * Threads: every function is thread-safe.
@@ -10,7 +10,7 @@
 #define SCHED_METRICS_H
 
 #include "framework/framework.h"
-#include "kube/metrics.h"
+#include "kube/util/metrics.h"
 
 /*
  * kube-scheduler's metric set. Names, help texts, labels, buckets and

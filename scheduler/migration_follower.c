@@ -13,12 +13,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "kube/clock.h"
-#include "kube/strmap.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/log.h"
-#include "kube/recorder.h"
+#include "kube/util/clock.h"
+#include "kube/util/strmap.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
+#include "kube/machinery/recorder.h"
 
 /* "namespace/name": a namespace is <= 63 bytes, a name <= 253. */
 #define KEY_MAX 320

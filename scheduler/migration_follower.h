@@ -9,7 +9,7 @@
  * VM is pinned to the migration's sourceNode and its
  * stickyvm.io/followed-migration annotation is not that migration's UID,
  * the pin moves to targetNode and the UID is recorded, in one patch
- * (kube/pin.h, reason Migration). A migration once followed is never
+ * (kube/types/pin.h, reason Migration). A migration once followed is never
  * applied again, so a deliberate re-pin to the source node stays.
  *
  * Level-triggered: VMI adds and updates queue the VMI (only while this
@@ -32,9 +32,9 @@
 #define SCHED_MIGRATION_FOLLOWER_H
 
 #include "framework/framework.h"
-#include "kube/informer.h"
-#include "kube/kubevirt.h"
-#include "kube/pin.h"
+#include "kube/machinery/informer.h"
+#include "kube/types/kubevirt.h"
+#include "kube/types/pin.h"
 
 #define SCHED_FOLLOWER_LEADER_POLL_MS 500
 

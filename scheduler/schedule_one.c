@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/api.h"
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
-#include "kube/log.h"
-#include "kube/pod.h"
-#include "kube/recorder.h"
+#include "kube/transport/api.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
+#include "kube/types/pod.h"
+#include "kube/machinery/recorder.h"
 
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */

@@ -16,15 +16,15 @@
 #include <time.h>
 
 #include "eventhandlers.h"
-#include "kube/clock.h"
-#include "kube/api.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/informer.h"
-#include "kube/leader.h"
-#include "kube/log.h"
-#include "kube/pod.h"
-#include "kube/recorder.h"
+#include "kube/util/clock.h"
+#include "kube/transport/api.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/machinery/informer.h"
+#include "kube/machinery/leader.h"
+#include "kube/util/log.h"
+#include "kube/types/pod.h"
+#include "kube/machinery/recorder.h"
 #include "plugins/registry.h"
 
 /* ------------------------------------------------------------------ */

@@ -39,7 +39,7 @@
 #include "cache/cache.h"
 #include "config/config.h"
 #include "framework/framework.h"
-#include "kube/client.h"
+#include "kube/transport/client.h"
 #include "metrics.h"
 #include "queue/queue.h"
 

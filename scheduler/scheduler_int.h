@@ -11,9 +11,9 @@
 #include <stdatomic.h>
 
 #include "eventhandlers.h"
-#include "kube/informer.h"
-#include "kube/leader.h"
-#include "kube/recorder.h"
+#include "kube/machinery/informer.h"
+#include "kube/machinery/leader.h"
+#include "kube/machinery/recorder.h"
 #include "scheduler.h"
 
 #define DEFAULT_BINDING_WORKERS 8

@@ -3,7 +3,7 @@
  * server role. A self-signed certificate is generated with OpenSSL and
  * handed to libwebsockets through anonymous memory files (memfd), so it
  * never touches the disk. Connections are capped below RLIMIT_NOFILE
- * (kube/lws.h) so running out of descriptors never spins the accept loop.
+ * (kube/serving/lws.h) so running out of descriptors never spins the accept loop.
  */
 #include "server.h"
 
@@ -23,11 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kube/lws.h"
-#include "kube/buf.h"
-#include "kube/certkit.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/serving/lws.h"
+#include "kube/util/buf.h"
+#include "kube/util/certkit.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 
 #define CHUNK 16384
 #define MAX_CONNECTIONS 1024 /* probes and scrapers; lowered to fit RLIMIT_NOFILE */

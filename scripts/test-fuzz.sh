@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (libFuzzer + ASan + UBSan, the
-# apiserver and kube/ sources, kube/httpreq.c the request parser among them,
+# apiserver and kube/ sources, kube/serving/httpreq.c the request parser among them,
 # instrumented for coverage too) and runs each
 # for a bounded time (FUZZ_SECONDS, default 60): apiserver/fuzz_*.c from a
-# seed corpus of real aggregator requests, kube/fuzz_*.c (what kube/client
+# seed corpus of real aggregator requests, kube/*/fuzz_*.c (what kube/client
 # and kube/informer make of a server's answers) from seed answers. A crash, leak,
 # sanitizer report or timeout fails the script; the reproducer is left in
 # the fuzz build dir.
@@ -40,16 +40,16 @@ objs=$(
           case $f in apiserver/main.c|apiserver/fuzz_*) continue ;; esac
           echo "$strict|$f"
       done
-      for f in kube/*.c; do
+      for f in kube/*/*.c; do
           case $f in
-              kube/fuzz_*) continue ;;
-              kube/httpreq.c) echo "$strict|$f" ;; # the apiserver's request parser
+              kube/*/fuzz_*) continue ;;
+              kube/serving/httpreq.c) echo "$strict|$f" ;; # the apiserver's request parser
               *) echo "-Wall|$f" ;;
           esac
       done
     } | xargs -P "$jobs" -I{} bash -c 'compile "$(echo "{}" | cut -d"|" -f1)" "$(echo "{}" | cut -d"|" -f2)"'
 )
-for src in apiserver/fuzz_*.c kube/fuzz_*.c; do
+for src in apiserver/fuzz_*.c kube/*/fuzz_*.c; do
     name=$(basename "$src" .c)
     clang $common $strict -fsanitize=fuzzer "$src" $objs $libs -o "$dir/$name"
 done
@@ -115,7 +115,7 @@ run_target "$dir/fuzz_request" "$corpus" "$work/dict"
 
 # kube/client + kube/informer: answers (status, headers, body) and streamed
 # bodies (watch lines, lists) as libcurl hands them over; see
-# kube/fuzz_answer.c for the input layout.
+# kube/transport/fuzz_answer.c for the input layout.
 answers="$work/answers"
 mkdir -p "$answers"
 answer() { printf "$2" > "$answers/$1"; printf '%s' "$3" >> "$answers/$1"; }

@@ -2,7 +2,7 @@
 # Runs every UNIT test group of the normal build (build/, made by
 # scripts/test.sh) under valgrind memcheck: any invalid access or definite /
 # indirect leak fails the script. (Still-reachable blocks are allowed: the
-# string intern pool of kube/intern.h is permanent by design.)
+# string intern pool of kube/codec/intern.h is permanent by design.)
 # Integration groups are covered by the ASan+UBSan (LeakSanitizer) stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 #ifndef STICKYVM_BINARY_DIR
 #define STICKYVM_BINARY_DIR "."

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 
 int bench_flags_parse(const kube_flag *flags, size_t n, int argc, char **argv, void *dst)
 {

@@ -1,6 +1,6 @@
 /*
  * bench/common/flags.h - the benchmarks' command lines, on the project's
- * flag parser (kube/flags.h): parse, and on an error print it and the
+ * flag parser (kube/util/flags.h): parse, and on an error print it and the
  * usage to stderr.
  *
  * Memory: nothing is allocated; destinations are the caller's.
@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "kube/flags.h"
+#include "kube/util/flags.h"
 
 /* kube_flags_parse() of argv into dst; KUBE_OK, or KUBE_EINVAL after
  * printing the error and the flags to stderr. */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "kube/buf.h"
+#include "kube/util/buf.h"
 
 long bench_peak_rss_kib(void)
 {

@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/clock.h"
-#include "kube/strmap.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/log.h"
-#include "kube/node.h"
-#include "kube/pod.h"
+#include "kube/util/clock.h"
+#include "kube/util/strmap.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
 
 static int64_t now_ms(const sched_cache *c)
 {

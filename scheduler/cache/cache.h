@@ -51,7 +51,7 @@
 
 #include "framework/framework.h"
 #include "metrics.h"
-#include "kube/clock.h"
+#include "kube/util/clock.h"
 
 struct kube_pod;
 struct kube_node;

@@ -10,7 +10,7 @@
 
 #include "cache/cache.h"
 #include "cache/node_tree.h"
-#include "kube/strmap.h"
+#include "kube/util/strmap.h"
 
 /* A node info in the recency list (nodeInfoListItem). */
 typedef struct node_item {

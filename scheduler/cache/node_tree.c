@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/array.h"
-#include "kube/errors.h"
-#include "kube/log.h"
-#include "kube/node.h"
+#include "kube/util/array.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
+#include "kube/types/node.h"
 
 /* The nodes of one zone, in add order. */
 struct node_zone {

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/array.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/util/array.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 
 typedef struct stale_ctx {
     sched_cache *c;

@@ -57,8 +57,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kube/buf.h"
-#include "kube/duration.h"
+#include "kube/util/buf.h"
+#include "kube/util/duration.h"
 
 #define SCHED_API_V1 "kubescheduler.config.k8s.io/v1"
 #define SCHED_API_V1BETA3 "kubescheduler.config.k8s.io/v1beta3"

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 
 int sched_cfg_fail(sched_cfg_dec *d, const char *fmt, ...)
 {

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 
 /* The YAML keys of the extension points. */
 static const char *const ep_keys[SCHED_EP_COUNT] = {

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 
 static int validate_leader_election(sched_cfg_dec *d, const sched_leader_election *le)
 {

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 /* Appends what the emitter writes to the kube_buf ud; 1 on success. */
 static int out_handler(void *ud, unsigned char *buf, size_t size)

@@ -10,9 +10,9 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "kube/array.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/array.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 typedef struct entry {
     char *key;

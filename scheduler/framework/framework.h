@@ -36,7 +36,7 @@
 #include "framework/parallelize.h"
 #include "framework/status.h"
 #include "framework/types.h"
-#include "kube/object.h"
+#include "kube/codec/object.h"
 
 struct kube_client;
 struct kube_hub;
@@ -317,7 +317,7 @@ typedef struct fw_metrics_hooks {
 } fw_metrics_hooks;
 
 /* Leadership check (kube_leader_is_leader() behind a pointer, so the
- * framework does not depend on kube/leader.h). Returns 1 while leading. */
+ * framework does not depend on kube/machinery/leader.h). Returns 1 while leading. */
 typedef struct fw_leadership {
     int (*is_leader)(void *ud);
     void *ud;

@@ -9,7 +9,7 @@
 #include <pthread.h>
 
 #include "framework/framework.h"
-#include "kube/clock.h"
+#include "kube/util/clock.h"
 
 typedef struct fw_inst {
     const fw_plugin_desc *desc;

@@ -5,12 +5,12 @@
 #include <string.h>
 
 #include "framework/types.h"
-#include "kube/array.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/log.h"
-#include "kube/node.h"
-#include "kube/pod.h"
+#include "kube/util/array.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
 
 static atomic_llong generation_counter;
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 
 struct fw_parallelizer {
     int parallelism;

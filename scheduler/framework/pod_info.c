@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "framework/types.h"
-#include "kube/errors.h"
-#include "kube/pod.h"
-#include "kube/selector.h"
+#include "kube/util/errors.h"
+#include "kube/types/pod.h"
+#include "kube/codec/selector.h"
 
 static void term_from_kube(const kube_pod *pod, const kube_pod_affinity_term *k,
                            fw_affinity_term *t, int *parse_error)

@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "framework/framework.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 
 /* What resolving one configuration needs. */
 typedef struct resolver {

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "framework/types.h"
-#include "kube/array.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/node.h"
+#include "kube/util/array.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/types/node.h"
 
 static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER;
 static kube_strmap intern_map = KUBE_STRMAP_INIT;

@@ -5,9 +5,9 @@
  * cycles only), through the scheduler's metric hooks.
  */
 #include "framework/internal.h"
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
 
 void fw__observe_point(const fw_framework *fw, const char *point, const fw_status *st, int64_t t0)
 {

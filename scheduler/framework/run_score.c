@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "framework/internal.h"
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 
 /* ---- PreScore, Score ---- */
 

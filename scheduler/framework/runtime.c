@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "framework/internal.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 
 /* kube-scheduler's getExtensionPoints() order. */
 static const fw_point point_order[] = {

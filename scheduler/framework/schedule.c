@@ -14,11 +14,11 @@
 #include <string.h>
 
 #include "framework/internal.h"
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
-#include "kube/log.h"
-#include "kube/pod.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
+#include "kube/types/pod.h"
 
 #define MIN_FEASIBLE_NODES_TO_FIND 100
 #define MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND 5

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/array.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/array.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 static char oom_reason[] = "out of memory";
 static char *oom_reasons[] = {oom_reason};

@@ -19,8 +19,8 @@
  *
  * Memory (per function below): *_new allocates, *_free / *_unref releases;
  * every pointer a struct holds is owned by it unless marked "borrowed".
- * kube objects (struct kube_pod, struct kube_node, from kube/pod.h and
- * kube/node.h) are held by one reference (kube_object_ref/unref).
+ * kube objects (struct kube_pod, struct kube_node, from kube/types/pod.h and
+ * kube/types/node.h) are held by one reference (kube_object_ref/unref).
  *
  * Threads: node infos in the snapshot are read concurrently by Filter/Score
  * threads and mutated only by the cache between cycles. fw_pod_info refcounts
@@ -33,12 +33,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kube/strmap.h"
-#include "kube/object.h"
+#include "kube/util/strmap.h"
+#include "kube/codec/object.h"
 
-struct kube_pod;            /* kube/pod.h */
-struct kube_node;           /* kube/node.h */
-struct kube_label_selector; /* kube/selector.h */
+struct kube_pod;            /* kube/types/pod.h */
+struct kube_node;           /* kube/types/node.h */
+struct kube_label_selector; /* kube/codec/selector.h */
 
 /* ------------------------------------------------------------------ */
 /* Resource                                                            */
@@ -76,7 +76,7 @@ typedef struct fw_resource {
  * "still reachable"). Thread-safe. NULL on OOM. */
 const char *fw_resource_name_intern(const char *name);
 
-/* r = a decoded kube_resources (struct kube_resources, kube/node.h), scalars
+/* r = a decoded kube_resources (struct kube_resources, kube/types/node.h), scalars
  * interned. KUBE_OK or KUBE_ENOMEM. */
 struct kube_resources;
 int fw_resource_from_kube(fw_resource *r, const struct kube_resources *kr);

@@ -7,10 +7,10 @@
  */
 #include <stdlib.h>
 
-#include "kube/api.h"
-#include "kube/client.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/transport/api.h"
+#include "kube/transport/client.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 #include "plugins/plugins.h"
 
 typedef struct default_binder {

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/array.h"
-#include "kube/arena.h"
-#include "kube/errors.h"
-#include "kube/selector.h"
-#include "kube/validation.h"
+#include "kube/util/array.h"
+#include "kube/codec/arena.h"
+#include "kube/util/errors.h"
+#include "kube/codec/selector.h"
+#include "kube/codec/validation.h"
 
 void plugin_default_normalize_score(int64_t max_priority, int reverse, fw_node_score *scores,
                                     size_t n)

@@ -20,9 +20,9 @@
 #include <stdint.h>
 
 #include "framework/framework.h"
-#include "kube/buf.h"
-#include "kube/pod.h"
-#include "kube/workload.h"
+#include "kube/util/buf.h"
+#include "kube/types/pod.h"
+#include "kube/types/workload.h"
 
 struct kube_arena;
 

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/pod.h"
+#include "kube/util/errors.h"
+#include "kube/types/pod.h"
 #include "plugins/plugins.h"
 
 #define MB (1024LL * 1024)

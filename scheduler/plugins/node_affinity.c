@@ -22,12 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/arena.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/node.h"
-#include "kube/pod.h"
-#include "kube/selector.h"
+#include "kube/codec/arena.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
+#include "kube/codec/selector.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 

@@ -5,9 +5,9 @@
  */
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/node.h"
-#include "kube/pod.h"
+#include "kube/util/errors.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 

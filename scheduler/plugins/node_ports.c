@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/pod.h"
+#include "kube/util/errors.h"
+#include "kube/types/pod.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 

@@ -4,9 +4,9 @@
  * nodes with spec.unschedulable unless the pod tolerates the
  * node.kubernetes.io/unschedulable:NoSchedule taint.
  */
-#include "kube/errors.h"
-#include "kube/node.h"
-#include "kube/pod.h"
+#include "kube/util/errors.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 

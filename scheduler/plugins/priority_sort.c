@@ -4,7 +4,7 @@
  * Higher spec.priority first; equal priorities in the order they entered
  * the queue.
  */
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 #include "plugins/plugins.h"
 
 static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)

@@ -5,9 +5,9 @@
  * ("waiting for scheduling gates: [a b]"). PodSchedulingReadiness is on
  * by default in v1.28.
  */
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/pod.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/types/pod.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 

@@ -11,7 +11,7 @@
  * appeared meanwhile. Pins this process wrote are remembered (notes,
  * stickyvm_notes.h) until the VM informer shows them, so a pod recreated at once cannot miss
  * a pin the cache has not delivered yet. Pins are written through
- * kube/pin.h; a completed live migration moves the pin through the
+ * kube/types/pin.h; a completed live migration moves the pin through the
  * migration follower (scheduler/migration_follower.h), fed with this
  * plugin's VMI events.
  */
@@ -22,15 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/api.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/informer.h"
-#include "kube/kubevirt.h"
-#include "kube/log.h"
-#include "kube/pin.h"
-#include "kube/pod.h"
-#include "kube/recorder.h"
+#include "kube/transport/api.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/machinery/informer.h"
+#include "kube/types/kubevirt.h"
+#include "kube/util/log.h"
+#include "kube/types/pin.h"
+#include "kube/types/pod.h"
+#include "kube/machinery/recorder.h"
 #include "metrics.h"
 #include "migration_follower.h"
 #include "plugins/helper.h"
@@ -583,7 +583,7 @@ PLUGIN_EVENTS_TO_REGISTER(sv_events)
 /* Args                                                                */
 /* ------------------------------------------------------------------ */
 
-/* The key is checked by kube/pin.h, as the API server checks its flag. */
+/* The key is checked by kube/types/pin.h, as the API server checks its flag. */
 static void check_annotation_key(const char *key, plugin_field_errs *e)
 {
     char msg[1280];

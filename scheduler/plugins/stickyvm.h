@@ -8,7 +8,7 @@
  * controller ownerReference is a kubevirt.io VirtualMachineInstance whose
  * controller ownerReference is a kubevirt.io VirtualMachine. The node is
  * recorded on the VM as the annotation stickyvm.io/node (args.annotationKey,
- * checked and written by kube/pin.h, with the pin's history annotations)
+ * checked and written by kube/types/pin.h, with the pin's history annotations)
  * by PostBind on first placement; PreFilter then restricts the pod to that
  * node and Filter rejects every other node. The plugin's VMI events also
  * feed the migration follower (scheduler/migration_follower.h), which it
@@ -31,10 +31,10 @@
 #include <stddef.h>
 
 #include "framework/framework.h"
-#include "kube/api.h"
-#include "kube/kubevirt.h"
-#include "kube/object.h"
-#include "kube/pin.h"
+#include "kube/transport/api.h"
+#include "kube/types/kubevirt.h"
+#include "kube/codec/object.h"
+#include "kube/types/pin.h"
 
 #define STICKYVM_NAME "StickyVM"
 #define STICKYVM_DEFAULT_ANNOTATION KUBE_PIN_DEFAULT_KEY

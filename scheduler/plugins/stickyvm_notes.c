@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/clock.h"
-#include "kube/strmap.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/clock.h"
+#include "kube/util/strmap.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 /* "namespace/name": a namespace is <= 63 bytes, a name <= 253. */
 #define KEY_MAX 320

@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "kube/kubevirt.h"
+#include "kube/types/kubevirt.h"
 
 /* A written pin the VM informer never confirms is forgotten after this. */
 #define STICKYVM_NOTE_TTL_MS (5LL * 60 * 1000)

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
 
 struct stickyvm_source {
     stickyvm_lookup lookup; /* get NULL: the informers below */

@@ -16,8 +16,8 @@
 
 #include <stdatomic.h>
 
-#include "kube/api.h"
-#include "kube/informer.h"
+#include "kube/transport/api.h"
+#include "kube/machinery/informer.h"
 #include "plugins/stickyvm.h"
 
 typedef struct stickyvm_source stickyvm_source;

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/pod.h"
-#include "kube/storage.h"
+#include "kube/util/errors.h"
+#include "kube/types/pod.h"
+#include "kube/types/storage.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 #include "plugins/volumebinding/volume_binding.h"

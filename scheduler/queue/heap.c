@@ -5,8 +5,8 @@
 
 #include <stdlib.h>
 
-#include "kube/array.h"
-#include "kube/errors.h"
+#include "kube/util/array.h"
+#include "kube/util/errors.h"
 #include "queue/queue.h"
 
 void sched_heap_init(sched_heap *h, sched_heap_less_fn less, void *ud)

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/array.h"
-#include "kube/strmap.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/log.h"
-#include "kube/pod.h"
+#include "kube/util/array.h"
+#include "kube/util/strmap.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
+#include "kube/types/pod.h"
 
 /* Pods nominated to one node. */
 typedef struct nom_list {

@@ -12,12 +12,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "kube/clock.h"
-#include "kube/array.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/log.h"
-#include "kube/pod.h"
+#include "kube/util/clock.h"
+#include "kube/util/array.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
+#include "kube/types/pod.h"
 
 const fw_cluster_event SCHED_EV_ASSIGNED_POD_ADD = {FW_GVK_POD, FW_ACT_ADD, "AssignedPodAdd"};
 const fw_cluster_event SCHED_EV_ASSIGNED_POD_UPDATE = {FW_GVK_POD, FW_ACT_UPDATE,

@@ -54,7 +54,7 @@
 #include "framework/framework.h"
 #include "metrics.h"
 #include "queue/nominator.h"
-#include "kube/clock.h"
+#include "kube/util/clock.h"
 
 struct kube_pod;
 

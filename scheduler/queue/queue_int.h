@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "kube/strmap.h"
+#include "kube/util/strmap.h"
 #include "queue/heap.h"
 #include "queue/nominator.h"
 #include "queue/queue.h"

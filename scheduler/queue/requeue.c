@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/log.h"
-#include "kube/pod.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
+#include "kube/types/pod.h"
 
 static int is_wildcard(const fw_cluster_event *ev)
 {

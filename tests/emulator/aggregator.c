@@ -49,10 +49,10 @@
 #include <time.h>
 
 #include "emu.h"
-#include "kube/base64.h"
-#include "kube/clock.h"
-#include "kube/buf.h"
-#include "kube/log.h"
+#include "kube/codec/base64.h"
+#include "kube/util/clock.h"
+#include "kube/util/buf.h"
+#include "kube/util/log.h"
 
 #define GROUP "apiregistration.k8s.io"
 #define MAX_BODY (16 * 1024 * 1024)

@@ -55,9 +55,9 @@
 
 #include "authz_ext.h"
 #include "emu.h"
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/log.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/log.h"
 
 typedef struct strs {
     char **v;

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "emu_internal.h"
-#include "kube/certkit.h"
-#include "kube/log.h"
+#include "kube/util/certkit.h"
+#include "kube/util/log.h"
 
 #define MAX_NAMES 16
 

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 
 #include "emu_internal.h"
-#include "kube/log.h"
+#include "kube/util/log.h"
 
 typedef struct token_entry {
     char *token;

@@ -32,7 +32,7 @@
  * threads and must be thread-safe. Hooks are installed in
  * init(), before the first connection is accepted, and never change after.
  *
- * Errors follow kube/errors.h: 0 or a negative KUBE_E* code.
+ * Errors follow kube/util/errors.h: 0 or a negative KUBE_E* code.
  * Memory: stated above each function. "borrowed" means the callee keeps no
  * reference beyond the call; strings in emu_request and emu_attrs live as
  * long as the request.
@@ -48,8 +48,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 typedef struct emu_server emu_server;
 typedef struct emu_conn emu_conn;

@@ -12,7 +12,7 @@
 #include <stdatomic.h>
 
 #include "emu.h"
-#include "kube/clock.h"
+#include "kube/util/clock.h"
 
 #define EMU_MAX_FIELDS 12
 #define EMU_MAX_RESOURCES 48

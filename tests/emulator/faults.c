@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "emu_internal.h"
-#include "kube/clock.h"
+#include "kube/util/clock.h"
 
 #define MAX_MATCH 16
 #define MAX_COUNTERS 1024

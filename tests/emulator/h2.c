@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "h2.h"
-#include "kube/clock.h"
-#include "kube/log.h"
+#include "kube/util/clock.h"
+#include "kube/util/log.h"
 
 #define MAX_STREAMS 250           /* kube-apiserver's (Go's) default */
 #define OUT_HIGH_WATER (1u << 20) /* a handler waits above this much unsent */

@@ -35,7 +35,7 @@
 #include <strings.h>
 
 #include "authz_ext.h"
-#include "kube/log.h"
+#include "kube/util/log.h"
 
 #define EXTRA_PREFIX "Impersonate-Extra-"
 #define SA_PREFIX "system:serviceaccount:"

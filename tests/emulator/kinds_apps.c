@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "emu_internal.h"
-#include "kube/base64.h"
+#include "kube/codec/base64.h"
 
 static const char *const top_order[] = {"kind", "apiVersion", "metadata", "spec", "status", NULL};
 static const char *const secret_order[] = {"kind", "apiVersion", "metadata", "data", "type", NULL};

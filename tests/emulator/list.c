@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "emu_internal.h"
-#include "kube/clock.h"
+#include "kube/util/clock.h"
 
 static const char inconsistent_continue[] =
     "The provided continue parameter is too old to display a consistent list result. You can "

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "emu_internal.h"
-#include "kube/flags.h"
-#include "kube/log.h"
+#include "kube/util/flags.h"
+#include "kube/util/log.h"
 
 #define MAX_PLUGINS 16
 

@@ -31,7 +31,7 @@
 
 #include "authz_ext.h"
 #include "emu_internal.h"
-#include "kube/log.h"
+#include "kube/util/log.h"
 
 #define RBAC_GROUP "rbac.authorization.k8s.io"
 

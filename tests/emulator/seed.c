@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "emu_internal.h"
-#include "kube/log.h"
+#include "kube/util/log.h"
 
 static const char *const zones[] = {"zone-a", "zone-b", "zone-c"};
 

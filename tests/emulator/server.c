@@ -24,10 +24,10 @@
 
 #include "emu_internal.h"
 #include "h2.h"
-#include "kube/clock.h"
-#include "kube/array.h"
-#include "kube/httpreq.h"
-#include "kube/log.h"
+#include "kube/util/clock.h"
+#include "kube/util/array.h"
+#include "kube/serving/httpreq.h"
+#include "kube/util/log.h"
 
 #define MAX_HEADER_BYTES EMU_MAX_HEADER_BYTES
 #define MAX_HEADERS EMU_MAX_HEADERS

@@ -36,9 +36,9 @@
 #include <string.h>
 
 #include "emu_internal.h"
-#include "kube/array.h"
-#include "kube/log.h"
-#include "kube/quantity.h"
+#include "kube/util/array.h"
+#include "kube/util/log.h"
+#include "kube/codec/quantity.h"
 
 static const char *const top_order[] = {"kind", "apiVersion", "metadata", "spec", "status", NULL};
 

@@ -19,9 +19,9 @@
 #include <time.h>
 
 #include "emu_internal.h"
-#include "kube/array.h"
-#include "kube/clock.h"
-#include "kube/log.h"
+#include "kube/util/array.h"
+#include "kube/util/clock.h"
+#include "kube/util/log.h"
 
 /* ------------------------------------------------------------------ */
 /* A string-keyed hash map of objects                                  */

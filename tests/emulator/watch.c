@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "emu_internal.h"
-#include "kube/clock.h"
-#include "kube/log.h"
+#include "kube/util/clock.h"
+#include "kube/util/log.h"
 
 #define BATCH 256
 

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "sched_fixture.h"
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
 #include "unit/test_plugin_util.h"
 
 #define PODS "/api/v1/namespaces/default/pods"

@@ -25,8 +25,8 @@
 
 #include "config/config.h"
 #include "harness.h"
-#include "kube/client.h"
-#include "kube/config.h"
+#include "kube/transport/client.h"
+#include "kube/transport/config.h"
 #include "scheduler.h"
 
 #define SF_WAIT_MS 30000

@@ -36,11 +36,11 @@
 #include "apiserver/metrics.h"
 #include "apiserver/options.h"
 #include "harness.h"
-#include "kube/base64.h"
-#include "kube/certkit.h"
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
+#include "kube/codec/base64.h"
+#include "kube/util/certkit.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
 
 #define WAIT_MS 30000
 #define GV "/apis/subresources.stickyvm.io/v1"
@@ -472,7 +472,7 @@ static void pins_and_unpins_through_the_proxy(void **state)
         200);
     const cJSON *ann = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "annotations");
     assert_string_equal(jstr(ann, "stickyvm.io/node"), "node-0");
-    /* with its history, written in the same patch (kube/pin.h) */
+    /* with its history, written in the same patch (kube/types/pin.h) */
     assert_string_equal(jstr(ann, "stickyvm.io/pin-reason"), "API");
     assert_string_equal(jstr(ann, "stickyvm.io/pinned-by"), "admin"); /* the proxied user */
     assert_int_equal(strlen(jstr(ann, "stickyvm.io/pinned-at")), strlen("2026-01-01T00:00:00Z"));

@@ -22,11 +22,11 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "kube/api.h"
-#include "kube/buf.h"
-#include "kube/client.h"
-#include "kube/config.h"
-#include "kube/errors.h"
+#include "kube/transport/api.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
+#include "kube/transport/config.h"
+#include "kube/util/errors.h"
 
 typedef struct itest {
     harness *h;

@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 #define PODS "/api/v1/namespaces/default/pods"
 #define VMS "/apis/kubevirt.io/v1/namespaces/default/virtualmachines"

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 
 #define RBAC "/apis/rbac.authorization.k8s.io/v1"
 #define PODS "/api/v1/namespaces/default/pods"

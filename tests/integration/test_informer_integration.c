@@ -18,15 +18,15 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "kube/api.h"
-#include "kube/buf.h"
-#include "kube/client.h"
-#include "kube/clock.h"
-#include "kube/config.h"
-#include "kube/errors.h"
-#include "kube/informer.h"
-#include "kube/node.h"
-#include "kube/pod.h"
+#include "kube/transport/api.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
+#include "kube/util/clock.h"
+#include "kube/transport/config.h"
+#include "kube/util/errors.h"
+#include "kube/machinery/informer.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
 
 #define CONVERGE_MS 30000
 

@@ -31,14 +31,14 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "kube/api.h"
-#include "kube/buf.h"
-#include "kube/client.h"
-#include "kube/clock.h"
-#include "kube/config.h"
-#include "kube/errors.h"
-#include "kube/leader.h"
-#include "kube/recorder.h"
+#include "kube/transport/api.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
+#include "kube/util/clock.h"
+#include "kube/transport/config.h"
+#include "kube/util/errors.h"
+#include "kube/machinery/leader.h"
+#include "kube/machinery/recorder.h"
 
 #define NS "default"
 #define LEASE "stickyvm-scheduler"

@@ -15,12 +15,12 @@
 #include <string.h>
 
 #include "harness.h"
-#include "kube/api.h"
-#include "kube/buf.h"
-#include "kube/client.h"
-#include "kube/config.h"
-#include "kube/errors.h"
-#include "kube/pin.h"
+#include "kube/transport/api.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
+#include "kube/transport/config.h"
+#include "kube/util/errors.h"
+#include "kube/types/pin.h"
 
 #define NS "default"
 #define VMS_PATH "/apis/kubevirt.io/v1/namespaces/" NS "/virtualmachines"

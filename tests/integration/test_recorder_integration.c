@@ -16,12 +16,12 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "kube/buf.h"
-#include "kube/client.h"
-#include "kube/clock.h"
-#include "kube/config.h"
-#include "kube/errors.h"
-#include "kube/recorder.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
+#include "kube/util/clock.h"
+#include "kube/transport/config.h"
+#include "kube/util/errors.h"
+#include "kube/machinery/recorder.h"
 
 #define EVENTS "/apis/events.k8s.io/v1/namespaces/default/events"
 #define WAIT_MS 20000

@@ -28,11 +28,11 @@
 
 #include "config/config.h"
 #include "harness.h"
-#include "kube/buf.h"
-#include "kube/client.h"
-#include "kube/clock.h"
-#include "kube/config.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
+#include "kube/util/clock.h"
+#include "kube/transport/config.h"
+#include "kube/util/errors.h"
 #include "scheduler.h"
 #include "sched_fixture.h"
 

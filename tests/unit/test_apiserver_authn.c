@@ -14,10 +14,10 @@
 #include <string.h>
 
 #include "apiserver/authn.h"
-#include "kube/certkit.h"
-#include "kube/httpreq.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/certkit.h"
+#include "kube/serving/httpreq.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 #define DAY 86400L
 

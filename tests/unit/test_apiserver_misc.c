@@ -25,8 +25,8 @@
 #include "apiserver/metrics.h"
 #include "apiserver/options.h"
 #include "apiserver/pool.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 static int64_t fake_now;
 

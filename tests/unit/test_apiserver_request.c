@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "apiserver/request.h"
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 
 #define GV "/apis/subresources.stickyvm.io/v1"
 

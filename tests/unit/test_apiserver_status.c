@@ -11,8 +11,8 @@
 
 #include "apiserver/discovery.h"
 #include "apiserver/status.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 static cJSON *parse_buf(const kube_buf *b)
 {

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
 
 static void appends_and_formats(void **state)
 {
@@ -95,7 +95,7 @@ static void reads_files(void **state)
     assert_int_equal(kube_read_file("/nonexistent/file", &data, &len), KUBE_EIO);
 }
 
-/* kube_deadline_after (kube/clock.h): now on the clock plus ms, nanoseconds kept
+/* kube_deadline_after (kube/util/clock.h): now on the clock plus ms, nanoseconds kept
  * below one second. */
 static void deadlines_are_monotonic_and_normalised(void **state)
 {

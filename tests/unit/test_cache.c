@@ -16,9 +16,9 @@
 
 #include "cache/cache.h"
 #include "framework/framework.h"
-#include "kube/errors.h"
-#include "kube/node.h"
-#include "kube/pod.h"
+#include "kube/util/errors.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
 
 typedef struct fixture {
     int64_t now;

@@ -23,12 +23,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "kube/api.h"
-#include "kube/buf.h"
-#include "kube/client.h"
-#include "kube/clock.h"
-#include "kube/config.h"
-#include "kube/errors.h"
+#include "kube/transport/api.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
+#include "kube/util/clock.h"
+#include "kube/transport/config.h"
+#include "kube/util/errors.h"
 
 /* ---- fixtures: Status decoding ---------------------------------------- */
 

@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kube/base64.h"
-#include "kube/buf.h"
-#include "kube/config.h"
-#include "kube/errors.h"
+#include "kube/codec/base64.h"
+#include "kube/util/buf.h"
+#include "kube/transport/config.h"
+#include "kube/util/errors.h"
 
 /* A throwaway CA, a client certificate it signed, that certificate's key,
  * and an unrelated key (EC P-256, valid until 2126). */

@@ -1,6 +1,6 @@
 /*
- * tests/unit/test_containers.c - the one growable array (kube/array.h) and
- * the one string map (kube/strmap.h): growth and its failure on overflow,
+ * tests/unit/test_containers.c - the one growable array (kube/util/array.h) and
+ * the one string map (kube/util/strmap.h): growth and its failure on overflow,
  * distinct adds, put/get/replace/delete across many keys and tombstones,
  * iteration.
  */
@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/array.h"
-#include "kube/errors.h"
-#include "kube/strmap.h"
+#include "kube/util/array.h"
+#include "kube/util/errors.h"
+#include "kube/util/strmap.h"
 
 static void array_grows_and_keeps_items(void **state)
 {

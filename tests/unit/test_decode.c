@@ -17,14 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/buf.h"
-#include "kube/configmap.h"
-#include "kube/errors.h"
-#include "kube/event.h"
-#include "kube/kubevirt.h"
-#include "kube/lease.h"
-#include "kube/node.h"
-#include "kube/pod.h"
+#include "kube/util/buf.h"
+#include "kube/types/configmap.h"
+#include "kube/util/errors.h"
+#include "kube/types/event.h"
+#include "kube/types/kubevirt.h"
+#include "kube/types/lease.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
 
 /* ---- helpers ---- */
 
@@ -1057,7 +1057,7 @@ static void survives_wrong_types_everywhere(void **state)
     cJSON_Delete(doc);
 }
 
-/* ---- sharing what objects repeat (kube/intern.h) ---- */
+/* ---- sharing what objects repeat (kube/codec/intern.h) ---- */
 
 /* A pod as replicas of one template are: only the name and uid differ. */
 static kube_object *replica_pod(const char *name, const char *uid, const char *image)

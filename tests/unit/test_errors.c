@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 
 static void maps_status_codes(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_flags.c - the one flag parser (kube/flags.h): pflag's
+ * tests/unit/test_flags.c - the one flag parser (kube/util/flags.h): pflag's
  * syntaxes, each kind, its error messages, flags left to a program's
  * plug-ins, and the usage listing.
  */
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/flags.h"
+#include "kube/util/errors.h"
+#include "kube/util/flags.h"
 
 typedef struct opts {
     char *name;

@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include "framework/framework.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/node.h"
-#include "kube/pod.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers: decoded pods and nodes                                     */

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/httpreq.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/serving/httpreq.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 static int parse(const char *text, kube_httpreq_request *req, int *status)
 {

@@ -21,14 +21,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "kube/buf.h"
-#include "kube/client.h"
-#include "kube/config.h"
-#include "kube/errors.h"
-#include "kube/informer.h"
-#include "kube/jsonscratch.h"
-#include "kube/jsonstream.h"
-#include "kube/store.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
+#include "kube/transport/config.h"
+#include "kube/util/errors.h"
+#include "kube/machinery/informer.h"
+#include "kube/codec/jsonscratch.h"
+#include "kube/codec/jsonstream.h"
+#include "kube/machinery/store.h"
 
 /* ---- a fake codec: metadata only; kind "Reject" fails to decode --------- */
 

@@ -1,7 +1,7 @@
 /*
  * tests/unit/test_intern.c - the shared pool of repeated strings and arrays
- * (kube/intern.h) and the arena's sharing of staged arrays
- * (kube_arena_share in kube/arena.h).
+ * (kube/codec/intern.h) and the arena's sharing of staged arrays
+ * (kube_arena_share in kube/codec/arena.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/arena.h"
-#include "kube/intern.h"
-#include "kube/object.h"
+#include "kube/codec/arena.h"
+#include "kube/codec/intern.h"
+#include "kube/codec/object.h"
 
 static void equal_bytes_give_one_pointer(void **state)
 {

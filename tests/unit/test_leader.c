@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_leader.c - the pure decisions and wire shapes of
- * kube/leader.c, checked against client-go's rules and the recorded
+ * kube/machinery/leader.c, checked against client-go's rules and the recorded
  * kube-apiserver v1.23 Lease requests.
  */
 #include <setjmp.h>
@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/leader.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/machinery/leader.h"
 
 static cJSON *load_fixture(const char *name)
 {

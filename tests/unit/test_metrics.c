@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_metrics.c - the Prometheus registry (kube/metrics.h):
+ * tests/unit/test_metrics.c - the Prometheus registry (kube/util/metrics.h):
  * Go float formatting, registration rules, the text exposition of
  * counters, gauges and histograms, concurrent observations; and
  * kube-scheduler's metric set on it with the framework hooks
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 #include "metrics.h"
 
 static void formats_floats_as_go(void **state)

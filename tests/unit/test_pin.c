@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/api.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/pin.h"
+#include "kube/transport/api.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/types/pin.h"
 
 /* ------------------------------------------------------------------ */
 /* Validation                                                          */

@@ -19,10 +19,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "kube/buf.h"
-#include "kube/client.h"
-#include "kube/config.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
+#include "kube/transport/config.h"
+#include "kube/util/errors.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
 

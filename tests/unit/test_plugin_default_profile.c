@@ -14,7 +14,7 @@
 
 #include "config/config.h"
 #include "plugins/registry.h"
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
 

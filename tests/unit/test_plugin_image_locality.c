@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
 

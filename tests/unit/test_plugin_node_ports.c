@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kube/buf.h"
+#include "kube/util/buf.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
 

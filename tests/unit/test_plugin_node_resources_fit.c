@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
 

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/node.h"
-#include "kube/pod.h"
+#include "kube/util/errors.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
 #include "unit/test_plugin_topology_util.h"
 
 void tt_labels_json(const char *spec, char *out, size_t n)

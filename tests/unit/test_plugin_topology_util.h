@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "framework/framework.h"
-#include "kube/object.h"
+#include "kube/codec/object.h"
 
 typedef struct tt_node_def {
     const char *name;

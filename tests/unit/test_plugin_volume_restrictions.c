@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "framework/framework.h"
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_volume_util.h"
 

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/jsonstream.h"
-#include "kube/storage.h"
-#include "kube/store.h"
+#include "kube/util/errors.h"
+#include "kube/codec/jsonstream.h"
+#include "kube/types/storage.h"
+#include "kube/machinery/store.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_volume_util.h"
 

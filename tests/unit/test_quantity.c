@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_quantity.c - kube/quantity.h against the documented
+ * tests/unit/test_quantity.c - kube/codec/quantity.h against the documented
  * cases of apimachinery's quantity_test.go (TestQuantityParse, the invalid
  * list, rounding) and the int64 accessors.
  */
@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/quantity.h"
+#include "kube/util/errors.h"
+#include "kube/codec/quantity.h"
 
 /* mantissa * 10^exp in nanos (exp >= -9) */
 static __int128 dec_nanos(int64_t mantissa, int exp)

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "framework/framework.h"
-#include "kube/errors.h"
-#include "kube/pod.h"
+#include "kube/util/errors.h"
+#include "kube/types/pod.h"
 #include "metrics.h"
 #include "queue/queue.h"
 

@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "kube/errors.h"
-#include "kube/ratelimit.h"
+#include "kube/util/errors.h"
+#include "kube/transport/ratelimit.h"
 
 #define MS 1000000LL
 

@@ -15,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kube/buf.h"
-#include "kube/client.h"
-#include "kube/config.h"
-#include "kube/errors.h"
-#include "kube/recorder.h"
+#include "kube/util/buf.h"
+#include "kube/transport/client.h"
+#include "kube/transport/config.h"
+#include "kube/util/errors.h"
+#include "kube/machinery/recorder.h"
 
 #define WINDOW_MS 360000
 #define HEARTBEAT_MS 30000

@@ -18,8 +18,8 @@
 #include "unit/test_plugin_util.h"
 #include "plugins/registry.h"
 #include "framework/framework.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 
 /* ------------------------------------------------------------------ */
 /* A registry holding every kube-scheduler plugin name, with args      */

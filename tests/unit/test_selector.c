@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_selector.c - kube/selector.h: labels.Parse() grammar and
+ * tests/unit/test_selector.c - kube/codec/selector.h: labels.Parse() grammar and
  * matching (cases from apimachinery's selector_test.go), LabelSelector and
  * NodeSelector decoding, validation and matching tables (nodeaffinity).
  */
@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/arena.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/selector.h"
+#include "kube/codec/arena.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/codec/selector.h"
 
 #define MAX_LABELS 8
 

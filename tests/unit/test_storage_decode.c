@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_storage_decode.c - kube/storage.h and kube/pdb.h: the
+ * tests/unit/test_storage_decode.c - kube/types/storage.h and kube/types/pdb.h: the
  * decoders of PersistentVolume, PersistentVolumeClaim, StorageClass,
  * CSINode and policy/v1 PodDisruptionBudget on objects shaped as
  * kube-apiserver v1.23 returns them (managedFields, finalizers, status),
@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/pdb.h"
-#include "kube/storage.h"
+#include "kube/util/errors.h"
+#include "kube/types/pdb.h"
+#include "kube/types/storage.h"
 
 /* ------------------------------------------------------------------ */
 /* Objects as kube-apiserver v1.23 serves them                         */

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/certkit.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/tls.h"
+#include "kube/util/certkit.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/transport/tls.h"
 
 /* A CA, an intermediate it signed, a client leaf the intermediate signed,
  * and a second unrelated CA, with their keys. */

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/jsonstream.h"
-#include "kube/store.h"
-#include "kube/workload.h"
+#include "kube/util/errors.h"
+#include "kube/codec/jsonstream.h"
+#include "kube/machinery/store.h"
+#include "kube/types/workload.h"
 
 /* Decodes json with kind k's codec into *out (NULL on error); returns the
  * decoder's code. The caller releases *out. */

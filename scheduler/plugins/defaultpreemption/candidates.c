@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/array.h"
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
-#include "kube/pod.h"
+#include "kube/util/array.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
+#include "kube/types/pod.h"
 #include "plugins/defaultpreemption/internal.h"
 
 static void candidate_clear(plugin_preemption_candidate *c)

@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kube/informer.h"
-#include "kube/pdb.h"
-#include "kube/store.h"
+#include "kube/machinery/informer.h"
+#include "kube/types/pdb.h"
+#include "kube/machinery/store.h"
 #include "metrics.h"
 #include "plugins/defaultpreemption/default_preemption.h"
 

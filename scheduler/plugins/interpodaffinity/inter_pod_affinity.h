@@ -17,8 +17,8 @@
 #include <stddef.h>
 
 #include "framework/framework.h"
-#include "kube/object.h"
-#include "kube/selector.h"
+#include "kube/codec/object.h"
+#include "kube/codec/selector.h"
 
 struct kube_hub;
 struct kube_store;

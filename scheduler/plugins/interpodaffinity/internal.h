@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/arena.h"
-#include "kube/array.h"
-#include "kube/errors.h"
-#include "kube/node.h"
-#include "kube/pod.h"
-#include "kube/selector.h"
+#include "kube/codec/arena.h"
+#include "kube/util/array.h"
+#include "kube/util/errors.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
+#include "kube/codec/selector.h"
 #include "plugins/helper.h"
 #include "plugins/interpodaffinity/inter_pod_affinity.h"
 #include "plugins/plugins.h"

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/api.h"
-#include "kube/errors.h"
-#include "kube/informer.h"
-#include "kube/store.h"
+#include "kube/transport/api.h"
+#include "kube/util/errors.h"
+#include "kube/machinery/informer.h"
+#include "kube/machinery/store.h"
 #include "plugins/interpodaffinity/inter_pod_affinity.h"
 
 struct plugin_ns_lister {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 #include "plugins/noderesources/resource_allocation.h"

@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/node.h"
-#include "kube/pod.h"
+#include "kube/util/errors.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 #include "plugins/noderesources/resource_allocation.h"

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
-#include "kube/node.h"
-#include "kube/pod.h"
+#include "kube/util/errors.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
 #include "plugins/helper.h"
 
 /* Fills spec for a resource name (interned here) and weight. */

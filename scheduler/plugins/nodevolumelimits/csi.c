@@ -25,12 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/array.h"
-#include "kube/buf.h"
-#include "kube/clock.h"
-#include "kube/errors.h"
-#include "kube/pod.h"
-#include "kube/storage.h"
+#include "kube/util/array.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
+#include "kube/types/pod.h"
+#include "kube/types/storage.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 #include "plugins/volumebinding/volume_binding.h"

@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/arena.h"
-#include "kube/errors.h"
-#include "kube/node.h"
-#include "kube/pod.h"
-#include "kube/selector.h"
-#include "kube/workload.h"
+#include "kube/codec/arena.h"
+#include "kube/util/errors.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
+#include "kube/codec/selector.h"
+#include "kube/types/workload.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
 #include "plugins/podtopologyspread/pairs.h"

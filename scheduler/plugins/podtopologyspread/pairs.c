@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/errors.h"
+#include "kube/util/errors.h"
 #include "plugins/podtopologyspread/pairs.h"
 
 #define MIN_CAP 16

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "framework/framework.h"
-#include "kube/workload.h"
+#include "kube/types/workload.h"
 
 typedef struct plugin_tp_entry {
     const char *key; /* NULL: empty slot */

@@ -24,7 +24,7 @@
  * means no default constraint, as for a KubeVirt virt-launcher pod (owned
  * by its VirtualMachineInstance) that no Service selects. When some
  * default constraint exists, create() adds informers for the four kinds
- * (kube/workload.h) to the scheduler's hub, as kube-scheduler's New()
+ * (kube/types/workload.h) to the scheduler's hub, as kube-scheduler's New()
  * registers their listers. With System defaulting, scoring a pod without
  * constraints of its own does not require nodes to have every topology key
  * (requireAllTopologies): a node without a zone label still spreads by

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/array.h"
-#include "kube/buf.h"
-#include "kube/errors.h"
+#include "kube/util/array.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
 #include "plugins/volumebinding/internal.h"
 
 /* ---- overlays ---- */

@@ -28,10 +28,10 @@
 #include <stdint.h>
 
 #include "framework/framework.h"
-#include "kube/strmap.h"
-#include "kube/node.h"
-#include "kube/pod.h"
-#include "kube/storage.h"
+#include "kube/util/strmap.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
+#include "kube/types/storage.h"
 #include "plugins/volumebinding/volume_binding.h"
 
 #define VB_NAME "VolumeBinding"

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "kube/clock.h"
-#include "kube/errors.h"
-#include "kube/storage.h"
-#include "kube/store.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
+#include "kube/types/storage.h"
+#include "kube/machinery/store.h"
 #include "plugins/volumebinding/volume_binding.h"
 
 /* What an informer's (or a test store's) handlers carry: which source and

@@ -28,9 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/buf.h"
-#include "kube/errors.h"
-#include "kube/log.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
 #include "metrics.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"

@@ -11,7 +11,7 @@
  * SharedInformerFactory), added to the hub by the first plugin created
  * and kept until the last one is destroyed (the informers stay with the
  * hub; their handlers reference no lister). A store-backed lister reads
- * caller-filled kube_stores instead (objects decoded with kube/storage.h
+ * caller-filled kube_stores instead (objects decoded with kube/types/storage.h
  * codecs).
  *
  * Changes: every add/update/delete of a PV or PVC bumps a process-wide
@@ -38,8 +38,8 @@
 #include <stdint.h>
 
 #include "framework/framework.h"
-#include "kube/informer.h"
-#include "kube/object.h"
+#include "kube/machinery/informer.h"
+#include "kube/codec/object.h"
 
 struct kube_hub;
 struct kube_store;

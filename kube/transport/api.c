@@ -1,0 +1,318 @@
+/*
+ * kube/transport/api.c - resource descriptors, REST paths and the typed writes both
+ * daemons use: get, create, merge patch (optionally carrying
+ * metadata.resourceVersion for optimistic concurrency), JSON patch,
+ * strategic-merge patch of pods/status, delete, and the pods/binding
+ * subresource. The contract is in api.h.
+ */
+#include "kube/transport/api.h"
+
+#include "kube/util/errors.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const kube_resource KUBE_RES_PODS = {"", "v1", "pods", "Pod", 1};
+const kube_resource KUBE_RES_NODES = {"", "v1", "nodes", "Node", 0};
+const kube_resource KUBE_RES_NAMESPACES = {"", "v1", "namespaces", "Namespace", 0};
+const kube_resource KUBE_RES_CONFIGMAPS = {"", "v1", "configmaps", "ConfigMap", 1};
+const kube_resource KUBE_RES_EVENTS = {"events.k8s.io", "v1", "events", "Event", 1};
+const kube_resource KUBE_RES_LEASES = {"coordination.k8s.io", "v1", "leases", "Lease", 1};
+const kube_resource KUBE_RES_VMS = {"kubevirt.io", "v1", "virtualmachines", "VirtualMachine", 1};
+const kube_resource KUBE_RES_VMIS = {"kubevirt.io", "v1", "virtualmachineinstances",
+                                     "VirtualMachineInstance", 1};
+
+#define API_MERGE_PATCH "application/merge-patch+json"
+#define API_JSON_PATCH "application/json-patch+json"
+#define API_STRATEGIC_PATCH "application/strategic-merge-patch+json"
+#define API_JSON "application/json"
+
+int kube_path(kube_buf *out, const kube_resource *r, const char *ns, const char *name,
+              const char *subresource)
+{
+    int rc;
+
+    if (r->group[0])
+        rc = kube_buf_printf(out, "/apis/%s/%s", r->group, r->version);
+    else
+        rc = kube_buf_printf(out, "/api/%s", r->version);
+    if (rc == KUBE_OK && r->namespaced && ns && *ns) {
+        rc = kube_buf_puts(out, "/namespaces/");
+        if (rc == KUBE_OK)
+            rc = kube_buf_put_escaped(out, ns);
+    }
+    if (rc == KUBE_OK)
+        rc = kube_buf_printf(out, "/%s", r->plural);
+    if (rc == KUBE_OK && name) {
+        rc = kube_buf_puts(out, "/");
+        if (rc == KUBE_OK)
+            rc = kube_buf_put_escaped(out, name);
+    }
+    if (rc == KUBE_OK && name && subresource)
+        rc = kube_buf_printf(out, "/%s", subresource);
+    return rc;
+}
+
+/* Rejects bad arguments, leaving a Status that says so. */
+static int api_invalid(kube_status *st, const char *what)
+{
+    if (st) {
+        memset(st, 0, sizeof(*st));
+        snprintf(st->message, sizeof(st->message), "invalid argument: %s", what);
+    }
+    return KUBE_EINVAL;
+}
+
+/* An object path needs a name, and a namespace for namespaced kinds. */
+static int api_object_path(kube_buf *out, const kube_resource *r, const char *ns, const char *name,
+                           const char *subresource)
+{
+    if (!r || !name || !*name || (r->namespaced && (!ns || !*ns)))
+        return KUBE_EINVAL;
+    return kube_path(out, r, ns, name, subresource);
+}
+
+static void api_copy_status(kube_status *st, const kube_response *resp, int rc)
+{
+    if (!st)
+        return;
+    if (rc == KUBE_OK) {
+        memset(st, 0, sizeof(*st));
+        st->code = (int)resp->code;
+    } else {
+        *st = resp->status;
+    }
+}
+
+/* Sends one request and parses the answer into *out (when out is
+ * non-NULL). A 2xx answer that is not JSON is KUBE_EPARSE. */
+static int api_call(kube_client *c, const char *method, const char *path, const char *content_type,
+                    const cJSON *body, cJSON **out, kube_status *st)
+{
+    kube_response resp = {0};
+    char *text = NULL;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (body && !(text = cJSON_PrintUnformatted(body))) {
+        if (st) {
+            memset(st, 0, sizeof(*st));
+            kube_strlcpy(st->message, "cannot serialise the request body", sizeof(st->message));
+        }
+        return KUBE_ENOMEM;
+    }
+    rc = kube_client_do(c, method, path, text ? content_type : NULL, text, text ? strlen(text) : 0,
+                        &resp);
+    free(text);
+    if (rc == KUBE_OK && out) {
+        *out = cJSON_ParseWithLength(resp.body, resp.len);
+        if (!*out) {
+            rc = KUBE_EPARSE;
+            snprintf(resp.status.message, sizeof(resp.status.message),
+                     "%s %s: the answer (HTTP %ld) is not JSON", method, path, resp.code);
+        }
+    }
+    if (rc == KUBE_EPARSE && st) {
+        *st = resp.status;
+        st->code = (int)resp.code;
+    } else {
+        api_copy_status(st, &resp, rc);
+    }
+    kube_response_clear(&resp);
+    return rc;
+}
+
+/* Builds the path then calls; the shared body of the typed functions. */
+static int api_object_call(kube_client *c, const char *method, const kube_resource *r,
+                           const char *ns, const char *name, const char *subresource,
+                           const char *content_type, const cJSON *body, cJSON **out,
+                           kube_status *st)
+{
+    kube_buf path = KUBE_BUF_INIT;
+    int rc = api_object_path(&path, r, ns, name, subresource);
+
+    if (out)
+        *out = NULL;
+    if (rc == KUBE_OK)
+        rc = api_call(c, method, path.data, content_type, body, out, st);
+    else if (rc == KUBE_EINVAL)
+        api_invalid(st, "resource, name and (for namespaced kinds) namespace are required");
+    kube_buf_free(&path);
+    return rc;
+}
+
+int kube_api_get(kube_client *c, const kube_resource *r, const char *ns, const char *name,
+                 cJSON **out, kube_status *st)
+{
+    if (!out)
+        return api_invalid(st, "out is NULL");
+    return api_object_call(c, "GET", r, ns, name, NULL, NULL, NULL, out, st);
+}
+
+int kube_api_create(kube_client *c, const kube_resource *r, const char *ns, const cJSON *body,
+                    cJSON **out, kube_status *st)
+{
+    kube_buf path = KUBE_BUF_INIT;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (!r || !cJSON_IsObject(body) || (r->namespaced && (!ns || !*ns)))
+        return api_invalid(st, "resource, an object body and (for namespaced kinds) "
+                               "namespace are required");
+    rc = kube_path(&path, r, ns, NULL, NULL);
+    if (rc == KUBE_OK)
+        rc = api_call(c, "POST", path.data, API_JSON, body, out, st);
+    kube_buf_free(&path);
+    return rc;
+}
+
+int kube_api_update(kube_client *c, const kube_resource *r, const char *ns, const char *name,
+                    const cJSON *body, cJSON **out, kube_status *st)
+{
+    if (out)
+        *out = NULL;
+    if (!cJSON_IsObject(body))
+        return api_invalid(st, "the body must be a JSON object");
+    return api_object_call(c, "PUT", r, ns, name, NULL, API_JSON, body, out, st);
+}
+
+int kube_api_merge_patch(kube_client *c, const kube_resource *r, const char *ns, const char *name,
+                         const cJSON *patch, cJSON **out, kube_status *st)
+{
+    if (out)
+        *out = NULL;
+    if (!cJSON_IsObject(patch))
+        return api_invalid(st, "a merge patch must be a JSON object");
+    return api_object_call(c, "PATCH", r, ns, name, NULL, API_MERGE_PATCH, patch, out, st);
+}
+
+int kube_api_json_patch(kube_client *c, const kube_resource *r, const char *ns, const char *name,
+                        const cJSON *patch, cJSON **out, kube_status *st)
+{
+    if (out)
+        *out = NULL;
+    if (!cJSON_IsArray(patch))
+        return api_invalid(st, "a JSON patch must be a JSON array");
+    return api_object_call(c, "PATCH", r, ns, name, NULL, API_JSON_PATCH, patch, out, st);
+}
+
+/* {"metadata":{"annotations":{key:value|null,...},"resourceVersion":rv}} */
+cJSON *kube_api_annotations_patch_new(const kube_kv *kv, size_t n, const char *rv)
+{
+    cJSON *patch = cJSON_CreateObject();
+    cJSON *meta = cJSON_AddObjectToObject(patch, "metadata");
+    int ok = meta && (!rv || cJSON_AddStringToObject(meta, "resourceVersion", rv));
+    cJSON *ann = ok ? cJSON_AddObjectToObject(meta, "annotations") : NULL;
+
+    ok = ann != NULL;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = kv[i].key && *kv[i].key &&
+             (kv[i].value ? cJSON_AddStringToObject(ann, kv[i].key, kv[i].value)
+                          : cJSON_AddNullToObject(ann, kv[i].key)) != NULL;
+    if (!ok) {
+        cJSON_Delete(patch);
+        return NULL;
+    }
+    return patch;
+}
+
+cJSON *kube_api_annotation_patch_new(const char *key, const char *value, const char *rv)
+{
+    kube_kv kv = {key, value};
+    return kube_api_annotations_patch_new(&kv, 1, rv);
+}
+
+int kube_api_set_annotations(kube_client *c, const kube_resource *r, const char *ns,
+                             const char *name, const kube_kv *kv, size_t n,
+                             const char *resource_version, cJSON **out, kube_status *st)
+{
+    cJSON *patch;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!kv[i].key || !*kv[i].key)
+            return api_invalid(st, "annotation key is empty");
+    if (n == 0)
+        return api_invalid(st, "no annotation to set");
+    patch = kube_api_annotations_patch_new(kv, n, resource_version);
+    if (!patch)
+        return KUBE_ENOMEM;
+    rc = kube_api_merge_patch(c, r, ns, name, patch, out, st);
+    cJSON_Delete(patch);
+    return rc;
+}
+
+int kube_api_set_annotation(kube_client *c, const kube_resource *r, const char *ns,
+                            const char *name, const char *key, const char *value,
+                            const char *resource_version, cJSON **out, kube_status *st)
+{
+    kube_kv kv = {key, value};
+
+    if (!key || !*key) {
+        if (out)
+            *out = NULL;
+        return api_invalid(st, "annotation key is empty");
+    }
+    return kube_api_set_annotations(c, r, ns, name, &kv, 1, resource_version, out, st);
+}
+
+int kube_api_delete(kube_client *c, const kube_resource *r, const char *ns, const char *name,
+                    kube_status *st)
+{
+    return api_object_call(c, "DELETE", r, ns, name, NULL, NULL, NULL, NULL, st);
+}
+
+/* The Binding kube-scheduler posts, field for field. */
+cJSON *kube_api_binding_new(const char *ns, const char *pod, const char *uid, const char *node)
+{
+    cJSON *b = cJSON_CreateObject();
+    cJSON *meta, *target;
+    int ok;
+
+    ok = cJSON_AddStringToObject(b, "apiVersion", "v1") &&
+         cJSON_AddStringToObject(b, "kind", "Binding");
+    meta = cJSON_AddObjectToObject(b, "metadata");
+    ok = ok && meta && cJSON_AddStringToObject(meta, "name", pod) &&
+         cJSON_AddStringToObject(meta, "namespace", ns) &&
+         (!uid || cJSON_AddStringToObject(meta, "uid", uid));
+    target = cJSON_AddObjectToObject(b, "target");
+    ok = ok && target && cJSON_AddStringToObject(target, "apiVersion", "v1") &&
+         cJSON_AddStringToObject(target, "kind", "Node") &&
+         cJSON_AddStringToObject(target, "name", node);
+    if (!ok) {
+        cJSON_Delete(b);
+        return NULL;
+    }
+    return b;
+}
+
+int kube_api_bind(kube_client *c, const char *ns, const char *pod, const char *uid,
+                  const char *node, kube_status *st)
+{
+    cJSON *binding;
+    int rc;
+
+    if (!ns || !*ns || !pod || !*pod || !node || !*node)
+        return api_invalid(st, "namespace, pod and node are required");
+    binding = kube_api_binding_new(ns, pod, uid && *uid ? uid : NULL, node);
+    if (!binding)
+        return KUBE_ENOMEM;
+    rc =
+        api_object_call(c, "POST", &KUBE_RES_PODS, ns, pod, "binding", API_JSON, binding, NULL, st);
+    cJSON_Delete(binding);
+    return rc;
+}
+
+int kube_api_patch_pod_status(kube_client *c, const char *ns, const char *pod, const cJSON *patch,
+                              kube_status *st)
+{
+    if (!cJSON_IsObject(patch))
+        return api_invalid(st, "a strategic merge patch must be a JSON object");
+    return api_object_call(c, "PATCH", &KUBE_RES_PODS, ns, pod, "status", API_STRATEGIC_PATCH,
+                           patch, NULL, st);
+}

@@ -1,0 +1,180 @@
+/*
+ * kube/transport/client.h - HTTP access to kube-apiserver on libcurl.
+ *
+ * A kube_client holds the configuration, a client-side token-bucket rate
+ * limiter (clientConnection.qps/burst), and one I/O thread ("kube-http",
+ * kube/client_loop) that runs every kube_client_do exchange on one libcurl
+ * multi handle: the calling thread prepares a pooled easy handle (constant
+ * options set once), queues it and sleeps until the answer is in. The
+ * transfers share the multi handle's connections: one HTTP/2 connection
+ * multiplexing every request when the server offers h2 over TLS (ALPN; as
+ * client-go), else HTTP/1.1 keep-alive connections, at most 16. The TLS
+ * material is parsed once from the kubeconfig (kube/tls) and installed into
+ * each new connection; DNS answers and TLS sessions are shared with stream
+ * handles. TLS peer and host verification is always on unless the config
+ * sets insecure-skip-tls-verify. Requests carry no Accept-Encoding: answers
+ * come uncompressed (the hot path's answers are small, and inflating costs
+ * more CPU than loopback or a LAN saves).
+ *
+ * Proxies: libcurl reads https_proxy/HTTPS_PROXY (http_proxy for an http://
+ * server), all_proxy and no_proxy/NO_PROXY itself for every transfer,
+ * requests and streams alike; nothing here overrides them.
+ *
+ * Watches and lists do not use the I/O thread: kube/informer's hub drives
+ * its own curl multi handle on its own thread (kube_client_setup_stream),
+ * because it decodes what arrives where it arrives: a re-list of 150,000
+ * pods is about a second of decoding, which on a shared loop would delay
+ * every bind and event behind it. Requests and streams therefore never wait
+ * for each other; the cost is a second connection to the server.
+ *
+ * Retries: a 429, or a 5xx on an idempotent request (GET, PUT, DELETE), or a
+ * 5xx that carries Retry-After on any request, is retried up to
+ * max_retries times with exponential jittered backoff, honouring Retry-After.
+ * A 401 forces one re-read of the token file and one retry (made only when
+ * the re-read produced a different token). As client-go does, a GET whose
+ * connection broke before an answer (reset, empty reply) is retried too;
+ * other transport failures are not. Every attempt waits on the rate
+ * limiter. kube_retry_decide() is the policy as a pure function. Each
+ * request has a total timeout (timeout_ms) besides the connect timeout.
+ * kube_client_shutdown() ends waits and transfers with KUBE_ECANCELED.
+ *
+ * Errors: a non-2xx answer is decoded as a metav1.Status into resp->status
+ * and the call returns kube_err_from_status(code, reason). A body that is not
+ * a Status (e.g. "404 page not found") still yields the code's error with
+ * the text as message. Transport failures return KUBE_EIO/KUBE_ETIMEDOUT.
+ *
+ * Threads: every function is thread-safe; any thread may issue requests,
+ * and requests from many threads run concurrently on the I/O thread.
+ *
+ * Memory: kube_client_new() allocates the client (kube_client_free() frees
+ * it; the config is borrowed and must outlive the client). A kube_response is
+ * filled by the call and its body freed by kube_response_clear(), on success
+ * and on error alike.
+ */
+#ifndef KUBE_CLIENT_H
+#define KUBE_CLIENT_H
+
+#include <curl/curl.h>
+#include <stddef.h>
+
+#include "kube/transport/config.h"
+
+typedef struct kube_client kube_client;
+
+typedef struct kube_client_options {
+    double qps;              /* 0: no limit. kube-scheduler default 50 */
+    int burst;               /* kube-scheduler default 100 */
+    long connect_timeout_ms; /* default 10000 (<= 0: the default) */
+    long timeout_ms;         /* per request, default 30000 (not for watches; <= 0: default) */
+    int max_retries;         /* default 5; 0: no retries */
+    const char *user_agent;  /* copied; default "stickyvm" (NULL: the default) */
+} kube_client_options;
+
+/* Fills o with the defaults above. */
+void kube_client_options_default(kube_client_options *o);
+
+typedef struct kube_status {
+    int code;          /* HTTP code from the Status, or the response code */
+    char reason[64];   /* "NotFound", "Conflict", ... ("" if none) */
+    char message[512]; /* human message, truncated */
+} kube_status;
+
+typedef struct kube_response {
+    long code;  /* HTTP status code, 0 when no response */
+    char *body; /* NUL-terminated body, may be NULL */
+    size_t len;
+    kube_status status; /* filled when code is not 2xx */
+} kube_response;
+
+/* opts may be NULL for the defaults. Returns KUBE_OK, KUBE_EINVAL (negative
+ * qps or max_retries, qps without burst), KUBE_ECONFIG (server URL curl cannot
+ * parse), KUBE_ENOMEM or KUBE_EIO (no I/O thread). Calls curl_global_init()
+ * once for the process and starts the client's I/O thread. */
+int kube_client_new(kube_config *cfg, const kube_client_options *opts, kube_client **out);
+/* Stops the I/O thread and frees the client and its connections. No request
+ * may be running. */
+void kube_client_free(kube_client *c);
+
+/* Issues one request (after waiting on the rate limiter). method is GET,
+ * POST, PUT, PATCH or DELETE; path starts with "/" and may carry a query
+ * (no spaces or control characters). content_type may be NULL when body is
+ * NULL. Returns KUBE_OK for 2xx, else a KUBE_E* code (see above); a
+ * transport failure leaves resp->code 0 and explains itself in
+ * resp->status.message. Bad arguments give KUBE_EINVAL. resp must be zeroed
+ * by the caller before the first use and is always cleared first; after any
+ * answer resp->body is non-NULL ("" when empty). */
+int kube_client_do(kube_client *c, const char *method, const char *path, const char *content_type,
+                   const char *body, size_t len, kube_response *resp);
+
+/* Frees resp->body and zeroes resp (ready for the next call). */
+void kube_response_clear(kube_response *resp);
+
+/* Decodes a metav1.Status JSON text into st. Returns KUBE_OK or KUBE_EPARSE
+ * (st then holds only the code). A JSON object counts as a Status when its
+ * kind is "Status", or when it has no kind but a reason, message or code.
+ * The message is truncated at a UTF-8 character boundary. */
+int kube_status_decode(const char *json, size_t len, long http_code, kube_status *st);
+
+/* Turns any answer into the client's error convention: KUBE_OK for 2xx;
+ * otherwise fills st from the metav1.Status in body, or, when body is not a
+ * Status (e.g. "404 page not found\n"), from the code (reason as client-go
+ * gives a bare code: "NotFound", ...) with the trimmed text as message, and
+ * returns kube_err_from_status(http_code, reason). For callers that run
+ * their own transfers (watches). body may be NULL. */
+int kube_response_error(long http_code, const char *body, size_t len, kube_status *st);
+
+/* Follows Retry-After through the header lines of an answer, one line of
+ * len bytes at a time (as libcurl's header callback gets them, CRLF
+ * included; line need not be NUL-terminated): returns -1 for a status line
+ * (a new answer begins, e.g. after 100 Continue), the delay in seconds for
+ * a Retry-After line with delay-seconds (0 to INT32_MAX; an HTTP-date is
+ * ignored, as client-go does), else current. */
+long kube_retry_after_header(long current, const char *line, size_t len);
+
+/* Prepares a caller-owned easy handle for a long-running request (a watch)
+ * driven by the caller's curl multi handle: URL from path, TLS material,
+ * bearer token header, connect timeout, keep-alive, no total timeout.
+ * *headers receives a list the caller frees with curl_slist_free_all() after
+ * the transfer. Does not consult the rate limiter; callers that start watches
+ * in a loop should call kube_client_wait_rate() first. Only the options
+ * named here (and HTTP version, User-Agent, signals off) are set: the caller
+ * sets its write callback and resets a reused handle itself. The handle is
+ * attached to the client's share (TLS sessions are resumed across watches)
+ * and, with a tls-server-name, borrows its connect-to list: clean the
+ * handle up before kube_client_free(). Returns KUBE_OK, KUBE_EINVAL or
+ * KUBE_ENOMEM; on error *headers is NULL. */
+int kube_client_setup_stream(kube_client *c, CURL *easy, const char *path,
+                             struct curl_slist **headers);
+
+/* Blocks until the rate limiter grants one request (or the client shuts
+ * down). */
+void kube_client_wait_rate(kube_client *c);
+
+/* Makes every pending and future request of this client fail with
+ * KUBE_ECANCELED promptly: rate-limit and retry waits end at once, and
+ * transfers in flight are aborted within about a second. Irreversible; for
+ * process shutdown. Thread-safe. kube_client_free() may be called only after
+ * every request has returned. Stream handles are not affected. */
+void kube_client_shutdown(kube_client *c);
+
+/* Counters, for benchmarks: requests sent (each retry counts), by method. */
+typedef struct kube_client_stats {
+    unsigned long get, post, put, patch, del, retries;
+} kube_client_stats;
+/* Copies the counters into out (caller's struct). Thread-safe. */
+void kube_client_stats_get(kube_client *c, kube_client_stats *out);
+
+/* The retry policy, without side effects. method is the HTTP method; code
+ * the HTTP status, or 0 for a connection that broke before any answer;
+ * retry_after_s the Retry-After header in seconds, or -1 when absent;
+ * attempt the number of retries already made. Returns 1 and sets *delay_ms
+ * when the request should be retried, else 0. The delay is Retry-After
+ * (capped at 60 s), else base_ms * 2^attempt capped at cap_ms, jittered into
+ * its upper half by rnd (any random 32-bit value). */
+int kube_retry_decide(const char *method, long code, long retry_after_s, int attempt,
+                      int max_retries, long base_ms, long cap_ms, unsigned rnd, long *delay_ms);
+
+/* Overrides the backoff (default 100 ms doubling up to 5 s); for tests. */
+void kube_client_set_backoff(kube_client *c, long base_ms, long cap_ms);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * kube/types/configmap.c - v1 ConfigMap decoding.
+ */
+#include "kube/types/configmap.h"
+
+#include <string.h>
+
+#include "kube/codec/arena.h"
+#include "kube/util/errors.h"
+
+static int configmap_fill(const cJSON *json, kube_arena *a, kube_object *obj)
+{
+    kube_configmap *cm = (kube_configmap *)obj;
+
+    return kube_json_string_map(json, "data", a, &cm->data, &cm->n_data);
+}
+
+static int configmap_decode(const cJSON *json, kube_object **out)
+{
+    return kube_object_build(&kube_configmap_codec, sizeof(kube_configmap), json, configmap_fill,
+                             out);
+}
+
+const kube_codec kube_configmap_codec = {"ConfigMap", configmap_decode, kube_object_free_block};
+
+const kube_configmap *kube_configmap_from(const kube_object *obj)
+{
+    return obj && obj->codec == &kube_configmap_codec ? (const kube_configmap *)obj : NULL;
+}
+
+const char *kube_configmap_get(const kube_configmap *cm, const char *key)
+{
+    for (size_t i = 0; cm && key && i < cm->n_data; i++)
+        if (strcmp(cm->data[i].key, key) == 0)
+            return cm->data[i].value;
+    return NULL;
+}

@@ -1,0 +1,195 @@
+/*
+ * kube/util/buf.c - a growable byte buffer and the safe string helpers that
+ * replace strcpy/sprintf/atoi across the project (those are banned). The
+ * contract is in buf.h.
+ */
+#include "kube/util/buf.h"
+
+#include "kube/util/errors.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+/* kube_buf_printf formats into the room already there (at least this many
+ * bytes), and only when that is too small formats a second time into a
+ * buffer grown to fit: one vsnprintf for the usual short text. */
+#define BUF_PRINTF_ROOM 256
+
+static int buf_reserve(kube_buf *b, size_t extra)
+{
+    size_t need = b->len + extra + 1;
+    size_t cap = b->cap ? b->cap : 64;
+    char *p;
+
+    if (need < b->len)
+        return KUBE_ENOMEM;
+    if (need <= b->cap)
+        return KUBE_OK;
+    while (cap < need)
+        cap *= 2;
+    p = realloc(b->data, cap);
+    if (!p)
+        return KUBE_ENOMEM;
+    b->data = p;
+    b->cap = cap;
+    return KUBE_OK;
+}
+
+int kube_buf_append(kube_buf *b, const void *data, size_t n)
+{
+    if (buf_reserve(b, n) != KUBE_OK)
+        return KUBE_ENOMEM;
+    if (n)
+        memcpy(b->data + b->len, data, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return KUBE_OK;
+}
+
+int kube_buf_puts(kube_buf *b, const char *s)
+{
+    return kube_buf_append(b, s, strlen(s));
+}
+
+/* See BUF_PRINTF_ROOM. */
+int kube_buf_printf(kube_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    size_t room;
+    int n;
+
+    if (buf_reserve(b, BUF_PRINTF_ROOM) != KUBE_OK)
+        return KUBE_ENOMEM;
+    room = b->cap - b->len;
+    va_start(ap, fmt);
+    n = vsnprintf(b->data + b->len, room, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->data[b->len] = '\0';
+        return KUBE_ENOMEM;
+    }
+    if ((size_t)n >= room) {
+        if (buf_reserve(b, (size_t)n) != KUBE_OK) {
+            b->data[b->len] = '\0';
+            return KUBE_ENOMEM;
+        }
+        va_start(ap, fmt);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    b->len += (size_t)n;
+    return KUBE_OK;
+}
+
+int kube_buf_put_escaped(kube_buf *b, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.' || c == '~';
+        char esc[3] = {'%', hex[c >> 4], hex[c & 15]};
+        int rc = plain ? kube_buf_append(b, s, 1) : kube_buf_append(b, esc, 3);
+        if (rc != KUBE_OK)
+            return rc;
+    }
+    return KUBE_OK;
+}
+
+void kube_buf_reset(kube_buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+void kube_buf_free(kube_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+char *kube_buf_take(kube_buf *b)
+{
+    char *p = b->data ? b->data : strdup("");
+
+    if (b->data && b->cap - b->len > BUF_PRINTF_ROOM / 2) { /* kept strings stay small */
+        char *shrunk = realloc(b->data, b->len + 1);
+        p = shrunk ? shrunk : b->data;
+    }
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
+
+char *kube_strdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+int kube_strlcpy(char *dst, const char *src, size_t n)
+{
+    size_t len = strlen(src);
+
+    if (n == 0)
+        return KUBE_ERANGE;
+    if (len >= n) {
+        memcpy(dst, src, n - 1);
+        dst[n - 1] = '\0';
+        return KUBE_ERANGE;
+    }
+    memcpy(dst, src, len + 1);
+    return KUBE_OK;
+}
+
+int kube_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+    char *end;
+    long long v;
+
+    if (!s || !*s)
+        return KUBE_EINVAL;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0')
+        return KUBE_EINVAL;
+    if (errno == ERANGE || v < min || v > max)
+        return KUBE_ERANGE;
+    *out = (int64_t)v;
+    return KUBE_OK;
+}
+
+int kube_read_file(const char *path, char **out, size_t *len)
+{
+    kube_buf b = KUBE_BUF_INIT;
+    char chunk[8192];
+    size_t n;
+    FILE *f = fopen(path, "rb");
+
+    if (!f)
+        return KUBE_EIO;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        if (kube_buf_append(&b, chunk, n) != KUBE_OK) {
+            fclose(f);
+            kube_buf_free(&b);
+            return KUBE_ENOMEM;
+        }
+    }
+    if (ferror(f)) {
+        fclose(f);
+        kube_buf_free(&b);
+        return KUBE_EIO;
+    }
+    fclose(f);
+    if (len)
+        *len = b.len;
+    *out = kube_buf_take(&b);
+    return *out ? KUBE_OK : KUBE_ENOMEM;
+}

@@ -1,0 +1,64 @@
+/*
+ * kube/util/flags.h - the one command-line flag parser, with pflag's syntax (as
+ * kube-scheduler and k8s.io/apiserver binaries take flags): "--name=value",
+ * "--name value", a bare "--name" for a bool, and single-letter flags as
+ * "-v 2" / "-v=2". A program describes its flags in a table of kube_flag
+ * whose destinations are fields of one struct of its own.
+ *
+ * Errors read as pflag's: `unknown flag: --x`, `flag needs an argument:
+ * --x`, `invalid argument "v" for "--x" flag: <why>`, and
+ * `unexpected argument "x"` for a positional argument.
+ *
+ * Threads: pure, on the caller's data. Memory: a string flag's value is a
+ * copy the caller frees (the previous value of the field is freed when it
+ * is set, so defaults must be allocated, or NULL).
+ */
+#ifndef KUBE_FLAGS_H
+#define KUBE_FLAGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum kube_flag_kind {
+    KUBE_FLAG_STRING,   /* char * (owned copy) */
+    KUBE_FLAG_INT,      /* int, within [min, max] */
+    KUBE_FLAG_BOOL,     /* int 0/1; "--name" alone is true */
+    KUBE_FLAG_DURATION, /* int64_t milliseconds, Go syntax, never negative */
+    KUBE_FLAG_CUSTOM,   /* set() decides */
+} kube_flag_kind;
+
+typedef struct kube_flag {
+    const char *name; /* without dashes; a one-letter name also takes "-x" */
+    kube_flag_kind kind;
+    size_t offset; /* of the destination field in the caller's struct */
+    int64_t min, max;
+    const char *type; /* the value's name in --help ("string", "int", ...); NULL: by
+                         kind; "": a switch, a bare --name meaning "true" */
+    const char *help;
+    /* KUBE_FLAG_CUSTOM: stores value into the struct dst (the field at
+     * f->offset, or more). KUBE_OK, KUBE_ECONFIG (a bad value: why may
+     * name the reason, n bytes) or KUBE_ENOMEM. */
+    int (*set)(void *dst, const struct kube_flag *f, const char *value, char *why, size_t n);
+} kube_flag;
+
+/* Parses argv[1..argc) against the n flags into dst. KUBE_OK, KUBE_ECONFIG
+ * (the message in err, pflag's wording) or KUBE_ENOMEM. Fields of flags not
+ * given keep their values. */
+int kube_flags_parse(const kube_flag *flags, size_t n, int argc, char *const *argv, void *dst,
+                     char *err, size_t errlen);
+
+/* What a program does with a flag absent from its table (plug-ins' flags):
+ * name as given ("--x"), value after '=' or NULL. Returns 1 (taken), 0
+ * (unknown: the parse fails) or a negative KUBE_E* code. */
+typedef int (*kube_flags_unknown_fn)(void *dst, const char *name, const char *value);
+
+/* kube_flags_parse() that hands flags absent from the table to unknown. */
+int kube_flags_parse_ext(const kube_flag *flags, size_t n, int argc, char *const *argv, void *dst,
+                         kube_flags_unknown_fn unknown, char *err, size_t errlen);
+
+/* Writes the flags as pflag's usage lists them ("      --name type   help",
+ * "  -v, --v int ..."), one per line, to f. */
+void kube_flags_usage(FILE *f, const kube_flag *flags, size_t n);
+
+#endif
