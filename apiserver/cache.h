@@ -26,9 +26,5 @@ void apis_ttl_cache_free(apis_ttl_cache *c);
 int apis_ttl_cache_get(apis_ttl_cache *c, const char *key, char **value);
 /* Inserts or replaces. ttl_ms <= 0 stores nothing. */
 int apis_ttl_cache_put(apis_ttl_cache *c, const char *key, const char *value, int64_t ttl_ms);
-size_t apis_ttl_cache_size(apis_ttl_cache *c);
-
-/* Replaces the monotonic millisecond clock (default kube_now_ms); tests. */
-void apis_ttl_cache_set_clock(apis_ttl_cache *c, int64_t (*now_ms)(void));
 
 #endif

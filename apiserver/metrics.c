@@ -23,6 +23,7 @@
 
 #include "kube/util/errors.h"
 #include "kube/util/metrics.h"
+#include "kube/util/metrics_testing.h"
 
 static const char *const verbs[] = {"GET",    "PUT",  "POST",    "PATCH",
                                     "DELETE", "HEAD", "OPTIONS", "other"};

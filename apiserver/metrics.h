@@ -52,10 +52,6 @@ void apis_metrics_authn(apis_metrics *m, apis_authn_result r);
 void apis_metrics_authz(apis_metrics *m, apis_authz_result r);
 void apis_metrics_conflict_retry(apis_metrics *m);
 
-/* Total requests observed with this code (any verb/subresource); tests. */
-unsigned long apis_metrics_requests_with_code(apis_metrics *m, int code);
-unsigned long apis_metrics_authz_count(apis_metrics *m, apis_authz_result r);
-
 int apis_metrics_render(apis_metrics *m, kube_buf *out);
 
 #endif

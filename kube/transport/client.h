@@ -174,7 +174,4 @@ void kube_client_stats_get(kube_client *c, kube_client_stats *out);
 int kube_retry_decide(const char *method, long code, long retry_after_s, int attempt,
                       int max_retries, long base_ms, long cap_ms, unsigned rnd, long *delay_ms);
 
-/* Overrides the backoff (default 100 ms doubling up to 5 s); for tests. */
-void kube_client_set_backoff(kube_client *c, long base_ms, long cap_ms);
-
 #endif

@@ -84,9 +84,6 @@ const char *kube_config_tls_server_name(const kube_config *cfg);
  * client does after a 401). Thread-safe. The token must never be logged. */
 int kube_config_token(kube_config *cfg, char *out, size_t n, int force);
 
-/* Overrides the token re-read period; for tests. */
-void kube_config_set_token_refresh_ms(kube_config *cfg, long ms);
-
 /* The context's namespace (in-cluster: the service account's namespace), or
  * NULL when none is configured. Lives as long as the config. */
 const char *kube_config_namespace(const kube_config *cfg);

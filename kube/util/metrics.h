@@ -123,8 +123,6 @@ double kube_metric_child_sum(const kube_metric_child *c);
 void kube_metric_add(kube_metric *m, const char *const *values, double v);
 void kube_metric_set(kube_metric *m, const char *const *values, double v);
 void kube_metric_observe(kube_metric *m, const char *const *values, double v);
-/* The value of a child, 0 when it does not exist (for tests). */
-double kube_metric_value(kube_metric *m, const char *const *values);
 
 /* Appends the text exposition of every family to out. KUBE_OK or
  * KUBE_ENOMEM. */

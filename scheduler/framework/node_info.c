@@ -11,6 +11,7 @@
 #include "kube/util/log.h"
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
+#include "framework/types_testing.h"
 
 static atomic_llong generation_counter;
 

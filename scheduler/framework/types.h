@@ -308,9 +308,6 @@ typedef struct fw_snapshot {
 fw_snapshot *fw_snapshot_new(void);
 /* Frees the snapshot and all its node infos. NULL-safe. */
 void fw_snapshot_free(fw_snapshot *s);
-/* Builds a snapshot holding clones of nodes, listed in the given order
- * (for tests and for callers that have a plain list). KUBE_OK/KUBE_ENOMEM. */
-int fw_snapshot_from_nodes(fw_node_info *const *nodes, size_t n, fw_snapshot **out);
 
 /* The node info of a node, or NULL (borrowed, valid until the cache next
  * updates the snapshot). */

@@ -41,6 +41,7 @@
 #include "kube/util/buf.h"
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
+#include "metrics_testing.h"
 
 #define WAIT_MS 30000
 #define GV "/apis/subresources.stickyvm.io/v1"

@@ -27,6 +27,8 @@
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
+#include "kube/transport/client_testing.h"
+#include "kube/transport/config_testing.h"
 
 typedef struct itest {
     harness *h;

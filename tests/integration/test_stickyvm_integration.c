@@ -49,6 +49,7 @@
 #include "plugins/plugins.h"
 #include "plugins/stickyvm.h"
 #include "scheduler.h"
+#include "framework/types_testing.h"
 
 #define NS "default"
 #define VMS_PATH "/apis/kubevirt.io/v1/namespaces/" NS "/virtualmachines"

@@ -27,6 +27,8 @@
 #include "apiserver/pool.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
+#include "cache_testing.h"
+#include "metrics_testing.h"
 
 static int64_t fake_now;
 

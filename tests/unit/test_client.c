@@ -29,6 +29,7 @@
 #include "kube/util/clock.h"
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
+#include "kube/transport/client_testing.h"
 
 /* ---- fixtures: Status decoding ---------------------------------------- */
 

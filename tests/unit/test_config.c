@@ -17,6 +17,7 @@
 #include "kube/util/buf.h"
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
+#include "kube/transport/config_testing.h"
 
 /* A throwaway CA, a client certificate it signed, that certificate's key,
  * and an unrelated key (EC P-256, valid until 2126). */

@@ -20,6 +20,7 @@
 #include "kube/util/errors.h"
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
+#include "framework/types_testing.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers: decoded pods and nodes                                     */

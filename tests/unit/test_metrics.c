@@ -17,6 +17,7 @@
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "metrics.h"
+#include "kube/util/metrics_testing.h"
 
 static void formats_floats_as_go(void **state)
 {

@@ -27,6 +27,8 @@
 #include "plugins/defaultpreemption/default_preemption.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
+#include "kube/util/metrics_testing.h"
+#include "framework/types_testing.h"
 
 #define LOW 0
 #define MID 100

@@ -17,6 +17,7 @@
 #include "kube/util/errors.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
+#include "framework/types_testing.h"
 
 static int has(const char *const *names, size_t n, const char *name)
 {

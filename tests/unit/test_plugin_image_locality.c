@@ -15,6 +15,7 @@
 #include "kube/util/errors.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
+#include "framework/types_testing.h"
 
 #define MB (1024LL * 1024)
 

@@ -29,6 +29,8 @@
 #include "plugins/plugins.h"
 #include "plugins/stickyvm.h"
 #include "migration_follower.h"
+#include "kube/util/metrics_testing.h"
+#include "framework/types_testing.h"
 
 /* ------------------------------------------------------------------ */
 /* Objects                                                             */

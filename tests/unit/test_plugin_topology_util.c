@@ -15,6 +15,7 @@
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
 #include "unit/test_plugin_topology_util.h"
+#include "framework/types_testing.h"
 
 void tt_labels_json(const char *spec, char *out, size_t n)
 {

@@ -24,6 +24,8 @@
 #include "plugins/plugins.h"
 #include "plugins/volumebinding/volume_binding.h"
 #include "unit/test_plugin_volume_util.h"
+#include "kube/util/metrics_testing.h"
+#include "framework/types_testing.h"
 
 #define VB_NOT_FOUND(name) "persistentvolumeclaim \"" name "\" not found"
 

@@ -18,6 +18,7 @@
 #include "kube/util/errors.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_volume_util.h"
+#include "framework/types_testing.h"
 
 #define ERR_DISK "node(s) had no available disk"
 #define ERR_RWOP \

@@ -20,6 +20,7 @@
 #include "kube/types/pod.h"
 #include "metrics.h"
 #include "queue/queue.h"
+#include "kube/util/metrics_testing.h"
 
 #define PROFILE "test-sched"
 #define SEC 1000000000LL
