@@ -185,16 +185,6 @@ static int classify(const char *path, apis_route *out, char *msg, size_t msglen)
     return rc;
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = (char)tolower((unsigned char)c);
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 /* Decodes a query component (percent escapes, '+' as space) into out
  * (NUL-terminated, *outn bytes before the NUL, which a decoded %00 may
  * precede). Returns KUBE_OK, KUBE_EBADREQUEST (bad escape) or KUBE_ERANGE. */
@@ -207,9 +197,9 @@ static int query_unescape(const char *s, size_t n, char *out, size_t outlen, siz
         if (c == '%') {
             if (i + 2 >= n)
                 return KUBE_EBADREQUEST;
-            if (hex_digit(s[i + 1]) < 0 || hex_digit(s[i + 2]) < 0)
+            if (kube_hex_digit(s[i + 1]) < 0 || kube_hex_digit(s[i + 2]) < 0)
                 return KUBE_EBADREQUEST;
-            c = (char)(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
+            c = (char)(kube_hex_digit(s[i + 1]) * 16 + kube_hex_digit(s[i + 2]));
             i += 2;
         } else if (c == '+') {
             c = ' ';

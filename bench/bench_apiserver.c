@@ -61,20 +61,6 @@ static int env_int(const char *name, int dflt)
     return v && kube_parse_int64(v, 1, 10000000, &n) == KUBE_OK ? (int)n : dflt;
 }
 
-static int free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
-
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 static size_t discard(char *p, size_t size, size_t n, void *ud)
 {
     (void)p;
@@ -167,7 +153,9 @@ static int start_server(const char *cert, const char *key)
                           "--max-requests-inflight=400",
                           NULL};
 
-    B.port = free_port();
+    B.port = harness_free_port();
+    if (B.port <= 0)
+        return KUBE_EIO;
     snprintf(port, sizeof(port), "--secure-port=%d", B.port);
     snprintf(kubeconfig, sizeof(kubeconfig), "--kubeconfig=%s", harness_kubeconfig(B.h));
     snprintf(tls_cert, sizeof(tls_cert), "--tls-cert-file=%s", cert);

@@ -85,24 +85,6 @@ static int64_t bench_now_ms(void)
     return kube_now_ms();
 }
 
-/* A port free right now on 127.0.0.1. */
-static int free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 static int write_config(harness *h, char *path, size_t n)
 {
     FILE *f;
@@ -322,12 +304,14 @@ static int wait_all_bound(harness *h, pid_t pid, int pods, int64_t deadline)
 
 static int measure(harness *h, const char *config, result *r)
 {
-    int port = free_port(), rc = KUBE_OK, status;
+    int port = harness_free_port(), rc = KUBE_OK, status;
     int64_t t0, t_sync, t_end, deadline;
     pid_t pid;
     double cpu_sync;
     CURL *poll_handle;
 
+    if (port <= 0)
+        return KUBE_EIO;
     t0 = bench_now_ms();
     deadline = t0 + RUN_TIMEOUT_MS;
     pid = spawn_scheduler(h, config, port);

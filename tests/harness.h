@@ -94,6 +94,9 @@ void harness_stop(harness *h);
 /* "https://127.0.0.1:PORT" */
 const char *harness_url(const harness *h);
 int harness_port(const harness *h);
+/* A TCP port free right now on 127.0.0.1 (for a daemon a test or bench
+ * starts beside the emulator), or 0 when none could be found. */
+int harness_free_port(void);
 /* The emulator's data directory (certificates, kubeconfigs, log). */
 const char *harness_data_dir(const harness *h);
 /* The admin kubeconfig (CN=admin, O=system:masters, client certificate). */

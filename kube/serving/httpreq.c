@@ -270,27 +270,16 @@ static int check_semantics(kube_httpreq_request *req, size_t max_body)
     return KUBE_OK;
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Parses "HEX[;ext]" up to line_end. */
 static int parse_chunk_size(const char *p, const char *line_end, uint64_t *size)
 {
     uint64_t v = 0;
     int digits = 0;
 
-    for (; p < line_end && hex_value(*p) >= 0; p++, digits++) {
+    for (; p < line_end && kube_hex_digit(*p) >= 0; p++, digits++) {
         if (digits >= 15)
             return 400;
-        v = v * 16 + (uint64_t)hex_value(*p);
+        v = v * 16 + (uint64_t)kube_hex_digit(*p);
     }
     if (digits == 0)
         return 400;

@@ -193,3 +193,14 @@ int kube_read_file(const char *path, char **out, size_t *len)
     *out = kube_buf_take(&b);
     return *out ? KUBE_OK : KUBE_ENOMEM;
 }
+
+int kube_hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}

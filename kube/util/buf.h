@@ -50,6 +50,8 @@ int kube_strlcpy(char *dst, const char *src, size_t n);
  * [min, max]. Returns KUBE_OK, KUBE_EINVAL or KUBE_ERANGE; *out untouched on
  * error. The replacement for atoi(). */
 int kube_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
+/* The value of the hex digit c (0-9, a-f, A-F), or -1. */
+int kube_hex_digit(char c);
 /* Reads a whole file into a NUL-terminated buffer the caller frees.
  * Returns KUBE_OK, KUBE_EIO (errno kept) or KUBE_ENOMEM. */
 int kube_read_file(const char *path, char **out, size_t *len);

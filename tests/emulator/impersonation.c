@@ -35,6 +35,7 @@
 #include <strings.h>
 
 #include "authz_ext.h"
+#include "kube/util/buf.h"
 #include "kube/util/log.h"
 
 #define EXTRA_PREFIX "Impersonate-Extra-"
@@ -129,14 +130,6 @@ static int split_sa_username(const char *user, char *ns, size_t n, const char **
     return 1;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = (char)tolower((unsigned char)c);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* The extra key of an Impersonate-Extra-* header name: lower-cased, then
  * %-unescaped (url.PathUnescape; kept as is when malformed). Caller frees. */
 static char *extra_key(const char *header_name)
@@ -155,8 +148,9 @@ static char *extra_key(const char *header_name)
     for (size_t i = 0; i < n; i++) {
         if (lower[i] != '%') {
             out[o++] = lower[i];
-        } else if (i + 2 < n && hexval(lower[i + 1]) >= 0 && hexval(lower[i + 2]) >= 0) {
-            out[o++] = (char)(hexval(lower[i + 1]) * 16 + hexval(lower[i + 2]));
+        } else if (i + 2 < n && kube_hex_digit(lower[i + 1]) >= 0 &&
+                   kube_hex_digit(lower[i + 2]) >= 0) {
+            out[o++] = (char)(kube_hex_digit(lower[i + 1]) * 16 + kube_hex_digit(lower[i + 2]));
             i += 2;
         } else {
             free(out);

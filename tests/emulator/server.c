@@ -24,6 +24,7 @@
 
 #include "emu_internal.h"
 #include "h2.h"
+#include "kube/util/buf.h"
 #include "kube/util/clock.h"
 #include "kube/util/array.h"
 #include "kube/serving/httpreq.h"
@@ -267,17 +268,6 @@ const char *emu_header_get(const emu_request *req, const char *name)
     return NULL;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Percent-decodes n bytes of s (plus_space: '+' is a space). Caller frees. */
 static char *url_decode(const char *s, size_t n, int plus_space)
 {
@@ -287,8 +277,9 @@ static char *url_decode(const char *s, size_t n, int plus_space)
     if (!out)
         return NULL;
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-            out[o++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+        if (s[i] == '%' && i + 2 < n && kube_hex_digit(s[i + 1]) >= 0 &&
+            kube_hex_digit(s[i + 2]) >= 0) {
+            out[o++] = (char)(kube_hex_digit(s[i + 1]) * 16 + kube_hex_digit(s[i + 2]));
             i += 2;
         } else if (plus_space && s[i] == '+') {
             out[o++] = ' ';

@@ -71,20 +71,6 @@ static fixture F;
 
 /* ---- helpers ---- */
 
-static int free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
-
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 static size_t collect(char *p, size_t size, size_t n, void *ud)
 {
     return kube_buf_append(ud, p, size * n) == KUBE_OK ? size * n : 0;
@@ -209,7 +195,7 @@ static void start_emulator(void)
     snprintf(F.dir, sizeof(F.dir), "/tmp/apis-it-XXXXXX");
     assert_non_null(mkdtemp(F.dir));
     assert_int_equal(write_policy(policy_path, sizeof(policy_path)), KUBE_OK);
-    F.port = free_port();
+    F.port = harness_free_port();
     assert_true(F.port > 0);
     snprintf(endpoint, sizeof(endpoint),
              "--service-endpoint=stickyvm-system/stickyvm-apiserver=127.0.0.1:%d", F.port);

@@ -107,20 +107,6 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-static int free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
-
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 static int tcp_connect(int port)
 {
     struct sockaddr_in a = {.sin_family = AF_INET,
@@ -350,7 +336,7 @@ static void server_start(server *sv, const char *name, long nofile)
 {
     int64_t deadline = kube_now_ms() + WAIT_MS;
 
-    sv->port = free_port();
+    sv->port = harness_free_port();
     assert_true(sv->port > 0);
     snprintf(sv->log, sizeof(sv->log), "%s/%s.log", F.dir, name);
     sv->pid = fork();
@@ -727,7 +713,7 @@ static pid_t start_scheduler_port(int port)
 
 static void the_scheduler_port_does_not_spin_either(void **state)
 {
-    int port = free_port(), fds[PAST_LIMIT];
+    int port = harness_free_port(), fds[PAST_LIMIT];
     pid_t pid = start_scheduler_port(port);
     int64_t deadline = kube_now_ms() + WAIT_MS;
     SSL *keep = NULL;

@@ -111,6 +111,17 @@ static void deadlines_are_monotonic_and_normalised(void **state)
     }
 }
 
+static void reads_hex_digits(void **state)
+{
+    (void)state;
+    assert_int_equal(kube_hex_digit('0'), 0);
+    assert_int_equal(kube_hex_digit('9'), 9);
+    assert_int_equal(kube_hex_digit('a'), 10);
+    assert_int_equal(kube_hex_digit('F'), 15);
+    assert_int_equal(kube_hex_digit('g'), -1);
+    assert_int_equal(kube_hex_digit('%'), -1);
+}
+
 int test_group_buf(void)
 {
     const struct CMUnitTest tests[] = {
@@ -120,6 +131,7 @@ int test_group_buf(void)
         cmocka_unit_test(parses_integers_strictly),
         cmocka_unit_test(strlcpy_truncates_safely),
         cmocka_unit_test(reads_files),
+        cmocka_unit_test(reads_hex_digits),
         cmocka_unit_test(deadlines_are_monotonic_and_normalised),
     };
     return cmocka_run_group_tests_name("buf", tests, NULL, NULL);
