@@ -57,6 +57,41 @@ typedef int (*kube_flags_unknown_fn)(void *dst, const char *name, const char *va
 int kube_flags_parse_ext(const kube_flag *flags, size_t n, int argc, char *const *argv, void *dst,
                          kube_flags_unknown_fn unknown, char *err, size_t errlen);
 
+/*
+ * Named flag sets (k8s.io/component-base's NamedFlagSets): a program made of
+ * parts (secure serving, delegated authentication, logging, its own
+ * options) gives each part its own table and destination struct; --help
+ * prints each set under its own heading ("Secure serving flags:").
+ */
+typedef struct kube_flag_set {
+    const char *name;       /* heading without " flags:" ("Misc", "Secure serving") */
+    const kube_flag *flags; /* borrowed */
+    size_t n;
+    void *dst; /* the struct the flags' offsets are in; borrowed */
+} kube_flag_set;
+
+/* Called for each flag given on the command line, after its value is
+ * stored (pflag's Changed): f is the flag, set the set it belongs to. */
+typedef void (*kube_flags_seen_fn)(void *ud, const kube_flag_set *set, const kube_flag *f);
+
+/* How kube_flag_sets_parse() treats what is not a plain known flag. Any
+ * member may be NULL/0. */
+typedef struct kube_flags_hooks {
+    kube_flags_unknown_fn unknown; /* flags found in no set */
+    void *unknown_dst;             /* passed to unknown as dst */
+    kube_flags_seen_fn seen;
+    void *seen_ud;
+} kube_flags_hooks;
+
+/* Parses argv[1..argc) against the nsets sets (a name is looked up in the
+ * sets in order; the first set defining it wins). Errors as
+ * kube_flags_parse(). hooks may be NULL. */
+int kube_flag_sets_parse(const kube_flag_set *sets, size_t nsets, int argc, char *const *argv,
+                         const kube_flags_hooks *hooks, char *err, size_t errlen);
+/* --help in sections, as component-base's PrintSections: for each set
+ * "\n<Name> flags:\n\n" then its flags as kube_flags_usage() prints them. */
+void kube_flag_sets_usage(FILE *f, const kube_flag_set *sets, size_t nsets);
+
 /* Writes the flags as pflag's usage lists them ("      --name type   help",
  * "  -v, --v int ..."), one per line, to f. */
 void kube_flags_usage(FILE *f, const kube_flag *flags, size_t n);
