@@ -11,7 +11,7 @@
 #include <stdatomic.h>
 
 #include "eventhandlers.h"
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "kube/machinery/leader.h"
 #include "kube/machinery/recorder.h"
 #include "scheduler.h"
@@ -24,7 +24,6 @@
 #define POP_POLL_MS 200
 #define HOUSEKEEPING_MS 1000
 #define NOTE_LENGTH_LIMIT 1024
-#define POD_SELECTOR "status.phase!=Succeeded,status.phase!=Failed"
 #define EVENT_STOP_DEADLINE_MS 2000
 
 /* A pod handed from the scheduling thread to a binding thread. */
@@ -57,8 +56,8 @@ struct sched_scheduler {
     kube_metrics *metrics;
     int own_metrics;
     sched_core_metrics cm;
-    kube_hub *hub;
-    kube_informer *pod_inf, *node_inf;
+    kube_factory *informers; /* the one shared informer factory */
+    kube_lister *pods, *nodes;
     fw_parallelizer *par;
     fw_snapshot *snap;
     kube_recorder **recorders; /* one per profile */

@@ -425,10 +425,7 @@ void sched_queue_free(sched_queue *q)
 
 fw_framework *sq_framework_for(const sched_queue *q, const struct kube_pod *pod)
 {
-    for (size_t i = 0; i < q->n_fws; i++)
-        if (!strcmp(fw_framework_profile_name(q->fws[i]), pod->scheduler_name))
-            return q->fws[i];
-    return NULL;
+    return fw_framework_for(q->fws, q->n_fws, pod->scheduler_name);
 }
 
 /* ------------------------------------------------------------------ */

@@ -12,7 +12,8 @@
  *     (bindings counted by the emulator), the second takes over when the
  *     first stops and releases the Lease;
  *   - the secure port answers /healthz, /readyz and /metrics;
- *   - the binary writes its defaulted configuration (--write-config-to).
+ *   - the binary writes its defaulted configuration (--write-config-to);
+ *   - resources no enabled plugin needs are neither listed nor watched.
  * Waits use deadlines; nothing asserts speed.
  */
 #include <setjmp.h>
@@ -613,6 +614,70 @@ static void binary_writes_defaulted_config(void **state)
     assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 1);
 }
 
+/* The resources only some plugins read or register events of. */
+static const char *const plugin_resources[] = {
+    "persistentvolumes", "persistentvolumeclaims",  "storageclasses",
+    "csinodes",          "virtualmachineinstances", "virtualmachines",
+};
+
+/* Lists plus watches of resource the emulator served. */
+static int64_t list_and_watch(fixture *fx, const char *resource)
+{
+    return harness_count(fx->h, "list", resource) + harness_count(fx->h, "watch", resource);
+}
+
+/* One informer factory: what no enabled plugin needs is neither listed nor
+ * watched (no volume plugin: no PV, PVC, StorageClass, CSINode; no StickyVM:
+ * no VM, VMI), and a profile with them lists each once for all profiles. */
+static void unneeded_resources_are_not_watched(void **state)
+{
+    fixture *fx = *state;
+    static const char no_volumes[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                     "kind: KubeSchedulerConfiguration\n"
+                                     "leaderElection:\n"
+                                     "  leaderElect: false\n"
+                                     "profiles:\n"
+                                     "- schedulerName: default-scheduler\n"
+                                     "  plugins:\n"
+                                     "    multiPoint:\n"
+                                     "      disabled:\n"
+                                     "      - name: VolumeBinding\n"
+                                     "      - name: VolumeRestrictions\n"
+                                     "      - name: VolumeZone\n"
+                                     "      - name: NodeVolumeLimits\n"
+                                     "      - name: EBSLimits\n"
+                                     "      - name: GCEPDLimits\n"
+                                     "      - name: AzureDiskLimits\n";
+    static const char all[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                              "kind: KubeSchedulerConfiguration\n"
+                              "leaderElection:\n"
+                              "  leaderElect: false\n"
+                              "profiles:\n"
+                              "- schedulerName: default-scheduler\n"
+                              "- schedulerName: stickyvm\n"
+                              "  plugins:\n"
+                              "    multiPoint:\n"
+                              "      enabled:\n"
+                              "      - name: StickyVM\n";
+
+    fx->cfg = load_config(no_volumes);
+    fx->sched = start_scheduler_with(fx, fx->cfg, NULL, NULL, NULL, 0);
+    assert_int_equal(sched_scheduler_wait_synced(fx->sched, WAIT_MS), KUBE_OK);
+    assert_true(harness_count(fx->h, "list", "pods") >= 1);
+    for (size_t i = 0; i < sizeof(plugin_resources) / sizeof(*plugin_resources); i++)
+        if (list_and_watch(fx, plugin_resources[i]))
+            fail_msg("%s listed or watched", plugin_resources[i]);
+    sched_scheduler_free(fx->sched);
+    sched_config_free(fx->cfg);
+    fx->cfg = load_config(all);
+    fx->sched = start_scheduler_with(fx, fx->cfg, NULL, NULL, NULL, 0);
+    assert_int_equal(sched_scheduler_wait_synced(fx->sched, WAIT_MS), KUBE_OK);
+    for (size_t i = 0; i < sizeof(plugin_resources) / sizeof(*plugin_resources); i++)
+        if (harness_count(fx->h, "list", plugin_resources[i]) != 1)
+            fail_msg("%s listed %lld times", plugin_resources[i],
+                     (long long)harness_count(fx->h, "list", plugin_resources[i]));
+}
+
 int test_group_scheduler_integration(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -624,6 +689,7 @@ int test_group_scheduler_integration(void)
         T(waiting_pods_do_not_hold_binding_threads),
         T(secure_port_serves_health_and_metrics),
         T(binary_writes_defaulted_config),
+        T(unneeded_resources_are_not_watched),
     };
 #undef T
     return cmocka_run_group_tests_name("scheduler_integration", tests, NULL, NULL);
