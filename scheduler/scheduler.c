@@ -213,7 +213,23 @@ static int build_informers(sched_scheduler *s)
     s->ev.cache = s->cache;
     s->ev.frameworks = s->fws;
     s->ev.n_frameworks = s->n_fws;
-    return sched_add_all_event_handlers(&s->ev, s->informers, &s->pods, &s->nodes);
+    int rc = sched_add_all_event_handlers(&s->ev, s->informers, &s->pods, &s->nodes);
+
+    s->debugger =
+        (sched_cache_debugger){s->cache, s->queue, s->nodes, s->pods, s->fws, s->n_fws, NULL};
+    return rc;
+}
+
+/* The cache debugger on SIGUSR2 (as kube-scheduler's ListenForSignal);
+ * a scheduler without it still runs. */
+static void debugger_listen(sched_scheduler *s)
+{
+    int rc = sched_cache_debugger_listen(&s->debugger);
+
+    if (rc == KUBE_OK)
+        s->debugger_listening = 1;
+    else
+        KLOG_ERROR("cache debugger: cannot listen for SIGUSR2: %s", kube_strerror(rc));
 }
 
 static int build_basics(sched_scheduler *s, const sched_scheduler_options *o)
@@ -335,6 +351,7 @@ int sched_scheduler_start(sched_scheduler *s)
         atomic_store(&s->stopping, 1);
         return rc;
     }
+    debugger_listen(s);
     if (s->leader)
         return kube_leader_start(s->leader);
     set_active(s, 1);
@@ -348,6 +365,8 @@ void sched_scheduler_stop(sched_scheduler *s, long timeout_ms)
         return;
     }
     s->stopped = 1;
+    if (s->debugger_listening)
+        sched_cache_debugger_unlisten(&s->debugger);
     pthread_mutex_lock(&s->mu);
     atomic_store(&s->stopping, 1);
     pthread_cond_broadcast(&s->cv);

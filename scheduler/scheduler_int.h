@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "cache/debugger.h"
 #include "eventhandlers.h"
 #include "kube/machinery/factory.h"
 #include "kube/machinery/leader.h"
@@ -67,6 +68,8 @@ struct sched_scheduler {
     sched_nominator *nominator; /* built before the frameworks and the queue */
     sched_cache *cache;
     sched_event_ctx ev;
+    sched_cache_debugger debugger; /* SIGUSR2 while started */
+    int debugger_listening;
     fw_sched_state st;
     kube_leader *leader;
 

@@ -67,6 +67,7 @@
     /* scheduler: queue, cache, the daemon */                 \
     UNIT(queue)                                               \
     UNIT(cache)                                               \
+    UNIT(cache_debugger)                                      \
     INTEGRATION(scheduler_integration)                        \
     INTEGRATION(stickyvm_integration)                         \
     INTEGRATION(topology_integration)                         \

@@ -662,3 +662,26 @@ sched_qwhere sched_queue_where(sched_queue *q, const char *ns, const char *name,
     pthread_mutex_unlock(&q->mu);
     return w;
 }
+
+typedef struct pending_ctx {
+    void (*fn)(void *ud, const fw_pod_info *pi);
+    void *ud;
+} pending_ctx;
+
+static void pending_one(void *ud, const char *key, void *value)
+{
+    const pending_ctx *c = ud;
+    const sched_queued_pod *qp = value;
+    (void)key;
+    c->fn(c->ud, qp->info.pi);
+}
+
+void sched_queue_foreach_pending(sched_queue *q, void (*fn)(void *ud, const fw_pod_info *pi),
+                                 void *ud)
+{
+    pending_ctx c = {fn, ud};
+
+    pthread_mutex_lock(&q->mu);
+    kube_strmap_foreach(&q->all, pending_one, &c);
+    pthread_mutex_unlock(&q->mu);
+}

@@ -13,7 +13,8 @@
  *     first stops and releases the Lease;
  *   - the secure port answers /healthz, /readyz and /metrics;
  *   - the binary writes its defaulted configuration (--write-config-to);
- *   - resources no enabled plugin needs are neither listed nor watched.
+ *   - resources no enabled plugin needs are neither listed nor watched;
+ *   - SIGUSR2 dumps the cache and compares it with the informers.
  * Waits use deadlines; nothing asserts speed.
  */
 #include <setjmp.h>
@@ -22,6 +23,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -678,6 +680,81 @@ static void unneeded_resources_are_not_watched(void **state)
                      (long long)harness_count(fx->h, "list", plugin_resources[i]));
 }
 
+/* The log written to fd until it holds want or WAIT_MS passes (caller
+ * frees). */
+static char *log_until(int fd, const char *want)
+{
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+    kube_buf b = {0};
+
+    do {
+        char chunk[4096];
+        ssize_t n;
+        kube_buf_reset(&b);
+        lseek(fd, 0, SEEK_SET);
+        while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+            kube_buf_append(&b, chunk, (size_t)n);
+        kube_buf_append(&b, "", 1);
+        if (strstr(b.data, want))
+            break;
+        usleep(20 * 1000);
+    } while (kube_now_ms() < deadline);
+    return kube_buf_take(&b);
+}
+
+/* Waits until one pod waits among the unschedulable ones and nothing is
+ * being bound (the cache and the queue hold every pod). */
+static void wait_parked(fixture *fx)
+{
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+    sched_scheduler_stats st;
+
+    do {
+        sched_scheduler_stats_get(fx->sched, &st);
+        if (st.queue.unschedulable == 1 && st.binding_in_flight == 0)
+            return;
+        usleep(20 * 1000);
+    } while (kube_now_ms() < deadline);
+    fail_msg("the pod never parked among the unschedulable pods");
+}
+
+/* SIGUSR2: the cache debugger compares the cache with the informers (they
+ * agree) and dumps the nodes with their pods, the assumed pods and the
+ * queue to the log. */
+static void sigusr2_dumps_the_cache(void **state)
+{
+    fixture *fx = *state;
+    char path[] = "/tmp/stickyvm-sigusr2-XXXXXX", want[512];
+    int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+    char *node, *out;
+
+    assert_true(fd >= 0 && saved >= 0);
+    unlink(path);
+    start_default(fx);
+    create_pod(fx, "dumped", "default-scheduler", "100m", NULL);
+    node = sf_wait_bound(fx->h, "dumped");
+    create_pod(fx, "too-big", "default-scheduler", "1000", NULL);
+    cJSON_Delete(wait_unschedulable(fx, "too-big"));
+    wait_parked(fx);
+    fflush(stderr);
+    dup2(fd, STDERR_FILENO);
+    raise(SIGUSR2);
+    out = log_until(fd, "\"Dump of scheduling queue\"");
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(fd);
+    assert_non_null(strstr(out, "\"Dump of cached NodeInfo\" nodes=<\n"));
+    snprintf(want, sizeof(want), "\tNode name: %s\n\tDeleted: false\n", node);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "\tRequested Resources: {MilliCPU:100 Memory:134217728 "));
+    assert_non_null(strstr(out, "\tname: dumped, namespace: default, uid: "));
+    assert_non_null(strstr(out, "\"Dump of assumed pods\" pods=<\n"));
+    assert_non_null(strstr(strstr(out, "\"Dump of scheduling queue\""), "\tname: too-big, "));
+    assert_null(strstr(out, "Cache mismatch"));
+    free(out);
+    free(node);
+}
+
 int test_group_scheduler_integration(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -690,6 +767,7 @@ int test_group_scheduler_integration(void)
         T(secure_port_serves_health_and_metrics),
         T(binary_writes_defaulted_config),
         T(unneeded_resources_are_not_watched),
+        T(sigusr2_dumps_the_cache),
     };
 #undef T
     return cmocka_run_group_tests_name("scheduler_integration", tests, NULL, NULL);
