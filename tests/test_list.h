@@ -25,6 +25,7 @@
     UNIT(workload)                                            \
     UNIT(intern)                                              \
     UNIT(informer)                                            \
+    UNIT(factory)                                             \
     UNIT(leader)                                              \
     UNIT(recorder)                                            \
     UNIT(httpreq)                                             \

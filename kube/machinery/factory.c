@@ -4,6 +4,7 @@
  * change generations and their waits.
  */
 #include "kube/machinery/factory.h"
+#include "kube/machinery/factory_testing.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -103,9 +104,10 @@ int kube_factory_new(kube_client *client, kube_factory **out)
     *out = NULL;
     if (!f)
         return KUBE_ENOMEM;
-    if (client && kube_hub_new(client, &f->hub) != KUBE_OK) {
+    int rc = client ? kube_hub_new(client, &f->hub) : KUBE_OK;
+    if (rc != KUBE_OK) {
         free(f);
-        return KUBE_ENOMEM;
+        return rc;
     }
     pthread_mutex_init(&f->mu, NULL);
     pthread_mutex_init(&f->wait_mu, NULL);
@@ -215,16 +217,6 @@ int kube_factory_lister(kube_factory *f, const kube_informer_options *o, kube_li
     return rc;
 }
 
-kube_lister *kube_factory_lister_of(kube_factory *f, const kube_resource *r)
-{
-    kube_lister *l;
-
-    pthread_mutex_lock(&f->mu);
-    l = find_locked(f, r);
-    pthread_mutex_unlock(&f->mu);
-    return l;
-}
-
 int kube_factory_start(kube_factory *f)
 {
     pthread_mutex_lock(&f->mu);
@@ -278,23 +270,9 @@ void kube_lister_foreach(kube_lister *l, void (*fn)(void *ud, kube_object *obj),
         kube_store_foreach(l->store, fn, ud);
 }
 
-size_t kube_lister_count(kube_lister *l)
-{
-    if (!l)
-        return 0;
-    return l->inf ? kube_informer_count(l->inf) : kube_store_count(l->store);
-}
-
 int kube_lister_has_synced(kube_lister *l)
 {
     return l && (!l->inf || kube_informer_has_synced(l->inf));
-}
-
-void kube_lister_stats_get(kube_lister *l, kube_informer_stats *out)
-{
-    memset(out, 0, sizeof(*out));
-    if (l && l->inf)
-        kube_informer_stats_get(l->inf, out);
 }
 
 uint64_t kube_lister_generation(kube_lister *l)

@@ -21,8 +21,8 @@
  *
  * A factory made without a client is a fake one (client-go's fake
  * informers): its listers are plain stores that tests fill with
- * kube_lister_apply(), which delivers to the handlers as a watch would;
- * they count as synced.
+ * kube_lister_apply() (factory_testing.h), which delivers to the handlers
+ * as a watch would; they count as synced.
  *
  * Memory: kube_factory_new() allocates the factory; kube_factory_free()
  * stops it and frees its hub, its listers and their stores. Listers belong
@@ -45,7 +45,8 @@ typedef struct kube_lister kube_lister;
 
 /* Allocates a factory (not started) listing and watching through client
  * (borrowed, must outlive the factory); client NULL makes a fake factory
- * (see above). KUBE_OK or KUBE_ENOMEM. */
+ * (see above). KUBE_OK, or kube_hub_new()'s error (KUBE_EINVAL,
+ * KUBE_ENOMEM). */
 int kube_factory_new(kube_client *client, kube_factory **out);
 /* Stops the factory if needed and frees it. NULL-safe. */
 void kube_factory_free(kube_factory *f);
@@ -56,8 +57,6 @@ void kube_factory_free(kube_factory *f);
  * KUBE_EINVAL (one informer per resource). *out is owned by the factory.
  * KUBE_OK, KUBE_EINVAL, KUBE_ENOMEM, KUBE_ECANCELED after stop. */
 int kube_factory_lister(kube_factory *f, const kube_informer_options *o, kube_lister **out);
-/* The lister of resource r if someone requested it, else NULL. */
-kube_lister *kube_factory_lister_of(kube_factory *f, const kube_resource *r);
 
 /* Starts every informer (the hub thread). KUBE_OK (also when started),
  * KUBE_ECANCELED after stop, KUBE_ENOMEM. */
@@ -78,11 +77,8 @@ kube_object *kube_lister_get(kube_lister *l, const char *ns, const char *name);
 /* fn for every object, under the store's read lock (fn must not call back
  * into l). */
 void kube_lister_foreach(kube_lister *l, void (*fn)(void *ud, kube_object *obj), void *ud);
-size_t kube_lister_count(kube_lister *l);
 /* 1 once the first list was delivered (always for a fake lister). */
 int kube_lister_has_synced(kube_lister *l);
-/* The informer's counters (all zero for a fake lister). */
-void kube_lister_stats_get(kube_lister *l, kube_informer_stats *out);
 
 /* The number of changes delivered so far (adds, updates, deletes). */
 uint64_t kube_lister_generation(kube_lister *l);
@@ -92,11 +88,5 @@ uint64_t kube_lister_generation(kube_lister *l);
 int kube_listers_wait(kube_lister *const *ls, size_t n, uint64_t *gen, long timeout_ms);
 /* The sum of the generations of ls[0..n). */
 uint64_t kube_listers_generation(kube_lister *const *ls, size_t n);
-
-/* Fake factories only: applies a watch event (KUBE_WATCH_ADDED, _MODIFIED,
- * _DELETED) to l's store and delivers it to l's handlers, as a watch
- * would. obj borrowed. KUBE_OK, KUBE_EINVAL (a real lister, another type),
- * KUBE_ENOMEM. */
-int kube_lister_apply(kube_lister *l, int type, kube_object *obj);
 
 #endif

@@ -16,7 +16,7 @@
 #include "cache/debugger.h"
 #include "framework/framework.h"
 #include "kube/codec/jsonstream.h"
-#include "kube/machinery/factory.h"
+#include "kube/machinery/factory_testing.h"
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
 #include "kube/util/errors.h"

@@ -13,7 +13,7 @@
 #include "kube/util/errors.h"
 #include "kube/codec/jsonstream.h"
 #include "kube/types/storage.h"
-#include "kube/machinery/factory.h"
+#include "kube/machinery/factory_testing.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_volume_util.h"
 

@@ -10,7 +10,7 @@
  * kube-scheduler's SharedInformerFactory listers), which the handle gives
  * (h->svc.informers): every volume plugin of every profile reads the same
  * four informers, created by the first request. Tests fill a fake
- * factory's listers with kube_lister_apply().
+ * factory's listers with kube_lister_apply() (factory_testing.h).
  *
  * Changes: every add/update/delete of a PV or PVC moves the generation
  * that plugin_vol_listers_wait() waits on (VolumeBinding's PreBind waits
