@@ -340,7 +340,7 @@ typedef struct fw_services {
     fw_parallelizer *parallelizer;  /* NULL: serial */
     fw_nominator nominator;         /* NULL functions: no nominated pods */
     fw_metrics_hooks metrics;
-    /* Added for plugins that write from informer handlers (StickyVM):
+    /* Added for plugins that write outside a cycle (StickyVM's migration follower):
      * whether this replica is the leader. NULL is_leader: always (leader
      * election off, or a single replica). Thread-safe; called from any
      * thread. */
