@@ -6,6 +6,7 @@
 #include "kube/machinery/factory.h"
 #include "kube/machinery/factory_testing.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -304,13 +305,15 @@ int kube_listers_wait(kube_lister *const *ls, size_t n, uint64_t *gen, long time
     struct timespec until;
     uint64_t now;
 
-    if (!f || timeout_ms <= 0) {
-        now = kube_listers_generation(ls, n);
-        int moved = now != *gen;
-        *gen = now;
-        return moved;
+    if (!f) { /* nothing is listed: nothing can change, wait out the timeout */
+        if (timeout_ms > 0) {
+            kube_deadline_after(&until, CLOCK_MONOTONIC, timeout_ms);
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+                ;
+        }
+        return 0;
     }
-    kube_deadline_after(&until, CLOCK_MONOTONIC, timeout_ms);
+    kube_deadline_after(&until, CLOCK_MONOTONIC, timeout_ms > 0 ? timeout_ms : 0);
     pthread_mutex_lock(&f->wait_mu);
     atomic_fetch_add(&f->waiters, 1);
     while ((now = kube_listers_generation(ls, n)) == *gen &&

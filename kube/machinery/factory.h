@@ -84,7 +84,8 @@ int kube_lister_has_synced(kube_lister *l);
 uint64_t kube_lister_generation(kube_lister *l);
 /* Waits until the sum of the generations of ls[0..n) (NULL entries count
  * 0) differs from *gen, or timeout_ms passes; *gen receives the current
- * sum. 1 when it changed. */
+ * sum. 1 when it changed. With every entry NULL (nothing listed), sleeps
+ * timeout_ms and returns 0. */
 int kube_listers_wait(kube_lister *const *ls, size_t n, uint64_t *gen, long timeout_ms);
 /* The sum of the generations of ls[0..n). */
 uint64_t kube_listers_generation(kube_lister *const *ls, size_t n);
