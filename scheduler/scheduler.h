@@ -17,6 +17,9 @@
  * patched on pods/status only when it changed, with nominatedNodeName when
  * PostFilter nominated a node.
  *
+ * SIGUSR2 (while started): the cache debugger compares the cache with the
+ * informers and dumps it to the log (cache/debugger.h).
+ *
  * Leadership: with leaderElection.leaderElect and a leader client, pods
  * are scheduled only while leading (informers, queue and cache run from
  * the start); losing the lease stops scheduling and calls

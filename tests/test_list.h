@@ -25,6 +25,7 @@
     UNIT(workload)                                            \
     UNIT(intern)                                              \
     UNIT(informer)                                            \
+    UNIT(factory)                                             \
     UNIT(leader)                                              \
     UNIT(recorder)                                            \
     UNIT(httpreq)                                             \
@@ -67,6 +68,7 @@
     /* scheduler: queue, cache, the daemon */                 \
     UNIT(queue)                                               \
     UNIT(cache)                                               \
+    UNIT(cache_debugger)                                      \
     INTEGRATION(scheduler_integration)                        \
     INTEGRATION(stickyvm_integration)                         \
     INTEGRATION(topology_integration)                         \

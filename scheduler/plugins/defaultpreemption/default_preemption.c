@@ -445,10 +445,10 @@ static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_
     *self = NULL;
     if (!pl)
         return rc;
-    if (h->svc.hub) {
+    if (h->svc.informers) {
         o.resource = &KUBE_RES_PDBS;
         o.codec = &kube_pdb_codec;
-        if ((rc = kube_hub_add_informer(h->svc.hub, &o, NULL, &pl->pdb_inf)) != KUBE_OK) {
+        if ((rc = kube_factory_lister(h->svc.informers, &o, &pl->pdb_lister)) != KUBE_OK) {
             snprintf(err, errlen, "adding the PodDisruptionBudget informer: %s", kube_strerror(rc));
             free(pl);
             return rc;
