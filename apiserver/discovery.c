@@ -33,9 +33,17 @@ static const char group_doc[] =
     "{\"name\":\"virtualmachines/" sub "\",\"singularName\":\"\",\"namespaced\":true," \
     "\"kind\":\"VirtualMachinePin\",\"verbs\":[\"get\",\"update\",\"create\"]}"
 
+/* The read-only resource (vmpins.h): kubectl resolves "vmpin" through
+ * shortNames and "virtualmachinepin" through singularName. */
+#define VMPINS_JSON                                                                    \
+    "{\"name\":\"virtualmachinepins\",\"singularName\":\"virtualmachinepin\","         \
+    "\"namespaced\":true,\"kind\":\"VirtualMachinePin\",\"verbs\":[\"get\",\"list\"]," \
+    "\"shortNames\":[\"vmpin\"]}"
+
 static const char resource_list_doc[] =
     "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"" APIS_GROUP_VERSION
-    "\",\"resources\":[" SUBRESOURCE_JSON("pin") "," SUBRESOURCE_JSON("unpin") "]}\n";
+    "\",\"resources\":[" SUBRESOURCE_JSON("pin") "," SUBRESOURCE_JSON("unpin") "," VMPINS_JSON
+                                                                               "]}\n";
 
 #define DEF_NAME "io.stickyvm.subresources.v1.VirtualMachinePin"
 #define PATH_PARAMS                                                                   \

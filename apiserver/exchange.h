@@ -58,9 +58,12 @@
 typedef struct apis_context {
     apis_authn_source *authn;
     apis_delegate *delegate;
-    kube_client *client;    /* pin/unpin; NULL answers 503 */
-    apis_metrics *metrics;  /* may be NULL */
-    const char *pin_key;    /* the pin annotation; NULL: the default */
+    kube_client *client;   /* pin/unpin; NULL answers 503 */
+    apis_metrics *metrics; /* may be NULL */
+    const char *pin_key;   /* the pin annotation; NULL: the default */
+    /* virtualmachinepins and the pin audit Events (vmpins.h); NULL: the
+     * virtualmachinepins requests answer 503, pins record no Event */
+    struct apis_vmpins *vmpins;
     int (*ready)(void *ud); /* extra /readyz condition, may be NULL */
     void *ready_ud;
 } apis_context;
