@@ -635,8 +635,11 @@ void apis_exchange_observe(const apis_exchange *x)
     if (x->ctx->metrics)
         apis_metrics_observe(x->ctx->metrics, x->method, apis_route_subresource(x->route.kind),
                              x->code, secs);
-    KLOG_V(3, "%s %s %d %.3fms user=%s", x->method, x->route.path ? x->route.path : "(invalid)",
-           x->code, secs * 1e3, x->user ? x->user->name : "");
+    if (apis_route_is_pin(x->route.kind)) /* every pin and unpin, at the default verbosity */
+        apis_pin_log(&x->route, x->user ? x->user->name : "", x->code, secs);
+    else
+        KLOG_V(3, "%s %s %d %.3fms user=%s", x->method, x->route.path ? x->route.path : "(invalid)",
+               x->code, secs * 1e3, x->user ? x->user->name : "");
 }
 
 void apis_exchange_free(apis_exchange *x)

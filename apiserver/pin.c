@@ -14,7 +14,6 @@
 
 #include "kube/machinery/recorder.h"
 #include "kube/transport/api.h"
-#include "kube/util/clock.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 #include "kube/types/pin.h"
@@ -337,7 +336,6 @@ int apis_pin_execute(kube_client *c, apis_metrics *m, const apis_pin_request *r,
     kube_object *obj = NULL;
     cJSON *json = NULL;
     kube_status st = {0};
-    int64_t start = kube_now_ns();
     int rc = read_vm(c, r, &obj, &json, &st);
 
     if (rc == KUBE_ENOTFOUND)
@@ -346,10 +344,15 @@ int apis_pin_execute(kube_client *c, apis_metrics *m, const apis_pin_request *r,
         rc = upstream_error(&a, rc, &st, "reading the VirtualMachine");
     else
         rc = pin_vm(c, m, r, kube_vm_from(obj), json, &a);
-    KLOG_INFO("%s %s/%s user=%s%s%s: %d in %.1fms", r->unpin ? "unpin" : "pin", r->namespace_,
-              r->name, r->user ? r->user : "", r->dry_run ? " dryRun=All" : "",
-              r->force ? " force=true" : "", *code, (double)(kube_now_ns() - start) / 1e6);
     cJSON_Delete(json);
     kube_object_unref(obj);
     return rc;
+}
+
+void apis_pin_log(const apis_route *r, const char *user, int code, double secs)
+{
+    KLOG_INFO("%s %s/%s user=%s%s%s%s%s: %d in %.1fms", apis_route_subresource(r->kind),
+              r->namespace_, r->name, user, r->has_node ? " node=" : "",
+              r->has_node && r->node_valid ? r->node : "", r->dry_run ? " dryRun=All" : "",
+              r->force ? " force=true" : "", code, secs * 1e3);
 }

@@ -33,6 +33,7 @@
 #include "kube/util/buf.h"
 #include "kube/transport/client.h"
 #include "metrics.h"
+#include "request.h"
 
 typedef struct apis_pin_request {
     const char *namespace_;
@@ -53,5 +54,10 @@ typedef struct apis_pin_request {
  * otherwise. m may be NULL. */
 int apis_pin_execute(kube_client *c, apis_metrics *m, const apis_pin_request *r, int *code,
                      kube_buf *body);
+
+/* Logs one pin or unpin request at the default verbosity: the
+ * subresource, the VM, the user, node/dryRun/force, the answer's code and
+ * the request's latency (secs). */
+void apis_pin_log(const apis_route *r, const char *user, int code, double secs);
 
 #endif
