@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "apiserver/discovery.h"
 #include "apiserver/pinvolumes.h"
 #include "apiserver/vmpins.h"
 #include "kube/types/pin.h"
@@ -308,6 +309,35 @@ static void finds_the_node_a_volume_lives_on(void **state)
     kube_object_unref(pv);
 }
 
+/* What kubectl needs to resolve "kubectl get vmpin", and kubectl explain. */
+static void discovery_and_openapi_describe_vmpins(void **state)
+{
+    cJSON *d = cJSON_Parse(apis_discovery_resource_list(NULL)), *r, *found = NULL;
+    cJSON *o = cJSON_Parse(apis_openapi_v2(NULL));
+    (void)state;
+
+    cJSON_ArrayForEach(r,
+                       cJSON_GetObjectItem(
+                           d, "resources")) if (!strcmp(cJSON_GetObjectItem(r, "name")->valuestring,
+                                                        "virtualmachinepins")) found = r;
+    assert_non_null(found);
+    assert_string_equal(cJSON_GetObjectItem(found, "singularName")->valuestring,
+                        "virtualmachinepin");
+    assert_string_equal(cJSON_GetObjectItem(found, "kind")->valuestring, "VirtualMachinePin");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(found, "namespaced")));
+    assert_string_equal(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(found, "shortNames"), 0)->valuestring, "vmpin");
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(found, "verbs"), 1)->valuestring,
+                        "list");
+    assert_non_null(cJSON_GetObjectItem(
+        cJSON_GetObjectItem(o, "paths"),
+        "/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachinepins"));
+    assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "definitions"),
+                                        "io.stickyvm.subresources.v1.VirtualMachinePinList"));
+    cJSON_Delete(d);
+    cJSON_Delete(o);
+}
+
 int test_group_apiserver_vmpins(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +348,7 @@ int test_group_apiserver_vmpins(void)
         cmocka_unit_test(formats_human_durations),
         cmocka_unit_test(collects_claims),
         cmocka_unit_test(finds_the_node_a_volume_lives_on),
+        cmocka_unit_test(discovery_and_openapi_describe_vmpins),
     };
     return cmocka_run_group_tests_name("apiserver_vmpins", tests, NULL, NULL);
 }
