@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/codec/selector.h"
 #include "kube/util/buf.h"
 #include "kube/util/duration.h"
 #include "kube/util/errors.h"
@@ -335,6 +336,27 @@ static int take_param(const char *key, const char *val, apis_route *out, char *m
                                             : "dryRun and timeout");
 }
 
+/* A list whose fieldSelector requires metadata.name=X is authorized for
+ * the name X, as k8s.io/apiserver's RequestInfo does (so resourceNames
+ * rules apply): X goes to out->name. Anything unparsable is left to the
+ * handler's 400. */
+static void selected_name(apis_route *out)
+{
+    char fields[1024];
+    kube_label_selector *sel = NULL;
+
+    if (apis_query_param(out->query, "fieldSelector", fields, sizeof(fields)) != KUBE_OK ||
+        kube_label_selector_parse(fields, &sel) != KUBE_OK)
+        return;
+    for (size_t i = 0; i < sel->n_reqs; i++) {
+        const kube_requirement *r = &sel->reqs[i];
+        if (r->op == KUBE_SEL_IN && r->n_values == 1 && strcmp(r->key, "metadata.name") == 0 &&
+            strlen(r->values[0]) < sizeof(out->name))
+            kube_strlcpy(out->name, r->values[0], sizeof(out->name));
+    }
+    kube_label_selector_free(sel);
+}
+
 /* Reads the query of /pin and /unpin: node (pin), force (pin), dryRun,
  * timeout; any other parameter is a 400 naming it. Every parameter must
  * be well-formed. The virtualmachinepins routes keep the raw query. */
@@ -346,7 +368,11 @@ static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)
 
     if (!apis_route_is_pin(out->kind)) {
         out->query = q ? kube_strdup(q) : NULL;
-        return q && !out->query ? KUBE_ENOMEM : KUBE_OK;
+        if (q && !out->query)
+            return KUBE_ENOMEM;
+        if (out->kind == APIS_ROUTE_VMPINS)
+            selected_name(out);
+        return KUBE_OK;
     }
     while (q && *q) {
         const char *amp = strchr(q, '&');

@@ -52,7 +52,8 @@ typedef struct apis_route {
     apis_route_kind kind;
     char *path;                              /* the path, without the query */
     char namespace_[APIS_DNS_LABEL_MAX + 1]; /* resources; "" for VMPINS of all namespaces */
-    char name[APIS_DNS_SUBDOMAIN_MAX + 1];   /* PIN, UNPIN, VMPIN */
+    char name[APIS_DNS_SUBDOMAIN_MAX + 1];   /* PIN, UNPIN, VMPIN; VMPINS: a
+                                                fieldSelector's metadata.name=X */
     char *query;                             /* VMPINS, VMPIN: the raw query (owned), or NULL */
     int dry_run;                             /* PIN, UNPIN: ?dryRun=All */
     int force;                               /* PIN: ?force=true */

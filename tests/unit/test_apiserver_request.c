@@ -352,6 +352,19 @@ static void vmpins_routes_and_verbs(void **state)
     assert_string_equal(verb, "get");
     apis_route_free(&r);
 
+    /* a list for one name is authorized for that name, as kube-apiserver does */
+    assert_int_equal(apis_route_parse(GV "/namespaces/ns1/virtualmachinepins?fieldSelector="
+                                         "node%3Dn-1,metadata.name%3D%3Dvm-7",
+                                      &r, msg, sizeof(msg)),
+                     KUBE_OK);
+    assert_string_equal(r.name, "vm-7");
+    apis_route_free(&r);
+    assert_int_equal(apis_route_parse(GV "/virtualmachinepins?fieldSelector=metadata.name!%3Dvm-7",
+                                      &r, msg, sizeof(msg)),
+                     KUBE_OK);
+    assert_string_equal(r.name, "");
+    apis_route_free(&r);
+
     assert_int_equal(
         apis_route_parse(GV "/namespaces/Bad/virtualmachinepins", &r, msg, sizeof(msg)),
         KUBE_EBADREQUEST);
