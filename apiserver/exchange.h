@@ -23,7 +23,8 @@
  *     unauthenticated or unauthorized costs more than its headers
  *   method not served                     -> 405 MethodNotAllowed
  *   body other than empty or {}           -> 400 BadRequest
- *   handler: discovery, OpenAPI, /metrics, pin/unpin (kube-apiserver calls).
+ *   handler: discovery, OpenAPI, /metrics, pin/unpin (kube-apiserver calls),
+ *     virtualmachinepins (vmpins.h, from its informer).
  *
  * An exchange is started on the service thread (apis_exchange_new, which
  * reads everything it needs from the request, so the request may be freed
@@ -58,14 +59,14 @@
 typedef struct apis_context {
     apis_authn_source *authn;
     apis_delegate *delegate;
-    kube_client *client;   /* pin/unpin; NULL answers 503 */
-    apis_metrics *metrics; /* may be NULL */
-    const char *pin_key;   /* the pin annotation; NULL: the default */
+    kube_client *client;    /* pin/unpin; NULL answers 503 */
+    apis_metrics *metrics;  /* may be NULL */
+    const char *pin_key;    /* the pin annotation; NULL: the default */
+    int (*ready)(void *ud); /* extra /readyz condition, may be NULL */
+    void *ready_ud;
     /* virtualmachinepins and the pin audit Events (vmpins.h); NULL: the
      * virtualmachinepins requests answer 503, pins record no Event */
     struct apis_vmpins *vmpins;
-    int (*ready)(void *ud); /* extra /readyz condition, may be NULL */
-    void *ready_ud;
 } apis_context;
 
 /* The client certificate of a connection and what it proved under one
