@@ -295,7 +295,6 @@ static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r,
     if (r->dry_run)
         return dry_run(a, r, target, vm);
     err = kube_pin_set(c, vm, &w, NULL, NULL, &res);
-
     for (int i = 0; m && i < res.reads + (err == KUBE_ECONFLICT); i++)
         apis_metrics_conflict_retry(m);
     if (err == KUBE_ECONFLICT)
@@ -304,11 +303,13 @@ static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r,
         rc = upstream_error(a, err, &res.status, "updating the VirtualMachine");
     else if (res.outcome == KUBE_PIN_GONE)
         rc = vm_not_found(a, r, &res.status);
-    else if (res.outcome == KUBE_PIN_WRITTEN) {
-        audit_event(r, vm, res.previous[0] ? res.previous : NULL, target, w.by);
-        rc = done(a, r, target, res.previous[0] ? res.previous : NULL, 1);
-    } else
+    else if (res.outcome != KUBE_PIN_WRITTEN)
         rc = done(a, r, target, target, 0);
+    else {
+        const char *prev = res.previous[0] ? res.previous : NULL;
+        audit_event(r, vm, prev, target, w.by);
+        rc = done(a, r, target, prev, 1);
+    }
     kube_pin_result_clear(&res);
     return rc;
 }
@@ -349,6 +350,7 @@ int apis_pin_execute(kube_client *c, apis_metrics *m, const apis_pin_request *r,
     return rc;
 }
 
+/* One INFO line per pin or unpin request (contract in pin.h). */
 void apis_pin_log(const apis_route *r, const char *user, int code, double secs)
 {
     KLOG_INFO("%s %s/%s user=%s%s%s%s%s: %d in %.1fms", apis_route_subresource(r->kind),

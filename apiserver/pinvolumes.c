@@ -16,6 +16,7 @@
 
 #define HOSTNAME_LABEL "kubernetes.io/hostname"
 
+/* The non-empty string obj.a[.b], or NULL. Borrowed. */
 static const char *str_at(const cJSON *obj, const char *a, const char *b)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, a);
@@ -25,6 +26,7 @@ static const char *str_at(const cJSON *obj, const char *a, const char *b)
     return cJSON_IsString(v) && *v->valuestring ? v->valuestring : NULL;
 }
 
+/* Appends a claim not yet listed (claim NULL: nothing). */
 static void add_claim(apis_pin_claims *out, const char *volume, const char *claim)
 {
     if (!claim || out->n >= APIS_PIN_MAX_CLAIMS)
@@ -66,6 +68,7 @@ void apis_pin_claims_collect(const cJSON *vm, const cJSON *vmi, apis_pin_claims 
                   str_at(st, "persistentVolumeClaimInfo", "claimName"));
 }
 
+/* The first value of an In requirement on key, or NULL. */
 static const char *first_in(const kube_requirement *r, size_t n, const char *key)
 {
     for (size_t i = 0; i < n; i++)
@@ -116,6 +119,7 @@ static int claim_pv(kube_client *c, const char *ns, const char *claim, kube_obje
     return rc == KUBE_ENOTFOUND ? KUBE_OK : rc;
 }
 
+/* The Conflict's reason: which volume lives where, and the refused node. */
 static void describe(const apis_pin_claim *cl, const kube_pv *pv, const char *node, char *why,
                      size_t n)
 {

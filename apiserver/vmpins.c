@@ -82,6 +82,7 @@ int apis_vmpins_copy_accept(const kube_httpreq_request *req, char **out)
 
 /* ---- one request ---- */
 
+/* The VMs one request selects, and what selects them. */
 typedef struct selection {
     const apis_vmpins *v;
     const apis_route *r;
@@ -91,6 +92,8 @@ typedef struct selection {
     int rc;
 } selection;
 
+/* kube_informer_foreach() callback: keeps (a reference to) a VM of the
+ * route's namespace that the filter selects; out of memory stops it. */
 static void select_one(void *ud, kube_object *obj)
 {
     selection *s = ud;
@@ -115,6 +118,7 @@ static int by_key(const void *a, const void *b)
     return c ? c : strcmp(x->name, y->name);
 }
 
+/* Drops the references taken and the array. */
 static void selection_free(selection *s)
 {
     for (size_t i = 0; i < s->n; i++)
@@ -122,6 +126,7 @@ static void selection_free(selection *s)
     free(s->items);
 }
 
+/* Replaces body with a Status; returns code (500 when out of memory). */
 static int status(kube_buf *body, int code, const char *reason, const char *msg,
                   const apis_status_details *d)
 {

@@ -154,6 +154,7 @@ int apis_vmpins_filter_matches(const apis_vmpins_filter *f, const kube_vm *vm, c
 
 /* ---- objects ---- */
 
+/* RFC 3339 UTC seconds, as metav1.Time marshals. */
 static void format_time(int64_t unix_s, char *out, size_t n)
 {
     time_t t = (time_t)unix_s;
@@ -163,6 +164,7 @@ static void format_time(int64_t unix_s, char *out, size_t n)
     strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* o[k] = v, or null when v is NULL; NULL when out of memory. */
 static cJSON *add_string_or_null(cJSON *o, const char *k, const char *v)
 {
     return v ? cJSON_AddStringToObject(o, k, v) : cJSON_AddNullToObject(o, k);
@@ -273,6 +275,7 @@ static void since_cell(const char *s, int64_t now_s, char *out, size_t n)
         apis_human_duration(now_s - us / 1000000, out, n);
 }
 
+/* The cells Name, Node, Since, By, Age of vm (NULL: out of memory). */
 static cJSON *row_cells(const kube_vm *vm, const char *key, int64_t now_s)
 {
     const kube_meta *m = &vm->base.meta;
@@ -316,6 +319,7 @@ static int row_object(cJSON *row, const kube_vm *vm, const char *key, const apis
     return KUBE_OK;
 }
 
+/* A Table with its metadata and columns, without rows (NULL: out of memory). */
 static cJSON *table_new(const char *rv, const apis_vmpins_format *f)
 {
     cJSON *t = cJSON_CreateObject(), *md, *cols = cJSON_Parse(columns_json);
@@ -337,6 +341,7 @@ static cJSON *table_new(const char *rv, const apis_vmpins_format *f)
     return NULL;
 }
 
+/* The Table of vms (NULL: out of memory). */
 static cJSON *render_table(const kube_vm *const *vms, size_t n, const char *key, const char *rv,
                            const apis_vmpins_format *f, int64_t now_s)
 {
@@ -361,6 +366,7 @@ static cJSON *render_table(const kube_vm *const *vms, size_t n, const char *key,
     return t;
 }
 
+/* The VirtualMachinePinList of vms (NULL: out of memory). */
 static cJSON *render_list(const kube_vm *const *vms, size_t n, const char *key, const char *rv)
 {
     cJSON *l = cJSON_CreateObject(), *md, *items;
