@@ -1275,6 +1275,41 @@ static void local_volumes_refuse_other_nodes(void **state)
                "API (forced)");
 }
 
+/* A volume hotplugged into the running instance counts too (KubeVirt
+ * #16945): found in the VMI's status.volumeStatus. */
+static void hotplugged_volumes_refuse_other_nodes(void **state)
+{
+    static const char vmi[] =
+        "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"metadata\":"
+        "{\"name\":\"vp-hot\"},\"spec\":{\"domain\":{\"devices\":{}}}}";
+    static const char status[] =
+        "{\"status\":{\"nodeName\":\"node-1\",\"phase\":\"Running\",\"volumeStatus\":[{\"name\":"
+        "\"hp\",\"hotplugVolume\":{},\"persistentVolumeClaimInfo\":{\"claimName\":"
+        "\"vp-hot-data\"}}]}}";
+    harness_response r = {0};
+    cJSON *j = NULL;
+    (void)state;
+
+    create_local_volume("pv-local-2", "vp-hot-data");
+    create_labelled_vm("vp-hot", "hot", "");
+    create_json("/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances", vmi);
+    assert_int_equal(harness_request(F.h, NULL, "PATCH",
+                                     "/apis/kubevirt.io/v1/namespaces/default/"
+                                     "virtualmachineinstances/vp-hot/status",
+                                     "application/merge-patch+json", status, &r),
+                     KUBE_OK);
+    assert_int_equal(r.status, 200);
+    harness_response_free(&r);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-hot/pin?node=node-2", &j), 409);
+    assert_non_null(strstr(jstr(j, "message"),
+                           "volume \"hp\" (PersistentVolumeClaim "
+                           "\"vp-hot-data\", PersistentVolume \"pv-local-2\")"));
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-hot/pin", &j), 200);
+    assert_string_equal(jstr(j, "node"), "node-1");
+    cJSON_Delete(j);
+}
+
 int test_group_apiserver_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1300,6 +1335,7 @@ int test_group_apiserver_integration(void)
         cmocka_unit_test(audits_pins_with_events),
         cmocka_unit_test(dry_run_writes_nothing),
         cmocka_unit_test(local_volumes_refuse_other_nodes),
+        cmocka_unit_test(hotplugged_volumes_refuse_other_nodes),
     };
     return cmocka_run_group_tests_name("apiserver_integration", tests, setup, teardown);
 }
