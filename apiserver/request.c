@@ -382,9 +382,10 @@ static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)
         const char *v = eq ? eq + 1 : q + len;
         size_t vlen = (size_t)(q + len - v);
 
+        int vrc = query_unescape(v, vlen, val, sizeof(val), &n);
+
         rc = query_unescape(q, klen, key, sizeof(key), &kn);
-        if (rc == KUBE_EBADREQUEST ||
-            query_unescape(v, vlen, val, sizeof(val), &n) == KUBE_EBADREQUEST)
+        if (rc == KUBE_EBADREQUEST || vrc == KUBE_EBADREQUEST)
             return fail(msg, msglen, "invalid escape in query string");
         if (rc != KUBE_OK || strlen(key) != kn)
             return fail(msg, msglen, "invalid query parameter name");
@@ -392,7 +393,7 @@ static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)
             rc = KUBE_OK; /* "a=1&&b=2": an empty pair, as url.ParseQuery skips */
         else if (strcmp(key, "node") == 0 && out->kind == APIS_ROUTE_PIN)
             rc = take_node(v, vlen, out, msg, msglen);
-        else if (strlen(val) != n || n + 1 >= sizeof(val))
+        else if (vrc != KUBE_OK || strlen(val) != n)
             rc = fail(msg, msglen, "invalid value for the query parameter %s", key);
         else
             rc = take_param(key, val, out, msg, msglen);

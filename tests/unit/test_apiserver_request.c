@@ -285,6 +285,7 @@ static const param_case params[] = {
     {VM "/vm1/pin?force=yes", KUBE_EBADREQUEST, "force"},
     {VM "/vm1/pin?timeout=soon", KUBE_EBADREQUEST, "invalid timeout"},
     {VM "/vm1/pin?pretty=true", KUBE_EBADREQUEST, "\"pretty\""},
+    {VM "/vm1/pin?dryRun=All%00", KUBE_EBADREQUEST, "invalid value"},
 };
 
 static void pin_parameters_are_strict(void **state)
@@ -315,6 +316,12 @@ static void reads_dry_run_and_force(void **state)
     assert_int_equal(r.dry_run, 0);
     assert_int_equal(r.force, 0);
     apis_route_free(&r);
+
+    /* a value too long for any parameter but node */
+    char target[1024];
+    snprintf(target, sizeof(target), VM "/vm1/pin?timeout=%0600d", 1);
+    assert_int_equal(apis_route_parse(target, &r, msg, sizeof(msg)), KUBE_EBADREQUEST);
+    assert_non_null(strstr(msg, "invalid value for the query parameter timeout"));
 }
 
 static void vmpins_routes_and_verbs(void **state)
