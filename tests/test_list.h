@@ -79,6 +79,7 @@
     UNIT(apiserver_authn)                                     \
     UNIT(apiserver_exchange)                                  \
     UNIT(apiserver_misc)                                      \
+    UNIT(apiserver_vmpins)                                    \
     INTEGRATION(apiserver_integration)                        \
     /* both secure ports under hostile clients */             \
     INTEGRATION(server_hardening)                             \
