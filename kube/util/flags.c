@@ -19,8 +19,7 @@ static const kube_flag *find(const kube_flag *flags, size_t n, const char *name,
     return NULL;
 }
 
-/* strconv.ParseBool: 1 (true), 0 (false), -1 (neither). */
-static int parse_bool(const char *v)
+int kube_parse_bool(const char *v)
 {
     static const char *const t[] = {"1", "t", "T", "TRUE", "true", "True"};
     static const char *const f[] = {"0", "f", "F", "FALSE", "false", "False"};
@@ -57,7 +56,7 @@ static int set_value(const kube_flag *f, void *dst, const char *value, char *why
         *(int *)field = (int)v;
         return KUBE_OK;
     case KUBE_FLAG_BOOL:
-        if ((b = parse_bool(value)) < 0) {
+        if ((b = kube_parse_bool(value)) < 0) {
             snprintf(why, n, "parse error");
             return KUBE_ECONFIG;
         }
@@ -197,7 +196,15 @@ void kube_flags_usage(FILE *f, const kube_flag *flags, size_t n)
             snprintf(left, sizeof(left), "  -%s, --%s %s", flags[i].name, flags[i].name, type);
         else
             snprintf(left, sizeof(left), "      --%s %s", flags[i].name, type);
-        fprintf(f, "%-50s %s\n", left, flags[i].help);
+        fprintf(f, "%-50s ", left);
+        /* pflag indents a help's further lines under its first */
+        for (const char *h = flags[i].help; *h; h++) {
+            if (*h == '\n')
+                fprintf(f, "\n%51s", "");
+            else
+                fputc(*h, f);
+        }
+        fputc('\n', f);
     }
 }
 

@@ -96,4 +96,8 @@ void kube_flag_sets_usage(FILE *f, const kube_flag_set *sets, size_t nsets);
  * "  -v, --v int ..."), one per line, to f. */
 void kube_flags_usage(FILE *f, const kube_flag *flags, size_t n);
 
+/* Go's strconv.ParseBool ("1", "t", "T", "TRUE", "true", "True" and the
+ * false spellings): 1 (true), 0 (false), -1 (neither). */
+int kube_parse_bool(const char *v);
+
 #endif
