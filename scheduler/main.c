@@ -45,8 +45,14 @@
     "kube-scheduler's plugins, configuration file and command line, and keeps KubeVirt\n" \
     "VirtualMachines on the node they were pinned to (the StickyVM plugin)."
 
-/* The configuration options and the flags describe (scheduler/options.h),
- * "Error: ..." on stderr when they are wrong. */
+/* A failure after the command line was parsed, logged as kube's cli.Run
+ * logs it: E... "command failed" err="...". */
+static void command_failed(const char *err, int rc)
+{
+    KLOG_ERRORS(err && err[0] ? err : kube_strerror(rc), "command failed");
+}
+
+/* The configuration options and the flags describe (scheduler/options.h). */
 static int load_config(const sched_options *o, sched_config **out)
 {
     char err[1024] = "";
@@ -55,7 +61,7 @@ static int load_config(const sched_options *o, sched_config **out)
     if (rc == KUBE_OK)
         rc = sched_options_config(o, out, err, sizeof(err));
     if (rc != KUBE_OK)
-        fprintf(stderr, "Error: %s\n", err[0] ? err : kube_strerror(rc));
+        command_failed(err, rc);
     return rc;
 }
 
@@ -69,7 +75,7 @@ static int write_config(const sched_config *cfg, const char *path)
         return rc;
     f = fopen(path, "w");
     if (!f || fwrite(b.data, 1, b.len, f) != b.len) {
-        fprintf(stderr, "Error: writing %s failed\n", path);
+        KLOG_ERRORS("writing the file failed", "command failed", "path", path);
         rc = KUBE_EIO;
     }
     if (f && fclose(f) != 0)
@@ -117,7 +123,7 @@ static int make_clients(app *a, const char *master)
     if (rc == KUBE_OK && master && *master)
         rc = kube_config_set_server(a->kc, master, err, sizeof(err));
     if (rc != KUBE_OK) {
-        fprintf(stderr, "Error: %s\n", err[0] ? err : kube_strerror(rc));
+        command_failed(err, rc);
         return rc;
     }
     KLOG_INFO("using cluster configuration from %s", kube_config_source(a->kc));
@@ -164,7 +170,7 @@ static int start(app *a, const sched_options *o)
     if (rc == KUBE_OK)
         rc = sched_scheduler_start(a->sched);
     if (rc != KUBE_OK)
-        fprintf(stderr, "Error: %s\n", err[0] ? err : kube_strerror(rc));
+        command_failed(err, rc);
     return rc;
 }
 

@@ -90,7 +90,7 @@ int kube_cli_parse(const kube_cli *cli, int argc, char *const *argv)
         return 0;
     }
     if (cli->logs && klog_options_apply(cli->logs, err, sizeof(err)) != KUBE_OK) {
-        fprintf(stderr, "Error: %s\n", err);
+        fprintf(stderr, "%s\n", err); /* as logsapi.ValidateAndApply's caller */
         return 1;
     }
     return KUBE_CLI_CONTINUE;

@@ -8,7 +8,8 @@
  *     section) then "Error: <pflag's message>" on stderr, exit status 1;
  *   - -h/--help: the description, the usage, on stdout, exit status 0;
  *   - --version: "<name> <version>" (kube/util/version.h), exit status 0;
- *   - then the Logs flags (kube/util/log.h) are applied.
+ *   - then the Logs flags (kube/util/log.h) are applied (an unsupported
+ *     format: its message alone on stderr, exit status 1).
  *
  * Threads: for main(), before other threads start. Memory: nothing kept;
  * the sets are borrowed.

@@ -10,11 +10,23 @@
 #include "kube/util/duration.h"
 #include "kube/util/errors.h"
 
+/* 1 when the len bytes at given name flag, '_' read as '-' (pflag's
+ * WordSepNormalizeFunc, which kube's binaries install). */
+static int same_name(const char *flag, const char *given, size_t len)
+{
+    if (strlen(flag) != len)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (flag[i] != (given[i] == '_' ? '-' : given[i]))
+            return 0;
+    return 1;
+}
+
 /* The flag named by the len bytes at name, or NULL. */
 static const kube_flag *find(const kube_flag *flags, size_t n, const char *name, size_t len)
 {
     for (size_t i = 0; i < n; i++)
-        if (strlen(flags[i].name) == len && strncmp(flags[i].name, name, len) == 0)
+        if (same_name(flags[i].name, name, len))
             return &flags[i];
     return NULL;
 }

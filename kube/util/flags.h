@@ -2,7 +2,8 @@
  * kube/util/flags.h - the one command-line flag parser, with pflag's syntax (as
  * kube-scheduler and k8s.io/apiserver binaries take flags): "--name=value",
  * "--name value", a bare "--name" for a bool, and single-letter flags as
- * "-v 2" / "-v=2". A program describes its flags in a table of kube_flag
+ * "-v 2" / "-v=2". A '_' in a given name reads as '-' ("--leader_elect"),
+ * as kube's binaries normalise flag names. A program describes its flags in a table of kube_flag
  * whose destinations are fields of one struct of its own.
  *
  * Errors read as pflag's: `unknown flag: --x`, `flag needs an argument:

@@ -77,10 +77,11 @@ void klog_write_s(char severity, int v, const char *file, int line, const char *
         if (klog_v_enabled(__FILE__, (n)))                           \
             klog_write_v('I', (n), __FILE__, __LINE__, __VA_ARGS__); \
     } while (0)
-/* klog.InfoS / ErrorS: KLOG_INFOS("Bound pod", "pod", name, "node", node). */
-#define KLOG_INFOS(msg, ...) klog_write_s('I', 0, __FILE__, __LINE__, NULL, msg, __VA_ARGS__, NULL)
-#define KLOG_ERRORS(err, msg, ...) \
-    klog_write_s('E', 0, __FILE__, __LINE__, err, msg, __VA_ARGS__, NULL)
+/* klog.InfoS / ErrorS: a message then key, value strings (none or more):
+ * KLOG_INFOS("Bound pod", "pod", name, "node", node);
+ * KLOG_ERRORS(err, "command failed"). */
+#define KLOG_INFOS(...) klog_write_s('I', 0, __FILE__, __LINE__, NULL, __VA_ARGS__, NULL)
+#define KLOG_ERRORS(err, ...) klog_write_s('E', 0, __FILE__, __LINE__, err, __VA_ARGS__, NULL)
 
 /* The Logs flags of a daemon (component-base's logs options). */
 typedef struct klog_options {

@@ -195,7 +195,7 @@ static void json_logging(void **state)
 
     r = run("stickyvm-scheduler", "--logging-format=yaml");
     assert_int_equal(r.status, 1);
-    assert_string_equal(r.err, "Error: format: Unsupported value: \"yaml\": supported values: "
+    assert_string_equal(r.err, "format: Unsupported value: \"yaml\": supported values: "
                                "\"json\", \"text\"\n");
     result_free(&r);
 }

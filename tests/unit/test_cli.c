@@ -139,14 +139,17 @@ static void help_version_and_errors(void **state)
     free(out);
     free(err);
 
-    /* the flags run on: the Logs flags applied */
-    assert_int_equal(run(&cli, 4, (char *[]){"prog", "--port=7", "-v", "0"}, &out, &err),
+    /* the flags run on: the Logs flags applied; '_' reads as '-' */
+    assert_int_equal(run(&cli, 5,
+                         (char *[]){"prog", "--port=7", "-v", "0", "--logging_format=text"}, &out,
+                         &err),
                      KUBE_CLI_CONTINUE);
     assert_int_equal(p.port, 7);
+    assert_string_equal(p.logs.format, "text");
     free(out);
     free(err);
     assert_int_equal(run(&cli, 2, (char *[]){"prog", "--logging-format=xml"}, &out, &err), 1);
-    assert_non_null(strstr(err, "Error: format: Unsupported value: \"xml\""));
+    assert_non_null(strstr(err, "format: Unsupported value: \"xml\""));
     free(out);
     free(err);
     free(p.name);
