@@ -27,9 +27,9 @@ static const gate gates[SCHED_FEATURE_COUNT] = {
     {"MatchLabelKeysInPodTopologySpread", "BETA", 1, 1},
     {"MinDomainsInPodTopologySpread", "BETA", 1, 1},
     {"NodeInclusionPolicyInPodTopologySpread", "BETA", 1, 1},
-    {"PodDisruptionConditions", "BETA", 1, 0},
+    {"PodDisruptionConditions", "BETA", 1, 1},
     {"PodSchedulingReadiness", "BETA", 1, 1},
-    {"ReadWriteOncePod", "BETA", 1, 0},
+    {"ReadWriteOncePod", "BETA", 1, 1},
     {"SidecarContainers", "ALPHA", 0, 0},
     {"VolumeCapacityPriority", "ALPHA", 0, 0},
 };

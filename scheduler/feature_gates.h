@@ -6,9 +6,13 @@
  * Gates the plugins honour both ways: PodSchedulingReadiness
  * (SchedulingGates' PreEnqueue), MinDomainsInPodTopologySpread,
  * NodeInclusionPolicyInPodTopologySpread and
- * MatchLabelKeysInPodTopologySpread (PodTopologySpread's constraints).
- * The others are accepted at their v1.28 default only (stickyvm lacks the
- * other behaviour): setting them otherwise is an error saying so.
+ * MatchLabelKeysInPodTopologySpread (PodTopologySpread's constraints),
+ * ReadWriteOncePod (VolumeRestrictions) and PodDisruptionConditions
+ * (DefaultPreemption's DisruptionTarget condition on victims). The alpha
+ * ones (DynamicResourceAllocation, InPlacePodVerticalScaling,
+ * SidecarContainers, VolumeCapacityPriority) are accepted at their v1.28
+ * default, false, only (stickyvm lacks the other behaviour): setting them
+ * otherwise is an error saying so.
  * AllAlpha and AllBeta set every ALPHA / BETA gate not named explicitly.
  *
  * Syntax: "Key=bool,Key=bool" (strconv.ParseBool values). Errors read as

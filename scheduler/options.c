@@ -135,9 +135,7 @@ static const kube_flag feature_flags[] = {
      "ReadWriteOncePod=true|false (BETA - default=true)\n"
      "SidecarContainers=true|false (ALPHA - default=false)\n"
      "VolumeCapacityPriority=true|false (ALPHA - default=false)\n"
-     "Only MatchLabelKeysInPodTopologySpread, MinDomainsInPodTopologySpread, "
-     "NodeInclusionPolicyInPodTopologySpread and PodSchedulingReadiness may differ from their "
-     "default.",
+     "The ALPHA gates are not implemented by stickyvm-scheduler: they must stay false.",
      set_feature_gates},
 };
 

@@ -75,6 +75,7 @@
     INTEGRATION(topology_integration)                         \
     INTEGRATION(volumes_preemption_integration)               \
     INTEGRATION(cli_integration)                              \
+    INTEGRATION(feature_gates_integration)                    \
     /* apiserver: stickyvm-apiserver */                       \
     UNIT(apiserver_request)                                   \
     UNIT(apiserver_status)                                    \

@@ -62,7 +62,11 @@ static void feature_gates_defaults_and_values(void **state)
     assert_false(sched_feature_enabled(SCHED_FEATURE_POD_SCHEDULING_READINESS));
     assert_false(sched_feature_enabled(SCHED_FEATURE_NODE_INCLUSION_POLICY_IN_POD_TOPOLOGY_SPREAD));
     assert_true(sched_feature_enabled(SCHED_FEATURE_READ_WRITE_ONCE_POD));
+    assert_int_equal(sched_features_apply("AllBeta=false", err, sizeof(err)), KUBE_OK);
+    assert_false(sched_feature_enabled(SCHED_FEATURE_READ_WRITE_ONCE_POD));
+    assert_false(sched_feature_enabled(SCHED_FEATURE_POD_DISRUPTION_CONDITIONS));
     assert_int_equal(sched_features_apply("AllAlpha=false", err, sizeof(err)), KUBE_OK);
+    assert_true(sched_feature_enabled(SCHED_FEATURE_POD_DISRUPTION_CONDITIONS));
 }
 
 static void feature_gates_errors(void **state)
