@@ -6,7 +6,9 @@
  *
  *   Misc:            --config, --master, --write-config-to
  *   Secure serving:  --secure-port, --bind-address, --tls-cert-file,
- *                    --tls-private-key-file
+ *                    --tls-private-key-file (moving to the shared sets of
+ *                    kube/serving, with Authentication and Authorization:
+ *                    one line each in sched_options_flag_sets())
  *   Deprecated:      --contention-profiling, --kube-api-burst,
  *                    --kube-api-content-type, --kube-api-qps, --kubeconfig,
  *                    --pod-max-in-unschedulable-pods-duration, --profiling
