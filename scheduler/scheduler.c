@@ -199,6 +199,7 @@ static int build_queue_and_cache(sched_scheduler *s)
     qo.max_backoff_ms = s->cfg->pod_max_backoff_seconds * 1000;
     qo.nominator = s->nominator;
     qo.metrics = &s->cm;
+    qo.max_in_unschedulable_ms = s->max_in_unschedulable_ms;
     rc = sched_queue_new(&qo, &s->queue);
     if (rc == KUBE_OK)
         rc = sched_cache_new(&co, &s->cache);
@@ -270,6 +271,7 @@ static sched_scheduler *alloc_scheduler(const sched_scheduler_options *o)
     s->ud = o->ud;
     s->n_binders = o->binding_workers > 0 ? (size_t)o->binding_workers : DEFAULT_BINDING_WORKERS;
     s->identity = kube_strdup(o->identity);
+    s->max_in_unschedulable_ms = o->pod_max_in_unschedulable_ms;
     pthread_mutex_init(&s->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

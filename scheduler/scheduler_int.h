@@ -84,6 +84,7 @@ struct sched_scheduler {
     pthread_t sched_thread, house_thread;
     pthread_t *binders;
     size_t n_binders;
+    int64_t max_in_unschedulable_ms; /* the option's value */
     bind_job *jobs_head, *jobs_tail;
     size_t in_flight; /* jobs queued or running, waiters included */
     size_t pool_jobs; /* jobs queued or running in the pool */

@@ -14,6 +14,8 @@
     UNIT(buf)                                                 \
     UNIT(containers)                                          \
     UNIT(flags)                                               \
+    UNIT(log)                                                 \
+    UNIT(cli)                                                 \
     UNIT(tls)                                                 \
     UNIT(config)                                              \
     UNIT(client)                                              \
@@ -43,6 +45,7 @@
     /* framework: extension points, configuration */          \
     UNIT(framework)                                           \
     UNIT(sched_config)                                        \
+    UNIT(sched_options)                                       \
     /* plugins: one group per plugin, tables from upstream */ \
     UNIT(plugin_priority_sort)                                \
     UNIT(plugin_scheduling_gates)                             \
@@ -73,6 +76,8 @@
     INTEGRATION(stickyvm_integration)                         \
     INTEGRATION(topology_integration)                         \
     INTEGRATION(volumes_preemption_integration)               \
+    INTEGRATION(cli_integration)                              \
+    INTEGRATION(feature_gates_integration)                    \
     /* apiserver: stickyvm-apiserver */                       \
     UNIT(apiserver_request)                                   \
     UNIT(apiserver_status)                                    \

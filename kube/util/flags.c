@@ -10,17 +10,28 @@
 #include "kube/util/duration.h"
 #include "kube/util/errors.h"
 
+/* 1 when the len bytes at given name flag, '_' read as '-' (pflag's
+ * WordSepNormalizeFunc, which kube's binaries install). */
+static int same_name(const char *flag, const char *given, size_t len)
+{
+    if (strlen(flag) != len)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (flag[i] != (given[i] == '_' ? '-' : given[i]))
+            return 0;
+    return 1;
+}
+
 /* The flag named by the len bytes at name, or NULL. */
 static const kube_flag *find(const kube_flag *flags, size_t n, const char *name, size_t len)
 {
     for (size_t i = 0; i < n; i++)
-        if (strlen(flags[i].name) == len && strncmp(flags[i].name, name, len) == 0)
+        if (same_name(flags[i].name, name, len))
             return &flags[i];
     return NULL;
 }
 
-/* strconv.ParseBool: 1 (true), 0 (false), -1 (neither). */
-static int parse_bool(const char *v)
+int kube_parse_bool(const char *v)
 {
     static const char *const t[] = {"1", "t", "T", "TRUE", "true", "True"};
     static const char *const f[] = {"0", "f", "F", "FALSE", "false", "False"};
@@ -57,7 +68,7 @@ static int set_value(const kube_flag *f, void *dst, const char *value, char *why
         *(int *)field = (int)v;
         return KUBE_OK;
     case KUBE_FLAG_BOOL:
-        if ((b = parse_bool(value)) < 0) {
+        if ((b = kube_parse_bool(value)) < 0) {
             snprintf(why, n, "parse error");
             return KUBE_ECONFIG;
         }
@@ -197,7 +208,15 @@ void kube_flags_usage(FILE *f, const kube_flag *flags, size_t n)
             snprintf(left, sizeof(left), "  -%s, --%s %s", flags[i].name, flags[i].name, type);
         else
             snprintf(left, sizeof(left), "      --%s %s", flags[i].name, type);
-        fprintf(f, "%-50s %s\n", left, flags[i].help);
+        fprintf(f, "%-50s ", left);
+        /* pflag indents a help's further lines under its first */
+        for (const char *h = flags[i].help; *h; h++) {
+            if (*h == '\n')
+                fprintf(f, "\n%51s", "");
+            else
+                fputc(*h, f);
+        }
+        fputc('\n', f);
     }
 }
 

@@ -2,7 +2,8 @@
  * kube/util/flags.h - the one command-line flag parser, with pflag's syntax (as
  * kube-scheduler and k8s.io/apiserver binaries take flags): "--name=value",
  * "--name value", a bare "--name" for a bool, and single-letter flags as
- * "-v 2" / "-v=2". A program describes its flags in a table of kube_flag
+ * "-v 2" / "-v=2". A '_' in a given name reads as '-' ("--leader_elect"),
+ * as kube's binaries normalise flag names. A program describes its flags in a table of kube_flag
  * whose destinations are fields of one struct of its own.
  *
  * Errors read as pflag's: `unknown flag: --x`, `flag needs an argument:
@@ -95,5 +96,9 @@ void kube_flag_sets_usage(FILE *f, const kube_flag_set *sets, size_t nsets);
 /* Writes the flags as pflag's usage lists them ("      --name type   help",
  * "  -v, --v int ..."), one per line, to f. */
 void kube_flags_usage(FILE *f, const kube_flag *flags, size_t n);
+
+/* Go's strconv.ParseBool ("1", "t", "T", "TRUE", "true", "True" and the
+ * false spellings): 1 (true), 0 (false), -1 (neither). */
+int kube_parse_bool(const char *v);
 
 #endif
