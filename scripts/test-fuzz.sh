@@ -114,7 +114,7 @@ DICT
 # run_target TARGET CORPUS_DIR DICT: runs TARGET for secs with its output
 # in $dir/<target>.log; prints one summary line (or the log's end).
 run_target() {
-    local name log start=$SECONDS done_line runs corp cov
+    local name log start=$SECONDS done_line runs seeds corp cov
     name=$(basename "$1")
     log=$dir/$name.log
     if ! (cd "$dir" && "$1" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
@@ -124,10 +124,11 @@ run_target() {
         return 1
     fi
     done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE ' "$log" | tail -n1)
-    runs=$(sed -n 's/^stat::number_executed_units: *//p' "$log")
-    corp=$(sed -n 's/.* corp: \([^ ]*\) .*/\1/p' <<<"$done_line")
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    seeds=$(sed -n 's/^INFO: seed corpus: files: \([0-9]*\) .*/\1/p' "$log")
+    corp=$(sed -n 's/.* corp: \([0-9]*\)\/\([^ ]*\) .*/\1 inputs (\2)/p' <<<"$done_line")
     cov=$(sed -n 's/.* cov: \([0-9]*\) .*/\1/p' <<<"$done_line")
-    echo "fuzz: $name: ${runs:-?} runs in $((SECONDS - start))s, corpus ${corp:-?} (inputs/size), coverage ${cov:-?} (log: $log)"
+    echo "fuzz: $name: ${runs:-?} runs in $((SECONDS - start))s, corpus ${seeds:-?} -> ${corp:-?}, coverage ${cov:-?} (log: $log)"
 }
 run_target "$dir/fuzz_request" "$corpus" "$work/dict"
 
