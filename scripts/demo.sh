@@ -189,7 +189,7 @@ drain() {
     capture "kubectl drain $1 --ignore-daemonsets --delete-emptydir-data" \
         kubectl drain "$1" --ignore-daemonsets --delete-emptydir-data
     expect "kubectl drain" "node/$1 cordoned" "evicted" "node/$1 drained"
-    PENDING=$(wait_pending "$2")
+    PENDING=$(wait_pending "$2") || exit 1
     pods_wide "$2"
     expect "the new pod of $2" "$PENDING" Pending
 }
@@ -197,7 +197,7 @@ drain() {
 # bound_to VM NODE: waits for the VM's pod to run on NODE and shows it.
 bound_to() {
     local pod
-    pod=$(wait_pod "$1")
+    pod=$(wait_pod "$1") || exit 1
     [ "${pod#* }" = "$2" ] || die "$1's pod landed on ${pod#* }, not on $2"
     wait_until 30 "the pod of $1 Running" vm_running "$1" || die "the pod of $1 does not run"
     pods_wide "$1"
@@ -348,6 +348,10 @@ sed "s/namespace: default/namespace: $NS/" manifests/examples/pinner-rolebinding
 raw_show "$(raw_path "$NS" vm-web pin)" "--as=alice"
 
 step "Try it yourself (in another terminal)"
+try_drain=""
+[ -n "$why_not" ] || try_drain="    kubectl drain node-2 --ignore-daemonsets --delete-emptydir-data; kubectl stickyvm why vm-web -n $NS
+    kubectl uncordon node-2
+"
 cat <<EOF
     export KUBECONFIG=$KUBECONFIG
     kubectl -n $NS get vm -o custom-columns='VM:.metadata.name,PINNED TO:.metadata.annotations.stickyvm\\.io/node'
@@ -358,7 +362,7 @@ cat <<EOF
     kubectl cordon node-2; kubectl -n $NS delete pod -l vm.kubevirt.io/name=vm-web
     kubectl -n $NS get events.events.k8s.io          # Scheduled, Pinned, FailedScheduling
     kubectl uncordon node-2
-    kubectl -n kube-system get lease stickyvm-scheduler            # which replica leads
+${try_drain}    kubectl -n kube-system get lease stickyvm-scheduler            # which replica leads
 
     logs: $LOCAL_DIR/{emulator,apiserver,scheduler-1,scheduler-2,virt-controller-$NS}.log
 EOF
