@@ -39,7 +39,8 @@
 #     place in the node list; M the next free host number on the node),
 #     hostIP the node's InternalIP, startTime;
 #   - a pod being deleted goes away once its grace period has passed
-#     (deletionTimestamp reached): deleted with gracePeriodSeconds=0;
+#     (deletionTimestamp reached): deleted with gracePeriodSeconds=0 (once:
+#     a pod kept at grace 0 waits for its finalizers);
 #   - the VMI follows KubeVirt's phases: Scheduling while its pod is not
 #     running, Scheduled with status.nodeName once it runs, then Running
 #     with the pod's IP as interface "default" and a Ready condition.
@@ -61,9 +62,9 @@ declare -A launched   # VMI uid -> 1 once a pod was created for it
 
 # One line per object: kind|name|uid|deleting|running|runStrategy|
 # ownerUid|phase|vmiNode|createdBy|podNode|schedulerName|resourceVersion|
-# podIP|qosClass|podScheduledTime|vmiIPs|vmGracePeriod
+# podIP|qosClass|podScheduledTime|vmiIPs|vmGracePeriod|deletionGracePeriod
 snapshot() {
-    kubectl -n "$ns" get virtualmachines,virtualmachineinstances,pods -o jsonpath='{range .items[*]}{.kind}|{.metadata.name}|{.metadata.uid}|{.metadata.deletionTimestamp}|{.spec.running}|{.spec.runStrategy}|{.metadata.ownerReferences[0].uid}|{.status.phase}|{.status.nodeName}|{.metadata.labels.kubevirt\.io/created-by}|{.spec.nodeName}|{.spec.template.spec.schedulerName}|{.metadata.resourceVersion}|{.status.podIP}|{.status.qosClass}|{.status.conditions[?(@.type=="PodScheduled")].lastTransitionTime}|{.status.interfaces[*].ipAddress}|{.spec.template.spec.terminationGracePeriodSeconds}{"\n"}{end}'
+    kubectl -n "$ns" get virtualmachines,virtualmachineinstances,pods -o jsonpath='{range .items[*]}{.kind}|{.metadata.name}|{.metadata.uid}|{.metadata.deletionTimestamp}|{.spec.running}|{.spec.runStrategy}|{.metadata.ownerReferences[0].uid}|{.status.phase}|{.status.nodeName}|{.metadata.labels.kubevirt\.io/created-by}|{.spec.nodeName}|{.spec.template.spec.schedulerName}|{.metadata.resourceVersion}|{.status.podIP}|{.status.qosClass}|{.status.conditions[?(@.type=="PodScheduled")].lastTransitionTime}|{.status.interfaces[*].ipAddress}|{.spec.template.spec.terminationGracePeriodSeconds}|{.metadata.deletionGracePeriodSeconds}{"\n"}{end}'
 }
 
 # PUT of the VMI's status subresource (kube-apiserver keeps everything but
@@ -243,11 +244,13 @@ run_pod() {
 # kubelet_pass: starts the bound launcher pods and removes those whose
 # grace period is over, on the nodes played; updates pod_phase/pod_ip.
 kubelet_pass() {
-    local line name createdby deleting pnode phase uid stime qos t refreshed=0
+    local line name createdby deleting pnode phase uid stime qos dgrace t refreshed=0
     t=$(now)
     for line in "${pods[@]}"; do
-        IFS='|' read -r name createdby deleting pnode phase uid stime qos <<< "$line"
+        IFS='|' read -r name createdby deleting pnode phase uid stime qos dgrace <<< "$line"
         [ -n "$pnode" ] || continue
+        # grace 0 and still there: finalizers hold it, nothing left to stop
+        [ -z "$deleting" ] || [ "$dgrace" != 0 ] || continue
         [ -n "$deleting" ] || [ "$phase" != Running ] || continue
         [ -z "$deleting" ] || [[ ! $deleting > $t ]] || continue
         if [ "$refreshed" = 0 ]; then
@@ -290,13 +293,13 @@ vmi_follow() {
 
 reconcile() {
     local lines line kind name uid deleting running strategy owner phase vnode createdby pnode sched rv
-    local pip qos stime vips grace
+    local pip qos stime vips grace dgrace
     declare -A vm_uid vm_run vm_sched vm_grace vmi_uid vmi_owner vmi_phase vmi_node vmi_ip
     declare -A vmi_deleting vmi_rv pod_of pod_any pod_node pod_phase pod_ip
     local -a pods=()
 
     lines=$(snapshot) || { log "listing failed"; return; }
-    while IFS='|' read -r kind name uid deleting running strategy owner phase vnode createdby pnode sched rv pip qos stime vips grace; do
+    while IFS='|' read -r kind name uid deleting running strategy owner phase vnode createdby pnode sched rv pip qos stime vips grace dgrace; do
         case "$kind" in
             VirtualMachine)
                 [ -n "$deleting" ] && continue
@@ -314,7 +317,7 @@ reconcile() {
                 [ -z "$deleting" ] || vmi_deleting[$name]=1 ;;
             Pod)
                 [ -n "$createdby" ] || continue
-                pods+=("$name|$createdby|$deleting|$pnode|$phase|$uid|$stime|$qos")
+                pods+=("$name|$createdby|$deleting|$pnode|$phase|$uid|$stime|$qos|$dgrace")
                 pod_any[$createdby]=1
                 if [ -z "$deleting" ]; then
                     pod_of[$createdby]=$name
