@@ -9,9 +9,17 @@
 #
 #   1. first placement: each VM's pod is scheduled and the VM pinned there,
 #   2. restarts: deleted pods come back to the pinned node,
-#   3. pin to another node through the aggregated API (kubectl get --raw),
-#   4. unpin, after which the VM starts anywhere and is pinned again,
-#   5. what kubectl shows for discovery and for errors.
+#   3. maintenance: `kubectl drain` of a pinned VM's node - the VM waits
+#      for its disk (kubectl describe and `kubectl stickyvm why` say why),
+#      comes back on uncordon, or moves with `kubectl stickyvm pin`
+#      (runs when kubectl-stickyvm is on PATH and the API server serves
+#      pods/eviction; otherwise it says it is skipped),
+#   4. pin to another node through the aggregated API (kubectl get --raw),
+#   5. unpin, after which the VM starts anywhere and is pinned again,
+#   6. what kubectl shows for discovery and for errors.
+#
+# The stand-in also plays the kubelet: bound pods become Running with a
+# pod IP, so `kubectl get pods -o wide` looks as on a cluster.
 #
 # Then it prints the kubectl commands to try against the running demo and
 # keeps it running until Ctrl-C, which stops everything it started.
@@ -80,15 +88,40 @@ raw_show() { # PATH [flags]
     echo
 }
 
+# capture TEXT COMMAND...: as shown, keeping the output in OUT.
+capture() {
+    printf '    $ %s\n' "$1"
+    shift
+    OUT=$("$@" 2>&1 | grep -v 'memcache.go')
+    printf '%s\n' "$OUT" | sed 's/^/      /'
+}
+# expect WHAT STRING...: stops the demo unless OUT holds every STRING.
+expect() {
+    local what=$1 s
+    shift
+    for s in "$@"; do
+        [[ $OUT == *"$s"* ]] || die "$what: the output lacks \"$s\""
+    done
+}
+
 PINS_COLUMNS='VM:.metadata.name,PINNED TO:.metadata.annotations.stickyvm\.io/node'
-PODS_COLUMNS='POD:.metadata.name,NODE:.spec.nodeName,VM:.metadata.labels.vm\.kubevirt\.io/name'
 pins() {
     shown "kubectl -n $NS get vm -o custom-columns='$PINS_COLUMNS'" \
         kubectl -n "$NS" get virtualmachines -o custom-columns="$PINS_COLUMNS"
 }
-pods_wide() {
-    shown "kubectl -n $NS get pods -o custom-columns='$PODS_COLUMNS'" \
-        kubectl -n "$NS" get pods -o custom-columns="$PODS_COLUMNS"
+pods_wide() { # [VM]
+    if [ -n "${1:-}" ]; then
+        capture "kubectl -n $NS get pods -l vm.kubevirt.io/name=$1 -o wide" \
+            kubectl -n "$NS" get pods -l "vm.kubevirt.io/name=$1" -o wide
+    else
+        capture "kubectl -n $NS get pods -o wide" kubectl -n "$NS" get pods -o wide
+    fi
+}
+
+# vm_running VM: the VM's one pod is Running (the stand-in plays the kubelet).
+vm_running() {
+    [ "$(kubectl -n "$NS" get pods -l "vm.kubevirt.io/name=$1" \
+        -o jsonpath='{.items[*].status.phase}' 2>/dev/null)" = Running ]
 }
 
 # wait_pod VM [OLD_POD]: the VM's bound pod other than OLD_POD ("pod node").
@@ -116,6 +149,88 @@ restart() {
     new=$(wait_pod "$1" "${old%% *}")
     say "deleted ${old%% *} (on ${old#* }) -> ${new%% *} on ${new#* }   (pin: $(vm_pin "$NS" "$1"))"
     [ -z "${2:-}" ] || [ "${new#* }" = "$2" ] || die "$1's pod landed on ${new#* }, not on $2"
+}
+
+# ---- maintenance: kubectl drain -----------------------------------------------
+
+# drain_unready: why the maintenance chapter cannot run ("" when it can):
+# it needs the kubectl-stickyvm plugin and an API server that serves
+# pods/eviction (what kubectl drain looks for in discovery).
+drain_unready() {
+    command -v kubectl-stickyvm >/dev/null 2>&1 || { echo "kubectl-stickyvm is not on PATH"; return; }
+    kubectl get --raw /api/v1 2>/dev/null | grep -q '"pods/eviction"' ||
+        echo "the API server does not serve pods/eviction"
+}
+
+# wait_pending VM: the name of the VM's pod that waits unbound, once the
+# scheduler has said why (a FailedScheduling event about it).
+wait_pending() {
+    local end=$((SECONDS + 60)) pod
+    while [ "$SECONDS" -lt "$end" ]; do
+        pod=$(vm_pending_pod "$NS" "$1")
+        if [ -n "$pod" ] && kubectl -n "$NS" get events.events.k8s.io \
+            -o jsonpath='{range .items[?(@.reason=="FailedScheduling")]}{.regarding.name}{"\n"}{end}' |
+            grep -qx "$pod"; then
+            echo "$pod"
+            return 0
+        fi
+        sleep 0.3
+    done
+    die "VM $1 has no pending pod with a FailedScheduling event within 60s"
+}
+
+describe_events() { # POD
+    kubectl -n "$NS" describe pod "$1" | sed -n '/^Events:/,$p'
+}
+
+# drain NODE VM: drains NODE, shows the VM's new pod waiting; its name in
+# PENDING.
+drain() {
+    capture "kubectl drain $1 --ignore-daemonsets --delete-emptydir-data" \
+        kubectl drain "$1" --ignore-daemonsets --delete-emptydir-data
+    expect "kubectl drain" "node/$1 cordoned" "evicted" "node/$1 drained"
+    PENDING=$(wait_pending "$2") || exit 1
+    pods_wide "$2"
+    expect "the new pod of $2" "$PENDING" Pending
+}
+
+# bound_to VM NODE: waits for the VM's pod to run on NODE and shows it.
+bound_to() {
+    local pod
+    pod=$(wait_pod "$1") || exit 1
+    [ "${pod#* }" = "$2" ] || die "$1's pod landed on ${pod#* }, not on $2"
+    wait_until 30 "the pod of $1 Running" vm_running "$1" || die "the pod of $1 does not run"
+    pods_wide "$1"
+    expect "the pod of $1" Running "$2"
+}
+
+# The product's story: a node goes down for maintenance and the VM must
+# come back to its disk - or be moved on purpose.
+chapter_maintenance() {
+    local vm=vm-web node target
+    node=$(vm_pin "$NS" "$vm")
+    target=$(schedulable_nodes | grep -vx "$node" | head -n1)
+    step "3. Maintenance: $node, where $vm's disk is, is drained; $vm waits for it"
+    wait_until 30 "the pod of $vm Running" vm_running "$vm" || die "the pod of $vm does not run"
+    drain "$node" "$vm"
+    say "kubectl describe says why it waits, and how to move it:"
+    capture "kubectl -n $NS describe pod $PENDING | sed -n '/^Events:/,\$p'" describe_events "$PENDING"
+    expect "kubectl describe pod" FailedScheduling "$node" "kubectl stickyvm pin $vm --node"
+    capture "kubectl stickyvm why $vm -n $NS" kubectl stickyvm why "$vm" -n "$NS"
+    expect "kubectl stickyvm why" "$node"
+    say "the maintenance is over: uncordon, and $vm starts again on $node:"
+    capture "kubectl uncordon $node" kubectl uncordon "$node"
+    expect "kubectl uncordon" "node/$node uncordoned"
+    bound_to "$vm" "$node"
+
+    say "if $node had to stay down: move $vm on purpose (bringing its disk is up to you):"
+    drain "$node" "$vm"
+    capture "kubectl stickyvm pin $vm --node $target -n $NS" \
+        kubectl stickyvm pin "$vm" --node "$target" -n "$NS"
+    expect "kubectl stickyvm pin" "$target"
+    bound_to "$vm" "$target"
+    capture "kubectl uncordon $node" kubectl uncordon "$node"
+    expect "kubectl uncordon" "node/$node uncordoned"
 }
 
 vm_yaml() { # NAME
@@ -185,8 +300,10 @@ step "1. First placement: each pod is scheduled by stickyvm-scheduler and the VM
 for vm in $VMS; do
     wait_pod "$vm" >/dev/null
     wait_until 30 "the pin of $vm" vm_pinned "$vm" || die "VM $vm was not pinned"
+    wait_until 30 "the pod of $vm Running" vm_running "$vm" || die "the pod of $vm does not run"
 done
 pods_wide
+expect "kubectl get pods -o wide" Running 10.244.
 pins
 say "The StickyVM plugin wrote the annotation stickyvm.io/node on each VM in PostBind, with an event:"
 PINNED_EVENTS='{range .items[?(@.reason=="Pinned")]}{.regarding.kind}/{.regarding.name}: {.note}{"\n"}{end}'
@@ -196,20 +313,27 @@ shown "kubectl -n $NS get events.events.k8s.io -o jsonpath='$PINNED_EVENTS'" \
 step "2. Restarts: vm-db's pod is deleted three times; virt-controller makes a new VMI and pod, the pin brings it back"
 for _ in 1 2 3; do restart vm-db "$(vm_pin "$NS" vm-db)"; done
 
+why_not=$(drain_unready)
+if [ -z "$why_not" ]; then
+    chapter_maintenance
+else
+    step "3. Maintenance (kubectl drain of a pinned VM's node): skipped, $why_not"
+fi
+
 target=$(schedulable_nodes | grep -vx "$(vm_pin "$NS" vm-db)" | head -n1)
-step "3. Moving vm-db to $target through the aggregated API (kube-apiserver -> stickyvm-apiserver)"
+step "4. Moving vm-db to $target through the aggregated API (kube-apiserver -> stickyvm-apiserver)"
 raw_show "$(raw_path "$NS" vm-db pin "node=$target")"
 say "the next restart lands on $target:"
 restart vm-db "$target"
 
-step "4. Unpinning vm-db: the next start may land anywhere, and pins the VM there"
+step "5. Unpinning vm-db: the next start may land anywhere, and pins the VM there"
 raw_show "$(raw_path "$NS" vm-db unpin)"
 pins
 restart vm-db
 wait_until 30 "the new pin of vm-db" vm_pinned vm-db || die "vm-db was not pinned again"
 pins
 
-step "5. What kubectl shows"
+step "6. What kubectl shows"
 say "discovery of the aggregated group:"
 raw_show "$STICKYVM_GV"
 say "pin without ?node= pins to the node the VM's instance runs on (repeating it changes nothing):"
@@ -224,6 +348,10 @@ sed "s/namespace: default/namespace: $NS/" manifests/examples/pinner-rolebinding
 raw_show "$(raw_path "$NS" vm-web pin)" "--as=alice"
 
 step "Try it yourself (in another terminal)"
+try_drain=""
+[ -n "$why_not" ] || try_drain="    kubectl drain node-2 --ignore-daemonsets --delete-emptydir-data; kubectl stickyvm why vm-web -n $NS
+    kubectl uncordon node-2
+"
 cat <<EOF
     export KUBECONFIG=$KUBECONFIG
     kubectl -n $NS get vm -o custom-columns='VM:.metadata.name,PINNED TO:.metadata.annotations.stickyvm\\.io/node'
@@ -234,7 +362,7 @@ cat <<EOF
     kubectl cordon node-2; kubectl -n $NS delete pod -l vm.kubevirt.io/name=vm-web
     kubectl -n $NS get events.events.k8s.io          # Scheduled, Pinned, FailedScheduling
     kubectl uncordon node-2
-    kubectl -n kube-system get lease stickyvm-scheduler            # which replica leads
+${try_drain}    kubectl -n kube-system get lease stickyvm-scheduler            # which replica leads
 
     logs: $LOCAL_DIR/{emulator,apiserver,scheduler-1,scheduler-2,virt-controller-$NS}.log
 EOF

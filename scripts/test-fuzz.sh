@@ -8,6 +8,10 @@
 # sanitizer report or timeout fails the script; the reproducer is left in
 # the fuzz build dir.
 #
+# Output: one line per fuzz target (runs, corpus, coverage, time) naming
+# its full libFuzzer log, <fuzz build dir>/<target>.log; when a target
+# fails, the end of that log.
+#
 # The objects are compiled here rather than through CMake's STICKYVM_FUZZ
 # option so the apiserver code keeps -Werror while a clang-only warning in
 # another module cannot stop the fuzz run.
@@ -53,6 +57,7 @@ for src in apiserver/fuzz_*.c kube/*/fuzz_*.c; do
     name=$(basename "$src" .c)
     clang $common $strict -fsanitize=fuzzer "$src" $objs $libs -o "$dir/$name"
 done
+echo "fuzz: built $(echo apiserver/fuzz_*.c kube/*/fuzz_*.c | wc -w) targets in $dir/ (${SECONDS}s)"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -106,10 +111,24 @@ cat > "$work/dict" <<'DICT'
 "//"
 DICT
 
-run_target() { # target, corpus dir, dict
-    echo "== $(basename "$1") for ${secs}s"
-    (cd "$dir" && "$1" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-        -max_len=16384 -dict="$3" -print_final_stats=1 "$2")
+# run_target TARGET CORPUS_DIR DICT: runs TARGET for secs with its output
+# in $dir/<target>.log; prints one summary line (or the log's end).
+run_target() {
+    local name log start=$SECONDS done_line runs seeds corp cov
+    name=$(basename "$1")
+    log=$dir/$name.log
+    if ! (cd "$dir" && "$1" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+        -max_len=16384 -dict="$3" -print_final_stats=1 "$2") >"$log" 2>&1; then
+        echo "fuzz: $name FAILED after $((SECONDS - start))s (reproducer in $dir/; full log: $log):"
+        tail -n 40 "$log" | sed 's/^/  /'
+        return 1
+    fi
+    done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE ' "$log" | tail -n1)
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    seeds=$(sed -n 's/^INFO: seed corpus: files: \([0-9]*\) .*/\1/p' "$log")
+    corp=$(sed -n 's/.* corp: \([0-9]*\)\/\([^ ]*\) .*/\1 inputs (\2)/p' <<<"$done_line")
+    cov=$(sed -n 's/.* cov: \([0-9]*\) .*/\1/p' <<<"$done_line")
+    echo "fuzz: $name: ${runs:-?} runs in $((SECONDS - start))s, corpus ${seeds:-?} -> ${corp:-?}, coverage ${cov:-?} (log: $log)"
 }
 run_target "$dir/fuzz_request" "$corpus" "$work/dict"
 
@@ -150,4 +169,4 @@ cat > "$work/answer-dict" <<'DICT'
 "\x0a"
 DICT
 run_target "$dir/fuzz_answer" "$answers" "$work/answer-dict"
-echo "fuzzing passed"
+echo "fuzz: passed"

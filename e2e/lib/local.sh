@@ -14,7 +14,8 @@
 #   ServiceAccounts (system:serviceaccount:stickyvm-system:<name>), with the
 #   flags of the Deployments and the configuration from the applied
 #   ConfigMap;
-#   the virt-controller stand-in (e2e/lib/virt-controller.sh) per namespace.
+#   the virt-controller stand-in (e2e/lib/virt-controller.sh) per namespace,
+#   also playing the kubelet for its pods (VIRT_CONTROLLER_KUBELET=1).
 #
 # Everything lives under LOCAL_DIR; local_down stops exactly the processes
 # local_up started (their ids are in $LOCAL_DIR/pids/).
@@ -202,9 +203,11 @@ local_set_pin_key() {
     wait_until 30 "APIService v1.subresources.stickyvm.io Available" local_apiservice_available
 }
 
+# The virt-controller stand-in for NAMESPACE; it also plays the kubelet
+# (the emulator has none): launcher pods become Running with an IP.
 local_virt_controller() { # NAMESPACE
     local_start "virt-controller-$1" "$LOCAL_DIR/virt-controller-$1.log" \
-        "$(dirname "${BASH_SOURCE[0]}")/virt-controller.sh" "$1"
+        env VIRT_CONTROLLER_KUBELET=1 "$(dirname "${BASH_SOURCE[0]}")/virt-controller.sh" "$1"
 }
 
 # The replica holding the Lease: its log says it acquired it last and has

@@ -556,3 +556,82 @@ scenario_rbac() {
     [ "$rc" = 0 ] && log "  no 403 in the logs of stickyvm-scheduler and stickyvm-apiserver"
     return "$rc"
 }
+
+# ---- drain: a node goes down for maintenance ----------------------------------
+
+# drain_unready: why scenario_drain cannot run ("" when it can): it needs
+# the kubectl-stickyvm plugin and an API server serving pods/eviction (what
+# kubectl drain looks for); against a cluster, E2E_DRAIN=1 too, since a
+# drain evicts every pod of the node.
+drain_unready() {
+    command -v kubectl-stickyvm >/dev/null 2>&1 || { echo "kubectl-stickyvm is not on PATH"; return; }
+    kubectl get --raw /api/v1 2>/dev/null | grep -q '"pods/eviction"' ||
+        { echo "the API server does not serve pods/eviction"; return; }
+    [ "${MODE:-local}" = local ] || [ "${E2E_DRAIN:-0}" = 1 ] ||
+        echo "draining a node of a real cluster evicts all its pods: set E2E_DRAIN=1 to allow it"
+}
+
+# has WHAT OUTPUT STRING...: fails (with bad) unless OUTPUT holds every STRING.
+has() {
+    local what=$1 out=$2 s
+    shift 2
+    for s in "$@"; do
+        [[ $out == *"$s"* ]] || { bad "$what does not say \"$s\": $out"; return 1; }
+    done
+}
+
+# drain_node NODE VM: kubectl drain of NODE; waits for the VM's new pod to
+# wait with a FailedScheduling event that names the pin and the command
+# to move the VM; sets POD to that pod.
+drain_node() {
+    local node=$1 vm=$2 out end note=""
+    out=$(kubectl drain "$node" --ignore-daemonsets --delete-emptydir-data 2>&1)
+    E2E_CORDONED=$node
+    has "kubectl drain $node" "$out" "node/$node cordoned" "node/$node drained" || return 1
+    end=$((SECONDS + E2E_TIMEOUT))
+    while [ "$SECONDS" -lt "$end" ]; do
+        POD=$(vm_pending_pod "$E2E_NS" "$vm") && note=$(event_note FailedScheduling Pod "$POD")
+        [ -n "$note" ] && break
+        sleep 0.5
+    done
+    [ -n "$note" ] || { bad "no pending pod of $vm with a FailedScheduling event after the drain"; return 1; }
+    has "FailedScheduling" "$note" "$node" "kubectl stickyvm pin $vm --node" || return 1
+    out=$(kubectl -n "$E2E_NS" describe pod "$POD" 2>&1)
+    has "kubectl describe pod $POD" "$out" "$node" "kubectl stickyvm pin $vm --node" || return 1
+    log "  drained $node: pod $POD waits: \"$note\""
+}
+
+uncordon_node() { # NODE
+    local out
+    out=$(kubectl uncordon "$1" 2>&1)
+    has "kubectl uncordon $1" "$out" "node/$1 uncordoned" || return 1
+    E2E_CORDONED=""
+}
+
+# The maintenance story: the pinned node is drained, the VM's new pod
+# waits for it (kubectl describe and `kubectl stickyvm why` say why),
+# uncordon brings it back; drained again, `kubectl stickyvm pin VM --node
+# OTHER` moves it on purpose.
+scenario_drain() {
+    local vm=e2e-vm-3 pin target out why
+    why=$(drain_unready)
+    [ -z "$why" ] || { log "  skipped: $why"; return 0; }
+    pin=$(vm_pin "$E2E_NS" "$vm")
+    target=$(other_node "$pin")
+    wait_bound "$vm" || return 1
+    drain_node "$pin" "$vm" || return 1
+    out=$(kubectl stickyvm why "$vm" -n "$E2E_NS" 2>&1)
+    has "kubectl stickyvm why $vm" "$out" "$pin" || return 1
+    uncordon_node "$pin" || return 1
+    wait_bound "$vm" || return 1
+    [ "$NODE" = "$pin" ] || { bad "after uncordon the pod landed on $NODE, pinned to $pin"; return 1; }
+    log "  uncordoned: pod $POD back on $pin"
+    drain_node "$pin" "$vm" || return 1
+    out=$(kubectl stickyvm pin "$vm" --node "$target" -n "$E2E_NS" 2>&1)
+    has "kubectl stickyvm pin $vm --node $target" "$out" "$target" || return 1
+    wait_bound "$vm" || return 1
+    uncordon_node "$pin" || return 1
+    [ "$NODE" = "$target" ] || { bad "after the pin to $target the pod landed on $NODE"; return 1; }
+    [ "$(vm_pin "$E2E_NS" "$vm")" = "$target" ] || { bad "the pin is not $target"; return 1; }
+    log "  kubectl stickyvm pin $vm --node $target: pod $POD on $target"
+}
