@@ -37,7 +37,10 @@
  *        bearer token"}; tokens from the token file, then the control API's;
  *   POST /apis/authorization.k8s.io/v1/subjectaccessreviews
  *        status {allowed}; a spec with neither or both attribute kinds, or
- *        neither user nor groups, is 422 Invalid.
+ *        neither user nor groups, is 422 Invalid;
+ *   POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews
+ *        (kubectl auth can-i) the same decision for the requesting user;
+ *        every authenticated user may create these (system:basic-user).
  * Bearer tokens of the token file also authenticate requests to the
  * emulator itself (before the default certificate/control-API tokens).
  * Hooks (authz_ext.h): RBAC objects (rbac.c, --authorization-mode=RBAC)
@@ -202,6 +205,11 @@ static int default_allows(char *const *groups, size_t n, const ask *a)
 
     if (in_groups(groups, n, "system:masters"))
         return 1;
+    if (a->resource && !strcmp(a->verb, "create") && !strcmp(a->group, "authorization.k8s.io") &&
+        (!strcmp(a->resource_name, "selfsubjectaccessreviews") ||
+         !strcmp(a->resource_name, "selfsubjectrulesreviews")) &&
+        in_groups(groups, n, "system:authenticated"))
+        return 1; /* the system:basic-user role */
     if (a->resource || strcmp(a->verb, "get") != 0 || !in_groups(groups, n, "system:authenticated"))
         return 0;
     for (size_t i = 0; public_paths[i]; i++)
@@ -668,15 +676,15 @@ static cJSON *sar_spec(const cJSON *in)
     return spec;
 }
 
-static int sar_invalid(emu_response *resp, const char *field, const char *detail)
+static int sar_invalid(emu_response *resp, const char *kind, const char *field, const char *detail)
 {
     char msg[512];
     cJSON *details = cJSON_CreateObject(), *causes, *cause;
 
-    snprintf(msg, sizeof(msg), "SubjectAccessReview.authorization.k8s.io \"\" is invalid: %s: %s",
-             field, detail);
+    snprintf(msg, sizeof(msg), "%s.authorization.k8s.io \"\" is invalid: %s: %s", kind, field,
+             detail);
     cJSON_AddStringToObject(details, "group", "authorization.k8s.io");
-    cJSON_AddStringToObject(details, "kind", "SubjectAccessReview");
+    cJSON_AddStringToObject(details, "kind", kind);
     causes = cJSON_AddArrayToObject(details, "causes");
     cause = cJSON_CreateObject();
     cJSON_AddStringToObject(cause, "reason", "FieldValueInvalid");
@@ -686,16 +694,13 @@ static int sar_invalid(emu_response *resp, const char *field, const char *detail
     return emu_response_status(resp, 422, "Invalid", msg, details);
 }
 
-static int sar_decide(const cJSON *spec)
+/* The decision for the attributes of spec, for user and groups. */
+static int review_decide(const cJSON *spec, const char *user, char *const *groups, size_t n)
 {
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(spec, "resourceAttributes");
     const cJSON *nonres = cJSON_GetObjectItemCaseSensitive(spec, "nonResourceAttributes");
-    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(spec, "groups"), *it;
-    char *gv[64];
-    size_t n = 0;
     ask q = {0};
 
-    cJSON_ArrayForEach(it, groups) if (cJSON_IsString(it) && n < 64) gv[n++] = it->valuestring;
     q.resource = res != NULL;
     q.verb = attr(res ? res : nonres, "verb");
     q.path = attr(nonres, "path");
@@ -704,34 +709,80 @@ static int sar_decide(const cJSON *spec)
     q.subresource = attr(res, "subresource");
     q.namespace_ = attr(res, "namespace");
     q.name = attr(res, "name");
-    return decide(attr(spec, "user"), gv, n, &q);
+    return decide(user, groups, n, &q);
+}
+
+static int sar_decide(const cJSON *spec)
+{
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(spec, "groups"), *it;
+    char *gv[64];
+    size_t n = 0;
+
+    cJSON_ArrayForEach(it, groups) if (cJSON_IsString(it) && n < 64) gv[n++] = it->valuestring;
+    return review_decide(spec, attr(spec, "user"), gv, n);
+}
+
+/* A spec with exactly one of resourceAttributes and nonResourceAttributes,
+ * else the 422 (answered; returns 1). */
+static int review_attrs_invalid(emu_response *resp, const char *kind, const cJSON *in)
+{
+    int has_res = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(in, "resourceAttributes"));
+    int has_nonres = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(in, "nonResourceAttributes"));
+
+    if (!has_res && !has_nonres)
+        return sar_invalid(resp, kind, "spec.resourceAttributes",
+                           "Invalid value: \"null\": exactly one "
+                           "of nonResourceAttributes or resourceAttributes must be specified"),
+               1;
+    if (has_res && has_nonres)
+        return sar_invalid(resp, kind, "spec.nonResourceAttributes",
+                           "Invalid value: \"\": cannot be "
+                           "specified in combination with resourceAttributes"),
+               1;
+    return 0;
 }
 
 static int sar_create(emu_server *s, emu_request *req, const cJSON *body, emu_response *resp)
 {
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(body, "spec");
-    int has_res = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(in, "resourceAttributes"));
-    int has_nonres = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(in, "nonResourceAttributes"));
     cJSON *spec, *status;
 
     (void)s;
-    if (!has_res && !has_nonres)
-        return sar_invalid(resp, "spec.resourceAttributes",
-                           "Invalid value: \"null\": exactly one "
-                           "of nonResourceAttributes or resourceAttributes must be specified");
-    if (has_res && has_nonres)
-        return sar_invalid(resp, "spec.nonResourceAttributes",
-                           "Invalid value: \"\": cannot be "
-                           "specified in combination with resourceAttributes");
+    if (review_attrs_invalid(resp, "SubjectAccessReview", in))
+        return KUBE_OK;
     if (!*attr(in, "user") &&
         cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(in, "groups")) == 0)
-        return sar_invalid(resp, "spec.user",
+        return sar_invalid(resp, "SubjectAccessReview", "spec.user",
                            "Invalid value: \"\": at least one of user or group must be specified");
     spec = sar_spec(in);
     status = cJSON_CreateObject();
     cJSON_AddBoolToObject(status, "allowed", sar_decide(spec));
     return answer(
         resp, review_answer(req, "SubjectAccessReview", "authorization.k8s.io/v1", spec, status));
+}
+
+/* SelfSubjectAccessReview: the same decision for the requesting user (as
+ * authenticated, after impersonation); the answer echoes only the
+ * attributes. */
+static int ssar_create(emu_server *s, emu_request *req, const cJSON *body, emu_response *resp)
+{
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(body, "spec");
+    cJSON *spec, *status;
+
+    (void)s;
+    if (review_attrs_invalid(resp, "SelfSubjectAccessReview", in))
+        return KUBE_OK;
+    spec = sar_spec(in);
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, "user");
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, "groups");
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, "extra");
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, "uid");
+    status = cJSON_CreateObject();
+    cJSON_AddBoolToObject(status, "allowed",
+                          review_decide(spec, req->user.name ? req->user.name : "",
+                                        req->user.groups, req->user.n_groups));
+    return answer(resp, review_answer(req, "SelfSubjectAccessReview", "authorization.k8s.io/v1",
+                                      spec, status));
 }
 
 /* ---- plug-in ---- */
@@ -760,6 +811,19 @@ static const emu_resource_def sars = {"authorization.k8s.io",
                                       0,
                                       0,
                                       sar_create};
+
+static const emu_resource_def ssars = {"authorization.k8s.io",
+                                       "v1",
+                                       "selfsubjectaccessreviews",
+                                       "",
+                                       "SelfSubjectAccessReview",
+                                       "SelfSubjectAccessReviewList",
+                                       NULL,
+                                       NULL,
+                                       0,
+                                       0,
+                                       0,
+                                       ssar_create};
 
 static int flag(const char *name, const char *value)
 {
@@ -791,6 +855,9 @@ static int init(emu_server *s)
     if (rc == KUBE_OK &&
         !emu_resource_find(s, "authorization.k8s.io", "v1", "subjectaccessreviews"))
         rc = emu_resource_register(s, &sars);
+    if (rc == KUBE_OK &&
+        !emu_resource_find(s, "authorization.k8s.io", "v1", "selfsubjectaccessreviews"))
+        rc = emu_resource_register(s, &ssars);
     if (rc != KUBE_OK)
         return rc;
     emu_set_authenticator(s, authenticate, s);
