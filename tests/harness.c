@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -419,11 +420,16 @@ void harness_response_free(harness_response *r)
 static struct curl_slist *request_headers(const harness_identity *as, const char *const *extra,
                                           const char *content_type, const char *body)
 {
-    struct curl_slist *hdrs = curl_slist_append(NULL, "Accept: application/json");
+    struct curl_slist *hdrs = NULL;
     char buf[512];
+    int accept = 0;
 
-    for (size_t i = 0; extra && extra[i]; i++)
+    for (size_t i = 0; extra && extra[i]; i++) {
         hdrs = curl_slist_append(hdrs, extra[i]);
+        accept |= !strncasecmp(extra[i], "Accept:", 7);
+    }
+    if (!accept)
+        hdrs = curl_slist_append(hdrs, "Accept: application/json");
 
     if (body) {
         snprintf(buf, sizeof(buf), "Content-Type: %s",
@@ -446,6 +452,14 @@ int harness_request(harness *h, const harness_identity *as, const char *method, 
 int harness_request_headers(harness *h, const harness_identity *as, const char *method,
                             const char *path, const char *const *headers, const char *content_type,
                             const char *body, harness_response *out)
+{
+    return harness_request_bytes(h, as, method, path, headers, content_type, body,
+                                 body ? strlen(body) : 0, out);
+}
+
+int harness_request_bytes(harness *h, const harness_identity *as, const char *method,
+                          const char *path, const char *const *headers, const char *content_type,
+                          const char *body, size_t body_len, harness_response *out)
 {
     CURL *c = curl_easy_init();
     struct curl_slist *hdrs;
@@ -473,7 +487,7 @@ int harness_request_headers(harness *h, const harness_identity *as, const char *
     }
     if (body) {
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)body_len);
     }
     if (!strcmp(method, "HEAD"))
         curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
