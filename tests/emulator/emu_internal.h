@@ -334,6 +334,21 @@ int emu_pb_decode(const emu_request *req, const char *kind, cJSON **out, cJSON *
 /* eviction.c: POST pods/NAME/eviction (policy/v1 or v1beta1 Eviction):
  * honours PodDisruptionBudgets, then deletes the pod. Returns 1 (answered). */
 int emu_eviction_handle(emu_server *s, emu_request *req, emu_response *resp);
+/* table.c: Table watch events (kubectl get -w). */
+typedef struct emu_table_watch {
+    int on;      /* the watch asked for Tables */
+    int headers; /* the next Table carries the column definitions */
+    int include; /* includeObject */
+    char version[16];
+} emu_table_watch;
+/* Fills *tw from req's Accept and includeObject (tw->on 0: plain
+ * objects). A bad includeObject is answered in resp (400) and returns
+ * KUBE_EINVAL. */
+int emu_table_watch_begin(const emu_request *req, emu_response *resp, emu_table_watch *tw);
+/* The one-row Table for a watch event's object (JSON text of r's kind), as
+ * a string the caller frees; NULL on ENOMEM or unparsable JSON. */
+char *emu_table_watch_object(emu_table_watch *tw, const emu_resource *r, const char *json,
+                             size_t len);
 /* list.c / watch.c */
 /* The 422 for invalid ListOptions: "resourceVersionMatch: Forbidden: <detail>". */
 int emu_list_options_invalid(emu_response *resp, const char *detail);

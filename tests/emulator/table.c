@@ -13,7 +13,10 @@
  * can serve wins (kubectl get sends Table v1, Table v1beta1, then plain
  * JSON). A transform of the wrong shape (PartialObjectMetadata of a list)
  * is 406 NotAcceptable, an unknown includeObject is 400, as kube-apiserver
- * answers. Without a transform the object or list is plain JSON.
+ * answers. Without a transform the object or list is plain JSON. A watch
+ * asking for a Table (kubectl get -w) gets each event's object as a
+ * one-row Table, the column definitions only in the first (NoHeaders
+ * after it); ERROR and BOOKMARK objects are left as they are.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,9 +209,10 @@ static cJSON *list_meta(int64_t rv, const char *cont, int64_t remaining)
     return meta;
 }
 
-static cJSON *table_row(const emu_resource *r, const emu_obj *o, int inc, const char *version)
+/* One row for obj (taken over). */
+static cJSON *table_row(const emu_resource *r, cJSON *obj, int inc, const char *version)
 {
-    cJSON *obj = emu_obj_tree(o), *row = obj ? emu_printer_row(r, obj) : NULL;
+    cJSON *row = obj ? emu_printer_row(r, obj) : NULL;
 
     if (row && inc == INCLUDE_OBJECT) {
         cJSON_AddItemToObject(row, "object", obj);
@@ -230,26 +234,37 @@ static int answer(emu_response *resp, cJSON *body)
     return 1;
 }
 
+/* A Table without rows; meta taken over; headers 0 leaves
+ * columnDefinitions null (watch events after the first). */
+static cJSON *table_new(const emu_resource *r, cJSON *meta, const char *version, int headers)
+{
+    cJSON *t = cJSON_CreateObject();
+    char api[32];
+
+    snprintf(api, sizeof(api), "meta.k8s.io/%s", version);
+    cJSON_AddStringToObject(t, "kind", "Table");
+    cJSON_AddStringToObject(t, "apiVersion", api);
+    cJSON_AddItemToObject(t, "metadata", meta);
+    cJSON_AddItemToObject(t, "columnDefinitions",
+                          headers ? emu_printer_columns(r) : cJSON_CreateNull());
+    cJSON_AddArrayToObject(t, "rows");
+    return t;
+}
+
 static int answer_table(emu_response *resp, const emu_request *req, const emu_resource *r,
                         emu_obj *const *items, size_t n, cJSON *meta, const char *version)
 {
     int inc = include_object(req);
     cJSON *t, *rows;
-    char api[32];
 
     if (inc == INCLUDE_BAD) {
         cJSON_Delete(meta);
         return bad_include(resp, req);
     }
-    snprintf(api, sizeof(api), "meta.k8s.io/%s", version);
-    t = cJSON_CreateObject();
-    cJSON_AddStringToObject(t, "kind", "Table");
-    cJSON_AddStringToObject(t, "apiVersion", api);
-    cJSON_AddItemToObject(t, "metadata", meta);
-    cJSON_AddItemToObject(t, "columnDefinitions", emu_printer_columns(r));
-    rows = cJSON_AddArrayToObject(t, "rows");
+    t = table_new(r, meta, version, 1);
+    rows = cJSON_GetObjectItemCaseSensitive(t, "rows");
     for (size_t i = 0; i < n; i++)
-        cJSON_AddItemToArray(rows, table_row(r, items[i], inc, version));
+        cJSON_AddItemToArray(rows, table_row(r, emu_obj_tree(items[i]), inc, version));
     return answer(resp, t);
 }
 
@@ -309,4 +324,44 @@ int emu_table_list(emu_response *resp, const emu_request *req, const emu_resourc
     default:
         return 0;
     }
+}
+
+int emu_table_watch_begin(const emu_request *req, emu_response *resp, emu_table_watch *tw)
+{
+    transform t = negotiate(req);
+
+    memset(tw, 0, sizeof(*tw));
+    if (t.as != AS_TABLE)
+        return KUBE_OK;
+    tw->include = include_object(req);
+    if (tw->include == INCLUDE_BAD) {
+        bad_include(resp, req);
+        return KUBE_EINVAL;
+    }
+    tw->on = 1;
+    tw->headers = 1;
+    kube_strlcpy(tw->version, t.version, sizeof(tw->version));
+    return KUBE_OK;
+}
+
+char *emu_table_watch_object(emu_table_watch *tw, const emu_resource *r, const char *json,
+                             size_t len)
+{
+    cJSON *obj = NULL, *t;
+    char err[64], *out;
+    const char *rv;
+
+    if (emu_json_parse(json, len, &obj, err, sizeof(err)) != KUBE_OK)
+        return NULL;
+    rv = emu_json_str(obj, "metadata.resourceVersion");
+    t = table_new(r, list_meta(0, NULL, -1), tw->version, tw->headers);
+    if (rv)
+        cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(t, "metadata"), "resourceVersion",
+                                rv);
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(t, "rows"),
+                         table_row(r, obj, tw->include, tw->version));
+    tw->headers = 0;
+    out = emu_json_print(t);
+    cJSON_Delete(t);
+    return out;
 }

@@ -8,8 +8,8 @@
  * type, format, priority 1 for -o wide) and cells as kube-apiserver's
  * printers give them; the v1beta1 Table; includeObject=Object|Metadata|None
  * and a bad value; PartialObjectMetadata(List) and the 406 of the wrong
- * shape; then the real kubectl's own output (get -o wide, get vm,
- * get events --sort-by=.lastTimestamp) when /usr/bin/kubectl exists.
+ * shape; Table watch events (kubectl get -w); then the real kubectl's own output (get -o wide, get
+ * vm, get events --sort-by=.lastTimestamp) when /usr/bin/kubectl exists.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -481,6 +481,40 @@ static void versions_and_partial(void **state)
     cJSON_Delete(t);
 }
 
+/* kubectl get -w: every event's object is a one-row Table, the column
+ * definitions only in the first. */
+static void watch_tables(void **state)
+{
+    harness *h = *state;
+    static const char *const headers[] = {"Accept: " EK_ACCEPT_TABLE, NULL};
+    harness_response r;
+    cJSON *first, *second;
+    char *nl;
+
+    assert_int_equal(harness_request_headers(h, NULL, "GET",
+                                             "/api/v1/nodes?watch=1&timeoutSeconds=1", headers,
+                                             NULL, NULL, &r),
+                     KUBE_OK);
+    assert_int_equal(r.status, 200);
+    nl = strchr(r.body, '\n');
+    assert_non_null(nl);
+    *nl = '\0';
+    first = cJSON_Parse(r.body);
+    second = cJSON_Parse(nl + 1);
+    harness_response_free(&r);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(first, "type")), "ADDED");
+    assert_string_equal(
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(first, "object"), "kind")),
+        "Table");
+    check_columns(cJSON_GetObjectItem(first, "object"), node_cols, N_OF(node_cols));
+    assert_string_equal(ek_cell(cJSON_GetObjectItem(first, "object"), 0, 0), "node-0");
+    assert_true(cJSON_IsNull(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(second, "object"), "columnDefinitions")));
+    assert_string_equal(ek_cell(cJSON_GetObjectItem(second, "object"), 0, 0), "node-1");
+    cJSON_Delete(first);
+    cJSON_Delete(second);
+}
+
 /* ------------------------------------------------------------------ */
 /* The real kubectl                                                    */
 /* ------------------------------------------------------------------ */
@@ -524,6 +558,7 @@ int test_group_emulator_kubectl_tables(void)
         cmocka_unit_test_setup_teardown(kubevirt_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(include_object, setup, teardown),
         cmocka_unit_test_setup_teardown(versions_and_partial, setup, teardown),
+        cmocka_unit_test_setup_teardown(watch_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(kubectl_output, setup, teardown),
     };
 
