@@ -377,15 +377,40 @@ static const emu_column service_cols[] = {
      "#publishing-services-service-types",
      0},
     {"Cluster-IP", "string", "",
-     "clusterIP is the IP address of the service and is usually assigned randomly.", 0},
+     "clusterIP is the IP address of the service and is usually assigned randomly. If an "
+     "address is specified manually, is in-range (as per system configuration), and is not in "
+     "use, it will be allocated to the service; otherwise creation of the service will fail. "
+     "This field may not be changed through updates unless the type field is also being "
+     "changed to ExternalName (which requires this field to be blank) or the type field is "
+     "being changed from ExternalName (in which case this field may optionally be specified, "
+     "as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP "
+     "address. Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is "
+     "useful when direct endpoint connections are preferred and proxying is not required.  "
+     "Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified "
+     "when creating a Service of type ExternalName, creation will fail. This field will be "
+     "wiped when updating a Service to type ExternalName. More info: "
+     "https://kubernetes.io/docs/concepts/services-networking/service/"
+     "#virtual-ips-and-service-proxies",
+     0},
     {"External-IP", "string", "",
      "externalIPs is a list of IP addresses for which nodes in the cluster will also accept "
-     "traffic for this service.",
+     "traffic for this service.  These IPs are not managed by Kubernetes.  The user is "
+     "responsible for ensuring that traffic arrives at a node with this IP.  A common example "
+     "is external load-balancers that are not part of the Kubernetes system.",
      0},
-    {"Port(s)", "string", "", "The list of ports that are exposed by this service.", 0},
+    {"Port(s)", "string", "",
+     "The list of ports that are exposed by this service. More info: "
+     "https://kubernetes.io/docs/concepts/services-networking/service/"
+     "#virtual-ips-and-service-proxies",
+     0},
     EMU_AGE_COL,
     {"Selector", "string", "",
-     "Route service traffic to pods with label keys and values matching this selector.", 1},
+     "Route service traffic to pods with label keys and values matching this selector. If "
+     "empty or not present, the service is assumed to have an external process managing its "
+     "endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, "
+     "and LoadBalancer. Ignored if type is ExternalName. More info: "
+     "https://kubernetes.io/docs/concepts/services-networking/service/",
+     1},
 };
 
 static void service_external_ip(const cJSON *o, const char *type, kube_buf *b)
