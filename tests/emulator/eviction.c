@@ -143,51 +143,65 @@ static void disallow_condition(cJSON *status)
         cJSON_AddItemToArray(conds, c);
 }
 
+/* A number of the budget's status (0 when absent). */
+static double status_num(const cJSON *status, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(status, key);
+
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* Why the budget refuses a disruption now (a Status in *st), or KUBE_OK. */
+static int budget_refusal(const cJSON *pdb, cJSON **st)
+{
+    const char *name = emu_json_str(pdb, "metadata.name");
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(pdb, "status");
+    double allowed = status_num(status, "disruptionsAllowed");
+    char msg[256];
+
+    name = name ? name : "";
+    /* NaN when the budget has no generation: never behind */
+    if (status_num(status, "observedGeneration") <
+        cJSON_GetNumberValue(emu_json_at(pdb, "metadata.generation"))) {
+        snprintf(msg, sizeof(msg),
+                 "The disruption budget %s is still being processed by the server.", name);
+        return too_many_requests(st, msg);
+    }
+    if (allowed < 0)
+        return emu_fail(
+            st, 403, "Forbidden", emu_details(name, "policy", "poddisruptionbudget"),
+            "poddisruptionbudget.policy \"%s\" is forbidden: pdb disruptions allowed is negative",
+            name);
+    if (allowed == 0) {
+        snprintf(msg, sizeof(msg),
+                 "The disruption budget %s needs %.0f healthy pods and has %.0f currently", name,
+                 status_num(status, "desiredHealthy"), status_num(status, "currentHealthy"));
+        return too_many_requests(st, msg);
+    }
+    return KUBE_OK;
+}
+
 /* checkAndDecrement, under the store's lock for the budget. */
 static int decrement_fn(void *ctx, cJSON *cur, int64_t rv, cJSON **next, int *del, int *again,
                         cJSON **st)
 {
     pdb_ctx *p = ctx;
-    const char *name = emu_json_str(cur, "metadata.name");
-    cJSON *status = emu_json_obj(cur, "status");
-    double allowed =
-        cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(status, "disruptionsAllowed"));
-    double observed =
-        cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(status, "observedGeneration"));
-    double gen = cJSON_GetNumberValue(emu_json_at(cur, "metadata.generation"));
-    char msg[256], now[40];
-    int rc = KUBE_OK;
+    cJSON *status;
+    char now[40];
+    double allowed;
+    int rc = budget_refusal(cur, st);
 
     (void)rv;
     (void)del;
     (void)again;
-    allowed = allowed == allowed ? allowed : 0; /* NaN: absent */
-    if (observed == observed && gen == gen && observed < gen) {
-        snprintf(msg, sizeof(msg),
-                 "The disruption budget %s is still being processed by the server.",
-                 name ? name : "");
-        rc = too_many_requests(st, msg);
-    } else if (allowed < 0) {
-        rc = emu_fail(
-            st, 403, "Forbidden", emu_details(name, "policy", "poddisruptionbudget"),
-            "poddisruptionbudget.policy \"%s\" is forbidden: pdb disruptions allowed is negative",
-            name ? name : "");
-    } else if (allowed == 0) {
-        double want =
-            cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(status, "desiredHealthy"));
-        double have =
-            cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(status, "currentHealthy"));
-        snprintf(msg, sizeof(msg),
-                 "The disruption budget %s needs %.0f healthy pods and has %.0f currently",
-                 name ? name : "", want == want ? want : 0, have == have ? have : 0);
-        rc = too_many_requests(st, msg);
-    }
     if (rc != KUBE_OK || p->dry_run) {
         cJSON_Delete(cur);
         return rc;
     }
-    emu_json_put(status, "disruptionsAllowed", cJSON_CreateNumber(allowed - 1));
-    if (allowed - 1 == 0)
+    status = emu_json_obj(cur, "status");
+    allowed = status_num(status, "disruptionsAllowed") - 1;
+    emu_json_put(status, "disruptionsAllowed", cJSON_CreateNumber(allowed));
+    if (allowed == 0)
         disallow_condition(status);
     kube_time_rfc3339(now, sizeof(now));
     emu_json_put_str(emu_json_obj(status, "disruptedPods"), p->pod, now);
