@@ -40,7 +40,10 @@
  *        neither user nor groups, is 422 Invalid;
  *   POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews
  *        (kubectl auth can-i) the same decision for the requesting user;
- *        every authenticated user may create these (system:basic-user).
+ *   POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews
+ *        (kubectl auth can-i --list) the requesting user's rules in
+ *        spec.namespace: the defaults, the policy file's and RBAC's;
+ *        every authenticated user may create these two (system:basic-user).
  * Bearer tokens of the token file also authenticate requests to the
  * emulator itself (before the default certificate/control-API tokens).
  * Hooks (authz_ext.h): RBAC objects (rbac.c, --authorization-mode=RBAC)
@@ -785,6 +788,109 @@ static int ssar_create(emu_server *s, emu_request *req, const cJSON *body, emu_r
                                       spec, status));
 }
 
+/* ---- SelfSubjectRulesReview ---- */
+
+static cJSON *strings_json(const char *const *v)
+{
+    cJSON *a = cJSON_CreateArray();
+
+    for (size_t i = 0; v[i]; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+    return a;
+}
+
+static cJSON *strs_json(const strs *l)
+{
+    cJSON *a = cJSON_CreateArray();
+
+    for (size_t i = 0; i < l->n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(l->v[i]));
+    return a;
+}
+
+/* {"verbs":..., key: values} appended to arr (arrays taken over). */
+static void add_rule(cJSON *arr, cJSON *verbs, const char *k1, cJSON *v1, const char *k2, cJSON *v2)
+{
+    cJSON *r = cJSON_CreateObject();
+
+    cJSON_AddItemToObject(r, "verbs", verbs);
+    cJSON_AddItemToObject(r, k1, v1);
+    if (k2)
+        cJSON_AddItemToObject(r, k2, v2);
+    cJSON_AddItemToArray(arr, r);
+}
+
+/* The rules of the built-in defaults: the superuser group, and the
+ * bootstrap roles every authenticated user has (system:basic-user,
+ * system:discovery, system:public-info-viewer). */
+static void default_rules(char *const *groups, size_t n, cJSON *res, cJSON *nonres)
+{
+    static const char *const all[] = {"*", NULL}, *const create[] = {"create", NULL},
+                             *const get[] = {"get", NULL},
+                             *const authz[] = {"authorization.k8s.io", NULL};
+    static const char *const selfs[] = {"selfsubjectaccessreviews", "selfsubjectrulesreviews",
+                                        NULL};
+    static const char *const discovery[] = {"/api",     "/api/*",   "/apis",     "/apis/*",
+                                            "/healthz", "/livez",   "/openapi",  "/openapi/*",
+                                            "/readyz",  "/version", "/version/", NULL};
+    static const char *const info[] = {"/healthz", "/livez",    "/readyz",
+                                       "/version", "/version/", NULL};
+
+    if (in_groups(groups, n, "system:masters")) {
+        add_rule(res, strings_json(all), "apiGroups", strings_json(all), "resources",
+                 strings_json(all));
+        add_rule(nonres, strings_json(all), "nonResourceURLs", strings_json(all), NULL, NULL);
+    }
+    if (!in_groups(groups, n, "system:authenticated"))
+        return;
+    add_rule(res, strings_json(create), "apiGroups", strings_json(authz), "resources",
+             strings_json(selfs));
+    add_rule(nonres, strings_json(get), "nonResourceURLs", strings_json(discovery), NULL, NULL);
+    add_rule(nonres, strings_json(get), "nonResourceURLs", strings_json(info), NULL, NULL);
+}
+
+static void policy_rules(const char *user, char *const *groups, size_t n, const char *ns,
+                         cJSON *res, cJSON *nonres)
+{
+    for (size_t i = 0; i < g.n_rules; i++) {
+        const rule *r = &g.rules[i];
+        if (!subject_matches(r, user, groups, n))
+            continue;
+        if (r->non_resource) {
+            add_rule(nonres, strs_json(&r->verbs), "nonResourceURLs", strs_json(&r->urls), NULL,
+                     NULL);
+        } else if (!r->namespaces.n || strs_has(&r->namespaces, ns)) {
+            add_rule(res, strs_json(&r->verbs), "apiGroups", strs_json(&r->api_groups), "resources",
+                     strs_json(&r->resources));
+            if (r->names.n)
+                cJSON_AddItemToObject(cJSON_GetArrayItem(res, cJSON_GetArraySize(res) - 1),
+                                      "resourceNames", strs_json(&r->names));
+        }
+    }
+}
+
+/* SelfSubjectRulesReview (kubectl auth can-i --list): every rule the
+ * requesting user has in spec.namespace, from the defaults, the policy
+ * file and RBAC; incomplete is false. */
+static int ssrr_create(emu_server *s, emu_request *req, const cJSON *body, emu_response *resp)
+{
+    const char *ns = attr(cJSON_GetObjectItemCaseSensitive(body, "spec"), "namespace");
+    const emu_user *u = &req->user;
+    cJSON *spec = cJSON_CreateObject(), *status = cJSON_CreateObject();
+    cJSON *res = cJSON_AddArrayToObject(status, "resourceRules");
+    cJSON *nonres = cJSON_AddArrayToObject(status, "nonResourceRules");
+
+    (void)s;
+    if (*ns)
+        cJSON_AddStringToObject(spec, "namespace", ns);
+    default_rules(u->groups, u->n_groups, res, nonres);
+    policy_rules(u->name, u->groups, u->n_groups, ns, res, nonres);
+    emu_rbac_rules(u->name, u->groups, u->n_groups, ns, res, nonres);
+    cJSON_AddFalseToObject(status, "incomplete");
+    return answer(resp, review_answer(req, "SelfSubjectRulesReview", "authorization.k8s.io/v1",
+                                      spec, status));
+}
+
 /* ---- plug-in ---- */
 
 static const emu_resource_def tokenreviews = {"authentication.k8s.io",
@@ -825,6 +931,19 @@ static const emu_resource_def ssars = {"authorization.k8s.io",
                                        0,
                                        ssar_create};
 
+static const emu_resource_def ssrrs = {"authorization.k8s.io",
+                                       "v1",
+                                       "selfsubjectrulesreviews",
+                                       "",
+                                       "SelfSubjectRulesReview",
+                                       "SelfSubjectRulesReviewList",
+                                       NULL,
+                                       NULL,
+                                       0,
+                                       0,
+                                       0,
+                                       ssrr_create};
+
 static int flag(const char *name, const char *value)
 {
     char **dst = !strcmp(name, "--authorization-policy-file") ? &g.policy_file
@@ -858,6 +977,9 @@ static int init(emu_server *s)
     if (rc == KUBE_OK &&
         !emu_resource_find(s, "authorization.k8s.io", "v1", "selfsubjectaccessreviews"))
         rc = emu_resource_register(s, &ssars);
+    if (rc == KUBE_OK &&
+        !emu_resource_find(s, "authorization.k8s.io", "v1", "selfsubjectrulesreviews"))
+        rc = emu_resource_register(s, &ssrrs);
     if (rc != KUBE_OK)
         return rc;
     emu_set_authenticator(s, authenticate, s);

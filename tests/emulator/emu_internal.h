@@ -326,7 +326,7 @@ int emu_object_delete(emu_server *s, emu_resource *r, const char *ns, const char
 /* protobuf.c: 1 if content_type is application/vnd.kubernetes.protobuf. */
 int emu_pb_is_protobuf(const char *content_type);
 /* protobuf.c: decodes req's protobuf body (the "k8s\0" runtime.Unknown
- * envelope) of a DeleteOptions, an Eviction or a SelfSubjectAccessReview
+ * envelope) of a DeleteOptions, an Eviction or a SelfSubject{Access,Rules}Review
  * into its JSON form (*out,
  * caller frees; "kind" and "apiVersion" from the envelope). Other kinds
  * are 415, malformed bodies 400 naming kind (*st, caller frees). */

@@ -2,10 +2,10 @@
  * tests/emulator/protobuf.c - the few protobuf request bodies kubectl
  * sends (Content-Type: application/vnd.kubernetes.protobuf): the
  * DeleteOptions of a DELETE, the Eviction of pods/eviction (kubectl
- * drain) and the SelfSubjectAccessReview of kubectl auth can-i. A body is Kubernetes' envelope: the
- * magic "k8s\0", then a runtime.Unknown message {typeMeta {apiVersion, kind}, raw, ...} whose raw
- * bytes are the object's message. Both kinds are turned into the JSON the
- * emulator would have received:
+ * drain) and the SelfSubject{Access,Rules}Reviews of kubectl auth can-i. A body is Kubernetes'
+ * envelope: the magic "k8s\0", then a runtime.Unknown message {typeMeta {apiVersion, kind}, raw,
+ * ...} whose raw bytes are the object's message. Both kinds are turned into the JSON the emulator
+ * would have received:
  *
  *   DeleteOptions: gracePeriodSeconds (1), preconditions (2: uid 1,
  *     resourceVersion 2), orphanDependents (3), propagationPolicy (4),
@@ -13,7 +13,8 @@
  *   Eviction (policy/v1, policy/v1beta1): metadata (1, ObjectMeta: name 1,
  *     generateName 2, namespace 3, uid 5, resourceVersion 6),
  *     deleteOptions (2);
- *   SelfSubjectAccessReview (kubectl auth can-i): spec's attributes.
+ *   SelfSubjectAccessReview (kubectl auth can-i): spec's attributes;
+ *   SelfSubjectRulesReview (kubectl auth can-i --list): spec.namespace.
  *
  * Any other kind is 415 UnsupportedMediaType naming the JSON and YAML
  * types (the emulator stores JSON); a body that is not such an envelope is
@@ -193,6 +194,20 @@ static int decode_ssar(pb b, cJSON *out)
     return rc;
 }
 
+/* SelfSubjectRulesReview: spec (2) {namespace (1)}. */
+static int decode_ssrr(pb b, cJSON *out)
+{
+    static const char *const spec_keys[] = {"namespace"};
+    pb_field f;
+    int rc;
+
+    while ((rc = pb_next(&b, &f)) == 1)
+        if (f.num == 2 && f.wire == 2 &&
+            (rc = decode_strings(f.sub, spec_keys, 1, emu_json_obj(out, "spec"))) < 0)
+            return rc;
+    return rc;
+}
+
 /* Splits the envelope into its TypeMeta (into out as apiVersion, kind) and
  * raw bytes. */
 static int unwrap(pb b, cJSON *out, pb *raw)
@@ -260,6 +275,8 @@ int emu_pb_decode(const emu_request *req, const char *kind, cJSON **out, cJSON *
         rc = decode_eviction(raw, o);
     else if (rc == 0 && got && !strcmp(got, "SelfSubjectAccessReview"))
         rc = decode_ssar(raw, o);
+    else if (rc == 0 && got && !strcmp(got, "SelfSubjectRulesReview"))
+        rc = decode_ssrr(raw, o);
     else if (rc == 0) {
         cJSON_Delete(o);
         return emu_fail(st, 415, "UnsupportedMediaType", NULL,

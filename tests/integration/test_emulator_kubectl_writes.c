@@ -10,9 +10,9 @@
  * PodDisruptionBudget (429 with kube-apiserver's Status, then the decrement
  * and disruptedPods), server-side apply refused with a 415 that does not
  * list application/apply-patch+yaml, SelfSubjectAccessReview under the
- * default policy and under --authorization-mode=RBAC; then the real
- * kubectl drain, auth can-i and apply --server-side when /usr/bin/kubectl
- * exists.
+ * default policy and under --authorization-mode=RBAC (and the
+ * SelfSubjectRulesReview of can-i --list); then the real kubectl drain,
+ * auth can-i (--list) and apply --server-side when /usr/bin/kubectl exists.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -346,6 +346,8 @@ static void self_subject_access_review(void **state)
 
 static void ssar_follows_rbac(void **state)
 {
+    static const char ssrr[] = "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":"
+                               "\"SelfSubjectRulesReview\",\"spec\":{\"namespace\":\"default\"}}";
     harness *h = *state;
     const harness_identity *bob;
     long status;
@@ -365,6 +367,28 @@ static void ssar_follows_rbac(void **state)
     j = ssar_pb(h, bob, &status);
     assert_int_equal(status, 201);
     assert_true(allowed(j));
+    cJSON_Delete(j);
+    /* kubectl auth can-i --list: the rules, RBAC's included */
+    j = ek_call(h, bob, "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", NULL, NULL,
+                ssrr, strlen(ssrr), &status);
+    assert_int_equal(status, 201);
+    assert_string_equal(str(j, "kind", NULL), "SelfSubjectRulesReview");
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "status"), "incomplete")));
+    {
+        const cJSON *rules = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "status"), "resourceRules"),
+                    *r;
+        int found = 0;
+        cJSON_ArrayForEach(r, rules)
+        {
+            const cJSON *res = cJSON_GetObjectItem(r, "resources");
+            found |= cJSON_GetArraySize(res) == 1 &&
+                     !strcmp(cJSON_GetStringValue(cJSON_GetArrayItem(res, 0)), "pods") &&
+                     !strcmp(cJSON_GetStringValue(
+                                 cJSON_GetArrayItem(cJSON_GetObjectItem(r, "verbs"), 0)),
+                             "create");
+        }
+        assert_true(found);
+    }
     cJSON_Delete(j);
 }
 
@@ -398,6 +422,9 @@ static void kubectl_drain_can_i_apply(void **state)
     assert_int_equal(harness_add_token_user(h, "bob", NULL, 0, &bob), KUBE_OK);
     assert_int_equal(ek_kubectl(h, bob->kubeconfig, "auth can-i create pods", out, sizeof(out)), 1);
     assert_string_equal(out, "no\n");
+    assert_int_equal(ek_kubectl(h, NULL, "auth can-i --list", out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "*.*"));
+    assert_non_null(strstr(out, "selfsubjectrulesreviews.authorization.k8s.io"));
 
     snprintf(path, sizeof(path), "%s/ssa.yaml", harness_data_dir(h));
     f = fopen(path, "w");
