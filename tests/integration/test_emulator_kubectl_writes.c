@@ -2,9 +2,10 @@
  * tests/integration/test_emulator_kubectl_writes.c - group
  * emulator_kubectl_writes: the writes kubectl makes in kubectl's own wire
  * formats. Protobuf bodies (Content-Type application/vnd.kubernetes.protobuf):
- * a DeleteOptions and a SelfSubjectAccessReview captured from kubectl
- * v1.32.4 (-v=9 against the emulator: drain --disable-eviction
- * --grace-period=7, auth can-i create pods -n default), and a policy/v1
+ * a DeleteOptions, a SelfSubjectAccessReview and a Secret captured from
+ * kubectl v1.32.4 (-v=9 against the emulator: drain --disable-eviction
+ * --grace-period=7, auth can-i create pods -n default, create secret
+ * generic s1 --from-literal=a=b), and a policy/v1
  * Eviction encoded as client-go's protobuf serializer encodes it (kubectl
  * 1.32 itself sends Evictions as JSON); pods/eviction honouring a
  * PodDisruptionBudget (429 with kube-apiserver's Status, then the decrement
@@ -12,7 +13,8 @@
  * list application/apply-patch+yaml, SelfSubjectAccessReview under the
  * default policy and under --authorization-mode=RBAC (and the
  * SelfSubjectRulesReview of can-i --list); then the real kubectl drain,
- * auth can-i (--list) and apply --server-side when /usr/bin/kubectl exists.
+ * auth can-i (--list), create (namespace, configmap, rolebinding, pdb) and
+ * apply --server-side when /usr/bin/kubectl exists.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,6 +43,12 @@ static const char captured_ssar[] =
     "default\x12\x06"
     "create\x1a\x00\x22\x00\x2a\x04"
     "pods\x32\x00\x3a\x00\x1a\x08\x08\x00\x12\x00\x1a\x00\x20\x00\x1a\x00\x22\x00";
+/* kubectl create secret generic s1 --from-literal=a=b: POST secrets. */
+static const char captured_secret[] =
+    "k8s\x00\x0a\x0c\x0a\x02v1\x12\x06Secret\x12\x1e\x0a\x12\x0a\x02s1\x12\x00\x1a\x00"
+    "\x22\x00\x2a\x00\x32\x00\x38\x00\x42\x00\x12\x06\x0a\x01"
+    "a\x12\x01"
+    "b\x1a\x00\x1a\x00\x22\x00";
 /* policy/v1 Eviction of default/web-1 with empty DeleteOptions, as
  * client-go's protobuf serializer writes it (gogo: every non-pointer
  * field, empty strings included). */
@@ -153,6 +161,24 @@ static void protobuf_delete_options(void **state)
     assert_string_equal(str(j, "reason", NULL), "UnsupportedMediaType");
     cJSON_Delete(j);
     assert_int_equal(get_status(h, NS "/pods/kept"), 200);
+}
+
+/* kubectl create's typed objects arrive as protobuf too. */
+static void protobuf_created_object(void **state)
+{
+    harness *h = *state;
+    long status;
+    cJSON *j =
+        ek_call(h, NULL, "POST", NS "/secrets?fieldManager=kubectl-create", EK_ACCEPT_PROTOBUF,
+                EK_PROTOBUF, captured_secret, sizeof(captured_secret) - 1, &status);
+
+    assert_int_equal(status, 201);
+    assert_string_equal(str(j, "kind", NULL), "Secret");
+    assert_string_equal(str(j, "metadata", "name"), "s1");
+    assert_string_equal(str(j, "data", "a"), "Yg==");
+    assert_string_equal(str(j, "type", NULL), "Opaque");
+    assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "generateName"));
+    cJSON_Delete(j);
 }
 
 /* ------------------------------------------------------------------ */
@@ -426,6 +452,25 @@ static void kubectl_drain_can_i_apply(void **state)
     assert_non_null(strstr(out, "*.*"));
     assert_non_null(strstr(out, "selfsubjectrulesreviews.authorization.k8s.io"));
 
+    assert_int_equal(ek_kubectl(h, NULL, "create namespace team-a", out, sizeof(out)), 0);
+    assert_string_equal(out, "namespace/team-a created\n");
+    assert_int_equal(
+        ek_kubectl(h, NULL, "-n team-a create configmap c1 --from-literal=k=v", out, sizeof(out)),
+        0);
+    assert_int_equal(
+        ek_kubectl(h, NULL, "-n team-a get configmap c1 -o jsonpath={.data.k}", out, sizeof(out)),
+        0);
+    assert_string_equal(out, "v");
+    assert_int_equal(ek_kubectl(h, NULL,
+                                "-n team-a create rolebinding rb --clusterrole=view --user=bob",
+                                out, sizeof(out)),
+                     0);
+    assert_int_equal(ek_kubectl(h, NULL,
+                                "-n team-a create pdb web --selector=app=web --min-available=50%",
+                                out, sizeof(out)),
+                     0);
+    assert_int_equal(ek_kubectl(h, NULL, "-n team-a get pdb web", out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "50%"));
     snprintf(path, sizeof(path), "%s/ssa.yaml", harness_data_dir(h));
     f = fopen(path, "w");
     assert_non_null(f);
@@ -441,6 +486,7 @@ int test_group_emulator_kubectl_writes(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(protobuf_delete_options, setup, teardown),
+        cmocka_unit_test_setup_teardown(protobuf_created_object, setup, teardown),
         cmocka_unit_test_setup_teardown(protobuf_eviction_honours_pdb, setup, teardown),
         cmocka_unit_test_setup_teardown(eviction_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(server_side_apply_refused, setup, teardown),
