@@ -334,19 +334,23 @@ int emu_pb_decode(const emu_request *req, const char *kind, cJSON **out, cJSON *
 /* eviction.c: POST pods/NAME/eviction (policy/v1 or v1beta1 Eviction):
  * honours PodDisruptionBudgets, then deletes the pod. Returns 1 (answered). */
 int emu_eviction_handle(emu_server *s, emu_request *req, emu_response *resp);
-/* table.c: Table watch events (kubectl get -w). */
+/* table.c: Table (kubectl get -w) and PartialObjectMetadata watch events. */
 typedef struct emu_table_watch {
-    int on;      /* the watch asked for Tables */
+    int on;      /* the watch asked for a transform */
+    int table;   /* 1: Tables, 0: PartialObjectMetadata */
     int headers; /* the next Table carries the column definitions */
     int include; /* includeObject */
     char version[16];
 } emu_table_watch;
-/* Fills *tw from req's Accept and includeObject (tw->on 0: plain
- * objects). A bad includeObject is answered in resp (400) and returns
- * KUBE_EINVAL. */
-int emu_table_watch_begin(const emu_request *req, emu_response *resp, emu_table_watch *tw);
-/* The one-row Table for a watch event's object (JSON text of r's kind), as
- * a string the caller frees; NULL on ENOMEM or unparsable JSON. */
+/* Fills *tw from req's Accept and includeObject for a watch of r (tw->on
+ * 0: plain objects). An Accept of nothing servable (406), of
+ * PartialObjectMetadataList (406) or a bad includeObject (400) is answered
+ * in resp and returns KUBE_EINVAL. */
+int emu_table_watch_begin(const emu_request *req, const emu_resource *r, emu_response *resp,
+                          emu_table_watch *tw);
+/* A watch event's object (JSON text of r's kind) as the one-row Table or
+ * the PartialObjectMetadata asked for, as a string the caller frees; NULL
+ * on ENOMEM or unparsable JSON. */
 char *emu_table_watch_object(emu_table_watch *tw, const emu_resource *r, const char *json,
                              size_t len);
 /* list.c / watch.c */

@@ -11,7 +11,9 @@
  *
  * The Accept list is read in order and the first media type the emulator
  * can serve wins (kubectl get sends Table v1, Table v1beta1, then plain
- * JSON). A transform of the wrong shape (PartialObjectMetadata of a list)
+ * JSON); YAML and protobuf are answered as JSON; a list of nothing
+ * servable (an unknown transform, text/html) is 406 NotAcceptable naming
+ * the served types. A transform of the wrong shape (PartialObjectMetadata of a list)
  * is 406 NotAcceptable, an unknown includeObject is 400, as kube-apiserver
  * answers. Without a transform the object or list is plain JSON. A watch
  * asking for a Table (kubectl get -w) gets each event's object as a
@@ -94,12 +96,28 @@ static int media_range(const char *p, size_t n, transform *t)
     return AS_UNSERVABLE;
 }
 
+/* 1 if the media range (p, n) is one kube-apiserver serves and the
+ * emulator answers as JSON instead (YAML, protobuf without a transform). */
+static int served_as_json(const char *p, size_t n)
+{
+    const char *semi = memchr(p, ';', n);
+    size_t mn = semi ? (size_t)(semi - p) : n;
+    char as[8];
+
+    trim(&p, &mn);
+    media_param(p, n, "as", as, sizeof(as));
+    return !*as && ((mn == 16 && !strncmp(p, "application/yaml", 16)) ||
+                    (mn == 35 && !strncmp(p, "application/vnd.kubernetes.protobuf", 35)));
+}
+
 /* The first servable entry of the Accept header; plain JSON when there is
- * none (or no header). */
+ * no header or the client also takes a type the emulator answers as JSON;
+ * AS_UNSERVABLE when nothing it asks for can be served (406). */
 static transform negotiate(const emu_request *req)
 {
     const char *accept = emu_header_get(req, "Accept");
     transform t = {AS_JSON, "v1"};
+    int unservable = accept && *accept;
 
     while (accept && *accept) {
         const char *comma = strchr(accept, ',');
@@ -108,9 +126,24 @@ static transform negotiate(const emu_request *req)
         one.as = media_range(accept, n, &one);
         if (one.as != AS_UNSERVABLE)
             return one;
+        unservable &= !served_as_json(accept, n);
         accept = comma ? comma + 1 : NULL;
     }
+    t.as = unservable ? AS_UNSERVABLE : AS_JSON;
     return t;
+}
+
+/* negotiation.NewNotAcceptableError: the media types the resource serves. */
+static int not_acceptable(emu_response *resp, const emu_resource *r)
+{
+    emu_response_status(resp, 406, "NotAcceptable",
+                        r->def->custom ? "only the following media types are accepted: "
+                                         "application/json, application/yaml"
+                                       : "only the following media types are accepted: "
+                                         "application/json, application/yaml, "
+                                         "application/vnd.kubernetes.protobuf",
+                        NULL);
+    return 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -304,6 +337,8 @@ int emu_table_or_obj(emu_response *resp, const emu_request *req, const emu_resou
         return 1;
     case AS_PARTIAL_LIST:
         return wrong_shape(resp, r, t.as);
+    case AS_UNSERVABLE:
+        return not_acceptable(resp, r);
     default:
         return emu_response_raw(resp, 200, "application/json", o->json, o->len), 1;
     }
@@ -321,24 +356,32 @@ int emu_table_list(emu_response *resp, const emu_request *req, const emu_resourc
         return answer_partial_list(resp, items, n, list_meta(rv, cont, remaining), t.version);
     case AS_PARTIAL:
         return wrong_shape(resp, r, t.as);
+    case AS_UNSERVABLE:
+        return not_acceptable(resp, r);
     default:
         return 0;
     }
 }
 
-int emu_table_watch_begin(const emu_request *req, emu_response *resp, emu_table_watch *tw)
+int emu_table_watch_begin(const emu_request *req, const emu_resource *r, emu_response *resp,
+                          emu_table_watch *tw)
 {
     transform t = negotiate(req);
 
     memset(tw, 0, sizeof(*tw));
-    if (t.as != AS_TABLE)
+    if (t.as == AS_UNSERVABLE)
+        return not_acceptable(resp, r), KUBE_EINVAL;
+    if (t.as == AS_PARTIAL_LIST)
+        return wrong_shape(resp, r, t.as), KUBE_EINVAL;
+    if (t.as == AS_JSON)
         return KUBE_OK;
-    tw->include = include_object(req);
+    tw->include = t.as == AS_TABLE ? include_object(req) : INCLUDE_METADATA;
     if (tw->include == INCLUDE_BAD) {
         bad_include(resp, req);
         return KUBE_EINVAL;
     }
     tw->on = 1;
+    tw->table = t.as == AS_TABLE;
     tw->headers = 1;
     kube_strlcpy(tw->version, t.version, sizeof(tw->version));
     return KUBE_OK;
@@ -353,15 +396,20 @@ char *emu_table_watch_object(emu_table_watch *tw, const emu_resource *r, const c
 
     if (emu_json_parse(json, len, &obj, err, sizeof(err)) != KUBE_OK)
         return NULL;
-    rv = emu_json_str(obj, "metadata.resourceVersion");
-    t = table_new(r, list_meta(0, NULL, -1), tw->version, tw->headers);
-    if (rv)
-        cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(t, "metadata"), "resourceVersion",
-                                rv);
-    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(t, "rows"),
-                         table_row(r, obj, tw->include, tw->version));
-    tw->headers = 0;
-    out = emu_json_print(t);
+    if (!tw->table) {
+        t = partial(obj, tw->version);
+        cJSON_Delete(obj);
+    } else {
+        rv = emu_json_str(obj, "metadata.resourceVersion");
+        t = table_new(r, list_meta(0, NULL, -1), tw->version, tw->headers);
+        if (rv)
+            cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(t, "metadata"),
+                                    "resourceVersion", rv);
+        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(t, "rows"),
+                             table_row(r, obj, tw->include, tw->version));
+        tw->headers = 0;
+    }
+    out = t ? emu_json_print(t) : NULL;
     cJSON_Delete(t);
     return out;
 }

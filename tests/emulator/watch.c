@@ -304,7 +304,7 @@ int emu_watch_handle(emu_server *s, emu_request *req, emu_resource *r, emu_respo
         }
     }
     if (parse_watch(&w, req, resp, &rv, &from_now) != KUBE_OK ||
-        emu_table_watch_begin(req, resp, &w.table) != KUBE_OK)
+        emu_table_watch_begin(req, r, resp, &w.table) != KUBE_OK)
         goto out;
     w.next_bookmark_ms = kube_now_ms() + s->cfg.bookmark_interval_ms;
     resp->status = 200;

@@ -479,6 +479,18 @@ static void versions_and_partial(void **state)
     assert_int_equal(status, 406);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(t, "reason")), "NotAcceptable");
     cJSON_Delete(t);
+    /* nothing servable asked for; YAML or protobuf beside it: JSON */
+    t = ek_call(h, NULL, "GET", "/api/v1/nodes", "application/json;as=Table;v=v2;g=meta.k8s.io",
+                NULL, NULL, 0, &status);
+    assert_int_equal(status, 406);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(t, "message")),
+                        "only the following media types are accepted: application/json, "
+                        "application/yaml, application/vnd.kubernetes.protobuf");
+    cJSON_Delete(t);
+    t = ek_call(h, NULL, "GET", "/api/v1/nodes/node-0", EK_ACCEPT_PROTOBUF, NULL, NULL, 0, &status);
+    assert_int_equal(status, 200);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(t, "kind")), "Node");
+    cJSON_Delete(t);
 }
 
 /* kubectl get -w: every event's object is a one-row Table, the column
@@ -513,6 +525,25 @@ static void watch_tables(void **state)
     assert_string_equal(ek_cell(cJSON_GetObjectItem(second, "object"), 0, 0), "node-1");
     cJSON_Delete(first);
     cJSON_Delete(second);
+    /* client-go's metadata informers watch PartialObjectMetadata */
+    {
+        static const char *const meta[] = {
+            "Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", NULL};
+        assert_int_equal(harness_request_headers(h, NULL, "GET",
+                                                 "/api/v1/nodes?watch=1&timeoutSeconds=1", meta,
+                                                 NULL, NULL, &r),
+                         KUBE_OK);
+        nl = strchr(r.body, '\n');
+        assert_non_null(nl);
+        *nl = '\0';
+        first = cJSON_Parse(r.body);
+        harness_response_free(&r);
+        assert_string_equal(
+            cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(first, "object"), "kind")),
+            "PartialObjectMetadata");
+        assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(first, "object"), "status"));
+        cJSON_Delete(first);
+    }
 }
 
 /* ------------------------------------------------------------------ */
