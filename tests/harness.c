@@ -453,6 +453,14 @@ int harness_request_headers(harness *h, const harness_identity *as, const char *
                             const char *path, const char *const *headers, const char *content_type,
                             const char *body, harness_response *out)
 {
+    return harness_request_bytes(h, as, method, path, headers, content_type, body,
+                                 body ? strlen(body) : 0, out);
+}
+
+int harness_request_bytes(harness *h, const harness_identity *as, const char *method,
+                          const char *path, const char *const *headers, const char *content_type,
+                          const char *body, size_t body_len, harness_response *out)
+{
     CURL *c = curl_easy_init();
     struct curl_slist *hdrs;
     kube_buf resp = KUBE_BUF_INIT;
@@ -479,7 +487,7 @@ int harness_request_headers(harness *h, const harness_identity *as, const char *
     }
     if (body) {
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)body_len);
     }
     if (!strcmp(method, "HEAD"))
         curl_easy_setopt(c, CURLOPT_NOBODY, 1L);

@@ -194,6 +194,12 @@ int harness_request(harness *h, const harness_identity *as, const char *method, 
 int harness_request_headers(harness *h, const harness_identity *as, const char *method,
                             const char *path, const char *const *headers, const char *content_type,
                             const char *body, harness_response *out);
+/* Like harness_request_headers with a body of body_len bytes that may hold
+ * NUL bytes (a protobuf body). An "Accept:" line in headers replaces the
+ * default Accept: application/json. */
+int harness_request_bytes(harness *h, const harness_identity *as, const char *method,
+                          const char *path, const char *const *headers, const char *content_type,
+                          const char *body, size_t body_len, harness_response *out);
 /* Like harness_request; *json (caller frees) is the parsed body or NULL if
  * it was not JSON. Returns KUBE_OK when a response arrived (whatever its
  * status), so tests assert on out->status. */

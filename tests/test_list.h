@@ -42,6 +42,8 @@
     INTEGRATION(emulator)                                     \
     INTEGRATION(emulator_rbac)                                \
     INTEGRATION(emulator_h2)                                  \
+    INTEGRATION(emulator_kubectl_tables)                      \
+    INTEGRATION(emulator_kubectl_writes)                      \
     /* framework: extension points, configuration */          \
     UNIT(framework)                                           \
     UNIT(sched_config)                                        \

@@ -37,7 +37,13 @@
  *        bearer token"}; tokens from the token file, then the control API's;
  *   POST /apis/authorization.k8s.io/v1/subjectaccessreviews
  *        status {allowed}; a spec with neither or both attribute kinds, or
- *        neither user nor groups, is 422 Invalid.
+ *        neither user nor groups, is 422 Invalid;
+ *   POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews
+ *        (kubectl auth can-i) the same decision for the requesting user;
+ *   POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews
+ *        (kubectl auth can-i --list) the requesting user's rules in
+ *        spec.namespace: the defaults, the policy file's and RBAC's;
+ *        every authenticated user may create these two (system:basic-user).
  * Bearer tokens of the token file also authenticate requests to the
  * emulator itself (before the default certificate/control-API tokens).
  * Hooks (authz_ext.h): RBAC objects (rbac.c, --authorization-mode=RBAC)
@@ -202,6 +208,11 @@ static int default_allows(char *const *groups, size_t n, const ask *a)
 
     if (in_groups(groups, n, "system:masters"))
         return 1;
+    if (a->resource && !strcmp(a->verb, "create") && !strcmp(a->group, "authorization.k8s.io") &&
+        (!strcmp(a->resource_name, "selfsubjectaccessreviews") ||
+         !strcmp(a->resource_name, "selfsubjectrulesreviews")) &&
+        in_groups(groups, n, "system:authenticated"))
+        return 1; /* the system:basic-user role */
     if (a->resource || strcmp(a->verb, "get") != 0 || !in_groups(groups, n, "system:authenticated"))
         return 0;
     for (size_t i = 0; public_paths[i]; i++)
@@ -668,15 +679,15 @@ static cJSON *sar_spec(const cJSON *in)
     return spec;
 }
 
-static int sar_invalid(emu_response *resp, const char *field, const char *detail)
+static int sar_invalid(emu_response *resp, const char *kind, const char *field, const char *detail)
 {
     char msg[512];
     cJSON *details = cJSON_CreateObject(), *causes, *cause;
 
-    snprintf(msg, sizeof(msg), "SubjectAccessReview.authorization.k8s.io \"\" is invalid: %s: %s",
-             field, detail);
+    snprintf(msg, sizeof(msg), "%s.authorization.k8s.io \"\" is invalid: %s: %s", kind, field,
+             detail);
     cJSON_AddStringToObject(details, "group", "authorization.k8s.io");
-    cJSON_AddStringToObject(details, "kind", "SubjectAccessReview");
+    cJSON_AddStringToObject(details, "kind", kind);
     causes = cJSON_AddArrayToObject(details, "causes");
     cause = cJSON_CreateObject();
     cJSON_AddStringToObject(cause, "reason", "FieldValueInvalid");
@@ -686,16 +697,13 @@ static int sar_invalid(emu_response *resp, const char *field, const char *detail
     return emu_response_status(resp, 422, "Invalid", msg, details);
 }
 
-static int sar_decide(const cJSON *spec)
+/* The decision for the attributes of spec, for user and groups. */
+static int review_decide(const cJSON *spec, const char *user, char *const *groups, size_t n)
 {
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(spec, "resourceAttributes");
     const cJSON *nonres = cJSON_GetObjectItemCaseSensitive(spec, "nonResourceAttributes");
-    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(spec, "groups"), *it;
-    char *gv[64];
-    size_t n = 0;
     ask q = {0};
 
-    cJSON_ArrayForEach(it, groups) if (cJSON_IsString(it) && n < 64) gv[n++] = it->valuestring;
     q.resource = res != NULL;
     q.verb = attr(res ? res : nonres, "verb");
     q.path = attr(nonres, "path");
@@ -704,34 +712,183 @@ static int sar_decide(const cJSON *spec)
     q.subresource = attr(res, "subresource");
     q.namespace_ = attr(res, "namespace");
     q.name = attr(res, "name");
-    return decide(attr(spec, "user"), gv, n, &q);
+    return decide(user, groups, n, &q);
+}
+
+static int sar_decide(const cJSON *spec)
+{
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(spec, "groups"), *it;
+    char *gv[64];
+    size_t n = 0;
+
+    cJSON_ArrayForEach(it, groups) if (cJSON_IsString(it) && n < 64) gv[n++] = it->valuestring;
+    return review_decide(spec, attr(spec, "user"), gv, n);
+}
+
+/* A spec with exactly one of resourceAttributes and nonResourceAttributes,
+ * else the 422 (answered; returns 1). */
+static int review_attrs_invalid(emu_response *resp, const char *kind, const cJSON *in)
+{
+    int has_res = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(in, "resourceAttributes"));
+    int has_nonres = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(in, "nonResourceAttributes"));
+
+    if (!has_res && !has_nonres)
+        return sar_invalid(resp, kind, "spec.resourceAttributes",
+                           "Invalid value: \"null\": exactly one "
+                           "of nonResourceAttributes or resourceAttributes must be specified"),
+               1;
+    if (has_res && has_nonres)
+        return sar_invalid(resp, kind, "spec.nonResourceAttributes",
+                           "Invalid value: \"\": cannot be "
+                           "specified in combination with resourceAttributes"),
+               1;
+    return 0;
 }
 
 static int sar_create(emu_server *s, emu_request *req, const cJSON *body, emu_response *resp)
 {
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(body, "spec");
-    int has_res = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(in, "resourceAttributes"));
-    int has_nonres = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(in, "nonResourceAttributes"));
     cJSON *spec, *status;
 
     (void)s;
-    if (!has_res && !has_nonres)
-        return sar_invalid(resp, "spec.resourceAttributes",
-                           "Invalid value: \"null\": exactly one "
-                           "of nonResourceAttributes or resourceAttributes must be specified");
-    if (has_res && has_nonres)
-        return sar_invalid(resp, "spec.nonResourceAttributes",
-                           "Invalid value: \"\": cannot be "
-                           "specified in combination with resourceAttributes");
+    if (review_attrs_invalid(resp, "SubjectAccessReview", in))
+        return KUBE_OK;
     if (!*attr(in, "user") &&
         cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(in, "groups")) == 0)
-        return sar_invalid(resp, "spec.user",
+        return sar_invalid(resp, "SubjectAccessReview", "spec.user",
                            "Invalid value: \"\": at least one of user or group must be specified");
     spec = sar_spec(in);
     status = cJSON_CreateObject();
     cJSON_AddBoolToObject(status, "allowed", sar_decide(spec));
     return answer(
         resp, review_answer(req, "SubjectAccessReview", "authorization.k8s.io/v1", spec, status));
+}
+
+/* SelfSubjectAccessReview: the same decision for the requesting user (as
+ * authenticated, after impersonation); the answer echoes only the
+ * attributes. */
+static int ssar_create(emu_server *s, emu_request *req, const cJSON *body, emu_response *resp)
+{
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(body, "spec");
+    cJSON *spec, *status;
+
+    (void)s;
+    if (review_attrs_invalid(resp, "SelfSubjectAccessReview", in))
+        return KUBE_OK;
+    spec = sar_spec(in);
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, "user");
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, "groups");
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, "extra");
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, "uid");
+    status = cJSON_CreateObject();
+    cJSON_AddBoolToObject(status, "allowed",
+                          review_decide(spec, req->user.name ? req->user.name : "",
+                                        req->user.groups, req->user.n_groups));
+    return answer(resp, review_answer(req, "SelfSubjectAccessReview", "authorization.k8s.io/v1",
+                                      spec, status));
+}
+
+/* ---- SelfSubjectRulesReview ---- */
+
+static cJSON *strings_json(const char *const *v)
+{
+    cJSON *a = cJSON_CreateArray();
+
+    for (size_t i = 0; v[i]; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+    return a;
+}
+
+static cJSON *strs_json(const strs *l)
+{
+    cJSON *a = cJSON_CreateArray();
+
+    for (size_t i = 0; i < l->n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(l->v[i]));
+    return a;
+}
+
+/* {"verbs":..., key: values} appended to arr (arrays taken over). */
+static void add_rule(cJSON *arr, cJSON *verbs, const char *k1, cJSON *v1, const char *k2, cJSON *v2)
+{
+    cJSON *r = cJSON_CreateObject();
+
+    cJSON_AddItemToObject(r, "verbs", verbs);
+    cJSON_AddItemToObject(r, k1, v1);
+    if (k2)
+        cJSON_AddItemToObject(r, k2, v2);
+    cJSON_AddItemToArray(arr, r);
+}
+
+/* The rules of the built-in defaults: the superuser group, and the
+ * bootstrap roles every authenticated user has (system:basic-user,
+ * system:discovery, system:public-info-viewer). */
+static void default_rules(char *const *groups, size_t n, cJSON *res, cJSON *nonres)
+{
+    static const char *const all[] = {"*", NULL}, *const create[] = {"create", NULL},
+                             *const get[] = {"get", NULL},
+                             *const authz[] = {"authorization.k8s.io", NULL};
+    static const char *const selfs[] = {"selfsubjectaccessreviews", "selfsubjectrulesreviews",
+                                        NULL};
+    static const char *const discovery[] = {"/api",     "/api/*",   "/apis",     "/apis/*",
+                                            "/healthz", "/livez",   "/openapi",  "/openapi/*",
+                                            "/readyz",  "/version", "/version/", NULL};
+    static const char *const info[] = {"/healthz", "/livez",    "/readyz",
+                                       "/version", "/version/", NULL};
+
+    if (in_groups(groups, n, "system:masters")) {
+        add_rule(res, strings_json(all), "apiGroups", strings_json(all), "resources",
+                 strings_json(all));
+        add_rule(nonres, strings_json(all), "nonResourceURLs", strings_json(all), NULL, NULL);
+    }
+    if (!in_groups(groups, n, "system:authenticated"))
+        return;
+    add_rule(res, strings_json(create), "apiGroups", strings_json(authz), "resources",
+             strings_json(selfs));
+    add_rule(nonres, strings_json(get), "nonResourceURLs", strings_json(discovery), NULL, NULL);
+    add_rule(nonres, strings_json(get), "nonResourceURLs", strings_json(info), NULL, NULL);
+}
+
+static void policy_rules(const char *user, char *const *groups, size_t n, const char *ns,
+                         cJSON *res, cJSON *nonres)
+{
+    for (size_t i = 0; i < g.n_rules; i++) {
+        const rule *r = &g.rules[i];
+        if (!subject_matches(r, user, groups, n))
+            continue;
+        if (r->non_resource) {
+            add_rule(nonres, strs_json(&r->verbs), "nonResourceURLs", strs_json(&r->urls), NULL,
+                     NULL);
+        } else if (!r->namespaces.n || strs_has(&r->namespaces, ns)) {
+            add_rule(res, strs_json(&r->verbs), "apiGroups", strs_json(&r->api_groups), "resources",
+                     strs_json(&r->resources));
+            if (r->names.n)
+                cJSON_AddItemToObject(cJSON_GetArrayItem(res, cJSON_GetArraySize(res) - 1),
+                                      "resourceNames", strs_json(&r->names));
+        }
+    }
+}
+
+/* SelfSubjectRulesReview (kubectl auth can-i --list): every rule the
+ * requesting user has in spec.namespace, from the defaults, the policy
+ * file and RBAC; incomplete is false. */
+static int ssrr_create(emu_server *s, emu_request *req, const cJSON *body, emu_response *resp)
+{
+    const char *ns = attr(cJSON_GetObjectItemCaseSensitive(body, "spec"), "namespace");
+    const emu_user *u = &req->user;
+    cJSON *spec = cJSON_CreateObject(), *status = cJSON_CreateObject();
+    cJSON *res = cJSON_AddArrayToObject(status, "resourceRules");
+    cJSON *nonres = cJSON_AddArrayToObject(status, "nonResourceRules");
+
+    (void)s;
+    if (*ns)
+        cJSON_AddStringToObject(spec, "namespace", ns);
+    default_rules(u->groups, u->n_groups, res, nonres);
+    policy_rules(u->name, u->groups, u->n_groups, ns, res, nonres);
+    emu_rbac_rules(u->name, u->groups, u->n_groups, ns, res, nonres);
+    cJSON_AddFalseToObject(status, "incomplete");
+    return answer(resp, review_answer(req, "SelfSubjectRulesReview", "authorization.k8s.io/v1",
+                                      spec, status));
 }
 
 /* ---- plug-in ---- */
@@ -760,6 +917,32 @@ static const emu_resource_def sars = {"authorization.k8s.io",
                                       0,
                                       0,
                                       sar_create};
+
+static const emu_resource_def ssars = {"authorization.k8s.io",
+                                       "v1",
+                                       "selfsubjectaccessreviews",
+                                       "",
+                                       "SelfSubjectAccessReview",
+                                       "SelfSubjectAccessReviewList",
+                                       NULL,
+                                       NULL,
+                                       0,
+                                       0,
+                                       0,
+                                       ssar_create};
+
+static const emu_resource_def ssrrs = {"authorization.k8s.io",
+                                       "v1",
+                                       "selfsubjectrulesreviews",
+                                       "",
+                                       "SelfSubjectRulesReview",
+                                       "SelfSubjectRulesReviewList",
+                                       NULL,
+                                       NULL,
+                                       0,
+                                       0,
+                                       0,
+                                       ssrr_create};
 
 static int flag(const char *name, const char *value)
 {
@@ -791,6 +974,12 @@ static int init(emu_server *s)
     if (rc == KUBE_OK &&
         !emu_resource_find(s, "authorization.k8s.io", "v1", "subjectaccessreviews"))
         rc = emu_resource_register(s, &sars);
+    if (rc == KUBE_OK &&
+        !emu_resource_find(s, "authorization.k8s.io", "v1", "selfsubjectaccessreviews"))
+        rc = emu_resource_register(s, &ssars);
+    if (rc == KUBE_OK &&
+        !emu_resource_find(s, "authorization.k8s.io", "v1", "selfsubjectrulesreviews"))
+        rc = emu_resource_register(s, &ssrrs);
     if (rc != KUBE_OK)
         return rc;
     emu_set_authenticator(s, authenticate, s);

@@ -7,7 +7,8 @@
  * first in its authorizer, and ORs emu_rbac_allows() into every
  * decision it makes (the emulator's own requests and SubjectAccessReviews),
  * after its built-in defaults and policy file, as kube-apiserver unions its
- * authorizers.
+ * authorizers; emu_rbac_rules() adds RBAC's rules to a
+ * SelfSubjectRulesReview.
  *
  * Threads: the functions are called concurrently from connection threads.
  * Memory: nothing is kept beyond a call except per-thread request facts.
@@ -45,6 +46,13 @@ int emu_authz_ext_take_refusal(emu_attrs *out);
  * (name, groups) to do a, else 0. Always 0 unless the emulator runs with
  * --authorization-mode=RBAC. Strings borrowed. */
 int emu_rbac_allows(const char *user, char *const *groups, size_t n_groups, const emu_attrs *a);
+
+/* Appends to resource_rules and nonresource_rules (JSON arrays) the rules
+ * the stored bindings give the user in namespace ns (ClusterRoleBindings,
+ * and RoleBindings of ns when ns is not empty), as kube-apiserver's RBAC
+ * RulesFor lists them. Nothing unless --authorization-mode=RBAC. */
+void emu_rbac_rules(const char *user, char *const *groups, size_t n_groups, const char *ns,
+                    cJSON *resource_rules, cJSON *nonresource_rules);
 
 /* rbac.c: remembers (per thread) the fieldSelector metadata.name of the
  * current request when it is a list or watch; "" otherwise. */

@@ -76,6 +76,22 @@ static cJSON *resource_entry(const emu_resource_def *d, const char *name, const 
     return e;
 }
 
+/* pods/eviction names its group and version (policy/v1), which kubectl
+ * drain looks for before it evicts instead of deleting. */
+static cJSON *eviction_entry(const emu_resource_def *d)
+{
+    cJSON *e = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(e, "name", "pods/eviction");
+    cJSON_AddStringToObject(e, "singularName", "");
+    cJSON_AddBoolToObject(e, "namespaced", d->namespaced);
+    cJSON_AddStringToObject(e, "group", "policy");
+    cJSON_AddStringToObject(e, "version", "v1");
+    cJSON_AddStringToObject(e, "kind", "Eviction");
+    add_strings(e, "verbs", "create");
+    return e;
+}
+
 static void add_resources(emu_server *s, const char *group, const char *version, cJSON *list)
 {
     for (size_t i = 0; i < emu_store_n_resources(s->store); i++) {
@@ -94,6 +110,7 @@ static void add_resources(emu_server *s, const char *group, const char *version,
         if (!strcmp(d->plural, "pods") && !*d->group) {
             snprintf(sub, sizeof(sub), "%s/binding", d->plural);
             cJSON_AddItemToArray(list, resource_entry(d, sub, "Binding", "create", 0));
+            cJSON_AddItemToArray(list, eviction_entry(d));
         }
         if (d->has_status) {
             snprintf(sub, sizeof(sub), "%s/status", d->plural);

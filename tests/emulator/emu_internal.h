@@ -314,6 +314,45 @@ int emu_table_or_obj(emu_response *resp, const emu_request *req, const emu_resou
 int emu_table_list(emu_response *resp, const emu_request *req, const emu_resource *r,
                    emu_obj *const *items, size_t n, int64_t rv, const char *cont,
                    int64_t remaining);
+/* resources.c: decodes a request body (JSON, or protobuf through
+ * protobuf.c) into *out (caller frees); on error *st is the Status
+ * kube-apiserver answers (400 naming kind, or 415). */
+int emu_decode_body(const emu_request *req, const char *kind, cJSON **out, cJSON **st);
+/* resources.c: deletes ns/name of r as a DELETE with DeleteOptions opts
+ * (may be NULL: gracePeriodSeconds and preconditions are honoured) does,
+ * graceful pods included. On error *st is the Status. */
+int emu_object_delete(emu_server *s, emu_resource *r, const char *ns, const char *name,
+                      const cJSON *opts, cJSON **st);
+/* protobuf.c: 1 if content_type is application/vnd.kubernetes.protobuf. */
+int emu_pb_is_protobuf(const char *content_type);
+/* protobuf.c: decodes req's protobuf body (the "k8s\0" runtime.Unknown
+ * envelope) of a DeleteOptions, an Eviction or a SelfSubject{Access,Rules}Review
+ * into its JSON form (*out,
+ * caller frees; "kind" and "apiVersion" from the envelope). Other kinds
+ * are 415, malformed bodies 400 naming kind (*st, caller frees). */
+int emu_pb_decode(const emu_request *req, const char *kind, cJSON **out, cJSON **st);
+/* eviction.c: POST pods/NAME/eviction (policy/v1 or v1beta1 Eviction):
+ * honours PodDisruptionBudgets, then deletes the pod. Returns 1 (answered). */
+int emu_eviction_handle(emu_server *s, emu_request *req, emu_response *resp);
+/* table.c: Table (kubectl get -w) and PartialObjectMetadata watch events. */
+typedef struct emu_table_watch {
+    int on;      /* the watch asked for a transform */
+    int table;   /* 1: Tables, 0: PartialObjectMetadata */
+    int headers; /* the next Table carries the column definitions */
+    int include; /* includeObject */
+    char version[16];
+} emu_table_watch;
+/* Fills *tw from req's Accept and includeObject for a watch of r (tw->on
+ * 0: plain objects). An Accept of nothing servable (406), of
+ * PartialObjectMetadataList (406) or a bad includeObject (400) is answered
+ * in resp and returns KUBE_EINVAL. */
+int emu_table_watch_begin(const emu_request *req, const emu_resource *r, emu_response *resp,
+                          emu_table_watch *tw);
+/* A watch event's object (JSON text of r's kind) as the one-row Table or
+ * the PartialObjectMetadata asked for, as a string the caller frees; NULL
+ * on ENOMEM or unparsable JSON. */
+char *emu_table_watch_object(emu_table_watch *tw, const emu_resource *r, const char *json,
+                             size_t len);
 /* list.c / watch.c */
 /* The 422 for invalid ListOptions: "resourceVersionMatch: Forbidden: <detail>". */
 int emu_list_options_invalid(emu_response *resp, const char *detail);

@@ -6,7 +6,10 @@
  * directives). Errors answer like kube-apiserver: 400 for a body that is not
  * JSON, 415 for an unsupported patch type, 422 for a JSON patch that does
  * not apply ("the server rejected our request due to an error in our
- * request").
+ * request"). Server-side apply (application/apply-patch+yaml) is refused as
+ * a kube-apiserver without the ServerSideApply feature refuses it: 415
+ * listing only the patch types above (so kubectl apply --server-side fails
+ * cleanly instead of being told the type it sent is accepted).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -518,8 +521,7 @@ int emu_patch_check_type(const char *content_type, const emu_resource *r, cJSON 
         (!strategic_ok || strcmp(mt, "application/strategic-merge-patch+json")))
         return emu_fail(st, 415, "UnsupportedMediaType", NULL,
                         "the body of the request was in an unknown format - accepted media types "
-                        "include: application/json-patch+json, application/merge-patch+json, "
-                        "application/apply-patch+yaml%s",
+                        "include: application/json-patch+json, application/merge-patch+json%s",
                         strategic_ok ? ", application/strategic-merge-patch+json" : "");
     return KUBE_OK;
 }

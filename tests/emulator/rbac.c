@@ -240,6 +240,90 @@ int emu_rbac_allows(const char *user, char *const *groups, size_t n_groups, cons
 }
 
 /* ------------------------------------------------------------------ */
+/* Rules (SelfSubjectRulesReview)                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct rules_ctx {
+    who w;
+    cJSON *res;    /* resourceRules */
+    cJSON *nonres; /* nonResourceRules */
+} rules_ctx;
+
+static void copy_member(cJSON *dst, const cJSON *rule, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(rule, key);
+
+    if (cJSON_GetArraySize(v) > 0)
+        cJSON_AddItemToObject(dst, key, cJSON_Duplicate(v, 1));
+}
+
+/* RBACAuthorizer.RulesFor: a rule with resources is a resource rule, one
+ * with nonResourceURLs a non-resource rule. */
+static void add_role_rules(rules_ctx *c, const cJSON *role)
+{
+    const cJSON *rule;
+
+    cJSON_ArrayForEach(rule, cJSON_GetObjectItemCaseSensitive(role, "rules"))
+    {
+        const cJSON *verbs = cJSON_GetObjectItemCaseSensitive(rule, "verbs");
+        if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(rule, "resources")) > 0) {
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddItemToObject(r, "verbs", cJSON_Duplicate(verbs, 1));
+            copy_member(r, rule, "apiGroups");
+            copy_member(r, rule, "resources");
+            copy_member(r, rule, "resourceNames");
+            cJSON_AddItemToArray(c->res, r);
+        }
+        if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(rule, "nonResourceURLs")) > 0) {
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddItemToObject(r, "verbs", cJSON_Duplicate(verbs, 1));
+            copy_member(r, rule, "nonResourceURLs");
+            cJSON_AddItemToArray(c->nonres, r);
+        }
+    }
+}
+
+static int collect_binding(rules_ctx *c, const cJSON *b, int namespaced)
+{
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(b, "roleRef");
+    const char *kind = str_of(ref, "kind"), *ns = emu_json_str(b, "metadata.namespace");
+    cJSON *role = NULL;
+
+    if (!binding_applies(b, &c->w))
+        return 0;
+    if (!strcmp(kind, "ClusterRole"))
+        emu_store_get(g_server, g_res[K_CR], NULL, str_of(ref, "name"), &role);
+    else if (namespaced && !strcmp(kind, "Role") && ns)
+        emu_store_get(g_server, g_res[K_ROLE], ns, str_of(ref, "name"), &role);
+    if (role)
+        add_role_rules(c, role);
+    cJSON_Delete(role);
+    return 0;
+}
+
+static int collect_cluster_binding(void *ctx, const cJSON *b)
+{
+    return collect_binding(ctx, b, 0);
+}
+
+static int collect_ns_binding(void *ctx, const cJSON *b)
+{
+    return collect_binding(ctx, b, 1);
+}
+
+void emu_rbac_rules(const char *user, char *const *groups, size_t n_groups, const char *ns,
+                    cJSON *resource_rules, cJSON *nonresource_rules)
+{
+    rules_ctx c = {{user, groups, n_groups, NULL, ""}, resource_rules, nonresource_rules};
+
+    if (!g_enabled)
+        return;
+    emu_store_each(g_server, g_res[K_CRB], NULL, collect_cluster_binding, &c);
+    if (ns && *ns)
+        emu_store_each(g_server, g_res[K_RB], ns, collect_ns_binding, &c);
+}
+
+/* ------------------------------------------------------------------ */
 /* Request facts                                                       */
 /* ------------------------------------------------------------------ */
 

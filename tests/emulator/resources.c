@@ -164,12 +164,13 @@ static void summarize(const char *body, size_t len, char *out, size_t n)
         kube_strlcpy(out + o, " ...", n - o);
 }
 
-/* Decodes a request body into an object of the resource's kind. */
-static int decode_body(const emu_request *req, const char *kind, cJSON **out, cJSON **st)
+int emu_decode_body(const emu_request *req, const char *kind, cJSON **out, cJSON **st)
 {
     char err[256], summary[128];
 
     *out = NULL;
+    if (emu_pb_is_protobuf(emu_header_get(req, "Content-Type")))
+        return emu_pb_decode(req, kind, out, st);
     if (emu_json_parse(req->body, req->body_len, out, err, sizeof(err)) != KUBE_OK) {
         summarize(req->body, req->body_len, summary, sizeof(summary));
         return emu_fail(st, 400, "BadRequest", NULL,
@@ -374,7 +375,7 @@ static int handle_create(emu_server *s, emu_request *req, emu_resource *r, emu_r
 {
     cJSON *obj = NULL, *st = NULL;
     emu_obj *o = NULL;
-    int rc = decode_body(req, r->def->kind, &obj, &st);
+    int rc = emu_decode_body(req, r->def->kind, &obj, &st);
 
     if (rc == KUBE_OK && r->def->virtual_create) {
         rc = r->def->virtual_create(s, req, obj, resp);
@@ -624,7 +625,7 @@ static int handle_update(emu_server *s, emu_request *req, emu_resource *r, int s
     int rc = KUBE_OK;
 
     if (!patch) {
-        rc = decode_body(req, r->def->kind, &u.body, &st);
+        rc = emu_decode_body(req, r->def->kind, &u.body, &st);
         if (rc == KUBE_OK)
             rc = check_put_body(req, r, u.body, &st);
     } else {
@@ -737,6 +738,20 @@ static int delete_fn(void *ctx, cJSON *cur, int64_t rv, cJSON **next, int *del, 
     return KUBE_OK;
 }
 
+/* Takes gracePeriodSeconds and the preconditions of a DeleteOptions
+ * (opts may be NULL). */
+static void apply_delete_options(delete_ctx *d, const cJSON *opts)
+{
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(opts, "gracePeriodSeconds");
+
+    if (cJSON_IsNumber(g))
+        d->grace = (int64_t)g->valuedouble;
+    if (d->grace < -1)
+        d->grace = 0;
+    d->uid = kube_strdup(emu_json_str(opts, "preconditions.uid"));
+    d->rv = kube_strdup(emu_json_str(opts, "preconditions.resourceVersion"));
+}
+
 static int read_delete_options(const emu_request *req, delete_ctx *d, cJSON **st)
 {
     char *grace = emu_query_get(req, "gracePeriodSeconds");
@@ -751,18 +766,16 @@ static int read_delete_options(const emu_request *req, delete_ctx *d, cJSON **st
     free(grace);
     if (req->body_len == 0)
         return KUBE_OK;
-    if (emu_json_parse(req->body, req->body_len, &opts, err, sizeof(err)) != KUBE_OK)
+    if (emu_pb_is_protobuf(emu_header_get(req, "Content-Type")))
+        rc = emu_pb_decode(req, "DeleteOptions", &opts, st);
+    else if (emu_json_parse(req->body, req->body_len, &opts, err, sizeof(err)) != KUBE_OK)
         return emu_fail(st, 400, "BadRequest", NULL,
                         "the object provided is unrecognized (must be of type DeleteOptions): "
                         "couldn't get version/kind; json parse error: %s",
                         err);
-    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(opts, "gracePeriodSeconds")))
-        d->grace =
-            (int64_t)cJSON_GetObjectItemCaseSensitive(opts, "gracePeriodSeconds")->valuedouble;
-    if (d->grace < -1)
-        d->grace = 0;
-    d->uid = kube_strdup(emu_json_str(opts, "preconditions.uid"));
-    d->rv = kube_strdup(emu_json_str(opts, "preconditions.resourceVersion"));
+    if (rc != KUBE_OK)
+        return rc;
+    apply_delete_options(d, opts);
     cJSON_Delete(opts);
     return rc;
 }
@@ -807,6 +820,21 @@ static int delete_object(emu_server *s, emu_resource *r, const char *ns, const c
         emu_store_write(s->store, r, NULL, name, delete_fn, &fin, &gone, st);
         emu_obj_unref(gone);
     }
+    return rc;
+}
+
+int emu_object_delete(emu_server *s, emu_resource *r, const char *ns, const char *name,
+                      const cJSON *opts, cJSON **st)
+{
+    delete_ctx d = {.r = r, .ns = ns, .name = name, .grace = -1};
+    emu_obj *o = NULL;
+    int rc;
+
+    apply_delete_options(&d, opts);
+    rc = delete_object(s, r, ns, name, &d, &o, st);
+    emu_obj_unref(o);
+    free(d.uid);
+    free(d.rv);
     return rc;
 }
 
@@ -1023,7 +1051,7 @@ static int handle_binding(emu_server *s, emu_request *req, emu_response *resp)
     cJSON *body = NULL, *st = NULL;
     emu_obj *o = NULL;
     binding_ctx b = {req->attrs.namespace_, req->attrs.name, NULL, NULL, NULL, NULL};
-    int rc = decode_body(req, "Binding", &body, &st);
+    int rc = emu_decode_body(req, "Binding", &body, &st);
 
     if (rc == KUBE_OK)
         rc = check_type(g_pods, "Binding", body, &st);
@@ -1104,6 +1132,11 @@ static int handle_subresource(emu_server *s, emu_request *req, emu_resource *r, 
     if (!strcmp(sub, "binding") && is_pod(r)) {
         if (!strcmp(m, "POST"))
             return handle_binding(s, req, resp);
+        return method_not_allowed(resp), 1;
+    }
+    if (!strcmp(sub, "eviction") && is_pod(r)) {
+        if (!strcmp(m, "POST"))
+            return emu_eviction_handle(s, req, resp);
         return method_not_allowed(resp), 1;
     }
     emu_response_text(resp, 404, "404 page not found\n");

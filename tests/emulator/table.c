@@ -1,271 +1,415 @@
 /*
- * tests/emulator/table.c - server-side printing: kubectl get asks for
- * application/json;as=Table;v=v1;g=meta.k8s.io and prints the columns the
- * server chooses. Columns follow kube-apiserver's printers for pods, nodes
- * and namespaces; other kinds get Name and Age (Created At for core kinds
- * without a printer). Rows carry the object's metadata as
- * PartialObjectMetadata (includeObject=Metadata, the default).
+ * tests/emulator/table.c - the media-type transforms kube-apiserver's
+ * get and list handlers offer (handlers/response.go):
+ *
+ *   Accept: application/json;as=Table;v=v1;g=meta.k8s.io  (or v=v1beta1)
+ *       a meta.k8s.io Table: columnDefinitions and rows from printers.c;
+ *       each row's "object" follows ?includeObject=: Metadata (default) a
+ *       PartialObjectMetadata, Object the whole object, None nothing;
+ *   Accept: application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io
+ *       (one object) and ...;as=PartialObjectMetadataList;... (a list).
+ *
+ * The Accept list is read in order and the first media type the emulator
+ * can serve wins (kubectl get sends Table v1, Table v1beta1, then plain
+ * JSON); YAML and protobuf are answered as JSON; a list of nothing
+ * servable (an unknown transform, text/html) is 406 NotAcceptable naming
+ * the served types. A transform of the wrong shape (PartialObjectMetadata of a list)
+ * is 406 NotAcceptable, an unknown includeObject is 400, as kube-apiserver
+ * answers. Without a transform the object or list is plain JSON. A watch
+ * asking for a Table (kubectl get -w) gets each event's object as a
+ * one-row Table, the column definitions only in the first (NoHeaders
+ * after it); ERROR and BOOKMARK objects are left as they are.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "emu_internal.h"
+#include "printers.h"
 
-static int wants_table(const emu_request *req)
+enum { AS_JSON = 0, AS_TABLE, AS_PARTIAL, AS_PARTIAL_LIST, AS_UNSERVABLE };
+
+typedef struct transform {
+    int as;
+    char version[16]; /* "v1" or "v1beta1" */
+} transform;
+
+/* ------------------------------------------------------------------ */
+/* Negotiation                                                         */
+/* ------------------------------------------------------------------ */
+
+static void trim(const char **s, size_t *n)
+{
+    while (*n && (**s == ' ' || **s == '\t')) {
+        (*s)++;
+        (*n)--;
+    }
+    while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t'))
+        (*n)--;
+}
+
+/* The value of parameter key in the ";"-separated params of one media
+ * range (p, n), copied to out ("" when absent). */
+static void media_param(const char *p, size_t n, const char *key, char *out, size_t outn)
+{
+    size_t klen = strlen(key);
+
+    out[0] = '\0';
+    while (n) {
+        const char *semi = memchr(p, ';', n);
+        size_t len = semi ? (size_t)(semi - p) : n;
+        const char *q = p;
+        size_t qn = len;
+        trim(&q, &qn);
+        if (qn > klen && !strncmp(q, key, klen) && q[klen] == '=')
+            snprintf(out, outn, "%.*s", (int)(qn - klen - 1), q + klen + 1);
+        p += len + (semi ? 1 : 0);
+        n -= len + (semi ? 1 : 0);
+    }
+}
+
+/* What one media range (text p, n) asks for. */
+static int media_range(const char *p, size_t n, transform *t)
+{
+    const char *semi = memchr(p, ';', n);
+    const char *mt = p;
+    size_t mn = semi ? (size_t)(semi - p) : n;
+    char as[48], g[48];
+
+    trim(&mt, &mn);
+    if (!(mn == 16 && !strncmp(mt, "application/json", 16)) &&
+        !(mn == 3 && !strncmp(mt, "*/*", 3)) && !(mn == 13 && !strncmp(mt, "application/*", 13)))
+        return AS_UNSERVABLE;
+    media_param(p, n, "as", as, sizeof(as));
+    if (!*as)
+        return AS_JSON;
+    media_param(p, n, "g", g, sizeof(g));
+    media_param(p, n, "v", t->version, sizeof(t->version));
+    if (strcmp(g, "meta.k8s.io") || (strcmp(t->version, "v1") && strcmp(t->version, "v1beta1")))
+        return AS_UNSERVABLE;
+    if (!strcmp(as, "Table"))
+        return AS_TABLE;
+    if (!strcmp(as, "PartialObjectMetadata"))
+        return AS_PARTIAL;
+    if (!strcmp(as, "PartialObjectMetadataList"))
+        return AS_PARTIAL_LIST;
+    return AS_UNSERVABLE;
+}
+
+/* 1 if the media range (p, n) is one kube-apiserver serves and the
+ * emulator answers as JSON instead (YAML, protobuf without a transform). */
+static int served_as_json(const char *p, size_t n)
+{
+    const char *semi = memchr(p, ';', n);
+    size_t mn = semi ? (size_t)(semi - p) : n;
+    char as[8];
+
+    trim(&p, &mn);
+    media_param(p, n, "as", as, sizeof(as));
+    return !*as && ((mn == 16 && !strncmp(p, "application/yaml", 16)) ||
+                    (mn == 35 && !strncmp(p, "application/vnd.kubernetes.protobuf", 35)));
+}
+
+/* The first servable entry of the Accept header; plain JSON when there is
+ * no header or the client also takes a type the emulator answers as JSON;
+ * AS_UNSERVABLE when nothing it asks for can be served (406). */
+static transform negotiate(const emu_request *req)
 {
     const char *accept = emu_header_get(req, "Accept");
+    transform t = {AS_JSON, "v1"};
+    int unservable = accept && *accept;
 
-    return accept && strstr(accept, "as=Table") && strstr(accept, "g=meta.k8s.io");
-}
-
-/* kubectl's HumanDuration. */
-static void human_age(const char *ts, char *out, size_t n)
-{
-    struct tm tm = {0};
-    long long d, m, h;
-
-    if (!ts || !strptime(ts, "%Y-%m-%dT%H:%M:%SZ", &tm)) {
-        snprintf(out, n, "<unknown>");
-        return;
+    while (accept && *accept) {
+        const char *comma = strchr(accept, ',');
+        size_t n = comma ? (size_t)(comma - accept) : strlen(accept);
+        transform one = {AS_JSON, "v1"};
+        one.as = media_range(accept, n, &one);
+        if (one.as != AS_UNSERVABLE)
+            return one;
+        unservable &= !served_as_json(accept, n);
+        accept = comma ? comma + 1 : NULL;
     }
-    d = (long long)(time(NULL) - timegm(&tm));
-    if (d < -1) {
-        snprintf(out, n, "<invalid>");
-    } else if (d < 120) {
-        snprintf(out, n, "%llds", d < 0 ? 0 : d);
-    } else if ((m = d / 60) < 10) {
-        if (d % 60)
-            snprintf(out, n, "%lldm%llds", m, d % 60);
-        else
-            snprintf(out, n, "%lldm", m);
-    } else if (m < 180) {
-        snprintf(out, n, "%lldm", m);
-    } else if ((h = d / 3600) < 8) {
-        if (m % 60)
-            snprintf(out, n, "%lldh%lldm", h, m % 60);
-        else
-            snprintf(out, n, "%lldh", h);
-    } else if (h < 48) {
-        snprintf(out, n, "%lldh", h);
-    } else if (h < 24 * 8) {
-        if (h % 24)
-            snprintf(out, n, "%lldd%lldh", h / 24, h % 24);
-        else
-            snprintf(out, n, "%lldd", h / 24);
-    } else {
-        snprintf(out, n, "%lldd", h / 24);
-    }
+    t.as = unservable ? AS_UNSERVABLE : AS_JSON;
+    return t;
 }
 
-static void add_column(cJSON *cols, const char *name, const char *type, const char *format,
-                       const char *desc, int priority)
+/* negotiation.NewNotAcceptableError: the media types the resource serves. */
+static int not_acceptable(emu_response *resp, const emu_resource *r)
 {
-    cJSON *c = cJSON_CreateObject();
-
-    cJSON_AddStringToObject(c, "name", name);
-    cJSON_AddStringToObject(c, "type", type);
-    cJSON_AddStringToObject(c, "format", format);
-    cJSON_AddStringToObject(c, "description", desc);
-    cJSON_AddNumberToObject(c, "priority", priority);
-    cJSON_AddItemToArray(cols, c);
+    emu_response_status(resp, 406, "NotAcceptable",
+                        r->def->custom ? "only the following media types are accepted: "
+                                         "application/json, application/yaml"
+                                       : "only the following media types are accepted: "
+                                         "application/json, application/yaml, "
+                                         "application/vnd.kubernetes.protobuf",
+                        NULL);
+    return 1;
 }
 
-static const char name_desc[] =
-    "Name must be unique within a namespace. Is required when creating resources, although some "
-    "resources may allow a client to request the generation of an appropriate name "
-    "automatically. Name is primarily intended for creation idempotence and configuration "
-    "definition. Cannot be updated. More info: http://kubernetes.io/docs/user-guide/"
-    "identifiers#names";
-static const char age_desc[] =
-    "CreationTimestamp is a timestamp representing the server time when this object was created. "
-    "It is not guaranteed to be set in happens-before order across separate operations. Clients "
-    "may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by "
-    "the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/"
-    "devel/sig-architecture/api-conventions.md#metadata";
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
 
-static cJSON *columns(const emu_resource *r)
+/* The Go type kube-apiserver names in its 406 (the internal version). */
+static void go_type(const emu_resource *r, int list, char *out, size_t n)
 {
-    cJSON *cols = cJSON_CreateArray();
-    const char *p = r->def->plural;
+    const char *g = r->def->group;
+    size_t glen = strcspn(g, ".");
 
-    add_column(cols, "Name", "string", "name", name_desc, 0);
-    if (!strcmp(p, "pods") && !*r->def->group) {
-        add_column(cols, "Ready", "string", "",
-                   "The aggregate readiness state of this pod for "
-                   "accepting traffic.",
-                   0);
-        add_column(cols, "Status", "string", "",
-                   "The aggregate status of the containers in this "
-                   "pod.",
-                   0);
-        add_column(cols, "Restarts", "string", "",
-                   "The number of times the containers in this pod "
-                   "have been restarted and when the last container "
-                   "in this pod has restarted.",
-                   0);
-        add_column(cols, "Age", "string", "", age_desc, 0);
-        add_column(cols, "IP", "string", "",
-                   "IP address allocated to the pod. Routable at least "
-                   "within the cluster. Empty if not yet allocated.",
-                   1);
-        add_column(cols, "Node", "string", "",
-                   "NodeName is a request to schedule this pod onto a "
-                   "specific node.",
-                   1);
-        add_column(cols, "Nominated Node", "string", "",
-                   "nominatedNodeName is set only when this "
-                   "pod preempts other pods on the node.",
-                   1);
-        add_column(cols, "Readiness Gates", "string", "",
-                   "If specified, all readiness gates will "
-                   "be evaluated for pod readiness.",
-                   1);
-    } else if (!strcmp(p, "nodes")) {
-        add_column(cols, "Status", "string", "", "The status of the node", 0);
-        add_column(cols, "Roles", "string", "", "The roles of the node", 0);
-        add_column(cols, "Age", "string", "", age_desc, 0);
-        add_column(cols, "Version", "string", "", "Kubelet Version reported by the node.", 0);
-    } else if (!strcmp(p, "namespaces")) {
-        add_column(cols, "Status", "string", "", "The status of the namespace", 0);
-        add_column(cols, "Age", "string", "", age_desc, 0);
-    } else if (r->def->custom) {
-        add_column(cols, "Age", "date", "", age_desc, 0);
-    } else {
-        add_column(cols, "Created At", "date", "", age_desc, 0);
-    }
-    return cols;
-}
-
-static int count_ready(const cJSON *pod)
-{
-    const cJSON *cs;
-    int ready = 0;
-
-    cJSON_ArrayForEach(cs, emu_json_at(pod, "status.containerStatuses")) ready +=
-        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cs, "ready"));
-    return ready;
-}
-
-static void pod_cells(cJSON *cells, const cJSON *o, const char *age)
-{
-    char ready[32];
-    const char *phase = emu_json_str(o, "status.phase");
-    const char *reason = emu_json_str(o, "status.reason");
-    const char *ip = emu_json_str(o, "status.podIP");
-    const char *node = emu_json_str(o, "spec.nodeName");
-    const char *nom = emu_json_str(o, "status.nominatedNodeName");
-
-    snprintf(ready, sizeof(ready), "%d/%d", count_ready(o),
-             cJSON_GetArraySize(emu_json_at(o, "spec.containers")));
-    cJSON_AddItemToArray(cells, cJSON_CreateString(ready));
-    if (emu_json_at(o, "metadata.deletionTimestamp"))
-        cJSON_AddItemToArray(cells, cJSON_CreateString("Terminating"));
+    if (r->def->custom)
+        snprintf(out, n, "*unstructured.Unstructured%s", list ? "List" : "");
     else
-        cJSON_AddItemToArray(cells, cJSON_CreateString(reason ? reason : phase ? phase : ""));
-    cJSON_AddItemToArray(cells, cJSON_CreateNumber(0));
-    cJSON_AddItemToArray(cells, cJSON_CreateString(age));
-    cJSON_AddItemToArray(cells, cJSON_CreateString(ip ? ip : "<none>"));
-    cJSON_AddItemToArray(cells, cJSON_CreateString(node && *node ? node : "<none>"));
-    cJSON_AddItemToArray(cells, cJSON_CreateString(nom && *nom ? nom : "<none>"));
-    cJSON_AddItemToArray(cells, cJSON_CreateString("<none>"));
+        snprintf(out, n, "*%.*s.%s", *g ? (int)glen : 4, *g ? g : "core",
+                 list ? r->def->list_kind : r->def->kind);
 }
 
-static void node_cells(cJSON *cells, const cJSON *o, const char *age)
+static int wrong_shape(emu_response *resp, const emu_resource *r, int as)
 {
-    const cJSON *c;
-    const char *ready = "Unknown";
-    const char *ver = emu_json_str(o, "status.nodeInfo.kubeletVersion");
-    char status[64];
+    char type[160], msg[320];
 
-    cJSON_ArrayForEach(c, emu_json_at(o, "status.conditions"))
-    {
-        const char *t = emu_json_str(c, "type"), *st = emu_json_str(c, "status");
-        if (t && st && !strcmp(t, "Ready"))
-            ready = !strcmp(st, "True") ? "Ready" : "NotReady";
-    }
-    snprintf(status, sizeof(status), "%s%s", ready,
-             cJSON_IsTrue(emu_json_at(o, "spec.unschedulable")) ? ",SchedulingDisabled" : "");
-    cJSON_AddItemToArray(cells, cJSON_CreateString(status));
-    cJSON_AddItemToArray(cells, cJSON_CreateString("<none>"));
-    cJSON_AddItemToArray(cells, cJSON_CreateString(age));
-    cJSON_AddItemToArray(cells, cJSON_CreateString(ver && *ver ? ver : ""));
+    go_type(r, as == AS_PARTIAL, type, sizeof(type));
+    if (as == AS_PARTIAL)
+        snprintf(msg, sizeof(msg),
+                 "you requested PartialObjectMetadata, but the requested object is a list (%s)",
+                 type);
+    else
+        snprintf(msg, sizeof(msg),
+                 "you requested PartialObjectMetadataList, but the requested object is not a "
+                 "list (%s)",
+                 type);
+    emu_response_status(resp, 406, "NotAcceptable", msg, NULL);
+    return 1;
 }
 
-static cJSON *row(const emu_resource *r, const emu_obj *obj)
-{
-    cJSON *o = emu_obj_tree(obj), *rowj = cJSON_CreateObject(), *cells = cJSON_CreateArray(), *pom;
-    const char *p = r->def->plural, *created = emu_json_str(o, "metadata.creationTimestamp");
-    char age[32];
+enum { INCLUDE_METADATA = 0, INCLUDE_OBJECT, INCLUDE_NONE, INCLUDE_BAD };
 
-    human_age(created, age, sizeof(age));
-    cJSON_AddItemToArray(cells, cJSON_CreateString(obj->name));
-    if (!strcmp(p, "pods") && !*r->def->group)
-        pod_cells(cells, o, age);
-    else if (!strcmp(p, "nodes"))
-        node_cells(cells, o, age);
-    else if (!strcmp(p, "namespaces")) {
-        const char *phase = emu_json_str(o, "status.phase");
-        cJSON_AddItemToArray(cells, cJSON_CreateString(phase ? phase : ""));
-        cJSON_AddItemToArray(cells, cJSON_CreateString(age));
-    } else if (r->def->custom) {
-        cJSON_AddItemToArray(cells, cJSON_CreateString(age));
-    } else {
-        cJSON_AddItemToArray(cells, cJSON_CreateString(created ? created : ""));
-    }
-    cJSON_AddItemToObject(rowj, "cells", cells);
-    pom = cJSON_CreateObject();
-    cJSON_AddStringToObject(pom, "kind", "PartialObjectMetadata");
-    cJSON_AddStringToObject(pom, "apiVersion", "meta.k8s.io/v1");
-    cJSON_AddItemToObject(pom, "metadata", cJSON_DetachItemFromObjectCaseSensitive(o, "metadata"));
-    cJSON_AddItemToObject(rowj, "object", pom);
-    cJSON_Delete(o);
-    return rowj;
+static int include_object(const emu_request *req)
+{
+    char *v = emu_query_get(req, "includeObject");
+    int inc = !v || !*v || !strcmp(v, "Metadata") ? INCLUDE_METADATA
+              : !strcmp(v, "Object")              ? INCLUDE_OBJECT
+              : !strcmp(v, "None")                ? INCLUDE_NONE
+                                                  : INCLUDE_BAD;
+
+    free(v);
+    return inc;
 }
 
-static int answer_table(emu_response *resp, const emu_resource *r, emu_obj *const *items, size_t n,
-                        int64_t rv, const char *cont, int64_t remaining)
+static int bad_include(emu_response *resp, const emu_request *req)
 {
-    cJSON *t = cJSON_CreateObject(), *meta, *rows;
+    char *v = emu_query_get(req, "includeObject"), msg[512];
+
+    snprintf(msg, sizeof(msg),
+             "Unable to convert to Table as requested: includeObject: Unsupported value: \"%s\": "
+             "supported values: \"Metadata\", \"None\", \"Object\"",
+             v ? v : "");
+    free(v);
+    emu_response_status(resp, 400, "BadRequest", msg, NULL);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Answers                                                             */
+/* ------------------------------------------------------------------ */
+
+/* {"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/V","metadata":...} */
+static cJSON *partial(const cJSON *obj, const char *version)
+{
+    cJSON *p = cJSON_CreateObject();
+    char api[32];
+
+    snprintf(api, sizeof(api), "meta.k8s.io/%s", version);
+    cJSON_AddStringToObject(p, "kind", "PartialObjectMetadata");
+    cJSON_AddStringToObject(p, "apiVersion", api);
+    cJSON_AddItemToObject(p, "metadata",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), 1));
+    return p;
+}
+
+static cJSON *list_meta(int64_t rv, const char *cont, int64_t remaining)
+{
+    cJSON *meta = cJSON_CreateObject();
     char rvs[32];
-    int rc;
 
-    cJSON_AddStringToObject(t, "kind", "Table");
-    cJSON_AddStringToObject(t, "apiVersion", "meta.k8s.io/v1");
-    meta = cJSON_AddObjectToObject(t, "metadata");
     if (rv > 0) {
         snprintf(rvs, sizeof(rvs), "%lld", (long long)rv);
         cJSON_AddStringToObject(meta, "resourceVersion", rvs);
     }
-    if (cont)
+    if (cont && *cont)
         cJSON_AddStringToObject(meta, "continue", cont);
-    if (cont && remaining >= 0)
+    if (cont && *cont && remaining >= 0)
         cJSON_AddNumberToObject(meta, "remainingItemCount", (double)remaining);
-    cJSON_AddItemToObject(t, "columnDefinitions", columns(r));
-    rows = cJSON_AddArrayToObject(t, "rows");
+    return meta;
+}
+
+/* One row for obj (taken over). */
+static cJSON *table_row(const emu_resource *r, cJSON *obj, int inc, const char *version)
+{
+    cJSON *row = obj ? emu_printer_row(r, obj) : NULL;
+
+    if (row && inc == INCLUDE_OBJECT) {
+        cJSON_AddItemToObject(row, "object", obj);
+        return row;
+    }
+    if (row && inc == INCLUDE_METADATA)
+        cJSON_AddItemToObject(row, "object", partial(obj, version));
+    cJSON_Delete(obj);
+    return row;
+}
+
+static int answer(emu_response *resp, cJSON *body)
+{
+    int rc = body ? emu_response_json(resp, 200, body) : KUBE_ENOMEM;
+
+    cJSON_Delete(body);
+    if (rc != KUBE_OK)
+        emu_response_status(resp, 500, "InternalError", kube_strerror(rc), NULL);
+    return 1;
+}
+
+/* A Table without rows; meta taken over; headers 0 leaves
+ * columnDefinitions null (watch events after the first). */
+static cJSON *table_new(const emu_resource *r, cJSON *meta, const char *version, int headers)
+{
+    cJSON *t = cJSON_CreateObject();
+    char api[32];
+
+    snprintf(api, sizeof(api), "meta.k8s.io/%s", version);
+    cJSON_AddStringToObject(t, "kind", "Table");
+    cJSON_AddStringToObject(t, "apiVersion", api);
+    cJSON_AddItemToObject(t, "metadata", meta);
+    cJSON_AddItemToObject(t, "columnDefinitions",
+                          headers ? emu_printer_columns(r) : cJSON_CreateNull());
+    cJSON_AddArrayToObject(t, "rows");
+    return t;
+}
+
+static int answer_table(emu_response *resp, const emu_request *req, const emu_resource *r,
+                        emu_obj *const *items, size_t n, cJSON *meta, const char *version)
+{
+    int inc = include_object(req);
+    cJSON *t, *rows;
+
+    if (inc == INCLUDE_BAD) {
+        cJSON_Delete(meta);
+        return bad_include(resp, req);
+    }
+    t = table_new(r, meta, version, 1);
+    rows = cJSON_GetObjectItemCaseSensitive(t, "rows");
     for (size_t i = 0; i < n; i++)
-        cJSON_AddItemToArray(rows, row(r, items[i]));
-    rc = emu_response_json(resp, 200, t);
-    cJSON_Delete(t);
-    return rc;
+        cJSON_AddItemToArray(rows, table_row(r, emu_obj_tree(items[i]), inc, version));
+    return answer(resp, t);
+}
+
+static int answer_partial_list(emu_response *resp, emu_obj *const *items, size_t n, cJSON *meta,
+                               const char *version)
+{
+    cJSON *l = cJSON_CreateObject(), *arr = n ? cJSON_CreateArray() : cJSON_CreateNull();
+    char api[32];
+
+    snprintf(api, sizeof(api), "meta.k8s.io/%s", version);
+    cJSON_AddStringToObject(l, "kind", "PartialObjectMetadataList");
+    cJSON_AddStringToObject(l, "apiVersion", api);
+    cJSON_AddItemToObject(l, "metadata", meta);
+    for (size_t i = 0; i < n; i++) {
+        cJSON *obj = emu_obj_tree(items[i]);
+        cJSON_AddItemToArray(arr, partial(obj, version));
+        cJSON_Delete(obj);
+    }
+    cJSON_AddItemToObject(l, "items", arr);
+    return answer(resp, l);
 }
 
 int emu_table_or_obj(emu_response *resp, const emu_request *req, const emu_resource *r,
                      const emu_obj *o)
 {
+    transform t = negotiate(req);
     emu_obj *one = (emu_obj *)o;
+    cJSON *obj;
 
-    if (wants_table(req))
-        return answer_table(resp, r, &one, 1, 0, NULL, -1);
-    return emu_response_raw(resp, 200, "application/json", o->json, o->len);
+    switch (t.as) {
+    case AS_TABLE:
+        return answer_table(resp, req, r, &one, 1, list_meta(o->rv, NULL, -1), t.version);
+    case AS_PARTIAL:
+        obj = emu_obj_tree(o);
+        answer(resp, obj ? partial(obj, t.version) : NULL);
+        cJSON_Delete(obj);
+        return 1;
+    case AS_PARTIAL_LIST:
+        return wrong_shape(resp, r, t.as);
+    case AS_UNSERVABLE:
+        return not_acceptable(resp, r);
+    default:
+        return emu_response_raw(resp, 200, "application/json", o->json, o->len), 1;
+    }
 }
 
 int emu_table_list(emu_response *resp, const emu_request *req, const emu_resource *r,
                    emu_obj *const *items, size_t n, int64_t rv, const char *cont, int64_t remaining)
 {
-    if (!wants_table(req))
+    transform t = negotiate(req);
+
+    switch (t.as) {
+    case AS_TABLE:
+        return answer_table(resp, req, r, items, n, list_meta(rv, cont, remaining), t.version);
+    case AS_PARTIAL_LIST:
+        return answer_partial_list(resp, items, n, list_meta(rv, cont, remaining), t.version);
+    case AS_PARTIAL:
+        return wrong_shape(resp, r, t.as);
+    case AS_UNSERVABLE:
+        return not_acceptable(resp, r);
+    default:
         return 0;
-    answer_table(resp, r, items, n, rv, cont, remaining);
-    return 1;
+    }
+}
+
+int emu_table_watch_begin(const emu_request *req, const emu_resource *r, emu_response *resp,
+                          emu_table_watch *tw)
+{
+    transform t = negotiate(req);
+
+    memset(tw, 0, sizeof(*tw));
+    if (t.as == AS_UNSERVABLE)
+        return not_acceptable(resp, r), KUBE_EINVAL;
+    if (t.as == AS_PARTIAL_LIST)
+        return wrong_shape(resp, r, t.as), KUBE_EINVAL;
+    if (t.as == AS_JSON)
+        return KUBE_OK;
+    tw->include = t.as == AS_TABLE ? include_object(req) : INCLUDE_METADATA;
+    if (tw->include == INCLUDE_BAD) {
+        bad_include(resp, req);
+        return KUBE_EINVAL;
+    }
+    tw->on = 1;
+    tw->table = t.as == AS_TABLE;
+    tw->headers = 1;
+    kube_strlcpy(tw->version, t.version, sizeof(tw->version));
+    return KUBE_OK;
+}
+
+char *emu_table_watch_object(emu_table_watch *tw, const emu_resource *r, const char *json,
+                             size_t len)
+{
+    cJSON *obj = NULL, *t;
+    char err[64], *out;
+    const char *rv;
+
+    if (emu_json_parse(json, len, &obj, err, sizeof(err)) != KUBE_OK)
+        return NULL;
+    if (!tw->table) {
+        t = partial(obj, tw->version);
+        cJSON_Delete(obj);
+    } else {
+        rv = emu_json_str(obj, "metadata.resourceVersion");
+        t = table_new(r, list_meta(0, NULL, -1), tw->version, tw->headers);
+        if (rv)
+            cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(t, "metadata"),
+                                    "resourceVersion", rv);
+        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(t, "rows"),
+                             table_row(r, obj, tw->include, tw->version));
+        tw->headers = 0;
+    }
+    out = t ? emu_json_print(t) : NULL;
+    cJSON_Delete(t);
+    return out;
 }

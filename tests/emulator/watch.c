@@ -6,7 +6,8 @@
  * the history gets one ERROR event (Status 410 Expired, "too old resource
  * version: X (Y)"); BOOKMARKs every --bookmark-interval-ms when asked for;
  * label/field selectors filter events, and an object that stops matching is
- * sent as DELETED (its previous state at the event's version).
+ * sent as DELETED (its previous state at the event's version). With
+ * kubectl get -w's Accept header the objects are Tables (table.c).
  *
  * Each watcher reads the store's shared event ring: objects were serialized
  * once when written, a watcher only frames them.
@@ -34,6 +35,7 @@ typedef struct watcher {
     int64_t next_bookmark_ms;
     uint64_t epoch;
     kube_buf out;
+    emu_table_watch table;
 } watcher;
 
 static const char *type_name(int t)
@@ -41,8 +43,26 @@ static const char *type_name(int t)
     return t == EV_ADDED ? "ADDED" : t == EV_MODIFIED ? "MODIFIED" : "DELETED";
 }
 
-/* Appends one event as its own chunk to the output buffer. */
+static int frame_raw(watcher *w, const char *type, const char *obj, size_t len);
+
+/* Appends one event as its own chunk to the output buffer (its object as
+ * a Table when the watch asked for Tables). */
 static int frame(watcher *w, const char *type, const char *obj, size_t len)
+{
+    char *table;
+    int rc;
+
+    if (!w->table.on || !strcmp(type, "ERROR") || !strcmp(type, "BOOKMARK"))
+        return frame_raw(w, type, obj, len);
+    table = emu_table_watch_object(&w->table, w->r, obj, len);
+    if (!table)
+        return KUBE_ENOMEM;
+    rc = frame_raw(w, type, table, strlen(table));
+    free(table);
+    return rc;
+}
+
+static int frame_raw(watcher *w, const char *type, const char *obj, size_t len)
 {
     char head[64];
     size_t body = strlen("{\"type\":\"\",\"object\":}\n") + strlen(type) + len;
@@ -283,7 +303,8 @@ int emu_watch_handle(emu_server *s, emu_request *req, emu_resource *r, emu_respo
             goto out;
         }
     }
-    if (parse_watch(&w, req, resp, &rv, &from_now) != KUBE_OK)
+    if (parse_watch(&w, req, resp, &rv, &from_now) != KUBE_OK ||
+        emu_table_watch_begin(req, r, resp, &w.table) != KUBE_OK)
         goto out;
     w.next_bookmark_ms = kube_now_ms() + s->cfg.bookmark_interval_ms;
     resp->status = 200;
