@@ -18,13 +18,16 @@ int64_t kube_now_ms(void)
     return kube_now_ns() / 1000000LL;
 }
 
-static void time_format(char *out, size_t n, int micro)
+/* The wall clock plus add_s seconds, as RFC 3339 (micro: with
+ * microseconds). */
+static void time_format(char *out, size_t n, int micro, int64_t add_s)
 {
     struct timeval tv;
     struct tm tm;
     char base[32];
 
     gettimeofday(&tv, NULL);
+    tv.tv_sec += (time_t)add_s;
     gmtime_r(&tv.tv_sec, &tm);
     strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
     if (micro)
@@ -35,12 +38,17 @@ static void time_format(char *out, size_t n, int micro)
 
 void kube_time_rfc3339_micro(char *out, size_t n)
 {
-    time_format(out, n, 1);
+    time_format(out, n, 1, 0);
 }
 
 void kube_time_rfc3339(char *out, size_t n)
 {
-    time_format(out, n, 0);
+    time_format(out, n, 0, 0);
+}
+
+void kube_time_rfc3339_after(char *out, size_t n, int64_t seconds)
+{
+    time_format(out, n, 0, seconds);
 }
 
 void kube_deadline_after(struct timespec *ts, clockid_t clock, int64_t ms)

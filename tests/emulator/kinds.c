@@ -729,8 +729,7 @@ static int pod_create(emu_resource *r, cJSON *obj, cJSON **st)
     if (rc != KUBE_OK)
         return rc;
     pod_spec_defaults(spec);
-    add_sa_volume(spec);
-    cJSON_DeleteItemFromObjectCaseSensitive(spec, "nodeName");
+    add_sa_volume(spec); /* spec.nodeName kept: such a pod bypasses the scheduler */
     status = cJSON_CreateObject();
     cJSON_AddStringToObject(status, "phase", "Pending");
     cJSON_AddStringToObject(status, "qosClass", qos_class(spec));

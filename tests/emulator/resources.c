@@ -688,7 +688,7 @@ static int mark_deleting(delete_ctx *d, cJSON *cur)
     } else {
         grace = 0;
     }
-    kube_time_rfc3339(ts, sizeof(ts));
+    kube_time_rfc3339_after(ts, sizeof(ts), grace); /* as kube: now + the grace */
     emu_json_put_str(meta, "deletionTimestamp", ts);
     emu_json_put(meta, "deletionGracePeriodSeconds", cJSON_CreateNumber((double)grace));
     if (is_namespace(d->r))

@@ -742,6 +742,11 @@ static void concurrent_pins_are_not_lost(void **state)
     for (int i = 0; i < N_NODES; i++)
         assert_string_not_equal(r[i].previous, final);
     cJSON_Delete(j);
+    /* its pin lands on a random node: gone, it cannot show in later lists */
+    assert_int_equal(via_proxy(NULL, "DELETE",
+                               "/apis/kubevirt.io/v1/namespaces/default/virtualmachines/vm-race",
+                               NULL),
+                     200);
 }
 
 /* A changed allowed-names list in the watched ConfigMap applies without a
