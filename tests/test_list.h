@@ -42,6 +42,7 @@
     /* framework: extension points, configuration */          \
     UNIT(framework)                                           \
     UNIT(sched_config)                                        \
+    UNIT(extender_config)                                     \
     /* plugins: one group per plugin, tables from upstream */ \
     UNIT(plugin_priority_sort)                                \
     UNIT(plugin_scheduling_gates)                             \
