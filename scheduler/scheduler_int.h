@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 
 #include "eventhandlers.h"
+#include "extender.h"
 #include "kube/machinery/informer.h"
 #include "kube/machinery/leader.h"
 #include "kube/machinery/recorder.h"
@@ -70,6 +71,7 @@ struct sched_scheduler {
     sched_event_ctx ev;
     fw_sched_state st;
     kube_leader *leader;
+    sched_extenders *extenders; /* NULL: none configured */
 
     pthread_mutex_t mu;      /* guards the flags' waits and the bind queue */
     pthread_cond_t cv;       /* leadership, stop */

@@ -72,6 +72,7 @@
     INTEGRATION(stickyvm_integration)                         \
     INTEGRATION(topology_integration)                         \
     INTEGRATION(volumes_preemption_integration)               \
+    INTEGRATION(extender_integration)                         \
     /* apiserver: stickyvm-apiserver */                       \
     UNIT(apiserver_request)                                   \
     UNIT(apiserver_status)                                    \

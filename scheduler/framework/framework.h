@@ -337,6 +337,43 @@ typedef struct fw_event_sink {
     void *ud;
 } fw_event_sink;
 
+/* One node where preempting victims lets a pod fit (kube's preemption
+ * Candidate / extenderv1.Victims). */
+typedef struct fw_preemption_candidate {
+    char *node;            /* owned */
+    fw_pod_info **victims; /* references, most important first */
+    size_t n_victims;
+    int64_t num_pdb_violations;
+} fw_preemption_candidate;
+
+/* Frees what c holds (zeroing it) / the n candidates and the array.
+ * NULL-safe. */
+void fw_preemption_candidate_clear(fw_preemption_candidate *c);
+void fw_preemption_candidates_free(fw_preemption_candidate *c, size_t n);
+
+/* The scheduler extenders (kube's framework.Extender list, HTTP extenders
+ * built from the configuration's `extenders`: scheduler/extender.h). ud
+ * NULL: none, and nothing below is called (the cycle costs nothing more).
+ * Called on the scheduling thread.
+ *   filter: findNodesThatPassExtenders over nodes[0..*n), narrowed in
+ *     place (order kept); the nodes extenders reject get their status in
+ *     d; an FW_ERROR status (the cycle fails) from a non-ignorable extender
+ *     that failed.
+ *   prioritize: adds every interested prioritizing extender's score *
+ *     weight * (FW_MAX_NODE_SCORE / 10) to the totals of scores (one entry
+ *     per node of nodes, in that order); failures give no score.
+ *   preempt: callExtenders: the candidates (*c, *n, owned by the caller)
+ *     replaced by what the extenders supporting preemption keep; an
+ *     FW_ERROR status on a non-ignorable failure (*c unchanged). */
+typedef struct fw_extenders {
+    fw_status *(*filter)(void *ud, const fw_pod_info *pod, const fw_node_info **nodes, size_t *n,
+                         fw_diagnosis *d);
+    void (*prioritize)(void *ud, const fw_pod_info *pod, const fw_node_info *const *nodes,
+                       fw_score_list *scores);
+    fw_status *(*preempt)(void *ud, const fw_pod_info *pod, fw_preemption_candidate **c, size_t *n);
+    void *ud;
+} fw_extenders;
+
 /* What every framework of a scheduler shares; all borrowed, must outlive
  * the framework. Any may be NULL in tests. */
 typedef struct fw_services {
@@ -359,6 +396,8 @@ typedef struct fw_services {
     /* Cluster events of plugin-watched resources; NULL emit: dropped (no
      * queue, e.g. unit tests). Use fw_handle_emit_event(). */
     fw_event_sink events;
+    /* The scheduler extenders; NULL ud: none. */
+    fw_extenders extenders;
 } fw_services;
 
 /* What a plugin gets at create(): the framework it belongs to (for the
