@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "extender.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "plugins/registry.h"
@@ -235,12 +236,72 @@ static void write_and_reload(void **state)
     sched_config_free(cfg);
 }
 
+/* sched_extenders_new on a one-extender file whose extender is body;
+ * err receives the message. */
+static int build(const char *body, char *err, size_t errlen)
+{
+    char yaml[1024];
+    sched_config *cfg;
+    sched_extenders *x = NULL;
+    int rc;
+
+    snprintf(yaml, sizeof(yaml), HEADER "extenders:\n- %s", body);
+    cfg = load_ok(yaml);
+    err[0] = '\0';
+    rc = sched_extenders_new(cfg, NULL, NULL, &x, err, errlen);
+    assert_true(rc == KUBE_OK ? x != NULL : x == NULL);
+    sched_extenders_free(x);
+    sched_config_free(cfg);
+    return rc;
+}
+
+static void build_err(const char *body, const char *want_prefix)
+{
+    char err[512];
+    int rc = build(body, err, sizeof(err));
+
+    assert_true(rc == KUBE_ECONFIG || rc == KUBE_EIO); /* EIO: a file that cannot be read */
+    if (strncmp(err, want_prefix, strlen(want_prefix)) != 0)
+        fail_msg("error\n  got:  %s\n  want: %s...", err, want_prefix);
+}
+
+/* NewHTTPExtender's checks when the scheduler starts: the URL and the
+ * TLS material (client-go's TLSClientConfig rules). */
+static void construction_errors(void **state)
+{
+    char err[512];
+    sched_config *cfg = load_ok(HEADER);
+    sched_extenders *x = (sched_extenders *)1;
+
+    (void)state;
+    assert_int_equal(sched_extenders_new(cfg, NULL, NULL, &x, err, sizeof(err)), KUBE_OK);
+    assert_null(x); /* none configured: nothing to call, nothing built */
+    sched_config_free(cfg);
+    assert_int_equal(
+        build("urlPrefix: http://127.0.0.1:1/ext/\n  enableHTTPS: true\n", err, sizeof(err)),
+        KUBE_OK);
+    build_err("urlPrefix: ftp://127.0.0.1\n",
+              "sched.yaml: extenders[0].urlPrefix: invalid URL \"ftp://127.0.0.1\": want "
+              "http(s)://host[:port][/path]");
+    build_err("urlPrefix: ''\n", "sched.yaml: extenders[0].urlPrefix: invalid URL \"\"");
+    build_err("urlPrefix: https://e\n  tlsConfig:\n    caFile: /nonexistent/ca.crt\n",
+              "sched.yaml: extenders[0].tlsConfig: caFile: reading /nonexistent/ca.crt: No such "
+              "file or directory");
+    build_err("urlPrefix: https://e\n  tlsConfig:\n    insecure: true\n    caData: YWJj\n",
+              "sched.yaml: extenders[0].tlsConfig: insecure: specifying a root certificates file "
+              "with the insecure flag is not allowed");
+    build_err("urlPrefix: https://e\n  tlsConfig:\n    caData: YWJj\n",
+              "sched.yaml: extenders[0].tlsConfig: caData: no valid PEM certificate");
+    build_err("urlPrefix: https://e\n  tlsConfig:\n    certData: YWJj\n",
+              "sched.yaml: extenders[0].tlsConfig: keyFile: a client certificate needs its key");
+}
+
 int test_group_extender_config(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(decodes_every_field), cmocka_unit_test(ignored_resources_go_to_fit),
         cmocka_unit_test(validation_errors),   cmocka_unit_test(decoding_errors),
-        cmocka_unit_test(write_and_reload),
+        cmocka_unit_test(write_and_reload),    cmocka_unit_test(construction_errors),
     };
     return cmocka_run_group_tests_name("extender_config", tests, NULL, NULL);
 }
