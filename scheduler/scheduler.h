@@ -9,8 +9,10 @@
  * scheduleOne: pop a pod; skip it when it is being deleted or already
  * assumed; update the snapshot from the cache; fw_framework_schedule_pod
  * with the pod's profile; on a fit, assume it in the cache, run Reserve and
- * Permit, and hand it to a binding thread (WaitOnPermit, PreBind, Bind,
- * FinishBinding, "Scheduled" event, PostBind). On any failure: Unreserve,
+ * Permit, and hand it to a binding thread (WaitOnPermit, PreBind, Bind -
+ * through a binding extender interested in the pod when the configuration
+ * has one (extender.h), else the Bind plugins -, FinishBinding,
+ * "Scheduled" event, PostBind). On any failure: Unreserve,
  * forget, requeue with the rejecting plugins (handleSchedulingFailure), a
  * "FailedScheduling" Warning event with the FitError message, and the pod
  * condition PodScheduled=False (reason Unschedulable or SchedulerError)

@@ -46,6 +46,16 @@
  * Plugin args errors come from the plugin's default_args hook, prefixed
  * with the file and "profiles[i].pluginConfig[j].args".
  *
+ * Extenders (`extenders`, kube-scheduler's Extender): every field is
+ * decoded (tlsConfig's certData / keyData / caData are base64, as Go's
+ * []byte); validation is validateExtenders': prioritizeVerb needs a
+ * positive weight, at most one extender has a bindVerb, managed resource
+ * names are extended resource names, unique across extenders. As
+ * buildExtenders, the managed resources with ignoredByScheduler become
+ * every profile's NodeResourcesFit ignoredResources (an error when a
+ * profile has NodeResourcesFit disabled). The extenders themselves are
+ * scheduler/extender.h's.
+ *
  * Memory: sched_config_* constructors allocate a sched_config that the
  * caller frees with sched_config_free(); every string and cJSON inside is
  * owned by it. Nothing is retained from the YAML text.

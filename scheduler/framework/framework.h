@@ -600,7 +600,9 @@ typedef struct fw_sched_state {
  * PreFilterResult's nodes or all snapshot nodes filtered (with nominated
  * pods) in parallel from st->next_start_node_index, stopping once
  * numFeasibleNodesToFind nodes fit; st->next_start_node_index advances by
- * the nodes processed. The feasible set equals a serial run's. *feasible
+ * the nodes processed. The feasible set equals a serial run's; then the
+ * scheduler extenders filter it (svc.extenders, for the nominated node
+ * too; an extender error on it is logged and the full pass runs). *feasible
  * (caller frees the array, not the node infos) lists the feasible nodes in
  * evaluation order. Returns NULL, or an FW_ERROR status. Node failures go to
  * d (failing plugins to d's unschedulable/pending sets). */
@@ -609,8 +611,9 @@ fw_status *fw_framework_find_nodes_that_fit(fw_framework *fw, fw_cycle_state *cs
                                             fw_sched_state *st, fw_diagnosis *d,
                                             const fw_node_info ***feasible, size_t *n_feasible);
 
-/* prioritizeNodes: with no score plugins every node scores 1; otherwise
- * PreScore then Score. */
+/* prioritizeNodes: with no score plugins and no extenders every node
+ * scores 1; otherwise PreScore, Score, then the extenders' weighted
+ * scores added to the totals. */
 fw_status *fw_framework_prioritize_nodes(fw_framework *fw, fw_cycle_state *cs,
                                          const fw_pod_info *pod, const fw_node_info *const *nodes,
                                          size_t n, fw_score_list *out);
