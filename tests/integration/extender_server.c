@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,6 +29,7 @@ typedef struct es_record {
 
 struct es_server {
     int fd, port;
+    SSL_CTX *tls; /* NULL: plain HTTP */
     es_handler fn;
     void *ud;
     pthread_t thread;
@@ -48,8 +50,24 @@ static void record(es_server *s, const char *verb, const cJSON *body)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* Reads one whole request from fd into req (buf keeps its bytes). */
-static int read_request(int fd, kube_buf *buf, kube_httpreq_request *req)
+/* One connection: its socket and, over TLS, its session. */
+typedef struct es_conn {
+    int fd;
+    SSL *ssl;
+} es_conn;
+
+static ssize_t conn_read(es_conn *c, char *p, size_t n)
+{
+    return c->ssl ? SSL_read(c->ssl, p, (int)n) : read(c->fd, p, n);
+}
+
+static ssize_t conn_write(es_conn *c, const char *p, size_t n)
+{
+    return c->ssl ? SSL_write(c->ssl, p, (int)n) : write(c->fd, p, n);
+}
+
+/* Reads one whole request from c into req (buf keeps its bytes). */
+static int read_request(es_conn *c, kube_buf *buf, kube_httpreq_request *req)
 {
     kube_httpreq_limits lim;
     char chunk[4096];
@@ -58,9 +76,11 @@ static int read_request(int fd, kube_buf *buf, kube_httpreq_request *req)
     kube_httpreq_limits_default(&lim);
     lim.max_body = 16 << 20;
     while (rc == 0) {
-        struct pollfd p = {fd, POLLIN, 0};
+        struct pollfd p = {c->fd, POLLIN, 0};
         ssize_t n;
-        if (poll(&p, 1, 5000) <= 0 || (n = read(fd, chunk, sizeof(chunk))) <= 0)
+        if ((!c->ssl || !SSL_pending(c->ssl)) && poll(&p, 1, 5000) <= 0)
+            return KUBE_EIO;
+        if ((n = conn_read(c, chunk, sizeof(chunk))) <= 0)
             return KUBE_EIO;
         if (kube_buf_append(buf, chunk, (size_t)n) != KUBE_OK)
             return KUBE_ENOMEM;
@@ -69,10 +89,10 @@ static int read_request(int fd, kube_buf *buf, kube_httpreq_request *req)
     return rc > 0 ? KUBE_OK : rc;
 }
 
-static void write_all(int fd, const char *p, size_t len)
+static void write_all(es_conn *c, const char *p, size_t len)
 {
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = conn_write(c, p, len);
         if (n <= 0)
             return;
         p += n;
@@ -80,7 +100,7 @@ static void write_all(int fd, const char *p, size_t len)
     }
 }
 
-static void serve(es_server *s, int fd)
+static void serve(es_server *s, es_conn *c)
 {
     kube_buf buf = KUBE_BUF_INIT, out = KUBE_BUF_INIT;
     kube_httpreq_request req;
@@ -89,7 +109,7 @@ static void serve(es_server *s, int fd)
     int code = 200;
 
     memset(&req, 0, sizeof(req));
-    if (read_request(fd, &buf, &req) == KUBE_OK) {
+    if (read_request(c, &buf, &req) == KUBE_OK) {
         const char *verb = req.target[0] == '/' ? req.target + 1 : req.target;
         args = req.body ? cJSON_Parse(req.body) : NULL;
         record(s, verb, args);
@@ -99,13 +119,30 @@ static void serve(es_server *s, int fd)
                             "%zu\r\nConnection: close\r\n\r\n%s",
                             code, kube_httpreq_reason_phrase(code), answer ? strlen(answer) : 0,
                             answer ? answer : "") == KUBE_OK)
-            write_all(fd, out.data, out.len);
+            write_all(c, out.data, out.len);
     }
     free(answer);
     cJSON_Delete(args);
     kube_httpreq_request_free(&req);
     kube_buf_free(&buf);
     kube_buf_free(&out);
+}
+
+/* Accepts c's TLS session (when s serves TLS), serves it, closes it. */
+static void handle(es_server *s, int fd)
+{
+    es_conn c = {fd, NULL};
+
+    if (s->tls &&
+        (!(c.ssl = SSL_new(s->tls)) || !SSL_set_fd(c.ssl, fd) || SSL_accept(c.ssl) != 1)) {
+        SSL_free(c.ssl);
+        close(fd);
+        return;
+    }
+    serve(s, &c);
+    if (c.ssl)
+        SSL_shutdown(c.ssl);
+    SSL_free(c.ssl);
     close(fd);
 }
 
@@ -119,12 +156,38 @@ static void *es_main(void *arg)
         if (poll(&p, 1, 100) <= 0)
             continue;
         if ((c = accept(s->fd, NULL, NULL)) >= 0)
-            serve(s, c);
+            handle(s, c);
     }
     return NULL;
 }
 
+static int es_start_ctx(es_handler fn, void *ud, SSL_CTX *tls, es_server **out);
+
 int es_start(es_handler fn, void *ud, es_server **out)
+{
+    return es_start_ctx(fn, ud, NULL, out);
+}
+
+int es_start_tls(es_handler fn, void *ud, const char *cert_file, const char *key_file,
+                 es_server **out)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    int rc;
+
+    if (!ctx || SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
+        SSL_CTX_free(ctx);
+        *out = NULL;
+        return KUBE_EIO;
+    }
+    rc = es_start_ctx(fn, ud, ctx, out);
+    if (rc != KUBE_OK)
+        SSL_CTX_free(ctx);
+    return rc;
+}
+
+/* Listens and starts the thread; s takes ctx on success. */
+static int es_start_ctx(es_handler fn, void *ud, SSL_CTX *tls, es_server **out)
 {
     es_server *s = calloc(1, sizeof(*s));
     struct sockaddr_in a;
@@ -138,6 +201,7 @@ int es_start(es_handler fn, void *ud, es_server **out)
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     s->fn = fn;
     s->ud = ud;
+    s->tls = tls;
     pthread_mutex_init(&s->mu, NULL);
     s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(s->fd, 64) != 0 ||
@@ -169,6 +233,7 @@ void es_stop(es_server *s)
     for (size_t i = 0; i < s->n_rec; i++)
         cJSON_Delete(s->rec[i].body);
     pthread_mutex_destroy(&s->mu);
+    SSL_CTX_free(s->tls);
     free(s);
 }
 

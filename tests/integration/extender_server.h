@@ -1,7 +1,7 @@
 /*
  * tests/integration/extender_server.h - a scheduler extender for the
- * tests: a plain HTTP/1.1 server on 127.0.0.1 (one thread, one request per
- * connection, requests read with kube/serving/httpreq.h) that hands every
+ * tests: a plain HTTP/1.1 server on 127.0.0.1, or HTTPS (one thread, one
+ * request per connection, requests read with kube/serving/httpreq.h) that hands every
  * POST /<verb> body, parsed, to the test's handler and answers what it
  * returns. Every request is recorded (verb and body) for assertions.
  *
@@ -28,6 +28,9 @@ typedef char *(*es_handler)(void *ud, const char *verb, const cJSON *args, int *
 
 /* Listens on a free port of 127.0.0.1. KUBE_OK or KUBE_EIO / KUBE_ENOMEM. */
 int es_start(es_handler fn, void *ud, es_server **out);
+/* The same over TLS with that serving certificate and key (PEM files). */
+int es_start_tls(es_handler fn, void *ud, const char *cert_file, const char *key_file,
+                 es_server **out);
 int es_port(const es_server *s);
 /* Stops the thread, closes the socket and frees s. NULL-safe. */
 void es_stop(es_server *s);

@@ -7,6 +7,9 @@
  *     nodenames and the pod as the API server has it); a pod not
  *     requesting a managed resource is never sent; nodes the filter fails
  *     count in the FitError with the extender's message;
+ *   - an error in the filter's answer fails the cycle with that error;
+ *   - HTTPS: the extender's certificate verified against tlsConfig's
+ *     caFile (an extender whose serverName does not match is not served);
  *   - prioritize changes the winner (without nodeCacheCapable: a NodeList);
  *   - bind is delegated: the extender receives ExtenderBindingArgs and the
  *     scheduler creates no pods/binding;
@@ -192,6 +195,65 @@ static void filter_failures_make_the_fit_error(void **state)
     if (strncmp(msg, "0/2 nodes are available: 2 no gpu left. ", 40) != 0)
         fail_msg("message: %s", msg);
     free(msg);
+    es_stop(es);
+}
+
+/* Answers the filter with an error. */
+static char *filter_error(void *ud, const char *verb, const cJSON *args, int *code)
+{
+    (void)ud;
+    (void)verb;
+    (void)args;
+    (void)code;
+    return dup_text("{\"error\":\"gpu inventory unavailable\"}");
+}
+
+static void filter_error_fails_the_cycle(void **state)
+{
+    sf_fixture *fx = *state;
+    es_server *es;
+
+    assert_int_equal(es_start(filter_error, NULL, &es), KUBE_OK);
+    create_node(fx, "node-a");
+    start_with(fx, "- urlPrefix: http://127.0.0.1:%d\n  filterVerb: filter\n", es_port(es));
+    create_pod(fx, "p", "100m", 0, 0);
+    char *msg = sf_wait_unschedulable(fx->h, "p", "gpu");
+    assert_string_equal(msg, "gpu inventory unavailable");
+    free(msg);
+    es_stop(es);
+}
+
+/* HTTPS with tlsConfig: the extender's certificate is verified against
+ * caFile (and serverName, when given). */
+static void https_with_tls_config(void **state)
+{
+    sf_fixture *fx = *state;
+    const char *ips[] = {"127.0.0.1"}, *cert, *key, *ca = harness_ca_file(fx->h);
+    es_server *es;
+    int port;
+
+    assert_int_equal(harness_issue_serving_cert(fx->h, "extender", NULL, 0, ips, 1, &cert, &key),
+                     KUBE_OK);
+    assert_int_equal(es_start_tls(filter_keep_b, NULL, cert, key, &es), KUBE_OK);
+    port = es_port(es);
+    create_node(fx, "node-a");
+    create_node(fx, "node-b");
+    /* verified against caFile; enableHTTPS without a CA: not verified (as
+     * kube-scheduler's makeTransport); a serverName the certificate does
+     * not name: refused, and skipped as ignorable */
+    start_with(fx,
+               "- urlPrefix: https://127.0.0.1:%d\n  filterVerb: filter\n  nodeCacheCapable: true\n"
+               "  tlsConfig:\n    caFile: %s\n"
+               "- urlPrefix: https://127.0.0.1:%d\n  filterVerb: filter\n  nodeCacheCapable: true\n"
+               "  enableHTTPS: true\n"
+               "- urlPrefix: https://127.0.0.1:%d\n  filterVerb: filter\n  nodeCacheCapable: true\n"
+               "  tlsConfig:\n    caFile: %s\n    serverName: other.example\n  ignorable: true\n",
+               port, ca, port, port, ca);
+    create_pod(fx, "p", "100m", 0, 0);
+    char *node = sf_wait_bound(fx->h, "p");
+    assert_string_equal(node, "node-b");
+    free(node);
+    assert_int_equal(es_count(es, "filter"), 2);
     es_stop(es);
 }
 
@@ -382,7 +444,8 @@ int test_group_extender_integration(void)
         T(filter_narrows_the_nodes),      T(filter_failures_make_the_fit_error),
         T(prioritize_changes_the_winner), T(bind_is_delegated),
         T(ignorable_down_is_skipped),     T(non_ignorable_down_fails_the_cycle),
-        T(preemption_asks_the_extender),
+        T(preemption_asks_the_extender),  T(filter_error_fails_the_cycle),
+        T(https_with_tls_config),
     };
     return cmocka_run_group_tests_name("extender_integration", tests, NULL, NULL);
 }
