@@ -308,8 +308,11 @@ fw_status *fw_framework_find_nodes_that_fit(fw_framework *fw, fw_cycle_state *cs
         aside = take_nominated_failure(d, nnn);
     }
     s = full_pass(fw, cs, pod, snap, st, pre, d, feasible, n_feasible);
-    if (!s)
-        s = pass_extenders(fw, pod, *feasible, n_feasible, d);
+    if (!s && (s = pass_extenders(fw, pod, *feasible, n_feasible, d))) {
+        free(*feasible);
+        *feasible = NULL;
+        *n_feasible = 0;
+    }
     fw_pre_filter_result_free(pre);
     if (aside.node) {
         if (!s && !fw_diagnosis_node_status(d, aside.node))
