@@ -9,6 +9,7 @@
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +150,12 @@ static void handle(es_server *s, int fd)
 static void *es_main(void *arg)
 {
     es_server *s = arg;
+    sigset_t pipe;
+
+    /* a client that hung up makes writes fail with EPIPE, not kill us */
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, NULL);
 
     while (!atomic_load(&s->stop)) {
         struct pollfd p = {s->fd, POLLIN, 0};
