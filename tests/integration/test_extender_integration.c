@@ -176,7 +176,7 @@ static char *filter_none(void *ud, const char *verb, const cJSON *args, int *cod
     (void)args;
     (void)code;
     return dup_text("{\"nodenames\":[],\"failedNodes\":{\"node-a\":\"no gpu left\",\"node-b\":"
-                    "\"no gpu left\"}}");
+                    "\"no gpu left\"},\"failedAndUnresolvableNodes\":{\"node-b\":\"gpu broken\"}}");
 }
 
 static void filter_failures_make_the_fit_error(void **state)
@@ -192,7 +192,10 @@ static void filter_failures_make_the_fit_error(void **state)
                es_port(es));
     create_pod(fx, "p", "100m", 0, 0);
     char *msg = sf_wait_unschedulable(fx->h, "p", "nodes are available");
-    if (strncmp(msg, "0/2 nodes are available: 2 no gpu left. ", 40) != 0)
+    /* node-b is unresolvable (failedAndUnresolvableNodes wins): preemption
+     * does not try it */
+    if (strncmp(msg, "0/2 nodes are available: 1 gpu broken, 1 no gpu left. ", 54) != 0 ||
+        !strstr(msg, "1 Preemption is not helpful for scheduling"))
         fail_msg("message: %s", msg);
     free(msg);
     es_stop(es);
@@ -354,12 +357,16 @@ static void ignorable_down_is_skipped(void **state)
 
     assert_true(port > 0);
     create_node(fx, "node-a");
-    start_with(fx, "- urlPrefix: http://127.0.0.1:%d\n  filterVerb: filter\n  ignorable: true\n",
+    start_with(fx,
+               "- urlPrefix: http://127.0.0.1:%d\n  filterVerb: filter\n  bindVerb: bind\n"
+               "  ignorable: true\n",
                port);
     create_pod(fx, "p", "100m", 0, 0);
     char *node = sf_wait_bound(fx->h, "p");
     assert_string_equal(node, "node-a");
     free(node);
+    /* the binding extender was skipped too: DefaultBinder bound the pod */
+    assert_int_equal(harness_count(fx->h, "create", "pods/binding"), 1);
 }
 
 static void non_ignorable_down_fails_the_cycle(void **state)
