@@ -117,7 +117,8 @@ static int names_in(const cJSON *a, const char *want, int *has)
 /* Filter                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Keeps node-b; node-a fails, node-c fails unresolvably. */
+/* Keeps node-b (as nodenames and as a NodeList); node-a fails, node-c
+ * fails unresolvably. */
 static char *filter_keep_b(void *ud, const char *verb, const cJSON *args, int *code)
 {
     (void)ud;
@@ -125,7 +126,8 @@ static char *filter_keep_b(void *ud, const char *verb, const cJSON *args, int *c
     (void)code;
     if (strcmp(verb, "filter") != 0)
         return dup_text("{}");
-    return dup_text("{\"nodenames\":[\"node-b\"],\"failedNodes\":{\"node-a\":\"no gpu left\"},"
+    return dup_text("{\"nodenames\":[\"node-b\"],\"nodes\":{\"items\":[{\"metadata\":{\"name\":"
+                    "\"node-b\"}}]},\"failedNodes\":{\"node-a\":\"no gpu left\"},"
                     "\"failedAndUnresolvableNodes\":{\"node-c\":\"gpu broken\"}}");
 }
 
@@ -243,12 +245,12 @@ static void https_with_tls_config(void **state)
     create_node(fx, "node-b");
     /* verified against caFile; enableHTTPS without a CA: not verified (as
      * kube-scheduler's makeTransport); a serverName the certificate does
-     * not name: refused, and skipped as ignorable */
+     * not name: refused, and skipped as ignorable. The second is not
+     * nodeCacheCapable: NodeLists both ways */
     start_with(fx,
                "- urlPrefix: https://127.0.0.1:%d\n  filterVerb: filter\n  nodeCacheCapable: true\n"
                "  tlsConfig:\n    caFile: %s\n"
-               "- urlPrefix: https://127.0.0.1:%d\n  filterVerb: filter\n  nodeCacheCapable: true\n"
-               "  enableHTTPS: true\n"
+               "- urlPrefix: https://127.0.0.1:%d\n  filterVerb: filter\n  enableHTTPS: true\n"
                "- urlPrefix: https://127.0.0.1:%d\n  filterVerb: filter\n  nodeCacheCapable: true\n"
                "  tlsConfig:\n    caFile: %s\n    serverName: other.example\n  ignorable: true\n",
                port, ca, port, port, ca);
