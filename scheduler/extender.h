@@ -14,8 +14,10 @@
  *   prioritize (prioritizeNodes, after the Score plugins, when more than
  *     one node is feasible): POST <prioritizeVerb> ExtenderArgs; answer
  *     HostPriorityList [{host, score}]; score * weight * 10
- *     (MaxNodeScore / MaxExtenderPriority) is added to the node's total. A
- *     failing prioritize gives no score (never fails the cycle).
+ *     (MaxNodeScore / MaxExtenderPriority) is added to the node's total.
+ *     Several prioritizing extenders run concurrently, each on a thread of
+ *     its own (one runs on the scheduling thread). A failing prioritize
+ *     gives no score (never fails the cycle).
  *   bind (the binding cycle, before the Bind plugins): the first extender
  *     with a bindVerb interested in the pod binds it: POST <bindVerb>
  *     ExtenderBindingArgs {podName, podNamespace, podUID, node}; answer
@@ -53,8 +55,9 @@
  * tlsConfig as client-go's TLSClientConfig; enableHTTPS without a CA
  * skips verification, as kube-scheduler's makeTransport does.
  *
- * Threads: filter, prioritize and preempt run on the scheduling thread;
- * bind on binding threads (thread-safe). Memory: sched_extenders_new()
+ * Threads: filter, prioritize and preempt are called from the scheduling
+ * thread (prioritize's extra threads only read the cached pod); bind from
+ * binding threads (thread-safe). Memory: sched_extenders_new()
  * allocates the set; sched_extenders_free() frees it; the configuration,
  * API client and snapshot are borrowed and must outlive it.
  */

@@ -7,6 +7,7 @@
  */
 #include "extender_int.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,25 +288,39 @@ fw_status *ext_filter(void *ud, const fw_pod_info *pod, const fw_node_info **nod
 /* Prioritize                                                          */
 /* ------------------------------------------------------------------ */
 
-/* HTTPExtender.Prioritize: the HostPriorityList added to scores. */
-static int prioritize_one(sched_extenders *x, const http_extender *e, const fw_pod_info *pod,
-                          const fw_node_info *const *nodes, fw_score_list *scores, char *err)
+/* One extender's prioritization, run on a thread of its own when several
+ * extenders prioritize (kube-scheduler runs each in a goroutine). */
+typedef struct prio_job {
+    sched_extenders *x;
+    const http_extender *e;
+    const fw_pod_info *pod;
+    const fw_node_info *const *nodes;
+    size_t n;
+    int64_t *add; /* per node: score * weight * 10 (n entries, zeroed) */
+    int rc;
+    char err[EXT_ERR_MAX];
+    pthread_t thread;
+    int threaded;
+} prio_job;
+
+/* HTTPExtender.Prioritize: the HostPriorityList into j->add. */
+static int prioritize_one(prio_job *j)
 {
     kube_strmap m = KUBE_STRMAP_INIT;
-    cJSON *args = extender_args(x, e, pod, nodes, scores->n, err), *res = NULL;
+    cJSON *args = extender_args(j->x, j->e, j->pod, j->nodes, j->n, j->err), *res = NULL;
     const cJSON *hp;
-    int rc = args ? ext_send(e, e->cfg->prioritize_verb, args, &res, err) : KUBE_EIO;
+    int rc = args ? ext_send(j->e, j->e->cfg->prioritize_verb, args, &res, j->err) : KUBE_EIO;
 
     if (rc == KUBE_OK)
-        rc = index_nodes(&m, nodes, scores->n);
+        rc = index_nodes(&m, j->nodes, j->n);
     cJSON_ArrayForEach(hp, of_type(rc == KUBE_OK ? res : NULL, cJSON_Array))
     {
         const cJSON *host = cJSON_GetObjectItemCaseSensitive(hp, "host");
         const cJSON *score = cJSON_GetObjectItemCaseSensitive(hp, "score");
         size_t idx = cJSON_IsString(host) ? (size_t)kube_strmap_get(&m, host->valuestring) : 0;
         if (idx && cJSON_IsNumber(score))
-            scores->nodes[idx - 1].total += (int64_t)score->valuedouble * e->cfg->weight *
-                                            (FW_MAX_NODE_SCORE / EXT_MAX_PRIORITY);
+            j->add[idx - 1] += (int64_t)score->valuedouble * j->e->cfg->weight *
+                               (FW_MAX_NODE_SCORE / EXT_MAX_PRIORITY);
     }
     kube_strmap_free(&m);
     cJSON_Delete(args);
@@ -313,22 +328,68 @@ static int prioritize_one(sched_extenders *x, const http_extender *e, const fw_p
     return rc;
 }
 
+static void *prioritize_main(void *arg)
+{
+    prio_job *j = arg;
+
+    pthread_setname_np(pthread_self(), "sched-extender");
+    j->rc = prioritize_one(j);
+    return NULL;
+}
+
+/* The interested prioritizing extenders' jobs (each with its add array),
+ * or NULL (*n 0) when there is none or memory runs out. */
+static prio_job *prioritize_jobs(sched_extenders *x, const fw_pod_info *pod,
+                                 const fw_node_info *const *nodes, size_t n_nodes, size_t *n)
+{
+    prio_job *jobs = calloc(x->n, sizeof(*jobs));
+
+    *n = 0;
+    for (size_t i = 0; jobs && i < x->n; i++) {
+        const http_extender *e = &x->v[i];
+        if (!*e->cfg->prioritize_verb || !ext_interested(e, pod))
+            continue;
+        jobs[*n] = (prio_job){.x = x, .e = e, .pod = pod, .nodes = nodes, .n = n_nodes};
+        if (!(jobs[*n].add = calloc(n_nodes ? n_nodes : 1, sizeof(int64_t))))
+            break;
+        (*n)++;
+    }
+    return jobs;
+}
+
 void ext_prioritize(void *ud, const fw_pod_info *pod, const fw_node_info *const *nodes,
                     fw_score_list *scores)
 {
     sched_extenders *x = ud;
+    size_t n = 0;
+    prio_job *jobs = prioritize_jobs(x, pod, nodes, scores->n, &n);
     char err[EXT_ERR_MAX];
 
-    for (size_t i = 0; i < x->n; i++) {
-        const http_extender *e = &x->v[i];
-        if (!*e->cfg->prioritize_verb || !ext_interested(e, pod))
-            continue;
-        if (prioritize_one(x, e, pod, nodes, scores, err) != KUBE_OK)
+    /* read once here: the threads then only read the cached pod */
+    if (n > 1 && !ext_pod_json(x, pod, err)) {
+        KLOG_V(5, "Failed to run the extenders' priority functions. No score given. error=\"%s\"",
+               err);
+        n = 0;
+    }
+    for (size_t k = 0; k < n; k++)
+        jobs[k].threaded =
+            n > 1 && !pthread_create(&jobs[k].thread, NULL, prioritize_main, &jobs[k]);
+    for (size_t k = 0; k < n; k++) {
+        if (jobs[k].threaded)
+            pthread_join(jobs[k].thread, NULL);
+        else
+            jobs[k].rc = prioritize_one(&jobs[k]);
+        for (size_t i = 0; jobs[k].rc == KUBE_OK && i < scores->n; i++)
+            scores->nodes[i].total += jobs[k].add[i];
+        if (jobs[k].rc != KUBE_OK)
             KLOG_V(5,
                    "Failed to run extender's priority function. No score given by this extender. "
                    "error=\"%s\" pod=\"%s/%s\" extender=\"%s\"",
-                   err, pod->namespace_, pod->name, e->url);
+                   jobs[k].err, pod->namespace_, pod->name, jobs[k].e->url);
     }
+    for (size_t k = 0; jobs && k < x->n; k++)
+        free(jobs[k].add);
+    free(jobs);
 }
 
 /* ------------------------------------------------------------------ */

@@ -11,6 +11,7 @@
  *   - HTTPS: the extender's certificate verified against tlsConfig's
  *     caFile (an extender whose serverName does not match is not served);
  *   - prioritize changes the winner (without nodeCacheCapable: a NodeList);
+ *     two prioritizing extenders add up;
  *   - bind is delegated: the extender receives ExtenderBindingArgs and the
  *     scheduler creates no pods/binding;
  *   - an ignorable extender that is down is skipped (the pod is bound);
@@ -271,9 +272,11 @@ static char *prefer_c(void *ud, const char *verb, const cJSON *args, int *code)
     (void)ud;
     (void)args;
     (void)code;
+    if (strcmp(verb, "prioritize2") == 0)
+        return dup_text("[{\"host\":\"node-a\",\"score\":8},{\"host\":\"node-b\",\"score\":6}]");
     if (strcmp(verb, "prioritize") != 0)
         return dup_text("{}");
-    return dup_text("[{\"host\":\"node-a\",\"score\":0},{\"host\":\"node-b\",\"score\":1},"
+    return dup_text("[{\"host\":\"node-a\",\"score\":0},{\"host\":\"node-b\",\"score\":6},"
                     "{\"host\":\"node-c\",\"score\":10}]");
 }
 
@@ -307,6 +310,32 @@ static void prioritize_changes_the_winner(void **state)
     assert_string_equal(sf_str_at(alloc, "cpu", NULL), "4000m");
     assert_string_equal(sf_str_at(alloc, "example.com/gpu", NULL), "4");
     cJSON_Delete(args);
+    es_stop(es);
+}
+
+/* Two prioritizing extenders (run concurrently) add up: node-c wins the
+ * first alone, node-a the second alone, node-b both together. */
+static void prioritizers_add_up(void **state)
+{
+    sf_fixture *fx = *state;
+    es_server *es;
+
+    assert_int_equal(es_start(prefer_c, NULL, &es), KUBE_OK);
+    create_node(fx, "node-a");
+    create_node(fx, "node-b");
+    create_node(fx, "node-c");
+    start_with(fx,
+               "- urlPrefix: http://127.0.0.1:%d\n  prioritizeVerb: prioritize\n  weight: 1\n"
+               "  nodeCacheCapable: true\n"
+               "- urlPrefix: http://127.0.0.1:%d\n  prioritizeVerb: prioritize2\n  weight: 1\n"
+               "  nodeCacheCapable: true\n",
+               es_port(es), es_port(es));
+    create_pod(fx, "p", "500m", 0, 0);
+    char *node = sf_wait_bound(fx->h, "p");
+    assert_string_equal(node, "node-b");
+    free(node);
+    assert_int_equal(es_count(es, "prioritize"), 1);
+    assert_int_equal(es_count(es, "prioritize2"), 1);
     es_stop(es);
 }
 
@@ -450,10 +479,15 @@ static void preemption_asks_the_extender(void **state)
 int test_group_extender_integration(void)
 {
     const struct CMUnitTest tests[] = {
-        T(filter_narrows_the_nodes),      T(filter_failures_make_the_fit_error),
-        T(prioritize_changes_the_winner), T(bind_is_delegated),
-        T(ignorable_down_is_skipped),     T(non_ignorable_down_fails_the_cycle),
-        T(preemption_asks_the_extender),  T(filter_error_fails_the_cycle),
+        T(filter_narrows_the_nodes),
+        T(filter_failures_make_the_fit_error),
+        T(prioritize_changes_the_winner),
+        T(prioritizers_add_up),
+        T(bind_is_delegated),
+        T(ignorable_down_is_skipped),
+        T(non_ignorable_down_fails_the_cycle),
+        T(preemption_asks_the_extender),
+        T(filter_error_fails_the_cycle),
         T(https_with_tls_config),
     };
     return cmocka_run_group_tests_name("extender_integration", tests, NULL, NULL);
