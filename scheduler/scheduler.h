@@ -68,7 +68,8 @@ typedef struct sched_scheduler_options {
  * cache, the informers (pods with fieldSelector status.phase!=Succeeded,
  * status.phase!=Failed; nodes), the recorders and the parallelizer.
  * Nothing runs yet. KUBE_OK, KUBE_EINVAL, KUBE_ECONFIG (a profile's
- * framework; message in err), KUBE_ENOMEM. */
+ * framework, or an extender's URL or TLS material: extender.h; message in
+ * err), KUBE_EIO (an extender's TLS file), KUBE_ENOMEM. */
 int sched_scheduler_new(const sched_scheduler_options *o, sched_scheduler **out, char *err,
                         size_t errlen);
 
