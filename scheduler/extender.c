@@ -295,14 +295,14 @@ static int bind_one(const http_extender *e, const fw_pod_info *pod, const char *
 {
     cJSON *args = cJSON_CreateObject(), *res = NULL;
     const cJSON *msg;
-    int rc = args && cJSON_AddStringToObject(args, "podName", pod->name) &&
-                     cJSON_AddStringToObject(args, "podNamespace", pod->namespace_) &&
-                     cJSON_AddStringToObject(args, "podUID", pod->uid) &&
-                     cJSON_AddStringToObject(args, "node", node)
+    int rc = args && cJSON_AddStringToObject(args, "PodName", pod->name) &&
+                     cJSON_AddStringToObject(args, "PodNamespace", pod->namespace_) &&
+                     cJSON_AddStringToObject(args, "PodUID", pod->uid) &&
+                     cJSON_AddStringToObject(args, "Node", node)
                  ? ext_send(e, e->cfg->bind_verb, args, &res, err)
                  : KUBE_ENOMEM;
 
-    msg = cJSON_GetObjectItemCaseSensitive(res, "error");
+    msg = cJSON_GetObjectItem(res, "Error");
     if (rc == KUBE_OK && cJSON_IsString(msg) && *msg->valuestring) {
         snprintf(err, EXT_ERR_MAX, "%s", msg->valuestring);
         rc = KUBE_ESERVER;

@@ -4,29 +4,37 @@
  * and the preemption evaluator call them): the configuration's
  * `extenders`, each an HTTP(S) service POSTed kube's extender/v1 JSON.
  *
+ * The JSON is k8s.io/kube-scheduler/extender/v1's as Go writes it: its
+ * fields carry no json tags, so the keys are the Go field names ("Pod",
+ * "NodeNames", ...; the unused one of Nodes / NodeNames is null), while the
+ * objects inside (the Pod, the NodeList) are v1's ("metadata", "items").
+ * Answers are read as Go reads them: keys matched case-insensitively, so
+ * extenders written against the old tagged API ("nodenames") work too.
+ *
  *   filter (findNodesThatPassExtenders, after the Filter plugins, on the
  *     feasible nodes, extender after extender): POST <urlPrefix>/<filterVerb>
- *     ExtenderArgs {pod, nodes (a NodeList) | nodenames (nodeCacheCapable)};
- *     answer ExtenderFilterResult {nodes | nodenames, failedNodes,
- *     failedAndUnresolvableNodes, error}. The nodes it keeps go on; the
+ *     ExtenderArgs {Pod, Nodes (a NodeList) | NodeNames (nodeCacheCapable)};
+ *     answer ExtenderFilterResult {Nodes | NodeNames, FailedNodes,
+ *     FailedAndUnresolvableNodes, Error}. The nodes it keeps go on; the
  *     failed ones get its message as their status (Unschedulable, or
  *     UnschedulableAndUnresolvable), so the FitError counts them.
  *   prioritize (prioritizeNodes, after the Score plugins, when more than
  *     one node is feasible): POST <prioritizeVerb> ExtenderArgs; answer
- *     HostPriorityList [{host, score}]; score * weight * 10
+ *     HostPriorityList [{Host, Score}]; score * weight * 10
  *     (MaxNodeScore / MaxExtenderPriority) is added to the node's total.
  *     Several prioritizing extenders run concurrently, each on a thread of
  *     its own (one runs on the scheduling thread). A failing prioritize
  *     gives no score (never fails the cycle).
  *   bind (the binding cycle, before the Bind plugins): the first extender
  *     with a bindVerb interested in the pod binds it: POST <bindVerb>
- *     ExtenderBindingArgs {podName, podNamespace, podUID, node}; answer
- *     ExtenderBindingResult {error}. The pod is then not bound through
+ *     ExtenderBindingArgs {PodName, PodNamespace, PodUID, Node}; answer
+ *     ExtenderBindingResult {Error}. The pod is then not bound through
  *     the API by the scheduler.
  *   preempt (DefaultPreemption, between finding candidates and choosing
- *     one): POST <preemptVerb> ExtenderPreemptionArgs {pod,
- *     nodeNameToVictims | nodeNameToMetaVictims (nodeCacheCapable)}; answer
- *     ExtenderPreemptionResult {nodeNameToMetaVictims}.
+ *     one): POST <preemptVerb> ExtenderPreemptionArgs {Pod,
+ *     NodeNameToVictims | NodeNameToMetaVictims (nodeCacheCapable)}, each
+ *     node's {Pods, NumPDBViolations} (meta pods: {UID}); answer
+ *     ExtenderPreemptionResult {NodeNameToMetaVictims}.
  *
  * An extender is called only for pods it is interested in: with
  * managedResources, pods requesting at least one of them (requests after
@@ -41,9 +49,9 @@
  * which becomes the FailedScheduling event and PodScheduled condition
  * message.
  *
- * The `pod` sent is the pod as the API server has it (read once per
+ * The Pod sent is the pod as the API server has it (read once per
  * scheduling attempt with a GET, since the informer keeps only what the
- * plugins read; reused while its resourceVersion is unchanged). `nodes`
+ * plugins read; reused while its resourceVersion is unchanged). Nodes
  * (without nodeCacheCapable) are built from the cache: metadata (name,
  * uid, resourceVersion, labels, annotations), spec (unschedulable,
  * taints) and status.allocatable; preemption victims are sent as their

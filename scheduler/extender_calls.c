@@ -112,15 +112,17 @@ static cJSON *extender_args(sched_extenders *x, const http_extender *e, const fw
 
     if (!args)
         return NULL;
-    cJSON_AddItemReferenceToObject(args, "pod", (cJSON *)pj);
+    cJSON_AddItemReferenceToObject(args, "Pod", (cJSON *)pj);
     if (e->cfg->node_cache_capable) {
-        list = cJSON_AddArrayToObject(args, "nodenames");
+        cJSON_AddNullToObject(args, "Nodes");
+        list = cJSON_AddArrayToObject(args, "NodeNames");
         for (size_t i = 0; list && i < n; i++)
             cJSON_AddItemToArray(list, cJSON_CreateString(nodes[i]->name));
     } else {
-        cJSON *nl = cJSON_AddObjectToObject(args, "nodes");
+        cJSON *nl = cJSON_AddObjectToObject(args, "Nodes");
         cJSON_AddObjectToObject(nl, "metadata");
         list = cJSON_AddArrayToObject(nl, "items");
+        cJSON_AddNullToObject(args, "NodeNames");
         for (size_t i = 0; list && i < n; i++)
             cJSON_AddItemToArray(list, node_json(nodes[i]));
     }
@@ -150,14 +152,14 @@ static int index_nodes(kube_strmap *m, const fw_node_info *const *nodes, size_t 
  * nodes.items[].metadata.name; NULL for none. */
 static const cJSON *kept_names(const http_extender *e, const cJSON *res, int *from_nodes)
 {
-    const cJSON *names = cJSON_GetObjectItemCaseSensitive(res, "nodenames");
-    const cJSON *nl = cJSON_GetObjectItemCaseSensitive(res, "nodes");
+    const cJSON *names = cJSON_GetObjectItem(res, "NodeNames");
+    const cJSON *nl = cJSON_GetObjectItem(res, "Nodes");
 
     *from_nodes = 0;
     if (e->cfg->node_cache_capable && cJSON_IsArray(names))
         return names;
     *from_nodes = 1;
-    return cJSON_GetObjectItemCaseSensitive(nl, "items");
+    return cJSON_GetObjectItem(nl, "items");
 }
 
 /* nodes[0..*n) narrowed to the names the extender kept, in its order. */
@@ -172,10 +174,8 @@ static int narrow(const http_extender *e, const cJSON *res, const fw_node_info *
 
     cJSON_ArrayForEach(item, of_type(names, cJSON_Array))
     {
-        const cJSON *name = from_nodes
-                                ? cJSON_GetObjectItemCaseSensitive(
-                                      cJSON_GetObjectItemCaseSensitive(item, "metadata"), "name")
-                                : item;
+        const cJSON *name =
+            from_nodes ? cJSON_GetObjectItem(cJSON_GetObjectItem(item, "metadata"), "name") : item;
         size_t idx = cJSON_IsString(name) ? (size_t)kube_strmap_get(&m, name->valuestring) : 0;
         if (rc != KUBE_OK)
             break;
@@ -220,8 +220,8 @@ static int set_node_status(fw_diagnosis *d, const char *node, fw_code code, cons
 /* failedAndUnresolvableNodes, then failedNodes not in it. */
 static int record_failed(const cJSON *res, fw_diagnosis *d)
 {
-    const cJSON *unres = cJSON_GetObjectItemCaseSensitive(res, "failedAndUnresolvableNodes");
-    const cJSON *failed = cJSON_GetObjectItemCaseSensitive(res, "failedNodes"), *f;
+    const cJSON *unres = cJSON_GetObjectItem(res, "FailedAndUnresolvableNodes");
+    const cJSON *failed = cJSON_GetObjectItem(res, "FailedNodes"), *f;
     int rc = KUBE_OK;
 
     cJSON_ArrayForEach(f, of_type(unres, cJSON_Object))
@@ -247,7 +247,7 @@ static int filter_one(sched_extenders *x, const http_extender *e, const fw_pod_i
     const cJSON *msg;
     int rc = args ? ext_send(e, e->cfg->filter_verb, args, &res, err) : KUBE_EIO;
 
-    msg = cJSON_GetObjectItemCaseSensitive(res, "error");
+    msg = cJSON_GetObjectItem(res, "Error");
     if (rc == KUBE_OK && cJSON_IsString(msg) && *msg->valuestring) {
         snprintf(err, EXT_ERR_MAX, "%s", msg->valuestring);
         rc = KUBE_ESERVER;
@@ -315,8 +315,8 @@ static int prioritize_one(prio_job *j)
         rc = index_nodes(&m, j->nodes, j->n);
     cJSON_ArrayForEach(hp, of_type(rc == KUBE_OK ? res : NULL, cJSON_Array))
     {
-        const cJSON *host = cJSON_GetObjectItemCaseSensitive(hp, "host");
-        const cJSON *score = cJSON_GetObjectItemCaseSensitive(hp, "score");
+        const cJSON *host = cJSON_GetObjectItem(hp, "Host");
+        const cJSON *score = cJSON_GetObjectItem(hp, "Score");
         size_t idx = cJSON_IsString(host) ? (size_t)kube_strmap_get(&m, host->valuestring) : 0;
         if (idx && cJSON_IsNumber(score))
             j->add[idx - 1] += (int64_t)score->valuedouble * j->e->cfg->weight *
@@ -417,14 +417,14 @@ static cJSON *victims_map(const fw_preemption_candidate *c, size_t n, int meta)
 
     for (size_t i = 0; m && i < n; i++) {
         cJSON *v = cJSON_AddObjectToObject(m, c[i].node);
-        cJSON *pods = cJSON_AddArrayToObject(v, "pods");
+        cJSON *pods = cJSON_AddArrayToObject(v, "Pods");
         for (size_t j = 0; pods && j < c[i].n_victims; j++) {
             cJSON *p = meta ? cJSON_CreateObject() : victim_json(c[i].victims[j]);
             if (meta)
-                cJSON_AddStringToObject(p, "uid", c[i].victims[j]->uid);
+                cJSON_AddStringToObject(p, "UID", c[i].victims[j]->uid);
             cJSON_AddItemToArray(pods, p);
         }
-        cJSON_AddNumberToObject(v, "numPDBViolations", (double)c[i].num_pdb_violations);
+        cJSON_AddNumberToObject(v, "NumPDBViolations", (double)c[i].num_pdb_violations);
     }
     return m;
 }
@@ -448,8 +448,8 @@ static int to_candidate(sched_extenders *x, const http_extender *e, const cJSON 
                         fw_preemption_candidate *c, char *err)
 {
     const fw_node_info *ni = fw_snapshot_get(x->snap, mv->string);
-    const cJSON *pods = cJSON_GetObjectItemCaseSensitive(mv, "pods"), *p;
-    const cJSON *pdb = cJSON_GetObjectItemCaseSensitive(mv, "numPDBViolations");
+    const cJSON *pods = cJSON_GetObjectItem(mv, "Pods"), *p;
+    const cJSON *pdb = cJSON_GetObjectItem(mv, "NumPDBViolations");
     size_t n = (size_t)cJSON_GetArraySize(pods);
 
     if (!ni) {
@@ -462,7 +462,7 @@ static int to_candidate(sched_extenders *x, const http_extender *e, const cJSON 
     c->num_pdb_violations = cJSON_IsNumber(pdb) ? (int64_t)pdb->valuedouble : 0;
     cJSON_ArrayForEach(p, of_type(pods, cJSON_Array))
     {
-        const cJSON *uid = cJSON_GetObjectItemCaseSensitive(p, "uid");
+        const cJSON *uid = cJSON_GetObjectItem(p, "UID");
         if (!(c->victims[c->n_victims] =
                   pod_on_node(e, ni, cJSON_IsString(uid) ? uid->valuestring : "", err)))
             return KUBE_ENOTFOUND;
@@ -476,7 +476,7 @@ static int to_candidate(sched_extenders *x, const http_extender *e, const cJSON 
 static int to_candidates(sched_extenders *x, const http_extender *e, const cJSON *res,
                          fw_preemption_candidate **out, size_t *n_out, char *err)
 {
-    const cJSON *map = cJSON_GetObjectItemCaseSensitive(res, "nodeNameToMetaVictims"), *mv;
+    const cJSON *map = cJSON_GetObjectItem(res, "NodeNameToMetaVictims"), *mv;
     size_t cap = (size_t)cJSON_GetArraySize(map), n = 0;
     fw_preemption_candidate *c = calloc(cap ? cap : 1, sizeof(*c));
     int rc = c ? KUBE_OK : KUBE_ENOMEM;
@@ -519,9 +519,11 @@ static int preempt_one(sched_extenders *x, const http_extender *e, const fw_pod_
     int rc = args ? KUBE_OK : KUBE_EIO;
 
     if (rc == KUBE_OK) {
-        cJSON_AddItemReferenceToObject(args, "pod", (cJSON *)pj);
-        cJSON_AddItemToObject(args, meta ? "nodeNameToMetaVictims" : "nodeNameToVictims",
-                              victims_map(*c, *n, meta));
+        cJSON_AddItemReferenceToObject(args, "Pod", (cJSON *)pj);
+        cJSON_AddItemToObject(args, "NodeNameToVictims",
+                              meta ? cJSON_CreateNull() : victims_map(*c, *n, meta));
+        cJSON_AddItemToObject(args, "NodeNameToMetaVictims",
+                              meta ? victims_map(*c, *n, meta) : cJSON_CreateNull());
         rc = ext_send(e, e->cfg->preempt_verb, args, &res, err);
     }
     if (rc == KUBE_OK)

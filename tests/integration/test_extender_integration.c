@@ -118,8 +118,8 @@ static int names_in(const cJSON *a, const char *want, int *has)
 /* Filter                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Keeps node-b (as nodenames and as a NodeList); node-a fails, node-c
- * fails unresolvably. */
+/* Keeps node-b (as NodeNames and as a NodeList); node-a fails, node-c
+ * fails unresolvably. Keys as Go writes extender/v1's (untagged) fields. */
 static char *filter_keep_b(void *ud, const char *verb, const cJSON *args, int *code)
 {
     (void)ud;
@@ -127,9 +127,9 @@ static char *filter_keep_b(void *ud, const char *verb, const cJSON *args, int *c
     (void)code;
     if (strcmp(verb, "filter") != 0)
         return dup_text("{}");
-    return dup_text("{\"nodenames\":[\"node-b\"],\"nodes\":{\"items\":[{\"metadata\":{\"name\":"
-                    "\"node-b\"}}]},\"failedNodes\":{\"node-a\":\"no gpu left\"},"
-                    "\"failedAndUnresolvableNodes\":{\"node-c\":\"gpu broken\"}}");
+    return dup_text("{\"NodeNames\":[\"node-b\"],\"Nodes\":{\"items\":[{\"metadata\":{\"name\":"
+                    "\"node-b\"}}]},\"FailedNodes\":{\"node-a\":\"no gpu left\"},"
+                    "\"FailedAndUnresolvableNodes\":{\"node-c\":\"gpu broken\"},\"Error\":\"\"}");
 }
 
 static void filter_narrows_the_nodes(void **state)
@@ -157,12 +157,12 @@ static void filter_narrows_the_nodes(void **state)
     free(node);
     cJSON *args = es_last(es, "filter");
     assert_non_null(args);
-    assert_int_equal(names_in(cJSON_GetObjectItemCaseSensitive(args, "nodenames"), "node-c", &has),
+    assert_int_equal(names_in(cJSON_GetObjectItemCaseSensitive(args, "NodeNames"), "node-c", &has),
                      3);
     assert_true(has);
-    assert_null(cJSON_GetObjectItemCaseSensitive(args, "nodes"));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(args, "Nodes")));
     assert_string_equal(
-        sf_str_at(cJSON_GetObjectItemCaseSensitive(args, "pod"), "metadata", "name"), "gpu");
+        sf_str_at(cJSON_GetObjectItemCaseSensitive(args, "Pod"), "metadata", "name"), "gpu");
     /* the pod as the API server has it: its containers' limits */
     char *text = cJSON_PrintUnformatted(args);
     assert_non_null(strstr(text, "\"limits\":{\"cpu\":\"100m\""));
@@ -171,7 +171,8 @@ static void filter_narrows_the_nodes(void **state)
     es_stop(es);
 }
 
-/* Keeps nothing: the failed nodes make the FitError. */
+/* Keeps nothing: the failed nodes make the FitError. Keys in lower case,
+ * as extenders built on the old tagged API answer: read all the same. */
 static char *filter_none(void *ud, const char *verb, const cJSON *args, int *code)
 {
     (void)ud;
@@ -211,7 +212,7 @@ static char *filter_error(void *ud, const char *verb, const cJSON *args, int *co
     (void)verb;
     (void)args;
     (void)code;
-    return dup_text("{\"error\":\"gpu inventory unavailable\"}");
+    return dup_text("{\"Error\":\"gpu inventory unavailable\"}");
 }
 
 static void filter_error_fails_the_cycle(void **state)
@@ -276,8 +277,8 @@ static char *prefer_c(void *ud, const char *verb, const cJSON *args, int *code)
         return dup_text("[{\"host\":\"node-a\",\"score\":8},{\"host\":\"node-b\",\"score\":6}]");
     if (strcmp(verb, "prioritize") != 0)
         return dup_text("{}");
-    return dup_text("[{\"host\":\"node-a\",\"score\":0},{\"host\":\"node-b\",\"score\":6},"
-                    "{\"host\":\"node-c\",\"score\":10}]");
+    return dup_text("[{\"Host\":\"node-a\",\"Score\":0},{\"Host\":\"node-b\",\"Score\":6},"
+                    "{\"Host\":\"node-c\",\"Score\":10}]");
 }
 
 static void prioritize_changes_the_winner(void **state)
@@ -302,7 +303,7 @@ static void prioritize_changes_the_winner(void **state)
     }
     cJSON *args = es_last(es, "prioritize");
     const cJSON *items =
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(args, "nodes"), "items");
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(args, "Nodes"), "items");
     assert_int_equal(names_in(items, "node-a", &has), 3);
     assert_true(has);
     const cJSON *alloc = cJSON_GetObjectItemCaseSensitive(
@@ -348,7 +349,7 @@ static char *bind_ok(void *ud, const char *verb, const cJSON *args, int *code)
     (void)ud;
     (void)args;
     (void)code;
-    return dup_text(strcmp(verb, "bind") == 0 ? "{\"error\":\"\"}" : "{}");
+    return dup_text(strcmp(verb, "bind") == 0 ? "{\"Error\":\"\"}" : "{}");
 }
 
 static void bind_is_delegated(void **state)
@@ -364,11 +365,11 @@ static void bind_is_delegated(void **state)
     cJSON_Delete(ev);
     cJSON *args = es_last(es, "bind");
     assert_non_null(args);
-    assert_string_equal(sf_str_at(args, "podName", NULL), "p");
-    assert_string_equal(sf_str_at(args, "podNamespace", NULL), "default");
-    assert_string_equal(sf_str_at(args, "node", NULL), "node-a");
+    assert_string_equal(sf_str_at(args, "PodName", NULL), "p");
+    assert_string_equal(sf_str_at(args, "PodNamespace", NULL), "default");
+    assert_string_equal(sf_str_at(args, "Node", NULL), "node-a");
     cJSON *pod = sf_get(fx->h, PODS "/p");
-    assert_string_equal(sf_str_at(args, "podUID", NULL), sf_str_at(pod, "metadata", "uid"));
+    assert_string_equal(sf_str_at(args, "PodUID", NULL), sf_str_at(pod, "metadata", "uid"));
     /* the extender binds, not us: no binding was created through the API */
     assert_null(sf_str_at(pod, "spec", "nodeName"));
     assert_int_equal(harness_count(fx->h, "create", "pods/binding"), 0);
@@ -439,7 +440,7 @@ static char *preempt_veto(void *ud, const char *verb, const cJSON *args, int *co
     (void)ud;
     (void)args;
     (void)code;
-    return dup_text(strcmp(verb, "preempt") == 0 ? "{\"nodeNameToMetaVictims\":{}}" : "{}");
+    return dup_text(strcmp(verb, "preempt") == 0 ? "{\"NodeNameToMetaVictims\":{}}" : "{}");
 }
 
 static void preemption_asks_the_extender(void **state)
@@ -462,11 +463,12 @@ static void preemption_asks_the_extender(void **state)
     cJSON *args = es_last(es, "preempt");
     assert_non_null(args);
     cJSON *victims = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(args, "nodeNameToMetaVictims"), "node-a");
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(victims, "pods")), 1);
+        cJSON_GetObjectItemCaseSensitive(args, "NodeNameToMetaVictims"), "node-a");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(args, "NodeNameToVictims")));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(victims, "Pods")), 1);
     cJSON *low = sf_get(fx->h, PODS "/low");
     assert_string_equal(
-        sf_str_at(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(victims, "pods"), 0), "uid",
+        sf_str_at(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(victims, "Pods"), 0), "UID",
                   NULL),
         sf_str_at(low, "metadata", "uid"));
     cJSON_Delete(low);
