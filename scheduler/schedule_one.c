@@ -364,7 +364,8 @@ void sched_binding_cycle(sched_scheduler *s, bind_job *job)
     if (fw_status_is_success(st))
         st = fw_framework_run_pre_bind(fw, job->cs, pi, job->node);
     if (fw_status_is_success(st)) {
-        st = fw_framework_run_bind(fw, job->cs, pi, job->node);
+        if (!sched_extenders_bind(s->extenders, pi, job->node, &st))
+            st = fw_framework_run_bind(fw, job->cs, pi, job->node);
         sched_cache_finish_binding(s->cache, pi);
         if (fw_status_is_skip(st)) {
             fw_status_free(st);

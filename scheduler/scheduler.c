@@ -150,6 +150,7 @@ static fw_services shared_services(sched_scheduler *s)
     if (s->cfg->leader_election.leader_elect)
         svc.leadership = (fw_leadership){leading, s};
     svc.metrics_registry = s->metrics;
+    svc.extenders = sched_extenders_view(s->extenders);
     return svc;
 }
 
@@ -305,6 +306,8 @@ int sched_scheduler_new(const sched_scheduler_options *o, sched_scheduler **out,
         return KUBE_ENOMEM;
     rc = build_basics(s, o);
     if (rc == KUBE_OK)
+        rc = sched_extenders_new(s->cfg, s->client, s->snap, &s->extenders, err, errlen);
+    if (rc == KUBE_OK)
         rc = sched_nominator_new(pod_pending, s, &s->nominator);
     if (rc == KUBE_OK)
         rc =
@@ -395,7 +398,8 @@ void sched_scheduler_free(sched_scheduler *s)
     for (size_t i = 0; i < s->n_fws; i++)
         fw_framework_free(s->fws[i]);
     sched_nominator_free(s->nominator); /* after the frameworks, which use it */
-    kube_leader_free(s->leader);        /* after the plugins, which may ask it */
+    sched_extenders_free(s->extenders);
+    kube_leader_free(s->leader); /* after the plugins, which may ask it */
     kube_factory_free(s->informers);
     sched_cache_free(s->cache);
     fw_snapshot_free(s->snap);

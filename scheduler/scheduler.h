@@ -9,8 +9,10 @@
  * scheduleOne: pop a pod; skip it when it is being deleted or already
  * assumed; update the snapshot from the cache; fw_framework_schedule_pod
  * with the pod's profile; on a fit, assume it in the cache, run Reserve and
- * Permit, and hand it to a binding thread (WaitOnPermit, PreBind, Bind,
- * FinishBinding, "Scheduled" event, PostBind). On any failure: Unreserve,
+ * Permit, and hand it to a binding thread (WaitOnPermit, PreBind, Bind -
+ * through a binding extender interested in the pod when the configuration
+ * has one (extender.h), else the Bind plugins -, FinishBinding,
+ * "Scheduled" event, PostBind). On any failure: Unreserve,
  * forget, requeue with the rejecting plugins (handleSchedulingFailure), a
  * "FailedScheduling" Warning event with the FitError message, and the pod
  * condition PodScheduled=False (reason Unschedulable or SchedulerError)
@@ -72,7 +74,8 @@ typedef struct sched_scheduler_options {
  * cache, the informers (pods with fieldSelector status.phase!=Succeeded,
  * status.phase!=Failed; nodes), the recorders and the parallelizer.
  * Nothing runs yet. KUBE_OK, KUBE_EINVAL, KUBE_ECONFIG (a profile's
- * framework; message in err), KUBE_ENOMEM. */
+ * framework, or an extender's URL or TLS material: extender.h; message in
+ * err), KUBE_EIO (an extender's TLS file), KUBE_ENOMEM. */
 int sched_scheduler_new(const sched_scheduler_options *o, sched_scheduler **out, char *err,
                         size_t errlen);
 

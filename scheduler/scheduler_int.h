@@ -12,6 +12,7 @@
 
 #include "cache/debugger.h"
 #include "eventhandlers.h"
+#include "extender.h"
 #include "kube/machinery/factory.h"
 #include "kube/machinery/leader.h"
 #include "kube/machinery/recorder.h"
@@ -72,6 +73,7 @@ struct sched_scheduler {
     int debugger_listening;
     fw_sched_state st;
     kube_leader *leader;
+    sched_extenders *extenders; /* NULL: none configured */
 
     pthread_mutex_t mu;      /* guards the flags' waits and the bind queue */
     pthread_cond_t cv;       /* leadership, stop */

@@ -48,6 +48,7 @@
     UNIT(framework)                                           \
     UNIT(sched_config)                                        \
     UNIT(sched_options)                                       \
+    UNIT(extender_config)                                     \
     /* plugins: one group per plugin, tables from upstream */ \
     UNIT(plugin_priority_sort)                                \
     UNIT(plugin_scheduling_gates)                             \
@@ -80,6 +81,7 @@
     INTEGRATION(volumes_preemption_integration)               \
     INTEGRATION(cli_integration)                              \
     INTEGRATION(feature_gates_integration)                    \
+    INTEGRATION(extender_integration)                         \
     /* apiserver: stickyvm-apiserver */                       \
     UNIT(apiserver_request)                                   \
     UNIT(apiserver_status)                                    \

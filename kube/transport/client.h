@@ -84,6 +84,12 @@ typedef struct kube_response {
     char *body; /* NUL-terminated body, may be NULL */
     size_t len;
     kube_status status; /* filled when code is not 2xx */
+    /* After a transport failure (code 0): libcurl's code and, for a failed
+     * connect, the system's errno (CURLINFO_OS_ERRNO); else 0. For callers
+     * that word the failure themselves (a scheduler extender's errors read
+     * as Go's net/http errors). */
+    int curl_code;
+    long os_errno;
 } kube_response;
 
 /* opts may be NULL for the defaults. Returns KUBE_OK, KUBE_EINVAL (negative

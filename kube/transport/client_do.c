@@ -80,7 +80,8 @@ typedef struct client_result {
     kube_buf body;
     long retry_after_s; /* -1: absent */
     CURLcode cc;
-    int broken; /* the connection broke under the request */
+    long os_errno; /* CURLINFO_OS_ERRNO after a failure */
+    int broken;    /* the connection broke under the request */
     char errbuf[CURL_ERROR_SIZE];
 } client_result;
 
@@ -229,6 +230,8 @@ static int client_perform(kube_client *c, const client_req *q, client_result *r,
         client_setup_request(h, q, headers, r);
         r->cc = kube_http_loop_perform(c->loop, h);
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
+        if (r->cc != CURLE_OK)
+            curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &r->os_errno);
     }
     kube_client_headers_put(shared);
     kube_buf_free(&big);
@@ -298,6 +301,8 @@ static void client_transport_failure(kube_response *resp, const client_req *q,
                                                : kube_strerror(rc);
 
     resp->code = 0;
+    resp->curl_code = r ? (int)r->cc : 0;
+    resp->os_errno = r ? r->os_errno : 0;
     resp->status.code = 0;
     resp->status.reason[0] = '\0';
     snprintf(resp->status.message, sizeof(resp->status.message), "%s %s: %s", q->method, q->url,
@@ -327,7 +332,7 @@ static int client_token_changed(kube_client *c)
 static int client_attempt(kube_client *c, const client_req *q, int attempt, int *reauth,
                           kube_response *resp, int *rc, long *delay_ms)
 {
-    client_result r = {KUBE_BUF_INIT, -1, CURLE_OK, 0, {0}};
+    client_result r = {KUBE_BUF_INIT, -1, CURLE_OK, 0, 0, {0}};
     int64_t start = kube_now_ms();
     long code;
 

@@ -187,6 +187,86 @@ int kube_config_add_identity(kube_config *cfg, const char *src, const char *cert
                             cert_field);
 }
 
+/* ---- a server other than the API server ---------------------------- */
+
+/* dataFromSliceOrFile: a copy of data (len bytes) when given, else the
+ * file's contents; *out stays NULL when neither is given. */
+static int data_or_file(const char *data, size_t len, const char *file, const char *src,
+                        const char *file_field, char **out, size_t *out_len, char *err,
+                        size_t errlen)
+{
+    int rc;
+
+    if (data && len) {
+        if (!(*out = malloc(len + 1)))
+            return KUBE_ENOMEM;
+        memcpy(*out, data, len);
+        (*out)[len] = '\0';
+        *out_len = len;
+        return KUBE_OK;
+    }
+    if (!file || !*file)
+        return KUBE_OK;
+    rc = kube_read_file(file, out, out_len);
+    if (rc == KUBE_EIO)
+        return kube_config_fail(err, errlen, rc, src, file_field, "reading %s: %s", file,
+                                strerror(errno));
+    return rc;
+}
+
+/* The CA and the client identity of o into cfg. */
+static int config_server_tls(kube_config *cfg, const kube_tls_options *o, const char *src,
+                             char *err, size_t errlen)
+{
+    const char *cf = o->cert_data && o->cert_len ? "certData" : "certFile";
+    const char *kf = o->key_data && o->key_len ? "keyData" : "keyFile";
+    int rc = data_or_file(o->ca_data, o->ca_len, o->ca_file, src, "caFile", &cfg->ca_pem,
+                          &cfg->ca_len, err, errlen);
+
+    if (rc == KUBE_OK && cfg->ca_pem && o->insecure)
+        return kube_config_fail(err, errlen, KUBE_ECONFIG, src, "insecure",
+                                "specifying a root certificates file with the insecure flag is "
+                                "not allowed");
+    if (rc == KUBE_OK)
+        rc = data_or_file(o->cert_data, o->cert_len, o->cert_file, src, "certFile", &cfg->cert_pem,
+                          &cfg->cert_len, err, errlen);
+    if (rc == KUBE_OK)
+        rc = data_or_file(o->key_data, o->key_len, o->key_file, src, "keyFile", &cfg->key_pem,
+                          &cfg->key_len, err, errlen);
+    if (rc == KUBE_OK && !cfg->cert_pem != !cfg->key_pem)
+        return kube_config_fail(err, errlen, KUBE_ECONFIG, src, cfg->cert_pem ? kf : cf,
+                                "a client certificate needs its key and a key its certificate");
+    if (rc == KUBE_OK && cfg->ca_pem)
+        rc = kube_config_add_ca(cfg, src, o->ca_data && o->ca_len ? "caData" : "caFile", err,
+                                errlen);
+    if (rc == KUBE_OK && cfg->cert_pem)
+        rc = kube_config_add_identity(cfg, src, cf, kf, err, errlen);
+    return rc;
+}
+
+int kube_config_for_server(const char *server, const kube_tls_options *tls, const char *source,
+                           kube_config **out, char *err, size_t errlen)
+{
+    kube_config *cfg = kube_config_alloc(source ? source : server);
+    int rc = cfg && (cfg->server = strdup(server)) ? KUBE_OK : KUBE_ENOMEM;
+
+    *out = NULL;
+    if (rc == KUBE_OK && tls) {
+        cfg->insecure = tls->insecure;
+        if (tls->server_name && *tls->server_name &&
+            !(cfg->tls_server_name = strdup(tls->server_name)))
+            rc = KUBE_ENOMEM;
+        if (rc == KUBE_OK)
+            rc = config_server_tls(cfg, tls, cfg->source, err, errlen);
+    }
+    if (rc != KUBE_OK) {
+        kube_config_free(cfg);
+        return rc;
+    }
+    *out = cfg;
+    return KUBE_OK;
+}
+
 /* ---- precedence ------------------------------------------------------ */
 
 /* KUBECONFIG lists no usable file: in-cluster, or an error naming both. */

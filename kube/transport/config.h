@@ -62,6 +62,36 @@ int kube_config_from_file(const char *path, kube_config **out, char *err, size_t
 /* Builds the in-cluster configuration. Same error contract. */
 int kube_config_in_cluster(kube_config **out, char *err, size_t errlen);
 
+/* The TLS settings of a server that is not the API server (client-go's
+ * rest.TLSClientConfig; a scheduler extender's tlsConfig). Every pointer
+ * may be NULL. The *_data are PEM bytes of the given length and win over
+ * the matching *_file, as client-go's dataFromSliceOrFile. */
+typedef struct kube_tls_options {
+    int insecure;
+    const char *server_name;
+    const char *cert_file;
+    const char *key_file;
+    const char *ca_file;
+    const char *cert_data;
+    size_t cert_len;
+    const char *key_data;
+    size_t key_len;
+    const char *ca_data;
+    size_t ca_len;
+} kube_tls_options;
+
+/* A configuration for talking to server ("http(s)://host:port[/path]"; a
+ * client appends request paths to it) with tls (NULL: none), no bearer
+ * token. Files are read now. Errors, named "<source>: <field>: ..." with
+ * the option's name as field ("caFile", "certData", ...): a CA together
+ * with insecure ("specifying a root certificates file with the insecure
+ * flag is not allowed", as client-go), a client certificate without its key
+ * or the reverse, unreadable files, PEM that does not parse, a key that
+ * does not match. Returns KUBE_OK, KUBE_ECONFIG, KUBE_EIO or KUBE_ENOMEM;
+ * *out is freed with kube_config_free(). */
+int kube_config_for_server(const char *server, const kube_tls_options *tls, const char *source,
+                           kube_config **out, char *err, size_t errlen);
+
 /* Frees the config and wipes the secrets it holds. NULL is a no-op. */
 void kube_config_free(kube_config *cfg);
 

@@ -18,8 +18,7 @@ static int has_prefix(const char *s, const char *p)
     return strncmp(s, p, strlen(p)) == 0;
 }
 
-/* v1helper.IsExtendedResourceName */
-static int is_extended_resource_name(const char *name)
+int kube_is_extended_resource_name(const char *name)
 {
     char buf[320];
     int n;
@@ -34,7 +33,7 @@ int kube_is_scalar_resource_name(const char *name)
 {
     if (!name)
         return 0;
-    return is_extended_resource_name(name) || has_prefix(name, "hugepages-") ||
+    return kube_is_extended_resource_name(name) || has_prefix(name, "hugepages-") ||
            strstr(name, "kubernetes.io/") != NULL || has_prefix(name, "attachable-volumes-");
 }
 

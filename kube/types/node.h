@@ -78,6 +78,11 @@ int64_t kube_resources_scalar(const kube_resources *r, const char *name);
 /* 1 when a and b request or offer the same amounts of every resource. */
 int kube_resources_equal(const kube_resources *a, const kube_resources *b);
 
+/* v1helper.IsExtendedResourceName: a domain-prefixed name outside
+ * kubernetes.io/, not "requests."-prefixed, that is a qualified name once
+ * prefixed with "requests.". Returns 1 or 0. */
+int kube_is_extended_resource_name(const char *name);
+
 /* schedutil.IsScalarResourceName: extended resources (a domain-prefixed
  * name outside kubernetes.io/ that is a qualified name once prefixed with
  * "requests."), hugepages-*, attachable-volumes-* and kubernetes.io/

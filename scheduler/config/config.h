@@ -46,6 +46,16 @@
  * Plugin args errors come from the plugin's default_args hook, prefixed
  * with the file and "profiles[i].pluginConfig[j].args".
  *
+ * Extenders (`extenders`, kube-scheduler's Extender): every field is
+ * decoded (tlsConfig's certData / keyData / caData are base64, as Go's
+ * []byte); validation is validateExtenders': prioritizeVerb needs a
+ * positive weight, at most one extender has a bindVerb, managed resource
+ * names are extended resource names, unique across extenders. As
+ * buildExtenders, the managed resources with ignoredByScheduler become
+ * every profile's NodeResourcesFit ignoredResources (an error when a
+ * profile has NodeResourcesFit disabled). The extenders themselves are
+ * scheduler/extender.h's.
+ *
  * Memory: sched_config_* constructors allocate a sched_config that the
  * caller frees with sched_config_free(); every string and cJSON inside is
  * owned by it. Nothing is retained from the YAML text.
@@ -140,6 +150,46 @@ typedef struct sched_leader_election {
     char *resource_namespace; /* owned */
 } sched_leader_election;
 
+/* extenders[i].tlsConfig (ExtenderTLSConfig). Strings owned, NULL when
+ * unset; the *_data fields are the decoded bytes of the file's base64
+ * text (NUL-terminated; *_len their length). */
+typedef struct sched_extender_tls {
+    int insecure;
+    char *server_name;
+    char *cert_file;
+    char *key_file;
+    char *ca_file;
+    char *cert_data;
+    size_t cert_len;
+    char *key_data;
+    size_t key_len;
+    char *ca_data;
+    size_t ca_len;
+} sched_extender_tls;
+
+/* extenders[i].managedResources[j] */
+typedef struct sched_extender_resource {
+    char *name; /* owned */
+    int ignored_by_scheduler;
+} sched_extender_resource;
+
+/* extenders[i] (kube-scheduler's Extender). Strings owned, "" when unset. */
+typedef struct sched_extender_config {
+    char *url_prefix;
+    char *filter_verb;
+    char *preempt_verb;
+    char *prioritize_verb;
+    char *bind_verb;
+    int64_t weight;
+    int enable_https;
+    sched_extender_tls *tls; /* owned; NULL when tlsConfig is absent */
+    int64_t http_timeout_ms; /* 0: unset (the extender then uses 5s) */
+    int node_cache_capable;
+    sched_extender_resource *managed_resources; /* owned */
+    size_t n_managed_resources;
+    int ignorable;
+} sched_extender_config;
+
 typedef struct sched_config {
     char *source;      /* owned: file name used in errors, or "" */
     char *api_version; /* owned: SCHED_API_V1 or SCHED_API_V1BETA3 */
@@ -154,6 +204,8 @@ typedef struct sched_config {
     sched_leader_election leader_election;
     sched_profile *profiles;
     size_t n_profiles;
+    sched_extender_config *extenders; /* in the file's order */
+    size_t n_extenders;
 } sched_config;
 
 /* The defaulted configuration with no file (kube-scheduler run without

@@ -60,6 +60,37 @@ int sched_cfg_apply_defaults(sched_config *cfg, const sched_cfg_given *g);
 /* defaults.c: frees the names and fields of a set and zeroes it. */
 void sched_cfg_plugin_set_free(sched_plugin_set *s);
 
+/* decode.c: the field decoders, for the other decoding files. Each takes
+ * the value node (null leaves *out as it is) and reports a wrong type at
+ * the current path. walk_map calls field(d, ud, key, value) for each pair
+ * of a mapping with the key pushed on the path. */
+typedef int (*sched_cfg_field_fn)(sched_cfg_dec *d, void *ud, const char *key, yaml_node_t *v);
+int sched_cfg_walk_map(sched_cfg_dec *d, const yaml_node_t *n, sched_cfg_field_fn field, void *ud);
+int sched_cfg_get_string(sched_cfg_dec *d, const yaml_node_t *n, char **out);
+int sched_cfg_get_int64(sched_cfg_dec *d, const yaml_node_t *n, int64_t *out);
+int sched_cfg_get_bool(sched_cfg_dec *d, const yaml_node_t *n, int *out);
+int sched_cfg_get_duration(sched_cfg_dec *d, const yaml_node_t *n, int64_t *ms);
+int sched_cfg_unknown_field(sched_cfg_dec *d, const char *key);
+/* "object", "array", "null", "bool", "number" or "string". */
+const char *sched_cfg_kind_name(const yaml_node_t *n);
+/* 1 when n is a null scalar. */
+int sched_cfg_is_null(const yaml_node_t *n);
+/* Item i of the sequence seq (borrowed from the document). */
+yaml_node_t *sched_cfg_item(sched_cfg_dec *d, const yaml_node_t *seq, size_t i);
+
+/* extenders.c: decodes the `extenders` sequence into cfg (n NULL: none).
+ * KUBE_OK, KUBE_ECONFIG, KUBE_ENOMEM. */
+int sched_cfg_decode_extenders(sched_cfg_dec *d, const yaml_node_t *n, sched_config *cfg);
+/* extenders.c: validateExtenders (weights, one binder, managed resource
+ * names), then buildExtenders' ignoredByScheduler resources written into
+ * every profile's NodeResourcesFit args (ignoredResources). */
+int sched_cfg_validate_extenders(sched_cfg_dec *d, sched_config *cfg);
+/* extenders.c: frees cfg's extenders. */
+void sched_cfg_extenders_free(sched_config *cfg);
+/* extenders.c: the extenders as JSON (the written configuration's
+ * `extenders`), or NULL when out of memory. */
+cJSON *sched_cfg_extenders_json(const sched_config *cfg);
+
 /* validate.c: kube-scheduler's ValidateKubeSchedulerConfiguration on the
  * defaulted cfg (plugin names and args excepted: the framework checks
  * those, fw_config_resolve()). KUBE_OK or KUBE_ECONFIG. */

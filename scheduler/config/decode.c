@@ -669,12 +669,58 @@ int sched_cfg_decode(sched_cfg_dec *d, const yaml_node_t *root, sched_config *cf
         rc = check_api_version(d, cfg, g);
     if (rc == KUBE_OK && !cfg->api_version && !(cfg->api_version = kube_strdup(SCHED_API_V1)))
         rc = KUBE_ENOMEM;
-    if (rc == KUBE_OK && c.extenders && !is_null(c.extenders) &&
-        !(c.extenders->type == YAML_SEQUENCE_NODE &&
-          c.extenders->data.sequence.items.top == c.extenders->data.sequence.items.start))
-        rc = sched_cfg_fail_at(d, "extenders",
-                               "scheduler extenders are not supported by stickyvm-scheduler");
+    if (rc == KUBE_OK)
+        rc = sched_cfg_decode_extenders(d, c.extenders, cfg);
     if (rc == KUBE_OK)
         rc = decode_profiles(d, c.profiles, cfg);
     return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The field decoders, for the other decoding files (config_int.h)     */
+/* ------------------------------------------------------------------ */
+
+int sched_cfg_walk_map(sched_cfg_dec *d, const yaml_node_t *n, sched_cfg_field_fn field, void *ud)
+{
+    return walk_map(d, n, field, ud);
+}
+
+int sched_cfg_get_string(sched_cfg_dec *d, const yaml_node_t *n, char **out)
+{
+    return get_string(d, n, out);
+}
+
+int sched_cfg_get_int64(sched_cfg_dec *d, const yaml_node_t *n, int64_t *out)
+{
+    return get_int(d, n, INT64_MIN, INT64_MAX, out, NULL);
+}
+
+int sched_cfg_get_bool(sched_cfg_dec *d, const yaml_node_t *n, int *out)
+{
+    return get_bool(d, n, out);
+}
+
+int sched_cfg_get_duration(sched_cfg_dec *d, const yaml_node_t *n, int64_t *ms)
+{
+    return get_duration(d, n, ms);
+}
+
+int sched_cfg_unknown_field(sched_cfg_dec *d, const char *key)
+{
+    return unknown_field(d, key);
+}
+
+const char *sched_cfg_kind_name(const yaml_node_t *n)
+{
+    return kind_name(n);
+}
+
+int sched_cfg_is_null(const yaml_node_t *n)
+{
+    return is_null(n);
+}
+
+yaml_node_t *sched_cfg_item(sched_cfg_dec *d, const yaml_node_t *seq, size_t i)
+{
+    return node_at(d, seq->data.sequence.items.start[i]);
 }

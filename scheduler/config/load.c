@@ -30,6 +30,7 @@ void sched_config_free(sched_config *cfg)
         free(p->plugin_config);
     }
     free(cfg->profiles);
+    sched_cfg_extenders_free(cfg);
     free(cfg->source);
     free(cfg->api_version);
     free(cfg->client_connection.kubeconfig);
@@ -51,6 +52,8 @@ static int build(sched_cfg_dec *d, const yaml_node_t *root, sched_config *cfg, i
         rc = sched_cfg_apply_defaults(cfg, &g);
     if (rc == KUBE_OK)
         rc = sched_cfg_validate(d, cfg);
+    if (rc == KUBE_OK)
+        rc = sched_cfg_validate_extenders(d, cfg);
     return rc;
 }
 

@@ -209,6 +209,8 @@ static cJSON *config_json(const sched_config *cfg)
         cJSON_AddTrueToObject(o, "delayCacheUntilActive");
     cJSON_AddBoolToObject(o, "enableContentionProfiling", cfg->enable_contention_profiling);
     cJSON_AddBoolToObject(o, "enableProfiling", cfg->enable_profiling);
+    if (cfg->n_extenders)
+        cJSON_AddItemToObject(o, "extenders", sched_cfg_extenders_json(cfg));
     const sched_leader_election *le = &cfg->leader_election;
     cJSON *l = cJSON_AddObjectToObject(o, "leaderElection");
     cJSON_AddBoolToObject(l, "leaderElect", le->leader_elect);

@@ -325,6 +325,43 @@ typedef struct fw_leadership {
 
 struct kube_metrics;
 
+/* One node where preempting victims lets a pod fit (kube's preemption
+ * Candidate / extenderv1.Victims). */
+typedef struct fw_preemption_candidate {
+    char *node;            /* owned */
+    fw_pod_info **victims; /* references, most important first */
+    size_t n_victims;
+    int64_t num_pdb_violations;
+} fw_preemption_candidate;
+
+/* Frees what c holds (zeroing it) / the n candidates and the array.
+ * NULL-safe. */
+void fw_preemption_candidate_clear(fw_preemption_candidate *c);
+void fw_preemption_candidates_free(fw_preemption_candidate *c, size_t n);
+
+/* The scheduler extenders (kube's framework.Extender list, HTTP extenders
+ * built from the configuration's `extenders`: scheduler/extender.h). ud
+ * NULL: none, and nothing below is called (the cycle costs nothing more).
+ * Called on the scheduling thread.
+ *   filter: findNodesThatPassExtenders over nodes[0..*n), narrowed in
+ *     place (order kept); the nodes extenders reject get their status in
+ *     d; an FW_ERROR status (the cycle fails) from a non-ignorable extender
+ *     that failed.
+ *   prioritize: adds every interested prioritizing extender's score *
+ *     weight * (FW_MAX_NODE_SCORE / 10) to the totals of scores (one entry
+ *     per node of nodes, in that order); failures give no score.
+ *   preempt: callExtenders: the candidates (*c, *n, owned by the caller)
+ *     replaced by what the extenders supporting preemption keep; an
+ *     FW_ERROR status on a non-ignorable failure (*c unchanged). */
+typedef struct fw_extenders {
+    fw_status *(*filter)(void *ud, const fw_pod_info *pod, const fw_node_info **nodes, size_t *n,
+                         fw_diagnosis *d);
+    void (*prioritize)(void *ud, const fw_pod_info *pod, const fw_node_info *const *nodes,
+                       fw_score_list *scores);
+    fw_status *(*preempt)(void *ud, const fw_pod_info *pod, fw_preemption_candidate **c, size_t *n);
+    void *ud;
+} fw_extenders;
+
 /* What every framework of a scheduler shares; all borrowed, must outlive
  * the framework. Any may be NULL in tests. */
 typedef struct fw_services {
@@ -348,6 +385,8 @@ typedef struct fw_services {
     /* The scheduler's metrics registry (scheduler/metrics.h), where plugins
      * register their own families; NULL: plugins keep no metrics. */
     struct kube_metrics *metrics_registry;
+    /* The scheduler extenders; NULL ud: none. */
+    fw_extenders extenders;
 } fw_services;
 
 /* What a plugin gets at create(): the framework it belongs to (for the
@@ -549,7 +588,9 @@ typedef struct fw_sched_state {
  * PreFilterResult's nodes or all snapshot nodes filtered (with nominated
  * pods) in parallel from st->next_start_node_index, stopping once
  * numFeasibleNodesToFind nodes fit; st->next_start_node_index advances by
- * the nodes processed. The feasible set equals a serial run's. *feasible
+ * the nodes processed. The feasible set equals a serial run's; then the
+ * scheduler extenders filter it (svc.extenders, for the nominated node
+ * too; an extender error on it is logged and the full pass runs). *feasible
  * (caller frees the array, not the node infos) lists the feasible nodes in
  * evaluation order. Returns NULL, or an FW_ERROR status. Node failures go to
  * d (failing plugins to d's unschedulable/pending sets). */
@@ -558,8 +599,9 @@ fw_status *fw_framework_find_nodes_that_fit(fw_framework *fw, fw_cycle_state *cs
                                             fw_sched_state *st, fw_diagnosis *d,
                                             const fw_node_info ***feasible, size_t *n_feasible);
 
-/* prioritizeNodes: with no score plugins every node scores 1; otherwise
- * PreScore then Score. */
+/* prioritizeNodes: with no score plugins and no extenders every node
+ * scores 1; otherwise PreScore, Score, then the extenders' weighted
+ * scores added to the totals. */
 fw_status *fw_framework_prioritize_nodes(fw_framework *fw, fw_cycle_state *cs,
                                          const fw_pod_info *pod, const fw_node_info *const *nodes,
                                          size_t n, fw_score_list *out);

@@ -105,6 +105,22 @@ void fw_pre_filter_result_free(fw_pre_filter_result *r)
     free(r);
 }
 
+void fw_preemption_candidate_clear(fw_preemption_candidate *c)
+{
+    free(c->node);
+    for (size_t j = 0; j < c->n_victims; j++)
+        fw_pod_info_unref(c->victims[j]);
+    free(c->victims);
+    memset(c, 0, sizeof(*c));
+}
+
+void fw_preemption_candidates_free(fw_preemption_candidate *c, size_t n)
+{
+    for (size_t i = 0; c && i < n; i++)
+        fw_preemption_candidate_clear(&c[i]);
+    free(c);
+}
+
 int fw_pre_filter_result_has(const fw_pre_filter_result *r, const char *name)
 {
     if (!r)

@@ -166,6 +166,18 @@ static fw_status *pass_filters(fw_framework *fw, const fw_cycle_state *cs, const
     return NULL;
 }
 
+/* findNodesThatPassExtenders over the feasible nodes (nothing to do
+ * without extenders or feasible nodes). */
+static fw_status *pass_extenders(fw_framework *fw, const fw_pod_info *pod,
+                                 const fw_node_info **feasible, size_t *n_feasible, fw_diagnosis *d)
+{
+    const fw_extenders *x = &fw->handle.svc.extenders;
+
+    if (!x->ud || !*n_feasible)
+        return NULL;
+    return x->filter(x->ud, pod, feasible, n_feasible, d);
+}
+
 /* PreFilter rejected the pod: every node gets its status. */
 static fw_status *prefilter_rejected(const fw_snapshot *snap, fw_status *s, fw_diagnosis *d)
 {
@@ -201,7 +213,10 @@ static void evaluate_nominated(fw_framework *fw, const fw_cycle_state *cs, const
     }
     fw_status *st =
         pass_filters(fw, cs, pod, &ni, 1, 0, global_pct, d, feasible, n_feasible, &processed);
+    if (!st)
+        st = pass_extenders(fw, pod, *feasible, n_feasible, d);
     if (st) {
+        *n_feasible = 0;
         char msg[256];
         fw_status_message(st, msg, sizeof(msg));
         KLOG_ERROR("Evaluation failed on nominated node pod=\"%s/%s\" node=\"%s\" err=\"%s\"",
@@ -293,6 +308,11 @@ fw_status *fw_framework_find_nodes_that_fit(fw_framework *fw, fw_cycle_state *cs
         aside = take_nominated_failure(d, nnn);
     }
     s = full_pass(fw, cs, pod, snap, st, pre, d, feasible, n_feasible);
+    if (!s && (s = pass_extenders(fw, pod, *feasible, n_feasible, d))) {
+        free(*feasible);
+        *feasible = NULL;
+        *n_feasible = 0;
+    }
     fw_pre_filter_result_free(pre);
     if (aside.node) {
         if (!s && !fw_diagnosis_node_status(d, aside.node))
@@ -308,8 +328,9 @@ fw_status *fw_framework_prioritize_nodes(fw_framework *fw, fw_cycle_state *cs,
                                          const fw_pod_info *pod, const fw_node_info *const *nodes,
                                          size_t n, fw_score_list *out)
 {
+    const fw_extenders *x = &fw->handle.svc.extenders;
     memset(out, 0, sizeof(*out));
-    if (!fw_framework_has_score_plugins(fw)) {
+    if (!fw_framework_has_score_plugins(fw) && !x->ud) {
         out->nodes = calloc(n ? n : 1, sizeof(*out->nodes));
         if (!out->nodes)
             return fw_status_error(KUBE_ENOMEM, NULL);
@@ -321,9 +342,11 @@ fw_status *fw_framework_prioritize_nodes(fw_framework *fw, fw_cycle_state *cs,
         return NULL;
     }
     fw_status *s = fw_framework_run_pre_score(fw, cs, pod, nodes, n);
-    if (s)
-        return s;
-    return fw_framework_run_score(fw, cs, pod, nodes, n, out);
+    if (!s)
+        s = fw_framework_run_score(fw, cs, pod, nodes, n, out);
+    if (!s && x->ud)
+        x->prioritize(x->ud, pod, nodes, out);
+    return s;
 }
 
 static uint64_t next_rand(uint64_t *state)

@@ -214,20 +214,6 @@ int plugin_default_selector(const kube_pod *pod, const kube_workload_listers *l,
     return *out ? KUBE_OK : KUBE_ENOMEM;
 }
 
-int plugin_is_extended_resource_name(const char *name)
-{
-    static const char prefix[] = "requests.";
-    char quota[320];
-
-    if (!strchr(name, '/') || strstr(name, "kubernetes.io/"))
-        return 0; /* native */
-    if (strncmp(name, prefix, sizeof(prefix) - 1) == 0)
-        return 0;
-    if ((size_t)snprintf(quota, sizeof(quota), "%s%s", prefix, name) >= sizeof(quota))
-        return 0; /* far beyond a qualified name's 316 characters */
-    return kube_is_qualified_name(quota);
-}
-
 /* ------------------------------------------------------------------ */
 /* apimachinery's validation messages                                  */
 /* ------------------------------------------------------------------ */

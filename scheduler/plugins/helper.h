@@ -77,11 +77,6 @@ int plugin_tolerations_tolerate(const kube_toleration *tols, size_t n, const kub
 int plugin_default_selector(const kube_pod *pod, const kube_workload_listers *l,
                             struct kube_arena *a, const kube_label_selector **out);
 
-/* v1helper.IsExtendedResourceName: a domain-prefixed name that is neither a
- * native (kubernetes.io/) resource nor "requests."-prefixed and that forms a
- * qualified name once prefixed with "requests.". 1 or 0. */
-int plugin_is_extended_resource_name(const char *name);
-
 /* validation.IsQualifiedName / IsValidLabelValue: the messages explaining
  * why value is not a qualified name (label key, resource name) / label
  * value, joined with sep into out (size n, "" when valid). Returns how many

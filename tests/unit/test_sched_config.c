@@ -478,8 +478,6 @@ static void errors_name_file_and_field(void **state)
              r, KUBE_ECONFIG,
              "sched.yaml: profiles[1].plugins.queueSort: queueSort must be the same for all "
              "profiles");
-    load_err(HEADER "extenders:\n- urlPrefix: http://x\n", r, KUBE_ECONFIG,
-             "sched.yaml: extenders: scheduler extenders are not supported by stickyvm-scheduler");
     load_err(HEADER "clientConnection:\n  contentType: text/plain\n", r, KUBE_ECONFIG,
              "sched.yaml: clientConnection.contentType: unsupported value \"text/plain\": "
              "supported values: \"application/json\"");

@@ -22,20 +22,9 @@
 #include "kube/types/pod.h"
 #include "plugins/defaultpreemption/internal.h"
 
-static void candidate_clear(plugin_preemption_candidate *c)
-{
-    free(c->node);
-    for (size_t j = 0; j < c->n_victims; j++)
-        fw_pod_info_unref(c->victims[j]);
-    free(c->victims);
-    memset(c, 0, sizeof(*c));
-}
-
 void plugin_preemption_candidates_free(plugin_preemption_candidate *c, size_t n)
 {
-    for (size_t i = 0; c && i < n; i++)
-        candidate_clear(&c[i]);
-    free(c);
+    fw_preemption_candidates_free(c, n);
 }
 
 int64_t dp_pod_start_ns(const fw_pod_info *pi)
@@ -313,7 +302,7 @@ static void add_candidate(dry_run *dr, plugin_preemption_candidate *c)
         dr->nonviolating.n + dr->violating.n >= (size_t)dr->num_candidates)
         atomic_store(&dr->stop, 1);
     pthread_mutex_unlock(&dr->mu);
-    candidate_clear(c);
+    fw_preemption_candidate_clear(c);
 }
 
 static void check_node(void *ud, size_t i)
@@ -337,7 +326,7 @@ static void check_node(void *ud, size_t i)
         add_candidate(dr, &c);
     } else {
         record_status(dr, src->name, st);
-        candidate_clear(&c);
+        fw_preemption_candidate_clear(&c);
     }
     fw_cycle_state_free(t.cs);
     fw_node_info_free(t.ni);

@@ -27,8 +27,11 @@
  * PostFilter, scheduler_preemption_victims observes the victims of each
  * preemption.
  *
+ *   2b. scheduler extenders supporting preemption (extender.h) narrow the
+ *      candidates (callExtenders); a non-ignorable one failing fails the
+ *      PostFilter with its error;
  * Not done: the preemptor is not re-read from a pod lister before step 1
- * (the scheduler's copy is used), and extenders do not exist.
+ * (the scheduler's copy is used).
  *
  * Args (DefaultPreemptionArgs): minCandidateNodesPercentage (default 10,
  * [0, 100]) and minCandidateNodesAbsolute (default 100, >= 0), not both 0.
@@ -303,6 +306,16 @@ static fw_status *no_candidate_status(const fw_diagnosis *statuses)
     return st;
 }
 
+/* callExtenders: the candidates the extenders supporting preemption keep
+ * (none configured: all). */
+static fw_status *call_extenders(default_preemption *pl, const fw_pod_info *pod,
+                                 plugin_preemption_candidate **c, size_t *n)
+{
+    const fw_extenders *x = &pl->h->svc.extenders;
+
+    return x->ud ? x->preempt(x->ud, pod, c, n) : NULL;
+}
+
 /* Evaluator.Preempt */
 static fw_status *preempt(default_preemption *pl, fw_cycle_state *cs, const fw_pod_info *pod,
                           const fw_diagnosis *d, fw_post_filter_result *res)
@@ -326,6 +339,8 @@ static fw_status *preempt(default_preemption *pl, fw_cycle_state *cs, const fw_p
         st = no_candidate_status(&statuses);
         res->mode = FW_NOMINATING_OVERRIDE;
         res->node[0] = '\0';
+    } else if ((st = call_extenders(pl, pod, &c, &n))) {
+        /* a non-ignorable extender failed: its error */
     } else if ((best = plugin_default_preemption_select(c, n)) < 0) {
         st = fw_status_new(FW_UNSCHEDULABLE, "no candidate node for preemption");
     } else if (!(st = prepare_candidate(pl, pod, &c[best]))) {

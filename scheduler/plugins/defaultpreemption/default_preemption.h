@@ -24,13 +24,9 @@ struct kube_store;
 #define PREEMPTION_DEFAULT_MIN_PCT 10
 #define PREEMPTION_DEFAULT_MIN_ABS 100
 
-/* One node where preempting victims lets the pod fit. */
-typedef struct plugin_preemption_candidate {
-    char *node;            /* owned */
-    fw_pod_info **victims; /* references, most important first */
-    size_t n_victims;
-    int64_t num_pdb_violations;
-} plugin_preemption_candidate;
+/* One node where preempting victims lets the pod fit (the framework's
+ * type, which scheduler extenders also take). */
+typedef fw_preemption_candidate plugin_preemption_candidate;
 
 void plugin_preemption_candidates_free(plugin_preemption_candidate *c, size_t n);
 

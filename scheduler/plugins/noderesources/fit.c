@@ -524,7 +524,7 @@ static int has_string(char *const *v, size_t n, const char *s, size_t len)
  * before '/') is in ignoredResourceGroups. */
 static int ignored(const fit_args *a, const char *name)
 {
-    if (!plugin_is_extended_resource_name(name))
+    if (!kube_is_extended_resource_name(name))
         return 0;
     return has_string(a->ignored, a->n_ignored, name, strlen(name)) ||
            (a->n_groups && has_string(a->groups, a->n_groups, name, strcspn(name, "/")));
