@@ -78,6 +78,7 @@
     UNIT(apiserver_exchange)                                  \
     UNIT(apiserver_misc)                                      \
     INTEGRATION(apiserver_integration)                        \
+    UNIT(kubectl_plugin)                                      \
     /* both secure ports under hostile clients */             \
     INTEGRATION(server_hardening)                             \
     /* a new group goes in the block of its subsystem */
