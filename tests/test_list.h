@@ -79,6 +79,7 @@
     UNIT(apiserver_misc)                                      \
     INTEGRATION(apiserver_integration)                        \
     UNIT(kubectl_plugin)                                      \
+    INTEGRATION(kubectl_plugin_integration)                   \
     /* both secure ports under hostile clients */             \
     INTEGRATION(server_hardening)                             \
     /* a new group goes in the block of its subsystem */
