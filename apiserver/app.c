@@ -18,6 +18,7 @@
 #include "kube/util/log.h"
 #include "kube/types/pin.h"
 #include "server.h"
+#include "vmpins.h"
 
 #define DELEGATE_TIMEOUT_MS 10000 /* k8s.io/apiserver's webhook client timeout */
 
@@ -33,7 +34,8 @@ struct apis_app {
     apis_authn_source *authn;
     apis_certs *certs;
     apis_server *server;
-    char *pin_key; /* --pin-annotation-key */
+    apis_vmpins *vmpins; /* virtualmachinepins' informer, audit Events */
+    char *pin_key;       /* --pin-annotation-key */
 };
 
 static int open_endpoint(const char *kubeconfig, long timeout_ms, endpoint *ep, char *err,
@@ -136,7 +138,8 @@ static int open_server(apis_app *a, const apis_options *o, char *err, size_t err
                 .delegate = a->delegate,
                 .client = a->main_ep.client,
                 .metrics = a->metrics,
-                .pin_key = a->pin_key},
+                .pin_key = a->pin_key,
+                .vmpins = a->vmpins},
         .workers = o->workers,
         .max_inflight = o->max_requests_inflight,
         .request_timeout_ms = o->request_timeout_ms,
@@ -167,6 +170,9 @@ int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen
                             &a->certs, err, errlen);
     if (rc == KUBE_OK)
         rc = open_authn_source(a, o, err, errlen);
+    if (rc == KUBE_OK &&
+        (rc = apis_vmpins_new(a->main_ep.client, a->pin_key, &a->vmpins)) != KUBE_OK)
+        snprintf(err, errlen, "cannot start the VirtualMachine informer: %s", kube_strerror(rc));
     if (rc == KUBE_OK)
         rc = open_server(a, o, err, errlen);
     if (rc != KUBE_OK) {
@@ -194,6 +200,7 @@ void apis_app_free(apis_app *a)
     if (!a)
         return;
     apis_server_free(a->server);
+    apis_vmpins_free(a->vmpins);
     apis_authn_source_free(a->authn);
     apis_certs_free(a->certs);
     apis_delegate_free(a->delegate);

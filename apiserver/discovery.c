@@ -33,68 +33,168 @@ static const char group_doc[] =
     "{\"name\":\"virtualmachines/" sub "\",\"singularName\":\"\",\"namespaced\":true," \
     "\"kind\":\"VirtualMachinePin\",\"verbs\":[\"get\",\"update\",\"create\"]}"
 
+/* The read-only resource (vmpins.h): kubectl resolves "vmpin" through
+ * shortNames and "virtualmachinepin" through singularName. */
+#define VMPINS_JSON                                                                    \
+    "{\"name\":\"virtualmachinepins\",\"singularName\":\"virtualmachinepin\","         \
+    "\"namespaced\":true,\"kind\":\"VirtualMachinePin\",\"verbs\":[\"get\",\"list\"]," \
+    "\"shortNames\":[\"vmpin\"]}"
+
 static const char resource_list_doc[] =
     "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"" APIS_GROUP_VERSION
-    "\",\"resources\":[" SUBRESOURCE_JSON("pin") "," SUBRESOURCE_JSON("unpin") "]}\n";
+    "\",\"resources\":[" SUBRESOURCE_JSON("pin") "," SUBRESOURCE_JSON("unpin") "," VMPINS_JSON
+                                                                               "]}\n";
 
-#define DEF_NAME "io.stickyvm.subresources.v1.VirtualMachinePin"
-#define PATH_PARAMS                                                                   \
-    "[{\"name\":\"namespace\",\"in\":\"path\",\"required\":true,\"type\":\"string\"," \
-    "\"description\":\"namespace of the VirtualMachine\",\"uniqueItems\":true},"      \
-    "{\"name\":\"name\",\"in\":\"path\",\"required\":true,\"type\":\"string\","       \
-    "\"description\":\"name of the VirtualMachine\",\"uniqueItems\":true}"
-#define NODE_PARAM                                                                   \
-    ",{\"name\":\"node\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true," \
-    "\"description\":\"the node to pin to; default: the node the VM's instance runs on\"}"
-#define RESPONSES                                                              \
-    "\"responses\":{\"200\":{\"description\":\"OK\",\"schema\":{\"$ref\":\"#/" \
-    "definitions/" DEF_NAME "\"}},\"401\":{\"description\":\"Unauthorized\"}}"
-#define OPERATION(verb, id, action)                                                       \
-    "\"" verb "\":{\"description\":\"" action "\",\"operationId\":\"" id "\","            \
-    "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\"],\"schemes\":[\"https\"]," \
-    "\"tags\":[\"subresources_stickyvm_io_v1\"]," RESPONSES ","                           \
-    "\"x-kubernetes-action\":\"" action "\",\"x-kubernetes-group-version-kind\":"         \
-    "{\"group\":\"" APIS_GROUP "\",\"version\":\"" APIS_VERSION                           \
-    "\",\"kind\":\"VirtualMachinePin\"}}"
-#define PATH_ITEM(sub, Sub, params)                                                     \
-    "\"/apis/" APIS_GROUP_VERSION "/namespaces/{namespace}/virtualmachines/{name}/" sub \
-    "\":{" OPERATION("get", "read" Sub, "get") "," OPERATION(                           \
-        "put", "replace" Sub, "put") "," OPERATION("post", "create" Sub,                \
-                                                   "post") ",\"parameters\":" params "]}"
-
+/* The Swagger 2.0 document: the pin and unpin subresources, the
+ * virtualmachinepins resource (vmpins.h) and VirtualMachinePin(List). */
+/* clang-format off */
 static const char openapi_doc[] =
     "{\"swagger\":\"2.0\",\"info\":{\"title\":\"stickyvm-apiserver\",\"version\":\"v1\"},"
-    "\"paths\":{" PATH_ITEM(
-        "pin", "SubresourcesStickyvmIoV1NamespacedVirtualMachinePin",
-        PATH_PARAMS
-            NODE_PARAM) "," PATH_ITEM("unpin",
-                                      "SubresourcesStickyvmIoV1NamespacedVirtualMachineUnpin",
-                                      PATH_PARAMS) "},\"definitions\":{\"" DEF_NAME
-                                                   "\":{\"description\":\"The node a "
-                                                   "VirtualMachine is pinned "
-                                                   "to (the stickyvm.io/node annotation) after a "
-                                                   "pin or unpin.\",\"type\":\"object\","
-                                                   "\"required\":[\"node\",\"previousNode\","
-                                                   "\"changed\"],\"properties\":{"
-                                                   "\"apiVersion\":{\"type\":\"string\"},\"kind\":{"
-                                                   "\"type\":\"string\"},"
-                                                   "\"metadata\":{\"type\":\"object\","
-                                                   "\"properties\":{\"name\":{\"type\":\"string\"},"
-                                                   "\"namespace\":{\"type\":\"string\"}}},"
-                                                   "\"node\":{\"description\":\"the node after the "
-                                                   "request, null when "
-                                                   "unpinned\",\"type\":\"string\"},"
-                                                   "\"previousNode\":{\"description\":\"the node "
-                                                   "before the request, null when it was "
-                                                   "unpinned\","
-                                                   "\"type\":\"string\"},"
-                                                   "\"changed\":{\"description\":\"whether the "
-                                                   "request changed the "
-                                                   "annotation\",\"type\":\"boolean\"}},"
-                                                   "\"x-kubernetes-group-version-kind\":[{"
-                                                   "\"group\":\"" APIS_GROUP
-                                                   "\",\"version\":\"" APIS_VERSION
-                                                   "\",\"kind\":\"VirtualMachinePin\"}]}}}\n";
+    "\"paths\":{\"/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachines/{name}/pin\":{\"get\":{\"description\":\"pin\","
+    "\"operationId\":\"readSubresourcesStickyvmIoV1NamespacedVirtualMachinePin\","
+    "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\"],\"schemes\":[\"https\"],"
+    "\"tags\":[\"subresources_stickyvm_io_v1\"],"
+    "\"responses\":{\"200\":{\"description\":\"OK\","
+    "\"schema\":{\"$ref\":\"#/definitions/io.stickyvm.subresources.v1.VirtualMachinePin\"}},"
+    "\"401\":{\"description\":\"Unauthorized\"}},\"x-kubernetes-action\":\"get\","
+    "\"x-kubernetes-group-version-kind\":{\"group\":\"subresources.stickyvm.io\","
+    "\"version\":\"v1\",\"kind\":\"VirtualMachinePin\"}},\"put\":{\"description\":\"pin\","
+    "\"operationId\":\"replaceSubresourcesStickyvmIoV1NamespacedVirtualMachinePin\","
+    "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\"],\"schemes\":[\"https\"],"
+    "\"tags\":[\"subresources_stickyvm_io_v1\"],"
+    "\"responses\":{\"200\":{\"description\":\"OK\","
+    "\"schema\":{\"$ref\":\"#/definitions/io.stickyvm.subresources.v1.VirtualMachinePin\"}},"
+    "\"401\":{\"description\":\"Unauthorized\"}},\"x-kubernetes-action\":\"put\","
+    "\"x-kubernetes-group-version-kind\":{\"group\":\"subresources.stickyvm.io\","
+    "\"version\":\"v1\",\"kind\":\"VirtualMachinePin\"}},\"post\":{\"description\":\"pin\","
+    "\"operationId\":\"createSubresourcesStickyvmIoV1NamespacedVirtualMachinePin\","
+    "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\"],\"schemes\":[\"https\"],"
+    "\"tags\":[\"subresources_stickyvm_io_v1\"],"
+    "\"responses\":{\"200\":{\"description\":\"OK\","
+    "\"schema\":{\"$ref\":\"#/definitions/io.stickyvm.subresources.v1.VirtualMachinePin\"}},"
+    "\"401\":{\"description\":\"Unauthorized\"}},\"x-kubernetes-action\":\"post\","
+    "\"x-kubernetes-group-version-kind\":{\"group\":\"subresources.stickyvm.io\","
+    "\"version\":\"v1\",\"kind\":\"VirtualMachinePin\"}},"
+    "\"parameters\":[{\"name\":\"namespace\",\"in\":\"path\",\"type\":\"string\","
+    "\"uniqueItems\":true,\"description\":\"namespace of the VirtualMachine\","
+    "\"required\":true},{\"name\":\"name\",\"in\":\"path\",\"type\":\"string\","
+    "\"uniqueItems\":true,\"description\":\"name of the VirtualMachine\",\"required\":true},"
+    "{\"name\":\"node\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"
+    "\"description\":\"the node to pin to; default: the node the VM's instance runs on\"},"
+    "{\"name\":\"dryRun\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"
+    "\"description\":\"All: answer what would change, write nothing\"},{\"name\":\"force\","
+    "\"in\":\"query\",\"type\":\"boolean\",\"uniqueItems\":true,"
+    "\"description\":\"pin even to a node outside a local volume's node affinity\"}]},"
+    "\"/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachines/{name}/unpin\":{\"get\":{\"description\":\"unpin\","
+    "\"operationId\":\"readSubresourcesStickyvmIoV1NamespacedVirtualMachineUnpin\","
+    "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\"],\"schemes\":[\"https\"],"
+    "\"tags\":[\"subresources_stickyvm_io_v1\"],"
+    "\"responses\":{\"200\":{\"description\":\"OK\","
+    "\"schema\":{\"$ref\":\"#/definitions/io.stickyvm.subresources.v1.VirtualMachinePin\"}},"
+    "\"401\":{\"description\":\"Unauthorized\"}},\"x-kubernetes-action\":\"get\","
+    "\"x-kubernetes-group-version-kind\":{\"group\":\"subresources.stickyvm.io\","
+    "\"version\":\"v1\",\"kind\":\"VirtualMachinePin\"}},\"put\":{\"description\":\"unpin\","
+    "\"operationId\":\"replaceSubresourcesStickyvmIoV1NamespacedVirtualMachineUnpin\","
+    "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\"],\"schemes\":[\"https\"],"
+    "\"tags\":[\"subresources_stickyvm_io_v1\"],"
+    "\"responses\":{\"200\":{\"description\":\"OK\","
+    "\"schema\":{\"$ref\":\"#/definitions/io.stickyvm.subresources.v1.VirtualMachinePin\"}},"
+    "\"401\":{\"description\":\"Unauthorized\"}},\"x-kubernetes-action\":\"put\","
+    "\"x-kubernetes-group-version-kind\":{\"group\":\"subresources.stickyvm.io\","
+    "\"version\":\"v1\",\"kind\":\"VirtualMachinePin\"}},\"post\":{\"description\":\"unpin\","
+    "\"operationId\":\"createSubresourcesStickyvmIoV1NamespacedVirtualMachineUnpin\","
+    "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\"],\"schemes\":[\"https\"],"
+    "\"tags\":[\"subresources_stickyvm_io_v1\"],"
+    "\"responses\":{\"200\":{\"description\":\"OK\","
+    "\"schema\":{\"$ref\":\"#/definitions/io.stickyvm.subresources.v1.VirtualMachinePin\"}},"
+    "\"401\":{\"description\":\"Unauthorized\"}},\"x-kubernetes-action\":\"post\","
+    "\"x-kubernetes-group-version-kind\":{\"group\":\"subresources.stickyvm.io\","
+    "\"version\":\"v1\",\"kind\":\"VirtualMachinePin\"}},"
+    "\"parameters\":[{\"name\":\"namespace\",\"in\":\"path\",\"type\":\"string\","
+    "\"uniqueItems\":true,\"description\":\"namespace of the VirtualMachine\","
+    "\"required\":true},{\"name\":\"name\",\"in\":\"path\",\"type\":\"string\","
+    "\"uniqueItems\":true,\"description\":\"name of the VirtualMachine\",\"required\":true},"
+    "{\"name\":\"dryRun\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"
+    "\"description\":\"All: answer what would change, write nothing\"}]},"
+    "\"/apis/subresources.stickyvm.io/v1/virtualmachinepins\":{\"get\":{\"description\":\"list the pins of every VirtualMachine\","
+    "\"operationId\":\"listSubresourcesStickyvmIoV1VirtualMachinePinForAllNamespaces\","
+    "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\","
+    "\"application/json;as=Table;v=v1;g=meta.k8s.io\","
+    "\"application/json;as=Table;v=v1beta1;g=meta.k8s.io\"],\"schemes\":[\"https\"],"
+    "\"tags\":[\"subresources_stickyvm_io_v1\"],"
+    "\"responses\":{\"200\":{\"description\":\"OK\","
+    "\"schema\":{\"$ref\":\"#/definitions/io.stickyvm.subresources.v1.VirtualMachinePinList\"}},"
+    "\"401\":{\"description\":\"Unauthorized\"}},\"x-kubernetes-action\":\"list\","
+    "\"x-kubernetes-group-version-kind\":{\"group\":\"subresources.stickyvm.io\","
+    "\"version\":\"v1\",\"kind\":\"VirtualMachinePinList\"}},"
+    "\"parameters\":[{\"name\":\"labelSelector\",\"in\":\"query\",\"type\":\"string\","
+    "\"uniqueItems\":true,\"description\":\"select by the VirtualMachine's labels\"},"
+    "{\"name\":\"fieldSelector\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"
+    "\"description\":\"node, metadata.name, metadata.namespace (=, ==, !=)\"},"
+    "{\"name\":\"includeObject\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"
+    "\"description\":\"with a Table: None, Metadata (default) or Object\"}]},"
+    "\"/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachinepins\":{\"get\":{\"description\":\"list the pins of a namespace's VirtualMachines\","
+    "\"operationId\":\"listSubresourcesStickyvmIoV1NamespacedVirtualMachinePin\","
+    "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\","
+    "\"application/json;as=Table;v=v1;g=meta.k8s.io\","
+    "\"application/json;as=Table;v=v1beta1;g=meta.k8s.io\"],\"schemes\":[\"https\"],"
+    "\"tags\":[\"subresources_stickyvm_io_v1\"],"
+    "\"responses\":{\"200\":{\"description\":\"OK\","
+    "\"schema\":{\"$ref\":\"#/definitions/io.stickyvm.subresources.v1.VirtualMachinePinList\"}},"
+    "\"401\":{\"description\":\"Unauthorized\"}},\"x-kubernetes-action\":\"list\","
+    "\"x-kubernetes-group-version-kind\":{\"group\":\"subresources.stickyvm.io\","
+    "\"version\":\"v1\",\"kind\":\"VirtualMachinePinList\"}},"
+    "\"parameters\":[{\"name\":\"namespace\",\"in\":\"path\",\"type\":\"string\","
+    "\"uniqueItems\":true,\"description\":\"namespace of the VirtualMachine\","
+    "\"required\":true},{\"name\":\"labelSelector\",\"in\":\"query\",\"type\":\"string\","
+    "\"uniqueItems\":true,\"description\":\"select by the VirtualMachine's labels\"},"
+    "{\"name\":\"fieldSelector\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"
+    "\"description\":\"node, metadata.name, metadata.namespace (=, ==, !=)\"},"
+    "{\"name\":\"includeObject\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"
+    "\"description\":\"with a Table: None, Metadata (default) or Object\"}]},"
+    "\"/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachinepins/{name}\":{\"get\":{\"description\":\"read the pin of a VirtualMachine\","
+    "\"operationId\":\"readSubresourcesStickyvmIoV1NamespacedVirtualMachinePin\","
+    "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\","
+    "\"application/json;as=Table;v=v1;g=meta.k8s.io\","
+    "\"application/json;as=Table;v=v1beta1;g=meta.k8s.io\"],\"schemes\":[\"https\"],"
+    "\"tags\":[\"subresources_stickyvm_io_v1\"],"
+    "\"responses\":{\"200\":{\"description\":\"OK\","
+    "\"schema\":{\"$ref\":\"#/definitions/io.stickyvm.subresources.v1.VirtualMachinePin\"}},"
+    "\"401\":{\"description\":\"Unauthorized\"}},\"x-kubernetes-action\":\"get\","
+    "\"x-kubernetes-group-version-kind\":{\"group\":\"subresources.stickyvm.io\","
+    "\"version\":\"v1\",\"kind\":\"VirtualMachinePin\"}},"
+    "\"parameters\":[{\"name\":\"namespace\",\"in\":\"path\",\"type\":\"string\","
+    "\"uniqueItems\":true,\"description\":\"namespace of the VirtualMachine\","
+    "\"required\":true},{\"name\":\"name\",\"in\":\"path\",\"type\":\"string\","
+    "\"uniqueItems\":true,\"description\":\"name of the VirtualMachine\",\"required\":true},"
+    "{\"name\":\"includeObject\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"
+    "\"description\":\"with a Table: None, Metadata (default) or Object\"}]}},"
+    "\"definitions\":{\"io.stickyvm.subresources.v1.VirtualMachinePin\":{\"description\":\"The pin of a VirtualMachine (the stickyvm.io/node annotation and its record). The virtualmachinepins resource serves node,"
+    " since, by and reason; a pin or unpin answers node, previousNode and changed.\","
+    "\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":\"string\"},"
+    "\"kind\":{\"type\":\"string\"},\"metadata\":{\"type\":\"object\","
+    "\"description\":\"the VirtualMachine's name, namespace, uid, resourceVersion,"
+    " creationTimestamp and labels\"},\"node\":{\"type\":\"string\","
+    "\"description\":\"the node the VM is pinned to, null when unpinned\"},"
+    "\"since\":{\"type\":\"string\","
+    "\"description\":\"when the pin was last written (stickyvm.io/pinned-at), RFC 3339\"},"
+    "\"by\":{\"type\":\"string\",\"description\":\"who wrote it (stickyvm.io/pinned-by)\"},"
+    "\"reason\":{\"type\":\"string\",\"description\":\"why: FirstPlacement,"
+    " API or Migration (stickyvm.io/pin-reason)\"},\"previousNode\":{\"type\":\"string\","
+    "\"description\":\"pin and unpin answers: the node before the request,"
+    " null when it was unpinned\"},\"changed\":{\"type\":\"boolean\","
+    "\"description\":\"pin and unpin answers: whether the request changed (or, with dryRun,"
+    " would change) the pin\"}},"
+    "\"x-kubernetes-group-version-kind\":[{\"group\":\"subresources.stickyvm.io\","
+    "\"version\":\"v1\",\"kind\":\"VirtualMachinePin\"}]},"
+    "\"io.stickyvm.subresources.v1.VirtualMachinePinList\":{\"description\":\"A list of VirtualMachinePins.\","
+    "\"type\":\"object\",\"required\":[\"items\"],"
+    "\"properties\":{\"apiVersion\":{\"type\":\"string\"},\"kind\":{\"type\":\"string\"},"
+    "\"metadata\":{\"type\":\"object\"},\"items\":{\"type\":\"array\","
+    "\"items\":{\"$ref\":\"#/definitions/io.stickyvm.subresources.v1.VirtualMachinePin\"}}},"
+    "\"x-kubernetes-group-version-kind\":[{\"group\":\"subresources.stickyvm.io\","
+    "\"version\":\"v1\",\"kind\":\"VirtualMachinePinList\"}]}}}\n";
+/* clang-format on */
 
 static const char *with_len(const char *doc, size_t size, size_t *len)
 {

@@ -18,6 +18,7 @@
 #include "pin.h"
 #include "request.h"
 #include "status.h"
+#include "vmpins.h"
 
 #define TOKEN_MAX 16384
 #define CT_JSON "application/json"
@@ -39,6 +40,7 @@ struct apis_exchange {
     int body_ok;
     char audit_id[80];
     char if_none_match[160];
+    char *accept; /* the Accept header, for virtualmachinepins tables */
     char *token;
     apis_user *user;
     /* the answer */
@@ -256,7 +258,9 @@ int apis_exchange_new(const apis_context *ctx, kube_httpreq_request *req, apis_p
     }
     copy_header(req, "Audit-Id", x->audit_id, sizeof(x->audit_id));
     copy_header(req, "If-None-Match", x->if_none_match, sizeof(x->if_none_match));
-    rc = start(x, req, pc);
+    rc = apis_vmpins_copy_accept(req, &x->accept);
+    if (rc == KUBE_OK)
+        rc = start(x, req, pc);
     if (rc != KUBE_OK) {
         apis_exchange_free(x);
         return rc;
@@ -310,7 +314,7 @@ static void step_route(apis_exchange *x)
         answer_status(x, rc, 400);
         return;
     }
-    apis_request_verb(x->method, apis_route_is_resource(x->route.kind), x->verb, sizeof(x->verb));
+    apis_route_verb(&x->route, x->method, x->verb, sizeof(x->verb));
     x->stage = ST_AUTHZ;
 }
 
@@ -326,7 +330,7 @@ static void authz_attrs(const apis_exchange *x, apis_authz_attrs *a)
     a->namespace_ = x->route.namespace_;
     a->group = APIS_GROUP;
     a->version = APIS_VERSION;
-    a->resource = "virtualmachines";
+    a->resource = apis_route_resource(x->route.kind);
     a->subresource = apis_route_subresource(x->route.kind);
     a->name = x->route.name;
 }
@@ -356,7 +360,7 @@ static const char *authz_verb(const apis_exchange *x, int i)
 {
     if (i == 0)
         return x->verb;
-    if (i == 1 && apis_route_is_resource(x->route.kind) && strcmp(x->verb, "update") != 0)
+    if (i == 1 && apis_route_is_pin(x->route.kind) && strcmp(x->verb, "update") != 0)
         return "update";
     return NULL;
 }
@@ -408,7 +412,7 @@ static int step_authz(apis_exchange *x, int may_block)
 
 static int method_allowed(const apis_exchange *x)
 {
-    if (apis_route_is_resource(x->route.kind))
+    if (apis_route_is_pin(x->route.kind))
         return !strcmp(x->method, "GET") || !strcmp(x->method, "PUT") || !strcmp(x->method, "POST");
     return !strcmp(x->method, "GET");
 }
@@ -481,6 +485,9 @@ static void serve_pin(apis_exchange *x)
         .node = x->route.node,
         .key = x->ctx->pin_key,
         .user = x->user ? x->user->name : NULL,
+        .dry_run = x->route.dry_run,
+        .force = x->route.force,
+        .recorder = apis_vmpins_recorder(x->ctx->vmpins),
     };
     int code = 500, rc;
 
@@ -503,6 +510,14 @@ static int step_serve(apis_exchange *x, int may_block)
     }
     if (!apis_route_is_resource(x->route.kind)) {
         serve_local(x);
+        return APIS_EXCHANGE_DONE;
+    }
+    if (!apis_route_is_pin(x->route.kind)) { /* virtualmachinepins: vmpins.h */
+        if (!may_block)
+            return APIS_EXCHANGE_BLOCKED;
+        x->code =
+            apis_vmpins_serve(x->ctx->vmpins, &x->route, x->accept, &x->content_type, &x->body);
+        x->stage = ST_DONE;
         return APIS_EXCHANGE_DONE;
     }
     if (!x->body_ok) {
@@ -620,8 +635,11 @@ void apis_exchange_observe(const apis_exchange *x)
     if (x->ctx->metrics)
         apis_metrics_observe(x->ctx->metrics, x->method, apis_route_subresource(x->route.kind),
                              x->code, secs);
-    KLOG_V(3, "%s %s %d %.3fms user=%s", x->method, x->route.path ? x->route.path : "(invalid)",
-           x->code, secs * 1e3, x->user ? x->user->name : "");
+    if (apis_route_is_pin(x->route.kind)) /* every pin and unpin, at the default verbosity */
+        apis_pin_log(&x->route, x->user ? x->user->name : "", x->code, secs);
+    else
+        KLOG_V(3, "%s %s %d %.3fms user=%s", x->method, x->route.path ? x->route.path : "(invalid)",
+               x->code, secs * 1e3, x->user ? x->user->name : "");
 }
 
 void apis_exchange_free(apis_exchange *x)
@@ -631,6 +649,7 @@ void apis_exchange_free(apis_exchange *x)
     wipe_token(x);
     apis_user_free(x->user);
     apis_route_free(&x->route);
+    free(x->accept);
     kube_buf_free(&x->body);
     free(x);
 }

@@ -23,7 +23,8 @@
  *     unauthenticated or unauthorized costs more than its headers
  *   method not served                     -> 405 MethodNotAllowed
  *   body other than empty or {}           -> 400 BadRequest
- *   handler: discovery, OpenAPI, /metrics, pin/unpin (kube-apiserver calls).
+ *   handler: discovery, OpenAPI, /metrics, pin/unpin (kube-apiserver calls),
+ *     virtualmachinepins (vmpins.h, from its informer).
  *
  * An exchange is started on the service thread (apis_exchange_new, which
  * reads everything it needs from the request, so the request may be freed
@@ -63,6 +64,9 @@ typedef struct apis_context {
     const char *pin_key;    /* the pin annotation; NULL: the default */
     int (*ready)(void *ud); /* extra /readyz condition, may be NULL */
     void *ready_ud;
+    /* virtualmachinepins and the pin audit Events (vmpins.h); NULL: the
+     * virtualmachinepins requests answer 503, pins record no Event */
+    struct apis_vmpins *vmpins;
 } apis_context;
 
 /* The client certificate of a connection and what it proved under one

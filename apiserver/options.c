@@ -12,7 +12,7 @@
  * --authorization-webhook-cache-unauthorized-ttl (10s) --authorization-
  * always-allow-paths (/healthz,/readyz,/livez) --authorization-always-allow-
  * groups (system:masters) --max-requests-inflight (400)  --request-timeout
- * (60s) --shutdown-timeout (30s)  --workers (16)  --v / -v (0) --tls-
+ * (60s) --shutdown-timeout (30s)  --workers (16)  --tls-
  * handshake-timeout (10s)  --read-header-timeout (32s) --max-connections
  * (1024) --pin-annotation-key (stickyvm.io/node): the VM annotation /pin and
  * /unpin write; must be the StickyVM plugin's annotationKey (checked as an
@@ -29,6 +29,7 @@
 #include "kube/util/duration.h"
 #include "kube/util/errors.h"
 #include "kube/util/flags.h"
+#include "kube/util/log.h"
 #include "kube/types/pin.h"
 
 /* --name a,b,c: a comma-separated list (the field is an apis_strlist);
@@ -79,22 +80,23 @@ static const kube_flag flags[] = {
     {"authorization-always-allow-groups", KUBE_FLAG_CUSTOM, OFF(always_allow_groups), 0, 0,
      "strings", "groups allowed without a SubjectAccessReview", set_list},
     {"max-requests-inflight", KUBE_FLAG_INT, OFF(max_requests_inflight), 1, 100000, NULL,
-     "requests served at once; more are answered 429", NULL},
+     "requests served at once; more are answered 429 (default 400)", NULL},
     {"request-timeout", KUBE_FLAG_DURATION, OFF(request_timeout_ms), 0, 0, NULL,
-     "longest time a request may take (reading it included)", NULL},
+     "longest time a request may take (reading it included) (default 1m0s)", NULL},
     {"shutdown-timeout", KUBE_FLAG_DURATION, OFF(shutdown_timeout_ms), 0, 0, NULL,
-     "on SIGTERM, how long to let requests in flight finish", NULL},
+     "on SIGTERM, how long to let requests in flight finish (default 30s)", NULL},
     {"tls-handshake-timeout", KUBE_FLAG_DURATION, OFF(tls_handshake_timeout_ms), 0, 0, NULL,
-     "longest time a client may take to finish its TLS handshake", NULL},
+     "longest time a client may take to finish its TLS handshake (default 10s)", NULL},
     {"read-header-timeout", KUBE_FLAG_DURATION, OFF(read_header_timeout_ms), 0, 0, NULL,
-     "longest time a request's headers may take to arrive", NULL},
+     "longest time a request's headers may take to arrive (default 32s)", NULL},
     {"max-connections", KUBE_FLAG_INT, OFF(max_connections), 1, 1000000, NULL,
-     "client connections held at once (also bounded by the descriptor limit)", NULL},
-    {"workers", KUBE_FLAG_INT, OFF(workers), 1, 1024, NULL, "threads calling kube-apiserver", NULL},
+     "client connections held at once (also bounded by the descriptor limit) (default 1024)", NULL},
+    {"workers", KUBE_FLAG_INT, OFF(workers), 1, 1024, NULL,
+     "threads calling kube-apiserver (default 16)", NULL},
     {"pin-annotation-key", KUBE_FLAG_STRING, OFF(pin_annotation_key), 0, 0, NULL,
-     "VM annotation /pin and /unpin write (the StickyVM plugin's annotationKey)", NULL},
-    {"v", KUBE_FLAG_INT, OFF(verbosity), 0, 10, NULL, "log verbosity", NULL},
-    {"help", KUBE_FLAG_BOOL, OFF(help), 0, 0, NULL, "print this help", NULL},
+     "VM annotation /pin and /unpin write (the StickyVM plugin's annotationKey) (default "
+     "\"" KUBE_PIN_DEFAULT_KEY "\")",
+     NULL},
 };
 
 #define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
@@ -162,6 +164,7 @@ void apis_options_free(apis_options *o)
     }
     for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
         apis_strlist_free(lists[i]);
+    klog_options_free(&o->logs);
 }
 
 /* --pin-annotation-key must be an annotation key, as the plugin's
@@ -176,14 +179,23 @@ static int check_pin_key(const apis_options *o, char *err, size_t errlen)
     return KUBE_ECONFIG;
 }
 
-int apis_options_parse(int argc, char *const *argv, apis_options *o, char *err, size_t errlen)
+size_t apis_options_flag_sets(apis_options *o, kube_flag_set *out, size_t cap)
 {
-    int rc = apis_options_defaults(o);
+    const kube_flag_set sets[] = {
+        {"Misc", flags, N_FLAGS, o},
+        klog_flag_set(&o->logs),
+    };
+    size_t n = sizeof(sets) / sizeof(sets[0]);
 
-    if (rc == KUBE_OK)
-        rc = kube_flags_parse(flags, N_FLAGS, argc, argv, o, err, errlen);
-    if (rc == KUBE_OK)
-        rc = check_pin_key(o, err, errlen);
+    n = n < cap ? n : cap;
+    memcpy(out, sets, n * sizeof(*out));
+    return n;
+}
+
+int apis_options_validate(const apis_options *o, char *err, size_t errlen)
+{
+    int rc = check_pin_key(o, err, errlen);
+
     if (rc == KUBE_OK && !o->tls_cert_file != !o->tls_private_key_file) {
         snprintf(err, errlen, "--tls-cert-file and --tls-private-key-file must be given together");
         rc = KUBE_ECONFIG;
@@ -191,10 +203,15 @@ int apis_options_parse(int argc, char *const *argv, apis_options *o, char *err, 
     return rc;
 }
 
-void apis_options_usage(FILE *f)
+int apis_options_parse(int argc, char *const *argv, apis_options *o, char *err, size_t errlen)
 {
-    fprintf(f, "Usage: stickyvm-apiserver [flags]\n\n"
-               "Serves /apis/subresources.stickyvm.io/v1/namespaces/NS/virtualmachines/NAME/pin\n"
-               "and .../unpin behind kube-apiserver's aggregation layer.\n\nFlags:\n");
-    kube_flags_usage(f, flags, N_FLAGS);
+    kube_flag_set sets[8];
+    int rc = apis_options_defaults(o);
+    size_t n = apis_options_flag_sets(o, sets, sizeof(sets) / sizeof(sets[0]));
+
+    if (rc == KUBE_OK)
+        rc = kube_flag_sets_parse(sets, n, argc, argv, NULL, err, errlen);
+    if (rc == KUBE_OK)
+        rc = apis_options_validate(o, err, errlen);
+    return rc;
 }

@@ -17,7 +17,7 @@
  *   --authorization-always-allow-paths (/healthz,/readyz,/livez)
  *   --authorization-always-allow-groups (system:masters)
  *   --max-requests-inflight (400)  --request-timeout (60s)
- *   --shutdown-timeout (30s)  --workers (16)  --v / -v (0)
+ *   --shutdown-timeout (30s)  --workers (16)
  *   --tls-handshake-timeout (10s)  --read-header-timeout (32s)
  *   --max-connections (1024)
  *   --pin-annotation-key (stickyvm.io/node): the VM annotation /pin and
@@ -37,6 +37,8 @@
 #include <stdio.h>
 
 #include "authn.h"
+#include "kube/util/flags.h"
+#include "kube/util/log.h"
 
 typedef struct apis_options {
     char *bind_address;
@@ -68,16 +70,21 @@ typedef struct apis_options {
     int max_connections;
     int workers;
     char *pin_annotation_key;
-    int verbosity;
-    int help;
+    klog_options logs; /* -v/--v, --vmodule, --logging-format */
 } apis_options;
 
 /* Fills o with the defaults. Returns KUBE_OK or KUBE_ENOMEM. */
 int apis_options_defaults(apis_options *o);
-/* Defaults, then argv[1..argc). On a bad flag returns KUBE_ECONFIG with a
- * message naming it in err. "--help" sets o->help. */
+/* The named flag sets bound to o (its own flags, then the Logs set of
+ * kube/util/log.h), in --help's order, into out (room for cap). Returns
+ * the count. */
+size_t apis_options_flag_sets(apis_options *o, kube_flag_set *out, size_t cap);
+/* The checks across flags, after parsing: KUBE_OK or KUBE_ECONFIG with
+ * the message in err. */
+int apis_options_validate(const apis_options *o, char *err, size_t errlen);
+/* Defaults, then argv[1..argc) over the flag sets, then validation. On a
+ * bad flag returns KUBE_ECONFIG with a message naming it in err. */
 int apis_options_parse(int argc, char *const *argv, apis_options *o, char *err, size_t errlen);
 void apis_options_free(apis_options *o);
-void apis_options_usage(FILE *f);
 
 #endif

@@ -12,11 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/machinery/recorder.h"
 #include "kube/transport/api.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 #include "kube/types/pin.h"
 #include "kube/codec/validation.h"
+#include "pinvolumes.h"
 #include "request.h"
 #include "status.h"
 
@@ -88,16 +90,16 @@ static int invalid_node(const answer *a, const apis_pin_request *r, const char *
     return rc;
 }
 
-/* GET the VM, decoded: the same reading of the pin as the scheduler's. */
-static int read_vm(kube_client *c, const apis_pin_request *r, kube_object **vm, kube_status *st)
+/* GET the VM, decoded (the same reading of the pin as the scheduler's)
+ * and as JSON (its volumes), both the caller's. */
+static int read_vm(kube_client *c, const apis_pin_request *r, kube_object **vm, cJSON **json,
+                   kube_status *st)
 {
-    cJSON *json = NULL;
-    int rc = kube_api_get(c, &KUBE_RES_VMS, r->namespace_, r->name, &json, st);
+    int rc = kube_api_get(c, &KUBE_RES_VMS, r->namespace_, r->name, json, st);
 
     *vm = NULL;
     if (rc == KUBE_OK)
-        rc = kube_vm_codec.decode(json, vm);
-    cJSON_Delete(json);
+        rc = kube_vm_codec.decode(*json, vm);
     return rc;
 }
 
@@ -118,9 +120,46 @@ static int malformed_node(const answer *a, const apis_pin_request *r, const char
     return rc;
 }
 
-/* ?node=: the node must be a valid name of an existing Node. Returns
- * KUBE_OK when it is, else writes the answer and returns 1. */
-static int check_node(kube_client *c, const apis_pin_request *r, const answer *a, int *rc)
+/* The 409 of a pin to a node a local volume cannot follow to. */
+static int volume_conflict(const answer *a, const apis_pin_request *r, const char *why)
+{
+    apis_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
+    char msg[1024];
+
+    snprintf(msg, sizeof(msg),
+             "Operation cannot be fulfilled on virtualmachines.kubevirt.io \"%s\": %s; pin to "
+             "that node, or add force=true to pin anyway (the VM would lose that data)",
+             r->name, why);
+    return status_answer(a, 409, "Conflict", msg, &d);
+}
+
+/* Without force: no volume of the VM (vm JSON) may be bound to a
+ * PersistentVolume whose node affinity excludes node (the Node's JSON).
+ * Returns KUBE_OK when allowed, else writes the answer and returns 1. */
+static int check_volumes(kube_client *c, const apis_pin_request *r, const cJSON *vm,
+                         const cJSON *node, const answer *a, int *rc)
+{
+    kube_status st = {0};
+    char why[768] = "";
+    int err;
+
+    if (r->force)
+        return KUBE_OK;
+    err = apis_pin_volumes_check(c, r->namespace_, r->name, vm, node, why, sizeof(why), &st);
+    if (err == KUBE_OK)
+        return KUBE_OK;
+    if (err == KUBE_ECONFLICT)
+        *rc = volume_conflict(a, r, why);
+    else
+        *rc = upstream_error(a, err, &st, "reading the VM's volumes");
+    return 1;
+}
+
+/* ?node=: the node must be a valid name of an existing Node, where the
+ * VM's local volumes can follow (vm: its JSON). Returns KUBE_OK when it
+ * is, else writes the answer and returns 1. */
+static int check_node(kube_client *c, const apis_pin_request *r, const cJSON *vm, const answer *a,
+                      int *rc)
 {
     kube_status st = {0};
     cJSON *node = NULL;
@@ -133,9 +172,11 @@ static int check_node(kube_client *c, const apis_pin_request *r, const answer *a
         return 1;
     }
     err = kube_api_get(c, &KUBE_RES_NODES, NULL, r->node, &node, &st);
-    cJSON_Delete(node);
-    if (err == KUBE_OK)
-        return KUBE_OK;
+    if (err == KUBE_OK) {
+        err = check_volumes(c, r, vm, node, a, rc);
+        cJSON_Delete(node);
+        return err;
+    }
     if (err == KUBE_ENOTFOUND) {
         snprintf(body, sizeof(body), "Not found: \"%s\"", r->node);
         *rc = invalid_node(a, r, "FieldValueNotFound", body, NULL);
@@ -201,6 +242,44 @@ static const char *pin_key(const apis_pin_request *r)
     return r->key && *r->key ? r->key : KUBE_PIN_DEFAULT_KEY;
 }
 
+/* The audit Event of a write that moved the pin from prev (NULL: none) to
+ * target (NULL: unpinned), on the VM. */
+static void audit_event(const apis_pin_request *r, const kube_vm *vm, const char *prev,
+                        const char *target, const char *by)
+{
+    const kube_meta *m = &vm->base.meta;
+    kube_recorder_ref reg = {.kind = "VirtualMachine",
+                             .api_version = "kubevirt.io/v1",
+                             .namespace_ = m->namespace_,
+                             .name = m->name,
+                             .uid = m->uid};
+    const char *forced = r->force ? " (forced)" : "";
+
+    if (!r->recorder)
+        return;
+    if (!target)
+        kube_recorder_eventf(r->recorder, &reg, NULL, KUBE_RECORDER_NORMAL, "Unpinned", "Unpin",
+                             "Unpinned from node %s by %s through the API", prev ? prev : "<none>",
+                             by);
+    else if (!prev)
+        kube_recorder_eventf(r->recorder, &reg, NULL, KUBE_RECORDER_NORMAL, "Pinned", "Pin",
+                             "Pinned to node %s by %s through the API%s", target, by, forced);
+    else
+        kube_recorder_eventf(r->recorder, &reg, NULL, KUBE_RECORDER_NORMAL, "Repinned", "Pin",
+                             "Pin moved from node %s to node %s by %s through the API%s", prev,
+                             target, by, forced);
+}
+
+/* dryRun=All: what writing target (NULL: unpin) over vm would answer. */
+static int dry_run(const answer *a, const apis_pin_request *r, const char *target,
+                   const kube_vm *vm)
+{
+    const char *cur = kube_pin_get(vm, pin_key(r));
+    int same = cur && target ? strcmp(cur, target) == 0 : cur == target;
+
+    return done(a, r, target, cur, !same);
+}
+
 /* Writes target (NULL: unpin) over vm through kube/pin, which reads the
  * VM again on conflicts; an explicit pin always proceeds. */
 static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r, const char *target,
@@ -211,8 +290,11 @@ static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r,
                         .reason = KUBE_PIN_API,
                         .by = r->user && *r->user ? r->user : "stickyvm-apiserver"};
     kube_pin_result res;
-    int err = kube_pin_set(c, vm, &w, NULL, NULL, &res), rc;
+    int err, rc;
 
+    if (r->dry_run)
+        return dry_run(a, r, target, vm);
+    err = kube_pin_set(c, vm, &w, NULL, NULL, &res);
     for (int i = 0; m && i < res.reads + (err == KUBE_ECONFLICT); i++)
         apis_metrics_conflict_retry(m);
     if (err == KUBE_ECONFLICT)
@@ -221,11 +303,30 @@ static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r,
         rc = upstream_error(a, err, &res.status, "updating the VirtualMachine");
     else if (res.outcome == KUBE_PIN_GONE)
         rc = vm_not_found(a, r, &res.status);
-    else if (res.outcome == KUBE_PIN_WRITTEN)
-        rc = done(a, r, target, res.previous[0] ? res.previous : NULL, 1);
-    else
+    else if (res.outcome != KUBE_PIN_WRITTEN)
         rc = done(a, r, target, target, 0);
+    else {
+        const char *prev = res.previous[0] ? res.previous : NULL;
+        audit_event(r, vm, prev, target, w.by);
+        rc = done(a, r, target, prev, 1);
+    }
     kube_pin_result_clear(&res);
+    return rc;
+}
+
+/* Decides the node and writes: the request's work once the VM was read. */
+static int pin_vm(kube_client *c, apis_metrics *m, const apis_pin_request *r, const kube_vm *vm,
+                  const cJSON *json, const answer *a)
+{
+    char node[APIS_DNS_SUBDOMAIN_MAX + 1] = "";
+    int rc = KUBE_OK;
+
+    if (r->unpin)
+        rc = write_pin(c, m, r, NULL, vm, a);
+    else if (r->has_node && check_node(c, r, json, a, &rc) == KUBE_OK)
+        rc = write_pin(c, m, r, r->node, vm, a);
+    else if (!r->has_node && instance_node(c, r, a, node, sizeof(node), &rc) == KUBE_OK)
+        rc = write_pin(c, m, r, node, vm, a);
     return rc;
 }
 
@@ -234,21 +335,26 @@ int apis_pin_execute(kube_client *c, apis_metrics *m, const apis_pin_request *r,
 {
     answer a = {code, body};
     kube_object *obj = NULL;
+    cJSON *json = NULL;
     kube_status st = {0};
-    char node[APIS_DNS_SUBDOMAIN_MAX + 1] = "";
-    int rc = read_vm(c, r, &obj, &st);
-    const kube_vm *vm = kube_vm_from(obj);
+    int rc = read_vm(c, r, &obj, &json, &st);
 
     if (rc == KUBE_ENOTFOUND)
         rc = vm_not_found(&a, r, &st);
     else if (rc != KUBE_OK)
         rc = upstream_error(&a, rc, &st, "reading the VirtualMachine");
-    else if (r->unpin)
-        rc = write_pin(c, m, r, NULL, vm, &a);
-    else if (r->has_node && check_node(c, r, &a, &rc) == KUBE_OK)
-        rc = write_pin(c, m, r, r->node, vm, &a);
-    else if (!r->has_node && instance_node(c, r, &a, node, sizeof(node), &rc) == KUBE_OK)
-        rc = write_pin(c, m, r, node, vm, &a);
+    else
+        rc = pin_vm(c, m, r, kube_vm_from(obj), json, &a);
+    cJSON_Delete(json);
     kube_object_unref(obj);
     return rc;
+}
+
+/* One INFO line per pin or unpin request (contract in pin.h). */
+void apis_pin_log(const apis_route *r, const char *user, int code, double secs)
+{
+    KLOG_INFO("%s %s/%s user=%s%s%s%s%s: %d in %.1fms", apis_route_subresource(r->kind),
+              r->namespace_, r->name, user, r->has_node ? " node=" : "",
+              r->has_node && r->node_valid ? r->node : "", r->dry_run ? " dryRun=All" : "",
+              r->force ? " force=true" : "", code, secs * 1e3);
 }

@@ -15,6 +15,15 @@
  * then 409), which keeps concurrent pins from being lost. Writing what is
  * already there is skipped and answered with "changed": false.
  *
+ * dryRun=All answers the same VirtualMachinePin (what would change) and
+ * writes nothing. A pin to a node outside the node affinity of a
+ * PersistentVolume the VM's volumes are bound to (pinvolumes.h) is a 409
+ * Conflict naming the volume, unless force=true. Every write that changed
+ * the pin records an events.k8s.io/v1 Event on the VM (reason Pinned,
+ * Repinned or Unpinned, action Pin or Unpin; the note names the user, the
+ * previous node, the new one, and "forced" for force=true), and every
+ * request is logged at the default verbosity (user, VM, code, latency).
+ *
  * Threads: blocking (several requests to kube-apiserver); run on a worker.
  * Memory: the answer is appended to the caller's kube_buf.
  */
@@ -24,15 +33,19 @@
 #include "kube/util/buf.h"
 #include "kube/transport/client.h"
 #include "metrics.h"
+#include "request.h"
 
 typedef struct apis_pin_request {
     const char *namespace_;
     const char *name;
     int unpin;
-    int has_node;     /* ?node= given (pin only) */
-    const char *node; /* its value, whole (checked here) */
-    const char *key;  /* the pin annotation; NULL: stickyvm.io/node */
-    const char *user; /* the authenticated user (pinned-by); may be NULL */
+    int has_node;                   /* ?node= given (pin only) */
+    const char *node;               /* its value, whole (checked here) */
+    const char *key;                /* the pin annotation; NULL: stickyvm.io/node */
+    const char *user;               /* the authenticated user (pinned-by); may be NULL */
+    int dry_run;                    /* ?dryRun=All: write nothing */
+    int force;                      /* ?force=true: override the local volumes' affinity */
+    struct kube_recorder *recorder; /* audit Events; NULL: none */
 } apis_pin_request;
 
 /* Performs the request and writes the HTTP code and JSON body of the answer
@@ -41,5 +54,10 @@ typedef struct apis_pin_request {
  * otherwise. m may be NULL. */
 int apis_pin_execute(kube_client *c, apis_metrics *m, const apis_pin_request *r, int *code,
                      kube_buf *body);
+
+/* Logs one pin or unpin request at the default verbosity: the
+ * subresource, the VM, the user, node/dryRun/force, the answer's code and
+ * the request's latency (secs). */
+void apis_pin_log(const apis_route *r, const char *user, int code, double secs);
 
 #endif

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/codec/selector.h"
 #include "kube/util/buf.h"
+#include "kube/util/duration.h"
 #include "kube/util/errors.h"
 
 #define MAX_SEGMENTS 9
@@ -136,21 +138,69 @@ static apis_route_kind single_segment(const char *s)
     return APIS_ROUTE_NOT_FOUND;
 }
 
-static int resource_route(char **segs, apis_route *out, char *msg, size_t msglen)
+/* Checks and copies the namespace (and name, when non-NULL). */
+static int take_names(const char *ns, const char *name, apis_route *out, char *msg, size_t msglen)
 {
-    const char *ns = segs[4], *name = segs[6], *sub = segs[7];
+    if (!apis_dns1123_label(ns))
+        return fail(msg, msglen, "invalid namespace \"%s\": %s", ns, label_rule);
+    if (name && !apis_dns1123_subdomain(name))
+        return fail(msg, msglen, "invalid name \"%s\": %s", name, subdomain_rule);
+    kube_strlcpy(out->namespace_, ns, sizeof(out->namespace_));
+    if (name)
+        kube_strlcpy(out->name, name, sizeof(out->name));
+    return KUBE_OK;
+}
+
+/* .../namespaces/{ns}/virtualmachines/{name}/{pin,unpin} (8 segments). */
+static int pin_route(char **segs, apis_route *out, char *msg, size_t msglen)
+{
+    const char *sub = segs[7];
+    int rc;
 
     if (strcmp(segs[3], "namespaces") != 0 || strcmp(segs[5], "virtualmachines") != 0)
         return KUBE_OK;
     if (strcmp(sub, "pin") != 0 && strcmp(sub, "unpin") != 0)
         return KUBE_OK;
-    if (!apis_dns1123_label(ns))
-        return fail(msg, msglen, "invalid namespace \"%s\": %s", ns, label_rule);
-    if (!apis_dns1123_subdomain(name))
-        return fail(msg, msglen, "invalid name \"%s\": %s", name, subdomain_rule);
-    kube_strlcpy(out->namespace_, ns, sizeof(out->namespace_));
-    kube_strlcpy(out->name, name, sizeof(out->name));
-    out->kind = strcmp(sub, "pin") == 0 ? APIS_ROUTE_PIN : APIS_ROUTE_UNPIN;
+    rc = take_names(segs[4], segs[6], out, msg, msglen);
+    if (rc == KUBE_OK)
+        out->kind = strcmp(sub, "pin") == 0 ? APIS_ROUTE_PIN : APIS_ROUTE_UNPIN;
+    return rc;
+}
+
+/* .../virtualmachinepins (4 segments), .../namespaces/{ns}/virtualmachinepins
+ * (6) and .../namespaces/{ns}/virtualmachinepins/{name} (7). */
+static int vmpins_route(char **segs, size_t n, apis_route *out, char *msg, size_t msglen)
+{
+    int rc;
+
+    if (n == 4) {
+        if (strcmp(segs[3], "virtualmachinepins") == 0)
+            out->kind = APIS_ROUTE_VMPINS;
+        return KUBE_OK;
+    }
+    if (strcmp(segs[3], "namespaces") != 0 || strcmp(segs[5], "virtualmachinepins") != 0)
+        return KUBE_OK;
+    rc = take_names(segs[4], n == 7 ? segs[6] : NULL, out, msg, msglen);
+    if (rc == KUBE_OK)
+        out->kind = n == 7 ? APIS_ROUTE_VMPIN : APIS_ROUTE_VMPINS;
+    return rc;
+}
+
+/* Routes under /apis/subresources.stickyvm.io (n >= 2 segments). */
+static int group_route(char **segs, size_t n, apis_route *out, char *msg, size_t msglen)
+{
+    if (n == 2) {
+        out->kind = APIS_ROUTE_GROUP;
+        return KUBE_OK;
+    }
+    if (strcmp(segs[2], APIS_VERSION) != 0)
+        return KUBE_OK;
+    if (n == 3)
+        out->kind = APIS_ROUTE_VERSION;
+    else if (n == 8)
+        return pin_route(segs, out, msg, msglen);
+    else if (n == 4 || n == 6 || n == 7)
+        return vmpins_route(segs, n, out, msg, msglen);
     return KUBE_OK;
 }
 
@@ -173,14 +223,9 @@ static int classify(const char *path, apis_route *out, char *msg, size_t msglen)
         out->kind = single_segment(segs[0]);
     else if (n == 2 && strcmp(segs[0], "openapi") == 0 && strcmp(segs[1], "v2") == 0)
         out->kind = APIS_ROUTE_OPENAPI_V2;
-    else if (n >= 2 && strcmp(segs[0], "apis") == 0 && strcmp(segs[1], APIS_GROUP) == 0) {
-        if (n == 2)
-            out->kind = APIS_ROUTE_GROUP;
-        else if (n == 3 && strcmp(segs[2], APIS_VERSION) == 0)
-            out->kind = APIS_ROUTE_VERSION;
-        else if (n == 8 && strcmp(segs[2], APIS_VERSION) == 0)
-            rc = resource_route(segs, out, msg, msglen);
-    }
+    else if (n >= 2 && n <= MAX_SEGMENTS && strcmp(segs[0], "apis") == 0 &&
+             strcmp(segs[1], APIS_GROUP) == 0)
+        rc = group_route(segs, n, out, msg, msglen);
     free(copy);
     return rc;
 }
@@ -243,28 +288,116 @@ static int take_node(const char *val, size_t vlen, apis_route *out, char *msg, s
     return rc;
 }
 
-/* Reads ?node= for pin; other parameters (timeout=32s, ...) are ignored,
- * but every parameter must be well-formed. */
+/* Go's strconv.ParseBool: 1 true, 0 false, -1 neither. */
+int apis_parse_bool(const char *v)
+{
+    static const char *const yes[] = {"1", "t", "T", "true", "TRUE", "True"};
+    static const char *const no[] = {"0", "f", "F", "false", "FALSE", "False"};
+
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        if (strcmp(v, yes[i]) == 0)
+            return 1;
+        if (strcmp(v, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/* One decoded parameter of /pin or /unpin other than node: dryRun, force
+ * or timeout, else a 400 naming it. */
+static int take_param(const char *key, const char *val, apis_route *out, char *msg, size_t msglen)
+{
+    const char *sub = apis_route_subresource(out->kind);
+    int64_t ms;
+
+    if (strcmp(key, "dryRun") == 0) {
+        if (strcmp(val, "All") != 0)
+            return fail(msg, msglen, "dryRun: Unsupported value: \"%s\": supported values: \"All\"",
+                        val);
+        out->dry_run = 1;
+        return KUBE_OK;
+    }
+    if (strcmp(key, "timeout") == 0) {
+        if (kube_duration_parse(val, &ms) != KUBE_OK || ms < 0)
+            return fail(msg, msglen, "invalid timeout specified in the request URL");
+        return KUBE_OK;
+    }
+    if (strcmp(key, "force") == 0 && out->kind == APIS_ROUTE_PIN) {
+        out->force = apis_parse_bool(val);
+        if (out->force < 0)
+            return fail(msg, msglen,
+                        "invalid value \"%s\" for the query parameter force: want "
+                        "true or false",
+                        val);
+        return KUBE_OK;
+    }
+    return fail(msg, msglen, "unknown query parameter \"%s\": %s accepts only %s", key, sub,
+                out->kind == APIS_ROUTE_PIN ? "node, force, dryRun and timeout"
+                                            : "dryRun and timeout");
+}
+
+/* A list whose fieldSelector requires metadata.name=X is authorized for
+ * the name X, as k8s.io/apiserver's RequestInfo does (so resourceNames
+ * rules apply): X goes to out->name. Anything unparsable is left to the
+ * handler's 400. */
+static void selected_name(apis_route *out)
+{
+    char fields[1024];
+    kube_label_selector *sel = NULL;
+
+    if (apis_query_param(out->query, "fieldSelector", fields, sizeof(fields)) != KUBE_OK ||
+        kube_label_selector_parse(fields, &sel) != KUBE_OK)
+        return;
+    for (size_t i = 0; i < sel->n_reqs; i++) {
+        const kube_requirement *r = &sel->reqs[i];
+        if (r->op == KUBE_SEL_IN && r->n_values == 1 && strcmp(r->key, "metadata.name") == 0 &&
+            strlen(r->values[0]) < sizeof(out->name))
+            kube_strlcpy(out->name, r->values[0], sizeof(out->name));
+    }
+    kube_label_selector_free(sel);
+}
+
+/* Reads the query of /pin and /unpin: node (pin), force (pin), dryRun,
+ * timeout; any other parameter is a 400 naming it. Every parameter must
+ * be well-formed. The virtualmachinepins routes keep the raw query. */
 static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)
 {
-    char scratch[512];
-    size_t n;
+    char key[256], val[512];
+    size_t n, kn;
+    int rc;
 
+    if (!apis_route_is_pin(out->kind)) {
+        out->query = q ? kube_strdup(q) : NULL;
+        if (q && !out->query)
+            return KUBE_ENOMEM;
+        if (out->kind == APIS_ROUTE_VMPINS)
+            selected_name(out);
+        return KUBE_OK;
+    }
     while (q && *q) {
         const char *amp = strchr(q, '&');
         size_t len = amp ? (size_t)(amp - q) : strlen(q);
         const char *eq = memchr(q, '=', len);
         size_t klen = eq ? (size_t)(eq - q) : len;
-        const char *val = eq ? eq + 1 : q + len;
-        size_t vlen = (size_t)(q + len - val);
-        int rc = query_unescape(q, klen, scratch, sizeof(scratch), &n);
-        int is_node = rc == KUBE_OK && out->kind == APIS_ROUTE_PIN && n == 4 &&
-                      memcmp(scratch, "node", 4) == 0;
+        const char *v = eq ? eq + 1 : q + len;
+        size_t vlen = (size_t)(q + len - v);
 
-        if (rc == KUBE_EBADREQUEST ||
-            query_unescape(val, vlen, scratch, sizeof(scratch), &n) == KUBE_EBADREQUEST)
+        int vrc = query_unescape(v, vlen, val, sizeof(val), &n);
+
+        rc = query_unescape(q, klen, key, sizeof(key), &kn);
+        if (rc == KUBE_EBADREQUEST || vrc == KUBE_EBADREQUEST)
             return fail(msg, msglen, "invalid escape in query string");
-        if (is_node && (rc = take_node(val, vlen, out, msg, msglen)) != KUBE_OK)
+        if (rc != KUBE_OK || strlen(key) != kn)
+            return fail(msg, msglen, "invalid query parameter name");
+        if (len == 0)
+            rc = KUBE_OK; /* "a=1&&b=2": an empty pair, as url.ParseQuery skips */
+        else if (strcmp(key, "node") == 0 && out->kind == APIS_ROUTE_PIN)
+            rc = take_node(v, vlen, out, msg, msglen);
+        else if (vrc != KUBE_OK || strlen(val) != n)
+            rc = fail(msg, msglen, "invalid value for the query parameter %s", key);
+        else
+            rc = take_param(key, val, out, msg, msglen);
+        if (rc != KUBE_OK)
             return rc;
         q = amp ? amp + 1 : NULL;
     }
@@ -302,12 +435,27 @@ void apis_route_free(apis_route *r)
 {
     free(r->path);
     free(r->node);
+    free(r->query);
     memset(r, 0, sizeof(*r));
 }
 
 int apis_route_is_resource(const apis_route_kind kind)
 {
+    return apis_route_is_pin(kind) || kind == APIS_ROUTE_VMPINS || kind == APIS_ROUTE_VMPIN;
+}
+
+int apis_route_is_pin(apis_route_kind kind)
+{
     return kind == APIS_ROUTE_PIN || kind == APIS_ROUTE_UNPIN;
+}
+
+const char *apis_route_resource(apis_route_kind kind)
+{
+    if (apis_route_is_pin(kind))
+        return "virtualmachines";
+    if (kind == APIS_ROUTE_VMPINS || kind == APIS_ROUTE_VMPIN)
+        return "virtualmachinepins";
+    return "";
 }
 
 const char *apis_route_subresource(apis_route_kind kind)
@@ -339,6 +487,44 @@ void apis_request_verb(const char *method, int resource_request, char *out, size
         out[i] = (char)tolower((unsigned char)method[i]);
     if (n)
         out[i < n ? i : n - 1] = '\0';
+}
+
+int apis_query_param(const char *query, const char *key, char *out, size_t n)
+{
+    char name[256];
+    size_t got;
+
+    while (query && *query) {
+        const char *amp = strchr(query, '&');
+        size_t len = amp ? (size_t)(amp - query) : strlen(query);
+        const char *eq = memchr(query, '=', len);
+        size_t klen = eq ? (size_t)(eq - query) : len;
+        const char *v = eq ? eq + 1 : query + len;
+        int rc = query_unescape(query, klen, name, sizeof(name), &got);
+
+        if (rc == KUBE_EBADREQUEST)
+            return rc;
+        if (rc == KUBE_OK && strcmp(name, key) == 0) {
+            rc = query_unescape(v, (size_t)(query + len - v), out, n, &got);
+            return rc == KUBE_OK && strlen(out) != got ? KUBE_EBADREQUEST : rc;
+        }
+        query = amp ? amp + 1 : NULL;
+    }
+    return KUBE_ENOTFOUND;
+}
+
+void apis_route_verb(const apis_route *r, const char *method, char *out, size_t n)
+{
+    char watch[16];
+
+    apis_request_verb(method, apis_route_is_resource(r->kind), out, n);
+    if (r->kind != APIS_ROUTE_VMPINS || strcmp(out, "get") != 0)
+        return;
+    if (apis_query_param(r->query, "watch", watch, sizeof(watch)) == KUBE_OK &&
+        apis_parse_bool(watch) == 1)
+        kube_strlcpy(out, "watch", n);
+    else
+        kube_strlcpy(out, "list", n);
 }
 
 static const char *skip_json_ws(const char *p, const char *end)

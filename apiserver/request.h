@@ -8,11 +8,15 @@
  * (double or trailing slash), no "." or ".." segment. Namespaces must be
  * DNS-1123 labels and VirtualMachine names DNS-1123 subdomains. A
  * decoded ?node= is validated on its decoded length, and a control byte
- * in it (%00, %0A, ...) is refused. Every
+ * in it (%00, %0A, ...) is refused. /pin accepts node, force, dryRun and
+ * timeout, /unpin dryRun and timeout: any other parameter (unpin?node=
+ * included) is refused naming it; dryRun must be All, force a Go
+ * boolean and timeout a Go duration. The virtualmachinepins routes keep
+ * their raw query for their handler (vmpins.h). Every
  * violation is a 400 BadRequest with a message saying which rule.
  *
- * Memory: apis_route_parse() fills a caller-provided apis_route; its path
- * and node are allocated and released by apis_route_free() (safe on a
+ * Memory: apis_route_parse() fills a caller-provided apis_route; its path,
+ * node and query are allocated and released by apis_route_free() (safe on a
  * zeroed route).
  */
 #ifndef APIS_REQUEST_H
@@ -40,13 +44,19 @@ typedef enum apis_route_kind {
     APIS_ROUTE_VERSION, /* /apis/subresources.stickyvm.io/v1: APIResourceList */
     APIS_ROUTE_PIN,     /* .../namespaces/{ns}/virtualmachines/{name}/pin */
     APIS_ROUTE_UNPIN,   /* .../unpin */
+    APIS_ROUTE_VMPINS,  /* .../[namespaces/{ns}/]virtualmachinepins (list) */
+    APIS_ROUTE_VMPIN,   /* .../namespaces/{ns}/virtualmachinepins/{name} (get) */
 } apis_route_kind;
 
 typedef struct apis_route {
     apis_route_kind kind;
     char *path;                              /* the path, without the query */
-    char namespace_[APIS_DNS_LABEL_MAX + 1]; /* PIN/UNPIN only */
-    char name[APIS_DNS_SUBDOMAIN_MAX + 1];   /* PIN/UNPIN only */
+    char namespace_[APIS_DNS_LABEL_MAX + 1]; /* resources; "" for VMPINS of all namespaces */
+    char name[APIS_DNS_SUBDOMAIN_MAX + 1];   /* PIN, UNPIN, VMPIN; VMPINS: a
+                                                fieldSelector's metadata.name=X */
+    char *query;                             /* VMPINS, VMPIN: the raw query (owned), or NULL */
+    int dry_run;                             /* PIN, UNPIN: ?dryRun=All */
+    int force;                               /* PIN: ?force=true */
     int has_node;                            /* ?node= was given */
     char *node;                              /* its decoded value, whole (owned) */
     size_t node_len;                         /* its decoded length */
@@ -59,8 +69,16 @@ typedef struct apis_route {
 int apis_route_parse(const char *target, apis_route *out, char *msg, size_t msglen);
 void apis_route_free(apis_route *r);
 
-/* Non-zero for PIN and UNPIN (the resource requests). */
+/* Non-zero for PIN, UNPIN, VMPINS and VMPIN (the resource requests). */
 int apis_route_is_resource(const apis_route_kind kind);
+/* Non-zero for PIN and UNPIN (the requests that may change a pin). */
+int apis_route_is_pin(apis_route_kind kind);
+/* The authorization resource: "virtualmachines" (PIN, UNPIN),
+ * "virtualmachinepins" (VMPINS, VMPIN), "" otherwise. Static. */
+const char *apis_route_resource(apis_route_kind kind);
+/* The authorization verb of a request on r: apis_request_verb(), except
+ * that a GET of VMPINS is "list", or "watch" with ?watch=true|1. */
+void apis_route_verb(const apis_route *r, const char *method, char *out, size_t n);
 /* "pin", "unpin" or "" (non-resource). Static. */
 const char *apis_route_subresource(apis_route_kind kind);
 
@@ -69,6 +87,14 @@ const char *apis_route_subresource(apis_route_kind kind);
  * PATCH to patch, DELETE to delete; anything else (and every non-resource
  * request) is the lowercased method. Written into out (size n). */
 void apis_request_verb(const char *method, int resource_request, char *out, size_t n);
+
+/* The first value of the query parameter key in query (a raw query
+ * string, may be NULL), decoded into out (size n). Returns KUBE_OK,
+ * KUBE_ENOTFOUND, KUBE_EBADREQUEST (bad escape, or a NUL once decoded) or
+ * KUBE_ERANGE (longer than n). */
+int apis_query_param(const char *query, const char *key, char *out, size_t n);
+/* Go's strconv.ParseBool: 1 true, 0 false, -1 neither. */
+int apis_parse_bool(const char *v);
 
 /* Body rule for pin/unpin: empty, or a JSON empty object `{}` (whitespace
  * allowed). Returns KUBE_OK or KUBE_EBADREQUEST. */

@@ -12,7 +12,9 @@
 #include "kube/types/pod.h"
 #include "kube/codec/selector.h"
 #include "kube/types/storage.h"
-#include "plugins/volumebinding/volume_binding.h"
+#include "kube/types/kubevirt.h"
+
+#define SCHED_POD_FIELD_SELECTOR "status.phase!=Succeeded,status.phase!=Failed"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -20,10 +22,7 @@
 
 static fw_framework *framework_for(const sched_event_ctx *c, const kube_pod *pod)
 {
-    for (size_t i = 0; i < c->n_frameworks; i++)
-        if (!strcmp(fw_framework_profile_name(c->frameworks[i]), pod->scheduler_name))
-            return c->frameworks[i];
-    return NULL;
+    return fw_framework_for(c->frameworks, c->n_frameworks, pod->scheduler_name);
 }
 
 static int assigned(const kube_pod *pod)
@@ -154,12 +153,6 @@ static void on_pod_delete(void *ud, kube_object *obj)
         delete_pod_from_cache(c, pod);
     else if (framework_for(c, pod))
         delete_pod_from_queue(c, pod);
-}
-
-kube_informer_handlers sched_pod_handlers(sched_event_ctx *ctx)
-{
-    kube_informer_handlers h = {on_pod_add, on_pod_update, on_pod_delete, ctx};
-    return h;
 }
 
 /* ------------------------------------------------------------------ */
@@ -335,34 +328,19 @@ static void on_node_delete(void *ud, kube_object *obj)
             &node->base.meta);
 }
 
-kube_informer_handlers sched_node_handlers(sched_event_ctx *ctx)
-{
-    kube_informer_handlers h = {on_node_add, on_node_update, on_node_delete, ctx};
-    return h;
-}
-
 /* ------------------------------------------------------------------ */
-/* Plugin-watched resources                                            */
+/* Plugin-registered resources                                         */
 /* ------------------------------------------------------------------ */
 
-static void on_plugin_event(void *ud, const fw_cluster_event *ev, const kube_object *old_obj,
-                            const kube_object *new_obj)
-{
-    sched_event_ctx *c = ud;
-
-    if (c->queue)
-        sched_queue_move_all(c->queue, ev, old_obj, new_obj, NULL, NULL);
-}
-
-fw_event_sink sched_event_sink(sched_event_ctx *ctx)
-{
-    fw_event_sink sink = {on_plugin_event, ctx};
-    return sink;
-}
-
-/* ------------------------------------------------------------------ */
-/* Volumes                                                             */
-/* ------------------------------------------------------------------ */
+/* A resource whose events only requeue: its informer and what each change
+ * raises (NULL: nothing). */
+typedef struct sched_route_def {
+    const char *gvk;
+    const kube_resource *res;
+    const kube_codec *codec;
+    const fw_cluster_event *add, *update, *del;
+    int (*add_matters)(const kube_object *obj); /* NULL: every add */
+} sched_route_def;
 
 static const fw_cluster_event ev_pv_add = {FW_GVK_PV, FW_ACT_ADD, "PvAdd"};
 static const fw_cluster_event ev_pv_update = {FW_GVK_PV, FW_ACT_UPDATE, "PvUpdate"};
@@ -373,14 +351,14 @@ static const fw_cluster_event ev_sc_update = {FW_GVK_STORAGE_CLASS, FW_ACT_UPDAT
                                               "StorageClassUpdate"};
 static const fw_cluster_event ev_csinode_add = {FW_GVK_CSI_NODE, FW_ACT_ADD, "CSINodeAdd"};
 static const fw_cluster_event ev_csinode_update = {FW_GVK_CSI_NODE, FW_ACT_UPDATE, "CSINodeUpdate"};
-
-/* {add, update} per kind; deletes raise nothing (as v1.28). */
-static const fw_cluster_event *const vol_events[PLUGIN_VOL_KINDS][2] = {
-    [PLUGIN_VOL_PV] = {&ev_pv_add, &ev_pv_update},
-    [PLUGIN_VOL_PVC] = {&ev_pvc_add, &ev_pvc_update},
-    [PLUGIN_VOL_SC] = {&ev_sc_add, &ev_sc_update},
-    [PLUGIN_VOL_CSINODE] = {&ev_csinode_add, &ev_csinode_update},
-};
+static const fw_cluster_event ev_vmi_add = {FW_GVK_VMI, FW_ACT_ADD, "VirtualMachineInstanceAdd"};
+static const fw_cluster_event ev_vmi_update = {FW_GVK_VMI, FW_ACT_UPDATE,
+                                               "VirtualMachineInstanceUpdate"};
+static const fw_cluster_event ev_vmi_delete = {FW_GVK_VMI, FW_ACT_DELETE,
+                                               "VirtualMachineInstanceDelete"};
+static const fw_cluster_event ev_vm_add = {FW_GVK_VM, FW_ACT_ADD, "VirtualMachineAdd"};
+static const fw_cluster_event ev_vm_update = {FW_GVK_VM, FW_ACT_UPDATE, "VirtualMachineUpdate"};
+static const fw_cluster_event ev_vm_delete = {FW_GVK_VM, FW_ACT_DELETE, "VirtualMachineDelete"};
 
 /* onStorageClassAdd: only a WaitForFirstConsumer class can help (pods
  * with unbound immediate claims are not cached). */
@@ -390,23 +368,98 @@ static int sc_add_matters(const kube_object *obj)
     return sc && sc->binding_mode == KUBE_BINDING_WAIT_FOR_FIRST_CONSUMER;
 }
 
-static void on_vol_event(void *ud, plugin_vol_kind k, kube_object *old_obj, kube_object *new_obj)
-{
-    sched_event_ctx *c = ud;
+/* Volume deletes raise nothing (as v1.28). */
+static const sched_route_def route_defs[SCHED_EVENT_ROUTES] = {
+    {FW_GVK_PV, &KUBE_RES_PVS, &kube_pv_codec, &ev_pv_add, &ev_pv_update, NULL, NULL},
+    {FW_GVK_PVC, &KUBE_RES_PVCS, &kube_pvc_codec, &ev_pvc_add, &ev_pvc_update, NULL, NULL},
+    {FW_GVK_STORAGE_CLASS, &KUBE_RES_STORAGECLASSES, &kube_storage_class_codec, &ev_sc_add,
+     &ev_sc_update, NULL, sc_add_matters},
+    {FW_GVK_CSI_NODE, &KUBE_RES_CSINODES, &kube_csi_node_codec, &ev_csinode_add, &ev_csinode_update,
+     NULL, NULL},
+    {FW_GVK_VMI, &KUBE_RES_VMIS, &kube_vmi_codec, &ev_vmi_add, &ev_vmi_update, &ev_vmi_delete,
+     NULL},
+    {FW_GVK_VM, &KUBE_RES_VMS, &kube_vm_codec, &ev_vm_add, &ev_vm_update, &ev_vm_delete, NULL},
+};
 
-    if (!new_obj || (unsigned)k >= PLUGIN_VOL_KINDS || !c->queue)
-        return;
-    if (!old_obj && k == PLUGIN_VOL_SC && !sc_add_matters(new_obj))
-        return;
-    sched_queue_move_all(c->queue, vol_events[k][old_obj != NULL], old_obj, new_obj, NULL, NULL);
+static void route_move(const sched_event_route *r, const fw_cluster_event *ev,
+                       const kube_object *old_obj, const kube_object *new_obj)
+{
+    if (ev && r->ctx->queue)
+        sched_queue_move_all(r->ctx->queue, ev, old_obj, new_obj, NULL, NULL);
 }
 
-int sched_volume_events_subscribe(sched_event_ctx *ctx, const void *hub)
+static void on_route_add(void *ud, kube_object *obj)
 {
-    return plugin_vol_listers_subscribe(hub, on_vol_event, ctx);
+    const sched_event_route *r = ud;
+
+    if (!r->def->add_matters || r->def->add_matters(obj))
+        route_move(r, r->def->add, NULL, obj);
 }
 
-void sched_volume_events_unsubscribe(sched_event_ctx *ctx, const void *hub)
+static void on_route_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 {
-    plugin_vol_listers_unsubscribe(hub, on_vol_event, ctx);
+    const sched_event_route *r = ud;
+    route_move(r, r->def->update, old_obj, new_obj);
+}
+
+static void on_route_delete(void *ud, kube_object *obj)
+{
+    const sched_event_route *r = ud;
+    route_move(r, r->def->del, obj, NULL);
+}
+
+/* fw_framework_foreach_event() callback: marks the routes registered. */
+static void mark_registered(void *ud, const char *plugin, void *self,
+                            const fw_cluster_event_with_hint *ev)
+{
+    int *wanted = ud;
+
+    for (size_t i = 0; i < SCHED_EVENT_ROUTES; i++)
+        if (!strcmp(ev->event.resource, route_defs[i].gvk))
+            wanted[i] = 1;
+}
+
+/* The informer of one route, with the route's handlers. */
+static int add_route(sched_event_ctx *ctx, kube_factory *f, size_t i)
+{
+    kube_informer_options o = {.resource = route_defs[i].res, .codec = route_defs[i].codec};
+    kube_informer_handlers h = {on_route_add, on_route_update, on_route_delete, &ctx->routes[i]};
+    kube_lister *l;
+    int rc = kube_factory_lister(f, &o, &l);
+
+    ctx->routes[i] = (sched_event_route){ctx, &route_defs[i]};
+    return rc == KUBE_OK ? kube_lister_add_handlers(l, &h) : rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* addAllEventHandlers                                                 */
+/* ------------------------------------------------------------------ */
+
+static int add_handlers_to(kube_factory *f, const kube_informer_options *o,
+                           const kube_informer_handlers *h, kube_lister **out)
+{
+    int rc = kube_factory_lister(f, o, out);
+    return rc == KUBE_OK ? kube_lister_add_handlers(*out, h) : rc;
+}
+
+int sched_add_all_event_handlers(sched_event_ctx *ctx, kube_factory *f, kube_lister **pods,
+                                 kube_lister **nodes)
+{
+    kube_informer_options po = {.resource = &KUBE_RES_PODS, .codec = &kube_pod_codec};
+    kube_informer_options no = {.resource = &KUBE_RES_NODES, .codec = &kube_node_codec};
+    kube_informer_handlers ph = {on_pod_add, on_pod_update, on_pod_delete, ctx};
+    kube_informer_handlers nh = {on_node_add, on_node_update, on_node_delete, ctx};
+    int wanted[SCHED_EVENT_ROUTES] = {0};
+    int rc;
+
+    po.field_selector = SCHED_POD_FIELD_SELECTOR;
+    rc = add_handlers_to(f, &no, &nh, nodes);
+    if (rc == KUBE_OK)
+        rc = add_handlers_to(f, &po, &ph, pods);
+    for (size_t i = 0; i < ctx->n_frameworks; i++)
+        fw_framework_foreach_event(ctx->frameworks[i], mark_registered, wanted);
+    for (size_t i = 0; rc == KUBE_OK && i < SCHED_EVENT_ROUTES; i++)
+        if (wanted[i])
+            rc = add_route(ctx, f, i);
+    return rc;
 }

@@ -23,14 +23,18 @@
  * ports, untolerated NoSchedule taints). Node conditions are not decoded by
  * kube/types/node.h, so NodeConditionChange is never raised.
  *
- * plugin-watched resources: a plugin that registered events of a resource
- * it watches with its own informers (StickyVM: VirtualMachine,
- * VirtualMachineInstance) hands them to sched_event_sink(), which moves the
- * pods as for any other event (the plugin's hints decide).
- * volumes: the volume plugins' shared PV, PVC, StorageClass and CSINode
- * informers (plugin_vol_listers_subscribe on the hub) raise PvAdd,
- * PvUpdate, PvcAdd, PvcUpdate, StorageClassAdd (WaitForFirstConsumer
- * classes only), StorageClassUpdate, CSINodeAdd, CSINodeUpdate.
+ * the other resources (kube-scheduler's addAllEventHandlers for the GVKs
+ * the plugins registered): for every GVK some enabled plugin registered
+ * in events_to_register (EnqueueExtensions), and only for those, the
+ * factory's informer of that resource gets handlers raising its events:
+ * PersistentVolume (PvAdd, PvUpdate), PersistentVolumeClaim (PvcAdd,
+ * PvcUpdate), StorageClass (StorageClassAdd for WaitForFirstConsumer
+ * classes only, StorageClassUpdate), CSINode (CSINodeAdd, CSINodeUpdate),
+ * VirtualMachineInstance and VirtualMachine (...Add, ...Update,
+ * ...Delete); volume deletes raise nothing (as v1.28). The queue then
+ * moves the pods the registering plugins rejected (their hints decide).
+ * This is the one route from an informer to the queue: plugins only read
+ * the factory's listers.
  *
  * Threads: the handlers run on the informer hub's thread.
  * Memory: nothing is retained beyond what the queue and cache keep.
@@ -42,30 +46,38 @@
 
 #include "cache/cache.h"
 #include "framework/framework.h"
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "queue/queue.h"
 
 struct kube_node;
 
-typedef struct sched_event_ctx {
-    sched_queue *queue;              /* borrowed; set before the hub starts */
+/* The plugin-registered resources an informer route exists for. */
+#define SCHED_EVENT_ROUTES 6
+
+typedef struct sched_event_ctx sched_event_ctx;
+
+/* One plugin-registered resource's handlers' ud. */
+typedef struct sched_event_route {
+    sched_event_ctx *ctx;
+    const struct sched_route_def *def; /* static */
+} sched_event_route;
+
+struct sched_event_ctx {
+    sched_queue *queue;              /* borrowed */
     sched_cache *cache;              /* borrowed */
     fw_framework *const *frameworks; /* borrowed: the profiles */
     size_t n_frameworks;
-} sched_event_ctx;
+    sched_event_route routes[SCHED_EVENT_ROUTES];
+};
 
-/* Handlers whose ud is ctx (borrowed; must outlive the hub). */
-kube_informer_handlers sched_pod_handlers(sched_event_ctx *ctx);
-kube_informer_handlers sched_node_handlers(sched_event_ctx *ctx);
-
-/* The sink given to plugins as fw_services.events (ud is ctx; events
- * before ctx->queue is set are dropped). */
-fw_event_sink sched_event_sink(sched_event_ctx *ctx);
-/* Feeds the volume events of hub's volume listers to ctx's queue until
- * unsubscribed (call that after the hub stopped, before ctx goes). Both
- * borrowed. KUBE_OK or KUBE_ENOMEM. */
-int sched_volume_events_subscribe(sched_event_ctx *ctx, const void *hub);
-void sched_volume_events_unsubscribe(sched_event_ctx *ctx, const void *hub);
+/* addAllEventHandlers: asks f for the pod informer (fieldSelector
+ * status.phase!=Succeeded,status.phase!=Failed), the node informer and
+ * the informer of every GVK a profile's plugins registered, and adds ctx's
+ * handlers to them. ctx (borrowed, its queue, cache and frameworks set)
+ * must outlive f's hub. *pods and *nodes receive the listers (owned by f).
+ * Before f starts. KUBE_OK, KUBE_ENOMEM or the factory's error. */
+int sched_add_all_event_handlers(sched_event_ctx *ctx, kube_factory *f, kube_lister **pods,
+                                 kube_lister **nodes);
 
 /* preCheckForNode: 1 when pod could pass the node's admission checks and
  * tolerates its NoSchedule taints. */

@@ -1,11 +1,11 @@
 /*
  * scheduler/main.c - the stickyvm-scheduler binary: kube-scheduler's
- * command line (--config, --kubeconfig, --leader-elect*, --secure-port,
- * --bind-address, --tls-cert-file, --tls-private-key-file,
- * --write-config-to, --v), the secure port, leader election, and graceful
- * shutdown on SIGTERM/SIGINT (stop popping, finish in-flight bindings for
- * up to 10 s, release the Lease, stop informers, free everything). Losing
- * the Lease exits 1, as kube-scheduler does.
+ * command line (scheduler/options.h, run by kube/util/cli.h), the secure
+ * port, leader election, and graceful shutdown on SIGTERM/SIGINT (stop
+ * popping, finish in-flight bindings for up to 10 s, release the Lease,
+ * stop informers, free everything). Losing the Lease exits 1, as
+ * kube-scheduler does; so do bad flags (after the usage and "Error: ...")
+ * and a bad configuration.
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -24,198 +24,44 @@
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
-#include "kube/util/flags.h"
 #include "kube/machinery/leader.h"
+#include "kube/util/cli.h"
 #include "kube/util/log.h"
+#include "kube/util/version.h"
+#include "feature_gates.h"
+#include "options.h"
 #include "scheduler.h"
 #include "server.h"
 
 #define STOP_TIMEOUT_MS 10000
-#define DEFAULT_SECURE_PORT 10259
 /* glibc gives every thread that allocates its own arena; the binding,
  * informer, recorder and Filter threads would each keep one partly empty.
  * One arena measured smallest at 5000 nodes / 10000 pods, at no CPU cost
  * (memory is a goal: see bench/bench_scheduler.c). */
 #define MALLOC_ARENAS 1
 
-/* The command line (kube/util/flags.h); -1 or NULL: not given. */
-typedef struct flags {
-    char *config;
-    char *kubeconfig;
-    char *write_config_to;
-    char *bind_address;
-    char *tls_cert_file;
-    char *tls_key_file;
-    int secure_port;
-    int verbosity;
-    int leader_elect;
-    int64_t lease_duration_ms;
-    int64_t renew_deadline_ms;
-    int64_t retry_period_ms;
-    char *resource_lock;
-    char *resource_name;
-    char *resource_namespace;
-    int help;
-} flags;
+#define DESCRIPTION                                                                       \
+    "stickyvm-scheduler is a drop-in for kube-scheduler: it assigns Pods to Nodes with\n" \
+    "kube-scheduler's plugins, configuration file and command line, and keeps KubeVirt\n" \
+    "VirtualMachines on the node they were pinned to (the StickyVM plugin)."
 
-#define FO(field) offsetof(flags, field)
-#define STR KUBE_FLAG_STRING
-#define DUR KUBE_FLAG_DURATION
-
-static const kube_flag flag_defs[] = {
-    {"config", STR, FO(config), 0, 0, NULL, "The path to the configuration file.", NULL},
-    {"kubeconfig", STR, FO(kubeconfig), 0, 0, NULL,
-     "Path to kubeconfig file with authorization and master location information (overrides "
-     "clientConnection.kubeconfig).",
-     NULL},
-    {"write-config-to", STR, FO(write_config_to), 0, 0, NULL,
-     "If set, write the configuration values to this file and exit.", NULL},
-    {"secure-port", KUBE_FLAG_INT, FO(secure_port), 0, 65535, NULL,
-     "The port on which to serve HTTPS with authentication and authorization. (default 10259)",
-     NULL},
-    {"bind-address", STR, FO(bind_address), 0, 0, NULL,
-     "The IP address on which to listen for the --secure-port port. (default 0.0.0.0)", NULL},
-    {"tls-cert-file", STR, FO(tls_cert_file), 0, 0, NULL,
-     "File containing the default x509 Certificate for HTTPS. If not set, a self-signed "
-     "certificate is generated in memory.",
-     NULL},
-    {"tls-private-key-file", STR, FO(tls_key_file), 0, 0, NULL,
-     "File containing the default x509 private key matching --tls-cert-file.", NULL},
-    {"leader-elect", KUBE_FLAG_BOOL, FO(leader_elect), 0, 0, NULL,
-     "Start a leader election client and gain leadership before executing the main loop.", NULL},
-    {"leader-elect-lease-duration", DUR, FO(lease_duration_ms), 0, 0, NULL,
-     "The duration that non-leader candidates will wait after observing a leadership renewal "
-     "until attempting to acquire leadership. (default 15s)",
-     NULL},
-    {"leader-elect-renew-deadline", DUR, FO(renew_deadline_ms), 0, 0, NULL,
-     "The interval between attempts by the acting master to renew a leadership slot before it "
-     "stops leading. (default 10s)",
-     NULL},
-    {"leader-elect-retry-period", DUR, FO(retry_period_ms), 0, 0, NULL,
-     "The duration the clients should wait between attempting acquisition and renewal of a "
-     "leadership. (default 2s)",
-     NULL},
-    {"leader-elect-resource-lock", STR, FO(resource_lock), 0, 0, NULL,
-     "The type of resource object that is used for locking during leader election. Only "
-     "'leases' is supported. (default \"leases\")",
-     NULL},
-    {"leader-elect-resource-name", STR, FO(resource_name), 0, 0, NULL,
-     "The name of resource object that is used for locking during leader election. (default "
-     "\"" SCHED_DEFAULT_LEASE_NAME "\")",
-     NULL},
-    {"leader-elect-resource-namespace", STR, FO(resource_namespace), 0, 0, NULL,
-     "The namespace of resource object that is used for locking during leader election. "
-     "(default \"kube-system\")",
-     NULL},
-    {"v", KUBE_FLAG_INT, FO(verbosity), 0, 10, NULL, "number for the log level verbosity", NULL},
-    {"help", KUBE_FLAG_BOOL, FO(help), 0, 0, NULL, "help for stickyvm-scheduler", NULL},
-};
-
-#define N_FLAGS (sizeof(flag_defs) / sizeof(flag_defs[0]))
-
-/* Prints the usage, as kube-scheduler's. */
-static void usage(FILE *f)
+/* A failure after the command line was parsed, logged as kube's cli.Run
+ * logs it: E... "command failed" err="...". */
+static void command_failed(const char *err, int rc)
 {
-    fprintf(f, "Usage:\n  stickyvm-scheduler [flags]\n\nFlags:\n");
-    kube_flags_usage(f, flag_defs, N_FLAGS);
+    KLOG_ERRORS(err && err[0] ? err : kube_strerror(rc), "command failed");
 }
 
-/* Frees the strings the command line gave. */
-static void flags_free(flags *fl)
-{
-    char **strings[] = {&fl->config,        &fl->kubeconfig,    &fl->write_config_to,
-                        &fl->bind_address,  &fl->tls_cert_file, &fl->tls_key_file,
-                        &fl->resource_lock, &fl->resource_name, &fl->resource_namespace};
-    for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
-        free(*strings[i]);
-        *strings[i] = NULL;
-    }
-}
-
-/* pflag syntax (kube/util/flags.h) into fl, the unset fields -1 or NULL. */
-static int parse_flags(int argc, char **argv, flags *fl)
-{
-    char err[512];
-    int rc;
-
-    memset(fl, 0, sizeof(*fl));
-    fl->secure_port = DEFAULT_SECURE_PORT;
-    fl->verbosity = -1;
-    fl->leader_elect = -1;
-    fl->lease_duration_ms = fl->renew_deadline_ms = fl->retry_period_ms = -1;
-    rc = kube_flags_parse(flag_defs, N_FLAGS, argc, argv, fl, err, sizeof(err));
-    if (rc != KUBE_OK)
-        fprintf(stderr, "Error: %s\n", err);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* Configuration                                                       */
-/* ------------------------------------------------------------------ */
-
-static int replace_str(char **dst, const char *value)
-{
-    char *copy = strdup(value);
-
-    if (!copy)
-        return KUBE_ENOMEM;
-    free(*dst);
-    *dst = copy;
-    return KUBE_OK;
-}
-
-/* The flags that override the configuration (leader election, kubeconfig). */
-static int apply_flags(const flags *fl, sched_config *cfg)
-{
-    sched_leader_election *le = &cfg->leader_election;
-    int rc = KUBE_OK;
-
-    if (fl->kubeconfig)
-        rc = replace_str(&cfg->client_connection.kubeconfig, fl->kubeconfig);
-    if (fl->leader_elect >= 0)
-        le->leader_elect = fl->leader_elect;
-    if (fl->lease_duration_ms >= 0)
-        le->lease_duration_ms = fl->lease_duration_ms;
-    if (fl->renew_deadline_ms >= 0)
-        le->renew_deadline_ms = fl->renew_deadline_ms;
-    if (fl->retry_period_ms >= 0)
-        le->retry_period_ms = fl->retry_period_ms;
-    if (rc == KUBE_OK && fl->resource_lock) {
-        if (strcmp(fl->resource_lock, "leases")) {
-            fprintf(stderr, "Error: --leader-elect-resource-lock: only \"leases\" is supported\n");
-            return KUBE_ECONFIG;
-        }
-        rc = replace_str(&le->resource_lock, fl->resource_lock);
-    }
-    if (rc == KUBE_OK && fl->resource_name)
-        rc = replace_str(&le->resource_name, fl->resource_name);
-    if (rc == KUBE_OK && fl->resource_namespace)
-        rc = replace_str(&le->resource_namespace, fl->resource_namespace);
-    return rc;
-}
-
-static int load_config(const flags *fl, sched_config **out)
+/* The configuration options and the flags describe (scheduler/options.h). */
+static int load_config(const sched_options *o, sched_config **out)
 {
     char err[1024] = "";
-    int rc;
+    int rc = sched_features_apply(o->feature_gates, err, sizeof(err));
 
-    if (fl->config)
-        rc = sched_config_load_file(fl->config, out, err, sizeof(err));
-    else
-        rc = sched_config_default(out, err, sizeof(err));
     if (rc == KUBE_OK)
-        rc = fw_config_resolve(*out, plugin_registry_in_tree(), err, sizeof(err));
-    if (rc != KUBE_OK) {
-        fprintf(stderr, "Error: %s\n", err[0] ? err : kube_strerror(rc));
-        sched_config_free(*out);
-        *out = NULL;
-        return rc;
-    }
-    rc = apply_flags(fl, *out);
-    if (rc != KUBE_OK) {
-        sched_config_free(*out);
-        *out = NULL;
-    }
+        rc = sched_options_config(o, out, err, sizeof(err));
+    if (rc != KUBE_OK)
+        command_failed(err, rc);
     return rc;
 }
 
@@ -229,7 +75,7 @@ static int write_config(const sched_config *cfg, const char *path)
         return rc;
     f = fopen(path, "w");
     if (!f || fwrite(b.data, 1, b.len, f) != b.len) {
-        fprintf(stderr, "Error: writing %s failed\n", path);
+        KLOG_ERRORS("writing the file failed", "command failed", "path", path);
         rc = KUBE_EIO;
     }
     if (f && fclose(f) != 0)
@@ -266,7 +112,7 @@ static int scheduler_ready(void *ud)
     return sched_scheduler_synced(ud);
 }
 
-static int make_clients(app *a)
+static int make_clients(app *a, const char *master)
 {
     const sched_client_connection *cc = &a->cfg->client_connection;
     kube_client_options o;
@@ -274,8 +120,10 @@ static int make_clients(app *a)
     char err[1024] = "";
     int rc = kube_config_load(cc->kubeconfig, &a->kc, err, sizeof(err));
 
+    if (rc == KUBE_OK && master && *master)
+        rc = kube_config_set_server(a->kc, master, err, sizeof(err));
     if (rc != KUBE_OK) {
-        fprintf(stderr, "Error: %s\n", err[0] ? err : kube_strerror(rc));
+        command_failed(err, rc);
         return rc;
     }
     KLOG_INFO("using cluster configuration from %s", kube_config_source(a->kc));
@@ -292,12 +140,12 @@ static int make_clients(app *a)
     return kube_client_new(a->kc, &o, &a->leader_client);
 }
 
-static int start(app *a, const flags *fl)
+static int start(app *a, const sched_options *o)
 {
     sched_scheduler_options so;
     sched_server_options vo;
     char err[1024] = "";
-    int rc = make_clients(a);
+    int rc = make_clients(a, o->master);
 
     if (rc != KUBE_OK)
         return rc;
@@ -306,13 +154,14 @@ static int start(app *a, const flags *fl)
     so.client = a->client;
     so.leader_client = a->leader_client;
     so.on_leadership_lost = on_lease_lost;
+    so.pod_max_in_unschedulable_ms = o->pod_max_in_unschedulable_ms;
     rc = sched_scheduler_new(&so, &a->sched, err, sizeof(err));
     if (rc == KUBE_OK) {
         memset(&vo, 0, sizeof(vo));
-        vo.bind_address = fl->bind_address;
-        vo.port = (int)fl->secure_port;
-        vo.cert_file = fl->tls_cert_file;
-        vo.key_file = fl->tls_key_file;
+        vo.bind_address = o->bind_address;
+        vo.port = (int)o->secure_port;
+        vo.cert_file = o->tls_cert_file;
+        vo.key_file = o->tls_key_file;
         vo.metrics = sched_scheduler_metrics(a->sched);
         vo.ready = scheduler_ready;
         vo.ud = a->sched;
@@ -321,7 +170,7 @@ static int start(app *a, const flags *fl)
     if (rc == KUBE_OK)
         rc = sched_scheduler_start(a->sched);
     if (rc != KUBE_OK)
-        fprintf(stderr, "Error: %s\n", err[0] ? err : kube_strerror(rc));
+        command_failed(err, rc);
     return rc;
 }
 
@@ -352,46 +201,53 @@ static int wait_for_signal(const sigset_t *set)
     return 1;
 }
 
+/* The command line (kube/util/cli.h): KUBE_CLI_CONTINUE to run, or the
+ * exit status. */
+static int parse_command_line(sched_options *o, int argc, char **argv)
+{
+    kube_flag_set sets[KUBE_CLI_MAX_SETS];
+    kube_flags_hooks hooks = {NULL, NULL, sched_options_seen, o};
+    kube_cli cli = {"stickyvm-scheduler", DESCRIPTION, sets, 0, &hooks, &o->logs};
+
+    if (sched_options_init(o) != KUBE_OK) {
+        fprintf(stderr, "Error: %s\n", kube_strerror(KUBE_ENOMEM));
+        return 1;
+    }
+    cli.nsets = sched_options_flag_sets(o, sets, KUBE_CLI_MAX_SETS - 1);
+    return kube_cli_parse(&cli, argc, argv);
+}
+
 int main(int argc, char **argv)
 {
-    flags fl;
+    sched_options o;
     app a;
     sigset_t set;
-    int rc, code = 1;
+    int rc, code;
 
     memset(&a, 0, sizeof(a));
     mallopt(M_ARENA_MAX, MALLOC_ARENAS);
-    if (parse_flags(argc, argv, &fl) != KUBE_OK) {
-        flags_free(&fl);
-        usage(stderr);
-        return 1;
+    code = parse_command_line(&o, argc, argv);
+    if (code != KUBE_CLI_CONTINUE || load_config(&o, &a.cfg) != KUBE_OK) {
+        sched_options_free(&o);
+        return code == KUBE_CLI_CONTINUE ? 1 : code;
     }
-    if (fl.help) {
-        flags_free(&fl);
-        usage(stdout);
-        return 0;
-    }
-    if (fl.verbosity >= 0)
-        klog_set_verbosity(fl.verbosity);
-    if (load_config(&fl, &a.cfg) != KUBE_OK) {
-        flags_free(&fl);
-        return 1;
-    }
-    if (fl.write_config_to) {
-        rc = write_config(a.cfg, fl.write_config_to);
+    if (o.write_config_to) {
+        rc = write_config(a.cfg, o.write_config_to);
         sched_config_free(a.cfg);
-        flags_free(&fl);
+        sched_options_free(&o);
         return rc == KUBE_OK ? 0 : 1;
     }
+    KLOG_INFOS("Starting stickyvm-scheduler", "version", kube_version());
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (start(&a, &fl) == KUBE_OK)
+    code = 1;
+    if (start(&a, &o) == KUBE_OK)
         code = wait_for_signal(&set);
     shutdown_app(&a);
-    flags_free(&fl);
+    sched_options_free(&o);
     return code;
 }

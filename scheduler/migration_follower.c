@@ -124,15 +124,28 @@ static void drop_queue(sched_follower *f)
     pthread_mutex_unlock(&f->mu);
 }
 
-void sched_follower_vmi_changed(sched_follower *f, const kube_object *obj)
+/* A VMI was added or changed (obj borrowed): queued when leading. */
+static void vmi_changed(sched_follower *f, const kube_object *obj)
 {
     const kube_vmi *vmi = kube_vmi_from(obj);
-    if (!f || !completed_migration(vmi) || !leading(f))
+    if (!completed_migration(vmi) || !leading(f))
         return;
     enqueue(f, obj->meta.namespace_, obj->meta.name);
 }
 
-/* kube_informer_foreach() callback of the resync: queues obj when it
+/* The VMI lister's handlers (hub thread). */
+static void on_vmi_add(void *ud, kube_object *obj)
+{
+    vmi_changed(ud, obj);
+}
+
+static void on_vmi_update(void *ud, kube_object *old_obj, kube_object *new_obj)
+{
+    (void)old_obj;
+    vmi_changed(ud, new_obj);
+}
+
+/* kube_lister_foreach() callback of the resync: queues obj when it
  * shows a completed migration. */
 static void resync_one(void *ud, kube_object *obj)
 {
@@ -229,9 +242,9 @@ static void process(sched_follower *f, const char *key)
         return;
     memcpy(ns, key, (size_t)(slash - key));
     ns[slash - key] = '\0';
-    kube_object *vmi = kube_informer_get(f->o.vmis, ns, slash + 1);
+    kube_object *vmi = kube_lister_get(f->o.vmis, ns, slash + 1);
     const kube_owner_ref *ref = vmi ? vm_owner(&vmi->meta) : NULL;
-    kube_object *vm = ref ? kube_informer_get(f->o.vms, ns, ref->name) : NULL;
+    kube_object *vm = ref ? kube_lister_get(f->o.vms, ns, ref->name) : NULL;
     if (vm && (!ref->uid || !*ref->uid || strcmp(vm->meta.uid, ref->uid) == 0))
         follow(f, kube_vmi_from(vmi), kube_vm_from(vm));
     kube_object_unref(vm);
@@ -255,11 +268,10 @@ static void wait_locked(sched_follower *f, long ms)
  * the queue. */
 static void check_leadership(sched_follower *f)
 {
-    int now =
-        leading(f) && kube_informer_has_synced(f->o.vmis) && kube_informer_has_synced(f->o.vms);
+    int now = leading(f) && kube_lister_has_synced(f->o.vmis) && kube_lister_has_synced(f->o.vms);
     if (now && !f->was_leader) {
         KLOG_V(2, "StickyVM: leading: comparing every VMI's migration with its VM's pin");
-        kube_informer_foreach(f->o.vmis, resync_one, f);
+        kube_lister_foreach(f->o.vmis, resync_one, f);
     } else if (!now && f->was_leader) {
         drop_queue(f);
     }
@@ -322,9 +334,13 @@ int sched_follower_new(const sched_follower_options *o, sched_follower **out)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&f->cv, &ca);
     pthread_condattr_destroy(&ca);
-    if (!f->key || !f->pinned_by || pthread_create(&f->worker, NULL, worker_main, f) != 0) {
+    kube_informer_handlers h = {on_vmi_add, on_vmi_update, NULL, f};
+    int rc = f->key && f->pinned_by ? kube_lister_add_handlers(o->vmis, &h) : KUBE_ENOMEM;
+    if (rc == KUBE_OK && pthread_create(&f->worker, NULL, worker_main, f) != 0)
+        rc = KUBE_ENOMEM;
+    if (rc != KUBE_OK) {
         follower_release(f);
-        return KUBE_ENOMEM;
+        return rc;
     }
     *out = f;
     return KUBE_OK;

@@ -12,27 +12,28 @@
  * (kube/types/pin.h, reason Migration). A migration once followed is never
  * applied again, so a deliberate re-pin to the source node stays.
  *
- * Level-triggered: VMI adds and updates queue the VMI (only while this
- * replica leads), and every time leadership is acquired (the follower asks
- * leadership every SCHED_FOLLOWER_LEADER_POLL_MS; it counts once both
- * informers have synced) every cached VMI is queued again, so a migration
- * completed while no replica led (failover, restart) is followed by the
- * next leader. A worker thread
+ * Level-triggered: VMI adds and updates (a handler the follower adds to
+ * the VMI lister of the scheduler's informer factory, as a controller
+ * does) queue the VMI (only while this replica leads), and every time leadership is acquired (the
+ * follower asks leadership every SCHED_FOLLOWER_LEADER_POLL_MS; it counts once both informers have
+ * synced) every cached VMI is queued again, so a migration completed while no replica led
+ * (failover, restart) is followed by the next leader. A worker thread
  * ("stickyvm-pin") drains the queue (one entry per VMI, deduplicated),
- * reading VMIs and VMs from the caller's informers; it writes only while
+ * reading VMIs and VMs from the factory's listers; it writes only while
  * leading. A followed migration records the event Repinned on the VM.
  *
  * Memory: sched_follower_new() copies the strings of its options; the
- * informers, client, recorder and the done callback's ud are borrowed and
- * must outlive the follower. sched_follower_free() stops and frees.
- * Threads: sched_follower_vmi_changed() may be called from any thread (the
- * informer hub); the rest from the owner's thread.
+ * listers, client, recorder and the done callback's ud are borrowed and
+ * must outlive the follower. The factory must be stopped before
+ * sched_follower_free() (its handler points at the follower), which stops
+ * and frees.
+ * Threads: from the owner's thread; the handler runs on the hub's.
  */
 #ifndef SCHED_MIGRATION_FOLLOWER_H
 #define SCHED_MIGRATION_FOLLOWER_H
 
 #include "framework/framework.h"
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "kube/types/kubevirt.h"
 #include "kube/types/pin.h"
 
@@ -44,7 +45,7 @@ typedef struct sched_follower sched_follower;
 
 typedef struct sched_follower_options {
     kube_client *client;
-    kube_informer *vmis, *vms;      /* the caller's VMI and VM informers */
+    kube_lister *vmis, *vms;        /* the informer factory's VMI and VM listers */
     struct kube_recorder *recorder; /* NULL: no events */
     const char *key;                /* the pin annotation */
     const char *pinned_by;          /* pinned-by of the follower's writes */
@@ -62,12 +63,10 @@ typedef struct sched_follower_options {
  * vm's followed-migration is not that UID. Borrowed from vmi. Pure. */
 const char *sched_follower_target(const kube_vmi *vmi, const kube_vm *vm, const char *key);
 
-/* Allocates the follower and starts its worker. KUBE_OK, KUBE_EINVAL
- * (missing client, informers or key) or KUBE_ENOMEM. */
+/* Allocates the follower, adds its handler to o->vmis (before the factory
+ * starts) and starts its worker. KUBE_OK, KUBE_EINVAL (missing client,
+ * listers or key; the factory started) or KUBE_ENOMEM. */
 int sched_follower_new(const sched_follower_options *o, sched_follower **out);
-
-/* A VMI was added or changed (obj borrowed): queued when leading. */
-void sched_follower_vmi_changed(sched_follower *f, const kube_object *obj);
 
 /* Stops the worker (after the write in flight) and frees. NULL-safe. */
 void sched_follower_free(sched_follower *f);

@@ -219,7 +219,7 @@ static void handle_failure(sched_scheduler *s, sched_queued_pod *qp, const failu
     fw_framework *fw = qp->fw;
     fw_pod_info *pi = fw_pod_info_ref(qp->info.pi);
     const char *reason = is_unschedulable(f->code) ? "Unschedulable" : "SchedulerError";
-    kube_object *cached_obj = kube_informer_get(s->pod_inf, pi->namespace_, pi->name);
+    kube_object *cached_obj = kube_lister_get(s->pods, pi->namespace_, pi->name);
     const kube_pod *cached = kube_pod_from(cached_obj);
     const kube_pod *pod = cached ? cached : pi->pod;
     uint64_t h = fnv1a(f->msg);
@@ -545,7 +545,7 @@ void *sched_cycle_main(void *arg)
             continue;
         }
         if (!synced) {
-            synced = kube_hub_wait_synced(s->hub, POP_POLL_MS) == KUBE_OK;
+            synced = kube_factory_wait_synced(s->informers, POP_POLL_MS) == KUBE_OK;
             continue;
         }
         rc = sched_queue_pop_timeout(s->queue, POP_POLL_MS, &qp);

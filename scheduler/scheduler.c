@@ -20,7 +20,7 @@
 #include "kube/transport/api.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "kube/machinery/leader.h"
 #include "kube/util/log.h"
 #include "kube/types/pod.h"
@@ -35,7 +35,7 @@
 static int pod_pending(void *ud, const char *ns, const char *name)
 {
     sched_scheduler *s = ud;
-    kube_object *obj = kube_informer_get(s->pod_inf, ns, name);
+    kube_object *obj = kube_lister_get(s->pods, ns, name);
     const kube_pod *pod = kube_pod_from(obj);
     int r = pod && !*pod->node_name;
 
@@ -142,7 +142,7 @@ static fw_services shared_services(sched_scheduler *s)
 
     memset(&svc, 0, sizeof(svc));
     svc.client = s->client;
-    svc.hub = s->hub;
+    svc.informers = s->informers;
     svc.snapshot = s->snap;
     svc.parallelizer = s->par;
     svc.nominator = sched_nominator_view(s->nominator);
@@ -150,7 +150,6 @@ static fw_services shared_services(sched_scheduler *s)
     if (s->cfg->leader_election.leader_elect)
         svc.leadership = (fw_leadership){leading, s};
     svc.metrics_registry = s->metrics;
-    svc.events = sched_event_sink(&s->ev);
     return svc;
 }
 
@@ -200,37 +199,38 @@ static int build_queue_and_cache(sched_scheduler *s)
     qo.max_backoff_ms = s->cfg->pod_max_backoff_seconds * 1000;
     qo.nominator = s->nominator;
     qo.metrics = &s->cm;
+    qo.max_in_unschedulable_ms = s->max_in_unschedulable_ms;
     rc = sched_queue_new(&qo, &s->queue);
     if (rc == KUBE_OK)
         rc = sched_cache_new(&co, &s->cache);
     return rc;
 }
 
+/* addAllEventHandlers on the factory the plugins already asked for their
+ * listers. */
 static int build_informers(sched_scheduler *s)
 {
-    kube_informer_options po, no;
-    kube_informer_handlers ph, nh;
-    int rc;
-
     s->ev.queue = s->queue;
     s->ev.cache = s->cache;
     s->ev.frameworks = s->fws;
     s->ev.n_frameworks = s->n_fws;
-    ph = sched_pod_handlers(&s->ev);
-    nh = sched_node_handlers(&s->ev);
-    memset(&po, 0, sizeof(po));
-    po.resource = &KUBE_RES_PODS;
-    po.codec = &kube_pod_codec;
-    po.field_selector = POD_SELECTOR;
-    memset(&no, 0, sizeof(no));
-    no.resource = &KUBE_RES_NODES;
-    no.codec = &kube_node_codec;
-    rc = kube_hub_add_informer(s->hub, &no, &nh, &s->node_inf);
-    if (rc == KUBE_OK)
-        rc = kube_hub_add_informer(s->hub, &po, &ph, &s->pod_inf);
-    if (rc == KUBE_OK)
-        rc = sched_volume_events_subscribe(&s->ev, s->hub);
+    int rc = sched_add_all_event_handlers(&s->ev, s->informers, &s->pods, &s->nodes);
+
+    s->debugger =
+        (sched_cache_debugger){s->cache, s->queue, s->nodes, s->pods, s->fws, s->n_fws, NULL};
     return rc;
+}
+
+/* The cache debugger on SIGUSR2 (as kube-scheduler's ListenForSignal);
+ * a scheduler without it still runs. */
+static void debugger_listen(sched_scheduler *s)
+{
+    int rc = sched_cache_debugger_listen(&s->debugger);
+
+    if (rc == KUBE_OK)
+        s->debugger_listening = 1;
+    else
+        KLOG_ERROR("cache debugger: cannot listen for SIGUSR2: %s", kube_strerror(rc));
 }
 
 static int build_basics(sched_scheduler *s, const sched_scheduler_options *o)
@@ -245,7 +245,7 @@ static int build_basics(sched_scheduler *s, const sched_scheduler_options *o)
     if (rc == KUBE_OK)
         rc = sched_core_metrics_register(s->metrics, &s->cm);
     if (rc == KUBE_OK)
-        rc = kube_hub_new(s->client, &s->hub);
+        rc = kube_factory_new(s->client, &s->informers);
     if (rc == KUBE_OK)
         rc = fw_parallelizer_new(s->cfg->parallelism > 0 ? s->cfg->parallelism : 16, &s->par);
     if (rc == KUBE_OK) {
@@ -271,6 +271,7 @@ static sched_scheduler *alloc_scheduler(const sched_scheduler_options *o)
     s->ud = o->ud;
     s->n_binders = o->binding_workers > 0 ? (size_t)o->binding_workers : DEFAULT_BINDING_WORKERS;
     s->identity = kube_strdup(o->identity);
+    s->max_in_unschedulable_ms = o->pod_max_in_unschedulable_ms;
     pthread_mutex_init(&s->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -335,7 +336,7 @@ int sched_scheduler_start(sched_scheduler *s)
     if (s->started)
         return KUBE_EINVAL;
     s->started = 1;
-    rc = kube_hub_start(s->hub);
+    rc = kube_factory_start(s->informers);
     if (rc == KUBE_OK)
         rc = sched_queue_run(s->queue);
     if (rc == KUBE_OK)
@@ -352,6 +353,7 @@ int sched_scheduler_start(sched_scheduler *s)
         atomic_store(&s->stopping, 1);
         return rc;
     }
+    debugger_listen(s);
     if (s->leader)
         return kube_leader_start(s->leader);
     set_active(s, 1);
@@ -365,6 +367,8 @@ void sched_scheduler_stop(sched_scheduler *s, long timeout_ms)
         return;
     }
     s->stopped = 1;
+    if (s->debugger_listening)
+        sched_cache_debugger_unlisten(&s->debugger);
     pthread_mutex_lock(&s->mu);
     atomic_store(&s->stopping, 1);
     pthread_cond_broadcast(&s->cv);
@@ -376,7 +380,7 @@ void sched_scheduler_stop(sched_scheduler *s, long timeout_ms)
     kube_leader_stop(s->leader);
     for (size_t i = 0; i < s->n_fws; i++)
         kube_recorder_stop(s->recorders[i], EVENT_STOP_DEADLINE_MS);
-    kube_hub_stop(s->hub);
+    kube_factory_stop(s->informers);
     KLOG_INFO("scheduler stopped");
 }
 
@@ -386,14 +390,13 @@ void sched_scheduler_free(sched_scheduler *s)
         return;
     if (s->started && !s->stopped)
         sched_scheduler_stop(s, 0);
-    kube_hub_stop(s->hub);
-    sched_volume_events_unsubscribe(&s->ev, s->hub);
+    kube_factory_stop(s->informers);
     sched_queue_free(s->queue);
     for (size_t i = 0; i < s->n_fws; i++)
         fw_framework_free(s->fws[i]);
     sched_nominator_free(s->nominator); /* after the frameworks, which use it */
     kube_leader_free(s->leader);        /* after the plugins, which may ask it */
-    kube_hub_free(s->hub);
+    kube_factory_free(s->informers);
     sched_cache_free(s->cache);
     fw_snapshot_free(s->snap);
     fw_parallelizer_free(s->par);
@@ -419,12 +422,12 @@ void sched_scheduler_free(sched_scheduler *s)
 
 int sched_scheduler_synced(sched_scheduler *s)
 {
-    return kube_informer_has_synced(s->pod_inf) && kube_informer_has_synced(s->node_inf);
+    return kube_lister_has_synced(s->pods) && kube_lister_has_synced(s->nodes);
 }
 
 int sched_scheduler_wait_synced(sched_scheduler *s, long timeout_ms)
 {
-    return kube_hub_wait_synced(s->hub, timeout_ms);
+    return kube_factory_wait_synced(s->informers, timeout_ms);
 }
 
 int sched_scheduler_active(sched_scheduler *s)

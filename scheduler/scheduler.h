@@ -17,6 +17,9 @@
  * patched on pods/status only when it changed, with nominatedNodeName when
  * PostFilter nominated a node.
  *
+ * SIGUSR2 (while started): the cache debugger compares the cache with the
+ * informers and dumps it to the log (cache/debugger.h).
+ *
  * Leadership: with leaderElection.leaderElect and a leader client, pods
  * are scheduled only while leading (informers, queue and cache run from
  * the start); losing the lease stops scheduling and calls
@@ -56,6 +59,9 @@ typedef struct sched_scheduler_options {
     const fw_registry *registry; /* NULL: plugin_registry_in_tree() */
     kube_metrics *metrics;       /* registry to register into; NULL: a private one */
     int binding_workers;         /* binding threads (each keeps one API connection); 0: 8 */
+    /* --pod-max-in-unschedulable-pods-duration: the longest a pod stays in
+     * unschedulablePods before the 30 s flush moves it; 0: 5 min. */
+    int64_t pod_max_in_unschedulable_ms;
     /* Called once, on the elector's thread, when leadership is lost (not
      * on a stop). May be NULL. */
     void (*on_leadership_lost)(void *ud);

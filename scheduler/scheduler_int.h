@@ -10,8 +10,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "cache/debugger.h"
 #include "eventhandlers.h"
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "kube/machinery/leader.h"
 #include "kube/machinery/recorder.h"
 #include "scheduler.h"
@@ -24,7 +25,6 @@
 #define POP_POLL_MS 200
 #define HOUSEKEEPING_MS 1000
 #define NOTE_LENGTH_LIMIT 1024
-#define POD_SELECTOR "status.phase!=Succeeded,status.phase!=Failed"
 #define EVENT_STOP_DEADLINE_MS 2000
 
 /* A pod handed from the scheduling thread to a binding thread. */
@@ -57,8 +57,8 @@ struct sched_scheduler {
     kube_metrics *metrics;
     int own_metrics;
     sched_core_metrics cm;
-    kube_hub *hub;
-    kube_informer *pod_inf, *node_inf;
+    kube_factory *informers; /* the one shared informer factory */
+    kube_lister *pods, *nodes;
     fw_parallelizer *par;
     fw_snapshot *snap;
     kube_recorder **recorders; /* one per profile */
@@ -68,6 +68,8 @@ struct sched_scheduler {
     sched_nominator *nominator; /* built before the frameworks and the queue */
     sched_cache *cache;
     sched_event_ctx ev;
+    sched_cache_debugger debugger; /* SIGUSR2 while started */
+    int debugger_listening;
     fw_sched_state st;
     kube_leader *leader;
 
@@ -82,6 +84,7 @@ struct sched_scheduler {
     pthread_t sched_thread, house_thread;
     pthread_t *binders;
     size_t n_binders;
+    int64_t max_in_unschedulable_ms; /* the option's value */
     bind_job *jobs_head, *jobs_tail;
     size_t in_flight; /* jobs queued or running, waiters included */
     size_t pool_jobs; /* jobs queued or running in the pool */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -419,11 +420,16 @@ void harness_response_free(harness_response *r)
 static struct curl_slist *request_headers(const harness_identity *as, const char *const *extra,
                                           const char *content_type, const char *body)
 {
-    struct curl_slist *hdrs = curl_slist_append(NULL, "Accept: application/json");
+    struct curl_slist *hdrs = NULL;
     char buf[512];
+    int accept = 0;
 
-    for (size_t i = 0; extra && extra[i]; i++)
+    for (size_t i = 0; extra && extra[i]; i++) {
         hdrs = curl_slist_append(hdrs, extra[i]);
+        accept |= strncasecmp(extra[i], "Accept:", 7) == 0;
+    }
+    if (!accept) /* one Accept: the caller's, else JSON */
+        hdrs = curl_slist_append(hdrs, "Accept: application/json");
 
     if (body) {
         snprintf(buf, sizeof(buf), "Content-Type: %s",

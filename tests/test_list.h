@@ -14,6 +14,8 @@
     UNIT(buf)                                                 \
     UNIT(containers)                                          \
     UNIT(flags)                                               \
+    UNIT(log)                                                 \
+    UNIT(cli)                                                 \
     UNIT(tls)                                                 \
     UNIT(config)                                              \
     UNIT(client)                                              \
@@ -25,6 +27,7 @@
     UNIT(workload)                                            \
     UNIT(intern)                                              \
     UNIT(informer)                                            \
+    UNIT(factory)                                             \
     UNIT(leader)                                              \
     UNIT(recorder)                                            \
     UNIT(httpreq)                                             \
@@ -42,6 +45,7 @@
     /* framework: extension points, configuration */          \
     UNIT(framework)                                           \
     UNIT(sched_config)                                        \
+    UNIT(sched_options)                                       \
     /* plugins: one group per plugin, tables from upstream */ \
     UNIT(plugin_priority_sort)                                \
     UNIT(plugin_scheduling_gates)                             \
@@ -67,16 +71,20 @@
     /* scheduler: queue, cache, the daemon */                 \
     UNIT(queue)                                               \
     UNIT(cache)                                               \
+    UNIT(cache_debugger)                                      \
     INTEGRATION(scheduler_integration)                        \
     INTEGRATION(stickyvm_integration)                         \
     INTEGRATION(topology_integration)                         \
     INTEGRATION(volumes_preemption_integration)               \
+    INTEGRATION(cli_integration)                              \
+    INTEGRATION(feature_gates_integration)                    \
     /* apiserver: stickyvm-apiserver */                       \
     UNIT(apiserver_request)                                   \
     UNIT(apiserver_status)                                    \
     UNIT(apiserver_authn)                                     \
     UNIT(apiserver_exchange)                                  \
     UNIT(apiserver_misc)                                      \
+    UNIT(apiserver_vmpins)                                    \
     INTEGRATION(apiserver_integration)                        \
     UNIT(kubectl_plugin)                                      \
     INTEGRATION(kubectl_plugin_integration)                   \

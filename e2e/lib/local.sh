@@ -135,9 +135,11 @@ local_start_scheduler() {
     local n=$1 port
     port=$(free_port) || die "no free port"
     echo "$port" >"$LOCAL_DIR/scheduler-$n.port"
-    local_start "scheduler-$n" "$LOCAL_DIR/scheduler-$n.log" "$LOCAL_BIN/stickyvm-scheduler" \
+    # KUBECONFIG, not --kubeconfig: as kube-scheduler, stickyvm-scheduler
+    # ignores the deprecated --kubeconfig when --config is given.
+    local_start "scheduler-$n" "$LOCAL_DIR/scheduler-$n.log" \
+        env KUBECONFIG="$LOCAL_DIR/stickyvm-scheduler.kubeconfig" "$LOCAL_BIN/stickyvm-scheduler" \
         --config="$LOCAL_DIR/scheduler-config.yaml" \
-        --kubeconfig="$LOCAL_DIR/stickyvm-scheduler.kubeconfig" \
         --secure-port="$port" --bind-address=127.0.0.1 --v=2
 }
 

@@ -516,7 +516,12 @@ stickyvm-apiserver|get||nodes||x|true
 stickyvm-apiserver|create|authentication.k8s.io|tokenreviews|||true
 stickyvm-apiserver|create|authorization.k8s.io|subjectaccessreviews|||true
 stickyvm-apiserver|watch||configmaps|kube-system|extension-apiserver-authentication|true
-stickyvm-apiserver|list|kubevirt.io|virtualmachines|||false
+stickyvm-apiserver|list|kubevirt.io|virtualmachines|||true
+stickyvm-apiserver|watch|kubevirt.io|virtualmachines|||true
+stickyvm-apiserver|get||persistentvolumeclaims|NS|x|true
+stickyvm-apiserver|get||persistentvolumes||x|true
+stickyvm-apiserver|create|events.k8s.io|events|NS||true
+stickyvm-apiserver|list||persistentvolumeclaims|||false
 stickyvm-apiserver|delete|kubevirt.io|virtualmachines|NS|x|false
 stickyvm-apiserver|update|kubevirt.io|virtualmachines|NS|x|false
 stickyvm-apiserver|get||secrets|NS|x|false

@@ -134,6 +134,22 @@ int kube_object_build(const kube_codec *codec, size_t size, const cJSON *json,
 /* The destroy function of every kind built by kube_object_build(). */
 void kube_object_free_block(kube_object *obj);
 
+/* Defines a decoded kind NAME in a .c file: the codec kube_NAME_codec (its
+ * kind string KIND, objects of C type TYPE filled by FILL through
+ * kube_object_build()) and the checked downcast
+ * `const TYPE *kube_NAME_from(const kube_object *obj)` (NULL when obj is
+ * NULL or of another kind). The header declares both. */
+#define KUBE_KIND_DEFINE(NAME, KIND, TYPE, FILL)                                               \
+    static int NAME##_kind_decode(const cJSON *json, kube_object **out)                        \
+    {                                                                                          \
+        return kube_object_build(&kube_##NAME##_codec, sizeof(TYPE), json, FILL, out);         \
+    }                                                                                          \
+    const kube_codec kube_##NAME##_codec = {KIND, NAME##_kind_decode, kube_object_free_block}; \
+    const TYPE *kube_##NAME##_from(const kube_object *obj)                                     \
+    {                                                                                          \
+        return obj && obj->codec == &kube_##NAME##_codec ? (const TYPE *)obj : NULL;           \
+    }
+
 /* kube_intern_static(s), or else a copy of s in the arena (NULL when
  * memory runs out). How decoders store the strings they keep. */
 const char *kube_arena_str(struct kube_arena *a, const char *s);

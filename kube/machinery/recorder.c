@@ -8,7 +8,7 @@
  * event or the cache's next deadline.
  */
 #include "kube/util/clock.h"
-#include "kube/machinery/recorder_int.h"
+#include "kube/machinery/recorder_testing.h"
 
 /* ---- the recorder ------------------------------------------------------- */
 

@@ -3,7 +3,7 @@
  * isomorphic events within a window become one Event with a series, with
  * heartbeats and a final count, in a hash table with LRU eviction.
  */
-#include "kube/machinery/recorder_int.h"
+#include "kube/machinery/recorder_testing.h"
 
 /* ---- aggregation cache ---------------------------------------------------- */
 

@@ -4,7 +4,7 @@
  * keyed for aggregation, and encoded as the POST body or the series PATCH
  * (recorder.h).
  */
-#include "kube/machinery/recorder_int.h"
+#include "kube/machinery/recorder_testing.h"
 
 /* ---- events ----------------------------------------------------------- */
 

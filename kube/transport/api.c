@@ -169,34 +169,38 @@ int kube_api_create(kube_client *c, const kube_resource *r, const char *ns, cons
     return rc;
 }
 
-int kube_api_update(kube_client *c, const kube_resource *r, const char *ns, const char *name,
-                    const cJSON *body, cJSON **out, kube_status *st)
+/* A write of body (an object when want_object, else an array; otherwise
+ * KUBE_EINVAL with why in st) to the named object. */
+static int api_write(kube_client *c, const char *method, const kube_resource *r, const char *ns,
+                     const char *name, const char *ctype, const cJSON *body, int want_object,
+                     const char *why, cJSON **out, kube_status *st)
 {
     if (out)
         *out = NULL;
-    if (!cJSON_IsObject(body))
-        return api_invalid(st, "the body must be a JSON object");
-    return api_object_call(c, "PUT", r, ns, name, NULL, API_JSON, body, out, st);
+    if (want_object ? !cJSON_IsObject(body) : !cJSON_IsArray(body))
+        return api_invalid(st, why);
+    return api_object_call(c, method, r, ns, name, NULL, ctype, body, out, st);
+}
+
+int kube_api_update(kube_client *c, const kube_resource *r, const char *ns, const char *name,
+                    const cJSON *body, cJSON **out, kube_status *st)
+{
+    return api_write(c, "PUT", r, ns, name, API_JSON, body, 1, "the body must be a JSON object",
+                     out, st);
 }
 
 int kube_api_merge_patch(kube_client *c, const kube_resource *r, const char *ns, const char *name,
                          const cJSON *patch, cJSON **out, kube_status *st)
 {
-    if (out)
-        *out = NULL;
-    if (!cJSON_IsObject(patch))
-        return api_invalid(st, "a merge patch must be a JSON object");
-    return api_object_call(c, "PATCH", r, ns, name, NULL, API_MERGE_PATCH, patch, out, st);
+    return api_write(c, "PATCH", r, ns, name, API_MERGE_PATCH, patch, 1,
+                     "a merge patch must be a JSON object", out, st);
 }
 
 int kube_api_json_patch(kube_client *c, const kube_resource *r, const char *ns, const char *name,
                         const cJSON *patch, cJSON **out, kube_status *st)
 {
-    if (out)
-        *out = NULL;
-    if (!cJSON_IsArray(patch))
-        return api_invalid(st, "a JSON patch must be a JSON array");
-    return api_object_call(c, "PATCH", r, ns, name, NULL, API_JSON_PATCH, patch, out, st);
+    return api_write(c, "PATCH", r, ns, name, API_JSON_PATCH, patch, 0,
+                     "a JSON patch must be a JSON array", out, st);
 }
 
 /* {"metadata":{"annotations":{key:value|null,...},"resourceVersion":rv}} */

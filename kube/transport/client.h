@@ -157,13 +157,6 @@ void kube_client_wait_rate(kube_client *c);
  * every request has returned. Stream handles are not affected. */
 void kube_client_shutdown(kube_client *c);
 
-/* Counters, for benchmarks: requests sent (each retry counts), by method. */
-typedef struct kube_client_stats {
-    unsigned long get, post, put, patch, del, retries;
-} kube_client_stats;
-/* Copies the counters into out (caller's struct). Thread-safe. */
-void kube_client_stats_get(kube_client *c, kube_client_stats *out);
-
 /* The retry policy, without side effects. method is the HTTP method; code
  * the HTTP status, or 0 for a connection that broke before any answer;
  * retry_after_s the Retry-After header in seconds, or -1 when absent;

@@ -6,6 +6,8 @@
 #ifndef KUBE_CLIENT_INT_H
 #define KUBE_CLIENT_INT_H
 
+#include "kube/transport/client_testing.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>

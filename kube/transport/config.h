@@ -73,6 +73,11 @@ int kube_config_in_cluster(kube_config **out, char *err, size_t errlen);
 void kube_config_free(kube_config *cfg);
 
 /* Accessors. Returned pointers live as long as the config. */
+/* Replaces the server (kube-scheduler's --master: "overrides any value in
+ * kubeconfig"), normalised as cluster.server is. Before any client uses
+ * cfg. KUBE_OK, KUBE_ENOMEM, or KUBE_ECONFIG ("--master: invalid server
+ * URL ..." in err; the server unchanged). */
+int kube_config_set_server(kube_config *cfg, const char *server, char *err, size_t errlen);
 const char *kube_config_server(const kube_config *cfg);              /* "https://h:p" */
 const char *kube_config_ca_pem(const kube_config *cfg, size_t *len); /* NULL: system CAs */
 /* The CA, client certificate and key above, parsed once at load time (owned

@@ -228,6 +228,21 @@ static int kc_set_server(kc_loader *l, const char *field, const char *server, ku
     return cfg->server ? KUBE_OK : KUBE_ENOMEM;
 }
 
+int kube_config_set_server(kube_config *cfg, const char *server, char *err, size_t errlen)
+{
+    kc_loader l = {.path = "--master", .err = err, .errlen = errlen};
+    char *old = cfg->server;
+    int rc;
+
+    cfg->server = NULL;
+    rc = kc_set_server(&l, NULL, server, cfg);
+    if (rc != KUBE_OK)
+        cfg->server = old;
+    else
+        free(old);
+    return rc;
+}
+
 static int kc_load_cluster(kc_loader *l, yaml_node_t *cluster, int index, kube_config *cfg)
 {
     static const char *const unsupported[] = {"proxy-url"};

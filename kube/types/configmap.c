@@ -15,18 +15,7 @@ static int configmap_fill(const cJSON *json, kube_arena *a, kube_object *obj)
     return kube_json_string_map(json, "data", a, &cm->data, &cm->n_data);
 }
 
-static int configmap_decode(const cJSON *json, kube_object **out)
-{
-    return kube_object_build(&kube_configmap_codec, sizeof(kube_configmap), json, configmap_fill,
-                             out);
-}
-
-const kube_codec kube_configmap_codec = {"ConfigMap", configmap_decode, kube_object_free_block};
-
-const kube_configmap *kube_configmap_from(const kube_object *obj)
-{
-    return obj && obj->codec == &kube_configmap_codec ? (const kube_configmap *)obj : NULL;
-}
+KUBE_KIND_DEFINE(configmap, "ConfigMap", kube_configmap, configmap_fill)
 
 const char *kube_configmap_get(const kube_configmap *cm, const char *key)
 {

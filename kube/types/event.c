@@ -38,14 +38,4 @@ static int event_fill(const cJSON *json, kube_arena *a, kube_object *obj)
     return decode_reference(regarding, a, &e->regarding);
 }
 
-static int event_decode(const cJSON *json, kube_object **out)
-{
-    return kube_object_build(&kube_event_codec, sizeof(kube_event), json, event_fill, out);
-}
-
-const kube_codec kube_event_codec = {"Event", event_decode, kube_object_free_block};
-
-const kube_event *kube_event_from(const kube_object *obj)
-{
-    return obj && obj->codec == &kube_event_codec ? (const kube_event *)obj : NULL;
-}
+KUBE_KIND_DEFINE(event, "Event", kube_event, event_fill)

@@ -54,25 +54,5 @@ static int vmi_fill(const cJSON *json, kube_arena *a, kube_object *obj)
     return decode_migration(status, a, vmi);
 }
 
-static int vm_decode(const cJSON *json, kube_object **out)
-{
-    return kube_object_build(&kube_vm_codec, sizeof(kube_vm), json, vm_fill, out);
-}
-
-static int vmi_decode(const cJSON *json, kube_object **out)
-{
-    return kube_object_build(&kube_vmi_codec, sizeof(kube_vmi), json, vmi_fill, out);
-}
-
-const kube_codec kube_vm_codec = {"VirtualMachine", vm_decode, kube_object_free_block};
-const kube_codec kube_vmi_codec = {"VirtualMachineInstance", vmi_decode, kube_object_free_block};
-
-const kube_vm *kube_vm_from(const kube_object *obj)
-{
-    return obj && obj->codec == &kube_vm_codec ? (const kube_vm *)obj : NULL;
-}
-
-const kube_vmi *kube_vmi_from(const kube_object *obj)
-{
-    return obj && obj->codec == &kube_vmi_codec ? (const kube_vmi *)obj : NULL;
-}
+KUBE_KIND_DEFINE(vm, "VirtualMachine", kube_vm, vm_fill)
+KUBE_KIND_DEFINE(vmi, "VirtualMachineInstance", kube_vmi, vmi_fill)

@@ -21,14 +21,4 @@ static int lease_fill(const cJSON *json, kube_arena *a, kube_object *obj)
     return kube_json_time(spec, "renewTime", &l->renew_time_us);
 }
 
-static int lease_decode(const cJSON *json, kube_object **out)
-{
-    return kube_object_build(&kube_lease_codec, sizeof(kube_lease), json, lease_fill, out);
-}
-
-const kube_codec kube_lease_codec = {"Lease", lease_decode, kube_object_free_block};
-
-const kube_lease *kube_lease_from(const kube_object *obj)
-{
-    return obj && obj->codec == &kube_lease_codec ? (const kube_lease *)obj : NULL;
-}
+KUBE_KIND_DEFINE(lease, "Lease", kube_lease, lease_fill)

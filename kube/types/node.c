@@ -264,14 +264,4 @@ static int node_fill(const cJSON *json, kube_arena *a, kube_object *obj)
     return decode_images(status, a, n);
 }
 
-static int node_decode(const cJSON *json, kube_object **out)
-{
-    return kube_object_build(&kube_node_codec, sizeof(kube_node), json, node_fill, out);
-}
-
-const kube_codec kube_node_codec = {"Node", node_decode, kube_object_free_block};
-
-const kube_node *kube_node_from(const kube_object *obj)
-{
-    return obj && obj->codec == &kube_node_codec ? (const kube_node *)obj : NULL;
-}
+KUBE_KIND_DEFINE(node, "Node", kube_node, node_fill)

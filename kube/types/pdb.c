@@ -68,17 +68,7 @@ static int pdb_fill(const cJSON *json, kube_arena *a, kube_object *obj)
     return disrupted_decode(status, a, pdb);
 }
 
-static int pdb_decode(const cJSON *json, kube_object **out)
-{
-    return kube_object_build(&kube_pdb_codec, sizeof(kube_pdb), json, pdb_fill, out);
-}
-
-const kube_codec kube_pdb_codec = {"PodDisruptionBudget", pdb_decode, kube_object_free_block};
-
-const kube_pdb *kube_pdb_from(const kube_object *obj)
-{
-    return obj && obj->codec == &kube_pdb_codec ? (const kube_pdb *)obj : NULL;
-}
+KUBE_KIND_DEFINE(pdb, "PodDisruptionBudget", kube_pdb, pdb_fill)
 
 int kube_pdb_has_disrupted_pod(const kube_pdb *pdb, const char *pod_name)
 {

@@ -598,17 +598,7 @@ static int pod_fill(const cJSON *json, kube_arena *a, kube_object *obj)
     return status_decode(status, a, p);
 }
 
-static int pod_decode(const cJSON *json, kube_object **out)
-{
-    return kube_object_build(&kube_pod_codec, sizeof(kube_pod), json, pod_fill, out);
-}
-
-const kube_codec kube_pod_codec = {"Pod", pod_decode, kube_object_free_block};
-
-const kube_pod *kube_pod_from(const kube_object *obj)
-{
-    return obj && obj->codec == &kube_pod_codec ? (const kube_pod *)obj : NULL;
-}
+KUBE_KIND_DEFINE(pod, "Pod", kube_pod, pod_fill)
 
 int kube_pod_is_migration_target(const kube_pod *p)
 {

@@ -166,17 +166,7 @@ static int pv_fill(const cJSON *json, kube_arena *a, kube_object *obj)
     return pv_source_decode(spec, a, pv);
 }
 
-static int pv_decode(const cJSON *json, kube_object **out)
-{
-    return kube_object_build(&kube_pv_codec, sizeof(kube_pv), json, pv_fill, out);
-}
-
-const kube_codec kube_pv_codec = {"PersistentVolume", pv_decode, kube_object_free_block};
-
-const kube_pv *kube_pv_from(const kube_object *obj)
-{
-    return obj && obj->codec == &kube_pv_codec ? (const kube_pv *)obj : NULL;
-}
+KUBE_KIND_DEFINE(pv, "PersistentVolume", kube_pv, pv_fill)
 
 /* ---- PersistentVolumeClaim ---- */
 
@@ -199,17 +189,7 @@ static int pvc_fill(const cJSON *json, kube_arena *a, kube_object *obj)
     return kube_json_str(status, "phase", a, "", &pvc->phase);
 }
 
-static int pvc_decode(const cJSON *json, kube_object **out)
-{
-    return kube_object_build(&kube_pvc_codec, sizeof(kube_pvc), json, pvc_fill, out);
-}
-
-const kube_codec kube_pvc_codec = {"PersistentVolumeClaim", pvc_decode, kube_object_free_block};
-
-const kube_pvc *kube_pvc_from(const kube_object *obj)
-{
-    return obj && obj->codec == &kube_pvc_codec ? (const kube_pvc *)obj : NULL;
-}
+KUBE_KIND_DEFINE(pvc, "PersistentVolumeClaim", kube_pvc, pvc_fill)
 
 /* ---- StorageClass ---- */
 
@@ -299,18 +279,7 @@ static int sc_fill(const cJSON *json, kube_arena *a, kube_object *obj)
     return allowed_topologies_decode(json, a, sc);
 }
 
-static int sc_decode(const cJSON *json, kube_object **out)
-{
-    return kube_object_build(&kube_storage_class_codec, sizeof(kube_storage_class), json, sc_fill,
-                             out);
-}
-
-const kube_codec kube_storage_class_codec = {"StorageClass", sc_decode, kube_object_free_block};
-
-const kube_storage_class *kube_storage_class_from(const kube_object *obj)
-{
-    return obj && obj->codec == &kube_storage_class_codec ? (const kube_storage_class *)obj : NULL;
-}
+KUBE_KIND_DEFINE(storage_class, "StorageClass", kube_storage_class, sc_fill)
 
 /* ---- CSINode ---- */
 
@@ -353,17 +322,7 @@ static int csi_node_fill(const cJSON *json, kube_arena *a, kube_object *obj)
     return KUBE_OK;
 }
 
-static int csi_node_decode(const cJSON *json, kube_object **out)
-{
-    return kube_object_build(&kube_csi_node_codec, sizeof(kube_csi_node), json, csi_node_fill, out);
-}
-
-const kube_codec kube_csi_node_codec = {"CSINode", csi_node_decode, kube_object_free_block};
-
-const kube_csi_node *kube_csi_node_from(const kube_object *obj)
-{
-    return obj && obj->codec == &kube_csi_node_codec ? (const kube_csi_node *)obj : NULL;
-}
+KUBE_KIND_DEFINE(csi_node, "CSINode", kube_csi_node, csi_node_fill)
 
 /* ---- helpers ---- */
 

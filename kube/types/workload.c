@@ -8,7 +8,7 @@
 
 #include "kube/codec/arena.h"
 #include "kube/util/errors.h"
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "kube/machinery/store.h"
 
 const kube_resource KUBE_RES_SERVICES = {"", "v1", "services", "Service", 1};
@@ -124,27 +124,27 @@ int kube_workload_map_matches(const kube_workload *w, const kube_kv *labels, siz
     return 1;
 }
 
-int kube_workload_listers_add(struct kube_hub *hub, kube_workload_listers *l)
+int kube_workload_listers_add(struct kube_factory *f, kube_workload_listers *l)
 {
-    kube_informer *inf[KUBE_WORKLOAD_KINDS];
+    kube_lister *of[KUBE_WORKLOAD_KINDS];
 
     for (int k = 0; k < KUBE_WORKLOAD_KINDS; k++) {
         kube_informer_options o = {0};
         int rc;
         o.resource = resources[k];
         o.codec = &kube_workload_codecs[k];
-        if ((rc = kube_hub_add_informer(hub, &o, NULL, &inf[k])) != KUBE_OK)
+        if ((rc = kube_factory_lister(f, &o, &of[k])) != KUBE_OK)
             return rc;
     }
-    memcpy(l->inf, inf, sizeof(inf));
+    memcpy(l->of, of, sizeof(of));
     return KUBE_OK;
 }
 
 kube_object *kube_workload_get(const kube_workload_listers *l, kube_workload_kind k, const char *ns,
                                const char *name)
 {
-    if (l->inf[k])
-        return kube_informer_get(l->inf[k], ns, name);
+    if (l->of[k])
+        return kube_lister_get(l->of[k], ns, name);
     return l->store[k] ? kube_store_get(l->store[k], ns, name) : NULL;
 }
 
@@ -166,8 +166,8 @@ void kube_workload_foreach_ns(const kube_workload_listers *l, kube_workload_kind
                               void (*fn)(void *ud, const kube_workload *w), void *ud)
 {
     ns_ctx c = {ns, fn, ud};
-    if (l->inf[k])
-        kube_informer_foreach(l->inf[k], each_in_ns, &c);
+    if (l->of[k])
+        kube_lister_foreach(l->of[k], each_in_ns, &c);
     else if (l->store[k])
         kube_store_foreach(l->store[k], each_in_ns, &c);
 }

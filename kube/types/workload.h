@@ -9,12 +9,13 @@
  *   apps/v1 StatefulSets       spec.selector (metav1.LabelSelector)
  *
  * The four kinds share one struct, kube_workload. The listers read them
- * from informers of a hub (the scheduler) or from plain stores (tests).
+ * from an informer factory's listers (the scheduler) or from plain stores
+ * (tests).
  *
  * Memory: a kube_workload is one allocation owned through its reference
  * count (kube/codec/object.h); every pointer inside lives as long as the object.
- * A kube_workload_listers is a plain struct of borrowed pointers (the hub
- * owns the informers, the caller the stores); it allocates nothing.
+ * A kube_workload_listers is a plain struct of borrowed pointers (the factory
+ * owns the listers, the caller the stores); it allocates nothing.
  */
 #ifndef KUBE_WORKLOAD_H
 #define KUBE_WORKLOAD_H
@@ -26,8 +27,8 @@
 #include "kube/codec/object.h"
 #include "kube/codec/selector.h"
 
-struct kube_hub;
-struct kube_informer;
+struct kube_factory;
+struct kube_lister;
 struct kube_store;
 
 typedef enum kube_workload_kind {
@@ -67,18 +68,17 @@ const kube_workload *kube_workload_from(const kube_object *obj);
  * map selects everything. A nil map (has_map 0) selects nothing. */
 int kube_workload_map_matches(const kube_workload *w, const kube_kv *labels, size_t n);
 
-/* Where each kind is read from: inf[k] when set, else store[k] when set,
- * else nothing (an empty lister). */
+/* Where each kind is read from: of[k] (an informer factory's lister) when
+ * set, else store[k] when set, else nothing (an empty lister). */
 typedef struct kube_workload_listers {
-    struct kube_informer *inf[KUBE_WORKLOAD_KINDS];
+    struct kube_lister *of[KUBE_WORKLOAD_KINDS];
     struct kube_store *store[KUBE_WORKLOAD_KINDS];
 } kube_workload_listers;
 
-/* Adds one informer per kind (all namespaces) to hub and points l->inf at
- * them (owned by the hub). On error the informers added so far stay in the
- * hub (which frees them) and l is unchanged. Returns KUBE_OK or
- * kube_hub_add_informer()'s error. */
-int kube_workload_listers_add(struct kube_hub *hub, kube_workload_listers *l);
+/* Points l->of at the factory's lister of each kind (all namespaces; the
+ * informers are created on first request and owned by the factory). On
+ * error l is unchanged. Returns KUBE_OK or kube_factory_lister()'s error. */
+int kube_workload_listers_add(struct kube_factory *f, kube_workload_listers *l);
 
 /* The object of kind k at ns/name: a new reference the caller releases
  * with kube_object_unref(), or NULL. */

@@ -10,17 +10,28 @@
 #include "kube/util/duration.h"
 #include "kube/util/errors.h"
 
+/* 1 when the len bytes at given name flag, '_' read as '-' (pflag's
+ * WordSepNormalizeFunc, which kube's binaries install). */
+static int same_name(const char *flag, const char *given, size_t len)
+{
+    if (strlen(flag) != len)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (flag[i] != (given[i] == '_' ? '-' : given[i]))
+            return 0;
+    return 1;
+}
+
 /* The flag named by the len bytes at name, or NULL. */
 static const kube_flag *find(const kube_flag *flags, size_t n, const char *name, size_t len)
 {
     for (size_t i = 0; i < n; i++)
-        if (strlen(flags[i].name) == len && strncmp(flags[i].name, name, len) == 0)
+        if (same_name(flags[i].name, name, len))
             return &flags[i];
     return NULL;
 }
 
-/* strconv.ParseBool: 1 (true), 0 (false), -1 (neither). */
-static int parse_bool(const char *v)
+int kube_parse_bool(const char *v)
 {
     static const char *const t[] = {"1", "t", "T", "TRUE", "true", "True"};
     static const char *const f[] = {"0", "f", "F", "FALSE", "false", "False"};
@@ -57,7 +68,7 @@ static int set_value(const kube_flag *f, void *dst, const char *value, char *why
         *(int *)field = (int)v;
         return KUBE_OK;
     case KUBE_FLAG_BOOL:
-        if ((b = parse_bool(value)) < 0) {
+        if ((b = kube_parse_bool(value)) < 0) {
             snprintf(why, n, "parse error");
             return KUBE_ECONFIG;
         }
@@ -76,11 +87,58 @@ static int set_value(const kube_flag *f, void *dst, const char *value, char *why
     return KUBE_ECONFIG;
 }
 
+/* The flag named by the len bytes at name in the sets (its set in *set). */
+static const kube_flag *find_in_sets(const kube_flag_set *sets, size_t nsets, const char *name,
+                                     size_t len, const kube_flag_set **set)
+{
+    for (size_t s = 0; s < nsets; s++) {
+        const kube_flag *f = find(sets[s].flags, sets[s].n, name, len);
+        if (f) {
+            *set = &sets[s];
+            return f;
+        }
+    }
+    return NULL;
+}
+
+/* Hands a flag no set defines to hooks->unknown: 1 taken, 0 not, < 0 error
+ * (message in err). */
+static int offer_unknown(const kube_flags_hooks *hooks, const char *a, const char *eq, char *err,
+                         size_t errlen)
+{
+    char given[128];
+    int rc;
+
+    if (!hooks || !hooks->unknown)
+        return 0;
+    snprintf(given, sizeof(given), "%.*s", (int)(eq ? (size_t)(eq - a) : strlen(a)), a);
+    rc = hooks->unknown(hooks->unknown_dst, given, eq ? eq + 1 : NULL);
+    if (rc < 0)
+        snprintf(err, errlen, "invalid flag %s", a);
+    return rc;
+}
+
+/* The value of flag f given as argument a (argv[*i]); *i advances past a
+ * separate value. NULL when it is missing (message in err). */
+static const char *value_of(const kube_flag *f, const char *a, const char *eq, int argc,
+                            char *const *argv, int *i, char *err, size_t errlen)
+{
+    if (eq)
+        return eq + 1;
+    if (f->kind == KUBE_FLAG_BOOL || (f->type && !*f->type))
+        return "true";
+    if (*i + 1 < argc)
+        return argv[++*i];
+    snprintf(err, errlen, "flag needs an argument: %s", a);
+    return NULL;
+}
+
 /* One argument at argv[*i] (and its value, *i advanced past it). */
-static int parse_one(const kube_flag *flags, size_t n, int argc, char *const *argv, int *i,
-                     void *dst, kube_flags_unknown_fn unknown, char *err, size_t errlen)
+static int parse_one(const kube_flag_set *sets, size_t nsets, int argc, char *const *argv, int *i,
+                     const kube_flags_hooks *hooks, char *err, size_t errlen)
 {
     const char *a = argv[*i], *name, *eq, *value;
+    const kube_flag_set *set = NULL;
     const kube_flag *f;
     char why[512] = "";
     int rc;
@@ -91,47 +149,41 @@ static int parse_one(const kube_flag *flags, size_t n, int argc, char *const *ar
     }
     name = a + (a[1] == '-' ? 2 : 1);
     eq = strchr(name, '=');
-    f = find(flags, n, name, eq ? (size_t)(eq - name) : strlen(name));
-    if (!f && unknown) {
-        char given[128];
-        snprintf(given, sizeof(given), "%.*s", (int)(eq ? (size_t)(eq - a) : strlen(a)), a);
-        rc = unknown(dst, given, eq ? eq + 1 : NULL);
-        if (rc > 0)
-            return KUBE_OK;
-        if (rc < 0) {
-            snprintf(err, errlen, "invalid flag %s", a);
-            return rc;
-        }
-    }
+    f = find_in_sets(sets, nsets, name, eq ? (size_t)(eq - name) : strlen(name), &set);
+    if (!f && (rc = offer_unknown(hooks, a, eq, err, errlen)) != 0)
+        return rc > 0 ? KUBE_OK : rc;
     if (!f || (a[1] != '-' && strlen(f->name) != 1)) {
         snprintf(err, errlen, "unknown flag: %s", a);
         return KUBE_ECONFIG;
     }
-    if (eq)
-        value = eq + 1;
-    else if (f->kind == KUBE_FLAG_BOOL || (f->type && !*f->type))
-        value = "true";
-    else if (*i + 1 < argc)
-        value = argv[++*i];
-    else {
-        snprintf(err, errlen, "flag needs an argument: %s", a);
+    if (!(value = value_of(f, a, eq, argc, argv, i, err, errlen)))
         return KUBE_ECONFIG;
-    }
-    rc = set_value(f, dst, value, why, sizeof(why));
+    rc = set_value(f, set->dst, value, why, sizeof(why));
     if (rc == KUBE_ECONFIG)
         snprintf(err, errlen, "invalid argument \"%s\" for \"--%s\" flag%s%s", value, f->name,
                  why[0] ? ": " : "", why);
+    if (rc == KUBE_OK && hooks && hooks->seen)
+        hooks->seen(hooks->seen_ud, set, f);
+    return rc;
+}
+
+int kube_flag_sets_parse(const kube_flag_set *sets, size_t nsets, int argc, char *const *argv,
+                         const kube_flags_hooks *hooks, char *err, size_t errlen)
+{
+    int rc = KUBE_OK;
+
+    for (int i = 1; i < argc && rc == KUBE_OK; i++)
+        rc = parse_one(sets, nsets, argc, argv, &i, hooks, err, errlen);
     return rc;
 }
 
 int kube_flags_parse_ext(const kube_flag *flags, size_t n, int argc, char *const *argv, void *dst,
                          kube_flags_unknown_fn unknown, char *err, size_t errlen)
 {
-    int rc = KUBE_OK;
+    kube_flag_set set = {"", flags, n, dst};
+    kube_flags_hooks hooks = {unknown, dst, NULL, NULL};
 
-    for (int i = 1; i < argc && rc == KUBE_OK; i++)
-        rc = parse_one(flags, n, argc, argv, &i, dst, unknown, err, errlen);
-    return rc;
+    return kube_flag_sets_parse(&set, 1, argc, argv, &hooks, err, errlen);
 }
 
 int kube_flags_parse(const kube_flag *flags, size_t n, int argc, char *const *argv, void *dst,
@@ -177,6 +229,7 @@ int kube_flags_parse_args(const kube_flag *flags, size_t n, const kube_flag_shor
                           size_t nshort, int argc, char *const *argv, void *dst, char **pos,
                           int *npos, char *err, size_t errlen)
 {
+    kube_flag_set set = {"", flags, n, dst};
     char **args = calloc((size_t)argc + 1, sizeof(*args)),
          **owned = calloc((size_t)argc + 1, sizeof(*owned));
     int rc = args && owned ? KUBE_OK : KUBE_ENOMEM, dashdash = 0;
@@ -191,7 +244,7 @@ int kube_flags_parse_args(const kube_flag *flags, size_t n, const kube_flag_shor
         else if (strcmp(args[i], "--") == 0)
             dashdash = 1;
         else
-            rc = parse_one(flags, n, argc, args, &i, dst, NULL, err, errlen);
+            rc = parse_one(&set, 1, argc, args, &i, NULL, err, errlen);
     }
     for (int i = 0; owned && i < argc; i++)
         free(owned[i]);
@@ -220,7 +273,23 @@ void kube_flags_usage_short(FILE *f, const kube_flag *flags, size_t n,
             snprintf(left, sizeof(left), "  -%c, --%s %s", letter, flags[i].name, type);
         else
             snprintf(left, sizeof(left), "      --%s %s", flags[i].name, type);
-        fprintf(f, "%-50s %s\n", left, flags[i].help);
+        fprintf(f, "%-50s ", left);
+        /* pflag indents a help's further lines under its first */
+        for (const char *h = flags[i].help; *h; h++) {
+            if (*h == '\n')
+                fprintf(f, "\n%51s", "");
+            else
+                fputc(*h, f);
+        }
+        fputc('\n', f);
+    }
+}
+
+void kube_flag_sets_usage(FILE *f, const kube_flag_set *sets, size_t nsets)
+{
+    for (size_t s = 0; s < nsets; s++) {
+        fprintf(f, "\n%s flags:\n\n", sets[s].name);
+        kube_flags_usage(f, sets[s].flags, sets[s].n);
     }
 }
 

@@ -2,7 +2,8 @@
  * kube/util/flags.h - the one command-line flag parser, with pflag's syntax (as
  * kube-scheduler and k8s.io/apiserver binaries take flags): "--name=value",
  * "--name value", a bare "--name" for a bool, and single-letter flags as
- * "-v 2" / "-v=2". A program describes its flags in a table of kube_flag
+ * "-v 2" / "-v=2". A '_' in a given name reads as '-' ("--leader_elect"),
+ * as kube's binaries normalise flag names. A program describes its flags in a table of kube_flag
  * whose destinations are fields of one struct of its own.
  *
  * Errors read as pflag's: `unknown flag: --x`, `flag needs an argument:
@@ -72,11 +73,50 @@ int kube_flags_parse_args(const kube_flag *flags, size_t n, const kube_flag_shor
                           size_t nshort, int argc, char *const *argv, void *dst, char **pos,
                           int *npos, char *err, size_t errlen);
 
+/*
+ * Named flag sets (k8s.io/component-base's NamedFlagSets): a program made of
+ * parts (secure serving, delegated authentication, logging, its own
+ * options) gives each part its own table and destination struct; --help
+ * prints each set under its own heading ("Secure serving flags:").
+ */
+typedef struct kube_flag_set {
+    const char *name;       /* heading without " flags:" ("Misc", "Secure serving") */
+    const kube_flag *flags; /* borrowed */
+    size_t n;
+    void *dst; /* the struct the flags' offsets are in; borrowed */
+} kube_flag_set;
+
+/* Called for each flag given on the command line, after its value is
+ * stored (pflag's Changed): f is the flag, set the set it belongs to. */
+typedef void (*kube_flags_seen_fn)(void *ud, const kube_flag_set *set, const kube_flag *f);
+
+/* How kube_flag_sets_parse() treats what is not a plain known flag. Any
+ * member may be NULL/0. */
+typedef struct kube_flags_hooks {
+    kube_flags_unknown_fn unknown; /* flags found in no set */
+    void *unknown_dst;             /* passed to unknown as dst */
+    kube_flags_seen_fn seen;
+    void *seen_ud;
+} kube_flags_hooks;
+
+/* Parses argv[1..argc) against the nsets sets (a name is looked up in the
+ * sets in order; the first set defining it wins). Errors as
+ * kube_flags_parse(). hooks may be NULL. */
+int kube_flag_sets_parse(const kube_flag_set *sets, size_t nsets, int argc, char *const *argv,
+                         const kube_flags_hooks *hooks, char *err, size_t errlen);
+/* --help in sections, as component-base's PrintSections: for each set
+ * "\n<Name> flags:\n\n" then its flags as kube_flags_usage() prints them. */
+void kube_flag_sets_usage(FILE *f, const kube_flag_set *sets, size_t nsets);
+
 /* Writes the flags as pflag's usage lists them ("      --name type   help",
  * "  -v, --v int ..."), one per line, to f. */
 void kube_flags_usage(FILE *f, const kube_flag *flags, size_t n);
 /* The same, with each flag's shorthand of shorts ("  -n, --namespace string"). */
 void kube_flags_usage_short(FILE *f, const kube_flag *flags, size_t n,
                             const kube_flag_short *shorts, size_t nshort);
+
+/* Go's strconv.ParseBool ("1", "t", "T", "TRUE", "true", "True" and the
+ * false spellings): 1 (true), 0 (false), -1 (neither). */
+int kube_parse_bool(const char *v);
 
 #endif

@@ -10,6 +10,7 @@
  */
 #include "kube/util/array.h"
 #include "kube/util/metrics.h"
+#include "kube/util/metrics_testing.h"
 
 #include <math.h>
 #include <pthread.h>

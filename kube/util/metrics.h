@@ -116,8 +116,6 @@ const double *kube_metric_child_buckets(const kube_metric_child *c, size_t *n);
 uint64_t kube_metric_id(const kube_metric *m);
 /* Counter/gauge value, or a histogram's sample count. 0 for NULL. */
 double kube_metric_child_value(const kube_metric_child *c);
-/* Histogram: the sum of observations. */
-double kube_metric_child_sum(const kube_metric_child *c);
 
 /* Shorthands: kube_metric_with() then the operation (NULL m is a no-op). */
 void kube_metric_add(kube_metric *m, const char *const *values, double v);

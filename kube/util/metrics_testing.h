@@ -10,4 +10,7 @@
 /* The value of a child, 0 when it does not exist (for tests). */
 double kube_metric_value(kube_metric *m, const char *const *values);
 
+/* Histogram: the sum of observations. */
+double kube_metric_child_sum(const kube_metric_child *c);
+
 #endif

@@ -170,6 +170,10 @@ int sched_config_load_file(const char *path, sched_config **out, char *err, size
 int sched_config_load_string(const char *yaml, size_t len, const char *source, sched_config **out,
                              char *err, size_t errlen);
 
+/* Validates cfg again (after command-line flags changed it), as loading
+ * does; errors read "<source>: <field>: <what>". KUBE_OK or KUBE_ECONFIG. */
+int sched_config_validate(const sched_config *cfg, const char *source, char *err, size_t errlen);
+
 /* Frees cfg and everything in it. NULL-safe. */
 void sched_config_free(sched_config *cfg);
 

@@ -133,6 +133,13 @@ int sched_config_load_file(const char *path, sched_config **out, char *err, size
     return rc;
 }
 
+int sched_config_validate(const sched_config *cfg, const char *source, char *err, size_t errlen)
+{
+    sched_cfg_dec d = {.doc = NULL, .source = source, .err = err, .errlen = errlen};
+
+    return sched_cfg_validate(&d, cfg);
+}
+
 const sched_profile *sched_config_profile(const sched_config *cfg, const char *scheduler_name)
 {
     for (size_t i = 0; i < cfg->n_profiles; i++)

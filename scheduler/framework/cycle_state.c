@@ -321,3 +321,37 @@ void fw_shared_unref(void *data)
 }
 
 const fw_state_ops fw_shared_ops = {shared_ref, fw_shared_unref};
+
+/* A flat value's size, kept just before the bytes handed out. */
+typedef union flat_header {
+    size_t size;
+    max_align_t align;
+} flat_header;
+
+void *fw_flat_state_alloc(size_t size)
+{
+    flat_header *h = malloc(sizeof(*h) + size);
+    if (!h)
+        return NULL;
+    h->size = size;
+    return h + 1;
+}
+
+/* fw_flat_state_ops.clone: the same bytes in a new block. */
+static void *flat_clone(const void *data)
+{
+    const flat_header *h = (const flat_header *)data - 1;
+    void *c = fw_flat_state_alloc(h->size);
+    if (c)
+        memcpy(c, data, h->size);
+    return c;
+}
+
+/* fw_flat_state_ops.free. */
+static void flat_free(void *data)
+{
+    if (data)
+        free((flat_header *)data - 1);
+}
+
+const fw_state_ops fw_flat_state_ops = {flat_clone, flat_free};

@@ -54,6 +54,14 @@ void fw_shared_unref(void *s);
 /* The ops of a struct that begins with an fw_shared. */
 extern const fw_state_ops fw_shared_ops;
 
+/* A value that is one block holding no pointer to memory of its own (a
+ * struct with a flexible array of plain values): fw_flat_state_alloc()
+ * returns size bytes, uninitialised (NULL on OOM), to be written with
+ * &fw_flat_state_ops, whose clone copies the size bytes and whose free
+ * releases the block. */
+void *fw_flat_state_alloc(size_t size);
+extern const fw_state_ops fw_flat_state_ops;
+
 typedef struct fw_cycle_state fw_cycle_state;
 
 /* Allocates an empty state (plugin metrics recording off). NULL on OOM. */

@@ -39,7 +39,7 @@
 #include "kube/codec/object.h"
 
 struct kube_client;
-struct kube_hub;
+struct kube_factory;
 struct kube_recorder;
 
 typedef struct fw_framework fw_framework;
@@ -337,30 +337,22 @@ typedef struct fw_leadership {
 
 struct kube_metrics;
 
-/* Where a plugin that watches a resource with its own informers (a GVK it
- * registered in events_to_register, e.g. FW_GVK_VM) reports that
- * resource's changes, so the scheduler moves the pods it rejected
- * (kube-scheduler's event handlers for plugin-registered GVKs). ev is
- * static; old_obj / new_obj are borrowed for the call (old NULL for an
- * add, new NULL for a delete). Thread-safe; called from informer threads. */
-typedef struct fw_event_sink {
-    void (*emit)(void *ud, const fw_cluster_event *ev, const kube_object *old_obj,
-                 const kube_object *new_obj);
-    void *ud;
-} fw_event_sink;
-
 /* What every framework of a scheduler shares; all borrowed, must outlive
  * the framework. Any may be NULL in tests. */
 typedef struct fw_services {
     struct kube_client *client;
-    struct kube_hub *hub;           /* informers; plugins may add their own */
+    /* The scheduler's shared informer factory (kube/machinery/factory.h,
+     * upstream handle.SharedInformerFactory()): a plugin asks it for the
+     * listers it reads (kube_factory_lister()), never adds handlers; the
+     * events it cares about go through events_to_register. */
+    struct kube_factory *informers;
     struct kube_recorder *recorder; /* this profile's recorder */
     fw_snapshot *snapshot;          /* the cycle's snapshot (updated in place
                                        by the scheduler before each cycle) */
     fw_parallelizer *parallelizer;  /* NULL: serial */
     fw_nominator nominator;         /* NULL functions: no nominated pods */
     fw_metrics_hooks metrics;
-    /* Added for plugins that write from informer handlers (StickyVM):
+    /* Added for plugins that write outside a cycle (StickyVM's migration follower):
      * whether this replica is the leader. NULL is_leader: always (leader
      * election off, or a single replica). Thread-safe; called from any
      * thread. */
@@ -368,9 +360,6 @@ typedef struct fw_services {
     /* The scheduler's metrics registry (scheduler/metrics.h), where plugins
      * register their own families; NULL: plugins keep no metrics. */
     struct kube_metrics *metrics_registry;
-    /* Cluster events of plugin-watched resources; NULL emit: dropped (no
-     * queue, e.g. unit tests). Use fw_handle_emit_event(). */
-    fw_event_sink events;
 } fw_services;
 
 /* What a plugin gets at create(): the framework it belongs to (for the
@@ -381,11 +370,6 @@ struct fw_handle {
     const char *profile_name; /* the profile's schedulerName */
     fw_services svc;          /* copy of what the scheduler passed */
 };
-
-/* Hands a cluster event of a resource the plugin watches to h's event
- * sink (nothing when it has none). Arguments as fw_event_sink.emit. */
-void fw_handle_emit_event(const fw_handle *h, const fw_cluster_event *ev,
-                          const kube_object *old_obj, const kube_object *new_obj);
 
 /* ------------------------------------------------------------------ */
 /* Runtime                                                             */
@@ -426,6 +410,10 @@ int fw_framework_new(const sched_profile *prof, const fw_registry *reg, const fw
 void fw_framework_free(fw_framework *fw);
 
 const char *fw_framework_profile_name(const fw_framework *fw);
+/* The profile of pod (kube-scheduler's profile.Map lookup by
+ * spec.schedulerName): the framework of fws[0..n) whose profile name is
+ * scheduler_name, or NULL when none is (the pod is not ours). */
+fw_framework *fw_framework_for(fw_framework *const *fws, size_t n, const char *scheduler_name);
 /* The handle given to plugins (owned by the framework). */
 fw_handle *fw_framework_handle(fw_framework *fw);
 

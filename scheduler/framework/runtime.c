@@ -404,11 +404,12 @@ const char *fw_framework_profile_name(const fw_framework *fw)
     return fw->profile;
 }
 
-void fw_handle_emit_event(const fw_handle *h, const fw_cluster_event *ev,
-                          const kube_object *old_obj, const kube_object *new_obj)
+fw_framework *fw_framework_for(fw_framework *const *fws, size_t n, const char *scheduler_name)
 {
-    if (h->svc.events.emit)
-        h->svc.events.emit(h->svc.events.ud, ev, old_obj, new_obj);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(fws[i]->profile, scheduler_name))
+            return fws[i];
+    return NULL;
 }
 
 fw_handle *fw_framework_handle(fw_framework *fw)

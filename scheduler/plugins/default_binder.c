@@ -11,30 +11,12 @@
 #include "kube/transport/client.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
+#include "plugins/helper.h"
 #include "plugins/plugins.h"
-
-typedef struct default_binder {
-    const fw_handle *h;
-} default_binder;
-
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
-{
-    default_binder *pl = calloc(1, sizeof(*pl));
-    if (!pl)
-        return KUBE_ENOMEM;
-    pl->h = h;
-    *self = pl;
-    return KUBE_OK;
-}
-
-static void destroy(void *self)
-{
-    free(self);
-}
 
 static fw_status *bind_pod(void *self, fw_cycle_state *cs, const fw_pod_info *pod, const char *node)
 {
-    const default_binder *pl = self;
+    const plugin_handle_only *pl = self;
     struct kube_client *c = pl->h ? pl->h->svc.client : NULL;
     kube_status st = {0};
 
@@ -53,7 +35,7 @@ static fw_status *bind_pod(void *self, fw_cycle_state *cs, const fw_pod_info *po
 
 const fw_plugin_desc plugin_default_binder = {
     .name = "DefaultBinder",
-    .create = create,
-    .destroy = destroy,
+    .create = plugin_handle_only_create,
+    .destroy = plugin_handle_only_destroy,
     .bind = bind_pod,
 };

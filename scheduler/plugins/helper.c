@@ -397,3 +397,20 @@ int plugin_args_array(const cJSON *obj, const char *path, const char *key, const
     *out = v;
     return 1;
 }
+
+int plugin_handle_only_create(const cJSON *args, fw_handle *h, void **self, char *err,
+                              size_t errlen)
+{
+    plugin_handle_only *pl = calloc(1, sizeof(*pl));
+    (void)args, (void)err, (void)errlen;
+    if (!pl)
+        return KUBE_ENOMEM;
+    pl->h = h;
+    *self = pl;
+    return KUBE_OK;
+}
+
+void plugin_handle_only_destroy(void *self)
+{
+    free(self);
+}

@@ -26,6 +26,17 @@
 
 struct kube_arena;
 
+/* A plugin whose only state is the framework handle (DefaultBinder,
+ * ImageLocality): its descriptor's create and destroy. create ignores args
+ * and stores h (borrowed: the framework outlives the plugin) in a
+ * plugin_handle_only it allocates; destroy frees it. */
+typedef struct plugin_handle_only {
+    const fw_handle *h;
+} plugin_handle_only;
+int plugin_handle_only_create(const cJSON *args, fw_handle *h, void **self, char *err,
+                              size_t errlen);
+void plugin_handle_only_destroy(void *self);
+
 /* helper.DefaultNormalizeScore: scales scores[0..n) to [0, max_priority]
  * by the highest score (integer division); reverse turns s into
  * max_priority - s. When every score is 0, reverse sets all to

@@ -16,31 +16,13 @@
 
 #include "kube/util/errors.h"
 #include "kube/types/pod.h"
+#include "plugins/helper.h"
 #include "plugins/plugins.h"
 
 #define MB (1024LL * 1024)
 #define MIN_THRESHOLD (23 * MB)
 #define MAX_CONTAINER_THRESHOLD (1000 * MB)
 #define DEFAULT_IMAGE_TAG "latest"
-
-typedef struct image_locality {
-    const fw_handle *h;
-} image_locality;
-
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
-{
-    image_locality *pl = calloc(1, sizeof(*pl));
-    if (!pl)
-        return KUBE_ENOMEM;
-    pl->h = h;
-    *self = pl;
-    return KUBE_OK;
-}
-
-static void destroy(void *self)
-{
-    free(self);
-}
 
 /* strcmp(base + suffix, name) without building the concatenation. */
 static int cmp_suffixed(const char *base, size_t blen, const char *suffix, const char *name)
@@ -96,7 +78,7 @@ static int64_t calculate_priority(int64_t sum, size_t n_containers)
 static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                         const fw_node_info *ni, int64_t *out)
 {
-    const image_locality *pl = self;
+    const plugin_handle_only *pl = self;
     const kube_pod *p = pod->pod;
     const fw_snapshot *snap = pl->h ? pl->h->svc.snapshot : NULL;
     int64_t sum = 0;
@@ -115,7 +97,7 @@ static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info 
 
 const fw_plugin_desc plugin_image_locality = {
     .name = "ImageLocality",
-    .create = create,
-    .destroy = destroy,
+    .create = plugin_handle_only_create,
+    .destroy = plugin_handle_only_destroy,
     .score = score,
 };

@@ -37,7 +37,7 @@ extern const fw_plugin_desc plugin_azure_disk_limits;   /* AzureDiskLimits */
 
 /* One of the three in-tree volume limits plugins above (desc) over
  * explicit volume listers l (plugins/volume_binding.h; a reference is
- * taken), for callers without an informer hub (unit tests). *self is
+ * taken), for callers without an informer factory (unit tests). *self is
  * freed with desc->destroy. KUBE_OK; KUBE_EINVAL when desc is not one of
  * them, KUBE_ENOMEM, KUBE_EIO (no random bytes): *self NULL. */
 struct plugin_vol_listers;

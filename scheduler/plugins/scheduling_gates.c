@@ -5,6 +5,7 @@
  * ("waiting for scheduling gates: [a b]"). PodSchedulingReadiness is on
  * by default in v1.28.
  */
+#include "feature_gates.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/types/pod.h"
@@ -23,7 +24,8 @@ static fw_status *pre_enqueue(void *self, const fw_pod_info *pod)
     kube_buf msg = KUBE_BUF_INIT;
     int rc;
 
-    if (p->n_scheduling_gates == 0)
+    if (!sched_feature_enabled(SCHED_FEATURE_POD_SCHEDULING_READINESS) ||
+        p->n_scheduling_gates == 0)
         return NULL;
     /* fmt's %v of a []string: "[a b]" */
     rc = kube_buf_puts(&msg, "waiting for scheduling gates: [");

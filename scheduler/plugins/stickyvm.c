@@ -2,8 +2,8 @@
  * scheduler/plugins/stickyvm.c - StickyVM: a KubeVirt VirtualMachine comes
  * back to the node it first ran on (see stickyvm.h and docs/stickyvm.md).
  *
- * Reads come from VMI and VM informers added to the handle's hub, so
- * PreFilter and Filter make no API call; a VMI or VM not cached yet is
+ * Reads come from the VMI and VM listers of the handle's informer factory,
+ * so PreFilter and Filter make no API call; a VMI or VM not cached yet is
  * waited for briefly and then read with at most one GET per PreFilter
  * (stickyvm_source.h).
  * Writes: one merge patch of the VM per first placement (PostBind), carrying
@@ -12,8 +12,8 @@
  * stickyvm_notes.h) until the VM informer shows them, so a pod recreated at once cannot miss
  * a pin the cache has not delivered yet. Pins are written through
  * kube/types/pin.h; a completed live migration moves the pin through the
- * migration follower (scheduler/migration_follower.h), fed with this
- * plugin's VMI events.
+ * migration follower (scheduler/migration_follower.h), which reads the
+ * same factory's VMI and VM informers.
  */
 #include "plugins/stickyvm.h"
 
@@ -25,7 +25,7 @@
 #include "kube/transport/api.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "kube/types/kubevirt.h"
 #include "kube/util/log.h"
 #include "kube/types/pin.h"
@@ -62,10 +62,10 @@ typedef struct sv_metrics {
 
 typedef struct stickyvm {
     fw_handle *h;
-    char *key;                       /* the pin annotation */
-    kube_informer *vmi_inf, *vm_inf; /* NULL with a caller's lookup */
-    stickyvm_source *src;            /* where VMIs and VMs are read */
-    stickyvm_notes *notes;           /* pins written, until the informer shows them */
+    char *key;               /* the pin annotation */
+    kube_lister *vmis, *vms; /* the factory's; NULL with a caller's lookup */
+    stickyvm_source *src;    /* where VMIs and VMs are read */
+    stickyvm_notes *notes;   /* pins written, until the informer shows them */
 
     sched_follower *follower; /* NULL without informers */
 
@@ -151,6 +151,12 @@ static kube_object *cached(stickyvm *sv, const kube_resource *r, const char *ns,
                            const char *uid)
 {
     return stickyvm_source_cached(sv->src, r, ns, name, uid);
+}
+
+/* stickyvm_vm_get_fn over the VM cache, for the notes' sweep. */
+static kube_object *cached_vm(void *ud, const char *ns, const char *name)
+{
+    return cached(ud, &KUBE_RES_VMS, ns, name, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -392,6 +398,8 @@ static void post_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pi, con
             count(sv, &sv->c.pinned_pods_scheduled, sv->m.pinned_pods_scheduled);
         return;
     }
+    if (sv->vms)
+        stickyvm_notes_sweep(sv->notes, cached_vm, sv);
     if (!stickyvm_notes_claim(sv->notes, vm, node))
         return; /* another pod of this VM is pinning it */
     kube_pin_write w = {.key = sv->key,
@@ -429,8 +437,8 @@ static int start_follower(stickyvm *sv, char *err, size_t errlen)
 {
     sched_follower_options o = {
         .client = sv->h->svc.client,
-        .vmis = sv->vmi_inf,
-        .vms = sv->vm_inf,
+        .vmis = sv->vmis,
+        .vms = sv->vms,
         .recorder = sv->h->svc.recorder,
         .key = sv->key,
         .pinned_by = KUBE_PIN_BY_SCHEDULER,
@@ -445,83 +453,20 @@ static int start_follower(stickyvm *sv, char *err, size_t errlen)
 }
 
 /* ------------------------------------------------------------------ */
-/* Informer handlers (hub thread)                                      */
+/* Listers                                                             */
 /* ------------------------------------------------------------------ */
 
-/* The cluster events the scheduler requeues rejected pods on (the hints
- * below decide per pod; events nobody registered move nothing). */
-static const fw_cluster_event ev_vmi_add = {FW_GVK_VMI, FW_ACT_ADD, "VirtualMachineInstanceAdd"};
-static const fw_cluster_event ev_vmi_update = {FW_GVK_VMI, FW_ACT_UPDATE,
-                                               "VirtualMachineInstanceUpdate"};
-static const fw_cluster_event ev_vmi_delete = {FW_GVK_VMI, FW_ACT_DELETE,
-                                               "VirtualMachineInstanceDelete"};
-static const fw_cluster_event ev_vm_add = {FW_GVK_VM, FW_ACT_ADD, "VirtualMachineAdd"};
-static const fw_cluster_event ev_vm_update = {FW_GVK_VM, FW_ACT_UPDATE, "VirtualMachineUpdate"};
-static const fw_cluster_event ev_vm_delete = {FW_GVK_VM, FW_ACT_DELETE, "VirtualMachineDelete"};
-
-static void emit(const stickyvm *sv, const fw_cluster_event *ev, const kube_object *old_obj,
-                 const kube_object *new_obj)
+/* The factory's VMI and VM listers (created on first request; the
+ * scheduler's event handlers requeue pods on their events). */
+static int get_listers(stickyvm *sv, char *err, size_t errlen)
 {
-    fw_handle_emit_event(sv->h, ev, old_obj, new_obj);
-}
-
-static void on_vmi_add(void *ud, kube_object *obj)
-{
-    stickyvm *sv = ud;
-    stickyvm_source_notify(sv->src);
-    sched_follower_vmi_changed(sv->follower, obj);
-    emit(sv, &ev_vmi_add, NULL, obj);
-}
-
-static void on_vmi_update(void *ud, kube_object *old_obj, kube_object *new_obj)
-{
-    stickyvm *sv = ud;
-    stickyvm_source_notify(sv->src);
-    sched_follower_vmi_changed(sv->follower, new_obj);
-    emit(sv, &ev_vmi_update, old_obj, new_obj);
-}
-
-static void on_vmi_delete(void *ud, kube_object *obj)
-{
-    emit(ud, &ev_vmi_delete, obj, NULL);
-}
-
-static void vm_seen(stickyvm *sv, const kube_object *obj, int deleted)
-{
-    stickyvm_notes_seen(sv->notes, obj->meta.namespace_, obj->meta.name,
-                        deleted ? NULL : kube_vm_from(obj));
-    stickyvm_source_notify(sv->src);
-}
-
-static void on_vm_add(void *ud, kube_object *obj)
-{
-    vm_seen(ud, obj, 0);
-    emit(ud, &ev_vm_add, NULL, obj);
-}
-
-static void on_vm_update(void *ud, kube_object *old_obj, kube_object *new_obj)
-{
-    vm_seen(ud, new_obj, 0);
-    emit(ud, &ev_vm_update, old_obj, new_obj);
-}
-
-static void on_vm_delete(void *ud, kube_object *obj)
-{
-    vm_seen(ud, obj, 1);
-    emit(ud, &ev_vm_delete, obj, NULL);
-}
-
-static int add_informers(stickyvm *sv, char *err, size_t errlen)
-{
-    kube_hub *hub = sv->h->svc.hub;
+    kube_factory *f = sv->h->svc.informers;
     kube_informer_options vmi_o = {.resource = &KUBE_RES_VMIS, .codec = &kube_vmi_codec};
     kube_informer_options vm_o = {.resource = &KUBE_RES_VMS, .codec = &kube_vm_codec};
-    kube_informer_handlers vmi_h = {on_vmi_add, on_vmi_update, on_vmi_delete, sv};
-    kube_informer_handlers vm_h = {on_vm_add, on_vm_update, on_vm_delete, sv};
-    int rc = kube_hub_add_informer(hub, &vmi_o, &vmi_h, &sv->vmi_inf);
+    int rc = kube_factory_lister(f, &vmi_o, &sv->vmis);
     if (rc == KUBE_OK)
-        rc = kube_hub_add_informer(hub, &vm_o, &vm_h, &sv->vm_inf);
-    stickyvm_source_set_informers(sv->src, sv->vmi_inf, sv->vm_inf);
+        rc = kube_factory_lister(f, &vm_o, &sv->vms);
+    stickyvm_source_set_listers(sv->src, sv->vmis, sv->vms);
     if (rc != KUBE_OK)
         snprintf(err, errlen, "adding the VirtualMachine(Instance) informers: %s",
                  kube_strerror(rc));
@@ -732,9 +677,9 @@ int stickyvm_new_with_lookup(const cJSON *args, fw_handle *h, const stickyvm_loo
         rc = args_key(args, &sv->key, err, errlen);
     if (rc == KUBE_OK)
         rc = stickyvm_notes_new(&sv->notes);
-    if (rc == KUBE_OK && !lk && h->svc.hub)
-        rc = add_informers(sv, err, errlen);
-    if (rc == KUBE_OK && sv->vm_inf && h->svc.client)
+    if (rc == KUBE_OK && !lk && h->svc.informers)
+        rc = get_listers(sv, err, errlen);
+    if (rc == KUBE_OK && sv->vms && h->svc.client)
         rc = start_follower(sv, err, errlen);
     if (rc != KUBE_OK) {
         sv_free(sv);

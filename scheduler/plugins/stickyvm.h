@@ -10,15 +10,15 @@
  * recorded on the VM as the annotation stickyvm.io/node (args.annotationKey,
  * checked and written by kube/types/pin.h, with the pin's history annotations)
  * by PostBind on first placement; PreFilter then restricts the pod to that
- * node and Filter rejects every other node. The plugin's VMI events also
- * feed the migration follower (scheduler/migration_follower.h), which it
- * owns: the pin follows completed live migrations, on the leader. See
- * docs/stickyvm.md.
+ * node and Filter rejects every other node. The plugin owns the migration
+ * follower (scheduler/migration_follower.h): the pin follows completed
+ * live migrations, on the leader. See docs/stickyvm.md.
  *
- * Lifetime: the plugin adds VMI and VM informers to the handle's hub at
- * create() and its handlers point at the plugin instance, so the hub must
- * be STOPPED (kube_hub_stop) before the framework is freed. destroy() stops
- * the follower's thread (after the write in flight).
+ * Lifetime: the plugin reads the VMI and VM listers of the handle's
+ * informer factory (h->svc.informers) and the follower it starts adds a
+ * handler to the VMI lister that points at it, so the factory must be
+ * STOPPED (kube_factory_stop) before the framework is freed. destroy()
+ * stops the follower's thread (after the write in flight).
  *
  * Threads: every function here is thread-safe.
  * Memory: nothing here allocates for the caller except the constructor,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/util/array.h"
 #include "kube/util/clock.h"
 #include "kube/util/strmap.h"
 #include "kube/util/buf.h"
@@ -177,11 +178,57 @@ void stickyvm_notes_settle(stickyvm_notes *n, const char *ns, const char *name,
     pthread_mutex_unlock(&n->mu);
 }
 
-void stickyvm_notes_seen(stickyvm_notes *n, const char *ns, const char *name, const kube_vm *vm)
+/* The keys of a sweep, copied (the map may not change under foreach). */
+typedef struct key_list {
+    char **v;
+    size_t n, cap;
+} key_list;
+
+static void collect_key(void *ud, const char *key, void *value)
 {
-    char key[KEY_MAX];
-    make_key(key, ns, name);
+    key_list *l = ud;
+    char *k = kube_strdup(key);
+    (void)value;
+    if (k && KUBE_ARRAY_RESERVE(l->v, l->cap, l->n + 1) == KUBE_OK)
+        l->v[l->n++] = k;
+    else
+        free(k); /* swept next time */
+}
+
+/* Drops the note of key when the cached VM makes it stale or, when the VM
+ * is not cached, when it is a written note older than the TTL. Caller
+ * locks. */
+static void sweep_one(stickyvm_notes *n, char *key, stickyvm_vm_get_fn get_vm, void *ud,
+                      int64_t now_ms)
+{
+    pin_note *note = kube_strmap_get(&n->map, key);
+    char *slash = strchr(key, '/');
+    kube_object *vm;
+    int stale;
+
+    if (!note || !slash)
+        return;
+    *slash = '\0';
+    vm = get_vm(ud, key, slash + 1);
+    *slash = '/';
+    stale = vm ? note_stale(note, kube_vm_from(vm), now_ms)
+               : note->rv && now_ms - note->at_ms > STICKYVM_NOTE_TTL_MS;
+    kube_object_unref(vm);
+    if (stale)
+        note_free(kube_strmap_del(&n->map, key));
+}
+
+void stickyvm_notes_sweep(stickyvm_notes *n, stickyvm_vm_get_fn get_vm, void *ud)
+{
+    key_list keys = {0};
+    int64_t now = kube_now_ms();
+
     pthread_mutex_lock(&n->mu);
-    prune_locked(n, key, vm);
+    kube_strmap_foreach(&n->map, collect_key, &keys);
+    for (size_t i = 0; i < keys.n; i++) {
+        sweep_one(n, keys.v[i], get_vm, ud, now);
+        free(keys.v[i]);
+    }
     pthread_mutex_unlock(&n->mu);
+    free(keys.v);
 }

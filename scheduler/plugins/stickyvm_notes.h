@@ -7,7 +7,9 @@
  * A note is keyed by the VM's "namespace/name" and holds its uid, the node
  * and the resourceVersion of our write (none while in flight). It is
  * dropped once the informer shows a VM of another uid (or none), a version
- * at least ours, or after STICKYVM_NOTE_TTL_MS.
+ * at least ours, or after STICKYVM_NOTE_TTL_MS: when the VM is read, and
+ * for every note at each sweep (stickyvm_notes_sweep(), before each first
+ * pin).
  *
  * Memory: stickyvm_notes_new() allocates the set, freed with its notes by
  * stickyvm_notes_free(). Strings passed in are copied.
@@ -48,8 +50,12 @@ int stickyvm_notes_claim(stickyvm_notes *n, const kube_vm *vm, const char *node)
 void stickyvm_notes_settle(stickyvm_notes *n, const char *ns, const char *name,
                            const kube_vm *final, const char *pin);
 
-/* The VM informer delivered vm for ns/name (NULL: deleted): drops its note
- * when stale. */
-void stickyvm_notes_seen(stickyvm_notes *n, const char *ns, const char *name, const kube_vm *vm);
+/* The cached VM ns/name: a new reference, or NULL when not cached. */
+typedef kube_object *(*stickyvm_vm_get_fn)(void *ud, const char *ns, const char *name);
+/* Drops every note the VM cache (get_vm, called under the notes' lock)
+ * shows stale: a VM of another uid, or one at least at our write's
+ * version; a written note of a VM not cached is dropped after
+ * STICKYVM_NOTE_TTL_MS. */
+void stickyvm_notes_sweep(stickyvm_notes *n, stickyvm_vm_get_fn get_vm, void *ud);
 
 #endif

@@ -4,50 +4,36 @@
  */
 #include "plugins/stickyvm_source.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kube/util/buf.h"
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
 
 struct stickyvm_source {
-    stickyvm_lookup lookup; /* get NULL: the informers below */
-    kube_informer *vmis, *vms;
+    stickyvm_lookup lookup; /* get NULL: the listers below */
+    kube_lister *vmis, *vms;
     kube_client *client;
     atomic_ulong *reads;
-
-    pthread_mutex_t mu; /* waiters */
-    pthread_cond_t cv;  /* an informer delivered an add/update */
-    int waiters;
 };
 
 int stickyvm_source_new(const stickyvm_lookup *lk, kube_client *client, atomic_ulong *reads,
                         stickyvm_source **out)
 {
-    pthread_condattr_t ca;
     stickyvm_source *s = calloc(1, sizeof(*s));
 
     *out = s;
-    if (!s || pthread_condattr_init(&ca) != 0) {
-        free(s);
-        *out = NULL;
+    if (!s)
         return KUBE_ENOMEM;
-    }
     if (lk)
         s->lookup = *lk;
     s->client = client;
     s->reads = reads;
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, &ca);
-    pthread_condattr_destroy(&ca);
     return KUBE_OK;
 }
 
-void stickyvm_source_set_informers(stickyvm_source *s, kube_informer *vmis, kube_informer *vms)
+void stickyvm_source_set_listers(stickyvm_source *s, kube_lister *vmis, kube_lister *vms)
 {
     s->vmis = vmis;
     s->vms = vms;
@@ -55,15 +41,11 @@ void stickyvm_source_set_informers(stickyvm_source *s, kube_informer *vmis, kube
 
 void stickyvm_source_free(stickyvm_source *s)
 {
-    if (!s)
-        return;
-    pthread_cond_destroy(&s->cv);
-    pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
-/* The informer of r (NULL before set_informers or with a lookup). */
-static kube_informer *informer_for(stickyvm_source *s, const kube_resource *r)
+/* The lister of r (NULL before set_listers or with a lookup). */
+static kube_lister *lister_for(stickyvm_source *s, const kube_resource *r)
 {
     return r == &KUBE_RES_VMIS ? s->vmis : s->vms;
 }
@@ -74,8 +56,8 @@ kube_object *stickyvm_source_cached(stickyvm_source *s, const kube_resource *r, 
     kube_object *o = NULL;
     if (s->lookup.get)
         o = s->lookup.get(s->lookup.ud, r, ns, name);
-    else if (informer_for(s, r))
-        o = kube_informer_get(informer_for(s, r), ns, name);
+    else if (lister_for(s, r))
+        o = kube_lister_get(lister_for(s, r), ns, name);
     if (o && uid && *uid && strcmp(o->meta.uid, uid) != 0) {
         kube_object_unref(o);
         o = NULL;
@@ -83,32 +65,21 @@ kube_object *stickyvm_source_cached(stickyvm_source *s, const kube_resource *r, 
     return o;
 }
 
-void stickyvm_source_notify(stickyvm_source *s)
-{
-    pthread_mutex_lock(&s->mu);
-    if (s->waiters)
-        pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
-}
-
-/* Waits up to STICKYVM_CACHE_WAIT_MS for a synced informer to deliver the
+/* Waits up to STICKYVM_CACHE_WAIT_MS for a synced lister to deliver the
  * object. A new reference or NULL. */
 static kube_object *wait_cached(stickyvm_source *s, const kube_resource *r, const char *ns,
                                 const char *name, const char *uid)
 {
-    kube_informer *inf = informer_for(s, r);
+    kube_lister *l = lister_for(s, r);
     kube_object *o = NULL;
-    struct timespec dl;
-    if (s->lookup.get || !inf || !kube_informer_has_synced(inf))
+    int64_t until = kube_now_ms() + STICKYVM_CACHE_WAIT_MS, left;
+    uint64_t gen;
+
+    if (s->lookup.get || !l || !kube_lister_has_synced(l))
         return NULL;
-    kube_deadline_after(&dl, CLOCK_MONOTONIC, STICKYVM_CACHE_WAIT_MS);
-    pthread_mutex_lock(&s->mu);
-    s->waiters++;
-    int rc = 0;
-    while (!(o = stickyvm_source_cached(s, r, ns, name, uid)) && rc == 0)
-        rc = pthread_cond_timedwait(&s->cv, &s->mu, &dl);
-    s->waiters--;
-    pthread_mutex_unlock(&s->mu);
+    gen = kube_lister_generation(l);
+    while (!(o = stickyvm_source_cached(s, r, ns, name, uid)) && (left = until - kube_now_ms()) > 0)
+        kube_listers_wait(&l, 1, &gen, (long)left);
     return o;
 }
 

@@ -1,14 +1,15 @@
 /*
  * scheduler/plugins/stickyvm_source.h - where StickyVM reads VMIs and VMs:
- * its informers (or, in unit tests, a caller's lookup), a brief wait for a
- * synced informer to deliver an object not cached yet, then at most the
+ * the informer factory's listers (or, in unit tests, a caller's lookup), a
+ * brief wait for a synced lister to deliver an object not cached yet (the
+ * listers' change generation, kube/machinery/factory.h), then at most the
  * GETs the caller allows.
  *
  * Memory: stickyvm_source_new() allocates the source, freed by
  * stickyvm_source_free(); the lookup's ud, the informers, the client and
  * the read counter are borrowed and must outlive it. Objects returned are
  * new references the caller releases with kube_object_unref().
- * Threads: every function is thread-safe; stickyvm_source_set_informers()
+ * Threads: every function is thread-safe; stickyvm_source_set_listers()
  * is called once, before the informers start.
  */
 #ifndef PLUGIN_STICKYVM_SOURCE_H
@@ -17,7 +18,7 @@
 #include <stdatomic.h>
 
 #include "kube/transport/api.h"
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "plugins/stickyvm.h"
 
 typedef struct stickyvm_source stickyvm_source;
@@ -26,7 +27,7 @@ typedef struct stickyvm_source stickyvm_source;
  * reads (may be NULL) counts the GETs. KUBE_OK or KUBE_ENOMEM. */
 int stickyvm_source_new(const stickyvm_lookup *lk, kube_client *client, atomic_ulong *reads,
                         stickyvm_source **out);
-void stickyvm_source_set_informers(stickyvm_source *s, kube_informer *vmis, kube_informer *vms);
+void stickyvm_source_set_listers(stickyvm_source *s, kube_lister *vmis, kube_lister *vms);
 /* NULL-safe. */
 void stickyvm_source_free(stickyvm_source *s);
 
@@ -35,11 +36,8 @@ void stickyvm_source_free(stickyvm_source *s);
 kube_object *stickyvm_source_cached(stickyvm_source *s, const kube_resource *r, const char *ns,
                                     const char *name, const char *uid);
 
-/* An informer delivered an add or update: wakes the waiters. */
-void stickyvm_source_notify(stickyvm_source *s);
-
 /* The object an owner reference names: the cache, a wait of up to
- * STICKYVM_CACHE_WAIT_MS for a synced informer, then one GET while *gets >
+ * STICKYVM_CACHE_WAIT_MS for a synced lister, then one GET while *gets >
  * 0 (decremented). KUBE_OK with *out a new reference, KUBE_ENOTFOUND (also
  * for another uid), or the GET's error. */
 int stickyvm_source_fetch(stickyvm_source *s, const kube_resource *r, const kube_codec *codec,

@@ -34,17 +34,6 @@ static size_t state_size(size_t n)
     return sizeof(pre_score_state) + n * sizeof(kube_toleration);
 }
 
-static void *state_clone(const void *data)
-{
-    const pre_score_state *s = data;
-    pre_score_state *c = malloc(state_size(s->n));
-    if (c)
-        memcpy(c, s, state_size(s->n));
-    return c;
-}
-
-static const fw_state_ops state_ops = {state_clone, free};
-
 static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
 {
     *self = NULL;
@@ -82,7 +71,7 @@ static fw_status *pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *p
 
     if (n == 0)
         return NULL;
-    s = malloc(state_size(p->n_tolerations));
+    s = fw_flat_state_alloc(state_size(p->n_tolerations));
     if (!s)
         return fw_status_error(KUBE_ENOMEM, NULL);
     s->n = 0;
@@ -91,7 +80,7 @@ static fw_status *pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *p
         if (e == KUBE_EFFECT_ALL || e == KUBE_EFFECT_PREFER_NO_SCHEDULE)
             s->tols[s->n++] = p->tolerations[i];
     }
-    int rc = fw_cycle_state_write(cs, PRE_SCORE_KEY, s, &state_ops);
+    int rc = fw_cycle_state_write(cs, PRE_SCORE_KEY, s, &fw_flat_state_ops);
     return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
 }
 

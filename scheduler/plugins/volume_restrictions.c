@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "feature_gates.h"
 #include "kube/util/errors.h"
 #include "kube/types/pod.h"
 #include "kube/types/storage.h"
@@ -141,9 +142,12 @@ static int has_name(const char *const *v, size_t n, const char *s)
     return 0;
 }
 
-/* readWriteOncePodPVCsForPod into s->rwop (a set). */
+/* readWriteOncePodPVCsForPod into s->rwop (a set; empty with the
+ * ReadWriteOncePod feature gate off). */
 static fw_status *rwop_claims(volume_restrictions *pl, const kube_pod *pod, vr_state *s)
 {
+    if (!sched_feature_enabled(SCHED_FEATURE_READ_WRITE_ONCE_POD))
+        return NULL;
     if (pod->n_volumes && !(s->rwop = calloc(pod->n_volumes, sizeof(*s->rwop))))
         return fw_status_error(KUBE_ENOMEM, NULL);
     for (size_t i = 0; i < pod->n_volumes; i++) {

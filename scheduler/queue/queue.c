@@ -425,10 +425,7 @@ void sched_queue_free(sched_queue *q)
 
 fw_framework *sq_framework_for(const sched_queue *q, const struct kube_pod *pod)
 {
-    for (size_t i = 0; i < q->n_fws; i++)
-        if (!strcmp(fw_framework_profile_name(q->fws[i]), pod->scheduler_name))
-            return q->fws[i];
-    return NULL;
+    return fw_framework_for(q->fws, q->n_fws, pod->scheduler_name);
 }
 
 /* ------------------------------------------------------------------ */
@@ -664,4 +661,27 @@ sched_qwhere sched_queue_where(sched_queue *q, const char *ns, const char *name,
         *gated = qp ? qp->info.gated : 0;
     pthread_mutex_unlock(&q->mu);
     return w;
+}
+
+typedef struct pending_ctx {
+    void (*fn)(void *ud, const fw_pod_info *pi);
+    void *ud;
+} pending_ctx;
+
+static void pending_one(void *ud, const char *key, void *value)
+{
+    const pending_ctx *c = ud;
+    const sched_queued_pod *qp = value;
+    (void)key;
+    c->fn(c->ud, qp->info.pi);
+}
+
+void sched_queue_foreach_pending(sched_queue *q, void (*fn)(void *ud, const fw_pod_info *pi),
+                                 void *ud)
+{
+    pending_ctx c = {fn, ud};
+
+    pthread_mutex_lock(&q->mu);
+    kube_strmap_foreach(&q->all, pending_one, &c);
+    pthread_mutex_unlock(&q->mu);
 }

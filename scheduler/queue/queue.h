@@ -198,5 +198,10 @@ void sched_queue_get_counts(sched_queue *q, sched_queue_counts *out);
 /* Where the pod ns/name is queued (SCHED_Q_NONE when not). When gated is
  * non-NULL it receives 1 for a gated pod. */
 sched_qwhere sched_queue_where(sched_queue *q, const char *ns, const char *name, int *gated);
+/* PendingPods: fn for every pod in activeQ, backoffQ and the unschedulable
+ * pods (gated ones included), under the queue's lock (fn must not call
+ * into the queue; pi borrowed for the call). */
+void sched_queue_foreach_pending(sched_queue *q, void (*fn)(void *ud, const fw_pod_info *pi),
+                                 void *ud);
 
 #endif

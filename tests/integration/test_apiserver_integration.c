@@ -52,6 +52,9 @@ static const char policy[] =
     "{\"rules\":[{\"users\":[\"alice\"],\"verbs\":[\"get\",\"update\",\"create\"],"
     "\"apiGroups\":[\"subresources.stickyvm.io\"],"
     "\"resources\":[\"virtualmachines/pin\",\"virtualmachines/unpin\"],"
+    "\"namespaces\":[\"default\"]},"
+    "{\"users\":[\"alice\"],\"verbs\":[\"get\",\"list\"],"
+    "\"apiGroups\":[\"subresources.stickyvm.io\"],\"resources\":[\"virtualmachinepins\"],"
     "\"namespaces\":[\"default\"]}]}";
 
 typedef struct fixture {
@@ -957,6 +960,356 @@ static void exports_metrics(void **state)
     kube_buf_free(&b);
 }
 
+/* ---- virtualmachinepins, audit Events, dryRun, local volumes (issue #15) ---- */
+
+#define PINS GV "/namespaces/default/virtualmachinepins"
+#define TABLE_ACCEPT "Accept: application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+
+static void create_json(const char *collection, const char *json)
+{
+    assert_int_equal(harness_create(F.h, collection, json, NULL), KUBE_OK);
+}
+
+static void create_labelled_vm(const char *name, const char *app, const char *volumes)
+{
+    char body[1024];
+
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":{"
+             "\"name\":\"%s\",\"labels\":{\"app\":\"%s\"}},\"spec\":{\"running\":true,"
+             "\"template\":{\"spec\":{\"domain\":{\"devices\":{}},\"volumes\":[%s]}}}}",
+             name, app, volumes);
+    create_json("/apis/kubevirt.io/v1/namespaces/default/virtualmachines", body);
+}
+
+/* The names of a list's items, comma-separated, into out. */
+static void item_names(const cJSON *list, char *out, size_t n)
+{
+    const cJSON *it;
+    size_t used = 0;
+
+    out[0] = '\0';
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(list, "items"))
+    {
+        const char *name = jstr(cJSON_GetObjectItem(it, "metadata"), "name");
+        used += (size_t)snprintf(out + used, n - used, "%s%s", used ? "," : "", name);
+        if (used >= n)
+            break;
+    }
+}
+
+/* Waits until the pin of vm shows node (NULL: unpinned) in the list the
+ * informer serves. */
+static void wait_pin_listed(const char *vm, const char *node)
+{
+    char path[256];
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+
+    snprintf(path, sizeof(path), PINS "/%s", vm);
+    for (;;) {
+        cJSON *j = NULL;
+        long st = via_proxy(NULL, "GET", path, &j);
+        const char *got = jstr(j, "node");
+        int ok = st == 200 && (node ? got && !strcmp(got, node) : !got);
+        cJSON_Delete(j);
+        if (ok)
+            return;
+        if (kube_now_ms() > deadline)
+            fail_msg("the pin of %s never showed %s", vm, node ? node : "unpinned");
+        sleep_ms(50);
+    }
+}
+
+static void vmpins_list_get_and_select(void **state)
+{
+    cJSON *j = NULL, *item;
+    char names[512];
+    (void)state;
+
+    create_labelled_vm("vp-db", "db", "");
+    create_labelled_vm("vp-web", "web", "");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-db/pin?node=node-3", NULL), 200);
+    wait_pin_listed("vp-db", "node-3");
+    wait_pin_listed("vp-web", NULL);
+
+    assert_int_equal(via_proxy(NULL, "GET", GV "/virtualmachinepins", &j), 200);
+    assert_string_equal(jstr(j, "kind"), "VirtualMachinePinList");
+    assert_non_null(jstr(cJSON_GetObjectItem(j, "metadata"), "resourceVersion"));
+    item_names(j, names, sizeof(names));
+    assert_non_null(strstr(names, "vp-db,vp-web")); /* sorted by namespace, name */
+    cJSON_Delete(j);
+
+    assert_int_equal(via_proxy(NULL, "GET", PINS "?fieldSelector=node%3Dnode-3", &j), 200);
+    item_names(j, names, sizeof(names));
+    assert_string_equal(names, "vp-db");
+    cJSON_Delete(j);
+    assert_int_equal(
+        via_proxy(NULL, "GET", PINS "?fieldSelector=metadata.name%3Dvp-web,node%3D", &j), 200);
+    item_names(j, names, sizeof(names));
+    assert_string_equal(names, "vp-web");
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", PINS "?labelSelector=app%3Dweb", &j), 200);
+    item_names(j, names, sizeof(names));
+    assert_string_equal(names, "vp-web");
+    cJSON_Delete(j);
+
+    assert_int_equal(via_proxy(NULL, "GET", PINS "/vp-db", &j), 200);
+    assert_string_equal(jstr(j, "kind"), "VirtualMachinePin");
+    assert_string_equal(jstr(j, "node"), "node-3");
+    assert_string_equal(jstr(j, "by"), "admin");
+    assert_string_equal(jstr(j, "reason"), "API");
+    assert_non_null(jstr(j, "since"));
+    item = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "labels");
+    assert_string_equal(jstr(item, "app"), "db");
+    cJSON_Delete(j);
+
+    assert_int_equal(via_proxy(NULL, "GET", PINS "/no-such-vm", &j), 404);
+    assert_string_equal(jstr(j, "reason"), "NotFound");
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", PINS "?fieldSelector=spec.x%3Dy", &j), 400);
+    assert_non_null(strstr(jstr(j, "message"), "field label not supported: spec.x"));
+    cJSON_Delete(j);
+}
+
+/* kubectl's server-side printing, through the aggregator. */
+static void vmpins_tables(void **state)
+{
+    static const char *const accept[] = {TABLE_ACCEPT, NULL};
+    static const char *const names[] = {"Name", "Node", "Since", "By", "Age"};
+    harness_response r = {0};
+    cJSON *t, *row, *c;
+    size_t i = 0;
+    (void)state;
+
+    assert_int_equal(harness_request_headers(F.h, NULL, "GET", PINS "?fieldSelector=node%3Dnode-3",
+                                             accept, NULL, NULL, &r),
+                     KUBE_OK);
+    assert_int_equal(r.status, 200);
+    if (!r.content_type || !strstr(r.content_type, "as=Table"))
+        fail_msg("content type %s, body %.300s", r.content_type ? r.content_type : "(none)",
+                 r.body);
+    t = cJSON_Parse(r.body);
+    harness_response_free(&r);
+    assert_string_equal(jstr(t, "kind"), "Table");
+    assert_string_equal(jstr(t, "apiVersion"), "meta.k8s.io/v1");
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(t, "columnDefinitions"))
+        assert_string_equal(jstr(c, "name"), names[i++]);
+    assert_int_equal(i, 5);
+    row = cJSON_GetArrayItem(cJSON_GetObjectItem(t, "rows"), 0);
+    c = cJSON_GetObjectItem(row, "cells");
+    assert_string_equal(cJSON_GetArrayItem(c, 0)->valuestring, "vp-db");
+    assert_string_equal(cJSON_GetArrayItem(c, 1)->valuestring, "node-3");
+    assert_string_equal(cJSON_GetArrayItem(c, 3)->valuestring, "admin");
+    assert_string_equal(jstr(cJSON_GetObjectItem(row, "object"), "kind"), "PartialObjectMetadata");
+    cJSON_Delete(t);
+
+    assert_int_equal(harness_request_headers(F.h, NULL, "GET", PINS "/vp-db?includeObject=Object",
+                                             accept, NULL, NULL, &r),
+                     KUBE_OK);
+    t = cJSON_Parse(r.body);
+    harness_response_free(&r);
+    row = cJSON_GetArrayItem(cJSON_GetObjectItem(t, "rows"), 0);
+    assert_string_equal(jstr(cJSON_GetObjectItem(row, "object"), "kind"), "VirtualMachinePin");
+    cJSON_Delete(t);
+
+    assert_int_equal(harness_request_headers(F.h, NULL, "GET", PINS "?includeObject=All", accept,
+                                             NULL, NULL, &r),
+                     KUBE_OK);
+    assert_int_equal(r.status, 400);
+    harness_response_free(&r);
+}
+
+static void vmpins_are_authorized(void **state)
+{
+    cJSON *j = NULL;
+    (void)state;
+
+    /* alice may list and get in default, nowhere else; bob nothing */
+    assert_int_equal(via_proxy(F.alice, "GET", PINS, NULL), 200);
+    assert_int_equal(via_proxy(F.alice, "GET", PINS "/vp-db", NULL), 200);
+    assert_int_equal(via_proxy(F.alice, "GET", GV "/virtualmachinepins", &j), 403);
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(F.bob, "GET", PINS, NULL), 403);
+    /* stickyvm-apiserver's own review, the proxy's skipped */
+    {
+        static const char *const as_bob[] = {"X-Remote-User: bob", NULL};
+        call c = {"GET", PINS, F.fp_cert, F.fp_key, as_bob, NULL};
+        assert_int_equal(direct(&c, &j), 403);
+        assert_string_equal(jstr(j, "message"),
+                            "virtualmachinepins.subresources.stickyvm.io is forbidden: User "
+                            "\"bob\" cannot list resource \"virtualmachinepins\" in API group "
+                            "\"subresources.stickyvm.io\" in the namespace \"default\"");
+        cJSON_Delete(j);
+    }
+    /* watch is not served */
+    assert_int_equal(via_proxy(NULL, "GET", PINS "?watch=true", &j), 405);
+    cJSON_Delete(j);
+}
+
+/* The notes of the Events on VM name with reason, joined by '|'. */
+static void event_notes(const char *name, const char *reason, char *out, size_t n)
+{
+    cJSON *j = NULL, *e;
+    size_t used = 0;
+
+    out[0] = '\0';
+    via_proxy(NULL, "GET", "/apis/events.k8s.io/v1/namespaces/default/events", &j);
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "items"))
+    {
+        const char *reg = jstr(cJSON_GetObjectItem(e, "regarding"), "name");
+        if (reg && !strcmp(reg, name) && jstr(e, "reason") && !strcmp(jstr(e, "reason"), reason))
+            used += (size_t)snprintf(out + used, used < n ? n - used : 0, "%s|", jstr(e, "note"));
+    }
+    cJSON_Delete(j);
+}
+
+static void wait_event(const char *name, const char *reason, const char *fragment)
+{
+    char notes[2048];
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+
+    for (;;) {
+        event_notes(name, reason, notes, sizeof(notes));
+        if (strstr(notes, fragment))
+            return;
+        if (kube_now_ms() > deadline)
+            fail_msg("no %s Event on %s with \"%s\" (notes: %s)", reason, name, fragment, notes);
+        sleep_ms(100);
+    }
+}
+
+static void audits_pins_with_events(void **state)
+{
+    char notes[2048];
+    (void)state;
+
+    create_labelled_vm("vp-audit", "audit", "");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-audit/pin?node=node-1", NULL), 200);
+    wait_event("vp-audit", "Pinned", "Pinned to node node-1 by admin through the API");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-audit/pin?node=node-2", NULL), 200);
+    wait_event("vp-audit", "Repinned", "Pin moved from node node-1 to node node-2 by admin");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-audit/unpin", NULL), 200);
+    wait_event("vp-audit", "Unpinned", "Unpinned from node node-2 by admin");
+    /* a request changing nothing records nothing */
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-audit/unpin", NULL), 200);
+    sleep_ms(300);
+    event_notes("vp-audit", "Unpinned", notes, sizeof(notes));
+    assert_int_equal(strchr(notes, '|') - notes + 1, strlen(notes)); /* one note */
+}
+
+static void dry_run_writes_nothing(void **state)
+{
+    cJSON *j = NULL;
+    const cJSON *ann;
+    (void)state;
+
+    create_labelled_vm("vp-dry", "dry", "");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-dry/pin?node=node-4&dryRun=All", &j), 200);
+    assert_string_equal(jstr(j, "node"), "node-4");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "previousNode")));
+    assert_true(jbool(j, "changed"));
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET",
+                               "/apis/kubevirt.io/v1/namespaces/default/virtualmachines/vp-dry",
+                               &j),
+                     200);
+    ann = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "annotations");
+    assert_null(jstr(ann, "stickyvm.io/node"));
+    assert_null(jstr(ann, "stickyvm.io/pinned-at"));
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-dry/unpin?dryRun=All", &j), 200);
+    assert_false(jbool(j, "changed"));
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-dry/pin?node=node-4&dryRun=true", &j), 400);
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-dry/pin?nodee=node-4", &j), 400);
+    assert_non_null(strstr(jstr(j, "message"), "\"nodee\""));
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-dry/unpin?node=node-4", &j), 400);
+    cJSON_Delete(j);
+}
+
+/* A PV local to node-1 bound to claim, for VM volumes to use. */
+static void create_local_volume(const char *pv, const char *claim)
+{
+    char body[1024];
+
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"%s\"},"
+             "\"spec\":{\"capacity\":{\"storage\":\"1Gi\"},\"accessModes\":[\"ReadWriteOnce\"],"
+             "\"local\":{\"path\":\"/mnt/disks/%s\"},\"claimRef\":{\"namespace\":\"default\","
+             "\"name\":\"%s\"},\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+             "\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
+             "\"values\":[\"node-1\"]}]}]}}}}",
+             pv, pv, claim);
+    create_json("/api/v1/persistentvolumes", body);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":"
+             "\"%s\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":"
+             "{\"storage\":\"1Gi\"}},\"volumeName\":\"%s\"}}",
+             claim, pv);
+    create_json("/api/v1/namespaces/default/persistentvolumeclaims", body);
+}
+
+static void local_volumes_refuse_other_nodes(void **state)
+{
+    cJSON *j = NULL;
+    (void)state;
+
+    create_local_volume("pv-local-1", "vp-local-data");
+    create_labelled_vm("vp-local", "local",
+                       "{\"name\":\"data\",\"dataVolume\":{\"name\":\"vp-local-data\"}}");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-local/pin?node=node-2", &j), 409);
+    assert_string_equal(jstr(j, "reason"), "Conflict");
+    assert_non_null(strstr(jstr(j, "message"), "volume \"data\""));
+    assert_non_null(strstr(jstr(j, "message"), "lives on node node-1"));
+    cJSON_Delete(j);
+    /* dryRun answers the same */
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-local/pin?node=node-2&dryRun=All", NULL), 409);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-local/pin?node=node-1", NULL), 200);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-local/pin?node=node-2&force=true", &j), 200);
+    assert_string_equal(jstr(j, "node"), "node-2");
+    cJSON_Delete(j);
+    wait_event("vp-local", "Repinned",
+               "from node node-1 to node node-2 by admin through the "
+               "API (forced)");
+}
+
+/* A volume hotplugged into the running instance counts too (KubeVirt
+ * #16945): found in the VMI's status.volumeStatus. */
+static void hotplugged_volumes_refuse_other_nodes(void **state)
+{
+    static const char vmi[] =
+        "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"metadata\":"
+        "{\"name\":\"vp-hot\"},\"spec\":{\"domain\":{\"devices\":{}}}}";
+    static const char status[] =
+        "{\"status\":{\"nodeName\":\"node-1\",\"phase\":\"Running\",\"volumeStatus\":[{\"name\":"
+        "\"hp\",\"hotplugVolume\":{},\"persistentVolumeClaimInfo\":{\"claimName\":"
+        "\"vp-hot-data\"}}]}}";
+    harness_response r = {0};
+    cJSON *j = NULL;
+    (void)state;
+
+    create_local_volume("pv-local-2", "vp-hot-data");
+    create_labelled_vm("vp-hot", "hot", "");
+    create_json("/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances", vmi);
+    assert_int_equal(harness_request(F.h, NULL, "PATCH",
+                                     "/apis/kubevirt.io/v1/namespaces/default/"
+                                     "virtualmachineinstances/vp-hot/status",
+                                     "application/merge-patch+json", status, &r),
+                     KUBE_OK);
+    assert_int_equal(r.status, 200);
+    harness_response_free(&r);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-hot/pin?node=node-2", &j), 409);
+    assert_non_null(strstr(jstr(j, "message"),
+                           "volume \"hp\" (PersistentVolumeClaim "
+                           "\"vp-hot-data\", PersistentVolume \"pv-local-2\")"));
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-hot/pin", &j), 200);
+    assert_string_equal(jstr(j, "node"), "node-1");
+    cJSON_Delete(j);
+}
+
 int test_group_apiserver_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -976,6 +1329,13 @@ int test_group_apiserver_integration(void)
         cmocka_unit_test(aggregator_verifies_the_ca_bundle),
         cmocka_unit_test(review_endpoints_answer_like_the_fixtures),
         cmocka_unit_test(exports_metrics),
+        cmocka_unit_test(vmpins_list_get_and_select),
+        cmocka_unit_test(vmpins_tables),
+        cmocka_unit_test(vmpins_are_authorized),
+        cmocka_unit_test(audits_pins_with_events),
+        cmocka_unit_test(dry_run_writes_nothing),
+        cmocka_unit_test(local_volumes_refuse_other_nodes),
+        cmocka_unit_test(hotplugged_volumes_refuse_other_nodes),
     };
     return cmocka_run_group_tests_name("apiserver_integration", tests, setup, teardown);
 }

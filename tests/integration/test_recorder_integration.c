@@ -21,7 +21,7 @@
 #include "kube/util/clock.h"
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
-#include "kube/machinery/recorder.h"
+#include "kube/machinery/recorder_testing.h"
 
 #define EVENTS "/apis/events.k8s.io/v1/namespaces/default/events"
 #define WAIT_MS 20000

@@ -12,7 +12,9 @@
  *     (bindings counted by the emulator), the second takes over when the
  *     first stops and releases the Lease;
  *   - the secure port answers /healthz, /readyz and /metrics;
- *   - the binary writes its defaulted configuration (--write-config-to).
+ *   - the binary writes its defaulted configuration (--write-config-to);
+ *   - resources no enabled plugin needs are neither listed nor watched;
+ *   - SIGUSR2 dumps the cache and compares it with the informers.
  * Waits use deadlines; nothing asserts speed.
  */
 #include <setjmp.h>
@@ -21,6 +23,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -613,6 +616,145 @@ static void binary_writes_defaulted_config(void **state)
     assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 1);
 }
 
+/* The resources only some plugins read or register events of. */
+static const char *const plugin_resources[] = {
+    "persistentvolumes", "persistentvolumeclaims",  "storageclasses",
+    "csinodes",          "virtualmachineinstances", "virtualmachines",
+};
+
+/* Lists plus watches of resource the emulator served. */
+static int64_t list_and_watch(fixture *fx, const char *resource)
+{
+    return harness_count(fx->h, "list", resource) + harness_count(fx->h, "watch", resource);
+}
+
+/* One informer factory: what no enabled plugin needs is neither listed nor
+ * watched (no volume plugin: no PV, PVC, StorageClass, CSINode; no StickyVM:
+ * no VM, VMI), and a profile with them lists each once for all profiles. */
+static void unneeded_resources_are_not_watched(void **state)
+{
+    fixture *fx = *state;
+    static const char no_volumes[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                     "kind: KubeSchedulerConfiguration\n"
+                                     "leaderElection:\n"
+                                     "  leaderElect: false\n"
+                                     "profiles:\n"
+                                     "- schedulerName: default-scheduler\n"
+                                     "  plugins:\n"
+                                     "    multiPoint:\n"
+                                     "      disabled:\n"
+                                     "      - name: VolumeBinding\n"
+                                     "      - name: VolumeRestrictions\n"
+                                     "      - name: VolumeZone\n"
+                                     "      - name: NodeVolumeLimits\n"
+                                     "      - name: EBSLimits\n"
+                                     "      - name: GCEPDLimits\n"
+                                     "      - name: AzureDiskLimits\n";
+    static const char all[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                              "kind: KubeSchedulerConfiguration\n"
+                              "leaderElection:\n"
+                              "  leaderElect: false\n"
+                              "profiles:\n"
+                              "- schedulerName: default-scheduler\n"
+                              "- schedulerName: stickyvm\n"
+                              "  plugins:\n"
+                              "    multiPoint:\n"
+                              "      enabled:\n"
+                              "      - name: StickyVM\n";
+
+    fx->cfg = load_config(no_volumes);
+    fx->sched = start_scheduler_with(fx, fx->cfg, NULL, NULL, NULL, 0);
+    assert_int_equal(sched_scheduler_wait_synced(fx->sched, WAIT_MS), KUBE_OK);
+    assert_true(harness_count(fx->h, "list", "pods") >= 1);
+    for (size_t i = 0; i < sizeof(plugin_resources) / sizeof(*plugin_resources); i++)
+        if (list_and_watch(fx, plugin_resources[i]))
+            fail_msg("%s listed or watched", plugin_resources[i]);
+    sched_scheduler_free(fx->sched);
+    sched_config_free(fx->cfg);
+    fx->cfg = load_config(all);
+    fx->sched = start_scheduler_with(fx, fx->cfg, NULL, NULL, NULL, 0);
+    assert_int_equal(sched_scheduler_wait_synced(fx->sched, WAIT_MS), KUBE_OK);
+    for (size_t i = 0; i < sizeof(plugin_resources) / sizeof(*plugin_resources); i++)
+        if (harness_count(fx->h, "list", plugin_resources[i]) != 1)
+            fail_msg("%s listed %lld times", plugin_resources[i],
+                     (long long)harness_count(fx->h, "list", plugin_resources[i]));
+}
+
+/* The log written to fd until it holds want or WAIT_MS passes (caller
+ * frees). */
+static char *log_until(int fd, const char *want)
+{
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+    kube_buf b = {0};
+
+    do {
+        char chunk[4096];
+        ssize_t n;
+        kube_buf_reset(&b);
+        lseek(fd, 0, SEEK_SET);
+        while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+            kube_buf_append(&b, chunk, (size_t)n);
+        kube_buf_append(&b, "", 1);
+        if (strstr(b.data, want))
+            break;
+        usleep(20 * 1000);
+    } while (kube_now_ms() < deadline);
+    return kube_buf_take(&b);
+}
+
+/* Waits until one pod waits among the unschedulable ones and nothing is
+ * being bound (the cache and the queue hold every pod). */
+static void wait_parked(fixture *fx)
+{
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+    sched_scheduler_stats st;
+
+    do {
+        sched_scheduler_stats_get(fx->sched, &st);
+        if (st.queue.unschedulable == 1 && st.binding_in_flight == 0)
+            return;
+        usleep(20 * 1000);
+    } while (kube_now_ms() < deadline);
+    fail_msg("the pod never parked among the unschedulable pods");
+}
+
+/* SIGUSR2: the cache debugger compares the cache with the informers (they
+ * agree) and dumps the nodes with their pods, the assumed pods and the
+ * queue to the log. */
+static void sigusr2_dumps_the_cache(void **state)
+{
+    fixture *fx = *state;
+    char path[] = "/tmp/stickyvm-sigusr2-XXXXXX", want[512];
+    int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+    char *node, *out;
+
+    assert_true(fd >= 0 && saved >= 0);
+    unlink(path);
+    start_default(fx);
+    create_pod(fx, "dumped", "default-scheduler", "100m", NULL);
+    node = sf_wait_bound(fx->h, "dumped");
+    create_pod(fx, "too-big", "default-scheduler", "1000", NULL);
+    cJSON_Delete(wait_unschedulable(fx, "too-big"));
+    wait_parked(fx);
+    fflush(stderr);
+    dup2(fd, STDERR_FILENO);
+    raise(SIGUSR2);
+    out = log_until(fd, "\"Dump of scheduling queue\"");
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(fd);
+    assert_non_null(strstr(out, "\"Dump of cached NodeInfo\" nodes=<\n"));
+    snprintf(want, sizeof(want), "\tNode name: %s\n\tDeleted: false\n", node);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "\tRequested Resources: {MilliCPU:100 Memory:134217728 "));
+    assert_non_null(strstr(out, "\tname: dumped, namespace: default, uid: "));
+    assert_non_null(strstr(out, "\"Dump of assumed pods\" pods=<\n"));
+    assert_non_null(strstr(strstr(out, "\"Dump of scheduling queue\""), "\tname: too-big, "));
+    assert_null(strstr(out, "Cache mismatch"));
+    free(out);
+    free(node);
+}
+
 int test_group_scheduler_integration(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -624,6 +766,8 @@ int test_group_scheduler_integration(void)
         T(waiting_pods_do_not_hold_binding_threads),
         T(secure_port_serves_health_and_metrics),
         T(binary_writes_defaulted_config),
+        T(unneeded_resources_are_not_watched),
+        T(sigusr2_dumps_the_cache),
     };
 #undef T
     return cmocka_run_group_tests_name("scheduler_integration", tests, NULL, NULL);

@@ -3,7 +3,7 @@
  * emulator. The test plays KubeVirt's virt-controller: it creates the VM,
  * then the VMI owned by it, then the virt-launcher pod owned by the VMI.
  *
- * Plugin level (the plugin on a real client, hub and recorder, extension
+ * Plugin level (the plugin on a real client, informer factory and recorder, extension
  * points called directly): the first placement writes exactly one merge
  * patch and reads nothing; a pin set concurrently (as /pin does) is kept;
  * a conflict without a pin is retried; a VMI the cache has not seen costs
@@ -41,7 +41,7 @@
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
 #include "unit/test_plugin_util.h"
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
 #include "kube/machinery/recorder.h"
@@ -64,7 +64,7 @@ typedef struct fixture {
     kube_client *client;
     kube_recorder *rec;
     /* per test */
-    kube_hub *hub;
+    kube_factory *informers;
     fw_snapshot *snap;
     fw_handle handle;
     void *sv;
@@ -152,24 +152,24 @@ static fw_snapshot *snapshot_of_seeded_nodes(void)
     return snap;
 }
 
-/* Starts the plugin on a fresh hub once the objects exist, waits for the
+/* Starts the plugin on a fresh informer factory once the objects exist, waits for the
  * informers, then resets the emulator's counters. */
 static void plugin_up(fixture *fx)
 {
     char err[256] = "";
-    assert_int_equal(kube_hub_new(fx->client, &fx->hub), KUBE_OK);
+    assert_int_equal(kube_factory_new(fx->client, &fx->informers), KUBE_OK);
     fx->snap = snapshot_of_seeded_nodes();
     memset(&fx->handle, 0, sizeof(fx->handle));
     fx->handle.profile_name = "stickyvm";
     fx->handle.svc.client = fx->client;
-    fx->handle.svc.hub = fx->hub;
+    fx->handle.svc.informers = fx->informers;
     fx->handle.svc.recorder = fx->rec;
     fx->handle.svc.snapshot = fx->snap;
     fx->handle.svc.leadership.is_leader = fake_is_leader;
     if (plugin_stickyvm.create(NULL, &fx->handle, &fx->sv, err, sizeof(err)) != KUBE_OK)
         fail_msg("create: %s", err);
-    assert_int_equal(kube_hub_start(fx->hub), KUBE_OK);
-    assert_int_equal(kube_hub_wait_synced(fx->hub, CONVERGE_MS), KUBE_OK);
+    assert_int_equal(kube_factory_start(fx->informers), KUBE_OK);
+    assert_int_equal(kube_factory_wait_synced(fx->informers, CONVERGE_MS), KUBE_OK);
     assert_int_equal(harness_reset_counters(fx->h), KUBE_OK);
     fx->own_vm_gets = fx->own_vm_patches = 0;
 }
@@ -177,13 +177,13 @@ static void plugin_up(fixture *fx)
 static int test_teardown(void **state)
 {
     fixture *fx = *state;
-    if (fx->hub)
-        kube_hub_stop(fx->hub);
+    if (fx->informers)
+        kube_factory_stop(fx->informers);
     if (fx->sv)
         plugin_stickyvm.destroy(fx->sv);
-    kube_hub_free(fx->hub);
+    kube_factory_free(fx->informers);
     fw_snapshot_free(fx->snap);
-    fx->hub = NULL, fx->sv = NULL, fx->snap = NULL;
+    fx->informers = NULL, fx->sv = NULL, fx->snap = NULL;
     atomic_store(&g_leader, 1);
     return 0;
 }

@@ -136,7 +136,7 @@ static void parses_flags(void **state)
     assert_string_equal(o.requestheader_allowed_names.v[1], "aggregator");
     assert_true(o.allowed_names_set);
     assert_int_equal(o.token_cache_ttl_ms, 90000);
-    assert_int_equal(o.verbosity, 4);
+    assert_int_equal(o.logs.verbosity, 4);
     assert_true(o.authentication_skip_lookup);
     assert_int_equal(o.always_allow_groups.n, 0);
     assert_int_equal(o.always_allow_paths.n, 3);

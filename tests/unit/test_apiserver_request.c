@@ -41,6 +41,13 @@ static const route_case routes[] = {
     {"/apis/kubevirt.io/v1", APIS_ROUTE_NOT_FOUND},
     {"/openapi/v3", APIS_ROUTE_NOT_FOUND},
     {"/a/b/c/d/e/f/g/h/i/j/k", APIS_ROUTE_NOT_FOUND},
+    {GV "/virtualmachinepins", APIS_ROUTE_VMPINS},
+    {GV "/virtualmachinepins?fieldSelector=node%3Dnode-3&nodee=x", APIS_ROUTE_VMPINS},
+    {GV "/namespaces/default/virtualmachinepins", APIS_ROUTE_VMPINS},
+    {GV "/namespaces/default/virtualmachinepins/vm1", APIS_ROUTE_VMPIN},
+    {GV "/namespaces/default/virtualmachinepins/vm1/x", APIS_ROUTE_NOT_FOUND},
+    {GV "/virtualmachinepins/vm1", APIS_ROUTE_NOT_FOUND},
+    {GV "/namespaces/default/virtualmachines", APIS_ROUTE_NOT_FOUND},
 };
 
 static void routes_paths(void **state)
@@ -161,8 +168,8 @@ static void reads_the_node_parameter(void **state)
     char msg[256];
     (void)state;
 
-    assert_int_equal(
-        apis_route_parse(VM "/vm1/pin?timeout=32s&node=node-1&x", &r, msg, sizeof(msg)), KUBE_OK);
+    assert_int_equal(apis_route_parse(VM "/vm1/pin?timeout=32s&node=node-1", &r, msg, sizeof(msg)),
+                     KUBE_OK);
     assert_int_equal(r.has_node, 1);
     assert_string_equal(r.node, "node-1");
     assert_int_equal(r.node_valid, 1);
@@ -182,10 +189,10 @@ static void reads_the_node_parameter(void **state)
     assert_string_equal(r.node, "n-1");
     apis_route_free(&r);
 
-    /* unpin ignores it */
-    assert_int_equal(apis_route_parse(VM "/vm1/unpin?node=n1", &r, msg, sizeof(msg)), KUBE_OK);
-    assert_int_equal(r.has_node, 0);
-    apis_route_free(&r);
+    /* unpin refuses it (issue #15 §3) */
+    assert_int_equal(apis_route_parse(VM "/vm1/unpin?node=n1", &r, msg, sizeof(msg)),
+                     KUBE_EBADREQUEST);
+    assert_non_null(strstr(msg, "\"node\""));
 }
 
 /* "node%00" is not the parameter node, and the decoded length is what is
@@ -196,9 +203,9 @@ static void validates_decoded_lengths(void **state)
     char msg[512];
     (void)state;
 
-    assert_int_equal(apis_route_parse(VM "/vm1/pin?node%00=node-1", &r, msg, sizeof(msg)), KUBE_OK);
+    assert_int_equal(apis_route_parse(VM "/vm1/pin?node%00=node-1", &r, msg, sizeof(msg)),
+                     KUBE_EBADREQUEST);
     assert_int_equal(r.has_node, 0);
-    apis_route_free(&r);
     assert_int_equal(apis_route_parse(VM "/vm1/pin?node=node%2D1", &r, msg, sizeof(msg)), KUBE_OK);
     assert_string_equal(r.node, "node-1");
     assert_int_equal(r.node_len, 6);
@@ -259,6 +266,117 @@ static void validates_dns_names(void **state)
     assert_false(apis_dns1123_subdomain("Bad_Name"));
 }
 
+typedef struct param_case {
+    const char *target;
+    int rc;
+    const char *msg; /* a fragment of the 400's message, or NULL */
+} param_case;
+
+/* /pin takes node, force, dryRun, timeout; /unpin dryRun and timeout. */
+static const param_case params[] = {
+    {VM "/vm1/pin?node=n1&dryRun=All&force=true&timeout=32s", KUBE_OK, NULL},
+    {VM "/vm1/unpin?dryRun=All&timeout=1m", KUBE_OK, NULL},
+    {VM "/vm1/pin?nodee=node-1", KUBE_EBADREQUEST, "\"nodee\""},
+    {VM "/vm1/pin?node=n1&x", KUBE_EBADREQUEST, "\"x\""},
+    {VM "/vm1/unpin?node=n1", KUBE_EBADREQUEST, "\"node\""},
+    {VM "/vm1/unpin?force=true", KUBE_EBADREQUEST, "\"force\""},
+    {VM "/vm1/pin?dryRun=all", KUBE_EBADREQUEST, "supported values: \"All\""},
+    {VM "/vm1/pin?dryRun=", KUBE_EBADREQUEST, "dryRun"},
+    {VM "/vm1/pin?force=yes", KUBE_EBADREQUEST, "force"},
+    {VM "/vm1/pin?timeout=soon", KUBE_EBADREQUEST, "invalid timeout"},
+    {VM "/vm1/pin?pretty=true", KUBE_EBADREQUEST, "\"pretty\""},
+    {VM "/vm1/pin?dryRun=All%00", KUBE_EBADREQUEST, "invalid value"},
+};
+
+static void pin_parameters_are_strict(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+        apis_route r;
+        char msg[256] = "";
+        int rc = apis_route_parse(params[i].target, &r, msg, sizeof(msg));
+        if (rc != params[i].rc || (params[i].msg && !strstr(msg, params[i].msg)))
+            fail_msg("%s: rc %d (%s)", params[i].target, rc, msg);
+        apis_route_free(&r);
+    }
+}
+
+static void reads_dry_run_and_force(void **state)
+{
+    apis_route r;
+    char msg[256];
+    (void)state;
+
+    assert_int_equal(apis_route_parse(VM "/vm1/pin?dryRun=All&force=1", &r, msg, sizeof(msg)),
+                     KUBE_OK);
+    assert_int_equal(r.dry_run, 1);
+    assert_int_equal(r.force, 1);
+    apis_route_free(&r);
+    assert_int_equal(apis_route_parse(VM "/vm1/pin?force=false", &r, msg, sizeof(msg)), KUBE_OK);
+    assert_int_equal(r.dry_run, 0);
+    assert_int_equal(r.force, 0);
+    apis_route_free(&r);
+
+    /* a value too long for any parameter but node */
+    char target[1024];
+    snprintf(target, sizeof(target), VM "/vm1/pin?timeout=%0600d", 1);
+    assert_int_equal(apis_route_parse(target, &r, msg, sizeof(msg)), KUBE_EBADREQUEST);
+    assert_non_null(strstr(msg, "invalid value for the query parameter timeout"));
+}
+
+static void vmpins_routes_and_verbs(void **state)
+{
+    apis_route r;
+    char msg[256], verb[16], val[64];
+    (void)state;
+
+    assert_int_equal(apis_route_parse(GV "/virtualmachinepins?watch=true&fieldSelector=node%3Dn-3",
+                                      &r, msg, sizeof(msg)),
+                     KUBE_OK);
+    assert_string_equal(r.namespace_, "");
+    assert_string_equal(apis_route_resource(r.kind), "virtualmachinepins");
+    assert_true(apis_route_is_resource(r.kind));
+    assert_false(apis_route_is_pin(r.kind));
+    apis_route_verb(&r, "GET", verb, sizeof(verb));
+    assert_string_equal(verb, "watch");
+    assert_int_equal(apis_query_param(r.query, "fieldSelector", val, sizeof(val)), KUBE_OK);
+    assert_string_equal(val, "node=n-3");
+    assert_int_equal(apis_query_param(r.query, "labelSelector", val, sizeof(val)), KUBE_ENOTFOUND);
+    apis_route_free(&r);
+
+    assert_int_equal(
+        apis_route_parse(GV "/namespaces/ns1/virtualmachinepins?watch=false", &r, msg, sizeof(msg)),
+        KUBE_OK);
+    apis_route_verb(&r, "GET", verb, sizeof(verb));
+    assert_string_equal(verb, "list");
+    apis_route_free(&r);
+
+    assert_int_equal(
+        apis_route_parse(GV "/namespaces/ns1/virtualmachinepins/vm1", &r, msg, sizeof(msg)),
+        KUBE_OK);
+    assert_string_equal(r.name, "vm1");
+    apis_route_verb(&r, "GET", verb, sizeof(verb));
+    assert_string_equal(verb, "get");
+    apis_route_free(&r);
+
+    /* a list for one name is authorized for that name, as kube-apiserver does */
+    assert_int_equal(apis_route_parse(GV "/namespaces/ns1/virtualmachinepins?fieldSelector="
+                                         "node%3Dn-1,metadata.name%3D%3Dvm-7",
+                                      &r, msg, sizeof(msg)),
+                     KUBE_OK);
+    assert_string_equal(r.name, "vm-7");
+    apis_route_free(&r);
+    assert_int_equal(apis_route_parse(GV "/virtualmachinepins?fieldSelector=metadata.name!%3Dvm-7",
+                                      &r, msg, sizeof(msg)),
+                     KUBE_OK);
+    assert_string_equal(r.name, "");
+    apis_route_free(&r);
+
+    assert_int_equal(
+        apis_route_parse(GV "/namespaces/Bad/virtualmachinepins", &r, msg, sizeof(msg)),
+        KUBE_EBADREQUEST);
+}
+
 int test_group_apiserver_request(void)
 {
     const struct CMUnitTest tests[] = {
@@ -271,6 +389,9 @@ int test_group_apiserver_request(void)
         cmocka_unit_test(maps_verbs),
         cmocka_unit_test(applies_the_body_rule),
         cmocka_unit_test(validates_dns_names),
+        cmocka_unit_test(pin_parameters_are_strict),
+        cmocka_unit_test(reads_dry_run_and_force),
+        cmocka_unit_test(vmpins_routes_and_verbs),
     };
     return cmocka_run_group_tests_name("apiserver_request", tests, NULL, NULL);
 }

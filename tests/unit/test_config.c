@@ -393,6 +393,26 @@ static void insecure_skip_tls_verify(void **state)
     free(ca);
 }
 
+/* kube-scheduler's --master replaces the server, normalised as
+ * cluster.server; a bad URL is refused and the server kept. */
+static void master_overrides_the_server(void **state)
+{
+    cfg_fixture *fx = *state;
+    kube_config *cfg;
+    const char *path = fx_kubeconfig(fx, "k1", "    server: https://h:6443\n", "    token: t\n");
+
+    assert_int_equal(kube_config_from_file(path, &cfg, fx->err, sizeof(fx->err)), KUBE_OK);
+    assert_int_equal(kube_config_set_server(cfg, "10.0.0.1:6443/", fx->err, sizeof(fx->err)),
+                     KUBE_OK);
+    assert_string_equal(kube_config_server(cfg), "https://10.0.0.1:6443");
+    assert_int_equal(kube_config_set_server(cfg, "ftp://x", fx->err, sizeof(fx->err)),
+                     KUBE_ECONFIG);
+    assert_string_equal(
+        fx->err, "--master: unsupported URL scheme in \"ftp://x\" (want https:// or http://)");
+    assert_string_equal(kube_config_server(cfg), "https://10.0.0.1:6443");
+    kube_config_free(cfg);
+}
+
 static void missing_pieces_are_named(void **state)
 {
     cfg_fixture *fx = *state;
@@ -911,6 +931,7 @@ int test_group_config(void)
         cmocka_unit_test_setup_teardown(token_and_token_file, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(token_file_is_reread, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(insecure_skip_tls_verify, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(master_overrides_the_server, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(missing_pieces_are_named, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(bad_base64_names_field, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(pem_material_is_checked, fx_setup, fx_teardown),

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "feature_gates.h"
 #include "framework/framework.h"
 #include "kube/codec/arena.h"
 #include "kube/util/errors.h"
@@ -301,6 +302,43 @@ static void filter_match_label_keys(void **state)
         zones4, 4, versions, N(versions), "foo=,bar=a",
         SPREAD(TSC(1, "node", "DoNotSchedule", EXISTS("foo")) ",\"matchLabelKeys\":[\"baz\"]}"),
         "UUSU");
+}
+
+/* With their feature gates off, minDomains, the inclusion policies and
+ * matchLabelKeys are ignored (the cases above, answered as without them). */
+static void filter_without_the_feature_gates(void **state)
+{
+    static const tt_pod_def zone_2_1[] = {
+        {"p-a1", "node-a", "foo=", NULL, 0},
+        {"p-b1", "node-b", "foo=", NULL, 0},
+        {"p-x1", "node-x", "foo=", NULL, 0},
+    };
+    static const tt_pod_def versions[] = {
+        {"p-a1", "node-a", "foo=,bar=a", NULL, 0},
+        {"p-a2", "node-a", "foo=,bar=b", NULL, 0},
+        {"p-b1", "node-b", "foo=,bar=b", NULL, 0},
+        {"p-y1", "node-y", "foo=,bar=a", NULL, 0},
+    };
+    char err[256];
+    (void)state;
+
+    assert_int_equal(sched_features_apply("MinDomainsInPodTopologySpread=false,"
+                                          "NodeInclusionPolicyInPodTopologySpread=false,"
+                                          "MatchLabelKeysInPodTopologySpread=false",
+                                          err, sizeof(err)),
+                     KUBE_OK);
+    check_filter(zones4, 4, zone_2_1, N(zone_2_1), "foo=",
+                 SPREAD(TSC(1, "zone", "DoNotSchedule", EXISTS("foo")) ",\"minDomains\":3}"),
+                 "UUSS");
+    check_filter(zones4, 4, spread_2103, N(spread_2103), "foo=",
+                 NODE_AFFINITY_A_Y SPREAD(TSC(1, "node", "DoNotSchedule",
+                                              EXISTS("foo")) ",\"nodeAffinityPolicy\":\"Ignore\"}"),
+                 "SSSU"); /* Honor: only node-a (2) and node-y (3) count */
+    check_filter(
+        zones4, 4, versions, N(versions), "foo=,bar=a",
+        SPREAD(TSC(1, "node", "DoNotSchedule", EXISTS("foo")) ",\"matchLabelKeys\":[\"bar\"]}"),
+        "UUSU");
+    sched_features_reset();
 }
 
 static void pre_filter_skip_and_messages(void **state)
@@ -1196,6 +1234,7 @@ int test_group_plugin_pod_topology_spread(void)
         cmocka_unit_test(filter_min_domains),
         cmocka_unit_test(filter_inclusion_policies),
         cmocka_unit_test(filter_match_label_keys),
+        cmocka_unit_test(filter_without_the_feature_gates),
         cmocka_unit_test(pre_filter_skip_and_messages),
         cmocka_unit_test(pre_filter_add_remove_pod),
         cmocka_unit_test(pre_filter_follows_node_changes),

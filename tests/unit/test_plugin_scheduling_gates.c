@@ -8,6 +8,7 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "feature_gates.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
 
@@ -38,6 +39,24 @@ static void gates_keep_the_pod_out(void **state)
     tp_plugin_free(p);
 }
 
+/* PodSchedulingReadiness off: the gates are ignored. */
+static void gates_ignored_without_the_feature(void **state)
+{
+    (void)state;
+    char err[256];
+    tp_plugin *p = tp_plugin_new(&plugin_scheduling_gates, NULL, NULL);
+    fw_pod_info *one = tp_pod("{'metadata':{'name':'p'},'spec':{'schedulingGates':"
+                              "[{'name':'foo'}]}}");
+
+    assert_int_equal(sched_features_apply("PodSchedulingReadiness=false", err, sizeof(err)), 0);
+    tp_assert_status(p->desc->pre_enqueue(p->self, one), FW_SUCCESS, NULL);
+    sched_features_reset();
+    tp_assert_status(p->desc->pre_enqueue(p->self, one), FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                     "waiting for scheduling gates: [foo]");
+    fw_pod_info_unref(one);
+    tp_plugin_free(p);
+}
+
 static void registers_pod_updates(void **state)
 {
     (void)state;
@@ -54,6 +73,7 @@ int test_group_plugin_scheduling_gates(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gates_keep_the_pod_out),
+        cmocka_unit_test(gates_ignored_without_the_feature),
         cmocka_unit_test(registers_pod_updates),
     };
     return cmocka_run_group_tests_name("plugin_scheduling_gates", tests, NULL, NULL);

@@ -23,6 +23,7 @@
 #include "metrics.h"
 #include "plugins/plugins.h"
 #include "plugins/volumebinding/volume_binding.h"
+#include "kube/machinery/factory.h"
 #include "unit/test_plugin_volume_util.h"
 #include "kube/util/metrics_testing.h"
 #include "framework/types_testing.h"
@@ -792,7 +793,7 @@ static void test_stage_error_metric(void **state)
 }
 
 /* ------------------------------------------------------------------ */
-/* Listers: events for the scheduler's requeueing, change generation   */
+/* Listers: the factory's events, change generation                   */
 /* ------------------------------------------------------------------ */
 
 typedef struct seen {
@@ -800,25 +801,53 @@ typedef struct seen {
     plugin_vol_kind last;
 } seen;
 
-static void count_event(void *ud, plugin_vol_kind k, kube_object *old_obj, kube_object *new_obj)
+/* A handler's ud: which kind, and where to count. */
+typedef struct seen_tag {
+    seen *s;
+    plugin_vol_kind k;
+} seen_tag;
+
+static void seen_add(void *ud, kube_object *obj)
 {
-    seen *s = ud;
-    s->last = k;
-    if (!old_obj)
-        s->adds++;
-    else if (!new_obj)
-        s->deletes++;
-    else
-        s->updates++;
+    seen_tag *t = ud;
+    t->s->last = t->k;
+    t->s->adds++;
+}
+
+static void seen_update(void *ud, kube_object *old_obj, kube_object *new_obj)
+{
+    seen_tag *t = ud;
+    t->s->last = t->k;
+    t->s->updates++;
+}
+
+static void seen_delete(void *ud, kube_object *obj)
+{
+    seen_tag *t = ud;
+    t->s->last = t->k;
+    t->s->deletes++;
+}
+
+/* Counts the events of every volume lister of f in s. */
+static void watch_all(kube_factory *f, seen_tag tags[PLUGIN_VOL_KINDS], seen *s)
+{
+    for (int k = 0; k < PLUGIN_VOL_KINDS; k++) {
+        kube_lister *l;
+        kube_informer_handlers h = {seen_add, seen_update, seen_delete, &tags[k]};
+        tags[k] = (seen_tag){s, (plugin_vol_kind)k};
+        assert_int_equal(plugin_vol_lister_of(f, (plugin_vol_kind)k, &l), KUBE_OK);
+        assert_int_equal(kube_lister_add_handlers(l, &h), KUBE_OK);
+    }
 }
 
 static void test_listers_events(void **state)
 {
     vt_world *w = vt_world_new();
     seen s = {0, 0, 0, PLUGIN_VOL_PV};
+    seen_tag tags[PLUGIN_VOL_KINDS], other_tags[PLUGIN_VOL_KINDS];
     uint64_t gen = plugin_vol_listers_generation(w->l);
 
-    assert_int_equal(plugin_vol_listers_subscribe(w->l, count_event, &s), KUBE_OK);
+    watch_all(w->informers, tags, &s);
     put_pvc(w, "pvc-a", "wait-sc", NULL, NULL, NULL);
     assert_int_equal(s.adds, 1);
     assert_int_equal(s.last, PLUGIN_VOL_PVC);
@@ -836,14 +865,20 @@ static void test_listers_events(void **state)
     assert_false(plugin_vol_listers_wait(w->l, &gen, 0));
     vt_delete(w, PLUGIN_VOL_PVC, "default", "pvc-a");
     assert_int_equal(s.deletes, 1);
-    /* another source's subscribers are not called */
+    /* another factory's handlers are not called */
+    vt_world *other_w = vt_world_new();
     seen other = {0, 0, 0, PLUGIN_VOL_PV};
-    assert_int_equal(plugin_vol_listers_subscribe(&other, count_event, &other), KUBE_OK);
-    plugin_vol_listers_unsubscribe(w->l, count_event, &s);
+    watch_all(other_w->informers, other_tags, &other);
     vt_put(w, PLUGIN_VOL_CSINODE, "{'metadata':{'name':'node-a'},'spec':{}}");
-    assert_int_equal(s.adds, 4);
+    assert_int_equal(s.adds, 5);
     assert_int_equal(other.adds, 0);
-    plugin_vol_listers_unsubscribe(&other, count_event, &other);
+    /* handlers are added before the factory starts only */
+    assert_int_equal(kube_factory_start(w->informers), KUBE_OK);
+    kube_informer_handlers h = {seen_add, NULL, NULL, &tags[0]};
+    kube_lister *pv;
+    assert_int_equal(plugin_vol_lister_of(w->informers, PLUGIN_VOL_PV, &pv), KUBE_OK);
+    assert_int_equal(kube_lister_add_handlers(pv, &h), KUBE_EINVAL);
+    vt_world_free(other_w);
     vt_world_free(w);
 }
 

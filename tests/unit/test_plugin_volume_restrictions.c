@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "feature_gates.h"
 #include "framework/framework.h"
 #include "kube/util/errors.h"
 #include "plugins/plugins.h"
@@ -207,6 +208,37 @@ static void test_missing_claim(void **state)
     vt_world_free(w);
 }
 
+/* With the ReadWriteOncePod feature gate off, claims are not looked at:
+ * neither a conflict nor a missing claim stops the pod. */
+static void test_rwop_without_the_feature(void **state)
+{
+    vt_world *w = vt_world_new();
+    fw_pod_info *pod = pod_claim("pod", "", "claim-with-rwop-1");
+    fw_pod_info *missing = pod_claim("missing", "", "no-such-claim");
+    fw_pod_info *holder = pod_claim("holder", "node", "claim-with-rwop-1");
+    fw_node_info *ni = tp_node_simple("node", NULL, NULL, NULL);
+    fw_snapshot *snap = NULL;
+    char err[256];
+    tp_plugin *p;
+
+    put_claims(w);
+    tp_node_add(ni, holder);
+    assert_int_equal(fw_snapshot_from_nodes(&ni, 1, &snap), KUBE_OK);
+    p = vt_plugin(&plugin_volume_restrictions, w, NULL, snap);
+    assert_int_equal(sched_features_apply("ReadWriteOncePod=false", err, sizeof(err)), KUBE_OK);
+    tp_assert_status(tp_filter(p, pod, ni, NULL), FW_SUCCESS, NULL);
+    tp_assert_status(tp_filter(p, missing, ni, NULL), FW_SUCCESS, NULL);
+    sched_features_reset();
+    tp_assert_status(tp_filter(p, pod, ni, NULL), FW_UNSCHEDULABLE, ERR_RWOP);
+    tp_plugin_free(p);
+    fw_snapshot_free(snap);
+    fw_node_info_free(ni);
+    fw_pod_info_unref(pod);
+    fw_pod_info_unref(missing);
+    fw_pod_info_unref(holder);
+    vt_world_free(w);
+}
+
 /* Preemption removes the pod holding the claim: RemovePod clears the
  * conflict on the cloned state, AddPod restores it. */
 static void test_add_remove_pod(void **state)
@@ -262,10 +294,15 @@ static void test_events(void **state)
 int test_group_plugin_volume_restrictions(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gce_disk_conflicts),    cmocka_unit_test(test_aws_disk_conflicts),
-        cmocka_unit_test(test_rbd_disk_conflicts),    cmocka_unit_test(test_iscsi_disk_conflicts),
-        cmocka_unit_test(test_access_mode_conflicts), cmocka_unit_test(test_missing_claim),
-        cmocka_unit_test(test_add_remove_pod),        cmocka_unit_test(test_events),
+        cmocka_unit_test(test_gce_disk_conflicts),
+        cmocka_unit_test(test_aws_disk_conflicts),
+        cmocka_unit_test(test_rbd_disk_conflicts),
+        cmocka_unit_test(test_iscsi_disk_conflicts),
+        cmocka_unit_test(test_access_mode_conflicts),
+        cmocka_unit_test(test_missing_claim),
+        cmocka_unit_test(test_add_remove_pod),
+        cmocka_unit_test(test_events),
+        cmocka_unit_test(test_rwop_without_the_feature),
     };
     return cmocka_run_group_tests_name("plugin_volume_restrictions", tests, NULL, NULL);
 }

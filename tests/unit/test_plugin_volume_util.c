@@ -13,7 +13,7 @@
 #include "kube/util/errors.h"
 #include "kube/codec/jsonstream.h"
 #include "kube/types/storage.h"
-#include "kube/machinery/store.h"
+#include "kube/machinery/factory_testing.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_volume_util.h"
 
@@ -29,9 +29,8 @@ vt_world *vt_world_new(void)
     vt_world *w = calloc(1, sizeof(*w));
 
     assert_non_null(w);
-    for (int k = 0; k < PLUGIN_VOL_KINDS; k++)
-        assert_int_equal(kube_store_new(&w->stores[k]), KUBE_OK);
-    assert_int_equal(plugin_vol_listers_from_stores(w->stores, &w->l), KUBE_OK);
+    assert_int_equal(kube_factory_new(NULL, &w->informers), KUBE_OK);
+    assert_int_equal(plugin_vol_listers_new(w->informers, &w->l), KUBE_OK);
     return w;
 }
 
@@ -40,9 +39,16 @@ void vt_world_free(vt_world *w)
     if (!w)
         return;
     plugin_vol_listers_release(w->l);
-    for (int k = 0; k < PLUGIN_VOL_KINDS; k++)
-        kube_store_free(w->stores[k]);
+    kube_factory_free(w->informers);
     free(w);
+}
+
+/* The fake factory's lister of kind k. */
+static kube_lister *lister(vt_world *w, plugin_vol_kind k)
+{
+    kube_lister *l = NULL;
+    assert_int_equal(plugin_vol_lister_of(w->informers, k, &l), KUBE_OK);
+    return l;
 }
 
 void vt_put(vt_world *w, plugin_vol_kind k, const char *json)
@@ -60,9 +66,7 @@ void vt_put(vt_world *w, plugin_vol_kind k, const char *json)
         cJSON_AddStringToObject(meta, "resourceVersion", "1");
     assert_int_equal(codecs[k]->decode(j, &obj), KUBE_OK);
     cJSON_Delete(j);
-    assert_int_equal(kube_store_apply(w->stores[k], KUBE_WATCH_MODIFIED, obj,
-                                      plugin_vol_listers_handlers(w->l, k)),
-                     KUBE_OK);
+    assert_int_equal(kube_lister_apply(lister(w, k), KUBE_WATCH_MODIFIED, obj), KUBE_OK);
     kube_object_unref(obj);
 }
 
@@ -79,12 +83,10 @@ void vt_putf(vt_world *w, plugin_vol_kind k, const char *fmt, ...)
 
 void vt_delete(vt_world *w, plugin_vol_kind k, const char *ns, const char *name)
 {
-    kube_object *obj = kube_store_get(w->stores[k], ns, name);
+    kube_object *obj = kube_lister_get(lister(w, k), ns, name);
 
     assert_non_null(obj);
-    assert_int_equal(kube_store_apply(w->stores[k], KUBE_WATCH_DELETED, obj,
-                                      plugin_vol_listers_handlers(w->l, k)),
-                     KUBE_OK);
+    assert_int_equal(kube_lister_apply(lister(w, k), KUBE_WATCH_DELETED, obj), KUBE_OK);
     kube_object_unref(obj);
 }
 

@@ -15,10 +15,12 @@
 #include "plugins/volumebinding/volume_binding.h"
 #include "unit/test_plugin_util.h"
 
-struct kube_store;
+struct kube_factory;
 
+/* A fake informer factory (kube/machinery/factory.h) and the volume
+ * listers over it. */
 typedef struct vt_world {
-    struct kube_store *stores[PLUGIN_VOL_KINDS];
+    struct kube_factory *informers;
     plugin_vol_listers *l;
 } vt_world;
 

@@ -19,7 +19,7 @@
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
-#include "kube/machinery/recorder.h"
+#include "kube/machinery/recorder_testing.h"
 
 #define WINDOW_MS 360000
 #define HEARTBEAT_MS 30000

@@ -91,8 +91,8 @@ int dp_list_pdbs(default_preemption *pl, kube_object ***out, size_t *n)
 {
     pdb_list l = {NULL, 0, 0, 0};
 
-    if (pl->pdb_inf)
-        kube_informer_foreach(pl->pdb_inf, collect_pdb, &l);
+    if (pl->pdb_lister)
+        kube_lister_foreach(pl->pdb_lister, collect_pdb, &l);
     else if (pl->pdb_store)
         kube_store_foreach(pl->pdb_store, collect_pdb, &l);
     if (l.oom) {

@@ -16,7 +16,8 @@
  *      the dry runs ("0/3 nodes are available: ...") and the nomination is
  *      cleared;
  *   3. the best candidate is chosen; each victim is rejected if it waits
- *      on a Permit plugin, else given the DisruptionTarget condition and
+ *      on a Permit plugin, else given the DisruptionTarget condition (with
+ *      the PodDisruptionConditions feature gate on, its default) and
  *      deleted, with a Normal "Preempted" event ("Preempted by pod <uid>
  *      on node <node>"); the nominations of lower-priority pods on that
  *      node are cleared (pods/status patches);
@@ -36,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "feature_gates.h"
 #include "kube/transport/api.h"
 #include "kube/util/buf.h"
 #include "kube/util/clock.h"
@@ -199,7 +201,9 @@ static fw_status *preempt_victim(default_preemption *pl, const fw_pod_info *pod,
                "node=\"%s\"",
                pod->namespace_, pod->name, victim->namespace_, victim->name, node);
     } else {
-        cJSON *patch = disruption_patch(victim->pod, pod->pod->scheduler_name);
+        cJSON *patch = sched_feature_enabled(SCHED_FEATURE_POD_DISRUPTION_CONDITIONS)
+                           ? disruption_patch(victim->pod, pod->pod->scheduler_name)
+                           : NULL;
         rc = patch ? kube_api_patch_pod_status(pl->h->svc.client, victim->namespace_, victim->name,
                                                patch, &st)
                    : KUBE_OK;
@@ -445,10 +449,10 @@ static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_
     *self = NULL;
     if (!pl)
         return rc;
-    if (h->svc.hub) {
+    if (h->svc.informers) {
         o.resource = &KUBE_RES_PDBS;
         o.codec = &kube_pdb_codec;
-        if ((rc = kube_hub_add_informer(h->svc.hub, &o, NULL, &pl->pdb_inf)) != KUBE_OK) {
+        if ((rc = kube_factory_lister(h->svc.informers, &o, &pl->pdb_lister)) != KUBE_OK) {
             snprintf(err, errlen, "adding the PodDisruptionBudget informer: %s", kube_strerror(rc));
             free(pl);
             return rc;

@@ -1,7 +1,7 @@
 /*
  * scheduler/plugins/defaultpreemption/default_preemption.h - what DefaultPreemption exports
  * besides its descriptor: a constructor reading PodDisruptionBudgets from a
- * caller's store (no informer hub), and the candidate search and choice
+ * caller's store (no informer factory), and the candidate search and choice
  * (kube-scheduler v1.28 framework/preemption.Evaluator with
  * defaultpreemption's SelectVictimsOnNode), for tests.
  *

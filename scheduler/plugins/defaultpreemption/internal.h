@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "kube/types/pdb.h"
 #include "kube/machinery/store.h"
 #include "metrics.h"
@@ -24,7 +24,7 @@ typedef struct default_preemption {
     fw_handle *h;
     int32_t min_pct;              /* minCandidateNodesPercentage */
     int32_t min_abs;              /* minCandidateNodesAbsolute */
-    kube_informer *pdb_inf;       /* owned by the hub, or NULL */
+    kube_lister *pdb_lister;      /* the informer factory's, or NULL */
     struct kube_store *pdb_store; /* borrowed, or NULL */
     uint64_t rng;                 /* offset RNG (scheduling thread only) */
     int32_t fixed_offset;         /* >= 0: the offset (tests) */

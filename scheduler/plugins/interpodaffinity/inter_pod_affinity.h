@@ -4,7 +4,7 @@
  * from (kube-scheduler's NamespaceLister, for namespaceSelector terms),
  * the minimal v1 Namespace codec behind it (kube/ has none; only
  * metadata is kept), and a constructor taking a lister, for callers that
- * have no informer hub (tests, tools).
+ * have no informer factory (tests, tools).
  *
  * Threads: a lister may be read from any thread (the informer store is
  * locked; a store-backed lister reads the caller's kube_store, which locks
@@ -20,7 +20,7 @@
 #include "kube/codec/object.h"
 #include "kube/codec/selector.h"
 
-struct kube_hub;
+struct kube_factory;
 struct kube_store;
 
 /* v1 Namespace: a kube_object whose meta carries name and labels. */
@@ -28,10 +28,10 @@ extern const kube_codec plugin_namespace_codec;
 
 typedef struct plugin_ns_lister plugin_ns_lister;
 
-/* A lister over a new namespaces informer added to hub (borrowed; it owns
- * the informer). *out is freed with plugin_ns_lister_free(). KUBE_OK,
- * KUBE_ENOMEM or the hub's error. */
-int plugin_ns_lister_from_hub(struct kube_hub *hub, plugin_ns_lister **out);
+/* A lister over the factory's namespaces informer (f borrowed; it owns the
+ * informer, created on first request). *out is freed with
+ * plugin_ns_lister_free(). KUBE_OK, KUBE_ENOMEM or the factory's error. */
+int plugin_ns_lister_from_factory(struct kube_factory *f, plugin_ns_lister **out);
 /* A lister over a store the caller fills with plugin_namespace_codec
  * objects (borrowed, must outlive the lister). KUBE_OK or KUBE_ENOMEM. */
 int plugin_ns_lister_from_store(struct kube_store *store, plugin_ns_lister **out);

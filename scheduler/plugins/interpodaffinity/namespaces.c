@@ -7,12 +7,12 @@
 
 #include "kube/transport/api.h"
 #include "kube/util/errors.h"
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "kube/machinery/store.h"
 #include "plugins/interpodaffinity/inter_pod_affinity.h"
 
 struct plugin_ns_lister {
-    kube_informer *inf; /* one of the two */
+    kube_lister *inf; /* the factory's, or the store below */
     kube_store *store;
 };
 
@@ -29,7 +29,7 @@ static int namespace_decode(const cJSON *json, kube_object **out)
 
 const kube_codec plugin_namespace_codec = {"Namespace", namespace_decode, kube_object_free_block};
 
-int plugin_ns_lister_from_hub(struct kube_hub *hub, plugin_ns_lister **out)
+int plugin_ns_lister_from_factory(struct kube_factory *f, plugin_ns_lister **out)
 {
     kube_informer_options opts = {0};
     plugin_ns_lister *l = calloc(1, sizeof(*l));
@@ -40,7 +40,7 @@ int plugin_ns_lister_from_hub(struct kube_hub *hub, plugin_ns_lister **out)
         return KUBE_ENOMEM;
     opts.resource = &KUBE_RES_NAMESPACES;
     opts.codec = &plugin_namespace_codec;
-    if ((rc = kube_hub_add_informer(hub, &opts, NULL, &l->inf)) != KUBE_OK) {
+    if ((rc = kube_factory_lister(f, &opts, &l->inf)) != KUBE_OK) {
         free(l);
         return rc;
     }
@@ -66,7 +66,7 @@ void plugin_ns_lister_free(plugin_ns_lister *l)
 
 kube_object *plugin_ns_lister_get(const plugin_ns_lister *l, const char *name)
 {
-    return l->inf ? kube_informer_get(l->inf, "", name) : kube_store_get(l->store, "", name);
+    return l->inf ? kube_lister_get(l->inf, "", name) : kube_store_get(l->store, "", name);
 }
 
 typedef struct match_ctx {
@@ -87,7 +87,7 @@ void plugin_ns_lister_each_match(const plugin_ns_lister *l, const kube_label_sel
 {
     match_ctx m = {sel, fn, ud};
     if (l->inf)
-        kube_informer_foreach(l->inf, match_one, &m);
+        kube_lister_foreach(l->inf, match_one, &m);
     else
         kube_store_foreach(l->store, match_one, &m);
 }

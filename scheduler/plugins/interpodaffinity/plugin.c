@@ -32,8 +32,9 @@
  * ignorePreferredTermsOfExistingPods (default false: Skip scoring when the
  * incoming pod has no preferred terms).
  *
- * Namespace labels come from a namespaces informer the plugin adds to the
- * handle's hub (one per profile); without a hub no namespace is known.
+ * Namespace labels come from the namespaces lister of the handle's informer
+ * factory (shared by every profile); without a factory no namespace is
+ * known.
  */
 #include "plugins/interpodaffinity/internal.h"
 
@@ -136,7 +137,8 @@ static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_
     plugin_ns_lister *ns = NULL;
     int rc;
 
-    if (h->svc.hub && (rc = plugin_ns_lister_from_hub(h->svc.hub, &ns)) != KUBE_OK) {
+    if (h->svc.informers &&
+        (rc = plugin_ns_lister_from_factory(h->svc.informers, &ns)) != KUBE_OK) {
         snprintf(err, errlen, "adding the namespaces informer: %s", kube_strerror(rc));
         return rc;
     }

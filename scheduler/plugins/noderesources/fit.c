@@ -512,17 +512,6 @@ static size_t state_size(size_t n)
     return sizeof(pre_filter_state) + n * sizeof(fit_scalar);
 }
 
-static void *state_clone(const void *data)
-{
-    const pre_filter_state *s = data;
-    pre_filter_state *c = malloc(state_size(s->n));
-    if (c)
-        memcpy(c, s, state_size(s->n));
-    return c;
-}
-
-static const fw_state_ops state_ops = {state_clone, free};
-
 static int has_string(char *const *v, size_t n, const char *s, size_t len)
 {
     for (size_t i = 0; i < n; i++)
@@ -553,7 +542,7 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
         return fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
                              "Pod has a restartable init container and the SidecarContainers "
                              "feature is disabled");
-    s = malloc(state_size(req->n_scalars));
+    s = fw_flat_state_alloc(state_size(req->n_scalars));
     if (!s)
         return fw_status_error(KUBE_ENOMEM, NULL);
     s->milli_cpu = req->milli_cpu;
@@ -563,7 +552,7 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
     for (uint32_t i = 0; i < req->n_scalars; i++)
         if (req->scalars[i].value != 0 && !ignored(&f->args, req->scalars[i].name))
             s->scalars[s->n++] = (fit_scalar){req->scalars[i].name, req->scalars[i].value};
-    int rc = fw_cycle_state_write(cs, PRE_FILTER_KEY, s, &state_ops);
+    int rc = fw_cycle_state_write(cs, PRE_FILTER_KEY, s, &fw_flat_state_ops);
     return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
 }
 

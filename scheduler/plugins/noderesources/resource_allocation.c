@@ -151,26 +151,15 @@ static size_t state_size(size_t n)
     return sizeof(pod_requests_state) + n * sizeof(int64_t);
 }
 
-static void *state_clone(const void *data)
-{
-    const pod_requests_state *s = data;
-    pod_requests_state *c = malloc(state_size(s->n));
-    if (c)
-        memcpy(c, s, state_size(s->n));
-    return c;
-}
-
-static const fw_state_ops state_ops = {state_clone, free};
-
 fw_status *plugin_res_pre_score(const plugin_res_scorer *s, fw_cycle_state *cs, const char *key,
                                 const fw_pod_info *pod)
 {
-    pod_requests_state *st = malloc(state_size(s->n));
+    pod_requests_state *st = fw_flat_state_alloc(state_size(s->n));
     if (!st)
         return fw_status_error(KUBE_ENOMEM, NULL);
     st->n = s->n;
     pod_requests(s, pod, st->req);
-    int rc = fw_cycle_state_write(cs, key, st, &state_ops);
+    int rc = fw_cycle_state_write(cs, key, st, &fw_flat_state_ops);
     return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
 }
 

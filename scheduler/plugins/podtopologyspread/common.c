@@ -5,6 +5,8 @@
  */
 #include "plugins/podtopologyspread/internal.h"
 
+#include "feature_gates.h"
+
 /* ------------------------------------------------------------------ */
 /* Constraints                                                         */
 /* ------------------------------------------------------------------ */
@@ -44,7 +46,8 @@ static int merge_match_label_keys(const kube_spread_constraint *sc, const kube_p
     kube_label_selector *sel;
 
     *out = orig;
-    if (sc->n_match_label_keys == 0)
+    if (sc->n_match_label_keys == 0 ||
+        !sched_feature_enabled(SCHED_FEATURE_MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD))
         return KUBE_OK;
     reqs = kube_arena_alloc(a, (sc->n_match_label_keys + n_orig) * sizeof(*reqs));
     if (!reqs)
@@ -92,9 +95,15 @@ static int add_constraint(pts_constraints *c, const kube_spread_constraint *sc, 
         return rc;
     t->topology_key = sc->topology_key;
     t->max_skew = sc->max_skew;
-    t->min_domains = sc->min_domains ? sc->min_domains : 1;
-    t->affinity_policy = sc->node_affinity_policy;
-    t->taints_policy = sc->node_taints_policy;
+    t->min_domains = 1;
+    if (sc->min_domains && sched_feature_enabled(SCHED_FEATURE_MIN_DOMAINS_IN_POD_TOPOLOGY_SPREAD))
+        t->min_domains = sc->min_domains;
+    t->affinity_policy = KUBE_POLICY_HONOR;
+    t->taints_policy = KUBE_POLICY_IGNORE;
+    if (sched_feature_enabled(SCHED_FEATURE_NODE_INCLUSION_POLICY_IN_POD_TOPOLOGY_SPREAD)) {
+        t->affinity_policy = sc->node_affinity_policy;
+        t->taints_policy = sc->node_taints_policy;
+    }
     t->key = key_index(c, sc->topology_key);
     t->self_match =
         kube_label_selector_matches(t->selector, pod->base.meta.labels, pod->base.meta.n_labels);

@@ -70,12 +70,12 @@ void plugin_tp_free(plugin_tp_table *t);
 
 /* PodTopologySpread's create() with the listers of helper.DefaultSelector
  * given: listers (borrowed, copied; its informers or stores must outlive
- * the instance) instead of informers added to h->svc.hub. NULL: as
- * create(), which adds the Service, ReplicationController, ReplicaSet and
- * StatefulSet informers to the hub when there are default constraints
- * (System defaulting, or List with some) and a hub. *self is freed by the
+ * the instance) instead of the informer factory's. NULL: as create(),
+ * which asks h->svc.informers for the Service, ReplicationController,
+ * ReplicaSet and StatefulSet listers when there are default constraints
+ * (System defaulting, or List with some) and a factory. *self is freed by the
  * descriptor's destroy. Returns KUBE_OK, KUBE_ECONFIG (args, message in
- * err), KUBE_ENOMEM or the hub's error (message in err). */
+ * err), KUBE_ENOMEM or the factory's error (message in err). */
 int plugin_pod_topology_spread_new(const cJSON *args, fw_handle *h,
                                    const kube_workload_listers *listers, void **self, char *err,
                                    size_t errlen);

@@ -23,9 +23,9 @@
  * ReplicationController, ReplicaSet or StatefulSet. An empty selector
  * means no default constraint, as for a KubeVirt virt-launcher pod (owned
  * by its VirtualMachineInstance) that no Service selects. When some
- * default constraint exists, create() adds informers for the four kinds
- * (kube/types/workload.h) to the scheduler's hub, as kube-scheduler's New()
- * registers their listers. With System defaulting, scoring a pod without
+ * default constraint exists, create() asks the scheduler's informer
+ * factory for the listers of the four kinds (kube/types/workload.h), as
+ * kube-scheduler's New() does. With System defaulting, scoring a pod without
  * constraints of its own does not require nodes to have every topology key
  * (requireAllTopologies): a node without a zone label still spreads by
  * hostname, its pods counting in the ("zone", "") domain.
@@ -258,7 +258,7 @@ static void destroy(void *self)
 }
 
 /* The listers of DefaultSelector: the given ones, or, when there are
- * default constraints and a hub, informers added to it. */
+ * default constraints and a factory, the factory's. */
 static int set_listers(pod_topology_spread *pl, const kube_workload_listers *listers, char *err,
                        size_t errlen)
 {
@@ -268,9 +268,9 @@ static int set_listers(pod_topology_spread *pl, const kube_workload_listers *lis
         pl->listers = *listers;
         return KUBE_OK;
     }
-    if (pl->n_defaults == 0 || !pl->h->svc.hub)
+    if (pl->n_defaults == 0 || !pl->h->svc.informers)
         return KUBE_OK;
-    if ((rc = kube_workload_listers_add(pl->h->svc.hub, &pl->listers)) != KUBE_OK)
+    if ((rc = kube_workload_listers_add(pl->h->svc.informers, &pl->listers)) != KUBE_OK)
         snprintf(err, errlen,
                  "adding the Service, ReplicationController, ReplicaSet and "
                  "StatefulSet informers: %s",

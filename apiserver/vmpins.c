@@ -1,0 +1,290 @@
+/*
+ * apiserver/vmpins.c - virtualmachinepins served from a VM informer: the
+ * informer and the audit Event recorder's lifecycle, the request's
+ * parameters, the selection from the store, and the answer. The contract
+ * is in vmpins.h; the rendering is in vmpins_render.c.
+ */
+#include "vmpins.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/machinery/informer.h"
+#include "kube/types/pin.h"
+#include "kube/util/array.h"
+#include "kube/util/errors.h"
+#include "status.h"
+
+#define SYNC_WAIT_MS 10000
+#define CT_JSON "application/json"
+
+struct apis_vmpins {
+    kube_hub *hub;
+    kube_informer *vms;
+    kube_recorder *recorder;
+    char *key;
+};
+
+int apis_vmpins_new(kube_client *c, const char *key, apis_vmpins **out)
+{
+    apis_vmpins *v = calloc(1, sizeof(*v));
+    kube_informer_options io = {.resource = &KUBE_RES_VMS, .codec = &kube_vm_codec};
+    kube_recorder_options ro;
+    int rc;
+
+    *out = NULL;
+    if (!v || !(v->key = kube_strdup(key ? key : KUBE_PIN_DEFAULT_KEY))) {
+        free(v);
+        return KUBE_ENOMEM;
+    }
+    kube_recorder_options_default(&ro);
+    ro.reporting_controller = "stickyvm-apiserver";
+    rc = kube_recorder_new(c, &ro, &v->recorder);
+    if (rc == KUBE_OK)
+        rc = kube_hub_new(c, &v->hub);
+    if (rc == KUBE_OK)
+        rc = kube_hub_add_informer(v->hub, &io, NULL, &v->vms);
+    if (rc == KUBE_OK)
+        rc = kube_hub_start(v->hub);
+    if (rc != KUBE_OK) {
+        apis_vmpins_free(v);
+        return rc;
+    }
+    *out = v;
+    return KUBE_OK;
+}
+
+void apis_vmpins_free(apis_vmpins *v)
+{
+    if (!v)
+        return;
+    kube_hub_free(v->hub);
+    kube_recorder_stop(v->recorder, 2000);
+    kube_recorder_free(v->recorder);
+    free(v->key);
+    free(v);
+}
+
+kube_recorder *apis_vmpins_recorder(apis_vmpins *v)
+{
+    return v ? v->recorder : NULL;
+}
+
+int apis_vmpins_copy_accept(const kube_httpreq_request *req, char **out)
+{
+    const char *a = kube_httpreq_header_get(req, "Accept");
+
+    *out = a ? kube_strdup(a) : NULL;
+    return a && !*out ? KUBE_ENOMEM : KUBE_OK;
+}
+
+/* ---- one request ---- */
+
+/* The VMs one request selects, and what selects them. */
+typedef struct selection {
+    const apis_vmpins *v;
+    const apis_route *r;
+    const apis_vmpins_filter *f;
+    kube_object **items;
+    size_t n, cap;
+    int rc;
+} selection;
+
+/* kube_informer_foreach() callback: keeps (a reference to) a VM of the
+ * route's namespace that the filter selects; out of memory stops it. */
+static void select_one(void *ud, kube_object *obj)
+{
+    selection *s = ud;
+    const kube_vm *vm = kube_vm_from(obj);
+
+    if (s->rc != KUBE_OK || !vm)
+        return;
+    if (s->r->namespace_[0] && strcmp(vm->base.meta.namespace_, s->r->namespace_) != 0)
+        return;
+    if (!apis_vmpins_filter_matches(s->f, vm, s->v->key))
+        return;
+    if ((s->rc = KUBE_ARRAY_RESERVE(s->items, s->cap, s->n + 1)) == KUBE_OK)
+        s->items[s->n++] = kube_object_ref(obj);
+}
+
+/* etcd's order: namespace, then name. */
+static int by_key(const void *a, const void *b)
+{
+    const kube_meta *x = &(*(kube_object *const *)a)->meta, *y = &(*(kube_object *const *)b)->meta;
+    int c = strcmp(x->namespace_, y->namespace_);
+
+    return c ? c : strcmp(x->name, y->name);
+}
+
+/* Drops the references taken and the array. */
+static void selection_free(selection *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        kube_object_unref(s->items[i]);
+    free(s->items);
+}
+
+/* Replaces body with a Status; returns code (500 when out of memory). */
+static int status(kube_buf *body, int code, const char *reason, const char *msg,
+                  const apis_status_details *d)
+{
+    kube_buf_reset(body);
+    return apis_status_json(body, code, reason, msg, d) == KUBE_OK ? code : 500;
+}
+
+/* Renders the selection (VMPIN: the one VM, or 404). */
+static int answer(const apis_vmpins *v, const apis_route *r, selection *s,
+                  const apis_vmpins_format *f, kube_buf *body)
+{
+    apis_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachinepins"};
+    char rv[64], msg[512];
+    int rc;
+
+    if (r->kind == APIS_ROUTE_VMPIN && s->n == 0) {
+        snprintf(msg, sizeof(msg), "virtualmachinepins." APIS_GROUP " \"%s\" not found", r->name);
+        return status(body, 404, "NotFound", msg, &d);
+    }
+    qsort(s->items, s->n, sizeof(*s->items), by_key);
+    if (r->kind == APIS_ROUTE_VMPIN)
+        kube_strlcpy(rv,
+                     s->items[0]->meta.resource_version ? s->items[0]->meta.resource_version : "",
+                     sizeof(rv));
+    else
+        kube_informer_last_rv(v->vms, rv, sizeof(rv));
+    rc = apis_vmpins_render((const kube_vm *const *)s->items, s->n, r->kind == APIS_ROUTE_VMPIN,
+                            v->key, rv, f, (int64_t)time(NULL), body);
+    return rc == KUBE_OK ? 200 : status(body, 500, "InternalError", "out of memory", NULL);
+}
+
+/* One query parameter into out ("" when absent). KUBE_OK or a 400. */
+static int param(const apis_route *r, const char *key, char *out, size_t n, kube_buf *body,
+                 int *code)
+{
+    char msg[160];
+    int rc = apis_query_param(r->query, key, out, n);
+
+    if (rc == KUBE_ENOTFOUND)
+        out[0] = '\0';
+    if (rc == KUBE_OK || rc == KUBE_ENOTFOUND)
+        return KUBE_OK;
+    snprintf(msg, sizeof(msg), "invalid value for the query parameter %s", key);
+    *code = status(body, 400, "BadRequest", msg, NULL);
+    return KUBE_EBADREQUEST;
+}
+
+/* includeObject: "" and Metadata, None, Object; else a 400. */
+static int include_param(const apis_route *r, apis_vmpins_format *f, kube_buf *body, int *code)
+{
+    char inc[64], msg[160];
+
+    if (param(r, "includeObject", inc, sizeof(inc), body, code) != KUBE_OK)
+        return KUBE_EBADREQUEST;
+    if (!*inc || !strcmp(inc, "Metadata"))
+        f->include = APIS_VMPINS_INCLUDE_METADATA;
+    else if (!strcmp(inc, "None"))
+        f->include = APIS_VMPINS_INCLUDE_NONE;
+    else if (!strcmp(inc, "Object"))
+        f->include = APIS_VMPINS_INCLUDE_OBJECT;
+    else {
+        snprintf(msg, sizeof(msg), "unrecognized includeObject value: \"%s\"", inc);
+        *code = status(body, 400, "BadRequest", msg, NULL);
+        return KUBE_EBADREQUEST;
+    }
+    return KUBE_OK;
+}
+
+/* The selectors of the query. KUBE_OK or a 400. */
+static int filter_params(const apis_route *r, apis_vmpins_filter *f, kube_buf *body, int *code)
+{
+    char labels[1024], fields[1024], msg[1200];
+    int rc = param(r, "labelSelector", labels, sizeof(labels), body, code);
+
+    if (rc == KUBE_OK)
+        rc = param(r, "fieldSelector", fields, sizeof(fields), body, code);
+    if (rc == KUBE_OK)
+        rc = apis_vmpins_filter_parse(labels, fields, f, msg, sizeof(msg));
+    if (rc == KUBE_EBADREQUEST && !*code)
+        *code = status(body, 400, "BadRequest", msg, NULL);
+    else if (rc == KUBE_ENOMEM)
+        *code = status(body, 500, "InternalError", "out of memory", NULL);
+    return rc;
+}
+
+/* ?watch=true: not served (405, as k8s.io/apiserver for a storage that
+ * cannot watch). Returns 1 when answered. */
+static int refuse_watch(const apis_route *r, kube_buf *body, int *code)
+{
+    apis_status_details d = {.group = APIS_GROUP, .kind = "virtualmachinepins"};
+    char w[16];
+
+    if (apis_query_param(r->query, "watch", w, sizeof(w)) != KUBE_OK || apis_parse_bool(w) != 1)
+        return 0;
+    *code = status(body, 405, "MethodNotAllowed",
+                   "watch is not supported on resources of kind "
+                   "\"virtualmachinepins." APIS_GROUP "\"",
+                   &d);
+    return 1;
+}
+
+/* The request's format and filter; 0 when answered (an error). */
+static int prepare(const apis_route *r, const char *accept, apis_vmpins_format *f,
+                   apis_vmpins_filter *flt, kube_buf *body, int *code)
+{
+    if (refuse_watch(r, body, code))
+        return 0;
+    if (apis_vmpins_accept_parse(accept, f) != KUBE_OK) {
+        *code = status(body, 406, "NotAcceptable",
+                       "only the following media types are accepted: application/json, "
+                       "application/json;as=Table;v=v1;g=meta.k8s.io, "
+                       "application/json;as=Table;v=v1beta1;g=meta.k8s.io",
+                       NULL);
+        return 0;
+    }
+    if (f->table_version && include_param(r, f, body, code) != KUBE_OK)
+        return 0;
+    if (r->kind == APIS_ROUTE_VMPIN)
+        return 1; /* a get ignores selectors */
+    return filter_params(r, flt, body, code) == KUBE_OK;
+}
+
+int apis_vmpins_serve(apis_vmpins *v, const apis_route *r, const char *accept,
+                      const char **content_type, kube_buf *body)
+{
+    apis_vmpins_format f = {0};
+    apis_vmpins_filter flt = {0};
+    selection s = {.v = v, .r = r, .f = &flt};
+    int code = 0;
+
+    *content_type = CT_JSON;
+    kube_buf_reset(body);
+    if (!v)
+        return status(body, 503, "ServiceUnavailable", "no connection to kube-apiserver", NULL);
+    if (!prepare(r, accept, &f, &flt, body, &code)) {
+        apis_vmpins_filter_free(&flt);
+        return code;
+    }
+    if (kube_hub_wait_synced(v->hub, SYNC_WAIT_MS) != KUBE_OK) {
+        apis_vmpins_filter_free(&flt);
+        return status(body, 503, "ServiceUnavailable", "the VirtualMachine cache is not synced yet",
+                      NULL);
+    }
+    if (r->kind == APIS_ROUTE_VMPIN) {
+        kube_object *obj = kube_informer_get(v->vms, r->namespace_, r->name);
+        if (obj)
+            select_one(&s, obj);
+        kube_object_unref(obj);
+    } else {
+        kube_informer_foreach(v->vms, select_one, &s);
+    }
+    code = s.rc == KUBE_OK ? answer(v, r, &s, &f, body)
+                           : status(body, 500, "InternalError", "out of memory", NULL);
+    if (f.table_version && code == 200)
+        *content_type = strcmp(f.table_version, "v1") == 0
+                            ? "application/json;as=Table;v=v1;g=meta.k8s.io"
+                            : "application/json;as=Table;v=v1beta1;g=meta.k8s.io";
+    selection_free(&s);
+    apis_vmpins_filter_free(&flt);
+    return code;
+}

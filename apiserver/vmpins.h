@@ -1,0 +1,118 @@
+/*
+ * apiserver/vmpins.h - the read-only resource virtualmachinepins
+ * (subresources.stickyvm.io/v1, kind VirtualMachinePin, short name vmpin):
+ * one object per VirtualMachine, served from a VM informer inside
+ * stickyvm-apiserver (never a GET per request), and the audit Event
+ * recorder the pin writes use.
+ *
+ * A VirtualMachinePin carries the VM's name, namespace, uid,
+ * resourceVersion, creationTimestamp and labels, and the pin record of
+ * kube/types/pin.h: node (null when unpinned), since (pinned-at), by
+ * (pinned-by) and reason (pin-reason: FirstPlacement, API, Migration),
+ * each null when absent.
+ *
+ *   GET .../virtualmachinepins                     list, all namespaces
+ *   GET .../namespaces/{ns}/virtualmachinepins     list, one namespace
+ *   GET .../namespaces/{ns}/virtualmachinepins/{n} get
+ *
+ * Lists are VirtualMachinePinList sorted by namespace and name, with the
+ * informer's resourceVersion. labelSelector selects on the VM's labels;
+ * fieldSelector on node (the pinned node, "" when unpinned),
+ * metadata.name and metadata.namespace (=, ==, !=; any other field is a
+ * 400 "field label not supported"). ?watch is answered 405 (watch is not
+ * served). With Accept application/json;as=Table;v=v1 (or v1beta1);
+ * g=meta.k8s.io the answer is a meta.k8s.io Table with the columns Name,
+ * Node, Since, By and Age, each row's object as includeObject asks (None,
+ * Metadata: a PartialObjectMetadata, the default; Object: the whole
+ * VirtualMachinePin; anything else 400). An Accept that allows neither
+ * JSON nor a Table is 406.
+ *
+ * Threads: apis_vmpins_serve() may block until the informer synced (at
+ * most 10 s, then 503): run it on a worker. Everything else is
+ * thread-safe.
+ * Memory: apis_vmpins_new() allocates and starts the informer and the
+ * recorder; apis_vmpins_free() stops and frees them. The client is
+ * borrowed and must outlive the object. Answers are appended to the
+ * caller's kube_buf.
+ */
+#ifndef APIS_VMPINS_H
+#define APIS_VMPINS_H
+
+#include <stdint.h>
+
+#include "kube/codec/selector.h"
+#include "kube/machinery/recorder.h"
+#include "kube/serving/httpreq.h"
+#include "kube/transport/client.h"
+#include "kube/types/kubevirt.h"
+#include "kube/util/buf.h"
+#include "request.h"
+
+typedef struct apis_vmpins apis_vmpins;
+
+/* Starts the VM informer and the Event recorder (reporting controller
+ * stickyvm-apiserver). key: the pin annotation (NULL: the default). */
+int apis_vmpins_new(kube_client *c, const char *key, apis_vmpins **out);
+void apis_vmpins_free(apis_vmpins *v);
+
+/* The audit Event recorder; NULL when v is NULL. */
+kube_recorder *apis_vmpins_recorder(apis_vmpins *v);
+
+/* A copy of req's Accept header into *out (NULL when absent). KUBE_OK or
+ * KUBE_ENOMEM. */
+int apis_vmpins_copy_accept(const kube_httpreq_request *req, char **out);
+
+/* Answers a VMPINS or VMPIN route (accept may be NULL): the body is
+ * appended to body, *content_type set (static), the HTTP code returned.
+ * v NULL answers 503. */
+int apis_vmpins_serve(apis_vmpins *v, const apis_route *r, const char *accept,
+                      const char **content_type, kube_buf *body);
+
+/* ---- the pure pieces, for tests ---- */
+
+typedef enum apis_vmpins_include {
+    APIS_VMPINS_INCLUDE_METADATA = 0,
+    APIS_VMPINS_INCLUDE_NONE,
+    APIS_VMPINS_INCLUDE_OBJECT,
+} apis_vmpins_include;
+
+typedef struct apis_vmpins_format {
+    const char *table_version; /* NULL: plain JSON; "v1" or "v1beta1": a Table */
+    apis_vmpins_include include;
+} apis_vmpins_format;
+
+/* Reads an Accept header (NULL or "": JSON) into f->table_version.
+ * KUBE_OK, or KUBE_EINVAL when no media range is served (406). */
+int apis_vmpins_accept_parse(const char *accept, apis_vmpins_format *f);
+
+/* What one request selects. */
+typedef struct apis_vmpins_filter {
+    kube_label_selector *labels; /* NULL: everything */
+    kube_label_selector *fields; /* NULL: everything */
+} apis_vmpins_filter;
+
+/* Parses labelSelector and fieldSelector (either may be NULL). KUBE_OK, or
+ * KUBE_EBADREQUEST with msg (size n) for the 400, or KUBE_ENOMEM. Free
+ * with apis_vmpins_filter_free() in every case. */
+int apis_vmpins_filter_parse(const char *labels, const char *fields, apis_vmpins_filter *f,
+                             char *msg, size_t n);
+void apis_vmpins_filter_free(apis_vmpins_filter *f);
+/* 1 when vm (pinned under key) is selected. */
+int apis_vmpins_filter_matches(const apis_vmpins_filter *f, const kube_vm *vm, const char *key);
+
+/* The VirtualMachinePin of vm under key, a cJSON tree the caller frees
+ * (NULL when out of memory). */
+cJSON *apis_vmpin_object(const kube_vm *vm, const char *key);
+
+/* Renders vms[0..n) (the VMs selected, in order) as f asks: a list
+ * (VirtualMachinePinList with resourceVersion rv) or, when single, the one
+ * object; or a Table. now_s: the clock for the Since and Age cells.
+ * KUBE_OK or KUBE_ENOMEM. */
+int apis_vmpins_render(const kube_vm *const *vms, size_t n, int single, const char *key,
+                       const char *rv, const apis_vmpins_format *f, int64_t now_s, kube_buf *out);
+
+/* duration.HumanDuration of k8s.io/apimachinery (kubectl's AGE): "45s",
+ * "5m30s", "3h", "2d4h", "3y"... of secs seconds, into out (size n). */
+void apis_human_duration(int64_t secs, char *out, size_t n);
+
+#endif

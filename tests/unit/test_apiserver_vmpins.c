@@ -1,0 +1,354 @@
+/*
+ * tests/unit/test_apiserver_vmpins.c - the pure pieces of
+ * virtualmachinepins (Accept, selectors, objects, Tables, durations) and of
+ * the local-volume check of /pin (claims, a PV's home node).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "apiserver/discovery.h"
+#include "apiserver/pinvolumes.h"
+#include "apiserver/vmpins.h"
+#include "kube/types/pin.h"
+#include "kube/util/errors.h"
+
+#define NOW 1800000000 /* 2027-01-15T08:00:00Z */
+
+static kube_object *vm_object(const char *json)
+{
+    cJSON *j = cJSON_Parse(json);
+    kube_object *obj = NULL;
+
+    assert_non_null(j);
+    assert_int_equal(kube_vm_codec.decode(j, &obj), KUBE_OK);
+    cJSON_Delete(j);
+    return obj;
+}
+
+/* vm-1 in ns-a, labels app=db, pinned to node-3 by alice 90 s before NOW,
+ * created a day and 2 hours before NOW. */
+static kube_object *pinned_vm(void)
+{
+    return vm_object("{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\","
+                     "\"metadata\":{\"name\":\"vm-1\",\"namespace\":\"ns-a\",\"uid\":\"u1\","
+                     "\"resourceVersion\":\"42\",\"creationTimestamp\":\"2027-01-14T06:00:00Z\","
+                     "\"labels\":{\"app\":\"db\"},\"annotations\":{"
+                     "\"stickyvm.io/node\":\"node-3\","
+                     "\"stickyvm.io/pinned-at\":\"2027-01-15T07:58:30Z\","
+                     "\"stickyvm.io/pinned-by\":\"alice\",\"stickyvm.io/pin-reason\":\"API\"}},"
+                     "\"spec\":{}}");
+}
+
+static kube_object *unpinned_vm(void)
+{
+    return vm_object("{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\","
+                     "\"metadata\":{\"name\":\"vm-2\",\"namespace\":\"ns-b\","
+                     "\"creationTimestamp\":\"2027-01-15T07:00:00Z\"},\"spec\":{}}");
+}
+
+static void reads_accept_headers(void **state)
+{
+    apis_vmpins_format f;
+    (void)state;
+
+    assert_int_equal(apis_vmpins_accept_parse(NULL, &f), KUBE_OK);
+    assert_null(f.table_version);
+    assert_int_equal(apis_vmpins_accept_parse("application/json;as=Table;v=v1;g=meta.k8s.io,"
+                                              "application/json;as=Table;v=v1beta1;g=meta.k8s.io,"
+                                              "application/json",
+                                              &f),
+                     KUBE_OK);
+    assert_string_equal(f.table_version, "v1");
+    assert_int_equal(
+        apis_vmpins_accept_parse("application/json; as=Table; v=v1beta1; g=meta.k8s.io, */*", &f),
+        KUBE_OK);
+    assert_string_equal(f.table_version, "v1beta1");
+    assert_int_equal(
+        apis_vmpins_accept_parse("application/json;as=Table;v=v2;g=meta.k8s.io,*/*", &f), KUBE_OK);
+    assert_null(f.table_version);
+    assert_int_equal(apis_vmpins_accept_parse("application/json;as=Table;v=v2;g=meta.k8s.io", &f),
+                     KUBE_EINVAL);
+    assert_int_equal(apis_vmpins_accept_parse("application/yaml", &f), KUBE_EINVAL);
+}
+
+static void selects_by_fields_and_labels(void **state)
+{
+    kube_object *a = pinned_vm(), *b = unpinned_vm();
+    const kube_vm *va = kube_vm_from(a), *vb = kube_vm_from(b);
+    apis_vmpins_filter f;
+    char msg[256];
+    (void)state;
+
+    assert_int_equal(apis_vmpins_filter_parse(NULL, "node=node-3", &f, msg, sizeof(msg)), KUBE_OK);
+    assert_true(apis_vmpins_filter_matches(&f, va, KUBE_PIN_DEFAULT_KEY));
+    assert_false(apis_vmpins_filter_matches(&f, vb, KUBE_PIN_DEFAULT_KEY));
+    assert_false(apis_vmpins_filter_matches(&f, va, "example.com/other"));
+    apis_vmpins_filter_free(&f);
+
+    assert_int_equal(
+        apis_vmpins_filter_parse(NULL, "node==,metadata.namespace!=ns-a", &f, msg, sizeof(msg)),
+        KUBE_OK);
+    assert_false(apis_vmpins_filter_matches(&f, va, KUBE_PIN_DEFAULT_KEY));
+    assert_true(apis_vmpins_filter_matches(&f, vb, KUBE_PIN_DEFAULT_KEY));
+    apis_vmpins_filter_free(&f);
+
+    assert_int_equal(
+        apis_vmpins_filter_parse("app in (db,web)", "metadata.name=vm-1", &f, msg, sizeof(msg)),
+        KUBE_OK);
+    assert_true(apis_vmpins_filter_matches(&f, va, KUBE_PIN_DEFAULT_KEY));
+    assert_false(apis_vmpins_filter_matches(&f, vb, KUBE_PIN_DEFAULT_KEY));
+    apis_vmpins_filter_free(&f);
+
+    assert_int_equal(apis_vmpins_filter_parse(NULL, "spec.nodeName=x", &f, msg, sizeof(msg)),
+                     KUBE_EBADREQUEST);
+    assert_string_equal(msg, "field label not supported: spec.nodeName");
+    apis_vmpins_filter_free(&f);
+    assert_int_equal(apis_vmpins_filter_parse(NULL, "node in (a,b)", &f, msg, sizeof(msg)),
+                     KUBE_EBADREQUEST);
+    apis_vmpins_filter_free(&f);
+    assert_int_equal(apis_vmpins_filter_parse("a=(", NULL, &f, msg, sizeof(msg)), KUBE_EBADREQUEST);
+    apis_vmpins_filter_free(&f);
+    kube_object_unref(a);
+    kube_object_unref(b);
+}
+
+static void renders_objects(void **state)
+{
+    kube_object *a = pinned_vm(), *b = unpinned_vm();
+    cJSON *o = apis_vmpin_object(kube_vm_from(a), KUBE_PIN_DEFAULT_KEY), *md;
+    (void)state;
+
+    assert_string_equal(cJSON_GetObjectItem(o, "kind")->valuestring, "VirtualMachinePin");
+    assert_string_equal(cJSON_GetObjectItem(o, "node")->valuestring, "node-3");
+    assert_string_equal(cJSON_GetObjectItem(o, "since")->valuestring, "2027-01-15T07:58:30Z");
+    assert_string_equal(cJSON_GetObjectItem(o, "by")->valuestring, "alice");
+    assert_string_equal(cJSON_GetObjectItem(o, "reason")->valuestring, "API");
+    md = cJSON_GetObjectItem(o, "metadata");
+    assert_string_equal(cJSON_GetObjectItem(md, "namespace")->valuestring, "ns-a");
+    assert_string_equal(cJSON_GetObjectItem(md, "creationTimestamp")->valuestring,
+                        "2027-01-14T06:00:00Z");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(md, "labels"), "app")->valuestring,
+                        "db");
+    cJSON_Delete(o);
+    o = apis_vmpin_object(kube_vm_from(b), KUBE_PIN_DEFAULT_KEY);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(o, "node")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(o, "by")));
+    cJSON_Delete(o);
+    kube_object_unref(a);
+    kube_object_unref(b);
+}
+
+static cJSON *render(const kube_vm *const *vms, size_t n, int single, const apis_vmpins_format *f)
+{
+    kube_buf b = KUBE_BUF_INIT;
+    cJSON *j;
+
+    assert_int_equal(apis_vmpins_render(vms, n, single, KUBE_PIN_DEFAULT_KEY, "77", f, NOW, &b),
+                     KUBE_OK);
+    j = cJSON_Parse(b.data);
+    kube_buf_free(&b);
+    assert_non_null(j);
+    return j;
+}
+
+static const char *cell(const cJSON *t, int row, int col)
+{
+    const cJSON *r = cJSON_GetArrayItem(cJSON_GetObjectItem(t, "rows"), row);
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(r, "cells"), col)->valuestring;
+}
+
+static const cJSON *row_object(const cJSON *t, int row)
+{
+    return cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(t, "rows"), row), "object");
+}
+
+static void renders_lists_and_tables(void **state)
+{
+    kube_object *a = pinned_vm(), *b = unpinned_vm();
+    const kube_vm *vms[] = {kube_vm_from(a), kube_vm_from(b)};
+    apis_vmpins_format json = {0}, table = {.table_version = "v1"};
+    cJSON *j;
+    (void)state;
+
+    j = render(vms, 2, 0, &json);
+    assert_string_equal(cJSON_GetObjectItem(j, "kind")->valuestring, "VirtualMachinePinList");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "resourceVersion")->valuestring,
+        "77");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "items")), 2);
+    cJSON_Delete(j);
+
+    j = render(vms, 2, 0, &table);
+    assert_string_equal(cJSON_GetObjectItem(j, "kind")->valuestring, "Table");
+    assert_string_equal(cJSON_GetObjectItem(j, "apiVersion")->valuestring, "meta.k8s.io/v1");
+    assert_string_equal(cell(j, 0, 0), "vm-1");
+    assert_string_equal(cell(j, 0, 1), "node-3");
+    assert_string_equal(cell(j, 0, 2), "90s");
+    assert_string_equal(cell(j, 0, 3), "alice");
+    assert_string_equal(cell(j, 0, 4), "26h");
+    assert_string_equal(cell(j, 1, 1), "<none>");
+    assert_string_equal(cell(j, 1, 2), "<none>");
+    assert_string_equal(cell(j, 1, 4), "60m");
+    assert_string_equal(cJSON_GetObjectItem(row_object(j, 0), "kind")->valuestring,
+                        "PartialObjectMetadata");
+    cJSON_Delete(j);
+
+    table.table_version = "v1beta1";
+    table.include = APIS_VMPINS_INCLUDE_NONE;
+    j = render(vms, 1, 1, &table);
+    assert_string_equal(cJSON_GetObjectItem(j, "apiVersion")->valuestring, "meta.k8s.io/v1beta1");
+    assert_null(row_object(j, 0));
+    cJSON_Delete(j);
+    table.include = APIS_VMPINS_INCLUDE_OBJECT;
+    j = render(vms, 1, 1, &table);
+    assert_string_equal(cJSON_GetObjectItem(row_object(j, 0), "kind")->valuestring,
+                        "VirtualMachinePin");
+    cJSON_Delete(j);
+    j = render(vms, 1, 1, &json);
+    assert_string_equal(cJSON_GetObjectItem(j, "kind")->valuestring, "VirtualMachinePin");
+    cJSON_Delete(j);
+    kube_object_unref(a);
+    kube_object_unref(b);
+}
+
+static void formats_human_durations(void **state)
+{
+    static const struct {
+        long long secs;
+        const char *want;
+    } cases[] = {{-5, "<invalid>"},
+                 {-1, "0s"},
+                 {0, "0s"},
+                 {119, "119s"},
+                 {150, "2m30s"},
+                 {600, "10m"},
+                 {10799, "179m"},
+                 {3 * 3600 + 60, "3h1m"},
+                 {8 * 3600, "8h"},
+                 {47 * 3600, "47h"},
+                 {50 * 3600, "2d2h"},
+                 {8 * 86400, "8d"},
+                 {800 * 86400LL, "2y70d"},
+                 {9 * 365 * 86400LL, "9y"}};
+    char out[32];
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        apis_human_duration(cases[i].secs, out, sizeof(out));
+        if (strcmp(out, cases[i].want) != 0)
+            fail_msg("%lld s: %s, want %s", cases[i].secs, out, cases[i].want);
+    }
+}
+
+static void collects_claims(void **state)
+{
+    cJSON *vm =
+        cJSON_Parse("{\"spec\":{\"template\":{\"spec\":{\"volumes\":["
+                    "{\"name\":\"root\",\"dataVolume\":{\"name\":\"root-dv\"}},"
+                    "{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":\"data-pvc\"}},"
+                    "{\"name\":\"cloudinit\",\"cloudInitNoCloud\":{}}]}}}}");
+    cJSON *vmi = cJSON_Parse(
+        "{\"spec\":{\"volumes\":[{\"name\":\"root\",\"dataVolume\":{\"name\":\"root-dv\"}},"
+        "{\"name\":\"hp1\",\"persistentVolumeClaim\":{\"claimName\":\"hot-1\"}}]},"
+        "\"status\":{\"volumeStatus\":[{\"name\":\"hp2\",\"hotplugVolume\":{},"
+        "\"persistentVolumeClaimInfo\":{\"claimName\":\"hot-2\"}},{\"name\":\"cloudinit\"}]}}");
+    apis_pin_claims cl = {.n = 0};
+    (void)state;
+
+    apis_pin_claims_collect(vm, vmi, &cl);
+    assert_int_equal(cl.n, 4);
+    assert_string_equal(cl.items[0].claim, "root-dv");
+    assert_string_equal(cl.items[0].volume, "root");
+    assert_string_equal(cl.items[1].claim, "data-pvc");
+    assert_string_equal(cl.items[2].claim, "hot-1");
+    assert_string_equal(cl.items[3].claim, "hot-2");
+    assert_string_equal(cl.items[3].volume, "hp2");
+    cJSON_Delete(vm);
+    cJSON_Delete(vmi);
+}
+
+static kube_object *pv_object(const char *affinity)
+{
+    char json[1024];
+    cJSON *j;
+    kube_object *obj = NULL;
+
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"pv\"},"
+             "\"spec\":{\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[%s]}}}}",
+             affinity);
+    j = cJSON_Parse(json);
+    assert_int_equal(kube_pv_codec.decode(j, &obj), KUBE_OK);
+    cJSON_Delete(j);
+    return obj;
+}
+
+static void finds_the_node_a_volume_lives_on(void **state)
+{
+    kube_object *pv = pv_object("{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\","
+                                "\"operator\":\"In\",\"values\":[\"node-1\"]}]}");
+    kube_kv on_1[] = {{"kubernetes.io/hostname", "node-1"}};
+    kube_kv on_2[] = {{"kubernetes.io/hostname", "node-2"}};
+    (void)state;
+
+    assert_string_equal(apis_pin_pv_home(kube_pv_from(pv)), "node-1");
+    assert_true(kube_pv_node_affinity_matches(kube_pv_from(pv), on_1, 1));
+    assert_false(kube_pv_node_affinity_matches(kube_pv_from(pv), on_2, 1));
+    kube_object_unref(pv);
+    pv = pv_object("{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\","
+                   "\"values\":[\"node-7\"]}]}");
+    assert_string_equal(apis_pin_pv_home(kube_pv_from(pv)), "node-7");
+    kube_object_unref(pv);
+    pv = pv_object("{\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\","
+                   "\"operator\":\"In\",\"values\":[\"z1\"]}]}");
+    assert_null(apis_pin_pv_home(kube_pv_from(pv)));
+    kube_object_unref(pv);
+}
+
+/* What kubectl needs to resolve "kubectl get vmpin", and kubectl explain. */
+static void discovery_and_openapi_describe_vmpins(void **state)
+{
+    cJSON *d = cJSON_Parse(apis_discovery_resource_list(NULL)), *r, *found = NULL;
+    cJSON *o = cJSON_Parse(apis_openapi_v2(NULL));
+    (void)state;
+
+    cJSON_ArrayForEach(r,
+                       cJSON_GetObjectItem(
+                           d, "resources")) if (!strcmp(cJSON_GetObjectItem(r, "name")->valuestring,
+                                                        "virtualmachinepins")) found = r;
+    assert_non_null(found);
+    assert_string_equal(cJSON_GetObjectItem(found, "singularName")->valuestring,
+                        "virtualmachinepin");
+    assert_string_equal(cJSON_GetObjectItem(found, "kind")->valuestring, "VirtualMachinePin");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(found, "namespaced")));
+    assert_string_equal(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(found, "shortNames"), 0)->valuestring, "vmpin");
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(found, "verbs"), 1)->valuestring,
+                        "list");
+    assert_non_null(cJSON_GetObjectItem(
+        cJSON_GetObjectItem(o, "paths"),
+        "/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachinepins"));
+    assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "definitions"),
+                                        "io.stickyvm.subresources.v1.VirtualMachinePinList"));
+    cJSON_Delete(d);
+    cJSON_Delete(o);
+}
+
+int test_group_apiserver_vmpins(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reads_accept_headers),
+        cmocka_unit_test(selects_by_fields_and_labels),
+        cmocka_unit_test(renders_objects),
+        cmocka_unit_test(renders_lists_and_tables),
+        cmocka_unit_test(formats_human_durations),
+        cmocka_unit_test(collects_claims),
+        cmocka_unit_test(finds_the_node_a_volume_lives_on),
+        cmocka_unit_test(discovery_and_openapi_describe_vmpins),
+    };
+    return cmocka_run_group_tests_name("apiserver_vmpins", tests, NULL, NULL);
+}
