@@ -4,6 +4,8 @@
 # (manifests/Kustomization, image stickyvm/stickyvm):
 #   /usr/local/bin/stickyvm-scheduler   (Deployment stickyvm-scheduler)
 #   /usr/local/bin/stickyvm-apiserver   (Deployment stickyvm-apiserver)
+# and the kubectl plugin, for copying out of the image:
+#   /usr/local/bin/kubectl-stickyvm     (docker cp, or COPY --from=...)
 #
 #   docker build -t registry.example.com/stickyvm:v0.1.0 .
 #
@@ -24,11 +26,12 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-# Only the two daemons; tests, the emulator and benchmarks are not built
-# (CMake still wants cmocka to configure the test targets).
+# Only the two daemons and the kubectl plugin; tests, the emulator and
+# benchmarks are not built (CMake still wants cmocka to configure the test
+# targets).
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
- && cmake --build /build -j"$(nproc)" --target stickyvm-scheduler stickyvm-apiserver \
- && strip --strip-debug /build/stickyvm-scheduler /build/stickyvm-apiserver
+ && cmake --build /build -j"$(nproc)" --target stickyvm-scheduler stickyvm-apiserver kubectl-stickyvm \
+ && strip --strip-debug /build/stickyvm-scheduler /build/stickyvm-apiserver /build/kubectl-stickyvm
 
 # ---- runtime: only the shared libraries the binaries link (the cluster CA
 # comes from the ServiceAccount mount, no system CA bundle is needed)
@@ -37,7 +40,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libcurl4 libwebsockets17 libcjson1 libssl3 libyaml-0-2 \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=build /build/stickyvm-scheduler /build/stickyvm-apiserver /usr/local/bin/
+COPY --from=build /build/stickyvm-scheduler /build/stickyvm-apiserver /build/kubectl-stickyvm /usr/local/bin/
 USER 65532:65532
 EXPOSE 10259 8443
 ENTRYPOINT ["/usr/local/bin/stickyvm-apiserver"]

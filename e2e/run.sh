@@ -28,7 +28,9 @@
 # load, 9 a custom pin key (local mode: the key changed in the manifests'
 # one place, pin?node=X, the restart lands on X), rbac (the daemons'
 # ServiceAccounts have what the code uses and no more; no 403 in their
-# logs), drain (kubectl drain of a pinned VM's node; skipped until
+# logs), plugin (kubectl stickyvm with kubectl-stickyvm from --build-dir or
+# PATH: usage, list, pin --dry-run, pin --node, unpin, why on a cordoned
+# pinned node), drain (kubectl drain of a pinned VM's node; skipped until
 # kubectl-stickyvm is on PATH and pods/eviction is served; against a
 # cluster only with E2E_DRAIN=1).
 #
@@ -51,6 +53,8 @@ source "$E2E_ROOT/e2e/lib/local.sh"
 source "$E2E_ROOT/e2e/lib/cluster.sh"
 # shellcheck source=lib/scenarios.sh
 source "$E2E_ROOT/e2e/lib/scenarios.sh"
+# shellcheck source=lib/scenario_plugin.sh
+source "$E2E_ROOT/e2e/lib/scenario_plugin.sh"
 
 E2E_NS=stickyvm-e2e
 E2E_TIMEOUT=${E2E_TIMEOUT:-120}
@@ -73,6 +77,11 @@ while [ $# -gt 0 ]; do
     shift
 done
 command -v kubectl >/dev/null || die "kubectl is required (scripts/deps.sh installs it)"
+# the kubectl plugin of the build first on PATH (scenario plugin)
+if [ -x "$build_dir/kubectl-stickyvm" ]; then
+    PATH=$(cd "$build_dir" && pwd):$PATH
+    export PATH
+fi
 
 E2E_WORK=$(mktemp -d "${TMPDIR:-/tmp}/stickyvm-e2e.XXXXXX")
 if [ -n "${KUBECONFIG:-}" ]; then
@@ -248,6 +257,7 @@ run 3 "unpin through kubectl get --raw; the next start pins again" scenario_unpi
 run 4 "pin?node=X moves the pin; the next restarts land on X" scenario_pin_node
 run 5 "errors through kubectl: missing VM 404, forbidden user 403, bad node 422" scenario_errors
 run 6 "the pinned node is cordoned: the pod waits with FailedScheduling, binds when uncordoned" scenario_cordon
+run plugin "kubectl stickyvm: help, list (-A, --node, -o json), pin --dry-run, pin --node, unpin, why" scenario_plugin
 run 7 "the scheduler leader is killed: the other replica takes over" scenario_leader_killed
 run 8 "stickyvm-apiserver restarted under load: no pin request lost or doubled" scenario_apiserver_restart
 run 9 "a custom pin key: pin?node=X through the aggregation path, the restart lands on X" scenario_custom_key

@@ -269,10 +269,10 @@ if [ "$deps" = 1 ]; then
     step "Installing the dependencies (scripts/deps.sh)"
     scripts/deps.sh || die "scripts/deps.sh failed"
 fi
-step "Building stickyvm-emulator, stickyvm-scheduler and stickyvm-apiserver in $build_dir/"
+step "Building stickyvm-emulator, stickyvm-scheduler, stickyvm-apiserver and kubectl-stickyvm in $build_dir/"
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || die "cmake failed"
 cmake --build "$build_dir" -j"$(nproc)" --target stickyvm-emulator stickyvm-scheduler \
-    stickyvm-apiserver >"${TMPDIR:-/tmp}/stickyvm-demo-build.log" 2>&1 ||
+    stickyvm-apiserver kubectl-stickyvm >"${TMPDIR:-/tmp}/stickyvm-demo-build.log" 2>&1 ||
     die "the build failed: see ${TMPDIR:-/tmp}/stickyvm-demo-build.log"
 
 LOCAL_DIR=$(mktemp -d "${TMPDIR:-/tmp}/stickyvm-demo.XXXXXX")
@@ -354,6 +354,10 @@ try_drain=""
 "
 cat <<EOF
     export KUBECONFIG=$KUBECONFIG
+    export PATH=$LOCAL_BIN:\$PATH      # the kubectl plugin: kubectl stickyvm
+    kubectl stickyvm list -A                                        # every pin
+    kubectl stickyvm pin vm-web -n $NS --node node-2 --dry-run
+    kubectl stickyvm why vm-web -n $NS                              # what keeps it from running
     kubectl -n $NS get vm -o custom-columns='VM:.metadata.name,PINNED TO:.metadata.annotations.stickyvm\\.io/node'
     kubectl -n $NS get pods -o wide
     kubectl -n $NS delete pod -l vm.kubevirt.io/name=vm-web        # comes back to the same node

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the three binaries the e2e suite runs (stickyvm-emulator,
-# stickyvm-scheduler, stickyvm-apiserver) and runs e2e/run.sh against the
+# Builds the binaries the e2e suite runs (stickyvm-emulator,
+# stickyvm-scheduler, stickyvm-apiserver, and the kubectl plugin
+# kubectl-stickyvm) and runs e2e/run.sh against the
 # local emulator - never against a cluster, whatever KUBECONFIG says (run
 # e2e/run.sh yourself for that). The build's output goes to
 # <build dir>/e2e-build.log.
@@ -14,7 +15,8 @@ command -v kubectl >/dev/null || scripts/deps.sh
 log=$dir/e2e-build.log
 build() {
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTICKYVM_WERROR=ON &&
-        cmake --build "$dir" -j"$jobs" --target stickyvm-emulator stickyvm-scheduler stickyvm-apiserver
+        cmake --build "$dir" -j"$jobs" --target stickyvm-emulator stickyvm-scheduler stickyvm-apiserver \
+            kubectl-stickyvm
 }
 mkdir -p "$dir"
 if ! build >"$log" 2>&1; then

@@ -90,6 +90,8 @@
     UNIT(apiserver_misc)                                      \
     UNIT(apiserver_vmpins)                                    \
     INTEGRATION(apiserver_integration)                        \
+    UNIT(kubectl_plugin)                                      \
+    INTEGRATION(kubectl_plugin_integration)                   \
     /* both secure ports under hostile clients */             \
     INTEGRATION(server_hardening)                             \
     /* a new group goes in the block of its subsystem */

@@ -288,18 +288,24 @@ static int config_fall_back(const char *env, kube_config **out, char *err, size_
 
 int kube_config_load(const char *kubeconfig_flag, kube_config **out, char *err, size_t errlen)
 {
+    return kube_config_load_context(kubeconfig_flag, NULL, out, err, errlen);
+}
+
+int kube_config_load_context(const char *kubeconfig_flag, const char *context, kube_config **out,
+                             char *err, size_t errlen)
+{
     const char *env = getenv("KUBECONFIG");
     kc_set s;
     int rc;
 
     *out = NULL;
     if (kubeconfig_flag && *kubeconfig_flag)
-        return kube_config_from_file(kubeconfig_flag, out, err, errlen);
+        return kube_config_file_context(kubeconfig_flag, context, out, err, errlen);
     if (!env || !*env)
         return kube_config_in_cluster(out, err, errlen);
     rc = kube_config_files_from_list(&s, env, err, errlen);
     if (rc == KUBE_OK && s.n > 0)
-        rc = kube_config_files_build(&s, out);
+        rc = kube_config_files_build(&s, context, out);
     else if (rc == KUBE_OK)
         rc = config_fall_back(env, out, err, errlen);
     kube_config_files_free(&s);

@@ -55,6 +55,13 @@ typedef struct kube_tls kube_tls;
  * message naming the file and field into err (may be NULL). */
 int kube_config_load(const char *kubeconfig_flag, kube_config **out, char *err, size_t errlen);
 
+/* kube_config_load() of the named context (kubectl's --context) instead of
+ * current-context; NULL or "" is the current-context. The context must
+ * exist (KUBE_ECONFIG naming "--context"); in-cluster configuration has no
+ * contexts and ignores it. */
+int kube_config_load_context(const char *kubeconfig_flag, const char *context, kube_config **out,
+                             char *err, size_t errlen);
+
 /* Loads one kubeconfig file (its current-context), not split on ':'. An
  * empty file is an error here. Same error contract. */
 int kube_config_from_file(const char *path, kube_config **out, char *err, size_t errlen);

@@ -119,8 +119,12 @@ void kube_config_files_free(kc_set *s);
  * released by the caller with kube_config_files_free(), also after a failure. */
 int kube_config_files_from_list(kc_set *s, const char *list, char *err, size_t errlen);
 
-/* Builds the configuration of the set's current context into *out; its
- * source is the set's file list. */
-int kube_config_files_build(kc_set *s, kube_config **out);
+/* Builds the configuration of the set's current context (or of context,
+ * when not NULL or "") into *out; its source is the set's file list. */
+int kube_config_files_build(kc_set *s, const char *context, kube_config **out);
+
+/* kube_config_from_file() of the named context (NULL or "": current). */
+int kube_config_file_context(const char *path, const char *context, kube_config **out, char *err,
+                             size_t errlen);
 
 #endif

@@ -620,16 +620,18 @@ static int kc_follow(kc_set *s, const kc_entry *ctx, const char *ref_key, const 
     return kc_set_find(s, list_key, ref_key, name, l, field, out);
 }
 
-/* Follows current-context to its namespace, cluster and user. */
-static int kc_load_context(kc_set *s, kube_config *cfg)
+/* Follows current-context (or the context named, kubectl's --context) to
+ * its namespace, cluster and user. */
+static int kc_load_context(kc_set *s, const char *named, kube_config *cfg)
 {
     kc_entry ctx, cluster, user;
-    kc_loader *owner = NULL;
-    const char *current = NULL;
-    int rc = kc_set_current(s, &owner, &current);
+    kc_loader *owner = &s->files[0];
+    const char *current = named;
+    int rc = named && *named ? KUBE_OK : kc_set_current(s, &owner, &current);
 
     if (rc == KUBE_OK)
-        rc = kc_set_find(s, "contexts", "context", current, owner, "current-context", &ctx);
+        rc = kc_set_find(s, "contexts", "context", current, owner,
+                         named && *named ? "--context" : "current-context", &ctx);
     if (rc == KUBE_OK)
         rc = kc_load_namespace(&ctx, cfg);
     if (rc == KUBE_OK)
@@ -645,10 +647,10 @@ static int kc_load_context(kc_set *s, kube_config *cfg)
 
 /* Builds the configuration of the set's current context into *out; its
  * source is the set's file list. */
-int kube_config_files_build(kc_set *s, kube_config **out)
+int kube_config_files_build(kc_set *s, const char *context, kube_config **out)
 {
     kube_config *cfg = kube_config_alloc(s->source.data);
-    int rc = cfg ? kc_load_context(s, cfg) : KUBE_ENOMEM;
+    int rc = cfg ? kc_load_context(s, context, cfg) : KUBE_ENOMEM;
 
     if (rc != KUBE_OK) {
         kube_config_free(cfg);
@@ -660,6 +662,12 @@ int kube_config_files_build(kc_set *s, kube_config **out)
 
 int kube_config_from_file(const char *path, kube_config **out, char *err, size_t errlen)
 {
+    return kube_config_file_context(path, NULL, out, err, errlen);
+}
+
+int kube_config_file_context(const char *path, const char *context, kube_config **out, char *err,
+                             size_t errlen)
+{
     kc_set s;
     int rc;
 
@@ -670,7 +678,7 @@ int kube_config_from_file(const char *path, kube_config **out, char *err, size_t
     if (rc == KUBE_OK)
         rc = kc_set_add(&s, path, 0);
     if (rc == KUBE_OK)
-        rc = kube_config_files_build(&s, out);
+        rc = kube_config_files_build(&s, context, out);
     kube_config_files_free(&s);
     return rc;
 }

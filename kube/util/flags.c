@@ -192,6 +192,67 @@ int kube_flags_parse(const kube_flag *flags, size_t n, int argc, char *const *ar
     return kube_flags_parse_ext(flags, n, argc, argv, dst, NULL, err, errlen);
 }
 
+/* The long name a shorthand letter stands for, or NULL. */
+static const char *short_name(const kube_flag_short *shorts, size_t nshort, char letter)
+{
+    for (size_t i = 0; i < nshort; i++)
+        if (shorts[i].letter == letter)
+            return shorts[i].name;
+    return NULL;
+}
+
+/* argv[i] with a shorthand spelled out ("-n" -> "--namespace", "-nx" and
+ * "-n=x" -> "--namespace=x") into *out (allocated), or *out NULL when
+ * argv[i] is no shorthand. KUBE_OK or KUBE_ENOMEM. */
+static int expand_short(const kube_flag *flags, size_t n, const kube_flag_short *shorts,
+                        size_t nshort, const char *a, char **out)
+{
+    const char *name = a[0] == '-' && a[1] && a[1] != '-' ? short_name(shorts, nshort, a[1]) : NULL;
+    kube_buf b = KUBE_BUF_INIT;
+    *out = NULL;
+    if (!name)
+        return KUBE_OK;
+    const kube_flag *f = find(flags, n, name, strlen(name));
+    const char *rest = a + 2;
+    int rc = kube_buf_printf(&b, "--%s", name);
+    if (rc == KUBE_OK && *rest)
+        rc = kube_buf_printf(
+            &b, "=%s",
+            *rest == '=' || (f && f->kind == KUBE_FLAG_BOOL) ? rest + (*rest == '=') : rest);
+    if (rc == KUBE_OK && !(*out = kube_buf_take(&b)))
+        rc = KUBE_ENOMEM;
+    kube_buf_free(&b);
+    return rc;
+}
+
+int kube_flags_parse_args(const kube_flag *flags, size_t n, const kube_flag_short *shorts,
+                          size_t nshort, int argc, char *const *argv, void *dst, char **pos,
+                          int *npos, char *err, size_t errlen)
+{
+    kube_flag_set set = {"", flags, n, dst};
+    char **args = calloc((size_t)argc + 1, sizeof(*args)),
+         **owned = calloc((size_t)argc + 1, sizeof(*owned));
+    int rc = args && owned ? KUBE_OK : KUBE_ENOMEM, dashdash = 0;
+    *npos = 0;
+    for (int i = 0; i < argc && rc == KUBE_OK; i++) {
+        rc = i ? expand_short(flags, n, shorts, nshort, argv[i], &owned[i]) : KUBE_OK;
+        args[i] = owned[i] ? owned[i] : argv[i];
+    }
+    for (int i = 1; i < argc && rc == KUBE_OK; i++) {
+        if (dashdash || args[i][0] != '-' || !args[i][1])
+            pos[(*npos)++] = argv[i];
+        else if (strcmp(args[i], "--") == 0)
+            dashdash = 1;
+        else
+            rc = parse_one(&set, 1, argc, args, &i, NULL, err, errlen);
+    }
+    for (int i = 0; owned && i < argc; i++)
+        free(owned[i]);
+    free(owned);
+    free(args);
+    return rc;
+}
+
 /* The name of the value in --help. */
 static const char *type_of(const kube_flag *f)
 {
@@ -199,13 +260,17 @@ static const char *type_of(const kube_flag *f)
     return f->type ? f->type : names[f->kind];
 }
 
-void kube_flags_usage(FILE *f, const kube_flag *flags, size_t n)
+void kube_flags_usage_short(FILE *f, const kube_flag *flags, size_t n,
+                            const kube_flag_short *shorts, size_t nshort)
 {
     for (size_t i = 0; i < n; i++) {
-        char left[96];
+        char left[96], letter = strlen(flags[i].name) == 1 ? flags[i].name[0] : 0;
         const char *type = type_of(&flags[i]);
-        if (strlen(flags[i].name) == 1)
-            snprintf(left, sizeof(left), "  -%s, --%s %s", flags[i].name, flags[i].name, type);
+        for (size_t k = 0; k < nshort && !letter; k++)
+            if (strcmp(shorts[k].name, flags[i].name) == 0)
+                letter = shorts[k].letter;
+        if (letter)
+            snprintf(left, sizeof(left), "  -%c, --%s %s", letter, flags[i].name, type);
         else
             snprintf(left, sizeof(left), "      --%s %s", flags[i].name, type);
         fprintf(f, "%-50s ", left);
@@ -226,4 +291,9 @@ void kube_flag_sets_usage(FILE *f, const kube_flag_set *sets, size_t nsets)
         fprintf(f, "\n%s flags:\n\n", sets[s].name);
         kube_flags_usage(f, sets[s].flags, sets[s].n);
     }
+}
+
+void kube_flags_usage(FILE *f, const kube_flag *flags, size_t n)
+{
+    kube_flags_usage_short(f, flags, n, NULL, 0);
 }

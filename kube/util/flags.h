@@ -58,6 +58,21 @@ typedef int (*kube_flags_unknown_fn)(void *dst, const char *name, const char *va
 int kube_flags_parse_ext(const kube_flag *flags, size_t n, int argc, char *const *argv, void *dst,
                          kube_flags_unknown_fn unknown, char *err, size_t errlen);
 
+/* A shorthand as pflag's: "-n" standing for a flag of the table. */
+typedef struct kube_flag_short {
+    char letter;      /* 'n' */
+    const char *name; /* the flag it stands for ("namespace") */
+} kube_flag_short;
+
+/* A command's arguments as cobra hands them to pflag: kube_flags_parse()
+ * with the nshort shorthands ("-n x", "-n=x", "-nx"; a bool's "-A") and
+ * positional arguments interspersed with the flags, collected in order
+ * into pos (borrowed pointers into argv; room for argc entries) and *npos.
+ * "-" is positional, and so is everything after "--". Same returns. */
+int kube_flags_parse_args(const kube_flag *flags, size_t n, const kube_flag_short *shorts,
+                          size_t nshort, int argc, char *const *argv, void *dst, char **pos,
+                          int *npos, char *err, size_t errlen);
+
 /*
  * Named flag sets (k8s.io/component-base's NamedFlagSets): a program made of
  * parts (secure serving, delegated authentication, logging, its own
@@ -96,6 +111,9 @@ void kube_flag_sets_usage(FILE *f, const kube_flag_set *sets, size_t nsets);
 /* Writes the flags as pflag's usage lists them ("      --name type   help",
  * "  -v, --v int ..."), one per line, to f. */
 void kube_flags_usage(FILE *f, const kube_flag *flags, size_t n);
+/* The same, with each flag's shorthand of shorts ("  -n, --namespace string"). */
+void kube_flags_usage_short(FILE *f, const kube_flag *flags, size_t n,
+                            const kube_flag_short *shorts, size_t nshort);
 
 /* Go's strconv.ParseBool ("1", "t", "T", "TRUE", "true", "True" and the
  * false spellings): 1 (true), 0 (false), -1 (neither). */

@@ -57,10 +57,14 @@ typedef struct fw_handle fw_handle;
 /* ------------------------------------------------------------------ */
 
 /* PreFilterResult: the only nodes worth filtering. A NULL result means all
- * nodes. Names are owned, sorted (strcmp) and unique. */
+ * nodes. Names are owned, sorted (strcmp) and unique. A result may also say
+ * how a FitError explains it (fw_pre_filter_result_explain): NULL fields
+ * leave the FitError as v1.28 writes it. */
 typedef struct fw_pre_filter_result {
     char **node_names;
     size_t n;
+    char *excluded_reason; /* owned: the reason counted for each node left out */
+    char *note;            /* owned: a sentence appended to the FitError message */
 } fw_pre_filter_result;
 
 /* Builds a result from n names (copied, sorted, deduplicated). n == 0 is a
@@ -69,8 +73,16 @@ fw_pre_filter_result *fw_pre_filter_result_new(const char *const *names, size_t 
 void fw_pre_filter_result_free(fw_pre_filter_result *r);
 /* 1 when name is in r; r NULL (all nodes) contains everything. */
 int fw_pre_filter_result_has(const fw_pre_filter_result *r, const char *name);
+/* Makes a FitError explain r: each node of the snapshot that r leaves out
+ * counts once with excluded_reason in the per-node summary (as
+ * kube-scheduler >= 1.31 counts the nodes a PreFilterResult leaves out),
+ * and note is appended after the summary (" <note>."). Either may be NULL;
+ * both are copied. KUBE_OK or KUBE_ENOMEM. */
+int fw_pre_filter_result_explain(fw_pre_filter_result *r, const char *excluded_reason,
+                                 const char *note);
 /* Merge as PreFilterResult.Merge: NULL (all nodes) is the identity,
- * otherwise the intersection. Consumes neither; returns a new result (or
+ * otherwise the intersection, explained as the first explained of a and b.
+ * Consumes neither; returns a new result (or
  * NULL meaning all nodes). *err set to KUBE_ENOMEM on OOM. */
 fw_pre_filter_result *fw_pre_filter_result_merge(const fw_pre_filter_result *a,
                                                  const fw_pre_filter_result *b, int *err);

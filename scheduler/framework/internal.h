@@ -70,6 +70,10 @@ fw_status *fw__run_filter_with_nominated_pods(fw_framework *fw, const fw_cycle_s
 /* 0 when the nominator knows that no pod is nominated anywhere, else 1. */
 int fw__any_nominated(const fw_framework *fw);
 
+/* Replaces *slot (freed) with a copy of text; NULL clears. KUBE_OK or
+ * KUBE_ENOMEM (*slot unchanged). (status.c) */
+int fw__set_text(char **slot, const char *text);
+
 /* AsStatus(fmt.Errorf(fmt+": %w", args..., st.AsError())): a new FW_ERROR
  * status "<formatted prefix>: <st's message>" keeping st's error code;
  * frees st. */

@@ -102,6 +102,8 @@ void fw_pre_filter_result_free(fw_pre_filter_result *r)
     for (size_t i = 0; i < r->n; i++)
         free(r->node_names[i]);
     free(r->node_names);
+    free(r->excluded_reason);
+    free(r->note);
     free(r);
 }
 
@@ -119,6 +121,13 @@ void fw_preemption_candidates_free(fw_preemption_candidate *c, size_t n)
     for (size_t i = 0; c && i < n; i++)
         fw_preemption_candidate_clear(&c[i]);
     free(c);
+}
+
+int fw_pre_filter_result_explain(fw_pre_filter_result *r, const char *excluded_reason,
+                                 const char *note)
+{
+    int err = fw__set_text(&r->excluded_reason, excluded_reason);
+    return err ? err : fw__set_text(&r->note, note);
 }
 
 int fw_pre_filter_result_has(const fw_pre_filter_result *r, const char *name)
@@ -146,6 +155,11 @@ fw_pre_filter_result *fw_pre_filter_result_merge(const fw_pre_filter_result *a,
             names[n++] = src->node_names[i];
     fw_pre_filter_result *r = fw_pre_filter_result_new(names, n);
     free(names);
+    const fw_pre_filter_result *ex = a && (a->excluded_reason || a->note) ? a : b;
+    if (r && ex && fw_pre_filter_result_explain(r, ex->excluded_reason, ex->note) != KUBE_OK) {
+        fw_pre_filter_result_free(r);
+        r = NULL;
+    }
     if (!r)
         *err = KUBE_ENOMEM;
     return r;

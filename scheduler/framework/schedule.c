@@ -294,6 +294,11 @@ fw_status *fw_framework_find_nodes_that_fit(fw_framework *fw, fw_cycle_state *cs
             return s;
         return prefilter_rejected(snap, s, d);
     }
+    if (pre && (pre->excluded_reason || pre->note) &&
+        fw_diagnosis_set_explanation(d, pre->excluded_reason, pre->note) != KUBE_OK) {
+        fw_pre_filter_result_free(pre);
+        return fw_status_error(KUBE_ENOMEM, NULL);
+    }
     const char *nnn = pod->pod->nominated_node_name;
     fw_node_status aside = {NULL, NULL};
     if (nnn && *nnn) {

@@ -3,6 +3,7 @@
  * FitError message.
  */
 #include "framework/status.h"
+#include "framework/internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -274,10 +275,10 @@ int fw_diagnosis_add_unschedulable_plugin(fw_diagnosis *d, const char *plugin)
                       &d->cap_unschedulable_plugins, plugin);
 }
 
-static int set_msg(char **slot, const char *msg)
+int fw__set_text(char **slot, const char *text)
 {
     char *copy = NULL;
-    if (msg && !(copy = kube_strdup(msg)))
+    if (text && !(copy = kube_strdup(text)))
         return KUBE_ENOMEM;
     free(*slot);
     *slot = copy;
@@ -286,12 +287,18 @@ static int set_msg(char **slot, const char *msg)
 
 int fw_diagnosis_set_pre_filter_msg(fw_diagnosis *d, const char *msg)
 {
-    return set_msg(&d->pre_filter_msg, msg);
+    return fw__set_text(&d->pre_filter_msg, msg);
 }
 
 int fw_diagnosis_set_post_filter_msg(fw_diagnosis *d, const char *msg)
 {
-    return set_msg(&d->post_filter_msg, msg);
+    return fw__set_text(&d->post_filter_msg, msg);
+}
+
+int fw_diagnosis_set_explanation(fw_diagnosis *d, const char *absent_reason, const char *note)
+{
+    int err = fw__set_text(&d->absent_reason, absent_reason);
+    return err ? err : fw__set_text(&d->note, note);
 }
 
 const fw_status *fw_diagnosis_node_status(const fw_diagnosis *d, const char *node)
@@ -313,6 +320,8 @@ void fw_diagnosis_clear(fw_diagnosis *d)
     free(d->pending_plugins);
     free(d->pre_filter_msg);
     free(d->post_filter_msg);
+    free(d->absent_reason);
+    free(d->note);
     memset(d, 0, sizeof(*d));
 }
 
@@ -331,42 +340,53 @@ static int cmp_text(const void *a, const void *b)
     return strcmp(((const reason_count *)a)->text, ((const reason_count *)b)->text);
 }
 
+/* Adds count to reason's entry of rc[0..*n) (a new entry when absent). */
+static int add_reason(reason_count **rc, size_t *n, size_t *cap, const char *reason, size_t count)
+{
+    size_t k;
+    for (k = 0; k < *n && strcmp((*rc)[k].reason, reason) != 0; k++)
+        ;
+    if (k < *n) {
+        (*rc)[k].count += count;
+        return KUBE_OK;
+    }
+    if (KUBE_ARRAY_RESERVE(*rc, *cap, *n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
+    (*rc)[*n] = (reason_count){reason, count, NULL};
+    (*n)++;
+    return KUBE_OK;
+}
+
 /* Counts every reason of every node status (a reason appearing twice in
- * one status counts twice, as the Go loop does). */
-static int count_reasons(const fw_diagnosis *d, reason_count **out, size_t *n_out)
+ * one status counts twice, as the Go loop does), and d->absent_reason once
+ * per node of the num_all_nodes that d->nodes lacks. */
+static int count_reasons(const fw_diagnosis *d, int num_all_nodes, reason_count **out,
+                         size_t *n_out)
 {
     reason_count *rc = NULL;
     size_t n = 0, cap = 0;
-    for (size_t i = 0; i < d->n_nodes; i++) {
+    int err = KUBE_OK;
+    for (size_t i = 0; i < d->n_nodes && !err; i++) {
         const fw_status *st = d->nodes[i].status;
-        for (size_t j = 0; st && j < st->n_reasons; j++) {
-            size_t k;
-            for (k = 0; k < n && strcmp(rc[k].reason, st->reasons[j]) != 0; k++)
-                ;
-            if (k < n) {
-                rc[k].count++;
-                continue;
-            }
-            if (KUBE_ARRAY_RESERVE(rc, cap, n + 1) != KUBE_OK) {
-                free(rc);
-                return KUBE_ENOMEM;
-            }
-            rc[n].reason = st->reasons[j];
-            rc[n].count = 1;
-            rc[n].text = NULL;
-            n++;
-        }
+        for (size_t j = 0; st && j < st->n_reasons && !err; j++)
+            err = add_reason(&rc, &n, &cap, st->reasons[j], 1);
+    }
+    if (!err && d->absent_reason && num_all_nodes > 0 && (size_t)num_all_nodes > d->n_nodes)
+        err = add_reason(&rc, &n, &cap, d->absent_reason, (size_t)num_all_nodes - d->n_nodes);
+    if (err) {
+        free(rc);
+        return err;
     }
     *out = rc;
     *n_out = n;
     return KUBE_OK;
 }
 
-static int append_histogram(const fw_diagnosis *d, kube_buf *b)
+static int append_histogram(const fw_diagnosis *d, int num_all_nodes, kube_buf *b)
 {
     reason_count *rc;
     size_t n;
-    int err = count_reasons(d, &rc, &n);
+    int err = count_reasons(d, num_all_nodes, &rc, &n);
     if (err)
         return err;
     for (size_t i = 0; i < n && !err; i++) {
@@ -399,7 +419,9 @@ char *fw_fit_error_message(int num_all_nodes, const fw_diagnosis *d)
     if (!err && pre && *pre)
         err = kube_buf_printf(&b, " %s.", pre);
     else if (!err && d)
-        err = append_histogram(d, &b);
+        err = append_histogram(d, num_all_nodes, &b);
+    if (!err && d && d->note && *d->note)
+        err = kube_buf_printf(&b, " %s.", d->note);
     if (!err && d && d->post_filter_msg && *d->post_filter_msg)
         err = kube_buf_printf(&b, " %s.", d->post_filter_msg); /* v1.28: " %v." again */
     if (err) {

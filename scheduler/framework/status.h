@@ -128,6 +128,10 @@ typedef struct fw_diagnosis {
     size_t n_pending_plugins, cap_pending_plugins;
     char *pre_filter_msg;  /* owned, NULL when PreFilter passed */
     char *post_filter_msg; /* owned, NULL when none */
+    /* From the PreFilterResult (fw_pre_filter_result_explain), NULL when
+     * none: the reason of the nodes absent from nodes[], and a note. */
+    char *absent_reason; /* owned */
+    char *note;          /* owned */
 } fw_diagnosis;
 
 #define FW_DIAGNOSIS_INIT \
@@ -143,6 +147,10 @@ int fw_diagnosis_add_unschedulable_plugin(fw_diagnosis *d, const char *plugin);
 /* Sets the PreFilter/PostFilter message (copied; NULL clears). */
 int fw_diagnosis_set_pre_filter_msg(fw_diagnosis *d, const char *msg);
 int fw_diagnosis_set_post_filter_msg(fw_diagnosis *d, const char *msg);
+/* Sets the reason counted for each node absent from d->nodes, and the
+ * note the FitError message ends with (both copied; NULL clears). KUBE_OK
+ * or KUBE_ENOMEM. */
+int fw_diagnosis_set_explanation(fw_diagnosis *d, const char *absent_reason, const char *note);
 /* The status recorded for node, or NULL. Linear. */
 const fw_status *fw_diagnosis_node_status(const fw_diagnosis *d, const char *node);
 /* Frees everything inside and zeroes d. */
@@ -155,7 +163,11 @@ void fw_diagnosis_clear(fw_diagnosis *d);
  *   - " <n> <reason>, <n> <reason>." - a histogram of every reason of every
  *     node status, each entry "<count> <reason>", the entries sorted as
  *     strings (so "10 x" sorts before "2 y", as Go's sort.Strings), omitted
- *     when there are no reasons;
+ *     when there are no reasons; with d->absent_reason, the nodes of the
+ *     cluster that d->nodes lacks (num_all_nodes - n_nodes) count with it,
+ *     as kube-scheduler >= 1.31 counts the nodes a PreFilterResult left out;
+ *   - then " <note>." when d->note is set (what a PreFilter plugin adds to
+ *     the summary, e.g. StickyVM's pin);
  *   - then " <post_filter_msg>." when set (the preemption suffix; v1.28
  *     appends it with the same " %v." separator, so a preemption FitError
  *     ends in "..": "... preemption: 0/5 nodes are available: 5 No

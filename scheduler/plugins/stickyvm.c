@@ -41,6 +41,8 @@
 #define KUBEVIRT_GROUP "kubevirt.io"
 #define UNPIN_CMD_FMT \
     "kubectl get --raw /apis/subresources.stickyvm.io/v1/namespaces/%s/virtualmachines/%s/unpin"
+/* The plugin's command (kubectl-stickyvm) moving a VM: name, namespace. */
+#define PIN_CMD_FMT "kubectl stickyvm pin %s -n %s --node NODE"
 /* Node names are DNS-1123 subdomains (<= 253 bytes). */
 #define NODE_MAX 256
 
@@ -218,26 +220,56 @@ static fw_status *resolve_vm(stickyvm *sv, const fw_pod_info *pi, const kube_own
     return st;
 }
 
-static fw_status *pinned_node_missing(stickyvm *sv, const kube_vm *vm, const char *pin)
+/* The FitError's reason for every node but the pinned one. */
+#define EXCLUDED_REASON "node(s) didn't match the pinned node"
+
+/* The sentence a pinned pod's Pending reasons end with: the VM, its pin,
+ * that the pin excluded the other nodes, and the commands that move or
+ * release it. missing: the pinned node is not in the cluster. Allocated
+ * (caller frees); NULL on out-of-memory. */
+static char *pin_sentence(const stickyvm *sv, const kube_vm *vm, const char *pin, int missing)
 {
     const char *ns = vm->base.meta.namespace_, *name = vm->base.meta.name;
-    count(sv, &sv->c.pinned_node_missing, sv->m.pinned_node_missing);
-    return fw_status_newf(FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
-                          "VM %s/%s is pinned to node %s, which does not exist; to release the "
-                          "pin run \"" UNPIN_CMD_FMT "\"",
-                          ns, name, pin, ns, name);
+    kube_buf b = KUBE_BUF_INIT;
+    int err = kube_buf_printf(&b,
+                              "VM %s/%s is pinned to node %s (annotation %s)%s, so the other "
+                              "nodes were excluded by the pin; to move it run \"" PIN_CMD_FMT
+                              "\", or release the pin with \"" UNPIN_CMD_FMT "\"",
+                              ns, name, pin, sv->key, missing ? ", which does not exist" : "", name,
+                              ns, ns, name);
+    char *out = err ? NULL : kube_buf_take(&b);
+    kube_buf_free(&b);
+    return out;
 }
 
-/* Restricts the pod to the pinned node (state already written). */
+static fw_status *pinned_node_missing(stickyvm *sv, const kube_vm *vm, const char *pin)
+{
+    count(sv, &sv->c.pinned_node_missing, sv->m.pinned_node_missing);
+    char *msg = pin_sentence(sv, vm, pin, 1);
+    fw_status *st = msg ? fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
+                        : fw_status_error(KUBE_ENOMEM, NULL);
+    free(msg);
+    return st;
+}
+
+/* Restricts the pod to the pinned node (state already written); a FitError
+ * counts the other nodes as excluded by the pin and ends with the pin. */
 static fw_status *restrict_to_pin(stickyvm *sv, const kube_vm *vm, const char *pin,
                                   fw_pre_filter_result **result)
 {
     const fw_snapshot *snap = sv->h->svc.snapshot;
     if (snap && !fw_snapshot_get(snap, pin))
         return pinned_node_missing(sv, vm, pin);
-    if (!(*result = fw_pre_filter_result_new(&pin, 1)))
-        return fw_status_error(KUBE_ENOMEM, NULL);
-    return NULL;
+    char *note = pin_sentence(sv, vm, pin, 0);
+    if (note && (*result = fw_pre_filter_result_new(&pin, 1)) &&
+        fw_pre_filter_result_explain(*result, EXCLUDED_REASON, note) == KUBE_OK) {
+        free(note);
+        return NULL;
+    }
+    free(note);
+    fw_pre_filter_result_free(*result);
+    *result = NULL;
+    return fw_status_error(KUBE_ENOMEM, NULL);
 }
 
 static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *pi,

@@ -884,6 +884,109 @@ static void test_sched_twenty_restarts_same_node(void **state)
                   (long long)count(fx, "create", "pods/binding"));
 }
 
+/* Waits for the pod's PodScheduled condition message to contain text. */
+static void wait_pod_condition(fixture *fx, const char *pod, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof(path), PODS_PATH "/%s", pod);
+    int64_t deadline = kube_now_ms() + CONVERGE_MS;
+    for (;;) {
+        long status = 0;
+        cJSON *j = NULL, *c;
+        int found = 0;
+        assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j),
+                         KUBE_OK);
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(j, "status"), "conditions"))
+        {
+            const cJSON *type = cJSON_GetObjectItemCaseSensitive(c, "type");
+            const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c, "message");
+            found |= cJSON_IsString(type) && !strcmp(type->valuestring, "PodScheduled") &&
+                     cJSON_IsString(msg) && strstr(msg->valuestring, text);
+        }
+        cJSON_Delete(j);
+        if (found)
+            return;
+        if (kube_now_ms() > deadline)
+            fail_msg("pod %s: no PodScheduled condition mentioning \"%s\"", pod, text);
+        usleep(20000);
+    }
+}
+
+/* The sentence every Pending reason of the sticky VM's pod ends with. */
+static void pin_sentence(const fixture *fx, const char *extra, char *out, size_t n)
+{
+    snprintf(
+        out, n,
+        "VM " NS "/" STICKY_VM " is pinned to node %s (annotation stickyvm.io/node)%s, so "
+        "the other nodes were excluded by the pin; to move it run \"kubectl stickyvm pin " STICKY_VM
+        " -n " NS " --node NODE\", or release the pin with \"kubectl get --raw "
+        "/apis/subresources.stickyvm.io/v1/namespaces/" NS "/virtualmachines/" STICKY_VM
+        "/unpin\".",
+        fx->sticky_node, extra);
+}
+
+/* Restarts the sticky VM while its node refuses it (reason: the per-node
+ * summary kube-scheduler gives the pinned node): the FailedScheduling event
+ * and the PodScheduled condition read "0/3 nodes are available: <reason>,
+ * 2 node(s) didn't match the pinned node. <the pin sentence>". Then undo
+ * lets the pod bind on its node again. */
+static void pending_names_pin(fixture *fx, int round, const char *reason, const char *undo_path,
+                              const char *undo_patch)
+{
+    char want[1024], sentence[768], node[256];
+    pin_sentence(fx, "", sentence, sizeof(sentence));
+    snprintf(want, sizeof(want),
+             "0/3 nodes are available: %s, 2 node(s) didn't match the pinned node. %s", reason,
+             sentence);
+    restart_vm(fx, STICKY_VM, round, fx->sticky_pod, sizeof(fx->sticky_pod));
+    wait_pod_event(fx, fx->sticky_pod, "FailedScheduling", want);
+    wait_pod_condition(fx, fx->sticky_pod, want);
+    pod_node(fx, fx->sticky_pod, node, sizeof(node));
+    assert_string_equal(node, "");
+    if (undo_patch)
+        merge_patch(fx, undo_path, undo_patch);
+    else
+        delete_path(fx, undo_path);
+    wait_bound(fx, fx->sticky_pod, node, sizeof(node));
+    assert_string_equal(node, fx->sticky_node);
+}
+
+/* Whatever keeps the pinned node from taking the pod (cordoned, tainted,
+ * full), the Pending reason names the pin. */
+static void test_sched_pending_reasons_name_pin(void **state)
+{
+    fixture *fx = *state;
+    char path[320], body[768];
+    assert_true(*fx->sticky_node);
+    snprintf(path, sizeof(path), NODES_PATH "/%s", fx->sticky_node);
+
+    merge_patch(fx, path, "{\"spec\":{\"unschedulable\":true}}");
+    pending_names_pin(fx, 400, "1 node(s) were unschedulable", path,
+                      "{\"spec\":{\"unschedulable\":null}}");
+
+    merge_patch(fx, path,
+                "{\"spec\":{\"taints\":[{\"key\":\"maintenance\",\"value\":\"disk\","
+                "\"effect\":\"NoSchedule\"}]}}");
+    pending_names_pin(fx, 401, "1 node(s) had untolerated taint {maintenance: disk}", path,
+                      "{\"spec\":{\"taints\":null}}");
+
+    /* the emulator drops spec.nodeName on create: bound through pods/binding */
+    assert_int_equal(harness_create(fx->h, PODS_PATH,
+                                    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+                                    "\"name\":\"hog\"},\"spec\":{\"schedulerName\":\"none\","
+                                    "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":"
+                                    "{\"requests\":{\"cpu\":\"32\"}}}]}}",
+                                    NULL),
+                     KUBE_OK);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"hog\"},"
+             "\"target\":{\"kind\":\"Node\",\"name\":\"%s\"}}",
+             fx->sticky_node);
+    assert_int_equal(harness_create(fx->h, PODS_PATH "/hog/binding", body, NULL), KUBE_OK);
+    pending_names_pin(fx, 402, "1 Insufficient cpu", PODS_PATH "/hog", NULL);
+}
+
 /* With its node cordoned the pod waits; uncordoned, it binds there. */
 static void test_sched_cordoned_node_waits(void **state)
 {
@@ -923,6 +1026,19 @@ static void test_sched_deleted_node_names_unpin(void **state)
     wait_pod_event(fx, fx->sticky_pod, "FailedScheduling", fx->sticky_node);
     pod_node(fx, fx->sticky_pod, node, sizeof(node));
     assert_string_equal(node, "");
+}
+
+/* The pinned node missing: the reason is the pin itself (StickyVM's
+ * PreFilter), in the event and the condition. */
+static void test_sched_missing_node_names_pin(void **state)
+{
+    fixture *fx = *state;
+    char want[1024], sentence[768];
+    assert_true(*fx->sticky_node);
+    pin_sentence(fx, ", which does not exist", sentence, sizeof(sentence));
+    snprintf(want, sizeof(want), "0/2 nodes are available: %s", sentence);
+    wait_pod_event(fx, fx->sticky_pod, "FailedScheduling", want);
+    wait_pod_condition(fx, fx->sticky_pod, want);
 }
 
 /* The pinned node comes back under its name: the pod binds there at once
@@ -992,8 +1108,10 @@ int test_group_stickyvm_integration(void)
         cmocka_unit_test(test_sched_follower_does_not_move_pins),
         cmocka_unit_test(test_sched_twenty_restarts_same_node),
         cmocka_unit_test(test_sched_metrics_show_pins),
+        cmocka_unit_test(test_sched_pending_reasons_name_pin),
         cmocka_unit_test(test_sched_cordoned_node_waits),
         cmocka_unit_test(test_sched_deleted_node_names_unpin),
+        cmocka_unit_test(test_sched_missing_node_names_pin),
         cmocka_unit_test(test_sched_returning_node_binds),
         cmocka_unit_test(test_sched_unpin_requeues),
     };

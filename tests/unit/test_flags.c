@@ -135,6 +135,49 @@ static void usage_lists_every_flag(void **state)
     free(text);
 }
 
+/* A command's arguments: shorthands in pflag's spellings, positional
+ * arguments among the flags in order, "-" and everything after "--"
+ * positional; a flag's value is never positional. */
+static void arguments_among_flags(void **state)
+{
+    static const kube_flag_short shorts[] = {{'n', "name"}, {'o', "on"}};
+    char err[256] = "", *pos[16];
+    int npos = -1;
+    opts o;
+    char *argv[] = {"prog", "first", "-n",     "a",  "second", "-nb",
+                    "-o",   "-",     "--port", "--", "--on",   "-n=c"};
+    (void)state;
+    memset(&o, 0, sizeof(o));
+    assert_int_equal(kube_flags_parse_args(defs, N, shorts, 2, sizeof(argv) / sizeof(argv[0]), argv,
+                                           &o, pos, &npos, err, sizeof(err)),
+                     KUBE_ECONFIG);
+    assert_string_equal(err, "invalid argument \"--\" for \"--port\" flag: must be a whole "
+                             "number from 1 to 65535");
+    free(o.name);
+
+    char *argv2[] = {"prog", "first", "-n", "a", "second", "-nb", "-o", "-", "--", "--on", "-n=c"};
+    memset(&o, 0, sizeof(o));
+    assert_int_equal(kube_flags_parse_args(defs, N, shorts, 2, sizeof(argv2) / sizeof(argv2[0]),
+                                           argv2, &o, pos, &npos, err, sizeof(err)),
+                     KUBE_OK);
+    assert_string_equal(o.name, "b");
+    assert_int_equal(o.on, 1);
+    assert_int_equal(npos, 5);
+    assert_string_equal(pos[0], "first");
+    assert_string_equal(pos[1], "second");
+    assert_string_equal(pos[2], "-");
+    assert_string_equal(pos[3], "--on");
+    assert_string_equal(pos[4], "-n=c");
+    free(o.name);
+
+    char *argv3[] = {"prog", "-x"};
+    memset(&o, 0, sizeof(o));
+    assert_int_equal(
+        kube_flags_parse_args(defs, N, shorts, 2, 2, argv3, &o, pos, &npos, err, sizeof(err)),
+        KUBE_ECONFIG);
+    assert_string_equal(err, "unknown flag: -x");
+}
+
 typedef struct serving {
     int port;
 } serving;
@@ -188,6 +231,7 @@ int test_group_flags(void)
         cmocka_unit_test(unknown_flags_go_to_the_program),
         cmocka_unit_test(usage_lists_every_flag),
         cmocka_unit_test(named_sets_parse_into_their_structs),
+        cmocka_unit_test(arguments_among_flags),
     };
     return cmocka_run_group_tests_name("flags", tests, NULL, NULL);
 }

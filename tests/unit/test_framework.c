@@ -215,6 +215,41 @@ static void fit_error_messages(void **state)
               "5 No preemption victims found for incoming pod..");
 }
 
+/* A PreFilterResult's explanation: the nodes it left out count with its
+ * reason (also against the PreFilter-rejection form, which ignores it), the
+ * note follows the summary and precedes the preemption suffix; merged
+ * results keep the first explanation. */
+static void fit_error_explained(void **state)
+{
+    fw_diagnosis d = FW_DIAGNOSIS_INIT;
+    (void)state;
+    add_failures(&d, "node(s) were unschedulable", 0, 1);
+    assert_int_equal(fw_diagnosis_set_explanation(&d, "node(s) didn't match X", "X says so"),
+                     KUBE_OK);
+    fw_diagnosis_set_post_filter_msg(&d, "preemption: none.");
+    fit_error(4, &d,
+              "0/4 nodes are available: 1 node(s) were unschedulable, 3 node(s) didn't match X. "
+              "X says so. preemption: none..");
+
+    add_failures(&d, "a", 0, 2);
+    assert_int_equal(fw_diagnosis_set_explanation(&d, "b", NULL), KUBE_OK);
+    fit_error(2, &d, "0/2 nodes are available: 2 a.");
+
+    const char *one = "n1", *two[] = {"n1", "n2"};
+    fw_pre_filter_result *a = fw_pre_filter_result_new(&one, 1);
+    fw_pre_filter_result *b = fw_pre_filter_result_new(two, 2);
+    int err = KUBE_OK;
+    assert_int_equal(fw_pre_filter_result_explain(b, "r", "note"), KUBE_OK);
+    fw_pre_filter_result *m = fw_pre_filter_result_merge(a, b, &err);
+    assert_int_equal(err, KUBE_OK);
+    assert_int_equal(m->n, 1);
+    assert_string_equal(m->excluded_reason, "r");
+    assert_string_equal(m->note, "note");
+    fw_pre_filter_result_free(m);
+    fw_pre_filter_result_free(a);
+    fw_pre_filter_result_free(b);
+}
+
 /* ------------------------------------------------------------------ */
 /* Cycle state                                                         */
 /* ------------------------------------------------------------------ */
@@ -1620,6 +1655,7 @@ int test_group_framework(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(status_basics),
         cmocka_unit_test(fit_error_messages),
+        cmocka_unit_test(fit_error_explained),
         cmocka_unit_test(cycle_state_keys_match_by_content),
         cmocka_unit_test(cycle_state_read_static),
         cmocka_unit_test(cycle_state_read_static_many),

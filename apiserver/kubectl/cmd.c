@@ -1,0 +1,279 @@
+/*
+ * apiserver/kubectl/cmd.c - pin, unpin and list (cmd.h).
+ */
+#include "cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/codec/object.h"
+#include "kube/types/pin.h"
+#include "kube/util/buf.h"
+#include "kube/util/errors.h"
+#include "output.h"
+
+const char *kctl_str(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int kctl_get_json(kctl_ctx *c, const char *path, cJSON **out, kube_response *resp)
+{
+    *out = NULL;
+    int rc = kube_client_do(c->client, "GET", path, NULL, NULL, 0, resp);
+    if (rc != KUBE_OK)
+        return rc;
+    if (!(*out = cJSON_Parse(resp->body))) {
+        resp->status.code = (int)resp->code;
+        snprintf(resp->status.message, sizeof(resp->status.message),
+                 "the server answered %s with something that is not JSON", path);
+        return KUBE_EPARSE;
+    }
+    return KUBE_OK;
+}
+
+/* Prints a failed call and gives the exit code. */
+static int failed(kctl_ctx *c, kube_response *resp)
+{
+    kctl_print_error(c->err, resp);
+    kube_response_clear(resp);
+    return KCTL_EXIT_ERROR;
+}
+
+/* ---- pin, unpin ------------------------------------------------------- */
+
+/* .../namespaces/NS/virtualmachines/VM/pin|unpin?node=&dryRun=All&force=true */
+static int pin_path(const kctl_ctx *c, kube_buf *b)
+{
+    const kctl_options *o = c->o;
+    char sep = '?';
+    int rc =
+        kube_buf_printf(b, "/apis/" KCTL_GROUP_VERSION "/namespaces/%s/virtualmachines/", c->ns);
+    if (rc == KUBE_OK)
+        rc = kube_buf_put_escaped(b, o->target);
+    if (rc == KUBE_OK)
+        rc = kube_buf_puts(b, o->cmd == KCTL_PIN ? "/pin" : "/unpin");
+    if (rc == KUBE_OK && o->node && *o->node) {
+        rc = kube_buf_puts(b, "?node=");
+        if (rc == KUBE_OK)
+            rc = kube_buf_put_escaped(b, o->node);
+        sep = '&';
+    }
+    if (rc == KUBE_OK && o->dry_run) {
+        rc = kube_buf_printf(b, "%cdryRun=All", sep);
+        sep = '&';
+    }
+    if (rc == KUBE_OK && o->force)
+        rc = kube_buf_printf(b, "%cforce=true", sep);
+    return rc;
+}
+
+/* "virtualmachine.kubevirt.io/vm1 pinned to node-2 (was node-1)". */
+static void print_pin_result(kctl_ctx *c, const cJSON *pin)
+{
+    const char *node = kctl_str(pin, "node"), *prev = kctl_str(pin, "previousNode");
+    int changed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pin, "changed"));
+    const char *dry = c->o->dry_run ? " (server dry run)" : "";
+    fprintf(c->out, "virtualmachine.kubevirt.io/%s ", c->o->target);
+    if (c->o->cmd == KCTL_PIN && changed && prev)
+        fprintf(c->out, "pinned to %s (was %s)%s\n", node ? node : "", prev, dry);
+    else if (c->o->cmd == KCTL_PIN && changed)
+        fprintf(c->out, "pinned to %s%s\n", node ? node : "", dry);
+    else if (c->o->cmd == KCTL_PIN)
+        fprintf(c->out, "already pinned to %s%s\n", node ? node : "", dry);
+    else if (changed)
+        fprintf(c->out, "unpinned (was %s)%s\n", prev ? prev : "<none>", dry);
+    else
+        fprintf(c->out, "was not pinned%s\n", dry);
+}
+
+int kctl_pin(kctl_ctx *c)
+{
+    kube_buf path = KUBE_BUF_INIT;
+    kube_response resp = {0};
+    cJSON *pin = NULL;
+    int rc = pin_path(c, &path);
+    if (rc != KUBE_OK) {
+        kube_buf_free(&path);
+        return KCTL_EXIT_ERROR;
+    }
+    rc = kctl_get_json(c, path.data, &pin, &resp);
+    kube_buf_free(&path);
+    if (rc != KUBE_OK)
+        return failed(c, &resp);
+    if (c->o->output && *c->o->output)
+        kctl_print_object(c->out, pin, c->o->output);
+    else
+        print_pin_result(c, pin);
+    cJSON_Delete(pin);
+    kube_response_clear(&resp);
+    return KCTL_EXIT_OK;
+}
+
+/* ---- list --------------------------------------------------------------- */
+
+/* A string member, or JSON null when s is NULL. */
+static void add_str_or_null(cJSON *obj, const char *key, const char *s)
+{
+    cJSON_AddItemToObject(obj, key, s ? cJSON_CreateString(s) : cJSON_CreateNull());
+}
+
+cJSON *kctl_pin_from_vm(const cJSON *vm)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(vm, "metadata");
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+    const char *node = kctl_str(ann, KUBE_PIN_DEFAULT_KEY);
+    cJSON *pin = cJSON_CreateObject(), *m;
+    if (!pin || !cJSON_AddStringToObject(pin, "apiVersion", KCTL_GROUP_VERSION) ||
+        !cJSON_AddStringToObject(pin, "kind", "VirtualMachinePin") ||
+        !(m = cJSON_AddObjectToObject(pin, "metadata"))) {
+        cJSON_Delete(pin);
+        return NULL;
+    }
+    add_str_or_null(m, "name", kctl_str(meta, "name"));
+    add_str_or_null(m, "namespace", kctl_str(meta, "namespace"));
+    add_str_or_null(m, "creationTimestamp", kctl_str(meta, "creationTimestamp"));
+    add_str_or_null(pin, "node", node && *node ? node : NULL);
+    add_str_or_null(pin, "since", kctl_str(ann, KUBE_PIN_ANN_AT));
+    add_str_or_null(pin, "by", kctl_str(ann, KUBE_PIN_ANN_BY));
+    add_str_or_null(pin, "reason", kctl_str(ann, KUBE_PIN_ANN_REASON));
+    return pin;
+}
+
+/* The collection's path: group/version/[namespaces/NS/]plural[?query]. */
+static int list_path(const kctl_ctx *c, kube_buf *b, const char *gv, const char *plural,
+                     int selector)
+{
+    int rc = kube_buf_printf(b, "/apis/%s/", gv);
+    if (rc == KUBE_OK && !c->o->all_namespaces)
+        rc = kube_buf_printf(b, "namespaces/%s/", c->ns);
+    if (rc == KUBE_OK)
+        rc = kube_buf_puts(b, plural);
+    if (rc == KUBE_OK && selector && c->o->node && *c->o->node) {
+        rc = kube_buf_puts(b, "?fieldSelector=");
+        if (rc == KUBE_OK)
+            rc = kube_buf_put_escaped(b, "node=");
+        if (rc == KUBE_OK)
+            rc = kube_buf_put_escaped(b, c->o->node);
+    }
+    return rc;
+}
+
+/* The VMs' pins as a VirtualMachinePinList (a server without the
+ * virtualmachinepins resource). */
+static int list_from_vms(kctl_ctx *c, cJSON **out, kube_response *resp)
+{
+    kube_buf path = KUBE_BUF_INIT;
+    cJSON *vms = NULL, *items;
+    int rc = list_path(c, &path, "kubevirt.io/v1", "virtualmachines", 0);
+    if (rc == KUBE_OK)
+        rc = kctl_get_json(c, path.data, &vms, resp);
+    kube_buf_free(&path);
+    if (rc != KUBE_OK)
+        return rc;
+    *out = cJSON_CreateObject();
+    if (!*out || !cJSON_AddStringToObject(*out, "apiVersion", KCTL_GROUP_VERSION) ||
+        !cJSON_AddStringToObject(*out, "kind", "VirtualMachinePinList") ||
+        !cJSON_AddObjectToObject(*out, "metadata") ||
+        !(items = cJSON_AddArrayToObject(*out, "items"))) {
+        cJSON_Delete(vms);
+        return KUBE_ENOMEM;
+    }
+    const cJSON *vm;
+    cJSON_ArrayForEach(vm, cJSON_GetObjectItemCaseSensitive(vms, "items"))
+    {
+        cJSON *pin = kctl_pin_from_vm(vm);
+        if (pin)
+            cJSON_AddItemToArray(items, pin);
+    }
+    cJSON_Delete(vms);
+    return KUBE_OK;
+}
+
+/* Keeps the items pinned to --node (when given). */
+static void keep_node(const kctl_ctx *c, cJSON *list)
+{
+    cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items"),
+          *it = items ? items->child : NULL;
+    if (!c->o->node || !*c->o->node)
+        return;
+    while (it) {
+        cJSON *next = it->next;
+        const char *node = kctl_str(it, "node");
+        if (!node || strcmp(node, c->o->node) != 0)
+            cJSON_Delete(cJSON_DetachItemViaPointer(items, it));
+        it = next;
+    }
+}
+
+/* A timestamp's age, "<unknown>" when absent or malformed. */
+static void age_of(const kctl_ctx *c, const char *ts, char *out, size_t n)
+{
+    int64_t us;
+    if (!ts || kube_time_parse(ts, &us) != KUBE_OK)
+        snprintf(out, n, "<unknown>");
+    else
+        kctl_human_duration((int64_t)c->now - us / 1000000, out, n);
+}
+
+static int print_pin_table(kctl_ctx *c, const cJSON *list)
+{
+    static const char *const headers[] = {"NAMESPACE", "NAME", "NODE", "SINCE", "BY", "AGE"};
+    int all = c->o->all_namespaces;
+    kctl_table t;
+    const cJSON *it;
+    if (kctl_table_init(&t, all ? 6 : 5, headers + !all) != KUBE_OK)
+        return KUBE_ENOMEM;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(it, "metadata");
+        const char *since = kctl_str(it, "since");
+        char since_age[32] = "", age[32];
+        if (since)
+            age_of(c, since, since_age, sizeof(since_age));
+        age_of(c, kctl_str(meta, "creationTimestamp"), age, sizeof(age));
+        const char *row[] = {kctl_str(meta, "namespace"), kctl_str(meta, "name"),
+                             kctl_str(it, "node"),        since_age,
+                             kctl_str(it, "by"),          age};
+        if (kctl_table_add(&t, row + !all) != KUBE_OK) {
+            kctl_table_free(&t);
+            return KUBE_ENOMEM;
+        }
+    }
+    if (t.nrows > 1)
+        kctl_table_write(&t, c->out);
+    else if (all)
+        fprintf(c->err, "No resources found\n");
+    else
+        fprintf(c->err, "No resources found in %s namespace.\n", c->ns);
+    kctl_table_free(&t);
+    return KUBE_OK;
+}
+
+int kctl_list(kctl_ctx *c)
+{
+    kube_buf path = KUBE_BUF_INIT;
+    kube_response resp = {0};
+    cJSON *list = NULL;
+    int rc = list_path(c, &path, KCTL_GROUP_VERSION, "virtualmachinepins", 1);
+    if (rc == KUBE_OK)
+        rc = kctl_get_json(c, path.data, &list, &resp);
+    kube_buf_free(&path);
+    if (rc == KUBE_ENOTFOUND || resp.code == 503) {
+        kube_response_clear(&resp);
+        rc = list_from_vms(c, &list, &resp);
+    }
+    if (rc != KUBE_OK) {
+        cJSON_Delete(list);
+        return failed(c, &resp);
+    }
+    kube_response_clear(&resp);
+    keep_node(c, list);
+    if (c->o->output && *c->o->output)
+        rc = kctl_print_object(c->out, list, c->o->output);
+    else
+        rc = print_pin_table(c, list);
+    cJSON_Delete(list);
+    return rc == KUBE_OK ? KCTL_EXIT_OK : KCTL_EXIT_ERROR;
+}
