@@ -65,6 +65,12 @@ typedef struct fw_pre_filter_result {
     size_t n;
     char *excluded_reason; /* owned: the reason counted for each node left out */
     char *note;            /* owned: a sentence appended to the FitError message */
+    /* Set by fw_framework_run_pre_filter() on the merged result: the plugins
+     * whose results narrowed the nodes (array owned, names static). They
+     * count among the pod's unschedulable plugins when it does not fit, so
+     * their events requeue it (kube-scheduler >= 1.30). */
+    const char **plugins;
+    size_t n_plugins;
 } fw_pre_filter_result;
 
 /* Builds a result from n names (copied, sorted, deduplicated). n == 0 is a

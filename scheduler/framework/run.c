@@ -104,6 +104,7 @@ void fw_pre_filter_result_free(fw_pre_filter_result *r)
     free(r->node_names);
     free(r->excluded_reason);
     free(r->note);
+    free(r->plugins);
     free(r);
 }
 
@@ -251,11 +252,14 @@ fw_status *fw_framework_run_pre_filter(fw_framework *fw, fw_cycle_state *cs, con
         else if (merged && merged->n == 0)
             st = empty_merge_status(with_nodes, n_with);
     }
-    free(with_nodes);
-    if (st)
+    if (st || !merged) {
+        free(with_nodes);
         fw_pre_filter_result_free(merged);
-    else
+    } else {
+        merged->plugins = with_nodes;
+        merged->n_plugins = n_with;
         *result = merged;
+    }
     cache_filter_mask(fw, cs);
     fw__observe_point(fw, "PreFilter", st, t0);
     return st;

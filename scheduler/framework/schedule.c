@@ -280,6 +280,19 @@ static fw_status *full_pass(fw_framework *fw, fw_cycle_state *cs, const fw_pod_i
     return s;
 }
 
+/* What a PreFilterResult tells the diagnosis: its explanation for the
+ * FitError, and the plugins that narrowed the nodes among the unschedulable
+ * plugins (so that their events requeue the pod). KUBE_OK or KUBE_ENOMEM. */
+static int note_pre_filter_result(const fw_pre_filter_result *pre, fw_diagnosis *d)
+{
+    int err = KUBE_OK;
+    if (pre->excluded_reason || pre->note)
+        err = fw_diagnosis_set_explanation(d, pre->excluded_reason, pre->note);
+    for (size_t i = 0; !err && i < pre->n_plugins; i++)
+        err = fw_diagnosis_add_unschedulable_plugin(d, pre->plugins[i]);
+    return err;
+}
+
 fw_status *fw_framework_find_nodes_that_fit(fw_framework *fw, fw_cycle_state *cs,
                                             const fw_pod_info *pod, const fw_snapshot *snap,
                                             fw_sched_state *st, fw_diagnosis *d,
@@ -294,8 +307,7 @@ fw_status *fw_framework_find_nodes_that_fit(fw_framework *fw, fw_cycle_state *cs
             return s;
         return prefilter_rejected(snap, s, d);
     }
-    if (pre && (pre->excluded_reason || pre->note) &&
-        fw_diagnosis_set_explanation(d, pre->excluded_reason, pre->note) != KUBE_OK) {
+    if (pre && note_pre_filter_result(pre, d) != KUBE_OK) {
         fw_pre_filter_result_free(pre);
         return fw_status_error(KUBE_ENOMEM, NULL);
     }

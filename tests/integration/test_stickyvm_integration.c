@@ -1094,6 +1094,53 @@ static void test_sched_unpin_requeues(void **state)
     wait_pin(fx, STICKY_VM, node);
 }
 
+/* A node of the cluster other than not (into out). */
+static void other_node(fixture *fx, const char * not, char *out, size_t n)
+{
+    cJSON *list = NULL, *it;
+    long status = 0;
+    out[0] = '\0';
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET", NODES_PATH, NULL, &status, &list),
+                     KUBE_OK);
+    assert_int_equal(status, 200);
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(list, "items"))
+    {
+        const char *name =
+            cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(it, "metadata"), "name"));
+        if (name && strcmp(name, not ) && !out[0])
+            snprintf(out, n, "%s", name);
+    }
+    cJSON_Delete(list);
+    assert_true(out[0]);
+}
+
+/* The pinned node is cordoned, so the pod waits, rejected by
+ * NodeUnschedulable among the nodes StickyVM's PreFilterResult left; moving
+ * the pin (what /pin?node= does) requeues it through the VirtualMachine
+ * update, because the plugin that narrowed the nodes counts among its
+ * unschedulable plugins, and it binds on the new node. */
+static void test_sched_repin_requeues(void **state)
+{
+    fixture *fx = *state;
+    char pinned[256], target[256], path[320], patch[512], node[256];
+    server_annotation(fx, STICKY_VM, "stickyvm.io/node", pinned, sizeof(pinned));
+    assert_true(pinned[0]);
+    other_node(fx, pinned, target, sizeof(target));
+    snprintf(path, sizeof(path), NODES_PATH "/%s", pinned);
+    merge_patch(fx, path, "{\"spec\":{\"unschedulable\":true}}");
+    restart_vm(fx, STICKY_VM, 500, fx->sticky_pod, sizeof(fx->sticky_pod));
+    wait_pod_event(fx, fx->sticky_pod, "FailedScheduling", "unschedulable");
+    usleep(1100 * 1000); /* past the initial backoff: only the VM update can requeue it */
+    snprintf(patch, sizeof(patch), "{\"metadata\":{\"annotations\":{\"stickyvm.io/node\":\"%s\"}}}",
+             target);
+    merge_patch(fx, VMS_PATH "/" STICKY_VM, patch);
+    int64_t t0 = kube_now_ms();
+    wait_bound(fx, fx->sticky_pod, node, sizeof(node));
+    print_message("bound %lld ms after the pin moved\n", (long long)(kube_now_ms() - t0));
+    assert_string_equal(node, target);
+    merge_patch(fx, path, "{\"spec\":{\"unschedulable\":null}}");
+}
+
 int test_group_stickyvm_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1114,6 +1161,7 @@ int test_group_stickyvm_integration(void)
         cmocka_unit_test(test_sched_missing_node_names_pin),
         cmocka_unit_test(test_sched_returning_node_binds),
         cmocka_unit_test(test_sched_unpin_requeues),
+        cmocka_unit_test(test_sched_repin_requeues),
     };
     return cmocka_run_group_tests_name("stickyvm_integration", tests, group_setup, group_teardown);
 }
