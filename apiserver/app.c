@@ -10,14 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "certs.h"
-#include "delegate.h"
+#include "handlers.h"
+#include "kube/serving/certs.h"
+#include "kube/serving/delegate.h"
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 #include "kube/types/pin.h"
-#include "server.h"
+#include "kube/serving/server.h"
 
 #define DELEGATE_TIMEOUT_MS 10000 /* k8s.io/apiserver's webhook client timeout */
 
@@ -29,11 +30,14 @@ typedef struct endpoint {
 struct apis_app {
     endpoint main_ep, authn_ep, authz_ep;
     apis_metrics *metrics;
-    apis_delegate *delegate;
-    apis_authn_source *authn;
-    apis_certs *certs;
-    apis_server *server;
+    kube_delegate *delegate;
+    kube_authn_source *authn;
+    kube_certs *certs;
+    kube_server *server;
     char *pin_key; /* --pin-annotation-key */
+    kube_serving_observer observer;
+    apis_handlers_ctx hctx;
+    kube_handlers handlers;
 };
 
 static int open_endpoint(const char *kubeconfig, long timeout_ms, endpoint *ep, char *err,
@@ -92,7 +96,7 @@ static kube_client *authz_client(apis_app *a)
 
 static int open_delegate(apis_app *a, const apis_options *o)
 {
-    apis_delegate_options d = {
+    kube_delegate_options d = {
         .authn_client = authn_client(a),
         .authz_client = authz_client(a),
         .token_ttl_ms = o->token_cache_ttl_ms,
@@ -100,14 +104,15 @@ static int open_delegate(apis_app *a, const apis_options *o)
         .deny_ttl_ms = o->unauthorized_ttl_ms,
         .always_allow_paths = &o->always_allow_paths,
         .always_allow_groups = &o->always_allow_groups,
-        .metrics = a->metrics,
+        .observer = &a->observer,
     };
-    return apis_delegate_new(&d, &a->delegate);
+    apis_metrics_observer(a->metrics, &a->observer);
+    return kube_delegate_new(&d, &a->delegate);
 }
 
 static int open_authn_source(apis_app *a, const apis_options *o, char *err, size_t errlen)
 {
-    apis_authn_source_options so = {
+    kube_authn_source_options so = {
         .client = o->authentication_skip_lookup ? NULL : authn_client(a),
         .client_ca_file = is_set(o->client_ca_file) ? o->client_ca_file : NULL,
         .requestheader_ca_file =
@@ -118,25 +123,24 @@ static int open_authn_source(apis_app *a, const apis_options *o, char *err, size
         .group_headers = &o->requestheader_group_headers,
         .extra_prefixes = &o->requestheader_extra_headers_prefix,
     };
-    int rc = apis_authn_source_new(&so, &a->authn, err, errlen);
+    int rc = kube_authn_source_new(&so, &a->authn, err, errlen);
 
-    if (rc == KUBE_OK && (rc = apis_authn_source_start(a->authn)) != KUBE_OK)
-        snprintf(err, errlen, "cannot watch %s/%s: %s", APIS_AUTHN_CONFIGMAP_NAMESPACE,
-                 APIS_AUTHN_CONFIGMAP_NAME, kube_strerror(rc));
+    if (rc == KUBE_OK && (rc = kube_authn_source_start(a->authn)) != KUBE_OK)
+        snprintf(err, errlen, "cannot watch %s/%s: %s", KUBE_AUTHN_CONFIGMAP_NAMESPACE,
+                 KUBE_AUTHN_CONFIGMAP_NAME, kube_strerror(rc));
     return rc;
 }
 
 static int open_server(apis_app *a, const apis_options *o, char *err, size_t errlen)
 {
-    apis_server_options so = {
+    kube_server_options so = {
         .bind_address = o->bind_address,
         .port = o->secure_port,
         .certs = a->certs,
         .ctx = {.authn = a->authn,
                 .delegate = a->delegate,
-                .client = a->main_ep.client,
-                .metrics = a->metrics,
-                .pin_key = a->pin_key},
+                .handlers = &a->handlers,
+                .observer = &a->observer},
         .workers = o->workers,
         .max_inflight = o->max_requests_inflight,
         .request_timeout_ms = o->request_timeout_ms,
@@ -145,7 +149,11 @@ static int open_server(apis_app *a, const apis_options *o, char *err, size_t err
         .read_header_timeout_ms = o->read_header_timeout_ms,
         .max_connections = o->max_connections,
     };
-    return apis_server_new(&so, &a->server, err, errlen);
+    a->hctx.client = a->main_ep.client;
+    a->hctx.metrics = a->metrics;
+    a->hctx.pin_key = a->pin_key;
+    apis_handlers_init(&a->handlers, &a->hctx);
+    return kube_server_new(&so, &a->server, err, errlen);
 }
 
 int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen)
@@ -163,7 +171,7 @@ int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen
     if (rc == KUBE_OK && (rc = apis_metrics_new(&a->metrics)) == KUBE_OK)
         rc = open_delegate(a, o);
     if (rc == KUBE_OK)
-        rc = apis_certs_new(o->tls_cert_file, o->tls_private_key_file, o->cert_dir, o->bind_address,
+        rc = kube_certs_new(o->tls_cert_file, o->tls_private_key_file, o->cert_dir, o->bind_address,
                             &a->certs, err, errlen);
     if (rc == KUBE_OK)
         rc = open_authn_source(a, o, err, errlen);
@@ -181,22 +189,22 @@ int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen
 
 int apis_app_run(apis_app *a)
 {
-    return apis_server_run(a->server);
+    return kube_server_run(a->server);
 }
 
 void apis_app_stop(apis_app *a)
 {
-    apis_server_stop(a->server);
+    kube_server_stop(a->server);
 }
 
 void apis_app_free(apis_app *a)
 {
     if (!a)
         return;
-    apis_server_free(a->server);
-    apis_authn_source_free(a->authn);
-    apis_certs_free(a->certs);
-    apis_delegate_free(a->delegate);
+    kube_server_free(a->server);
+    kube_authn_source_free(a->authn);
+    kube_certs_free(a->certs);
+    kube_delegate_free(a->delegate);
     apis_metrics_free(a->metrics);
     close_endpoint(&a->authz_ep);
     close_endpoint(&a->authn_ep);
@@ -210,7 +218,7 @@ apis_metrics *apis_app_metrics(apis_app *a)
     return a->metrics;
 }
 
-apis_authn_source *apis_app_authn_source(apis_app *a)
+kube_authn_source *apis_app_authn_source(apis_app *a)
 {
     return a->authn;
 }

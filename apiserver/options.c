@@ -31,7 +31,7 @@
 #include "kube/util/flags.h"
 #include "kube/types/pin.h"
 
-/* --name a,b,c: a comma-separated list (the field is an apis_strlist);
+/* --name a,b,c: a comma-separated list (the field is an kube_strlist);
  * --requestheader-allowed-names also records that it was given. */
 static int set_list(void *dst, const kube_flag *f, const char *value, char *why, size_t n);
 
@@ -102,14 +102,14 @@ static const kube_flag flags[] = {
 static int set_list(void *dst, const kube_flag *f, const char *value, char *why, size_t n)
 {
     apis_options *o = dst;
-    apis_strlist *l = (apis_strlist *)((char *)dst + f->offset);
+    kube_strlist *l = (kube_strlist *)((char *)dst + f->offset);
 
     (void)why;
     (void)n;
-    apis_strlist_free(l);
+    kube_strlist_free(l);
     if (f->offset == OFF(requestheader_allowed_names))
         o->allowed_names_set = 1;
-    return apis_strlist_split(l, value);
+    return kube_strlist_split(l, value);
 }
 
 int apis_options_defaults(apis_options *o)
@@ -133,9 +133,9 @@ int apis_options_defaults(apis_options *o)
     o->pin_annotation_key = kube_strdup(KUBE_PIN_DEFAULT_KEY);
     if (!o->bind_address || !o->cert_dir || !o->pin_annotation_key)
         return KUBE_ENOMEM;
-    rc = apis_strlist_split(&o->always_allow_paths, "/healthz,/readyz,/livez");
+    rc = kube_strlist_split(&o->always_allow_paths, "/healthz,/readyz,/livez");
     if (rc == KUBE_OK)
-        rc = apis_strlist_split(&o->always_allow_groups, "system:masters");
+        rc = kube_strlist_split(&o->always_allow_groups, "system:masters");
     return rc;
 }
 
@@ -151,7 +151,7 @@ void apis_options_free(apis_options *o)
                         &o->client_ca_file,
                         &o->requestheader_client_ca_file,
                         &o->pin_annotation_key};
-    apis_strlist *lists[] = {
+    kube_strlist *lists[] = {
         &o->requestheader_allowed_names, &o->requestheader_username_headers,
         &o->requestheader_group_headers, &o->requestheader_extra_headers_prefix,
         &o->always_allow_paths,          &o->always_allow_groups};
@@ -161,7 +161,7 @@ void apis_options_free(apis_options *o)
         *strings[i] = NULL;
     }
     for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
-        apis_strlist_free(lists[i]);
+        kube_strlist_free(lists[i]);
 }
 
 /* --pin-annotation-key must be an annotation key, as the plugin's

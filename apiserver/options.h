@@ -36,7 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "authn.h"
+#include "kube/serving/authn.h"
 
 typedef struct apis_options {
     char *bind_address;
@@ -50,16 +50,16 @@ typedef struct apis_options {
     int authentication_skip_lookup;
     char *client_ca_file;
     char *requestheader_client_ca_file;
-    apis_strlist requestheader_allowed_names;
-    apis_strlist requestheader_username_headers; /* empty: not set */
-    apis_strlist requestheader_group_headers;
-    apis_strlist requestheader_extra_headers_prefix;
+    kube_strlist requestheader_allowed_names;
+    kube_strlist requestheader_username_headers; /* empty: not set */
+    kube_strlist requestheader_group_headers;
+    kube_strlist requestheader_extra_headers_prefix;
     int allowed_names_set;
     int64_t token_cache_ttl_ms;
     int64_t authorized_ttl_ms;
     int64_t unauthorized_ttl_ms;
-    apis_strlist always_allow_paths;
-    apis_strlist always_allow_groups;
+    kube_strlist always_allow_paths;
+    kube_strlist always_allow_groups;
     int max_requests_inflight;
     int64_t request_timeout_ms;
     int64_t shutdown_timeout_ms;

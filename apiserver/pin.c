@@ -29,10 +29,10 @@ typedef struct answer {
 } answer;
 
 static int status_answer(const answer *a, int code, const char *reason, const char *message,
-                         const apis_status_details *d)
+                         const kube_status_details *d)
 {
     *a->code = code;
-    return apis_status_json(a->body, code, reason, message, d);
+    return kube_status_json(a->body, code, reason, message, d);
 }
 
 /* An upstream failure we have no specific answer for. */
@@ -53,7 +53,7 @@ static int upstream_error(const answer *a, int err, const kube_status *st, const
 static int vm_not_found(const answer *a, const apis_pin_request *r, const kube_status *st)
 {
     char msg[512];
-    apis_status_details d = {.name = r->name, .group = KUBEVIRT_GROUP, .kind = "virtualmachines"};
+    kube_status_details d = {.name = r->name, .group = KUBEVIRT_GROUP, .kind = "virtualmachines"};
 
     if (st->message[0])
         kube_strlcpy(msg, st->message, sizeof(msg));
@@ -68,7 +68,7 @@ static int invalid_node(const answer *a, const apis_pin_request *r, const char *
                         const char *body, const char *body2)
 {
     kube_buf msg = KUBE_BUF_INIT;
-    apis_status_details d = {.name = r->name,
+    kube_status_details d = {.name = r->name,
                              .group = APIS_GROUP,
                              .kind = PIN_KIND,
                              .cause_reason = cause_reason,
@@ -153,7 +153,7 @@ static int instance_node(kube_client *c, const apis_pin_request *r, const answer
     cJSON *vmi = NULL;
     const cJSON *node;
     char msg[768];
-    apis_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
+    kube_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
     int err = kube_api_get(c, &KUBE_RES_VMIS, r->namespace_, r->name, &vmi, &st);
 
     node = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(vmi, "status"),
@@ -186,7 +186,7 @@ static int done(const answer *a, const apis_pin_request *r, const char *node, co
 static int exhausted(const answer *a, const apis_pin_request *r)
 {
     char msg[512];
-    apis_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
+    kube_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
 
     snprintf(msg, sizeof(msg),
              "Operation cannot be fulfilled on virtualmachines.kubevirt.io \"%s\": the object kept "

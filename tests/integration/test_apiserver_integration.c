@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "apiserver/app.h"
-#include "apiserver/authsource.h"
+#include "kube/serving/authsource.h"
 #include "apiserver/metrics.h"
 #include "apiserver/options.h"
 #include "harness.h"
@@ -750,8 +750,8 @@ static void follows_the_authentication_configmap(void **state)
     const char *path =
         "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication";
     call c = {"GET", GV, F.fp_cert, F.fp_key, admin, NULL};
-    apis_authn_source *src = apis_app_authn_source(F.app);
-    uint64_t gen = apis_authn_source_generation(src);
+    kube_authn_source *src = apis_app_authn_source(F.app);
+    uint64_t gen = kube_authn_source_generation(src);
     harness_response r = {0};
     int64_t deadline;
     (void)state;
@@ -764,20 +764,20 @@ static void follows_the_authentication_configmap(void **state)
         KUBE_OK);
     assert_int_equal(r.status, 200);
     harness_response_free(&r);
-    for (deadline = kube_now_ms() + WAIT_MS; apis_authn_source_generation(src) == gen;) {
+    for (deadline = kube_now_ms() + WAIT_MS; kube_authn_source_generation(src) == gen;) {
         if (kube_now_ms() > deadline)
             fail_msg("the ConfigMap change never arrived");
         sleep_ms(20);
     }
     assert_int_equal(direct(&c, NULL), 401);
-    gen = apis_authn_source_generation(src);
+    gen = kube_authn_source_generation(src);
     assert_int_equal(
         harness_request(
             F.h, NULL, "PATCH", path, "application/merge-patch+json",
             "{\"data\":{\"requestheader-allowed-names\":\"[\\\"front-proxy-client\\\"]\"}}", &r),
         KUBE_OK);
     harness_response_free(&r);
-    for (deadline = kube_now_ms() + WAIT_MS; apis_authn_source_generation(src) == gen;) {
+    for (deadline = kube_now_ms() + WAIT_MS; kube_authn_source_generation(src) == gen;) {
         if (kube_now_ms() > deadline)
             fail_msg("the ConfigMap change never arrived");
         sleep_ms(20);

@@ -1,5 +1,5 @@
 /*
- * apiserver/authsource.h - where the authentication settings come from,
+ * kube/serving/authsource.h - where the authentication settings come from,
  * kept current while the server runs.
  *
  * As k8s.io/apiserver's delegating authentication does, the settings are
@@ -16,58 +16,58 @@
  *     their flags or the X-Remote-* defaults);
  *   --requestheader-{username,group}-headers / -extra-headers-prefix and
  *   --requestheader-allowed-names, when given, override those settings.
- * Flag files are re-read when they change (apis_authn_source_check_files).
+ * Flag files are re-read when they change (kube_authn_source_check_files).
  * A ConfigMap or file that does not parse is logged and the previous
  * settings stay in force.
  *
  * Threads: thread-safe. Informer callbacks run on the hub thread.
- * Memory: apis_authn_source_new() allocates; apis_authn_source_free() stops
- * the watch and frees. apis_authn_source_get() returns a new reference the
- * caller releases with apis_authn_config_unref().
+ * Memory: kube_authn_source_new() allocates; kube_authn_source_free() stops
+ * the watch and frees. kube_authn_source_get() returns a new reference the
+ * caller releases with kube_authn_config_unref().
  */
-#ifndef APIS_AUTHSOURCE_H
-#define APIS_AUTHSOURCE_H
+#ifndef KUBE_SERVING_AUTHSOURCE_H
+#define KUBE_SERVING_AUTHSOURCE_H
 
 #include <stdint.h>
 
-#include "authn.h"
+#include "kube/serving/authn.h"
 #include "kube/transport/client.h"
 
-typedef struct apis_authn_source apis_authn_source;
+typedef struct kube_authn_source kube_authn_source;
 
-typedef struct apis_authn_source_options {
+typedef struct kube_authn_source_options {
     kube_client *client;               /* NULL: no ConfigMap lookup */
     const char *client_ca_file;        /* NULL: from the ConfigMap */
     const char *requestheader_ca_file; /* NULL: from the ConfigMap */
-    const apis_strlist *allowed_names; /* used when allowed_names_set or the CA flag is given */
+    const kube_strlist *allowed_names; /* used when allowed_names_set or the CA flag is given */
     int allowed_names_set;
-    const apis_strlist *username_headers; /* empty or NULL: not overridden */
-    const apis_strlist *group_headers;
-    const apis_strlist *extra_prefixes;
-} apis_authn_source_options;
+    const kube_strlist *username_headers; /* empty or NULL: not overridden */
+    const kube_strlist *group_headers;
+    const kube_strlist *extra_prefixes;
+} kube_authn_source_options;
 
-#define APIS_AUTHN_CONFIGMAP_NAMESPACE "kube-system"
-#define APIS_AUTHN_CONFIGMAP_NAME "extension-apiserver-authentication"
+#define KUBE_AUTHN_CONFIGMAP_NAMESPACE "kube-system"
+#define KUBE_AUTHN_CONFIGMAP_NAME "extension-apiserver-authentication"
 
 /* Reads the flag files (errors name the file in err) and prepares the
- * watch. Nothing runs until apis_authn_source_start(). */
-int apis_authn_source_new(const apis_authn_source_options *o, apis_authn_source **out, char *err,
+ * watch. Nothing runs until kube_authn_source_start(). */
+int kube_authn_source_new(const kube_authn_source_options *o, kube_authn_source **out, char *err,
                           size_t errlen);
 /* Starts watching the ConfigMap (no-op without a client). */
-int apis_authn_source_start(apis_authn_source *s);
-void apis_authn_source_free(apis_authn_source *s);
+int kube_authn_source_start(kube_authn_source *s);
+void kube_authn_source_free(kube_authn_source *s);
 
 /* The current settings (a new reference, never NULL). */
-apis_authn_config *apis_authn_source_get(apis_authn_source *s);
+kube_authn_config *kube_authn_source_get(kube_authn_source *s);
 /* Non-zero once the ConfigMap was read (always, without lookup): /readyz. */
-int apis_authn_source_ready(apis_authn_source *s);
+int kube_authn_source_ready(kube_authn_source *s);
 /* Number of snapshots built so far (tests wait on it). */
-uint64_t apis_authn_source_generation(apis_authn_source *s);
+uint64_t kube_authn_source_generation(kube_authn_source *s);
 /* Re-reads the flag files that changed and rebuilds the settings. */
-void apis_authn_source_check_files(apis_authn_source *s);
+void kube_authn_source_check_files(kube_authn_source *s);
 
 /* For tests: replaces the ConfigMap data (an object of strings, borrowed)
  * as if the watch had delivered it. */
-void apis_authn_source_apply_configmap(apis_authn_source *s, const cJSON *data);
+void kube_authn_source_apply_configmap(kube_authn_source *s, const cJSON *data);
 
 #endif

@@ -1,8 +1,8 @@
 /*
- * apiserver/certs.c - the serving certificate of stickyvm-apiserver. The
+ * kube/serving/certs.c - the serving certificate of the secure servers. The
  * contract is in certs.h.
  */
-#include "certs.h"
+#include "kube/serving/certs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +38,7 @@ typedef struct pair {
     EVP_PKEY *key;
 } pair;
 
-struct apis_certs {
+struct kube_certs {
     pthread_mutex_t mu;
     char *cert_file;
     char *key_file;
@@ -130,7 +130,7 @@ fail:
 
 /* ---- generation ---- */
 
-int apis_certs_generate(const char *cert_path, const char *key_path, const char *const *dns,
+int kube_certs_generate(const char *cert_path, const char *key_path, const char *const *dns,
                         const char *const *ips, char *err, size_t errlen)
 {
     const char *host = dns && dns[0] ? dns[0] : "localhost";
@@ -210,7 +210,7 @@ static int default_pair(const char *cert_dir, const char *bind_address, char **c
         rc = make_dirs(cert_dir);
         if (rc != KUBE_OK)
             snprintf(err, errlen, "--cert-dir %s: cannot create: %s", cert_dir, strerror(errno));
-        else if ((rc = apis_certs_generate(c.data, k.data, dns, ips, err, errlen)) == KUBE_OK)
+        else if ((rc = kube_certs_generate(c.data, k.data, dns, ips, err, errlen)) == KUBE_OK)
             KLOG_INFO("generated a self-signed serving certificate in %s", c.data);
     }
     if (rc == KUBE_OK) {
@@ -223,10 +223,10 @@ done:
     return rc;
 }
 
-int apis_certs_new(const char *cert_file, const char *key_file, const char *cert_dir,
-                   const char *bind_address, apis_certs **out, char *err, size_t errlen)
+int kube_certs_new(const char *cert_file, const char *key_file, const char *cert_dir,
+                   const char *bind_address, kube_certs **out, char *err, size_t errlen)
 {
-    apis_certs *c = calloc(1, sizeof(*c));
+    kube_certs *c = calloc(1, sizeof(*c));
     int rc = KUBE_OK;
 
     *out = NULL;
@@ -249,14 +249,14 @@ int apis_certs_new(const char *cert_file, const char *key_file, const char *cert
     if (rc == KUBE_OK)
         rc = load_pair(c->cert_file, c->key_file, &c->current, err, errlen);
     if (rc != KUBE_OK) {
-        apis_certs_free(c);
+        kube_certs_free(c);
         return rc;
     }
     *out = c;
     return KUBE_OK;
 }
 
-void apis_certs_free(apis_certs *c)
+void kube_certs_free(kube_certs *c)
 {
     if (!c)
         return;
@@ -267,19 +267,19 @@ void apis_certs_free(apis_certs *c)
     free(c);
 }
 
-const char *apis_certs_cert_file(const apis_certs *c)
+const char *kube_certs_cert_file(const kube_certs *c)
 {
     return c->cert_file;
 }
 
-const char *apis_certs_key_file(const apis_certs *c)
+const char *kube_certs_key_file(const kube_certs *c)
 {
     return c->key_file;
 }
 
 static int cert_cb(SSL *ssl, void *arg)
 {
-    apis_certs *c = arg;
+    kube_certs *c = arg;
     int ok;
 
     pthread_mutex_lock(&c->mu);
@@ -289,12 +289,12 @@ static int cert_cb(SSL *ssl, void *arg)
     return ok ? 1 : 0;
 }
 
-void apis_certs_attach(apis_certs *c, SSL_CTX *ctx)
+void kube_certs_attach(kube_certs *c, SSL_CTX *ctx)
 {
     SSL_CTX_set_cert_cb(ctx, cert_cb, c);
 }
 
-int apis_certs_reload_if_changed(apis_certs *c)
+int kube_certs_reload_if_changed(kube_certs *c)
 {
     file_id cid, kid;
     pair fresh = {0}, old;
