@@ -265,6 +265,47 @@ static void on_delete(void *ud, kube_object *obj)
                   KUBE_AUTHN_CONFIGMAP_NAMESPACE, KUBE_AUTHN_CONFIGMAP_NAME);
 }
 
+int kube_authn_source_lookup(kube_authn_source *s, int tolerate, char *err, size_t errlen)
+{
+    kube_status st = {0};
+    cJSON *cm = NULL;
+    int rc;
+
+    if (!s->client)
+        return KUBE_OK;
+    rc = kube_api_get(s->client, &KUBE_RES_CONFIGMAPS, KUBE_AUTHN_CONFIGMAP_NAMESPACE,
+                      KUBE_AUTHN_CONFIGMAP_NAME, &cm, &st);
+    if (rc == KUBE_OK && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cm, "data"))) {
+        install_configmap(s, cJSON_GetObjectItemCaseSensitive(cm, "data"), "loaded");
+    } else if (rc == KUBE_EFORBIDDEN) {
+        KLOG_WARN("Unable to get configmap/%s in %s.  Usually fixed by 'kubectl create "
+                  "rolebinding -n %s ROLEBINDING_NAME --role=extension-apiserver-authentication-"
+                  "reader --serviceaccount=YOUR_NS:YOUR_SA'",
+                  KUBE_AUTHN_CONFIGMAP_NAME, KUBE_AUTHN_CONFIGMAP_NAMESPACE,
+                  KUBE_AUTHN_CONFIGMAP_NAMESPACE);
+    }
+    cJSON_Delete(cm);
+    if (rc == KUBE_ENOTFOUND)
+        rc = KUBE_OK; /* no ConfigMap: no client CA and no front proxy, as upstream */
+    pthread_mutex_lock(&s->mu);
+    s->ready = s->ready || rc == KUBE_OK || tolerate;
+    pthread_mutex_unlock(&s->mu);
+    if (rc == KUBE_OK)
+        return KUBE_OK;
+    if (tolerate) {
+        KLOG_WARN("Error looking up in-cluster authentication configuration: %s",
+                  st.message[0] ? st.message : kube_strerror(rc));
+        KLOG_WARN("Continuing without authentication configuration. This may treat all requests "
+                  "as anonymous.");
+        KLOG_WARN("To require authentication configuration lookup to succeed, set "
+                  "--authentication-tolerate-lookup-failure=false");
+        return KUBE_OK;
+    }
+    snprintf(err, errlen, "unable to load configmap based request-header-client-ca-file: %s",
+             st.message[0] ? st.message : kube_strerror(rc));
+    return rc;
+}
+
 int kube_authn_source_start(kube_authn_source *s)
 {
     kube_informer_options io = {0};

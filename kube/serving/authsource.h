@@ -53,6 +53,13 @@ typedef struct kube_authn_source_options {
  * watch. Nothing runs until kube_authn_source_start(). */
 int kube_authn_source_new(const kube_authn_source_options *o, kube_authn_source **out, char *err,
                           size_t errlen);
+/* Reads the ConfigMap once, as k8s.io/apiserver's startup lookup does
+ * (no-op without a client): a missing ConfigMap leaves the settings empty;
+ * any other failure is KUBE_E* with err saying "unable to load configmap
+ * based request-header-client-ca-file: ...", or, with tolerate, is logged
+ * and KUBE_OK (requests then authenticate by token only). Either way the
+ * source counts as ready afterwards unless the failure is returned. */
+int kube_authn_source_lookup(kube_authn_source *s, int tolerate, char *err, size_t errlen);
 /* Starts watching the ConfigMap (no-op without a client). */
 int kube_authn_source_start(kube_authn_source *s);
 void kube_authn_source_free(kube_authn_source *s);

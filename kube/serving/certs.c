@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,7 @@ struct kube_certs {
     pthread_mutex_t mu;
     char *cert_file;
     char *key_file;
+    int mem_fds[2]; /* in-memory pair (no --cert-dir): its memfds, else -1 */
     file_id cert_id, key_id;
     pair current;
 };
@@ -186,31 +188,62 @@ static int make_dirs(const char *dir)
     return KUBE_OK;
 }
 
-/* <cert-dir>/apiserver.{crt,key}, generated when missing. */
-static int default_pair(const char *cert_dir, const char *bind_address, char **cert_file,
-                        char **key_file, char *err, size_t errlen)
+/* Generates the self-signed pair into cert_path and key_path for
+ * localhost, this host, the loopback addresses and a specific
+ * bind_address. */
+static int generate_default(const char *cert_path, const char *key_path, const char *bind_address,
+                            char *err, size_t errlen)
 {
-    kube_buf c = KUBE_BUF_INIT, k = KUBE_BUF_INIT;
     char hostname[256] = "localhost";
     const char *dns[] = {"localhost", hostname, NULL};
     const char *ips[] = {"127.0.0.1", "::1", NULL, NULL};
+
+    gethostname(hostname, sizeof(hostname) - 1);
+    if (bind_address && strcmp(bind_address, "0.0.0.0") != 0 && strcmp(bind_address, "::") != 0 &&
+        strcmp(bind_address, "127.0.0.1") != 0)
+        ips[2] = bind_address;
+    return kube_certs_generate(cert_path, key_path, dns, ips, err, errlen);
+}
+
+/* No --cert-dir: the generated pair is kept in two anonymous memory files
+ * (memfd), never on disk, as kube-scheduler keeps it in memory. */
+static int memory_pair(kube_certs *c, const char *bind_address, char *err, size_t errlen)
+{
+    char cert_path[64], key_path[64];
+
+    c->mem_fds[0] = memfd_create("serving-cert", MFD_CLOEXEC);
+    c->mem_fds[1] = memfd_create("serving-key", MFD_CLOEXEC);
+    if (c->mem_fds[0] < 0 || c->mem_fds[1] < 0) {
+        snprintf(err, errlen, "cannot keep a serving certificate in memory: %s", strerror(errno));
+        return KUBE_EIO;
+    }
+    snprintf(cert_path, sizeof(cert_path), "/proc/self/fd/%d", c->mem_fds[0]);
+    snprintf(key_path, sizeof(key_path), "/proc/self/fd/%d", c->mem_fds[1]);
+    c->cert_file = kube_strdup(cert_path);
+    c->key_file = kube_strdup(key_path);
+    if (!c->cert_file || !c->key_file)
+        return KUBE_ENOMEM;
+    return generate_default(cert_path, key_path, bind_address, err, errlen);
+}
+
+/* <cert-dir>/<pair>.{crt,key}, generated when missing. */
+static int default_pair(const char *cert_dir, const char *pair_name, const char *bind_address,
+                        char **cert_file, char **key_file, char *err, size_t errlen)
+{
+    kube_buf c = KUBE_BUF_INIT, k = KUBE_BUF_INIT;
     int rc;
 
-    if (kube_buf_printf(&c, "%s/apiserver.crt", cert_dir) != KUBE_OK ||
-        kube_buf_printf(&k, "%s/apiserver.key", cert_dir) != KUBE_OK) {
+    if (kube_buf_printf(&c, "%s/%s.crt", cert_dir, pair_name) != KUBE_OK ||
+        kube_buf_printf(&k, "%s/%s.key", cert_dir, pair_name) != KUBE_OK) {
         rc = KUBE_ENOMEM;
         goto done;
     }
     rc = KUBE_OK;
     if (access(c.data, R_OK) != 0 || access(k.data, R_OK) != 0) {
-        gethostname(hostname, sizeof(hostname) - 1);
-        if (bind_address && strcmp(bind_address, "0.0.0.0") != 0 &&
-            strcmp(bind_address, "::") != 0 && strcmp(bind_address, "127.0.0.1") != 0)
-            ips[2] = bind_address;
         rc = make_dirs(cert_dir);
         if (rc != KUBE_OK)
             snprintf(err, errlen, "--cert-dir %s: cannot create: %s", cert_dir, strerror(errno));
-        else if ((rc = kube_certs_generate(c.data, k.data, dns, ips, err, errlen)) == KUBE_OK)
+        else if ((rc = generate_default(c.data, k.data, bind_address, err, errlen)) == KUBE_OK)
             KLOG_INFO("generated a self-signed serving certificate in %s", c.data);
     }
     if (rc == KUBE_OK) {
@@ -226,6 +259,14 @@ done:
 int kube_certs_new(const char *cert_file, const char *key_file, const char *cert_dir,
                    const char *bind_address, kube_certs **out, char *err, size_t errlen)
 {
+    return kube_certs_new_named(cert_file, key_file, cert_dir, "apiserver", bind_address, out, err,
+                                errlen);
+}
+
+int kube_certs_new_named(const char *cert_file, const char *key_file, const char *cert_dir,
+                         const char *pair_name, const char *bind_address, kube_certs **out,
+                         char *err, size_t errlen)
+{
     kube_certs *c = calloc(1, sizeof(*c));
     int rc = KUBE_OK;
 
@@ -233,13 +274,17 @@ int kube_certs_new(const char *cert_file, const char *key_file, const char *cert
     if (!c)
         return KUBE_ENOMEM;
     pthread_mutex_init(&c->mu, NULL);
+    c->mem_fds[0] = c->mem_fds[1] = -1;
     if (cert_file && key_file) {
         c->cert_file = kube_strdup(cert_file);
         c->key_file = kube_strdup(key_file);
         if (!c->cert_file || !c->key_file)
             rc = KUBE_ENOMEM;
+    } else if (!cert_dir || !*cert_dir) {
+        rc = memory_pair(c, bind_address, err, errlen);
     } else {
-        rc = default_pair(cert_dir, bind_address, &c->cert_file, &c->key_file, err, errlen);
+        rc = default_pair(cert_dir, pair_name, bind_address, &c->cert_file, &c->key_file, err,
+                          errlen);
     }
     if (rc == KUBE_OK && (stat_id(c->cert_file, &c->cert_id) != KUBE_OK ||
                           stat_id(c->key_file, &c->key_id) != KUBE_OK)) {
@@ -263,6 +308,9 @@ void kube_certs_free(kube_certs *c)
     pair_free(&c->current);
     free(c->cert_file);
     free(c->key_file);
+    for (int i = 0; i < 2; i++)
+        if (c->mem_fds[i] >= 0)
+            close(c->mem_fds[i]);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }

@@ -34,6 +34,13 @@ typedef struct kube_certs kube_certs;
  * KUBE_EPARSE (err names the file) or KUBE_ENOMEM. */
 int kube_certs_new(const char *cert_file, const char *key_file, const char *cert_dir,
                    const char *bind_address, kube_certs **out, char *err, size_t errlen);
+/* The same with the generated pair named <cert_dir>/<pair_name>.crt and
+ * .key (kube-scheduler's "kube-scheduler"; kube_certs_new() uses
+ * "apiserver"). An empty or NULL cert_dir keeps a generated pair in
+ * memory only (memfd). */
+int kube_certs_new_named(const char *cert_file, const char *key_file, const char *cert_dir,
+                         const char *pair_name, const char *bind_address, kube_certs **out,
+                         char *err, size_t errlen);
 void kube_certs_free(kube_certs *c);
 
 /* The files in use (absolute or as given). */

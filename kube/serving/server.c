@@ -289,7 +289,9 @@ static int accept_any_certificate(int preverify_ok, X509_STORE_CTX *ctx)
 static void configure_tls(kube_server *s, SSL_CTX *ctx)
 {
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any_certificate);
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_min_proto_version(ctx, s->tls_min_version ? s->tls_min_version : TLS1_2_VERSION);
+    if (s->cipher_list && SSL_CTX_set_cipher_list(ctx, s->cipher_list) != 1)
+        KLOG_ERROR("--tls-cipher-suites: OpenSSL accepts none of %s", s->cipher_list);
     /* the certificate a connection proved is cached per connection: it
      * must not change under it */
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
@@ -389,6 +391,8 @@ static int create_context(kube_server *s, const kube_server_options *o, char *er
     info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT | LWS_SERVER_OPTION_EXPLICIT_VHOSTS |
                    LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG |
                    LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
+    if (o->permit_port_sharing)
+        info.options |= LWS_SERVER_OPTION_ALLOW_LISTEN_SHARE;
     info.port = o->port;
     info.iface = kube_lws_is_any_address(o->bind_address) ? NULL : o->bind_address;
     info.protocols = protocols;
@@ -435,6 +439,11 @@ int kube_server_new(const kube_server_options *o, kube_server **out, char *err, 
     atomic_init(&s->accepting, 1);
     s->certs = o->certs;
     s->ctx = o->ctx;
+    s->tls_min_version = o->tls_min_version;
+    if (o->cipher_list && !(s->cipher_list = kube_strdup(o->cipher_list))) {
+        kube_server_free(s);
+        return KUBE_ENOMEM;
+    }
     s->ctx.ready = server_ready;
     s->ctx.ready_ud = s;
     s->max_inflight = o->max_inflight > 0 ? o->max_inflight : 400;
@@ -507,5 +516,6 @@ void kube_server_free(kube_server *s)
         lws_context_destroy(s->lws);
     }
     pthread_mutex_destroy(&s->done_mu);
+    free(s->cipher_list);
     free(s);
 }

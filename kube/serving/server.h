@@ -71,6 +71,9 @@ typedef struct kube_server_options {
     int64_t tls_handshake_timeout_ms; /* 0: 10 s */
     int64_t read_header_timeout_ms;   /* 0: 32 s */
     int max_connections;              /* 0: 1024 */
+    int tls_min_version;              /* OpenSSL's TLS1_x_VERSION; 0: TLS 1.2 */
+    const char *cipher_list;          /* OpenSSL's TLS <= 1.2 list; NULL: its default */
+    int permit_port_sharing;          /* SO_REUSEPORT on the listener */
 } kube_server_options;
 
 /* Creates the context and starts listening. Errors name the cause in err. */

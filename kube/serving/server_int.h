@@ -87,6 +87,8 @@ struct kube_server {
     int port;
     int max_inflight;
     int max_conns;
+    int tls_min_version;
+    char *cipher_list;
     int handshake_timeout_s, header_timeout_s, request_timeout_s;
     int64_t shutdown_timeout_ms;
     /* service thread state */

@@ -219,12 +219,12 @@ static void start_apiserver(void)
         harness_issue_serving_cert(F.h, "stickyvm-apiserver", dns, 2, ips, 1, &cert, &key),
         KUBE_OK);
     assert_int_equal(apis_options_defaults(&o), KUBE_OK);
-    o.secure_port = F.port;
-    free(o.bind_address);
-    o.bind_address = strdup("127.0.0.1");
+    o.serving.secure_port = F.port;
+    free(o.serving.bind_address);
+    o.serving.bind_address = strdup("127.0.0.1");
     o.kubeconfig = strdup(harness_kubeconfig(F.h));
-    o.tls_cert_file = strdup(cert);
-    o.tls_private_key_file = strdup(key);
+    o.serving.tls_cert_file = strdup(cert);
+    o.serving.tls_private_key_file = strdup(key);
     o.shutdown_timeout_ms = 5000;
     o.workers = 8;
     if (apis_app_new(&o, &F.app, err, sizeof(err)) != KUBE_OK)

@@ -130,18 +130,18 @@ static void parses_flags(void **state)
     (void)state;
 
     assert_int_equal(apis_options_parse(12, argv, &o, err, sizeof(err)), KUBE_OK);
-    assert_int_equal(o.secure_port, 9443);
-    assert_string_equal(o.bind_address, "127.0.0.1");
-    assert_int_equal(o.requestheader_allowed_names.n, 2);
-    assert_string_equal(o.requestheader_allowed_names.v[1], "aggregator");
-    assert_true(o.allowed_names_set);
-    assert_int_equal(o.token_cache_ttl_ms, 90000);
+    assert_int_equal(o.serving.secure_port, 9443);
+    assert_string_equal(o.serving.bind_address, "127.0.0.1");
+    assert_int_equal(o.serving.requestheader_allowed_names.n, 2);
+    assert_string_equal(o.serving.requestheader_allowed_names.v[1], "aggregator");
+    assert_true(o.serving.allowed_names_set);
+    assert_int_equal(o.serving.token_cache_ttl_ms, 90000);
     assert_int_equal(o.verbosity, 4);
-    assert_true(o.authentication_skip_lookup);
-    assert_int_equal(o.always_allow_groups.n, 0);
-    assert_int_equal(o.always_allow_paths.n, 3);
-    assert_int_equal(o.authorized_ttl_ms, 10000);
-    assert_string_equal(o.cert_dir, "apiserver.local.config/certificates");
+    assert_true(o.serving.authentication_skip_lookup);
+    assert_int_equal(o.serving.always_allow_groups.n, 0);
+    assert_int_equal(o.serving.always_allow_paths.n, 3);
+    assert_int_equal(o.serving.authorized_ttl_ms, 10000);
+    assert_string_equal(o.serving.cert_dir, "apiserver.local.config/certificates");
     assert_string_equal(o.pin_annotation_key, "stickyvm.io/node");
     apis_options_free(&o);
 
