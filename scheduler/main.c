@@ -1,11 +1,11 @@
 /*
  * scheduler/main.c - the stickyvm-scheduler binary: kube-scheduler's
- * command line (--config, --kubeconfig, --leader-elect*, --secure-port,
- * --bind-address, --tls-cert-file, --tls-private-key-file,
- * --write-config-to, --v), the secure port, leader election, and graceful
- * shutdown on SIGTERM/SIGINT (stop popping, finish in-flight bindings for
- * up to 10 s, release the Lease, stop informers, free everything). Losing
- * the Lease exits 1, as kube-scheduler does.
+ * command line (--config, --kubeconfig, --leader-elect*, --write-config-to,
+ * --v, and the secure port's "Secure serving", "Authentication" and
+ * "Authorization" flag sets of kube/serving/options.h), the secure port, leader election, and
+ * graceful shutdown on SIGTERM/SIGINT (stop popping, finish in-flight bindings for up to 10 s,
+ * release the Lease, stop informers, free everything). Losing the Lease exits 1, as kube-scheduler
+ * does.
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -26,12 +26,12 @@
 #include "kube/util/errors.h"
 #include "kube/util/flags.h"
 #include "kube/machinery/leader.h"
+#include "kube/serving/options.h"
 #include "kube/util/log.h"
 #include "scheduler.h"
 #include "server.h"
 
 #define STOP_TIMEOUT_MS 10000
-#define DEFAULT_SECURE_PORT 10259
 /* glibc gives every thread that allocates its own arena; the binding,
  * informer, recorder and Filter threads would each keep one partly empty.
  * One arena measured smallest at 5000 nodes / 10000 pods, at no CPU cost
@@ -43,10 +43,6 @@ typedef struct flags {
     char *config;
     char *kubeconfig;
     char *write_config_to;
-    char *bind_address;
-    char *tls_cert_file;
-    char *tls_key_file;
-    int secure_port;
     int verbosity;
     int leader_elect;
     int64_t lease_duration_ms;
@@ -70,17 +66,6 @@ static const kube_flag flag_defs[] = {
      NULL},
     {"write-config-to", STR, FO(write_config_to), 0, 0, NULL,
      "If set, write the configuration values to this file and exit.", NULL},
-    {"secure-port", KUBE_FLAG_INT, FO(secure_port), 0, 65535, NULL,
-     "The port on which to serve HTTPS with authentication and authorization. (default 10259)",
-     NULL},
-    {"bind-address", STR, FO(bind_address), 0, 0, NULL,
-     "The IP address on which to listen for the --secure-port port. (default 0.0.0.0)", NULL},
-    {"tls-cert-file", STR, FO(tls_cert_file), 0, 0, NULL,
-     "File containing the default x509 Certificate for HTTPS. If not set, a self-signed "
-     "certificate is generated in memory.",
-     NULL},
-    {"tls-private-key-file", STR, FO(tls_key_file), 0, 0, NULL,
-     "File containing the default x509 private key matching --tls-cert-file.", NULL},
     {"leader-elect", KUBE_FLAG_BOOL, FO(leader_elect), 0, 0, NULL,
      "Start a leader election client and gain leadership before executing the main loop.", NULL},
     {"leader-elect-lease-duration", DUR, FO(lease_duration_ms), 0, 0, NULL,
@@ -112,19 +97,32 @@ static const kube_flag flag_defs[] = {
 };
 
 #define N_FLAGS (sizeof(flag_defs) / sizeof(flag_defs[0]))
+#define N_SETS (1 + KUBE_SERVING_FLAG_SETS)
+
+/* The secure port's options (kube/serving/options.h). */
+static kube_serving_options serving;
+
+/* The named flag sets: ours, then the secure port's three. */
+static void flag_sets(flags *fl, kube_flag_set sets[N_SETS])
+{
+    sets[0] = (kube_flag_set){"Misc", flag_defs, N_FLAGS, fl};
+    kube_serving_flag_sets(&serving, sets + 1);
+}
 
 /* Prints the usage, as kube-scheduler's. */
-static void usage(FILE *f)
+static void usage(FILE *f, flags *fl)
 {
-    fprintf(f, "Usage:\n  stickyvm-scheduler [flags]\n\nFlags:\n");
-    kube_flags_usage(f, flag_defs, N_FLAGS);
+    kube_flag_set sets[N_SETS];
+
+    flag_sets(fl, sets);
+    fprintf(f, "Usage:\n  stickyvm-scheduler [flags]\n");
+    kube_flag_sets_usage(f, sets, N_SETS);
 }
 
 /* Frees the strings the command line gave. */
 static void flags_free(flags *fl)
 {
     char **strings[] = {&fl->config,        &fl->kubeconfig,    &fl->write_config_to,
-                        &fl->bind_address,  &fl->tls_cert_file, &fl->tls_key_file,
                         &fl->resource_lock, &fl->resource_name, &fl->resource_namespace};
     for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
         free(*strings[i]);
@@ -135,15 +133,20 @@ static void flags_free(flags *fl)
 /* pflag syntax (kube/util/flags.h) into fl, the unset fields -1 or NULL. */
 static int parse_flags(int argc, char **argv, flags *fl)
 {
+    kube_flag_set sets[N_SETS];
     char err[512];
     int rc;
 
     memset(fl, 0, sizeof(*fl));
-    fl->secure_port = DEFAULT_SECURE_PORT;
     fl->verbosity = -1;
     fl->leader_elect = -1;
     fl->lease_duration_ms = fl->renew_deadline_ms = fl->retry_period_ms = -1;
-    rc = kube_flags_parse(flag_defs, N_FLAGS, argc, argv, fl, err, sizeof(err));
+    rc = sched_server_defaults(&serving);
+    flag_sets(fl, sets);
+    if (rc == KUBE_OK)
+        rc = kube_flag_sets_parse(sets, N_SETS, argc, argv, NULL, err, sizeof(err));
+    if (rc == KUBE_OK)
+        rc = kube_serving_options_validate(&serving, err, sizeof(err));
     if (rc != KUBE_OK)
         fprintf(stderr, "Error: %s\n", err);
     return rc;
@@ -266,6 +269,11 @@ static int scheduler_ready(void *ud)
     return sched_scheduler_synced(ud);
 }
 
+static void scheduler_pods(void *ud, void (*fn)(void *ud, kube_object *obj), void *fn_ud)
+{
+    sched_scheduler_foreach_pod(ud, fn, fn_ud);
+}
+
 static int make_clients(app *a)
 {
     const sched_client_connection *cc = &a->cfg->client_connection;
@@ -292,7 +300,7 @@ static int make_clients(app *a)
     return kube_client_new(a->kc, &o, &a->leader_client);
 }
 
-static int start(app *a, const flags *fl)
+static int start(app *a)
 {
     sched_scheduler_options so;
     sched_server_options vo;
@@ -307,15 +315,17 @@ static int start(app *a, const flags *fl)
     so.leader_client = a->leader_client;
     so.on_leadership_lost = on_lease_lost;
     rc = sched_scheduler_new(&so, &a->sched, err, sizeof(err));
-    if (rc == KUBE_OK) {
+    if (rc == KUBE_OK && serving.secure_port != 0) { /* 0: no HTTPS, as kube-scheduler */
         memset(&vo, 0, sizeof(vo));
-        vo.bind_address = fl->bind_address;
-        vo.port = (int)fl->secure_port;
-        vo.cert_file = fl->tls_cert_file;
-        vo.key_file = fl->tls_key_file;
+        vo.serving = &serving;
+        vo.client = a->client;
         vo.metrics = sched_scheduler_metrics(a->sched);
         vo.ready = scheduler_ready;
         vo.ud = a->sched;
+        vo.leader = sched_scheduler_leader(a->sched);
+        vo.config = a->cfg;
+        vo.pods = scheduler_pods;
+        vo.pods_ud = a->sched;
         rc = sched_server_new(&vo, &a->server, err, sizeof(err));
     }
     if (rc == KUBE_OK)
@@ -362,25 +372,29 @@ int main(int argc, char **argv)
     memset(&a, 0, sizeof(a));
     mallopt(M_ARENA_MAX, MALLOC_ARENAS);
     if (parse_flags(argc, argv, &fl) != KUBE_OK) {
+        usage(stderr, &fl);
         flags_free(&fl);
-        usage(stderr);
+        kube_serving_options_free(&serving);
         return 1;
     }
     if (fl.help) {
+        usage(stdout, &fl);
         flags_free(&fl);
-        usage(stdout);
+        kube_serving_options_free(&serving);
         return 0;
     }
     if (fl.verbosity >= 0)
         klog_set_verbosity(fl.verbosity);
     if (load_config(&fl, &a.cfg) != KUBE_OK) {
         flags_free(&fl);
+        kube_serving_options_free(&serving);
         return 1;
     }
     if (fl.write_config_to) {
         rc = write_config(a.cfg, fl.write_config_to);
         sched_config_free(a.cfg);
         flags_free(&fl);
+        kube_serving_options_free(&serving);
         return rc == KUBE_OK ? 0 : 1;
     }
     sigemptyset(&set);
@@ -389,9 +403,10 @@ int main(int argc, char **argv)
     sigaddset(&set, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (start(&a, &fl) == KUBE_OK)
+    if (start(&a) == KUBE_OK)
         code = wait_for_signal(&set);
     shutdown_app(&a);
     flags_free(&fl);
+    kube_serving_options_free(&serving);
     return code;
 }

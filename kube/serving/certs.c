@@ -132,41 +132,95 @@ fail:
 
 /* ---- generation ---- */
 
-int kube_certs_generate(const char *cert_path, const char *key_path, const char *const *dns,
-                        const char *const *ips, char *err, size_t errlen)
+/* A self-signed CA (*ca, *ca_key) and a serving certificate it signs
+ * (*leaf, *key) for the names given. */
+static int issue_pair(const char *const *dns, const char *const *ips, X509 **ca, EVP_PKEY **ca_key,
+                      X509 **leaf, EVP_PKEY **key)
 {
     const char *host = dns && dns[0] ? dns[0] : "localhost";
     kube_buf san = KUBE_BUF_INIT;
-    X509 *ca = NULL, *leaf = NULL;
-    EVP_PKEY *ca_key = NULL, *key = NULL;
-    STACK_OF(X509) *chain = sk_X509_new_null();
     char ca_cn[128], cn[128];
     kube_cert_spec ca_spec = {ca_cn, NULL, NULL, 1, -3600, (long)VALIDITY_DAYS * 86400, NULL};
     kube_cert_spec leaf_spec = {cn,  NULL, "serverAuth", 0, -3600, (long)VALIDITY_DAYS * 86400,
                                 NULL};
-    int rc = chain ? kube_certkit_san(&san, dns, ips) : KUBE_ENOMEM;
+    int rc = kube_certkit_san(&san, dns, ips);
 
     snprintf(ca_cn, sizeof(ca_cn), "%s-ca@%lld", host, (long long)time(NULL));
     snprintf(cn, sizeof(cn), "%s@%lld", host, (long long)time(NULL));
     leaf_spec.san = san.data;
     if (rc == KUBE_OK)
-        rc = kube_certkit_issue(NULL, NULL, &ca_spec, &ca, &ca_key);
+        rc = kube_certkit_issue(NULL, NULL, &ca_spec, ca, ca_key);
     if (rc == KUBE_OK)
-        rc = kube_certkit_issue(ca, ca_key, &leaf_spec, &leaf, &key);
+        rc = kube_certkit_issue(*ca, *ca_key, &leaf_spec, leaf, key);
+    kube_buf_free(&san);
+    return rc;
+}
+
+/* Writes the whole of text to fd. */
+static int write_all(int fd, const char *text)
+{
+    size_t len = text ? strlen(text) : 0, off = 0;
+
+    if (!text)
+        return KUBE_ENOMEM;
+    while (off < len) {
+        ssize_t n = write(fd, text + off, len - off);
+        if (n <= 0)
+            return KUBE_EIO;
+        off += (size_t)n;
+    }
+    return KUBE_OK;
+}
+
+/* The pair as PEM into two descriptors: the certificate then the CA, and
+ * the key. */
+static int write_pem(int cert_fd, int key_fd, X509 *leaf, X509 *ca, EVP_PKEY *key)
+{
+    char *leaf_pem = kube_certkit_cert_pem(leaf), *ca_pem = kube_certkit_cert_pem(ca);
+    char *key_pem = kube_certkit_key_pem(key);
+    int rc = write_all(cert_fd, leaf_pem);
+
     if (rc == KUBE_OK)
-        rc = sk_X509_push(chain, ca) ? KUBE_OK : KUBE_ENOMEM;
+        rc = write_all(cert_fd, ca_pem);
     if (rc == KUBE_OK)
-        rc = kube_certkit_write(cert_path, key_path, leaf, chain, key);
+        rc = write_all(key_fd, key_pem);
+    if (key_pem)
+        OPENSSL_cleanse(key_pem, strlen(key_pem));
+    free(leaf_pem);
+    free(ca_pem);
+    free(key_pem);
+    return rc;
+}
+
+/* Generates the pair into files (paths) or, with fds, into descriptors. */
+static int generate(const char *cert_path, const char *key_path, const int *fds,
+                    const char *const *dns, const char *const *ips, char *err, size_t errlen)
+{
+    X509 *ca = NULL, *leaf = NULL;
+    EVP_PKEY *ca_key = NULL, *key = NULL;
+    STACK_OF(X509) *chain = sk_X509_new_null();
+    int rc = chain ? issue_pair(dns, ips, &ca, &ca_key, &leaf, &key) : KUBE_ENOMEM;
+
+    if (rc == KUBE_OK && fds)
+        rc = write_pem(fds[0], fds[1], leaf, ca, key);
+    else if (rc == KUBE_OK)
+        rc = sk_X509_push(chain, ca) ? kube_certkit_write(cert_path, key_path, leaf, chain, key)
+                                     : KUBE_ENOMEM;
     if (rc != KUBE_OK)
         snprintf(err, errlen, "generating a self-signed certificate into %s: %s", cert_path,
                  kube_strerror(rc));
     sk_X509_free(chain); /* ca is freed below */
-    kube_buf_free(&san);
     X509_free(ca);
     X509_free(leaf);
     EVP_PKEY_free(ca_key);
     EVP_PKEY_free(key);
     return rc;
+}
+
+int kube_certs_generate(const char *cert_path, const char *key_path, const char *const *dns,
+                        const char *const *ips, char *err, size_t errlen)
+{
+    return generate(cert_path, key_path, NULL, dns, ips, err, errlen);
 }
 
 static int make_dirs(const char *dir)
@@ -191,8 +245,8 @@ static int make_dirs(const char *dir)
 /* Generates the self-signed pair into cert_path and key_path for
  * localhost, this host, the loopback addresses and a specific
  * bind_address. */
-static int generate_default(const char *cert_path, const char *key_path, const char *bind_address,
-                            char *err, size_t errlen)
+static int generate_default(const char *cert_path, const char *key_path, const int *fds,
+                            const char *bind_address, char *err, size_t errlen)
 {
     char hostname[256] = "localhost";
     const char *dns[] = {"localhost", hostname, NULL};
@@ -202,7 +256,7 @@ static int generate_default(const char *cert_path, const char *key_path, const c
     if (bind_address && strcmp(bind_address, "0.0.0.0") != 0 && strcmp(bind_address, "::") != 0 &&
         strcmp(bind_address, "127.0.0.1") != 0)
         ips[2] = bind_address;
-    return kube_certs_generate(cert_path, key_path, dns, ips, err, errlen);
+    return generate(cert_path, key_path, fds, dns, ips, err, errlen);
 }
 
 /* No --cert-dir: the generated pair is kept in two anonymous memory files
@@ -223,7 +277,7 @@ static int memory_pair(kube_certs *c, const char *bind_address, char *err, size_
     c->key_file = kube_strdup(key_path);
     if (!c->cert_file || !c->key_file)
         return KUBE_ENOMEM;
-    return generate_default(cert_path, key_path, bind_address, err, errlen);
+    return generate_default(cert_path, key_path, c->mem_fds, bind_address, err, errlen);
 }
 
 /* <cert-dir>/<pair>.{crt,key}, generated when missing. */
@@ -243,7 +297,8 @@ static int default_pair(const char *cert_dir, const char *pair_name, const char 
         rc = make_dirs(cert_dir);
         if (rc != KUBE_OK)
             snprintf(err, errlen, "--cert-dir %s: cannot create: %s", cert_dir, strerror(errno));
-        else if ((rc = generate_default(c.data, k.data, bind_address, err, errlen)) == KUBE_OK)
+        else if ((rc = generate_default(c.data, k.data, NULL, bind_address, err, errlen)) ==
+                 KUBE_OK)
             KLOG_INFO("generated a self-signed serving certificate in %s", c.data);
     }
     if (rc == KUBE_OK) {

@@ -334,9 +334,20 @@ cJSON *kube_delegate_sar_body(const kube_authz_attrs *a)
     return sar;
 }
 
+int kube_authz_path_always_allowed(const kube_strlist *paths, const char *path)
+{
+    for (size_t i = 0; paths && path && i < paths->n; i++) {
+        const char *p = paths->v[i];
+        size_t n = strlen(p);
+        if (n && p[n - 1] == '*' ? strncmp(p, path, n - 1) == 0 : strcmp(p, path) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static int always_allowed(kube_delegate *d, const kube_authz_attrs *a)
 {
-    if (!a->resource_request && a->path && kube_strlist_contains(&d->allow_paths, a->path))
+    if (!a->resource_request && kube_authz_path_always_allowed(&d->allow_paths, a->path))
         return 1;
     for (size_t i = 0; i < a->user->groups.n; i++)
         if (kube_strlist_contains(&d->allow_groups, a->user->groups.v[i]))

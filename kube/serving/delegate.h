@@ -7,10 +7,10 @@
  *     token TTL (default 10 s) under the token's SHA-256, never the token;
  *     transport failures are not cached;
  *   - authorization: paths in always_allow_paths (/healthz, /readyz,
- *     /livez) and users in always_allow_groups (system:masters, which
- *     kube-apiserver itself never denies) skip the review; otherwise a
- *     SubjectAccessReview decides, allowed answers cached for allow_ttl
- *     and denied ones for deny_ttl (10 s each by default).
+ *     /livez; an entry ending in "*" is a prefix) and users in always_allow_groups (system:masters,
+ * which kube-apiserver itself never denies) skip the review; otherwise a SubjectAccessReview
+ * decides, allowed answers cached for allow_ttl and denied ones for deny_ttl (10 s each by
+ * default).
  *
  * Threads: the blocking functions (authenticate_token, authorize) issue
  * HTTP requests and must run on worker threads; the *_cached variants never
@@ -69,6 +69,11 @@ typedef struct kube_authz_decision {
     int allowed;
     char reason[512];
 } kube_authz_decision;
+
+/* 1 when path is in paths, as k8s.io/apiserver's path authorizer reads
+ * --authorization-always-allow-paths: an entry ending in "*" is a prefix,
+ * any other must equal path. */
+int kube_authz_path_always_allowed(const kube_strlist *paths, const char *path);
 
 /* Decides from the always-allow rules or the cache. Returns KUBE_OK with
  * *out, or KUBE_ENOTFOUND when a SubjectAccessReview is needed. */

@@ -138,14 +138,19 @@ static void copy_header(const kube_httpreq_request *req, const char *name, char 
         memcpy(out, v, strlen(v) + 1);
 }
 
-static int answer_health(kube_exchange *x)
+void kube_exchange_health_state(const kube_exchange *x, kube_health_state *out)
 {
     const kube_serving_context *c = x->ctx;
-    kube_health_state hs = {
-        .authn_loaded = kube_authn_source_ready(c->authn),
-        .shutting_down = c->ready && !c->ready(c->ready_ud),
-    };
 
+    out->authn_loaded = kube_authn_source_ready(c->authn);
+    out->shutting_down = c->ready && !c->ready(c->ready_ud);
+}
+
+static int answer_health(kube_exchange *x)
+{
+    kube_health_state hs;
+
+    kube_exchange_health_state(x, &hs);
     return x->h->health && x->h->health(x->h->ud, x->state, &hs, x);
 }
 

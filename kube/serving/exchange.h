@@ -158,6 +158,9 @@ void kube_exchange_answer_filled(kube_exchange *x, int rc, int code, const char 
  * string, e.g. "GET"). */
 void kube_exchange_set_etag(kube_exchange *x, const char *etag);
 void kube_exchange_set_allow(kube_exchange *x, const char *methods);
+/* What the health handler is given, for a handler serving a health path
+ * to an authenticated request. */
+void kube_exchange_health_state(const kube_exchange *x, kube_health_state *out);
 /* The request's method and its If-None-Match header ("" when absent). */
 const char *kube_exchange_method(const kube_exchange *x);
 const char *kube_exchange_if_none_match(const kube_exchange *x);

@@ -14,7 +14,6 @@
 #include "kube/serving/server.h"
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
-#include "kube/util/log.h"
 
 #define DELEGATE_TIMEOUT_MS 10000 /* k8s.io/apiserver's webhook client timeout */
 
@@ -202,8 +201,6 @@ int kube_secure_new(const kube_secure_options *o, kube_secure **out, char *err, 
         kube_secure_free(s);
         return rc;
     }
-    KLOG_INFO("serving securely on %s:%d", is_set(so->bind_address) ? so->bind_address : "0.0.0.0",
-              kube_secure_port(s));
     *out = s;
     return KUBE_OK;
 }
