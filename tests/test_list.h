@@ -68,6 +68,7 @@
     UNIT(queue)                                               \
     UNIT(cache)                                               \
     INTEGRATION(scheduler_integration)                        \
+    INTEGRATION(scheduler_secure_port)                        \
     INTEGRATION(stickyvm_integration)                         \
     INTEGRATION(topology_integration)                         \
     INTEGRATION(volumes_preemption_integration)               \
