@@ -14,6 +14,7 @@
     UNIT(buf)                                                 \
     UNIT(containers)                                          \
     UNIT(flags)                                               \
+    UNIT(serving_options)                                     \
     UNIT(tls)                                                 \
     UNIT(config)                                              \
     UNIT(client)                                              \
