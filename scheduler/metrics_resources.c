@@ -30,8 +30,20 @@ static const kube_metric_opts request_opts = {
     NULL,
     0};
 
+static const kube_metric_opts limit_opts = {
+    "kube_pod_resource_limit",
+    "Resources limit for workloads on the cluster, broken down by pod. This shows the resource "
+    "usage the scheduler and kubelet expect per pod for resources along with the unit for the "
+    "resource if any.",
+    KUBE_METRIC_GAUGE,
+    KUBE_STABILITY_ALPHA,
+    labels,
+    N_LABELS,
+    NULL,
+    0};
+
 typedef struct walk_state {
-    kube_metric *request;
+    kube_metric *request, *limit;
 } walk_state;
 
 /* The unit kube gives a resource name (recordMetricWithUnit). */
@@ -45,8 +57,8 @@ static const char *unit_of(const char *name)
     return "";
 }
 
-/* One sample: the pod's labels with resource and unit. */
-static void sample(walk_state *w, const kube_object *obj, const kube_pod *p, const char *resource,
+/* One sample of m: the pod's labels with resource and unit. */
+static void sample(kube_metric *m, const kube_object *obj, const kube_pod *p, const char *resource,
                    double value)
 {
     char priority[16];
@@ -57,29 +69,36 @@ static void sample(walk_state *w, const kube_object *obj, const kube_pod *p, con
     snprintf(priority, sizeof(priority), "%d", (int)p->priority);
     if (!strcmp(resource, "cpu"))
         values[6] = "cores";
-    kube_metric_set(w->request, values, value);
+    kube_metric_set(m, values, value);
+}
+
+/* A sample of m for every non-zero resource of r. */
+static void samples(kube_metric *m, const kube_object *obj, const kube_pod *p,
+                    const kube_resources *r)
+{
+    if (r->milli_cpu)
+        sample(m, obj, p, "cpu", (double)r->milli_cpu / 1000.0);
+    if (r->memory)
+        sample(m, obj, p, "memory", (double)r->memory);
+    if (r->ephemeral_storage)
+        sample(m, obj, p, "ephemeral-storage", (double)r->ephemeral_storage);
+    if (r->allowed_pods)
+        sample(m, obj, p, "pods", (double)r->allowed_pods);
+    for (size_t i = 0; i < r->n_scalars; i++)
+        if (r->scalars[i].value)
+            sample(m, obj, p, r->scalars[i].name, (double)r->scalars[i].value);
 }
 
 static void each_pod(void *ud, kube_object *obj)
 {
     walk_state *w = ud;
     const kube_pod *p = kube_pod_from(obj);
-    const kube_resources *r;
 
     if (!p || kube_pod_is_terminal(p))
         return;
-    r = &p->requests;
-    if (r->milli_cpu)
-        sample(w, obj, p, "cpu", (double)r->milli_cpu / 1000.0);
-    if (r->memory)
-        sample(w, obj, p, "memory", (double)r->memory);
-    if (r->ephemeral_storage)
-        sample(w, obj, p, "ephemeral-storage", (double)r->ephemeral_storage);
-    if (r->allowed_pods)
-        sample(w, obj, p, "pods", (double)r->allowed_pods);
-    for (size_t i = 0; i < r->n_scalars; i++)
-        if (r->scalars[i].value)
-            sample(w, obj, p, r->scalars[i].name, (double)r->scalars[i].value);
+    samples(w->request, obj, p, &p->requests);
+    if (p->limits)
+        samples(w->limit, obj, p, p->limits);
 }
 
 int sched_resource_metrics_write(sched_pod_walk walk, void *walk_ud, kube_buf *out)
@@ -90,6 +109,8 @@ int sched_resource_metrics_write(sched_pod_walk walk, void *walk_ud, kube_buf *o
 
     if (rc == KUBE_OK)
         rc = kube_metrics_register(reg, &request_opts, &w.request);
+    if (rc == KUBE_OK)
+        rc = kube_metrics_register(reg, &limit_opts, &w.limit);
     if (rc == KUBE_OK && walk)
         walk(walk_ud, each_pod, &w);
     if (rc == KUBE_OK)

@@ -11,11 +11,10 @@
  * ephemeral-storage and hugepages-* in "bytes", attachable-volumes-* as
  * "integer", other resources without a unit. node is spec.nodeName ("" for
  * a pending pod), scheduler spec.schedulerName, priority spec.priority.
- * Requests are the pod's PodRequests (kube/types/pod.h: init containers,
- * sidecars and overhead included).
- *
- * Not implemented: kube_pod_resource_limit has no samples (the decoded
- * pod keeps no limits); the family is not written.
+ * Requests are the pod's PodRequests and limits its PodLimits
+ * (kube/types/pod.h: init containers, sidecars and overhead included).
+ * priority is spec.priority, "0" when unset (an admitted pod always has
+ * one). A family without samples is not written.
  *
  * Threads: any thread. Memory: appends to a caller-owned kube_buf.
  */

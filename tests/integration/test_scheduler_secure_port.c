@@ -18,7 +18,7 @@
  *     one 200; /configz is the KubeSchedulerConfiguration in kube's
  *     {"componentconfig": ...} shape; /healthz/leaderElection and
  *     /healthz?verbose show the leaderElection check; /metrics/resources
- *     has the pod's kube_pod_resource_request;
+ *     has the pod's kube_pod_resource_request and _limit;
  *   - the leaderElection check itself (kube_leader_check): healthy while
  *     renewing, unhealthy once this replica, still believing it leads, has
  *     not renewed within leaseDuration plus the tolerance.
@@ -275,7 +275,7 @@ static void create_pod(const char *name)
              "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
              "\"namespace\":\"default\"},\"spec\":{\"priority\":7,\"containers\":[{\"name\":\"c\","
              "\"image\":\"registry.invalid/pause:3.9\",\"resources\":{\"requests\":{\"cpu\":"
-             "\"100m\",\"memory\":\"64Mi\"}}}]}}",
+             "\"100m\",\"memory\":\"64Mi\"},\"limits\":{\"cpu\":\"1500m\"}}}]}}",
              name);
     assert_int_equal(harness_create(E.h, "/api/v1/namespaces/default/pods", json, NULL), KUBE_OK);
 }
@@ -344,6 +344,11 @@ static void kubeadm_command_line_runs(void **state)
                            "scheduler=\"default-scheduler\",unit=\"cores\"} 0.1\n"));
     assert_non_null(strstr(b.data, "resource=\"memory\",scheduler=\"default-scheduler\","
                                    "unit=\"bytes\"} 6.7108864e+07\n"));
+    assert_non_null(strstr(b.data, "kube_pod_resource_limit{namespace=\"default\",node=\"node-0\","
+                                   "pod=\"kubeadm-pod\",priority=\"7\",resource=\"cpu\","
+                                   "scheduler=\"default-scheduler\",unit=\"cores\"} 1.5\n"));
+    assert_null(strstr(b.data, "kube_pod_resource_limit{namespace=\"default\",node=\"node-0\","
+                               "pod=\"kubeadm-pod\",priority=\"7\",resource=\"memory\""));
 
     /* a path no policy allows */
     assert_int_equal(get("/nope", E.prom->token, &b), 403);
