@@ -355,7 +355,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 }
 
 static const struct lws_protocols protocols[] = {
-    {"stickyvm-apiserver", callback, 0, 0, 0, NULL, 0},
+    {"stickyvm-https", callback, 0, 0, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 

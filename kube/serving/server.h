@@ -15,8 +15,8 @@
  * connection, so the body is never parsed.
  *
  * Nothing on the service thread waits on the network: an exchange that
- * needs kube-apiserver (TokenReview, SubjectAccessReview, the pin calls)
- * moves to the worker pool and its answer comes back through a completion
+ * needs kube-apiserver (TokenReview, SubjectAccessReview, a handler that blocks, such as the
+ * apiserver's pin calls) moves to the worker pool and its answer comes back through a completion
  * queue and lws_cancel_service(), then goes out from the writeable
  * callback. A slow upstream therefore only holds a worker, never other
  * clients. Requests are bounded (kube/serving/httpreq.h limits), at most
