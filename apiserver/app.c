@@ -1,154 +1,81 @@
 /*
- * apiserver/app.c - stickyvm-apiserver assembled from its options: the kube-
- * apiserver clients (--kubeconfig, and --authentication-kubeconfig /
- * --authorization-kubeconfig when given), the delegated authenticator and
- * authorizer, the watched authentication settings, the serving certificate,
- * the metrics and the TLS server. The contract is in app.h.
+ * apiserver/app.c - stickyvm-apiserver assembled from its options: the
+ * kube-apiserver client (--kubeconfig), the metrics, the virtualmachinepins
+ * informer and audit recorder (vmpins.h), its handler table and
+ * the secure port of kube/serving/secure.h (delegated authentication and
+ * authorization, the serving certificate, the TLS server). The contract is
+ * in app.h.
  */
 #include "app.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "certs.h"
-#include "delegate.h"
+#include "handlers.h"
+#include "kube/serving/secure.h"
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
-#include "kube/util/errors.h"
-#include "kube/util/log.h"
 #include "kube/types/pin.h"
-#include "server.h"
+#include "kube/util/errors.h"
 #include "vmpins.h"
 
-#define DELEGATE_TIMEOUT_MS 10000 /* k8s.io/apiserver's webhook client timeout */
-
-typedef struct endpoint {
-    kube_config *cfg;
-    kube_client *client;
-} endpoint;
+#define CLIENT_TIMEOUT_MS 30000
 
 struct apis_app {
-    endpoint main_ep, authn_ep, authz_ep;
+    kube_config *cfg;
+    kube_client *client;
     apis_metrics *metrics;
-    apis_delegate *delegate;
-    apis_authn_source *authn;
-    apis_certs *certs;
-    apis_server *server;
+    kube_secure *secure;
     apis_vmpins *vmpins; /* virtualmachinepins' informer, audit Events */
     char *pin_key;       /* --pin-annotation-key */
+    kube_serving_observer observer;
+    apis_handlers_ctx hctx;
+    kube_handlers handlers;
 };
 
-static int open_endpoint(const char *kubeconfig, long timeout_ms, endpoint *ep, char *err,
-                         size_t errlen)
+static int open_client(apis_app *a, const apis_options *o, char *err, size_t errlen)
 {
     kube_client_options co;
-    int rc = kube_config_load(kubeconfig, &ep->cfg, err, errlen);
+    int rc = kube_config_load(o->kubeconfig, &a->cfg, err, errlen);
 
     if (rc != KUBE_OK)
         return rc;
     kube_client_options_default(&co);
     co.qps = 0; /* kube-apiserver's priority and fairness bounds us */
-    co.timeout_ms = timeout_ms;
+    co.timeout_ms = CLIENT_TIMEOUT_MS;
     co.user_agent = "stickyvm-apiserver";
-    rc = kube_client_new(ep->cfg, &co, &ep->client);
+    rc = kube_client_new(a->cfg, &co, &a->client);
     if (rc != KUBE_OK)
-        snprintf(err, errlen, "cannot create a client for %s: %s", kube_config_server(ep->cfg),
+        snprintf(err, errlen, "cannot create a client for %s: %s", kube_config_server(a->cfg),
                  kube_strerror(rc));
     return rc;
 }
 
-static void close_endpoint(endpoint *ep)
+static int open_secure(apis_app *a, const apis_options *o, char *err, size_t errlen)
 {
-    kube_client_free(ep->client);
-    kube_config_free(ep->cfg);
-    memset(ep, 0, sizeof(*ep));
-}
-
-static int is_set(const char *s)
-{
-    return s && *s;
-}
-
-static int open_clients(apis_app *a, const apis_options *o, char *err, size_t errlen)
-{
-    int rc = open_endpoint(o->kubeconfig, 30000, &a->main_ep, err, errlen);
-
-    if (rc == KUBE_OK && is_set(o->authentication_kubeconfig))
-        rc = open_endpoint(o->authentication_kubeconfig, DELEGATE_TIMEOUT_MS, &a->authn_ep, err,
-                           errlen);
-    if (rc == KUBE_OK && is_set(o->authorization_kubeconfig))
-        rc = open_endpoint(o->authorization_kubeconfig, DELEGATE_TIMEOUT_MS, &a->authz_ep, err,
-                           errlen);
-    return rc;
-}
-
-static kube_client *authn_client(apis_app *a)
-{
-    return a->authn_ep.client ? a->authn_ep.client : a->main_ep.client;
-}
-
-static kube_client *authz_client(apis_app *a)
-{
-    return a->authz_ep.client ? a->authz_ep.client : a->main_ep.client;
-}
-
-static int open_delegate(apis_app *a, const apis_options *o)
-{
-    apis_delegate_options d = {
-        .authn_client = authn_client(a),
-        .authz_client = authz_client(a),
-        .token_ttl_ms = o->token_cache_ttl_ms,
-        .allow_ttl_ms = o->authorized_ttl_ms,
-        .deny_ttl_ms = o->unauthorized_ttl_ms,
-        .always_allow_paths = &o->always_allow_paths,
-        .always_allow_groups = &o->always_allow_groups,
-        .metrics = a->metrics,
-    };
-    return apis_delegate_new(&d, &a->delegate);
-}
-
-static int open_authn_source(apis_app *a, const apis_options *o, char *err, size_t errlen)
-{
-    apis_authn_source_options so = {
-        .client = o->authentication_skip_lookup ? NULL : authn_client(a),
-        .client_ca_file = is_set(o->client_ca_file) ? o->client_ca_file : NULL,
-        .requestheader_ca_file =
-            is_set(o->requestheader_client_ca_file) ? o->requestheader_client_ca_file : NULL,
-        .allowed_names = &o->requestheader_allowed_names,
-        .allowed_names_set = o->allowed_names_set,
-        .username_headers = &o->requestheader_username_headers,
-        .group_headers = &o->requestheader_group_headers,
-        .extra_prefixes = &o->requestheader_extra_headers_prefix,
-    };
-    int rc = apis_authn_source_new(&so, &a->authn, err, errlen);
-
-    if (rc == KUBE_OK && (rc = apis_authn_source_start(a->authn)) != KUBE_OK)
-        snprintf(err, errlen, "cannot watch %s/%s: %s", APIS_AUTHN_CONFIGMAP_NAMESPACE,
-                 APIS_AUTHN_CONFIGMAP_NAME, kube_strerror(rc));
-    return rc;
-}
-
-static int open_server(apis_app *a, const apis_options *o, char *err, size_t errlen)
-{
-    apis_server_options so = {
-        .bind_address = o->bind_address,
-        .port = o->secure_port,
-        .certs = a->certs,
-        .ctx = {.authn = a->authn,
-                .delegate = a->delegate,
-                .client = a->main_ep.client,
-                .metrics = a->metrics,
-                .pin_key = a->pin_key,
-                .vmpins = a->vmpins},
+    kube_secure_options so = {
+        .serving = &o->serving,
+        .client = a->client,
+        .handlers = &a->handlers,
+        .observer = &a->observer,
+        .user_agent = "stickyvm-apiserver",
         .workers = o->workers,
         .max_inflight = o->max_requests_inflight,
+        .max_connections = o->max_connections,
         .request_timeout_ms = o->request_timeout_ms,
         .shutdown_timeout_ms = o->shutdown_timeout_ms,
         .tls_handshake_timeout_ms = o->tls_handshake_timeout_ms,
         .read_header_timeout_ms = o->read_header_timeout_ms,
-        .max_connections = o->max_connections,
     };
-    return apis_server_new(&so, &a->server, err, errlen);
+
+    apis_metrics_observer(a->metrics, &a->observer);
+    a->hctx.client = a->client;
+    a->hctx.metrics = a->metrics;
+    a->hctx.pin_key = a->pin_key;
+    a->hctx.vmpins = a->vmpins;
+    apis_handlers_init(&a->handlers, &a->hctx);
+    return kube_secure_new(&so, &a->secure, err, errlen);
 }
 
 int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen)
@@ -162,19 +89,13 @@ int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen
         free(a);
         return KUBE_ENOMEM;
     }
-    rc = open_clients(a, o, err, errlen);
-    if (rc == KUBE_OK && (rc = apis_metrics_new(&a->metrics)) == KUBE_OK)
-        rc = open_delegate(a, o);
+    rc = open_client(a, o, err, errlen);
     if (rc == KUBE_OK)
-        rc = apis_certs_new(o->tls_cert_file, o->tls_private_key_file, o->cert_dir, o->bind_address,
-                            &a->certs, err, errlen);
-    if (rc == KUBE_OK)
-        rc = open_authn_source(a, o, err, errlen);
-    if (rc == KUBE_OK &&
-        (rc = apis_vmpins_new(a->main_ep.client, a->pin_key, &a->vmpins)) != KUBE_OK)
+        rc = apis_metrics_new(&a->metrics);
+    if (rc == KUBE_OK && (rc = apis_vmpins_new(a->client, a->pin_key, &a->vmpins)) != KUBE_OK)
         snprintf(err, errlen, "cannot start the VirtualMachine informer: %s", kube_strerror(rc));
     if (rc == KUBE_OK)
-        rc = open_server(a, o, err, errlen);
+        rc = open_secure(a, o, err, errlen);
     if (rc != KUBE_OK) {
         if (!*err)
             snprintf(err, errlen, "%s", kube_strerror(rc));
@@ -187,27 +108,23 @@ int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen
 
 int apis_app_run(apis_app *a)
 {
-    return apis_server_run(a->server);
+    return kube_secure_run(a->secure);
 }
 
 void apis_app_stop(apis_app *a)
 {
-    apis_server_stop(a->server);
+    kube_secure_stop(a->secure);
 }
 
 void apis_app_free(apis_app *a)
 {
     if (!a)
         return;
-    apis_server_free(a->server);
+    kube_secure_free(a->secure);
     apis_vmpins_free(a->vmpins);
-    apis_authn_source_free(a->authn);
-    apis_certs_free(a->certs);
-    apis_delegate_free(a->delegate);
     apis_metrics_free(a->metrics);
-    close_endpoint(&a->authz_ep);
-    close_endpoint(&a->authn_ep);
-    close_endpoint(&a->main_ep);
+    kube_client_free(a->client);
+    kube_config_free(a->cfg);
     free(a->pin_key);
     free(a);
 }
@@ -217,7 +134,7 @@ apis_metrics *apis_app_metrics(apis_app *a)
     return a->metrics;
 }
 
-apis_authn_source *apis_app_authn_source(apis_app *a)
+kube_authn_source *apis_app_authn_source(apis_app *a)
 {
-    return a->authn;
+    return kube_secure_authn_source(a->secure);
 }

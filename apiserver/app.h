@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "authsource.h"
+#include "kube/serving/authsource.h"
 #include "metrics.h"
 #include "options.h"
 
@@ -33,6 +33,6 @@ void apis_app_free(apis_app *a);
 
 /* For tests and benchmarks. */
 apis_metrics *apis_app_metrics(apis_app *a);
-apis_authn_source *apis_app_authn_source(apis_app *a);
+kube_authn_source *apis_app_authn_source(apis_app *a);
 
 #endif

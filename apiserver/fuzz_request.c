@@ -30,16 +30,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "authn.h"
-#include "authsource.h"
-#include "delegate.h"
-#include "exchange.h"
+#include "kube/serving/authn.h"
+#include "kube/serving/authsource.h"
+#include "kube/serving/delegate.h"
+#include "kube/serving/exchange.h"
 #include "kube/util/certkit.h"
 #include "kube/serving/httpreq.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
-#include "kube/serving/httpreq.h"
 #include "kube/util/log.h"
+#include "handlers.h"
 #include "request.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -89,7 +89,9 @@ static void check_steps(const char *buf, size_t len, size_t step, const kube_htt
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static apis_context ctx;
+static kube_serving_context ctx;
+static apis_handlers_ctx hctx;
+static kube_handlers handlers;
 static X509 *trusted, *untrusted;
 
 /* A certificate for cn signed by issuer (self-signed when NULL); its key
@@ -125,9 +127,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     EVP_PKEY *ca_key = NULL, *other_key = NULL;
     X509 *ca = make_cert("fuzz-ca", NULL, NULL, &ca_key, 1);
     X509 *other = make_cert("fuzz-ca", NULL, NULL, &other_key, 1);
-    apis_authn_source_options so = {0};
-    apis_delegate_options d = {0};
-    apis_strlist allowed = {0}, paths = {0}, groups = {0};
+    kube_authn_source_options so = {0};
+    kube_delegate_options d = {0};
+    kube_strlist allowed = {0}, paths = {0}, groups = {0};
     char err[256];
     int fd = mkstemp(path);
 
@@ -140,9 +142,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     write_ca(path, ca);
     trusted = make_cert("front-proxy-client", ca, ca_key, NULL, 0);
     untrusted = make_cert("front-proxy-client", other, other_key, NULL, 0);
-    apis_strlist_add(&allowed, "front-proxy-client");
-    apis_strlist_split(&paths, "/healthz,/readyz,/livez");
-    apis_strlist_add(&groups, "system:masters");
+    kube_strlist_add(&allowed, "front-proxy-client");
+    kube_strlist_split(&paths, "/healthz,/readyz,/livez");
+    kube_strlist_add(&groups, "system:masters");
     so.requestheader_ca_file = path;
     so.client_ca_file = path;
     so.allowed_names = &allowed;
@@ -150,13 +152,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     d.always_allow_paths = &paths;
     d.always_allow_groups = &groups;
     d.token_ttl_ms = d.allow_ttl_ms = d.deny_ttl_ms = 10000;
-    if (apis_authn_source_new(&so, &ctx.authn, err, sizeof(err)) != KUBE_OK ||
-        apis_delegate_new(&d, &ctx.delegate) != KUBE_OK)
+    if (kube_authn_source_new(&so, &ctx.authn, err, sizeof(err)) != KUBE_OK ||
+        kube_delegate_new(&d, &ctx.delegate) != KUBE_OK)
         abort();
+    apis_handlers_init(&handlers, &hctx);
+    ctx.handlers = &handlers;
     unlink(path);
-    apis_strlist_free(&allowed);
-    apis_strlist_free(&paths);
-    apis_strlist_free(&groups);
+    kube_strlist_free(&allowed);
+    kube_strlist_free(&paths);
+    kube_strlist_free(&groups);
     X509_free(ca);
     X509_free(other);
     EVP_PKEY_free(ca_key);
@@ -167,9 +171,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* The pure rules on one parsed request, as the exchange would use them. */
 static void rules(kube_httpreq_request *req)
 {
-    apis_authn_config *cfg = apis_authn_source_get(ctx.authn);
+    kube_authn_config *cfg = kube_authn_source_get(ctx.authn);
     apis_route route;
-    apis_user *u = NULL;
+    kube_user *u = NULL;
     char msg[512], verb[40], token[256];
 
     if (apis_route_parse(req->target, &route, msg, sizeof(msg)) == KUBE_OK) {
@@ -180,37 +184,37 @@ static void rules(kube_httpreq_request *req)
         apis_route_free(&route);
     }
     apis_body_check(req->body, req->body_len);
-    apis_authn_bearer_token(req, token, sizeof(token));
-    if (apis_authn_from_headers(cfg, req, &u) == KUBE_OK)
-        apis_user_add_authenticated(u);
-    apis_user_free(u);
-    apis_authn_config_unref(cfg);
+    kube_authn_bearer_token(req, token, sizeof(token));
+    if (kube_authn_from_headers(cfg, req, &u) == KUBE_OK)
+        kube_user_add_authenticated(u);
+    kube_user_free(u);
+    kube_authn_config_unref(cfg);
 }
 
 static void pipeline(kube_httpreq_request *req, X509 *peer)
 {
-    apis_peer_cache pc = {0};
-    apis_exchange *x = NULL;
+    kube_peer_cache pc = {0};
+    kube_exchange *x = NULL;
     kube_buf out = KUBE_BUF_INIT;
 
     if (peer) {
         X509_up_ref(peer);
         pc.leaf = peer;
     }
-    if (apis_exchange_new(&ctx, req, peer ? &pc : NULL, &x) == KUBE_OK) {
-        int rc = apis_exchange_run(x, 0);
-        if (rc == APIS_EXCHANGE_BLOCKED)
-            rc = apis_exchange_run(x, 1); /* no clients: answered without a network */
-        if (rc == APIS_EXCHANGE_NEED_BODY) {
-            apis_exchange_set_body(x, req->body, req->body_len);
-            if (apis_exchange_run(x, 0) == APIS_EXCHANGE_BLOCKED)
-                apis_exchange_run(x, 1);
+    if (kube_exchange_new(&ctx, req, peer ? &pc : NULL, &x) == KUBE_OK) {
+        int rc = kube_exchange_run(x, 0);
+        if (rc == KUBE_EXCHANGE_BLOCKED)
+            rc = kube_exchange_run(x, 1); /* no clients: answered without a network */
+        if (rc == KUBE_EXCHANGE_NEED_BODY) {
+            kube_exchange_set_body(x, req->body, req->body_len);
+            if (kube_exchange_run(x, 0) == KUBE_EXCHANGE_BLOCKED)
+                kube_exchange_run(x, 1);
         }
-        apis_exchange_serialize(x, req->keep_alive, &out);
-        apis_exchange_free(x);
+        kube_exchange_serialize(x, req->keep_alive, &out);
+        kube_exchange_free(x);
     }
     kube_buf_free(&out);
-    apis_peer_cache_clear(&pc);
+    kube_peer_cache_clear(&pc);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -32,9 +32,9 @@ static const char *const subresources[] = {"pin", "unpin", ""};
 #define N_SUBS (sizeof(subresources) / sizeof(subresources[0]))
 static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 
-static const char *const authn_names[APIS_AUTHN_RESULT_COUNT] = {"front-proxy", "client-cert",
+static const char *const authn_names[KUBE_AUTHN_RESULT_COUNT] = {"front-proxy", "client-cert",
                                                                  "token", "failed"};
-static const char *const authz_names[APIS_AUTHZ_RESULT_COUNT] = {"always-allowed", "cache-hit",
+static const char *const authz_names[KUBE_AUTHZ_RESULT_COUNT] = {"always-allowed", "cache-hit",
                                                                  "allowed", "denied", "error"};
 
 static const char *const L_REQUEST[] = {"verb", "subresource", "code"};
@@ -45,8 +45,8 @@ struct apis_metrics {
     kube_metrics *reg;
     kube_metric *requests, *latency, *authn_total, *authz_total;
     kube_metric_child *inflight, *conflict_retries;
-    kube_metric_child *authn[APIS_AUTHN_RESULT_COUNT];
-    kube_metric_child *authz[APIS_AUTHZ_RESULT_COUNT];
+    kube_metric_child *authn[KUBE_AUTHN_RESULT_COUNT];
+    kube_metric_child *authz[KUBE_AUTHZ_RESULT_COUNT];
 };
 
 /* Registers one family into m's registry. */
@@ -95,9 +95,9 @@ static int register_all(apis_metrics *m)
         return rc;
     m->inflight = kube_metric_with(inflight, NULL);
     m->conflict_retries = kube_metric_with(retries, NULL);
-    for (size_t i = 0; i < APIS_AUTHN_RESULT_COUNT; i++)
+    for (size_t i = 0; i < KUBE_AUTHN_RESULT_COUNT; i++)
         m->authn[i] = kube_metric_with_static(m->authn_total, &authn_names[i]);
-    for (size_t i = 0; i < APIS_AUTHZ_RESULT_COUNT; i++)
+    for (size_t i = 0; i < KUBE_AUTHZ_RESULT_COUNT; i++)
         m->authz[i] = kube_metric_with_static(m->authz_total, &authz_names[i]);
     return m->inflight && m->conflict_retries ? KUBE_OK : KUBE_ENOMEM;
 }
@@ -159,15 +159,15 @@ void apis_metrics_inflight(apis_metrics *m, int delta)
     kube_metric_child_add(m->inflight, delta);
 }
 
-void apis_metrics_authn(apis_metrics *m, apis_authn_result r)
+void apis_metrics_authn(apis_metrics *m, kube_authn_result r)
 {
-    if ((unsigned)r < APIS_AUTHN_RESULT_COUNT)
+    if ((unsigned)r < KUBE_AUTHN_RESULT_COUNT)
         kube_metric_child_add(m->authn[r], 1);
 }
 
-void apis_metrics_authz(apis_metrics *m, apis_authz_result r)
+void apis_metrics_authz(apis_metrics *m, kube_authz_result r)
 {
-    if ((unsigned)r < APIS_AUTHZ_RESULT_COUNT)
+    if ((unsigned)r < KUBE_AUTHZ_RESULT_COUNT)
         kube_metric_child_add(m->authz[r], 1);
 }
 
@@ -190,9 +190,9 @@ unsigned long apis_metrics_requests_with_code(apis_metrics *m, int code)
     return (unsigned long)n;
 }
 
-unsigned long apis_metrics_authz_count(apis_metrics *m, apis_authz_result r)
+unsigned long apis_metrics_authz_count(apis_metrics *m, kube_authz_result r)
 {
-    return (unsigned)r < APIS_AUTHZ_RESULT_COUNT
+    return (unsigned)r < KUBE_AUTHZ_RESULT_COUNT
                ? (unsigned long)kube_metric_child_value(m->authz[r])
                : 0;
 }
@@ -200,4 +200,34 @@ unsigned long apis_metrics_authz_count(apis_metrics *m, apis_authz_result r)
 int apis_metrics_render(apis_metrics *m, kube_buf *out)
 {
     return kube_metrics_write(m->reg, out);
+}
+
+static void observe_request(void *ud, const char *method, const char *label, int code,
+                            double seconds)
+{
+    apis_metrics_observe(ud, method, label, code, seconds);
+}
+
+static void observe_inflight(void *ud, int delta)
+{
+    apis_metrics_inflight(ud, delta);
+}
+
+static void observe_authn(void *ud, kube_authn_result r)
+{
+    apis_metrics_authn(ud, r);
+}
+
+static void observe_authz(void *ud, kube_authz_result r)
+{
+    apis_metrics_authz(ud, r);
+}
+
+void apis_metrics_observer(apis_metrics *m, kube_serving_observer *out)
+{
+    out->request = observe_request;
+    out->inflight = observe_inflight;
+    out->authn = observe_authn;
+    out->authz = observe_authz;
+    out->ud = m;
 }

@@ -20,26 +20,10 @@
 #ifndef APIS_METRICS_H
 #define APIS_METRICS_H
 
+#include "kube/serving/observer.h"
 #include "kube/util/buf.h"
 
 typedef struct apis_metrics apis_metrics;
-
-typedef enum apis_authn_result {
-    APIS_AUTHN_FRONT_PROXY,
-    APIS_AUTHN_CLIENT_CERT,
-    APIS_AUTHN_TOKEN,
-    APIS_AUTHN_FAILED,
-    APIS_AUTHN_RESULT_COUNT
-} apis_authn_result;
-
-typedef enum apis_authz_result {
-    APIS_AUTHZ_ALWAYS_ALLOWED, /* always-allow path or group */
-    APIS_AUTHZ_CACHE_HIT,
-    APIS_AUTHZ_ALLOWED, /* SubjectAccessReview said yes */
-    APIS_AUTHZ_DENIED,
-    APIS_AUTHZ_ERROR,
-    APIS_AUTHZ_RESULT_COUNT
-} apis_authz_result;
 
 int apis_metrics_new(apis_metrics **out);
 void apis_metrics_free(apis_metrics *m);
@@ -48,10 +32,14 @@ void apis_metrics_free(apis_metrics *m);
 void apis_metrics_observe(apis_metrics *m, const char *method, const char *subresource, int code,
                           double seconds);
 void apis_metrics_inflight(apis_metrics *m, int delta);
-void apis_metrics_authn(apis_metrics *m, apis_authn_result r);
-void apis_metrics_authz(apis_metrics *m, apis_authz_result r);
+void apis_metrics_authn(apis_metrics *m, kube_authn_result r);
+void apis_metrics_authz(apis_metrics *m, kube_authz_result r);
 void apis_metrics_conflict_retry(apis_metrics *m);
 
 int apis_metrics_render(apis_metrics *m, kube_buf *out);
+
+/* An observer of the secure server (kube/serving/observer.h) recording
+ * into m; borrowed by the server, so m must outlive it. */
+void apis_metrics_observer(apis_metrics *m, kube_serving_observer *out);
 
 #endif

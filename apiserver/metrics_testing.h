@@ -10,6 +10,6 @@
 /* Total requests observed with this code (any verb/subresource); tests. */
 unsigned long apis_metrics_requests_with_code(apis_metrics *m, int code);
 
-unsigned long apis_metrics_authz_count(apis_metrics *m, apis_authz_result r);
+unsigned long apis_metrics_authz_count(apis_metrics *m, kube_authz_result r);
 
 #endif

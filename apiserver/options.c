@@ -1,130 +1,72 @@
 /*
- * apiserver/options.c - command-line flags of stickyvm-apiserver, named and
- * defaulted as k8s.io/apiserver's SecureServing, DelegatingAuthentication and
- * DelegatingAuthorization options name them: *   --secure-port (8443)
- * --bind-address (0.0.0.0) --cert-dir (apiserver.local.config/certificates)
- * --tls-cert-file  --tls-private-key-file --kubeconfig  --authentication-
- * kubeconfig  --authorization-kubeconfig --authentication-skip-lookup
- * --client-ca-file  --requestheader-client-ca-file --requestheader-allowed-
- * names  --requestheader-username-headers --requestheader-group-headers
- * --requestheader-extra-headers-prefix --authentication-token-webhook-cache-
- * ttl (10s) --authorization-webhook-cache-authorized-ttl (10s)
- * --authorization-webhook-cache-unauthorized-ttl (10s) --authorization-
- * always-allow-paths (/healthz,/readyz,/livez) --authorization-always-allow-
- * groups (system:masters) --max-requests-inflight (400)  --request-timeout
- * (60s) --shutdown-timeout (30s)  --workers (16)  --tls-
- * handshake-timeout (10s)  --read-header-timeout (32s) --max-connections
- * (1024) --pin-annotation-key (stickyvm.io/node): the VM annotation /pin and
- * /unpin write; must be the StickyVM plugin's annotationKey (checked as an
- * annotation key by kube/types/pin.h) * Values follow pflag: "--name=value" or "--
- * name value"; lists are comma-separated; durations use Go syntax ("10s",
- * "1m30s", "500ms"). The contract is in options.h.
+ * apiserver/options.c - command-line flags of stickyvm-apiserver: the
+ * secure port's three sets (kube/serving/options.h), its own "Misc" set
+ * and the Logs set (kube/util/log.h). The contract is in options.h.
  */
 #include "options.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/util/buf.h"
-#include "kube/util/duration.h"
+#include "kube/types/pin.h"
 #include "kube/util/errors.h"
 #include "kube/util/flags.h"
-#include "kube/util/log.h"
-#include "kube/types/pin.h"
 
-/* --name a,b,c: a comma-separated list (the field is an apis_strlist);
- * --requestheader-allowed-names also records that it was given. */
-static int set_list(void *dst, const kube_flag *f, const char *value, char *why, size_t n);
+static int set_groups(void *dst, const kube_flag *f, const char *value, char *why, size_t n);
 
 #define OFF(field) offsetof(apis_options, field)
 
-static const kube_flag flags[] = {
-    {"secure-port", KUBE_FLAG_INT, OFF(secure_port), 0, 65535, NULL,
-     "HTTPS port (0 picks a free port)", NULL},
-    {"bind-address", KUBE_FLAG_STRING, OFF(bind_address), 0, 0, NULL, "address to listen on", NULL},
-    {"cert-dir", KUBE_FLAG_STRING, OFF(cert_dir), 0, 0, NULL,
-     "where the self-signed serving certificate is kept when --tls-cert-file is not given", NULL},
-    {"tls-cert-file", KUBE_FLAG_STRING, OFF(tls_cert_file), 0, 0, NULL,
-     "serving certificate (PEM, chain allowed); reloaded when it changes", NULL},
-    {"tls-private-key-file", KUBE_FLAG_STRING, OFF(tls_private_key_file), 0, 0, NULL,
-     "private key of --tls-cert-file", NULL},
+static const kube_flag misc_flags[] = {
+    {"authorization-always-allow-groups", KUBE_FLAG_CUSTOM, OFF(serving), 0, 0, "strings",
+     "groups allowed without a SubjectAccessReview (default [system:masters])", set_groups},
     {"kubeconfig", KUBE_FLAG_STRING, OFF(kubeconfig), 0, 0, NULL,
      "kubeconfig of kube-apiserver (default: KUBECONFIG, then in-cluster)", NULL},
-    {"authentication-kubeconfig", KUBE_FLAG_STRING, OFF(authentication_kubeconfig), 0, 0, NULL,
-     "kubeconfig for TokenReview and the authentication ConfigMap (default: --kubeconfig)", NULL},
-    {"authorization-kubeconfig", KUBE_FLAG_STRING, OFF(authorization_kubeconfig), 0, 0, NULL,
-     "kubeconfig for SubjectAccessReview (default: --kubeconfig)", NULL},
-    {"authentication-skip-lookup", KUBE_FLAG_BOOL, OFF(authentication_skip_lookup), 0, 0, NULL,
-     "do not read kube-system/extension-apiserver-authentication", NULL},
-    {"client-ca-file", KUBE_FLAG_STRING, OFF(client_ca_file), 0, 0, NULL,
-     "CA bundle for client certificates (overrides the ConfigMap's client-ca-file)", NULL},
-    {"requestheader-client-ca-file", KUBE_FLAG_STRING, OFF(requestheader_client_ca_file), 0, 0,
-     NULL, "front-proxy CA bundle (overrides the ConfigMap's requestheader settings)", NULL},
-    {"requestheader-allowed-names", KUBE_FLAG_CUSTOM, OFF(requestheader_allowed_names), 0, 0,
-     "strings", "front-proxy certificate common names allowed (empty: any)", set_list},
-    {"requestheader-username-headers", KUBE_FLAG_CUSTOM, OFF(requestheader_username_headers), 0, 0,
-     "strings", "headers holding the user name", set_list},
-    {"requestheader-group-headers", KUBE_FLAG_CUSTOM, OFF(requestheader_group_headers), 0, 0,
-     "strings", "headers holding the groups", set_list},
-    {"requestheader-extra-headers-prefix", KUBE_FLAG_CUSTOM,
-     OFF(requestheader_extra_headers_prefix), 0, 0, "strings",
-     "header prefixes holding extra user attributes", set_list},
-    {"authentication-token-webhook-cache-ttl", KUBE_FLAG_DURATION, OFF(token_cache_ttl_ms), 0, 0,
-     NULL, "how long TokenReview answers are cached", NULL},
-    {"authorization-webhook-cache-authorized-ttl", KUBE_FLAG_DURATION, OFF(authorized_ttl_ms), 0, 0,
-     NULL, "how long allowed SubjectAccessReview answers are cached", NULL},
-    {"authorization-webhook-cache-unauthorized-ttl", KUBE_FLAG_DURATION, OFF(unauthorized_ttl_ms),
-     0, 0, NULL, "how long denied SubjectAccessReview answers are cached", NULL},
-    {"authorization-always-allow-paths", KUBE_FLAG_CUSTOM, OFF(always_allow_paths), 0, 0, "strings",
-     "paths served without authorization", set_list},
-    {"authorization-always-allow-groups", KUBE_FLAG_CUSTOM, OFF(always_allow_groups), 0, 0,
-     "strings", "groups allowed without a SubjectAccessReview", set_list},
+    {"max-connections", KUBE_FLAG_INT, OFF(max_connections), 1, 1000000, NULL,
+     "client connections held at once (also bounded by the descriptor limit) (default 1024)", NULL},
     {"max-requests-inflight", KUBE_FLAG_INT, OFF(max_requests_inflight), 1, 100000, NULL,
      "requests served at once; more are answered 429 (default 400)", NULL},
+    {"pin-annotation-key", KUBE_FLAG_STRING, OFF(pin_annotation_key), 0, 0, NULL,
+     "VM annotation /pin and /unpin write (the StickyVM plugin's annotationKey) (default "
+     "\"" KUBE_PIN_DEFAULT_KEY "\")",
+     NULL},
+    {"read-header-timeout", KUBE_FLAG_DURATION, OFF(read_header_timeout_ms), 0, 0, NULL,
+     "longest time a request's headers may take to arrive (default 32s)", NULL},
     {"request-timeout", KUBE_FLAG_DURATION, OFF(request_timeout_ms), 0, 0, NULL,
      "longest time a request may take (reading it included) (default 1m0s)", NULL},
     {"shutdown-timeout", KUBE_FLAG_DURATION, OFF(shutdown_timeout_ms), 0, 0, NULL,
      "on SIGTERM, how long to let requests in flight finish (default 30s)", NULL},
     {"tls-handshake-timeout", KUBE_FLAG_DURATION, OFF(tls_handshake_timeout_ms), 0, 0, NULL,
      "longest time a client may take to finish its TLS handshake (default 10s)", NULL},
-    {"read-header-timeout", KUBE_FLAG_DURATION, OFF(read_header_timeout_ms), 0, 0, NULL,
-     "longest time a request's headers may take to arrive (default 32s)", NULL},
-    {"max-connections", KUBE_FLAG_INT, OFF(max_connections), 1, 1000000, NULL,
-     "client connections held at once (also bounded by the descriptor limit) (default 1024)", NULL},
     {"workers", KUBE_FLAG_INT, OFF(workers), 1, 1024, NULL,
      "threads calling kube-apiserver (default 16)", NULL},
-    {"pin-annotation-key", KUBE_FLAG_STRING, OFF(pin_annotation_key), 0, 0, NULL,
-     "VM annotation /pin and /unpin write (the StickyVM plugin's annotationKey) (default "
-     "\"" KUBE_PIN_DEFAULT_KEY "\")",
-     NULL},
 };
 
-#define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
+#define N_MISC (sizeof(misc_flags) / sizeof(misc_flags[0]))
 
-static int set_list(void *dst, const kube_flag *f, const char *value, char *why, size_t n)
+/* --authorization-always-allow-groups: the list in the serving options. */
+static int set_groups(void *dst, const kube_flag *f, const char *value, char *why, size_t n)
 {
-    apis_options *o = dst;
-    apis_strlist *l = (apis_strlist *)((char *)dst + f->offset);
+    kube_serving_options *so = (kube_serving_options *)((char *)dst + f->offset);
 
     (void)why;
     (void)n;
-    apis_strlist_free(l);
-    if (f->offset == OFF(requestheader_allowed_names))
-        o->allowed_names_set = 1;
-    return apis_strlist_split(l, value);
+    kube_strlist_free(&so->always_allow_groups);
+    return kube_strlist_split(&so->always_allow_groups, value);
 }
 
 int apis_options_defaults(apis_options *o)
 {
+    static const kube_serving_defaults d = {
+        .secure_port = 8443,
+        .cert_dir = "apiserver.local.config/certificates",
+        .pair_name = "apiserver",
+        .tolerate_lookup = 0,
+        .port_zero = "If 0, a free port is picked.",
+    };
     int rc;
 
     memset(o, 0, sizeof(*o));
-    o->secure_port = 8443;
-    o->bind_address = kube_strdup("0.0.0.0");
-    o->cert_dir = kube_strdup("apiserver.local.config/certificates");
-    o->token_cache_ttl_ms = 10000;
-    o->authorized_ttl_ms = 10000;
-    o->unauthorized_ttl_ms = 10000;
+    rc = kube_serving_options_defaults(&o->serving, &d);
     o->max_requests_inflight = 400;
     o->request_timeout_ms = 60000;
     o->shutdown_timeout_ms = 30000;
@@ -133,37 +75,17 @@ int apis_options_defaults(apis_options *o)
     o->max_connections = 1024;
     o->workers = 16;
     o->pin_annotation_key = kube_strdup(KUBE_PIN_DEFAULT_KEY);
-    if (!o->bind_address || !o->cert_dir || !o->pin_annotation_key)
-        return KUBE_ENOMEM;
-    rc = apis_strlist_split(&o->always_allow_paths, "/healthz,/readyz,/livez");
-    if (rc == KUBE_OK)
-        rc = apis_strlist_split(&o->always_allow_groups, "system:masters");
+    if (rc == KUBE_OK && !o->pin_annotation_key)
+        rc = KUBE_ENOMEM;
     return rc;
 }
 
 void apis_options_free(apis_options *o)
 {
-    char **strings[] = {&o->bind_address,
-                        &o->cert_dir,
-                        &o->tls_cert_file,
-                        &o->tls_private_key_file,
-                        &o->kubeconfig,
-                        &o->authentication_kubeconfig,
-                        &o->authorization_kubeconfig,
-                        &o->client_ca_file,
-                        &o->requestheader_client_ca_file,
-                        &o->pin_annotation_key};
-    apis_strlist *lists[] = {
-        &o->requestheader_allowed_names, &o->requestheader_username_headers,
-        &o->requestheader_group_headers, &o->requestheader_extra_headers_prefix,
-        &o->always_allow_paths,          &o->always_allow_groups};
-
-    for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
-        free(*strings[i]);
-        *strings[i] = NULL;
-    }
-    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
-        apis_strlist_free(lists[i]);
+    kube_serving_options_free(&o->serving);
+    free(o->kubeconfig);
+    free(o->pin_annotation_key);
+    o->kubeconfig = o->pin_annotation_key = NULL;
     klog_options_free(&o->logs);
 }
 
@@ -181,12 +103,12 @@ static int check_pin_key(const apis_options *o, char *err, size_t errlen)
 
 size_t apis_options_flag_sets(apis_options *o, kube_flag_set *out, size_t cap)
 {
-    const kube_flag_set sets[] = {
-        {"Misc", flags, N_FLAGS, o},
-        klog_flag_set(&o->logs),
-    };
+    kube_flag_set sets[KUBE_SERVING_FLAG_SETS + 2];
     size_t n = sizeof(sets) / sizeof(sets[0]);
 
+    sets[0] = (kube_flag_set){"Misc", misc_flags, N_MISC, o};
+    kube_serving_flag_sets(&o->serving, sets + 1);
+    sets[KUBE_SERVING_FLAG_SETS + 1] = klog_flag_set(&o->logs);
     n = n < cap ? n : cap;
     memcpy(out, sets, n * sizeof(*out));
     return n;
@@ -196,10 +118,8 @@ int apis_options_validate(const apis_options *o, char *err, size_t errlen)
 {
     int rc = check_pin_key(o, err, errlen);
 
-    if (rc == KUBE_OK && !o->tls_cert_file != !o->tls_private_key_file) {
-        snprintf(err, errlen, "--tls-cert-file and --tls-private-key-file must be given together");
-        rc = KUBE_ECONFIG;
-    }
+    if (rc == KUBE_OK)
+        rc = kube_serving_options_validate(&o->serving, err, errlen);
     return rc;
 }
 

@@ -1,20 +1,13 @@
 /*
- * apiserver/options.h - command-line flags of stickyvm-apiserver, named and
- * defaulted as k8s.io/apiserver's SecureServing, DelegatingAuthentication
- * and DelegatingAuthorization options name them:
+ * apiserver/options.h - command-line flags of stickyvm-apiserver, in named
+ * flag sets (kube/util/flags.h): k8s.io/apiserver's "Secure serving",
+ * "Authentication" and "Authorization" sets (kube/serving/options.h: port
+ * 8443, --cert-dir apiserver.local.config/certificates,
+ * --authentication-tolerate-lookup-failure false), the "Misc" set of its
+ * own, then the shared "Logs" set (kube/util/log.h: -v/--v, --vmodule,
+ * --logging-format):
  *
- *   --secure-port (8443)  --bind-address (0.0.0.0)
- *   --cert-dir (apiserver.local.config/certificates)
- *   --tls-cert-file  --tls-private-key-file
- *   --kubeconfig  --authentication-kubeconfig  --authorization-kubeconfig
- *   --authentication-skip-lookup
- *   --client-ca-file  --requestheader-client-ca-file
- *   --requestheader-allowed-names  --requestheader-username-headers
- *   --requestheader-group-headers  --requestheader-extra-headers-prefix
- *   --authentication-token-webhook-cache-ttl (10s)
- *   --authorization-webhook-cache-authorized-ttl (10s)
- *   --authorization-webhook-cache-unauthorized-ttl (10s)
- *   --authorization-always-allow-paths (/healthz,/readyz,/livez)
+ *   --kubeconfig
  *   --authorization-always-allow-groups (system:masters)
  *   --max-requests-inflight (400)  --request-timeout (60s)
  *   --shutdown-timeout (30s)  --workers (16)
@@ -23,12 +16,15 @@
  *   --pin-annotation-key (stickyvm.io/node): the VM annotation /pin and
  *     /unpin write; must be the StickyVM plugin's annotationKey (checked
  *     as an annotation key by kube/types/pin.h)
+ * (-h/--help and --version are kube/util/cli.h's Global set.)
  *
  * Values follow pflag: "--name=value" or "--name value"; lists are
  * comma-separated; durations use Go syntax ("10s", "1m30s", "500ms").
+ * --secure-port 0 picks a free port.
  *
  * Memory: apis_options_parse() fills a caller-owned apis_options whose
- * strings and lists apis_options_free() releases.
+ * strings and lists apis_options_free() releases. The flag sets point into
+ * it.
  */
 #ifndef APIS_OPTIONS_H
 #define APIS_OPTIONS_H
@@ -36,32 +32,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "authn.h"
+#include "kube/serving/options.h"
 #include "kube/util/flags.h"
 #include "kube/util/log.h"
 
 typedef struct apis_options {
-    char *bind_address;
-    int secure_port;
-    char *cert_dir;
-    char *tls_cert_file;
-    char *tls_private_key_file;
+    kube_serving_options serving;
     char *kubeconfig;
-    char *authentication_kubeconfig;
-    char *authorization_kubeconfig;
-    int authentication_skip_lookup;
-    char *client_ca_file;
-    char *requestheader_client_ca_file;
-    apis_strlist requestheader_allowed_names;
-    apis_strlist requestheader_username_headers; /* empty: not set */
-    apis_strlist requestheader_group_headers;
-    apis_strlist requestheader_extra_headers_prefix;
-    int allowed_names_set;
-    int64_t token_cache_ttl_ms;
-    int64_t authorized_ttl_ms;
-    int64_t unauthorized_ttl_ms;
-    apis_strlist always_allow_paths;
-    apis_strlist always_allow_groups;
     int max_requests_inflight;
     int64_t request_timeout_ms;
     int64_t shutdown_timeout_ms;
@@ -75,9 +52,9 @@ typedef struct apis_options {
 
 /* Fills o with the defaults. Returns KUBE_OK or KUBE_ENOMEM. */
 int apis_options_defaults(apis_options *o);
-/* The named flag sets bound to o (its own flags, then the Logs set of
- * kube/util/log.h), in --help's order, into out (room for cap). Returns
- * the count. */
+/* The named flag sets bound to o, in --help's order (Misc, Secure
+ * serving, Authentication, Authorization, Logs), into out (room for cap).
+ * Returns the count. */
 size_t apis_options_flag_sets(apis_options *o, kube_flag_set *out, size_t cap);
 /* The checks across flags, after parsing: KUBE_OK or KUBE_ECONFIG with
  * the message in err. */

@@ -31,10 +31,10 @@ typedef struct answer {
 } answer;
 
 static int status_answer(const answer *a, int code, const char *reason, const char *message,
-                         const apis_status_details *d)
+                         const kube_status_details *d)
 {
     *a->code = code;
-    return apis_status_json(a->body, code, reason, message, d);
+    return kube_status_json(a->body, code, reason, message, d);
 }
 
 /* An upstream failure we have no specific answer for. */
@@ -55,7 +55,7 @@ static int upstream_error(const answer *a, int err, const kube_status *st, const
 static int vm_not_found(const answer *a, const apis_pin_request *r, const kube_status *st)
 {
     char msg[512];
-    apis_status_details d = {.name = r->name, .group = KUBEVIRT_GROUP, .kind = "virtualmachines"};
+    kube_status_details d = {.name = r->name, .group = KUBEVIRT_GROUP, .kind = "virtualmachines"};
 
     if (st->message[0])
         kube_strlcpy(msg, st->message, sizeof(msg));
@@ -70,7 +70,7 @@ static int invalid_node(const answer *a, const apis_pin_request *r, const char *
                         const char *body, const char *body2)
 {
     kube_buf msg = KUBE_BUF_INIT;
-    apis_status_details d = {.name = r->name,
+    kube_status_details d = {.name = r->name,
                              .group = APIS_GROUP,
                              .kind = PIN_KIND,
                              .cause_reason = cause_reason,
@@ -123,7 +123,7 @@ static int malformed_node(const answer *a, const apis_pin_request *r, const char
 /* The 409 of a pin to a node a local volume cannot follow to. */
 static int volume_conflict(const answer *a, const apis_pin_request *r, const char *why)
 {
-    apis_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
+    kube_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
     char msg[1024];
 
     snprintf(msg, sizeof(msg),
@@ -194,7 +194,7 @@ static int instance_node(kube_client *c, const apis_pin_request *r, const answer
     cJSON *vmi = NULL;
     const cJSON *node;
     char msg[768];
-    apis_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
+    kube_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
     int err = kube_api_get(c, &KUBE_RES_VMIS, r->namespace_, r->name, &vmi, &st);
 
     node = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(vmi, "status"),
@@ -227,7 +227,7 @@ static int done(const answer *a, const apis_pin_request *r, const char *node, co
 static int exhausted(const answer *a, const apis_pin_request *r)
 {
     char msg[512];
-    apis_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
+    kube_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
 
     snprintf(msg, sizeof(msg),
              "Operation cannot be fulfilled on virtualmachines.kubevirt.io \"%s\": the object kept "

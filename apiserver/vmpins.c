@@ -72,14 +72,6 @@ kube_recorder *apis_vmpins_recorder(apis_vmpins *v)
     return v ? v->recorder : NULL;
 }
 
-int apis_vmpins_copy_accept(const kube_httpreq_request *req, char **out)
-{
-    const char *a = kube_httpreq_header_get(req, "Accept");
-
-    *out = a ? kube_strdup(a) : NULL;
-    return a && !*out ? KUBE_ENOMEM : KUBE_OK;
-}
-
 /* ---- one request ---- */
 
 /* The VMs one request selects, and what selects them. */
@@ -128,17 +120,17 @@ static void selection_free(selection *s)
 
 /* Replaces body with a Status; returns code (500 when out of memory). */
 static int status(kube_buf *body, int code, const char *reason, const char *msg,
-                  const apis_status_details *d)
+                  const kube_status_details *d)
 {
     kube_buf_reset(body);
-    return apis_status_json(body, code, reason, msg, d) == KUBE_OK ? code : 500;
+    return kube_status_json(body, code, reason, msg, d) == KUBE_OK ? code : 500;
 }
 
 /* Renders the selection (VMPIN: the one VM, or 404). */
 static int answer(const apis_vmpins *v, const apis_route *r, selection *s,
                   const apis_vmpins_format *f, kube_buf *body)
 {
-    apis_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachinepins"};
+    kube_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachinepins"};
     char rv[64], msg[512];
     int rc;
 
@@ -216,7 +208,7 @@ static int filter_params(const apis_route *r, apis_vmpins_filter *f, kube_buf *b
  * cannot watch). Returns 1 when answered. */
 static int refuse_watch(const apis_route *r, kube_buf *body, int *code)
 {
-    apis_status_details d = {.group = APIS_GROUP, .kind = "virtualmachinepins"};
+    kube_status_details d = {.group = APIS_GROUP, .kind = "virtualmachinepins"};
     char w[16];
 
     if (apis_query_param(r->query, "watch", w, sizeof(w)) != KUBE_OK || apis_parse_bool(w) != 1)

@@ -42,7 +42,6 @@
 
 #include "kube/codec/selector.h"
 #include "kube/machinery/recorder.h"
-#include "kube/serving/httpreq.h"
 #include "kube/transport/client.h"
 #include "kube/types/kubevirt.h"
 #include "kube/util/buf.h"
@@ -57,10 +56,6 @@ void apis_vmpins_free(apis_vmpins *v);
 
 /* The audit Event recorder; NULL when v is NULL. */
 kube_recorder *apis_vmpins_recorder(apis_vmpins *v);
-
-/* A copy of req's Accept header into *out (NULL when absent). KUBE_OK or
- * KUBE_ENOMEM. */
-int apis_vmpins_copy_accept(const kube_httpreq_request *req, char **out);
 
 /* Answers a VMPINS or VMPIN route (accept may be NULL): the body is
  * appended to body, *content_type set (static), the HTTP code returned.

@@ -1,11 +1,12 @@
 /*
  * scheduler/main.c - the stickyvm-scheduler binary: kube-scheduler's
- * command line (scheduler/options.h, run by kube/util/cli.h), the secure
- * port, leader election, and graceful shutdown on SIGTERM/SIGINT (stop
- * popping, finish in-flight bindings for up to 10 s, release the Lease,
- * stop informers, free everything). Losing the Lease exits 1, as
- * kube-scheduler does; so do bad flags (after the usage and "Error: ...")
- * and a bad configuration.
+ * command line (scheduler/options.h, run by kube/util/cli.h, with the
+ * secure port's "Secure serving", "Authentication" and "Authorization"
+ * sets of kube/serving/options.h), the secure port, leader election, and
+ * graceful shutdown on SIGTERM/SIGINT (stop popping, finish in-flight
+ * bindings for up to 10 s, release the Lease, stop informers, free
+ * everything). Losing the Lease exits 1, as kube-scheduler does; so do bad
+ * flags (after the usage and "Error: ...") and a bad configuration.
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -112,6 +113,11 @@ static int scheduler_ready(void *ud)
     return sched_scheduler_synced(ud);
 }
 
+static void scheduler_pods(void *ud, void (*fn)(void *ud, kube_object *obj), void *fn_ud)
+{
+    sched_scheduler_foreach_pod(ud, fn, fn_ud);
+}
+
 static int make_clients(app *a, const char *master)
 {
     const sched_client_connection *cc = &a->cfg->client_connection;
@@ -156,15 +162,17 @@ static int start(app *a, const sched_options *o)
     so.on_leadership_lost = on_lease_lost;
     so.pod_max_in_unschedulable_ms = o->pod_max_in_unschedulable_ms;
     rc = sched_scheduler_new(&so, &a->sched, err, sizeof(err));
-    if (rc == KUBE_OK) {
+    if (rc == KUBE_OK && o->serving.secure_port != 0) { /* 0: no HTTPS, as kube-scheduler */
         memset(&vo, 0, sizeof(vo));
-        vo.bind_address = o->bind_address;
-        vo.port = (int)o->secure_port;
-        vo.cert_file = o->tls_cert_file;
-        vo.key_file = o->tls_key_file;
+        vo.serving = &o->serving;
+        vo.client = a->client;
         vo.metrics = sched_scheduler_metrics(a->sched);
         vo.ready = scheduler_ready;
         vo.ud = a->sched;
+        vo.leader = sched_scheduler_leader(a->sched);
+        vo.config = a->cfg;
+        vo.pods = scheduler_pods;
+        vo.pods_ud = a->sched;
         rc = sched_server_new(&vo, &a->server, err, sizeof(err));
     }
     if (rc == KUBE_OK)
@@ -208,13 +216,21 @@ static int parse_command_line(sched_options *o, int argc, char **argv)
     kube_flag_set sets[KUBE_CLI_MAX_SETS];
     kube_flags_hooks hooks = {NULL, NULL, sched_options_seen, o};
     kube_cli cli = {"stickyvm-scheduler", DESCRIPTION, sets, 0, &hooks, &o->logs};
+    char err[512] = "";
+    int code;
 
     if (sched_options_init(o) != KUBE_OK) {
         fprintf(stderr, "Error: %s\n", kube_strerror(KUBE_ENOMEM));
         return 1;
     }
     cli.nsets = sched_options_flag_sets(o, sets, KUBE_CLI_MAX_SETS - 1);
-    return kube_cli_parse(&cli, argc, argv);
+    code = kube_cli_parse(&cli, argc, argv);
+    if (code == KUBE_CLI_CONTINUE &&
+        kube_serving_options_validate(&o->serving, err, sizeof(err)) != KUBE_OK) {
+        command_failed(err, KUBE_ECONFIG);
+        code = 1;
+    }
+    return code;
 }
 
 int main(int argc, char **argv)

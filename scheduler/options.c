@@ -15,9 +15,9 @@
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "plugins/registry.h"
+#include "server.h"
 
 #define JSON_CONTENT_TYPE "application/json"
-#define DEFAULT_SECURE_PORT 10259
 #define DEFAULT_MAX_IN_UNSCHEDULABLE_MS (5 * 60 * 1000)
 
 static int set_qps(void *dst, const kube_flag *f, const char *value, char *why, size_t n);
@@ -37,22 +37,6 @@ static const kube_flag misc_flags[] = {
      "The address of the Kubernetes API server (overrides any value in kubeconfig)", NULL},
     {"write-config-to", STR, O(write_config_to), 0, 0, NULL,
      "If set, write the configuration values to this file and exit.", NULL},
-};
-
-/* Moving to kube/serving/options (a named set shared with
- * stickyvm-apiserver). */
-static const kube_flag serving_flags[] = {
-    {"bind-address", STR, O(bind_address), 0, 0, NULL,
-     "The IP address on which to listen for the --secure-port port. (default 0.0.0.0)", NULL},
-    {"secure-port", KUBE_FLAG_INT, O(secure_port), 0, 65535, NULL,
-     "The port on which to serve HTTPS with authentication and authorization. (default 10259)",
-     NULL},
-    {"tls-cert-file", STR, O(tls_cert_file), 0, 0, NULL,
-     "File containing the default x509 Certificate for HTTPS. If not set, a self-signed "
-     "certificate is generated in memory.",
-     NULL},
-    {"tls-private-key-file", STR, O(tls_key_file), 0, 0, NULL,
-     "File containing the default x509 private key matching --tls-cert-file.", NULL},
 };
 
 static const kube_flag deprecated_flags[] = {
@@ -203,7 +187,6 @@ int sched_options_init(sched_options *o)
     sched_leader_election *le = &o->leader_election;
 
     memset(o, 0, sizeof(*o));
-    o->secure_port = DEFAULT_SECURE_PORT;
     o->profiling = o->contention_profiling = 1;
     o->qps = 50;
     o->burst = 100;
@@ -218,7 +201,7 @@ int sched_options_init(sched_options *o)
     o->content_type = kube_strdup(JSON_CONTENT_TYPE);
     if (!le->resource_lock || !le->resource_name || !le->resource_namespace || !o->content_type)
         return KUBE_ENOMEM;
-    return KUBE_OK;
+    return sched_server_defaults(&o->serving);
 }
 
 void sched_options_free(sched_options *o)
@@ -226,9 +209,6 @@ void sched_options_free(sched_options *o)
     char **strings[] = {&o->config,
                         &o->master,
                         &o->write_config_to,
-                        &o->bind_address,
-                        &o->tls_cert_file,
-                        &o->tls_key_file,
                         &o->kubeconfig,
                         &o->content_type,
                         &o->feature_gates,
@@ -241,13 +221,13 @@ void sched_options_free(sched_options *o)
         *strings[i] = NULL;
     }
     klog_options_free(&o->logs);
+    kube_serving_options_free(&o->serving);
 }
 
 size_t sched_options_flag_sets(sched_options *o, kube_flag_set *out, size_t cap)
 {
-    const kube_flag_set sets[] = {
-        {"Misc", misc_flags, N(misc_flags), o},
-        {"Secure serving", serving_flags, N(serving_flags), o},
+    kube_flag_set sets[KUBE_SERVING_FLAG_SETS + 5] = {{"Misc", misc_flags, N(misc_flags), o}};
+    const kube_flag_set rest[] = {
         {"Deprecated", deprecated_flags, N(deprecated_flags), o},
         {"Leader election", leader_flags, N(leader_flags), o},
         {"Feature gate", feature_flags, N(feature_flags), o},
@@ -255,6 +235,8 @@ size_t sched_options_flag_sets(sched_options *o, kube_flag_set *out, size_t cap)
     };
     size_t n = N(sets) < cap ? N(sets) : cap;
 
+    kube_serving_flag_sets(&o->serving, sets + 1);
+    memcpy(sets + 1 + KUBE_SERVING_FLAG_SETS, rest, sizeof(rest));
     memcpy(out, sets, n * sizeof(*out));
     return n;
 }

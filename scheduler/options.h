@@ -5,10 +5,10 @@
  * configuration file.
  *
  *   Misc:            --config, --master, --write-config-to
- *   Secure serving:  --secure-port, --bind-address, --tls-cert-file,
- *                    --tls-private-key-file (moving to the shared sets of
- *                    kube/serving, with Authentication and Authorization:
- *                    one line each in sched_options_flag_sets())
+ *   Secure serving, Authentication, Authorization: the shared sets of
+ *                    kube/serving/options.h with kube-scheduler's defaults
+ *                    (sched_server_defaults(): port 10259, an in-memory
+ *                    certificate, lookup failures tolerated)
  *   Deprecated:      --contention-profiling, --kube-api-burst,
  *                    --kube-api-content-type, --kube-api-qps, --kubeconfig,
  *                    --pod-max-in-unschedulable-pods-duration, --profiling
@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "config/config.h"
+#include "kube/serving/options.h"
 #include "kube/util/flags.h"
 #include "kube/util/log.h"
 
@@ -51,11 +52,8 @@ typedef struct sched_options {
     char *config;
     char *master;
     char *write_config_to;
-    /* Secure serving */
-    int secure_port;
-    char *bind_address;
-    char *tls_cert_file;
-    char *tls_key_file;
+    /* Secure serving, Authentication, Authorization */
+    kube_serving_options serving;
     /* Deprecated */
     int profiling;
     int contention_profiling;

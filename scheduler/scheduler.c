@@ -457,3 +457,15 @@ void sched_scheduler_stats_get(sched_scheduler *s, sched_scheduler_stats *out)
     sched_queue_get_counts(s->queue, &out->queue);
     sched_cache_get_counts(s->cache, &out->cache);
 }
+
+kube_leader *sched_scheduler_leader(sched_scheduler *s)
+{
+    return s->leader;
+}
+
+void sched_scheduler_foreach_pod(sched_scheduler *s, void (*fn)(void *ud, kube_object *obj),
+                                 void *ud)
+{
+    if (s->pods)
+        kube_lister_foreach(s->pods, fn, ud);
+}

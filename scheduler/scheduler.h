@@ -44,6 +44,7 @@
 #include "cache/cache.h"
 #include "config/config.h"
 #include "framework/framework.h"
+#include "kube/machinery/leader.h"
 #include "kube/transport/client.h"
 #include "metrics.h"
 #include "queue/queue.h"
@@ -100,6 +101,12 @@ int sched_scheduler_wait_synced(sched_scheduler *s, long timeout_ms);
 int sched_scheduler_active(sched_scheduler *s);
 /* The registry the scheduler's metrics are in (borrowed). */
 kube_metrics *sched_scheduler_metrics(sched_scheduler *s);
+/* The leader elector; NULL without leader election (borrowed). */
+kube_leader *sched_scheduler_leader(sched_scheduler *s);
+/* Calls fn for every pod of the pod informer (not Succeeded/Failed), under
+ * the informer's lock (kube_lister_foreach: fn must not block). */
+void sched_scheduler_foreach_pod(sched_scheduler *s, void (*fn)(void *ud, kube_object *obj),
+                                 void *ud);
 
 typedef struct sched_scheduler_stats {
     uint64_t attempts;      /* scheduling cycles run */

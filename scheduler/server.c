@@ -1,367 +1,409 @@
 /*
- * scheduler/server.c - the secure port (server.h) on libwebsockets' HTTP
- * server role. A self-signed certificate is generated with OpenSSL and
- * handed to libwebsockets through anonymous memory files (memfd), so it
- * never touches the disk. Connections are capped below RLIMIT_NOFILE
- * (kube/serving/lws.h) so running out of descriptors never spins the accept loop.
+ * scheduler/server.c - the scheduler's handlers on the shared secure
+ * server (kube/serving/secure.h): kube's health endpoints and their
+ * checks, /metrics, /metrics/resources and /configz. The contract is in
+ * server.h.
  */
 #include "server.h"
 
-#include <libwebsockets.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/rand.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
-#include <pthread.h>
-#include <stdatomic.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "kube/serving/lws.h"
-#include "kube/util/buf.h"
-#include "kube/util/certkit.h"
+#include "kube/serving/delegate.h"
+#include "kube/serving/secure.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 
-#define CHUNK 16384
-#define MAX_CONNECTIONS 1024 /* probes and scrapers; lowered to fit RLIMIT_NOFILE */
-#define FD_RESERVE 128       /* informers, leader election, events, binding */
-#define CT_TEXT "text/plain; charset=utf-8"
-#define CT_METRICS "text/plain; version=0.0.4; charset=utf-8"
+#define PATH_MAX_LEN 1024
+#define MAX_EXCLUDES 8
+#define NAME_MAX_LEN 64
+#define SHUTDOWN_TIMEOUT_MS 2000 /* requests in flight at exit */
 
 struct sched_server {
-    struct lws_context *lws;
-    struct lws_vhost *vhost;
-    pthread_t thread;
-    int running;
-    atomic_int stop;
-    int port;
+    kube_secure *secure;
+    kube_handlers handlers;
+    const kube_serving_options *serving;
     kube_metrics *metrics;
     int (*ready)(void *ud);
     void *ud;
-    unsigned char scratch[LWS_PRE + CHUNK];
+    kube_leader *leader;
+    const sched_config *config;
+    sched_pod_walk pods;
+    void *pods_ud;
 };
 
-/* One HTTP transaction's answer. */
-typedef struct pss {
-    kube_buf body;
-    size_t sent;
-} pss;
+/* ---- routes ---- */
 
-/* ------------------------------------------------------------------ */
-/* Answers                                                             */
-/* ------------------------------------------------------------------ */
+enum root { ROOT_HEALTHZ, ROOT_LIVEZ, ROOT_READYZ, ROOT_NONE };
+static const char *const root_names[] = {"healthz", "livez", "readyz"};
 
-static int answer(sched_server *s, const char *path, int is_get, kube_buf *body, const char **ctype)
+typedef struct req_state {
+    char path[PATH_MAX_LEN];
+    char verb[16];
+    enum root root;
+    char check[NAME_MAX_LEN]; /* /<root>/<check>; "" for the root */
+    int verbose;
+    char excludes[MAX_EXCLUDES][NAME_MAX_LEN];
+    int n_excludes;
+} req_state;
+
+/* ?verbose and ?exclude=<name> (repeatable) of the query q. */
+static void parse_query(req_state *r, const char *q)
 {
-    *ctype = CT_TEXT;
-    if (!is_get) {
-        kube_buf_puts(body, "405: Method Not Allowed");
-        return HTTP_STATUS_METHOD_NOT_ALLOWED;
+    while (q && *q) {
+        size_t n = strcspn(q, "&");
+        if (n == 7 && !strncmp(q, "verbose", 7))
+            r->verbose = 1;
+        else if (!strncmp(q, "verbose=", 8) && n >= 8)
+            r->verbose = 1;
+        else if (!strncmp(q, "exclude=", 8) && n > 8 && n - 8 < NAME_MAX_LEN &&
+                 r->n_excludes < MAX_EXCLUDES)
+            snprintf(r->excludes[r->n_excludes++], NAME_MAX_LEN, "%.*s", (int)(n - 8), q + 8);
+        q += n;
+        if (*q == '&')
+            q++;
     }
-    if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
-        kube_buf_puts(body, "ok");
-        return HTTP_STATUS_OK;
-    }
-    if (!strcmp(path, "/readyz")) {
-        if (!s->ready || s->ready(s->ud)) {
-            kube_buf_puts(body, "ok");
-            return HTTP_STATUS_OK;
+}
+
+/* Which health root path names (and its check, if any). */
+static void parse_health(req_state *r)
+{
+    r->root = ROOT_NONE;
+    for (int i = 0; i < 3; i++) {
+        size_t n = strlen(root_names[i]);
+        if (r->path[0] != '/' || strncmp(r->path + 1, root_names[i], n) != 0)
+            continue;
+        if (r->path[n + 1] == '\0') {
+            r->root = (enum root)i;
+        } else if (r->path[n + 1] == '/' && r->path[n + 2] &&
+                   strlen(r->path + n + 2) < NAME_MAX_LEN) {
+            r->root = (enum root)i;
+            snprintf(r->check, sizeof(r->check), "%s", r->path + n + 2);
         }
-        kube_buf_puts(body, "[+]ping ok\n[-]sched-handler-sync failed: reason withheld\n"
-                            "readyz check failed\n");
-        return HTTP_STATUS_INTERNAL_SERVER_ERROR;
-    }
-    if (!strcmp(path, "/metrics")) {
-        *ctype = CT_METRICS;
-        if (s->metrics && kube_metrics_write(s->metrics, body) != KUBE_OK) {
-            kube_buf_reset(body);
-            kube_buf_puts(body, "out of memory");
-            *ctype = CT_TEXT;
-            return HTTP_STATUS_INTERNAL_SERVER_ERROR;
-        }
-        return HTTP_STATUS_OK;
-    }
-    kube_buf_puts(body, "404 page not found\n");
-    return HTTP_STATUS_NOT_FOUND;
-}
-
-static int send_headers(struct lws *wsi, sched_server *s, int status, const char *ctype, size_t len)
-{
-    unsigned char *start = s->scratch + LWS_PRE, *p = start, *end = s->scratch + sizeof(s->scratch);
-    static const char nosniff[] = "nosniff";
-
-    if (lws_add_http_common_headers(wsi, (unsigned)status, ctype, (lws_filepos_t)len, &p, end) ||
-        lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
-                                    (const unsigned char *)nosniff, sizeof(nosniff) - 1, &p, end) ||
-        lws_finalize_write_http_header(wsi, start, &p, end))
-        return -1;
-    return 0;
-}
-
-static int on_http(struct lws *wsi, sched_server *s, pss *ps, const char *path)
-{
-    const char *ctype;
-    int is_get = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0;
-    int status;
-
-    kube_buf_free(&ps->body);
-    ps->sent = 0;
-    status = answer(s, path ? path : "", is_get, &ps->body, &ctype);
-    if (send_headers(wsi, s, status, ctype, ps->body.len))
-        return -1;
-    if (ps->body.len == 0)
-        return lws_http_transaction_completed(wsi) ? -1 : 0;
-    lws_callback_on_writable(wsi);
-    return 0;
-}
-
-static int on_writeable(struct lws *wsi, sched_server *s, pss *ps)
-{
-    size_t n = ps->body.len - ps->sent;
-    int final;
-
-    if (n > CHUNK)
-        n = CHUNK;
-    final = ps->sent + n == ps->body.len;
-    memcpy(s->scratch + LWS_PRE, ps->body.data + ps->sent, n);
-    if (lws_write(wsi, s->scratch + LWS_PRE, n, final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) <
-        (int)n)
-        return -1;
-    ps->sent += n;
-    if (!final) {
-        lws_callback_on_writable(wsi);
-        return 0;
-    }
-    kube_buf_free(&ps->body);
-    return lws_http_transaction_completed(wsi) ? -1 : 0;
-}
-
-static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                    size_t len)
-{
-    sched_server *s = lws_context_user(lws_get_context(wsi));
-    pss *ps = user;
-
-    switch (reason) {
-    case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
-        /* idle and half-open connections keep no 16 KiB TLS buffers */
-        SSL_CTX_set_mode((SSL_CTX *)user, SSL_MODE_RELEASE_BUFFERS);
-        return 0;
-    case LWS_CALLBACK_HTTP:
-        return on_http(wsi, s, ps, in);
-    case LWS_CALLBACK_HTTP_WRITEABLE:
-        return ps ? on_writeable(wsi, s, ps) : -1;
-    case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-    case LWS_CALLBACK_CLOSED_HTTP:
-        if (ps)
-            kube_buf_free(&ps->body);
-        return 0;
-    default:
-        return lws_callback_http_dummy(wsi, reason, user, in, len);
     }
 }
 
-static const struct lws_protocols protocols[] = {
-    {"http", callback, sizeof(pss), 0, 0, NULL, 0},
-    {NULL, NULL, 0, 0, 0, NULL, 0},
-};
-
-/* ------------------------------------------------------------------ */
-/* Self-signed certificate                                             */
-/* ------------------------------------------------------------------ */
-
-/* A self-signed ECDSA P-256 certificate for localhost and this host, and
- * its key, as PEM text (the caller's). */
-static int self_signed(char **cert_pem, char **key_pem)
+static int route(void *ud, const char *method, const char *target, void **state, char *msg,
+                 size_t n)
 {
-    char host[256] = "localhost", cn[128], san[640];
-    kube_cert_spec spec = {cn, NULL, "serverAuth", 0, -3600, 365L * 24 * 3600, san};
-    X509 *x = NULL;
-    EVP_PKEY *key = NULL;
-    int rc;
+    req_state *r;
+    size_t plen = strcspn(target, "?");
 
-    if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
-        kube_strlcpy(host, "localhost", sizeof(host));
-    snprintf(cn, sizeof(cn), "localhost@%lld", (long long)time(NULL));
-    snprintf(san, sizeof(san), "DNS:localhost,DNS:%s,IP:127.0.0.1", host);
-    *cert_pem = *key_pem = NULL;
-    rc = kube_certkit_issue(NULL, NULL, &spec, &x, &key);
-    if (rc == KUBE_OK) {
-        *cert_pem = kube_certkit_cert_pem(x);
-        *key_pem = kube_certkit_key_pem(key);
+    (void)ud;
+    *state = NULL;
+    if (target[0] != '/' || plen >= PATH_MAX_LEN) {
+        snprintf(msg, n, "the request path must be an absolute path of at most %d bytes",
+                 PATH_MAX_LEN - 1);
+        return KUBE_EBADREQUEST;
     }
-    X509_free(x);
-    EVP_PKEY_free(key);
-    if (!*cert_pem || !*key_pem) {
-        free(*cert_pem);
-        free(*key_pem);
-        *cert_pem = *key_pem = NULL;
+    r = calloc(1, sizeof(*r));
+    if (!r)
         return KUBE_ENOMEM;
-    }
+    memcpy(r->path, target, plen);
+    for (size_t i = 0; method[i] && i + 1 < sizeof(r->verb); i++)
+        r->verb[i] = (char)tolower((unsigned char)method[i]);
+    parse_health(r);
+    if (target[plen] == '?')
+        parse_query(r, target + plen + 1);
+    *state = r;
     return KUBE_OK;
 }
 
-/* An anonymous in-memory file holding text; -1 on failure. */
-static int memfile(const char *name, const char *text)
-{
-    int fd = memfd_create(name, MFD_CLOEXEC);
-    size_t len = strlen(text), off = 0;
+/* ---- health checks ---- */
 
-    if (fd < 0)
-        return -1;
-    while (off < len) {
-        ssize_t n = write(fd, text + off, len - off);
-        if (n <= 0) {
-            close(fd);
-            return -1;
+typedef struct check {
+    const char *name;
+    int (*fn)(sched_server *s, const kube_health_state *hs, char *why, size_t n);
+} check;
+
+static int check_ping(sched_server *s, const kube_health_state *hs, char *why, size_t n)
+{
+    (void)s, (void)hs, (void)why, (void)n;
+    return KUBE_OK;
+}
+
+static int check_leader(sched_server *s, const kube_health_state *hs, char *why, size_t n)
+{
+    (void)hs;
+    return kube_leader_check(s->leader, KUBE_LEADER_HEALTHZ_TIMEOUT_MS, why, n);
+}
+
+static int check_shutdown(sched_server *s, const kube_health_state *hs, char *why, size_t n)
+{
+    (void)s;
+    if (!hs->shutting_down)
+        return KUBE_OK;
+    snprintf(why, n, "process is shutting down");
+    return KUBE_ECANCELED;
+}
+
+static int check_synced(sched_server *s, const kube_health_state *hs, char *why, size_t n)
+{
+    (void)hs;
+    if (!s->ready || s->ready(s->ud))
+        return KUBE_OK;
+    snprintf(why, n, "waiting for handlers to sync");
+    return KUBE_EINVAL;
+}
+
+static const check c_ping = {"ping", check_ping}, c_leader = {"leaderElection", check_leader},
+                   c_shutdown = {"shutdown", check_shutdown},
+                   c_synced = {"sched-handler-sync", check_synced};
+
+/* kube-scheduler's lists: /healthz and /livez [leaderElection] (else the
+ * ping k8s.io/apiserver's healthz installs when given none), /readyz
+ * [leaderElection,] shutdown, sched-handler-sync. */
+static size_t checks_of(const sched_server *s, enum root root, const check **out)
+{
+    size_t n = 0;
+
+    if (s->leader)
+        out[n++] = &c_leader;
+    if (root == ROOT_READYZ) {
+        out[n++] = &c_shutdown;
+        out[n++] = &c_synced;
+    } else if (!n) {
+        out[n++] = &c_ping;
+    }
+    return n;
+}
+
+static int excluded(const req_state *r, const char *name)
+{
+    for (int i = 0; i < r->n_excludes; i++)
+        if (!strcmp(r->excludes[i], name))
+            return 1;
+    return 0;
+}
+
+/* The root handler of k8s.io/apiserver's healthz (handleRootHealth). */
+static void serve_root(sched_server *s, const req_state *r, const kube_health_state *hs,
+                       kube_exchange *x)
+{
+    const check *list[4];
+    size_t n = checks_of(s, r->root, list);
+    kube_buf *b = kube_exchange_answer_body(x);
+    char why[256];
+    int failed = 0, rc = KUBE_OK;
+
+    for (size_t i = 0; i < n && rc == KUBE_OK; i++) {
+        if (excluded(r, list[i]->name))
+            continue;
+        why[0] = '\0';
+        if (list[i]->fn(s, hs, why, sizeof(why)) != KUBE_OK) {
+            failed = 1;
+            KLOG_V(1, "%s check failed: %s: %s", root_names[r->root], list[i]->name, why);
+            rc = kube_buf_printf(b, "[-]%s failed: reason withheld\n", list[i]->name);
+        } else {
+            rc = kube_buf_printf(b, "[+]%s ok\n", list[i]->name);
         }
-        off += (size_t)n;
     }
-    return fd;
+    if (failed && rc == KUBE_OK)
+        rc = kube_buf_printf(b, "%s check failed\n", root_names[r->root]);
+    else if (!r->verbose && rc == KUBE_OK) {
+        kube_buf_reset(b);
+        rc = kube_buf_puts(b, "ok");
+    } else if (rc == KUBE_OK)
+        rc = kube_buf_printf(b, "%s check passed\n", root_names[r->root]);
+    kube_exchange_answer_filled(x, rc, failed ? 500 : 200, KUBE_CT_TEXT);
 }
 
-/* ------------------------------------------------------------------ */
-/* Lifecycle                                                           */
-/* ------------------------------------------------------------------ */
-
-static int create_context(sched_server *s, const sched_server_options *o, const char *cert,
-                          const char *key, char *err, size_t errlen)
+/* /<root>/<check> (adaptCheckToHandler). */
+static void serve_check(sched_server *s, const req_state *r, const kube_health_state *hs,
+                        kube_exchange *x)
 {
-    struct lws_context_creation_info info;
+    const check *list[4];
+    size_t n = checks_of(s, r->root, list);
+    char why[256] = "", text[320];
 
-    memset(&info, 0, sizeof(info));
-    /* lws also gives each vhost a client TLS context; without
-     * DISABLE_OS_CA_CERTS it loads the OS CA bundle into it (~80 ms of CPU
-     * at startup), yet this server makes no outbound TLS connections. */
-    info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT | LWS_SERVER_OPTION_EXPLICIT_VHOSTS |
-                   LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
-    info.port = o->port;
-    info.iface = kube_lws_is_any_address(o->bind_address) ? NULL : o->bind_address;
-    info.protocols = protocols;
-    info.ssl_cert_filepath = cert;
-    info.ssl_private_key_filepath = key;
-    info.alpn = "http/1.1";
-    info.timeout_secs = 10; /* the TLS handshake, among others */
-    info.keepalive_timeout = 30;
-    /* at the cap lws stops polling the listener, instead of failing
-     * accept() with EMFILE in a busy loop when descriptors run out (and
-     * closes keep-alive connections after their answer, so clients waiting
-     * in the backlog get in) */
-    info.simultaneous_ssl_restriction = kube_lws_connection_limit(MAX_CONNECTIONS, FD_RESERVE);
-    info.user = s;
-    s->lws = lws_create_context(&info);
-    if (s->lws)
-        s->vhost = lws_create_vhost(s->lws, &info);
-    if (!s->lws || !s->vhost) {
-        snprintf(err, errlen, "cannot serve HTTPS on %s:%d",
-                 kube_lws_is_any_address(o->bind_address) ? "0.0.0.0" : o->bind_address, o->port);
-        return KUBE_EIO;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(list[i]->name, r->check) != 0)
+            continue;
+        if (list[i]->fn(s, hs, why, sizeof(why)) == KUBE_OK) {
+            kube_exchange_answer(x, 200, KUBE_CT_TEXT, "ok", 2);
+        } else {
+            snprintf(text, sizeof(text), "internal server error: %s\n", why);
+            kube_exchange_answer(x, 500, KUBE_CT_TEXT, text, strlen(text));
+        }
+        return;
     }
-    s->port = lws_get_vhost_listen_port(s->vhost);
-    return KUBE_OK;
+    kube_exchange_answer(x, 404, KUBE_CT_TEXT, "404 page not found\n", 19);
 }
 
-/* Creates the context with the given files, or a self-signed pair. */
-static int create_tls_context(sched_server *s, const sched_server_options *o, char *err,
-                              size_t errlen)
-{
-    char *cert_pem = NULL, *key_pem = NULL, cert_path[64], key_path[64];
-    int cfd = -1, kfd = -1, rc;
+/* ---- the other endpoints ---- */
 
-    if (o->cert_file)
-        return create_context(s, o, o->cert_file, o->key_file, err, errlen);
-    rc = self_signed(&cert_pem, &key_pem);
-    if (rc == KUBE_OK) {
-        cfd = memfile("sched-cert", cert_pem);
-        kfd = memfile("sched-key", key_pem);
-        if (cfd < 0 || kfd < 0)
-            rc = KUBE_EIO;
+static void serve_metrics(sched_server *s, kube_exchange *x)
+{
+    kube_buf *b = kube_exchange_answer_body(x);
+    int rc = s->metrics ? kube_metrics_write(s->metrics, b) : KUBE_OK;
+
+    kube_exchange_answer_filled(x, rc, 200, KUBE_CT_METRICS);
+}
+
+static void serve_resources(sched_server *s, kube_exchange *x)
+{
+    int rc = sched_resource_metrics_write(s->pods, s->pods_ud, kube_exchange_answer_body(x));
+
+    kube_exchange_answer_filled(x, rc, 200, KUBE_CT_METRICS);
+}
+
+/* configz's {"componentconfig": <the configuration>}. */
+static void serve_configz(sched_server *s, kube_exchange *x)
+{
+    cJSON *root = cJSON_CreateObject(), *cfg = sched_config_to_json(s->config);
+    char *text = NULL;
+
+    if (root && cfg) {
+        cJSON_AddItemToObject(root, "componentconfig", cfg);
+        cfg = NULL;
+        text = cJSON_PrintUnformatted(root);
     }
-    if (rc == KUBE_OK) {
-        snprintf(cert_path, sizeof(cert_path), "/proc/self/fd/%d", cfd);
-        snprintf(key_path, sizeof(key_path), "/proc/self/fd/%d", kfd);
-        rc = create_context(s, o, cert_path, key_path, err, errlen);
+    if (text)
+        kube_exchange_answer(x, 200, KUBE_CT_JSON, text, strlen(text));
+    else
+        kube_exchange_fail(x, 500, "InternalError", "out of memory");
+    free(text);
+    cJSON_Delete(cfg);
+    cJSON_Delete(root);
+}
+
+static void dispatch(sched_server *s, const req_state *r, const kube_health_state *hs,
+                     kube_exchange *x)
+{
+    const char *m = kube_exchange_method(x);
+
+    if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) {
+        kube_exchange_answer(x, 405, KUBE_CT_TEXT, "405: Method Not Allowed", 23);
+        kube_exchange_set_allow(x, "GET, HEAD");
+    } else if (r->root != ROOT_NONE && !r->check[0]) {
+        serve_root(s, r, hs, x);
+    } else if (r->root != ROOT_NONE) {
+        serve_check(s, r, hs, x);
+    } else if (!strcmp(r->path, "/metrics")) {
+        serve_metrics(s, x);
+    } else if (!strcmp(r->path, "/metrics/resources")) {
+        serve_resources(s, x);
+    } else if (!strcmp(r->path, "/configz") && s->config) {
+        serve_configz(s, x);
     } else {
-        snprintf(err, errlen, "cannot generate a self-signed serving certificate");
+        kube_exchange_answer(x, 404, KUBE_CT_TEXT, "404 page not found\n", 19);
     }
-    if (key_pem)
-        OPENSSL_cleanse(key_pem, strlen(key_pem));
-    free(cert_pem);
-    free(key_pem);
-    if (cfd >= 0)
-        close(cfd);
-    if (kfd >= 0)
-        close(kfd);
-    return rc;
 }
 
-static void *serve(void *arg)
+/* ---- the handler table ---- */
+
+/* A path of --authorization-always-allow-paths is served to anyone, as
+ * kube-scheduler serves it to system:anonymous without a review. */
+static int open_path(void *ud, void *state, const kube_health_state *hs, kube_exchange *x)
 {
-    sched_server *s = arg;
+    sched_server *s = ud;
+    req_state *r = state;
 
-    pthread_setname_np(pthread_self(), "sched-https");
+    if (!kube_authz_path_always_allowed(&s->serving->always_allow_paths, r->path))
+        return 0;
+    dispatch(s, r, hs, x);
+    return 1;
+}
 
-    while (!atomic_load(&s->stop))
-        if (lws_service(s->lws, 0) < 0)
-            break;
-    return NULL;
+static int authz(void *ud, void *state, const char *method, int i, kube_authz_attrs *a)
+{
+    req_state *r = state;
+
+    (void)ud;
+    (void)method;
+    if (i != 0)
+        return 0;
+    a->verb = r->verb;
+    a->path = r->path;
+    return 1;
+}
+
+static int serve(void *ud, void *state, kube_exchange *x, int may_block)
+{
+    kube_health_state hs;
+
+    (void)may_block;
+    kube_exchange_health_state(x, &hs);
+    dispatch(ud, state, &hs, x);
+    return KUBE_EXCHANGE_DONE;
+}
+
+static void free_state(void *state)
+{
+    free(state);
+}
+
+/* ---- lifecycle ---- */
+
+int sched_server_defaults(kube_serving_options *o)
+{
+    static const kube_serving_defaults d = {
+        .secure_port = 10259,
+        .cert_dir = "",
+        .pair_name = "kube-scheduler",
+        .tolerate_lookup = 1,
+        .port_zero = "If 0, don't serve HTTPS at all.",
+    };
+    return kube_serving_options_defaults(o, &d);
 }
 
 int sched_server_new(const sched_server_options *o, sched_server **out, char *err, size_t errlen)
 {
     sched_server *s;
+    kube_secure_options so = {0};
     int rc;
 
     *out = NULL;
     if (errlen)
         err[0] = '\0';
-    if (!o || o->port < 0 || o->port > 65535 || (!o->cert_file != !o->key_file)) {
-        snprintf(err, errlen, "--tls-cert-file and --tls-private-key-file go together");
+    if (!o || !o->serving)
         return KUBE_EINVAL;
-    }
     s = calloc(1, sizeof(*s));
     if (!s)
         return KUBE_ENOMEM;
+    s->serving = o->serving;
     s->metrics = o->metrics;
     s->ready = o->ready;
     s->ud = o->ud;
-    kube_lws_route_logs();
-    rc = create_tls_context(s, o, err, errlen);
-    if (rc == KUBE_OK && pthread_create(&s->thread, NULL, serve, s) != 0)
-        rc = KUBE_ENOMEM;
+    s->leader = o->leader;
+    s->config = o->config;
+    s->pods = o->pods;
+    s->pods_ud = o->pods_ud;
+    s->handlers = (kube_handlers){.route = route,
+                                  .health = open_path,
+                                  .authz = authz,
+                                  .serve = serve,
+                                  .free_state = free_state,
+                                  .ud = s};
+    so.serving = o->serving;
+    so.client = o->client;
+    so.handlers = &s->handlers;
+    so.user_agent = "stickyvm-scheduler";
+    so.thread_name = "sched-https";
+    so.workers = 2;
+    so.shutdown_timeout_ms = SHUTDOWN_TIMEOUT_MS;
+    rc = kube_secure_new(&so, &s->secure, err, errlen);
+    if (rc == KUBE_OK)
+        rc = kube_secure_start(s->secure);
     if (rc != KUBE_OK) {
         sched_server_free(s);
         return rc;
     }
-    s->running = 1;
-    KLOG_INFO("serving securely on %s:%d",
-              kube_lws_is_any_address(o->bind_address) ? "[::]" : o->bind_address, s->port);
     *out = s;
     return KUBE_OK;
 }
 
 int sched_server_port(const sched_server *s)
 {
-    return s->port;
+    return kube_secure_port(s->secure);
 }
 
 void sched_server_free(sched_server *s)
 {
     if (!s)
         return;
-    atomic_store(&s->stop, 1);
-    if (s->running) {
-        lws_cancel_service(s->lws);
-        pthread_join(s->thread, NULL);
-    }
-    if (s->lws)
-        lws_context_destroy(s->lws);
+    kube_secure_free(s->secure);
     free(s);
 }

@@ -16,6 +16,7 @@
     UNIT(flags)                                               \
     UNIT(log)                                                 \
     UNIT(cli)                                                 \
+    UNIT(serving_options)                                     \
     UNIT(tls)                                                 \
     UNIT(config)                                              \
     UNIT(client)                                              \
@@ -76,6 +77,7 @@
     UNIT(cache)                                               \
     UNIT(cache_debugger)                                      \
     INTEGRATION(scheduler_integration)                        \
+    INTEGRATION(scheduler_secure_port)                        \
     INTEGRATION(stickyvm_integration)                         \
     INTEGRATION(topology_integration)                         \
     INTEGRATION(volumes_preemption_integration)               \

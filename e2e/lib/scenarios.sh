@@ -508,7 +508,11 @@ stickyvm-scheduler|get||secrets|NS|x|false
 stickyvm-scheduler|patch||nodes||x|false
 stickyvm-scheduler|delete|kubevirt.io|virtualmachines|NS|x|false
 stickyvm-scheduler|update|kubevirt.io|virtualmachines|NS|x|false
-stickyvm-scheduler|get||configmaps|kube-system|extension-apiserver-authentication|false
+stickyvm-scheduler|get||configmaps|kube-system|extension-apiserver-authentication|true
+stickyvm-scheduler|watch||configmaps|kube-system|extension-apiserver-authentication|true
+stickyvm-scheduler|create|authentication.k8s.io|tokenreviews|||true
+stickyvm-scheduler|create|authorization.k8s.io|subjectaccessreviews|||true
+stickyvm-scheduler|get||configmaps|kube-system|other|false
 stickyvm-apiserver|get|kubevirt.io|virtualmachines|NS|x|true
 stickyvm-apiserver|patch|kubevirt.io|virtualmachines|NS|x|true
 stickyvm-apiserver|get|kubevirt.io|virtualmachineinstances|NS|x|true

@@ -9,6 +9,7 @@
 #include "kube/machinery/leader.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -370,6 +371,21 @@ int kube_leader_is_leader(kube_leader *le)
         kube_now_ms() < le->valid_until_ms;
     pthread_mutex_unlock(&le->mu);
     return r;
+}
+
+int kube_leader_check(kube_leader *le, long max_tolerable_expired_ms, char *msg, size_t n)
+{
+    int64_t since;
+    int ours;
+
+    pthread_mutex_lock(&le->mu);
+    ours = strcmp(le->observed.holder, le->identity) == 0;
+    since = kube_now_ms() - le->observed_ms;
+    pthread_mutex_unlock(&le->mu);
+    if (!ours || since <= le->lease_duration_ms + max_tolerable_expired_ms)
+        return KUBE_OK;
+    snprintf(msg, n, "failed election to renew leadership on lease %s", le->name);
+    return KUBE_ETIMEDOUT;
 }
 
 int kube_leader_get_leader(kube_leader *le, char *out, size_t n)

@@ -122,6 +122,15 @@ void kube_leader_free(kube_leader *le);
 /* 1 when we hold the Lease (see the renew_deadline guard above). Thread-safe. */
 int kube_leader_is_leader(kube_leader *le);
 
+/* The health check of client-go's HealthzAdaptor (LeaderElector.Check):
+ * KUBE_OK when this elector does not believe it leads (the observed holder
+ * is not us) or last saw its Lease change (its own renewals included)
+ * within lease_duration + max_tolerable_expired_ms; else KUBE_ETIMEDOUT
+ * with "failed election to renew leadership on lease <name>" in msg.
+ * kube-scheduler tolerates 20 s. Thread-safe. */
+#define KUBE_LEADER_HEALTHZ_TIMEOUT_MS 20000
+int kube_leader_check(kube_leader *le, long max_tolerable_expired_ms, char *msg, size_t n);
+
 /* Copies the last observed holder identity ("" when none yet) into out.
  * KUBE_ERANGE when truncated. Thread-safe. */
 int kube_leader_get_leader(kube_leader *le, char *out, size_t n);

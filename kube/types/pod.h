@@ -211,6 +211,9 @@ typedef struct kube_pod {
      * request counts 100m / 200Mi. */
     int64_t score_milli_cpu;
     int64_t score_memory;
+    /* resourcehelper.PodLimits (/metrics/resources); NULL when no
+     * container sets a limit */
+    const kube_resources *limits;
 } kube_pod;
 
 extern const kube_codec kube_pod_codec;

@@ -2,7 +2,8 @@
  * kube/types/pod_requests.c - a pod's resource requests as the scheduler counts
  * them: resourcehelper.PodRequests and framework.calculateResource of
  * v1.28, with sidecar (restartable) init containers and overhead, and the
- * non-zero cpu/memory scoring uses.
+ * non-zero cpu/memory scoring uses; and its limits (PodLimits, the same
+ * walk over resources.limits, overhead added only to limits that are set).
  */
 #include "kube/util/array.h"
 #include "kube/types/pod_int.h"
@@ -82,6 +83,7 @@ static int nonzero(const kube_resource_entry *l, size_t n, int64_t *cpu, int64_t
 }
 
 typedef struct req_state {
+    int limits;      /* PodLimits: resources.limits, overhead only on what is set */
     int nonmissing;  /* PodResourcesOptions.NonMissingContainerRequests set */
     rlist reqs;      /* the pod's requests */
     rlist sidecars;  /* restartableInitContainerReqs */
@@ -122,8 +124,9 @@ static int apply_non_missing(kube_resource_entry **list, size_t *n)
     return KUBE_OK;
 }
 
-/* A container's resources.requests (malloc'd, caller frees). */
-static int container_requests(const cJSON *c, int nonmissing, kube_resource_entry **list, size_t *n)
+/* A container's resources.requests, or .limits (malloc'd, caller frees). */
+static int container_requests(const cJSON *c, const req_state *st, kube_resource_entry **list,
+                              size_t *n)
 {
     const cJSON *res;
     int rc;
@@ -131,9 +134,10 @@ static int container_requests(const cJSON *c, int nonmissing, kube_resource_entr
     if (!cJSON_IsObject(c))
         return KUBE_EPARSE;
     if ((rc = kube_json_object(c, "resources", &res)) ||
-        (rc = kube_resource_list_decode(kube_json_get(res, "requests"), list, n)))
+        (rc = kube_resource_list_decode(kube_json_get(res, st->limits ? "limits" : "requests"),
+                                        list, n)))
         return rc;
-    if (nonmissing && (rc = apply_non_missing(list, n))) {
+    if (st->nonmissing && (rc = apply_non_missing(list, n))) {
         free(*list);
         *list = NULL;
     }
@@ -202,7 +206,7 @@ static int each_container(const cJSON *spec, const char *key, req_state *st, int
         return rc;
     cJSON_ArrayForEach(c, arr)
     {
-        if ((rc = container_requests(c, st->nonmissing, &list, &n)))
+        if ((rc = container_requests(c, st, &list, &n)))
             return rc;
         rc = init ? init_container(st, c, list, n) : app_container(st, list, n);
         free(list);
@@ -212,16 +216,24 @@ static int each_container(const cJSON *spec, const char *key, req_state *st, int
     return KUBE_OK;
 }
 
-/* Overhead: added to the requests, and its cpu/memory to the non-zero. */
+/* Overhead: added to the requests, and its cpu/memory to the non-zero;
+ * for limits, added only to the limits that are set. */
 static int add_overhead(const cJSON *spec, req_state *st)
 {
-    kube_resource_entry *list;
+    kube_resource_entry *list, *e;
     size_t n;
     int64_t v;
     int rc = kube_resource_list_decode(kube_json_get(spec, "overhead"), &list, &n);
 
     if (rc != KUBE_OK)
         return rc;
+    if (st->limits) {
+        for (size_t i = 0; i < n; i++)
+            if ((e = rlist_find(&st->reqs, list[i].name)))
+                kube_quantity_add(&e->q, &list[i].q);
+        free(list);
+        return KUBE_OK;
+    }
     rc = rlist_add(&st->reqs, list, n);
     for (size_t i = 0; rc == KUBE_OK && i < n; i++) {
         if (strcmp(list[i].name, "cpu") == 0 &&
@@ -272,6 +284,25 @@ static void req_state_free(req_state *st)
     free(st->init_max.v);
 }
 
+/* PodLimits into pod->limits (NULL when the pod sets none). */
+static int pod_limits(const cJSON *spec, kube_arena *a, kube_pod *pod)
+{
+    req_state lim;
+    kube_resources *r;
+    int rc;
+
+    memset(&lim, 0, sizeof(lim));
+    lim.limits = 1;
+    rc = pod_requests(spec, &lim);
+    if (rc == KUBE_OK && lim.reqs.n) {
+        r = kube_arena_alloc(a, sizeof(*r));
+        rc = r ? kube_resources_from_list(lim.reqs.v, lim.reqs.n, a, r) : KUBE_ENOMEM;
+        pod->limits = rc == KUBE_OK ? r : NULL;
+    }
+    req_state_free(&lim);
+    return rc;
+}
+
 int kube_pod_requests_decode(const cJSON *spec, kube_arena *a, kube_pod *pod)
 {
     req_state st, score;
@@ -287,6 +318,8 @@ int kube_pod_requests_decode(const cJSON *spec, kube_arena *a, kube_pod *pod)
         rc = pod_requests(spec, &score);
     if (rc == KUBE_OK)
         rc = cpu_and_memory(&score.reqs, &pod->score_milli_cpu, &pod->score_memory);
+    if (rc == KUBE_OK)
+        rc = pod_limits(spec, a, pod);
     pod->nonzero_milli_cpu = st.non0_cpu;
     pod->nonzero_memory = st.non0_mem;
     pod->has_restartable_init_container = st.any_sidecar;

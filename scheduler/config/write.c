@@ -2,9 +2,8 @@
  * scheduler/config/write.c - a configuration written back as YAML, as
  * kube-scheduler's --write-config-to writes it: apiVersion, kind, every
  * field, keys sorted, durations as Go prints them, plugin args with their
- * apiVersion and kind. The configuration becomes JSON, which libyaml's
- * emitter writes; a string is quoted when it would read back as another
- * type.
+ * apiVersion and kind; and the same as a JSON tree (/configz). The configuration becomes JSON,
+ * which libyaml's emitter writes; a string is quoted when it would read back as another type.
  */
 #include "config/config_int.h"
 
@@ -229,6 +228,11 @@ static cJSON *config_json(const sched_config *cfg)
     for (size_t i = 0; ps && i < cfg->n_profiles; i++)
         cJSON_AddItemToArray(ps, profile_json(cfg, &cfg->profiles[i]));
     return o;
+}
+
+cJSON *sched_config_to_json(const sched_config *cfg)
+{
+    return config_json(cfg);
 }
 
 int sched_config_write_yaml(const sched_config *cfg, kube_buf *out)

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "apiserver/app.h"
-#include "apiserver/authsource.h"
+#include "kube/serving/authsource.h"
 #include "apiserver/metrics.h"
 #include "apiserver/options.h"
 #include "harness.h"
@@ -222,12 +222,12 @@ static void start_apiserver(void)
         harness_issue_serving_cert(F.h, "stickyvm-apiserver", dns, 2, ips, 1, &cert, &key),
         KUBE_OK);
     assert_int_equal(apis_options_defaults(&o), KUBE_OK);
-    o.secure_port = F.port;
-    free(o.bind_address);
-    o.bind_address = strdup("127.0.0.1");
+    o.serving.secure_port = F.port;
+    free(o.serving.bind_address);
+    o.serving.bind_address = strdup("127.0.0.1");
     o.kubeconfig = strdup(harness_kubeconfig(F.h));
-    o.tls_cert_file = strdup(cert);
-    o.tls_private_key_file = strdup(key);
+    o.serving.tls_cert_file = strdup(cert);
+    o.serving.tls_private_key_file = strdup(key);
     o.shutdown_timeout_ms = 5000;
     o.workers = 8;
     if (apis_app_new(&o, &F.app, err, sizeof(err)) != KUBE_OK)
@@ -758,8 +758,8 @@ static void follows_the_authentication_configmap(void **state)
     const char *path =
         "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication";
     call c = {"GET", GV, F.fp_cert, F.fp_key, admin, NULL};
-    apis_authn_source *src = apis_app_authn_source(F.app);
-    uint64_t gen = apis_authn_source_generation(src);
+    kube_authn_source *src = apis_app_authn_source(F.app);
+    uint64_t gen = kube_authn_source_generation(src);
     harness_response r = {0};
     int64_t deadline;
     (void)state;
@@ -772,20 +772,20 @@ static void follows_the_authentication_configmap(void **state)
         KUBE_OK);
     assert_int_equal(r.status, 200);
     harness_response_free(&r);
-    for (deadline = kube_now_ms() + WAIT_MS; apis_authn_source_generation(src) == gen;) {
+    for (deadline = kube_now_ms() + WAIT_MS; kube_authn_source_generation(src) == gen;) {
         if (kube_now_ms() > deadline)
             fail_msg("the ConfigMap change never arrived");
         sleep_ms(20);
     }
     assert_int_equal(direct(&c, NULL), 401);
-    gen = apis_authn_source_generation(src);
+    gen = kube_authn_source_generation(src);
     assert_int_equal(
         harness_request(
             F.h, NULL, "PATCH", path, "application/merge-patch+json",
             "{\"data\":{\"requestheader-allowed-names\":\"[\\\"front-proxy-client\\\"]\"}}", &r),
         KUBE_OK);
     harness_response_free(&r);
-    for (deadline = kube_now_ms() + WAIT_MS; apis_authn_source_generation(src) == gen;) {
+    for (deadline = kube_now_ms() + WAIT_MS; kube_authn_source_generation(src) == gen;) {
         if (kube_now_ms() > deadline)
             fail_msg("the ConfigMap change never arrived");
         sleep_ms(20);

@@ -523,9 +523,11 @@ static size_t collect(char *data, size_t size, size_t n, void *ud)
     return size * n;
 }
 
-static long https_get(int port, const char *path, kube_buf *body)
+/* GET https://127.0.0.1:port/path with a bearer token (NULL: none). */
+static long https_get_as(int port, const char *path, const char *token, kube_buf *body)
 {
-    char url[128];
+    char url[128], auth[512];
+    struct curl_slist *headers = NULL;
     long code = 0;
     CURL *c = curl_easy_init();
 
@@ -536,10 +538,21 @@ static long https_get(int port, const char *path, kube_buf *body)
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+    if (token) {
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+        headers = curl_slist_append(NULL, auth);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    }
     if (curl_easy_perform(c) == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
     curl_easy_cleanup(c);
+    curl_slist_free_all(headers);
     return code;
+}
+
+static long https_get(int port, const char *path, kube_buf *body)
+{
+    return https_get_as(port, path, NULL, body);
 }
 
 static int not_ready(void *ud)
@@ -551,6 +564,9 @@ static int not_ready(void *ud)
 static void secure_port_serves_health_and_metrics(void **state)
 {
     fixture *fx = *state;
+    static const char *const masters[] = {"system:masters"};
+    const harness_identity *admin = NULL;
+    kube_serving_options serving;
     sched_server_options so;
     sched_server *srv = NULL;
     kube_buf b = KUBE_BUF_INIT;
@@ -559,8 +575,14 @@ static void secure_port_serves_health_and_metrics(void **state)
     start_default(fx);
     create_pod(fx, "m1", "default-scheduler", "100m", NULL);
     free(sf_wait_bound(fx->h, "m1"));
+    assert_int_equal(harness_add_token_user(fx->h, "metrics-admin", masters, 1, &admin), KUBE_OK);
+    assert_int_equal(sched_server_defaults(&serving), KUBE_OK);
+    free(serving.bind_address);
+    serving.bind_address = strdup("127.0.0.1");
+    serving.secure_port = 0;
     memset(&so, 0, sizeof(so));
-    so.bind_address = "127.0.0.1";
+    so.serving = &serving;
+    so.client = fx->client;
     so.metrics = sched_scheduler_metrics(fx->sched);
     assert_int_equal(sched_server_new(&so, &srv, err, sizeof(err)), KUBE_OK);
     int port = sched_server_port(srv);
@@ -570,9 +592,11 @@ static void secure_port_serves_health_and_metrics(void **state)
     kube_buf_reset(&b);
     assert_int_equal(https_get(port, "/readyz", &b), 200);
     kube_buf_reset(&b);
-    assert_int_equal(https_get(port, "/nope", &b), 404);
+    assert_int_equal(https_get(port, "/metrics", &b), 401);
     kube_buf_reset(&b);
-    assert_int_equal(https_get(port, "/metrics", &b), 200);
+    assert_int_equal(https_get_as(port, "/nope", admin->token, &b), 404);
+    kube_buf_reset(&b);
+    assert_int_equal(https_get_as(port, "/metrics", admin->token, &b), 200);
     assert_non_null(strstr(b.data, "scheduler_schedule_attempts_total{result=\"scheduled\","
                                    "profile=\"default-scheduler\"} 1\n"));
     assert_non_null(strstr(b.data, "scheduler_pending_pods{queue=\"active\"} 0\n"));
@@ -589,6 +613,7 @@ static void secure_port_serves_health_and_metrics(void **state)
     assert_non_null(strstr(b.data, "[-]sched-handler-sync failed"));
     sched_server_free(srv);
     kube_buf_free(&b);
+    kube_serving_options_free(&serving);
 }
 
 static void binary_writes_defaulted_config(void **state)

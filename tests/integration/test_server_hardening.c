@@ -690,7 +690,8 @@ static void chunked_bodies_cost_linear_cpu(void **state)
  * descriptors; returns its pid. */
 static pid_t start_scheduler_port(int port)
 {
-    sched_server_options o = {.bind_address = "127.0.0.1", .port = port};
+    kube_serving_options serving;
+    sched_server_options o = {.serving = &serving};
     struct rlimit rl;
     sched_server *srv = NULL;
     char err[256];
@@ -705,6 +706,11 @@ static pid_t start_scheduler_port(int port)
         rl.rlim_cur = 256;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
+    if (sched_server_defaults(&serving) != KUBE_OK)
+        _exit(1);
+    free(serving.bind_address);
+    serving.bind_address = strdup("127.0.0.1");
+    serving.secure_port = port;
     if (sched_server_new(&o, &srv, err, sizeof(err)) != KUBE_OK)
         _exit(1);
     for (;;)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apiserver/authn.h"
+#include "kube/serving/authn.h"
 #include "kube/util/certkit.h"
 #include "kube/serving/httpreq.h"
 #include "kube/util/buf.h"
@@ -84,21 +84,21 @@ static int teardown(void **state)
 }
 
 /* A configuration trusting g.ca for the front proxy (and the client CA). */
-static apis_authn_config *config_with(const char *const *allowed)
+static kube_authn_config *config_with(const char *const *allowed)
 {
-    apis_authn_config *cfg;
-    apis_strlist names = {0};
+    kube_authn_config *cfg;
+    kube_strlist names = {0};
     char *pem = kube_certkit_cert_pem(g.ca);
 
-    assert_int_equal(apis_authn_config_new(&cfg), KUBE_OK);
-    assert_int_equal(apis_authn_config_set_requestheader_ca(cfg, pem, strlen(pem), "test", NULL, 0),
+    assert_int_equal(kube_authn_config_new(&cfg), KUBE_OK);
+    assert_int_equal(kube_authn_config_set_requestheader_ca(cfg, pem, strlen(pem), "test", NULL, 0),
                      KUBE_OK);
-    assert_int_equal(apis_authn_config_set_client_ca(cfg, pem, strlen(pem), "test", NULL, 0),
+    assert_int_equal(kube_authn_config_set_client_ca(cfg, pem, strlen(pem), "test", NULL, 0),
                      KUBE_OK);
     for (size_t i = 0; allowed && allowed[i]; i++)
-        apis_strlist_add(&names, allowed[i]);
-    assert_int_equal(apis_authn_config_set_list(cfg, APIS_AUTHN_ALLOWED_NAMES, &names), KUBE_OK);
-    apis_strlist_free(&names);
+        kube_strlist_add(&names, allowed[i]);
+    assert_int_equal(kube_authn_config_set_list(cfg, KUBE_AUTHN_ALLOWED_NAMES, &names), KUBE_OK);
+    kube_strlist_free(&names);
     free(pem);
     return cfg;
 }
@@ -194,11 +194,11 @@ static void verifies_front_proxy_certificates(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(x509_cases) / sizeof(x509_cases[0]); i++) {
         const x509_case *c = &x509_cases[i];
-        apis_authn_config *cfg = config_with(c->allowed);
+        kube_authn_config *cfg = config_with(c->allowed);
         STACK_OF(X509) * chain;
         X509 *leaf = issue_case(c, &chain);
         char msg[512] = "";
-        int rc = apis_authn_verify_front_proxy(cfg, leaf, chain, msg, sizeof(msg));
+        int rc = kube_authn_verify_front_proxy(cfg, leaf, chain, msg, sizeof(msg));
 
         if (rc != c->want)
             fail_msg("%s: got %d (%s), want %d", c->name, rc, msg, c->want);
@@ -206,28 +206,28 @@ static void verifies_front_proxy_certificates(void **state)
             fail_msg("%s: no reason given", c->name);
         X509_free(leaf);
         sk_X509_free(chain);
-        apis_authn_config_unref(cfg);
+        kube_authn_config_unref(cfg);
     }
 }
 
 static void no_certificate_or_no_ca_is_not_a_proxy(void **state)
 {
-    apis_authn_config *cfg = config_with(NULL), *empty;
+    kube_authn_config *cfg = config_with(NULL), *empty;
     kube_cert_spec spec = {
         .cn = "front-proxy-client", .eku = "clientAuth", .not_before_s = -DAY, .not_after_s = DAY};
     X509 *leaf = issue(g.ca, g.ca_key, &spec, NULL);
     char msg[256];
     (void)state;
 
-    assert_int_equal(apis_authn_verify_front_proxy(cfg, NULL, NULL, msg, sizeof(msg)),
+    assert_int_equal(kube_authn_verify_front_proxy(cfg, NULL, NULL, msg, sizeof(msg)),
                      KUBE_ENOTFOUND);
-    assert_int_equal(apis_authn_config_new(&empty), KUBE_OK);
-    assert_false(apis_authn_config_has_requestheader(empty));
-    assert_int_equal(apis_authn_verify_front_proxy(empty, leaf, NULL, msg, sizeof(msg)),
+    assert_int_equal(kube_authn_config_new(&empty), KUBE_OK);
+    assert_false(kube_authn_config_has_requestheader(empty));
+    assert_int_equal(kube_authn_verify_front_proxy(empty, leaf, NULL, msg, sizeof(msg)),
                      KUBE_ENOTFOUND);
     X509_free(leaf);
-    apis_authn_config_unref(empty);
-    apis_authn_config_unref(cfg);
+    kube_authn_config_unref(empty);
+    kube_authn_config_unref(cfg);
 }
 
 static void authenticates_client_certificates(void **state)
@@ -237,29 +237,29 @@ static void authenticates_client_certificates(void **state)
         .cn = "alice", .orgs = orgs, .eku = "clientAuth", .not_before_s = -DAY, .not_after_s = DAY};
     kube_cert_spec nocn = {
         .cn = "", .orgs = orgs, .eku = "clientAuth", .not_before_s = -DAY, .not_after_s = DAY};
-    apis_authn_config *cfg = config_with(NULL);
+    kube_authn_config *cfg = config_with(NULL);
     X509 *leaf = issue(g.ca, g.ca_key, &ok, NULL);
     X509 *bad = issue(g.other_ca, g.other_key, &ok, NULL);
     X509 *anon = issue(g.ca, g.ca_key, &nocn, NULL);
-    apis_user *u = NULL;
+    kube_user *u = NULL;
     char msg[256];
     (void)state;
 
-    assert_int_equal(apis_authn_verify_client_cert(cfg, leaf, NULL, &u, msg, sizeof(msg)), KUBE_OK);
+    assert_int_equal(kube_authn_verify_client_cert(cfg, leaf, NULL, &u, msg, sizeof(msg)), KUBE_OK);
     assert_string_equal(u->name, "alice");
     assert_int_equal(u->groups.n, 2);
     assert_string_equal(u->groups.v[0], "system:masters");
     assert_string_equal(u->groups.v[1], "team-a");
-    apis_user_free(u);
-    assert_int_equal(apis_authn_verify_client_cert(cfg, bad, NULL, &u, msg, sizeof(msg)),
+    kube_user_free(u);
+    assert_int_equal(kube_authn_verify_client_cert(cfg, bad, NULL, &u, msg, sizeof(msg)),
                      KUBE_EUNAUTHORIZED);
     assert_null(u);
-    assert_int_equal(apis_authn_verify_client_cert(cfg, anon, NULL, &u, msg, sizeof(msg)),
+    assert_int_equal(kube_authn_verify_client_cert(cfg, anon, NULL, &u, msg, sizeof(msg)),
                      KUBE_ENOTFOUND);
     X509_free(leaf);
     X509_free(bad);
     X509_free(anon);
-    apis_authn_config_unref(cfg);
+    kube_authn_config_unref(cfg);
 }
 
 /* ---- requestheader ---- */
@@ -305,7 +305,7 @@ static const header_case header_cases[] = {
      "a%zzb=v"},
 };
 
-static void join_groups(const apis_user *u, kube_buf *b)
+static void join_groups(const kube_user *u, kube_buf *b)
 {
     for (size_t i = 0; i < u->groups.n; i++)
         kube_buf_printf(b, "%s%s", i ? "," : "", u->groups.v[i]);
@@ -313,7 +313,7 @@ static void join_groups(const apis_user *u, kube_buf *b)
         kube_buf_puts(b, "");
 }
 
-static void join_extra(const apis_user *u, kube_buf *b)
+static void join_extra(const kube_user *u, kube_buf *b)
 {
     for (size_t i = 0; i < u->n_extra; i++) {
         kube_buf_printf(b, "%s%s=", i ? ";" : "", u->extra[i].key);
@@ -326,7 +326,7 @@ static void join_extra(const apis_user *u, kube_buf *b)
 
 static void reads_users_from_front_proxy_headers(void **state)
 {
-    apis_authn_config *cfg = config_with(NULL);
+    kube_authn_config *cfg = config_with(NULL);
     kube_buf raw = KUBE_BUF_INIT;
     (void)state;
 
@@ -334,11 +334,11 @@ static void reads_users_from_front_proxy_headers(void **state)
         const header_case *c = &header_cases[i];
         kube_buf groups = KUBE_BUF_INIT, extra = KUBE_BUF_INIT;
         kube_httpreq_request req;
-        apis_user *u = NULL;
+        kube_user *u = NULL;
         int rc;
 
         request(c->headers, &req, &raw);
-        rc = apis_authn_from_headers(cfg, &req, &u);
+        rc = kube_authn_from_headers(cfg, &req, &u);
         if (!c->user) {
             if (rc != KUBE_ENOTFOUND || u)
                 fail_msg("%s: authenticated", c->name);
@@ -350,64 +350,64 @@ static void reads_users_from_front_proxy_headers(void **state)
             if (strcmp(groups.data, c->groups) != 0 || strcmp(extra.data, c->extra) != 0)
                 fail_msg("%s: groups \"%s\" extra \"%s\"", c->name, groups.data, extra.data);
         }
-        apis_user_free(u);
+        kube_user_free(u);
         kube_buf_free(&groups);
         kube_buf_free(&extra);
         kube_httpreq_request_free(&req);
     }
     kube_buf_free(&raw);
-    apis_authn_config_unref(cfg);
+    kube_authn_config_unref(cfg);
 }
 
 static void honours_configured_header_names(void **state)
 {
-    apis_authn_config *cfg = config_with(NULL);
-    apis_strlist users = {0}, groups = {0};
+    kube_authn_config *cfg = config_with(NULL);
+    kube_strlist users = {0}, groups = {0};
     kube_buf raw = KUBE_BUF_INIT;
     kube_httpreq_request req;
-    apis_user *u = NULL;
+    kube_user *u = NULL;
     (void)state;
 
-    apis_strlist_split(&users, "X-Remote-User, X-Other-User");
-    apis_strlist_split(&groups, "X-Other-Group");
-    apis_authn_config_set_list(cfg, APIS_AUTHN_USERNAME_HEADERS, &users);
-    apis_authn_config_set_list(cfg, APIS_AUTHN_GROUP_HEADERS, &groups);
+    kube_strlist_split(&users, "X-Remote-User, X-Other-User");
+    kube_strlist_split(&groups, "X-Other-Group");
+    kube_authn_config_set_list(cfg, KUBE_AUTHN_USERNAME_HEADERS, &users);
+    kube_authn_config_set_list(cfg, KUBE_AUTHN_GROUP_HEADERS, &groups);
     request("X-Remote-User: \r\nX-Other-User: other\r\nX-Remote-Group: ignored\r\n"
             "X-Other-Group: counted\r\n",
             &req, &raw);
-    assert_int_equal(apis_authn_from_headers(cfg, &req, &u), KUBE_OK);
+    assert_int_equal(kube_authn_from_headers(cfg, &req, &u), KUBE_OK);
     assert_string_equal(u->name, "other");
     assert_int_equal(u->groups.n, 1);
     assert_string_equal(u->groups.v[0], "counted");
     /* stripping removes the configured names and every X-Remote-* */
-    apis_authn_strip_headers(cfg, &req);
+    kube_authn_strip_headers(cfg, &req);
     assert_int_equal(req.n_headers, 1);
     assert_string_equal(req.headers[0].name, "Host");
-    apis_user_free(u);
+    kube_user_free(u);
     kube_httpreq_request_free(&req);
-    apis_strlist_free(&users);
-    apis_strlist_free(&groups);
+    kube_strlist_free(&users);
+    kube_strlist_free(&groups);
     kube_buf_free(&raw);
-    apis_authn_config_unref(cfg);
+    kube_authn_config_unref(cfg);
 }
 
 static void adds_the_authenticated_group_once(void **state)
 {
-    apis_user *u = apis_user_new("u"), *anon = apis_user_new("system:anonymous"), *copy;
+    kube_user *u = kube_user_new("u"), *anon = kube_user_new("system:anonymous"), *copy;
     (void)state;
 
-    assert_int_equal(apis_user_add_authenticated(u), KUBE_OK);
-    assert_int_equal(apis_user_add_authenticated(u), KUBE_OK);
+    assert_int_equal(kube_user_add_authenticated(u), KUBE_OK);
+    assert_int_equal(kube_user_add_authenticated(u), KUBE_OK);
     assert_int_equal(u->groups.n, 1);
     assert_string_equal(u->groups.v[0], "system:authenticated");
-    assert_int_equal(apis_user_add_authenticated(anon), KUBE_OK);
+    assert_int_equal(kube_user_add_authenticated(anon), KUBE_OK);
     assert_int_equal(anon->groups.n, 0);
-    apis_user_add_extra(u, "k", "v");
-    copy = apis_user_dup(u);
+    kube_user_add_extra(u, "k", "v");
+    copy = kube_user_dup(u);
     assert_string_equal(copy->extra[0].values.v[0], "v");
-    apis_user_free(copy);
-    apis_user_free(u);
-    apis_user_free(anon);
+    kube_user_free(copy);
+    kube_user_free(u);
+    kube_user_free(anon);
 }
 
 static cJSON *fixture_data(void)
@@ -431,28 +431,28 @@ static cJSON *fixture_data(void)
 static void reads_the_configmap_fixture(void **state)
 {
     cJSON *data = fixture_data();
-    apis_authn_config *cfg;
+    kube_authn_config *cfg;
     char err[256] = "";
     (void)state;
 
-    assert_int_equal(apis_authn_config_new(&cfg), KUBE_OK);
-    assert_int_equal(apis_authn_config_from_configmap(cfg, data, err, sizeof(err)), KUBE_OK);
-    assert_true(apis_authn_config_has_requestheader(cfg));
-    assert_true(apis_authn_config_has_client_ca(cfg));
-    apis_authn_config_unref(cfg);
+    assert_int_equal(kube_authn_config_new(&cfg), KUBE_OK);
+    assert_int_equal(kube_authn_config_from_configmap(cfg, data, err, sizeof(err)), KUBE_OK);
+    assert_true(kube_authn_config_has_requestheader(cfg));
+    assert_true(kube_authn_config_has_client_ca(cfg));
+    kube_authn_config_unref(cfg);
 
     /* a broken allowed-names value is an error naming the key */
     cJSON_ReplaceItemInObject(data, "requestheader-allowed-names", cJSON_CreateString("[front"));
-    assert_int_equal(apis_authn_config_new(&cfg), KUBE_OK);
-    assert_int_equal(apis_authn_config_from_configmap(cfg, data, err, sizeof(err)), KUBE_EPARSE);
+    assert_int_equal(kube_authn_config_new(&cfg), KUBE_OK);
+    assert_int_equal(kube_authn_config_from_configmap(cfg, data, err, sizeof(err)), KUBE_EPARSE);
     assert_non_null(strstr(err, "requestheader-allowed-names"));
-    apis_authn_config_unref(cfg);
+    kube_authn_config_unref(cfg);
 
     cJSON_ReplaceItemInObject(data, "requestheader-client-ca-file", cJSON_CreateString("junk"));
-    assert_int_equal(apis_authn_config_new(&cfg), KUBE_OK);
-    assert_int_equal(apis_authn_config_from_configmap(cfg, data, err, sizeof(err)), KUBE_EPARSE);
+    assert_int_equal(kube_authn_config_new(&cfg), KUBE_OK);
+    assert_int_equal(kube_authn_config_from_configmap(cfg, data, err, sizeof(err)), KUBE_EPARSE);
     assert_non_null(strstr(err, "requestheader-client-ca-file"));
-    apis_authn_config_unref(cfg);
+    kube_authn_config_unref(cfg);
     cJSON_Delete(data);
 }
 
@@ -478,7 +478,7 @@ static void parses_bearer_tokens(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         kube_httpreq_request req;
         request(cases[i].header, &req, &raw);
-        assert_int_equal(apis_authn_bearer_token(&req, token, sizeof(token)), cases[i].rc);
+        assert_int_equal(kube_authn_bearer_token(&req, token, sizeof(token)), cases[i].rc);
         if (cases[i].token)
             assert_string_equal(token, cases[i].token);
         kube_httpreq_request_free(&req);

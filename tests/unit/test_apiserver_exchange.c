@@ -16,10 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "apiserver/authsource.h"
-#include "apiserver/delegate.h"
+#include "kube/serving/authsource.h"
+#include "kube/serving/delegate.h"
 #include "apiserver/discovery.h"
-#include "apiserver/exchange.h"
+#include "apiserver/handlers.h"
+#include "apiserver/metrics.h"
+#include "kube/serving/exchange.h"
 #include "kube/util/certkit.h"
 #include "kube/serving/httpreq.h"
 #include "kube/util/buf.h"
@@ -34,10 +36,13 @@ typedef struct env {
     EVP_PKEY *ca_key;
     X509 *proxy; /* CN=front-proxy-client */
     X509 *alice; /* client certificate CN=alice O=team-a */
-    apis_authn_source *src;
-    apis_delegate *del;
+    kube_authn_source *src;
+    kube_delegate *del;
     apis_metrics *metrics;
-    apis_context ctx;
+    kube_serving_observer observer;
+    apis_handlers_ctx hctx;
+    kube_handlers handlers;
+    kube_serving_context ctx;
 } env;
 
 static env E;
@@ -63,10 +68,10 @@ static int setup(void **state)
                             .eku = "clientAuth",
                             .not_before_s = -60,
                             .not_after_s = 86400};
-    apis_strlist allowed = {0}, paths = {0}, groups = {0};
+    kube_strlist allowed = {0}, paths = {0}, groups = {0};
     char ca_path[128], err[256];
-    apis_authn_source_options so = {0};
-    apis_delegate_options d = {0};
+    kube_authn_source_options so = {0};
+    kube_delegate_options d = {0};
     (void)state;
 
     memset(&E, 0, sizeof(E));
@@ -77,26 +82,30 @@ static int setup(void **state)
     E.alice = issue(&alice);
     snprintf(ca_path, sizeof(ca_path), "%s/ca.crt", E.dir);
     assert_int_equal(kube_certkit_write(ca_path, NULL, E.ca, NULL, NULL), KUBE_OK);
-    apis_strlist_add(&allowed, "front-proxy-client");
+    kube_strlist_add(&allowed, "front-proxy-client");
     so.client_ca_file = ca_path;
     so.requestheader_ca_file = ca_path;
     so.allowed_names = &allowed;
     so.allowed_names_set = 1;
-    assert_int_equal(apis_authn_source_new(&so, &E.src, err, sizeof(err)), KUBE_OK);
-    apis_strlist_split(&paths, "/healthz,/readyz,/livez");
-    apis_strlist_add(&groups, "system:masters");
+    assert_int_equal(kube_authn_source_new(&so, &E.src, err, sizeof(err)), KUBE_OK);
+    kube_strlist_split(&paths, "/healthz,/readyz,/livez");
+    kube_strlist_add(&groups, "system:masters");
     assert_int_equal(apis_metrics_new(&E.metrics), KUBE_OK);
     d.always_allow_paths = &paths;
     d.always_allow_groups = &groups;
     d.token_ttl_ms = d.allow_ttl_ms = d.deny_ttl_ms = 10000;
-    d.metrics = E.metrics;
-    assert_int_equal(apis_delegate_new(&d, &E.del), KUBE_OK);
+    apis_metrics_observer(E.metrics, &E.observer);
+    d.observer = &E.observer;
+    assert_int_equal(kube_delegate_new(&d, &E.del), KUBE_OK);
     E.ctx.authn = E.src;
     E.ctx.delegate = E.del;
-    E.ctx.metrics = E.metrics;
-    apis_strlist_free(&allowed);
-    apis_strlist_free(&paths);
-    apis_strlist_free(&groups);
+    E.hctx.metrics = E.metrics;
+    apis_handlers_init(&E.handlers, &E.hctx);
+    E.ctx.handlers = &E.handlers;
+    E.ctx.observer = &E.observer;
+    kube_strlist_free(&allowed);
+    kube_strlist_free(&paths);
+    kube_strlist_free(&groups);
     return 0;
 }
 
@@ -105,8 +114,8 @@ static int teardown(void **state)
     char path[128];
     (void)state;
 
-    apis_delegate_free(E.del);
-    apis_authn_source_free(E.src);
+    kube_delegate_free(E.del);
+    kube_authn_source_free(E.src);
     apis_metrics_free(E.metrics);
     X509_free(E.ca);
     X509_free(E.proxy);
@@ -122,24 +131,24 @@ static int teardown(void **state)
  * as far as it goes without blocking (handing it the body once authorized,
  * as the server does). */
 typedef struct result {
-    apis_exchange *x;
+    kube_exchange *x;
     int blocked;
     int needed_body; /* the exchange asked for the body (it was authorized) */
     kube_httpreq_request req;
     kube_buf raw;
-    apis_peer_cache pc;
+    kube_peer_cache pc;
 } result;
 
-/* apis_exchange_run(), giving the body when the exchange asks for it. */
+/* kube_exchange_run(), giving the body when the exchange asks for it. */
 static int advance(result *r, int may_block)
 {
-    int rc = apis_exchange_run(r->x, may_block);
+    int rc = kube_exchange_run(r->x, may_block);
 
-    if (rc != APIS_EXCHANGE_NEED_BODY)
+    if (rc != KUBE_EXCHANGE_NEED_BODY)
         return rc;
     r->needed_body = 1;
-    apis_exchange_set_body(r->x, r->req.body, r->req.body_len);
-    return apis_exchange_run(r->x, may_block);
+    kube_exchange_set_body(r->x, r->req.body, r->req.body_len);
+    return kube_exchange_run(r->x, may_block);
 }
 
 static void run(result *r, const char *method, const char *target, const char *headers,
@@ -157,22 +166,22 @@ static void run(result *r, const char *method, const char *target, const char *h
         X509_up_ref(cert);
         r->pc.leaf = cert;
     }
-    assert_int_equal(apis_exchange_new(&E.ctx, &r->req, cert ? &r->pc : NULL, &r->x), KUBE_OK);
-    r->blocked = advance(r, 0) == APIS_EXCHANGE_BLOCKED;
+    assert_int_equal(kube_exchange_new(&E.ctx, &r->req, cert ? &r->pc : NULL, &r->x), KUBE_OK);
+    r->blocked = advance(r, 0) == KUBE_EXCHANGE_BLOCKED;
 }
 
 static void done(result *r)
 {
-    apis_exchange_free(r->x);
+    kube_exchange_free(r->x);
     kube_httpreq_request_free(&r->req);
     kube_buf_free(&r->raw);
-    apis_peer_cache_clear(&r->pc);
+    kube_peer_cache_clear(&r->pc);
 }
 
 static const char *body_of(const result *r)
 {
     size_t len;
-    return apis_exchange_body(r->x, &len);
+    return kube_exchange_body(r->x, &len);
 }
 
 #define MASTERS "X-Remote-User: admin\r\nX-Remote-Group: system:masters\r\n"
@@ -184,11 +193,11 @@ static void health_needs_no_identity(void **state)
 
     run(&r, "GET", "/healthz", NULL, NULL, NULL);
     assert_false(r.blocked);
-    assert_int_equal(apis_exchange_code(r.x), 200);
+    assert_int_equal(kube_exchange_code(r.x), 200);
     assert_string_equal(body_of(&r), "ok");
     done(&r);
     run(&r, "GET", "/readyz", NULL, NULL, NULL);
-    assert_int_equal(apis_exchange_code(r.x), 200);
+    assert_int_equal(kube_exchange_code(r.x), 200);
     done(&r);
 }
 
@@ -199,19 +208,19 @@ static void forged_headers_without_certificate_are_401(void **state)
 
     run(&r, "GET", GV, MASTERS, NULL, NULL);
     assert_false(r.blocked);
-    assert_int_equal(apis_exchange_code(r.x), 401);
-    assert_null(apis_exchange_user(r.x));
+    assert_int_equal(kube_exchange_code(r.x), 401);
+    assert_null(kube_exchange_user(r.x));
     /* authentication comes before the path check */
     done(&r);
     run(&r, "GET", GV "//x", MASTERS, NULL, NULL);
-    assert_int_equal(apis_exchange_code(r.x), 401);
+    assert_int_equal(kube_exchange_code(r.x), 401);
     done(&r);
 }
 
 static void front_proxy_identity_and_stripping(void **state)
 {
     result r;
-    const apis_user *u;
+    const kube_user *u;
     (void)state;
 
     run(&r, "GET", GV,
@@ -219,8 +228,8 @@ static void front_proxy_identity_and_stripping(void **state)
                 "Authorization: Bearer secret\r\n",
         NULL, E.proxy);
     assert_false(r.blocked);
-    assert_int_equal(apis_exchange_code(r.x), 200);
-    u = apis_exchange_user(r.x);
+    assert_int_equal(kube_exchange_code(r.x), 200);
+    u = kube_exchange_user(r.x);
     assert_string_equal(u->name, "admin");
     assert_int_equal(u->groups.n, 2);
     assert_string_equal(u->extra[0].key, "scopes");
@@ -237,19 +246,19 @@ static void front_proxy_identity_and_stripping(void **state)
 static void client_certificate_ignores_front_proxy_headers(void **state)
 {
     result r;
-    const apis_user *u;
+    const kube_user *u;
     (void)state;
 
     run(&r, "GET", GV, MASTERS, NULL, E.alice);
-    u = apis_exchange_user(r.x);
+    u = kube_exchange_user(r.x);
     assert_non_null(u);
     assert_string_equal(u->name, "alice");
     assert_string_equal(u->groups.v[0], "team-a");
     assert_string_equal(u->groups.v[1], "system:authenticated");
     /* alice is not in an always-allowed group and there is no reviewer */
     assert_true(r.blocked);
-    assert_int_equal(apis_exchange_run(r.x, 1), APIS_EXCHANGE_DONE);
-    assert_int_equal(apis_exchange_code(r.x), 403);
+    assert_int_equal(kube_exchange_run(r.x, 1), KUBE_EXCHANGE_DONE);
+    assert_int_equal(kube_exchange_code(r.x), 403);
     assert_non_null(strstr(body_of(&r), "forbidden: User \\\"alice\\\" cannot get path"));
     done(&r);
 }
@@ -262,8 +271,8 @@ static void proxy_without_username_falls_through(void **state)
     /* the front-proxy certificate is not itself a user (no client CA match
      * for its CN would make it one here: it is signed by the same CA) */
     run(&r, "GET", GV, "X-Remote-Group: system:masters\r\n", NULL, E.proxy);
-    assert_non_null(apis_exchange_user(r.x));
-    assert_string_equal(apis_exchange_user(r.x)->name, "front-proxy-client");
+    assert_non_null(kube_exchange_user(r.x));
+    assert_string_equal(kube_exchange_user(r.x)->name, "front-proxy-client");
     done(&r);
 }
 
@@ -278,7 +287,7 @@ static void bad_paths_after_authentication_are_400(void **state)
         result r;
         run(&r, "GET", targets[i], MASTERS, NULL, E.proxy);
         assert_false(r.blocked);
-        assert_int_equal(apis_exchange_code(r.x), 400);
+        assert_int_equal(kube_exchange_code(r.x), 400);
         assert_non_null(strstr(body_of(&r), "\"reason\":\"BadRequest\""));
         done(&r);
     }
@@ -291,21 +300,21 @@ static void methods_and_bodies(void **state)
     (void)state;
 
     run(&r, "DELETE", PIN, MASTERS, NULL, E.proxy);
-    assert_int_equal(apis_exchange_code(r.x), 405);
-    assert_int_equal(apis_exchange_serialize(r.x, 1, &out), KUBE_OK);
+    assert_int_equal(kube_exchange_code(r.x), 405);
+    assert_int_equal(kube_exchange_serialize(r.x, 1, &out), KUBE_OK);
     assert_non_null(strstr(out.data, "\r\nAllow: GET, PUT, POST\r\n"));
     done(&r);
     run(&r, "POST", GV, MASTERS, NULL, E.proxy);
-    assert_int_equal(apis_exchange_code(r.x), 405);
+    assert_int_equal(kube_exchange_code(r.x), 405);
     done(&r);
     run(&r, "PUT", PIN, MASTERS, "{\"node\":\"x\"}", E.proxy);
-    assert_int_equal(apis_exchange_code(r.x), 400);
+    assert_int_equal(kube_exchange_code(r.x), 400);
     done(&r);
     /* a good pin stops where kube-apiserver is needed */
     run(&r, "PUT", PIN "?node=node-1&timeout=32s", MASTERS, "{}", E.proxy);
     assert_true(r.blocked);
-    assert_int_equal(apis_exchange_run(r.x, 1), APIS_EXCHANGE_DONE);
-    assert_int_equal(apis_exchange_code(r.x), 503);
+    assert_int_equal(kube_exchange_run(r.x, 1), KUBE_EXCHANGE_DONE);
+    assert_int_equal(kube_exchange_code(r.x), 503);
     done(&r);
     kube_buf_free(&out);
 }
@@ -316,8 +325,8 @@ static void upgrades_are_refused(void **state)
     (void)state;
 
     run(&r, "GET", PIN, MASTERS "Connection: Upgrade\r\nUpgrade: websocket\r\n", NULL, E.proxy);
-    assert_int_equal(apis_exchange_code(r.x), 400);
-    assert_true(apis_exchange_must_close(r.x));
+    assert_int_equal(kube_exchange_code(r.x), 400);
+    assert_true(kube_exchange_must_close(r.x));
     done(&r);
 }
 
@@ -328,8 +337,8 @@ static void bearer_tokens_need_a_review(void **state)
 
     run(&r, "GET", GV, "Authorization: Bearer some-token\r\n", NULL, NULL);
     assert_true(r.blocked);
-    assert_int_equal(apis_exchange_run(r.x, 1), APIS_EXCHANGE_DONE);
-    assert_int_equal(apis_exchange_code(r.x), 401); /* no TokenReview client */
+    assert_int_equal(kube_exchange_run(r.x, 1), KUBE_EXCHANGE_DONE);
+    assert_int_equal(kube_exchange_code(r.x), 401); /* no TokenReview client */
     done(&r);
 }
 
@@ -341,23 +350,23 @@ static void serves_local_documents(void **state)
     (void)state;
 
     run(&r, "GET", "/apis", MASTERS, NULL, E.proxy);
-    assert_int_equal(apis_exchange_code(r.x), 200);
+    assert_int_equal(kube_exchange_code(r.x), 200);
     assert_non_null(strstr(body_of(&r), "APIGroupList"));
     done(&r);
     run(&r, "GET", "/metrics", MASTERS, NULL, E.proxy);
-    assert_int_equal(apis_exchange_code(r.x), 200);
+    assert_int_equal(kube_exchange_code(r.x), 200);
     /* as client_golang, a family shows once it has a series: the gauge
      * always has one; request_total only after a request was answered */
     assert_non_null(strstr(body_of(&r), "stickyvm_apiserver_inflight_requests"));
     done(&r);
     run(&r, "GET", GV "/namespaces/default/virtualmachines/vm1", MASTERS, NULL, E.proxy);
-    assert_int_equal(apis_exchange_code(r.x), 404);
+    assert_int_equal(kube_exchange_code(r.x), 404);
     assert_string_equal(body_of(&r), "404 page not found\n");
     done(&r);
     snprintf(hdr, sizeof(hdr), MASTERS "If-None-Match: %s\r\n", apis_openapi_v2_etag());
     run(&r, "GET", "/openapi/v2", hdr, NULL, E.proxy);
-    assert_int_equal(apis_exchange_code(r.x), 304);
-    assert_int_equal(apis_exchange_serialize(r.x, 0, &out), KUBE_OK);
+    assert_int_equal(kube_exchange_code(r.x), 304);
+    assert_int_equal(kube_exchange_serialize(r.x, 0, &out), KUBE_OK);
     assert_non_null(strstr(out.data, "HTTP/1.1 304 Not Modified\r\n"));
     assert_null(strstr(out.data, "Content-Length"));
     assert_non_null(strstr(out.data, "Connection: close\r\n"));
@@ -376,8 +385,8 @@ static void serializes_responses(void **state)
     (void)state;
 
     run(&r, "GET", GV, MASTERS "Audit-Id: 474eeb55-b991-4d37-b895-ac18f5ff49d0\r\n", NULL, E.proxy);
-    assert_int_equal(apis_exchange_serialize(r.x, 1, &out), KUBE_OK);
-    b = apis_exchange_body(r.x, &blen);
+    assert_int_equal(kube_exchange_serialize(r.x, 1, &out), KUBE_OK);
+    b = kube_exchange_body(r.x, &blen);
     assert_true(strncmp(out.data, "HTTP/1.1 200 OK\r\n", 17) == 0);
     assert_non_null(strstr(out.data, "Content-Type: application/json\r\n"));
     assert_non_null(strstr(out.data, "Audit-Id: 474eeb55-b991-4d37-b895-ac18f5ff49d0\r\n"));
@@ -397,8 +406,8 @@ static void the_429_answer(void **state)
 
     run(&r, "PUT", PIN, MASTERS, NULL, E.proxy);
     assert_true(r.blocked);
-    apis_exchange_fail(r.x, 429, "TooManyRequests", "Too many requests, please try again later.");
-    assert_int_equal(apis_exchange_serialize(r.x, 1, &out), KUBE_OK);
+    kube_exchange_fail(r.x, 429, "TooManyRequests", "Too many requests, please try again later.");
+    assert_int_equal(kube_exchange_serialize(r.x, 1, &out), KUBE_OK);
     assert_non_null(strstr(out.data, "HTTP/1.1 429 Too Many Requests\r\n"));
     assert_non_null(strstr(out.data, "Retry-After: 1\r\n"));
     done(&r);
@@ -413,13 +422,13 @@ static void bodies_are_read_only_when_authorized(void **state)
     (void)state;
 
     run(&r, "PUT", PIN, MASTERS, "{}", NULL); /* forged, no certificate */
-    assert_int_equal(apis_exchange_code(r.x), 401);
+    assert_int_equal(kube_exchange_code(r.x), 401);
     assert_false(r.needed_body);
     done(&r);
     run(&r, "PUT", PIN, NULL, "{}", E.alice);
     assert_true(r.blocked); /* the review */
-    assert_int_equal(apis_exchange_run(r.x, 1), APIS_EXCHANGE_DONE);
-    assert_int_equal(apis_exchange_code(r.x), 403);
+    assert_int_equal(kube_exchange_run(r.x, 1), KUBE_EXCHANGE_DONE);
+    assert_int_equal(kube_exchange_code(r.x), 403);
     assert_false(r.needed_body);
     done(&r);
     run(&r, "PUT", PIN, MASTERS, "{}", E.proxy);
@@ -433,11 +442,11 @@ static void expired_certificates_stop_authenticating(void **state)
 {
     kube_cert_spec spec = {
         .cn = "alice", .eku = "clientAuth", .not_before_s = -60, .not_after_s = 1};
-    apis_peer_cache pc = {0};
+    kube_peer_cache pc = {0};
     kube_httpreq_limits lim;
     kube_httpreq_request req;
     const char *text = "GET " GV " HTTP/1.1\r\nHost: h\r\n\r\n";
-    apis_exchange *x;
+    kube_exchange *x;
     int status;
     (void)state;
 
@@ -445,20 +454,102 @@ static void expired_certificates_stop_authenticating(void **state)
     pc.leaf = issue(&spec);
     for (int round = 0; round < 2; round++) {
         assert_true(kube_httpreq_parse(text, strlen(text), &lim, &req, &status) > 0);
-        assert_int_equal(apis_exchange_new(&E.ctx, &req, &pc, &x), KUBE_OK);
+        assert_int_equal(kube_exchange_new(&E.ctx, &req, &pc, &x), KUBE_OK);
         if (round == 0) {
-            assert_non_null(apis_exchange_user(x));
-            assert_string_equal(apis_exchange_user(x)->name, "alice");
+            assert_non_null(kube_exchange_user(x));
+            assert_string_equal(kube_exchange_user(x)->name, "alice");
         } else {
-            assert_null(apis_exchange_user(x));
-            assert_int_equal(apis_exchange_code(x), 401);
+            assert_null(kube_exchange_user(x));
+            assert_int_equal(kube_exchange_code(x), 401);
         }
-        apis_exchange_free(x);
+        kube_exchange_free(x);
         kube_httpreq_request_free(&req);
         if (round == 0)
             sleep(2); /* the certificate's NotAfter passes; same connection */
     }
-    apis_peer_cache_clear(&pc);
+    kube_peer_cache_clear(&pc);
+}
+
+/* A handler table of a test daemon: serve() echoes the Accept header and
+ * log() records each finished request, or declines it. */
+typedef struct probe {
+    int logged, code, decline;
+    char user[64];
+    double seconds;
+} probe;
+
+static probe P;
+
+static int probe_route(void *ud, const char *method, const char *target, void **state, char *msg,
+                       size_t n)
+{
+    (void)ud;
+    (void)method;
+    (void)target;
+    (void)msg;
+    (void)n;
+    *state = &P;
+    return KUBE_OK;
+}
+
+static int probe_serve(void *ud, void *state, kube_exchange *x, int may_block)
+{
+    const char *accept = kube_exchange_accept(x);
+
+    (void)ud;
+    (void)state;
+    (void)may_block;
+    accept = accept ? accept : "(none)";
+    kube_exchange_answer(x, 200, KUBE_CT_TEXT, accept, strlen(accept));
+    return KUBE_EXCHANGE_DONE;
+}
+
+static int probe_log(void *ud, void *state, const kube_exchange *x, double seconds)
+{
+    probe *p = state;
+    const kube_user *u = kube_exchange_user(x);
+
+    (void)ud;
+    p->logged++;
+    p->code = kube_exchange_code(x);
+    p->seconds = seconds;
+    snprintf(p->user, sizeof(p->user), "%s", u ? u->name : "");
+    return !p->decline;
+}
+
+static void handlers_see_accept_and_log_each_request(void **state)
+{
+    kube_handlers h = {.route = probe_route, .serve = probe_serve, .log = probe_log};
+    const kube_handlers *saved = E.ctx.handlers;
+    result r;
+    (void)state;
+
+    memset(&P, 0, sizeof(P));
+    E.ctx.handlers = &h;
+    run(&r, "GET", "/x", MASTERS "Accept: application/json;as=Table;g=meta.k8s.io;v=v1\r\n", NULL,
+        E.proxy);
+    assert_int_equal(kube_exchange_code(r.x), 200);
+    assert_string_equal(body_of(&r), "application/json;as=Table;g=meta.k8s.io;v=v1");
+    assert_int_equal(P.logged, 0); /* only once reported */
+    kube_exchange_observe(r.x);
+    assert_int_equal(P.logged, 1);
+    assert_int_equal(P.code, 200);
+    assert_string_equal(P.user, "admin");
+    assert_true(P.seconds >= 0);
+    done(&r);
+    /* no Accept: NULL; a 401 is logged too, with no user */
+    run(&r, "GET", "/x", NULL, NULL, NULL);
+    assert_int_equal(kube_exchange_code(r.x), 401);
+    P.decline = 1;
+    kube_exchange_observe(r.x);
+    assert_int_equal(P.logged, 2);
+    assert_int_equal(P.code, 401);
+    assert_string_equal(P.user, "");
+    done(&r);
+    run(&r, "GET", "/x", MASTERS, NULL, E.proxy);
+    assert_string_equal(body_of(&r), "(none)");
+    done(&r);
+    E.ctx.handlers = saved;
 }
 
 int test_group_apiserver_exchange(void)
@@ -478,6 +569,7 @@ int test_group_apiserver_exchange(void)
         cmocka_unit_test(the_429_answer),
         cmocka_unit_test(bodies_are_read_only_when_authorized),
         cmocka_unit_test(expired_certificates_stop_authenticating),
+        cmocka_unit_test(handlers_see_accept_and_log_each_request),
     };
     return cmocka_run_group_tests_name("apiserver_exchange", tests, setup, teardown);
 }

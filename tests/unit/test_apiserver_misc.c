@@ -18,16 +18,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "apiserver/authsource.h"
-#include "apiserver/cache.h"
-#include "apiserver/certs.h"
-#include "apiserver/delegate.h"
+#include "kube/serving/authsource.h"
+#include "kube/serving/cache.h"
+#include "kube/serving/certs.h"
+#include "kube/serving/delegate.h"
 #include "apiserver/metrics.h"
 #include "apiserver/options.h"
-#include "apiserver/pool.h"
+#include "kube/serving/pool.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
-#include "cache_testing.h"
+#include "kube/serving/cache_testing.h"
 #include "metrics_testing.h"
 
 static int64_t fake_now;
@@ -39,37 +39,37 @@ static int64_t fake_clock(void)
 
 static void cache_expires_and_evicts(void **state)
 {
-    apis_ttl_cache *c;
+    kube_ttl_cache *c;
     char *v = NULL;
     (void)state;
 
     fake_now = 1000;
-    assert_int_equal(apis_ttl_cache_new(3, &c), KUBE_OK);
-    apis_ttl_cache_set_clock(c, fake_clock);
-    assert_int_equal(apis_ttl_cache_put(c, "a", "1", 100), KUBE_OK);
-    assert_int_equal(apis_ttl_cache_get(c, "a", &v), KUBE_OK);
+    assert_int_equal(kube_ttl_cache_new(3, &c), KUBE_OK);
+    kube_ttl_cache_set_clock(c, fake_clock);
+    assert_int_equal(kube_ttl_cache_put(c, "a", "1", 100), KUBE_OK);
+    assert_int_equal(kube_ttl_cache_get(c, "a", &v), KUBE_OK);
     assert_string_equal(v, "1");
     free(v);
-    assert_int_equal(apis_ttl_cache_put(c, "a", "2", 100), KUBE_OK);
-    assert_int_equal(apis_ttl_cache_get(c, "a", &v), KUBE_OK);
+    assert_int_equal(kube_ttl_cache_put(c, "a", "2", 100), KUBE_OK);
+    assert_int_equal(kube_ttl_cache_get(c, "a", &v), KUBE_OK);
     assert_string_equal(v, "2");
     free(v);
     fake_now = 1100;
-    assert_int_equal(apis_ttl_cache_get(c, "a", &v), KUBE_ENOTFOUND);
+    assert_int_equal(kube_ttl_cache_get(c, "a", &v), KUBE_ENOTFOUND);
     assert_null(v);
-    assert_int_equal(apis_ttl_cache_put(c, "zero", "x", 0), KUBE_OK);
-    assert_int_equal(apis_ttl_cache_get(c, "zero", &v), KUBE_ENOTFOUND);
+    assert_int_equal(kube_ttl_cache_put(c, "zero", "x", 0), KUBE_OK);
+    assert_int_equal(kube_ttl_cache_get(c, "zero", &v), KUBE_ENOTFOUND);
     /* full: expired entries go first, then the one closest to expiry */
-    assert_int_equal(apis_ttl_cache_put(c, "b", "b", 50), KUBE_OK);
-    assert_int_equal(apis_ttl_cache_put(c, "c", "c", 500), KUBE_OK);
-    assert_int_equal(apis_ttl_cache_put(c, "d", "d", 500), KUBE_OK);
-    assert_true(apis_ttl_cache_size(c) <= 3);
-    assert_int_equal(apis_ttl_cache_put(c, "e", "e", 500), KUBE_OK);
-    assert_int_equal(apis_ttl_cache_size(c), 3);
-    assert_int_equal(apis_ttl_cache_get(c, "b", &v), KUBE_ENOTFOUND);
-    assert_int_equal(apis_ttl_cache_get(c, "e", &v), KUBE_OK);
+    assert_int_equal(kube_ttl_cache_put(c, "b", "b", 50), KUBE_OK);
+    assert_int_equal(kube_ttl_cache_put(c, "c", "c", 500), KUBE_OK);
+    assert_int_equal(kube_ttl_cache_put(c, "d", "d", 500), KUBE_OK);
+    assert_true(kube_ttl_cache_size(c) <= 3);
+    assert_int_equal(kube_ttl_cache_put(c, "e", "e", 500), KUBE_OK);
+    assert_int_equal(kube_ttl_cache_size(c), 3);
+    assert_int_equal(kube_ttl_cache_get(c, "b", &v), KUBE_ENOTFOUND);
+    assert_int_equal(kube_ttl_cache_get(c, "e", &v), KUBE_OK);
     free(v);
-    apis_ttl_cache_free(c);
+    kube_ttl_cache_free(c);
 }
 
 static void metrics_render_prometheus_text(void **state)
@@ -82,12 +82,12 @@ static void metrics_render_prometheus_text(void **state)
     apis_metrics_observe(m, "PUT", "pin", 200, 0.003);
     apis_metrics_observe(m, "PUT", "pin", 200, 0.2);
     apis_metrics_observe(m, "BREW", "weird", 418, 0.001);
-    apis_metrics_authz(m, APIS_AUTHZ_CACHE_HIT);
+    apis_metrics_authz(m, KUBE_AUTHZ_CACHE_HIT);
     apis_metrics_conflict_retry(m);
     apis_metrics_inflight(m, 2);
     apis_metrics_inflight(m, -1);
     assert_int_equal(apis_metrics_requests_with_code(m, 200), 2);
-    assert_int_equal(apis_metrics_authz_count(m, APIS_AUTHZ_CACHE_HIT), 1);
+    assert_int_equal(apis_metrics_authz_count(m, KUBE_AUTHZ_CACHE_HIT), 1);
     assert_int_equal(apis_metrics_render(m, &b), KUBE_OK);
     assert_non_null(strstr(b.data, "# TYPE stickyvm_apiserver_request_total counter\n"));
     assert_non_null(strstr(
@@ -130,18 +130,18 @@ static void parses_flags(void **state)
     (void)state;
 
     assert_int_equal(apis_options_parse(12, argv, &o, err, sizeof(err)), KUBE_OK);
-    assert_int_equal(o.secure_port, 9443);
-    assert_string_equal(o.bind_address, "127.0.0.1");
-    assert_int_equal(o.requestheader_allowed_names.n, 2);
-    assert_string_equal(o.requestheader_allowed_names.v[1], "aggregator");
-    assert_true(o.allowed_names_set);
-    assert_int_equal(o.token_cache_ttl_ms, 90000);
+    assert_int_equal(o.serving.secure_port, 9443);
+    assert_string_equal(o.serving.bind_address, "127.0.0.1");
+    assert_int_equal(o.serving.requestheader_allowed_names.n, 2);
+    assert_string_equal(o.serving.requestheader_allowed_names.v[1], "aggregator");
+    assert_true(o.serving.allowed_names_set);
+    assert_int_equal(o.serving.token_cache_ttl_ms, 90000);
     assert_int_equal(o.logs.verbosity, 4);
-    assert_true(o.authentication_skip_lookup);
-    assert_int_equal(o.always_allow_groups.n, 0);
-    assert_int_equal(o.always_allow_paths.n, 3);
-    assert_int_equal(o.authorized_ttl_ms, 10000);
-    assert_string_equal(o.cert_dir, "apiserver.local.config/certificates");
+    assert_true(o.serving.authentication_skip_lookup);
+    assert_int_equal(o.serving.always_allow_groups.n, 0);
+    assert_int_equal(o.serving.always_allow_paths.n, 3);
+    assert_int_equal(o.serving.authorized_ttl_ms, 10000);
+    assert_string_equal(o.serving.cert_dir, "apiserver.local.config/certificates");
     assert_string_equal(o.pin_annotation_key, "stickyvm.io/node");
     apis_options_free(&o);
 
@@ -271,38 +271,38 @@ static void generates_and_reloads_serving_certificates(void **state)
 {
     char dir[64], certdir[128], cert[160], key[160], other_cert[160], other_key[160], err[256];
     const char *const dns[] = {"localhost", NULL};
-    apis_certs *c = NULL;
+    kube_certs *c = NULL;
     struct stat st;
     (void)state;
 
     make_tmp(dir, sizeof(dir));
     snprintf(certdir, sizeof(certdir), "%s/a/b", dir);
-    assert_int_equal(apis_certs_new(NULL, NULL, certdir, "10.0.0.7", &c, err, sizeof(err)),
+    assert_int_equal(kube_certs_new(NULL, NULL, certdir, "10.0.0.7", &c, err, sizeof(err)),
                      KUBE_OK);
     snprintf(cert, sizeof(cert), "%s/apiserver.crt", certdir);
     snprintf(key, sizeof(key), "%s/apiserver.key", certdir);
-    assert_string_equal(apis_certs_cert_file(c), cert);
+    assert_string_equal(kube_certs_cert_file(c), cert);
     assert_int_equal(stat(key, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
-    assert_int_equal(apis_certs_reload_if_changed(c), 0);
-    apis_certs_free(c);
+    assert_int_equal(kube_certs_reload_if_changed(c), 0);
+    kube_certs_free(c);
 
     /* given files: reloaded when they change, kept when the new ones break */
-    assert_int_equal(apis_certs_new(cert, key, NULL, NULL, &c, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(kube_certs_new(cert, key, NULL, NULL, &c, err, sizeof(err)), KUBE_OK);
     snprintf(other_cert, sizeof(other_cert), "%s/o.crt", dir);
     snprintf(other_key, sizeof(other_key), "%s/o.key", dir);
-    assert_int_equal(apis_certs_generate(other_cert, other_key, dns, NULL, err, sizeof(err)),
+    assert_int_equal(kube_certs_generate(other_cert, other_key, dns, NULL, err, sizeof(err)),
                      KUBE_OK);
     assert_int_equal(rename(other_cert, cert), 0);
     bump_mtime(cert);
-    assert_int_equal(apis_certs_reload_if_changed(c), 0); /* key does not match yet */
+    assert_int_equal(kube_certs_reload_if_changed(c), 0); /* key does not match yet */
     assert_int_equal(rename(other_key, key), 0);
     bump_mtime(key);
-    assert_int_equal(apis_certs_reload_if_changed(c), 1);
-    assert_int_equal(apis_certs_reload_if_changed(c), 0);
-    apis_certs_free(c);
+    assert_int_equal(kube_certs_reload_if_changed(c), 1);
+    assert_int_equal(kube_certs_reload_if_changed(c), 0);
+    kube_certs_free(c);
 
-    assert_int_equal(apis_certs_new(other_cert, key, NULL, NULL, &c, err, sizeof(err)), KUBE_EIO);
+    assert_int_equal(kube_certs_new(other_cert, key, NULL, NULL, &c, err, sizeof(err)), KUBE_EIO);
     assert_non_null(strstr(err, other_cert));
     remove_tree(dir);
 }
@@ -327,9 +327,9 @@ static void authentication_settings_follow_files_and_configmap(void **state)
 {
     char dir[64], ca[128], c1[128], k1[128], c2[128], k2[128], err[256];
     const char *const dns[] = {"x", NULL};
-    apis_authn_source_options o = {0};
-    apis_authn_source *s;
-    apis_authn_config *cfg;
+    kube_authn_source_options o = {0};
+    kube_authn_source *s;
+    kube_authn_config *cfg;
     char *pem;
     cJSON *data;
     uint64_t gen;
@@ -341,34 +341,34 @@ static void authentication_settings_follow_files_and_configmap(void **state)
     snprintf(k1, sizeof(k1), "%s/1.key", dir);
     snprintf(c2, sizeof(c2), "%s/2.crt", dir);
     snprintf(k2, sizeof(k2), "%s/2.key", dir);
-    assert_int_equal(apis_certs_generate(c1, k1, dns, NULL, err, sizeof(err)), KUBE_OK);
-    assert_int_equal(apis_certs_generate(c2, k2, dns, NULL, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(kube_certs_generate(c1, k1, dns, NULL, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(kube_certs_generate(c2, k2, dns, NULL, err, sizeof(err)), KUBE_OK);
     pem = file_text(c1);
     write_file(ca, pem);
     free(pem);
 
     o.requestheader_ca_file = ca;
-    assert_int_equal(apis_authn_source_new(&o, &s, err, sizeof(err)), KUBE_OK);
-    assert_true(apis_authn_source_ready(s)); /* no lookup: ready at once */
-    cfg = apis_authn_source_get(s);
-    assert_true(apis_authn_config_has_requestheader(cfg));
-    assert_false(apis_authn_config_has_client_ca(cfg));
-    apis_authn_config_unref(cfg);
+    assert_int_equal(kube_authn_source_new(&o, &s, err, sizeof(err)), KUBE_OK);
+    assert_true(kube_authn_source_ready(s)); /* no lookup: ready at once */
+    cfg = kube_authn_source_get(s);
+    assert_true(kube_authn_config_has_requestheader(cfg));
+    assert_false(kube_authn_config_has_client_ca(cfg));
+    kube_authn_config_unref(cfg);
 
-    gen = apis_authn_source_generation(s);
-    apis_authn_source_check_files(s);
-    assert_int_equal(apis_authn_source_generation(s), gen);
+    gen = kube_authn_source_generation(s);
+    kube_authn_source_check_files(s);
+    assert_int_equal(kube_authn_source_generation(s), gen);
     pem = file_text(c2);
     write_file(ca, pem);
     free(pem);
     bump_mtime(ca);
-    apis_authn_source_check_files(s);
-    assert_int_equal(apis_authn_source_generation(s), gen + 1);
+    kube_authn_source_check_files(s);
+    assert_int_equal(kube_authn_source_generation(s), gen + 1);
     /* a broken file keeps the settings */
     write_file(ca, "not a certificate");
     bump_mtime(ca);
-    apis_authn_source_check_files(s);
-    assert_int_equal(apis_authn_source_generation(s), gen + 1);
+    kube_authn_source_check_files(s);
+    assert_int_equal(kube_authn_source_generation(s), gen + 1);
 
     /* ConfigMap data: the client CA comes from it, the flag still wins
      * for the front proxy; broken data is ignored */
@@ -376,20 +376,20 @@ static void authentication_settings_follow_files_and_configmap(void **state)
     data = cJSON_CreateObject();
     cJSON_AddStringToObject(data, "client-ca-file", pem);
     free(pem);
-    apis_authn_source_apply_configmap(s, data);
-    assert_int_equal(apis_authn_source_generation(s), gen + 2);
-    cfg = apis_authn_source_get(s);
-    assert_true(apis_authn_config_has_client_ca(cfg));
-    assert_true(apis_authn_config_has_requestheader(cfg));
-    apis_authn_config_unref(cfg);
+    kube_authn_source_apply_configmap(s, data);
+    assert_int_equal(kube_authn_source_generation(s), gen + 2);
+    cfg = kube_authn_source_get(s);
+    assert_true(kube_authn_config_has_client_ca(cfg));
+    assert_true(kube_authn_config_has_requestheader(cfg));
+    kube_authn_config_unref(cfg);
     cJSON_ReplaceItemInObject(data, "client-ca-file", cJSON_CreateString("garbage"));
-    apis_authn_source_apply_configmap(s, data);
-    assert_int_equal(apis_authn_source_generation(s), gen + 2);
+    kube_authn_source_apply_configmap(s, data);
+    assert_int_equal(kube_authn_source_generation(s), gen + 2);
     cJSON_Delete(data);
-    apis_authn_source_free(s);
+    kube_authn_source_free(s);
 
     o.requestheader_ca_file = "/nonexistent/ca.crt";
-    assert_int_equal(apis_authn_source_new(&o, &s, err, sizeof(err)), KUBE_EIO);
+    assert_int_equal(kube_authn_source_new(&o, &s, err, sizeof(err)), KUBE_EIO);
     assert_non_null(strstr(err, "/nonexistent/ca.crt"));
     remove_tree(dir);
 }
@@ -404,16 +404,16 @@ static void job(void *arg)
 
 static void pool_runs_every_job(void **state)
 {
-    apis_pool *p;
-    apis_pool *none;
+    kube_pool *p;
+    kube_pool *none;
     (void)state;
 
     atomic_store(&jobs_run, 0);
-    assert_int_equal(apis_pool_new(0, &none), KUBE_EINVAL);
-    assert_int_equal(apis_pool_new(4, &p), KUBE_OK);
+    assert_int_equal(kube_pool_new(0, &none), KUBE_EINVAL);
+    assert_int_equal(kube_pool_new(4, &p), KUBE_OK);
     for (int i = 0; i < 1000; i++)
-        assert_int_equal(apis_pool_submit(p, job, NULL), KUBE_OK);
-    apis_pool_free(p);
+        assert_int_equal(kube_pool_submit(p, job, NULL), KUBE_OK);
+    kube_pool_free(p);
     assert_int_equal(atomic_load(&jobs_run), 1000);
 }
 
@@ -435,9 +435,9 @@ static cJSON *fixture_spec(const char *file)
 
 static void builds_reviews_like_the_fixtures(void **state)
 {
-    apis_user *admin = apis_user_new("admin");
-    apis_user *prom = apis_user_new("system:serviceaccount:monitoring:prometheus");
-    apis_authz_attrs res = {.user = admin,
+    kube_user *admin = kube_user_new("admin");
+    kube_user *prom = kube_user_new("system:serviceaccount:monitoring:prometheus");
+    kube_authz_attrs res = {.user = admin,
                             .verb = "get",
                             .resource_request = 1,
                             .namespace_ = "default",
@@ -446,67 +446,67 @@ static void builds_reviews_like_the_fixtures(void **state)
                             .resource = "virtualmachines",
                             .subresource = "pin",
                             .name = "vm-a"};
-    apis_authz_attrs nonres = {.user = prom, .verb = "get", .path = "/metrics"};
+    kube_authz_attrs nonres = {.user = prom, .verb = "get", .path = "/metrics"};
     cJSON *want, *got;
     (void)state;
 
-    apis_strlist_add(&admin->groups, "system:masters");
-    apis_strlist_add(&admin->groups, "system:authenticated");
-    apis_strlist_add(&prom->groups, "system:serviceaccounts");
-    apis_strlist_add(&prom->groups, "system:authenticated");
+    kube_strlist_add(&admin->groups, "system:masters");
+    kube_strlist_add(&admin->groups, "system:authenticated");
+    kube_strlist_add(&prom->groups, "system:serviceaccounts");
+    kube_strlist_add(&prom->groups, "system:authenticated");
     want = fixture_spec("sar-allowed-201.json");
-    got = apis_delegate_sar_body(&res);
+    got = kube_delegate_sar_body(&res);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(got, "kind")),
                         "SubjectAccessReview");
     assert_true(cJSON_Compare(cJSON_GetObjectItem(got, "spec"), want, 1));
     cJSON_Delete(want);
     cJSON_Delete(got);
     want = fixture_spec("sar-nonresource-metrics-201.json");
-    got = apis_delegate_sar_body(&nonres);
+    got = kube_delegate_sar_body(&nonres);
     assert_true(cJSON_Compare(cJSON_GetObjectItem(got, "spec"), want, 1));
     cJSON_Delete(want);
     cJSON_Delete(got);
-    apis_user_free(admin);
-    apis_user_free(prom);
+    kube_user_free(admin);
+    kube_user_free(prom);
 }
 
 static void always_allow_rules(void **state)
 {
-    apis_strlist paths = {0}, groups = {0};
-    apis_delegate_options o = {0};
-    apis_delegate *d;
-    apis_user *admin = apis_user_new("admin"), *bob = apis_user_new("bob");
-    apis_authz_attrs a = {.verb = "get", .path = "/healthz"};
-    apis_authz_decision dec;
-    apis_user *u = NULL;
+    kube_strlist paths = {0}, groups = {0};
+    kube_delegate_options o = {0};
+    kube_delegate *d;
+    kube_user *admin = kube_user_new("admin"), *bob = kube_user_new("bob");
+    kube_authz_attrs a = {.verb = "get", .path = "/healthz"};
+    kube_authz_decision dec;
+    kube_user *u = NULL;
     (void)state;
 
-    apis_strlist_split(&paths, "/healthz,/readyz,/livez");
-    apis_strlist_add(&groups, "system:masters");
-    apis_strlist_add(&admin->groups, "system:masters");
+    kube_strlist_split(&paths, "/healthz,/readyz,/livez");
+    kube_strlist_add(&groups, "system:masters");
+    kube_strlist_add(&admin->groups, "system:masters");
     o.always_allow_paths = &paths;
     o.always_allow_groups = &groups;
     o.allow_ttl_ms = o.deny_ttl_ms = o.token_ttl_ms = 10000;
-    assert_int_equal(apis_delegate_new(&o, &d), KUBE_OK);
+    assert_int_equal(kube_delegate_new(&o, &d), KUBE_OK);
     a.user = bob;
-    assert_int_equal(apis_delegate_authorize_cached(d, &a, &dec), KUBE_OK);
+    assert_int_equal(kube_delegate_authorize_cached(d, &a, &dec), KUBE_OK);
     assert_true(dec.allowed);
     a.path = "/metrics";
-    assert_int_equal(apis_delegate_authorize_cached(d, &a, &dec), KUBE_ENOTFOUND);
+    assert_int_equal(kube_delegate_authorize_cached(d, &a, &dec), KUBE_ENOTFOUND);
     a.user = admin;
-    assert_int_equal(apis_delegate_authorize_cached(d, &a, &dec), KUBE_OK);
+    assert_int_equal(kube_delegate_authorize_cached(d, &a, &dec), KUBE_OK);
     assert_true(dec.allowed);
     /* no reviewer configured: nothing else is allowed */
     a.user = bob;
-    assert_int_equal(apis_delegate_authorize(d, &a, &dec), KUBE_OK);
+    assert_int_equal(kube_delegate_authorize(d, &a, &dec), KUBE_OK);
     assert_false(dec.allowed);
-    assert_int_equal(apis_delegate_token_cached(d, "tok", &u), KUBE_ENOTFOUND);
-    assert_int_equal(apis_delegate_authenticate_token(d, "tok", &u), KUBE_EUNAUTHORIZED);
-    apis_delegate_free(d);
-    apis_user_free(admin);
-    apis_user_free(bob);
-    apis_strlist_free(&paths);
-    apis_strlist_free(&groups);
+    assert_int_equal(kube_delegate_token_cached(d, "tok", &u), KUBE_ENOTFOUND);
+    assert_int_equal(kube_delegate_authenticate_token(d, "tok", &u), KUBE_EUNAUTHORIZED);
+    kube_delegate_free(d);
+    kube_user_free(admin);
+    kube_user_free(bob);
+    kube_strlist_free(&paths);
+    kube_strlist_free(&groups);
 }
 
 int test_group_apiserver_misc(void)

@@ -34,11 +34,11 @@ static const char *str(const cJSON *j, const char *key)
 static void writes_status_like_apimachinery(void **state)
 {
     kube_buf b = KUBE_BUF_INIT;
-    apis_status_details d = {.name = "nope", .group = "kubevirt.io", .kind = "virtualmachines"};
+    kube_status_details d = {.name = "nope", .group = "kubevirt.io", .kind = "virtualmachines"};
     (void)state;
 
     assert_int_equal(
-        apis_status_json(&b, 404, "NotFound", "virtualmachines.kubevirt.io \"nope\" not found", &d),
+        kube_status_json(&b, 404, "NotFound", "virtualmachines.kubevirt.io \"nope\" not found", &d),
         KUBE_OK);
     /* compact, one trailing newline, fields in apimachinery order (vm-get-404) */
     assert_string_equal(
@@ -55,14 +55,14 @@ static void writes_unauthorized_and_method_not_allowed(void **state)
     cJSON *j;
     (void)state;
 
-    assert_int_equal(apis_status_unauthorized(&b), KUBE_OK);
+    assert_int_equal(kube_status_unauthorized(&b), KUBE_OK);
     j = parse_buf(&b);
     assert_string_equal(str(j, "reason"), "Unauthorized");
     assert_string_equal(str(j, "message"), "Unauthorized");
     assert_int_equal(cJSON_GetObjectItem(j, "code")->valueint, 401);
     cJSON_Delete(j);
     kube_buf_reset(&b);
-    assert_int_equal(apis_status_method_not_allowed(&b), KUBE_OK);
+    assert_int_equal(kube_status_method_not_allowed(&b), KUBE_OK);
     j = parse_buf(&b);
     assert_string_equal(str(j, "reason"), "MethodNotAllowed");
     assert_int_equal(cJSON_GetObjectItem(j, "code")->valueint, 405);
@@ -73,7 +73,7 @@ static void writes_unauthorized_and_method_not_allowed(void **state)
 static void writes_forbidden_messages(void **state)
 {
     kube_buf b = KUBE_BUF_INIT;
-    apis_forbidden res = {.user = "alice",
+    kube_forbidden res = {.user = "alice",
                           .verb = "get",
                           .group = "subresources.stickyvm.io",
                           .resource = "virtualmachines",
@@ -81,7 +81,7 @@ static void writes_forbidden_messages(void **state)
                           .namespace_ = "default",
                           .name = "vm-a",
                           .reason = ""};
-    apis_forbidden nonres = {.user = "system:serviceaccount:monitoring:prometheus",
+    kube_forbidden nonres = {.user = "system:serviceaccount:monitoring:prometheus",
                              .verb = "get",
                              .path = "/metrics",
                              .reason = "no RBAC policy matched"};
@@ -89,7 +89,7 @@ static void writes_forbidden_messages(void **state)
     cJSON *j;
     (void)state;
 
-    assert_int_equal(apis_status_forbidden(&b, &res), KUBE_OK);
+    assert_int_equal(kube_status_forbidden(&b, &res), KUBE_OK);
     j = parse_buf(&b);
     assert_string_equal(
         str(j, "message"),
@@ -104,7 +104,7 @@ static void writes_forbidden_messages(void **state)
     cJSON_Delete(j);
 
     kube_buf_reset(&b);
-    assert_int_equal(apis_status_forbidden(&b, &nonres), KUBE_OK);
+    assert_int_equal(kube_status_forbidden(&b, &nonres), KUBE_OK);
     j = parse_buf(&b);
     assert_string_equal(
         str(j, "message"),
@@ -117,7 +117,7 @@ static void writes_forbidden_messages(void **state)
     kube_buf_reset(&b);
     nonres.user = "ev\"il";
     nonres.reason = NULL;
-    assert_int_equal(apis_status_forbidden(&b, &nonres), KUBE_OK);
+    assert_int_equal(kube_status_forbidden(&b, &nonres), KUBE_OK);
     j = parse_buf(&b);
     assert_string_equal(str(j, "message"),
                         "forbidden: User \"ev\\\"il\" cannot get path \"/metrics\"");
@@ -128,7 +128,7 @@ static void writes_forbidden_messages(void **state)
 static void writes_invalid_with_causes(void **state)
 {
     kube_buf b = KUBE_BUF_INIT;
-    apis_status_details d = {.name = "vm1",
+    kube_status_details d = {.name = "vm1",
                              .group = "subresources.stickyvm.io",
                              .kind = "VirtualMachinePin",
                              .cause_reason = "FieldValueNotFound",
@@ -138,7 +138,7 @@ static void writes_invalid_with_causes(void **state)
     cJSON *j;
     (void)state;
 
-    assert_int_equal(apis_status_json(&b, 422, "Invalid", "m", &d), KUBE_OK);
+    assert_int_equal(kube_status_json(&b, 422, "Invalid", "m", &d), KUBE_OK);
     j = parse_buf(&b);
     cause = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "details"), "causes"), 0);
     assert_string_equal(str(cause, "reason"), "FieldValueNotFound");
@@ -148,7 +148,7 @@ static void writes_invalid_with_causes(void **state)
 
     /* a second cause of the same reason and field */
     d.cause_message2 = "Invalid value: \"X\": second rule";
-    assert_int_equal(apis_status_json(&b, 422, "Invalid", "m", &d), KUBE_OK);
+    assert_int_equal(kube_status_json(&b, 422, "Invalid", "m", &d), KUBE_OK);
     j = parse_buf(&b);
     const cJSON *causes = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "details"), "causes");
     assert_int_equal(cJSON_GetArraySize(causes), 2);

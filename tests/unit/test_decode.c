@@ -526,6 +526,39 @@ static void computes_requests_like_kube_scheduler(void **state)
     }
 }
 
+/* resourcehelper.PodLimits: the same walk over limits (sidecars counted,
+ * init containers max'ed), overhead added only to a limit that is set. */
+static void computes_limits_like_kube(void **state)
+{
+    static const struct {
+        const char *spec;
+        int has;
+        int64_t milli_cpu, memory;
+    } cases[] = {
+        {"{'containers':[{'resources':{'requests':{'cpu':'1'}}}]}", 0, 0, 0},
+        {"{'overhead':{'cpu':'250m','memory':'1Mi'},'initContainers':[{'resources':{'limits':"
+         "{'cpu':'3'}}},{'restartPolicy':'Always','resources':{'limits':{'cpu':'1'}}}],"
+         "'containers':[{'resources':{'limits':{'cpu':'1'}}},{'resources':{'limits':{'cpu':"
+         "'500m'}}}]}",
+         1, 3250, 0},
+    };
+    char json[2048];
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        kube_object *o;
+        const kube_pod *p;
+        snprintf(json, sizeof(json), "{'metadata':{'name':'p'},'spec':%s}", cases[i].spec);
+        o = decode_ok(&kube_pod_codec, json);
+        p = kube_pod_from(o);
+        assert_int_equal(p->limits != NULL, cases[i].has);
+        if (p->limits) {
+            assert_int_equal(p->limits->milli_cpu, cases[i].milli_cpu);
+            assert_int_equal(p->limits->memory, cases[i].memory);
+        }
+        kube_object_unref(o);
+    }
+}
+
 static void keeps_scalar_resources(void **state)
 {
     kube_object *o = decode_ok(
@@ -1224,6 +1257,7 @@ int test_group_decode(void)
         cmocka_unit_test(unshareable_strings_stay_in_the_object),
         cmocka_unit_test(nodes_share_taints_and_resources),
         cmocka_unit_test(objects_are_compact),
+        cmocka_unit_test(computes_limits_like_kube),
     };
     return cmocka_run_group_tests_name("decode", tests, NULL, NULL);
 }

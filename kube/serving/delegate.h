@@ -1,5 +1,5 @@
 /*
- * apiserver/delegate.h - delegated authentication and authorization: the
+ * kube/serving/delegate.h - delegated authentication and authorization: the
  * TokenReview (authentication.k8s.io/v1) and SubjectAccessReview
  * (authorization.k8s.io/v1) round trips to kube-apiserver, with the caches
  * and always-allow rules of k8s.io/apiserver's delegating options:
@@ -7,53 +7,53 @@
  *     token TTL (default 10 s) under the token's SHA-256, never the token;
  *     transport failures are not cached;
  *   - authorization: paths in always_allow_paths (/healthz, /readyz,
- *     /livez) and users in always_allow_groups (system:masters, which
- *     kube-apiserver itself never denies) skip the review; otherwise a
- *     SubjectAccessReview decides, allowed answers cached for allow_ttl
- *     and denied ones for deny_ttl (10 s each by default).
+ *     /livez; an entry ending in "*" is a prefix) and users in always_allow_groups (system:masters,
+ * which kube-apiserver itself never denies) skip the review; otherwise a SubjectAccessReview
+ * decides, allowed answers cached for allow_ttl and denied ones for deny_ttl (10 s each by
+ * default).
  *
  * Threads: the blocking functions (authenticate_token, authorize) issue
  * HTTP requests and must run on worker threads; the *_cached variants never
  * block and may run on the service thread. All are thread-safe.
  *
- * Memory: apis_delegate_new() copies the options' lists; the clients and
- * metrics are borrowed and must outlive the delegate. Users handed out are
- * the caller's to free with apis_user_free().
+ * Memory: kube_delegate_new() copies the options' lists; the clients and
+ * observer are borrowed and must outlive the delegate. Users handed out are
+ * the caller's to free with kube_user_free().
  */
-#ifndef APIS_DELEGATE_H
-#define APIS_DELEGATE_H
+#ifndef KUBE_SERVING_DELEGATE_H
+#define KUBE_SERVING_DELEGATE_H
 
 #include <stdint.h>
 
-#include "authn.h"
+#include "kube/serving/authn.h"
 #include "kube/transport/client.h"
-#include "metrics.h"
+#include "kube/serving/observer.h"
 
-typedef struct apis_delegate apis_delegate;
+typedef struct kube_delegate kube_delegate;
 
-typedef struct apis_delegate_options {
+typedef struct kube_delegate_options {
     kube_client *authn_client; /* TokenReview; may be NULL: tokens rejected */
     kube_client *authz_client; /* SubjectAccessReview; NULL: only always-allow */
     int64_t token_ttl_ms;
     int64_t allow_ttl_ms;
     int64_t deny_ttl_ms;
-    const apis_strlist *always_allow_paths;  /* may be NULL */
-    const apis_strlist *always_allow_groups; /* may be NULL */
-    apis_metrics *metrics;                   /* may be NULL */
-} apis_delegate_options;
+    const kube_strlist *always_allow_paths;  /* may be NULL */
+    const kube_strlist *always_allow_groups; /* may be NULL */
+    const kube_serving_observer *observer;   /* may be NULL; borrowed */
+} kube_delegate_options;
 
-int apis_delegate_new(const apis_delegate_options *o, apis_delegate **out);
-void apis_delegate_free(apis_delegate *d);
+int kube_delegate_new(const kube_delegate_options *o, kube_delegate **out);
+void kube_delegate_free(kube_delegate *d);
 
 /* Cached answer for a token. Returns KUBE_OK with *out, KUBE_EUNAUTHORIZED
  * when the token is known to be invalid, KUBE_ENOTFOUND when not cached. */
-int apis_delegate_token_cached(apis_delegate *d, const char *token, apis_user **out);
+int kube_delegate_token_cached(kube_delegate *d, const char *token, kube_user **out);
 /* TokenReview (through the cache). Returns KUBE_OK with *out,
  * KUBE_EUNAUTHORIZED for an invalid token, or the transport error. */
-int apis_delegate_authenticate_token(apis_delegate *d, const char *token, apis_user **out);
+int kube_delegate_authenticate_token(kube_delegate *d, const char *token, kube_user **out);
 
-typedef struct apis_authz_attrs {
-    const apis_user *user;
+typedef struct kube_authz_attrs {
+    const kube_user *user;
     const char *verb;
     int resource_request;
     const char *path;       /* non-resource requests */
@@ -63,23 +63,28 @@ typedef struct apis_authz_attrs {
     const char *resource;
     const char *subresource;
     const char *name;
-} apis_authz_attrs;
+} kube_authz_attrs;
 
-typedef struct apis_authz_decision {
+typedef struct kube_authz_decision {
     int allowed;
     char reason[512];
-} apis_authz_decision;
+} kube_authz_decision;
+
+/* 1 when path is in paths, as k8s.io/apiserver's path authorizer reads
+ * --authorization-always-allow-paths: an entry ending in "*" is a prefix,
+ * any other must equal path. */
+int kube_authz_path_always_allowed(const kube_strlist *paths, const char *path);
 
 /* Decides from the always-allow rules or the cache. Returns KUBE_OK with
  * *out, or KUBE_ENOTFOUND when a SubjectAccessReview is needed. */
-int apis_delegate_authorize_cached(apis_delegate *d, const apis_authz_attrs *a,
-                                   apis_authz_decision *out);
+int kube_delegate_authorize_cached(kube_delegate *d, const kube_authz_attrs *a,
+                                   kube_authz_decision *out);
 /* Full decision. Returns KUBE_OK with *out, or the error of the review
  * (the caller answers 500, as k8s.io/apiserver does). */
-int apis_delegate_authorize(apis_delegate *d, const apis_authz_attrs *a, apis_authz_decision *out);
+int kube_delegate_authorize(kube_delegate *d, const kube_authz_attrs *a, kube_authz_decision *out);
 
 /* The SubjectAccessReview body for a, as a cJSON tree the caller frees
  * (NULL when out of memory). Exposed for tests. */
-cJSON *apis_delegate_sar_body(const apis_authz_attrs *a);
+cJSON *kube_delegate_sar_body(const kube_authz_attrs *a);
 
 #endif

@@ -1,9 +1,9 @@
 /*
- * apiserver/authn.c - who is asking: the identity rules of k8s.io/apiserver's
+ * kube/serving/authn.c - who is asking: the identity rules of k8s.io/apiserver's
  * delegated authentication, without the network part (TokenReview lives in
  * delegate.h). The contract is in authn.h.
  */
-#include "authn.h"
+#include "kube/serving/authn.h"
 
 #include <ctype.h>
 #include <openssl/err.h>
@@ -22,16 +22,16 @@
 #define AUTHENTICATED_GROUP "system:authenticated"
 #define ANONYMOUS_USER "system:anonymous"
 
-struct apis_authn_config {
+struct kube_authn_config {
     atomic_int refs;
     X509_STORE *requestheader_ca;
     X509_STORE *client_ca;
-    apis_strlist lists[4]; /* indexed by apis_authn_list */
+    kube_strlist lists[4]; /* indexed by kube_authn_list */
 };
 
 /* ---- string lists ---- */
 
-int apis_strlist_add(apis_strlist *l, const char *s)
+int kube_strlist_add(kube_strlist *l, const char *s)
 {
     char **v = realloc(l->v, (l->n + 1) * sizeof(*v));
     char *copy;
@@ -46,7 +46,7 @@ int apis_strlist_add(apis_strlist *l, const char *s)
     return KUBE_OK;
 }
 
-int apis_strlist_contains(const apis_strlist *l, const char *s)
+int kube_strlist_contains(const kube_strlist *l, const char *s)
 {
     for (size_t i = 0; i < l->n; i++)
         if (strcmp(l->v[i], s) == 0)
@@ -54,7 +54,7 @@ int apis_strlist_contains(const apis_strlist *l, const char *s)
     return 0;
 }
 
-int apis_strlist_split(apis_strlist *l, const char *csv)
+int kube_strlist_split(kube_strlist *l, const char *csv)
 {
     const char *p = csv;
 
@@ -68,7 +68,7 @@ int apis_strlist_split(apis_strlist *l, const char *csv)
             end--;
         if (end > start) {
             char *item = strndup(start, (size_t)(end - start));
-            int rc = item ? apis_strlist_add(l, item) : KUBE_ENOMEM;
+            int rc = item ? kube_strlist_add(l, item) : KUBE_ENOMEM;
             free(item);
             if (rc != KUBE_OK)
                 return rc;
@@ -78,7 +78,7 @@ int apis_strlist_split(apis_strlist *l, const char *csv)
     return KUBE_OK;
 }
 
-void apis_strlist_free(apis_strlist *l)
+void kube_strlist_free(kube_strlist *l)
 {
     for (size_t i = 0; i < l->n; i++)
         free(l->v[i]);
@@ -87,26 +87,26 @@ void apis_strlist_free(apis_strlist *l)
     l->n = 0;
 }
 
-static int strlist_copy(apis_strlist *dst, const apis_strlist *src)
+static int strlist_copy(kube_strlist *dst, const kube_strlist *src)
 {
-    apis_strlist fresh = {0};
+    kube_strlist fresh = {0};
 
     for (size_t i = 0; i < src->n; i++) {
-        if (apis_strlist_add(&fresh, src->v[i]) != KUBE_OK) {
-            apis_strlist_free(&fresh);
+        if (kube_strlist_add(&fresh, src->v[i]) != KUBE_OK) {
+            kube_strlist_free(&fresh);
             return KUBE_ENOMEM;
         }
     }
-    apis_strlist_free(dst);
+    kube_strlist_free(dst);
     *dst = fresh;
     return KUBE_OK;
 }
 
 /* ---- users ---- */
 
-apis_user *apis_user_new(const char *name)
+kube_user *kube_user_new(const char *name)
 {
-    apis_user *u = calloc(1, sizeof(*u));
+    kube_user *u = calloc(1, sizeof(*u));
 
     if (!u)
         return NULL;
@@ -118,13 +118,13 @@ apis_user *apis_user_new(const char *name)
     return u;
 }
 
-int apis_user_add_extra(apis_user *u, const char *key, const char *value)
+int kube_user_add_extra(kube_user *u, const char *key, const char *value)
 {
-    apis_extra *e;
+    kube_user_extra *e;
 
     for (size_t i = 0; i < u->n_extra; i++)
         if (strcmp(u->extra[i].key, key) == 0)
-            return apis_strlist_add(&u->extra[i].values, value);
+            return kube_strlist_add(&u->extra[i].values, value);
     e = realloc(u->extra, (u->n_extra + 1) * sizeof(*e));
     if (!e)
         return KUBE_ENOMEM;
@@ -134,20 +134,20 @@ int apis_user_add_extra(apis_user *u, const char *key, const char *value)
     if (!e[u->n_extra].key)
         return KUBE_ENOMEM;
     u->n_extra++;
-    return apis_strlist_add(&e[u->n_extra - 1].values, value);
+    return kube_strlist_add(&e[u->n_extra - 1].values, value);
 }
 
-int apis_user_add_authenticated(apis_user *u)
+int kube_user_add_authenticated(kube_user *u)
 {
     if (strcmp(u->name, ANONYMOUS_USER) == 0 ||
-        apis_strlist_contains(&u->groups, AUTHENTICATED_GROUP))
+        kube_strlist_contains(&u->groups, AUTHENTICATED_GROUP))
         return KUBE_OK;
-    return apis_strlist_add(&u->groups, AUTHENTICATED_GROUP);
+    return kube_strlist_add(&u->groups, AUTHENTICATED_GROUP);
 }
 
-apis_user *apis_user_dup(const apis_user *u)
+kube_user *kube_user_dup(const kube_user *u)
 {
-    apis_user *c = apis_user_new(u->name);
+    kube_user *c = kube_user_new(u->name);
     int rc = c ? KUBE_OK : KUBE_ENOMEM;
 
     if (rc == KUBE_OK && u->uid && !(c->uid = kube_strdup(u->uid)))
@@ -156,24 +156,24 @@ apis_user *apis_user_dup(const apis_user *u)
         rc = strlist_copy(&c->groups, &u->groups);
     for (size_t i = 0; rc == KUBE_OK && i < u->n_extra; i++)
         for (size_t j = 0; rc == KUBE_OK && j < u->extra[i].values.n; j++)
-            rc = apis_user_add_extra(c, u->extra[i].key, u->extra[i].values.v[j]);
+            rc = kube_user_add_extra(c, u->extra[i].key, u->extra[i].values.v[j]);
     if (rc != KUBE_OK) {
-        apis_user_free(c);
+        kube_user_free(c);
         return NULL;
     }
     return c;
 }
 
-void apis_user_free(apis_user *u)
+void kube_user_free(kube_user *u)
 {
     if (!u)
         return;
     free(u->name);
     free(u->uid);
-    apis_strlist_free(&u->groups);
+    kube_strlist_free(&u->groups);
     for (size_t i = 0; i < u->n_extra; i++) {
         free(u->extra[i].key);
-        apis_strlist_free(&u->extra[i].values);
+        kube_strlist_free(&u->extra[i].values);
     }
     free(u->extra);
     free(u);
@@ -181,47 +181,47 @@ void apis_user_free(apis_user *u)
 
 /* ---- configuration snapshots ---- */
 
-static int default_headers(apis_authn_config *cfg)
+static int default_headers(kube_authn_config *cfg)
 {
-    int rc = apis_strlist_add(&cfg->lists[APIS_AUTHN_USERNAME_HEADERS], "X-Remote-User");
+    int rc = kube_strlist_add(&cfg->lists[KUBE_AUTHN_USERNAME_HEADERS], "X-Remote-User");
     if (rc == KUBE_OK)
-        rc = apis_strlist_add(&cfg->lists[APIS_AUTHN_GROUP_HEADERS], "X-Remote-Group");
+        rc = kube_strlist_add(&cfg->lists[KUBE_AUTHN_GROUP_HEADERS], "X-Remote-Group");
     if (rc == KUBE_OK)
-        rc = apis_strlist_add(&cfg->lists[APIS_AUTHN_EXTRA_PREFIXES], "X-Remote-Extra-");
+        rc = kube_strlist_add(&cfg->lists[KUBE_AUTHN_EXTRA_PREFIXES], "X-Remote-Extra-");
     return rc;
 }
 
-int apis_authn_config_new(apis_authn_config **out)
+int kube_authn_config_new(kube_authn_config **out)
 {
-    apis_authn_config *cfg = calloc(1, sizeof(*cfg));
+    kube_authn_config *cfg = calloc(1, sizeof(*cfg));
 
     *out = NULL;
     if (!cfg)
         return KUBE_ENOMEM;
     atomic_init(&cfg->refs, 1);
     if (default_headers(cfg) != KUBE_OK) {
-        apis_authn_config_unref(cfg);
+        kube_authn_config_unref(cfg);
         return KUBE_ENOMEM;
     }
     *out = cfg;
     return KUBE_OK;
 }
 
-apis_authn_config *apis_authn_config_ref(apis_authn_config *cfg)
+kube_authn_config *kube_authn_config_ref(kube_authn_config *cfg)
 {
     if (cfg)
         atomic_fetch_add(&cfg->refs, 1);
     return cfg;
 }
 
-void apis_authn_config_unref(apis_authn_config *cfg)
+void kube_authn_config_unref(kube_authn_config *cfg)
 {
     if (!cfg || atomic_fetch_sub(&cfg->refs, 1) != 1)
         return;
     X509_STORE_free(cfg->requestheader_ca);
     X509_STORE_free(cfg->client_ca);
     for (size_t i = 0; i < sizeof(cfg->lists) / sizeof(cfg->lists[0]); i++)
-        apis_strlist_free(&cfg->lists[i]);
+        kube_strlist_free(&cfg->lists[i]);
     free(cfg);
 }
 
@@ -264,7 +264,7 @@ done:
     return rc;
 }
 
-int apis_authn_config_set_client_ca(apis_authn_config *cfg, const char *pem, size_t len,
+int kube_authn_config_set_client_ca(kube_authn_config *cfg, const char *pem, size_t len,
                                     const char *source, char *err, size_t errlen)
 {
     X509_STORE *store;
@@ -277,7 +277,7 @@ int apis_authn_config_set_client_ca(apis_authn_config *cfg, const char *pem, siz
     return KUBE_OK;
 }
 
-int apis_authn_config_set_requestheader_ca(apis_authn_config *cfg, const char *pem, size_t len,
+int kube_authn_config_set_requestheader_ca(kube_authn_config *cfg, const char *pem, size_t len,
                                            const char *source, char *err, size_t errlen)
 {
     X509_STORE *store;
@@ -290,14 +290,14 @@ int apis_authn_config_set_requestheader_ca(apis_authn_config *cfg, const char *p
     return KUBE_OK;
 }
 
-int apis_authn_config_set_list(apis_authn_config *cfg, apis_authn_list which, const apis_strlist *l)
+int kube_authn_config_set_list(kube_authn_config *cfg, kube_authn_list which, const kube_strlist *l)
 {
     return strlist_copy(&cfg->lists[which], l);
 }
 
 /* A data value holding a JSON array of strings, as kube-apiserver writes
  * requestheader-allowed-names and the header lists. */
-static int json_string_array(const char *text, const char *key, apis_strlist *out, char *err,
+static int json_string_array(const char *text, const char *key, kube_strlist *out, char *err,
                              size_t errlen)
 {
     cJSON *arr = cJSON_Parse(text);
@@ -316,7 +316,7 @@ static int json_string_array(const char *text, const char *key, apis_strlist *ou
             rc = KUBE_EPARSE;
             break;
         }
-        if (*it->valuestring && (rc = apis_strlist_add(out, it->valuestring)) != KUBE_OK)
+        if (*it->valuestring && (rc = kube_strlist_add(out, it->valuestring)) != KUBE_OK)
             break;
     }
     cJSON_Delete(arr);
@@ -329,25 +329,25 @@ static const char *data_string(const cJSON *data, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static int configmap_list(apis_authn_config *cfg, const cJSON *data, const char *key,
-                          apis_authn_list which, int keep_default, char *err, size_t errlen)
+static int configmap_list(kube_authn_config *cfg, const cJSON *data, const char *key,
+                          kube_authn_list which, int keep_default, char *err, size_t errlen)
 {
     const char *text = data_string(data, key);
-    apis_strlist l = {0};
+    kube_strlist l = {0};
     int rc;
 
     if (!text && keep_default)
         return KUBE_OK;
     if (text && (rc = json_string_array(text, key, &l, err, errlen)) != KUBE_OK) {
-        apis_strlist_free(&l);
+        kube_strlist_free(&l);
         return rc;
     }
-    rc = apis_authn_config_set_list(cfg, which, &l);
-    apis_strlist_free(&l);
+    rc = kube_authn_config_set_list(cfg, which, &l);
+    kube_strlist_free(&l);
     return rc;
 }
 
-int apis_authn_config_from_configmap(apis_authn_config *cfg, const cJSON *data, char *err,
+int kube_authn_config_from_configmap(kube_authn_config *cfg, const cJSON *data, char *err,
                                      size_t errlen)
 {
     const char *client = data_string(data, "client-ca-file");
@@ -359,32 +359,32 @@ int apis_authn_config_from_configmap(apis_authn_config *cfg, const cJSON *data, 
         return KUBE_EPARSE;
     }
     if (client && *client)
-        rc = apis_authn_config_set_client_ca(cfg, client, strlen(client), "client-ca-file", err,
+        rc = kube_authn_config_set_client_ca(cfg, client, strlen(client), "client-ca-file", err,
                                              errlen);
     if (rc == KUBE_OK && rh && *rh)
-        rc = apis_authn_config_set_requestheader_ca(cfg, rh, strlen(rh),
+        rc = kube_authn_config_set_requestheader_ca(cfg, rh, strlen(rh),
                                                     "requestheader-client-ca-file", err, errlen);
     if (rc == KUBE_OK)
-        rc = configmap_list(cfg, data, "requestheader-allowed-names", APIS_AUTHN_ALLOWED_NAMES, 0,
+        rc = configmap_list(cfg, data, "requestheader-allowed-names", KUBE_AUTHN_ALLOWED_NAMES, 0,
                             err, errlen);
     if (rc == KUBE_OK)
         rc = configmap_list(cfg, data, "requestheader-username-headers",
-                            APIS_AUTHN_USERNAME_HEADERS, 0, err, errlen);
+                            KUBE_AUTHN_USERNAME_HEADERS, 0, err, errlen);
     if (rc == KUBE_OK)
-        rc = configmap_list(cfg, data, "requestheader-group-headers", APIS_AUTHN_GROUP_HEADERS, 0,
+        rc = configmap_list(cfg, data, "requestheader-group-headers", KUBE_AUTHN_GROUP_HEADERS, 0,
                             err, errlen);
     if (rc == KUBE_OK)
         rc = configmap_list(cfg, data, "requestheader-extra-headers-prefix",
-                            APIS_AUTHN_EXTRA_PREFIXES, 0, err, errlen);
+                            KUBE_AUTHN_EXTRA_PREFIXES, 0, err, errlen);
     return rc;
 }
 
-int apis_authn_config_has_requestheader(const apis_authn_config *cfg)
+int kube_authn_config_has_requestheader(const kube_authn_config *cfg)
 {
     return cfg->requestheader_ca != NULL;
 }
 
-int apis_authn_config_has_client_ca(const apis_authn_config *cfg)
+int kube_authn_config_has_client_ca(const kube_authn_config *cfg)
 {
     return cfg->client_ca != NULL;
 }
@@ -457,10 +457,10 @@ static int verify_chain(X509_STORE *store, X509 *leaf, STACK_OF(X509) * intermed
     return rc;
 }
 
-int apis_authn_verify_front_proxy(const apis_authn_config *cfg, X509 *leaf, STACK_OF(X509) * chain,
+int kube_authn_verify_front_proxy(const kube_authn_config *cfg, X509 *leaf, STACK_OF(X509) * chain,
                                   char *msg, size_t msglen)
 {
-    const apis_strlist *allowed = &cfg->lists[APIS_AUTHN_ALLOWED_NAMES];
+    const kube_strlist *allowed = &cfg->lists[KUBE_AUTHN_ALLOWED_NAMES];
     char cn[256];
     int rc;
 
@@ -470,14 +470,14 @@ int apis_authn_verify_front_proxy(const apis_authn_config *cfg, X509 *leaf, STAC
     if (rc != KUBE_OK)
         return rc;
     subject_cn(leaf, cn, sizeof(cn));
-    if (allowed->n > 0 && !apis_strlist_contains(allowed, cn)) {
+    if (allowed->n > 0 && !kube_strlist_contains(allowed, cn)) {
         snprintf(msg, msglen, "x509: subject with cn=%s is not in the allowed list", cn);
         return KUBE_EUNAUTHORIZED;
     }
     return KUBE_OK;
 }
 
-static int add_subject_orgs(apis_user *u, X509 *leaf)
+static int add_subject_orgs(kube_user *u, X509 *leaf)
 {
     X509_NAME *name = X509_get_subject_name(leaf);
     int idx = -1;
@@ -489,7 +489,7 @@ static int add_subject_orgs(apis_user *u, X509 *leaf)
         int rc;
         if (len < 0)
             continue;
-        rc = (strlen((char *)utf8) == (size_t)len) ? apis_strlist_add(&u->groups, (char *)utf8)
+        rc = (strlen((char *)utf8) == (size_t)len) ? kube_strlist_add(&u->groups, (char *)utf8)
                                                    : KUBE_OK;
         OPENSSL_free(utf8);
         if (rc != KUBE_OK)
@@ -498,11 +498,11 @@ static int add_subject_orgs(apis_user *u, X509 *leaf)
     return KUBE_OK;
 }
 
-int apis_authn_verify_client_cert(const apis_authn_config *cfg, X509 *leaf, STACK_OF(X509) * chain,
-                                  apis_user **out, char *msg, size_t msglen)
+int kube_authn_verify_client_cert(const kube_authn_config *cfg, X509 *leaf, STACK_OF(X509) * chain,
+                                  kube_user **out, char *msg, size_t msglen)
 {
     char cn[256];
-    apis_user *u;
+    kube_user *u;
     int rc;
 
     *out = NULL;
@@ -514,9 +514,9 @@ int apis_authn_verify_client_cert(const apis_authn_config *cfg, X509 *leaf, STAC
     subject_cn(leaf, cn, sizeof(cn));
     if (cn[0] == '\0')
         return KUBE_ENOTFOUND;
-    u = apis_user_new(cn);
+    u = kube_user_new(cn);
     if (!u || add_subject_orgs(u, leaf) != KUBE_OK) {
-        apis_user_free(u);
+        kube_user_free(u);
         return KUBE_ENOMEM;
     }
     *out = u;
@@ -548,7 +548,7 @@ static int narrow_validity(X509 *x, time_t *from, time_t *until)
     return KUBE_OK;
 }
 
-void apis_authn_chain_validity(X509 *leaf, STACK_OF(X509) * chain, time_t *from, time_t *until)
+void kube_authn_chain_validity(X509 *leaf, STACK_OF(X509) * chain, time_t *from, time_t *until)
 {
     int rc = KUBE_OK;
 
@@ -572,16 +572,16 @@ static int is_blank(const char *s)
     return 1;
 }
 
-static int add_groups(const apis_authn_config *cfg, const kube_httpreq_request *req, apis_user *u)
+static int add_groups(const kube_authn_config *cfg, const kube_httpreq_request *req, kube_user *u)
 {
-    const apis_strlist *names = &cfg->lists[APIS_AUTHN_GROUP_HEADERS];
+    const kube_strlist *names = &cfg->lists[KUBE_AUTHN_GROUP_HEADERS];
 
     for (size_t n = 0; n < names->n; n++) {
         for (size_t i = 0; i < req->n_headers; i++) {
             const kube_httpreq_header *h = &req->headers[i];
             if (strcasecmp(h->name, names->v[n]) != 0 || is_blank(h->value))
                 continue;
-            if (apis_strlist_add(&u->groups, h->value) != KUBE_OK)
+            if (kube_strlist_add(&u->groups, h->value) != KUBE_OK)
                 return KUBE_ENOMEM;
         }
     }
@@ -617,9 +617,9 @@ static int extra_key(const char *rest, char *out, size_t n)
     return KUBE_OK;
 }
 
-static int add_extras(const apis_authn_config *cfg, const kube_httpreq_request *req, apis_user *u)
+static int add_extras(const kube_authn_config *cfg, const kube_httpreq_request *req, kube_user *u)
 {
-    const apis_strlist *prefixes = &cfg->lists[APIS_AUTHN_EXTRA_PREFIXES];
+    const kube_strlist *prefixes = &cfg->lists[KUBE_AUTHN_EXTRA_PREFIXES];
     char key[256];
 
     for (size_t p = 0; p < prefixes->n; p++) {
@@ -629,19 +629,19 @@ static int add_extras(const apis_authn_config *cfg, const kube_httpreq_request *
             if (strncasecmp(h->name, prefixes->v[p], pl) != 0 || h->name[pl] == '\0')
                 continue;
             extra_key(h->name + pl, key, sizeof(key));
-            if (apis_user_add_extra(u, key, h->value) != KUBE_OK)
+            if (kube_user_add_extra(u, key, h->value) != KUBE_OK)
                 return KUBE_ENOMEM;
         }
     }
     return KUBE_OK;
 }
 
-int apis_authn_from_headers(const apis_authn_config *cfg, const kube_httpreq_request *req,
-                            apis_user **out)
+int kube_authn_from_headers(const kube_authn_config *cfg, const kube_httpreq_request *req,
+                            kube_user **out)
 {
-    const apis_strlist *names = &cfg->lists[APIS_AUTHN_USERNAME_HEADERS];
+    const kube_strlist *names = &cfg->lists[KUBE_AUTHN_USERNAME_HEADERS];
     const char *name = NULL;
-    apis_user *u;
+    kube_user *u;
 
     *out = NULL;
     for (size_t i = 0; i < names->n && !name; i++) {
@@ -651,9 +651,9 @@ int apis_authn_from_headers(const apis_authn_config *cfg, const kube_httpreq_req
     }
     if (!name)
         return KUBE_ENOTFOUND;
-    u = apis_user_new(name);
+    u = kube_user_new(name);
     if (!u || add_groups(cfg, req, u) != KUBE_OK || add_extras(cfg, req, u) != KUBE_OK) {
-        apis_user_free(u);
+        kube_user_free(u);
         return KUBE_ENOMEM;
     }
     *out = u;
@@ -670,11 +670,11 @@ static void remove_exact(kube_httpreq_request *req, const char *name)
     req->n_headers = kept;
 }
 
-void apis_authn_strip_headers(const apis_authn_config *cfg, kube_httpreq_request *req)
+void kube_authn_strip_headers(const kube_authn_config *cfg, kube_httpreq_request *req)
 {
-    const apis_strlist *users = &cfg->lists[APIS_AUTHN_USERNAME_HEADERS];
-    const apis_strlist *groups = &cfg->lists[APIS_AUTHN_GROUP_HEADERS];
-    const apis_strlist *prefixes = &cfg->lists[APIS_AUTHN_EXTRA_PREFIXES];
+    const kube_strlist *users = &cfg->lists[KUBE_AUTHN_USERNAME_HEADERS];
+    const kube_strlist *groups = &cfg->lists[KUBE_AUTHN_GROUP_HEADERS];
+    const kube_strlist *prefixes = &cfg->lists[KUBE_AUTHN_EXTRA_PREFIXES];
 
     for (size_t i = 0; i < users->n; i++)
         remove_exact(req, users->v[i]);
@@ -685,7 +685,7 @@ void apis_authn_strip_headers(const apis_authn_config *cfg, kube_httpreq_request
     kube_httpreq_header_remove_prefix(req, "X-Remote-");
 }
 
-int apis_authn_bearer_token(const kube_httpreq_request *req, char *out, size_t n)
+int kube_authn_bearer_token(const kube_httpreq_request *req, char *out, size_t n)
 {
     const char *auth = kube_httpreq_header_get(req, "Authorization");
     const char *tok, *end;

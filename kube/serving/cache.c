@@ -1,10 +1,10 @@
 /*
- * apiserver/cache.c - a small thread-safe string cache whose entries expire,
+ * kube/serving/cache.c - a small thread-safe string cache whose entries expire,
  * for delegated authentication and authorization answers (k8s.io/apiserver
  * caches TokenReview results and SubjectAccessReview decisions for 10 s). The
  * contract is in cache.h.
  */
-#include "cache.h"
+#include "kube/serving/cache.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,7 +23,7 @@ typedef struct entry {
     int64_t expires_ms;
 } entry;
 
-struct apis_ttl_cache {
+struct kube_ttl_cache {
     pthread_mutex_t mu;
     entry *buckets[BUCKETS];
     size_t size, max;
@@ -38,9 +38,9 @@ static uint32_t hash(const char *s)
     return h % BUCKETS;
 }
 
-int apis_ttl_cache_new(size_t max_entries, apis_ttl_cache **out)
+int kube_ttl_cache_new(size_t max_entries, kube_ttl_cache **out)
 {
-    apis_ttl_cache *c = calloc(1, sizeof(*c));
+    kube_ttl_cache *c = calloc(1, sizeof(*c));
 
     *out = NULL;
     if (!c)
@@ -59,7 +59,7 @@ static void entry_free(entry *e)
     free(e);
 }
 
-void apis_ttl_cache_free(apis_ttl_cache *c)
+void kube_ttl_cache_free(kube_ttl_cache *c)
 {
     if (!c)
         return;
@@ -75,14 +75,14 @@ void apis_ttl_cache_free(apis_ttl_cache *c)
     free(c);
 }
 
-void apis_ttl_cache_set_clock(apis_ttl_cache *c, int64_t (*now_ms)(void))
+void kube_ttl_cache_set_clock(kube_ttl_cache *c, int64_t (*now_ms)(void))
 {
     c->now = now_ms;
 }
 
 /* Unlinks and frees every expired entry and victim (may be NULL); returns
  * how many. */
-static size_t sweep(apis_ttl_cache *c, int64_t now, const entry *victim)
+static size_t sweep(kube_ttl_cache *c, int64_t now, const entry *victim)
 {
     size_t removed = 0;
 
@@ -103,7 +103,7 @@ static size_t sweep(apis_ttl_cache *c, int64_t now, const entry *victim)
     return removed;
 }
 
-static const entry *soonest(apis_ttl_cache *c)
+static const entry *soonest(kube_ttl_cache *c)
 {
     const entry *best = NULL;
 
@@ -114,7 +114,7 @@ static const entry *soonest(apis_ttl_cache *c)
     return best;
 }
 
-static entry **find(apis_ttl_cache *c, const char *key)
+static entry **find(kube_ttl_cache *c, const char *key)
 {
     entry **pp = &c->buckets[hash(key)];
 
@@ -123,7 +123,7 @@ static entry **find(apis_ttl_cache *c, const char *key)
     return pp;
 }
 
-int apis_ttl_cache_get(apis_ttl_cache *c, const char *key, char **value)
+int kube_ttl_cache_get(kube_ttl_cache *c, const char *key, char **value)
 {
     int rc = KUBE_ENOTFOUND;
     entry **pp;
@@ -151,7 +151,7 @@ static int replace_value(entry *e, const char *value, int64_t expires)
     return KUBE_OK;
 }
 
-static int insert(apis_ttl_cache *c, const char *key, const char *value, int64_t now,
+static int insert(kube_ttl_cache *c, const char *key, const char *value, int64_t now,
                   int64_t expires)
 {
     entry *e = calloc(1, sizeof(*e));
@@ -174,7 +174,7 @@ static int insert(apis_ttl_cache *c, const char *key, const char *value, int64_t
     return KUBE_OK;
 }
 
-int apis_ttl_cache_put(apis_ttl_cache *c, const char *key, const char *value, int64_t ttl_ms)
+int kube_ttl_cache_put(kube_ttl_cache *c, const char *key, const char *value, int64_t ttl_ms)
 {
     int64_t now;
     entry **pp;
@@ -190,7 +190,7 @@ int apis_ttl_cache_put(apis_ttl_cache *c, const char *key, const char *value, in
     return rc;
 }
 
-size_t apis_ttl_cache_size(apis_ttl_cache *c)
+size_t kube_ttl_cache_size(kube_ttl_cache *c)
 {
     size_t n;
 

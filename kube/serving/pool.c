@@ -1,9 +1,9 @@
 /*
- * apiserver/pool.c - a fixed pool of worker threads running queued jobs (the
+ * kube/serving/pool.c - a fixed pool of worker threads running queued jobs (the
  * blocking calls to kube-apiserver, so the libwebsockets service thread never
  * waits on the network). The contract is in pool.h.
  */
-#include "pool.h"
+#include "kube/serving/pool.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -12,11 +12,11 @@
 
 typedef struct job {
     struct job *next;
-    apis_job_fn fn;
+    kube_job_fn fn;
     void *arg;
 } job;
 
-struct apis_pool {
+struct kube_pool {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     job *head, *tail;
@@ -28,7 +28,7 @@ struct apis_pool {
 
 static void *worker(void *arg)
 {
-    apis_pool *p = arg;
+    kube_pool *p = arg;
 
     pthread_setname_np(pthread_self(), "apis-worker");
 
@@ -52,9 +52,9 @@ static void *worker(void *arg)
     }
 }
 
-int apis_pool_new(int threads, apis_pool **out)
+int kube_pool_new(int threads, kube_pool **out)
 {
-    apis_pool *p;
+    kube_pool *p;
 
     *out = NULL;
     if (threads < 1)
@@ -73,11 +73,11 @@ int apis_pool_new(int threads, apis_pool **out)
     *out = p;
     return KUBE_OK;
 fail:
-    apis_pool_free(p);
+    kube_pool_free(p);
     return KUBE_ENOMEM;
 }
 
-int apis_pool_submit(apis_pool *p, apis_job_fn fn, void *arg)
+int kube_pool_submit(kube_pool *p, kube_job_fn fn, void *arg)
 {
     job *j = calloc(1, sizeof(*j));
 
@@ -102,7 +102,7 @@ int apis_pool_submit(apis_pool *p, apis_job_fn fn, void *arg)
     return KUBE_OK;
 }
 
-void apis_pool_free(apis_pool *p)
+void kube_pool_free(kube_pool *p)
 {
     if (!p)
         return;

@@ -1,13 +1,13 @@
 /*
- * apiserver/server.c - the TLS listener of stickyvm-apiserver on
- * libwebsockets. The contract is in server.h.
+ * kube/serving/server.c - the TLS listener of both daemons (stickyvm-apiserver, stickyvm-scheduler)
+ * on libwebsockets. The contract is in server.h.
  */
-#include "server_int.h"
+#include "kube/serving/server_int.h"
 #include "kube/util/clock.h"
 
 /* ---- connections ---- */
 
-void apis_srv_conn_unref(conn *c)
+void kube_srv_conn_unref(conn *c)
 {
     if (--c->refs > 0)
         return;
@@ -17,12 +17,12 @@ void apis_srv_conn_unref(conn *c)
     kube_buf_free(&c->out);
     kube_httpreq_request_free(&c->req);
     kube_httpreq_parser_reset(&c->parser);
-    apis_exchange_free(c->x);
-    apis_peer_cache_clear(&c->pc);
+    kube_exchange_free(c->x);
+    kube_peer_cache_clear(&c->pc);
     free(c);
 }
 
-static void conn_link(apis_server *s, conn *c)
+static void conn_link(kube_server *s, conn *c)
 {
     c->next = s->conns;
     if (s->conns)
@@ -34,7 +34,7 @@ static void conn_link(apis_server *s, conn *c)
 
 /* After a burst of connections, gives the freed memory back to the system
  * once few remain (glibc keeps freed heap otherwise). */
-static void trim_after_burst(apis_server *s)
+static void trim_after_burst(kube_server *s)
 {
     if (s->n_conns > TRIM_LOW_WATER || s->peak_conns < TRIM_HIGH_WATER)
         return;
@@ -42,7 +42,7 @@ static void trim_after_burst(apis_server *s)
     s->peak_conns = s->n_conns;
 }
 
-static void conn_unlink(apis_server *s, conn *c)
+static void conn_unlink(kube_server *s, conn *c)
 {
     if (c->prev)
         c->prev->next = c->next;
@@ -55,12 +55,12 @@ static void conn_unlink(apis_server *s, conn *c)
     trim_after_burst(s);
 }
 
-void apis_srv_set_timeout(conn *c, int secs)
+void kube_srv_set_timeout(conn *c, int secs)
 {
     lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, secs);
 }
 
-void apis_srv_kill_conn(conn *c)
+void kube_srv_kill_conn(conn *c)
 {
     lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
@@ -75,7 +75,7 @@ static void consume(kube_buf *b, size_t n)
 }
 
 /* Appends to what is still to be written (a 100 Continue may be). */
-void apis_srv_out_prepare(conn *c)
+void kube_srv_out_prepare(conn *c)
 {
     if (c->out_off < c->out.len)
         return;
@@ -99,12 +99,12 @@ static void send_answer(conn *c, int close_after)
 {
     c->close_after = close_after || c->srv->draining;
     request_done(c);
-    apis_srv_set_timeout(c, WRITE_TIMEOUT_S);
+    kube_srv_set_timeout(c, WRITE_TIMEOUT_S);
     lws_callback_on_writable(c->wsi);
 }
 
 /* An answer given before an exchange exists (unparseable request). */
-void apis_srv_answer_parse_error(conn *c, int code)
+void kube_srv_answer_parse_error(conn *c, int code)
 {
     kube_buf body = KUBE_BUF_INIT;
     char msg[128];
@@ -112,8 +112,8 @@ void apis_srv_answer_parse_error(conn *c, int code)
     snprintf(msg, sizeof(msg), "the request could not be read: %s",
              kube_httpreq_reason_phrase(code));
     c->req_len = 0;
-    apis_srv_out_prepare(c);
-    if (apis_status_json(&body, code, code == 413 ? "RequestEntityTooLarge" : "BadRequest", msg,
+    kube_srv_out_prepare(c);
+    if (kube_status_json(&body, code, code == 413 ? "RequestEntityTooLarge" : "BadRequest", msg,
                          NULL) == KUBE_OK &&
         kube_buf_printf(&c->out,
                         "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
@@ -121,11 +121,10 @@ void apis_srv_answer_parse_error(conn *c, int code)
                         "Connection: close\r\n\r\n",
                         code, kube_httpreq_reason_phrase(code), body.len) == KUBE_OK &&
         kube_buf_append(&c->out, body.data, body.len) == KUBE_OK) {
-        if (c->srv->ctx.metrics)
-            apis_metrics_observe(c->srv->ctx.metrics, "other", "", code, 0);
+        kube_observe_request(c->srv->ctx.observer, "other", "", code, 0);
         send_answer(c, 1);
     } else {
-        apis_srv_kill_conn(c);
+        kube_srv_kill_conn(c);
     }
     kube_buf_free(&body);
 }
@@ -133,15 +132,15 @@ void apis_srv_answer_parse_error(conn *c, int code)
 /* Answers the exchange. A request whose body was not read (answered before
  * it, as a 401 or 403 is) closes its connection: its bytes are never
  * parsed. */
-void apis_srv_respond(conn *c, apis_exchange *x)
+void kube_srv_respond(conn *c, kube_exchange *x)
 {
     int body_unread = c->req_len == 0;
     int close_after =
-        !c->keep_alive || apis_exchange_must_close(x) || c->srv->draining || body_unread;
+        !c->keep_alive || kube_exchange_must_close(x) || c->srv->draining || body_unread;
 
-    apis_srv_out_prepare(c);
-    if (apis_exchange_serialize(x, !close_after, &c->out) != KUBE_OK) {
-        apis_srv_kill_conn(c);
+    kube_srv_out_prepare(c);
+    if (kube_exchange_serialize(x, !close_after, &c->out) != KUBE_OK) {
+        kube_srv_kill_conn(c);
         return;
     }
     send_answer(c, close_after);
@@ -159,7 +158,7 @@ static int silent(const conn *c)
 /* At the cap, makes room for a new connection by closing the oldest silent
  * one (so a flood of half-open handshakes cannot lock out a health probe
  * or kube-apiserver). Returns 0 when there is room. */
-static int make_room(apis_server *s)
+static int make_room(kube_server *s)
 {
     conn *oldest = NULL;
 
@@ -171,13 +170,13 @@ static int make_room(apis_server *s)
     if (!oldest)
         return -1;
     KLOG_V(2, "at %d connections: closing the oldest one still without a request", s->max_conns);
-    apis_srv_kill_conn(oldest);
+    kube_srv_kill_conn(oldest);
     conn_unlink(s, oldest); /* no longer counted; lws closes it next */
     oldest->evicted = 1;
     return 0;
 }
 
-static int on_adopt(apis_server *s, struct lws *wsi)
+static int on_adopt(kube_server *s, struct lws *wsi)
 {
     conn *c;
 
@@ -195,9 +194,9 @@ static int on_adopt(apis_server *s, struct lws *wsi)
     /* the TLS handshake has its own bound, not the idle timeout (lws may
      * adopt before or after the handshake) */
     if (lws_get_ssl(wsi) && SSL_is_init_finished(lws_get_ssl(wsi)))
-        apis_srv_set_timeout(c, s->header_timeout_s);
+        kube_srv_set_timeout(c, s->header_timeout_s);
     else
-        apis_srv_set_timeout(c, s->handshake_timeout_s);
+        kube_srv_set_timeout(c, s->handshake_timeout_s);
     return 0;
 }
 
@@ -208,13 +207,13 @@ static void arm_header_timeout(conn *c)
 {
     c->handshake_done = 2;
     if (silent(c))
-        apis_srv_set_timeout(c, c->srv->header_timeout_s);
+        kube_srv_set_timeout(c, c->srv->header_timeout_s);
 }
 
 static int on_rx(conn *c, const void *in, size_t len)
 {
     if (c->phase == PH_HEAD && c->in.len == 0)
-        apis_srv_set_timeout(c, c->srv->header_timeout_s);
+        kube_srv_set_timeout(c, c->srv->header_timeout_s);
     if (kube_buf_append(&c->in, in, len) != KUBE_OK)
         return -1;
     if (c->phase == PH_EXCHANGE || c->phase == PH_ANSWER) {
@@ -224,7 +223,7 @@ static int on_rx(conn *c, const void *in, size_t len)
         }
         return 0;
     }
-    apis_srv_advance_input(c);
+    kube_srv_advance_input(c);
     return 0;
 }
 
@@ -237,19 +236,19 @@ static int answer_done(conn *c)
     if (c->close_after)
         return -1;
     c->phase = PH_HEAD;
-    apis_srv_set_timeout(c, c->in.len ? c->srv->header_timeout_s : IDLE_TIMEOUT_S);
+    kube_srv_set_timeout(c, c->in.len ? c->srv->header_timeout_s : IDLE_TIMEOUT_S);
     if (c->rx_paused) {
         c->rx_paused = 0;
         lws_rx_flow_control(c->wsi, 1);
     }
     if (c->in.len)
-        apis_srv_advance_input(c);
+        kube_srv_advance_input(c);
     return 0;
 }
 
 static int on_writeable(conn *c)
 {
-    apis_server *s = c->srv;
+    kube_server *s = c->srv;
     size_t n;
 
     if (c->handshake_done == 1)
@@ -277,7 +276,7 @@ static void on_close(conn *c)
     if (!c->evicted)
         conn_unlink(c->srv, c);
     c->wsi = NULL;
-    apis_srv_conn_unref(c);
+    kube_srv_conn_unref(c);
 }
 
 static int accept_any_certificate(int preverify_ok, X509_STORE_CTX *ctx)
@@ -287,19 +286,21 @@ static int accept_any_certificate(int preverify_ok, X509_STORE_CTX *ctx)
     return 1; /* requested, not required: verified per request by the exchange */
 }
 
-static void configure_tls(apis_server *s, SSL_CTX *ctx)
+static void configure_tls(kube_server *s, SSL_CTX *ctx)
 {
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any_certificate);
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_min_proto_version(ctx, s->tls_min_version ? s->tls_min_version : TLS1_2_VERSION);
+    if (s->cipher_list && SSL_CTX_set_cipher_list(ctx, s->cipher_list) != 1)
+        KLOG_ERROR("--tls-cipher-suites: OpenSSL accepts none of %s", s->cipher_list);
     /* the certificate a connection proved is cached per connection: it
      * must not change under it */
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
     /* idle and half-open connections keep no 16 KiB read/write buffers */
     SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
-    apis_certs_attach(s->certs, ctx);
+    kube_certs_attach(s->certs, ctx);
 }
 
-static void begin_drain(apis_server *s)
+static void begin_drain(kube_server *s)
 {
     if (s->draining)
         return;
@@ -308,7 +309,7 @@ static void begin_drain(apis_server *s)
     KLOG_INFO("shutting down: %zu connections, %d requests in flight", s->n_conns, s->inflight);
     for (conn *c = s->conns; c; c = c->next) {
         if (c->phase == PH_HEAD)
-            apis_srv_kill_conn(c);
+            kube_srv_kill_conn(c);
         else
             c->close_after = 1;
     }
@@ -317,7 +318,7 @@ static void begin_drain(apis_server *s)
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                     size_t len)
 {
-    apis_server *s = lws_context_user(lws_get_context(wsi));
+    kube_server *s = lws_context_user(lws_get_context(wsi));
     conn *c = lws_get_opaque_user_data(wsi);
 
     switch (reason) {
@@ -344,7 +345,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
         if (!s)
             return 0;
-        apis_srv_drain_completions(s);
+        kube_srv_drain_completions(s);
         if (atomic_load(&s->stop_requested))
             begin_drain(s);
         return 0;
@@ -354,7 +355,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 }
 
 static const struct lws_protocols protocols[] = {
-    {"stickyvm-apiserver", callback, 0, 0, 0, NULL, 0},
+    {"stickyvm-https", callback, 0, 0, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
@@ -362,10 +363,10 @@ static const struct lws_protocols protocols[] = {
 
 static void housekeeping(lws_sorted_usec_list_t *sul)
 {
-    apis_server *s = lws_container_of(sul, apis_server, housekeeping);
+    kube_server *s = lws_container_of(sul, kube_server, housekeeping);
 
-    apis_certs_reload_if_changed(s->certs);
-    apis_authn_source_check_files(s->ctx.authn);
+    kube_certs_reload_if_changed(s->certs);
+    kube_authn_source_check_files(s->ctx.authn);
     if (atomic_load(&s->stop_requested))
         begin_drain(s);
     lws_sul_schedule(s->lws, 0, &s->housekeeping, housekeeping, HOUSEKEEPING_US);
@@ -375,11 +376,11 @@ static void housekeeping(lws_sorted_usec_list_t *sul)
 
 static int server_ready(void *ud)
 {
-    apis_server *s = ud;
+    kube_server *s = ud;
     return !atomic_load(&s->stop_requested);
 }
 
-static int create_context(apis_server *s, const apis_server_options *o, char *err, size_t errlen)
+static int create_context(kube_server *s, const kube_server_options *o, char *err, size_t errlen)
 {
     struct lws_context_creation_info info;
 
@@ -390,13 +391,15 @@ static int create_context(apis_server *s, const apis_server_options *o, char *er
     info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT | LWS_SERVER_OPTION_EXPLICIT_VHOSTS |
                    LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG |
                    LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
+    if (o->permit_port_sharing)
+        info.options |= LWS_SERVER_OPTION_ALLOW_LISTEN_SHARE;
     info.port = o->port;
     info.iface = kube_lws_is_any_address(o->bind_address) ? NULL : o->bind_address;
     info.protocols = protocols;
     info.listen_accept_role = "raw-skt";
     info.listen_accept_protocol = protocols[0].name;
-    info.ssl_cert_filepath = apis_certs_cert_file(s->certs);
-    info.ssl_private_key_filepath = apis_certs_key_file(s->certs);
+    info.ssl_cert_filepath = kube_certs_cert_file(s->certs);
+    info.ssl_private_key_filepath = kube_certs_key_file(s->certs);
     info.alpn = "http/1.1";
     info.timeout_secs = (unsigned)s->handshake_timeout_s; /* lws's TLS accept bound */
     info.ssl_info_event_mask = SSL_CB_HANDSHAKE_DONE;
@@ -423,9 +426,9 @@ static int secs(int64_t ms, int64_t dflt)
     return ms >= INT32_MAX / 2 ? INT32_MAX / 2 / 1000 : (int)((ms + 999) / 1000);
 }
 
-int apis_server_new(const apis_server_options *o, apis_server **out, char *err, size_t errlen)
+int kube_server_new(const kube_server_options *o, kube_server **out, char *err, size_t errlen)
 {
-    apis_server *s = calloc(1, sizeof(*s));
+    kube_server *s = calloc(1, sizeof(*s));
     int rc, workers;
 
     *out = NULL;
@@ -436,6 +439,11 @@ int apis_server_new(const apis_server_options *o, apis_server **out, char *err, 
     atomic_init(&s->accepting, 1);
     s->certs = o->certs;
     s->ctx = o->ctx;
+    s->tls_min_version = o->tls_min_version;
+    if (o->cipher_list && !(s->cipher_list = kube_strdup(o->cipher_list))) {
+        kube_server_free(s);
+        return KUBE_ENOMEM;
+    }
     s->ctx.ready = server_ready;
     s->ctx.ready_ud = s;
     s->max_inflight = o->max_inflight > 0 ? o->max_inflight : 400;
@@ -448,11 +456,11 @@ int apis_server_new(const apis_server_options *o, apis_server **out, char *err, 
                                              FD_RESERVE_MIN + 2 * workers + EVICT_SLACK);
     kube_httpreq_limits_default(&s->limits);
     kube_lws_route_logs();
-    rc = apis_pool_new(workers, &s->pool);
+    rc = kube_pool_new(workers, &s->pool);
     if (rc == KUBE_OK)
         rc = create_context(s, o, err, errlen);
     if (rc != KUBE_OK) {
-        apis_server_free(s);
+        kube_server_free(s);
         return rc;
     }
     lws_sul_schedule(s->lws, 0, &s->housekeeping, housekeeping, HOUSEKEEPING_US);
@@ -460,19 +468,19 @@ int apis_server_new(const apis_server_options *o, apis_server **out, char *err, 
     return KUBE_OK;
 }
 
-int apis_server_port(const apis_server *s)
+int kube_server_port(const kube_server *s)
 {
     return s->port;
 }
 
-static int drained(apis_server *s)
+static int drained(kube_server *s)
 {
     if (!s->draining)
         return 0;
     return (s->n_conns == 0 && s->inflight == 0) || kube_now_ms() >= s->drain_deadline_ms;
 }
 
-int apis_server_run(apis_server *s)
+int kube_server_run(kube_server *s)
 {
     KLOG_INFO("serving securely on port %d (at most %d connections)", s->port, s->max_conns);
     while (!drained(s))
@@ -480,9 +488,9 @@ int apis_server_run(apis_server *s)
             break;
     atomic_store(&s->accepting, 0);
     /* let running jobs end while the context can still be woken */
-    apis_pool_free(s->pool);
+    kube_pool_free(s->pool);
     s->pool = NULL;
-    apis_srv_drain_completions(s);
+    kube_srv_drain_completions(s);
     lws_sul_cancel(&s->housekeeping);
     lws_context_destroy(s->lws);
     s->lws = NULL;
@@ -490,23 +498,24 @@ int apis_server_run(apis_server *s)
     return KUBE_OK;
 }
 
-void apis_server_stop(apis_server *s)
+void kube_server_stop(kube_server *s)
 {
     atomic_store(&s->stop_requested, 1);
     if (s->lws)
         lws_cancel_service(s->lws);
 }
 
-void apis_server_free(apis_server *s)
+void kube_server_free(kube_server *s)
 {
     if (!s)
         return;
-    apis_pool_free(s->pool);
+    kube_pool_free(s->pool);
     if (s->lws) {
-        apis_srv_drain_completions(s);
+        kube_srv_drain_completions(s);
         lws_sul_cancel(&s->housekeeping);
         lws_context_destroy(s->lws);
     }
     pthread_mutex_destroy(&s->done_mu);
+    free(s->cipher_list);
     free(s);
 }

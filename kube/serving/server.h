@@ -1,8 +1,8 @@
 /*
- * apiserver/server.h - the TLS listener of stickyvm-apiserver on
- * libwebsockets.
+ * kube/serving/server.h - the TLS listener of both daemons (stickyvm-apiserver, stickyvm-scheduler)
+ * on libwebsockets.
  *
- * libwebsockets runs one service thread (apis_server_run). Its vhost accepts
+ * libwebsockets runs one service thread (kube_server_run). Its vhost accepts
  * TLS connections in raw mode (ALPN http/1.1 only) and asks every client for
  * a certificate without requiring one (bearer-token clients have none); the
  * certificate is verified per request by the exchange (exchange.h) against
@@ -15,8 +15,8 @@
  * connection, so the body is never parsed.
  *
  * Nothing on the service thread waits on the network: an exchange that
- * needs kube-apiserver (TokenReview, SubjectAccessReview, the pin calls)
- * moves to the worker pool and its answer comes back through a completion
+ * needs kube-apiserver (TokenReview, SubjectAccessReview, a handler that blocks, such as the
+ * apiserver's pin calls) moves to the worker pool and its answer comes back through a completion
  * queue and lws_cancel_service(), then goes out from the writeable
  * callback. A slow upstream therefore only holds a worker, never other
  * clients. Requests are bounded (kube/serving/httpreq.h limits), at most
@@ -36,34 +36,34 @@
  * connections' buffers, and after a burst (64+ connections) the heap is
  * trimmed when 8 or fewer remain.
  *
- * Shutdown (apis_server_stop, e.g. on SIGTERM): /readyz turns 500, new
+ * Shutdown (kube_server_stop, e.g. on SIGTERM): /readyz turns 500, new
  * connections are closed, idle ones too, requests in flight finish (each
  * connection then closes) until the last is done or shutdown_timeout
- * passes; apis_server_run() then returns.
+ * passes; kube_server_run() then returns.
  *
  * A housekeeping timer (every second) reloads the serving certificate and
  * the CA flag files when they change.
  *
- * Memory: apis_server_new() allocates; the options' certs and context
- * members are borrowed and must outlive the server. apis_server_free()
- * frees it (after apis_server_run() returned, or instead of it).
+ * Memory: kube_server_new() allocates; the options' certs and context
+ * members are borrowed and must outlive the server. kube_server_free()
+ * frees it (after kube_server_run() returned, or instead of it).
  */
-#ifndef APIS_SERVER_H
-#define APIS_SERVER_H
+#ifndef KUBE_SERVING_SERVER_H
+#define KUBE_SERVING_SERVER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "certs.h"
-#include "exchange.h"
+#include "kube/serving/certs.h"
+#include "kube/serving/exchange.h"
 
-typedef struct apis_server apis_server;
+typedef struct kube_server kube_server;
 
-typedef struct apis_server_options {
+typedef struct kube_server_options {
     const char *bind_address; /* NULL, "", "0.0.0.0" or "::": every address */
-    int port;                 /* 0: a free port (see apis_server_port) */
-    apis_certs *certs;
-    apis_context ctx; /* ready/ready_ud are set by the server */
+    int port;                 /* 0: a free port (see kube_server_port) */
+    kube_certs *certs;
+    kube_serving_context ctx; /* ready/ready_ud are set by the server */
     int workers;
     int max_inflight;
     int64_t request_timeout_ms;
@@ -71,16 +71,19 @@ typedef struct apis_server_options {
     int64_t tls_handshake_timeout_ms; /* 0: 10 s */
     int64_t read_header_timeout_ms;   /* 0: 32 s */
     int max_connections;              /* 0: 1024 */
-} apis_server_options;
+    int tls_min_version;              /* OpenSSL's TLS1_x_VERSION; 0: TLS 1.2 */
+    const char *cipher_list;          /* OpenSSL's TLS <= 1.2 list; NULL: its default */
+    int permit_port_sharing;          /* SO_REUSEPORT on the listener */
+} kube_server_options;
 
 /* Creates the context and starts listening. Errors name the cause in err. */
-int apis_server_new(const apis_server_options *o, apis_server **out, char *err, size_t errlen);
+int kube_server_new(const kube_server_options *o, kube_server **out, char *err, size_t errlen);
 /* The port listened on. */
-int apis_server_port(const apis_server *s);
-/* Serves until apis_server_stop() and the drain end. Returns KUBE_OK. */
-int apis_server_run(apis_server *s);
+int kube_server_port(const kube_server *s);
+/* Serves until kube_server_stop() and the drain end. Returns KUBE_OK. */
+int kube_server_run(kube_server *s);
 /* Asks the service loop to drain and return. Any thread; idempotent. */
-void apis_server_stop(apis_server *s);
-void apis_server_free(apis_server *s);
+void kube_server_stop(kube_server *s);
+void kube_server_free(kube_server *s);
 
 #endif

@@ -1,8 +1,8 @@
 /*
- * apiserver/authsource.c - where the authentication settings come from, kept
+ * kube/serving/authsource.c - where the authentication settings come from, kept
  * current while the server runs. The contract is in authsource.h.
  */
-#include "authsource.h"
+#include "kube/serving/authsource.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -25,15 +25,15 @@ typedef struct watched_file {
     ino_t ino;
 } watched_file;
 
-struct apis_authn_source {
+struct kube_authn_source {
     pthread_mutex_t mu;
     kube_client *client;
     kube_hub *hub;
     watched_file client_ca, rh_ca;
-    apis_strlist allowed_names, user_headers, group_headers, extra_prefixes;
+    kube_strlist allowed_names, user_headers, group_headers, extra_prefixes;
     int allowed_names_set;
     cJSON *cm_data; /* last ConfigMap data seen, NULL before */
-    apis_authn_config *current;
+    kube_authn_config *current;
     uint64_t generation;
     int ready;
 };
@@ -79,10 +79,10 @@ static char *swap_pem(watched_file *f, char *pem, size_t len)
     return old;
 }
 
-static int copy_list(apis_strlist *dst, const apis_strlist *src)
+static int copy_list(kube_strlist *dst, const kube_strlist *src)
 {
     for (size_t i = 0; src && i < src->n; i++)
-        if (apis_strlist_add(dst, src->v[i]) != KUBE_OK)
+        if (kube_strlist_add(dst, src->v[i]) != KUBE_OK)
             return KUBE_ENOMEM;
     return KUBE_OK;
 }
@@ -90,69 +90,69 @@ static int copy_list(apis_strlist *dst, const apis_strlist *src)
 /* Sets a list from its flag when given; otherwise, when the whole
  * requestheader block comes from flags, to the default (dflt, may be NULL
  * for an empty list). */
-static int override_list(apis_authn_config *cfg, apis_authn_list which, const apis_strlist *l,
+static int override_list(kube_authn_config *cfg, kube_authn_list which, const kube_strlist *l,
                          int flag_given, int rh_flag, const char *dflt)
 {
-    apis_strlist d = {0};
+    kube_strlist d = {0};
     int rc;
 
-    if (flag_given || (l->n > 0 && which != APIS_AUTHN_ALLOWED_NAMES))
-        return apis_authn_config_set_list(cfg, which, l);
+    if (flag_given || (l->n > 0 && which != KUBE_AUTHN_ALLOWED_NAMES))
+        return kube_authn_config_set_list(cfg, which, l);
     if (!rh_flag)
         return KUBE_OK;
-    rc = dflt ? apis_strlist_add(&d, dflt) : KUBE_OK;
+    rc = dflt ? kube_strlist_add(&d, dflt) : KUBE_OK;
     if (rc == KUBE_OK)
-        rc = apis_authn_config_set_list(cfg, which, &d);
-    apis_strlist_free(&d);
+        rc = kube_authn_config_set_list(cfg, which, &d);
+    kube_strlist_free(&d);
     return rc;
 }
 
 /* Flags applied over the ConfigMap settings. */
-static int apply_flags(apis_authn_source *s, apis_authn_config *cfg, char *err, size_t errlen)
+static int apply_flags(kube_authn_source *s, kube_authn_config *cfg, char *err, size_t errlen)
 {
     int rh_flag = s->rh_ca.path != NULL;
     int rc = KUBE_OK;
 
     if (s->client_ca.path)
-        rc = apis_authn_config_set_client_ca(cfg, s->client_ca.pem, s->client_ca.len,
+        rc = kube_authn_config_set_client_ca(cfg, s->client_ca.pem, s->client_ca.len,
                                              s->client_ca.path, err, errlen);
     if (rc == KUBE_OK && rh_flag)
-        rc = apis_authn_config_set_requestheader_ca(cfg, s->rh_ca.pem, s->rh_ca.len, s->rh_ca.path,
+        rc = kube_authn_config_set_requestheader_ca(cfg, s->rh_ca.pem, s->rh_ca.len, s->rh_ca.path,
                                                     err, errlen);
     if (rc == KUBE_OK)
-        rc = override_list(cfg, APIS_AUTHN_ALLOWED_NAMES, &s->allowed_names, s->allowed_names_set,
+        rc = override_list(cfg, KUBE_AUTHN_ALLOWED_NAMES, &s->allowed_names, s->allowed_names_set,
                            rh_flag, NULL);
     if (rc == KUBE_OK)
-        rc = override_list(cfg, APIS_AUTHN_USERNAME_HEADERS, &s->user_headers, 0, rh_flag,
+        rc = override_list(cfg, KUBE_AUTHN_USERNAME_HEADERS, &s->user_headers, 0, rh_flag,
                            "X-Remote-User");
     if (rc == KUBE_OK)
-        rc = override_list(cfg, APIS_AUTHN_GROUP_HEADERS, &s->group_headers, 0, rh_flag,
+        rc = override_list(cfg, KUBE_AUTHN_GROUP_HEADERS, &s->group_headers, 0, rh_flag,
                            "X-Remote-Group");
     if (rc == KUBE_OK)
-        rc = override_list(cfg, APIS_AUTHN_EXTRA_PREFIXES, &s->extra_prefixes, 0, rh_flag,
+        rc = override_list(cfg, KUBE_AUTHN_EXTRA_PREFIXES, &s->extra_prefixes, 0, rh_flag,
                            "X-Remote-Extra-");
     return rc;
 }
 
 /* Builds a snapshot from the ConfigMap data and the flags; installs it.
  * Called with s->mu held. */
-static int rebuild(apis_authn_source *s, char *err, size_t errlen)
+static int rebuild(kube_authn_source *s, char *err, size_t errlen)
 {
-    apis_authn_config *cfg, *old;
-    int rc = apis_authn_config_new(&cfg);
+    kube_authn_config *cfg, *old;
+    int rc = kube_authn_config_new(&cfg);
 
     if (rc == KUBE_OK && s->cm_data)
-        rc = apis_authn_config_from_configmap(cfg, s->cm_data, err, errlen);
+        rc = kube_authn_config_from_configmap(cfg, s->cm_data, err, errlen);
     if (rc == KUBE_OK)
         rc = apply_flags(s, cfg, err, errlen);
     if (rc != KUBE_OK) {
-        apis_authn_config_unref(cfg);
+        kube_authn_config_unref(cfg);
         return rc;
     }
     old = s->current;
     s->current = cfg;
     s->generation++;
-    apis_authn_config_unref(old);
+    kube_authn_config_unref(old);
     return KUBE_OK;
 }
 
@@ -167,10 +167,10 @@ static int load_initial(watched_file *f, char *err, size_t errlen)
     return KUBE_OK;
 }
 
-int apis_authn_source_new(const apis_authn_source_options *o, apis_authn_source **out, char *err,
+int kube_authn_source_new(const kube_authn_source_options *o, kube_authn_source **out, char *err,
                           size_t errlen)
 {
-    apis_authn_source *s = calloc(1, sizeof(*s));
+    kube_authn_source *s = calloc(1, sizeof(*s));
     int rc = KUBE_OK;
 
     *out = NULL;
@@ -194,14 +194,14 @@ int apis_authn_source_new(const apis_authn_source_options *o, apis_authn_source 
     if (rc == KUBE_OK)
         rc = rebuild(s, err, errlen);
     if (rc != KUBE_OK) {
-        apis_authn_source_free(s);
+        kube_authn_source_free(s);
         return rc;
     }
     *out = s;
     return KUBE_OK;
 }
 
-static void install_configmap(apis_authn_source *s, const cJSON *data, const char *why)
+static void install_configmap(kube_authn_source *s, const cJSON *data, const char *why)
 {
     cJSON *copy = cJSON_Duplicate(data, 1);
     cJSON *old;
@@ -214,29 +214,29 @@ static void install_configmap(apis_authn_source *s, const cJSON *data, const cha
     s->cm_data = copy;
     if (rebuild(s, err, sizeof(err)) != KUBE_OK) {
         KLOG_ERROR("%s/%s: %s; keeping the previous authentication settings",
-                   APIS_AUTHN_CONFIGMAP_NAMESPACE, APIS_AUTHN_CONFIGMAP_NAME, err);
+                   KUBE_AUTHN_CONFIGMAP_NAMESPACE, KUBE_AUTHN_CONFIGMAP_NAME, err);
         s->cm_data = old;
         old = copy;
     } else {
         s->ready = 1;
-        KLOG_V(1, "authentication settings %s from %s/%s", why, APIS_AUTHN_CONFIGMAP_NAMESPACE,
-               APIS_AUTHN_CONFIGMAP_NAME);
+        KLOG_V(1, "authentication settings %s from %s/%s", why, KUBE_AUTHN_CONFIGMAP_NAMESPACE,
+               KUBE_AUTHN_CONFIGMAP_NAME);
     }
     pthread_mutex_unlock(&s->mu);
     cJSON_Delete(old);
 }
 
-void apis_authn_source_apply_configmap(apis_authn_source *s, const cJSON *data)
+void kube_authn_source_apply_configmap(kube_authn_source *s, const cJSON *data)
 {
     install_configmap(s, data, "replaced");
 }
 
-static void on_configmap(apis_authn_source *s, kube_object *obj, const char *why)
+static void on_configmap(kube_authn_source *s, kube_object *obj, const char *why)
 {
     const kube_configmap *cm = kube_configmap_from(obj);
     cJSON *data;
 
-    if (!cm || strcmp(obj->meta.name, APIS_AUTHN_CONFIGMAP_NAME) != 0)
+    if (!cm || strcmp(obj->meta.name, KUBE_AUTHN_CONFIGMAP_NAME) != 0)
         return;
     data = cJSON_CreateObject();
     for (size_t i = 0; data && i < cm->n_data; i++)
@@ -260,12 +260,53 @@ static void on_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 static void on_delete(void *ud, kube_object *obj)
 {
     (void)ud;
-    if (strcmp(obj->meta.name, APIS_AUTHN_CONFIGMAP_NAME) == 0)
+    if (strcmp(obj->meta.name, KUBE_AUTHN_CONFIGMAP_NAME) == 0)
         KLOG_WARN("%s/%s was deleted; keeping the last authentication settings",
-                  APIS_AUTHN_CONFIGMAP_NAMESPACE, APIS_AUTHN_CONFIGMAP_NAME);
+                  KUBE_AUTHN_CONFIGMAP_NAMESPACE, KUBE_AUTHN_CONFIGMAP_NAME);
 }
 
-int apis_authn_source_start(apis_authn_source *s)
+int kube_authn_source_lookup(kube_authn_source *s, int tolerate, char *err, size_t errlen)
+{
+    kube_status st = {0};
+    cJSON *cm = NULL;
+    int rc;
+
+    if (!s->client)
+        return KUBE_OK;
+    rc = kube_api_get(s->client, &KUBE_RES_CONFIGMAPS, KUBE_AUTHN_CONFIGMAP_NAMESPACE,
+                      KUBE_AUTHN_CONFIGMAP_NAME, &cm, &st);
+    if (rc == KUBE_OK && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cm, "data"))) {
+        install_configmap(s, cJSON_GetObjectItemCaseSensitive(cm, "data"), "loaded");
+    } else if (rc == KUBE_EFORBIDDEN) {
+        KLOG_WARN("Unable to get configmap/%s in %s.  Usually fixed by 'kubectl create "
+                  "rolebinding -n %s ROLEBINDING_NAME --role=extension-apiserver-authentication-"
+                  "reader --serviceaccount=YOUR_NS:YOUR_SA'",
+                  KUBE_AUTHN_CONFIGMAP_NAME, KUBE_AUTHN_CONFIGMAP_NAMESPACE,
+                  KUBE_AUTHN_CONFIGMAP_NAMESPACE);
+    }
+    cJSON_Delete(cm);
+    if (rc == KUBE_ENOTFOUND)
+        rc = KUBE_OK; /* no ConfigMap: no client CA and no front proxy, as upstream */
+    pthread_mutex_lock(&s->mu);
+    s->ready = s->ready || rc == KUBE_OK || tolerate;
+    pthread_mutex_unlock(&s->mu);
+    if (rc == KUBE_OK)
+        return KUBE_OK;
+    if (tolerate) {
+        KLOG_WARN("Error looking up in-cluster authentication configuration: %s",
+                  st.message[0] ? st.message : kube_strerror(rc));
+        KLOG_WARN("Continuing without authentication configuration. This may treat all requests "
+                  "as anonymous.");
+        KLOG_WARN("To require authentication configuration lookup to succeed, set "
+                  "--authentication-tolerate-lookup-failure=false");
+        return KUBE_OK;
+    }
+    snprintf(err, errlen, "unable to load configmap based request-header-client-ca-file: %s",
+             st.message[0] ? st.message : kube_strerror(rc));
+    return rc;
+}
+
+int kube_authn_source_start(kube_authn_source *s)
 {
     kube_informer_options io = {0};
     kube_informer_handlers h = {on_add, on_update, on_delete, s};
@@ -275,8 +316,8 @@ int apis_authn_source_start(apis_authn_source *s)
         return KUBE_OK;
     io.resource = &KUBE_RES_CONFIGMAPS;
     io.codec = &kube_configmap_codec;
-    io.namespace_ = APIS_AUTHN_CONFIGMAP_NAMESPACE;
-    io.field_selector = "metadata.name=" APIS_AUTHN_CONFIGMAP_NAME;
+    io.namespace_ = KUBE_AUTHN_CONFIGMAP_NAMESPACE;
+    io.field_selector = "metadata.name=" KUBE_AUTHN_CONFIGMAP_NAME;
     rc = kube_hub_new(s->client, &s->hub);
     if (rc == KUBE_OK)
         rc = kube_hub_add_informer(s->hub, &io, &h, NULL);
@@ -285,7 +326,7 @@ int apis_authn_source_start(apis_authn_source *s)
     return rc;
 }
 
-void apis_authn_source_free(apis_authn_source *s)
+void kube_authn_source_free(kube_authn_source *s)
 {
     if (!s)
         return;
@@ -293,31 +334,31 @@ void apis_authn_source_free(apis_authn_source *s)
         kube_hub_stop(s->hub);
         kube_hub_free(s->hub);
     }
-    apis_authn_config_unref(s->current);
+    kube_authn_config_unref(s->current);
     cJSON_Delete(s->cm_data);
     free(s->client_ca.path);
     free(s->client_ca.pem);
     free(s->rh_ca.path);
     free(s->rh_ca.pem);
-    apis_strlist_free(&s->allowed_names);
-    apis_strlist_free(&s->user_headers);
-    apis_strlist_free(&s->group_headers);
-    apis_strlist_free(&s->extra_prefixes);
+    kube_strlist_free(&s->allowed_names);
+    kube_strlist_free(&s->user_headers);
+    kube_strlist_free(&s->group_headers);
+    kube_strlist_free(&s->extra_prefixes);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
-apis_authn_config *apis_authn_source_get(apis_authn_source *s)
+kube_authn_config *kube_authn_source_get(kube_authn_source *s)
 {
-    apis_authn_config *cfg;
+    kube_authn_config *cfg;
 
     pthread_mutex_lock(&s->mu);
-    cfg = apis_authn_config_ref(s->current);
+    cfg = kube_authn_config_ref(s->current);
     pthread_mutex_unlock(&s->mu);
     return cfg;
 }
 
-int apis_authn_source_ready(apis_authn_source *s)
+int kube_authn_source_ready(kube_authn_source *s)
 {
     int r;
 
@@ -327,7 +368,7 @@ int apis_authn_source_ready(apis_authn_source *s)
     return r;
 }
 
-uint64_t apis_authn_source_generation(apis_authn_source *s)
+uint64_t kube_authn_source_generation(kube_authn_source *s)
 {
     uint64_t g;
 
@@ -364,7 +405,7 @@ static void restore_file(watched_file *f, char *old)
     free(failed);
 }
 
-void apis_authn_source_check_files(apis_authn_source *s)
+void kube_authn_source_check_files(kube_authn_source *s)
 {
     char err[512] = "";
     char *old_client = NULL, *old_rh = NULL;

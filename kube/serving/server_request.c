@@ -1,16 +1,16 @@
 /*
- * apiserver/server_request.c - a connection's requests: the head parsed
+ * kube/serving/server_request.c - a connection's requests: the head parsed
  * incrementally, the exchange started on it (authenticated and authorized
  * before any body is read), the body read only then, and the upstream
  * work run on the pool's workers, never on the libwebsockets thread.
  */
-#include "server_int.h"
+#include "kube/serving/server_int.h"
 
 /* ---- the worker side ---- */
 
 static void complete(job *j)
 {
-    apis_server *s = j->srv;
+    kube_server *s = j->srv;
 
     pthread_mutex_lock(&s->done_mu);
     if (s->done_tail)
@@ -26,24 +26,23 @@ static void run_job(void *arg)
 {
     job *j = arg;
 
-    j->rc = apis_exchange_run(j->x, 1);
+    j->rc = kube_exchange_run(j->x, 1);
     complete(j);
 }
 
-static void finish_job(apis_server *s, job *j)
+static void finish_job(kube_server *s, job *j)
 {
     s->inflight--;
-    if (s->ctx.metrics)
-        apis_metrics_inflight(s->ctx.metrics, -1);
+    kube_observe_inflight(s->ctx.observer, -1);
     if (j->c->wsi)
-        apis_srv_step(j->c, j->x, j->rc);
+        kube_srv_step(j->c, j->x, j->rc);
     else
-        apis_exchange_free(j->x);
-    apis_srv_conn_unref(j->c);
+        kube_exchange_free(j->x);
+    kube_srv_conn_unref(j->c);
     free(j);
 }
 
-void apis_srv_drain_completions(apis_server *s)
+void kube_srv_drain_completions(kube_server *s)
 {
     job *j;
 
@@ -71,9 +70,9 @@ static void load_peer(conn *c)
     c->pc.chain = SSL_get_peer_cert_chain(ssl);
 }
 
-static int offload(conn *c, apis_exchange *x)
+static int offload(conn *c, kube_exchange *x)
 {
-    apis_server *s = c->srv;
+    kube_server *s = c->srv;
     job *j = calloc(1, sizeof(*j));
 
     if (!j)
@@ -82,30 +81,29 @@ static int offload(conn *c, apis_exchange *x)
     j->c = c;
     j->x = x;
     c->refs++;
-    if (apis_pool_submit(s->pool, run_job, j) != KUBE_OK) {
+    if (kube_pool_submit(s->pool, run_job, j) != KUBE_OK) {
         c->refs--;
         free(j);
         return KUBE_ECANCELED;
     }
     s->inflight++;
-    if (s->ctx.metrics)
-        apis_metrics_inflight(s->ctx.metrics, 1);
+    kube_observe_inflight(s->ctx.observer, 1);
     return KUBE_OK;
 }
 
 /* The exchange is authorized: reads its body (none: at once), after a
  * 100 Continue when the client waits for one. */
-static void await_body(conn *c, apis_exchange *x)
+static void await_body(conn *c, kube_exchange *x)
 {
     if (!kube_httpreq_has_body(&c->req)) {
-        apis_exchange_set_body(x, NULL, 0);
-        apis_srv_step(c, x, apis_exchange_run(x, 0));
+        kube_exchange_set_body(x, NULL, 0);
+        kube_srv_step(c, x, kube_exchange_run(x, 0));
         return;
     }
     c->x = x;
     c->phase = PH_BODY;
     if (c->req.expect_continue) {
-        apis_srv_out_prepare(c);
+        kube_srv_out_prepare(c);
         if (kube_buf_puts(&c->out, CONTINUE_LINE) == KUBE_OK)
             lws_callback_on_writable(c->wsi);
     }
@@ -113,48 +111,48 @@ static void await_body(conn *c, apis_exchange *x)
         c->rx_paused = 0;
         lws_rx_flow_control(c->wsi, 1);
     }
-    apis_srv_advance_input(c);
+    kube_srv_advance_input(c);
 }
 
-/* Moves an exchange on after apis_exchange_run() said rc. */
-void apis_srv_step(conn *c, apis_exchange *x, int rc)
+/* Moves an exchange on after kube_exchange_run() said rc. */
+void kube_srv_step(conn *c, kube_exchange *x, int rc)
 {
-    apis_server *s = c->srv;
+    kube_server *s = c->srv;
 
-    if (rc == APIS_EXCHANGE_BLOCKED) {
+    if (rc == KUBE_EXCHANGE_BLOCKED) {
         if (s->inflight >= s->max_inflight)
-            apis_exchange_fail(x, 429, "TooManyRequests",
+            kube_exchange_fail(x, 429, "TooManyRequests",
                                "Too many requests, please try again later.");
         else if (offload(c, x) == KUBE_OK)
             return;
         else
-            apis_exchange_fail(x, 503, "ServiceUnavailable", "the server is shutting down");
-    } else if (rc == APIS_EXCHANGE_NEED_BODY) {
+            kube_exchange_fail(x, 503, "ServiceUnavailable", "the server is shutting down");
+    } else if (rc == KUBE_EXCHANGE_NEED_BODY) {
         await_body(c, x);
         return;
     }
-    apis_srv_respond(c, x);
-    apis_exchange_observe(x);
-    apis_exchange_free(x);
+    kube_srv_respond(c, x);
+    kube_exchange_observe(x);
+    kube_exchange_free(x);
 }
 
 /* The head is whole: authentication and authorization start on it. */
 static void start_request(conn *c)
 {
-    apis_server *s = c->srv;
-    apis_exchange *x = NULL;
+    kube_server *s = c->srv;
+    kube_exchange *x = NULL;
 
     c->phase = PH_EXCHANGE;
     c->started = 1;
     c->keep_alive = c->req.keep_alive && !s->draining;
-    apis_srv_set_timeout(c, s->request_timeout_s);
+    kube_srv_set_timeout(c, s->request_timeout_s);
     if (!c->peer_loaded)
         load_peer(c);
-    if (apis_exchange_new(&s->ctx, &c->req, c->pc.leaf ? &c->pc : NULL, &x) != KUBE_OK) {
-        apis_srv_kill_conn(c);
+    if (kube_exchange_new(&s->ctx, &c->req, c->pc.leaf ? &c->pc : NULL, &x) != KUBE_OK) {
+        kube_srv_kill_conn(c);
         return;
     }
-    apis_srv_step(c, x, apis_exchange_run(x, 0));
+    kube_srv_step(c, x, kube_exchange_run(x, 0));
 }
 
 static void read_head(conn *c)
@@ -165,7 +163,7 @@ static void read_head(conn *c)
     if (n == 0)
         return;
     if (n < 0) {
-        apis_srv_answer_parse_error(c, n == KUBE_ENOMEM ? 500 : status);
+        kube_srv_answer_parse_error(c, n == KUBE_ENOMEM ? 500 : status);
         return;
     }
     c->req_len = kube_httpreq_has_body(&c->req) ? 0 : (size_t)n;
@@ -174,7 +172,7 @@ static void read_head(conn *c)
 
 static void read_body(conn *c)
 {
-    apis_exchange *x = c->x;
+    kube_exchange *x = c->x;
     int status = 0;
     int n = kube_httpreq_parse_body(&c->parser, c->in.data, c->in.len, &c->req, &status);
 
@@ -182,18 +180,18 @@ static void read_body(conn *c)
         return;
     c->x = NULL;
     if (n < 0) {
-        apis_exchange_free(x);
-        apis_srv_answer_parse_error(c, n == KUBE_ENOMEM ? 500 : status);
+        kube_exchange_free(x);
+        kube_srv_answer_parse_error(c, n == KUBE_ENOMEM ? 500 : status);
         return;
     }
     c->req_len = (size_t)n;
     c->phase = PH_EXCHANGE;
-    apis_exchange_set_body(x, c->req.body, c->req.body_len);
-    apis_srv_step(c, x, apis_exchange_run(x, 0));
+    kube_exchange_set_body(x, c->req.body, c->req.body_len);
+    kube_srv_step(c, x, kube_exchange_run(x, 0));
 }
 
 /* Parses what arrived, as far as the connection's phase allows. */
-void apis_srv_advance_input(conn *c)
+void kube_srv_advance_input(conn *c)
 {
     if (c->phase == PH_HEAD)
         read_head(c);

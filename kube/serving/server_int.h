@@ -1,14 +1,14 @@
 /*
- * apiserver/server_int.h - what the listener's files share: the
+ * kube/serving/server_int.h - what the listener's files share: the
  * connection, the job a worker runs, the server. server.c holds the
  * connections, the libwebsockets callbacks and the lifecycle;
  * server_request.c reads requests and hands their exchanges to the
  * workers. Not a public header.
  */
-#ifndef APIS_SERVER_INT_H
-#define APIS_SERVER_INT_H
+#ifndef KUBE_SERVING_SERVER_INT_H
+#define KUBE_SERVING_SERVER_INT_H
 
-#include "server.h"
+#include "kube/serving/server.h"
 
 #include <libwebsockets.h>
 #include <malloc.h>
@@ -21,8 +21,8 @@
 #include "kube/serving/lws.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
-#include "pool.h"
-#include "status.h"
+#include "kube/serving/pool.h"
+#include "kube/serving/status.h"
 
 #define WRITE_CHUNK 16384
 #define MAX_BUFFERED (160 * 1024) /* pause reading a pipelining client past this */
@@ -47,7 +47,7 @@ enum phase { PH_HEAD, PH_EXCHANGE, PH_BODY, PH_ANSWER };
 
 struct conn {
     conn *prev, *next;
-    apis_server *srv;
+    kube_server *srv;
     struct lws *wsi; /* NULL once closed */
     int refs;        /* service thread only */
     kube_buf in;     /* received bytes, from the current request's first */
@@ -57,7 +57,7 @@ struct conn {
     kube_httpreq_parser parser;
     kube_httpreq_request req; /* the head of the request being served */
     size_t req_len;           /* its bytes in `in` once read whole */
-    apis_exchange *x;         /* waiting for its body (PH_BODY) */
+    kube_exchange *x;         /* waiting for its body (PH_BODY) */
     int keep_alive;
     int started;        /* a request was received on it */
     int flushing;       /* the answer was handed to lws */
@@ -66,27 +66,29 @@ struct conn {
     int close_after;
     int rx_paused;
     int peer_loaded;
-    apis_peer_cache pc;
+    kube_peer_cache pc;
 };
 
 struct job {
     job *next;
-    apis_server *srv;
+    kube_server *srv;
     conn *c;
-    apis_exchange *x;
-    int rc; /* what apis_exchange_run() said on the worker */
+    kube_exchange *x;
+    int rc; /* what kube_exchange_run() said on the worker */
 };
 
-struct apis_server {
+struct kube_server {
     struct lws_context *lws;
     struct lws_vhost *vhost;
-    apis_certs *certs;
-    apis_context ctx;
-    apis_pool *pool;
+    kube_certs *certs;
+    kube_serving_context ctx;
+    kube_pool *pool;
     kube_httpreq_limits limits;
     int port;
     int max_inflight;
     int max_conns;
+    int tls_min_version;
+    char *cipher_list;
     int handshake_timeout_s, header_timeout_s, request_timeout_s;
     int64_t shutdown_timeout_ms;
     /* service thread state */
@@ -105,33 +107,33 @@ struct apis_server {
 };
 
 /* Drops a reference; the last frees the connection. */
-void apis_srv_conn_unref(conn *c);
+void kube_srv_conn_unref(conn *c);
 
 /* Arms the connection's libwebsockets timeout (secs 0: none). */
-void apis_srv_set_timeout(conn *c, int secs);
+void kube_srv_set_timeout(conn *c, int secs);
 
 /* Has libwebsockets close the connection (on its own thread, soon). */
-void apis_srv_kill_conn(conn *c);
+void kube_srv_kill_conn(conn *c);
 
 /* Appends to what is still to be written (a 100 Continue may be). */
-void apis_srv_out_prepare(conn *c);
+void kube_srv_out_prepare(conn *c);
 
 /* An answer given before an exchange exists (unparseable request). */
-void apis_srv_answer_parse_error(conn *c, int code);
+void kube_srv_answer_parse_error(conn *c, int code);
 
 /* Answers the exchange. A request whose body was not read (answered before
  * it, as a 401 or 403 is) closes its connection: its bytes are never
  * parsed. */
-void apis_srv_respond(conn *c, apis_exchange *x);
+void kube_srv_respond(conn *c, kube_exchange *x);
 
 /* Takes the jobs the workers finished and moves their exchanges on
  * (libwebsockets thread). */
-void apis_srv_drain_completions(apis_server *s);
+void kube_srv_drain_completions(kube_server *s);
 
-/* Moves an exchange on after apis_exchange_run() said rc. */
-void apis_srv_step(conn *c, apis_exchange *x, int rc);
+/* Moves an exchange on after kube_exchange_run() said rc. */
+void kube_srv_step(conn *c, kube_exchange *x, int rc);
 
 /* Parses what arrived, as far as the connection's phase allows. */
-void apis_srv_advance_input(conn *c);
+void kube_srv_advance_input(conn *c);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * apiserver/delegate.c - delegated authentication and authorization: the
+ * kube/serving/delegate.c - delegated authentication and authorization: the
  * TokenReview (authentication.k8s.io/v1) and SubjectAccessReview
  * (authorization.k8s.io/v1) round trips to kube-apiserver, with the caches
  * and always-allow rules of k8s.io/apiserver's delegating options: - bearer
@@ -12,14 +12,14 @@
  * allow_ttl and denied ones for deny_ttl (10 s each by default). The contract
  * is in delegate.h.
  */
-#include "delegate.h"
+#include "kube/serving/delegate.h"
 
 #include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
+#include "kube/serving/cache.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 
@@ -28,27 +28,27 @@
 #define SAR_PATH "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 #define INVALID_TOKEN "-" /* cached value of a token kube-apiserver rejected */
 
-struct apis_delegate {
+struct kube_delegate {
     kube_client *authn_client;
     kube_client *authz_client;
     int64_t token_ttl_ms, allow_ttl_ms, deny_ttl_ms;
-    apis_strlist allow_paths, allow_groups;
-    apis_metrics *metrics;
-    apis_ttl_cache *tokens;
-    apis_ttl_cache *decisions;
+    kube_strlist allow_paths, allow_groups;
+    const kube_serving_observer *observer;
+    kube_ttl_cache *tokens;
+    kube_ttl_cache *decisions;
 };
 
-static int copy_list(apis_strlist *dst, const apis_strlist *src)
+static int copy_list(kube_strlist *dst, const kube_strlist *src)
 {
     for (size_t i = 0; src && i < src->n; i++)
-        if (apis_strlist_add(dst, src->v[i]) != KUBE_OK)
+        if (kube_strlist_add(dst, src->v[i]) != KUBE_OK)
             return KUBE_ENOMEM;
     return KUBE_OK;
 }
 
-int apis_delegate_new(const apis_delegate_options *o, apis_delegate **out)
+int kube_delegate_new(const kube_delegate_options *o, kube_delegate **out)
 {
-    apis_delegate *d = calloc(1, sizeof(*d));
+    kube_delegate *d = calloc(1, sizeof(*d));
     int rc;
 
     *out = NULL;
@@ -59,36 +59,36 @@ int apis_delegate_new(const apis_delegate_options *o, apis_delegate **out)
     d->token_ttl_ms = o->token_ttl_ms;
     d->allow_ttl_ms = o->allow_ttl_ms;
     d->deny_ttl_ms = o->deny_ttl_ms;
-    d->metrics = o->metrics;
+    d->observer = o->observer;
     rc = copy_list(&d->allow_paths, o->always_allow_paths);
     if (rc == KUBE_OK)
         rc = copy_list(&d->allow_groups, o->always_allow_groups);
     if (rc == KUBE_OK)
-        rc = apis_ttl_cache_new(CACHE_ENTRIES, &d->tokens);
+        rc = kube_ttl_cache_new(CACHE_ENTRIES, &d->tokens);
     if (rc == KUBE_OK)
-        rc = apis_ttl_cache_new(CACHE_ENTRIES, &d->decisions);
+        rc = kube_ttl_cache_new(CACHE_ENTRIES, &d->decisions);
     if (rc != KUBE_OK) {
-        apis_delegate_free(d);
+        kube_delegate_free(d);
         return rc;
     }
     *out = d;
     return KUBE_OK;
 }
 
-void apis_delegate_free(apis_delegate *d)
+void kube_delegate_free(kube_delegate *d)
 {
     if (!d)
         return;
-    apis_strlist_free(&d->allow_paths);
-    apis_strlist_free(&d->allow_groups);
-    apis_ttl_cache_free(d->tokens);
-    apis_ttl_cache_free(d->decisions);
+    kube_strlist_free(&d->allow_paths);
+    kube_strlist_free(&d->allow_groups);
+    kube_ttl_cache_free(d->tokens);
+    kube_ttl_cache_free(d->decisions);
     free(d);
 }
 
 /* ---- users as JSON (the cache stores them in this form) ---- */
 
-static cJSON *user_to_json(const apis_user *u)
+static cJSON *user_to_json(const kube_user *u)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON *groups = cJSON_AddArrayToObject(j, "groups");
@@ -114,20 +114,20 @@ nomem:
     return NULL;
 }
 
-static int add_string_items(const cJSON *arr, apis_strlist *l)
+static int add_string_items(const cJSON *arr, kube_strlist *l)
 {
     const cJSON *it;
 
     cJSON_ArrayForEach(it, arr)
     {
-        if (cJSON_IsString(it) && apis_strlist_add(l, it->valuestring) != KUBE_OK)
+        if (cJSON_IsString(it) && kube_strlist_add(l, it->valuestring) != KUBE_OK)
             return KUBE_ENOMEM;
     }
     return KUBE_OK;
 }
 
 /* Reads a TokenReview status.user (or our cached form). */
-static int user_from_json(const cJSON *j, apis_user **out)
+static int user_from_json(const cJSON *j, kube_user **out)
 {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "username");
     const cJSON *uid = cJSON_GetObjectItemCaseSensitive(j, "uid");
@@ -136,13 +136,13 @@ static int user_from_json(const cJSON *j, apis_user **out)
 
     if (!cJSON_IsObject(extra))
         extra = NULL;
-    apis_user *u;
+    kube_user *u;
     int rc;
 
     *out = NULL;
     if (!cJSON_IsString(name) || !*name->valuestring)
         return KUBE_EPARSE;
-    u = apis_user_new(name->valuestring);
+    u = kube_user_new(name->valuestring);
     if (!u)
         return KUBE_ENOMEM;
     rc = add_string_items(cJSON_GetObjectItemCaseSensitive(j, "groups"), &u->groups);
@@ -154,11 +154,11 @@ static int user_from_json(const cJSON *j, apis_user **out)
         cJSON_ArrayForEach(v, kv)
         {
             if (rc == KUBE_OK && cJSON_IsString(v))
-                rc = apis_user_add_extra(u, kv->string, v->valuestring);
+                rc = kube_user_add_extra(u, kv->string, v->valuestring);
         }
     }
     if (rc != KUBE_OK) {
-        apis_user_free(u);
+        kube_user_free(u);
         return rc;
     }
     *out = u;
@@ -177,7 +177,7 @@ static void token_key(const char *token, char key[2 * SHA256_DIGEST_LENGTH + 4])
         snprintf(key + 3 + 2 * i, 3, "%02x", md[i]);
 }
 
-int apis_delegate_token_cached(apis_delegate *d, const char *token, apis_user **out)
+int kube_delegate_token_cached(kube_delegate *d, const char *token, kube_user **out)
 {
     char key[2 * SHA256_DIGEST_LENGTH + 4];
     char *cached = NULL;
@@ -186,7 +186,7 @@ int apis_delegate_token_cached(apis_delegate *d, const char *token, apis_user **
 
     *out = NULL;
     token_key(token, key);
-    rc = apis_ttl_cache_get(d->tokens, key, &cached);
+    rc = kube_ttl_cache_get(d->tokens, key, &cached);
     if (rc != KUBE_OK)
         return rc;
     if (strcmp(cached, INVALID_TOKEN) == 0) {
@@ -215,7 +215,7 @@ static int tokenreview_body(const char *token, char **out)
 }
 
 /* Reads status of a TokenReview answer into *out (NULL: not authenticated). */
-static int tokenreview_result(const char *body, apis_user **out)
+static int tokenreview_result(const char *body, kube_user **out)
 {
     cJSON *j = cJSON_Parse(body);
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(j, "status");
@@ -231,7 +231,7 @@ static int tokenreview_result(const char *body, apis_user **out)
     return rc;
 }
 
-static void cache_token(apis_delegate *d, const char *token, const apis_user *u)
+static void cache_token(kube_delegate *d, const char *token, const kube_user *u)
 {
     char key[2 * SHA256_DIGEST_LENGTH + 4];
     cJSON *j = u ? user_to_json(u) : NULL;
@@ -239,16 +239,16 @@ static void cache_token(apis_delegate *d, const char *token, const apis_user *u)
 
     token_key(token, key);
     if (!u || text)
-        apis_ttl_cache_put(d->tokens, key, u ? text : INVALID_TOKEN, d->token_ttl_ms);
+        kube_ttl_cache_put(d->tokens, key, u ? text : INVALID_TOKEN, d->token_ttl_ms);
     free(text);
     cJSON_Delete(j);
 }
 
-int apis_delegate_authenticate_token(apis_delegate *d, const char *token, apis_user **out)
+int kube_delegate_authenticate_token(kube_delegate *d, const char *token, kube_user **out)
 {
     kube_response resp = {0};
     char *body = NULL;
-    int rc = apis_delegate_token_cached(d, token, out);
+    int rc = kube_delegate_token_cached(d, token, out);
 
     if (rc != KUBE_ENOTFOUND)
         return rc;
@@ -277,7 +277,7 @@ static int add_attr(cJSON *o, const char *key, const char *v)
     return !v || !*v || cJSON_AddStringToObject(o, key, v) != NULL;
 }
 
-static int add_attributes(cJSON *spec, const apis_authz_attrs *a)
+static int add_attributes(cJSON *spec, const kube_authz_attrs *a)
 {
     cJSON *attrs;
 
@@ -292,7 +292,7 @@ static int add_attributes(cJSON *spec, const apis_authz_attrs *a)
            add_attr(attrs, "subresource", a->subresource) && add_attr(attrs, "name", a->name);
 }
 
-static int add_user(cJSON *spec, const apis_user *u)
+static int add_user(cJSON *spec, const kube_user *u)
 {
     cJSON *uj = user_to_json(u);
     cJSON *groups, *extra;
@@ -315,7 +315,7 @@ static int add_user(cJSON *spec, const apis_user *u)
     return add_attr(spec, "uid", u->uid);
 }
 
-cJSON *apis_delegate_sar_body(const apis_authz_attrs *a)
+cJSON *kube_delegate_sar_body(const kube_authz_attrs *a)
 {
     cJSON *sar = cJSON_CreateObject();
     cJSON *spec = cJSON_CreateObject();
@@ -334,21 +334,32 @@ cJSON *apis_delegate_sar_body(const apis_authz_attrs *a)
     return sar;
 }
 
-static int always_allowed(apis_delegate *d, const apis_authz_attrs *a)
+int kube_authz_path_always_allowed(const kube_strlist *paths, const char *path)
 {
-    if (!a->resource_request && a->path && apis_strlist_contains(&d->allow_paths, a->path))
+    for (size_t i = 0; paths && path && i < paths->n; i++) {
+        const char *p = paths->v[i];
+        size_t n = strlen(p);
+        if (n && p[n - 1] == '*' ? strncmp(p, path, n - 1) == 0 : strcmp(p, path) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int always_allowed(kube_delegate *d, const kube_authz_attrs *a)
+{
+    if (!a->resource_request && kube_authz_path_always_allowed(&d->allow_paths, a->path))
         return 1;
     for (size_t i = 0; i < a->user->groups.n; i++)
-        if (apis_strlist_contains(&d->allow_groups, a->user->groups.v[i]))
+        if (kube_strlist_contains(&d->allow_groups, a->user->groups.v[i]))
             return 1;
     return 0;
 }
 
 /* Cached decisions are "1<reason>" or "0<reason>", keyed by the review. */
-static int decision_from_cache(apis_delegate *d, const char *key, apis_authz_decision *out)
+static int decision_from_cache(kube_delegate *d, const char *key, kube_authz_decision *out)
 {
     char *v = NULL;
-    int rc = apis_ttl_cache_get(d->decisions, key, &v);
+    int rc = kube_ttl_cache_get(d->decisions, key, &v);
 
     if (rc != KUBE_OK)
         return rc;
@@ -358,23 +369,22 @@ static int decision_from_cache(apis_delegate *d, const char *key, apis_authz_dec
     return KUBE_OK;
 }
 
-static void metric(apis_delegate *d, apis_authz_result r)
+static void metric(kube_delegate *d, kube_authz_result r)
 {
-    if (d->metrics)
-        apis_metrics_authz(d->metrics, r);
+    kube_observe_authz(d->observer, r);
 }
 
-static char *review_key(const apis_authz_attrs *a)
+static char *review_key(const kube_authz_attrs *a)
 {
-    cJSON *sar = apis_delegate_sar_body(a);
+    cJSON *sar = kube_delegate_sar_body(a);
     char *key = sar ? cJSON_PrintUnformatted(sar) : NULL;
 
     cJSON_Delete(sar);
     return key;
 }
 
-int apis_delegate_authorize_cached(apis_delegate *d, const apis_authz_attrs *a,
-                                   apis_authz_decision *out)
+int kube_delegate_authorize_cached(kube_delegate *d, const kube_authz_attrs *a,
+                                   kube_authz_decision *out)
 {
     char *key;
     int rc;
@@ -382,7 +392,7 @@ int apis_delegate_authorize_cached(apis_delegate *d, const apis_authz_attrs *a,
     memset(out, 0, sizeof(*out));
     if (always_allowed(d, a)) {
         out->allowed = 1;
-        metric(d, APIS_AUTHZ_ALWAYS_ALLOWED);
+        metric(d, KUBE_AUTHZ_ALWAYS_ALLOWED);
         return KUBE_OK;
     }
     key = review_key(a);
@@ -391,11 +401,11 @@ int apis_delegate_authorize_cached(apis_delegate *d, const apis_authz_attrs *a,
     rc = decision_from_cache(d, key, out);
     free(key);
     if (rc == KUBE_OK)
-        metric(d, APIS_AUTHZ_CACHE_HIT);
+        metric(d, KUBE_AUTHZ_CACHE_HIT);
     return rc;
 }
 
-static int read_decision(const char *body, apis_authz_decision *out)
+static int read_decision(const char *body, kube_authz_decision *out)
 {
     cJSON *j = cJSON_Parse(body);
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(j, "status");
@@ -413,17 +423,17 @@ static int read_decision(const char *body, apis_authz_decision *out)
     return rc;
 }
 
-static void cache_decision(apis_delegate *d, const char *key, const apis_authz_decision *dec)
+static void cache_decision(kube_delegate *d, const char *key, const kube_authz_decision *dec)
 {
     kube_buf v = KUBE_BUF_INIT;
 
     if (kube_buf_printf(&v, "%c%s", dec->allowed ? '1' : '0', dec->reason) == KUBE_OK)
-        apis_ttl_cache_put(d->decisions, key, v.data,
+        kube_ttl_cache_put(d->decisions, key, v.data,
                            dec->allowed ? d->allow_ttl_ms : d->deny_ttl_ms);
     kube_buf_free(&v);
 }
 
-static int review(apis_delegate *d, const char *key, apis_authz_decision *out)
+static int review(kube_delegate *d, const char *key, kube_authz_decision *out)
 {
     kube_response resp = {0};
     int rc = kube_client_do(d->authz_client, "POST", SAR_PATH, "application/json", key, strlen(key),
@@ -437,15 +447,15 @@ static int review(apis_delegate *d, const char *key, apis_authz_decision *out)
     return rc;
 }
 
-int apis_delegate_authorize(apis_delegate *d, const apis_authz_attrs *a, apis_authz_decision *out)
+int kube_delegate_authorize(kube_delegate *d, const kube_authz_attrs *a, kube_authz_decision *out)
 {
-    int rc = apis_delegate_authorize_cached(d, a, out);
+    int rc = kube_delegate_authorize_cached(d, a, out);
     char *key;
 
     if (rc != KUBE_ENOTFOUND)
         return rc;
     if (!d->authz_client) {
-        metric(d, APIS_AUTHZ_DENIED);
+        metric(d, KUBE_AUTHZ_DENIED);
         return KUBE_OK; /* no authorizer: nothing but the always-allow rules */
     }
     key = review_key(a);
@@ -454,9 +464,9 @@ int apis_delegate_authorize(apis_delegate *d, const apis_authz_attrs *a, apis_au
     rc = review(d, key, out);
     if (rc == KUBE_OK) {
         cache_decision(d, key, out);
-        metric(d, out->allowed ? APIS_AUTHZ_ALLOWED : APIS_AUTHZ_DENIED);
+        metric(d, out->allowed ? KUBE_AUTHZ_ALLOWED : KUBE_AUTHZ_DENIED);
     } else {
-        metric(d, APIS_AUTHZ_ERROR);
+        metric(d, KUBE_AUTHZ_ERROR);
     }
     free(key);
     return rc;
