@@ -235,8 +235,8 @@ void sched_config_free(sched_config *cfg);
  * Returns KUBE_OK or KUBE_ENOMEM. */
 int sched_config_write_yaml(const sched_config *cfg, kube_buf *out);
 
-/* The same configuration as a JSON tree (apiVersion, kind, every field;
- * /configz serves it). The caller frees it with cJSON_Delete(); NULL when
+/* The same configuration as a JSON tree (apiVersion, kind, every field
+ * but the extenders' tlsConfig.keyData, a private key; /configz serves it). The caller frees it with cJSON_Delete(); NULL when
  * out of memory. */
 cJSON *sched_config_to_json(const sched_config *cfg);
 

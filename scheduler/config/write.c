@@ -230,9 +230,22 @@ static cJSON *config_json(const sched_config *cfg)
     return o;
 }
 
+/* Drops each extender's tlsConfig.keyData from o: a private key is no
+ * business of a debugging endpoint (client-go prints it as REDACTED). */
+static void redact_extender_keys(cJSON *o)
+{
+    cJSON *ext;
+    cJSON_ArrayForEach(ext, cJSON_GetObjectItemCaseSensitive(o, "extenders"))
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(ext, "tlsConfig"),
+                                                "keyData");
+}
+
 cJSON *sched_config_to_json(const sched_config *cfg)
 {
-    return config_json(cfg);
+    cJSON *o = config_json(cfg);
+    if (o)
+        redact_extender_keys(o);
+    return o;
 }
 
 int sched_config_write_yaml(const sched_config *cfg, kube_buf *out)

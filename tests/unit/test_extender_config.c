@@ -223,6 +223,13 @@ static void write_and_reload(void **state)
     assert_string_equal(a.data, b.data);
     assert_int_equal(again->n_extenders, 2);
     assert_string_equal(again->extenders[0].tls->key_data, "key");
+    /* /configz's JSON carries everything but the private key */
+    cJSON *j = sched_config_to_json(cfg);
+    cJSON *tls = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "extenders"), 0),
+                                     "tlsConfig");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(tls, "certData")), "YWJj");
+    assert_null(cJSON_GetObjectItem(tls, "keyData"));
+    cJSON_Delete(j);
     kube_buf_free(&a);
     kube_buf_free(&b);
     sched_config_free(cfg);
