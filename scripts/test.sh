@@ -5,7 +5,9 @@
 # normal build and under AddressSanitizer + UndefinedBehaviorSanitizer, builds
 # Release (so -O3 warnings cannot creep in), then every scripts/test-*.sh
 # stage: the demo walk-through, the e2e suite against the emulator, the
-# bounded fuzz run and the unit groups under valgrind. Warnings are errors
+# bounded fuzz run and the unit groups under valgrind. After the first
+# build, docs/configuration.md's flag tables are checked against the
+# binaries' --help (scripts/flag-docs.sh --check). Warnings are errors
 # in every build here (-DSTICKYVM_WERROR=ON).
 #
 # Output: one line per stage with its duration, and the stage's summary
@@ -65,6 +67,7 @@ CTEST_SUMMARY='tests passed|tests failed|^Total Test time'
 stage deps '^deps: installing|^deps: apt' scripts/deps.sh
 stage source-rules '' source_rules
 stage build '' build build
+stage flag-docs '' scripts/flag-docs.sh --check build
 stage tests "$CTEST_SUMMARY" run_ctest build
 stage build-asan '' build build-asan -DSTICKYVM_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
