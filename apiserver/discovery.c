@@ -35,9 +35,9 @@ static const char group_doc[] =
 
 /* The read-only resource (vmpins.h): kubectl resolves "vmpin" through
  * shortNames and "virtualmachinepin" through singularName. */
-#define VMPINS_JSON                                                                    \
-    "{\"name\":\"virtualmachinepins\",\"singularName\":\"virtualmachinepin\","         \
-    "\"namespaced\":true,\"kind\":\"VirtualMachinePin\",\"verbs\":[\"get\",\"list\"]," \
+#define VMPINS_JSON                                                                              \
+    "{\"name\":\"virtualmachinepins\",\"singularName\":\"virtualmachinepin\","                   \
+    "\"namespaced\":true,\"kind\":\"VirtualMachinePin\",\"verbs\":[\"get\",\"list\",\"watch\"]," \
     "\"shortNames\":[\"vmpin\"]}"
 
 static const char resource_list_doc[] =
