@@ -215,7 +215,8 @@ kube_informer_handlers apis_vmwatch_handlers(apis_vmwatch *w)
 
 /* ---- one watch ---- */
 
-/* The stream's cancel callback (server thread): the watcher leaves. */
+/* The stream's cancel callback (server thread), once, however the watch
+ * ended: the watcher leaves and is freed. */
 static void cancelled(void *ud)
 {
     watcher *wt = ud;

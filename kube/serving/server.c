@@ -196,7 +196,8 @@ static int take_stream(conn *c)
     rc = kube_stream_take(c->stream, &c->out);
     if (rc < 0)
         return -1;
-    if (rc == 1) {
+    if (rc == 1) { /* over: the producer hears it too */
+        kube_stream_cancel(c->stream, 1);
         kube_stream_unref(c->stream);
         c->stream = NULL;
         kube_srv_set_timeout(c, WRITE_TIMEOUT_S);

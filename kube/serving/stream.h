@@ -10,9 +10,11 @@
  *
  * The stream is cancelled, once, when the client goes away, when its
  * deadline passes (the server then ends it itself: a watch's
- * timeoutSeconds) or when the server shuts down: the producer's cancel
- * callback runs then (on the server's thread: it must not block), and
- * every later write says KUBE_ECANCELED.
+ * timeoutSeconds), when the server shuts down, or once the end the
+ * producer asked for was sent: the producer's cancel callback runs then,
+ * exactly once in every case (on the server's thread: it must not block;
+ * it is where the producer lets go of its state), and every later write
+ * says KUBE_ECANCELED.
  *
  * Threads: every function is thread-safe.
  * Memory: a stream is reference-counted: kube_exchange_stream() gives the
@@ -29,8 +31,8 @@
 
 typedef struct kube_stream kube_stream;
 
-/* Called once when the stream is cancelled (see above); ud is the
- * producer's. */
+/* Called exactly once when the stream is cancelled or over (see above);
+ * ud is the producer's. */
 typedef void (*kube_stream_cancel_fn)(void *ud);
 
 /* Queues data (len > 0) as one chunk. KUBE_OK, KUBE_ECANCELED once
