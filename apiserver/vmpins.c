@@ -317,7 +317,7 @@ void apis_vmpins_watch(apis_vmpins *v, const apis_route *r, const char *accept, 
 {
     apis_vmwatch_request w = {.namespace_ = r->namespace_};
     kube_buf body = KUBE_BUF_INIT;
-    char rv[64];
+    char rv[64], bookmarks[16];
     int code = 0, rc;
 
     if (!v)
@@ -325,11 +325,14 @@ void apis_vmpins_watch(apis_vmpins *v, const apis_route *r, const char *accept, 
     else if (prepare(r, accept, &w.format, &w.filter, &body, &code) &&
              param(r, "resourceVersion", rv, sizeof(rv), &body, &code) == KUBE_OK &&
              timeout_param(r, &w.timeout_s, &body, &code) == KUBE_OK &&
+             param(r, "allowWatchBookmarks", bookmarks, sizeof(bookmarks), &body, &code) ==
+                 KUBE_OK &&
              kube_hub_wait_synced(v->hub, SYNC_WAIT_MS) != KUBE_OK)
         code = status(&body, 503, "ServiceUnavailable",
                       "the VirtualMachine cache is not synced yet", NULL);
     if (!code) {
         w.resource_version = rv;
+        w.bookmarks = apis_parse_bool(bookmarks) == 1;
         rc = apis_vmwatch_start(v->watch, &w, x);
         if (rc == KUBE_EBADREQUEST)
             code = status(&body, 400, "BadRequest", "invalid resourceVersion", NULL);

@@ -49,6 +49,8 @@
 #include "kube/util/buf.h"
 #include "request.h"
 
+#define APIS_VMPIN_KIND "VirtualMachinePin"
+
 typedef struct apis_vmpins apis_vmpins;
 
 /* Starts the VM informer and the Event recorder (reporting controller

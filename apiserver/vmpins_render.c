@@ -13,7 +13,7 @@
 #include "kube/types/pin.h"
 #include "kube/util/errors.h"
 
-#define PIN_KIND "VirtualMachinePin"
+#define PIN_KIND APIS_VMPIN_KIND
 
 /* ---- Accept ---- */
 

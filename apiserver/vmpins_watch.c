@@ -16,7 +16,10 @@
 #include "kube/util/errors.h"
 #include "request.h"
 
-#define HISTORY 1024 /* changes kept for watches from a resourceVersion */
+#define HISTORY 1024                /* changes kept for watches from a resourceVersion */
+#define BOOKMARK_EVERY_MS 60000     /* the cacher's bookmarkFrequency */
+#define BOOKMARK_BEFORE_END_MS 2000 /* and one this long before the deadline */
+#define TICK_MS 250
 #define CT_JSON "application/json"
 
 /* One change: old NULL for an add, cur NULL for a delete. */
@@ -34,6 +37,8 @@ struct watcher {
     apis_vmpins_format format;
     apis_vmpins_filter filter;
     int events; /* sent so far */
+    int64_t deadline_ms;
+    int64_t next_bookmark_ms; /* 0: none (allowWatchBookmarks unset, or too late) */
 };
 
 struct apis_vmwatch {
@@ -48,7 +53,71 @@ struct apis_vmwatch {
     uint64_t floor;
     int floor_set;
     watcher *watchers;
+    pthread_t ticker; /* sends the bookmarks */
+    pthread_cond_t cv;
+    int stop;
 };
+
+/* ---- bookmarks ---- */
+
+/* When the next BOOKMARK is due, as the cacher's nextBookmarkTime: every
+ * minute and 2 s before the deadline; 0 when none is left. */
+static int64_t next_bookmark(int64_t now, int64_t deadline)
+{
+    int64_t at = now + BOOKMARK_EVERY_MS, before_end = deadline - BOOKMARK_BEFORE_END_MS;
+
+    if (before_end < at)
+        at = before_end;
+    return at < now ? 0 : at;
+}
+
+/* A BOOKMARK: the kind and the store's resourceVersion alone (w->mu
+ * held). */
+static void bookmark(apis_vmwatch *w, watcher *wt)
+{
+    char rv[32], ev[256];
+    int n;
+
+    kube_informer_last_rv(w->inf, rv, sizeof(rv));
+    n = snprintf(ev, sizeof(ev),
+                 "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"" APIS_VMPIN_KIND
+                 "\",\"apiVersion\":\"" APIS_GROUP_VERSION
+                 "\",\"metadata\":{\"resourceVersion\":\"%s\"}}}\n",
+                 rv);
+    if (n > 0 && (size_t)n < sizeof(ev))
+        kube_stream_write(wt->stream, ev, (size_t)n);
+}
+
+/* Sends the bookmarks due (w->mu held). */
+static void tick(apis_vmwatch *w)
+{
+    int64_t now = kube_now_ms();
+
+    for (watcher *wt = w->watchers; wt; wt = wt->next)
+        if (wt->next_bookmark_ms && now >= wt->next_bookmark_ms) {
+            bookmark(w, wt);
+            wt->next_bookmark_ms = next_bookmark(now + 1, wt->deadline_ms);
+        }
+}
+
+static void *tick_loop(void *arg)
+{
+    apis_vmwatch *w = arg;
+    struct timespec ts;
+
+    pthread_mutex_lock(&w->mu);
+    while (!w->stop) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += TICK_MS * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+        if (!w->stop)
+            tick(w);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
 
 int apis_vmwatch_new(const char *key, apis_vmwatch **out)
 {
@@ -60,6 +129,14 @@ int apis_vmwatch_new(const char *key, apis_vmwatch **out)
         return KUBE_ENOMEM;
     }
     pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (pthread_create(&w->ticker, NULL, tick_loop, w) != 0) {
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
+        free(w->key);
+        free(w);
+        return KUBE_ENOMEM;
+    }
     *out = w;
     return KUBE_OK;
 }
@@ -82,6 +159,11 @@ void apis_vmwatch_free(apis_vmwatch *w)
 {
     if (!w)
         return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->ticker, NULL);
     while (w->watchers) {
         watcher *next = w->watchers->next;
         watcher_free(w->watchers);
@@ -89,6 +171,7 @@ void apis_vmwatch_free(apis_vmwatch *w)
     }
     for (size_t i = 0; i < HISTORY; i++)
         change_clear(&w->ring[i]);
+    pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
     free(w->key);
     free(w);
@@ -318,10 +401,13 @@ int apis_vmwatch_start(apis_vmwatch *w, apis_vmwatch_request *r, kube_exchange *
     wt->w = w;
     kube_strlcpy(wt->ns, r->namespace_ ? r->namespace_ : "", sizeof(wt->ns));
     wt->format = r->format;
+    wt->deadline_ms = kube_now_ms() + r->timeout_s * 1000;
+    if (r->bookmarks && !wt->format.table_version)
+        wt->next_bookmark_ms = next_bookmark(kube_now_ms(), wt->deadline_ms);
     wt->filter = r->filter;
     memset(&r->filter, 0, sizeof(r->filter));
-    rc = kube_exchange_stream(x, 200, content_type(&wt->format),
-                              kube_now_ms() + r->timeout_s * 1000, cancelled, wt, &wt->stream);
+    rc = kube_exchange_stream(x, 200, content_type(&wt->format), wt->deadline_ms, cancelled, wt,
+                              &wt->stream);
     if (rc != KUBE_OK) {
         watcher_free(wt);
         return rc;

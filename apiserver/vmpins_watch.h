@@ -15,11 +15,14 @@
  *     VM entering the selection is ADDED, one leaving it DELETED (its
  *     previous state, with the event's resourceVersion);
  *   a Table (Accept as=Table) event carries a Table of one row; only the
- *     first event of a watch carries the columnDefinitions.
+ *     first event of a watch carries the columnDefinitions;
+ *   allowWatchBookmarks: a BOOKMARK event (the kind and the informer's
+ *     resourceVersion alone) every minute and 2 s before the watch's
+ *     timeout, as the cacher sends them (not on Table watches).
  *
  * Threads: the informer's handlers run on the hub thread; apis_vmwatch_start
- * on a worker; the streams' cancel callbacks on the server's thread; one
- * mutex orders them.
+ * on a worker; the streams' cancel callbacks on the server's thread; the
+ * bookmarks on a thread of the watch's own; one mutex orders them.
  * Memory: apis_vmwatch_new() allocates; apis_vmwatch_free() frees the
  * history and any watcher left, and must come after the server (whose
  * streams point at the watchers) was freed.
@@ -47,6 +50,7 @@ typedef struct apis_vmwatch_request {
     const char *namespace_; /* "" or NULL: all */
     const char *resource_version;
     int64_t timeout_s; /* > 0 */
+    int bookmarks;     /* allowWatchBookmarks */
     apis_vmpins_format format;
     apis_vmpins_filter filter; /* taken over (freed by the watch) */
 } apis_vmwatch_request;

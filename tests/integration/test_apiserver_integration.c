@@ -1203,6 +1203,39 @@ static void vmpins_watch_starts_with_the_state(void **state)
     assert_int_equal(via_proxy(NULL, "GET", PINS "?watch=1&timeoutSeconds=x", NULL), 400);
 }
 
+/* allowWatchBookmarks: a BOOKMARK 2 s before the timeout (the cacher's
+ * rule), with the kind and a resourceVersion alone; none unasked. */
+static void vmpins_watch_bookmarks(void **state)
+{
+    harness_response r = {0};
+    cJSON *ev, *o;
+    const char *last;
+    (void)state;
+
+    assert_int_equal(harness_request(F.h, NULL, "GET",
+                                     PINS "?watch=true&allowWatchBookmarks=true&timeoutSeconds=3",
+                                     NULL, NULL, &r),
+                     KUBE_OK);
+    assert_int_equal(r.status, 200);
+    assert_true(r.len > 1);
+    r.body[r.len - 1] = '\0'; /* the last line's newline */
+    last = strrchr(r.body, '\n') ? strrchr(r.body, '\n') + 1 : r.body;
+    ev = cJSON_Parse(last);
+    harness_response_free(&r);
+    assert_string_equal(jstr(ev, "type"), "BOOKMARK");
+    o = cJSON_GetObjectItem(ev, "object");
+    assert_string_equal(jstr(o, "kind"), "VirtualMachinePin");
+    assert_string_equal(jstr(o, "apiVersion"), "subresources.stickyvm.io/v1");
+    assert_non_null(jstr(cJSON_GetObjectItem(o, "metadata"), "resourceVersion"));
+    assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "name"));
+    cJSON_Delete(ev);
+    assert_int_equal(
+        harness_request(F.h, NULL, "GET", PINS "?watch=true&timeoutSeconds=3", NULL, NULL, &r),
+        KUBE_OK);
+    assert_null(strstr(r.body, "BOOKMARK"));
+    harness_response_free(&r);
+}
+
 /* From a list's resourceVersion: the changes after it, through the
  * selectors (a VM entering the selection is ADDED, one leaving DELETED). */
 static void vmpins_watch_sends_changes(void **state)
@@ -1541,6 +1574,7 @@ int test_group_apiserver_integration(void)
         cmocka_unit_test(vmpins_tables),
         cmocka_unit_test(vmpins_are_authorized),
         cmocka_unit_test(vmpins_watch_starts_with_the_state),
+        cmocka_unit_test(vmpins_watch_bookmarks),
         cmocka_unit_test(vmpins_watch_sends_changes),
         cmocka_unit_test(vmpins_watch_too_old_is_expired),
         cmocka_unit_test(vmpins_watch_tables),
