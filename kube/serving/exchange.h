@@ -25,7 +25,8 @@
  *     denied -> 403 Forbidden with the reason; review failed -> 500
  *   the body: only now is it read (KUBE_EXCHANGE_NEED_BODY), so nothing
  *     unauthenticated or unauthorized costs more than its headers
- *   handler: serve().
+ *   handler: serve(): a whole answer, or a streamed one
+ *     (kube_exchange_stream(), stream.h: a watch).
  *
  * An exchange is started on the service thread (kube_exchange_new, which
  * reads everything it needs from the request, so the request may be freed
