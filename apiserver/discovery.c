@@ -35,9 +35,9 @@ static const char group_doc[] =
 
 /* The read-only resource (vmpins.h): kubectl resolves "vmpin" through
  * shortNames and "virtualmachinepin" through singularName. */
-#define VMPINS_JSON                                                                    \
-    "{\"name\":\"virtualmachinepins\",\"singularName\":\"virtualmachinepin\","         \
-    "\"namespaced\":true,\"kind\":\"VirtualMachinePin\",\"verbs\":[\"get\",\"list\"]," \
+#define VMPINS_JSON                                                                              \
+    "{\"name\":\"virtualmachinepins\",\"singularName\":\"virtualmachinepin\","                   \
+    "\"namespaced\":true,\"kind\":\"VirtualMachinePin\",\"verbs\":[\"get\",\"list\",\"watch\"]," \
     "\"shortNames\":[\"vmpin\"]}"
 
 static const char resource_list_doc[] =
@@ -48,6 +48,17 @@ static const char resource_list_doc[] =
 /* The Swagger 2.0 document: the pin and unpin subresources, the
  * virtualmachinepins resource (vmpins.h) and VirtualMachinePin(List). */
 /* clang-format off */
+/* The watch parameters of a virtualmachinepins list (vmpins_watch.h). */
+#define WATCH_PARAMS                                                                          \
+    "{\"name\":\"watch\",\"in\":\"query\",\"type\":\"boolean\",\"uniqueItems\":true,"                \
+    "\"description\":\"watch for changes: ADDED, MODIFIED, DELETED (and BOOKMARK) events\"},"      \
+    "{\"name\":\"resourceVersion\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"     \
+    "\"description\":\"with watch: the changes after this version (empty or 0: the current state first)\"}," \
+    "{\"name\":\"timeoutSeconds\",\"in\":\"query\",\"type\":\"integer\",\"uniqueItems\":true,"      \
+    "\"description\":\"with watch: end it after this many seconds\"},"                             \
+    "{\"name\":\"allowWatchBookmarks\",\"in\":\"query\",\"type\":\"boolean\","                        \
+    "\"uniqueItems\":true,\"description\":\"with watch: send BOOKMARK events\"}"
+
 static const char openapi_doc[] =
     "{\"swagger\":\"2.0\",\"info\":{\"title\":\"stickyvm-apiserver\",\"version\":\"v1\"},"
     "\"paths\":{\"/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachines/{name}/pin\":{\"get\":{\"description\":\"pin\","
@@ -132,7 +143,7 @@ static const char openapi_doc[] =
     "{\"name\":\"fieldSelector\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"
     "\"description\":\"node, metadata.name, metadata.namespace (=, ==, !=)\"},"
     "{\"name\":\"includeObject\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"
-    "\"description\":\"with a Table: None, Metadata (default) or Object\"}]},"
+    "\"description\":\"with a Table: None, Metadata (default) or Object\"}," WATCH_PARAMS "]},"
     "\"/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachinepins\":{\"get\":{\"description\":\"list the pins of a namespace's VirtualMachines\","
     "\"operationId\":\"listSubresourcesStickyvmIoV1NamespacedVirtualMachinePin\","
     "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\","
@@ -151,7 +162,7 @@ static const char openapi_doc[] =
     "{\"name\":\"fieldSelector\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"
     "\"description\":\"node, metadata.name, metadata.namespace (=, ==, !=)\"},"
     "{\"name\":\"includeObject\",\"in\":\"query\",\"type\":\"string\",\"uniqueItems\":true,"
-    "\"description\":\"with a Table: None, Metadata (default) or Object\"}]},"
+    "\"description\":\"with a Table: None, Metadata (default) or Object\"}," WATCH_PARAMS "]},"
     "\"/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachinepins/{name}\":{\"get\":{\"description\":\"read the pin of a VirtualMachine\","
     "\"operationId\":\"readSubresourcesStickyvmIoV1NamespacedVirtualMachinePin\","
     "\"consumes\":[\"*/*\"],\"produces\":[\"application/json\","

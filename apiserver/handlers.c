@@ -193,13 +193,19 @@ static void serve_pin(const apis_handlers_ctx *c, const req_state *r, kube_excha
     kube_exchange_answer_filled(x, rc, code, KUBE_CT_JSON);
 }
 
-/* virtualmachinepins (vmpins.h): may wait for the informer's sync. */
+/* virtualmachinepins (vmpins.h): a list, a get or a watch; may wait for
+ * the informer's sync. */
 static void serve_vmpins(const apis_handlers_ctx *c, const req_state *r, kube_exchange *x)
 {
     const char *ct = KUBE_CT_JSON;
-    int code = apis_vmpins_serve(c->vmpins, &r->route, kube_exchange_accept(x), &ct,
-                                 kube_exchange_answer_body(x));
+    int code;
 
+    if (apis_vmpins_is_watch(&r->route)) {
+        apis_vmpins_watch(c->vmpins, &r->route, kube_exchange_accept(x), x);
+        return;
+    }
+    code = apis_vmpins_serve(c->vmpins, &r->route, kube_exchange_accept(x), &ct,
+                             kube_exchange_answer_body(x));
     kube_exchange_answer_filled(x, KUBE_OK, code, ct);
 }
 

@@ -16,14 +16,17 @@
 #include "kube/util/array.h"
 #include "kube/util/errors.h"
 #include "status.h"
+#include "vmpins_watch.h"
 
 #define SYNC_WAIT_MS 10000
 #define CT_JSON "application/json"
+#define MIN_REQUEST_TIMEOUT_S 1800 /* kube-apiserver's --min-request-timeout */
 
 struct apis_vmpins {
     kube_hub *hub;
     kube_informer *vms;
     kube_recorder *recorder;
+    apis_vmwatch *watch;
     char *key;
 };
 
@@ -31,6 +34,7 @@ int apis_vmpins_new(kube_client *c, const char *key, apis_vmpins **out)
 {
     apis_vmpins *v = calloc(1, sizeof(*v));
     kube_informer_options io = {.resource = &KUBE_RES_VMS, .codec = &kube_vm_codec};
+    kube_informer_handlers h;
     kube_recorder_options ro;
     int rc;
 
@@ -43,9 +47,15 @@ int apis_vmpins_new(kube_client *c, const char *key, apis_vmpins **out)
     ro.reporting_controller = "stickyvm-apiserver";
     rc = kube_recorder_new(c, &ro, &v->recorder);
     if (rc == KUBE_OK)
-        rc = kube_hub_new(c, &v->hub);
+        rc = apis_vmwatch_new(v->key, &v->watch);
     if (rc == KUBE_OK)
-        rc = kube_hub_add_informer(v->hub, &io, NULL, &v->vms);
+        rc = kube_hub_new(c, &v->hub);
+    if (rc == KUBE_OK) {
+        h = apis_vmwatch_handlers(v->watch);
+        rc = kube_hub_add_informer(v->hub, &io, &h, &v->vms);
+    }
+    if (rc == KUBE_OK)
+        apis_vmwatch_set_informer(v->watch, v->vms);
     if (rc == KUBE_OK)
         rc = kube_hub_start(v->hub);
     if (rc != KUBE_OK) {
@@ -61,6 +71,7 @@ void apis_vmpins_free(apis_vmpins *v)
     if (!v)
         return;
     kube_hub_free(v->hub);
+    apis_vmwatch_free(v->watch);
     kube_recorder_stop(v->recorder, 2000);
     kube_recorder_free(v->recorder);
     free(v->key);
@@ -204,28 +215,18 @@ static int filter_params(const apis_route *r, apis_vmpins_filter *f, kube_buf *b
     return rc;
 }
 
-/* ?watch=true: not served (405, as k8s.io/apiserver for a storage that
- * cannot watch). Returns 1 when answered. */
-static int refuse_watch(const apis_route *r, kube_buf *body, int *code)
+int apis_vmpins_is_watch(const apis_route *r)
 {
-    kube_status_details d = {.group = APIS_GROUP, .kind = "virtualmachinepins"};
     char w[16];
 
-    if (apis_query_param(r->query, "watch", w, sizeof(w)) != KUBE_OK || apis_parse_bool(w) != 1)
-        return 0;
-    *code = status(body, 405, "MethodNotAllowed",
-                   "watch is not supported on resources of kind "
-                   "\"virtualmachinepins." APIS_GROUP "\"",
-                   &d);
-    return 1;
+    return r->kind == APIS_ROUTE_VMPINS &&
+           apis_query_param(r->query, "watch", w, sizeof(w)) == KUBE_OK && apis_parse_bool(w) == 1;
 }
 
 /* The request's format and filter; 0 when answered (an error). */
 static int prepare(const apis_route *r, const char *accept, apis_vmpins_format *f,
                    apis_vmpins_filter *flt, kube_buf *body, int *code)
 {
-    if (refuse_watch(r, body, code))
-        return 0;
     if (apis_vmpins_accept_parse(accept, f) != KUBE_OK) {
         *code = status(body, 406, "NotAcceptable",
                        "only the following media types are accepted: application/json, "
@@ -279,4 +280,68 @@ int apis_vmpins_serve(apis_vmpins *v, const apis_route *r, const char *accept,
     selection_free(&s);
     apis_vmpins_filter_free(&flt);
     return code;
+}
+
+/* timeoutSeconds, else kube-apiserver's random [1, 2) times
+ * --min-request-timeout. KUBE_OK or a 400. */
+static int timeout_param(const apis_route *r, int64_t *out, kube_buf *body, int *code)
+{
+    char t[32], *end;
+    long long v;
+
+    if (param(r, "timeoutSeconds", t, sizeof(t), body, code) != KUBE_OK)
+        return KUBE_EBADREQUEST;
+    if (!*t) {
+        *out = MIN_REQUEST_TIMEOUT_S + rand() % MIN_REQUEST_TIMEOUT_S;
+        return KUBE_OK;
+    }
+    v = strtoll(t, &end, 10);
+    if (*end || v < 0) {
+        *code = status(body, 400, "BadRequest", "invalid value for timeoutSeconds", NULL);
+        return KUBE_EBADREQUEST;
+    }
+    *out = v ? v : MIN_REQUEST_TIMEOUT_S;
+    return KUBE_OK;
+}
+
+/* A watch that cannot start: the Status in x. */
+static void watch_refused(kube_exchange *x, int code, kube_buf *body)
+{
+    kube_buf *answer = kube_exchange_answer_body(x);
+    int rc = kube_buf_append(answer, body->data ? body->data : "", body->len);
+
+    kube_exchange_answer_filled(x, rc, code, CT_JSON);
+}
+
+void apis_vmpins_watch(apis_vmpins *v, const apis_route *r, const char *accept, kube_exchange *x)
+{
+    apis_vmwatch_request w = {.namespace_ = r->namespace_};
+    kube_buf body = KUBE_BUF_INIT;
+    char rv[64], bookmarks[16];
+    int code = 0, rc;
+
+    if (!v)
+        code = status(&body, 503, "ServiceUnavailable", "no connection to kube-apiserver", NULL);
+    else if (prepare(r, accept, &w.format, &w.filter, &body, &code) &&
+             param(r, "resourceVersion", rv, sizeof(rv), &body, &code) == KUBE_OK &&
+             timeout_param(r, &w.timeout_s, &body, &code) == KUBE_OK &&
+             param(r, "allowWatchBookmarks", bookmarks, sizeof(bookmarks), &body, &code) ==
+                 KUBE_OK &&
+             kube_hub_wait_synced(v->hub, SYNC_WAIT_MS) != KUBE_OK)
+        code = status(&body, 503, "ServiceUnavailable",
+                      "the VirtualMachine cache is not synced yet", NULL);
+    if (!code) {
+        w.resource_version = rv;
+        w.bookmarks = apis_parse_bool(bookmarks) == 1;
+        rc = apis_vmwatch_start(v->watch, &w, x);
+        if (rc == KUBE_EBADREQUEST)
+            code = status(&body, 400, "BadRequest", "invalid resourceVersion", NULL);
+        else if (rc != KUBE_OK)
+            code = status(&body, 500, "InternalError", "out of memory", NULL);
+    } else {
+        apis_vmpins_filter_free(&w.filter);
+    }
+    if (code)
+        watch_refused(x, code, &body);
+    kube_buf_free(&body);
 }

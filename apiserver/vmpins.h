@@ -19,10 +19,11 @@
  * informer's resourceVersion. labelSelector selects on the VM's labels;
  * fieldSelector on node (the pinned node, "" when unpinned),
  * metadata.name and metadata.namespace (=, ==, !=; any other field is a
- * 400 "field label not supported"). ?watch is answered 405 (watch is not
- * served). With Accept application/json;as=Table;v=v1 (or v1beta1);
- * g=meta.k8s.io the answer is a meta.k8s.io Table with the columns Name,
- * Node, Since, By and Age, each row's object as includeObject asks (None,
+ * 400 "field label not supported"). A list with ?watch=true (or 1) is a
+ * watch (vmpins_watch.h: resourceVersion, timeoutSeconds, the selectors
+ * and Tables apply); a get ignores watch, as kube-apiserver's. With Accept
+ * application/json;as=Table;v=v1 (or v1beta1); g=meta.k8s.io the answer is a meta.k8s.io Table with
+ * the columns Name, Node, Since, By and Age, each row's object as includeObject asks (None,
  * Metadata: a PartialObjectMetadata, the default; Object: the whole
  * VirtualMachinePin; anything else 400). An Accept that allows neither
  * JSON nor a Table is 406.
@@ -42,10 +43,13 @@
 
 #include "kube/codec/selector.h"
 #include "kube/machinery/recorder.h"
+#include "kube/serving/exchange.h"
 #include "kube/transport/client.h"
 #include "kube/types/kubevirt.h"
 #include "kube/util/buf.h"
 #include "request.h"
+
+#define APIS_VMPIN_KIND "VirtualMachinePin"
 
 typedef struct apis_vmpins apis_vmpins;
 
@@ -62,6 +66,13 @@ kube_recorder *apis_vmpins_recorder(apis_vmpins *v);
  * v NULL answers 503. */
 int apis_vmpins_serve(apis_vmpins *v, const apis_route *r, const char *accept,
                       const char **content_type, kube_buf *body);
+
+/* 1 when r is a watch (a VMPINS list with ?watch=true or 1). */
+int apis_vmpins_is_watch(const apis_route *r);
+/* Serves a watch (may block until the informer synced, at most 10 s):
+ * answers x with the stream, or a Status (400, 406, 503). v NULL answers
+ * 503. */
+void apis_vmpins_watch(apis_vmpins *v, const apis_route *r, const char *accept, kube_exchange *x);
 
 /* ---- the pure pieces, for tests ---- */
 
@@ -105,6 +116,14 @@ cJSON *apis_vmpin_object(const kube_vm *vm, const char *key);
  * KUBE_OK or KUBE_ENOMEM. */
 int apis_vmpins_render(const kube_vm *const *vms, size_t n, int single, const char *key,
                        const char *rv, const apis_vmpins_format *f, int64_t now_s, kube_buf *out);
+
+/* One watch event line ({"type":type,"object":...} and a newline) of vm
+ * under key as f asks: the VirtualMachinePin, or a Table of its one row
+ * (columnDefinitions null unless columns). rv: the event's
+ * resourceVersion (NULL: the VM's). KUBE_OK or KUBE_ENOMEM. */
+int apis_vmpins_render_event(const char *type, const kube_vm *vm, const char *key, const char *rv,
+                             const apis_vmpins_format *f, int columns, int64_t now_s,
+                             kube_buf *out);
 
 /* duration.HumanDuration of k8s.io/apimachinery (kubectl's AGE): "45s",
  * "5m30s", "3h", "2d4h", "3y"... of secs seconds, into out (size n). */

@@ -13,7 +13,7 @@
 #include "kube/types/pin.h"
 #include "kube/util/errors.h"
 
-#define PIN_KIND "VirtualMachinePin"
+#define PIN_KIND APIS_VMPIN_KIND
 
 /* ---- Accept ---- */
 
@@ -411,5 +411,49 @@ int apis_vmpins_render(const kube_vm *const *vms, size_t n, int single, const ch
     if (rc == KUBE_OK)
         rc = kube_buf_puts(out, "\n");
     cJSON_free(text);
+    return rc;
+}
+
+/* The object of one watch event (NULL: out of memory). */
+static cJSON *event_object(const kube_vm *vm, const char *key, const char *rv,
+                           const apis_vmpins_format *f, int columns, int64_t now_s)
+{
+    cJSON *o, *md;
+
+    if (f->table_version) {
+        o = render_table(&vm, 1, key, rv, f, now_s);
+        if (o && !columns)
+            cJSON_ReplaceItemInObject(o, "columnDefinitions", cJSON_CreateNull());
+        return o;
+    }
+    o = apis_vmpin_object(vm, key);
+    md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+    if (md && rv && *rv) {
+        cJSON_DeleteItemFromObjectCaseSensitive(md, "resourceVersion");
+        if (!cJSON_AddStringToObject(md, "resourceVersion", rv)) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+int apis_vmpins_render_event(const char *type, const kube_vm *vm, const char *key, const char *rv,
+                             const apis_vmpins_format *f, int columns, int64_t now_s, kube_buf *out)
+{
+    cJSON *ev = cJSON_CreateObject(), *o = event_object(vm, key, rv, f, columns, now_s);
+    char *text = NULL;
+    int rc = KUBE_ENOMEM;
+
+    if (ev && o && cJSON_AddStringToObject(ev, "type", type)) {
+        cJSON_AddItemToObject(ev, "object", o);
+        o = NULL;
+        text = cJSON_PrintUnformatted(ev);
+    }
+    if (text && (rc = kube_buf_puts(out, text)) == KUBE_OK)
+        rc = kube_buf_puts(out, "\n");
+    cJSON_free(text);
+    cJSON_Delete(o);
+    cJSON_Delete(ev);
     return rc;
 }

@@ -45,6 +45,7 @@ struct kube_exchange {
     const char *etag;
     const char *allow;
     int retry_after;
+    kube_stream *stream; /* a streamed answer (stream.h), or NULL */
 };
 
 void kube_peer_cache_clear(kube_peer_cache *pc)
@@ -97,6 +98,29 @@ void kube_exchange_answer_filled(kube_exchange *x, int rc, int code, const char 
         kube_buf_reset(&x->body);
         x->code = 500;
     }
+}
+
+int kube_exchange_stream(kube_exchange *x, int code, const char *content_type, int64_t deadline_ms,
+                         kube_stream_cancel_fn cancel, void *cancel_ud, kube_stream **out)
+{
+    int rc = kube_stream_new(deadline_ms, cancel, cancel_ud, &x->stream);
+
+    *out = x->stream;
+    if (rc != KUBE_OK)
+        return rc;
+    kube_buf_reset(&x->body);
+    x->code = code;
+    x->content_type = content_type;
+    x->stage = ST_DONE;
+    return KUBE_OK;
+}
+
+kube_stream *kube_exchange_take_stream(kube_exchange *x)
+{
+    kube_stream *s = x->stream;
+
+    x->stream = NULL;
+    return s;
 }
 
 void kube_exchange_set_etag(kube_exchange *x, const char *etag)
@@ -509,7 +533,9 @@ static int put_headers(const kube_exchange *x, int keep_alive, kube_buf *out)
         rc = kube_buf_printf(out, "Allow: %s\r\n", x->allow);
     if (rc == KUBE_OK && x->retry_after)
         rc = kube_buf_printf(out, "Retry-After: %d\r\n", x->retry_after);
-    if (rc == KUBE_OK && x->code != 304)
+    if (rc == KUBE_OK && x->stream)
+        rc = kube_buf_puts(out, "Transfer-Encoding: chunked\r\n");
+    else if (rc == KUBE_OK && x->code != 304)
         rc = kube_buf_printf(out, "Content-Length: %zu\r\n", x->body.len);
     if (rc == KUBE_OK && (!keep_alive || x->close))
         rc = kube_buf_puts(out, "Connection: close\r\n");
@@ -548,6 +574,10 @@ void kube_exchange_free(kube_exchange *x)
         x->h->free_state(x->state);
     free(x->path);
     free(x->accept);
+    if (x->stream) { /* never handed to the server */
+        kube_stream_cancel(x->stream, 0);
+        kube_stream_unref(x->stream);
+    }
     kube_buf_free(&x->body);
     free(x);
 }

@@ -25,7 +25,8 @@
  *     denied -> 403 Forbidden with the reason; review failed -> 500
  *   the body: only now is it read (KUBE_EXCHANGE_NEED_BODY), so nothing
  *     unauthenticated or unauthorized costs more than its headers
- *   handler: serve().
+ *   handler: serve(): a whole answer, or a streamed one
+ *     (kube_exchange_stream(), stream.h: a watch).
  *
  * An exchange is started on the service thread (kube_exchange_new, which
  * reads everything it needs from the request, so the request may be freed
@@ -57,6 +58,7 @@
 #include "kube/serving/delegate.h"
 #include "kube/serving/httpreq.h"
 #include "kube/serving/observer.h"
+#include "kube/serving/stream.h"
 #include "kube/util/buf.h"
 
 #define KUBE_CT_JSON "application/json"
@@ -158,6 +160,16 @@ void kube_exchange_answer(kube_exchange *x, int code, const char *content_type, 
  * turns the answer into an empty 500). */
 kube_buf *kube_exchange_answer_body(kube_exchange *x);
 void kube_exchange_answer_filled(kube_exchange *x, int rc, int code, const char *content_type);
+/* Answers code with a body streamed as it is produced (stream.h:
+ * chunked; content_type static). *out receives the producer's reference;
+ * the server ends the stream at deadline_ms (kube_now_ms(); 0: never) and
+ * calls cancel (may be NULL) once when the stream is cancelled. KUBE_OK or
+ * KUBE_ENOMEM (nothing answered then). */
+int kube_exchange_stream(kube_exchange *x, int code, const char *content_type, int64_t deadline_ms,
+                         kube_stream_cancel_fn cancel, void *cancel_ud, kube_stream **out);
+/* The streamed answer's stream for the server (its reference), or NULL;
+ * after kube_exchange_serialize(). */
+kube_stream *kube_exchange_take_stream(kube_exchange *x);
 /* Extra answer headers: an ETag (static string), an Allow list (static
  * string, e.g. "GET"). */
 void kube_exchange_set_etag(kube_exchange *x, const char *etag);
@@ -174,7 +186,8 @@ const char *kube_exchange_accept(const kube_exchange *x);
 int kube_exchange_code(const kube_exchange *x);
 /* Non-zero when the connection must close after the answer. */
 int kube_exchange_must_close(const kube_exchange *x);
-/* Appends the whole HTTP/1.1 response (status line, headers, body). */
+/* Appends the whole HTTP/1.1 response (status line, headers, body; a
+ * streamed answer's head only). */
 int kube_exchange_serialize(const kube_exchange *x, int keep_alive, kube_buf *out);
 /* The answer body (for tests). */
 const char *kube_exchange_body(const kube_exchange *x, size_t *len);

@@ -19,6 +19,7 @@ void kube_srv_conn_unref(conn *c)
     kube_httpreq_parser_reset(&c->parser);
     kube_exchange_free(c->x);
     kube_peer_cache_clear(&c->pc);
+    kube_stream_unref(c->stream);
     free(c);
 }
 
@@ -129,6 +130,8 @@ void kube_srv_answer_parse_error(conn *c, int code)
     kube_buf_free(&body);
 }
 
+static void wake_service(void *ud);
+
 /* Answers the exchange. A request whose body was not read (answered before
  * it, as a 401 or 403 is) closes its connection: its bytes are never
  * parsed. */
@@ -144,6 +147,62 @@ void kube_srv_respond(conn *c, kube_exchange *x)
         return;
     }
     send_answer(c, close_after);
+    c->stream = kube_exchange_take_stream(x);
+    if (c->stream) { /* bounded by its deadline, not the write timeout */
+        kube_srv_set_timeout(c, 0);
+        kube_stream_attach(c->stream, wake_service, c->srv);
+    }
+}
+
+/* ---- streamed answers (stream.h) ---- */
+
+static void wake_service(void *ud)
+{
+    kube_server *s = ud;
+
+    if (s->lws)
+        lws_cancel_service(s->lws);
+}
+
+/* Has the streams with something to write written. */
+static void wake_streams(kube_server *s)
+{
+    for (conn *c = s->conns; c; c = c->next)
+        if (c->wsi && c->stream && kube_stream_pending(c->stream))
+            lws_callback_on_writable(c->wsi);
+}
+
+/* Ends the streams past their deadline (all of them when draining). */
+static void expire_streams(kube_server *s)
+{
+    int64_t now = kube_now_ms();
+
+    for (conn *c = s->conns; c; c = c->next) {
+        int64_t deadline = c->stream ? kube_stream_deadline(c->stream) : 0;
+        if (c->wsi && c->stream && (s->draining || (deadline && now >= deadline))) {
+            kube_stream_cancel(c->stream, 1);
+            lws_callback_on_writable(c->wsi);
+        }
+    }
+}
+
+/* Takes what the stream produced into c->out; at its end, the connection
+ * is bounded by the write timeout again. -1 when out of memory. */
+static int take_stream(conn *c)
+{
+    int rc;
+
+    kube_srv_out_prepare(c);
+    rc = kube_stream_take(c->stream, &c->out);
+    if (rc < 0)
+        return -1;
+    if (rc == 1) { /* over: the producer hears it too */
+        kube_stream_cancel(c->stream, 1);
+        kube_stream_unref(c->stream);
+        c->stream = NULL;
+        kube_srv_set_timeout(c, WRITE_TIMEOUT_S);
+    }
+    return 0;
 }
 
 /* ---- libwebsockets callbacks ---- */
@@ -255,6 +314,8 @@ static int on_writeable(conn *c)
         arm_header_timeout(c);
     if (c->flushing)
         return answer_done(c);
+    if (c->stream && c->out_off >= c->out.len && take_stream(c) < 0)
+        return -1;
     if (c->out_off >= c->out.len)
         return 0;
     n = c->out.len - c->out_off;
@@ -264,15 +325,20 @@ static int on_writeable(conn *c)
     if (lws_write(c->wsi, s->scratch + LWS_PRE, n, LWS_WRITE_RAW) < (int)n)
         return -1;
     c->out_off += n;
-    if (c->out_off >= c->out.len && c->phase == PH_ANSWER)
+    if (c->out_off >= c->out.len && c->phase == PH_ANSWER && !c->stream)
         c->flushing = 1;
-    if (c->out_off < c->out.len || c->flushing)
+    if (c->out_off < c->out.len || c->flushing || (c->stream && kube_stream_pending(c->stream)))
         lws_callback_on_writable(c->wsi);
     return 0;
 }
 
 static void on_close(conn *c)
 {
+    if (c->stream) {
+        kube_stream_cancel(c->stream, 0);
+        kube_stream_unref(c->stream);
+        c->stream = NULL;
+    }
     if (!c->evicted)
         conn_unlink(c->srv, c);
     c->wsi = NULL;
@@ -313,6 +379,7 @@ static void begin_drain(kube_server *s)
         else
             c->close_after = 1;
     }
+    expire_streams(s);
 }
 
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
@@ -346,6 +413,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         if (!s)
             return 0;
         kube_srv_drain_completions(s);
+        wake_streams(s);
         if (atomic_load(&s->stop_requested))
             begin_drain(s);
         return 0;
@@ -369,6 +437,7 @@ static void housekeeping(lws_sorted_usec_list_t *sul)
     kube_authn_source_check_files(s->ctx.authn);
     if (atomic_load(&s->stop_requested))
         begin_drain(s);
+    expire_streams(s);
     lws_sul_schedule(s->lws, 0, &s->housekeeping, housekeeping, HOUSEKEEPING_US);
 }
 

@@ -67,6 +67,7 @@ struct conn {
     int rx_paused;
     int peer_loaded;
     kube_peer_cache pc;
+    kube_stream *stream; /* a streamed answer being written (PH_ANSWER) */
 };
 
 struct job {

@@ -32,6 +32,8 @@
  * X-Forwarded-*, plus X-Forwarded-For/-Host/-Proto/-Uri, X-Remote-User,
  * one X-Remote-Group per group and X-Remote-Extra-<key> per extra value;
  * a chunked request body is forwarded chunked. The answer is relayed;
+ * a chunked (streamed) answer, a watch, is relayed as it arrives, chunk by
+ * chunk, and a watch request has no proxy timeout (the backend ends it);
  * an unreachable backend is 503. GET /apis/<group> is answered here
  * (APIGroup), and /apis lists the aggregated groups.
  *
@@ -225,12 +227,52 @@ typedef struct exchange {
     kube_buf headers; /* raw response header lines */
     const char *upload;
     size_t upload_len, upload_off;
+    emu_request *req;   /* the proxied request: a streamed answer is relayed; NULL: buffer */
+    emu_response *resp; /* its answer */
+    int streaming;      /* the answer's head was relayed, chunks follow */
 } exchange;
+
+static void relay_headers(const kube_buf *raw, emu_response *resp);
+
+/* 1 when the answer's head says Transfer-Encoding: chunked. */
+static int chunked_answer(const kube_buf *headers)
+{
+    const char *h = headers->data ? headers->data : "";
+
+    for (const char *line = h; line; line = strchr(line, '\n')) {
+        line += *line == '\n';
+        if (!strncasecmp(line, "Transfer-Encoding: chunked", 26))
+            return 1;
+    }
+    return 0;
+}
+
+/* Relays the head of a streamed answer. KUBE_OK or an error. */
+static int start_stream(exchange *x)
+{
+    long status = 0;
+
+    if (sscanf(x->headers.data, "HTTP/%*s %ld", &status) != 1)
+        return KUBE_EIO;
+    x->resp->status = (int)status;
+    x->resp->content_type[0] = '\0';
+    relay_headers(&x->headers, x->resp);
+    if (!x->resp->content_type[0])
+        snprintf(x->resp->content_type, sizeof(x->resp->content_type), "application/json");
+    x->streaming = 1;
+    return emu_stream_begin(x->req, x->resp);
+}
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
     exchange *x = ud;
 
+    if (x->req && !x->streaming && chunked_answer(&x->headers) && start_stream(x) != KUBE_OK)
+        return 0;
+    if (x->streaming)
+        return emu_stream_write(x->req, p, size * n) == KUBE_OK && !emu_stream_should_stop(x->req)
+                   ? size * n
+                   : 0;
     if (x->body.len + size * n > MAX_BODY || kube_buf_append(&x->body, p, size * n) != KUBE_OK)
         return 0;
     return size * n;
@@ -464,6 +506,16 @@ static int is_available(const cJSON *svc)
     return 0;
 }
 
+/* ?watch=true (or 1): bounded by the backend, not by the proxy timeout. */
+static int is_watch(const emu_request *req)
+{
+    char *w = emu_query_get(req, "watch");
+    int yes = w && (!strcmp(w, "true") || !strcmp(w, "1"));
+
+    free(w);
+    return yes;
+}
+
 static int proxy(emu_request *req, const cJSON *svc, emu_response *resp)
 {
     backend b;
@@ -481,10 +533,15 @@ static int proxy(emu_request *req, const cJSON *svc, emu_response *resp)
     }
     x.upload = req->body;
     x.upload_len = req->body_len;
+    x.req = req;
+    x.resp = resp;
     rc = backend_do(&b, req->method, req->target, proxy_headers(req), &x,
-                    te && !strcasecmp(te, "chunked"), PROXY_TIMEOUT_MS, err, sizeof(err));
+                    te && !strcasecmp(te, "chunked"), is_watch(req) ? 0 : PROXY_TIMEOUT_MS, err,
+                    sizeof(err));
     backend_free(&b);
-    if (rc != KUBE_OK) {
+    if (x.streaming) {
+        emu_stream_end(req); /* the backend ended it, or went away */
+    } else if (rc != KUBE_OK) {
         KLOG_WARN("aggregator: proxying %s %s: %s", req->method, req->target, err);
         emu_response_text(resp, 503, "Error trying to reach service: 'service unavailable'\n");
     } else {

@@ -552,6 +552,70 @@ static void handlers_see_accept_and_log_each_request(void **state)
     E.ctx.handlers = saved;
 }
 
+/* A streamed answer: chunked head, one chunk per write, the last chunk at
+ * the end; a cancel reaches the producer once and refuses later writes. */
+static kube_stream *streamed;
+static int cancels;
+
+static void on_cancel(void *ud)
+{
+    (void)ud;
+    cancels++;
+}
+
+static int stream_serve(void *ud, void *state, kube_exchange *x, int may_block)
+{
+    (void)ud;
+    (void)state;
+    (void)may_block;
+    assert_int_equal(kube_exchange_stream(x, 200, KUBE_CT_JSON, 0, on_cancel, NULL, &streamed),
+                     KUBE_OK);
+    return KUBE_EXCHANGE_DONE;
+}
+
+static void streamed_answers_are_chunked(void **state)
+{
+    kube_handlers h = {.route = probe_route, .serve = stream_serve};
+    const kube_handlers *saved = E.ctx.handlers;
+    kube_buf out = KUBE_BUF_INIT;
+    kube_stream *server_ref;
+    result r;
+    (void)state;
+
+    E.ctx.handlers = &h;
+    cancels = 0;
+    run(&r, "GET", "/x", MASTERS, NULL, E.proxy);
+    assert_int_equal(kube_exchange_code(r.x), 200);
+    assert_int_equal(kube_exchange_serialize(r.x, 1, &out), KUBE_OK);
+    assert_non_null(strstr(out.data, "\r\nTransfer-Encoding: chunked\r\n"));
+    assert_null(strstr(out.data, "Content-Length"));
+    server_ref = kube_exchange_take_stream(r.x);
+    assert_ptr_equal(server_ref, streamed);
+    assert_int_equal(kube_stream_write(streamed, "{\"a\":1}\n", 8), KUBE_OK);
+    kube_buf_reset(&out);
+    assert_int_equal(kube_stream_take(server_ref, &out), 0);
+    assert_string_equal(out.data, "8\r\n{\"a\":1}\n\r\n");
+    kube_stream_end(streamed);
+    kube_buf_reset(&out);
+    assert_int_equal(kube_stream_take(server_ref, &out), 1);
+    assert_string_equal(out.data, "0\r\n\r\n");
+    assert_int_equal(kube_stream_write(streamed, "x", 1), KUBE_ECANCELED);
+    kube_stream_cancel(server_ref, 0);
+    kube_stream_cancel(server_ref, 0);
+    assert_int_equal(cancels, 1);
+    kube_stream_unref(server_ref);
+    kube_stream_unref(streamed);
+    done(&r);
+    /* an exchange freed before the server took its stream cancels it */
+    run(&r, "GET", "/x", MASTERS, NULL, E.proxy);
+    done(&r);
+    assert_int_equal(cancels, 2);
+    assert_int_equal(kube_stream_write(streamed, "x", 1), KUBE_ECANCELED);
+    kube_stream_unref(streamed);
+    kube_buf_free(&out);
+    E.ctx.handlers = saved;
+}
+
 int test_group_apiserver_exchange(void)
 {
     const struct CMUnitTest tests[] = {
@@ -570,6 +634,7 @@ int test_group_apiserver_exchange(void)
         cmocka_unit_test(bodies_are_read_only_when_authorized),
         cmocka_unit_test(expired_certificates_stop_authenticating),
         cmocka_unit_test(handlers_see_accept_and_log_each_request),
+        cmocka_unit_test(streamed_answers_are_chunked),
     };
     return cmocka_run_group_tests_name("apiserver_exchange", tests, setup, teardown);
 }
