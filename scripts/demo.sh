@@ -339,22 +339,24 @@ sed "s/namespace: default/namespace: $NS/" manifests/examples/pinner-rolebinding
 raw_show "$(raw_path "$NS" vm-web pin)" "--as=alice"
 
 step "Try it yourself (in another terminal)"
+web_node=$(vm_pin "$NS" vm-web)
+other=$(schedulable_nodes | grep -vx "$web_node" | head -n1)
 cat <<EOF
     export KUBECONFIG=$KUBECONFIG
     export PATH=$LOCAL_BIN:\$PATH      # the kubectl plugin: kubectl stickyvm
     kubectl stickyvm list -A                                        # every pin
-    kubectl stickyvm pin vm-web -n $NS --node node-2 --dry-run
+    kubectl stickyvm pin vm-web -n $NS --node $other --dry-run
     kubectl stickyvm why vm-web -n $NS                              # what keeps it from running
     kubectl -n $NS get vm -o custom-columns='VM:.metadata.name,PINNED TO:.metadata.annotations.stickyvm\\.io/node'
     kubectl -n $NS get pods -o wide
     kubectl -n $NS delete pod -l vm.kubevirt.io/name=vm-web        # comes back to the same node
-    kubectl get --raw "$(raw_path "$NS" vm-web pin node=node-2)"
+    kubectl get --raw "$(raw_path "$NS" vm-web pin "node=$other")"
     kubectl get --raw $(raw_path "$NS" vm-web unpin)
-    kubectl cordon node-2; kubectl -n $NS delete pod -l vm.kubevirt.io/name=vm-web
-    kubectl -n $NS get events.events.k8s.io          # Scheduled, Pinned, FailedScheduling
-    kubectl uncordon node-2
-    kubectl drain node-2 --ignore-daemonsets --delete-emptydir-data; kubectl stickyvm why vm-web -n $NS
-    kubectl uncordon node-2
+    kubectl cordon $web_node; kubectl -n $NS delete pod -l vm.kubevirt.io/name=vm-web
+    kubectl -n $NS get events                        # Scheduled, Pinned, FailedScheduling
+    kubectl uncordon $web_node
+    kubectl drain $web_node --ignore-daemonsets --delete-emptydir-data; kubectl stickyvm why vm-web -n $NS
+    kubectl uncordon $web_node
     kubectl -n kube-system get lease stickyvm-scheduler            # which replica leads
 
     logs: $LOCAL_DIR/{emulator,apiserver,scheduler-1,scheduler-2,virt-controller-$NS}.log
