@@ -18,7 +18,9 @@
 #   6. what kubectl shows for discovery and for errors.
 #
 # The stand-in also plays the kubelet: bound pods become Running with a
-# pod IP, so `kubectl get pods -o wide` looks as on a cluster.
+# pod IP, so `kubectl get pods -o wide` looks as on a cluster; and it sets
+# the VMs' status as virt-controller does, so `kubectl get vm` shows
+# Running, or ErrorUnschedulable while a VM waits for its node.
 #
 # Then it prints the kubectl commands to try against the running demo and
 # keeps it running until Ctrl-C, which stops everything it started.
@@ -173,6 +175,12 @@ describe_events() { # POD
     kubectl -n "$NS" describe pod "$1" | sed -n '/^Events:/,$p'
 }
 
+# vm_status_is VM STATUS: the VM's printableStatus (kubectl get vm's
+# STATUS) is STATUS.
+vm_status_is() {
+    [ "$(kubectl -n "$NS" get vm "$1" -o jsonpath='{.status.printableStatus}')" = "$2" ]
+}
+
 # drain NODE VM: drains NODE, shows the VM's new pod waiting; its name in
 # PENDING.
 drain() {
@@ -184,6 +192,10 @@ drain() {
     PENDING=$(wait_pending "$2") || exit 1
     pods_wide "$2"
     expect "the new pod of $2" "$PENDING" Pending
+    wait_until 30 "VM $2 ErrorUnschedulable" vm_status_is "$2" ErrorUnschedulable ||
+        die "VM $2 is not ErrorUnschedulable"
+    capture "kubectl -n $NS get vm $2" kubectl -n "$NS" get vm "$2"
+    expect "kubectl get vm $2" ErrorUnschedulable
 }
 
 # bound_to VM NODE: waits for the VM's pod to run on NODE and shows it.
@@ -349,6 +361,7 @@ cat <<EOF
     kubectl stickyvm why vm-web -n $NS                              # what keeps it from running
     kubectl -n $NS get vm -o custom-columns='VM:.metadata.name,PINNED TO:.metadata.annotations.stickyvm\\.io/node'
     kubectl -n $NS get pods -o wide
+    kubectl -n $NS get vm,vmi                                      # KubeVirt's columns
     kubectl -n $NS delete pod -l vm.kubevirt.io/name=vm-web        # comes back to the same node
     kubectl get --raw "$(raw_path "$NS" vm-web pin "node=$other")"
     kubectl get --raw $(raw_path "$NS" vm-web unpin)
