@@ -30,15 +30,18 @@
 # ServiceAccounts have what the code uses and no more; no 403 in their
 # logs), plugin (kubectl stickyvm with kubectl-stickyvm from --build-dir or
 # PATH: usage, list, pin --dry-run, pin --node, unpin, why on a cordoned
-# pinned node), drain (kubectl drain of a pinned VM's node; skipped until
-# kubectl-stickyvm is on PATH and pods/eviction is served; against a
-# cluster only with E2E_DRAIN=1).
+# pinned node), drain (kubectl drain of a pinned VM's node: the new pod
+# waits, kubectl describe and `kubectl stickyvm why` name the pin and the
+# way out, uncordon brings it back, `kubectl stickyvm pin --node` moves it;
+# against a cluster only with E2E_DRAIN=1, since a drain evicts all the
+# node's pods).
 #
 # Options: --build-dir DIR   binaries for the local mode (default build/)
 #          --keep            leave the local cluster running (prints how to
 #                            reach it; stop it with the printed command)
 #          --only "1 2 rbac" run only these scenarios (1 runs anyway)
-# Environment: E2E_TIMEOUT (seconds per wait, default 120), E2E_RESTARTS.
+# Environment: E2E_TIMEOUT (seconds per wait, default 120), E2E_RESTARTS,
+#              E2E_DRAIN=1 (run the drain scenario against a cluster).
 #
 # The output ends with "N passed, M failed"; the exit status is 0 only
 # when nothing failed.

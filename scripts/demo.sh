@@ -12,14 +12,15 @@
 #   3. maintenance: `kubectl drain` of a pinned VM's node - the VM waits
 #      for its disk (kubectl describe and `kubectl stickyvm why` say why),
 #      comes back on uncordon, or moves with `kubectl stickyvm pin`
-#      (runs when kubectl-stickyvm is on PATH and the API server serves
-#      pods/eviction; otherwise it says it is skipped),
+#      (the kubectl-stickyvm built here is first on PATH),
 #   4. pin to another node through the aggregated API (kubectl get --raw),
 #   5. unpin, after which the VM starts anywhere and is pinned again,
 #   6. what kubectl shows for discovery and for errors.
 #
 # The stand-in also plays the kubelet: bound pods become Running with a
-# pod IP, so `kubectl get pods -o wide` looks as on a cluster.
+# pod IP, so `kubectl get pods -o wide` looks as on a cluster; and it sets
+# the VMs' status as virt-controller does, so `kubectl get vm` shows
+# Running, or ErrorUnschedulable while a VM waits for its node.
 #
 # Then it prints the kubectl commands to try against the running demo and
 # keeps it running until Ctrl-C, which stops everything it started.
@@ -153,15 +154,6 @@ restart() {
 
 # ---- maintenance: kubectl drain -----------------------------------------------
 
-# drain_unready: why the maintenance chapter cannot run ("" when it can):
-# it needs the kubectl-stickyvm plugin and an API server that serves
-# pods/eviction (what kubectl drain looks for in discovery).
-drain_unready() {
-    command -v kubectl-stickyvm >/dev/null 2>&1 || { echo "kubectl-stickyvm is not on PATH"; return; }
-    kubectl get --raw /api/v1 2>/dev/null | grep -q '"pods/eviction"' ||
-        echo "the API server does not serve pods/eviction"
-}
-
 # wait_pending VM: the name of the VM's pod that waits unbound, once the
 # scheduler has said why (a FailedScheduling event about it).
 wait_pending() {
@@ -183,15 +175,27 @@ describe_events() { # POD
     kubectl -n "$NS" describe pod "$1" | sed -n '/^Events:/,$p'
 }
 
+# vm_status_is VM STATUS: the VM's printableStatus (kubectl get vm's
+# STATUS) is STATUS.
+vm_status_is() {
+    [ "$(kubectl -n "$NS" get vm "$1" -o jsonpath='{.status.printableStatus}')" = "$2" ]
+}
+
 # drain NODE VM: drains NODE, shows the VM's new pod waiting; its name in
 # PENDING.
 drain() {
+    local old
+    old=$(wait_pod "$2") || exit 1
     capture "kubectl drain $1 --ignore-daemonsets --delete-emptydir-data" \
         kubectl drain "$1" --ignore-daemonsets --delete-emptydir-data
-    expect "kubectl drain" "node/$1 cordoned" "evicted" "node/$1 drained"
+    expect "kubectl drain" "node/$1 cordoned" "pod/${old%% *} evicted" "node/$1 drained"
     PENDING=$(wait_pending "$2") || exit 1
     pods_wide "$2"
     expect "the new pod of $2" "$PENDING" Pending
+    wait_until 30 "VM $2 ErrorUnschedulable" vm_status_is "$2" ErrorUnschedulable ||
+        die "VM $2 is not ErrorUnschedulable"
+    capture "kubectl -n $NS get vm $2" kubectl -n "$NS" get vm "$2"
+    expect "kubectl get vm $2" ErrorUnschedulable
 }
 
 # bound_to VM NODE: waits for the VM's pod to run on NODE and shows it.
@@ -215,9 +219,9 @@ chapter_maintenance() {
     drain "$node" "$vm"
     say "kubectl describe says why it waits, and how to move it:"
     capture "kubectl -n $NS describe pod $PENDING | sed -n '/^Events:/,\$p'" describe_events "$PENDING"
-    expect "kubectl describe pod" FailedScheduling "$node" "kubectl stickyvm pin $vm --node"
+    expect "kubectl describe pod" FailedScheduling "pinned to node $node" "kubectl stickyvm pin $vm -n $NS --node"
     capture "kubectl stickyvm why $vm -n $NS" kubectl stickyvm why "$vm" -n "$NS"
-    expect "kubectl stickyvm why" "$node"
+    expect "kubectl stickyvm why" "Pending" "$node (cordoned)" "kubectl uncordon $node"
     say "the maintenance is over: uncordon, and $vm starts again on $node:"
     capture "kubectl uncordon $node" kubectl uncordon "$node"
     expect "kubectl uncordon" "node/$node uncordoned"
@@ -227,7 +231,7 @@ chapter_maintenance() {
     drain "$node" "$vm"
     capture "kubectl stickyvm pin $vm --node $target -n $NS" \
         kubectl stickyvm pin "$vm" --node "$target" -n "$NS"
-    expect "kubectl stickyvm pin" "$target"
+    expect "kubectl stickyvm pin" "pinned to $target (was $node)"
     bound_to "$vm" "$target"
     capture "kubectl uncordon $node" kubectl uncordon "$node"
     expect "kubectl uncordon" "node/$node uncordoned"
@@ -275,8 +279,12 @@ cmake --build "$build_dir" -j"$(nproc)" --target stickyvm-emulator stickyvm-sche
     stickyvm-apiserver kubectl-stickyvm >"${TMPDIR:-/tmp}/stickyvm-demo-build.log" 2>&1 ||
     die "the build failed: see ${TMPDIR:-/tmp}/stickyvm-demo-build.log"
 
-LOCAL_DIR=$(mktemp -d "${TMPDIR:-/tmp}/stickyvm-demo.XXXXXX")
 LOCAL_BIN=$(cd "$build_dir" && pwd)
+# `kubectl stickyvm` runs the kubectl-stickyvm just built.
+[ -x "$LOCAL_BIN/kubectl-stickyvm" ] || die "$LOCAL_BIN/kubectl-stickyvm was not built (see ${TMPDIR:-/tmp}/stickyvm-demo-build.log)"
+PATH=$LOCAL_BIN:$PATH
+export PATH
+LOCAL_DIR=$(mktemp -d "${TMPDIR:-/tmp}/stickyvm-demo.XXXXXX")
 LOCAL_NODES=4
 step "Starting a local cluster: the API emulator with $LOCAL_NODES nodes, stickyvm installed with kubectl apply -k manifests/"
 local_up "$ROOT"
@@ -313,12 +321,7 @@ shown "kubectl -n $NS get events.events.k8s.io -o jsonpath='$PINNED_EVENTS'" \
 step "2. Restarts: vm-db's pod is deleted three times; virt-controller makes a new VMI and pod, the pin brings it back"
 for _ in 1 2 3; do restart vm-db "$(vm_pin "$NS" vm-db)"; done
 
-why_not=$(drain_unready)
-if [ -z "$why_not" ]; then
-    chapter_maintenance
-else
-    step "3. Maintenance (kubectl drain of a pinned VM's node): skipped, $why_not"
-fi
+chapter_maintenance
 
 target=$(schedulable_nodes | grep -vx "$(vm_pin "$NS" vm-db)" | head -n1)
 step "4. Moving vm-db to $target through the aggregated API (kube-apiserver -> stickyvm-apiserver)"
@@ -348,25 +351,26 @@ sed "s/namespace: default/namespace: $NS/" manifests/examples/pinner-rolebinding
 raw_show "$(raw_path "$NS" vm-web pin)" "--as=alice"
 
 step "Try it yourself (in another terminal)"
-try_drain=""
-[ -n "$why_not" ] || try_drain="    kubectl drain node-2 --ignore-daemonsets --delete-emptydir-data; kubectl stickyvm why vm-web -n $NS
-    kubectl uncordon node-2
-"
+web_node=$(vm_pin "$NS" vm-web)
+other=$(schedulable_nodes | grep -vx "$web_node" | head -n1)
 cat <<EOF
     export KUBECONFIG=$KUBECONFIG
     export PATH=$LOCAL_BIN:\$PATH      # the kubectl plugin: kubectl stickyvm
     kubectl stickyvm list -A                                        # every pin
-    kubectl stickyvm pin vm-web -n $NS --node node-2 --dry-run
+    kubectl stickyvm pin vm-web -n $NS --node $other --dry-run
     kubectl stickyvm why vm-web -n $NS                              # what keeps it from running
     kubectl -n $NS get vm -o custom-columns='VM:.metadata.name,PINNED TO:.metadata.annotations.stickyvm\\.io/node'
     kubectl -n $NS get pods -o wide
+    kubectl -n $NS get vm,vmi                                      # KubeVirt's columns
     kubectl -n $NS delete pod -l vm.kubevirt.io/name=vm-web        # comes back to the same node
-    kubectl get --raw "$(raw_path "$NS" vm-web pin node=node-2)"
+    kubectl get --raw "$(raw_path "$NS" vm-web pin "node=$other")"
     kubectl get --raw $(raw_path "$NS" vm-web unpin)
-    kubectl cordon node-2; kubectl -n $NS delete pod -l vm.kubevirt.io/name=vm-web
-    kubectl -n $NS get events.events.k8s.io          # Scheduled, Pinned, FailedScheduling
-    kubectl uncordon node-2
-${try_drain}    kubectl -n kube-system get lease stickyvm-scheduler            # which replica leads
+    kubectl cordon $web_node; kubectl -n $NS delete pod -l vm.kubevirt.io/name=vm-web
+    kubectl -n $NS get events                        # Scheduled, Pinned, FailedScheduling
+    kubectl uncordon $web_node
+    kubectl drain $web_node --ignore-daemonsets --delete-emptydir-data; kubectl stickyvm why vm-web -n $NS
+    kubectl uncordon $web_node
+    kubectl -n kube-system get lease stickyvm-scheduler            # which replica leads
 
     logs: $LOCAL_DIR/{emulator,apiserver,scheduler-1,scheduler-2,virt-controller-$NS}.log
 EOF

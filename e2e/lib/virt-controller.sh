@@ -27,7 +27,11 @@
 #     while it terminates), the VMI has failed: it is deleted, and the next pass creates a new VMI (new
 #     uid) and a new pod - as virt-controller restarts a VM;
 #   - VMIs of VMs that are gone or stopped, and launcher pods of VMIs that
-#     are gone, are deleted (the garbage collector's part).
+#     are gone, are deleted (the garbage collector's part);
+#   - a VM that should run gets KubeVirt's status, which `kubectl get vm`
+#     shows (STATUS, READY): printableStatus Running with a Ready condition
+#     True once its VMI runs, ErrorUnschedulable while its launcher pod is
+#     unschedulable, Starting otherwise (Ready False).
 #
 # With VIRT_CONTROLLER_KUBELET=1 it also plays the kubelet for those
 # launcher pods, on every node whose Lease in kube-node-lease was not
@@ -62,19 +66,21 @@ declare -A launched   # VMI uid -> 1 once a pod was created for it
 
 # One line per object: kind|name|uid|deleting|running|runStrategy|
 # ownerUid|phase|vmiNode|createdBy|podNode|schedulerName|resourceVersion|
-# podIP|qosClass|podScheduledTime|vmiIPs|vmGracePeriod|deletionGracePeriod
+# podIP|qosClass|podScheduledTime|vmiIPs|vmGracePeriod|deletionGracePeriod|
+# printableStatus|readyCondition|podScheduledReason
 snapshot() {
-    kubectl -n "$ns" get virtualmachines,virtualmachineinstances,pods -o jsonpath='{range .items[*]}{.kind}|{.metadata.name}|{.metadata.uid}|{.metadata.deletionTimestamp}|{.spec.running}|{.spec.runStrategy}|{.metadata.ownerReferences[0].uid}|{.status.phase}|{.status.nodeName}|{.metadata.labels.kubevirt\.io/created-by}|{.spec.nodeName}|{.spec.template.spec.schedulerName}|{.metadata.resourceVersion}|{.status.podIP}|{.status.qosClass}|{.status.conditions[?(@.type=="PodScheduled")].lastTransitionTime}|{.status.interfaces[*].ipAddress}|{.spec.template.spec.terminationGracePeriodSeconds}|{.metadata.deletionGracePeriodSeconds}{"\n"}{end}'
+    kubectl -n "$ns" get virtualmachines,virtualmachineinstances,pods -o jsonpath='{range .items[*]}{.kind}|{.metadata.name}|{.metadata.uid}|{.metadata.deletionTimestamp}|{.spec.running}|{.spec.runStrategy}|{.metadata.ownerReferences[0].uid}|{.status.phase}|{.status.nodeName}|{.metadata.labels.kubevirt\.io/created-by}|{.spec.nodeName}|{.spec.template.spec.schedulerName}|{.metadata.resourceVersion}|{.status.podIP}|{.status.qosClass}|{.status.conditions[?(@.type=="PodScheduled")].lastTransitionTime}|{.status.interfaces[*].ipAddress}|{.spec.template.spec.terminationGracePeriodSeconds}|{.metadata.deletionGracePeriodSeconds}|{.status.printableStatus}|{.status.conditions[?(@.type=="Ready")].status}|{.status.conditions[?(@.type=="PodScheduled")].reason}{"\n"}{end}'
 }
 
-# PUT of the VMI's status subresource (kube-apiserver keeps everything but
-# status from the stored object of a custom resource). `kubectl replace
-# --raw` rather than `kubectl patch --subresource`, which kubectl before
-# 1.24 lacks.
-put_vmi_status() { # name resourceVersion STATUS_JSON
-    printf '{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance","metadata":{"name":"%s","namespace":"%s","resourceVersion":"%s"},"status":%s}' \
-        "$1" "$ns" "$2" "$3" |
-        kubectl replace --raw "/apis/kubevirt.io/v1/namespaces/$ns/virtualmachineinstances/$1/status" -f - >/dev/null
+# put_status KIND RESOURCE NAME RESOURCE_VERSION STATUS_JSON: PUT of the
+# status subresource of a kubevirt.io object (kube-apiserver keeps
+# everything but status from the stored object of a custom resource).
+# `kubectl replace --raw` rather than `kubectl patch --subresource`, which
+# kubectl before 1.24 lacks.
+put_status() {
+    printf '{"apiVersion":"kubevirt.io/v1","kind":"%s","metadata":{"name":"%s","namespace":"%s","resourceVersion":"%s"},"status":%s}' \
+        "$1" "$3" "$ns" "$4" "$5" |
+        kubectl replace --raw "/apis/kubevirt.io/v1/namespaces/$ns/$2/$3/status" -f - >/dev/null
 }
 
 set_vmi_status() { # name resourceVersion phase [node [ip]]
@@ -85,7 +91,25 @@ set_vmi_status() { # name resourceVersion phase [node [ip]]
         t=$(now)
         status+=$(printf ',"interfaces":[{"name":"default","ipAddress":"%s","ipAddresses":["%s"],"infoSource":"domain"}],"conditions":[{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"%s"}]' "$5" "$5" "$t")
     fi
-    put_vmi_status "$1" "$2" "$status}"
+    put_status VirtualMachineInstance virtualmachineinstances "$1" "$2" "$status}"
+}
+
+# vm_follow VM: the VM's printableStatus and Ready condition after its
+# VMI's phase and its launcher pod's scheduling (as virt-controller sets
+# them); written only when they change.
+vm_follow() {
+    local name=$1 uid=${vmi_uid[$1]:-} want=Starting ready=False
+    if [ -n "$uid" ] && [ "${vmi_phase[$name]}" = Running ]; then
+        want=Running ready=True
+    elif [ -n "$uid" ] && [ -n "${pod_unsched[$uid]:-}" ]; then
+        want=ErrorUnschedulable
+    fi
+    [ "$want" = "${vm_pstat[$name]}" ] && [ "$ready" = "${vm_ready[$name]}" ] && return 0
+    put_status VirtualMachine virtualmachines "$name" "${vm_rv[$name]}" \
+        "$(printf '{"created":%s,"ready":%s,"printableStatus":"%s","conditions":[{"type":"Ready","status":"%s","lastProbeTime":null,"lastTransitionTime":"%s"}]}' \
+            "$([ -n "$uid" ] && echo true || echo false)" "$([ "$ready" = True ] && echo true || echo false)" \
+            "$want" "$ready" "$(now)")" 2>/dev/null &&
+        log "VM $name: $want"
 }
 
 should_run() { # running runStrategy
@@ -293,19 +317,23 @@ vmi_follow() {
 
 reconcile() {
     local lines line kind name uid deleting running strategy owner phase vnode createdby pnode sched rv
-    local pip qos stime vips grace dgrace
-    declare -A vm_uid vm_run vm_sched vm_grace vmi_uid vmi_owner vmi_phase vmi_node vmi_ip
-    declare -A vmi_deleting vmi_rv pod_of pod_any pod_node pod_phase pod_ip
+    local pip qos stime vips grace dgrace pstat ready sreason
+    declare -A vm_uid vm_run vm_sched vm_grace vm_rv vm_pstat vm_ready
+    declare -A vmi_uid vmi_owner vmi_phase vmi_node vmi_ip
+    declare -A vmi_deleting vmi_rv pod_of pod_any pod_node pod_phase pod_ip pod_unsched
     local -a pods=()
 
     lines=$(snapshot) || { log "listing failed"; return; }
-    while IFS='|' read -r kind name uid deleting running strategy owner phase vnode createdby pnode sched rv pip qos stime vips grace dgrace; do
+    while IFS='|' read -r kind name uid deleting running strategy owner phase vnode createdby pnode sched rv pip qos stime vips grace dgrace pstat ready sreason; do
         case "$kind" in
             VirtualMachine)
                 [ -n "$deleting" ] && continue
                 vm_uid[$name]=$uid
                 vm_sched[$name]=${sched:-default-scheduler}
                 vm_grace[$name]=${grace:-0}
+                vm_rv[$name]=$rv
+                vm_pstat[$name]=$pstat
+                vm_ready[$name]=$ready
                 if should_run "$running" "$strategy"; then vm_run[$name]=1; fi ;;
             VirtualMachineInstance)
                 vmi_uid[$name]=$uid
@@ -324,6 +352,7 @@ reconcile() {
                     pod_node[$createdby]=$pnode
                     pod_phase[$createdby]=$phase
                     pod_ip[$createdby]=$pip
+                    [ "$sreason" != Unschedulable ] || pod_unsched[$createdby]=1
                 fi ;;
         esac
     done <<< "$lines"
@@ -379,6 +408,7 @@ reconcile() {
             log "VM $name: creating the VMI failed: $uid"
         fi
     done
+    for name in "${!vm_run[@]}"; do vm_follow "$name"; done
 }
 
 trap 'exit 0' TERM INT
