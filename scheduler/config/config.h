@@ -236,8 +236,8 @@ void sched_config_free(sched_config *cfg);
 int sched_config_write_yaml(const sched_config *cfg, kube_buf *out);
 
 /* The same configuration as a JSON tree (apiVersion, kind, every field
- * but the extenders' tlsConfig.keyData, a private key; /configz serves it). The caller frees it with cJSON_Delete(); NULL when
- * out of memory. */
+ * but the extenders' tlsConfig.keyData, a private key; /configz serves it). The caller frees it
+ * with cJSON_Delete(); NULL when out of memory. */
 cJSON *sched_config_to_json(const sched_config *cfg);
 
 /* The profile with this schedulerName, or NULL. */
