@@ -1031,9 +1031,6 @@ static void vmpins_list_get_and_select(void **state)
     char names[512];
     (void)state;
 
-    /* concurrent_pins_are_not_lost leaves vm-race on a random node-N */
-    assert_int_equal(via_proxy(NULL, "GET", VMS "/vm-race/unpin", NULL), 200);
-    wait_pin_listed("vm-race", NULL);
     create_labelled_vm("vp-db", "db", "");
     create_labelled_vm("vp-web", "web", "");
     assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-db/pin?node=node-3", NULL), 200);
