@@ -615,6 +615,10 @@ uncordon_node() { # NODE
 drain_story() {
     local vm=$1 pin=$2 target=$3 out
     wait_bound "$vm" || return 1
+    if [ "$NODE" != "$pin" ]; then # an earlier scenario moved the pin: restart onto it
+        restart_vm_pod "$vm" || return 1
+        [ "$NODE" = "$pin" ] || { bad "restarted, the pod landed on $NODE, pinned to $pin"; return 1; }
+    fi
     drain_node "$pin" "$vm" || return 1
     out=$(kubectl stickyvm why "$vm" -n "$E2E_NS" 2>&1)
     has "kubectl stickyvm why $vm" "$out" "$POD (Pending)" "$pin (cordoned)" "kubectl uncordon $pin" || return 1
