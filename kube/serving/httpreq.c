@@ -592,6 +592,10 @@ const char *kube_httpreq_reason_phrase(int code)
         return "OK";
     case 201:
         return "Created";
+    case 202:
+        return "Accepted";
+    case 204:
+        return "No Content";
     case 304:
         return "Not Modified";
     case 400:
@@ -604,14 +608,20 @@ const char *kube_httpreq_reason_phrase(int code)
         return "Not Found";
     case 405:
         return "Method Not Allowed";
+    case 406:
+        return "Not Acceptable";
     case 408:
         return "Request Timeout";
     case 409:
         return "Conflict";
+    case 410:
+        return "Gone";
     case 413:
         return "Request Entity Too Large";
     case 414:
         return "Request URI Too Long";
+    case 415:
+        return "Unsupported Media Type";
     case 417:
         return "Expectation Failed";
     case 422:
@@ -624,6 +634,8 @@ const char *kube_httpreq_reason_phrase(int code)
         return "Internal Server Error";
     case 501:
         return "Not Implemented";
+    case 502:
+        return "Bad Gateway";
     case 503:
         return "Service Unavailable";
     case 504:

@@ -564,60 +564,6 @@ int emu_respond_forbidden(emu_response *r, const emu_user *u, const emu_attrs *a
     return rc;
 }
 
-static const char *status_text(int code)
-{
-    switch (code) {
-    case 100:
-        return "Continue";
-    case 200:
-        return "OK";
-    case 201:
-        return "Created";
-    case 202:
-        return "Accepted";
-    case 204:
-        return "No Content";
-    case 400:
-        return "Bad Request";
-    case 401:
-        return "Unauthorized";
-    case 403:
-        return "Forbidden";
-    case 404:
-        return "Not Found";
-    case 405:
-        return "Method Not Allowed";
-    case 406:
-        return "Not Acceptable";
-    case 408:
-        return "Request Timeout";
-    case 409:
-        return "Conflict";
-    case 410:
-        return "Gone";
-    case 413:
-        return "Request Entity Too Large";
-    case 415:
-        return "Unsupported Media Type";
-    case 422:
-        return "Unprocessable Entity";
-    case 429:
-        return "Too Many Requests";
-    case 431:
-        return "Request Header Fields Too Large";
-    case 500:
-        return "Internal Server Error";
-    case 502:
-        return "Bad Gateway";
-    case 503:
-        return "Service Unavailable";
-    case 504:
-        return "Gateway Timeout";
-    default:
-        return "Unknown";
-    }
-}
-
 void emu_response_clear(emu_response *r)
 {
     kube_buf_free(&r->body);
@@ -732,7 +678,8 @@ static int write_head(emu_conn *c, const emu_response *r, long content_length)
     int rc;
 
     emu_response_fields(r, &f);
-    rc = kube_buf_printf(&h, "HTTP/1.1 %d %s\r\n", r->status, status_text(r->status));
+    rc =
+        kube_buf_printf(&h, "HTTP/1.1 %d %s\r\n", r->status, kube_httpreq_reason_phrase(r->status));
     for (size_t i = 0; rc == KUBE_OK && i < f.n; i++)
         rc = kube_buf_printf(&h, "%s: %s\r\n", f.v[i].name, f.v[i].value);
     if (rc == KUBE_OK && content_length >= 0)
