@@ -247,12 +247,7 @@ static const char *pin_key(const apis_pin_request *r)
 static void audit_event(const apis_pin_request *r, const kube_vm *vm, const char *prev,
                         const char *target, const char *by)
 {
-    const kube_meta *m = &vm->base.meta;
-    kube_recorder_ref reg = {.kind = "VirtualMachine",
-                             .api_version = "kubevirt.io/v1",
-                             .namespace_ = m->namespace_,
-                             .name = m->name,
-                             .uid = m->uid};
+    kube_recorder_ref reg = kube_pin_event_ref(vm);
     const char *forced = r->force ? " (forced)" : "";
 
     if (!r->recorder)

@@ -173,12 +173,7 @@ static int still_applies(void *ud, const kube_vm *cur)
 /* The Normal event Repinned on the VM (none without a recorder). */
 static void record_event(sched_follower *f, const kube_vm *vm, const char *from, const char *to)
 {
-    const kube_meta *m = &vm->base.meta;
-    kube_recorder_ref reg = {.kind = "VirtualMachine",
-                             .api_version = "kubevirt.io/v1",
-                             .namespace_ = m->namespace_,
-                             .name = m->name,
-                             .uid = m->uid};
+    kube_recorder_ref reg = kube_pin_event_ref(vm);
     if (f->o.recorder)
         kube_recorder_eventf(f->o.recorder, &reg, NULL, KUBE_RECORDER_NORMAL, "Repinned", "Pin",
                              "Pin moved from node %s to node %s after live migration", from, to);

@@ -202,3 +202,13 @@ int kube_pin_set(kube_client *c, const kube_vm *vm, const kube_pin_write *w,
     }
     return rc;
 }
+
+kube_recorder_ref kube_pin_event_ref(const kube_vm *vm)
+{
+    const kube_meta *m = &vm->base.meta;
+    return (kube_recorder_ref){.kind = "VirtualMachine",
+                               .api_version = "kubevirt.io/v1",
+                               .namespace_ = m->namespace_,
+                               .name = m->name,
+                               .uid = m->uid};
+}

@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "kube/machinery/recorder.h"
 #include "kube/transport/client.h"
 #include "kube/types/kubevirt.h"
 
@@ -58,6 +59,10 @@ typedef enum kube_pin_reason {
 
 /* The pin-reason value of r (static). */
 const char *kube_pin_reason_name(kube_pin_reason r);
+
+/* The VM as the object a pin Event is about (regarding): its kind, API
+ * version, namespace, name and uid. The strings are borrowed from vm. */
+kube_recorder_ref kube_pin_event_ref(const kube_vm *vm);
 
 /* Checks key as a Kubernetes annotation key (apimachinery's
  * ValidateAnnotations: IsQualifiedName of the lower-cased key: an optional

@@ -327,11 +327,7 @@ static void vm_event(stickyvm *sv, const kube_vm *vm, const fw_pod_info *pi, con
 {
     if (!sv->h->svc.recorder)
         return;
-    kube_recorder_ref reg = {.kind = "VirtualMachine",
-                             .api_version = "kubevirt.io/v1",
-                             .namespace_ = vm->base.meta.namespace_,
-                             .name = vm->base.meta.name,
-                             .uid = vm->base.meta.uid};
+    kube_recorder_ref reg = kube_pin_event_ref(vm);
     kube_recorder_ref rel = {.kind = "Pod", .api_version = "v1"};
     if (pi) {
         rel.namespace_ = pi->namespace_, rel.name = pi->name, rel.uid = pi->uid;
