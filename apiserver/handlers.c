@@ -246,17 +246,19 @@ static const char *label(void *state)
     return apis_route_subresource(((req_state *)state)->route.kind);
 }
 
-/* Every pin and unpin is logged at the default verbosity, 401 and 403
- * included, with the whole request's latency; other requests take the
- * shared line. */
+/* Every pin and unpin is counted by user and code and logged at the
+ * default verbosity, 401 and 403 included, with the whole request's
+ * latency; other requests take the shared line. */
 static int log_request(void *ud, void *state, const kube_exchange *x, double seconds)
 {
+    const apis_handlers_ctx *c = ud;
     const req_state *r = state;
     const kube_user *user = kube_exchange_user(x);
 
-    (void)ud;
     if (!apis_route_is_pin(r->route.kind))
         return 0;
+    apis_metrics_pin_request(c->metrics, apis_route_subresource(r->route.kind),
+                             user ? user->name : NULL, kube_exchange_code(x));
     apis_pin_log(&r->route, user ? user->name : "", kube_exchange_code(x), seconds);
     return 1;
 }

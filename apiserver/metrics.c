@@ -9,14 +9,17 @@
  * stickyvm_apiserver_authentication_total{result}                counter
  * stickyvm_apiserver_authorization_total{result}                 counter
  * stickyvm_apiserver_pin_conflict_retries_total                  counter
+ * stickyvm_apiserver_pin_requests_total{subresource,user,code}   counter
  *
  * verb is the request method (GET, PUT, POST, ...; anything unusual is
  * "other"), subresource is "pin", "unpin" or "" for non-resource paths, so
- * the number of series stays bounded whatever clients send. The contract is
- * in metrics.h.
+ * the number of series stays bounded whatever clients send; user is one of
+ * the first APIS_METRICS_MAX_USERS users seen, else "(other)". The contract
+ * is in metrics.h.
  */
 #include "metrics.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,7 @@
 #include "kube/util/errors.h"
 #include "kube/util/metrics.h"
 #include "kube/util/metrics_testing.h"
+#include "kube/util/strmap.h"
 
 static const char *const verbs[] = {"GET",    "PUT",  "POST",    "PATCH",
                                     "DELETE", "HEAD", "OPTIONS", "other"};
@@ -40,10 +44,13 @@ static const char *const authz_names[KUBE_AUTHZ_RESULT_COUNT] = {"always-allowed
 static const char *const L_REQUEST[] = {"verb", "subresource", "code"};
 static const char *const L_LATENCY[] = {"verb", "subresource"};
 static const char *const L_RESULT[] = {"result"};
+static const char *const L_PIN[] = {"subresource", "user", "code"};
 
 struct apis_metrics {
     kube_metrics *reg;
-    kube_metric *requests, *latency, *authn_total, *authz_total;
+    kube_metric *requests, *latency, *authn_total, *authz_total, *pin_requests;
+    pthread_mutex_t users_lock;
+    kube_strmap users; /* the users with their own label (values: m) */
     kube_metric_child *inflight, *conflict_retries;
     kube_metric_child *authn[KUBE_AUTHN_RESULT_COUNT];
     kube_metric_child *authz[KUBE_AUTHZ_RESULT_COUNT];
@@ -91,6 +98,10 @@ static int register_all(apis_metrics *m)
         rc = add(m, "stickyvm_apiserver_pin_conflict_retries_total",
                  "Writes of the pin annotation retried after a resourceVersion conflict.",
                  KUBE_METRIC_COUNTER, NULL, 0, &retries);
+    if (rc == KUBE_OK)
+        rc = add(m, "stickyvm_apiserver_pin_requests_total",
+                 "Pin and unpin requests answered, by subresource, user and HTTP code.",
+                 KUBE_METRIC_COUNTER, L_PIN, 3, &m->pin_requests);
     if (rc != KUBE_OK)
         return rc;
     m->inflight = kube_metric_with(inflight, NULL);
@@ -107,6 +118,8 @@ int apis_metrics_new(apis_metrics **out)
     apis_metrics *m = calloc(1, sizeof(*m));
     int rc = m ? kube_metrics_new(&m->reg) : KUBE_ENOMEM;
 
+    if (m)
+        pthread_mutex_init(&m->users_lock, NULL);
     if (rc == KUBE_OK)
         rc = register_all(m);
     if (rc != KUBE_OK) {
@@ -122,6 +135,8 @@ void apis_metrics_free(apis_metrics *m)
     if (!m)
         return;
     kube_metrics_free(m->reg);
+    kube_strmap_free(&m->users);
+    pthread_mutex_destroy(&m->users_lock);
     free(m);
 }
 
@@ -152,6 +167,34 @@ void apis_metrics_observe(apis_metrics *m, const char *method, const char *subre
     snprintf(code_s, sizeof(code_s), "%d", code);
     kube_metric_add(m->requests, req, 1);
     kube_metric_observe(m->latency, req, seconds);
+}
+
+/* The label of a user: "" for none, the name for the first
+ * APIS_METRICS_MAX_USERS names seen, "(other)" once they are taken. */
+static const char *user_label(apis_metrics *m, const char *user)
+{
+    const char *label = "(other)";
+
+    if (!user || !*user)
+        return "";
+    pthread_mutex_lock(&m->users_lock);
+    if (kube_strmap_get(&m->users, user) || (kube_strmap_len(&m->users) < APIS_METRICS_MAX_USERS &&
+                                             kube_strmap_put(&m->users, user, m, NULL) == KUBE_OK))
+        label = user;
+    pthread_mutex_unlock(&m->users_lock);
+    return label;
+}
+
+void apis_metrics_pin_request(apis_metrics *m, const char *subresource, const char *user, int code)
+{
+    char code_s[16];
+    const char *v[3] = {sub_label(subresource), NULL, code_s};
+
+    if (!m)
+        return;
+    v[1] = user_label(m, user);
+    snprintf(code_s, sizeof(code_s), "%d", code);
+    kube_metric_add(m->pin_requests, v, 1);
 }
 
 void apis_metrics_inflight(apis_metrics *m, int delta)

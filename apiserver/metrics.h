@@ -8,10 +8,15 @@
  *   stickyvm_apiserver_authentication_total{result}                counter
  *   stickyvm_apiserver_authorization_total{result}                 counter
  *   stickyvm_apiserver_pin_conflict_retries_total                  counter
+ *   stickyvm_apiserver_pin_requests_total{subresource,user,code}   counter
  *
  * verb is the request method (GET, PUT, POST, ...; anything unusual is
  * "other"), subresource is "pin", "unpin" or "" for non-resource paths,
- * so the number of series stays bounded whatever clients send.
+ * so the number of series stays bounded whatever clients send. user is the
+ * authenticated user of a pin or unpin ("" for none, 401): the first
+ * APIS_METRICS_MAX_USERS distinct users keep their name until the process
+ * exits, later ones count as "(other)" (a bound on the series a flood of
+ * identities can make; the request log names every user).
  *
  * Threads: every function is thread-safe.
  * Memory: apis_metrics_new() allocates, apis_metrics_free() frees;
@@ -25,6 +30,8 @@
 
 typedef struct apis_metrics apis_metrics;
 
+#define APIS_METRICS_MAX_USERS 100
+
 int apis_metrics_new(apis_metrics **out);
 void apis_metrics_free(apis_metrics *m);
 
@@ -35,6 +42,9 @@ void apis_metrics_inflight(apis_metrics *m, int delta);
 void apis_metrics_authn(apis_metrics *m, kube_authn_result r);
 void apis_metrics_authz(apis_metrics *m, kube_authz_result r);
 void apis_metrics_conflict_retry(apis_metrics *m);
+/* Counts one answered pin or unpin (subresource "pin"/"unpin") by user
+ * (NULL or "": none) and code. m may be NULL. */
+void apis_metrics_pin_request(apis_metrics *m, const char *subresource, const char *user, int code);
 
 int apis_metrics_render(apis_metrics *m, kube_buf *out);
 

@@ -6,9 +6,11 @@
 # whose end is shown when a step fails.
 set -euo pipefail
 
+# prometheus: for its promtool (scripts/test-monitoring.sh); the server it
+# also installs is never started by the tests.
 PACKAGES=(build-essential cmake pkg-config clang clang-format git valgrind openssl curl
           libcurl4-openssl-dev libwebsockets-dev libcjson-dev libssl-dev
-          libyaml-dev libcmocka-dev libnghttp2-dev)
+          libyaml-dev libcmocka-dev libnghttp2-dev prometheus)
 log=${DEPS_LOG:-${TMPDIR:-/tmp}/stickyvm-deps.log}
 
 missing=()

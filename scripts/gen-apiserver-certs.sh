@@ -5,8 +5,10 @@
 #      (stickyvm-apiserver.stickyvm-system.svc and friends), ECDSA P-256,
 #      serverAuth,
 #   3. with kubectl: creates or updates the kubernetes.io/tls Secret the
-#      Deployment mounts, and patches the APIService caBundle (never
-#      insecureSkipTLSVerify).
+#      Deployment mounts (tls.crt, tls.key, and ca.crt = the caBundle, which
+#      the monitoring component's ServiceMonitor verifies the server with,
+#      as with cert-manager's Secret), and patches the APIService caBundle
+#      (never insecureSkipTLSVerify).
 #
 # Rotation (see docs/api.md):
 #   serving certificate:  run again. The Secret is updated in place; the kubelet
@@ -114,5 +116,6 @@ else
     echo "APIService $apiservice does not exist yet: apply manifests/apiserver/ and run again" >&2
 fi
 kubectl get namespace "$ns" >/dev/null 2>&1 || kubectl create namespace "$ns"
-kubectl -n "$ns" create secret tls "$secret" --cert="$dir/tls.crt" --key="$dir/tls.key" \
-    --dry-run=client -o yaml | kubectl apply -f -
+kubectl -n "$ns" create secret generic "$secret" --type=kubernetes.io/tls \
+    --from-file=tls.crt="$dir/tls.crt" --from-file=tls.key="$dir/tls.key" \
+    --from-file=ca.crt="$dir/ca-bundle.crt" --dry-run=client -o yaml | kubectl apply -f -

@@ -5,7 +5,8 @@
 # normal build and under AddressSanitizer + UndefinedBehaviorSanitizer, builds
 # Release (so -O3 warnings cannot creep in), then every scripts/test-*.sh
 # stage: the demo walk-through, the e2e suite against the emulator, the
-# bounded fuzz run and the unit groups under valgrind. After the first
+# bounded fuzz run, the unit groups under valgrind and the monitoring
+# component's rules and dashboard checked with promtool. After the first
 # build, docs/configuration.md's flag tables are checked against the
 # binaries' --help (scripts/flag-docs.sh --check). Warnings are errors
 # in every build here (-DSTICKYVM_WERROR=ON).
@@ -80,6 +81,7 @@ for extra in scripts/test-*.sh; do
     test-e2e) summary='^(ok|FAIL) |[0-9]+ passed, [0-9]+ failed$' ;;
     test-fuzz) summary='^fuzz: [a-z_]+: ' ;;
     test-valgrind) summary='^valgrind: [0-9]+ passed' ;;
+    test-monitoring) summary='^monitoring: ' ;;
     *) summary='' ;;
   esac
   stage "${name#test-}" "$summary" "$extra"

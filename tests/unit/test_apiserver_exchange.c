@@ -315,7 +315,13 @@ static void methods_and_bodies(void **state)
     assert_true(r.blocked);
     assert_int_equal(kube_exchange_run(r.x, 1), KUBE_EXCHANGE_DONE);
     assert_int_equal(kube_exchange_code(r.x), 503);
+    /* reported: counted by user and code */
+    kube_exchange_observe(r.x);
     done(&r);
+    kube_buf_reset(&out);
+    assert_int_equal(apis_metrics_render(E.metrics, &out), KUBE_OK);
+    assert_non_null(strstr(out.data, "stickyvm_apiserver_pin_requests_total{subresource=\"pin\","
+                                     "user=\"admin\",code=\"503\"} 1\n"));
     kube_buf_free(&out);
 }
 

@@ -111,6 +111,46 @@ static void metrics_render_prometheus_text(void **state)
     apis_metrics_free(m);
 }
 
+/* Pin and unpin requests by user and code: the first
+ * APIS_METRICS_MAX_USERS users keep their name, the rest fold into
+ * "(other)", no identity is user="". */
+static void metrics_count_pin_requests_by_bounded_user(void **state)
+{
+    apis_metrics *m;
+    kube_buf b = KUBE_BUF_INIT;
+    char user[32];
+    (void)state;
+
+    assert_int_equal(apis_metrics_new(&m), KUBE_OK);
+    apis_metrics_pin_request(m, "pin", "admin", 200);
+    apis_metrics_pin_request(m, "pin", "admin", 200);
+    apis_metrics_pin_request(m, "unpin", "system:serviceaccount:ops:drainer", 403);
+    apis_metrics_pin_request(m, "pin", NULL, 401);
+    for (int i = 0; i < APIS_METRICS_MAX_USERS; i++) {
+        snprintf(user, sizeof(user), "user-%d", i);
+        apis_metrics_pin_request(m, "pin", user, 404);
+    }
+    apis_metrics_pin_request(m, "pin", "admin", 409);
+    apis_metrics_pin_request(NULL, "pin", "admin", 200);
+    assert_int_equal(apis_metrics_render(m, &b), KUBE_OK);
+    assert_non_null(strstr(b.data, "# TYPE stickyvm_apiserver_pin_requests_total counter\n"));
+    assert_non_null(strstr(b.data, "stickyvm_apiserver_pin_requests_total{subresource=\"pin\","
+                                   "user=\"admin\",code=\"200\"} 2\n"));
+    assert_non_null(strstr(b.data, "{subresource=\"unpin\",user=\"system:serviceaccount:ops:"
+                                   "drainer\",code=\"403\"} 1\n"));
+    assert_non_null(strstr(b.data, "{subresource=\"pin\",user=\"\",code=\"401\"} 1\n"));
+    /* admin, the drainer and user-0 .. user-(MAX - 3) took the names; a
+     * known user keeps its label after that */
+    snprintf(user, sizeof(user), "user=\"user-%d\",code=\"404\"} 1\n", APIS_METRICS_MAX_USERS - 3);
+    assert_non_null(strstr(b.data, user));
+    snprintf(user, sizeof(user), "user=\"user-%d\"", APIS_METRICS_MAX_USERS - 2);
+    assert_null(strstr(b.data, user));
+    assert_non_null(strstr(b.data, "{subresource=\"pin\",user=\"(other)\",code=\"404\"} 2\n"));
+    assert_non_null(strstr(b.data, "{subresource=\"pin\",user=\"admin\",code=\"409\"} 1\n"));
+    kube_buf_free(&b);
+    apis_metrics_free(m);
+}
+
 static void parses_flags(void **state)
 {
     char *argv[] = {"stickyvm-apiserver",
@@ -514,6 +554,7 @@ int test_group_apiserver_misc(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cache_expires_and_evicts),
         cmocka_unit_test(metrics_render_prometheus_text),
+        cmocka_unit_test(metrics_count_pin_requests_by_bounded_user),
         cmocka_unit_test(parses_flags),
         cmocka_unit_test(rejects_bad_flags),
         cmocka_unit_test(parses_connection_flags),
