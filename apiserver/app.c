@@ -152,7 +152,8 @@ void apis_app_free(apis_app *a)
     kube_secure_free(a->secure);
     apis_vmpins_free(a->vmpins);
     kube_factory_free(a->informers);
-    kube_recorder_stop(a->recorder, RECORDER_FLUSH_MS);
+    if (a->recorder)
+        kube_recorder_stop(a->recorder, RECORDER_FLUSH_MS);
     kube_recorder_free(a->recorder);
     apis_metrics_free(a->metrics);
     kube_client_free(a->client);

@@ -153,9 +153,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     d.always_allow_groups = &groups;
     d.token_ttl_ms = d.allow_ttl_ms = d.deny_ttl_ms = 10000;
     if (kube_authn_source_new(&so, &ctx.authn, err, sizeof(err)) != KUBE_OK ||
-        kube_delegate_new(&d, &ctx.delegate) != KUBE_OK)
+        kube_delegate_new(&d, &ctx.delegate) != KUBE_OK ||
+        apis_handlers_init(&handlers, &hctx) != KUBE_OK)
         abort();
-    apis_handlers_init(&handlers, &hctx);
     ctx.handlers = &handlers;
     unlink(path);
     kube_strlist_free(&allowed);
