@@ -178,8 +178,8 @@ static void rules(kube_httpreq_request *req)
 
     if (apis_route_parse(req->target, &route, msg, sizeof(msg)) == KUBE_OK) {
         apis_request_verb(req->method, apis_route_is_resource(route.kind), verb, sizeof(verb));
-        if (route.node_valid &&
-            (strlen(route.node) != route.node_len || !kube_is_dns1123_subdomain_n(route.node, strlen(route.node))))
+        if (route.node_valid && (strlen(route.node) != route.node_len ||
+                                 !kube_is_dns1123_subdomain_n(route.node, strlen(route.node))))
             abort(); /* validated on fewer bytes than the decoded value */
         apis_route_free(&route);
     }

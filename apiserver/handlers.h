@@ -41,10 +41,10 @@ typedef struct apis_handlers_ctx {
     const char *pin_key;   /* the pin annotation; NULL: the default */
     /* virtualmachinepins (vmpins.h); NULL: its requests answer 503 */
     struct apis_vmpins *vmpins;
-    kube_recorder *recorder;  /* the pin audit Events; NULL: none */
-    kube_factory *informers;  /* the daemon's one factory (readyz's
-                                 informer-sync); NULL: no such check */
-    kube_healthz health;      /* filled by apis_handlers_init() */
+    kube_recorder *recorder; /* the pin audit Events; NULL: none */
+    kube_factory *informers; /* the daemon's one factory (readyz's
+                                informer-sync); NULL: no such check */
+    kube_healthz health;     /* filled by apis_handlers_init() */
 } apis_handlers_ctx;
 
 /* Fills h for ctx and ctx->health with the checks above. KUBE_OK, or

@@ -48,19 +48,19 @@ typedef enum apis_route_kind {
 
 typedef struct apis_route {
     apis_route_kind kind;
-    char *path;                              /* the path, without the query */
+    char *path;                                  /* the path, without the query */
     char namespace_[KUBE_DNS1123_LABEL_MAX + 1]; /* resources; "" for VMPINS of all
                                                     namespaces */
     char name[KUBE_DNS1123_SUBDOMAIN_MAX + 1];   /* PIN, UNPIN, VMPIN; VMPINS: a
                                                     fieldSelector's metadata.name=X */
-    char *query;                             /* VMPINS, VMPIN: the raw query (owned), or NULL */
-    int dry_run;                             /* PIN, UNPIN: ?dryRun=All */
-    int force;                               /* PIN: ?force=true */
-    int has_node;                            /* ?node= was given */
-    char *node;                              /* its decoded value, whole (owned) */
-    size_t node_len;                         /* its decoded length */
-    int node_valid;                          /* that value is a DNS-1123 subdomain */
-    kube_healthz_request health;             /* HEALTH: the check, ?verbose, ?exclude */
+    char *query;                                 /* VMPINS, VMPIN: the raw query (owned), or NULL */
+    int dry_run;                                 /* PIN, UNPIN: ?dryRun=All */
+    int force;                                   /* PIN: ?force=true */
+    int has_node;                                /* ?node= was given */
+    char *node;                                  /* its decoded value, whole (owned) */
+    size_t node_len;                             /* its decoded length */
+    int node_valid;                              /* that value is a DNS-1123 subdomain */
+    kube_healthz_request health;                 /* HEALTH: the check, ?verbose, ?exclude */
 } apis_route;
 
 /* Parses a request-target. Returns KUBE_OK, KUBE_EBADREQUEST (msg receives

@@ -7,9 +7,9 @@
  * (written by kube-apiserver): client-ca-file, requestheader-client-ca-file,
  * requestheader-allowed-names, requestheader-username-headers,
  * requestheader-group-headers and requestheader-extra-headers-prefix. The
- * ConfigMap is WATCHED (a lister of the daemon's kube/machinery/factory.h), so a rotated front-proxy CA or a
- * changed allowed-names list applies to the next request without a
- * restart. Flags override it:
+ * ConfigMap is WATCHED (a lister of the daemon's kube/machinery/factory.h), so a rotated
+ * front-proxy CA or a changed allowed-names list applies to the next request without a restart.
+ * Flags override it:
  *   --client-ca-file replaces client-ca-file;
  *   --requestheader-client-ca-file replaces the whole requestheader block
  *     (allowed names from --requestheader-allowed-names, header names from
@@ -22,8 +22,8 @@
  *
  * Threads: thread-safe. Informer callbacks run on the factory's hub thread.
  * Memory: kube_authn_source_new() allocates; kube_authn_source_free()
- * frees (the factory it watches through stopped first). kube_authn_source_get() returns a new reference the
- * caller releases with kube_authn_config_unref().
+ * frees (the factory it watches through stopped first). kube_authn_source_get() returns a new
+ * reference the caller releases with kube_authn_config_unref().
  */
 #ifndef KUBE_SERVING_AUTHSOURCE_H
 #define KUBE_SERVING_AUTHSOURCE_H

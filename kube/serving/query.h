@@ -22,8 +22,8 @@
 typedef struct kube_query_pair {
     const char *raw_key, *raw_value; /* into the query; raw_value "" after a bare key */
     size_t raw_key_len, raw_value_len;
-    int has_value;                   /* the pair had an '=' */
-    char key[KUBE_QUERY_KEY_MAX];    /* decoded (valid when key_rc is KUBE_OK) */
+    int has_value;                    /* the pair had an '=' */
+    char key[KUBE_QUERY_KEY_MAX];     /* decoded (valid when key_rc is KUBE_OK) */
     char value[KUBE_QUERY_VALUE_MAX]; /* decoded (valid when value_rc is KUBE_OK) */
     size_t value_len;                 /* its length: a decoded %00 may come before it */
     /* KUBE_OK, KUBE_EBADREQUEST (a bad escape), KUBE_ERANGE (longer than

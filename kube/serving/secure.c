@@ -127,8 +127,7 @@ static int watch_authn_source(kube_secure *s, const kube_secure_options *o, kube
     return rc;
 }
 
-static int open_authn_source(kube_secure *s, const kube_secure_options *o, char *err,
-                             size_t errlen)
+static int open_authn_source(kube_secure *s, const kube_secure_options *o, char *err, size_t errlen)
 {
     const kube_serving_options *so = o->serving;
     kube_authn_source_options ao = {

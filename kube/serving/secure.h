@@ -34,8 +34,8 @@
 typedef struct kube_secure kube_secure;
 
 typedef struct kube_secure_options {
-    const kube_serving_options *serving;   /* required */
-    kube_client *client;                   /* the daemon's; NULL: no delegation */
+    const kube_serving_options *serving; /* required */
+    kube_client *client;                 /* the daemon's; NULL: no delegation */
     /* the daemon's one informer factory (listing through client, started
      * by the daemon after kube_secure_new(), stopped before
      * kube_secure_free()): the authentication ConfigMap is watched there.
