@@ -58,7 +58,10 @@ static int open_client(apis_app *a, const apis_options *o, char *err, size_t err
     return rc;
 }
 
-/* The factory, its VM lister (virtualmachinepins) and the recorder. */
+/* The factory, its VM lister (virtualmachinepins) and the recorder. A
+ * piece of the daemon that reads a resource takes its lister from
+ * a->informers here (or in open_secure), before apis_app_new() starts the
+ * factory: handlers can only be added until then. */
 static int open_informers(apis_app *a, char *err, size_t errlen)
 {
     kube_recorder_options ro;

@@ -12,7 +12,10 @@
  * timeout, /unpin dryRun and timeout: any other parameter (unpin?node=
  * included) is refused naming it; dryRun must be All, force a Go
  * boolean and timeout a Go duration. The virtualmachinepins routes keep
- * their raw query for their handler (vmpins.h). Every
+ * their raw query for their handler (vmpins.h); the health paths
+ * (/healthz, /livez, /readyz, /ROOT/CHECK) their check, ?verbose and
+ * ?exclude (kube/serving/healthz.h). Queries are read with
+ * kube/serving/query.h, names checked with kube/codec/validation.h. Every
  * violation is a 400 BadRequest with a message saying which rule.
  *
  * Memory: apis_route_parse() fills a caller-provided apis_route; its path,
