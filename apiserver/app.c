@@ -1,8 +1,9 @@
 /*
  * apiserver/app.c - stickyvm-apiserver assembled from its options: the
- * kube-apiserver client (--kubeconfig), the metrics, the virtualmachinepins
- * informer and audit recorder (vmpins.h), its handler table and
- * the secure port of kube/serving/secure.h (delegated authentication and
+ * kube-apiserver client (--kubeconfig), the metrics, the one informer
+ * factory (the VMs of virtualmachinepins, the authentication ConfigMap),
+ * the audit Event recorder of the pin writes, its handler table and the
+ * secure port of kube/serving/secure.h (delegated authentication and
  * authorization, the serving certificate, the TLS server). The contract is
  * in app.h.
  */
@@ -13,6 +14,8 @@
 #include <string.h>
 
 #include "handlers.h"
+#include "kube/machinery/factory.h"
+#include "kube/machinery/recorder.h"
 #include "kube/serving/secure.h"
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
@@ -21,14 +24,17 @@
 #include "vmpins.h"
 
 #define CLIENT_TIMEOUT_MS 30000
+#define RECORDER_FLUSH_MS 2000 /* the audit Events still queued at exit */
 
 struct apis_app {
     kube_config *cfg;
     kube_client *client;
     apis_metrics *metrics;
     kube_secure *secure;
-    apis_vmpins *vmpins; /* virtualmachinepins' informer, audit Events */
-    char *pin_key;       /* --pin-annotation-key */
+    kube_factory *informers; /* the one factory: every lister comes from it */
+    kube_recorder *recorder; /* the pin audit Events */
+    apis_vmpins *vmpins;     /* virtualmachinepins */
+    char *pin_key;           /* --pin-annotation-key */
     kube_serving_observer observer;
     apis_handlers_ctx hctx;
     kube_handlers handlers;
@@ -52,11 +58,30 @@ static int open_client(apis_app *a, const apis_options *o, char *err, size_t err
     return rc;
 }
 
+/* The factory, its VM lister (virtualmachinepins) and the recorder. A
+ * piece of the daemon that reads a resource takes its lister from
+ * a->informers here (or in open_secure), before apis_app_new() starts the
+ * factory: handlers can only be added until then. */
+static int open_informers(apis_app *a, char *err, size_t errlen)
+{
+    kube_recorder_options ro;
+    int rc = kube_factory_new(a->client, &a->informers);
+
+    if (rc == KUBE_OK && (rc = apis_vmpins_new(a->informers, a->pin_key, &a->vmpins)) != KUBE_OK)
+        snprintf(err, errlen, "cannot start the VirtualMachine informer: %s", kube_strerror(rc));
+    kube_recorder_options_default(&ro);
+    ro.reporting_controller = "stickyvm-apiserver";
+    if (rc == KUBE_OK)
+        rc = kube_recorder_new(a->client, &ro, &a->recorder);
+    return rc;
+}
+
 static int open_secure(apis_app *a, const apis_options *o, char *err, size_t errlen)
 {
     kube_secure_options so = {
         .serving = &o->serving,
         .client = a->client,
+        .informers = a->informers,
         .handlers = &a->handlers,
         .observer = &a->observer,
         .user_agent = "stickyvm-apiserver",
@@ -65,6 +90,7 @@ static int open_secure(apis_app *a, const apis_options *o, char *err, size_t err
         .max_connections = o->max_connections,
         .request_timeout_ms = o->request_timeout_ms,
         .shutdown_timeout_ms = o->shutdown_timeout_ms,
+        .shutdown_delay_ms = o->shutdown_delay_ms,
         .tls_handshake_timeout_ms = o->tls_handshake_timeout_ms,
         .read_header_timeout_ms = o->read_header_timeout_ms,
     };
@@ -74,7 +100,10 @@ static int open_secure(apis_app *a, const apis_options *o, char *err, size_t err
     a->hctx.metrics = a->metrics;
     a->hctx.pin_key = a->pin_key;
     a->hctx.vmpins = a->vmpins;
-    apis_handlers_init(&a->handlers, &a->hctx);
+    a->hctx.recorder = a->recorder;
+    a->hctx.informers = a->informers;
+    if (apis_handlers_init(&a->handlers, &a->hctx) != KUBE_OK)
+        return KUBE_ERANGE;
     return kube_secure_new(&so, &a->secure, err, errlen);
 }
 
@@ -92,10 +121,12 @@ int apis_app_new(const apis_options *o, apis_app **out, char *err, size_t errlen
     rc = open_client(a, o, err, errlen);
     if (rc == KUBE_OK)
         rc = apis_metrics_new(&a->metrics);
-    if (rc == KUBE_OK && (rc = apis_vmpins_new(a->client, a->pin_key, &a->vmpins)) != KUBE_OK)
-        snprintf(err, errlen, "cannot start the VirtualMachine informer: %s", kube_strerror(rc));
+    if (rc == KUBE_OK)
+        rc = open_informers(a, err, errlen);
     if (rc == KUBE_OK)
         rc = open_secure(a, o, err, errlen);
+    if (rc == KUBE_OK && (rc = kube_factory_start(a->informers)) != KUBE_OK)
+        snprintf(err, errlen, "cannot start the informers: %s", kube_strerror(rc));
     if (rc != KUBE_OK) {
         if (!*err)
             snprintf(err, errlen, "%s", kube_strerror(rc));
@@ -120,8 +151,13 @@ void apis_app_free(apis_app *a)
 {
     if (!a)
         return;
+    kube_factory_stop(a->informers); /* no handler runs past here */
     kube_secure_free(a->secure);
     apis_vmpins_free(a->vmpins);
+    kube_factory_free(a->informers);
+    if (a->recorder)
+        kube_recorder_stop(a->recorder, RECORDER_FLUSH_MS);
+    kube_recorder_free(a->recorder);
     apis_metrics_free(a->metrics);
     kube_client_free(a->client);
     kube_config_free(a->cfg);

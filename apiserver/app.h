@@ -1,9 +1,12 @@
 /*
  * apiserver/app.h - stickyvm-apiserver assembled from its options: the
  * kube-apiserver clients (--kubeconfig, and --authentication-kubeconfig /
- * --authorization-kubeconfig when given), the delegated authenticator and
- * authorizer, the watched authentication settings, the serving certificate,
- * the metrics and the TLS server. main.c runs one; integration tests run
+ * --authorization-kubeconfig when given), the one informer factory (one
+ * hub thread: the VMs of virtualmachinepins and the authentication
+ * ConfigMap; every lister of the daemon comes from it), the audit Event
+ * recorder, the delegated authenticator and authorizer, the watched
+ * authentication settings, the serving certificate, the metrics and the
+ * TLS server. main.c runs one; integration tests run
  * one in-process.
  *
  * Threads: apis_app_run() blocks on the calling thread (the libwebsockets

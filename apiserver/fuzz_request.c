@@ -153,9 +153,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     d.always_allow_groups = &groups;
     d.token_ttl_ms = d.allow_ttl_ms = d.deny_ttl_ms = 10000;
     if (kube_authn_source_new(&so, &ctx.authn, err, sizeof(err)) != KUBE_OK ||
-        kube_delegate_new(&d, &ctx.delegate) != KUBE_OK)
+        kube_delegate_new(&d, &ctx.delegate) != KUBE_OK ||
+        apis_handlers_init(&handlers, &hctx) != KUBE_OK)
         abort();
-    apis_handlers_init(&handlers, &hctx);
     ctx.handlers = &handlers;
     unlink(path);
     kube_strlist_free(&allowed);
@@ -178,8 +178,8 @@ static void rules(kube_httpreq_request *req)
 
     if (apis_route_parse(req->target, &route, msg, sizeof(msg)) == KUBE_OK) {
         apis_request_verb(req->method, apis_route_is_resource(route.kind), verb, sizeof(verb));
-        if (route.node_valid &&
-            (strlen(route.node) != route.node_len || !apis_dns1123_subdomain(route.node)))
+        if (route.node_valid && (strlen(route.node) != route.node_len ||
+                                 !kube_is_dns1123_subdomain_n(route.node, strlen(route.node))))
             abort(); /* validated on fewer bytes than the decoded value */
         apis_route_free(&route);
     }

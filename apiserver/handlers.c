@@ -6,10 +6,12 @@
  */
 #include "handlers.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "discovery.h"
+#include "kube/machinery/factory.h"
 #include "kube/serving/status.h"
 #include "kube/util/errors.h"
 #include "pin.h"
@@ -43,28 +45,55 @@ static int route(void *ud, const char *method, const char *target, void **state,
     return KUBE_OK;
 }
 
-static const char not_ready[] =
-    "[-]authentication-config not loaded, or shutting down\nreadyz check failed\n";
-
+/* The health paths answer without identity (kube/serving/healthz.h). */
 static int health(void *ud, void *state, const kube_health_state *hs, kube_exchange *x)
 {
+    apis_handlers_ctx *c = ud;
     req_state *r = state;
 
-    (void)ud;
-    switch (r->route.kind) {
-    case APIS_ROUTE_HEALTHZ:
-    case APIS_ROUTE_LIVEZ:
-        kube_exchange_answer(x, 200, KUBE_CT_TEXT, "ok", 2);
-        return 1;
-    case APIS_ROUTE_READYZ:
-        if (hs->authn_loaded && !hs->shutting_down)
-            kube_exchange_answer(x, 200, KUBE_CT_TEXT, "ok", 2);
-        else
-            kube_exchange_answer(x, 500, KUBE_CT_TEXT, not_ready, sizeof(not_ready) - 1);
-        return 1;
-    default:
+    if (r->route.kind != APIS_ROUTE_HEALTH)
         return 0;
-    }
+    kube_healthz_serve(&c->health, &r->route.health, hs, x);
+    return 1;
+}
+
+/* readyz's informer-sync: every informer of the factory listed once. */
+static int check_informers(void *ud, const kube_health_state *hs, char *why, size_t n)
+{
+    int rc = kube_factory_wait_synced(ud, 0);
+
+    (void)hs;
+    if (rc != KUBE_OK)
+        snprintf(why, n, "the informers have not synced yet");
+    return rc;
+}
+
+/* readyz's extension-apiserver-authentication: the delegated
+ * authentication settings were read (or their lookup failure tolerated). */
+static int check_authn(void *ud, const kube_health_state *hs, char *why, size_t n)
+{
+    (void)ud;
+    if (hs->authn_loaded)
+        return KUBE_OK;
+    snprintf(why, n, "the authentication settings are not loaded yet");
+    return KUBE_ETIMEDOUT;
+}
+
+/* k8s.io/apiserver's generic server's: ping everywhere; on /readyz
+ * informer-sync, the authentication settings and shutdown. */
+static int add_checks(apis_handlers_ctx *c)
+{
+    int rc = kube_healthz_add(&c->health, KUBE_HEALTHZ_ALL, "ping", kube_healthz_ping, NULL);
+
+    if (rc == KUBE_OK && c->informers)
+        rc = kube_healthz_add(&c->health, KUBE_READYZ, "informer-sync", check_informers,
+                              c->informers);
+    if (rc == KUBE_OK)
+        rc = kube_healthz_add(&c->health, KUBE_READYZ, "extension-apiserver-authentication",
+                              check_authn, NULL);
+    if (rc == KUBE_OK)
+        rc = kube_healthz_add(&c->health, KUBE_READYZ, "shutdown", kube_healthz_shutdown, NULL);
+    return rc;
 }
 
 /* The checks a request needs, in order: the verb its method maps to (list
@@ -105,11 +134,24 @@ static void body(void *ud, void *state, const char *data, size_t len)
     r->body_ok = apis_body_check(data, len) == KUBE_OK;
 }
 
-static int method_allowed(const req_state *r, const char *method)
+/* The methods a route answers, as a 405's Allow lists them: pin and
+ * unpin change the VM whatever the method; everything else is read. */
+static const char *route_methods(const req_state *r)
 {
-    if (apis_route_is_pin(r->route.kind))
-        return !strcmp(method, "GET") || !strcmp(method, "PUT") || !strcmp(method, "POST");
-    return !strcmp(method, "GET");
+    return apis_route_is_pin(r->route.kind) ? "GET, PUT, POST" : "GET";
+}
+
+static int method_allowed(const char *methods, const char *method)
+{
+    size_t n = strlen(method);
+
+    for (const char *p = methods; *p; p += strspn(p, ", ")) {
+        size_t len = strcspn(p, ", ");
+        if (len == n && !strncmp(p, method, n))
+            return 1;
+        p += len;
+    }
+    return 0;
 }
 
 static void serve_openapi(kube_exchange *x)
@@ -181,7 +223,7 @@ static void serve_pin(const apis_handlers_ctx *c, const req_state *r, kube_excha
         .user = user ? user->name : NULL,
         .dry_run = r->route.dry_run,
         .force = r->route.force,
-        .recorder = apis_vmpins_recorder(c->vmpins),
+        .recorder = c->recorder,
     };
     int code = 500, rc;
 
@@ -214,10 +256,10 @@ static int serve(void *ud, void *state, kube_exchange *x, int may_block)
     const apis_handlers_ctx *c = ud;
     req_state *r = state;
 
-    if (!method_allowed(r, kube_exchange_method(x))) {
+    if (!method_allowed(route_methods(r), kube_exchange_method(x))) {
         kube_exchange_answer_filled(x, kube_status_method_not_allowed(kube_exchange_answer_body(x)),
                                     405, KUBE_CT_JSON);
-        kube_exchange_set_allow(x, "GET, PUT, POST");
+        kube_exchange_set_allow(x, route_methods(r));
         return KUBE_EXCHANGE_DONE;
     }
     if (!apis_route_is_resource(r->route.kind)) {
@@ -271,9 +313,10 @@ static void free_state(void *state)
     free(r);
 }
 
-void apis_handlers_init(kube_handlers *h, apis_handlers_ctx *ctx)
+int apis_handlers_init(kube_handlers *h, apis_handlers_ctx *ctx)
 {
     memset(h, 0, sizeof(*h));
+    memset(&ctx->health, 0, sizeof(ctx->health));
     h->route = route;
     h->health = health;
     h->authz = authz;
@@ -283,4 +326,5 @@ void apis_handlers_init(kube_handlers *h, apis_handlers_ctx *ctx)
     h->log = log_request;
     h->free_state = free_state;
     h->ud = ctx;
+    return add_checks(ctx);
 }

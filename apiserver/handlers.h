@@ -12,7 +12,8 @@
  * Authorization: the verb of the method (k8s.io/apiserver's mapping: list
  * and watch for collections) on the route's resource and subresource and,
  * for pin and unpin, which change the VM whatever the method, "update" on
- * the subresource too. Other methods: 405.
+ * the subresource too. Other methods: 405 with Allow listing the route's
+ * methods (GET, PUT, POST for pin and unpin; GET elsewhere).
  * Every pin and unpin is logged at the end of the request (apis_pin_log:
  * user, VM, code, latency), whatever its outcome.
  *
@@ -25,7 +26,10 @@
 #ifndef APIS_HANDLERS_H
 #define APIS_HANDLERS_H
 
+#include "kube/machinery/factory.h"
+#include "kube/machinery/recorder.h"
 #include "kube/serving/exchange.h"
+#include "kube/serving/healthz.h"
 #include "kube/transport/client.h"
 #include "metrics.h"
 
@@ -35,11 +39,16 @@ typedef struct apis_handlers_ctx {
     kube_client *client;   /* pin/unpin; NULL answers 503 */
     apis_metrics *metrics; /* /metrics; may be NULL */
     const char *pin_key;   /* the pin annotation; NULL: the default */
-    /* virtualmachinepins and the pin audit Events (vmpins.h); NULL: the
-     * virtualmachinepins requests answer 503, pins record no Event */
+    /* virtualmachinepins (vmpins.h); NULL: its requests answer 503 */
     struct apis_vmpins *vmpins;
+    kube_recorder *recorder; /* the pin audit Events; NULL: none */
+    kube_factory *informers; /* the daemon's one factory (readyz's
+                                informer-sync); NULL: no such check */
+    kube_healthz health;     /* filled by apis_handlers_init() */
 } apis_handlers_ctx;
 
-void apis_handlers_init(kube_handlers *h, apis_handlers_ctx *ctx);
+/* Fills h for ctx and ctx->health with the checks above. KUBE_OK, or
+ * KUBE_ERANGE when the registry cannot hold them. */
+int apis_handlers_init(kube_handlers *h, apis_handlers_ctx *ctx);
 
 #endif

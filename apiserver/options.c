@@ -33,6 +33,10 @@ static const kube_flag misc_flags[] = {
      "longest time a request's headers may take to arrive (default 32s)", NULL},
     {"request-timeout", KUBE_FLAG_DURATION, OFF(request_timeout_ms), 0, 0, NULL,
      "longest time a request may take (reading it included) (default 1m0s)", NULL},
+    {"shutdown-delay-duration", KUBE_FLAG_DURATION, OFF(shutdown_delay_ms), 0, 0, NULL,
+     "on SIGTERM, how long to keep serving as usual while /readyz fails (so load balancers "
+     "stop sending) before the graceful shutdown starts (default 0s)",
+     NULL},
     {"shutdown-timeout", KUBE_FLAG_DURATION, OFF(shutdown_timeout_ms), 0, 0, NULL,
      "on SIGTERM, how long to let requests in flight finish (default 30s)", NULL},
     {"tls-handshake-timeout", KUBE_FLAG_DURATION, OFF(tls_handshake_timeout_ms), 0, 0, NULL,
@@ -118,6 +122,10 @@ int apis_options_validate(const apis_options *o, char *err, size_t errlen)
 {
     int rc = check_pin_key(o, err, errlen);
 
+    if (rc == KUBE_OK && o->shutdown_delay_ms < 0) {
+        snprintf(err, errlen, "--shutdown-delay-duration can not be negative value");
+        rc = KUBE_ECONFIG;
+    }
     if (rc == KUBE_OK)
         rc = kube_serving_options_validate(&o->serving, err, errlen);
     return rc;

@@ -10,7 +10,7 @@
  *   --kubeconfig
  *   --authorization-always-allow-groups (system:masters)
  *   --max-requests-inflight (400)  --request-timeout (60s)
- *   --shutdown-timeout (30s)  --workers (16)
+ *   --shutdown-delay-duration (0s)  --shutdown-timeout (30s)  --workers (16)
  *   --tls-handshake-timeout (10s)  --read-header-timeout (32s)
  *   --max-connections (1024)
  *   --pin-annotation-key (stickyvm.io/node): the VM annotation /pin and
@@ -42,6 +42,7 @@ typedef struct apis_options {
     int max_requests_inflight;
     int64_t request_timeout_ms;
     int64_t shutdown_timeout_ms;
+    int64_t shutdown_delay_ms; /* --shutdown-delay-duration */
     int64_t tls_handshake_timeout_ms;
     int64_t read_header_timeout_ms;
     int max_connections;

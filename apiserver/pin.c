@@ -28,7 +28,18 @@
 typedef struct answer {
     int *code;
     kube_buf *body;
+    int rc; /* after VERDICT_ANSWERED: what writing the answer returned */
 } answer;
+
+/* What a check before the write decided: go on, or stop with the answer
+ * written (its rc in the answer). */
+typedef enum verdict { VERDICT_PROCEED, VERDICT_ANSWERED } verdict;
+
+static verdict answered(answer *a, int rc)
+{
+    a->rc = rc;
+    return VERDICT_ANSWERED;
+}
 
 static int status_answer(const answer *a, int code, const char *reason, const char *message,
                          const kube_status_details *d)
@@ -134,61 +145,52 @@ static int volume_conflict(const answer *a, const apis_pin_request *r, const cha
 }
 
 /* Without force: no volume of the VM (vm JSON) may be bound to a
- * PersistentVolume whose node affinity excludes node (the Node's JSON).
- * Returns KUBE_OK when allowed, else writes the answer and returns 1. */
-static int check_volumes(kube_client *c, const apis_pin_request *r, const cJSON *vm,
-                         const cJSON *node, const answer *a, int *rc)
+ * PersistentVolume whose node affinity excludes node (the Node's JSON). */
+static verdict check_volumes(kube_client *c, const apis_pin_request *r, const cJSON *vm,
+                             const cJSON *node, answer *a)
 {
     kube_status st = {0};
     char why[768] = "";
     int err;
 
     if (r->force)
-        return KUBE_OK;
+        return VERDICT_PROCEED;
     err = apis_pin_volumes_check(c, r->namespace_, r->name, vm, node, why, sizeof(why), &st);
     if (err == KUBE_OK)
-        return KUBE_OK;
+        return VERDICT_PROCEED;
     if (err == KUBE_ECONFLICT)
-        *rc = volume_conflict(a, r, why);
-    else
-        *rc = upstream_error(a, err, &st, "reading the VM's volumes");
-    return 1;
+        return answered(a, volume_conflict(a, r, why));
+    return answered(a, upstream_error(a, err, &st, "reading the VM's volumes"));
 }
 
 /* ?node=: the node must be a valid name of an existing Node, where the
- * VM's local volumes can follow (vm: its JSON). Returns KUBE_OK when it
- * is, else writes the answer and returns 1. */
-static int check_node(kube_client *c, const apis_pin_request *r, const cJSON *vm, const answer *a,
-                      int *rc)
+ * VM's local volumes can follow (vm: its JSON). */
+static verdict check_node(kube_client *c, const apis_pin_request *r, const cJSON *vm, answer *a)
 {
     kube_status st = {0};
     cJSON *node = NULL;
     const char *why[2];
     char body[512];
     int n = kube_dns1123_subdomain_msgs(r->node, why), err;
+    verdict v;
 
-    if (n > 0) {
-        *rc = malformed_node(a, r, why, n);
-        return 1;
-    }
+    if (n > 0)
+        return answered(a, malformed_node(a, r, why, n));
     err = kube_api_get(c, &KUBE_RES_NODES, NULL, r->node, &node, &st);
     if (err == KUBE_OK) {
-        err = check_volumes(c, r, vm, node, a, rc);
+        v = check_volumes(c, r, vm, node, a);
         cJSON_Delete(node);
-        return err;
+        return v;
     }
-    if (err == KUBE_ENOTFOUND) {
-        snprintf(body, sizeof(body), "Not found: \"%s\"", r->node);
-        *rc = invalid_node(a, r, "FieldValueNotFound", body, NULL);
-    } else {
-        *rc = upstream_error(a, err, &st, "reading the node");
-    }
-    return 1;
+    if (err != KUBE_ENOTFOUND)
+        return answered(a, upstream_error(a, err, &st, "reading the node"));
+    snprintf(body, sizeof(body), "Not found: \"%s\"", r->node);
+    return answered(a, invalid_node(a, r, "FieldValueNotFound", body, NULL));
 }
 
 /* Without ?node=: the node of the running instance, copied into out. */
-static int instance_node(kube_client *c, const apis_pin_request *r, const answer *a, char *out,
-                         size_t n, int *rc)
+static verdict instance_node(kube_client *c, const apis_pin_request *r, answer *a, char *out,
+                             size_t n)
 {
     kube_status st = {0};
     cJSON *vmi = NULL;
@@ -202,19 +204,16 @@ static int instance_node(kube_client *c, const apis_pin_request *r, const answer
     if (err == KUBE_OK && cJSON_IsString(node) && *node->valuestring) {
         kube_strlcpy(out, node->valuestring, n);
         cJSON_Delete(vmi);
-        return KUBE_OK;
+        return VERDICT_PROCEED;
     }
     cJSON_Delete(vmi);
-    if (err != KUBE_OK && err != KUBE_ENOTFOUND) {
-        *rc = upstream_error(a, err, &st, "reading the VirtualMachineInstance");
-        return 1;
-    }
+    if (err != KUBE_OK && err != KUBE_ENOTFOUND)
+        return answered(a, upstream_error(a, err, &st, "reading the VirtualMachineInstance"));
     snprintf(msg, sizeof(msg),
              "VirtualMachine %s/%s has no running VirtualMachineInstance with a node to pin to; "
              "name the node explicitly with ?node=NODE",
              r->namespace_, r->name);
-    *rc = status_answer(a, 409, "Conflict", msg, &d);
-    return 1;
+    return answered(a, status_answer(a, 409, "Conflict", msg, &d));
 }
 
 static int done(const answer *a, const apis_pin_request *r, const char *node, const char *prev,
@@ -311,24 +310,24 @@ static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r,
 
 /* Decides the node and writes: the request's work once the VM was read. */
 static int pin_vm(kube_client *c, apis_metrics *m, const apis_pin_request *r, const kube_vm *vm,
-                  const cJSON *json, const answer *a)
+                  const cJSON *json, answer *a)
 {
-    char node[APIS_DNS_SUBDOMAIN_MAX + 1] = "";
-    int rc = KUBE_OK;
+    char node[KUBE_DNS1123_SUBDOMAIN_MAX + 1] = "";
 
     if (r->unpin)
-        rc = write_pin(c, m, r, NULL, vm, a);
-    else if (r->has_node && check_node(c, r, json, a, &rc) == KUBE_OK)
-        rc = write_pin(c, m, r, r->node, vm, a);
-    else if (!r->has_node && instance_node(c, r, a, node, sizeof(node), &rc) == KUBE_OK)
-        rc = write_pin(c, m, r, node, vm, a);
-    return rc;
+        return write_pin(c, m, r, NULL, vm, a);
+    if (r->has_node)
+        return check_node(c, r, json, a) == VERDICT_PROCEED ? write_pin(c, m, r, r->node, vm, a)
+                                                            : a->rc;
+    return instance_node(c, r, a, node, sizeof(node)) == VERDICT_PROCEED
+               ? write_pin(c, m, r, node, vm, a)
+               : a->rc;
 }
 
 int apis_pin_execute(kube_client *c, apis_metrics *m, const apis_pin_request *r, int *code,
                      kube_buf *body)
 {
-    answer a = {code, body};
+    answer a = {code, body, KUBE_OK};
     kube_object *obj = NULL;
     cJSON *json = NULL;
     kube_status st = {0};

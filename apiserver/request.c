@@ -12,9 +12,12 @@
 #include <string.h>
 
 #include "kube/codec/selector.h"
+#include "kube/codec/validation.h"
+#include "kube/serving/query.h"
 #include "kube/util/buf.h"
 #include "kube/util/duration.h"
 #include "kube/util/errors.h"
+#include "kube/util/flags.h"
 
 #define MAX_SEGMENTS 9
 
@@ -24,50 +27,6 @@ static const char label_rule[] =
 static const char subdomain_rule[] =
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
     "or '.', and must start and end with an alphanumeric character";
-
-static int is_lower_alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-static int label_ok(const char *s, size_t n)
-{
-    if (n == 0 || n > APIS_DNS_LABEL_MAX)
-        return 0;
-    if (!is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!is_lower_alnum(s[i]) && s[i] != '-')
-            return 0;
-    return 1;
-}
-
-int apis_dns1123_label(const char *s)
-{
-    return label_ok(s, strlen(s));
-}
-
-int apis_dns1123_subdomain(const char *s)
-{
-    return apis_dns1123_subdomain_n(s, strlen(s));
-}
-
-int apis_dns1123_subdomain_n(const char *s, size_t n)
-{
-    const char *p = s, *end = s + n;
-
-    if (n == 0 || n > APIS_DNS_SUBDOMAIN_MAX)
-        return 0;
-    for (;;) {
-        const char *dot = memchr(p, '.', (size_t)(end - p));
-        size_t len = dot ? (size_t)(dot - p) : (size_t)(end - p);
-        if (!label_ok(p, len))
-            return 0;
-        if (!dot)
-            return 1;
-        p = dot + 1;
-    }
-}
 
 static int fail(char *msg, size_t msglen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -125,12 +84,6 @@ static size_t split(char *copy, char **segs)
 
 static apis_route_kind single_segment(const char *s)
 {
-    if (strcmp(s, "healthz") == 0)
-        return APIS_ROUTE_HEALTHZ;
-    if (strcmp(s, "readyz") == 0)
-        return APIS_ROUTE_READYZ;
-    if (strcmp(s, "livez") == 0)
-        return APIS_ROUTE_LIVEZ;
     if (strcmp(s, "metrics") == 0)
         return APIS_ROUTE_METRICS;
     if (strcmp(s, "apis") == 0)
@@ -141,9 +94,9 @@ static apis_route_kind single_segment(const char *s)
 /* Checks and copies the namespace (and name, when non-NULL). */
 static int take_names(const char *ns, const char *name, apis_route *out, char *msg, size_t msglen)
 {
-    if (!apis_dns1123_label(ns))
+    if (!kube_is_dns1123_label(ns))
         return fail(msg, msglen, "invalid namespace \"%s\": %s", ns, label_rule);
-    if (name && !apis_dns1123_subdomain(name))
+    if (name && !kube_is_dns1123_subdomain_n(name, strlen(name)))
         return fail(msg, msglen, "invalid name \"%s\": %s", name, subdomain_rule);
     kube_strlcpy(out->namespace_, ns, sizeof(out->namespace_));
     if (name)
@@ -230,34 +183,6 @@ static int classify(const char *path, apis_route *out, char *msg, size_t msglen)
     return rc;
 }
 
-/* Decodes a query component (percent escapes, '+' as space) into out
- * (NUL-terminated, *outn bytes before the NUL, which a decoded %00 may
- * precede). Returns KUBE_OK, KUBE_EBADREQUEST (bad escape) or KUBE_ERANGE. */
-static int query_unescape(const char *s, size_t n, char *out, size_t outlen, size_t *outn)
-{
-    size_t o = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '%') {
-            if (i + 2 >= n)
-                return KUBE_EBADREQUEST;
-            if (kube_hex_digit(s[i + 1]) < 0 || kube_hex_digit(s[i + 2]) < 0)
-                return KUBE_EBADREQUEST;
-            c = (char)(kube_hex_digit(s[i + 1]) * 16 + kube_hex_digit(s[i + 2]));
-            i += 2;
-        } else if (c == '+') {
-            c = ' ';
-        }
-        if (o + 1 >= outlen)
-            return KUBE_ERANGE;
-        out[o++] = c;
-    }
-    out[o] = '\0';
-    *outn = o;
-    return KUBE_OK;
-}
-
 static int has_control_byte(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -278,29 +203,14 @@ static int take_node(const char *val, size_t vlen, apis_route *out, char *msg, s
     out->node = malloc(vlen + 1);
     if (!out->node)
         return KUBE_ENOMEM;
-    rc = query_unescape(val, vlen, out->node, vlen + 1, &out->node_len);
+    rc = kube_query_unescape(val, vlen, out->node, vlen + 1, &out->node_len);
     if (rc == KUBE_EBADREQUEST)
         return fail(msg, msglen, "invalid escape in query parameter node");
     if (rc == KUBE_OK && has_control_byte(out->node, out->node_len))
         return fail(msg, msglen,
                     "invalid query parameter node: control characters are not allowed");
-    out->node_valid = rc == KUBE_OK && apis_dns1123_subdomain_n(out->node, out->node_len);
+    out->node_valid = rc == KUBE_OK && kube_is_dns1123_subdomain_n(out->node, out->node_len);
     return rc;
-}
-
-/* Go's strconv.ParseBool: 1 true, 0 false, -1 neither. */
-int apis_parse_bool(const char *v)
-{
-    static const char *const yes[] = {"1", "t", "T", "true", "TRUE", "True"};
-    static const char *const no[] = {"0", "f", "F", "false", "FALSE", "False"};
-
-    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-        if (strcmp(v, yes[i]) == 0)
-            return 1;
-        if (strcmp(v, no[i]) == 0)
-            return 0;
-    }
-    return -1;
 }
 
 /* One decoded parameter of /pin or /unpin other than node: dryRun, force
@@ -323,7 +233,7 @@ static int take_param(const char *key, const char *val, apis_route *out, char *m
         return KUBE_OK;
     }
     if (strcmp(key, "force") == 0 && out->kind == APIS_ROUTE_PIN) {
-        out->force = apis_parse_bool(val);
+        out->force = kube_parse_bool(val);
         if (out->force < 0)
             return fail(msg, msglen,
                         "invalid value \"%s\" for the query parameter force: want "
@@ -345,7 +255,7 @@ static void selected_name(apis_route *out)
     char fields[1024];
     kube_label_selector *sel = NULL;
 
-    if (apis_query_param(out->query, "fieldSelector", fields, sizeof(fields)) != KUBE_OK ||
+    if (kube_query_get(out->query, "fieldSelector", fields, sizeof(fields)) != KUBE_OK ||
         kube_label_selector_parse(fields, &sel) != KUBE_OK)
         return;
     for (size_t i = 0; i < sel->n_reqs; i++) {
@@ -362,9 +272,8 @@ static void selected_name(apis_route *out)
  * be well-formed. The virtualmachinepins routes keep the raw query. */
 static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)
 {
-    char key[256], val[512];
-    size_t n, kn;
-    int rc;
+    kube_query_pair p;
+    int rc = KUBE_OK;
 
     if (!apis_route_is_pin(out->kind)) {
         out->query = q ? kube_strdup(q) : NULL;
@@ -374,34 +283,19 @@ static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)
             selected_name(out);
         return KUBE_OK;
     }
-    while (q && *q) {
-        const char *amp = strchr(q, '&');
-        size_t len = amp ? (size_t)(amp - q) : strlen(q);
-        const char *eq = memchr(q, '=', len);
-        size_t klen = eq ? (size_t)(eq - q) : len;
-        const char *v = eq ? eq + 1 : q + len;
-        size_t vlen = (size_t)(q + len - v);
-
-        int vrc = query_unescape(v, vlen, val, sizeof(val), &n);
-
-        rc = query_unescape(q, klen, key, sizeof(key), &kn);
-        if (rc == KUBE_EBADREQUEST || vrc == KUBE_EBADREQUEST)
+    while (rc == KUBE_OK && kube_query_next(&q, &p)) {
+        if (p.key_rc == KUBE_EBADREQUEST || p.value_rc == KUBE_EBADREQUEST)
             return fail(msg, msglen, "invalid escape in query string");
-        if (rc != KUBE_OK || strlen(key) != kn)
+        if (p.key_rc != KUBE_OK)
             return fail(msg, msglen, "invalid query parameter name");
-        if (len == 0)
-            rc = KUBE_OK; /* "a=1&&b=2": an empty pair, as url.ParseQuery skips */
-        else if (strcmp(key, "node") == 0 && out->kind == APIS_ROUTE_PIN)
-            rc = take_node(v, vlen, out, msg, msglen);
-        else if (vrc != KUBE_OK || strlen(val) != n)
-            rc = fail(msg, msglen, "invalid value for the query parameter %s", key);
+        if (strcmp(p.key, "node") == 0 && out->kind == APIS_ROUTE_PIN)
+            rc = take_node(p.raw_value, p.raw_value_len, out, msg, msglen);
+        else if (p.value_rc != KUBE_OK || strlen(p.value) != p.value_len)
+            rc = fail(msg, msglen, "invalid value for the query parameter %s", p.key);
         else
-            rc = take_param(key, val, out, msg, msglen);
-        if (rc != KUBE_OK)
-            return rc;
-        q = amp ? amp + 1 : NULL;
+            rc = take_param(p.key, p.value, out, msg, msglen);
     }
-    return KUBE_OK;
+    return rc;
 }
 
 int apis_route_parse(const char *target, apis_route *out, char *msg, size_t msglen)
@@ -422,7 +316,9 @@ int apis_route_parse(const char *target, apis_route *out, char *msg, size_t msgl
     if (!out->path)
         return KUBE_ENOMEM;
     rc = check_path(out->path, msg, msglen);
-    if (rc == KUBE_OK)
+    if (rc == KUBE_OK && kube_healthz_parse(target, &out->health))
+        out->kind = APIS_ROUTE_HEALTH;
+    else if (rc == KUBE_OK)
         rc = classify(out->path, out, msg, msglen);
     if (rc == KUBE_OK && apis_route_is_resource(out->kind))
         rc = parse_query(q ? q + 1 : NULL, out, msg, msglen);
@@ -489,30 +385,6 @@ void apis_request_verb(const char *method, int resource_request, char *out, size
         out[i < n ? i : n - 1] = '\0';
 }
 
-int apis_query_param(const char *query, const char *key, char *out, size_t n)
-{
-    char name[256];
-    size_t got;
-
-    while (query && *query) {
-        const char *amp = strchr(query, '&');
-        size_t len = amp ? (size_t)(amp - query) : strlen(query);
-        const char *eq = memchr(query, '=', len);
-        size_t klen = eq ? (size_t)(eq - query) : len;
-        const char *v = eq ? eq + 1 : query + len;
-        int rc = query_unescape(query, klen, name, sizeof(name), &got);
-
-        if (rc == KUBE_EBADREQUEST)
-            return rc;
-        if (rc == KUBE_OK && strcmp(name, key) == 0) {
-            rc = query_unescape(v, (size_t)(query + len - v), out, n, &got);
-            return rc == KUBE_OK && strlen(out) != got ? KUBE_EBADREQUEST : rc;
-        }
-        query = amp ? amp + 1 : NULL;
-    }
-    return KUBE_ENOTFOUND;
-}
-
 void apis_route_verb(const apis_route *r, const char *method, char *out, size_t n)
 {
     char watch[16];
@@ -520,8 +392,8 @@ void apis_route_verb(const apis_route *r, const char *method, char *out, size_t 
     apis_request_verb(method, apis_route_is_resource(r->kind), out, n);
     if (r->kind != APIS_ROUTE_VMPINS || strcmp(out, "get") != 0)
         return;
-    if (apis_query_param(r->query, "watch", watch, sizeof(watch)) == KUBE_OK &&
-        apis_parse_bool(watch) == 1)
+    if (kube_query_get(r->query, "watch", watch, sizeof(watch)) == KUBE_OK &&
+        kube_parse_bool(watch) == 1)
         kube_strlcpy(out, "watch", n);
     else
         kube_strlcpy(out, "list", n);

@@ -12,7 +12,10 @@
  * timeout, /unpin dryRun and timeout: any other parameter (unpin?node=
  * included) is refused naming it; dryRun must be All, force a Go
  * boolean and timeout a Go duration. The virtualmachinepins routes keep
- * their raw query for their handler (vmpins.h). Every
+ * their raw query for their handler (vmpins.h); the health paths
+ * (/healthz, /livez, /readyz, /ROOT/CHECK) their check, ?verbose and
+ * ?exclude (kube/serving/healthz.h). Queries are read with
+ * kube/serving/query.h, names checked with kube/codec/validation.h. Every
  * violation is a 400 BadRequest with a message saying which rule.
  *
  * Memory: apis_route_parse() fills a caller-provided apis_route; its path,
@@ -24,19 +27,17 @@
 
 #include <stddef.h>
 
+#include "kube/codec/validation.h"
+#include "kube/serving/healthz.h"
+
 #define APIS_GROUP "subresources.stickyvm.io"
 #define APIS_VERSION "v1"
 #define APIS_GROUP_VERSION APIS_GROUP "/" APIS_VERSION
 
-#define APIS_DNS_LABEL_MAX 63
-#define APIS_DNS_SUBDOMAIN_MAX 253
-
 typedef enum apis_route_kind {
     APIS_ROUTE_NOT_FOUND = 0, /* answered "404 page not found" after authz */
     APIS_ROUTE_ROOT,          /* "/" */
-    APIS_ROUTE_HEALTHZ,
-    APIS_ROUTE_READYZ,
-    APIS_ROUTE_LIVEZ,
+    APIS_ROUTE_HEALTH,        /* /healthz, /livez, /readyz and their checks */
     APIS_ROUTE_METRICS,
     APIS_ROUTE_OPENAPI_V2,
     APIS_ROUTE_APIS,    /* /apis: APIGroupList */
@@ -50,17 +51,19 @@ typedef enum apis_route_kind {
 
 typedef struct apis_route {
     apis_route_kind kind;
-    char *path;                              /* the path, without the query */
-    char namespace_[APIS_DNS_LABEL_MAX + 1]; /* resources; "" for VMPINS of all namespaces */
-    char name[APIS_DNS_SUBDOMAIN_MAX + 1];   /* PIN, UNPIN, VMPIN; VMPINS: a
-                                                fieldSelector's metadata.name=X */
-    char *query;                             /* VMPINS, VMPIN: the raw query (owned), or NULL */
-    int dry_run;                             /* PIN, UNPIN: ?dryRun=All */
-    int force;                               /* PIN: ?force=true */
-    int has_node;                            /* ?node= was given */
-    char *node;                              /* its decoded value, whole (owned) */
-    size_t node_len;                         /* its decoded length */
-    int node_valid;                          /* that value is a DNS-1123 subdomain */
+    char *path;                                  /* the path, without the query */
+    char namespace_[KUBE_DNS1123_LABEL_MAX + 1]; /* resources; "" for VMPINS of all
+                                                    namespaces */
+    char name[KUBE_DNS1123_SUBDOMAIN_MAX + 1];   /* PIN, UNPIN, VMPIN; VMPINS: a
+                                                    fieldSelector's metadata.name=X */
+    char *query;                                 /* VMPINS, VMPIN: the raw query (owned), or NULL */
+    int dry_run;                                 /* PIN, UNPIN: ?dryRun=All */
+    int force;                                   /* PIN: ?force=true */
+    int has_node;                                /* ?node= was given */
+    char *node;                                  /* its decoded value, whole (owned) */
+    size_t node_len;                             /* its decoded length */
+    int node_valid;                              /* that value is a DNS-1123 subdomain */
+    kube_healthz_request health;                 /* HEALTH: the check, ?verbose, ?exclude */
 } apis_route;
 
 /* Parses a request-target. Returns KUBE_OK, KUBE_EBADREQUEST (msg receives
@@ -88,24 +91,8 @@ const char *apis_route_subresource(apis_route_kind kind);
  * request) is the lowercased method. Written into out (size n). */
 void apis_request_verb(const char *method, int resource_request, char *out, size_t n);
 
-/* The first value of the query parameter key in query (a raw query
- * string, may be NULL), decoded into out (size n). Returns KUBE_OK,
- * KUBE_ENOTFOUND, KUBE_EBADREQUEST (bad escape, or a NUL once decoded) or
- * KUBE_ERANGE (longer than n). */
-int apis_query_param(const char *query, const char *key, char *out, size_t n);
-/* Go's strconv.ParseBool: 1 true, 0 false, -1 neither. */
-int apis_parse_bool(const char *v);
-
 /* Body rule for pin/unpin: empty, or a JSON empty object `{}` (whitespace
  * allowed). Returns KUBE_OK or KUBE_EBADREQUEST. */
 int apis_body_check(const char *body, size_t len);
-
-/* DNS-1123 validators (lowercase alphanumerics and '-', alphanumeric at
- * both ends; subdomains are dot-separated labels). Return non-zero when
- * valid. */
-int apis_dns1123_label(const char *s);
-int apis_dns1123_subdomain(const char *s);
-/* The same on n bytes (a decoded value may hold a NUL before its end). */
-int apis_dns1123_subdomain_n(const char *s, size_t n);
 
 #endif

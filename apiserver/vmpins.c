@@ -1,6 +1,6 @@
 /*
- * apiserver/vmpins.c - virtualmachinepins served from a VM informer: the
- * informer and the audit Event recorder's lifecycle, the request's
+ * apiserver/vmpins.c - virtualmachinepins served from the VM lister of
+ * the app's informer factory: the lister and the watchers, the request's
  * parameters, the selection from the store, and the answer. The contract
  * is in vmpins.h; the rendering is in vmpins_render.c.
  */
@@ -11,10 +11,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "kube/types/pin.h"
 #include "kube/util/array.h"
+#include "kube/serving/query.h"
 #include "kube/util/errors.h"
+#include "kube/util/flags.h"
 #include "status.h"
 #include "vmpins_watch.h"
 
@@ -23,19 +25,17 @@
 #define MIN_REQUEST_TIMEOUT_S 1800 /* kube-apiserver's --min-request-timeout */
 
 struct apis_vmpins {
-    kube_hub *hub;
-    kube_informer *vms;
-    kube_recorder *recorder;
+    kube_factory *informers; /* the app's (borrowed) */
+    kube_lister *vms;
     apis_vmwatch *watch;
     char *key;
 };
 
-int apis_vmpins_new(kube_client *c, const char *key, apis_vmpins **out)
+int apis_vmpins_new(kube_factory *f, const char *key, apis_vmpins **out)
 {
     apis_vmpins *v = calloc(1, sizeof(*v));
     kube_informer_options io = {.resource = &KUBE_RES_VMS, .codec = &kube_vm_codec};
     kube_informer_handlers h;
-    kube_recorder_options ro;
     int rc;
 
     *out = NULL;
@@ -43,25 +43,19 @@ int apis_vmpins_new(kube_client *c, const char *key, apis_vmpins **out)
         free(v);
         return KUBE_ENOMEM;
     }
-    kube_recorder_options_default(&ro);
-    ro.reporting_controller = "stickyvm-apiserver";
-    rc = kube_recorder_new(c, &ro, &v->recorder);
+    v->informers = f;
+    rc = apis_vmwatch_new(v->key, &v->watch);
     if (rc == KUBE_OK)
-        rc = apis_vmwatch_new(v->key, &v->watch);
-    if (rc == KUBE_OK)
-        rc = kube_hub_new(c, &v->hub);
+        rc = kube_factory_lister(f, &io, &v->vms);
     if (rc == KUBE_OK) {
         h = apis_vmwatch_handlers(v->watch);
-        rc = kube_hub_add_informer(v->hub, &io, &h, &v->vms);
+        rc = kube_lister_add_handlers(v->vms, &h);
     }
-    if (rc == KUBE_OK)
-        apis_vmwatch_set_informer(v->watch, v->vms);
-    if (rc == KUBE_OK)
-        rc = kube_hub_start(v->hub);
     if (rc != KUBE_OK) {
         apis_vmpins_free(v);
         return rc;
     }
+    apis_vmwatch_set_lister(v->watch, v->vms);
     *out = v;
     return KUBE_OK;
 }
@@ -70,17 +64,9 @@ void apis_vmpins_free(apis_vmpins *v)
 {
     if (!v)
         return;
-    kube_hub_free(v->hub);
     apis_vmwatch_free(v->watch);
-    kube_recorder_stop(v->recorder, 2000);
-    kube_recorder_free(v->recorder);
     free(v->key);
     free(v);
-}
-
-kube_recorder *apis_vmpins_recorder(apis_vmpins *v)
-{
-    return v ? v->recorder : NULL;
 }
 
 /* ---- one request ---- */
@@ -155,7 +141,7 @@ static int answer(const apis_vmpins *v, const apis_route *r, selection *s,
                      s->items[0]->meta.resource_version ? s->items[0]->meta.resource_version : "",
                      sizeof(rv));
     else
-        kube_informer_last_rv(v->vms, rv, sizeof(rv));
+        kube_lister_last_rv(v->vms, rv, sizeof(rv));
     rc = apis_vmpins_render((const kube_vm *const *)s->items, s->n, r->kind == APIS_ROUTE_VMPIN,
                             v->key, rv, f, (int64_t)time(NULL), body);
     return rc == KUBE_OK ? 200 : status(body, 500, "InternalError", "out of memory", NULL);
@@ -166,7 +152,7 @@ static int param(const apis_route *r, const char *key, char *out, size_t n, kube
                  int *code)
 {
     char msg[160];
-    int rc = apis_query_param(r->query, key, out, n);
+    int rc = kube_query_get(r->query, key, out, n);
 
     if (rc == KUBE_ENOTFOUND)
         out[0] = '\0';
@@ -220,7 +206,7 @@ int apis_vmpins_is_watch(const apis_route *r)
     char w[16];
 
     return r->kind == APIS_ROUTE_VMPINS &&
-           apis_query_param(r->query, "watch", w, sizeof(w)) == KUBE_OK && apis_parse_bool(w) == 1;
+           kube_query_get(r->query, "watch", w, sizeof(w)) == KUBE_OK && kube_parse_bool(w) == 1;
 }
 
 /* The request's format and filter; 0 when answered (an error). */
@@ -258,18 +244,18 @@ int apis_vmpins_serve(apis_vmpins *v, const apis_route *r, const char *accept,
         apis_vmpins_filter_free(&flt);
         return code;
     }
-    if (kube_hub_wait_synced(v->hub, SYNC_WAIT_MS) != KUBE_OK) {
+    if (kube_factory_wait_synced(v->informers, SYNC_WAIT_MS) != KUBE_OK) {
         apis_vmpins_filter_free(&flt);
         return status(body, 503, "ServiceUnavailable", "the VirtualMachine cache is not synced yet",
                       NULL);
     }
     if (r->kind == APIS_ROUTE_VMPIN) {
-        kube_object *obj = kube_informer_get(v->vms, r->namespace_, r->name);
+        kube_object *obj = kube_lister_get(v->vms, r->namespace_, r->name);
         if (obj)
             select_one(&s, obj);
         kube_object_unref(obj);
     } else {
-        kube_informer_foreach(v->vms, select_one, &s);
+        kube_lister_foreach(v->vms, select_one, &s);
     }
     code = s.rc == KUBE_OK ? answer(v, r, &s, &f, body)
                            : status(body, 500, "InternalError", "out of memory", NULL);
@@ -327,12 +313,12 @@ void apis_vmpins_watch(apis_vmpins *v, const apis_route *r, const char *accept, 
              timeout_param(r, &w.timeout_s, &body, &code) == KUBE_OK &&
              param(r, "allowWatchBookmarks", bookmarks, sizeof(bookmarks), &body, &code) ==
                  KUBE_OK &&
-             kube_hub_wait_synced(v->hub, SYNC_WAIT_MS) != KUBE_OK)
+             kube_factory_wait_synced(v->informers, SYNC_WAIT_MS) != KUBE_OK)
         code = status(&body, 503, "ServiceUnavailable",
                       "the VirtualMachine cache is not synced yet", NULL);
     if (!code) {
         w.resource_version = rv;
-        w.bookmarks = apis_parse_bool(bookmarks) == 1;
+        w.bookmarks = kube_parse_bool(bookmarks) == 1;
         rc = apis_vmwatch_start(v->watch, &w, x);
         if (rc == KUBE_EBADREQUEST)
             code = status(&body, 400, "BadRequest", "invalid resourceVersion", NULL);

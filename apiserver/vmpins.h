@@ -1,9 +1,8 @@
 /*
  * apiserver/vmpins.h - the read-only resource virtualmachinepins
  * (subresources.stickyvm.io/v1, kind VirtualMachinePin, short name vmpin):
- * one object per VirtualMachine, served from a VM informer inside
- * stickyvm-apiserver (never a GET per request), and the audit Event
- * recorder the pin writes use.
+ * one object per VirtualMachine, served from the VM lister of
+ * stickyvm-apiserver's one informer factory (never a GET per request).
  *
  * A VirtualMachinePin carries the VM's name, namespace, uid,
  * resourceVersion, creationTimestamp and labels, and the pin record of
@@ -31,8 +30,8 @@
  * Threads: apis_vmpins_serve() may block until the informer synced (at
  * most 10 s, then 503): run it on a worker. Everything else is
  * thread-safe.
- * Memory: apis_vmpins_new() allocates and starts the informer and the
- * recorder; apis_vmpins_free() stops and frees them. The client is
+ * Memory: apis_vmpins_new() allocates; apis_vmpins_free() frees (after
+ * the factory stopped: its VM handlers point here). The factory is
  * borrowed and must outlive the object. Answers are appended to the
  * caller's kube_buf.
  */
@@ -42,9 +41,8 @@
 #include <stdint.h>
 
 #include "kube/codec/selector.h"
-#include "kube/machinery/recorder.h"
+#include "kube/machinery/factory.h"
 #include "kube/serving/exchange.h"
-#include "kube/transport/client.h"
 #include "kube/types/kubevirt.h"
 #include "kube/util/buf.h"
 #include "request.h"
@@ -53,13 +51,12 @@
 
 typedef struct apis_vmpins apis_vmpins;
 
-/* Starts the VM informer and the Event recorder (reporting controller
- * stickyvm-apiserver). key: the pin annotation (NULL: the default). */
-int apis_vmpins_new(kube_client *c, const char *key, apis_vmpins **out);
+/* Takes the VM lister of f (the factory not started yet: its handlers
+ * are added) and serves from it once f starts. key: the pin annotation
+ * (NULL: the default). KUBE_OK, or kube_factory_lister()'s and
+ * kube_lister_add_handlers()' errors. */
+int apis_vmpins_new(kube_factory *f, const char *key, apis_vmpins **out);
 void apis_vmpins_free(apis_vmpins *v);
-
-/* The audit Event recorder; NULL when v is NULL. */
-kube_recorder *apis_vmpins_recorder(apis_vmpins *v);
 
 /* Answers a VMPINS or VMPIN route (accept may be NULL): the body is
  * appended to body, *content_type set (static), the HTTP code returned.
@@ -124,9 +121,5 @@ int apis_vmpins_render(const kube_vm *const *vms, size_t n, int single, const ch
 int apis_vmpins_render_event(const char *type, const kube_vm *vm, const char *key, const char *rv,
                              const apis_vmpins_format *f, int columns, int64_t now_s,
                              kube_buf *out);
-
-/* duration.HumanDuration of k8s.io/apimachinery (kubectl's AGE): "45s",
- * "5m30s", "3h", "2d4h", "3y"... of secs seconds, into out (size n). */
-void apis_human_duration(int64_t secs, char *out, size_t n);
 
 #endif

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "kube/types/pin.h"
+#include "kube/util/duration.h"
 #include "kube/util/errors.h"
 
 #define PIN_KIND APIS_VMPIN_KIND
@@ -224,34 +225,6 @@ cJSON *apis_vmpin_object(const kube_vm *vm, const char *key)
 
 /* ---- the Table ---- */
 
-void apis_human_duration(int64_t secs, char *out, size_t n)
-{
-    int64_t m = secs / 60, h = secs / 3600, d = h / 24, y = d / 365;
-
-    if (secs < -1)
-        snprintf(out, n, "<invalid>");
-    else if (secs < 0)
-        snprintf(out, n, "0s");
-    else if (secs < 120)
-        snprintf(out, n, "%llds", (long long)secs);
-    else if (m < 10 && secs % 60)
-        snprintf(out, n, "%lldm%llds", (long long)m, (long long)(secs % 60));
-    else if (m < 180)
-        snprintf(out, n, "%lldm", (long long)m);
-    else if (h < 8 && m % 60)
-        snprintf(out, n, "%lldh%lldm", (long long)h, (long long)(m % 60));
-    else if (h < 48)
-        snprintf(out, n, "%lldh", (long long)h);
-    else if (h < 24 * 8 && h % 24)
-        snprintf(out, n, "%lldd%lldh", (long long)d, (long long)(h % 24));
-    else if (d < 365 * 2)
-        snprintf(out, n, "%lldd", (long long)d);
-    else if (d < 365 * 8 && d % 365)
-        snprintf(out, n, "%lldy%lldd", (long long)y, (long long)(d % 365));
-    else
-        snprintf(out, n, "%lldy", (long long)y);
-}
-
 static const char columns_json[] =
     "[{\"name\":\"Name\",\"type\":\"string\",\"format\":\"name\",\"description\":\"The "
     "VirtualMachine's name.\",\"priority\":0},"
@@ -272,7 +245,7 @@ static void since_cell(const char *s, int64_t now_s, char *out, size_t n)
     if (!s || kube_time_parse(s, &us) != KUBE_OK)
         snprintf(out, n, "<none>");
     else
-        apis_human_duration(now_s - us / 1000000, out, n);
+        kube_duration_human(now_s - us / 1000000, out, n);
 }
 
 /* The cells Name, Node, Since, By, Age of vm (NULL: out of memory). */
@@ -284,7 +257,7 @@ static cJSON *row_cells(const kube_vm *vm, const char *key, int64_t now_s)
     const char *cells[5];
 
     since_cell(node ? kube_meta_annotation(m, KUBE_PIN_ANN_AT) : NULL, now_s, since, sizeof(since));
-    apis_human_duration(now_s - m->creation_unix, age, sizeof(age));
+    kube_duration_human(now_s - m->creation_unix, age, sizeof(age));
     cells[0] = m->name;
     cells[1] = node ? node : "<none>";
     cells[2] = since;

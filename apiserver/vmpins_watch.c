@@ -44,7 +44,7 @@ struct watcher {
 struct apis_vmwatch {
     pthread_mutex_t mu;
     char *key;
-    kube_informer *inf;
+    kube_lister *vms;
     change ring[HISTORY];
     size_t head, n;
     /* the history covers every change after floor: once synced, the
@@ -78,7 +78,7 @@ static void bookmark(apis_vmwatch *w, watcher *wt)
     char rv[32], ev[256];
     int n;
 
-    kube_informer_last_rv(w->inf, rv, sizeof(rv));
+    kube_lister_last_rv(w->vms, rv, sizeof(rv));
     n = snprintf(ev, sizeof(ev),
                  "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"" APIS_VMPIN_KIND
                  "\",\"apiVersion\":\"" APIS_GROUP_VERSION
@@ -177,9 +177,9 @@ void apis_vmwatch_free(apis_vmwatch *w)
     free(w);
 }
 
-void apis_vmwatch_set_informer(apis_vmwatch *w, kube_informer *inf)
+void apis_vmwatch_set_lister(apis_vmwatch *w, kube_lister *vms)
 {
-    w->inf = inf;
+    w->vms = vms;
 }
 
 static uint64_t rv_of(const kube_object *o)
@@ -240,7 +240,7 @@ static void settle_floor(apis_vmwatch *w, uint64_t first_change)
 
     if (w->floor_set)
         return;
-    kube_informer_last_rv(w->inf, rv, sizeof(rv));
+    kube_lister_last_rv(w->vms, rv, sizeof(rv));
     floor = strtoull(rv, NULL, 10);
     if (first_change && first_change - 1 < floor)
         floor = first_change - 1;
@@ -255,7 +255,7 @@ static void record(apis_vmwatch *w, kube_object *old, kube_object *cur)
     change *slot;
 
     pthread_mutex_lock(&w->mu);
-    if (!w->inf || !kube_informer_has_synced(w->inf)) { /* the first list */
+    if (!kube_lister_has_synced(w->vms)) { /* the first list */
         pthread_mutex_unlock(&w->mu);
         change_clear(&c);
         return;
@@ -348,7 +348,7 @@ static int begin(apis_vmwatch *w, watcher *wt, int from_now, uint64_t from)
     uint64_t floor;
 
     if (from_now) {
-        kube_informer_foreach(w->inf, added, wt);
+        kube_lister_foreach(w->vms, added, wt);
         return 1;
     }
     settle_floor(w, 0);

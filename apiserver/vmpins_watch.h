@@ -32,7 +32,7 @@
 
 #include <stdint.h>
 
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "kube/serving/exchange.h"
 #include "vmpins.h"
 
@@ -41,9 +41,9 @@ typedef struct apis_vmwatch apis_vmwatch;
 /* key: the pin annotation (copied). KUBE_OK or KUBE_ENOMEM. */
 int apis_vmwatch_new(const char *key, apis_vmwatch **out);
 void apis_vmwatch_free(apis_vmwatch *w);
-/* The handlers to give the VM informer, and the informer once added. */
+/* The handlers to add to the VM lister, and the lister (borrowed). */
 kube_informer_handlers apis_vmwatch_handlers(apis_vmwatch *w);
-void apis_vmwatch_set_informer(apis_vmwatch *w, kube_informer *inf);
+void apis_vmwatch_set_lister(apis_vmwatch *w, kube_lister *vms);
 
 /* What one watch asks. */
 typedef struct apis_vmwatch_request {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/util/duration.h"
 #include "kube/codec/object.h"
 #include "kube/types/pin.h"
 #include "kube/util/buf.h"
@@ -214,7 +215,7 @@ static void age_of(const kctl_ctx *c, const char *ts, char *out, size_t n)
     if (!ts || kube_time_parse(ts, &us) != KUBE_OK)
         snprintf(out, n, "<unknown>");
     else
-        kctl_human_duration((int64_t)c->now - us / 1000000, out, n);
+        kube_duration_human((int64_t)c->now - us / 1000000, out, n);
 }
 
 static int print_pin_table(kctl_ctx *c, const cJSON *list)

@@ -75,43 +75,6 @@ void kctl_table_free(kctl_table *t)
     memset(t, 0, sizeof(*t));
 }
 
-/* The bigger unit with its remainder in the smaller one, the remainder
- * left out when 0 ("5m", "5m30s"). */
-static void two_units(char *out, size_t n, int64_t big, char ub, int64_t small, char us)
-{
-    if (small)
-        snprintf(out, n, "%lld%c%lld%c", (long long)big, ub, (long long)small, us);
-    else
-        snprintf(out, n, "%lld%c", (long long)big, ub);
-}
-
-void kctl_human_duration(int64_t s, char *out, size_t n)
-{
-    int64_t m = s / 60, h = s / 3600, d = h / 24;
-    if (s < -1)
-        snprintf(out, n, "<invalid>");
-    else if (s < 0)
-        snprintf(out, n, "0s");
-    else if (s < 120)
-        snprintf(out, n, "%llds", (long long)s);
-    else if (m < 10)
-        two_units(out, n, m, 'm', s % 60, 's');
-    else if (m < 180)
-        snprintf(out, n, "%lldm", (long long)m);
-    else if (h < 8)
-        two_units(out, n, h, 'h', m % 60, 'm');
-    else if (h < 48)
-        snprintf(out, n, "%lldh", (long long)h);
-    else if (h < 24 * 8)
-        two_units(out, n, d, 'd', h % 24, 'h');
-    else if (h < 24 * 365 * 2)
-        snprintf(out, n, "%lldd", (long long)d);
-    else if (h < 24 * 365 * 8)
-        two_units(out, n, d / 365, 'y', d % 365, 'd');
-    else
-        snprintf(out, n, "%lldy", (long long)(d / 365));
-}
-
 /* ---- -o json ---------------------------------------------------------- */
 
 /* cJSON's layout as kubectl's: its tabs (never inside strings, which

@@ -32,10 +32,6 @@ int kctl_table_add(kctl_table *t, const char *const *cells);
 void kctl_table_write(const kctl_table *t, FILE *f);
 void kctl_table_free(kctl_table *t);
 
-/* kubectl's HumanDuration of seconds ("45s", "5m30s", "3h", "2d5h",
- * "400d", "2y30d"), into out (n bytes). Negative beyond -1 s: "<invalid>". */
-void kctl_human_duration(int64_t seconds, char *out, size_t n);
-
 /* Writes obj as kubectl's -o json (4-space indentation, a final newline)
  * or -o yaml ("yaml") to f. KUBE_OK, KUBE_EINVAL (another format) or
  * KUBE_ENOMEM. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/util/duration.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "output.h"
@@ -206,7 +207,7 @@ static void ago(const kctl_ctx *c, const char *t, char *out, size_t n)
     char d[32];
     *out = '\0';
     if (t && *t && kube_time_parse(t, &us) == KUBE_OK) {
-        kctl_human_duration((int64_t)c->now - us / 1000000, d, sizeof(d));
+        kube_duration_human((int64_t)c->now - us / 1000000, d, sizeof(d));
         snprintf(out, n, "%s ago", d);
     }
 }

@@ -57,7 +57,22 @@ static int matches_dns1123_subdomain(const char *s, size_t n)
 /* DNS-1123 subdomain: the pattern above, at most 253 chars */
 static int is_dns1123_subdomain(const char *s, size_t n)
 {
-    return n <= 253 && matches_dns1123_subdomain(s, n);
+    return n <= KUBE_DNS1123_SUBDOMAIN_MAX && matches_dns1123_subdomain(s, n);
+}
+
+int kube_is_dns1123_subdomain_n(const char *s, size_t n)
+{
+    return s && is_dns1123_subdomain(s, n);
+}
+
+int kube_is_dns1123_label(const char *s)
+{
+    size_t n;
+
+    if (!s)
+        return 0;
+    n = strlen(s);
+    return n <= KUBE_DNS1123_LABEL_MAX && !memchr(s, '.', n) && matches_dns1123_subdomain(s, n);
 }
 
 int kube_is_qualified_name(const char *s)
@@ -149,7 +164,7 @@ int kube_dns1123_subdomain_msgs(const char *value, const char *msgs[2])
     size_t len = strlen(value);
     int n = 0;
 
-    if (len > 253)
+    if (len > KUBE_DNS1123_SUBDOMAIN_MAX)
         msgs[n++] = "must be no more than 253 characters";
     if (!matches_dns1123_subdomain(value, len))
         msgs[n++] = DNS1123_SUBDOMAIN_MSG;

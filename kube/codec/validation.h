@@ -13,6 +13,9 @@
 
 #include <stddef.h>
 
+#define KUBE_DNS1123_LABEL_MAX 63      /* validation.DNS1123LabelMaxLength */
+#define KUBE_DNS1123_SUBDOMAIN_MAX 253 /* validation.DNS1123SubdomainMaxLength */
+
 /* validation.IsQualifiedName (label keys): [prefix/]name, name <= 63
  * chars of [A-Za-z0-9._-] starting and ending alphanumeric, prefix a
  * DNS-1123 subdomain <= 253 chars. Returns 1 or 0. */
@@ -31,6 +34,14 @@ int kube_dns1123_subdomain_msgs(const char *value, const char *msgs[2]);
 /* The same for IsValidLabelValue ("must be no more than 63 characters",
  * "a valid label must be an empty string or ..."). */
 int kube_label_value_msgs(const char *value, const char *sep, char *out, size_t n);
+
+/* validation.IsDNS1123Label (namespaces): at most 63 chars of [a-z0-9-]
+ * starting and ending alphanumeric. Returns 1 or 0. */
+int kube_is_dns1123_label(const char *s);
+/* validation.IsDNS1123Subdomain (most object names): dot-separated
+ * DNS-1123 labels, at most 253 chars, over s[0..n) (a decoded value may
+ * hold a NUL before its end, which is invalid). Returns 1 or 0. */
+int kube_is_dns1123_subdomain_n(const char *s, size_t n);
 
 /* validation.IsValidLabelValue: "" or <= 63 chars of [A-Za-z0-9._-]
  * starting and ending alphanumeric. Returns 1 or 0. */

@@ -271,6 +271,14 @@ void kube_lister_foreach(kube_lister *l, void (*fn)(void *ud, kube_object *obj),
         kube_store_foreach(l->store, fn, ud);
 }
 
+void kube_lister_last_rv(kube_lister *l, char *out, size_t n)
+{
+    if (l && l->inf)
+        kube_informer_last_rv(l->inf, out, n);
+    else if (n)
+        out[0] = '\0';
+}
+
 int kube_lister_has_synced(kube_lister *l)
 {
     return l && (!l->inf || kube_informer_has_synced(l->inf));

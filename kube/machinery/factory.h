@@ -80,6 +80,10 @@ void kube_lister_foreach(kube_lister *l, void (*fn)(void *ud, kube_object *obj),
 /* 1 once the first list was delivered (always for a fake lister). */
 int kube_lister_has_synced(kube_lister *l);
 
+/* The resourceVersion the informer last listed or watched, into out
+ * (size n; "" before the first list, and for a fake lister). */
+void kube_lister_last_rv(kube_lister *l, char *out, size_t n);
+
 /* The number of changes delivered so far (adds, updates, deletes). */
 uint64_t kube_lister_generation(kube_lister *l);
 /* Waits until the sum of the generations of ls[0..n) (NULL entries count

@@ -13,7 +13,7 @@
 #include "kube/util/buf.h"
 #include "kube/types/configmap.h"
 #include "kube/util/errors.h"
-#include "kube/machinery/informer.h"
+#include "kube/machinery/factory.h"
 #include "kube/util/log.h"
 
 typedef struct watched_file {
@@ -28,7 +28,6 @@ typedef struct watched_file {
 struct kube_authn_source {
     pthread_mutex_t mu;
     kube_client *client;
-    kube_hub *hub;
     watched_file client_ca, rh_ca;
     kube_strlist allowed_names, user_headers, group_headers, extra_prefixes;
     int allowed_names_set;
@@ -306,10 +305,11 @@ int kube_authn_source_lookup(kube_authn_source *s, int tolerate, char *err, size
     return rc;
 }
 
-int kube_authn_source_start(kube_authn_source *s)
+int kube_authn_source_watch(kube_authn_source *s, kube_factory *f)
 {
     kube_informer_options io = {0};
     kube_informer_handlers h = {on_add, on_update, on_delete, s};
+    kube_lister *l = NULL;
     int rc;
 
     if (!s->client)
@@ -318,11 +318,9 @@ int kube_authn_source_start(kube_authn_source *s)
     io.codec = &kube_configmap_codec;
     io.namespace_ = KUBE_AUTHN_CONFIGMAP_NAMESPACE;
     io.field_selector = "metadata.name=" KUBE_AUTHN_CONFIGMAP_NAME;
-    rc = kube_hub_new(s->client, &s->hub);
+    rc = kube_factory_lister(f, &io, &l);
     if (rc == KUBE_OK)
-        rc = kube_hub_add_informer(s->hub, &io, &h, NULL);
-    if (rc == KUBE_OK)
-        rc = kube_hub_start(s->hub);
+        rc = kube_lister_add_handlers(l, &h);
     return rc;
 }
 
@@ -330,10 +328,6 @@ void kube_authn_source_free(kube_authn_source *s)
 {
     if (!s)
         return;
-    if (s->hub) {
-        kube_hub_stop(s->hub);
-        kube_hub_free(s->hub);
-    }
     kube_authn_config_unref(s->current);
     cJSON_Delete(s->cm_data);
     free(s->client_ca.path);

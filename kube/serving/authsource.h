@@ -7,9 +7,9 @@
  * (written by kube-apiserver): client-ca-file, requestheader-client-ca-file,
  * requestheader-allowed-names, requestheader-username-headers,
  * requestheader-group-headers and requestheader-extra-headers-prefix. The
- * ConfigMap is WATCHED (kube/machinery/informer.h), so a rotated front-proxy CA or a
- * changed allowed-names list applies to the next request without a
- * restart. Flags override it:
+ * ConfigMap is WATCHED (a lister of the daemon's kube/machinery/factory.h), so a rotated
+ * front-proxy CA or a changed allowed-names list applies to the next request without a restart.
+ * Flags override it:
  *   --client-ca-file replaces client-ca-file;
  *   --requestheader-client-ca-file replaces the whole requestheader block
  *     (allowed names from --requestheader-allowed-names, header names from
@@ -20,16 +20,17 @@
  * A ConfigMap or file that does not parse is logged and the previous
  * settings stay in force.
  *
- * Threads: thread-safe. Informer callbacks run on the hub thread.
- * Memory: kube_authn_source_new() allocates; kube_authn_source_free() stops
- * the watch and frees. kube_authn_source_get() returns a new reference the
- * caller releases with kube_authn_config_unref().
+ * Threads: thread-safe. Informer callbacks run on the factory's hub thread.
+ * Memory: kube_authn_source_new() allocates; kube_authn_source_free()
+ * frees (the factory it watches through stopped first). kube_authn_source_get() returns a new
+ * reference the caller releases with kube_authn_config_unref().
  */
 #ifndef KUBE_SERVING_AUTHSOURCE_H
 #define KUBE_SERVING_AUTHSOURCE_H
 
 #include <stdint.h>
 
+#include "kube/machinery/factory.h"
 #include "kube/serving/authn.h"
 #include "kube/transport/client.h"
 
@@ -49,8 +50,8 @@ typedef struct kube_authn_source_options {
 #define KUBE_AUTHN_CONFIGMAP_NAMESPACE "kube-system"
 #define KUBE_AUTHN_CONFIGMAP_NAME "extension-apiserver-authentication"
 
-/* Reads the flag files (errors name the file in err) and prepares the
- * watch. Nothing runs until kube_authn_source_start(). */
+/* Reads the flag files (errors name the file in err). Nothing is watched
+ * until kube_authn_source_watch(). */
 int kube_authn_source_new(const kube_authn_source_options *o, kube_authn_source **out, char *err,
                           size_t errlen);
 /* Reads the ConfigMap once, as k8s.io/apiserver's startup lookup does
@@ -60,8 +61,12 @@ int kube_authn_source_new(const kube_authn_source_options *o, kube_authn_source 
  * and KUBE_OK (requests then authenticate by token only). Either way the
  * source counts as ready afterwards unless the failure is returned. */
 int kube_authn_source_lookup(kube_authn_source *s, int tolerate, char *err, size_t errlen);
-/* Starts watching the ConfigMap (no-op without a client). */
-int kube_authn_source_start(kube_authn_source *s);
+/* Watches the ConfigMap through f (borrowed; a factory listing through
+ * the source's client, not started yet): takes its ConfigMap lister and
+ * adds the source's handlers (no-op without a client). f must be stopped
+ * before kube_authn_source_free(). KUBE_OK or kube_factory_lister()'s and
+ * kube_lister_add_handlers()' errors. */
+int kube_authn_source_watch(kube_authn_source *s, kube_factory *f);
 void kube_authn_source_free(kube_authn_source *s);
 
 /* The current settings (a new reference, never NULL). */

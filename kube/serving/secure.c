@@ -27,6 +27,7 @@ struct kube_secure {
     kube_client *client; /* the daemon's, borrowed */
     kube_delegate *delegate;
     kube_authn_source *authn;
+    kube_factory *own_informers; /* the ConfigMap's, when not the daemon's */
     kube_certs *certs;
     kube_server *server;
     char *cipher_list;
@@ -105,9 +106,30 @@ static int open_delegate(kube_secure *s, const kube_secure_options *o)
     return kube_delegate_new(&d, &s->delegate);
 }
 
-static int open_authn_source(kube_secure *s, const kube_serving_options *so, char *err,
-                             size_t errlen)
+/* Watches the authentication ConfigMap through the daemon's factory when
+ * the lookup client is the daemon's, else through a factory of its own
+ * (--authentication-kubeconfig, or a daemon without a factory). */
+static int watch_authn_source(kube_secure *s, const kube_secure_options *o, kube_client *client)
 {
+    kube_factory *f = o->informers;
+    int rc = KUBE_OK;
+
+    if (!client)
+        return KUBE_OK;
+    if (!f || client != s->client) {
+        rc = kube_factory_new(client, &s->own_informers);
+        f = s->own_informers;
+    }
+    if (rc == KUBE_OK)
+        rc = kube_authn_source_watch(s->authn, f);
+    if (rc == KUBE_OK && s->own_informers)
+        rc = kube_factory_start(s->own_informers);
+    return rc;
+}
+
+static int open_authn_source(kube_secure *s, const kube_secure_options *o, char *err, size_t errlen)
+{
+    const kube_serving_options *so = o->serving;
     kube_authn_source_options ao = {
         .client = so->authentication_skip_lookup ? NULL : authn_client(s),
         .client_ca_file = is_set(so->client_ca_file) ? so->client_ca_file : NULL,
@@ -124,7 +146,7 @@ static int open_authn_source(kube_secure *s, const kube_serving_options *so, cha
     if (rc == KUBE_OK)
         rc = kube_authn_source_lookup(s->authn, so->authentication_tolerate_lookup_failure, err,
                                       errlen);
-    if (rc == KUBE_OK && (rc = kube_authn_source_start(s->authn)) != KUBE_OK)
+    if (rc == KUBE_OK && (rc = watch_authn_source(s, o, ao.client)) != KUBE_OK)
         snprintf(err, errlen, "cannot watch %s/%s: %s", KUBE_AUTHN_CONFIGMAP_NAMESPACE,
                  KUBE_AUTHN_CONFIGMAP_NAME, kube_strerror(rc));
     return rc;
@@ -160,6 +182,7 @@ static int open_server(kube_secure *s, const kube_secure_options *o, char *err, 
         .max_inflight = o->max_inflight,
         .request_timeout_ms = o->request_timeout_ms,
         .shutdown_timeout_ms = o->shutdown_timeout_ms,
+        .shutdown_delay_ms = o->shutdown_delay_ms,
         .tls_handshake_timeout_ms = o->tls_handshake_timeout_ms,
         .read_header_timeout_ms = o->read_header_timeout_ms,
         .max_connections = o->max_connections,
@@ -192,7 +215,7 @@ int kube_secure_new(const kube_secure_options *o, kube_secure **out, char *err, 
         rc = kube_certs_new_named(so->tls_cert_file, so->tls_private_key_file, so->cert_dir,
                                   so->pair_name, so->bind_address, &s->certs, err, errlen);
     if (rc == KUBE_OK)
-        rc = open_authn_source(s, so, err, errlen);
+        rc = open_authn_source(s, o, err, errlen);
     if (rc == KUBE_OK)
         rc = open_server(s, o, err, errlen);
     if (rc != KUBE_OK) {
@@ -242,6 +265,7 @@ void kube_secure_free(kube_secure *s)
         pthread_join(s->thread, NULL);
     }
     kube_server_free(s->server);
+    kube_factory_free(s->own_informers);
     kube_authn_source_free(s->authn);
     kube_certs_free(s->certs);
     kube_delegate_free(s->delegate);

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kube/machinery/factory.h"
 #include "kube/serving/authsource.h"
 #include "kube/serving/exchange.h"
 #include "kube/serving/options.h"
@@ -33,8 +34,14 @@
 typedef struct kube_secure kube_secure;
 
 typedef struct kube_secure_options {
-    const kube_serving_options *serving;   /* required */
-    kube_client *client;                   /* the daemon's; NULL: no delegation */
+    const kube_serving_options *serving; /* required */
+    kube_client *client;                 /* the daemon's; NULL: no delegation */
+    /* the daemon's one informer factory (listing through client, started
+     * by the daemon after kube_secure_new(), stopped before
+     * kube_secure_free()): the authentication ConfigMap is watched there.
+     * NULL, or a lookup through --authentication-kubeconfig: the secure
+     * port runs a factory of its own for it. */
+    kube_factory *informers;
     const kube_handlers *handlers;         /* required */
     const kube_serving_observer *observer; /* may be NULL */
     const char *user_agent;                /* of the delegation clients */
@@ -45,6 +52,7 @@ typedef struct kube_secure_options {
     int max_connections;
     int64_t request_timeout_ms;
     int64_t shutdown_timeout_ms;
+    int64_t shutdown_delay_ms; /* /readyz fails, serving goes on (server.h) */
     int64_t tls_handshake_timeout_ms;
     int64_t read_header_timeout_ms;
 } kube_secure_options;

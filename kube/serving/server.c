@@ -366,6 +366,14 @@ static void configure_tls(kube_server *s, SSL_CTX *ctx)
     kube_certs_attach(s->certs, ctx);
 }
 
+/* Stopping, and the shutdown delay (serving on with /readyz failing) is
+ * over. */
+static int drain_due(kube_server *s)
+{
+    return atomic_load(&s->stop_requested) &&
+           kube_now_ms() >= atomic_load(&s->stop_at_ms) + s->shutdown_delay_ms;
+}
+
 static void begin_drain(kube_server *s)
 {
     if (s->draining)
@@ -414,7 +422,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
             return 0;
         kube_srv_drain_completions(s);
         wake_streams(s);
-        if (atomic_load(&s->stop_requested))
+        if (drain_due(s))
             begin_drain(s);
         return 0;
     default:
@@ -435,7 +443,7 @@ static void housekeeping(lws_sorted_usec_list_t *sul)
 
     kube_certs_reload_if_changed(s->certs);
     kube_authn_source_check_files(s->ctx.authn);
-    if (atomic_load(&s->stop_requested))
+    if (drain_due(s))
         begin_drain(s);
     expire_streams(s);
     lws_sul_schedule(s->lws, 0, &s->housekeeping, housekeeping, HOUSEKEEPING_US);
@@ -505,6 +513,7 @@ int kube_server_new(const kube_server_options *o, kube_server **out, char *err, 
         return KUBE_ENOMEM;
     pthread_mutex_init(&s->done_mu, NULL);
     atomic_init(&s->stop_requested, 0);
+    atomic_init(&s->stop_at_ms, 0);
     atomic_init(&s->accepting, 1);
     s->certs = o->certs;
     s->ctx = o->ctx;
@@ -520,6 +529,7 @@ int kube_server_new(const kube_server_options *o, kube_server **out, char *err, 
     s->handshake_timeout_s = secs(o->tls_handshake_timeout_ms, 10000);
     s->header_timeout_s = secs(o->read_header_timeout_ms, 32000);
     s->shutdown_timeout_ms = o->shutdown_timeout_ms >= 0 ? o->shutdown_timeout_ms : 30000;
+    s->shutdown_delay_ms = o->shutdown_delay_ms > 0 ? o->shutdown_delay_ms : 0;
     workers = o->workers > 0 ? o->workers : 16;
     s->max_conns = kube_lws_connection_limit(o->max_connections > 0 ? o->max_connections : 1024,
                                              FD_RESERVE_MIN + 2 * workers + EVICT_SLACK);
@@ -569,6 +579,12 @@ int kube_server_run(kube_server *s)
 
 void kube_server_stop(kube_server *s)
 {
+    int_fast64_t none = 0;
+
+    if (atomic_compare_exchange_strong(&s->stop_at_ms, &none, kube_now_ms()) &&
+        s->shutdown_delay_ms > 0)
+        KLOG_INFO("shutting down in %lld ms: /readyz fails, requests are still served",
+                  (long long)s->shutdown_delay_ms);
     atomic_store(&s->stop_requested, 1);
     if (s->lws)
         lws_cancel_service(s->lws);

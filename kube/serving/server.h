@@ -36,10 +36,13 @@
  * connections' buffers, and after a burst (64+ connections) the heap is
  * trimmed when 8 or fewer remain.
  *
- * Shutdown (kube_server_stop, e.g. on SIGTERM): /readyz turns 500, new
- * connections are closed, idle ones too, requests in flight finish (each
- * connection then closes) until the last is done or shutdown_timeout
- * passes; kube_server_run() then returns.
+ * Shutdown (kube_server_stop, e.g. on SIGTERM): /readyz turns 500 at once
+ * (k8s.io/apiserver's shutdown check), and for shutdown_delay the server
+ * keeps serving as before (--shutdown-delay-duration: load balancers see
+ * the failing /readyz and stop sending); then new connections are
+ * closed, idle ones too, requests in flight finish (each connection then
+ * closes) until the last is done or shutdown_timeout passes;
+ * kube_server_run() then returns.
  *
  * A housekeeping timer (every second) reloads the serving certificate and
  * the CA flag files when they change.
@@ -68,6 +71,7 @@ typedef struct kube_server_options {
     int max_inflight;
     int64_t request_timeout_ms;
     int64_t shutdown_timeout_ms;
+    int64_t shutdown_delay_ms;        /* serving on after stop, /readyz failing; 0: none */
     int64_t tls_handshake_timeout_ms; /* 0: 10 s */
     int64_t read_header_timeout_ms;   /* 0: 32 s */
     int max_connections;              /* 0: 1024 */

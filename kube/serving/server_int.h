@@ -98,10 +98,12 @@ struct kube_server {
     int inflight;
     int draining;
     int64_t drain_deadline_ms;
+    int64_t shutdown_delay_ms;
     lws_sorted_usec_list_t housekeeping;
     unsigned char scratch[LWS_PRE + WRITE_CHUNK];
     /* shared */
     atomic_int stop_requested;
+    atomic_int_fast64_t stop_at_ms; /* kube_now_ms() of the first stop */
     atomic_int accepting;
     pthread_mutex_t done_mu;
     job *done_head, *done_tail;

@@ -41,12 +41,6 @@ int kube_stream_new(int64_t deadline_ms, kube_stream_cancel_fn cancel, void *can
     return KUBE_OK;
 }
 
-kube_stream *kube_stream_ref(kube_stream *s)
-{
-    atomic_fetch_add(&s->refs, 1);
-    return s;
-}
-
 void kube_stream_unref(kube_stream *s)
 {
     if (!s || atomic_fetch_sub(&s->refs, 1) != 1)

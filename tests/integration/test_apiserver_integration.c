@@ -42,11 +42,13 @@
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
 #include "metrics_testing.h"
+#include "test_emulator_kubectl.h"
 
 #define WAIT_MS 30000
 #define GV "/apis/subresources.stickyvm.io/v1"
 #define VMS GV "/namespaces/default/virtualmachines"
 #define N_NODES 8
+#define SHUTDOWN_DELAY_MS 3000 /* --shutdown-delay-duration */
 
 static const char policy[] =
     "{\"rules\":[{\"users\":[\"alice\"],\"verbs\":[\"get\",\"update\",\"create\"],"
@@ -229,6 +231,7 @@ static void start_apiserver(void)
     o.serving.tls_cert_file = strdup(cert);
     o.serving.tls_private_key_file = strdup(key);
     o.shutdown_timeout_ms = 5000;
+    o.shutdown_delay_ms = SHUTDOWN_DELAY_MS;
     o.workers = 8;
     if (apis_app_new(&o, &F.app, err, sizeof(err)) != KUBE_OK)
         fail_msg("stickyvm-apiserver did not start: %s", err);
@@ -443,6 +446,28 @@ static int teardown(void **state)
 }
 
 /* ---- tests ---- */
+
+/* The body of a GET of path straight to stickyvm-apiserver (no identity)
+ * into out; returns the status. */
+static long direct_text(const char *path, kube_buf *out)
+{
+    CURL *curl = curl_easy_init();
+    char url[256];
+    long status = 0;
+
+    kube_buf_reset(out);
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", F.port, path);
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_CAINFO, harness_ca_file(F.h));
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    if (curl_easy_perform(curl) == CURLE_OK)
+        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(curl);
+    return status;
+}
 
 static void pins_and_unpins_through_the_proxy(void **state)
 {
@@ -1341,10 +1366,10 @@ static void vmpins_kubectl_get_w_streams(void **state)
     int repinned = 0;
     (void)state;
 
-    if (access("/usr/bin/kubectl", X_OK) != 0)
+    if (!ek_have_kubectl())
         skip();
     snprintf(cmd, sizeof(cmd),
-             "timeout 5 /usr/bin/kubectl --kubeconfig %s get vmpin -n default -w 2>&1",
+             "timeout 5 " EK_KUBECTL " --kubeconfig %s get vmpin -n default -w 2>&1",
              harness_kubeconfig(F.h));
     p = popen(cmd, "r");
     assert_non_null(p);
@@ -1553,6 +1578,37 @@ static void hotplugged_volumes_refuse_other_nodes(void **state)
     cJSON_Delete(j);
 }
 
+/* The readiness checks by name; then, from the stop (SIGTERM) on, /readyz
+ * fails at once ("shutdown", k8s.io/apiserver's check) while the server
+ * keeps answering new connections, /healthz and the API included, for
+ * --shutdown-delay-duration; then it stops. */
+static void readyz_fails_while_shutting_down(void **state)
+{
+    static const char *const admin[] = {"X-Remote-User: admin", "X-Remote-Group: system:masters",
+                                        NULL};
+    call discovery = {"GET", GV, F.fp_cert, F.fp_key, admin, NULL};
+    kube_buf b = KUBE_BUF_INIT;
+    (void)state;
+
+    assert_int_equal(direct_text("/readyz?verbose", &b), 200);
+    assert_string_equal(b.data, "[+]ping ok\n[+]informer-sync ok\n"
+                                "[+]extension-apiserver-authentication ok\n[+]shutdown ok\n"
+                                "readyz check passed\n");
+    apis_app_stop(F.app);
+    assert_int_equal(direct_text("/readyz", &b), 500);
+    assert_non_null(strstr(b.data, "[-]shutdown failed: reason withheld\n"));
+    assert_non_null(strstr(b.data, "readyz check failed\n"));
+    assert_int_equal(direct_text("/readyz/shutdown", &b), 500);
+    assert_string_equal(b.data, "internal server error: process is shutting down\n");
+    assert_int_equal(direct_text("/healthz", &b), 200);
+    assert_string_equal(b.data, "ok");
+    assert_int_equal(direct(&discovery, NULL), 200);
+    pthread_join(F.thread, NULL); /* the delay, then the drain */
+    F.running = 0;
+    assert_int_equal(direct_text("/healthz", &b), 0);
+    kube_buf_free(&b);
+}
+
 int test_group_apiserver_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1585,6 +1641,7 @@ int test_group_apiserver_integration(void)
         cmocka_unit_test(dry_run_writes_nothing),
         cmocka_unit_test(local_volumes_refuse_other_nodes),
         cmocka_unit_test(hotplugged_volumes_refuse_other_nodes),
+        cmocka_unit_test(readyz_fails_while_shutting_down), /* last: stops the server */
     };
     return cmocka_run_group_tests_name("apiserver_integration", tests, setup, teardown);
 }

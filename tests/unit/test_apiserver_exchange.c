@@ -100,7 +100,7 @@ static int setup(void **state)
     E.ctx.authn = E.src;
     E.ctx.delegate = E.del;
     E.hctx.metrics = E.metrics;
-    apis_handlers_init(&E.handlers, &E.hctx);
+    assert_int_equal(apis_handlers_init(&E.handlers, &E.hctx), KUBE_OK);
     E.ctx.handlers = &E.handlers;
     E.ctx.observer = &E.observer;
     kube_strlist_free(&allowed);
@@ -198,6 +198,37 @@ static void health_needs_no_identity(void **state)
     done(&r);
     run(&r, "GET", "/readyz", NULL, NULL, NULL);
     assert_int_equal(kube_exchange_code(r.x), 200);
+    done(&r);
+}
+
+/* k8s.io/apiserver's healthz: the checks by name, ?verbose, ?exclude, one
+ * check at /readyz/NAME, an unknown one 404. */
+static void health_checks_are_named(void **state)
+{
+    result r;
+    (void)state;
+
+    run(&r, "GET", "/readyz?verbose", NULL, NULL, NULL);
+    assert_int_equal(kube_exchange_code(r.x), 200);
+    assert_string_equal(body_of(&r), "[+]ping ok\n[+]extension-apiserver-authentication ok\n"
+                                     "[+]shutdown ok\nreadyz check passed\n");
+    done(&r);
+    run(&r, "GET", "/livez?verbose=1", NULL, NULL, NULL);
+    assert_string_equal(body_of(&r), "[+]ping ok\nlivez check passed\n");
+    done(&r);
+    run(&r, "GET", "/readyz?verbose&exclude=shutdown&exclude=n%6Fpe", NULL, NULL, NULL);
+    assert_int_equal(kube_exchange_code(r.x), 200);
+    assert_string_equal(body_of(&r),
+                        "[+]ping ok\n[+]extension-apiserver-authentication ok\n"
+                        "[+]shutdown excluded: ok\nwarn: some health checks cannot be excluded: "
+                        "no matches for \"nope\"\nreadyz check passed\n");
+    done(&r);
+    run(&r, "GET", "/readyz/shutdown", NULL, NULL, NULL);
+    assert_int_equal(kube_exchange_code(r.x), 200);
+    assert_string_equal(body_of(&r), "ok");
+    done(&r);
+    run(&r, "GET", "/livez/shutdown", NULL, NULL, NULL);
+    assert_int_equal(kube_exchange_code(r.x), 404);
     done(&r);
 }
 
@@ -322,6 +353,26 @@ static void methods_and_bodies(void **state)
     assert_int_equal(apis_metrics_render(E.metrics, &out), KUBE_OK);
     assert_non_null(strstr(out.data, "stickyvm_apiserver_pin_requests_total{subresource=\"pin\","
                                      "user=\"admin\",code=\"503\"} 1\n"));
+    kube_buf_free(&out);
+}
+
+/* A 405's Allow lists the methods of the route asked, not of pin's. */
+static void get_only_routes_allow_only_get(void **state)
+{
+    static const char *const targets[] = {GV, "/apis", "/openapi/v2", "/metrics",
+                                          GV "/virtualmachinepins"};
+    kube_buf out = KUBE_BUF_INIT;
+    result r;
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
+        run(&r, "POST", targets[i], MASTERS, NULL, E.proxy);
+        assert_int_equal(kube_exchange_code(r.x), 405);
+        kube_buf_reset(&out);
+        assert_int_equal(kube_exchange_serialize(r.x, 1, &out), KUBE_OK);
+        assert_non_null(strstr(out.data, "\r\nAllow: GET\r\n"));
+        done(&r);
+    }
     kube_buf_free(&out);
 }
 
@@ -626,12 +677,14 @@ int test_group_apiserver_exchange(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(health_needs_no_identity),
+        cmocka_unit_test(health_checks_are_named),
         cmocka_unit_test(forged_headers_without_certificate_are_401),
         cmocka_unit_test(front_proxy_identity_and_stripping),
         cmocka_unit_test(client_certificate_ignores_front_proxy_headers),
         cmocka_unit_test(proxy_without_username_falls_through),
         cmocka_unit_test(bad_paths_after_authentication_are_400),
         cmocka_unit_test(methods_and_bodies),
+        cmocka_unit_test(get_only_routes_allow_only_get),
         cmocka_unit_test(upgrades_are_refused),
         cmocka_unit_test(bearer_tokens_need_a_review),
         cmocka_unit_test(serves_local_documents),

@@ -13,6 +13,7 @@
 #include "apiserver/discovery.h"
 #include "apiserver/pinvolumes.h"
 #include "apiserver/vmpins.h"
+#include "kube/util/duration.h"
 #include "kube/types/pin.h"
 #include "kube/util/errors.h"
 
@@ -238,7 +239,7 @@ static void formats_human_durations(void **state)
     (void)state;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        apis_human_duration(cases[i].secs, out, sizeof(out));
+        kube_duration_human(cases[i].secs, out, sizeof(out));
         if (strcmp(out, cases[i].want) != 0)
             fail_msg("%lld s: %s, want %s", cases[i].secs, out, cases[i].want);
     }

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "kube/util/duration.h"
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
 #include "output.h"
@@ -185,7 +186,7 @@ static void ages_as_kubectl(void **state)
     char out[32];
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        kctl_human_duration(cases[i].s, out, sizeof(out));
+        kube_duration_human(cases[i].s, out, sizeof(out));
         assert_string_equal(out, cases[i].want);
     }
 }
