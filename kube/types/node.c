@@ -249,6 +249,55 @@ static int decode_allocatable(const cJSON *status, kube_arena *a, kube_resources
     return rc == KUBE_ERANGE ? KUBE_EPARSE : rc;
 }
 
+/* status.conditions[type=Ready].status; anything unexpected reads as
+ * Unknown, as the node lifecycle controller would treat it. */
+static int decode_ready(const cJSON *status, kube_node *n)
+{
+    const cJSON *arr, *it;
+    size_t count;
+    int rc = kube_json_array(status, "conditions", &arr, &count);
+
+    n->ready = KUBE_NODE_READY_ABSENT;
+    if (rc != KUBE_OK || count == 0)
+        return rc;
+    cJSON_ArrayForEach(it, arr)
+    {
+        const cJSON *type = kube_json_get(it, "type"), *st = kube_json_get(it, "status");
+
+        if (!cJSON_IsString(type) || strcmp(type->valuestring, "Ready") != 0)
+            continue;
+        if (cJSON_IsString(st) && !strcmp(st->valuestring, "True"))
+            n->ready = KUBE_NODE_READY_TRUE;
+        else if (cJSON_IsString(st) && !strcmp(st->valuestring, "False"))
+            n->ready = KUBE_NODE_READY_FALSE;
+        else
+            n->ready = KUBE_NODE_READY_UNKNOWN;
+    }
+    return KUBE_OK;
+}
+
+const char *kube_node_ready_word(const kube_node *node)
+{
+    if (!node)
+        return "Missing";
+    switch (node->ready) {
+    case KUBE_NODE_READY_TRUE:
+        return "Ready";
+    case KUBE_NODE_READY_FALSE:
+        return "NotReady";
+    default:
+        return "Unknown";
+    }
+}
+
+int kube_node_status(const kube_node *node, char *out, size_t n)
+{
+    int len = snprintf(out, n, "%s%s", kube_node_ready_word(node),
+                       node && node->unschedulable ? ",SchedulingDisabled" : "");
+
+    return len < 0 || (size_t)len >= n ? KUBE_ERANGE : KUBE_OK;
+}
+
 static int node_fill(const cJSON *json, kube_arena *a, kube_object *obj)
 {
     kube_node *n = (kube_node *)obj;
@@ -258,7 +307,8 @@ static int node_fill(const cJSON *json, kube_arena *a, kube_object *obj)
     if ((rc = kube_json_object(json, "spec", &spec)) ||
         (rc = kube_json_object(json, "status", &status)) ||
         (rc = kube_json_bool(spec, "unschedulable", 0, &n->unschedulable)) ||
-        (rc = decode_taints(spec, a, n)) || (rc = decode_allocatable(status, a, &n->allocatable)))
+        (rc = decode_taints(spec, a, n)) || (rc = decode_ready(status, n)) ||
+        (rc = decode_allocatable(status, a, &n->allocatable)))
         return rc;
     return decode_images(status, a, n);
 }

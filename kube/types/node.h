@@ -57,10 +57,19 @@ typedef struct kube_node_image {
     int64_t size_bytes;
 } kube_node_image;
 
+/* The status of the node's Ready condition (status.conditions). */
+typedef enum kube_node_ready {
+    KUBE_NODE_READY_ABSENT = 0, /* no Ready condition */
+    KUBE_NODE_READY_TRUE,
+    KUBE_NODE_READY_FALSE,
+    KUBE_NODE_READY_UNKNOWN, /* node-lifecycle: the kubelet stopped posting */
+} kube_node_ready;
+
 typedef struct kube_node {
-    kube_object base;  /* base.meta.name is the node name */
-    int unschedulable; /* spec.unschedulable */
-    uint32_t n_taints; /* 32-bit, beside unschedulable: no padding */
+    kube_object base;      /* base.meta.name is the node name */
+    int unschedulable;     /* spec.unschedulable */
+    kube_node_ready ready; /* the Ready condition's status */
+    uint32_t n_taints;     /* 32-bit, beside unschedulable: no padding */
     const kube_taint *taints;
     kube_resources allocatable; /* status.allocatable (all zero when absent) */
     const kube_node_image *images;
@@ -72,6 +81,20 @@ extern const kube_codec kube_node_codec;
 /* The kube_node behind obj (whose codec is kube_node_codec), or NULL when
  * obj is NULL or another kind. Borrowed: no reference is taken. */
 const kube_node *kube_node_from(const kube_object *obj);
+
+/* What a pin's node looks like, in the words `kubectl get nodes` uses:
+ * "Ready" (Ready condition True), "NotReady" (False), "Unknown" (Unknown,
+ * or no Ready condition; kubectl writes NotReady for a condition whose
+ * status is Unknown, we keep the unreachable node apart), then
+ * ",SchedulingDisabled" when cordoned; "Missing" when node is NULL (no
+ * Node object of that name). Writes into out (size n, at least
+ * KUBE_NODE_STATUS_MAX). Returns KUBE_OK or KUBE_ERANGE when it does not fit. */
+#define KUBE_NODE_STATUS_MAX 32
+int kube_node_status(const kube_node *node, char *out, size_t n);
+
+/* The first word of kube_node_status(): "Ready", "NotReady", "Unknown" or
+ * "Missing" (static). */
+const char *kube_node_ready_word(const kube_node *node);
 
 /* The value of a scalar resource, 0 when absent. */
 int64_t kube_resources_scalar(const kube_resources *r, const char *name);

@@ -824,6 +824,40 @@ static void decodes_node_taints_and_images(void **state)
     kube_object_unref(o);
 }
 
+/* The Ready condition, and the status words a pin's node is shown with. */
+static void node_status_reads_the_ready_condition(void **state)
+{
+    static const struct {
+        const char *conditions, *status;
+        int unschedulable;
+    } cases[] = {
+        {"[{'type':'MemoryPressure','status':'False'},{'type':'Ready','status':'True'}]", "Ready",
+         0},
+        {"[{'type':'Ready','status':'False','reason':'KubeletNotReady'}]", "NotReady", 0},
+        {"[{'type':'Ready','status':'Unknown','reason':'NodeStatusUnknown'}]", "Unknown", 0},
+        {"[{'type':'MemoryPressure','status':'False'}]", "Unknown", 0},
+        {"[{'type':'Ready','status':'True'}]", "Ready,SchedulingDisabled", 1},
+        {"[{'type':'Ready','status':'Unknown'}]", "Unknown,SchedulingDisabled", 1},
+    };
+    char json[512], out[KUBE_NODE_STATUS_MAX];
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(json, sizeof(json),
+                 "{'kind':'Node','metadata':{'name':'n1'},'spec':{'unschedulable':%s},"
+                 "'status':{'conditions':%s}}",
+                 cases[i].unschedulable ? "true" : "false", cases[i].conditions);
+        kube_object *o = decode_ok(&kube_node_codec, json);
+        assert_int_equal(kube_node_status(kube_node_from(o), out, sizeof(out)), KUBE_OK);
+        assert_string_equal(out, cases[i].status);
+        kube_object_unref(o);
+    }
+    assert_int_equal(kube_node_status(NULL, out, sizeof(out)), KUBE_OK);
+    assert_string_equal(out, "Missing");
+    assert_string_equal(kube_node_ready_word(NULL), "Missing");
+    assert_int_equal(kube_node_status(NULL, out, 4), KUBE_ERANGE);
+}
+
 /* ---- malformed input ---- */
 
 static void rejects_malformed_pods(void **state)
@@ -1249,6 +1283,7 @@ int test_group_decode(void)
         cmocka_unit_test(empty_affinity_and_nil_required),
         cmocka_unit_test(tolerations_tolerate_like_v1_helpers),
         cmocka_unit_test(decodes_node_taints_and_images),
+        cmocka_unit_test(node_status_reads_the_ready_condition),
         cmocka_unit_test(rejects_malformed_pods),
         cmocka_unit_test(rejects_malformed_other_kinds),
         cmocka_unit_test(null_members_read_as_absent),
