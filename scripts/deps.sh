@@ -8,7 +8,7 @@ set -euo pipefail
 
 PACKAGES=(build-essential cmake pkg-config clang clang-format git valgrind openssl curl
           libcurl4-openssl-dev libwebsockets-dev libcjson-dev libssl-dev
-          libyaml-dev libcmocka-dev libnghttp2-dev)
+          libyaml-dev libcmocka-dev libnghttp2-dev jq prometheus)
 log=${DEPS_LOG:-${TMPDIR:-/tmp}/stickyvm-deps.log}
 
 missing=()
