@@ -5,7 +5,8 @@
  * alone: 404) falls back to the VMs' pin annotations, with the table, -A,
  * --node, -o json and the empty answer; why explains a cordoned, tainted
  * pinned node from the node, the pod and its FailedScheduling event, and a
- * missing one; errors are the server's Status.
+ * missing one; errors are the server's Status (evacuate's included: it
+ * finds the VMs through their annotations, and each /pin fails).
  *
  * Group kubectl_evacuate_integration: evacuate against stickyvm-apiserver
  * in-process behind the emulator's aggregation layer (APIService
@@ -168,6 +169,14 @@ static void errors_are_the_server_status(void **state)
     r = run(fx, "pin vm-a --node node-2");
     assert_int_equal(r.code, KCTL_EXIT_ERROR);
     assert_non_null(strstr(r.err, "Error from server (NotFound): "));
+    run_free(&r);
+    /* evacuate finds vm-a through its annotation; its /pin fails */
+    r = run(fx, "evacuate node-1 --to node-2");
+    assert_int_equal(r.code, KCTL_EXIT_ERROR);
+    assert_non_null(strstr(r.out, "VM     FROM     TO       RESULT\n"
+                                  "vm-a   node-1   node-2   Failed (NotFound): "));
+    assert_null(strstr(r.out, "vm-b"));
+    assert_string_equal(r.err, "error: 1 VM(s) could not be moved (RESULT says why)\n");
     run_free(&r);
 }
 
