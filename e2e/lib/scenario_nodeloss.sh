@@ -133,8 +133,10 @@ nodeloss_lose() {
 nodeloss_restore() {
     if [ -n "${E2E_LOST:-}" ] && [ "${MODE:-local}" = local ]; then
         "$E2E_ROOT/e2e/lib/node-lifecycle.sh" restore "$E2E_LOST" >/dev/null
-    elif [ -n "${E2E_LOST:-}" ]; then
+    elif [ -n "${E2E_LOST:-}" ] && [ -n "${E2E_NODELOSS_START:-}" ]; then
         $E2E_NODELOSS_START "$E2E_LOST" >/dev/null
+    elif [ -n "${E2E_LOST:-}" ]; then
+        log "  node $E2E_LOST stays down: no E2E_NODELOSS_START to start it again"
     fi
     [ -z "${E2E_CORDONED:-}" ] || kubectl uncordon "$E2E_CORDONED" >/dev/null 2>&1
     E2E_LOST="" E2E_CORDONED=""
