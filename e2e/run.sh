@@ -34,14 +34,21 @@
 # waits, kubectl describe and `kubectl stickyvm why` name the pin and the
 # way out, uncordon brings it back, `kubectl stickyvm pin --node` moves it;
 # against a cluster only with E2E_DRAIN=1, since a drain evicts all the
-# node's pods).
+# node's pods), nodeloss (a pinned VM's node is lost: e2e/lib/
+# node-lifecycle.sh plays the node lifecycle controller, `kubectl stickyvm
+# evacuate --dry-run` then for real moves the VM, whose next pod runs on
+# the new node, a VM with a local volume there is refused until --force;
+# against a cluster the node is only cordoned, unless E2E_NODELOSS=1 with
+# E2E_NODELOSS_STOP/E2E_NODELOSS_START, commands stopping and starting a
+# node: see e2e/lib/scenario_nodeloss.sh).
 #
 # Options: --build-dir DIR   binaries for the local mode (default build/)
 #          --keep            leave the local cluster running (prints how to
 #                            reach it; stop it with the printed command)
 #          --only "1 2 rbac" run only these scenarios (1 runs anyway)
 # Environment: E2E_TIMEOUT (seconds per wait, default 120), E2E_RESTARTS,
-#              E2E_DRAIN=1 (run the drain scenario against a cluster).
+#              E2E_DRAIN=1 (run the drain scenario against a cluster),
+#              E2E_NODELOSS=1 (lose a node of a cluster in nodeloss).
 #
 # The output ends with "N passed, M failed"; the exit status is 0 only
 # when nothing failed.
@@ -58,6 +65,8 @@ source "$E2E_ROOT/e2e/lib/cluster.sh"
 source "$E2E_ROOT/e2e/lib/scenarios.sh"
 # shellcheck source=lib/scenario_plugin.sh
 source "$E2E_ROOT/e2e/lib/scenario_plugin.sh"
+# shellcheck source=lib/scenario_nodeloss.sh
+source "$E2E_ROOT/e2e/lib/scenario_nodeloss.sh"
 
 E2E_NS=stickyvm-e2e
 E2E_TIMEOUT=${E2E_TIMEOUT:-120}
@@ -177,6 +186,7 @@ e2e_daemon_logs() { # DEPLOYMENT
 # ---- set-up and tear-down ---------------------------------------------------
 
 teardown() {
+    nodeloss_restore # a node scenario nodeloss lost or cordoned
     if [ -n "${E2E_CORDONED:-}" ]; then
         kubectl uncordon "$E2E_CORDONED" >/dev/null 2>&1
     fi
@@ -265,6 +275,7 @@ run 7 "the scheduler leader is killed: the other replica takes over" scenario_le
 run 8 "stickyvm-apiserver restarted under load: no pin request lost or doubled" scenario_apiserver_restart
 run 9 "a custom pin key: pin?node=X through the aggregation path, the restart lands on X" scenario_custom_key
 run drain "kubectl drain of the pinned node: the VM waits, comes back on uncordon, kubectl stickyvm pin moves it" scenario_drain
+run nodeloss "a pinned VM's node is lost: kubectl stickyvm evacuate moves it, a VM on local disks is refused" scenario_nodeloss
 run rbac "the daemons run with exactly the manifests' RBAC" scenario_rbac
 
 trap - EXIT

@@ -15,7 +15,14 @@
 #      (the kubectl-stickyvm built here is first on PATH),
 #   4. pin to another node through the aggregated API (kubectl get --raw),
 #   5. unpin, after which the VM starts anywhere and is pinned again,
-#   6. what kubectl shows for discovery and for errors.
+#   6. what kubectl shows for discovery and for errors,
+#   7. a node is lost: e2e/lib/node-lifecycle.sh stops a pinned VM's node
+#      as the node lifecycle controller marks it (Ready Unknown, the
+#      unreachable taints); `kubectl get vmpin` shows it; a real Prometheus
+#      (Debian's prometheus, on loopback, scraping both daemons' secure
+#      ports with a bearer token) evaluates the monitoring component's
+#      alert rules; `kubectl stickyvm evacuate NODE --to OTHER --dry-run`,
+#      then for real, and the VM runs on OTHER.
 #
 # The stand-in also plays the kubelet: bound pods become Running with a
 # pod IP, so `kubectl get pods -o wide` looks as on a cluster; and it sets
@@ -30,6 +37,10 @@
 #   --no-deps     do not run scripts/deps.sh
 #   --build-dir   where to build (default build/)
 #   --pause       seconds between steps (default 1; 0 with --once)
+# Environment: DEMO_RULES_DIR (default manifests/components/monitoring/):
+#   where chapter 7 looks for the Prometheus rule files (YAML files that
+#   start with "groups:"); without any, the alert step is skipped with a
+#   note.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -237,6 +248,196 @@ chapter_maintenance() {
     expect "kubectl uncordon" "node/$node uncordoned"
 }
 
+# ---- a node is lost: Prometheus and evacuate ------------------------------------
+
+DEMO_RULES_DIR=${DEMO_RULES_DIR:-manifests/components/monitoring}
+PROM_PORT=""
+
+# The Prometheus rule files of the monitoring component ("groups:" files).
+rule_files() {
+    grep -l '^groups:' "$DEMO_RULES_DIR"/*.yaml "$DEMO_RULES_DIR"/*/*.yaml 2>/dev/null
+}
+
+# A bearer token for Prometheus: the emulator's control API issues one for
+# the ServiceAccount monitoring/prometheus (on a cluster: its token); RBAC
+# lets it GET /metrics of both daemons (docs/operations.md).
+prometheus_token() {
+    printf '{"kind":"token","user":"system:serviceaccount:monitoring:prometheus","groups":["system:serviceaccounts","system:serviceaccounts:monitoring","system:authenticated"]}' |
+        kubectl create --raw /emulator/v1/identities -f - | jq -r .token >"$LOCAL_DIR/prometheus/token" ||
+        die "the emulator issued no token for Prometheus"
+    chmod 600 "$LOCAL_DIR/prometheus/token"
+    kubectl apply -f - >/dev/null <<EOF || die "creating the metrics reader role failed"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: stickyvm-metrics-reader
+rules:
+  - nonResourceURLs: ["/metrics", "/metrics/resources"]
+    verbs: ["get"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: prometheus-stickyvm-metrics-reader
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: stickyvm-metrics-reader
+subjects:
+  - kind: ServiceAccount
+    name: prometheus
+    namespace: monitoring
+EOF
+}
+
+# prometheus_config RULES...: scrapes stickyvm-apiserver (its serving
+# certificate checked against the demo's CA) and both scheduler replicas
+# (self-signed in memory, as a default install: not verified), every 2 s.
+prometheus_config() {
+    local dir=$LOCAL_DIR/prometheus f n targets=""
+    for n in $(seq 1 "$LOCAL_SCHEDULERS"); do
+        targets+="${targets:+, }'127.0.0.1:$(cat "$LOCAL_DIR/scheduler-$n.port")'"
+    done
+    cat <<EOF
+global:
+  scrape_interval: 2s
+  evaluation_interval: 2s
+rule_files:$([ $# -gt 0 ] || echo " []")
+$(for f in "$@"; do echo "  - $f"; done)
+scrape_configs:
+  - job_name: stickyvm-apiserver
+    scheme: https
+    authorization:
+      credentials_file: $dir/token
+    tls_config:
+      ca_file: $LOCAL_DIR/certs/ca.crt
+      server_name: stickyvm-apiserver.stickyvm-system.svc
+    static_configs:
+      - targets: ['127.0.0.1:$(cat "$LOCAL_DIR/apiserver.port")']
+  - job_name: stickyvm-scheduler
+    scheme: https
+    authorization:
+      credentials_file: $dir/token
+    tls_config:
+      insecure_skip_verify: true
+    static_configs:
+      - targets: [$targets]
+EOF
+}
+
+# The demo's copy of the rules: every "for:" is 0s (see chapter 7).
+demo_rules() { # SOURCE DEST
+    sed 's/^\( *\)for: .*/\1for: 0s/' "$1" >"$2"
+}
+
+# start_prometheus: Prometheus on loopback with the demo's rule copies.
+start_prometheus() {
+    local dir=$LOCAL_DIR/prometheus f rules=()
+    mkdir -p "$dir/data"
+    prometheus_token
+    for f in $(rule_files); do
+        demo_rules "$f" "$dir/$(basename "$f")"
+        rules+=("$dir/$(basename "$f")")
+    done
+    prometheus_config "${rules[@]}" >"$dir/prometheus.yml"
+    if [ "${#rules[@]}" -gt 0 ]; then
+        promtool check rules "${rules[@]}" >"$dir/promtool.log" 2>&1 ||
+            die "promtool check rules failed: $(cat "$dir/promtool.log")"
+    fi
+    PROM_PORT=$(free_port) || die "no free port"
+    local_start prometheus "$LOCAL_DIR/prometheus.log" prometheus \
+        --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+        --web.listen-address="127.0.0.1:$PROM_PORT"
+    wait_until 30 "Prometheus ready" curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" ||
+        die "Prometheus did not start: $(tail -5 "$LOCAL_DIR/prometheus.log")"
+}
+
+prom_api() { curl -s "http://127.0.0.1:$PROM_PORT/api/v1/$1"; }
+# targets_up: every scrape target's last scrape succeeded.
+targets_up() {
+    [ "$(prom_api targets | jq '[.data.activeTargets[] | select(.health == "up")] | length')" = \
+        $((LOCAL_SCHEDULERS + 1)) ]
+}
+targets() {
+    prom_api targets | jq -r '.data.activeTargets[] | "\(.labels.job) \(.scrapeUrl) \(.health) \(.lastError)"'
+}
+alerts() {
+    prom_api alerts | jq -r '.data.alerts[] | "\(.labels.alertname) \(.state) \(.labels | del(.alertname) | tostring)"'
+}
+alert_firing() { # NAME
+    prom_api alerts | jq -e --arg n "$1" '.data.alerts[] | select(.labels.alertname == $n and .state == "firing")' >/dev/null
+}
+
+# show_alert NODE: what Prometheus says, when the rules are there.
+show_alert() {
+    if [ -z "$(rule_files)" ]; then
+        say "(no Prometheus rule file in $DEMO_RULES_DIR/ yet: the alert step is skipped;"
+        say " the monitoring component adds it; DEMO_RULES_DIR points elsewhere)"
+        return 0
+    fi
+    say "the rules wait (their 'for:') so that a node's reboot pages nobody; the demo cannot wait,"
+    say "so Prometheus loaded a copy of them with every 'for:' set to 0s: the alert fires as soon as"
+    say "its expression holds, where the real rule would show it pending for that long first:"
+    wait_until 60 "StickyVMPinnedNodeNotReady firing" alert_firing StickyVMPinnedNodeNotReady ||
+        die "StickyVMPinnedNodeNotReady did not fire within 60s: $(alerts)"
+    capture "curl -s http://127.0.0.1:$PROM_PORT/api/v1/alerts | jq -r '.data.alerts[] | ...'" alerts
+    expect "Prometheus's alerts" "StickyVMPinnedNodeNotReady firing"
+}
+
+# vmpin_status VM: status.nodeStatus of the VM's virtualmachinepins object.
+vmpin_status() {
+    kubectl -n "$NS" get vmpin "$1" -o jsonpath='{.status.nodeStatus}' 2>/dev/null
+}
+
+# The story's hardest moment: the node holding a VM goes away. Nothing
+# moves by itself; a person evacuates it.
+chapter_node_lost() {
+    local vm=vm-cache node target pod
+    node=$(vm_pin "$NS" "$vm")
+    target=$(schedulable_nodes | grep -vx "$node" | head -n1)
+    step "7. A node is lost: $node, where $vm runs, stops answering"
+    start_prometheus
+    say "Prometheus (pid $(local_pid prometheus), http://127.0.0.1:$PROM_PORT) scrapes both daemons' secure ports"
+    say "with a bearer token they review with the emulator (TokenReview, then a SubjectAccessReview for /metrics):"
+    wait_until 30 "every target up" targets_up || die "Prometheus's targets are not up: $(targets)"
+    capture "curl -s http://127.0.0.1:$PROM_PORT/api/v1/targets | jq -r '.data.activeTargets[] | ...'" targets
+    expect "Prometheus's targets" "stickyvm-apiserver https://127.0.0.1" "stickyvm-scheduler https://127.0.0.1" " up "
+    pod=$(wait_pod "$vm") || exit 1
+    say "its kubelet stops posting status; the node lifecycle controller (here a stand-in) marks the node:"
+    capture "e2e/lib/node-lifecycle.sh lose $node" e2e/lib/node-lifecycle.sh lose "$node"
+    expect "node-lifecycle.sh" "node/$node lost"
+    capture "kubectl get nodes" kubectl get nodes
+    expect "kubectl get nodes" "$node   NotReady"
+    capture "kubectl -n $NS get vmpin" kubectl -n "$NS" get vmpin
+    if [ -n "$(vmpin_status "$vm")" ]; then
+        expect "kubectl get vmpin" Unknown
+        capture "kubectl stickyvm list -n $NS --node-status NotReady,Unknown,Missing" \
+            kubectl stickyvm list -n "$NS" --node-status NotReady,Unknown,Missing
+        expect "kubectl stickyvm list --node-status" "$vm" Unknown
+    else
+        say "(this stickyvm-apiserver does not report the node's state, status.nodeStatus, yet)"
+    fi
+    show_alert
+
+    say "nothing moves by itself: $vm's data may be on $node. Preview moving every VM pinned there:"
+    capture "kubectl stickyvm evacuate $node --to $target -n $NS --dry-run" \
+        kubectl stickyvm evacuate "$node" --to "$target" -n "$NS" --dry-run
+    expect "evacuate --dry-run" "VM" "FROM" "TO" "RESULT" "$vm" "Repinned (server dry run)"
+    [ "$(vm_pin "$NS" "$vm")" = "$node" ] || die "evacuate --dry-run moved $vm"
+    capture "kubectl stickyvm evacuate $node --to $target -n $NS" \
+        kubectl stickyvm evacuate "$node" --to "$target" -n "$NS"
+    expect "evacuate" "$vm" "Repinned"
+    say "its pod on $node never finishes (no kubelet confirms it); once $node is known to be off,"
+    say "delete it for good, and virt-controller starts $vm again, on $target:"
+    capture "kubectl -n $NS delete pod ${pod%% *} --grace-period=0 --force" \
+        kubectl -n "$NS" delete pod "${pod%% *}" --grace-period=0 --force
+    bound_to "$vm" "$target"
+    [ "$(vm_pin "$NS" "$vm")" = "$target" ] || die "$vm is not pinned to $target"
+    pins
+    say "$node comes back (its kubelet posts status again):"
+    capture "e2e/lib/node-lifecycle.sh restore $node" e2e/lib/node-lifecycle.sh restore "$node"
+}
+
 vm_yaml() { # NAME
     cat <<EOF
 apiVersion: kubevirt.io/v1
@@ -261,7 +462,8 @@ EOF
 cleanup() {
     trap - EXIT INT TERM
     [ -n "${LOCAL_DIR:-}" ] || exit "${1:-0}"
-    printf '\nstopping the demo (emulator, stickyvm-apiserver, stickyvm-scheduler x2, virt-controller stand-in)\n'
+    printf '\nstopping the demo (emulator, stickyvm-apiserver, stickyvm-scheduler x2, virt-controller stand-in, Prometheus)\n'
+    [ ! -e "$LOCAL_DIR/pids/prometheus" ] || local_stop prometheus 10
     local_down
     rm -rf "$LOCAL_DIR"
     exit "${1:-0}"
@@ -350,6 +552,8 @@ sed "s/namespace: default/namespace: $NS/" manifests/examples/pinner-rolebinding
     kubectl apply -f - | sed 's/^/      /'
 raw_show "$(raw_path "$NS" vm-web pin)" "--as=alice"
 
+chapter_node_lost
+
 step "Try it yourself (in another terminal)"
 web_node=$(vm_pin "$NS" vm-web)
 other=$(schedulable_nodes | grep -vx "$web_node" | head -n1)
@@ -371,6 +575,9 @@ cat <<EOF
     kubectl drain $web_node --ignore-daemonsets --delete-emptydir-data; kubectl stickyvm why vm-web -n $NS
     kubectl uncordon $web_node
     kubectl -n kube-system get lease stickyvm-scheduler            # which replica leads
+    e2e/lib/node-lifecycle.sh lose $web_node; kubectl stickyvm evacuate $web_node --to $other -n $NS --dry-run
+    e2e/lib/node-lifecycle.sh restore $web_node
+    curl -s http://127.0.0.1:$PROM_PORT/api/v1/alerts                # Prometheus, while the demo runs
 
     logs: $LOCAL_DIR/{emulator,apiserver,scheduler-1,scheduler-2,virt-controller-$NS}.log
 EOF

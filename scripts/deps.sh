@@ -10,7 +10,7 @@ set -euo pipefail
 # also installs is never started by the tests.
 PACKAGES=(build-essential cmake pkg-config clang clang-format git valgrind openssl curl
           libcurl4-openssl-dev libwebsockets-dev libcjson-dev libssl-dev
-          libyaml-dev libcmocka-dev libnghttp2-dev prometheus)
+          libyaml-dev libcmocka-dev libnghttp2-dev jq prometheus)
 log=${DEPS_LOG:-${TMPDIR:-/tmp}/stickyvm-deps.log}
 
 missing=()

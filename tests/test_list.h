@@ -94,6 +94,7 @@
     INTEGRATION(apiserver_integration)                        \
     UNIT(kubectl_plugin)                                      \
     INTEGRATION(kubectl_plugin_integration)                   \
+    INTEGRATION(kubectl_evacuate_integration)                 \
     /* both secure ports under hostile clients */             \
     INTEGRATION(server_hardening)                             \
     /* a new group goes in the block of its subsystem */

@@ -89,12 +89,31 @@ static const kube_flag list_flags[] = {
     NODE_FLAG("Only the VMs pinned to this node"),
     {"all-namespaces", KUBE_FLAG_BOOL, OFF(all_namespaces), 0, 0, "",
      "List the pins in all namespaces", NULL},
+    {"node-status", KUBE_FLAG_STRING, OFF(node_status), 0, 0, NULL,
+     "Only the VMs whose pinned node is in one of these states (comma-separated: Ready, "
+     "NotReady, Unknown, Missing, SchedulingDisabled)",
+     NULL},
+    {"selector", KUBE_FLAG_STRING, OFF(selector), 0, 0, NULL,
+     "Only the VMs matching this label selector (-l app=db)", NULL},
+};
+static const kube_flag evacuate_flags[] = {
+    COMMON_FLAGS,
+    {"to", KUBE_FLAG_STRING, OFF(to), 0, 0, NULL,
+     "Re-pin each VM to this node (default: unpin, the next start is placed and pinned anew)",
+     NULL},
+    DRY_RUN_FLAG,
+    {"force", KUBE_FLAG_BOOL, OFF(force), 0, 0, "",
+     "Move even the VMs whose local volumes live on NODE (they lose that data)", NULL},
+    {"all-namespaces", KUBE_FLAG_BOOL, OFF(all_namespaces), 0, 0, "",
+     "Evacuate the VMs of every namespace", NULL},
+    {"selector", KUBE_FLAG_STRING, OFF(selector), 0, 0, NULL,
+     "Only the VMs matching this label selector (-l app=db)", NULL},
 };
 static const kube_flag why_flags[] = {COMMON_FLAGS};
 static const kube_flag no_cmd_flags[] = {COMMON_FLAGS};
 
 static const kube_flag_short shorts[] = {
-    {'n', "namespace"}, {'o', "output"}, {'h', "help"}, {'A', "all-namespaces"}};
+    {'n', "namespace"}, {'o', "output"}, {'h', "help"}, {'A', "all-namespaces"}, {'l', "selector"}};
 #define N_SHORTS (sizeof(shorts) / sizeof(shorts[0]))
 
 typedef struct cmd_desc {
@@ -120,16 +139,33 @@ static const cmd_desc cmds[] = {
     {KCTL_UNPIN, "unpin", "kubectl stickyvm unpin VM [--dry-run]",
      "Release a VM's pin: its next pod may run on any node, and is pinned there.",
      "  kubectl stickyvm unpin vm1 -n prod\n", FLAGS(unpin_flags), 1},
-    {KCTL_LIST, "list", "kubectl stickyvm list [--node NODE] [-A]",
-     "List the VMs' pins: virtualmachinepins (the VMs' annotations on an older server).",
+    {KCTL_LIST, "list",
+     "kubectl stickyvm list [--node NODE] [--node-status STATES] [-l SELECTOR] [-A]",
+     "List the VMs' pins: virtualmachinepins (the VMs' annotations on an older server).\n"
+     "NODE-STATUS is the pinned node's state as the server reports it (status.nodeStatus).",
      "  # What is pinned to node-3, in every namespace\n"
-     "  kubectl stickyvm list --node node-3 -A\n",
+     "  kubectl stickyvm list --node node-3 -A\n\n"
+     "  # The VMs whose node is lost or gone\n"
+     "  kubectl stickyvm list -A --node-status NotReady,Unknown,Missing\n",
      FLAGS(list_flags), 0},
     {KCTL_WHY, "why", "kubectl stickyvm why POD|VM",
      "Explain what keeps a VM from running: its pin, the pinned node's state (cordon, taints,\n"
      "allocatable against requested), the latest FailedScheduling, and what to do.",
      "  kubectl stickyvm why vm1\n  kubectl stickyvm why virt-launcher-vm1-x7k2p\n",
      FLAGS(why_flags), 1},
+    {KCTL_EVACUATE, "evacuate",
+     "kubectl stickyvm evacuate NODE [--to OTHER] [--dry-run] [--force] [-n NS | -A] [-l SELECTOR]",
+     "Move every pin off a node: one pin (--to) or unpin request per VM pinned to NODE.\n"
+     "Without --to each VM is unpinned: its next start is placed by the scheduler and pinned\n"
+     "there. The server refuses to pin a VM away from the node its local volumes live on;\n"
+     "such VMs are listed as refused and stay, unless --force (their data stays behind).\n"
+     "Exit status: 0 when every VM moved, 1 when any was refused or failed (or the list\n"
+     "failed), 2 on a usage error.",
+     "  # Preview moving every VM of node-1 to node-2\n"
+     "  kubectl stickyvm evacuate node-1 --to node-2 -A --dry-run\n\n"
+     "  # Release the pins of node-1 in namespace prod\n"
+     "  kubectl stickyvm evacuate node-1 -n prod\n",
+     FLAGS(evacuate_flags), 1},
 };
 
 static const cmd_desc *desc_of(kctl_cmd cmd)
@@ -170,6 +206,9 @@ void kctl_options_free(kctl_options *o)
     free(o->namespace_);
     free(o->output);
     free(o->node);
+    free(o->to);
+    free(o->selector);
+    free(o->node_status);
     memset(o, 0, sizeof(*o));
 }
 
@@ -191,6 +230,42 @@ static int find_cmd(const char *word)
     return -1;
 }
 
+/* The word list of --node-status: each word one of the node states. */
+static int check_node_status(const char *list, char *err, size_t n)
+{
+    static const char *const words[] = {"Ready", "NotReady", "Unknown", "Missing",
+                                        "SchedulingDisabled"};
+    for (const char *w = list; w;) {
+        size_t len = strcspn(w, ","), i = 0;
+        while (i < sizeof(words) / sizeof(words[0]) &&
+               (strlen(words[i]) != len || strncmp(w, words[i], len) != 0))
+            i++;
+        if (i == sizeof(words) / sizeof(words[0])) {
+            snprintf(err, n,
+                     "invalid argument \"%s\" for \"--node-status\" flag: \"%.*s\" is not one of "
+                     "Ready, NotReady, Unknown, Missing, SchedulingDisabled",
+                     list, (int)len, w);
+            return KUBE_ECONFIG;
+        }
+        w = w[len] ? w + len + 1 : NULL;
+    }
+    return KUBE_OK;
+}
+
+/* What evacuate's and list's own flags must be. */
+static int check_command_flags(const kctl_options *o, const char *target, char *err, size_t n)
+{
+    if (o->cmd == KCTL_EVACUATE && o->output && *o->output) {
+        snprintf(err, n, "evacuate prints a table only: unknown flag: --output");
+        return KUBE_ECONFIG;
+    }
+    if (o->cmd == KCTL_EVACUATE && o->to && (!*o->to || strcmp(o->to, target) == 0)) {
+        snprintf(err, n, "--to must name another node than %s", target);
+        return KUBE_ECONFIG;
+    }
+    return o->node_status ? check_node_status(o->node_status, err, n) : KUBE_OK;
+}
+
 /* What the command's arguments and -o must be. */
 static int check_args(const cmd_desc *d, kctl_options *o, char **pos, int npos, char *err, size_t n)
 {
@@ -205,13 +280,16 @@ static int check_args(const cmd_desc *d, kctl_options *o, char **pos, int npos, 
     if (npos - 1 != d->args) {
         if (d->args)
             snprintf(err, n, "exactly one %s is required, got %d",
-                     d->cmd == KCTL_WHY ? "POD or VM name" : "VM name", npos - 1);
+                     d->cmd == KCTL_WHY        ? "POD or VM name"
+                     : d->cmd == KCTL_EVACUATE ? "NODE name"
+                                               : "VM name",
+                     npos - 1);
         else
             snprintf(err, n, "unexpected argument \"%s\"", pos[1]);
         return KUBE_ECONFIG;
     }
     o->target = d->args ? pos[1] : NULL;
-    return KUBE_OK;
+    return check_command_flags(o, o->target, err, n);
 }
 
 int kctl_parse(int argc, char **argv, kctl_options *o, char *err, size_t n)
@@ -222,11 +300,14 @@ int kctl_parse(int argc, char **argv, kctl_options *o, char *err, size_t n)
     if (!pos)
         return KUBE_ENOMEM;
     /* Which command: the first argument that is no flag (nor a flag's
-     * value) under the tables of pin and list (every flag is in one); when
-     * neither parses, the first word that is no flag, for its error. */
+     * value) under the tables of pin, list and evacuate (every flag is in
+     * one); when none parses, the first word that is no flag, for its
+     * error. */
     rc = parse_with(&cmds[KCTL_PIN], argc, argv, o, pos, &npos, err, n);
     if (rc == KUBE_ECONFIG)
         rc = parse_with(&cmds[KCTL_LIST], argc, argv, o, pos, &npos, err, n);
+    if (rc == KUBE_ECONFIG)
+        rc = parse_with(&cmds[KCTL_EVACUATE], argc, argv, o, pos, &npos, err, n);
     for (int i = 1; rc == KUBE_ECONFIG && i < argc; i++)
         if (argv[i][0] != '-') {
             pos[0] = argv[i];

@@ -1,6 +1,6 @@
 /*
  * apiserver/kubectl/cli.h - kubectl-stickyvm's command line: the commands
- * (pin, unpin, list, why), kubectl's flags (--kubeconfig, --context,
+ * (pin, unpin, list, why, evacuate), kubectl's flags (--kubeconfig, --context,
  * -n/--namespace, -o/--output, -h/--help) and each command's own, parsed
  * with kube/util/flags.h (pflag's syntax, flags and arguments
  * interspersed), and the --help texts.
@@ -20,13 +20,24 @@
 #define KCTL_EXIT_ERROR 1
 #define KCTL_EXIT_USAGE 2
 
-typedef enum kctl_cmd { KCTL_NONE, KCTL_PIN, KCTL_UNPIN, KCTL_LIST, KCTL_WHY } kctl_cmd;
+typedef enum kctl_cmd {
+    KCTL_NONE,
+    KCTL_PIN,
+    KCTL_UNPIN,
+    KCTL_LIST,
+    KCTL_WHY,
+    KCTL_EVACUATE
+} kctl_cmd;
 
 typedef struct kctl_options {
     char *kubeconfig, *context, *namespace_, *output, *node;
+    char *to;          /* evacuate --to: the node to re-pin to (NULL: unpin) */
+    char *selector;    /* evacuate, list -l: a label selector on the VMs */
+    char *node_status; /* list --node-status: "NotReady,Unknown,Missing" */
     int all_namespaces, dry_run, force, help;
     kctl_cmd cmd;
-    const char *target; /* pin, unpin: the VM; why: a pod or a VM (argv's) */
+    const char *target; /* pin, unpin: the VM; why: a pod or a VM; evacuate:
+                           the node (argv's) */
 } kctl_options;
 
 /* Parses argv[1..argc) (the arguments kubectl hands the plugin: "pin vm1

@@ -1,5 +1,6 @@
 /*
- * apiserver/kubectl/cmd.c - pin, unpin and list (cmd.h).
+ * apiserver/kubectl/cmd.c - pin, unpin and list, and the pins' list
+ * evacuate walks (cmd.h).
  */
 #include "cmd.h"
 
@@ -44,29 +45,27 @@ static int failed(kctl_ctx *c, kube_response *resp)
 
 /* ---- pin, unpin ------------------------------------------------------- */
 
-/* .../namespaces/NS/virtualmachines/VM/pin|unpin?node=&dryRun=All&force=true */
-static int pin_path(const kctl_ctx *c, kube_buf *b)
+/* "?" before the first query parameter, "&" before the others. */
+static int query_param(kube_buf *b, const char *name, const char *value)
 {
-    const kctl_options *o = c->o;
-    char sep = '?';
-    int rc =
-        kube_buf_printf(b, "/apis/" KCTL_GROUP_VERSION "/namespaces/%s/virtualmachines/", c->ns);
+    int rc = kube_buf_printf(b, "%c%s=", strchr(b->data, '?') ? '&' : '?', name);
+    return rc == KUBE_OK ? kube_buf_put_escaped(b, value) : rc;
+}
+
+int kctl_pin_path(kube_buf *b, const char *ns, const char *vm, int unpin, const char *node,
+                  int dry_run, int force)
+{
+    int rc = kube_buf_printf(b, "/apis/" KCTL_GROUP_VERSION "/namespaces/%s/virtualmachines/", ns);
     if (rc == KUBE_OK)
-        rc = kube_buf_put_escaped(b, o->target);
+        rc = kube_buf_put_escaped(b, vm);
     if (rc == KUBE_OK)
-        rc = kube_buf_puts(b, o->cmd == KCTL_PIN ? "/pin" : "/unpin");
-    if (rc == KUBE_OK && o->node && *o->node) {
-        rc = kube_buf_puts(b, "?node=");
-        if (rc == KUBE_OK)
-            rc = kube_buf_put_escaped(b, o->node);
-        sep = '&';
-    }
-    if (rc == KUBE_OK && o->dry_run) {
-        rc = kube_buf_printf(b, "%cdryRun=All", sep);
-        sep = '&';
-    }
-    if (rc == KUBE_OK && o->force)
-        rc = kube_buf_printf(b, "%cforce=true", sep);
+        rc = kube_buf_puts(b, unpin ? "/unpin" : "/pin");
+    if (rc == KUBE_OK && node && *node)
+        rc = query_param(b, "node", node);
+    if (rc == KUBE_OK && dry_run)
+        rc = query_param(b, "dryRun", "All");
+    if (rc == KUBE_OK && force)
+        rc = query_param(b, "force", "true");
     return rc;
 }
 
@@ -94,7 +93,9 @@ int kctl_pin(kctl_ctx *c)
     kube_buf path = KUBE_BUF_INIT;
     kube_response resp = {0};
     cJSON *pin = NULL;
-    int rc = pin_path(c, &path);
+    const kctl_options *o = c->o;
+    int rc =
+        kctl_pin_path(&path, c->ns, o->target, o->cmd == KCTL_UNPIN, o->node, o->dry_run, o->force);
     if (rc != KUBE_OK) {
         kube_buf_free(&path);
         return KCTL_EXIT_ERROR;
@@ -142,21 +143,22 @@ cJSON *kctl_pin_from_vm(const cJSON *vm)
     return pin;
 }
 
-/* The collection's path: group/version/[namespaces/NS/]plural[?query]. */
+/* The collection's path: group/version/[namespaces/NS/]plural, with
+ * labelSelector (-l) and, when node is given, fieldSelector=node=NODE. */
 static int list_path(const kctl_ctx *c, kube_buf *b, const char *gv, const char *plural,
-                     int selector)
+                     const char *node)
 {
+    char field[300];
     int rc = kube_buf_printf(b, "/apis/%s/", gv);
     if (rc == KUBE_OK && !c->o->all_namespaces)
         rc = kube_buf_printf(b, "namespaces/%s/", c->ns);
     if (rc == KUBE_OK)
         rc = kube_buf_puts(b, plural);
-    if (rc == KUBE_OK && selector && c->o->node && *c->o->node) {
-        rc = kube_buf_puts(b, "?fieldSelector=");
-        if (rc == KUBE_OK)
-            rc = kube_buf_put_escaped(b, "node=");
-        if (rc == KUBE_OK)
-            rc = kube_buf_put_escaped(b, c->o->node);
+    if (rc == KUBE_OK && c->o->selector && *c->o->selector)
+        rc = query_param(b, "labelSelector", c->o->selector);
+    if (rc == KUBE_OK && node && *node) {
+        snprintf(field, sizeof(field), "node=%s", node);
+        rc = query_param(b, "fieldSelector", field);
     }
     return rc;
 }
@@ -167,7 +169,7 @@ static int list_from_vms(kctl_ctx *c, cJSON **out, kube_response *resp)
 {
     kube_buf path = KUBE_BUF_INIT;
     cJSON *vms = NULL, *items;
-    int rc = list_path(c, &path, "kubevirt.io/v1", "virtualmachines", 0);
+    int rc = list_path(c, &path, "kubevirt.io/v1", "virtualmachines", NULL);
     if (rc == KUBE_OK)
         rc = kctl_get_json(c, path.data, &vms, resp);
     kube_buf_free(&path);
@@ -192,20 +194,74 @@ static int list_from_vms(kctl_ctx *c, cJSON **out, kube_response *resp)
     return KUBE_OK;
 }
 
-/* Keeps the items pinned to --node (when given). */
-static void keep_node(const kctl_ctx *c, cJSON *list)
+/* Keeps the items of list for which keep(item, arg) holds. */
+static void keep_items(cJSON *list, int (*keep)(const cJSON *, const char *), const char *arg)
 {
     cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items"),
           *it = items ? items->child : NULL;
-    if (!c->o->node || !*c->o->node)
-        return;
     while (it) {
         cJSON *next = it->next;
-        const char *node = kctl_str(it, "node");
-        if (!node || strcmp(node, c->o->node) != 0)
+        if (!keep(it, arg))
             cJSON_Delete(cJSON_DetachItemViaPointer(items, it));
         it = next;
     }
+}
+
+static int pinned_to(const cJSON *pin, const char *node)
+{
+    const char *n = kctl_str(pin, "node");
+    return n && strcmp(n, node) == 0;
+}
+
+const char *kctl_node_status(const cJSON *pin)
+{
+    return kctl_str(cJSON_GetObjectItemCaseSensitive(pin, "status"), "nodeStatus");
+}
+
+int kctl_node_status_matches(const char *status, const char *states)
+{
+    size_t first = status ? strcspn(status, ",") : 0;
+    for (const char *w = states; status && w;) {
+        size_t len = strcspn(w, ",");
+        if ((len == first && strncmp(w, status, len) == 0) ||
+            (len == 18 && strncmp(w, "SchedulingDisabled", len) == 0 &&
+             strstr(status + first, ",SchedulingDisabled")))
+            return 1;
+        w = w[len] ? w + len + 1 : NULL;
+    }
+    return 0;
+}
+
+static int node_status_in(const cJSON *pin, const char *states)
+{
+    return kctl_node_status_matches(kctl_node_status(pin), states);
+}
+
+void kctl_keep_node_status(cJSON *list, const char *states)
+{
+    keep_items(list, node_status_in, states);
+}
+
+int kctl_fetch_pins(kctl_ctx *c, const char *node, cJSON **out, kube_response *resp)
+{
+    kube_buf path = KUBE_BUF_INIT;
+    int rc = list_path(c, &path, KCTL_GROUP_VERSION, "virtualmachinepins", node);
+    *out = NULL;
+    if (rc == KUBE_OK)
+        rc = kctl_get_json(c, path.data, out, resp);
+    kube_buf_free(&path);
+    if (rc == KUBE_ENOTFOUND || resp->code == 503) {
+        kube_response_clear(resp);
+        rc = list_from_vms(c, out, resp);
+    }
+    if (rc != KUBE_OK) {
+        cJSON_Delete(*out);
+        *out = NULL;
+        return rc;
+    }
+    if (node && *node) /* the fallback, or a server ignoring the selector */
+        keep_items(*out, pinned_to, node);
+    return KUBE_OK;
 }
 
 /* A timestamp's age, "<unknown>" when absent or malformed. */
@@ -218,13 +274,14 @@ static void age_of(const kctl_ctx *c, const char *ts, char *out, size_t n)
         kube_duration_human((int64_t)c->now - us / 1000000, out, n);
 }
 
-static int print_pin_table(kctl_ctx *c, const cJSON *list)
+int kctl_print_pin_table(kctl_ctx *c, const cJSON *list)
 {
-    static const char *const headers[] = {"NAMESPACE", "NAME", "NODE", "SINCE", "BY", "AGE"};
+    static const char *const headers[] = {"NAMESPACE", "NAME", "NODE", "NODE-STATUS",
+                                          "SINCE",     "BY",   "AGE"};
     int all = c->o->all_namespaces;
     kctl_table t;
     const cJSON *it;
-    if (kctl_table_init(&t, all ? 6 : 5, headers + !all) != KUBE_OK)
+    if (kctl_table_init(&t, all ? 7 : 6, headers + !all) != KUBE_OK)
         return KUBE_ENOMEM;
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items"))
     {
@@ -234,9 +291,13 @@ static int print_pin_table(kctl_ctx *c, const cJSON *list)
         if (since)
             age_of(c, since, since_age, sizeof(since_age));
         age_of(c, kctl_str(meta, "creationTimestamp"), age, sizeof(age));
-        const char *row[] = {kctl_str(meta, "namespace"), kctl_str(meta, "name"),
-                             kctl_str(it, "node"),        since_age,
-                             kctl_str(it, "by"),          age};
+        const char *row[] = {kctl_str(meta, "namespace"),
+                             kctl_str(meta, "name"),
+                             kctl_str(it, "node"),
+                             kctl_node_status(it),
+                             since_age,
+                             kctl_str(it, "by"),
+                             age};
         if (kctl_table_add(&t, row + !all) != KUBE_OK) {
             kctl_table_free(&t);
             return KUBE_ENOMEM;
@@ -254,27 +315,18 @@ static int print_pin_table(kctl_ctx *c, const cJSON *list)
 
 int kctl_list(kctl_ctx *c)
 {
-    kube_buf path = KUBE_BUF_INIT;
     kube_response resp = {0};
     cJSON *list = NULL;
-    int rc = list_path(c, &path, KCTL_GROUP_VERSION, "virtualmachinepins", 1);
-    if (rc == KUBE_OK)
-        rc = kctl_get_json(c, path.data, &list, &resp);
-    kube_buf_free(&path);
-    if (rc == KUBE_ENOTFOUND || resp.code == 503) {
-        kube_response_clear(&resp);
-        rc = list_from_vms(c, &list, &resp);
-    }
-    if (rc != KUBE_OK) {
-        cJSON_Delete(list);
+    int rc = kctl_fetch_pins(c, c->o->node, &list, &resp);
+    if (rc != KUBE_OK)
         return failed(c, &resp);
-    }
     kube_response_clear(&resp);
-    keep_node(c, list);
+    if (c->o->node_status)
+        kctl_keep_node_status(list, c->o->node_status);
     if (c->o->output && *c->o->output)
         rc = kctl_print_object(c->out, list, c->o->output);
     else
-        rc = print_pin_table(c, list);
+        rc = kctl_print_pin_table(c, list);
     cJSON_Delete(list);
     return rc == KUBE_OK ? KCTL_EXIT_OK : KCTL_EXIT_ERROR;
 }

@@ -3,7 +3,7 @@
  * pin and unpin (GET .../virtualmachines/VM/pin|unpin of
  * subresources.stickyvm.io/v1, as `kubectl get --raw` calls them), list
  * (virtualmachinepins, or the VMs' pin annotations when the server does
- * not serve that resource) and why (why.c).
+ * not serve that resource), why (why.c) and evacuate (evacuate.c).
  *
  * Each command prints its result to ctx->out and errors to ctx->err, and
  * returns the process's exit code (cli.h). Threads: one command at a time
@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "kube/transport/client.h"
+#include "kube/util/buf.h"
 
 #define KCTL_GROUP_VERSION "subresources.stickyvm.io/v1"
 
@@ -33,6 +34,39 @@ typedef struct kctl_ctx {
 int kctl_pin(kctl_ctx *c);
 int kctl_list(kctl_ctx *c);
 int kctl_why(kctl_ctx *c);
+int kctl_evacuate(kctl_ctx *c);
+
+/* Appends the path of a pin (unpin 0; node NULL: where its VMI runs) or an
+ * unpin of VM ns/vm to b: .../virtualmachines/VM/pin?node=&dryRun=All&
+ * force=true. KUBE_OK or KUBE_ENOMEM. */
+int kctl_pin_path(kube_buf *b, const char *ns, const char *vm, int unpin, const char *node,
+                  int dry_run, int force);
+
+/* The pins of -n's namespace (or every one with -A), of the VMs matching
+ * -l, pinned to node when node is not NULL (fieldSelector node=NODE):
+ * virtualmachinepins, or the VMs' annotations on a server without it.
+ * KUBE_OK with *out a VirtualMachinePinList (caller frees), else the
+ * call's error with resp filled (caller clears resp in both cases). */
+int kctl_fetch_pins(kctl_ctx *c, const char *node, cJSON **out, kube_response *resp);
+
+/* The pinned node's state the server wrote in a VirtualMachinePin
+ * (status.nodeStatus: "Ready", "NotReady,SchedulingDisabled", "Missing"),
+ * or NULL. Borrowed from pin. */
+const char *kctl_node_status(const cJSON *pin);
+
+/* Whether status (NULL: never) is in states, a comma-separated list: its
+ * first word is one of them, or states has SchedulingDisabled and status
+ * carries it. */
+int kctl_node_status_matches(const char *status, const char *states);
+
+/* Keeps the items of list (a VirtualMachinePinList) whose node status is
+ * in states (kctl_node_status_matches). */
+void kctl_keep_node_status(cJSON *list, const char *states);
+
+/* Writes list as list's table (NAMESPACE with -A; NAME, NODE,
+ * NODE-STATUS, SINCE, BY, AGE against c->now), or "No resources found"
+ * to c->err when empty. KUBE_OK or KUBE_ENOMEM. */
+int kctl_print_pin_table(kctl_ctx *c, const cJSON *list);
 
 /* GETs path and decodes the JSON answer into *out (caller frees). KUBE_OK,
  * else the call's error with resp->status filled (resp cleared by the

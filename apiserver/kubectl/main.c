@@ -1,11 +1,11 @@
 /*
  * apiserver/kubectl/main.c - kubectl-stickyvm, the kubectl plugin of
- * stickyvm (`kubectl stickyvm pin|unpin|list|why`): the command line
+ * stickyvm (`kubectl stickyvm pin|unpin|list|why|evacuate`): the command line
  * (cli.h), the configuration as kubectl finds it (--kubeconfig, else
  * KUBECONFIG, else ~/.kube/config, else in-cluster; --context; the
  * namespace from -n, the context, or "default"), one client on
- * kube/transport, and the command (cmd.h). Exit codes: 0, 1 (an error), 2
- * (a usage error).
+ * kube/transport, and the command (cmd.h). Exit codes: 0, 1 (an error, or
+ * a VM evacuate could not move), 2 (a usage error).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,9 +53,10 @@ static int run(const kctl_options *o)
     }
     const char *ns = o->namespace_ && *o->namespace_ ? o->namespace_ : kube_config_namespace(cfg);
     kctl_ctx ctx = {client, o, ns && *ns ? ns : "default", stdout, stderr, time(NULL)};
-    int code = o->cmd == KCTL_LIST  ? kctl_list(&ctx)
-               : o->cmd == KCTL_WHY ? kctl_why(&ctx)
-                                    : kctl_pin(&ctx);
+    int code = o->cmd == KCTL_LIST       ? kctl_list(&ctx)
+               : o->cmd == KCTL_WHY      ? kctl_why(&ctx)
+               : o->cmd == KCTL_EVACUATE ? kctl_evacuate(&ctx)
+                                         : kctl_pin(&ctx);
     kube_client_free(client);
     kube_config_free(cfg);
     return code;

@@ -35,7 +35,11 @@
 #
 # With VIRT_CONTROLLER_KUBELET=1 it also plays the kubelet for those
 # launcher pods, on every node whose Lease in kube-node-lease was not
-# renewed in the last 40 s (a node with a live kubelet is left alone):
+# renewed in the last 40 s (a node with a live kubelet is left alone) and
+# whose Ready condition is not Unknown: a node e2e/lib/node-lifecycle.sh
+# lost has a dead kubelet, which neither starts its pods nor finishes
+# their deletion (they stay, Terminating once deleted, until force-deleted;
+# their VMIs stay too, as KubeVirt's do on a dead node):
 #   - a bound pod becomes Running through pods/status, as the kubelet
 #     reports it: conditions Initialized, Ready, ContainersReady (and the
 #     scheduler's PodScheduled) True, the container running and ready, a
@@ -189,22 +193,24 @@ launch() {
 declare -A node_ip    # node -> its InternalIP
 declare -A node_net   # node -> the first three octets of its pod IPs
 declare -A node_live  # node -> 1 when a kubelet renewed its Lease lately
+declare -A node_dead  # node -> 1 when its Ready condition is Unknown (lost)
 declare -A next_host  # node -> the host number to try next
 declare -A ip_used    # pod IP -> 1, pods of every namespace
 ALLOC_IP=""
 
 # Reads the nodes, their Leases and every pod's IP with one kubectl call.
 kubelet_refresh() {
-    local lines kind name lease_ns ip cidr renew pip fresh epoch i=0
+    local lines kind name lease_ns ip cidr renew pip ready fresh epoch i=0
     printf -v epoch '%(%s)T' -1
     printf -v fresh '%(%Y-%m-%dT%H:%M:%S)T' $((epoch - 40))
-    lines=$(kubectl get nodes,leases.coordination.k8s.io,pods -A -o jsonpath='{range .items[*]}{.kind}|{.metadata.name}|{.metadata.namespace}|{.status.addresses[?(@.type=="InternalIP")].address}|{.spec.podCIDR}|{.spec.renewTime}|{.status.podIP}{"\n"}{end}') ||
+    lines=$(kubectl get nodes,leases.coordination.k8s.io,pods -A -o jsonpath='{range .items[*]}{.kind}|{.metadata.name}|{.metadata.namespace}|{.status.addresses[?(@.type=="InternalIP")].address}|{.spec.podCIDR}|{.spec.renewTime}|{.status.podIP}|{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}') ||
         { log "listing nodes, leases and pods failed"; return 1; }
-    node_ip=() node_net=() node_live=() ip_used=()
-    while IFS='|' read -r kind name lease_ns ip cidr renew pip; do
+    node_ip=() node_net=() node_live=() node_dead=() ip_used=()
+    while IFS='|' read -r kind name lease_ns ip cidr renew pip ready; do
         case $kind in
             Node)
                 node_ip[$name]=$ip
+                [ "$ready" != Unknown ] || node_dead[$name]=1
                 node_net[$name]=10.244.$((i % 256))
                 [[ $cidr =~ ^([0-9]+\.[0-9]+\.[0-9]+)\.0/24$ ]] && node_net[$name]=${BASH_REMATCH[1]}
                 i=$((i + 1)) ;;
@@ -216,8 +222,9 @@ kubelet_refresh() {
     done <<< "$lines"
 }
 
-# played NODE: the node exists and no kubelet of its own renews its Lease.
-played() { [ -n "${node_net[$1]:-}" ] && [ -z "${node_live[$1]:-}" ]; }
+# played NODE: the node exists, no kubelet of its own renews its Lease,
+# and it is not lost.
+played() { [ -n "${node_net[$1]:-}" ] && [ -z "${node_live[$1]:-}" ] && [ -z "${node_dead[$1]:-}" ]; }
 
 # alloc_ip NODE: the next free pod IP of NODE in ALLOC_IP (as host-local
 # IPAM hands them out: in turn, skipping those in use).

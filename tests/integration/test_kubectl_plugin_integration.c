@@ -5,7 +5,17 @@
  * alone: 404) falls back to the VMs' pin annotations, with the table, -A,
  * --node, -o json and the empty answer; why explains a cordoned, tainted
  * pinned node from the node, the pod and its FailedScheduling event, and a
- * missing one; errors are the server's Status.
+ * missing one; errors are the server's Status (evacuate's included: it
+ * finds the VMs through their annotations, and each /pin fails; a node
+ * with nothing pinned).
+ *
+ * Group kubectl_evacuate_integration: evacuate against stickyvm-apiserver
+ * in-process behind the emulator's aggregation layer (APIService
+ * registered, requests proxied as admin): a dry run changes nothing, --to
+ * re-pins and the VM with a local volume on the node is refused until
+ * --force, unpin mode with -l, and -A's NAMESPACE column. (A node with
+ * nothing pinned is the other group's: an empty virtualmachinepins list
+ * trips UBSan in apiserver/vmpins.c, qsort of an empty selection.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,8 +25,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+#include <time.h>
+
+#include "apiserver/app.h"
+#include "apiserver/options.h"
 #include "cmd.h"
 #include "harness.h"
+#include "kube/codec/base64.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
@@ -28,6 +46,8 @@ typedef struct fixture {
     harness *h;
     kube_config *cfg;
     kube_client *client;
+    apis_app *app; /* the evacuate group's stickyvm-apiserver */
+    pthread_t thread;
 } fixture;
 
 static int group_setup(void **state)
@@ -88,7 +108,10 @@ static run_out run(fixture *fx, const char *line)
     assert_int_equal(kctl_parse(argc, argv, &o, perr, sizeof(perr)), KUBE_OK);
     FILE *out = open_memstream(&r.out, &lo), *err = open_memstream(&r.err, &le);
     kctl_ctx c = {fx->client, &o, o.namespace_ ? o.namespace_ : NS, out, err, time(NULL)};
-    r.code = o.cmd == KCTL_LIST ? kctl_list(&c) : o.cmd == KCTL_WHY ? kctl_why(&c) : kctl_pin(&c);
+    r.code = o.cmd == KCTL_LIST       ? kctl_list(&c)
+             : o.cmd == KCTL_WHY      ? kctl_why(&c)
+             : o.cmd == KCTL_EVACUATE ? kctl_evacuate(&c)
+                                      : kctl_pin(&c);
     fclose(out);
     fclose(err);
     kctl_options_free(&o);
@@ -106,14 +129,14 @@ static void list_falls_back_to_annotations(void **state)
     fixture *fx = *state;
     run_out r = run(fx, "list");
     assert_int_equal(r.code, KCTL_EXIT_OK);
-    assert_non_null(strstr(r.out, "NAME   NODE     SINCE    BY       AGE\n"));
-    assert_non_null(strstr(r.out, "\nvm-a   node-1   "));
-    assert_non_null(strstr(r.out, "\nvm-c   <none>   <none>   <none>   "));
+    assert_non_null(strstr(r.out, "NAME   NODE     NODE-STATUS   SINCE    BY       AGE\n"));
+    assert_non_null(strstr(r.out, "\nvm-a   node-1   <none>        "));
+    assert_non_null(strstr(r.out, "\nvm-c   <none>   <none>        <none>   <none>   "));
     run_free(&r);
 
     r = run(fx, "list -A --node node-2");
     assert_int_equal(r.code, KCTL_EXIT_OK);
-    assert_non_null(strstr(r.out, "NAMESPACE   NAME   NODE     SINCE"));
+    assert_non_null(strstr(r.out, "NAMESPACE   NAME   NODE     NODE-STATUS   SINCE"));
     assert_non_null(strstr(r.out, "\ndefault     vm-b   node-2   "));
     assert_null(strstr(r.out, "vm-a"));
     run_free(&r);
@@ -148,6 +171,19 @@ static void errors_are_the_server_status(void **state)
     r = run(fx, "pin vm-a --node node-2");
     assert_int_equal(r.code, KCTL_EXIT_ERROR);
     assert_non_null(strstr(r.err, "Error from server (NotFound): "));
+    run_free(&r);
+    /* evacuate finds vm-a through its annotation; its /pin fails */
+    r = run(fx, "evacuate node-1 --to node-2");
+    assert_int_equal(r.code, KCTL_EXIT_ERROR);
+    assert_non_null(strstr(r.out, "VM     FROM     TO       RESULT\n"
+                                  "vm-a   node-1   node-2   Failed (NotFound): "));
+    assert_null(strstr(r.out, "vm-b"));
+    assert_string_equal(r.err, "error: 1 VM(s) could not be moved (RESULT says why)\n");
+    run_free(&r);
+    r = run(fx, "evacuate node-0 --to node-2");
+    assert_int_equal(r.code, KCTL_EXIT_OK);
+    assert_string_equal(r.out, "");
+    assert_string_equal(r.err, "No VMs pinned to node node-0 found in default namespace.\n");
     run_free(&r);
 }
 
@@ -215,6 +251,270 @@ static void why_names_node_state_and_remedy(void **state)
     assert_non_null(strstr(r.out, "Node:    node-2 (does not exist)\n"));
     assert_non_null(strstr(r.out, "  kubectl stickyvm unpin vm-b -n default"));
     run_free(&r);
+}
+
+/* ---- evacuate, against stickyvm-apiserver ---- */
+
+#define WAIT_MS 30000
+
+static void *serve(void *app)
+{
+    apis_app_run(app);
+    return NULL;
+}
+
+/* stickyvm-apiserver in-process on port, as the emulator's Service
+ * stickyvm-system/stickyvm-apiserver, with a serving certificate of its CA. */
+static void start_apiserver(fixture *fx, int port)
+{
+    static const char *const dns[] = {"stickyvm-apiserver.stickyvm-system.svc", "localhost"};
+    static const char *const ips[] = {"127.0.0.1"};
+    const char *cert = NULL, *key = NULL;
+    apis_options o;
+    char err[512] = "";
+    assert_int_equal(
+        harness_issue_serving_cert(fx->h, "stickyvm-apiserver", dns, 2, ips, 1, &cert, &key),
+        KUBE_OK);
+    assert_int_equal(apis_options_defaults(&o), KUBE_OK);
+    o.serving.secure_port = port;
+    free(o.serving.bind_address);
+    o.serving.bind_address = strdup("127.0.0.1");
+    o.kubeconfig = strdup(harness_kubeconfig(fx->h));
+    o.serving.tls_cert_file = strdup(cert);
+    o.serving.tls_private_key_file = strdup(key);
+    o.shutdown_timeout_ms = 5000;
+    if (apis_app_new(&o, &fx->app, err, sizeof(err)) != KUBE_OK)
+        fail_msg("stickyvm-apiserver did not start: %s", err);
+    apis_options_free(&o);
+    assert_int_equal(pthread_create(&fx->thread, NULL, serve, fx->app), 0);
+}
+
+/* The APIService v1.subresources.stickyvm.io, with the emulator's CA. */
+static void register_apiservice(fixture *fx)
+{
+    char *ca = NULL, *b64 = NULL;
+    size_t len = 0;
+    kube_buf body = KUBE_BUF_INIT;
+    assert_int_equal(kube_read_file(harness_ca_file(fx->h), &ca, &len), KUBE_OK);
+    assert_int_equal(kube_base64_encode(ca, len, &b64, NULL), KUBE_OK);
+    kube_buf_printf(&body,
+                    "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
+                    "\"metadata\":{\"name\":\"v1.subresources.stickyvm.io\"},\"spec\":{"
+                    "\"group\":\"subresources.stickyvm.io\",\"version\":\"v1\","
+                    "\"groupPriorityMinimum\":1000,\"versionPriority\":15,\"caBundle\":\"%s\","
+                    "\"service\":{\"namespace\":\"stickyvm-system\",\"name\":"
+                    "\"stickyvm-apiserver\",\"port\":443}}}",
+                    b64);
+    assert_int_equal(
+        harness_create(fx->h, "/apis/apiregistration.k8s.io/v1/apiservices", body.data, NULL),
+        KUBE_OK);
+    kube_buf_free(&body);
+    free(ca);
+    free(b64);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* The node VM NS/name is pinned to, read from the VM ("" when unpinned). */
+static void pinned_node(fixture *fx, const char *name, char *out, size_t n)
+{
+    char path[256];
+    long status = 0;
+    cJSON *vm = NULL;
+    snprintf(path, sizeof(path), VMS_PATH "/%s", name);
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &vm), KUBE_OK);
+    assert_int_equal(status, 200);
+    const char *node =
+        kctl_str(cJSON_GetObjectItem(cJSON_GetObjectItem(vm, "metadata"), "annotations"),
+                 "stickyvm.io/node");
+    snprintf(out, n, "%s", node ? node : "");
+    cJSON_Delete(vm);
+}
+
+static void assert_pinned(fixture *fx, const char *name, const char *want)
+{
+    char node[64];
+    pinned_node(fx, name, node, sizeof(node));
+    assert_string_equal(node, want);
+}
+
+/* Until virtualmachinepins (served by stickyvm-apiserver through the
+ * aggregation layer, from its informer) lists n VMs of the namespace
+ * pinned to node. */
+static void wait_pins(fixture *fx, const char *node, int n)
+{
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+    char path[256];
+    snprintf(path, sizeof(path),
+             "/apis/" KCTL_GROUP_VERSION "/namespaces/" NS
+             "/virtualmachinepins?fieldSelector=node%%3D%s",
+             node);
+    for (;;) {
+        long status = 0;
+        cJSON *list = NULL;
+        int got = -1;
+        if (harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &list) == KUBE_OK &&
+            status == 200)
+            got = cJSON_GetArraySize(cJSON_GetObjectItem(list, "items"));
+        cJSON_Delete(list);
+        if (got == n)
+            return;
+        if (kube_now_ms() > deadline)
+            fail_msg("virtualmachinepins never listed %d VMs on %s (last %d)", n, node, got);
+        sleep_ms(100);
+    }
+}
+
+/* VM name pinned to node, labelled app=app, with a claim when given. */
+static void create_pinned_vm(fixture *fx, const char *name, const char *node, const char *app,
+                             const char *claim)
+{
+    char body[1024], volumes[256] = "";
+    if (claim)
+        snprintf(volumes, sizeof(volumes),
+                 ",\"volumes\":[{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":"
+                 "\"%s\"}}]",
+                 claim);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":{"
+             "\"name\":\"%s\",\"labels\":{\"app\":\"%s\"},\"annotations\":{\"stickyvm.io/node\":"
+             "\"%s\"}},\"spec\":{\"runStrategy\":\"Always\",\"template\":{\"spec\":{\"domain\":"
+             "{\"devices\":{}}%s}}}}",
+             name, app, node, volumes);
+    assert_int_equal(harness_create(fx->h, VMS_PATH, body, NULL), KUBE_OK);
+}
+
+/* A local PV on node-1 (hostname affinity) bound to claim. */
+static void create_local_claim(fixture *fx, const char *claim)
+{
+    char body[1024];
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":"
+             "\"pv-%s\"},\"spec\":{\"capacity\":{\"storage\":\"1Gi\"},\"accessModes\":["
+             "\"ReadWriteOnce\"],\"local\":{\"path\":\"/mnt/disks/a\"},\"claimRef\":{"
+             "\"namespace\":\"" NS "\",\"name\":\"%s\"},\"nodeAffinity\":{\"required\":{"
+             "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\","
+             "\"operator\":\"In\",\"values\":[\"node-1\"]}]}]}}}}",
+             claim, claim);
+    assert_int_equal(harness_create(fx->h, "/api/v1/persistentvolumes", body, NULL), KUBE_OK);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":"
+             "\"%s\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":"
+             "{\"storage\":\"1Gi\"}},\"volumeName\":\"pv-%s\"}}",
+             claim, claim);
+    assert_int_equal(
+        harness_create(fx->h, "/api/v1/namespaces/" NS "/persistentvolumeclaims", body, NULL),
+        KUBE_OK);
+}
+
+static int evac_setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof(*fx));
+    harness_opts o = HARNESS_OPTS_INIT;
+    char err[256], endpoint[128];
+    int port = harness_free_port();
+    const char *args[] = {endpoint, "--aggregator-probe-interval-ms=200", NULL};
+    snprintf(endpoint, sizeof(endpoint),
+             "--service-endpoint=stickyvm-system/stickyvm-apiserver=127.0.0.1:%d", port);
+    o.nodes = 3;
+    o.extra_args = args;
+    assert_int_equal(harness_start(&o, &fx->h), KUBE_OK);
+    assert_int_equal(kube_config_from_file(harness_kubeconfig(fx->h), &fx->cfg, err, sizeof(err)),
+                     KUBE_OK);
+    assert_int_equal(kube_client_new(fx->cfg, NULL, &fx->client), KUBE_OK);
+    start_apiserver(fx, port);
+    register_apiservice(fx);
+    create_local_claim(fx, "vm-db-data");
+    create_pinned_vm(fx, "vm-web", "node-1", "web", NULL);
+    create_pinned_vm(fx, "vm-db", "node-1", "db", "vm-db-data");
+    create_pinned_vm(fx, "vm-cache", "node-2", "db", NULL);
+    *state = fx;
+    wait_pins(fx, "node-1", 2);
+    return 0;
+}
+
+static int evac_teardown(void **state)
+{
+    fixture *fx = *state;
+    apis_app_stop(fx->app);
+    pthread_join(fx->thread, NULL);
+    apis_app_free(fx->app);
+    return group_teardown(state);
+}
+
+static void evacuate_dry_run_changes_nothing(void **state)
+{
+    fixture *fx = *state;
+    run_out r = run(fx, "evacuate node-1 --to node-2 --dry-run");
+    assert_int_equal(r.code, KCTL_EXIT_ERROR); /* vm-db is refused */
+    assert_non_null(strstr(r.out, "VM       FROM     TO       RESULT\n"));
+    assert_non_null(strstr(r.out, "\nvm-web   node-1   node-2   Repinned (server dry run)\n"));
+    assert_non_null(strstr(r.out, "\nvm-db    node-1   node-2   Refused: volume \"data\" "
+                                  "(PersistentVolumeClaim \"vm-db-data\", PersistentVolume "
+                                  "\"pv-vm-db-data\") lives on node node-1"));
+    assert_non_null(strstr(r.err, "error: 1 VM(s) refused: their local volumes live on node-1"));
+    run_free(&r);
+    assert_pinned(fx, "vm-web", "node-1");
+    assert_pinned(fx, "vm-db", "node-1");
+}
+
+static void evacuate_to_refuses_local_volumes_until_force(void **state)
+{
+    fixture *fx = *state;
+    run_out r = run(fx, "evacuate node-1 --to node-2");
+    assert_int_equal(r.code, KCTL_EXIT_ERROR);
+    assert_non_null(strstr(r.out, "\nvm-web   node-1   node-2   Repinned\n"));
+    assert_non_null(strstr(r.out, "\nvm-db    node-1   node-2   Refused: "));
+    run_free(&r);
+    assert_pinned(fx, "vm-web", "node-2");
+    assert_pinned(fx, "vm-db", "node-1");
+
+    wait_pins(fx, "node-1", 1);
+    r = run(fx, "evacuate node-1 --to node-2 --force");
+    assert_int_equal(r.code, KCTL_EXIT_OK);
+    assert_string_equal(r.out, "VM      FROM     TO       RESULT\n"
+                               "vm-db   node-1   node-2   Repinned\n");
+    assert_string_equal(r.err, "");
+    run_free(&r);
+    assert_pinned(fx, "vm-db", "node-2");
+}
+
+static void evacuate_unpins_the_selected_vms(void **state)
+{
+    fixture *fx = *state;
+    wait_pins(fx, "node-2", 3);
+    run_out r = run(fx, "evacuate node-2 -A -l app=db --dry-run");
+    assert_int_equal(r.code, KCTL_EXIT_OK);
+    assert_non_null(strstr(r.out, "NAMESPACE   VM         FROM     TO       RESULT\n"));
+    assert_non_null(strstr(r.out, "\ndefault     vm-cache   node-2   <none>   Unpinned (server dry "
+                                  "run)\n"));
+    assert_null(strstr(r.out, "vm-web"));
+    run_free(&r);
+    assert_pinned(fx, "vm-cache", "node-2");
+
+    r = run(fx, "evacuate node-2 -l app=db");
+    assert_int_equal(r.code, KCTL_EXIT_OK);
+    assert_non_null(strstr(r.out, "\nvm-cache   node-2   <none>   Unpinned\n"));
+    assert_non_null(strstr(r.out, "\nvm-db      node-2   <none>   Unpinned\n"));
+    run_free(&r);
+    assert_pinned(fx, "vm-cache", "");
+    assert_pinned(fx, "vm-db", "");
+    assert_pinned(fx, "vm-web", "node-2");
+}
+
+int test_group_kubectl_evacuate_integration(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(evacuate_dry_run_changes_nothing),
+        cmocka_unit_test(evacuate_to_refuses_local_volumes_until_force),
+        cmocka_unit_test(evacuate_unpins_the_selected_vms),
+    };
+    return cmocka_run_group_tests_name("kubectl_evacuate_integration", tests, evac_setup,
+                                       evac_teardown);
 }
 
 int test_group_kubectl_plugin_integration(void)

@@ -3,7 +3,9 @@
  * its command line (kubectl's flags and shorthands, flags among the
  * arguments, usage errors), kubectl's table layout and ages, -o yaml's
  * quoting, the pin read from a VM's annotations (the list fallback), the
- * error line of a failed call, and --context choosing a kubeconfig context.
+ * error line of a failed call, --context choosing a kubeconfig context,
+ * list's NODE-STATUS column and --node-status filter on made-up answers,
+ * and evacuate's plan, outcomes and table.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "evacuate.h"
 #include "kube/util/duration.h"
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
@@ -80,6 +83,27 @@ static void parses_commands_and_flags(void **state)
     assert_int_equal(o.cmd, KCTL_WHY);
     kctl_options_free(&o);
 
+    assert_int_equal(parse_line("-n prod evacuate node-1 --to node-2 -l app=db --dry-run --force",
+                                &o, err, sizeof(err)),
+                     KUBE_OK);
+    assert_int_equal(o.cmd, KCTL_EVACUATE);
+    assert_string_equal(o.target, "node-1");
+    assert_string_equal(o.to, "node-2");
+    assert_string_equal(o.selector, "app=db");
+    assert_string_equal(o.namespace_, "prod");
+    assert_true(o.dry_run && o.force);
+    kctl_options_free(&o);
+    assert_int_equal(parse_line("evacuate -A node-1", &o, err, sizeof(err)), KUBE_OK);
+    assert_true(o.all_namespaces);
+    assert_null(o.to);
+    kctl_options_free(&o);
+
+    assert_int_equal(
+        parse_line("list --node-status NotReady,Unknown,Missing -A", &o, err, sizeof(err)),
+        KUBE_OK);
+    assert_string_equal(o.node_status, "NotReady,Unknown,Missing");
+    kctl_options_free(&o);
+
     /* --help anywhere, and no command at all, print the help */
     assert_int_equal(parse_line("pin --help", &o, err, sizeof(err)), KUBE_OK);
     assert_true(o.help);
@@ -115,6 +139,14 @@ static void rejects_bad_usage(void **state)
                        "unable to match a printer suitable for the output format \"wide\", "
                        "allowed formats are: json,yaml");
     expect_usage_error("pin vm1 --node", "flag needs an argument: --node");
+    expect_usage_error("evacuate", "exactly one NODE name is required, got 0");
+    expect_usage_error("evacuate node-1 --to node-1", "--to must name another node than node-1");
+    expect_usage_error("evacuate node-1 -o json",
+                       "evacuate prints a table only: unknown flag: --output");
+    expect_usage_error("pin vm1 --to node-2", "unknown flag: --to");
+    expect_usage_error("list --node-status NotReady,Gone",
+                       "invalid argument \"NotReady,Gone\" for \"--node-status\" flag: \"Gone\" is "
+                       "not one of Ready, NotReady, Unknown, Missing, SchedulingDisabled");
     expect_usage_error("pin vm1 --dry-run=maybe",
                        "invalid argument \"maybe\" for \"--dry-run\" flag: must be \"none\", "
                        "\"server\", or \"client\"");
@@ -292,6 +324,151 @@ static void context_flag_chooses_context(void **state)
     unlink(path);
 }
 
+/* Made-up virtualmachinepins answers, as the server writes status.nodeStatus. */
+static const char pins_json[] =
+    "{\"kind\":\"VirtualMachinePinList\",\"items\":["
+    "{\"metadata\":{\"name\":\"vm-a\",\"namespace\":\"d\",\"creationTimestamp\":"
+    "\"2026-01-01T00:00:00Z\"},\"node\":\"node-1\",\"since\":\"2026-01-01T00:00:00Z\","
+    "\"by\":\"alice\",\"status\":{\"nodeStatus\":\"Unknown\"}},"
+    "{\"metadata\":{\"name\":\"vm-b\",\"namespace\":\"d\",\"creationTimestamp\":"
+    "\"2026-01-01T00:00:00Z\"},\"node\":\"node-2\",\"since\":\"2026-01-01T00:00:00Z\","
+    "\"by\":\"bob\",\"status\":{\"nodeStatus\":\"Ready,SchedulingDisabled\"}},"
+    "{\"metadata\":{\"name\":\"vm-c\",\"namespace\":\"e\",\"creationTimestamp\":"
+    "\"2026-01-01T00:00:00Z\"},\"node\":\"node-1\",\"since\":null,\"by\":null},"
+    "{\"metadata\":{\"name\":\"vm-d\",\"namespace\":\"e\",\"creationTimestamp\":"
+    "\"2026-01-01T00:00:00Z\"},\"node\":null,\"status\":{\"nodeStatus\":\"Missing\"}}]}";
+
+static void node_status_column_and_filter(void **state)
+{
+    (void)state;
+    assert_true(kctl_node_status_matches("Unknown", "NotReady,Unknown,Missing"));
+    assert_true(kctl_node_status_matches("NotReady,SchedulingDisabled", "NotReady"));
+    assert_true(kctl_node_status_matches("Ready,SchedulingDisabled", "SchedulingDisabled"));
+    assert_false(kctl_node_status_matches("Ready,SchedulingDisabled", "NotReady,Unknown"));
+    assert_false(kctl_node_status_matches("Ready", "SchedulingDisabled"));
+    assert_false(kctl_node_status_matches("NotReady", "Ready"));
+    assert_false(kctl_node_status_matches(NULL, "Ready,NotReady,Unknown,Missing"));
+
+    kctl_options o = {.all_namespaces = 1};
+    char *buf = NULL, *ebuf = NULL;
+    size_t len = 0, elen = 0;
+    FILE *f = open_memstream(&buf, &len), *e = open_memstream(&ebuf, &elen);
+    kctl_ctx c = {NULL, &o, "d", f, e, 1767225600 + 90}; /* 2026-01-01 + 90 s */
+    cJSON *list = cJSON_Parse(pins_json);
+    assert_int_equal(kctl_print_pin_table(&c, list), KUBE_OK);
+    kctl_keep_node_status(list, "Unknown,SchedulingDisabled");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(list, "items")), 2);
+    assert_int_equal(kctl_print_pin_table(&c, list), KUBE_OK);
+    kctl_keep_node_status(list, "Missing");
+    assert_int_equal(kctl_print_pin_table(&c, list), KUBE_OK);
+    cJSON_Delete(list);
+    fclose(e);
+    char *out = captured(f, &buf);
+    assert_string_equal(
+        out, "NAMESPACE   NAME   NODE     NODE-STATUS                SINCE    BY       AGE\n"
+             "d           vm-a   node-1   Unknown                    90s      alice    90s\n"
+             "d           vm-b   node-2   Ready,SchedulingDisabled   90s      bob      90s\n"
+             "e           vm-c   node-1   <none>                     <none>   <none>   90s\n"
+             "e           vm-d   <none>   Missing                    <none>   <none>   90s\n"
+             "NAMESPACE   NAME   NODE     NODE-STATUS                SINCE   BY      AGE\n"
+             "d           vm-a   node-1   Unknown                    90s     alice   90s\n"
+             "d           vm-b   node-2   Ready,SchedulingDisabled   90s     bob     90s\n");
+    assert_string_equal(ebuf, "No resources found\n");
+    free(out);
+    free(ebuf);
+}
+
+/* A failed call's response as kube/transport fills it. */
+static kube_response failed_response(long code, const char *reason, const char *message)
+{
+    kube_response r = {.code = code};
+    snprintf(r.status.reason, sizeof(r.status.reason), "%s", reason);
+    snprintf(r.status.message, sizeof(r.status.message), "%s", message);
+    return r;
+}
+
+static void evacuate_plan_outcomes_and_table(void **state)
+{
+    cJSON *list = cJSON_Parse(pins_json), *moved = cJSON_Parse("{\"changed\":true}"),
+          *same = cJSON_Parse("{\"changed\":false}");
+    kctl_evac_plan plan;
+    kube_response ok = {.code = 200};
+    (void)state;
+    assert_int_equal(kctl_evac_plan_init(&plan, list, "node-1", "node-2"), KUBE_OK);
+    assert_int_equal(plan.n, 2);
+    assert_string_equal(plan.items[0].name, "vm-a");
+    assert_string_equal(plan.items[1].ns, "e");
+    assert_int_equal(plan.items[1].outcome, KCTL_EVAC_PENDING);
+
+    kctl_evac_record(&plan.items[0], KUBE_OK, &ok, moved, 0, 1);
+    assert_int_equal(plan.items[0].outcome, KCTL_EVAC_MOVED);
+    assert_string_equal(plan.items[0].result, "Repinned (server dry run)");
+    kube_response conflict = failed_response(
+        409, "Conflict",
+        "Operation cannot be fulfilled on virtualmachines.kubevirt.io \"vm-c\": volume \"data\" "
+        "(PersistentVolumeClaim \"c-data\", PersistentVolume \"pv-1\") lives on node node-1, and "
+        "its node affinity does not allow node node-2; pin to that node, or add force=true to pin "
+        "anyway (the VM would lose that data)");
+    kctl_evac_record(&plan.items[1], KUBE_ECONFLICT, &conflict, NULL, 0, 0);
+    assert_int_equal(plan.items[1].outcome, KCTL_EVAC_REFUSED);
+    assert_int_equal(kctl_evac_count(&plan, KCTL_EVAC_REFUSED), 1);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(kctl_evac_write_table(&plan, 1, f), KUBE_OK);
+    assert_int_equal(kctl_evac_write_table(&plan, 0, f), KUBE_OK);
+    char *out = captured(f, &buf);
+    assert_string_equal(
+        out, "NAMESPACE   VM     FROM     TO       RESULT\n"
+             "d           vm-a   node-1   node-2   Repinned (server dry run)\n"
+             "e           vm-c   node-1   node-2   Refused: volume \"data\" (PersistentVolumeClaim "
+             "\"c-data\", PersistentVolume \"pv-1\") lives on node node-1, and its node affinity "
+             "does not allow node node-2\n"
+             "VM     FROM     TO       RESULT\n"
+             "vm-a   node-1   node-2   Repinned (server dry run)\n"
+             "vm-c   node-1   node-2   Refused: volume \"data\" (PersistentVolumeClaim \"c-data\", "
+             "PersistentVolume \"pv-1\") lives on node node-1, and its node affinity does not "
+             "allow node node-2\n");
+    free(out);
+    kctl_evac_plan_free(&plan);
+
+    /* unpin mode: TO is <none>; a repeated unpin is Unchanged; other
+     * errors (a 409 not about force, a 403, no server) are failures */
+    assert_int_equal(kctl_evac_plan_init(&plan, list, "node-1", NULL), KUBE_OK);
+    kctl_evac_record(&plan.items[0], KUBE_OK, &ok, moved, 1, 0);
+    assert_string_equal(plan.items[0].result, "Unpinned");
+    kctl_evac_record(&plan.items[1], KUBE_OK, &ok, same, 1, 0);
+    assert_int_equal(plan.items[1].outcome, KCTL_EVAC_UNCHANGED);
+    assert_string_equal(plan.items[1].result, "Unchanged");
+    kube_response busy = failed_response(409, "Conflict", "the VM kept changing"),
+                  denied = failed_response(403, "Forbidden", "User \"bob\" cannot update"),
+                  down = failed_response(0, "", "Couldn't connect to server");
+    kctl_evac_record(&plan.items[1], KUBE_ECONFLICT, &busy, NULL, 1, 0);
+    assert_int_equal(plan.items[1].outcome, KCTL_EVAC_FAILED);
+    assert_string_equal(plan.items[1].result, "Failed (Conflict): the VM kept changing");
+    kctl_evac_record(&plan.items[1], KUBE_EFORBIDDEN, &denied, NULL, 1, 0);
+    assert_string_equal(plan.items[1].result, "Failed (Forbidden): User \"bob\" cannot update");
+    kctl_evac_record(&plan.items[1], KUBE_EIO, &down, NULL, 1, 0);
+    assert_string_equal(plan.items[1].result,
+                        "Failed: unable to connect to the server: Couldn't connect to server");
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    assert_int_equal(kctl_evac_write_table(&plan, 0, f), KUBE_OK);
+    out = captured(f, &buf);
+    assert_non_null(strstr(out, "vm-a   node-1   <none>   Unpinned\n"));
+    free(out);
+    kctl_evac_plan_free(&plan);
+
+    /* nothing pinned there: an empty plan */
+    assert_int_equal(kctl_evac_plan_init(&plan, list, "node-9", NULL), KUBE_OK);
+    assert_int_equal(plan.n, 0);
+    kctl_evac_plan_free(&plan);
+    cJSON_Delete(list);
+    cJSON_Delete(moved);
+    cJSON_Delete(same);
+}
+
 int test_group_kubectl_plugin(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +480,8 @@ int test_group_kubectl_plugin(void)
         cmocka_unit_test(pin_from_vm_annotations),
         cmocka_unit_test(errors_as_kubectl),
         cmocka_unit_test(context_flag_chooses_context),
+        cmocka_unit_test(node_status_column_and_filter),
+        cmocka_unit_test(evacuate_plan_outcomes_and_table),
     };
     return cmocka_run_group_tests_name("kubectl_plugin", tests, NULL, NULL);
 }
