@@ -135,7 +135,8 @@ static int answer(const apis_vmpins *v, const apis_route *r, selection *s,
         snprintf(msg, sizeof(msg), "virtualmachinepins." APIS_GROUP " \"%s\" not found", r->name);
         return status(body, 404, "NotFound", msg, &d);
     }
-    qsort(s->items, s->n, sizeof(*s->items), by_key);
+    if (s->n > 1)
+        qsort(s->items, s->n, sizeof(*s->items), by_key);
     if (r->kind == APIS_ROUTE_VMPIN)
         kube_strlcpy(rv,
                      s->items[0]->meta.resource_version ? s->items[0]->meta.resource_version : "",

@@ -6,8 +6,8 @@
 # whose end is shown when a step fails.
 set -euo pipefail
 
-# prometheus: for its promtool (scripts/test-monitoring.sh); the server it
-# also installs is never started by the tests.
+# prometheus: promtool for scripts/test-monitoring.sh, and the server the
+# demo's "a node is lost" chapter starts on loopback; jq: the demo and e2e.
 PACKAGES=(build-essential cmake pkg-config clang clang-format git valgrind openssl curl
           libcurl4-openssl-dev libwebsockets-dev libcjson-dev libssl-dev
           libyaml-dev libcmocka-dev libnghttp2-dev jq prometheus)
