@@ -26,6 +26,16 @@
  * multiplexed HTTP/2 connection; by default both sides speak h2, as with
  * a real kube-apiserver.
  *
+ * bench-scheduler --token [...]: the scheduler authenticates with a made-up
+ * JWT-shaped bearer token of BENCH_TOKEN_LEN bytes (a ServiceAccount
+ * token's size), which the emulator accepts through its token path,
+ * instead of the admin client certificate: every request then carries
+ * the Authorization line, as in a cluster.
+ *
+ * bench-scheduler --scheduler PATH [...]: runs the scheduler binary PATH
+ * (default: the one built beside the bench), so that two builds can be
+ * measured alternately against the same emulator and bench.
+ *
  * bench-scheduler --mixed [NODES PODS] (default 1000 / 3000): the mixed
  * workload of the scheduler issue. The pods are VM-like (virt-launcher
  * labels, 100m / 128Mi) and created through the API before the scheduler
@@ -64,6 +74,15 @@
 #define MIXED_SELECTOR "\"labelSelector\":{\"matchLabels\":{\"vm.group\":\"%s\"}}"
 
 #define MAX_THREAD_NAMES 16
+#define BENCH_TOKEN_LEN 1024
+#define BENCH_USAGE \
+    "usage: bench-scheduler [--mixed] [--http1] [--token] [--scheduler PATH] [NODES PODS]...\n"
+
+/* What the command line asks for besides the sizes. */
+typedef struct bench_opts {
+    int mixed, http1, token;
+    const char *scheduler; /* binary path, or NULL: the one built here */
+} bench_opts;
 
 typedef struct thread_cpu {
     char name[32];
@@ -85,7 +104,46 @@ static int64_t bench_now_ms(void)
     return kube_now_ms();
 }
 
-static int write_config(harness *h, char *path, size_t n)
+/* A made-up JWT of BENCH_TOKEN_LEN bytes: a base64url header, a payload
+ * and an RS256-sized signature of base64url characters (never verified). */
+static void bench_token(char *tok, size_t n)
+{
+    static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    static const char header[] = "eyJhbGciOiJSUzI1NiIsImtpZCI6ImJlbmNoIn0.";
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    size_t sig = n - 1 - 342; /* the '.' before a 256-byte signature */
+
+    memcpy(tok, header, sizeof(header) - 1);
+    for (size_t i = sizeof(header) - 1; i < n - 1; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        tok[i] = i == sig ? '.' : b64url[x & 63];
+    }
+    tok[n - 1] = '\0';
+}
+
+/* The kubeconfig the scheduler runs with: the admin's client certificate,
+ * or (token) a bearer token identity of system:masters. */
+static int bench_kubeconfig(harness *h, int token, const char **out)
+{
+    static const char *const groups[] = {"system:masters"};
+    char tok[BENCH_TOKEN_LEN + 1];
+    const harness_identity *id;
+    int rc;
+
+    *out = harness_kubeconfig(h);
+    if (!token)
+        return KUBE_OK;
+    bench_token(tok, sizeof(tok));
+    rc = harness_add_given_token_user(h, "system:serviceaccount:kube-system:stickyvm-scheduler",
+                                      groups, 1, tok, &id);
+    if (rc == KUBE_OK)
+        *out = id->kubeconfig;
+    return rc;
+}
+
+static int write_config(harness *h, const char *kubeconfig, char *path, size_t n)
 {
     FILE *f;
 
@@ -105,16 +163,19 @@ static int write_config(harness *h, char *path, size_t n)
             "profiles:\n"
             "- schedulerName: default-scheduler\n"
             "- schedulerName: stickyvm\n",
-            harness_kubeconfig(h));
+            kubeconfig);
     return fclose(f) == 0 ? KUBE_OK : KUBE_EIO;
 }
 
-static pid_t spawn_scheduler(harness *h, const char *config, int port)
+static pid_t spawn_scheduler(harness *h, const char *config, int port, const char *scheduler)
 {
     char bin[512], log[512], port_s[16];
     pid_t pid;
 
-    snprintf(bin, sizeof(bin), "%s/stickyvm-scheduler", STICKYVM_BINARY_DIR);
+    if (scheduler)
+        snprintf(bin, sizeof(bin), "%s", scheduler);
+    else
+        snprintf(bin, sizeof(bin), "%s/stickyvm-scheduler", STICKYVM_BINARY_DIR);
     snprintf(log, sizeof(log), "%s/scheduler.log", harness_data_dir(h));
     snprintf(port_s, sizeof(port_s), "%d", port);
     pid = fork();
@@ -302,7 +363,7 @@ static int wait_all_bound(harness *h, pid_t pid, int pods, int64_t deadline)
     }
 }
 
-static int measure(harness *h, const char *config, result *r)
+static int measure(harness *h, const char *config, const char *scheduler, result *r)
 {
     int port = harness_free_port(), rc = KUBE_OK, status;
     int64_t t0, t_sync, t_end, deadline;
@@ -314,7 +375,7 @@ static int measure(harness *h, const char *config, result *r)
         return KUBE_EIO;
     t0 = bench_now_ms();
     deadline = t0 + RUN_TIMEOUT_MS;
-    pid = spawn_scheduler(h, config, port);
+    pid = spawn_scheduler(h, config, port, scheduler);
     if (pid < 0)
         return KUBE_EIO;
     poll_handle = curl_easy_init();
@@ -404,10 +465,11 @@ static void print_result(const result *r)
     fflush(stdout);
 }
 
-static int run_size(int nodes, int pods, int mixed, int http1)
+static int run_size(int nodes, int pods, const bench_opts *b)
 {
     harness_opts o = HARNESS_OPTS_INIT;
     harness *h = NULL;
+    const char *kubeconfig = NULL;
     char config[512];
     result r;
     int rc;
@@ -416,20 +478,22 @@ static int run_size(int nodes, int pods, int mixed, int http1)
     r.nodes = nodes;
     r.pods = pods;
     o.nodes = nodes;
-    o.pods = mixed ? 0 : pods;
+    o.pods = b->mixed ? 0 : pods;
     o.start_timeout_ms = 300000;
-    o.disable_http2 = http1;
-    printf("== %d nodes / %d pods%s, %s ==\n", nodes, pods,
-           mixed ? " (mixed: 20% anti-affinity, 20% topology spread)" : "",
-           http1 ? "HTTP/1.1" : "HTTP/2");
+    o.disable_http2 = b->http1;
+    printf("== %d nodes / %d pods%s, %s, %s ==\n", nodes, pods,
+           b->mixed ? " (mixed: 20% anti-affinity, 20% topology spread)" : "",
+           b->http1 ? "HTTP/1.1" : "HTTP/2", b->token ? "1 KB bearer token" : "client certificate");
     fflush(stdout);
     rc = harness_start(&o, &h);
-    if (rc == KUBE_OK && mixed)
+    if (rc == KUBE_OK && b->mixed)
         rc = create_mixed_pods(h, pods);
     if (rc == KUBE_OK)
-        rc = write_config(h, config, sizeof(config));
+        rc = bench_kubeconfig(h, b->token, &kubeconfig);
     if (rc == KUBE_OK)
-        rc = measure(h, config, &r);
+        rc = write_config(h, kubeconfig, config, sizeof(config));
+    if (rc == KUBE_OK)
+        rc = measure(h, config, b->scheduler, &r);
     if (rc != KUBE_OK) {
         printf("  failed: %s\n", kube_strerror(rc));
         harness_stop(h);
@@ -445,20 +509,25 @@ int main(int argc, char **argv)
     static const int defaults[][2] = {{1000, 3000}, {5000, 10000}};
     int failed = 0;
 
-    int first = 1, mixed = 0, http1 = 0;
+    int first = 1;
+    bench_opts b = {0, 0, 0, NULL};
 
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (!strcmp(argv[first], "--mixed"))
-            mixed = 1;
+            b.mixed = 1;
         else if (!strcmp(argv[first], "--http1"))
-            http1 = 1;
+            b.http1 = 1;
+        else if (!strcmp(argv[first], "--token"))
+            b.token = 1;
+        else if (!strcmp(argv[first], "--scheduler") && first + 1 < argc)
+            b.scheduler = argv[++first];
         else
             break;
     }
 
     signal(SIGPIPE, SIG_IGN);
     if ((argc - first) % 2) {
-        fprintf(stderr, "usage: bench-scheduler [--mixed] [--http1] [NODES PODS]...\n");
+        fprintf(stderr, BENCH_USAGE);
         return 2;
     }
     if (argc > first) {
@@ -466,14 +535,14 @@ int main(int argc, char **argv)
             int64_t n, p;
             if (kube_parse_int64(argv[i], 1, 100000, &n) != KUBE_OK ||
                 kube_parse_int64(argv[i + 1], 1, 1000000, &p) != KUBE_OK) {
-                fprintf(stderr, "usage: bench-scheduler [--mixed] [--http1] [NODES PODS]...\n");
+                fprintf(stderr, BENCH_USAGE);
                 return 2;
             }
-            failed += run_size((int)n, (int)p, mixed, http1);
+            failed += run_size((int)n, (int)p, &b);
         }
         return failed ? 1 : 0;
     }
-    for (size_t i = 0; i < (mixed ? 1 : sizeof(defaults) / sizeof(defaults[0])); i++)
-        failed += run_size(defaults[i][0], defaults[i][1], mixed, http1);
+    for (size_t i = 0; i < (b.mixed ? 1 : sizeof(defaults) / sizeof(defaults[0])); i++)
+        failed += run_size(defaults[i][0], defaults[i][1], &b);
     return failed ? 1 : 0;
 }

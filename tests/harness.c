@@ -602,7 +602,7 @@ static char *dup_member(const cJSON *j, const char *key)
 }
 
 static int add_identity(harness *h, const char *kind, const char *user, const char *const *groups,
-                        size_t n_groups, const harness_identity **out)
+                        size_t n_groups, const char *token, const harness_identity **out)
 {
     cJSON *spec = cJSON_CreateObject(), *resp = NULL;
     identity_store *id;
@@ -613,6 +613,8 @@ static int add_identity(harness *h, const char *kind, const char *user, const ch
     cJSON_AddStringToObject(spec, "kind", kind);
     cJSON_AddStringToObject(spec, "user", user);
     cJSON_AddItemToObject(spec, "groups", string_array(groups, n_groups));
+    if (token)
+        cJSON_AddStringToObject(spec, "token", token);
     body = cJSON_PrintUnformatted(spec);
     cJSON_Delete(spec);
     if (!body)
@@ -643,13 +645,19 @@ static int add_identity(harness *h, const char *kind, const char *user, const ch
 int harness_add_cert_user(harness *h, const char *user, const char *const *groups, size_t n_groups,
                           const harness_identity **out)
 {
-    return add_identity(h, "cert", user, groups, n_groups, out);
+    return add_identity(h, "cert", user, groups, n_groups, NULL, out);
 }
 
 int harness_add_token_user(harness *h, const char *user, const char *const *groups, size_t n_groups,
                            const harness_identity **out)
 {
-    return add_identity(h, "token", user, groups, n_groups, out);
+    return add_identity(h, "token", user, groups, n_groups, NULL, out);
+}
+
+int harness_add_given_token_user(harness *h, const char *user, const char *const *groups,
+                                 size_t n_groups, const char *token, const harness_identity **out)
+{
+    return add_identity(h, "token", user, groups, n_groups, token, out);
 }
 
 int harness_issue_serving_cert(harness *h, const char *cn, const char *const *dns, size_t n_dns,

@@ -130,6 +130,10 @@ int harness_add_cert_user(harness *h, const char *user, const char *const *group
 /* A bearer token the emulator authenticates as user with groups. */
 int harness_add_token_user(harness *h, const char *user, const char *const *groups, size_t n_groups,
                            const harness_identity **out);
+/* The same with the caller's token (printable ASCII, no spaces; e.g. a
+ * JWT-shaped one of a real ServiceAccount's size), copied by the emulator. */
+int harness_add_given_token_user(harness *h, const char *user, const char *const *groups,
+                                 size_t n_groups, const char *token, const harness_identity **out);
 /* A serving certificate signed by the emulator CA for the given DNS names
  * and IPs (for an aggregated API server under test). Writes cert and key
  * files into the data dir; *cert_file and *key_file are owned by the

@@ -59,7 +59,7 @@ struct kube_http_loop {
 
 /* ---- libcurl's sockets and timer --------------------------------------- */
 
-/* Doubles the room for sockets. Returns 0, or -1 when out of memory. */
+/* Doubles the room for sockets. Returns KUBE_OK or KUBE_ENOMEM. */
 static int loop_grow_fds(kube_http_loop *l)
 {
     size_t cap = l->cap_fds * 2;
@@ -69,10 +69,10 @@ static int loop_grow_fds(kube_http_loop *l)
     if (fds)
         l->fds = fds;
     if (!ready)
-        return -1;
+        return KUBE_ENOMEM;
     l->ready = ready;
     l->cap_fds = cap;
-    return 0;
+    return KUBE_OK;
 }
 
 /* CURLMOPT_SOCKETFUNCTION: keeps fds in step with what libcurl waits for. */
@@ -93,7 +93,7 @@ static int loop_on_socket(CURL *easy, curl_socket_t s, int what, void *ud, void 
         return 0;
     }
     if (i == l->n_fds) {
-        if (l->n_fds == l->cap_fds && loop_grow_fds(l) != 0)
+        if (l->n_fds == l->cap_fds && loop_grow_fds(l) != KUBE_OK)
             return -1; /* libcurl fails the transfer */
         l->fds[l->n_fds++].fd = s;
     }

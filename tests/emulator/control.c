@@ -7,6 +7,8 @@
  *   POST /emulator/v1/drop-watches        end every watch
  *   GET/DELETE /emulator/v1/counters      request and connection counters, reset
  *   POST /emulator/v1/identities          {"kind":"cert"|"token","user","groups"}
+ *                                         ("token": the caller's own token, which
+ *                                         the emulator then accepts; else random)
  *                                         or {"kind":"serving","cn","dns","ips"}
  *
  * and the bearer tokens issued by it, and the connection counters.
@@ -200,6 +202,27 @@ static int issue_files(emu_server *s, const emu_cert_req *cr, const char *stem, 
     return rc;
 }
 
+/* The token of a token identity: the spec's "token" (printable, no spaces,
+ * as a bearer token is) or a random one. Caller frees *out. */
+static int identity_token(const cJSON *spec, char **out)
+{
+    const char *given = emu_json_str(spec, "token");
+    unsigned char raw[24];
+
+    *out = NULL;
+    if (given) {
+        for (const char *p = given; *p; p++)
+            if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+                return KUBE_EINVAL;
+        *out = *given ? kube_strdup(given) : NULL;
+        return *given ? (*out ? KUBE_OK : KUBE_ENOMEM) : KUBE_EINVAL;
+    }
+    if (RAND_bytes(raw, sizeof(raw)) != 1)
+        return KUBE_EIO;
+    *out = emu_b64url_encode(raw, sizeof(raw));
+    return *out ? KUBE_OK : KUBE_ENOMEM;
+}
+
 static int identity_user(emu_server *s, const cJSON *spec, int token, cJSON *out)
 {
     const char *user = emu_json_str(spec, "user");
@@ -214,12 +237,11 @@ static int identity_user(emu_server *s, const cJSON *spec, int token, cJSON *out
     file_stem(s, user, stem, sizeof(stem));
     snprintf(kubeconfig, sizeof(kubeconfig), "%s.kubeconfig", stem);
     if (token) {
-        unsigned char raw[24];
         char *tok;
         emu_user u = {0};
-        if (RAND_bytes(raw, sizeof(raw)) != 1)
-            return KUBE_EIO;
-        tok = emu_b64url_encode(raw, sizeof(raw));
+        rc = identity_token(spec, &tok);
+        if (rc != KUBE_OK)
+            return rc;
         rc = tok ? emu_user_set_name(&u, user) : KUBE_ENOMEM;
         for (size_t i = 0; rc == KUBE_OK && i < n_groups; i++)
             rc = emu_user_add_group(&u, groups[i]);
