@@ -14,6 +14,8 @@
  *   cpu/pod     (utime + stime) / pods, whole run (lists and startup
  *               included), and the part after the informers synced
  *   peak RSS    VmHWM
+ *   writes      binds and Event creates/patches the emulator counted by
+ *               then (to turn per-pod figures into per-request ones)
  *   by thread   cpu/pod of each thread name (sched-cycle, sched-bind,
  *               kube-informers, kube-recorder, ...; same-named threads
  *               summed), read just before the scheduler is stopped
@@ -97,6 +99,7 @@ typedef struct result {
     long peak_rss_kib;
     thread_cpu threads[MAX_THREAD_NAMES];
     int n_threads;
+    int64_t binds, event_writes; /* as the emulator counted them when all were bound */
 } result;
 
 static int64_t bench_now_ms(void)
@@ -386,6 +389,8 @@ static int measure(harness *h, const char *config, const char *scheduler, result
     cpu_sync = proc_cpu(pid);
     rc = wait_all_bound(h, pid, r->pods, deadline);
     t_end = bench_now_ms();
+    r->binds = harness_count(h, "create", "pods/binding");
+    r->event_writes = harness_count(h, "create", "events") + harness_count(h, "patch", "events");
     r->cpu_total_s = proc_cpu(pid);
     proc_thread_cpu(pid, r);
     r->peak_rss_kib = proc_hwm_kib(pid);
@@ -457,6 +462,8 @@ static void print_result(const result *r)
     printf("  scheduler CPU (sched) %8.3f ms/pod (after sync: %.2f s)\n",
            r->cpu_after_sync_s * 1000 / r->pods, r->cpu_after_sync_s);
     printf("  scheduler peak RSS    %8.1f MB\n", (double)r->peak_rss_kib / 1024);
+    printf("  writes (server count) %8lld binds, %lld event creates and patches\n",
+           (long long)r->binds, (long long)r->event_writes);
     printf("  scheduler CPU by thread (ms/pod, of which in the kernel):\n");
     for (int i = 0; i < r->n_threads; i++)
         if (r->threads[i].cpu_s > 0)
