@@ -45,9 +45,10 @@
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
 #include "kube/machinery/recorder.h"
-#include "migration_follower.h"
+#include "pin_controller.h"
+#include "pin_controller_testing.h"
 #include "plugins/plugins.h"
-#include "plugins/stickyvm.h"
+#include "plugins/stickyvm/stickyvm.h"
 #include "scheduler.h"
 #include "framework/types_testing.h"
 
@@ -68,6 +69,7 @@ typedef struct fixture {
     fw_snapshot *snap;
     fw_handle handle;
     void *sv;
+    sched_pins *pins; /* the pin controller beside the plugin */
     /* requests the test itself made on VMs since the last counter reset */
     int64_t own_vm_gets, own_vm_patches;
     /* the whole scheduler (the last tests, in order) */
@@ -152,6 +154,26 @@ static fw_snapshot *snapshot_of_seeded_nodes(void)
     return snap;
 }
 
+/* The pin controller on the fixture's factory (as scheduler.c builds it),
+ * handed to the plugin through the handle. */
+static void pins_up(fixture *fx)
+{
+    static const char *const names[] = {"stickyvm"};
+    kube_informer_options po = {.resource = &KUBE_RES_PODS, .codec = &kube_pod_codec};
+    kube_lister *pods = NULL;
+    assert_int_equal(kube_factory_lister(fx->informers, &po, &pods), KUBE_OK);
+    sched_pins_options o = {.client = fx->client,
+                            .informers = fx->informers,
+                            .pods = pods,
+                            .recorder = fx->rec,
+                            .key = KUBE_PIN_DEFAULT_KEY,
+                            .scheduler_names = names,
+                            .n_scheduler_names = 1,
+                            .leadership = fx->handle.svc.leadership};
+    assert_int_equal(sched_pins_new(&o, &fx->pins), KUBE_OK);
+    fx->handle.svc.pins = sched_pins_handoff(fx->pins);
+}
+
 /* Starts the plugin on a fresh informer factory once the objects exist, waits for the
  * informers, then resets the emulator's counters. */
 static void plugin_up(fixture *fx)
@@ -166,9 +188,11 @@ static void plugin_up(fixture *fx)
     fx->handle.svc.recorder = fx->rec;
     fx->handle.svc.snapshot = fx->snap;
     fx->handle.svc.leadership.is_leader = fake_is_leader;
+    pins_up(fx);
     if (plugin_stickyvm.create(NULL, &fx->handle, &fx->sv, err, sizeof(err)) != KUBE_OK)
         fail_msg("create: %s", err);
     assert_int_equal(kube_factory_start(fx->informers), KUBE_OK);
+    assert_int_equal(sched_pins_start(fx->pins), KUBE_OK);
     assert_int_equal(kube_factory_wait_synced(fx->informers, CONVERGE_MS), KUBE_OK);
     assert_int_equal(harness_reset_counters(fx->h), KUBE_OK);
     fx->own_vm_gets = fx->own_vm_patches = 0;
@@ -181,9 +205,10 @@ static int test_teardown(void **state)
         kube_factory_stop(fx->informers);
     if (fx->sv)
         plugin_stickyvm.destroy(fx->sv);
+    sched_pins_free(fx->pins);
     kube_factory_free(fx->informers);
     fw_snapshot_free(fx->snap);
-    fx->informers = NULL, fx->sv = NULL, fx->snap = NULL;
+    fx->informers = NULL, fx->sv = NULL, fx->snap = NULL, fx->pins = NULL;
     atomic_store(&g_leader, 1);
     return 0;
 }
@@ -337,6 +362,13 @@ static fw_cycle_state *pre_filter(fixture *fx, const fw_pod_info *pi, fw_code wa
     fw_pre_filter_result_free(res);
     fw_status_free(st);
     return cs;
+}
+
+static sched_pins_stats pins_stats(fixture *fx)
+{
+    sched_pins_stats s;
+    sched_pins_stats_get(fx->pins, &s);
+    return s;
 }
 
 static stickyvm_stats stats(fixture *fx)
@@ -512,11 +544,11 @@ static void complete_migration(fixture *fx, const char *vmi, const char *from, c
 }
 
 /* Leadership ends, and the follower's poll has seen it (it asks at least
- * every SCHED_FOLLOWER_LEADER_POLL_MS). */
+ * every SCHED_PINS_LEADER_POLL_MS). */
 static void leadership_lost(void)
 {
     atomic_store(&g_leader, 0);
-    usleep((2 * SCHED_FOLLOWER_LEADER_POLL_MS + 200) * 1000);
+    usleep((2 * SCHED_PINS_LEADER_POLL_MS + 200) * 1000);
 }
 
 /* After a live migration completes the pin follows the VM, only while
@@ -551,7 +583,7 @@ static void test_migration_moves_pin(void **state)
     complete_migration(fx, "vm-mig", "node-0", "node-2");
     wait_pin(fx, "vm-mig", "node-2");
     wait_pin(fx, "vm-mig-follower", "node-1");
-    assert_int_equal(stats(fx).migration_pins_moved, 2);
+    assert_int_equal(pins_stats(fx).migration_pins_moved, 2);
     assert_true(has_vm_event(fx, "vm-mig", "Repinned", "node-2"));
     /* The same patch recorded the migration and the pin's history. */
     server_annotation(fx, "vm-mig", "stickyvm.io/followed-migration", v, sizeof(v));

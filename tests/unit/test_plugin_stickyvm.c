@@ -27,8 +27,8 @@
 #include "kube/types/pod.h"
 #include "metrics.h"
 #include "plugins/plugins.h"
-#include "plugins/stickyvm.h"
-#include "migration_follower.h"
+#include "plugins/stickyvm/stickyvm.h"
+#include "pin_controller.h"
 #include "kube/util/metrics_testing.h"
 #include "framework/types_testing.h"
 
@@ -688,19 +688,20 @@ static void test_migration_target_rule(void **state)
                    *e = kube_vmi_from(elsewhere);
     const char *key = STICKYVM_DEFAULT_ANNOTATION;
 
-    assert_string_equal(sched_follower_target(d, kube_vm_from(pin1), key), "node-2");
-    assert_string_equal(sched_follower_target(d, kube_vm_from(followed_other), key), "node-2");
-    assert_null(sched_follower_target(r, kube_vm_from(pin1), key));     /* no migration */
-    assert_null(sched_follower_target(i, kube_vm_from(pin1), key));     /* not done */
-    assert_null(sched_follower_target(x, kube_vm_from(pin1), key));     /* failed */
-    assert_null(sched_follower_target(e, kube_vm_from(pin1), key));     /* not running there */
-    assert_null(sched_follower_target(d, kube_vm_from(followed), key)); /* followed already */
-    assert_null(sched_follower_target(d, kube_vm_from(pin2), key));     /* already there */
-    assert_null(sched_follower_target(d, kube_vm_from(pin3), key));     /* re-pinned */
-    assert_null(sched_follower_target(d, kube_vm_from(nopin), key));    /* unpinned */
-    assert_null(sched_follower_target(d, NULL, key));
-    assert_null(sched_follower_target(NULL, kube_vm_from(pin1), key));
-    assert_null(sched_follower_target(d, kube_vm_from(pin1), "example.com/other"));
+    assert_string_equal(sched_pins_migration_target(d, kube_vm_from(pin1), key), "node-2");
+    assert_string_equal(sched_pins_migration_target(d, kube_vm_from(followed_other), key),
+                        "node-2");
+    assert_null(sched_pins_migration_target(r, kube_vm_from(pin1), key)); /* no migration */
+    assert_null(sched_pins_migration_target(i, kube_vm_from(pin1), key)); /* not done */
+    assert_null(sched_pins_migration_target(x, kube_vm_from(pin1), key)); /* failed */
+    assert_null(sched_pins_migration_target(e, kube_vm_from(pin1), key)); /* not running there */
+    assert_null(sched_pins_migration_target(d, kube_vm_from(followed), key)); /* followed already */
+    assert_null(sched_pins_migration_target(d, kube_vm_from(pin2), key));     /* already there */
+    assert_null(sched_pins_migration_target(d, kube_vm_from(pin3), key));     /* re-pinned */
+    assert_null(sched_pins_migration_target(d, kube_vm_from(nopin), key));    /* unpinned */
+    assert_null(sched_pins_migration_target(d, NULL, key));
+    assert_null(sched_pins_migration_target(NULL, kube_vm_from(pin1), key));
+    assert_null(sched_pins_migration_target(d, kube_vm_from(pin1), "example.com/other"));
 
     kube_object_unref(elsewhere);
     kube_object_unref(followed);

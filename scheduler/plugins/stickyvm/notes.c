@@ -1,8 +1,8 @@
 /*
- * scheduler/plugins/stickyvm_notes.c - the pins StickyVM wrote, until the
- * VM informer shows them (see stickyvm_notes.h).
+ * scheduler/plugins/stickyvm/notes.c - the pins StickyVM wrote, until the
+ * VM informer shows them (see notes.h).
  */
-#include "plugins/stickyvm_notes.h"
+#include "plugins/stickyvm/notes.h"
 
 #include <pthread.h>
 #include <stdint.h>
