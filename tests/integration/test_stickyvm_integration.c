@@ -21,6 +21,7 @@
  * deleted the FailedScheduling event names the unpin command, and when it
  * comes back the pod binds there.
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1173,6 +1174,222 @@ static void test_sched_repin_requeues(void **state)
     merge_patch(fx, path, "{\"spec\":{\"unschedulable\":null}}");
 }
 
+/* ------------------------------------------------------------------ */
+/* The pin controller: durable first pins                              */
+/* ------------------------------------------------------------------ */
+
+/* The launcher pod of VMI name (controlled by it, schedulerName stickyvm)
+ * created and bound to node as a scheduler does (the binding sets its
+ * PodScheduled condition). */
+static void bound_launcher(fixture *fx, const char *vmi, const char *vmi_uid, const char *node)
+{
+    char body[1536], path[256];
+    harness_response r = {0};
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"virt-launcher-%s\","
+             "\"namespace\":\"" NS "\",\"ownerReferences\":[{\"apiVersion\":\"kubevirt.io/v1\","
+             "\"kind\":\"VirtualMachineInstance\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":"
+             "true}]},\"spec\":{\"schedulerName\":\"stickyvm\",\"containers\":[{\"name\":"
+             "\"compute\",\"image\":\"virt-launcher\"}]}}",
+             vmi, vmi, vmi_uid);
+    assert_int_equal(harness_create(fx->h, PODS_PATH, body, NULL), KUBE_OK);
+    snprintf(path, sizeof(path), PODS_PATH "/virt-launcher-%s/binding", vmi);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
+             "\"virt-launcher-%s\"},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\","
+             "\"name\":\"%s\"}}",
+             vmi, node);
+    assert_int_equal(harness_request(fx->h, NULL, "POST", path, "application/json", body, &r),
+                     KUBE_OK);
+    if (r.status != 201)
+        fail_msg("binding %s: %ld %s", path, r.status, r.body);
+    harness_response_free(&r);
+}
+
+/* What /unpin writes: the pin removed, the decision's time recorded. */
+static void unpin_now(fixture *fx, const char *vm)
+{
+    char path[256], body[512], now[40];
+    kube_time_rfc3339(now, sizeof(now));
+    snprintf(path, sizeof(path), VMS_PATH "/%s", vm);
+    snprintf(body, sizeof(body),
+             "{\"metadata\":{\"annotations\":{\"stickyvm.io/node\":null,\"stickyvm.io/pinned-at\":"
+             "\"%s\",\"stickyvm.io/pinned-by\":\"admin\",\"stickyvm.io/pin-reason\":\"API\"}}}",
+             now);
+    merge_patch(fx, path, body);
+}
+
+/* Time for what the informers deliver to reach the cache, and for the
+ * first pins the controller would write by then (SCHED_PINS_SETTLE_S
+ * after the bind) if it ignored that it does not lead. */
+static void settle_without_leader(void)
+{
+    usleep((SCHED_PINS_SETTLE_S * 1000 + 2 * SCHED_PINS_LEADER_POLL_MS) * 1000);
+}
+
+/* A VM whose launcher pod was bound while no replica led (its scheduler
+ * stopped before writing the pin) is pinned by the next leader, to the
+ * node its pod runs on, and the event Pinned says so. */
+static void test_next_leader_pins(void **state)
+{
+    fixture *fx = *state;
+    char vmi_uid[64], pin[256];
+    kube_strlcpy(vmi_uid, create_chain(fx, "vm-orphan", NULL), sizeof(vmi_uid));
+    plugin_up(fx);
+    leadership_lost();
+    bound_launcher(fx, "vm-orphan", vmi_uid, "node-2");
+    settle_without_leader();
+    server_pin(fx, "vm-orphan", pin, sizeof(pin));
+    assert_string_equal(pin, ""); /* not leading: nothing written */
+    assert_int_equal(count(fx, "patch", "virtualmachines"), 0);
+
+    atomic_store(&g_leader, 1);
+    wait_pin(fx, "vm-orphan", "node-2");
+    assert_int_equal(pins_stats(fx).first_pins_written, 1);
+    assert_int_equal(pins_stats(fx).pending, 0);
+    assert_true(has_vm_event(fx, "vm-orphan", "Pinned", "node-2"));
+    server_annotation(fx, "vm-orphan", "stickyvm.io/pin-reason", pin, sizeof(pin));
+    assert_string_equal(pin, "FirstPlacement");
+}
+
+/* An unpin recorded after the pod's bind is a newer decision: the
+ * controller never undoes it, while the VM beside it, bound alike and not
+ * unpinned, is pinned. */
+static void test_unpin_after_bind_respected(void **state)
+{
+    fixture *fx = *state;
+    char uid_free[64], uid_unpinned[64], pin[256];
+    kube_strlcpy(uid_free, create_chain(fx, "vm-keep", NULL), sizeof(uid_free));
+    kube_strlcpy(uid_unpinned, create_chain(fx, "vm-released", NULL), sizeof(uid_unpinned));
+    plugin_up(fx);
+    leadership_lost();
+    bound_launcher(fx, "vm-keep", uid_free, "node-1");
+    bound_launcher(fx, "vm-released", uid_unpinned, "node-1");
+    unpin_now(fx, "vm-released");
+    settle_without_leader();
+
+    int64_t patches = count(fx, "patch", "virtualmachines");
+    atomic_store(&g_leader, 1);
+    wait_pin(fx, "vm-keep", "node-1");
+    usleep(1000 * 1000); /* a write of vm-released would come now */
+    server_pin(fx, "vm-released", pin, sizeof(pin));
+    assert_string_equal(pin, "");
+    assert_int_equal(count(fx, "patch", "virtualmachines"), patches + 1);
+    assert_int_equal(pins_stats(fx).pending, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* The pin controller: one per scheduler                               */
+/* ------------------------------------------------------------------ */
+
+#define STICKYVM_PROFILE(name)                \
+    "  - schedulerName: " name "\n"           \
+    "    plugins:\n"                          \
+    "      preFilter:\n"                      \
+    "        enabled:\n"                      \
+    "          - name: StickyVM\n"            \
+    "      filter:\n"                         \
+    "        enabled:\n"                      \
+    "          - name: StickyVM\n"            \
+    "      postBind:\n"                       \
+    "        enabled:\n"                      \
+    "          - name: StickyVM\n"            \
+    "    pluginConfig:\n"                     \
+    "      - name: StickyVM\n"                \
+    "        args:\n"                         \
+    "          annotationKey: %s\n"
+
+/* A configuration of two StickyVM profiles with these pin keys. */
+static sched_config *two_profiles(const char *key_a, const char *key_b)
+{
+    char yaml[2048], err[512] = "";
+    sched_config *cfg = NULL;
+    snprintf(yaml, sizeof(yaml),
+             "apiVersion: kubescheduler.config.k8s.io/v1\n"
+             "kind: KubeSchedulerConfiguration\n"
+             "leaderElection:\n"
+             "  leaderElect: false\n"
+             "profiles:\n" STICKYVM_PROFILE("stickyvm") STICKYVM_PROFILE("stickyvm-b"),
+             key_a, key_b);
+    if (tp_config_load(yaml, "two-profiles.yaml", NULL, &cfg, err, sizeof(err)) != KUBE_OK)
+        fail_msg("%s", err);
+    return cfg;
+}
+
+/* Threads of this process named name. */
+static int threads_named(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        char path[300], comm[64] = "";
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(comm, sizeof(comm), f))
+            comm[strcspn(comm, "\n")] = '\0';
+        if (f)
+            fclose(f);
+        n += strcmp(comm, name) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Two profiles enabling StickyVM run ONE pin controller: one completed
+ * migration is one PATCH of the VM; the controller's metrics are on the
+ * scheduler's registry. */
+static void test_sched_two_profiles_one_controller(void **state)
+{
+    fixture *fx = *state;
+    char err[512] = "";
+    kube_buf out = KUBE_BUF_INIT;
+    sched_scheduler *s = NULL;
+    sched_config *cfg = two_profiles("stickyvm.io/node", "stickyvm.io/node");
+    create_chain(fx, "vm-twice", "node-0");
+    running_on(fx, "vm-twice", "node-0");
+    sched_scheduler_options o = {.config = cfg, .client = fx->client, .identity = "two"};
+    if (sched_scheduler_new(&o, &s, err, sizeof(err)) != KUBE_OK)
+        fail_msg("scheduler: %s", err);
+    assert_int_equal(sched_scheduler_start(s), KUBE_OK);
+    assert_int_equal(sched_scheduler_wait_synced(s, CONVERGE_MS), KUBE_OK);
+    assert_int_equal(threads_named("stickyvm-pin"), 1);
+    assert_int_equal(harness_reset_counters(fx->h), KUBE_OK);
+    fx->own_vm_gets = fx->own_vm_patches = 0;
+
+    complete_migration(fx, "vm-twice", "node-0", "node-1");
+    wait_pin(fx, "vm-twice", "node-1");
+    usleep(1000 * 1000); /* a second controller's write would come now */
+    assert_int_equal(count(fx, "patch", "virtualmachines"), 1);
+    assert_int_equal(kube_metrics_write(sched_scheduler_metrics(s), &out), KUBE_OK);
+    assert_int_equal(kube_buf_puts(&out, ""), KUBE_OK);
+    assert_non_null(strstr(out.data, "\nstickyvm_pin_reconcile_pending 0\n"));
+    assert_non_null(strstr(out.data, "\nstickyvm_pin_write_retries_total 0\n"));
+    assert_non_null(strstr(out.data, "\nstickyvm_migration_pins_moved_total 1\n"));
+    kube_buf_free(&out);
+    sched_scheduler_free(s);
+    sched_config_free(cfg);
+}
+
+/* Two profiles with different pin keys: refused, naming both. */
+static void test_sched_two_pin_keys_refused(void **state)
+{
+    fixture *fx = *state;
+    char err[512] = "";
+    sched_scheduler *s = NULL;
+    sched_config *cfg = two_profiles("stickyvm.io/node", "example.com/node");
+    sched_scheduler_options o = {.config = cfg, .client = fx->client, .identity = "keys"};
+    assert_int_equal(sched_scheduler_new(&o, &s, err, sizeof(err)), KUBE_ECONFIG);
+    assert_null(s);
+    assert_non_null(strstr(err, "\"stickyvm\""));
+    assert_non_null(strstr(err, "\"stickyvm-b\""));
+    assert_non_null(strstr(err, "annotationKey"));
+    sched_config_free(cfg);
+}
+
 int test_group_stickyvm_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1184,7 +1401,11 @@ int test_group_stickyvm_integration(void)
         cmocka_unit_test_teardown(test_migration_moves_pin, test_teardown),
         cmocka_unit_test_teardown(test_repin_to_source_stays, test_teardown),
         cmocka_unit_test_teardown(test_failed_or_third_node_left_alone, test_teardown),
+        cmocka_unit_test_teardown(test_next_leader_pins, test_teardown),
+        cmocka_unit_test_teardown(test_unpin_after_bind_respected, test_teardown),
         cmocka_unit_test(test_sched_follower_does_not_move_pins),
+        cmocka_unit_test(test_sched_two_profiles_one_controller),
+        cmocka_unit_test(test_sched_two_pin_keys_refused),
         cmocka_unit_test(test_sched_twenty_restarts_same_node),
         cmocka_unit_test(test_sched_metrics_show_pins),
         cmocka_unit_test(test_sched_pending_reasons_name_pin),

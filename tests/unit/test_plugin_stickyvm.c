@@ -711,6 +711,37 @@ static void test_migration_target_rule(void **state)
         kube_object_unref(objs[k]);
 }
 
+/* The durable first pin's rule: no pin, and no pin or unpin recorded at
+ * or after the bind (whole seconds; equal counts as newer). */
+static void test_first_pin_due_rule(void **state)
+{
+    (void)state;
+    /* 2026-01-01T00:00:10Z */
+    const int64_t bind = 1767225610;
+    kube_object *fresh = vm_new("{}", "1");
+    kube_object *pinned = vm_new("{\"stickyvm.io/node\":\"node-1\"}", "2");
+    kube_object *older = vm_new("{\"stickyvm.io/pinned-at\":\"2026-01-01T00:00:09Z\"}", "3");
+    kube_object *same = vm_new("{\"stickyvm.io/pinned-at\":\"2026-01-01T00:00:10Z\"}", "4");
+    kube_object *newer = vm_new("{\"stickyvm.io/pinned-at\":\"2026-01-01T00:00:11Z\"}", "5");
+    kube_object *garbled = vm_new("{\"stickyvm.io/pinned-at\":\"yesterday\"}", "6");
+    const char *key = STICKYVM_DEFAULT_ANNOTATION;
+
+    assert_true(sched_pins_first_pin_due(kube_vm_from(fresh), key, bind));
+    assert_true(sched_pins_first_pin_due(kube_vm_from(fresh), key, 0));
+    assert_true(sched_pins_first_pin_due(kube_vm_from(older), key, bind));
+    assert_false(sched_pins_first_pin_due(kube_vm_from(pinned), key, bind));
+    assert_false(sched_pins_first_pin_due(kube_vm_from(same), key, bind));   /* equal: newer */
+    assert_false(sched_pins_first_pin_due(kube_vm_from(newer), key, bind));  /* unpinned after */
+    assert_false(sched_pins_first_pin_due(kube_vm_from(older), key, 0));     /* bind unknown */
+    assert_false(sched_pins_first_pin_due(kube_vm_from(garbled), key, bind)); /* time unknown */
+    assert_false(sched_pins_first_pin_due(NULL, key, bind));
+    assert_true(sched_pins_first_pin_due(kube_vm_from(pinned), "example.com/other", bind));
+
+    kube_object *objs[] = {fresh, pinned, older, same, newer, garbled};
+    for (size_t k = 0; k < sizeof(objs) / sizeof(objs[0]); k++)
+        kube_object_unref(objs[k]);
+}
+
 /* ------------------------------------------------------------------ */
 /* Args                                                                */
 /* ------------------------------------------------------------------ */
@@ -953,6 +984,7 @@ int test_group_plugin_stickyvm(void)
         cmocka_unit_test(test_vm_hint_fires_on_pin_change),
         cmocka_unit_test(test_vmi_hint_fires_for_own_vmi),
         cmocka_unit_test(test_migration_target_rule),
+        cmocka_unit_test(test_first_pin_due_rule),
         cmocka_unit_test(test_args),
         cmocka_unit_test(test_framework_filters_one_node),
         cmocka_unit_test(test_example_config_loads),
