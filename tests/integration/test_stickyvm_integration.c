@@ -11,7 +11,10 @@
  * the scheduler leads, also when it completed while no replica led; a
  * re-pin to the source node after a followed migration stays across a
  * leader change; a failed migration, or a VM pinned to a third node, is
- * left alone.
+ * left alone. The pin controller beside the plugin (as scheduler.c builds
+ * it): a VM whose pod was bound while no replica led is pinned by the next
+ * leader; an unpin after the bind is never undone; a PostBind write
+ * answered 429 six times then reset still lands, through the controller.
  *
  * Scheduler level (stickyvm-scheduler in-process with the example
  * configuration): the first schedule pins the VM; the pod and VMI are
@@ -19,7 +22,8 @@
  * although it is the fullest, with one VM write in all; with the node
  * cordoned the pod waits and binds there once uncordoned; with the node
  * deleted the FailedScheduling event names the unpin command, and when it
- * comes back the pod binds there.
+ * comes back the pod binds there. Two StickyVM profiles run one pin
+ * controller (one PATCH per migration); two pin keys are refused.
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -1278,6 +1282,64 @@ static void test_unpin_after_bind_respected(void **state)
     assert_int_equal(pins_stats(fx).pending, 0);
 }
 
+/* Requests on VM name in the emulator's log answered code. */
+static int answered(fixture *fx, const char *verb, const char *name, int code)
+{
+    cJSON *items = NULL, *it;
+    int n = 0;
+    assert_int_equal(harness_requests(fx->h, verb, "virtualmachines", NULL, &items), KUBE_OK);
+    cJSON_ArrayForEach(it, items)
+    {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(it, "name");
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(it, "code");
+        n += cJSON_IsString(nm) && strcmp(nm->valuestring, name) == 0 && cJSON_IsNumber(c) &&
+             c->valueint == code;
+    }
+    cJSON_Delete(items);
+    return n;
+}
+
+/* PostBind's write is answered 429 six times (its client gives up after
+ * five), then the connection is reset: PostBind hands the VM to the pin
+ * controller, whose retries land the pin. Leadership is away while
+ * PostBind fails (so the controller's own rule does not race it) and comes
+ * back: the pin is written by the (next) leader. */
+static void test_pin_lands_after_429s_and_reset(void **state)
+{
+    fixture *fx = *state;
+    static const char *const patch[] = {"patch", NULL}, *const vms[] = {"virtualmachines", NULL},
+                             *const storm[] = {"vm-storm", NULL};
+    const harness_fault_rule rules[] = {
+        {.action = HARNESS_FAULT_STATUS, .error_code = 429, .retry_after_seconds = 1,
+         .count = 6, .verbs = patch, .resources = vms, .names = storm},
+        {.action = HARNESS_FAULT_RESET, .count = 1, .verbs = patch, .resources = vms,
+         .names = storm},
+    };
+    char vmi_uid[64];
+    kube_strlcpy(vmi_uid, create_chain(fx, "vm-storm", NULL), sizeof(vmi_uid));
+    bound_launcher(fx, "vm-storm", vmi_uid, "node-1");
+    plugin_up(fx);
+    leadership_lost();
+    assert_int_equal(harness_set_fault_rules(fx->h, rules, 2), KUBE_OK);
+
+    fw_pod_info *pi = launcher_pod("vm-storm", vmi_uid, "aaaaa");
+    fw_cycle_state *cs = pre_filter(fx, pi, FW_SKIP, NULL, 0);
+    plugin_stickyvm.post_bind(fx->sv, cs, pi, "node-1");
+    fw_cycle_state_free(cs);
+    fw_pod_info_unref(pi);
+    assert_int_equal(stats(fx).pins_recorded, 0);
+    assert_int_equal(stats(fx).pins_handed_off, 1);
+    assert_int_equal(answered(fx, "patch", "vm-storm", 429), 5);
+
+    atomic_store(&g_leader, 1);
+    wait_pin(fx, "vm-storm", "node-1");
+    assert_int_equal(harness_set_fault_rules(fx->h, NULL, 0), KUBE_OK);
+    assert_int_equal(answered(fx, "patch", "vm-storm", 429), 6);
+    assert_int_equal(answered(fx, "patch", "vm-storm", 200), 1);
+    assert_int_equal(pins_stats(fx).first_pins_written, 1);
+    assert_int_equal(pins_stats(fx).pending, 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* The pin controller: one per scheduler                               */
 /* ------------------------------------------------------------------ */
@@ -1403,6 +1465,7 @@ int test_group_stickyvm_integration(void)
         cmocka_unit_test_teardown(test_failed_or_third_node_left_alone, test_teardown),
         cmocka_unit_test_teardown(test_next_leader_pins, test_teardown),
         cmocka_unit_test_teardown(test_unpin_after_bind_respected, test_teardown),
+        cmocka_unit_test_teardown(test_pin_lands_after_429s_and_reset, test_teardown),
         cmocka_unit_test(test_sched_follower_does_not_move_pins),
         cmocka_unit_test(test_sched_two_profiles_one_controller),
         cmocka_unit_test(test_sched_two_pin_keys_refused),
