@@ -41,6 +41,9 @@ struct sched_pins {
 
     pthread_mutex_t mu;  /* pending */
     kube_strmap pending; /* VM keys due a first pin not written yet */
+    /* VM key -> resourceVersion (owned) of our last write, until the VM
+     * cache shows it (worker thread only) */
+    kube_strmap written;
     pins_metrics m;
     atomic_ulong first_pins, migrations, retries;
 
@@ -155,6 +158,46 @@ static void pending_clear(sched_pins *c)
     kube_strmap_free(&c->pending);
     pthread_mutex_unlock(&c->mu);
     kube_metric_set(c->m.pending, NULL, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Our writes the cache has not shown yet                              */
+/* ------------------------------------------------------------------ */
+
+/* Remembers the version res left VM key at (the cache catches up). */
+static void written_set(sched_pins *c, const char *key, const kube_pin_result *res)
+{
+    char *rv = res->vm ? kube_strdup(res->vm->meta.resource_version) : NULL;
+    void *old = NULL;
+    if (rv && kube_strmap_put(&c->written, key, rv, &old) != KUBE_OK)
+        free(rv);
+    free(old);
+}
+
+static void written_forget(sched_pins *c, const char *key)
+{
+    free(kube_strmap_del(&c->written, key));
+}
+
+/* Whether the cached vm is older than our last write of it: its rules
+ * would be judged on a stale VM (the VM informer's update queues it again
+ * once the cache shows the write). */
+static int cache_behind(sched_pins *c, const char *key, const kube_object *vm)
+{
+    const char *rv = kube_strmap_get(&c->written, key);
+    int cmp = 0;
+    if (!rv)
+        return 0;
+    if (kube_rv_compare(vm->meta.resource_version, rv, &cmp) == KUBE_OK && cmp < 0)
+        return 1;
+    written_forget(c, key);
+    return 0;
+}
+
+static void free_value(void *ud, const char *key, void *value)
+{
+    (void)ud, (void)key;
+    free(value);
 }
 
 /* ------------------------------------------------------------------ */
@@ -300,6 +343,8 @@ static int follow(sched_pins *c, const char *key, const kube_vmi *vmi, const kub
     kube_pin_result res = {0};
     char note[640];
     int rc = kube_pin_set(c->o.client, vm, &w, still_applies, &mv, &res);
+    if (rc == KUBE_OK)
+        written_set(c, key, &res);
     if (rc == KUBE_OK && res.outcome == KUBE_PIN_WRITTEN) {
         KLOG_INFO("StickyVM: VM %s migrated from node %s to node %s (migration %s); pin moved", key,
                   mv.source, target, mv.uid);
@@ -339,6 +384,8 @@ static int first_pin(sched_pins *c, const char *key, const kube_vm *vm, const ch
     kube_pin_result res = {0};
     char note[640];
     int rc = kube_pin_set(c->o.client, vm, &w, still_due, &f, &res);
+    if (rc == KUBE_OK)
+        written_set(c, key, &res);
     if (rc == KUBE_OK && res.outcome == KUBE_PIN_WRITTEN) {
         KLOG_INFO("StickyVM: pin controller pinned VM %s to node %s, where its pod runs", key,
                   node);
@@ -438,8 +485,12 @@ static verdict reconcile_vm(sched_pins *c, const char *key, const char *ns, cons
     kube_object *vmi = vm ? kube_lister_get(c->vmis, ns, name) : NULL;
     const kube_owner_ref *ref = vmi ? stickyvm_vm_owner(&vmi->meta) : NULL;
     verdict v = DONE;
-    if (!ref || strcmp(ref->name, name) != 0 ||
-        (ref->uid && *ref->uid && strcmp(ref->uid, vm->meta.uid) != 0)) {
+    if (!vm)
+        written_forget(c, key);
+    if (vm && cache_behind(c, key, vm)) {
+        v = DONE; /* judged again when the cache shows our write */
+    } else if (!ref || strcmp(ref->name, name) != 0 ||
+               (ref->uid && *ref->uid && strcmp(ref->uid, vm->meta.uid) != 0)) {
         pending_set(c, key, 0); /* no VM, or no VMI of it */
     } else {
         const char *target =
@@ -641,6 +692,8 @@ void sched_pins_free(sched_pins *c)
     sched_pins_stop(c);
     kube_workqueue_free(c->q);
     kube_strmap_free(&c->pending);
+    kube_strmap_foreach(&c->written, free_value, NULL);
+    kube_strmap_free(&c->written);
     for (size_t i = 0; c->names && i < c->o.n_scheduler_names; i++)
         free(c->names[i]);
     free(c->names);

@@ -730,9 +730,9 @@ static void test_first_pin_due_rule(void **state)
     assert_true(sched_pins_first_pin_due(kube_vm_from(fresh), key, 0));
     assert_true(sched_pins_first_pin_due(kube_vm_from(older), key, bind));
     assert_false(sched_pins_first_pin_due(kube_vm_from(pinned), key, bind));
-    assert_false(sched_pins_first_pin_due(kube_vm_from(same), key, bind));   /* equal: newer */
-    assert_false(sched_pins_first_pin_due(kube_vm_from(newer), key, bind));  /* unpinned after */
-    assert_false(sched_pins_first_pin_due(kube_vm_from(older), key, 0));     /* bind unknown */
+    assert_false(sched_pins_first_pin_due(kube_vm_from(same), key, bind));    /* equal: newer */
+    assert_false(sched_pins_first_pin_due(kube_vm_from(newer), key, bind));   /* unpinned after */
+    assert_false(sched_pins_first_pin_due(kube_vm_from(older), key, 0));      /* bind unknown */
     assert_false(sched_pins_first_pin_due(kube_vm_from(garbled), key, bind)); /* time unknown */
     assert_false(sched_pins_first_pin_due(NULL, key, bind));
     assert_true(sched_pins_first_pin_due(kube_vm_from(pinned), "example.com/other", bind));
