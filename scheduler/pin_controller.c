@@ -445,13 +445,14 @@ static void launcher_one(void *ud, kube_object *obj)
 typedef enum verdict { DONE, SETTLE, RETRY } verdict;
 
 /* Milliseconds until SCHED_PINS_SETTLE_S have passed since bind_s (whole
- * seconds, the apiserver's clock), at most SCHED_PINS_SETTLE_S. */
+ * seconds, the apiserver's clock); 0 when they have, when the bind time is
+ * unknown, or when it lies in this clock's future (skew: no wait then). */
 static int64_t settle_ms(int64_t bind_s)
 {
     int64_t left = bind_s + SCHED_PINS_SETTLE_S - (int64_t)time(NULL);
-    if (bind_s <= 0 || left <= 0)
+    if (bind_s <= 0 || left <= 0 || left > SCHED_PINS_SETTLE_S)
         return 0;
-    return (left > SCHED_PINS_SETTLE_S ? SCHED_PINS_SETTLE_S : left) * 1000;
+    return left * 1000;
 }
 
 /* The first-pin rule for vm, whose VMI is vmi. */
@@ -466,9 +467,9 @@ static verdict reconcile_first_pin(sched_pins *c, const char *key, const kube_ob
         pending_set(c, key, 0);
         return DONE;
     }
-    pending_set(c, key, 1);
     if ((*wait_ms = settle_ms(l.bind_s)) > 0)
-        return SETTLE;
+        return SETTLE; /* PostBind's own write may land meanwhile */
+    pending_set(c, key, 1);
     if (!leading(c))
         return DONE;
     if (first_pin(c, key, kube_vm_from(vm), l.node, l.bind_s) != KUBE_OK)
