@@ -37,7 +37,7 @@
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 #include "plugins/plugins.h"
-#include "plugins/stickyvm.h"
+#include "plugins/stickyvm/stickyvm.h"
 #include "scheduler.h"
 
 #define NS "default"

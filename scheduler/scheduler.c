@@ -131,6 +131,15 @@ static int leading(void *ud)
     return s->leader && kube_leader_is_leader(s->leader);
 }
 
+/* fw_pin_handoff for plugins: the pin controller (built after the
+ * frameworks, before anything can call this). */
+static void pins_enqueue(void *ud, const char *ns, const char *name)
+{
+    sched_scheduler *s = ud;
+    if (s->pins)
+        sched_pins_enqueue(s->pins, ns, name);
+}
+
 /* ------------------------------------------------------------------ */
 /* Construction                                                        */
 /* ------------------------------------------------------------------ */
@@ -150,6 +159,7 @@ static fw_services shared_services(sched_scheduler *s)
     if (s->cfg->leader_election.leader_elect)
         svc.leadership = (fw_leadership){leading, s};
     svc.metrics_registry = s->metrics;
+    svc.pins = (fw_pin_handoff){pins_enqueue, s};
     svc.extenders = sched_extenders_view(s->extenders);
     return svc;
 }
@@ -219,6 +229,41 @@ static int build_informers(sched_scheduler *s)
 
     s->debugger =
         (sched_cache_debugger){s->cache, s->queue, s->nodes, s->pods, s->fws, s->n_fws, NULL};
+    return rc;
+}
+
+/* The recorder of the profile named name (the first one's otherwise). */
+static kube_recorder *recorder_of(sched_scheduler *s, const char *name)
+{
+    for (size_t i = 0; i < s->n_fws; i++)
+        if (strcmp(s->cfg->profiles[i].scheduler_name, name) == 0)
+            return s->recorders[i];
+    return s->recorders[0];
+}
+
+/* The pin controller, ONE per scheduler, when any profile enables
+ * StickyVM, with the pin key of their args. */
+static int build_pins(sched_scheduler *s, char *err, size_t errlen)
+{
+    const char *key = NULL, **names = calloc(s->n_fws, sizeof(*names));
+    size_t n = 0;
+    if (!names)
+        return KUBE_ENOMEM;
+    int rc = sched_pins_profiles(s->cfg, s->fws, s->n_fws, &key, names, &n, err, errlen);
+    if (rc == KUBE_OK && key) {
+        sched_pins_options o = {.client = s->client,
+                                .informers = s->informers,
+                                .pods = s->pods,
+                                .recorder = recorder_of(s, names[0]),
+                                .key = key,
+                                .scheduler_names = names,
+                                .n_scheduler_names = n,
+                                .registry = s->metrics};
+        if (s->cfg->leader_election.leader_elect)
+            o.leadership = (fw_leadership){leading, s};
+        rc = sched_pins_new(&o, &s->pins);
+    }
+    free(names);
     return rc;
 }
 
@@ -316,6 +361,8 @@ int sched_scheduler_new(const sched_scheduler_options *o, sched_scheduler **out,
         rc = build_queue_and_cache(s);
     if (rc == KUBE_OK)
         rc = build_informers(s);
+    if (rc == KUBE_OK)
+        rc = build_pins(s, err, errlen);
     if (rc == KUBE_OK && s->cfg->leader_election.leader_elect)
         rc = leader_new(s);
     if (rc != KUBE_OK) {
@@ -340,6 +387,8 @@ int sched_scheduler_start(sched_scheduler *s)
         return KUBE_EINVAL;
     s->started = 1;
     rc = kube_factory_start(s->informers);
+    if (rc == KUBE_OK && s->pins)
+        rc = sched_pins_start(s->pins);
     if (rc == KUBE_OK)
         rc = sched_queue_run(s->queue);
     if (rc == KUBE_OK)
@@ -380,6 +429,7 @@ void sched_scheduler_stop(sched_scheduler *s, long timeout_ms)
     pthread_join(s->sched_thread, NULL);
     sched_binders_stop(s, timeout_ms);
     pthread_join(s->house_thread, NULL);
+    sched_pins_stop(s->pins);
     kube_leader_stop(s->leader);
     for (size_t i = 0; i < s->n_fws; i++)
         kube_recorder_stop(s->recorders[i], EVENT_STOP_DEADLINE_MS);
@@ -394,6 +444,7 @@ void sched_scheduler_free(sched_scheduler *s)
     if (s->started && !s->stopped)
         sched_scheduler_stop(s, 0);
     kube_factory_stop(s->informers);
+    sched_pins_free(s->pins); /* its handlers are the factory's: stopped above */
     sched_queue_free(s->queue);
     for (size_t i = 0; i < s->n_fws; i++)
         fw_framework_free(s->fws[i]);

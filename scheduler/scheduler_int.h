@@ -16,6 +16,7 @@
 #include "kube/machinery/factory.h"
 #include "kube/machinery/leader.h"
 #include "kube/machinery/recorder.h"
+#include "pin_controller.h"
 #include "scheduler.h"
 
 #define DEFAULT_BINDING_WORKERS 8
@@ -74,6 +75,7 @@ struct sched_scheduler {
     fw_sched_state st;
     kube_leader *leader;
     sched_extenders *extenders; /* NULL: none configured */
+    sched_pins *pins;           /* NULL: no profile enables StickyVM */
 
     pthread_mutex_t mu;      /* guards the flags' waits and the bind queue */
     pthread_cond_t cv;       /* leadership, stop */

@@ -33,6 +33,7 @@
     UNIT(recorder)                                            \
     UNIT(httpreq)                                             \
     UNIT(metrics)                                             \
+    UNIT(workqueue)                                           \
     UNIT(pin)                                                 \
     INTEGRATION(client_integration)                           \
     INTEGRATION(informer_integration)                         \

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kube/codec/arena.h"
+#include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/codec/intern.h"
 
@@ -454,6 +455,17 @@ int kube_json_string_map_shared(const cJSON *obj, const char *key, struct kube_a
 {
     static const map_mode shared = {STR_SHARED, STR_SHARED, NULL};
     return string_map(obj, key, a, &shared, out, n);
+}
+
+int kube_rv_compare(const char *a, const char *b, int *cmp)
+{
+    int64_t x, y;
+
+    if (!a || !b || kube_parse_int64(a, 0, INT64_MAX, &x) != KUBE_OK ||
+        kube_parse_int64(b, 0, INT64_MAX, &y) != KUBE_OK)
+        return KUBE_EINVAL;
+    *cmp = x < y ? -1 : x > y;
+    return KUBE_OK;
 }
 
 int kube_json_time(const cJSON *obj, const char *key, int64_t *unix_us)

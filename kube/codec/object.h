@@ -89,6 +89,12 @@ const char *kube_meta_annotation(const kube_meta *m, const char *key);
 /* The ownerReference with controller=true, or NULL. */
 const kube_owner_ref *kube_meta_controller(const kube_meta *m);
 
+/* Compares resourceVersions a and b as etcd writes them (decimal
+ * integers): *cmp -1, 0 or 1. KUBE_OK, or KUBE_EINVAL when either is NULL
+ * or not one (resourceVersions are opaque to clients: then only equality
+ * can be told). Allocates nothing. */
+int kube_rv_compare(const char *a, const char *b, int *cmp);
+
 /* Parses an RFC 3339 time ("2026-11-21T10:00:00Z", with an optional
  * fraction of up to 9 digits and a Z or +hh:mm/-hh:mm offset) into unix
  * microseconds (the fraction truncated). Returns KUBE_OK, KUBE_EPARSE, or

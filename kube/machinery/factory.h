@@ -5,7 +5,7 @@
  * A factory owns one informer hub and at most ONE informer per resource,
  * created on the first request for it (kube_factory_lister()) and shared by
  * every later caller: a profile's plugins, the scheduler's event handlers
- * and the migration follower all read the same store and the same watch.
+ * and the pin controller all read the same store and the same watch.
  * What nobody asked for is never listed nor watched. kube_factory_start()
  * starts them together (an informer requested later starts at once);
  * kube_factory_wait_synced() is WaitForCacheSync.

@@ -1,8 +1,9 @@
 /*
  * kube/types/pin.h - the one owner of a VirtualMachine's pin: the annotation
  * (stickyvm.io/node by default; the key is configurable) naming the node
- * the VM must run on. The StickyVM plugin (first placement), the migration
- * follower and stickyvm-apiserver (/pin, /unpin) all read and write it
+ * the VM must run on. The StickyVM plugin (first placement), the
+ * scheduler's pin controller (durable first pins, live migrations) and
+ * stickyvm-apiserver (/pin, /unpin) all read and write it
  * here, so they agree on the key's rules, the patch and the conflict loop.
  *
  * A write is ONE JSON merge patch of the VM carrying its

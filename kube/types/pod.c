@@ -504,9 +504,10 @@ static int condition_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx)
 
     (void)ctx;
     if ((rc = kube_json_str_shared(j, "type", a, "", &c->type)) ||
-        (rc = kube_json_str_shared(j, "status", a, "", &c->status)))
+        (rc = kube_json_str_shared(j, "status", a, "", &c->status)) ||
+        (rc = kube_json_str_shared(j, "reason", a, "", &c->reason)))
         return rc;
-    return kube_json_str_shared(j, "reason", a, "", &c->reason);
+    return kube_json_time(j, "lastTransitionTime", &c->last_transition_us);
 }
 
 static int preemption_decode(const cJSON *spec, kube_pod *pod)

@@ -161,6 +161,9 @@ typedef struct kube_pod_condition {
     const char *type;
     const char *status; /* "True", "False", "Unknown" */
     const char *reason; /* "" when unset */
+    /* lastTransitionTime in unix microseconds, 0 when unset (the binding
+     * sets PodScheduled's: kube-apiserver's podutil.UpdatePodCondition) */
+    int64_t last_transition_us;
 } kube_pod_condition;
 
 typedef enum kube_preemption_policy {

@@ -253,6 +253,16 @@ kube_metric *kube_metrics_find(kube_metrics *r, const char *name)
     return m;
 }
 
+kube_metric *kube_metrics_ensure(kube_metrics *r, const kube_metric_opts *o)
+{
+    kube_metric *m = NULL;
+    int rc = kube_metrics_register(r, o, &m);
+    if (rc == KUBE_EEXIST)
+        m = kube_metrics_find(r, o->name);
+    kube_metric_with(m, NULL); /* exported from 0, as client_golang does */
+    return m;
+}
+
 /* ------------------------------------------------------------------ */
 /* Children                                                            */
 /* ------------------------------------------------------------------ */

@@ -86,6 +86,11 @@ void kube_metrics_free(kube_metrics *r);
 int kube_metrics_register(kube_metrics *r, const kube_metric_opts *o, kube_metric **out);
 /* The family of that name, or NULL. */
 kube_metric *kube_metrics_find(kube_metrics *r, const char *name);
+/* The label-less family o describes, registered now or found registered
+ * already (by another user of the same family: several plugin instances,
+ * a plugin and a controller), its child created so that it is exported
+ * from 0. Owned by r; NULL when r is NULL or registering failed. */
+kube_metric *kube_metrics_ensure(kube_metrics *r, const kube_metric_opts *o);
 
 /* The child for these label values (one per label name, NULL-free; values
  * are copied at creation). Created on first use. Owned by the registry;

@@ -341,6 +341,16 @@ typedef struct fw_leadership {
     void *ud;
 } fw_leadership;
 
+/* The scheduler's pin controller as a plugin sees it
+ * (scheduler/pin_controller.h): enqueue hands it VirtualMachine ns/name
+ * whose pin a plugin could not write, and the controller writes it until
+ * it lands or is no longer needed. NULL enqueue: no controller.
+ * Thread-safe; strings borrowed for the call. */
+typedef struct fw_pin_handoff {
+    void (*enqueue)(void *ud, const char *ns, const char *name);
+    void *ud;
+} fw_pin_handoff;
+
 struct kube_metrics;
 
 /* One node where preempting victims lets a pod fit (kube's preemption
@@ -395,11 +405,13 @@ typedef struct fw_services {
     fw_parallelizer *parallelizer;  /* NULL: serial */
     fw_nominator nominator;         /* NULL functions: no nominated pods */
     fw_metrics_hooks metrics;
-    /* Added for plugins that write outside a cycle (StickyVM's migration follower):
-     * whether this replica is the leader. NULL is_leader: always (leader
+    /* Whether this replica is the leader. NULL is_leader: always (leader
      * election off, or a single replica). Thread-safe; called from any
      * thread. */
     fw_leadership leadership;
+    /* The pin controller's hand-off (StickyVM's PostBind); NULL enqueue:
+     * none. */
+    fw_pin_handoff pins;
     /* The scheduler's metrics registry (scheduler/metrics.h), where plugins
      * register their own families; NULL: plugins keep no metrics. */
     struct kube_metrics *metrics_registry;

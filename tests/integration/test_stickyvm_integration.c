@@ -11,7 +11,10 @@
  * the scheduler leads, also when it completed while no replica led; a
  * re-pin to the source node after a followed migration stays across a
  * leader change; a failed migration, or a VM pinned to a third node, is
- * left alone.
+ * left alone. The pin controller beside the plugin (as scheduler.c builds
+ * it): a VM whose pod was bound while no replica led is pinned by the next
+ * leader; an unpin after the bind is never undone; a PostBind write
+ * answered 429 six times then reset still lands, through the controller.
  *
  * Scheduler level (stickyvm-scheduler in-process with the example
  * configuration): the first schedule pins the VM; the pod and VMI are
@@ -19,8 +22,10 @@
  * although it is the fullest, with one VM write in all; with the node
  * cordoned the pod waits and binds there once uncordoned; with the node
  * deleted the FailedScheduling event names the unpin command, and when it
- * comes back the pod binds there.
+ * comes back the pod binds there. Two StickyVM profiles run one pin
+ * controller (one PATCH per migration); two pin keys are refused.
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -45,9 +50,10 @@
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
 #include "kube/machinery/recorder.h"
-#include "migration_follower.h"
+#include "pin_controller.h"
+#include "pin_controller_testing.h"
 #include "plugins/plugins.h"
-#include "plugins/stickyvm.h"
+#include "plugins/stickyvm/stickyvm.h"
 #include "scheduler.h"
 #include "framework/types_testing.h"
 
@@ -68,6 +74,7 @@ typedef struct fixture {
     fw_snapshot *snap;
     fw_handle handle;
     void *sv;
+    sched_pins *pins; /* the pin controller beside the plugin */
     /* requests the test itself made on VMs since the last counter reset */
     int64_t own_vm_gets, own_vm_patches;
     /* the whole scheduler (the last tests, in order) */
@@ -152,6 +159,26 @@ static fw_snapshot *snapshot_of_seeded_nodes(void)
     return snap;
 }
 
+/* The pin controller on the fixture's factory (as scheduler.c builds it),
+ * handed to the plugin through the handle. */
+static void pins_up(fixture *fx)
+{
+    static const char *const names[] = {"stickyvm"};
+    kube_informer_options po = {.resource = &KUBE_RES_PODS, .codec = &kube_pod_codec};
+    kube_lister *pods = NULL;
+    assert_int_equal(kube_factory_lister(fx->informers, &po, &pods), KUBE_OK);
+    sched_pins_options o = {.client = fx->client,
+                            .informers = fx->informers,
+                            .pods = pods,
+                            .recorder = fx->rec,
+                            .key = KUBE_PIN_DEFAULT_KEY,
+                            .scheduler_names = names,
+                            .n_scheduler_names = 1,
+                            .leadership = fx->handle.svc.leadership};
+    assert_int_equal(sched_pins_new(&o, &fx->pins), KUBE_OK);
+    fx->handle.svc.pins = sched_pins_handoff(fx->pins);
+}
+
 /* Starts the plugin on a fresh informer factory once the objects exist, waits for the
  * informers, then resets the emulator's counters. */
 static void plugin_up(fixture *fx)
@@ -166,9 +193,11 @@ static void plugin_up(fixture *fx)
     fx->handle.svc.recorder = fx->rec;
     fx->handle.svc.snapshot = fx->snap;
     fx->handle.svc.leadership.is_leader = fake_is_leader;
+    pins_up(fx);
     if (plugin_stickyvm.create(NULL, &fx->handle, &fx->sv, err, sizeof(err)) != KUBE_OK)
         fail_msg("create: %s", err);
     assert_int_equal(kube_factory_start(fx->informers), KUBE_OK);
+    assert_int_equal(sched_pins_start(fx->pins), KUBE_OK);
     assert_int_equal(kube_factory_wait_synced(fx->informers, CONVERGE_MS), KUBE_OK);
     assert_int_equal(harness_reset_counters(fx->h), KUBE_OK);
     fx->own_vm_gets = fx->own_vm_patches = 0;
@@ -181,9 +210,10 @@ static int test_teardown(void **state)
         kube_factory_stop(fx->informers);
     if (fx->sv)
         plugin_stickyvm.destroy(fx->sv);
+    sched_pins_free(fx->pins);
     kube_factory_free(fx->informers);
     fw_snapshot_free(fx->snap);
-    fx->informers = NULL, fx->sv = NULL, fx->snap = NULL;
+    fx->informers = NULL, fx->sv = NULL, fx->snap = NULL, fx->pins = NULL;
     atomic_store(&g_leader, 1);
     return 0;
 }
@@ -337,6 +367,13 @@ static fw_cycle_state *pre_filter(fixture *fx, const fw_pod_info *pi, fw_code wa
     fw_pre_filter_result_free(res);
     fw_status_free(st);
     return cs;
+}
+
+static sched_pins_stats pins_stats(fixture *fx)
+{
+    sched_pins_stats s;
+    sched_pins_stats_get(fx->pins, &s);
+    return s;
 }
 
 static stickyvm_stats stats(fixture *fx)
@@ -512,11 +549,11 @@ static void complete_migration(fixture *fx, const char *vmi, const char *from, c
 }
 
 /* Leadership ends, and the follower's poll has seen it (it asks at least
- * every SCHED_FOLLOWER_LEADER_POLL_MS). */
+ * every SCHED_PINS_LEADER_POLL_MS). */
 static void leadership_lost(void)
 {
     atomic_store(&g_leader, 0);
-    usleep((2 * SCHED_FOLLOWER_LEADER_POLL_MS + 200) * 1000);
+    usleep((2 * SCHED_PINS_LEADER_POLL_MS + 200) * 1000);
 }
 
 /* After a live migration completes the pin follows the VM, only while
@@ -551,7 +588,7 @@ static void test_migration_moves_pin(void **state)
     complete_migration(fx, "vm-mig", "node-0", "node-2");
     wait_pin(fx, "vm-mig", "node-2");
     wait_pin(fx, "vm-mig-follower", "node-1");
-    assert_int_equal(stats(fx).migration_pins_moved, 2);
+    assert_int_equal(pins_stats(fx).migration_pins_moved, 2);
     assert_true(has_vm_event(fx, "vm-mig", "Repinned", "node-2"));
     /* The same patch recorded the migration and the pin's history. */
     server_annotation(fx, "vm-mig", "stickyvm.io/followed-migration", v, sizeof(v));
@@ -1141,6 +1178,287 @@ static void test_sched_repin_requeues(void **state)
     merge_patch(fx, path, "{\"spec\":{\"unschedulable\":null}}");
 }
 
+/* ------------------------------------------------------------------ */
+/* The pin controller: durable first pins                              */
+/* ------------------------------------------------------------------ */
+
+/* The launcher pod of VMI name (controlled by it, schedulerName stickyvm)
+ * created and bound to node as a scheduler does (the binding sets its
+ * PodScheduled condition). */
+static void bound_launcher(fixture *fx, const char *vmi, const char *vmi_uid, const char *node)
+{
+    char body[1536], path[256];
+    harness_response r = {0};
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"virt-launcher-%s\","
+             "\"namespace\":\"" NS "\",\"ownerReferences\":[{\"apiVersion\":\"kubevirt.io/v1\","
+             "\"kind\":\"VirtualMachineInstance\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":"
+             "true}]},\"spec\":{\"schedulerName\":\"stickyvm\",\"containers\":[{\"name\":"
+             "\"compute\",\"image\":\"virt-launcher\"}]}}",
+             vmi, vmi, vmi_uid);
+    assert_int_equal(harness_create(fx->h, PODS_PATH, body, NULL), KUBE_OK);
+    snprintf(path, sizeof(path), PODS_PATH "/virt-launcher-%s/binding", vmi);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
+             "\"virt-launcher-%s\"},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\","
+             "\"name\":\"%s\"}}",
+             vmi, node);
+    assert_int_equal(harness_request(fx->h, NULL, "POST", path, "application/json", body, &r),
+                     KUBE_OK);
+    if (r.status != 201)
+        fail_msg("binding %s: %ld %s", path, r.status, r.body);
+    harness_response_free(&r);
+}
+
+/* What /unpin writes: the pin removed, the decision's time recorded. */
+static void unpin_now(fixture *fx, const char *vm)
+{
+    char path[256], body[512], now[40];
+    kube_time_rfc3339(now, sizeof(now));
+    snprintf(path, sizeof(path), VMS_PATH "/%s", vm);
+    snprintf(body, sizeof(body),
+             "{\"metadata\":{\"annotations\":{\"stickyvm.io/node\":null,\"stickyvm.io/pinned-at\":"
+             "\"%s\",\"stickyvm.io/pinned-by\":\"admin\",\"stickyvm.io/pin-reason\":\"API\"}}}",
+             now);
+    merge_patch(fx, path, body);
+}
+
+/* Time for what the informers deliver to reach the cache, and for the
+ * first pins the controller would write by then (SCHED_PINS_SETTLE_S
+ * after the bind) if it ignored that it does not lead. */
+static void settle_without_leader(void)
+{
+    usleep((SCHED_PINS_SETTLE_S * 1000 + 2 * SCHED_PINS_LEADER_POLL_MS) * 1000);
+}
+
+/* A VM whose launcher pod was bound while no replica led (its scheduler
+ * stopped before writing the pin) is pinned by the next leader, to the
+ * node its pod runs on, and the event Pinned says so. */
+static void test_next_leader_pins(void **state)
+{
+    fixture *fx = *state;
+    char vmi_uid[64], pin[256];
+    kube_strlcpy(vmi_uid, create_chain(fx, "vm-orphan", NULL), sizeof(vmi_uid));
+    plugin_up(fx);
+    leadership_lost();
+    bound_launcher(fx, "vm-orphan", vmi_uid, "node-2");
+    settle_without_leader();
+    server_pin(fx, "vm-orphan", pin, sizeof(pin));
+    assert_string_equal(pin, ""); /* not leading: nothing written */
+    assert_int_equal(count(fx, "patch", "virtualmachines"), 0);
+
+    atomic_store(&g_leader, 1);
+    wait_pin(fx, "vm-orphan", "node-2");
+    assert_int_equal(pins_stats(fx).first_pins_written, 1);
+    assert_int_equal(pins_stats(fx).pending, 0);
+    assert_true(has_vm_event(fx, "vm-orphan", "Pinned", "node-2"));
+    server_annotation(fx, "vm-orphan", "stickyvm.io/pin-reason", pin, sizeof(pin));
+    assert_string_equal(pin, "FirstPlacement");
+}
+
+/* An unpin recorded after the pod's bind is a newer decision: the
+ * controller never undoes it, while the VM beside it, bound alike and not
+ * unpinned, is pinned. */
+static void test_unpin_after_bind_respected(void **state)
+{
+    fixture *fx = *state;
+    char uid_free[64], uid_unpinned[64], pin[256];
+    kube_strlcpy(uid_free, create_chain(fx, "vm-keep", NULL), sizeof(uid_free));
+    kube_strlcpy(uid_unpinned, create_chain(fx, "vm-released", NULL), sizeof(uid_unpinned));
+    plugin_up(fx);
+    leadership_lost();
+    bound_launcher(fx, "vm-keep", uid_free, "node-1");
+    bound_launcher(fx, "vm-released", uid_unpinned, "node-1");
+    unpin_now(fx, "vm-released");
+    settle_without_leader();
+
+    int64_t patches = count(fx, "patch", "virtualmachines");
+    atomic_store(&g_leader, 1);
+    wait_pin(fx, "vm-keep", "node-1");
+    usleep(1000 * 1000); /* a write of vm-released would come now */
+    server_pin(fx, "vm-released", pin, sizeof(pin));
+    assert_string_equal(pin, "");
+    assert_int_equal(count(fx, "patch", "virtualmachines"), patches + 1);
+    assert_int_equal(pins_stats(fx).pending, 0);
+}
+
+/* Requests on VM name in the emulator's log answered code. */
+static int answered(fixture *fx, const char *verb, const char *name, int code)
+{
+    cJSON *items = NULL, *it;
+    int n = 0;
+    assert_int_equal(harness_requests(fx->h, verb, "virtualmachines", NULL, &items), KUBE_OK);
+    cJSON_ArrayForEach(it, items)
+    {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(it, "name");
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(it, "code");
+        n += cJSON_IsString(nm) && strcmp(nm->valuestring, name) == 0 && cJSON_IsNumber(c) &&
+             c->valueint == code;
+    }
+    cJSON_Delete(items);
+    return n;
+}
+
+/* PostBind's write is answered 429 six times (its client gives up after
+ * five), then the connection is reset: PostBind hands the VM to the pin
+ * controller, whose retries land the pin. Leadership is away while
+ * PostBind fails (so the controller's own rule does not race it) and comes
+ * back: the pin is written by the (next) leader. */
+static void test_pin_lands_after_429s_and_reset(void **state)
+{
+    fixture *fx = *state;
+    static const char *const patch[] = {"patch", NULL}, *const vms[] = {"virtualmachines", NULL},
+                             *const storm[] = {"vm-storm", NULL};
+    const harness_fault_rule rules[] = {
+        {.action = HARNESS_FAULT_STATUS,
+         .error_code = 429,
+         .retry_after_seconds = 1,
+         .count = 6,
+         .verbs = patch,
+         .resources = vms,
+         .names = storm},
+        {.action = HARNESS_FAULT_RESET,
+         .count = 1,
+         .verbs = patch,
+         .resources = vms,
+         .names = storm},
+    };
+    char vmi_uid[64];
+    kube_strlcpy(vmi_uid, create_chain(fx, "vm-storm", NULL), sizeof(vmi_uid));
+    bound_launcher(fx, "vm-storm", vmi_uid, "node-1");
+    plugin_up(fx);
+    leadership_lost();
+    assert_int_equal(harness_set_fault_rules(fx->h, rules, 2), KUBE_OK);
+
+    fw_pod_info *pi = launcher_pod("vm-storm", vmi_uid, "aaaaa");
+    fw_cycle_state *cs = pre_filter(fx, pi, FW_SKIP, NULL, 0);
+    plugin_stickyvm.post_bind(fx->sv, cs, pi, "node-1");
+    fw_cycle_state_free(cs);
+    fw_pod_info_unref(pi);
+    assert_int_equal(stats(fx).pins_recorded, 0);
+    assert_int_equal(stats(fx).pins_handed_off, 1);
+
+    atomic_store(&g_leader, 1);
+    wait_pin(fx, "vm-storm", "node-1");
+    assert_int_equal(harness_set_fault_rules(fx->h, NULL, 0), KUBE_OK);
+    assert_int_equal(answered(fx, "patch", "vm-storm", 429), 6);
+    assert_int_equal(answered(fx, "patch", "vm-storm", 200), 1);
+    assert_int_equal(pins_stats(fx).first_pins_written, 1);
+    assert_int_equal(pins_stats(fx).pending, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* The pin controller: one per scheduler                               */
+/* ------------------------------------------------------------------ */
+
+#define STICKYVM_PROFILE(name)      \
+    "  - schedulerName: " name "\n" \
+    "    plugins:\n"                \
+    "      preFilter:\n"            \
+    "        enabled:\n"            \
+    "          - name: StickyVM\n"  \
+    "      filter:\n"               \
+    "        enabled:\n"            \
+    "          - name: StickyVM\n"  \
+    "      postBind:\n"             \
+    "        enabled:\n"            \
+    "          - name: StickyVM\n"  \
+    "    pluginConfig:\n"           \
+    "      - name: StickyVM\n"      \
+    "        args:\n"               \
+    "          annotationKey: %s\n"
+
+/* A configuration of two StickyVM profiles with these pin keys. */
+static sched_config *two_profiles(const char *key_a, const char *key_b)
+{
+    char yaml[2048], err[512] = "";
+    sched_config *cfg = NULL;
+    snprintf(yaml, sizeof(yaml),
+             "apiVersion: kubescheduler.config.k8s.io/v1\n"
+             "kind: KubeSchedulerConfiguration\n"
+             "leaderElection:\n"
+             "  leaderElect: false\n"
+             "profiles:\n" STICKYVM_PROFILE("stickyvm") STICKYVM_PROFILE("stickyvm-b"),
+             key_a, key_b);
+    if (tp_config_load(yaml, "two-profiles.yaml", NULL, &cfg, err, sizeof(err)) != KUBE_OK)
+        fail_msg("%s", err);
+    return cfg;
+}
+
+/* Threads of this process named name. */
+static int threads_named(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        char path[300], comm[64] = "";
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(comm, sizeof(comm), f))
+            comm[strcspn(comm, "\n")] = '\0';
+        if (f)
+            fclose(f);
+        n += strcmp(comm, name) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Two profiles enabling StickyVM run ONE pin controller: one completed
+ * migration is one PATCH of the VM; the controller's metrics are on the
+ * scheduler's registry. */
+static void test_sched_two_profiles_one_controller(void **state)
+{
+    fixture *fx = *state;
+    char err[512] = "";
+    kube_buf out = KUBE_BUF_INIT;
+    sched_scheduler *s = NULL;
+    sched_config *cfg = two_profiles("stickyvm.io/node", "stickyvm.io/node");
+    create_chain(fx, "vm-twice", "node-0");
+    running_on(fx, "vm-twice", "node-0");
+    sched_scheduler_options o = {.config = cfg, .client = fx->client, .identity = "two"};
+    if (sched_scheduler_new(&o, &s, err, sizeof(err)) != KUBE_OK)
+        fail_msg("scheduler: %s", err);
+    assert_int_equal(sched_scheduler_start(s), KUBE_OK);
+    assert_int_equal(sched_scheduler_wait_synced(s, CONVERGE_MS), KUBE_OK);
+    assert_int_equal(threads_named("stickyvm-pin"), 1);
+    assert_int_equal(harness_reset_counters(fx->h), KUBE_OK);
+    fx->own_vm_gets = fx->own_vm_patches = 0;
+
+    complete_migration(fx, "vm-twice", "node-0", "node-1");
+    wait_pin(fx, "vm-twice", "node-1");
+    usleep(1000 * 1000); /* a second controller's write would come now */
+    assert_int_equal(count(fx, "patch", "virtualmachines"), 1);
+    assert_int_equal(kube_metrics_write(sched_scheduler_metrics(s), &out), KUBE_OK);
+    assert_int_equal(kube_buf_puts(&out, ""), KUBE_OK);
+    assert_non_null(strstr(out.data, "\nstickyvm_pin_reconcile_pending 0\n"));
+    assert_non_null(strstr(out.data, "\nstickyvm_pin_write_retries_total 0\n"));
+    assert_non_null(strstr(out.data, "\nstickyvm_migration_pins_moved_total 1\n"));
+    kube_buf_free(&out);
+    sched_scheduler_free(s);
+    sched_config_free(cfg);
+}
+
+/* Two profiles with different pin keys: refused, naming both. */
+static void test_sched_two_pin_keys_refused(void **state)
+{
+    fixture *fx = *state;
+    char err[512] = "";
+    sched_scheduler *s = NULL;
+    sched_config *cfg = two_profiles("stickyvm.io/node", "example.com/node");
+    sched_scheduler_options o = {.config = cfg, .client = fx->client, .identity = "keys"};
+    assert_int_equal(sched_scheduler_new(&o, &s, err, sizeof(err)), KUBE_ECONFIG);
+    assert_null(s);
+    assert_non_null(strstr(err, "\"stickyvm\""));
+    assert_non_null(strstr(err, "\"stickyvm-b\""));
+    assert_non_null(strstr(err, "annotationKey"));
+    sched_config_free(cfg);
+}
+
 int test_group_stickyvm_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1152,7 +1470,12 @@ int test_group_stickyvm_integration(void)
         cmocka_unit_test_teardown(test_migration_moves_pin, test_teardown),
         cmocka_unit_test_teardown(test_repin_to_source_stays, test_teardown),
         cmocka_unit_test_teardown(test_failed_or_third_node_left_alone, test_teardown),
+        cmocka_unit_test_teardown(test_next_leader_pins, test_teardown),
+        cmocka_unit_test_teardown(test_unpin_after_bind_respected, test_teardown),
+        cmocka_unit_test_teardown(test_pin_lands_after_429s_and_reset, test_teardown),
         cmocka_unit_test(test_sched_follower_does_not_move_pins),
+        cmocka_unit_test(test_sched_two_profiles_one_controller),
+        cmocka_unit_test(test_sched_two_pin_keys_refused),
         cmocka_unit_test(test_sched_twenty_restarts_same_node),
         cmocka_unit_test(test_sched_metrics_show_pins),
         cmocka_unit_test(test_sched_pending_reasons_name_pin),

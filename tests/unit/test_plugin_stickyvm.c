@@ -27,8 +27,8 @@
 #include "kube/types/pod.h"
 #include "metrics.h"
 #include "plugins/plugins.h"
-#include "plugins/stickyvm.h"
-#include "migration_follower.h"
+#include "plugins/stickyvm/stickyvm.h"
+#include "pin_controller.h"
 #include "kube/util/metrics_testing.h"
 #include "framework/types_testing.h"
 
@@ -688,24 +688,56 @@ static void test_migration_target_rule(void **state)
                    *e = kube_vmi_from(elsewhere);
     const char *key = STICKYVM_DEFAULT_ANNOTATION;
 
-    assert_string_equal(sched_follower_target(d, kube_vm_from(pin1), key), "node-2");
-    assert_string_equal(sched_follower_target(d, kube_vm_from(followed_other), key), "node-2");
-    assert_null(sched_follower_target(r, kube_vm_from(pin1), key));     /* no migration */
-    assert_null(sched_follower_target(i, kube_vm_from(pin1), key));     /* not done */
-    assert_null(sched_follower_target(x, kube_vm_from(pin1), key));     /* failed */
-    assert_null(sched_follower_target(e, kube_vm_from(pin1), key));     /* not running there */
-    assert_null(sched_follower_target(d, kube_vm_from(followed), key)); /* followed already */
-    assert_null(sched_follower_target(d, kube_vm_from(pin2), key));     /* already there */
-    assert_null(sched_follower_target(d, kube_vm_from(pin3), key));     /* re-pinned */
-    assert_null(sched_follower_target(d, kube_vm_from(nopin), key));    /* unpinned */
-    assert_null(sched_follower_target(d, NULL, key));
-    assert_null(sched_follower_target(NULL, kube_vm_from(pin1), key));
-    assert_null(sched_follower_target(d, kube_vm_from(pin1), "example.com/other"));
+    assert_string_equal(sched_pins_migration_target(d, kube_vm_from(pin1), key), "node-2");
+    assert_string_equal(sched_pins_migration_target(d, kube_vm_from(followed_other), key),
+                        "node-2");
+    assert_null(sched_pins_migration_target(r, kube_vm_from(pin1), key)); /* no migration */
+    assert_null(sched_pins_migration_target(i, kube_vm_from(pin1), key)); /* not done */
+    assert_null(sched_pins_migration_target(x, kube_vm_from(pin1), key)); /* failed */
+    assert_null(sched_pins_migration_target(e, kube_vm_from(pin1), key)); /* not running there */
+    assert_null(sched_pins_migration_target(d, kube_vm_from(followed), key)); /* followed already */
+    assert_null(sched_pins_migration_target(d, kube_vm_from(pin2), key));     /* already there */
+    assert_null(sched_pins_migration_target(d, kube_vm_from(pin3), key));     /* re-pinned */
+    assert_null(sched_pins_migration_target(d, kube_vm_from(nopin), key));    /* unpinned */
+    assert_null(sched_pins_migration_target(d, NULL, key));
+    assert_null(sched_pins_migration_target(NULL, kube_vm_from(pin1), key));
+    assert_null(sched_pins_migration_target(d, kube_vm_from(pin1), "example.com/other"));
 
     kube_object_unref(elsewhere);
     kube_object_unref(followed);
     kube_object_unref(followed_other);
     kube_object *objs[] = {running, inflight, done, failed, pin1, pin2, pin3, nopin};
+    for (size_t k = 0; k < sizeof(objs) / sizeof(objs[0]); k++)
+        kube_object_unref(objs[k]);
+}
+
+/* The durable first pin's rule: no pin, and no pin or unpin recorded at
+ * or after the bind (whole seconds; equal counts as newer). */
+static void test_first_pin_due_rule(void **state)
+{
+    (void)state;
+    /* 2026-01-01T00:00:10Z */
+    const int64_t bind = 1767225610;
+    kube_object *fresh = vm_new("{}", "1");
+    kube_object *pinned = vm_new("{\"stickyvm.io/node\":\"node-1\"}", "2");
+    kube_object *older = vm_new("{\"stickyvm.io/pinned-at\":\"2026-01-01T00:00:09Z\"}", "3");
+    kube_object *same = vm_new("{\"stickyvm.io/pinned-at\":\"2026-01-01T00:00:10Z\"}", "4");
+    kube_object *newer = vm_new("{\"stickyvm.io/pinned-at\":\"2026-01-01T00:00:11Z\"}", "5");
+    kube_object *garbled = vm_new("{\"stickyvm.io/pinned-at\":\"yesterday\"}", "6");
+    const char *key = STICKYVM_DEFAULT_ANNOTATION;
+
+    assert_true(sched_pins_first_pin_due(kube_vm_from(fresh), key, bind));
+    assert_true(sched_pins_first_pin_due(kube_vm_from(fresh), key, 0));
+    assert_true(sched_pins_first_pin_due(kube_vm_from(older), key, bind));
+    assert_false(sched_pins_first_pin_due(kube_vm_from(pinned), key, bind));
+    assert_false(sched_pins_first_pin_due(kube_vm_from(same), key, bind));    /* equal: newer */
+    assert_false(sched_pins_first_pin_due(kube_vm_from(newer), key, bind));   /* unpinned after */
+    assert_false(sched_pins_first_pin_due(kube_vm_from(older), key, 0));      /* bind unknown */
+    assert_false(sched_pins_first_pin_due(kube_vm_from(garbled), key, bind)); /* time unknown */
+    assert_false(sched_pins_first_pin_due(NULL, key, bind));
+    assert_true(sched_pins_first_pin_due(kube_vm_from(pinned), "example.com/other", bind));
+
+    kube_object *objs[] = {fresh, pinned, older, same, newer, garbled};
     for (size_t k = 0; k < sizeof(objs) / sizeof(objs[0]); k++)
         kube_object_unref(objs[k]);
 }
@@ -952,6 +984,7 @@ int test_group_plugin_stickyvm(void)
         cmocka_unit_test(test_vm_hint_fires_on_pin_change),
         cmocka_unit_test(test_vmi_hint_fires_for_own_vmi),
         cmocka_unit_test(test_migration_target_rule),
+        cmocka_unit_test(test_first_pin_due_rule),
         cmocka_unit_test(test_args),
         cmocka_unit_test(test_framework_filters_one_node),
         cmocka_unit_test(test_example_config_loads),

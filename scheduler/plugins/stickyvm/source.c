@@ -1,8 +1,8 @@
 /*
- * scheduler/plugins/stickyvm_source.c - StickyVM's reads of VMIs and VMs:
- * cache, brief wait, bounded GETs (see stickyvm_source.h).
+ * scheduler/plugins/stickyvm/source.c - StickyVM's reads of VMIs and VMs:
+ * cache, brief wait, bounded GETs (see source.h).
  */
-#include "plugins/stickyvm_source.h"
+#include "plugins/stickyvm/source.h"
 
 #include <stdlib.h>
 #include <string.h>

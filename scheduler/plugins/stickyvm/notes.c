@@ -1,8 +1,8 @@
 /*
- * scheduler/plugins/stickyvm_notes.c - the pins StickyVM wrote, until the
- * VM informer shows them (see stickyvm_notes.h).
+ * scheduler/plugins/stickyvm/notes.c - the pins StickyVM wrote, until the
+ * VM informer shows them (see notes.h).
  */
-#include "plugins/stickyvm_notes.h"
+#include "plugins/stickyvm/notes.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -42,12 +42,11 @@ static void make_key(char *out, const char *ns, const char *name)
  * etcd's are; otherwise only equality counts). */
 static int rv_reached(const char *have, const char *want)
 {
-    int64_t h, w;
+    int cmp;
     if (!have || !want)
         return 0;
-    if (kube_parse_int64(have, 0, INT64_MAX, &h) == KUBE_OK &&
-        kube_parse_int64(want, 0, INT64_MAX, &w) == KUBE_OK)
-        return h >= w;
+    if (kube_rv_compare(have, want, &cmp) == KUBE_OK)
+        return cmp >= 0;
     return strcmp(have, want) == 0;
 }
 

@@ -1,21 +1,21 @@
 /*
- * scheduler/plugins/stickyvm.c - StickyVM: a KubeVirt VirtualMachine comes
+ * scheduler/plugins/stickyvm/plugin.c - StickyVM: a KubeVirt VirtualMachine comes
  * back to the node it first ran on (see stickyvm.h and docs/stickyvm.md).
  *
  * Reads come from the VMI and VM listers of the handle's informer factory,
  * so PreFilter and Filter make no API call; a VMI or VM not cached yet is
  * waited for briefly and then read with at most one GET per PreFilter
- * (stickyvm_source.h).
+ * (source.h).
  * Writes: one merge patch of the VM per first placement (PostBind), carrying
  * the VM's resourceVersion; a conflict re-reads the VM and keeps a pin that
- * appeared meanwhile. Pins this process wrote are remembered (notes,
- * stickyvm_notes.h) until the VM informer shows them, so a pod recreated at once cannot miss
- * a pin the cache has not delivered yet. Pins are written through
- * kube/types/pin.h; a completed live migration moves the pin through the
- * migration follower (scheduler/migration_follower.h), which reads the
- * same factory's VMI and VM informers.
+ * appeared meanwhile; a write that fails is handed to the scheduler's pin
+ * controller (h->svc.pins, scheduler/pin_controller.h), which retries it
+ * until it lands and also moves pins after live migrations. Pins this
+ * process wrote are remembered (notes, notes.h) until the VM informer shows
+ * them, so a pod recreated at once cannot miss a pin the cache has not
+ * delivered yet. Pins are written through kube/types/pin.h.
  */
-#include "plugins/stickyvm.h"
+#include "plugins/stickyvm/stickyvm.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -28,15 +28,14 @@
 #include "kube/machinery/factory.h"
 #include "kube/types/kubevirt.h"
 #include "kube/util/log.h"
+#include "kube/util/metrics.h"
 #include "kube/types/pin.h"
 #include "kube/types/pod.h"
 #include "kube/machinery/recorder.h"
-#include "metrics.h"
-#include "migration_follower.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
-#include "plugins/stickyvm_notes.h"
-#include "plugins/stickyvm_source.h"
+#include "plugins/stickyvm/notes.h"
+#include "plugins/stickyvm/source.h"
 
 #define KUBEVIRT_GROUP "kubevirt.io"
 #define UNPIN_CMD_FMT \
@@ -52,12 +51,11 @@
 
 typedef struct sv_counters {
     atomic_ulong pins_recorded, pin_record_errors, pinned_pods_scheduled, pinned_node_missing,
-        pins_kept, migration_pins_moved, filter_calls, api_reads, api_writes;
+        pins_kept, pins_handed_off, filter_calls, api_reads, api_writes;
 } sv_counters;
 
 typedef struct sv_metrics {
-    kube_metric *pins_recorded, *pin_record_errors, *pinned_pods_scheduled, *pinned_node_missing,
-        *migration_pins_moved;
+    kube_metric *pins_recorded, *pin_record_errors, *pinned_pods_scheduled, *pinned_node_missing;
 } sv_metrics;
 
 typedef struct stickyvm {
@@ -66,8 +64,6 @@ typedef struct stickyvm {
     kube_lister *vmis, *vms; /* the factory's; NULL with a caller's lookup */
     stickyvm_source *src;    /* where VMIs and VMs are read */
     stickyvm_notes *notes;   /* pins written, until the informer shows them */
-
-    sched_follower *follower; /* NULL without informers */
 
     sv_counters c;
     sv_metrics m;
@@ -128,7 +124,7 @@ static const char *pin_of(const kube_vm *vm, const char *key)
 }
 
 /* ------------------------------------------------------------------ */
-/* Notes: pins written by this process (stickyvm_notes.h)              */
+/* Notes: pins written by this process (notes.h)                       */
 /* ------------------------------------------------------------------ */
 
 /* The pin PreFilter must honour for vm ("" when unpinned). */
@@ -144,7 +140,7 @@ static void note_settle(stickyvm *sv, const char *ns, const char *name, const ku
 }
 
 /* ------------------------------------------------------------------ */
-/* Reading VMIs and VMs (stickyvm_source.h)                            */
+/* Reading VMIs and VMs (source.h)                            */
 /* ------------------------------------------------------------------ */
 
 static kube_object *cached(stickyvm *sv, const kube_resource *r, const char *ns, const char *name,
@@ -354,6 +350,23 @@ static int first_pin_decide(void *ud, const kube_vm *cur)
     return kube_pin_get(cur, sv->key) == NULL;
 }
 
+/* PostBind's write failed: the pin controller takes the VM and writes its
+ * pin until it lands (or says why it cannot: no controller). */
+static void hand_off(stickyvm *sv, const kube_vm *vm, const char *node, int rc,
+                     const kube_pin_result *res)
+{
+    const char *ns = vm->base.meta.namespace_, *name = vm->base.meta.name;
+    const fw_pin_handoff *p = &sv->h->svc.pins;
+    const char *next = p->enqueue ? "handed to the pin controller, which retries it"
+                                  : "no pin controller runs: the next placement tries again";
+    KLOG_ERROR("StickyVM: could not pin VM %s/%s to node %s (%s%s%s); %s", ns, name, node,
+               kube_strerror(rc), res->status.message[0] ? ": " : "", res->status.message, next);
+    if (!p->enqueue)
+        return;
+    atomic_fetch_add_explicit(&sv->c.pins_handed_off, 1, memory_order_relaxed);
+    p->enqueue(p->ud, ns, name);
+}
+
 static void first_pin_done(stickyvm *sv, const kube_vm *vm, const fw_pod_info *pi, const char *node,
                            int rc, const kube_pin_result *res)
 {
@@ -373,12 +386,12 @@ static void first_pin_done(stickyvm *sv, const kube_vm *vm, const fw_pod_info *p
         KLOG_INFO("StickyVM: VM %s/%s was pinned to node %s meanwhile; kept (pod %s/%s is on "
                   "node %s)",
                   ns, name, pin_of(final, sv->key), pi->namespace_, pi->name, node);
+    } else if (rc == KUBE_OK) {
+        KLOG_INFO("StickyVM: VM %s/%s is gone; not pinned (pod %s/%s on node %s)", ns, name,
+                  pi->namespace_, pi->name, node);
     } else {
         count(sv, &sv->c.pin_record_errors, sv->m.pin_record_errors);
-        KLOG_ERROR("StickyVM: could not pin VM %s/%s to node %s (%s%s%s); the next placement "
-                   "tries again",
-                   ns, name, node, rc == KUBE_OK ? "the VM is gone" : kube_strerror(rc),
-                   res->status.message[0] ? ": " : "", res->status.message);
+        hand_off(sv, vm, node, rc, res);
     }
 }
 
@@ -408,44 +421,6 @@ static void post_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pi, con
     count_requests(sv, &res);
     first_pin_done(sv, vm, pi, node, rc, &res);
     kube_pin_result_clear(&res);
-}
-
-/* ------------------------------------------------------------------ */
-/* Live migration: the follower's writes                               */
-/* ------------------------------------------------------------------ */
-
-/* The follower wrote (or tried to write) a pin after a migration. */
-static void follower_done(void *ud, const kube_vm *vm, int rc, const kube_pin_result *res)
-{
-    stickyvm *sv = ud;
-    count_requests(sv, res);
-    if (rc == KUBE_OK && res->outcome != KUBE_PIN_GONE)
-        note_settle(sv, vm->base.meta.namespace_, vm->base.meta.name, kube_vm_from(res->vm));
-    if (rc == KUBE_OK && res->outcome == KUBE_PIN_WRITTEN) {
-        count(sv, &sv->c.pins_recorded, sv->m.pins_recorded);
-        count(sv, &sv->c.migration_pins_moved, sv->m.migration_pins_moved);
-    } else if (rc != KUBE_OK || res->outcome == KUBE_PIN_GONE) {
-        count(sv, &sv->c.pin_record_errors, sv->m.pin_record_errors);
-    }
-}
-
-static int start_follower(stickyvm *sv, char *err, size_t errlen)
-{
-    sched_follower_options o = {
-        .client = sv->h->svc.client,
-        .vmis = sv->vmis,
-        .vms = sv->vms,
-        .recorder = sv->h->svc.recorder,
-        .key = sv->key,
-        .pinned_by = KUBE_PIN_BY_SCHEDULER,
-        .leadership = sv->h->svc.leadership,
-        .done = follower_done,
-        .ud = sv,
-    };
-    int rc = sched_follower_new(&o, &sv->follower);
-    if (rc != KUBE_OK)
-        snprintf(err, errlen, "starting the StickyVM migration follower: %s", kube_strerror(rc));
-    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -595,17 +570,14 @@ static int default_args(const cJSON *in, cJSON **out, char *err, size_t errlen)
 /* Metrics                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Registers (or, for another profile's instance, finds) one counter. */
+/* Registers (or, for another profile's instance or the pin controller,
+ * finds) one counter. */
 static kube_metric *counter(kube_metrics *reg, const char *name, const char *help)
 {
     kube_metric_opts o = {.name = name, .help = help, .type = KUBE_METRIC_COUNTER};
-    kube_metric *m = NULL;
-    int rc = kube_metrics_register(reg, &o, &m);
-    if (rc == KUBE_EEXIST)
-        m = kube_metrics_find(reg, name);
-    else if (rc != KUBE_OK)
-        KLOG_WARN("StickyVM: registering metric %s: %s", name, kube_strerror(rc));
-    kube_metric_with(m, NULL); /* exported from 0, as client_golang does */
+    kube_metric *m = kube_metrics_ensure(reg, &o);
+    if (!m)
+        KLOG_WARN("StickyVM: registering metric %s failed", name);
     return m;
 }
 
@@ -614,17 +586,14 @@ static void register_metrics(stickyvm *sv)
     kube_metrics *reg = sv->h->svc.metrics_registry;
     if (!reg)
         return;
-    sv->m.pins_recorded = counter(reg, "stickyvm_pins_recorded_total",
-                                  "Pins written on VirtualMachines (first placements and "
-                                  "live migrations).");
+    sv->m.pins_recorded =
+        counter(reg, STICKYVM_METRIC_PINS_RECORDED, STICKYVM_METRIC_PINS_RECORDED_HELP);
     sv->m.pin_record_errors =
-        counter(reg, "stickyvm_pin_record_errors_total", "Pin writes that failed.");
+        counter(reg, STICKYVM_METRIC_PIN_RECORD_ERRORS, STICKYVM_METRIC_PIN_RECORD_ERRORS_HELP);
     sv->m.pinned_pods_scheduled = counter(reg, "stickyvm_pinned_pods_scheduled_total",
                                           "Pods of pinned VirtualMachines bound to their node.");
     sv->m.pinned_node_missing = counter(reg, "stickyvm_pinned_node_missing_total",
                                         "Scheduling attempts whose pinned node does not exist.");
-    sv->m.migration_pins_moved = counter(reg, "stickyvm_migration_pins_moved_total",
-                                         "Pins moved to the target node of a live migration.");
 }
 
 /* ------------------------------------------------------------------ */
@@ -635,7 +604,6 @@ static void sv_free(stickyvm *sv)
 {
     if (!sv)
         return;
-    sched_follower_free(sv->follower);
     stickyvm_notes_free(sv->notes);
     stickyvm_source_free(sv->src);
     free(sv->key);
@@ -675,8 +643,6 @@ int stickyvm_new_with_lookup(const cJSON *args, fw_handle *h, const stickyvm_loo
         rc = stickyvm_notes_new(&sv->notes);
     if (rc == KUBE_OK && !lk && h->svc.informers)
         rc = get_listers(sv, err, errlen);
-    if (rc == KUBE_OK && sv->vms && h->svc.client)
-        rc = start_follower(sv, err, errlen);
     if (rc != KUBE_OK) {
         sv_free(sv);
         return rc;
@@ -699,7 +665,7 @@ void stickyvm_stats_get(const void *self, stickyvm_stats *out)
     out->pinned_pods_scheduled = atomic_load(&c->pinned_pods_scheduled);
     out->pinned_node_missing = atomic_load(&c->pinned_node_missing);
     out->pins_kept = atomic_load(&c->pins_kept);
-    out->migration_pins_moved = atomic_load(&c->migration_pins_moved);
+    out->pins_handed_off = atomic_load(&c->pins_handed_off);
     out->filter_calls = atomic_load(&c->filter_calls);
     out->api_reads = atomic_load(&c->api_reads);
     out->api_writes = atomic_load(&c->api_writes);

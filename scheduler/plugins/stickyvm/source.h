@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/stickyvm_source.h - where StickyVM reads VMIs and VMs:
+ * scheduler/plugins/stickyvm/source.h - where StickyVM reads VMIs and VMs:
  * the informer factory's listers (or, in unit tests, a caller's lookup), a
  * brief wait for a synced lister to deliver an object not cached yet (the
  * listers' change generation, kube/machinery/factory.h), then at most the
@@ -19,7 +19,7 @@
 
 #include "kube/transport/api.h"
 #include "kube/machinery/factory.h"
-#include "plugins/stickyvm.h"
+#include "plugins/stickyvm/stickyvm.h"
 
 typedef struct stickyvm_source stickyvm_source;
 

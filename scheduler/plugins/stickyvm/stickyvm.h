@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/stickyvm.h - the StickyVM plugin's public bits: its
+ * scheduler/plugins/stickyvm/stickyvm.h - the StickyVM plugin's public bits: its
  * names, the owner-chain helpers, its counters, and the constructor that
  * reads VMIs and VMs through a caller's lookup (unit tests).
  *
@@ -10,15 +10,15 @@
  * recorded on the VM as the annotation stickyvm.io/node (args.annotationKey,
  * checked and written by kube/types/pin.h, with the pin's history annotations)
  * by PostBind on first placement; PreFilter then restricts the pod to that
- * node and Filter rejects every other node. The plugin owns the migration
- * follower (scheduler/migration_follower.h): the pin follows completed
- * live migrations, on the leader. See docs/stickyvm.md.
+ * node and Filter rejects every other node. A PostBind write that fails is
+ * handed to the scheduler's pin controller through the handle
+ * (h->svc.pins; scheduler/pin_controller.h), which retries it until it
+ * lands and moves pins after completed live migrations, on the leader.
+ * See docs/stickyvm.md.
  *
  * Lifetime: the plugin reads the VMI and VM listers of the handle's
- * informer factory (h->svc.informers) and the follower it starts adds a
- * handler to the VMI lister that points at it, so the factory must be
- * STOPPED (kube_factory_stop) before the framework is freed. destroy()
- * stops the follower's thread (after the write in flight).
+ * informer factory (h->svc.informers); it adds no handler and starts no
+ * thread.
  *
  * Threads: every function here is thread-safe.
  * Memory: nothing here allocates for the caller except the constructor,
@@ -40,6 +40,16 @@
 #define STICKYVM_DEFAULT_ANNOTATION KUBE_PIN_DEFAULT_KEY
 /* The cycle state key PreFilter writes and Filter/PostBind read. */
 #define STICKYVM_STATE_KEY "PreFilterStickyVM"
+/* The metrics the plugin and the pin controller share (both register or
+ * find them on the scheduler's registry). */
+#define STICKYVM_METRIC_PINS_RECORDED "stickyvm_pins_recorded_total"
+#define STICKYVM_METRIC_PINS_RECORDED_HELP \
+    "Pins written on VirtualMachines (first placements and live migrations)."
+#define STICKYVM_METRIC_PIN_RECORD_ERRORS "stickyvm_pin_record_errors_total"
+#define STICKYVM_METRIC_PIN_RECORD_ERRORS_HELP "Pin writes that failed."
+#define STICKYVM_METRIC_MIGRATION_PINS_MOVED "stickyvm_migration_pins_moved_total"
+#define STICKYVM_METRIC_MIGRATION_PINS_MOVED_HELP \
+    "Pins moved to the target node of a live migration."
 /* How long PreFilter waits for the informers to deliver a VMI or VM that is
  * not cached yet before its one GET. */
 #define STICKYVM_CACHE_WAIT_MS 100
@@ -55,12 +65,12 @@ const kube_owner_ref *stickyvm_vm_owner(const kube_meta *vmi);
 /* Counters since create (also exported as stickyvm_* metrics when the
  * handle has a metrics registry). */
 typedef struct stickyvm_stats {
-    unsigned long pins_recorded;         /* pins written (first placement + migration) */
-    unsigned long pin_record_errors;     /* pin writes that failed */
+    unsigned long pins_recorded;         /* pins PostBind wrote */
+    unsigned long pin_record_errors;     /* PostBind pin writes that failed */
     unsigned long pinned_pods_scheduled; /* pods bound to their VM's pinned node */
     unsigned long pinned_node_missing;   /* PreFilters whose pinned node was gone */
     unsigned long pins_kept;             /* writes dropped for a concurrent pin */
-    unsigned long migration_pins_moved;  /* pins that followed a live migration */
+    unsigned long pins_handed_off;       /* failed writes handed to the pin controller */
     unsigned long filter_calls;          /* Filter invocations */
     unsigned long api_reads;             /* GETs (cache misses, conflict re-reads) */
     unsigned long api_writes;            /* PATCHes of VMs */

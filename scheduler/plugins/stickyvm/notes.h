@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/stickyvm_notes.h - StickyVM's notes: the pins this
+ * scheduler/plugins/stickyvm/notes.h - StickyVM's notes: the pins this
  * process wrote (or is writing), kept until the VM informer shows them, so
  * that a pod recreated at once cannot miss a pin the cache has not
  * delivered yet, and so that two pods of one VM never both pin it.

@@ -1,0 +1,138 @@
+/*
+ * scheduler/pin_controller.h - the pin controller: StickyVM's pins made
+ * durable and moved after live migrations, by ONE level-triggered
+ * controller of the scheduler, on the leader (started once by scheduler.c
+ * when any profile enables StickyVM; docs/architecture.md, "The pin
+ * controller").
+ *
+ * Its reconcile of a VirtualMachine (key "namespace/name") applies two
+ * rules, reading the VM, its VMI (same name, controlled by the VM) and the
+ * VMI's virt-launcher pods from the scheduler's informer factory:
+ *
+ *  1. Follow a completed live migration (sched_pins_migration_target()):
+ *     the VMI's migration completed without failure on target ==
+ *     status.nodeName, the VM is pinned to its sourceNode and its
+ *     stickyvm.io/followed-migration is not that migration's UID: the pin
+ *     moves to targetNode, the UID recorded, in one patch (reason
+ *     Migration; the event Repinned). A migration once followed is never
+ *     applied again, so a deliberate re-pin to the source node stays.
+ *  2. The durable first pin (sched_pins_first_pin_node()): the VMI has a
+ *     launcher pod of one of StickyVM's profiles (spec.schedulerName)
+ *     bound to node N, not terminal and not a migration target, and the VM
+ *     has no pin and no newer decision: it is pinned to N (reason
+ *     FirstPlacement; the event Pinned). A newer decision is a pin or
+ *     unpin recorded (stickyvm.io/pinned-at) at or after the pod's bind
+ *     time (its PodScheduled condition's lastTransitionTime, which
+ *     kube-apiserver's binding sets): both are whole seconds, and "equal"
+ *     counts as newer, so a deliberate unpin is never undone. The plugin's
+ *     PostBind writes this pin at once (the fast path); the controller
+ *     waits SCHED_PINS_SETTLE_S after the bind before writing it, so the
+ *     two do not race, and hands-offs (sched_pins_enqueue(), PostBind's
+ *     write failed) go through the same rule.
+ *
+ * Writes go through kube/types/pin.h (a patch carrying the VM's
+ * resourceVersion; conflicts re-read and decide anew). A write that fails
+ * for any reason (429, 5xx, connection error, timeout) is retried with
+ * exponential backoff and jitter (kube/machinery/workqueue.h: 5 ms doubling
+ * to 1000 s), forever, until it lands or is no longer needed (VM gone,
+ * pinned, unpinned by a newer decision, leadership lost).
+ *
+ * Level-triggered: VMI, VM and launcher-pod adds and updates queue the VM
+ * (handlers on the factory's listers, while leading), and every time
+ * leadership is acquired (asked every SCHED_PINS_LEADER_POLL_MS; it counts
+ * once the VMI, VM and pod informers have synced) every cached VM is
+ * queued again, so what happened while no replica led (failover, restart)
+ * is done by the next leader. One worker thread ("stickyvm-pin") drains
+ * the queue, deduplicated; it writes only while leading (asked before each
+ * write); losing leadership drops the queue.
+ *
+ * Metrics (on the scheduler's registry): stickyvm_pin_reconcile_pending
+ * (gauge: VMs that should be pinned and are not, as this leader knows),
+ * stickyvm_pin_write_retries_total, and the plugin's
+ * stickyvm_pins_recorded_total, stickyvm_migration_pins_moved_total and
+ * stickyvm_pin_record_errors_total.
+ *
+ * Memory: sched_pins_new() copies the strings of its options; the factory,
+ * pod lister, client, recorder and registry are borrowed and must outlive
+ * the controller. The factory must be stopped before sched_pins_free()
+ * (its handlers point at the controller).
+ * Threads: new/start/stop/free from the owner's thread; sched_pins_enqueue
+ * from any thread; the handlers run on the informers' threads.
+ */
+#ifndef SCHED_PIN_CONTROLLER_H
+#define SCHED_PIN_CONTROLLER_H
+
+#include <stdint.h>
+
+#include "config/config.h"
+#include "framework/framework.h"
+#include "kube/machinery/factory.h"
+#include "kube/types/kubevirt.h"
+#include "kube/types/pin.h"
+#include "kube/types/pod.h"
+
+#define SCHED_PINS_LEADER_POLL_MS 500
+/* Seconds after a pod's bind before the controller writes its first pin
+ * (PostBind writes it meanwhile). */
+#define SCHED_PINS_SETTLE_S 2
+
+struct kube_recorder;
+struct kube_metrics;
+
+typedef struct sched_pins sched_pins;
+
+typedef struct sched_pins_options {
+    kube_client *client;
+    kube_factory *informers;        /* the VMI and VM listers are asked from it */
+    kube_lister *pods;              /* the same factory's pod lister */
+    struct kube_recorder *recorder; /* NULL: no events */
+    const char *key;                /* the pin annotation */
+    const char *pinned_by;          /* pinned-by of its writes; NULL: the default */
+    /* The schedulerNames of the profiles enabling StickyVM (n of them):
+     * only their pods are first-pinned. */
+    const char *const *scheduler_names;
+    size_t n_scheduler_names;
+    fw_leadership leadership;      /* NULL is_leader: always leading */
+    struct kube_metrics *registry; /* NULL: no metrics */
+} sched_pins_options;
+
+/* The node a completed live migration moves vm's pin (under key) to, or
+ * NULL: vmi's migration completed without failure on target ==
+ * status.nodeName, with a source node and a UID; vm pinned to that source;
+ * vm's followed-migration is not that UID. Borrowed from vmi. Pure. */
+const char *sched_pins_migration_target(const kube_vmi *vmi, const kube_vm *vm, const char *key);
+
+/* Whether vm (pin under key) still takes its first pin over a pod bound at
+ * bind_unix_s (0: unknown): no pin, and no pin or unpin recorded
+ * (pinned-at) at or after the bind (any recorded decision when the bind
+ * time is unknown). Pure. */
+int sched_pins_first_pin_due(const kube_vm *vm, const char *key, int64_t bind_unix_s);
+
+/* The profiles of cfg that enable StickyVM (fws[i] built from
+ * cfg->profiles[i], n of them): *key the pin key of their args (borrowed
+ * from cfg; NULL when no profile enables StickyVM) and their schedulerNames
+ * in names[0..*n_names) (names has room for n; borrowed from cfg).
+ * KUBE_OK, or KUBE_ECONFIG with err naming both profiles when two
+ * configure different annotationKey values. */
+int sched_pins_profiles(const sched_config *cfg, fw_framework *const *fws, size_t n,
+                        const char **key, const char **names, size_t *n_names, char *err,
+                        size_t errlen);
+
+/* Allocates the controller and adds its handlers to the factory's VMI,
+ * VM and pod listers (before the factory starts). KUBE_OK, KUBE_EINVAL
+ * (missing client, factory, pod lister or key; the factory started) or
+ * KUBE_ENOMEM. */
+int sched_pins_new(const sched_pins_options *o, sched_pins **out);
+/* Starts the worker. KUBE_OK, KUBE_EINVAL (started) or KUBE_ENOMEM. */
+int sched_pins_start(sched_pins *c);
+/* Stops the worker (after the write in flight). NULL-safe, idempotent. */
+void sched_pins_stop(sched_pins *c);
+/* Stops and frees. NULL-safe. */
+void sched_pins_free(sched_pins *c);
+
+/* Queues VM ns/name (the plugin's hand-off when its write failed). */
+void sched_pins_enqueue(sched_pins *c, const char *ns, const char *name);
+/* The hand-off as a plugin sees it (fw_services.pins), bound to c. */
+fw_pin_handoff sched_pins_handoff(sched_pins *c);
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * scheduler/pin_controller_testing.h - the pin controller's counters, for
+ * tests (the daemon exports them as metrics: pin_controller.h).
+ *
+ * Memory: nothing is allocated. Threads: thread-safe.
+ */
+#ifndef SCHED_PIN_CONTROLLER_TESTING_H
+#define SCHED_PIN_CONTROLLER_TESTING_H
+
+#include <stddef.h>
+
+#include "pin_controller.h"
+
+typedef struct sched_pins_stats {
+    unsigned long first_pins_written;   /* durable first pins the controller wrote */
+    unsigned long migration_pins_moved; /* pins that followed a live migration */
+    unsigned long write_retries;        /* failed writes queued again */
+    size_t pending;                     /* VMs due a first pin, not written yet */
+} sched_pins_stats;
+
+/* Copies c's counters into *out. */
+void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out);
+
+#endif
