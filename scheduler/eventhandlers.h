@@ -79,10 +79,6 @@ struct sched_event_ctx {
 int sched_add_all_event_handlers(sched_event_ctx *ctx, kube_factory *f, kube_lister **pods,
                                  kube_lister **nodes);
 
-/* preCheckForNode: 1 when pod could pass the node's admission checks and
- * tolerates its NoSchedule taints. */
-int sched_node_admits_pod(const fw_node_info *ni, const fw_pod_info *pi);
-
 /* nodeSchedulingPropertiesChange: the event an update raises, or NULL. */
 const fw_cluster_event *sched_node_change_event(const struct kube_node *old_node,
                                                 const struct kube_node *new_node);

@@ -12,7 +12,7 @@
  * Conventions for plugins:
  *   - A plugin is a `const fw_plugin_desc` with static storage, declared in
  *     scheduler/plugins/plugins.h and listed in scheduler/plugins/
- *     registry_list.c. Every pointer except name and create may be NULL
+ *     registry.c. Every pointer except name and create may be NULL
  *     (the point is not implemented).
  *   - `self` is what create() returned; destroy(self) frees it.
  *   - Statuses: return NULL for success, or fw_status_new(...) (ownership

@@ -10,6 +10,7 @@
 
 #include "emu_internal.h"
 #include "kube/util/clock.h"
+#include "kube/util/rand.h"
 
 #define MAX_MATCH 16
 #define MAX_COUNTERS 1024
@@ -113,7 +114,7 @@ int emu_faults_set(const cJSON *spec, char *err, size_t errn)
     f.code = (int)code;
     f.retry_after = (int)retry;
     f.delay_ms = (int)delay;
-    f.rng = (uint64_t)kube_now_ns() | 1;
+    f.rng = kube_rand_seed();
     pthread_mutex_lock(&g_mu);
     g_faults = f;
     pthread_mutex_unlock(&g_mu);
@@ -155,10 +156,7 @@ static void resource_name(const emu_attrs *a, char *out, size_t n)
 
 static double next_random(faults *f)
 {
-    f->rng ^= f->rng << 13;
-    f->rng ^= f->rng >> 7;
-    f->rng ^= f->rng << 17;
-    return (double)(f->rng >> 11) / (double)(1ULL << 53);
+    return kube_rand_unit(&f->rng);
 }
 
 static const char *reason_for(int code)

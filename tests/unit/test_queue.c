@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_queue.c - the scheduling queue (scheduler/queue.h) with
+ * tests/unit/test_queue.c - the scheduling queue (scheduler/queue/queue.h) with
  * fake plugins and an injected clock: activeQ ordering, backoff timing,
  * requeueing on cluster events only for the plugins that rejected a pod
  * (and their queueing hints), PreEnqueue gating, the nominator, flushes,
