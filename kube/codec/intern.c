@@ -8,6 +8,7 @@
  * table can be rebuilt larger without touching them.
  */
 #include "kube/codec/intern.h"
+#include "kube/codec/intern_testing.h"
 
 #include <pthread.h>
 #include <stdalign.h>

@@ -63,7 +63,4 @@ typedef struct kube_intern_stats {
     unsigned long refused; /* new entries refused by the limits */
 } kube_intern_stats;
 
-/* A snapshot of the pool's counters. Allocates nothing. */
-void kube_intern_stats_get(kube_intern_stats *out);
-
 #endif

@@ -18,6 +18,7 @@
 #include "kube/util/array.h"
 #include "kube/util/rand.h"
 #include "kube/machinery/informer_int.h"
+#include "kube/machinery/informer_testing.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 

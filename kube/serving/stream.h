@@ -50,7 +50,6 @@ void kube_stream_unref(kube_stream *s);
  * KUBE_OK or KUBE_ENOMEM. */
 int kube_stream_new(int64_t deadline_ms, kube_stream_cancel_fn cancel, void *cancel_ud,
                     kube_stream **out);
-kube_stream *kube_stream_ref(kube_stream *s);
 /* Who to wake (from the producer's thread) when data or the end is queued;
  * wakes it at once when some already is. */
 void kube_stream_attach(kube_stream *s, void (*wake)(void *ud), void *ud);

@@ -3,6 +3,7 @@
  * and CSINode decoding, and the volume helpers the scheduler uses.
  */
 #include "kube/types/storage.h"
+#include "kube/types/storage_testing.h"
 
 #include <string.h>
 

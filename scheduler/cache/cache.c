@@ -18,6 +18,7 @@
 #include "kube/util/log.h"
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
+#include "cache/cache_testing.h"
 
 static int64_t now_ms(const sched_cache *c)
 {

@@ -263,8 +263,6 @@ int fw_node_info_set_node(fw_node_info *ni, struct kube_node *node);
 void fw_node_info_remove_node(fw_node_info *ni);
 /* Replaces the image states (a new reference is taken; NULL clears). */
 void fw_node_info_set_image_states(fw_node_info *ni, fw_image_states *s);
-/* The image state for a normalized image name, or NULL. Binary search. */
-const fw_image_state *fw_node_info_image(const fw_node_info *ni, const char *image);
 
 /* AddPodInfo: appends pi (a new reference is taken), adds its request and
  * non-zero request, its host ports, and puts it in the affinity lists as

@@ -45,10 +45,12 @@
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
 #include "kube/machinery/recorder.h"
+#include "kube/machinery/recorder_testing.h"
 #include "migration_follower.h"
 #include "plugins/plugins.h"
 #include "plugins/stickyvm.h"
 #include "scheduler.h"
+#include "scheduler_testing.h"
 #include "framework/types_testing.h"
 
 #define NS "default"

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "cache/cache.h"
+#include "cache/cache_testing.h"
+#include "framework/types_testing.h"
 #include "framework/framework.h"
 #include "kube/util/errors.h"
 #include "kube/types/node.h"

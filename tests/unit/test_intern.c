@@ -15,6 +15,7 @@
 
 #include "kube/codec/arena.h"
 #include "kube/codec/intern.h"
+#include "kube/codec/intern_testing.h"
 #include "kube/codec/object.h"
 
 static void equal_bytes_give_one_pointer(void **state)

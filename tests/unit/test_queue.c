@@ -20,7 +20,9 @@
 #include "kube/types/pod.h"
 #include "metrics.h"
 #include "queue/queue.h"
+#include "queue/queue_testing.h"
 #include "kube/util/metrics_testing.h"
+#include "queue/nominator_testing.h"
 
 #define PROFILE "test-sched"
 #define SEC 1000000000LL

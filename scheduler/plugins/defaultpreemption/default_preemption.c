@@ -52,6 +52,7 @@
 #include "plugins/defaultpreemption/internal.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
+#include "plugins/defaultpreemption/default_preemption_testing.h"
 
 #define PCT "minCandidateNodesPercentage"
 #define ABS "minCandidateNodesAbsolute"
