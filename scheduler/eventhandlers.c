@@ -10,7 +10,6 @@
 #include "kube/util/log.h"
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
-#include "kube/codec/selector.h"
 #include "kube/types/storage.h"
 #include "kube/types/kubevirt.h"
 #include "plugins/helper.h"

@@ -19,8 +19,9 @@
  * update the first of NodeSpecUnschedulableChange (only when the node
  * became schedulable), NodeAllocatableChange, NodeLabelChange,
  * NodeTaintChange that applies; the queue's pre-check is kube-scheduler's
- * preCheckForNode (resources, node name, required node affinity, host
- * ports, untolerated NoSchedule taints). Node conditions are not decoded by
+ * preCheckForNode: the admission predicates the plugins export
+ * (plugins/plugins.h: resources, node name, required node affinity, host
+ * ports) and no untolerated NoSchedule taint. Node conditions are not decoded by
  * kube/types/node.h, so NodeConditionChange is never raised.
  *
  * the other resources (kube-scheduler's addAllEventHandlers for the GVKs
