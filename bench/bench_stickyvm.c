@@ -39,6 +39,7 @@
 #include "plugins/plugins.h"
 #include "plugins/stickyvm/stickyvm.h"
 #include "scheduler.h"
+#include "scheduler_testing.h"
 
 #define NS "default"
 #define PHASE_TIMEOUT_MS 600000

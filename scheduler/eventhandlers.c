@@ -10,9 +10,10 @@
 #include "kube/util/log.h"
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
-#include "kube/codec/selector.h"
 #include "kube/types/storage.h"
 #include "kube/types/kubevirt.h"
+#include "plugins/helper.h"
+#include "plugins/plugins.h"
 
 #define SCHED_POD_FIELD_SELECTOR "status.phase!=Succeeded,status.phase!=Failed"
 
@@ -159,91 +160,23 @@ static void on_pod_delete(void *ud, kube_object *obj)
 /* preCheckForNode                                                     */
 /* ------------------------------------------------------------------ */
 
-/* noderesources.Fits: no insufficient resource. */
-static int fits_resources(const fw_node_info *ni, const fw_pod_info *pi)
+/* AdmissionCheck (schedule_one.go): the plugins' own predicates. */
+static int admission_check(const fw_node_info *ni, const fw_pod_info *pi)
 {
-    const fw_resource *req = &pi->request, *alloc = &ni->allocatable, *used = &ni->requested;
-
-    if ((int64_t)ni->n_pods + 1 > alloc->allowed_pod_number)
-        return 0;
-    if (req->milli_cpu == 0 && req->memory == 0 && req->ephemeral_storage == 0 &&
-        req->n_scalars == 0)
-        return 1;
-    if (req->milli_cpu > 0 && alloc->milli_cpu < req->milli_cpu + used->milli_cpu)
-        return 0;
-    if (req->memory > 0 && alloc->memory < req->memory + used->memory)
-        return 0;
-    if (req->ephemeral_storage > 0 &&
-        alloc->ephemeral_storage < req->ephemeral_storage + used->ephemeral_storage)
-        return 0;
-    for (uint32_t i = 0; i < req->n_scalars; i++) {
-        const fw_scalar *s = &req->scalars[i];
-        if (s->value == 0)
-            continue;
-        if (fw_resource_scalar(alloc, s->name) < s->value + fw_resource_scalar(used, s->name))
-            return 0;
-    }
-    return 1;
+    return plugin_node_resources_fits(pi, ni) &&
+           plugin_node_affinity_required_matches(pi->pod, ni->node) &&
+           plugin_node_name_fits(pi->pod, ni->node) && plugin_node_ports_fits(pi->pod, ni);
 }
 
-/* nodeaffinity.GetRequiredNodeAffinity(pod).Match(node). */
-static int matches_required_affinity(const kube_node *node, const kube_pod *pod)
-{
-    const kube_meta *m = &node->base.meta;
-
-    for (size_t i = 0; i < pod->n_node_selector; i++) {
-        const char *v = kube_meta_label(m, pod->node_selector[i].key);
-        if (!v || strcmp(v, pod->node_selector[i].value))
-            return 0;
-    }
-    if (!pod->affinity || !pod->affinity->node_required)
-        return 1;
-    return kube_node_selector_matches(pod->affinity->node_required, m->name, m->labels,
-                                      m->n_labels);
-}
-
-static int fits_ports(const fw_node_info *ni, const kube_pod *pod)
-{
-    for (size_t i = 0; i < pod->n_host_ports; i++) {
-        const kube_host_port *hp = &pod->host_ports[i];
-        if (fw_host_ports_conflict(&ni->used_ports, hp->host_ip, hp->protocol, hp->port))
-            return 0;
-    }
-    return 1;
-}
-
-static int tolerates_no_schedule_taints(const kube_node *node, const kube_pod *pod)
-{
-    for (size_t i = 0; i < node->n_taints; i++) {
-        const kube_taint *t = &node->taints[i];
-        size_t k;
-        if (t->effect != KUBE_EFFECT_NO_SCHEDULE)
-            continue;
-        for (k = 0; k < pod->n_tolerations; k++)
-            if (kube_toleration_tolerates(&pod->tolerations[k], t))
-                break;
-        if (k == pod->n_tolerations)
-            return 0;
-    }
-    return 1;
-}
-
-int sched_node_admits_pod(const fw_node_info *ni, const fw_pod_info *pi)
-{
-    const kube_node *node = ni->node;
-    const kube_pod *pod = pi->pod;
-
-    if (!node)
-        return 0;
-    if (*pod->node_name && strcmp(pod->node_name, node->base.meta.name))
-        return 0;
-    return fits_resources(ni, pi) && matches_required_affinity(node, pod) && fits_ports(ni, pod) &&
-           tolerates_no_schedule_taints(node, pod);
-}
-
+/* preCheckForNode: the pod could pass the node's admission checks and
+ * tolerates its NoSchedule taints. ud is the node's fw_node_info. */
 static int pre_check_node(void *ud, const fw_pod_info *pi)
 {
-    return sched_node_admits_pod(ud, pi);
+    const fw_node_info *ni = ud;
+
+    return ni->node && admission_check(ni, pi) &&
+           !plugin_find_untolerated_taint(ni->node, pi->pod,
+                                          PLUGIN_EFFECT(KUBE_EFFECT_NO_SCHEDULE));
 }
 
 /* ------------------------------------------------------------------ */

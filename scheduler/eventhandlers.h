@@ -19,8 +19,9 @@
  * update the first of NodeSpecUnschedulableChange (only when the node
  * became schedulable), NodeAllocatableChange, NodeLabelChange,
  * NodeTaintChange that applies; the queue's pre-check is kube-scheduler's
- * preCheckForNode (resources, node name, required node affinity, host
- * ports, untolerated NoSchedule taints). Node conditions are not decoded by
+ * preCheckForNode: the admission predicates the plugins export
+ * (plugins/plugins.h: resources, node name, required node affinity, host
+ * ports) and no untolerated NoSchedule taint. Node conditions are not decoded by
  * kube/types/node.h, so NodeConditionChange is never raised.
  *
  * the other resources (kube-scheduler's addAllEventHandlers for the GVKs
@@ -78,10 +79,6 @@ struct sched_event_ctx {
  * Before f starts. KUBE_OK, KUBE_ENOMEM or the factory's error. */
 int sched_add_all_event_handlers(sched_event_ctx *ctx, kube_factory *f, kube_lister **pods,
                                  kube_lister **nodes);
-
-/* preCheckForNode: 1 when pod could pass the node's admission checks and
- * tolerates its NoSchedule taints. */
-int sched_node_admits_pod(const fw_node_info *ni, const fw_pod_info *pi);
 
 /* nodeSchedulingPropertiesChange: the event an update raises, or NULL. */
 const fw_cluster_event *sched_node_change_event(const struct kube_node *old_node,

@@ -4,6 +4,7 @@
  * --feature-gates parsing as component-base's featuregate parses it.
  */
 #include "feature_gates.h"
+#include "feature_gates_testing.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -51,7 +51,5 @@ int sched_features_check(const char *spec, char *err, size_t errlen);
 /* Every gate to its default, then spec over them. Errors as
  * sched_features_check() (nothing changed then). */
 int sched_features_apply(const char *spec, char *err, size_t errlen);
-/* Every gate to its default. */
-void sched_features_reset(void);
 
 #endif

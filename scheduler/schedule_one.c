@@ -16,7 +16,9 @@
 #include "kube/util/buf.h"
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
+#include "kube/util/hash.h"
 #include "kube/util/log.h"
+#include "kube/util/rand.h"
 #include "kube/types/pod.h"
 #include "kube/machinery/recorder.h"
 
@@ -37,12 +39,11 @@ static double since_s(int64_t t0)
     return (double)(kube_now_ns() - t0) / 1e9;
 }
 
+/* The hash of a condition message; never 0 (no condition recorded). */
 static uint64_t fnv1a(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = kube_fnv1a_str(KUBE_FNV1A_INIT, s);
 
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
     return h ? h : 1;
 }
 
@@ -52,11 +53,8 @@ static int sample_plugin_metrics(void)
     static __thread uint64_t x;
 
     if (!x)
-        x = (uint64_t)kube_now_ns() | 1;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return (int)(x % 100) < PLUGIN_METRICS_SAMPLE_PERCENT;
+        x = kube_rand_seed();
+    return (int)(kube_rand_next(&x) % 100) < PLUGIN_METRICS_SAMPLE_PERCENT;
 }
 
 static void pod_ref(const kube_pod *pod, kube_recorder_ref *r)
@@ -417,10 +415,16 @@ static void no_fit(sched_scheduler *s, sched_queued_pod *qp, fw_cycle_state *cs,
     free(msg);
 }
 
-/* Reserve and Permit after assume: 1 when the pod may bind, 2 when a
- * Permit plugin made it wait, 0 when it failed (handled). */
-static int reserve_and_permit(sched_scheduler *s, sched_queued_pod *qp, fw_cycle_state *cs,
-                              const char *host, int64_t start_ns)
+/* What Reserve and Permit decided for an assumed pod. */
+typedef enum permit_outcome {
+    PERMIT_FAILED,  /* a plugin failed: the pod is forgotten, the failure handled */
+    PERMIT_ALLOWED, /* the pod may bind */
+    PERMIT_WAITING, /* a Permit plugin made it wait */
+} permit_outcome;
+
+/* Reserve and Permit after assume. */
+static permit_outcome reserve_and_permit(sched_scheduler *s, sched_queued_pod *qp,
+                                         fw_cycle_state *cs, const char *host, int64_t start_ns)
 {
     fw_framework *fw = qp->fw;
     fw_pod_info *pi = qp->info.pi;
@@ -431,7 +435,7 @@ static int reserve_and_permit(sched_scheduler *s, sched_queued_pod *qp, fw_cycle
         if (fw_status_is_wait(st) || fw_status_is_success(st)) {
             int waits = fw_status_is_wait(st);
             fw_status_free(st);
-            return waits ? 2 : 1;
+            return waits ? PERMIT_WAITING : PERMIT_ALLOWED;
         }
     }
     fw_framework_run_unreserve(fw, cs, pi, host);
@@ -441,7 +445,7 @@ static int reserve_and_permit(sched_scheduler *s, sched_queued_pod *qp, fw_cycle
     else
         fail_with_status(s, qp, st, start_ns);
     fw_status_free(st);
-    return 0;
+    return PERMIT_FAILED;
 }
 
 /* skipPodSchedule. */
@@ -471,7 +475,8 @@ static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
     fw_diagnosis d = FW_DIAGNOSIS_INIT;
     fw_schedule_result res;
     fw_status *st = NULL;
-    int rc, permitted;
+    permit_outcome permitted;
+    int rc;
 
     if (skip_pod(s, qp)) {
         sched_queued_pod_free(qp);
@@ -508,7 +513,7 @@ static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
         goto out;
     }
     permitted = reserve_and_permit(s, qp, cs, res.suggested_host, start);
-    if (!permitted)
+    if (permitted == PERMIT_FAILED)
         goto out;
     bind_job *job = calloc(1, sizeof(*job));
     if (!job) {
@@ -523,7 +528,7 @@ static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
     job->start_ns = start;
     kube_strlcpy(job->node, res.suggested_host, sizeof(job->node));
     cs = NULL;
-    if (permitted != 2 || !sched_binders_submit_waiting(s, job))
+    if (permitted != PERMIT_WAITING || !sched_binders_submit_waiting(s, job))
         sched_binders_submit(s, job);
 out:
     fw_status_free(st);

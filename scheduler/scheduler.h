@@ -95,10 +95,6 @@ void sched_scheduler_free(sched_scheduler *s);
 
 /* 1 once every informer has synced (/readyz). */
 int sched_scheduler_synced(sched_scheduler *s);
-/* Waits for the informers. KUBE_OK, KUBE_ETIMEDOUT, KUBE_ECANCELED. */
-int sched_scheduler_wait_synced(sched_scheduler *s, long timeout_ms);
-/* 1 while pods are being scheduled (leading, or no leader election). */
-int sched_scheduler_active(sched_scheduler *s);
 /* The registry the scheduler's metrics are in (borrowed). */
 kube_metrics *sched_scheduler_metrics(sched_scheduler *s);
 /* The leader elector; NULL without leader election (borrowed). */
@@ -117,6 +113,5 @@ typedef struct sched_scheduler_stats {
     sched_queue_counts queue;
     sched_cache_counts cache;
 } sched_scheduler_stats;
-void sched_scheduler_stats_get(sched_scheduler *s, sched_scheduler_stats *out);
 
 #endif

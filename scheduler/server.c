@@ -5,6 +5,7 @@
  * server.h.
  */
 #include "server.h"
+#include "server_testing.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -76,8 +76,6 @@ int sched_server_defaults(kube_serving_options *o);
  * (cannot listen, unreadable certificate, failed lookup; message in err),
  * KUBE_ENOMEM. */
 int sched_server_new(const sched_server_options *o, sched_server **out, char *err, size_t errlen);
-/* The port listened on. */
-int sched_server_port(const sched_server *s);
 /* Stops the thread and frees. NULL-safe. */
 void sched_server_free(sched_server *s);
 

@@ -6,6 +6,14 @@
 #     (comments and string literals are not looked at);
 #   - the file opens with a comment that says what the module is;
 #   - outside tests/, no more than 800 lines.
+# And two rules over the repository (scripts/check-src-paths.pl and
+# scripts/check-src-tests-only.pl say exactly what they take):
+#   - every repository path cited in a C comment, in docs/ or in README.md
+#     exists (the path rule; given FILEs: in those);
+#   - no function only tests/ and bench/ call is declared in a public header:
+#     it goes in the module's *_testing.h (the test-only rule; run without
+#     FILEs only).
+# Each problem is printed as FILE:LINE: and the rule.
 # Usage: scripts/check-src.sh [FILE...]     (default: every C file)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,12 +21,17 @@ cd "$(dirname "$0")/.."
 limit=800
 if [ $# -gt 0 ]; then
   files=("$@")
+  mapfile -t cfiles < <(printf '%s\n' "$@" | grep -E '\.[ch]$' || true)
 else
-  mapfile -t files < <(git ls-files --cached --others --exclude-standard -- '*.c' '*.h' |
-                       while read -r f; do [ -f "$f" ] && echo "$f"; done)
+  mapfile -t cfiles < <(git ls-files --cached --others --exclude-standard -- '*.c' '*.h' |
+                        while read -r f; do [ -f "$f" ] && echo "$f"; done)
+  mapfile -t docs < <(git ls-files --cached --others --exclude-standard -- 'docs/*.md' README.md |
+                      while read -r f; do [ -f "$f" ] && echo "$f"; done)
+  files=("${cfiles[@]}" "${docs[@]}")
 fi
+status=0
 
-perl -e '
+[ ${#cfiles[@]} -eq 0 ] || perl -e '
   use strict; use warnings;
   my ($limit, @files) = @ARGV;
   my $banned = qr/\b(strcpy|strcat|sprintf|vsprintf|gets|atoi|atol|strtok)\s*\(/;
@@ -46,4 +59,9 @@ perl -e '
   }
   print $bad ? "check-src: $bad problem(s)\n" : "check-src: " . scalar(@files) . " files clean\n";
   exit($bad ? 1 : 0);
-' "$limit" "${files[@]}"
+' "$limit" "${cfiles[@]}" || status=1
+scripts/check-src-paths.pl "${files[@]}" || status=1
+if [ $# -eq 0 ]; then
+  scripts/check-src-tests-only.pl || status=1
+fi
+exit $status

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "kube/util/errors.h"
+#include "kube/util/flags_testing.h"
 
 int bench_flags_parse(const kube_flag *flags, size_t n, int argc, char **argv, void *dst)
 {

@@ -8,6 +8,7 @@
  * table can be rebuilt larger without touching them.
  */
 #include "kube/codec/intern.h"
+#include "kube/codec/intern_testing.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -15,6 +16,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "kube/util/hash.h"
 
 #define MIN_SLOTS 256u
 #define CHUNK_SIZE (64u * 1024u)
@@ -39,12 +42,8 @@ static atomic_ulong hits, refused;
 
 static uint32_t hash_bytes(const unsigned char *p, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL ^ n;
+    uint64_t h = kube_fnv1a_bytes(KUBE_FNV1A_INIT ^ n, p, n);
 
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ULL;
-    }
     return (uint32_t)(h ^ (h >> 32));
 }
 
@@ -111,13 +110,14 @@ static void *chunk_alloc(size_t size)
     return chunks->data + chunk_used - size;
 }
 
-/* Adds a new entry. Write lock held. */
-static entry *insert(uint32_t h, const void *p, size_t n)
+/* Adds a new entry; bounded: refused past the pool's limits. Write lock
+ * held. */
+static entry *insert(uint32_t h, const void *p, size_t n, int bounded)
 {
     size_t size = entry_size(n);
     entry *e;
 
-    if (count >= KUBE_INTERN_MAX_ENTRIES || bytes + size > KUBE_INTERN_MAX_BYTES) {
+    if (bounded && (count >= KUBE_INTERN_MAX_ENTRIES || bytes + size > KUBE_INTERN_MAX_BYTES)) {
         atomic_fetch_add_explicit(&refused, 1, memory_order_relaxed);
         return NULL;
     }
@@ -132,7 +132,7 @@ static entry *insert(uint32_t h, const void *p, size_t n)
     return e;
 }
 
-const void *kube_intern_bytes(const void *p, size_t n)
+static const void *intern(const void *p, size_t n, int bounded)
 {
     uint32_t h;
     entry *e;
@@ -149,12 +149,17 @@ const void *kube_intern_bytes(const void *p, size_t n)
     }
     pthread_rwlock_wrlock(&pool_lock);
     if (!(e = find(h, p, n)))
-        e = insert(h, p, n);
+        e = insert(h, p, n, bounded);
     pthread_rwlock_unlock(&pool_lock);
     return e ? e->data : NULL;
 }
 
-const char *kube_intern_str(const char *s)
+const void *kube_intern_bytes(const void *p, size_t n)
+{
+    return intern(p, n, 1);
+}
+
+static const char *intern_str(const char *s, int bounded)
 {
     const char *hit;
     size_t n;
@@ -164,7 +169,17 @@ const char *kube_intern_str(const char *s)
     if ((hit = kube_intern_static(s)))
         return hit;
     n = strnlen(s, KUBE_INTERN_MAX_ENTRY);
-    return n < KUBE_INTERN_MAX_ENTRY ? kube_intern_bytes(s, n + 1) : NULL;
+    return n < KUBE_INTERN_MAX_ENTRY ? intern(s, n + 1, bounded) : NULL;
+}
+
+const char *kube_intern_str(const char *s)
+{
+    return intern_str(s, 1);
+}
+
+const char *kube_intern_name(const char *s)
+{
+    return intern_str(s, 0);
 }
 
 void kube_intern_stats_get(kube_intern_stats *out)

@@ -49,14 +49,18 @@ const void *kube_intern_bytes(const void *p, size_t n);
  * NULL. Borrowed. */
 const char *kube_intern_str(const char *s);
 
+/* kube_intern_str for a name callers compare by pointer (resource
+ * names): the count and byte limits never refuse it, so one name always
+ * gives one pointer. NULL only when s is NULL or KUBE_INTERN_MAX_ENTRY
+ * bytes or longer, or memory runs out. Borrowed. Callers keep the set of
+ * such names small and closed. */
+const char *kube_intern_name(const char *s);
+
 typedef struct kube_intern_stats {
     size_t entries;        /* distinct entries held */
     size_t bytes;          /* bytes of entry data held (aligned sizes) */
     unsigned long hits;    /* lookups answered by an existing entry */
     unsigned long refused; /* new entries refused by the limits */
 } kube_intern_stats;
-
-/* A snapshot of the pool's counters. Allocates nothing. */
-void kube_intern_stats_get(kube_intern_stats *out);
 
 #endif

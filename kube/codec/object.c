@@ -338,6 +338,68 @@ int kube_json_array(const cJSON *obj, const char *key, const cJSON **out, size_t
     return KUBE_OK;
 }
 
+/* Fills the elements of arr (objects) with fn, size bytes apart. */
+static int decode_objects(const cJSON *arr, kube_arena *a, char *elems, size_t size,
+                          kube_json_elem_fn fn, void *ctx)
+{
+    const cJSON *it;
+    size_t i = 0;
+    int rc;
+
+    cJSON_ArrayForEach(it, arr)
+    {
+        if (!cJSON_IsObject(it))
+            return KUBE_EPARSE;
+        if ((rc = fn(it, a, elems + size * i++, ctx)))
+            return rc;
+    }
+    return KUBE_OK;
+}
+
+int kube_json_objects(const cJSON *obj, const char *key, kube_arena *a, size_t size,
+                      kube_json_elem_fn fn, void *ctx, void **out, size_t *n)
+{
+    const cJSON *arr;
+    char *elems;
+    size_t count;
+    int rc = kube_json_array(obj, key, &arr, &count);
+
+    *out = NULL;
+    *n = 0;
+    if (rc != KUBE_OK || count == 0)
+        return rc;
+    if (!(elems = kube_arena_alloc(a, count * size)))
+        return KUBE_ENOMEM;
+    if ((rc = decode_objects(arr, a, elems, size, fn, ctx)))
+        return rc;
+    *out = elems;
+    *n = count;
+    return KUBE_OK;
+}
+
+int kube_json_objects_shared(const cJSON *obj, const char *key, kube_arena *a, size_t size,
+                             size_t ptrs, kube_json_elem_fn fn, void **out, size_t *n)
+{
+    const cJSON *arr;
+    kube_arena_stage st;
+    char *elems;
+    size_t count;
+    int rc = kube_json_array(obj, key, &arr, &count);
+
+    *out = NULL;
+    *n = 0;
+    if (rc != KUBE_OK || count == 0)
+        return rc;
+    if (!(elems = kube_arena_stage_alloc(a, &st, count * size)))
+        return KUBE_ENOMEM;
+    if ((rc = decode_objects(arr, a, elems, size, fn, NULL)))
+        return rc;
+    if (!(*out = (void *)kube_arena_share(a, &st, elems, count, size, ptrs)))
+        return KUBE_ENOMEM;
+    *n = count;
+    return KUBE_OK;
+}
+
 /* A string element kept as mode says; JSON null reads as "" (Go leaves
  * the zero value). NULL for other types or when memory runs out. */
 static const char *null_or_string(const cJSON *it, kube_arena *a, str_mode mode)
@@ -482,12 +544,11 @@ int kube_json_time(const cJSON *obj, const char *key, int64_t *unix_us)
 
 /* ---- metadata ---- */
 
-static int decode_owner(const cJSON *j, kube_arena *a, kube_owner_ref *o)
+static int decode_owner(const cJSON *j, kube_arena *a, void *elem, void *ctx)
 {
+    kube_owner_ref *o = elem;
     int rc;
 
-    if (!cJSON_IsObject(j))
-        return KUBE_EPARSE;
     if ((rc = kube_json_str_shared(j, "apiVersion", a, "", &o->api_version)) ||
         (rc = kube_json_str_shared(j, "kind", a, "", &o->kind)) ||
         (rc = kube_json_str(j, "name", a, "", &o->name)) ||
@@ -499,24 +560,12 @@ static int decode_owner(const cJSON *j, kube_arena *a, kube_owner_ref *o)
 
 static int decode_owners(const cJSON *md, kube_arena *a, kube_meta *m)
 {
-    const cJSON *arr, *it;
-    kube_owner_ref *owners;
-    size_t n, i = 0;
-    int rc = kube_json_array(md, "ownerReferences", &arr, &n);
+    size_t n;
+    int rc = kube_json_objects(md, "ownerReferences", a, sizeof(kube_owner_ref), decode_owner, NULL,
+                               (void **)&m->owners, &n);
 
-    if (rc != KUBE_OK || n == 0)
-        return rc;
-    owners = kube_arena_alloc(a, n * sizeof(*owners));
-    if (!owners)
-        return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr)
-    {
-        if ((rc = decode_owner(it, a, &owners[i++])) != KUBE_OK)
-            return rc;
-    }
-    m->owners = owners;
-    m->n_owners = n;
-    return KUBE_OK;
+    m->n_owners = (uint32_t)n;
+    return rc;
 }
 
 /* Labels and their keys and values are shared (a value equal to the

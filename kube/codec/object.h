@@ -187,6 +187,21 @@ int kube_json_bool(const cJSON *obj, const char *key, int def, int *out);
 int kube_json_object(const cJSON *obj, const char *key, const cJSON **out);
 /* An array member and its length; *out NULL and *n 0 when absent. */
 int kube_json_array(const cJSON *obj, const char *key, const cJSON **out, size_t *n);
+/* Fills the zeroed element elem from the JSON object j (arena a, ctx as
+ * given to the caller below). KUBE_OK or an error, which stops decoding. */
+typedef int (*kube_json_elem_fn)(const cJSON *j, struct kube_arena *a, void *elem, void *ctx);
+/* An array member of objects decoded into a new arena array of elements of
+ * size bytes, each filled by fn. *out NULL and *n 0 when absent or empty
+ * (and on error). KUBE_EPARSE when the member is not an array or an
+ * element not an object, KUBE_ENOMEM, or fn's error. The array belongs to
+ * the arena. */
+int kube_json_objects(const cJSON *obj, const char *key, struct kube_arena *a, size_t size,
+                      kube_json_elem_fn fn, void *ctx, void **out, size_t *n);
+/* kube_json_objects for elements whose only pointers are their first ptrs
+ * members, all shared strings: the array is shared with the objects that
+ * hold the same bytes (kube_arena_share). fn gets ctx NULL. */
+int kube_json_objects_shared(const cJSON *obj, const char *key, struct kube_arena *a, size_t size,
+                             size_t ptrs, kube_json_elem_fn fn, void **out, size_t *n);
 /* An array of strings copied into the arena (NULL, 0 when absent or
  * empty); a null element reads as "". */
 int kube_json_strings(const cJSON *obj, const char *key, struct kube_arena *a,

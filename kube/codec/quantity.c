@@ -8,6 +8,7 @@
  * fractional digits decide the result (see frac_ceil).
  */
 #include "kube/codec/quantity.h"
+#include "kube/codec/quantity_testing.h"
 
 #include <math.h>
 #include <stdio.h>

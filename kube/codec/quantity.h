@@ -49,13 +49,6 @@ int kube_quantity_value(const kube_quantity *q, int64_t *out);
  * or KUBE_ERANGE (e.g. "9223372036854775807" has no int64 milli value). */
 int kube_quantity_milli_value(const kube_quantity *q, int64_t *out);
 
-/* kube_quantity_parse then kube_quantity_value. KUBE_EPARSE or
- * KUBE_ERANGE on failure. */
-int kube_quantity_parse_value(const char *s, int64_t *out);
-
-/* kube_quantity_parse then kube_quantity_milli_value. */
-int kube_quantity_parse_milli(const char *s, int64_t *out);
-
 /* A quantity as Quantity.UnmarshalJSON reads it: a JSON string (surrounding
  * whitespace trimmed) or a JSON number; JSON null is zero. Anything else,
  * or an unparsable string, is KUBE_EPARSE. */

@@ -16,25 +16,16 @@
  */
 #include "kube/util/clock.h"
 #include "kube/util/array.h"
+#include "kube/util/rand.h"
 #include "kube/machinery/informer_int.h"
+#include "kube/machinery/informer_testing.h"
 
 /* ---- small helpers ---------------------------------------------------- */
-
-static uint64_t rng_next(kube_hub *hub)
-{
-    uint64_t x = hub->rng;
-
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    hub->rng = x;
-    return x;
-}
 
 /* Uniform in [0, 1). */
 double kube_inf_rng_unit(kube_hub *hub)
 {
-    return (double)(rng_next(hub) >> 11) / (double)(1ULL << 53);
+    return kube_rand_unit(&hub->rng);
 }
 
 void kube_inf_set_last_rv(kube_informer *inf, const char *rv)
@@ -337,8 +328,6 @@ int kube_hub_new(kube_client *client, kube_hub **out)
         return KUBE_ENOMEM;
     hub->client = client;
     hub->rng = (uint64_t)kube_now_ns() ^ (uint64_t)(uintptr_t)hub ^ 0x9e3779b97f4a7c15ULL;
-    if (hub->rng == 0)
-        hub->rng = 1;
     hub->multi = curl_multi_init();
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -121,8 +121,6 @@ int kube_hub_wait_synced(kube_hub *hub, long timeout_ms);
 /* Store lookups, thread-safe. ns is "" for cluster-scoped objects. Returns
  * a new reference or NULL. */
 kube_object *kube_informer_get(kube_informer *inf, const char *ns, const char *name);
-/* Number of stored objects. */
-size_t kube_informer_count(kube_informer *inf);
 /* Calls fn for every stored object (under the store's read lock; fn must not
  * call back into the informer). */
 void kube_informer_foreach(kube_informer *inf, void (*fn)(void *ud, kube_object *obj), void *ud);
@@ -139,6 +137,5 @@ void kube_informer_last_rv(kube_informer *inf, char *out, size_t n);
 typedef struct kube_informer_stats {
     unsigned long lists, watches, relists_410, events, bookmarks, errors;
 } kube_informer_stats;
-void kube_informer_stats_get(kube_informer *inf, kube_informer_stats *out);
 
 #endif

@@ -5,6 +5,8 @@
  */
 #include "kube/machinery/recorder_testing.h"
 
+#include "kube/util/hash.h"
+
 /* ---- aggregation cache ---------------------------------------------------- */
 
 typedef struct cache_entry {
@@ -31,11 +33,7 @@ struct kube_recorder_cache {
 
 static uint64_t key_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL;
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
+    return kube_fnv1a_str(KUBE_FNV1A_INIT, s);
 }
 
 int kube_recorder_cache_new(int64_t window_ms, int64_t heartbeat_ms, kube_recorder_cache **out)

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "kube/util/errors.h"
+#include "kube/util/hash.h"
 #include "kube/codec/jsonstream.h"
 #include "kube/util/log.h"
 
@@ -45,21 +46,13 @@ static const char *ns_of(const kube_object *o)
     return o->meta.namespace_ ? o->meta.namespace_ : "";
 }
 
-static uint32_t fnv_str(uint32_t h, const char *s)
-{
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 16777619u;
-    }
-    return h;
-}
-
+/* FNV-1a of "ns/name", folded to 32 bits. */
 static uint32_t key_hash(const char *ns, const char *name)
 {
-    uint32_t h = fnv_str(2166136261u, ns ? ns : "");
-    h ^= '/';
-    h *= 16777619u;
-    return fnv_str(h, name);
+    uint64_t h = kube_fnv1a_str(KUBE_FNV1A_INIT, ns ? ns : "");
+
+    h = kube_fnv1a_str(kube_fnv1a_byte(h, '/'), name);
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 static uint32_t obj_hash(const kube_object *o)

@@ -4,6 +4,7 @@
  * delegate.h). The contract is in authn.h.
  */
 #include "kube/serving/authn.h"
+#include "kube/serving/authn_testing.h"
 
 #include <ctype.h>
 #include <openssl/err.h>

@@ -99,9 +99,6 @@ int kube_authn_config_set_list(kube_authn_config *cfg, kube_authn_list which,
 int kube_authn_config_from_configmap(kube_authn_config *cfg, const cJSON *data, char *err,
                                      size_t errlen);
 
-int kube_authn_config_has_requestheader(const kube_authn_config *cfg);
-int kube_authn_config_has_client_ca(const kube_authn_config *cfg);
-
 /* Front proxy check of a connection's certificate (leaf, and the untrusted
  * intermediates it sent, may be NULL). Returns KUBE_OK when trusted,
  * KUBE_ENOTFOUND when there is no certificate or no front-proxy CA, and

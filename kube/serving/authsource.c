@@ -3,6 +3,7 @@
  * current while the server runs. The contract is in authsource.h.
  */
 #include "kube/serving/authsource.h"
+#include "kube/serving/authsource_testing.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -73,13 +73,7 @@ void kube_authn_source_free(kube_authn_source *s);
 kube_authn_config *kube_authn_source_get(kube_authn_source *s);
 /* Non-zero once the ConfigMap was read (always, without lookup): /readyz. */
 int kube_authn_source_ready(kube_authn_source *s);
-/* Number of snapshots built so far (tests wait on it). */
-uint64_t kube_authn_source_generation(kube_authn_source *s);
 /* Re-reads the flag files that changed and rebuilds the settings. */
 void kube_authn_source_check_files(kube_authn_source *s);
-
-/* For tests: replaces the ConfigMap data (an object of strings, borrowed)
- * as if the watch had delivered it. */
-void kube_authn_source_apply_configmap(kube_authn_source *s, const cJSON *data);
 
 #endif

@@ -13,6 +13,7 @@
 #include "kube/util/buf.h"
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
+#include "kube/util/hash.h"
 
 #define BUCKETS 1024
 
@@ -32,10 +33,7 @@ struct kube_ttl_cache {
 
 static uint32_t hash(const char *s)
 {
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h % BUCKETS;
+    return (uint32_t)(kube_fnv1a_str(KUBE_FNV1A_INIT, s) % BUCKETS);
 }
 
 int kube_ttl_cache_new(size_t max_entries, kube_ttl_cache **out)

@@ -3,6 +3,7 @@
  * contract is in certs.h.
  */
 #include "kube/serving/certs.h"
+#include "kube/serving/certs_testing.h"
 
 #include <errno.h>
 #include <fcntl.h>

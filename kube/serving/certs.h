@@ -28,12 +28,6 @@
 
 typedef struct kube_certs kube_certs;
 
-/* cert_file and key_file both set, or both NULL (then cert_dir is used).
- * bind_address (may be NULL) is added to the SANs of a generated
- * certificate when it is a specific IP. Returns KUBE_OK, KUBE_EIO,
- * KUBE_EPARSE (err names the file) or KUBE_ENOMEM. */
-int kube_certs_new(const char *cert_file, const char *key_file, const char *cert_dir,
-                   const char *bind_address, kube_certs **out, char *err, size_t errlen);
 /* The same with the generated pair named <cert_dir>/<pair_name>.crt and
  * .key (kube-scheduler's "kube-scheduler"; kube_certs_new() uses
  * "apiserver"). An empty or NULL cert_dir keeps a generated pair in
@@ -53,11 +47,5 @@ void kube_certs_attach(kube_certs *c, SSL_CTX *ctx);
 /* Returns 1 when a changed pair was loaded, 0 when nothing changed or the
  * new files are not usable (the old pair stays). */
 int kube_certs_reload_if_changed(kube_certs *c);
-
-/* Writes a self-signed CA and a serving certificate for the given DNS names
- * and IP addresses (NULL-terminated lists) to cert_path (certificate, then
- * CA) and key_path (mode 0600). Used for --cert-dir and by tests. */
-int kube_certs_generate(const char *cert_path, const char *key_path, const char *const *dns,
-                        const char *const *ips, char *err, size_t errlen);
 
 #endif

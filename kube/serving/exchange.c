@@ -4,6 +4,7 @@
  * daemon's handler. The contract is in exchange.h.
  */
 #include "kube/serving/exchange.h"
+#include "kube/serving/exchange_testing.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -189,8 +189,6 @@ int kube_exchange_must_close(const kube_exchange *x);
 /* Appends the whole HTTP/1.1 response (status line, headers, body; a
  * streamed answer's head only). */
 int kube_exchange_serialize(const kube_exchange *x, int keep_alive, kube_buf *out);
-/* The answer body (for tests). */
-const char *kube_exchange_body(const kube_exchange *x, size_t *len);
 /* Reports the finished request to the observer (duration since new()) and
  * logs it (the handlers' log(), else a line at verbosity 3). */
 void kube_exchange_observe(const kube_exchange *x);

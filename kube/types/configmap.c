@@ -2,6 +2,7 @@
  * kube/types/configmap.c - v1 ConfigMap decoding.
  */
 #include "kube/types/configmap.h"
+#include "kube/types/configmap_testing.h"
 
 #include <string.h>
 

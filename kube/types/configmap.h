@@ -22,7 +22,4 @@ extern const kube_codec kube_configmap_codec;
 /* The kube_configmap behind obj, or NULL. Borrowed. */
 const kube_configmap *kube_configmap_from(const kube_object *obj);
 
-/* data[key], or NULL when absent. The string belongs to cm. */
-const char *kube_configmap_get(const kube_configmap *cm, const char *key);
-
 #endif

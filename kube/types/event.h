@@ -35,7 +35,4 @@ typedef struct kube_event {
 
 extern const kube_codec kube_event_codec;
 
-/* The kube_event behind obj, or NULL. Borrowed. */
-const kube_event *kube_event_from(const kube_object *obj);
-
 #endif

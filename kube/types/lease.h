@@ -22,7 +22,4 @@ typedef struct kube_lease {
 
 extern const kube_codec kube_lease_codec;
 
-/* The kube_lease behind obj, or NULL. Borrowed. */
-const kube_lease *kube_lease_from(const kube_object *obj);
-
 #endif

@@ -124,12 +124,13 @@ static int decode_effect(const char *s, kube_taint_effect *out)
     return KUBE_OK;
 }
 
-static int decode_taint(const cJSON *j, kube_arena *a, kube_taint *t)
+static int decode_taint(const cJSON *j, kube_arena *a, void *elem, void *ctx)
 {
     const cJSON *effect = kube_json_get(j, "effect");
+    kube_taint *t = elem;
     int rc;
 
-    if (!cJSON_IsObject(j) || !cJSON_IsString(effect))
+    if (!cJSON_IsString(effect))
         return KUBE_EPARSE;
     if ((rc = kube_json_str_shared(j, "key", a, "", &t->key)) ||
         (rc = kube_json_str_shared(j, "value", a, "", &t->value)))
@@ -141,33 +142,19 @@ static int decode_taint(const cJSON *j, kube_arena *a, kube_taint *t)
  * shared (kube_arena_share). */
 static int decode_taints(const cJSON *spec, kube_arena *a, kube_node *n)
 {
-    const cJSON *arr, *it;
-    kube_taint *taints;
-    size_t count, i = 0;
-    kube_arena_stage st;
-    int rc = kube_json_array(spec, "taints", &arr, &count);
+    size_t count;
+    int rc = kube_json_objects_shared(spec, "taints", a, sizeof(kube_taint), 2, decode_taint,
+                                      (void **)&n->taints, &count);
 
-    if (rc != KUBE_OK || count == 0)
-        return rc;
-    if (!(taints = kube_arena_stage_alloc(a, &st, count * sizeof(*taints))))
-        return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr)
-    {
-        if ((rc = decode_taint(it, a, &taints[i++])))
-            return rc;
-    }
-    if (!(n->taints = kube_arena_share(a, &st, taints, count, sizeof(*taints), 2)))
-        return KUBE_ENOMEM;
-    n->n_taints = count;
-    return KUBE_OK;
+    n->n_taints = (uint32_t)count;
+    return rc;
 }
 
-static int decode_image(const cJSON *j, kube_arena *a, kube_node_image *img)
+static int decode_image(const cJSON *j, kube_arena *a, void *elem, void *ctx)
 {
+    kube_node_image *img = elem;
     int rc;
 
-    if (!cJSON_IsObject(j))
-        return KUBE_EPARSE;
     if ((rc = kube_json_strings_shared(j, "names", a, &img->names, &img->n_names)))
         return rc;
     return kube_json_int64(j, "sizeBytes", INT64_MIN, INT64_MAX, 0, &img->size_bytes);
@@ -175,25 +162,8 @@ static int decode_image(const cJSON *j, kube_arena *a, kube_node_image *img)
 
 static int decode_images(const cJSON *status, kube_arena *a, kube_node *n)
 {
-    const cJSON *arr, *it;
-    kube_node_image *images;
-    size_t count, i = 0;
-    kube_arena_stage st;
-    int rc = kube_json_array(status, "images", &arr, &count);
-
-    if (rc != KUBE_OK || count == 0)
-        return rc;
-    if (!(images = kube_arena_stage_alloc(a, &st, count * sizeof(*images))))
-        return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr)
-    {
-        if ((rc = decode_image(it, a, &images[i++])))
-            return rc;
-    }
-    if (!(n->images = kube_arena_share(a, &st, images, count, sizeof(*images), 1)))
-        return KUBE_ENOMEM;
-    n->n_images = count;
-    return KUBE_OK;
+    return kube_json_objects_shared(status, "images", a, sizeof(kube_node_image), 1, decode_image,
+                                    (void **)&n->images, &n->n_images);
 }
 
 int kube_resource_list_decode(const cJSON *map, kube_resource_entry **out, size_t *n)

@@ -6,76 +6,6 @@
 
 /* ---- small helpers ---- */
 
-/* Fills one element of an array of objects. */
-typedef int (*elem_fn)(const cJSON *j, kube_arena *a, void *elem, void *ctx);
-
-/* Fills the elements of arr (objects) with fn, size bytes apart. */
-static int decode_elems(const cJSON *arr, kube_arena *a, char *elems, size_t size, elem_fn fn,
-                        void *ctx)
-{
-    const cJSON *it;
-    size_t i = 0;
-    int rc;
-
-    cJSON_ArrayForEach(it, arr)
-    {
-        if (!cJSON_IsObject(it))
-            return KUBE_EPARSE;
-        if ((rc = fn(it, a, elems + size * i++, ctx)))
-            return rc;
-    }
-    return KUBE_OK;
-}
-
-/* An array member of objects: allocates n elements of size each and
- * calls fn on every element. */
-static int decode_array(const cJSON *parent, const char *key, kube_arena *a, size_t size,
-                        elem_fn fn, void *ctx, void **out, size_t *n)
-{
-    const cJSON *arr;
-    char *elems;
-    size_t count;
-    int rc = kube_json_array(parent, key, &arr, &count);
-
-    *out = NULL;
-    *n = 0;
-    if (rc != KUBE_OK || count == 0)
-        return rc;
-    if (!(elems = kube_arena_alloc(a, count * size)))
-        return KUBE_ENOMEM;
-    if ((rc = decode_elems(arr, a, elems, size, fn, ctx)))
-        return rc;
-    *out = elems;
-    *n = count;
-    return KUBE_OK;
-}
-
-/* decode_array for elements whose only pointers are their first ptrs
- * members, all shared strings: the array is shared with the objects that
- * have the same (kube_arena_share). */
-static int decode_shared_array(const cJSON *parent, const char *key, kube_arena *a, size_t size,
-                               size_t ptrs, elem_fn fn, void **out, size_t *n)
-{
-    const cJSON *arr;
-    kube_arena_stage st;
-    char *elems;
-    size_t count;
-    int rc = kube_json_array(parent, key, &arr, &count);
-
-    *out = NULL;
-    *n = 0;
-    if (rc != KUBE_OK || count == 0)
-        return rc;
-    if (!(elems = kube_arena_stage_alloc(a, &st, count * size)))
-        return KUBE_ENOMEM;
-    if ((rc = decode_elems(arr, a, elems, size, fn, NULL)))
-        return rc;
-    if (!(*out = (void *)kube_arena_share(a, &st, elems, count, size, ptrs)))
-        return KUBE_ENOMEM;
-    *n = count;
-    return KUBE_OK;
-}
-
 /* A string member read in place, not kept: "" when absent. */
 static int peek_str(const cJSON *j, const char *key, const char **out)
 {
@@ -186,13 +116,13 @@ static int pod_affinity_decode(const cJSON *j, kube_arena *a, kube_pod_affinity 
         return KUBE_OK;
     if (!cJSON_IsObject(j))
         return KUBE_EPARSE;
-    if ((rc = decode_array(j, "requiredDuringSchedulingIgnoredDuringExecution", a,
-                           sizeof(kube_pod_affinity_term), affinity_term_fn, NULL,
-                           (void **)&pa->required, &pa->n_required)))
+    if ((rc = kube_json_objects(j, "requiredDuringSchedulingIgnoredDuringExecution", a,
+                                sizeof(kube_pod_affinity_term), affinity_term_fn, NULL,
+                                (void **)&pa->required, &pa->n_required)))
         return rc;
-    return decode_array(j, "preferredDuringSchedulingIgnoredDuringExecution", a,
-                        sizeof(kube_weighted_pod_affinity_term), weighted_term_fn, NULL,
-                        (void **)&pa->preferred, &pa->n_preferred);
+    return kube_json_objects(j, "preferredDuringSchedulingIgnoredDuringExecution", a,
+                             sizeof(kube_weighted_pod_affinity_term), weighted_term_fn, NULL,
+                             (void **)&pa->preferred, &pa->n_preferred);
 }
 
 static int preferred_term_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx)
@@ -218,9 +148,9 @@ static int node_affinity_decode(const cJSON *j, kube_arena *a, kube_affinity *af
              kube_json_get(j, "requiredDuringSchedulingIgnoredDuringExecution"), a,
              &af->node_required)))
         return rc;
-    return decode_array(j, "preferredDuringSchedulingIgnoredDuringExecution", a,
-                        sizeof(kube_preferred_term), preferred_term_fn, NULL,
-                        (void **)&af->node_preferred, &af->n_node_preferred);
+    return kube_json_objects(j, "preferredDuringSchedulingIgnoredDuringExecution", a,
+                             sizeof(kube_preferred_term), preferred_term_fn, NULL,
+                             (void **)&af->node_preferred, &af->n_node_preferred);
 }
 
 static int affinity_decode(const cJSON *spec, kube_arena *a, const kube_affinity **out)
@@ -395,32 +325,17 @@ static int volume_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx)
 
 /* ---- containers: images and host ports ---- */
 
+static int image_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx)
+{
+    return kube_json_str_shared(j, "image", a, "", elem);
+}
+
+/* The images of the containers listed at key, shared. */
 static int images_decode(const cJSON *spec, const char *key, kube_arena *a, const char *const **out,
                          size_t *n)
 {
-    const cJSON *arr, *it;
-    const char **images;
-    size_t count, i = 0;
-    kube_arena_stage st;
-    int rc = kube_json_array(spec, key, &arr, &count);
-
-    *out = NULL;
-    *n = 0;
-    if (rc != KUBE_OK || count == 0)
-        return rc;
-    if (!(images = kube_arena_stage_alloc(a, &st, count * sizeof(*images))))
-        return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr)
-    {
-        if (!cJSON_IsObject(it))
-            return KUBE_EPARSE;
-        if ((rc = kube_json_str_shared(it, "image", a, "", &images[i++])))
-            return rc;
-    }
-    if (!(*out = kube_arena_share(a, &st, images, count, sizeof(*images), 1)))
-        return KUBE_ENOMEM;
-    *n = count;
-    return KUBE_OK;
+    return kube_json_objects_shared(spec, key, a, sizeof(const char *), 1, image_fn, (void **)out,
+                                    n);
 }
 
 /* Counts (out NULL) or fills the hostPort > 0 entries of one container. */
@@ -538,14 +453,15 @@ static int spec_arrays(const cJSON *spec, kube_arena *a, kube_pod *p, spec_count
 
     if ((rc = kube_json_string_map_shared(spec, "nodeSelector", a, &p->node_selector,
                                           &n->node_selector)) ||
-        (rc = decode_shared_array(spec, "tolerations", a, sizeof(kube_toleration), 2, toleration_fn,
-                                  (void **)&p->tolerations, &n->tolerations)) ||
-        (rc = decode_array(spec, "topologySpreadConstraints", a, sizeof(kube_spread_constraint),
-                           spread_fn, NULL, (void **)&p->spread, &n->spread)) ||
-        (rc = decode_shared_array(spec, "schedulingGates", a, sizeof(const char *), 1, gate_fn,
-                                  (void **)&p->scheduling_gates, &n->gates)) ||
-        (rc = decode_array(spec, "volumes", a, sizeof(kube_volume), volume_fn, p,
-                           (void **)&p->volumes, &n->volumes)) ||
+        (rc = kube_json_objects_shared(spec, "tolerations", a, sizeof(kube_toleration), 2,
+                                       toleration_fn, (void **)&p->tolerations, &n->tolerations)) ||
+        (rc =
+             kube_json_objects(spec, "topologySpreadConstraints", a, sizeof(kube_spread_constraint),
+                               spread_fn, NULL, (void **)&p->spread, &n->spread)) ||
+        (rc = kube_json_objects_shared(spec, "schedulingGates", a, sizeof(const char *), 1, gate_fn,
+                                       (void **)&p->scheduling_gates, &n->gates)) ||
+        (rc = kube_json_objects(spec, "volumes", a, sizeof(kube_volume), volume_fn, p,
+                                (void **)&p->volumes, &n->volumes)) ||
         (rc = images_decode(spec, "containers", a, &p->images, &n->images)))
         return rc;
     return images_decode(spec, "initContainers", a, &p->init_images, &n->init_images);
@@ -580,8 +496,8 @@ static int status_decode(const cJSON *status, kube_arena *a, kube_pod *p)
 
     if ((rc = kube_json_str_shared(status, "phase", a, "", &p->phase)) ||
         (rc = kube_json_str_shared(status, "nominatedNodeName", a, "", &p->nominated_node_name)) ||
-        (rc = decode_shared_array(status, "conditions", a, sizeof(kube_pod_condition), 3,
-                                  condition_fn, (void **)&p->conditions, &n)))
+        (rc = kube_json_objects_shared(status, "conditions", a, sizeof(kube_pod_condition), 3,
+                                       condition_fn, (void **)&p->conditions, &n)))
         return rc;
     p->n_conditions = (uint32_t)n;
     return KUBE_OK;

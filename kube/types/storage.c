@@ -3,6 +3,7 @@
  * and CSINode decoding, and the volume helpers the scheduler uses.
  */
 #include "kube/types/storage.h"
+#include "kube/types/storage_testing.h"
 
 #include <string.h>
 
@@ -212,60 +213,30 @@ static int binding_mode_decode(const cJSON *json, kube_binding_mode *out)
 }
 
 /* One TopologySelectorLabelRequirement as an In requirement. */
-static int topology_req_decode(const cJSON *j, kube_arena *a, kube_requirement *r)
+static int topology_req_decode(const cJSON *j, kube_arena *a, void *elem, void *ctx)
 {
+    kube_requirement *r = elem;
     int rc;
 
-    if (!cJSON_IsObject(j))
-        return KUBE_EPARSE;
     r->op = KUBE_SEL_IN;
     if ((rc = kube_json_str(j, "key", a, "", &r->key)))
         return rc;
     return kube_json_strings(j, "values", a, &r->values, &r->n_values);
 }
 
-static int topology_term_decode(const cJSON *j, kube_arena *a, kube_topology_term *t)
+static int topology_term_decode(const cJSON *j, kube_arena *a, void *elem, void *ctx)
 {
-    const cJSON *arr, *it;
-    kube_requirement *reqs;
-    size_t n, i = 0;
-    int rc;
+    kube_topology_term *t = elem;
 
-    if (!cJSON_IsObject(j))
-        return KUBE_EPARSE;
-    if ((rc = kube_json_array(j, "matchLabelExpressions", &arr, &n)) || n == 0)
-        return rc;
-    if (!(reqs = kube_arena_alloc(a, n * sizeof(*reqs))))
-        return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr)
-    {
-        if ((rc = topology_req_decode(it, a, &reqs[i++])))
-            return rc;
-    }
-    t->reqs = reqs;
-    t->n_reqs = n;
-    return KUBE_OK;
+    return kube_json_objects(j, "matchLabelExpressions", a, sizeof(kube_requirement),
+                             topology_req_decode, NULL, (void **)&t->reqs, &t->n_reqs);
 }
 
 static int allowed_topologies_decode(const cJSON *json, kube_arena *a, kube_storage_class *sc)
 {
-    const cJSON *arr, *it;
-    kube_topology_term *terms;
-    size_t n, i = 0;
-    int rc = kube_json_array(json, "allowedTopologies", &arr, &n);
-
-    if (rc != KUBE_OK || n == 0)
-        return rc;
-    if (!(terms = kube_arena_alloc(a, n * sizeof(*terms))))
-        return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr)
-    {
-        if ((rc = topology_term_decode(it, a, &terms[i++])))
-            return rc;
-    }
-    sc->allowed_topologies = terms;
-    sc->n_allowed_topologies = n;
-    return KUBE_OK;
+    return kube_json_objects(json, "allowedTopologies", a, sizeof(kube_topology_term),
+                             topology_term_decode, NULL, (void **)&sc->allowed_topologies,
+                             &sc->n_allowed_topologies);
 }
 
 static int sc_fill(const cJSON *json, kube_arena *a, kube_object *obj)
@@ -283,13 +254,12 @@ KUBE_KIND_DEFINE(storage_class, "StorageClass", kube_storage_class, sc_fill)
 
 /* ---- CSINode ---- */
 
-static int csi_driver_decode(const cJSON *j, kube_arena *a, kube_csi_driver_info *d)
+static int csi_driver_decode(const cJSON *j, kube_arena *a, void *elem, void *ctx)
 {
+    kube_csi_driver_info *d = elem;
     const cJSON *alloc;
     int rc;
 
-    if (!cJSON_IsObject(j))
-        return KUBE_EPARSE;
     if ((rc = kube_json_str(j, "name", a, "", &d->name)) ||
         (rc = kube_json_str(j, "nodeID", a, "", &d->node_id)) ||
         (rc = kube_json_strings(j, "topologyKeys", a, &d->topology_keys, &d->n_topology_keys)) ||
@@ -302,24 +272,13 @@ static int csi_driver_decode(const cJSON *j, kube_arena *a, kube_csi_driver_info
 static int csi_node_fill(const cJSON *json, kube_arena *a, kube_object *obj)
 {
     kube_csi_node *cn = (kube_csi_node *)obj;
-    const cJSON *spec, *arr, *it;
-    kube_csi_driver_info *drivers;
-    size_t n, i = 0;
-    int rc;
+    const cJSON *spec;
+    int rc = kube_json_object(json, "spec", &spec);
 
-    if ((rc = kube_json_object(json, "spec", &spec)) ||
-        (rc = kube_json_array(spec, "drivers", &arr, &n)) || n == 0)
+    if (rc != KUBE_OK)
         return rc;
-    if (!(drivers = kube_arena_alloc(a, n * sizeof(*drivers))))
-        return KUBE_ENOMEM;
-    cJSON_ArrayForEach(it, arr)
-    {
-        if ((rc = csi_driver_decode(it, a, &drivers[i++])))
-            return rc;
-    }
-    cn->drivers = drivers;
-    cn->n_drivers = n;
-    return KUBE_OK;
+    return kube_json_objects(spec, "drivers", a, sizeof(kube_csi_driver_info), csi_driver_decode,
+                             NULL, (void **)&cn->drivers, &cn->n_drivers);
 }
 
 KUBE_KIND_DEFINE(csi_node, "CSINode", kube_csi_node, csi_node_fill)

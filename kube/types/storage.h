@@ -162,9 +162,6 @@ int kube_pv_node_affinity_matches(const kube_pv *pv, const kube_kv *labels, size
  * satisfy. */
 int kube_storage_class_allows(const kube_storage_class *sc, const kube_kv *labels, size_t n);
 
-/* The CSINode driver entry named name, or NULL. Borrowed. */
-const kube_csi_driver_info *kube_csi_node_driver(const kube_csi_node *cn, const char *name);
-
 /* The access mode bit of an accessModes string, 0 when unknown. */
 unsigned kube_access_mode_parse(const char *s);
 

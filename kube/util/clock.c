@@ -2,6 +2,7 @@
  * kube/util/clock.c - the clocks (clock.h).
  */
 #include "kube/util/clock.h"
+#include "kube/util/clock_testing.h"
 
 #include <stdio.h>
 #include <sys/time.h>

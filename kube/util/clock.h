@@ -26,8 +26,5 @@ void kube_deadline_after(struct timespec *ts, clockid_t clock, int64_t ms);
 void kube_time_rfc3339_micro(char *out, size_t n);
 /* Wall clock formatted as RFC 3339 seconds ("...T10:00:00Z"). */
 void kube_time_rfc3339(char *out, size_t n);
-/* The wall clock plus seconds, formatted as kube_time_rfc3339() (a
- * deletionTimestamp: now plus the grace period). */
-void kube_time_rfc3339_after(char *out, size_t n, int64_t seconds);
 
 #endif

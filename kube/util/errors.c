@@ -3,6 +3,7 @@
  * errors.h.
  */
 #include "kube/util/errors.h"
+#include "kube/util/errors_testing.h"
 
 #include <string.h>
 

@@ -43,13 +43,6 @@ enum {
  * KUBE_E* code. 2xx maps to KUBE_OK. */
 int kube_err_from_status(long http_code, const char *reason);
 
-/* The HTTP status code that corresponds to a KUBE_E* code (500 for local
- * failures), for servers that answer with a metav1.Status. */
-int kube_err_http_code(int err);
-
-/* The metav1.Status reason ("NotFound", "Conflict", ...) for a code. */
-const char *kube_err_reason(int err);
-
 /* A short human description of a code. Static storage; never NULL. */
 const char *kube_strerror(int err);
 

@@ -2,6 +2,7 @@
  * kube/util/flags.c - the command-line flag parser (flags.h).
  */
 #include "kube/util/flags.h"
+#include "kube/util/flags_testing.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -43,12 +43,6 @@ typedef struct kube_flag {
     int (*set)(void *dst, const struct kube_flag *f, const char *value, char *why, size_t n);
 } kube_flag;
 
-/* Parses argv[1..argc) against the n flags into dst. KUBE_OK, KUBE_ECONFIG
- * (the message in err, pflag's wording) or KUBE_ENOMEM. Fields of flags not
- * given keep their values. */
-int kube_flags_parse(const kube_flag *flags, size_t n, int argc, char *const *argv, void *dst,
-                     char *err, size_t errlen);
-
 /* What a program does with a flag absent from its table (plug-ins' flags):
  * name as given ("--x"), value after '=' or NULL. Returns 1 (taken), 0
  * (unknown: the parse fails) or a negative KUBE_E* code. */

@@ -46,7 +46,6 @@ typedef enum klog_format {
 
 /* Sets the verbosity (the --v flag). Thread-safe. */
 void klog_set_verbosity(int v);
-int klog_verbosity(void);
 /* Sets the output format. */
 void klog_set_format(klog_format f);
 /* Sets --vmodule ("pattern=N,..."; NULL or "" clears it). KUBE_OK, or

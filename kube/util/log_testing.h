@@ -10,4 +10,6 @@
 /* Sends log lines to f (borrowed; NULL: back to stderr). */
 void klog_testing_set_output(FILE *f);
 
+int klog_verbosity(void);
+
 #endif

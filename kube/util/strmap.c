@@ -9,19 +9,14 @@
 
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
+#include "kube/util/hash.h"
 
 static char tomb_marker;
 #define TOMB (&tomb_marker)
 
-/* FNV-1a. */
 static size_t hash_str(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return (size_t)h;
+    return (size_t)kube_fnv1a_str(KUBE_FNV1A_INIT, s);
 }
 
 static kube_strmap_slot *find_slot(const kube_strmap *m, const char *key, size_t h)

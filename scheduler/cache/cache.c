@@ -11,12 +11,14 @@
 #include <string.h>
 
 #include "kube/util/clock.h"
+#include "kube/util/hash.h"
 #include "kube/util/strmap.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
+#include "cache/cache_testing.h"
 
 static int64_t now_ms(const sched_cache *c)
 {
@@ -29,11 +31,7 @@ static int64_t now_ms(const sched_cache *c)
 
 static size_t pt_hash(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return (size_t)h;
+    return (size_t)kube_fnv1a_str(KUBE_FNV1A_INIT, s);
 }
 
 /* The slot holding uid, or the slot where it would go (first tombstone

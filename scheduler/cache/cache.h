@@ -93,9 +93,6 @@ int sched_cache_update_pod(sched_cache *c, struct kube_pod *old_pod, struct kube
 int sched_cache_remove_pod(sched_cache *c, const struct kube_pod *pod);
 /* 1 when the UID is assumed (not yet confirmed). */
 int sched_cache_is_assumed(sched_cache *c, const char *uid);
-/* The node the UID is placed on, copied into out: 1 when the pod is in
- * the cache, 0 otherwise. */
-int sched_cache_pod_node(sched_cache *c, const char *uid, char *out, size_t n);
 
 /* ---- nodes ---- */
 
@@ -125,8 +122,5 @@ typedef struct sched_cache_counts {
     size_t assumed;
 } sched_cache_counts;
 void sched_cache_get_counts(sched_cache *c, sched_cache_counts *out);
-/* The node names in nodeTree order (for tests): *out is a new array of new
- * strings; the caller frees each and the array. KUBE_OK or KUBE_ENOMEM. */
-int sched_cache_node_order(sched_cache *c, char ***out, size_t *n);
 
 #endif

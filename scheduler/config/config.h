@@ -240,8 +240,6 @@ int sched_config_write_yaml(const sched_config *cfg, kube_buf *out);
  * with cJSON_Delete(); NULL when out of memory. */
 cJSON *sched_config_to_json(const sched_config *cfg);
 
-/* The profile with this schedulerName, or NULL. */
-const sched_profile *sched_config_profile(const sched_config *cfg, const char *scheduler_name);
 /* The pluginConfig args of a plugin in a profile (borrowed), or NULL. */
 const cJSON *sched_profile_args(const sched_profile *p, const char *plugin);
 

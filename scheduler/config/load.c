@@ -12,6 +12,7 @@
 
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
+#include "config/config_testing.h"
 
 void sched_config_free(sched_config *cfg)
 {

@@ -3,6 +3,7 @@
  * values (a cycle holds a dozen at most, so a linear scan beats hashing).
  */
 #include "framework/cycle_state.h"
+#include "framework/cycle_state_testing.h"
 
 #include <stdlib.h>
 #include <string.h>

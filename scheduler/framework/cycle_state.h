@@ -82,8 +82,6 @@ void *fw_cycle_state_read(const fw_cycle_state *cs, const char *key);
  * comparing strings; any other entry by content. Filter and Score read
  * their state once per node, which makes this the hot lookup. */
 void *fw_cycle_state_read_static(const fw_cycle_state *cs, const char *key);
-/* Removes (and frees) the value under key; no-op when absent. */
-void fw_cycle_state_delete(fw_cycle_state *cs, const char *key);
 
 /* Deep copy: each value via its clone op, the skip sets and the metrics
  * flag copied. NULL on OOM. Caller frees with fw_cycle_state_free(). */
@@ -104,6 +102,5 @@ int fw_cycle_state_skip_score_has(const fw_cycle_state *cs, const char *plugin);
 /* Empties one set / both sets. */
 void fw_cycle_state_skip_filter_clear(fw_cycle_state *cs);
 void fw_cycle_state_skip_score_clear(fw_cycle_state *cs);
-void fw_cycle_state_skip_clear(fw_cycle_state *cs);
 
 #endif

@@ -12,7 +12,7 @@
  * Conventions for plugins:
  *   - A plugin is a `const fw_plugin_desc` with static storage, declared in
  *     scheduler/plugins/plugins.h and listed in scheduler/plugins/
- *     registry_list.c. Every pointer except name and create may be NULL
+ *     registry.c. Every pointer except name and create may be NULL
  *     (the point is not implemented).
  *   - `self` is what create() returned; destroy(self) frees it.
  *   - Statuses: return NULL for success, or fw_status_new(...) (ownership
@@ -471,19 +471,10 @@ const char *fw_framework_profile_name(const fw_framework *fw);
  * spec.schedulerName): the framework of fws[0..n) whose profile name is
  * scheduler_name, or NULL when none is (the pod is not ours). */
 fw_framework *fw_framework_for(fw_framework *const *fws, size_t n, const char *scheduler_name);
-/* The handle given to plugins (owned by the framework). */
-fw_handle *fw_framework_handle(fw_framework *fw);
 
-/* Introspection: the plugin names at a point, in run order (static names).
- * Returns the count; writes up to cap names. */
-size_t fw_framework_plugins_at(const fw_framework *fw, fw_point p, const char **names, size_t cap);
-/* The weight of a score plugin (0 when not a score plugin). */
-int fw_framework_score_weight(const fw_framework *fw, const char *plugin);
 int fw_framework_has_filter_plugins(const fw_framework *fw);
 int fw_framework_has_score_plugins(const fw_framework *fw);
 int fw_framework_has_post_filter_plugins(const fw_framework *fw);
-/* Whether a plugin (by name) is in this framework at any point. */
-int fw_framework_has_plugin(const fw_framework *fw, const char *plugin);
 
 /* Calls fn once per (plugin, event) a queue must watch: every plugin of the
  * framework, with its events_to_register() list, or with {"*", FW_ACT_ALL}
@@ -522,12 +513,6 @@ fw_status *fw_framework_run_pre_filter_remove_pod(fw_framework *fw, fw_cycle_sta
                                                   const fw_pod_info *pod_to_remove,
                                                   const fw_node_info *ni);
 
-/* Filter on one node: plugins in order (skipped ones excluded); the first
- * non-success stops and is returned with its plugin set (a non-
- * unschedulable status becomes FW_ERROR "running %q filter plugin: ...").
- * Thread-safe for concurrent calls on different nodes. */
-fw_status *fw_framework_run_filter(fw_framework *fw, const fw_cycle_state *cs,
-                                   const fw_pod_info *pod, const fw_node_info *ni);
 /* RunFilterPluginsWithNominatedPods: when pods of equal or higher priority
  * are nominated to the node, filters once with them added (on clones of
  * the state and node info, via AddPod extensions) and, if that passes,
@@ -562,6 +547,9 @@ fw_status *fw_framework_run_reserve(fw_framework *fw, fw_cycle_state *cs, const 
 void fw_framework_run_unreserve(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
                                 const char *node);
 
+/* Whether a plugin (by name) is in this framework at any point. */
+int fw_framework_has_plugin(const fw_framework *fw, const char *plugin);
+
 /* Permit: in order; a rejection stops (plugin set); FW_WAIT answers are
  * collected and the pod becomes a waiting pod (status FW_WAIT "one or more
  * plugins asked to wait and no plugin rejected pod %q"). */
@@ -575,7 +563,6 @@ fw_status *fw_framework_run_permit(fw_framework *fw, fw_cycle_state *cs, const f
 fw_status *fw_framework_wait_on_permit(fw_framework *fw, const fw_pod_info *pod);
 /* Waiting pods (the handle's GetWaitingPod/Allow/Reject). Return 1 when a
  * waiting pod with that UID existed, 0 otherwise. Thread-safe. */
-int fw_framework_allow_waiting_pod(fw_framework *fw, const char *uid, const char *plugin);
 int fw_framework_reject_waiting_pod(fw_framework *fw, const char *uid, const char *plugin,
                                     const char *msg);
 /* Iterates waiting pods (under a lock: fn must not call back in). */

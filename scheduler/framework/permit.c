@@ -16,6 +16,7 @@
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
+#include "framework/framework_testing.h"
 
 typedef struct pending_plugin {
     const char *plugin; /* static name */

@@ -1,34 +1,16 @@
 /*
- * scheduler/framework/resource.c - framework.Resource arithmetic, interned
- * resource names and the host-port set.
+ * scheduler/framework/resource.c - framework.Resource arithmetic (scalar
+ * names interned with kube_intern_name) and the host-port set.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "framework/types.h"
+#include "kube/codec/intern.h"
 #include "kube/util/array.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/types/node.h"
-
-static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER;
-static kube_strmap intern_map = KUBE_STRMAP_INIT;
-
-const char *fw_resource_name_intern(const char *name)
-{
-    pthread_mutex_lock(&intern_mu);
-    char *s = kube_strmap_get(&intern_map, name);
-    if (!s) {
-        s = kube_strdup(name);
-        if (s && kube_strmap_put(&intern_map, name, s, NULL) != KUBE_OK) {
-            free(s);
-            s = NULL;
-        }
-    }
-    pthread_mutex_unlock(&intern_mu);
-    return s;
-}
 
 static fw_scalar *scalar_find(const fw_resource *r, const char *name)
 {
@@ -47,7 +29,7 @@ static fw_scalar *scalar_slot(fw_resource *r, const char *name)
     fw_scalar *s = scalar_find(r, name);
     if (s)
         return s;
-    const char *in = fw_resource_name_intern(name);
+    const char *in = kube_intern_name(name);
     if (!in)
         return NULL;
     if (r->n_scalars == r->cap_scalars) {

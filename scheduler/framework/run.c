@@ -12,6 +12,7 @@
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
+#include "framework/framework_testing.h"
 
 fw_status *fw__wrap_error(fw_status *st, const char *fmt, ...)
 {

@@ -12,6 +12,7 @@
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
+#include "framework/framework_testing.h"
 
 /* kube-scheduler's getExtensionPoints() order. */
 static const fw_point point_order[] = {

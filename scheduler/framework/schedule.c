@@ -18,6 +18,7 @@
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
+#include "kube/util/rand.h"
 #include "kube/types/pod.h"
 
 #define MIN_FEASIBLE_NODES_TO_FIND 100
@@ -366,16 +367,6 @@ fw_status *fw_framework_prioritize_nodes(fw_framework *fw, fw_cycle_state *cs,
     return s;
 }
 
-static uint64_t next_rand(uint64_t *state)
-{
-    uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ULL;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *state = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
-
 const char *fw_select_host(const fw_node_plugin_scores *scores, size_t n, uint64_t *rng)
 {
     if (n == 0)
@@ -390,7 +381,7 @@ const char *fw_select_host(const fw_node_plugin_scores *scores, size_t n, uint64
             cnt = 1;
         } else if (scores[i].total == max) {
             cnt++;
-            if (next_rand(rng) % cnt == 0)
+            if (kube_rand_next(rng) % cnt == 0)
                 selected = scores[i].name;
         }
     }

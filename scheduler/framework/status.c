@@ -3,6 +3,7 @@
  * FitError message.
  */
 #include "framework/status.h"
+#include "framework/status_testing.h"
 #include "framework/internal.h"
 
 #include <stdarg.h>

@@ -103,13 +103,6 @@ void fw_status_message(const fw_status *st, char *out, size_t n);
 /* Same, allocated; caller frees. NULL only on out-of-memory. */
 char *fw_status_message_dup(const fw_status *st);
 
-/* PluginToStatus.Merge(): one status holding every reason of sts[0..n)
- * (NULLs are successes), with the code of highest precedence (Error >
- * UnschedulableAndUnresolvable > Unschedulable > others) and that status's
- * plugin; an Error's err is kept. NULL when n == 0. Caller owns the result;
- * sts are not consumed. */
-fw_status *fw_status_merge(fw_status *const *sts, size_t n);
-
 /*
  * Per-node results of a failed scheduling attempt: kube-scheduler's
  * framework.Diagnosis and NodeToStatusMap.

@@ -3,7 +3,7 @@
  * QueuedPodInfo, NodeInfo and the Snapshot, as kube-scheduler's
  * framework/types.go and internal/cache/snapshot.go.
  *
- * Who fills what: the cache (scheduler/cache.c) owns one fw_node_info per
+ * Who fills what: the cache (scheduler/cache/) owns one fw_node_info per
  * node and keeps the snapshot up to date INCREMENTALLY at the start of each
  * cycle: every mutation of a node info bumps its generation (from one global
  * counter), and the cache copies into the snapshot only the node infos whose
@@ -50,8 +50,8 @@ struct kube_label_selector; /* kube/codec/selector.h */
 #define FW_DEFAULT_MEMORY_REQUEST (200LL * 1024 * 1024) /* 200 MB */
 
 /* One scalar (extended, hugepages-*, attachable-volumes-*, kubernetes.io/
- * prefixed) resource. name is INTERNED (fw_resource_name_intern()): compare
- * by pointer, never free. */
+ * prefixed) resource. name is INTERNED (kube_intern_name(), kube/codec/
+ * intern.h): compare by pointer, never free. */
 typedef struct fw_scalar {
     const char *name;
     int64_t value;
@@ -70,11 +70,6 @@ typedef struct fw_resource {
     {                          \
         0, 0, 0, 0, NULL, 0, 0 \
     }
-
-/* Returns the process-wide interned copy of a resource name (so scalar
- * names compare by pointer). The table lives for the process (valgrind:
- * "still reachable"). Thread-safe. NULL on OOM. */
-const char *fw_resource_name_intern(const char *name);
 
 /* r = a decoded kube_resources (struct kube_resources, kube/types/node.h), scalars
  * interned. KUBE_OK or KUBE_ENOMEM. */
@@ -268,8 +263,6 @@ int fw_node_info_set_node(fw_node_info *ni, struct kube_node *node);
 void fw_node_info_remove_node(fw_node_info *ni);
 /* Replaces the image states (a new reference is taken; NULL clears). */
 void fw_node_info_set_image_states(fw_node_info *ni, fw_image_states *s);
-/* The image state for a normalized image name, or NULL. Binary search. */
-const fw_image_state *fw_node_info_image(const fw_node_info *ni, const char *image);
 
 /* AddPodInfo: appends pi (a new reference is taken), adds its request and
  * non-zero request, its host ports, and puts it in the affinity lists as

@@ -58,6 +58,15 @@ void plugin_default_normalize_score(int64_t max_priority, int reverse, fw_node_s
  * tolerates taint. */
 int plugin_tolerations_tolerate(const kube_toleration *tols, size_t n, const kube_taint *taint);
 
+/* The bit of a kube_taint_effect in the effects mask below. */
+#define PLUGIN_EFFECT(e) (1u << (e))
+
+/* v1helper.FindMatchingUntoleratedTaint: the first of node's taints with
+ * an effect in the mask effects (PLUGIN_EFFECT bits) that none of pod's
+ * tolerations tolerates, or NULL. Borrowed from node. */
+const kube_taint *plugin_find_untolerated_taint(const kube_node *node, const kube_pod *pod,
+                                                unsigned effects);
+
 /* helper.DefaultSelector (helper/spread.go): the union of
  *   - the selectors of the Services in the pod's namespace whose non-nil
  *     spec.selector selects the pod (helper.GetPodServices), merged as one

@@ -452,6 +452,13 @@ static int selector_matches(const kube_node_selector *ns, const kube_node *node)
                                       node->base.meta.n_labels);
 }
 
+int plugin_node_affinity_required_matches(const kube_pod *p, const kube_node *node)
+{
+    const kube_node_selector *required = p->affinity ? p->affinity->node_required : NULL;
+
+    return node_selector_matches(p, node) && (!required || selector_matches(required, node));
+}
+
 static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                          const fw_node_info *ni)
 {
@@ -463,8 +470,7 @@ static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info
         return fw_status_new(FW_ERROR, "node not found");
     if (pl->added_required && !selector_matches(pl->added_required, node))
         return fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED);
-    if (!node_selector_matches(p, node) || (p->affinity && p->affinity->node_required &&
-                                            !selector_matches(p->affinity->node_required, node)))
+    if (!plugin_node_affinity_required_matches(p, node))
         return fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD);
     return NULL;
 }

@@ -19,14 +19,17 @@ static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_
     return KUBE_OK;
 }
 
+int plugin_node_name_fits(const kube_pod *p, const kube_node *node)
+{
+    return !p->node_name[0] || strcmp(p->node_name, node->base.meta.name) == 0;
+}
+
 static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                          const fw_node_info *ni)
 {
-    const char *want = pod->pod->node_name;
-
     if (!ni->node)
         return fw_status_new(FW_ERROR, "node not found");
-    if (want[0] && strcmp(want, ni->node->base.meta.name) != 0)
+    if (!plugin_node_name_fits(pod->pod, ni->node))
         return fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON);
     return NULL;
 }

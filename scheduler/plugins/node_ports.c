@@ -55,6 +55,21 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
     return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
 }
 
+/* fitsPorts: none of ports is in use on ni. */
+static int fits_ports(const kube_host_port *ports, size_t n, const fw_node_info *ni)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fw_host_ports_conflict(&ni->used_ports, ports[i].host_ip, ports[i].protocol,
+                                   ports[i].port))
+            return 0;
+    return 1;
+}
+
+int plugin_node_ports_fits(const kube_pod *p, const fw_node_info *ni)
+{
+    return fits_ports(p->host_ports, p->n_host_ports, ni);
+}
+
 static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                          const fw_node_info *ni)
 {
@@ -63,10 +78,8 @@ static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info
     if (!s)
         return fw_status_error(KUBE_ENOTFOUND, "reading \"%s\" from cycleState: not found",
                                PRE_FILTER_KEY);
-    for (size_t i = 0; i < s->n; i++)
-        if (fw_host_ports_conflict(&ni->used_ports, s->ports[i].host_ip, s->ports[i].protocol,
-                                   s->ports[i].port))
-            return fw_status_new(FW_UNSCHEDULABLE, ERR_REASON);
+    if (!fits_ports(s->ports, s->n, ni))
+        return fw_status_new(FW_UNSCHEDULABLE, ERR_REASON);
     return NULL;
 }
 

@@ -35,8 +35,24 @@ extern const fw_plugin_desc plugin_ebs_limits;          /* EBSLimits */
 extern const fw_plugin_desc plugin_gce_pd_limits;       /* GCEPDLimits */
 extern const fw_plugin_desc plugin_azure_disk_limits;   /* AzureDiskLimits */
 
+/* The admission predicates (kube-scheduler's AdmissionCheck, which
+ * kubelet shares): the checks of a plugin's Filter that need no cycle
+ * state, each owned by its plugin and used by its Filter. The pre-check
+ * for a new or changed node (scheduler/eventhandlers.c) asks them. All
+ * borrow their arguments and return 1 when the pod fits. */
+
+/* noderesources.Fits: ni has room for pod's request (no resource ignored). */
+int plugin_node_resources_fits(const fw_pod_info *pod, const fw_node_info *ni);
+/* nodeaffinity.GetRequiredNodeAffinity(pod).Match(node): the pod's
+ * nodeSelector and required node affinity match node. */
+int plugin_node_affinity_required_matches(const struct kube_pod *pod, const struct kube_node *node);
+/* nodename.Fits: pod names no node or node. */
+int plugin_node_name_fits(const struct kube_pod *pod, const struct kube_node *node);
+/* nodeports.Fits: none of pod's host ports is in use on ni. */
+int plugin_node_ports_fits(const struct kube_pod *pod, const fw_node_info *ni);
+
 /* One of the three in-tree volume limits plugins above (desc) over
- * explicit volume listers l (plugins/volume_binding.h; a reference is
+ * explicit volume listers l (plugins/volumebinding/volume_binding.h; a reference is
  * taken), for callers without an informer factory (unit tests). *self is
  * freed with desc->destroy. KUBE_OK; KUBE_EINVAL when desc is not one of
  * them, KUBE_ENOMEM, KUBE_EIO (no random bytes): *self NULL. */

@@ -4,8 +4,8 @@
  * framework/plugins/registry.go NewInTreeRegistry). The framework never
  * sees this list; the scheduler hands it to the framework as a fw_registry.
  *
- * To add a plugin NAME (file scheduler/plugins/name.c, or a folder
- * scheduler/plugins/name/ when it spans several files):
+ * To add a plugin NAME (file scheduler/plugins/NAME.c, or a folder
+ * scheduler/plugins/NAME/ when it spans several files):
  *   1. define `const fw_plugin_desc plugin_name = { .name = "Name", ... };`
  *      (its only non-static symbol besides helpers it exports);
  *   2. declare it in plugins/plugins.h;

@@ -40,26 +40,19 @@ static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_
     return KUBE_OK;
 }
 
-static int no_schedule_effect(kube_taint_effect e)
-{
-    return e == KUBE_EFFECT_NO_SCHEDULE || e == KUBE_EFFECT_NO_EXECUTE;
-}
-
 static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                          const fw_node_info *ni)
 {
-    const kube_node *node = ni->node;
-    const kube_pod *p = pod->pod;
+    const kube_taint *t;
 
-    if (!node)
+    if (!ni->node)
         return fw_status_error(KUBE_EINVAL, "invalid nodeInfo");
-    for (size_t i = 0; i < node->n_taints; i++) {
-        const kube_taint *t = &node->taints[i];
-        if (no_schedule_effect(t->effect) &&
-            !plugin_tolerations_tolerate(p->tolerations, p->n_tolerations, t))
-            return fw_status_newf(FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
-                                  "node(s) had untolerated taint {%s: %s}", t->key, t->value);
-    }
+    t = plugin_find_untolerated_taint(ni->node, pod->pod,
+                                      PLUGIN_EFFECT(KUBE_EFFECT_NO_SCHEDULE) |
+                                          PLUGIN_EFFECT(KUBE_EFFECT_NO_EXECUTE));
+    if (t)
+        return fw_status_newf(FW_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                              "node(s) had untolerated taint {%s: %s}", t->key, t->value);
     return NULL;
 }
 

@@ -2,6 +2,7 @@
  * scheduler/queue/nominator.c - the pods nominated to nodes (nominator.h).
  */
 #include "queue/nominator.h"
+#include "queue/nominator_testing.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

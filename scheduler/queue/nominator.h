@@ -55,9 +55,6 @@ void sched_nominator_delete(sched_nominator *n, const char *uid);
  * neither version of the pod carries one. */
 void sched_nominator_update(sched_nominator *n, const struct kube_pod *old_pod,
                             fw_pod_info *new_pi);
-/* The node a pod (by uid) is nominated to, copied into out (len bytes; out
- * may be NULL); 1 when it is nominated, 0 when not. */
-int sched_nominator_node_of(sched_nominator *n, const char *uid, char *out, size_t len);
 /* 1 when any pod is nominated (no lock). */
 int sched_nominator_any(const sched_nominator *n);
 

@@ -18,6 +18,7 @@
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 #include "kube/types/pod.h"
+#include "queue/queue_testing.h"
 
 const fw_cluster_event SCHED_EV_ASSIGNED_POD_ADD = {FW_GVK_POD, FW_ACT_ADD, "AssignedPodAdd"};
 const fw_cluster_event SCHED_EV_ASSIGNED_POD_UPDATE = {FW_GVK_POD, FW_ACT_UPDATE,

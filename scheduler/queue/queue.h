@@ -158,10 +158,6 @@ void sched_queue_move_all(sched_queue *q, const fw_cluster_event *ev, const kube
 
 /* ---- scheduling side ---- */
 
-/* Blocks until activeQ has a pod and pops it: attempts + 1, the rejecting
- * plugins cleared, the scheduling cycle advanced. *out is the caller's.
- * KUBE_OK, or KUBE_ECANCELED once closed. */
-int sched_queue_pop(sched_queue *q, sched_queued_pod **out);
 /* Like pop but returns KUBE_ETIMEDOUT after timeout_ms. */
 int sched_queue_pop_timeout(sched_queue *q, long timeout_ms, sched_queued_pod **out);
 /* The number of pods popped so far (schedulingCycle). */
@@ -195,9 +191,6 @@ typedef struct sched_queue_counts {
     size_t active, backoff, unschedulable, gated; /* unschedulable excludes gated */
 } sched_queue_counts;
 void sched_queue_get_counts(sched_queue *q, sched_queue_counts *out);
-/* Where the pod ns/name is queued (SCHED_Q_NONE when not). When gated is
- * non-NULL it receives 1 for a gated pod. */
-sched_qwhere sched_queue_where(sched_queue *q, const char *ns, const char *name, int *gated);
 /* PendingPods: fn for every pod in activeQ, backoffQ and the unschedulable
  * pods (gated ones included), under the queue's lock (fn must not call
  * into the queue; pi borrowed for the call). */

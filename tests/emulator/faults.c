@@ -16,6 +16,7 @@
 
 #include "emu_internal.h"
 #include "kube/util/clock.h"
+#include "kube/util/rand.h"
 
 #define MAX_MATCH 16
 #define MAX_RULES 16
@@ -310,10 +311,7 @@ static int rule_matches(const rule *r, const emu_request *req, const char *res)
 
 static double next_random(void)
 {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (double)(g_rng >> 11) / (double)(1ULL << 53);
+    return kube_rand_unit(&g_rng);
 }
 
 /* Under g_mu: the first live rule matching req takes it (spending one of

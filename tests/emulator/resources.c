@@ -10,6 +10,7 @@
 
 #include "emu_internal.h"
 #include "kube/util/clock.h"
+#include "kube/util/clock_testing.h"
 #include "kube/util/log.h"
 
 /* ------------------------------------------------------------------ */

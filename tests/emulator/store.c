@@ -21,6 +21,7 @@
 #include "emu_internal.h"
 #include "kube/util/array.h"
 #include "kube/util/clock.h"
+#include "kube/util/hash.h"
 #include "kube/util/log.h"
 
 /* ------------------------------------------------------------------ */
@@ -40,11 +41,7 @@ typedef struct emu_map {
 
 static uint64_t hash_str(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL;
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
+    return kube_fnv1a_str(KUBE_FNV1A_INIT, s);
 }
 
 static emu_map *map_new(void)

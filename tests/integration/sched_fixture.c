@@ -16,6 +16,7 @@
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
 #include "unit/test_plugin_util.h"
+#include "scheduler_testing.h"
 
 #define PODS "/api/v1/namespaces/default/pods"
 

@@ -33,6 +33,7 @@
 
 #include "apiserver/app.h"
 #include "kube/serving/authsource.h"
+#include "kube/serving/authsource_testing.h"
 #include "apiserver/metrics.h"
 #include "apiserver/options.h"
 #include "harness.h"

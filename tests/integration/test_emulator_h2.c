@@ -35,6 +35,7 @@
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
 #include "kube/machinery/informer.h"
+#include "kube/machinery/informer_testing.h"
 #include "kube/types/pod.h"
 
 #define N_BINDS 16

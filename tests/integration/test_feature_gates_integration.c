@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "feature_gates.h"
+#include "feature_gates_testing.h"
 #include "integration/sched_fixture.h"
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"

@@ -44,8 +44,11 @@
 #include "kube/machinery/leader.h"
 #include "kube/types/pod.h"
 #include "scheduler.h"
+#include "scheduler_testing.h"
 #include "server.h"
+#include "server_testing.h"
 #include "sched_fixture.h"
+#include "framework/framework_testing.h"
 
 #define WAIT_MS 30000
 #define NODES 50

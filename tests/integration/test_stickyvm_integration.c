@@ -52,9 +52,11 @@
 #include "kube/machinery/recorder.h"
 #include "pin_controller.h"
 #include "pin_controller_testing.h"
+#include "kube/machinery/recorder_testing.h"
 #include "plugins/plugins.h"
 #include "plugins/stickyvm/stickyvm.h"
 #include "scheduler.h"
+#include "scheduler_testing.h"
 #include "framework/types_testing.h"
 
 #define NS "default"

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kube/serving/authn.h"
+#include "kube/serving/authn_testing.h"
 #include "kube/util/certkit.h"
 #include "kube/serving/httpreq.h"
 #include "kube/util/buf.h"

@@ -22,6 +22,7 @@
 #include "apiserver/handlers.h"
 #include "apiserver/metrics.h"
 #include "kube/serving/exchange.h"
+#include "kube/serving/exchange_testing.h"
 #include "kube/util/certkit.h"
 #include "kube/serving/httpreq.h"
 #include "kube/util/buf.h"

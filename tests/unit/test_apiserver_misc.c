@@ -19,8 +19,10 @@
 #include <unistd.h>
 
 #include "kube/serving/authsource.h"
+#include "kube/serving/authsource_testing.h"
 #include "kube/serving/cache.h"
 #include "kube/serving/certs.h"
+#include "kube/serving/certs_testing.h"
 #include "kube/serving/delegate.h"
 #include "apiserver/metrics.h"
 #include "apiserver/options.h"
@@ -29,6 +31,7 @@
 #include "kube/util/errors.h"
 #include "kube/serving/cache_testing.h"
 #include "metrics_testing.h"
+#include "kube/serving/authn_testing.h"
 
 static int64_t fake_now;
 

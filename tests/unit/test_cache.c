@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_cache.c - the scheduler cache (scheduler/cache.h):
+ * tests/unit/test_cache.c - the scheduler cache (scheduler/cache/cache.h):
  * assume / confirm / forget / expire, resource accounting (init
  * containers, non-zero requests), incremental snapshots (only changed node
  * infos copied, stable zone-interleaved order, affinity lists, deleted
@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "cache/cache.h"
+#include "cache/cache_testing.h"
+#include "framework/types_testing.h"
 #include "framework/framework.h"
 #include "kube/util/errors.h"
 #include "kube/types/node.h"

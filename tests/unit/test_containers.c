@@ -1,8 +1,9 @@
 /*
- * tests/unit/test_containers.c - the one growable array (kube/util/array.h) and
- * the one string map (kube/util/strmap.h): growth and its failure on overflow,
- * distinct adds, put/get/replace/delete across many keys and tombstones,
- * iteration.
+ * tests/unit/test_containers.c - the one growable array (kube/util/array.h),
+ * the one string map (kube/util/strmap.h) and what they stand on: growth and
+ * its failure on overflow, distinct adds, put/get/replace/delete across many
+ * keys and tombstones, iteration; the FNV-1a of kube/util/hash.h against the
+ * reference vectors, the xorshift64 of kube/util/rand.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,8 @@
 
 #include "kube/util/array.h"
 #include "kube/util/errors.h"
+#include "kube/util/hash.h"
+#include "kube/util/rand.h"
 #include "kube/util/strmap.h"
 
 static void array_grows_and_keeps_items(void **state)
@@ -102,6 +105,40 @@ static void strmap_puts_gets_deletes(void **state)
     assert_int_equal(kube_strmap_len(&m), 0);
 }
 
+/* The FNV-1a 64 test vectors of the reference (isthe.com/chongo/tech/comp/fnv). */
+static void fnv1a_reference_vectors(void **state)
+{
+    (void)state;
+    assert_true(kube_fnv1a_str(KUBE_FNV1A_INIT, "") == 0xcbf29ce484222325ULL);
+    assert_true(kube_fnv1a_str(KUBE_FNV1A_INIT, "a") == 0xaf63dc4c8601ec8cULL);
+    assert_true(kube_fnv1a_str(KUBE_FNV1A_INIT, "foobar") == 0x85944171f73967e8ULL);
+    assert_true(kube_fnv1a_bytes(KUBE_FNV1A_INIT, "foobar", 6) == 0x85944171f73967e8ULL);
+    /* Chained: the hash of "foo" extended by "bar" is the hash of "foobar". */
+    assert_true(kube_fnv1a_str(kube_fnv1a_str(KUBE_FNV1A_INIT, "foo"), "bar") ==
+                0x85944171f73967e8ULL);
+    assert_true(kube_fnv1a_byte(kube_fnv1a_str(KUBE_FNV1A_INIT, "fooba"), 'r') ==
+                0x85944171f73967e8ULL);
+}
+
+/* A zero state still draws; draws are never 0 and fill [0, 1) evenly. */
+static void rand_never_zero_and_spread(void **state)
+{
+    (void)state;
+    uint64_t s = 0;
+    int buckets[10] = {0};
+
+    assert_true(kube_rand_next(&s) != 0);
+    assert_true(s != 0);
+    assert_true(kube_rand_seed() != 0);
+    for (int i = 0; i < 10000; i++) {
+        double u = kube_rand_unit(&s);
+        assert_true(u >= 0.0 && u < 1.0);
+        buckets[(int)(u * 10)]++;
+    }
+    for (int i = 0; i < 10; i++)
+        assert_in_range(buckets[i], 800, 1200);
+}
+
 int test_group_containers(void)
 {
     const struct CMUnitTest tests[] = {
@@ -109,6 +146,8 @@ int test_group_containers(void)
         cmocka_unit_test(array_refuses_overflow_unchanged),
         cmocka_unit_test(array_adds_distinct_strings),
         cmocka_unit_test(strmap_puts_gets_deletes),
+        cmocka_unit_test(fnv1a_reference_vectors),
+        cmocka_unit_test(rand_never_zero_and_spread),
     };
     return cmocka_run_group_tests_name("containers", tests, NULL, NULL);
 }

@@ -19,10 +19,13 @@
 
 #include "kube/util/buf.h"
 #include "kube/types/configmap.h"
+#include "kube/types/configmap_testing.h"
 #include "kube/util/errors.h"
 #include "kube/types/event.h"
+#include "kube/types/event_testing.h"
 #include "kube/types/kubevirt.h"
 #include "kube/types/lease.h"
+#include "kube/types/lease_testing.h"
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kube/util/errors.h"
+#include "kube/util/errors_testing.h"
 
 static void maps_status_codes(void **state)
 {

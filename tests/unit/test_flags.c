@@ -14,6 +14,7 @@
 
 #include "kube/util/errors.h"
 #include "kube/util/flags.h"
+#include "kube/util/flags_testing.h"
 
 typedef struct opts {
     char *name;

@@ -16,11 +16,14 @@
 #include <unistd.h>
 
 #include "framework/framework.h"
+#include "framework/framework_testing.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
 #include "framework/types_testing.h"
+#include "framework/cycle_state_testing.h"
+#include "framework/status_testing.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers: decoded pods and nodes                                     */

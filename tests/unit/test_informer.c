@@ -26,6 +26,7 @@
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
 #include "kube/machinery/informer.h"
+#include "kube/machinery/informer_testing.h"
 #include "kube/codec/jsonscratch.h"
 #include "kube/codec/jsonstream.h"
 #include "kube/machinery/store.h"

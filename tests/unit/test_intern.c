@@ -15,6 +15,7 @@
 
 #include "kube/codec/arena.h"
 #include "kube/codec/intern.h"
+#include "kube/codec/intern_testing.h"
 #include "kube/codec/object.h"
 
 static void equal_bytes_give_one_pointer(void **state)
@@ -192,6 +193,27 @@ static void arena_builds_large_arrays_in_place(void **state)
     kube_arena_release(&a);
 }
 
+/* Resource names compare by pointer: a full pool refuses new strings but
+ * still gives a name its one pointer. */
+static void names_are_kept_past_the_limits(void **state)
+{
+    (void)state;
+    char s[32];
+    const char *name;
+
+    for (unsigned i = 0; i < KUBE_INTERN_MAX_ENTRIES; i++) {
+        snprintf(s, sizeof(s), "filler-%u", i);
+        kube_intern_str(s);
+    }
+    assert_null(kube_intern_str("example.com/late-resource"));
+    name = kube_intern_name("example.com/late-resource");
+    assert_non_null(name);
+    assert_string_equal(name, "example.com/late-resource");
+    assert_ptr_equal(kube_intern_name("example.com/late-resource"), name);
+    assert_ptr_equal(kube_intern_str("example.com/late-resource"), name);
+    assert_ptr_equal(kube_intern_name("cpu"), kube_intern_static("cpu"));
+}
+
 int test_group_intern(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +225,8 @@ int test_group_intern(void)
         cmocka_unit_test(arena_shares_arrays_of_shared_strings),
         cmocka_unit_test(arena_keeps_arrays_pointing_into_it),
         cmocka_unit_test(arena_builds_large_arrays_in_place),
+        /* Last: it fills the pool. */
+        cmocka_unit_test(names_are_kept_past_the_limits),
     };
     return cmocka_run_group_tests_name("intern", tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
 #include "framework/types_testing.h"
+#include "framework/framework_testing.h"
 
 static int has(const char *const *names, size_t n, const char *name)
 {

@@ -25,6 +25,7 @@
 #include "kube/types/pod.h"
 #include "kube/machinery/store.h"
 #include "plugins/interpodaffinity/inter_pod_affinity.h"
+#include "plugins/interpodaffinity/inter_pod_affinity_testing.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_topology_util.h"
 

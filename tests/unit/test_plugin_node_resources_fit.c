@@ -167,6 +167,10 @@ static void run_fit_case(const fit_case *c, const char *alloc, int *idx)
     print_message("case: %s\n", c->name);
     tp_node_add(ni, existing);
     tp_assert_status(tp_filter(p, pod, ni, NULL), c->want ? FW_UNSCHEDULABLE : FW_SUCCESS, c->want);
+    /* noderesources.Fits (the node pre-check's) ignores nothing: it agrees
+     * with Filter when no resource is ignored. */
+    if (!c->args)
+        assert_int_equal(plugin_node_resources_fits(pod, ni), c->want == NULL);
     fw_node_info_free(ni);
     fw_pod_info_unref(existing);
     fw_pod_info_unref(pod);

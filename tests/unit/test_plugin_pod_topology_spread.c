@@ -18,6 +18,7 @@
 
 #include "config/config.h"
 #include "feature_gates.h"
+#include "feature_gates_testing.h"
 #include "framework/framework.h"
 #include "kube/codec/arena.h"
 #include "kube/util/errors.h"

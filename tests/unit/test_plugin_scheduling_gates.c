@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "feature_gates.h"
+#include "feature_gates_testing.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"
 

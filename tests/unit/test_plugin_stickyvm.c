@@ -16,9 +16,11 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "config/config_testing.h"
 #include "unit/test_plugin_util.h"
 #include "plugins/registry.h"
 #include "framework/framework.h"
+#include "framework/framework_testing.h"
 #include "kube/transport/api.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "feature_gates.h"
+#include "feature_gates_testing.h"
 #include "framework/framework.h"
 #include "kube/util/errors.h"
 #include "plugins/plugins.h"

@@ -13,6 +13,7 @@
 
 #include "kube/util/errors.h"
 #include "kube/codec/quantity.h"
+#include "kube/codec/quantity_testing.h"
 
 /* mantissa * 10^exp in nanos (exp >= -9) */
 static __int128 dec_nanos(int64_t mantissa, int exp)

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_queue.c - the scheduling queue (scheduler/queue.h) with
+ * tests/unit/test_queue.c - the scheduling queue (scheduler/queue/queue.h) with
  * fake plugins and an injected clock: activeQ ordering, backoff timing,
  * requeueing on cluster events only for the plugins that rejected a pod
  * (and their queueing hints), PreEnqueue gating, the nominator, flushes,
@@ -20,7 +20,9 @@
 #include "kube/types/pod.h"
 #include "metrics.h"
 #include "queue/queue.h"
+#include "queue/queue_testing.h"
 #include "kube/util/metrics_testing.h"
+#include "queue/nominator_testing.h"
 
 #define PROFILE "test-sched"
 #define SEC 1000000000LL

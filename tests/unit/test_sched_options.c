@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "feature_gates.h"
+#include "feature_gates_testing.h"
 #include "kube/util/cli.h"
 #include "kube/util/errors.h"
 #include "kube/util/log_testing.h"

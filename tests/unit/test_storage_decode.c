@@ -18,6 +18,7 @@
 #include "kube/util/errors.h"
 #include "kube/types/pdb.h"
 #include "kube/types/storage.h"
+#include "kube/types/storage_testing.h"
 
 /* ------------------------------------------------------------------ */
 /* Objects as kube-apiserver v1.23 serves them                         */

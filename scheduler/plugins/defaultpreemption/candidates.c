@@ -19,6 +19,7 @@
 #include "kube/util/buf.h"
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
+#include "kube/util/rand.h"
 #include "kube/types/pod.h"
 #include "plugins/defaultpreemption/internal.h"
 
@@ -355,10 +356,7 @@ static int32_t offset_for(default_preemption *pl, int32_t n)
 {
     if (pl->fixed_offset >= 0)
         return pl->fixed_offset % n;
-    pl->rng ^= pl->rng << 13;
-    pl->rng ^= pl->rng >> 7;
-    pl->rng ^= pl->rng << 17;
-    return (int32_t)(pl->rng % (uint64_t)n);
+    return (int32_t)(kube_rand_next(&pl->rng) % (uint64_t)n);
 }
 
 int32_t plugin_default_preemption_num_candidates(const void *self, int32_t n)

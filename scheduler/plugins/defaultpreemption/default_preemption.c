@@ -46,11 +46,13 @@
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
+#include "kube/util/rand.h"
 #include "kube/types/pod.h"
 #include "kube/machinery/recorder.h"
 #include "plugins/defaultpreemption/internal.h"
 #include "plugins/helper.h"
 #include "plugins/plugins.h"
+#include "plugins/defaultpreemption/default_preemption_testing.h"
 
 #define PCT "minCandidateNodesPercentage"
 #define ABS "minCandidateNodesAbsolute"
@@ -433,7 +435,7 @@ static default_preemption *instance_new(const cJSON *args, fw_handle *h, char *e
     pl->min_pct = pct;
     pl->min_abs = abs_;
     pl->fixed_offset = -1;
-    pl->rng = (uint64_t)kube_now_ns() | 1;
+    pl->rng = kube_rand_seed();
     register_metrics(pl);
     return pl;
 }

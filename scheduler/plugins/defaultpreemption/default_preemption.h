@@ -30,16 +30,6 @@ typedef fw_preemption_candidate plugin_preemption_candidate;
 
 void plugin_preemption_candidates_free(plugin_preemption_candidate *c, size_t n);
 
-/* DefaultPreemption's create() with PDBs read from pdbs (kube_pdb_codec
- * objects; borrowed, must outlive the instance; NULL: no PDB). args as
- * default_args output. Destroy with the descriptor's destroy. */
-int plugin_default_preemption_new(const cJSON *args, fw_handle *h, struct kube_store *pdbs,
-                                  void **self, char *err, size_t errlen);
-
-/* Makes GetOffsetAndNumCandidates' random offset a constant (tests);
- * offset < 0 restores randomness. */
-void plugin_default_preemption_fix_offset(void *self, int32_t offset);
-
 /* calculateNumCandidates for n potential nodes. */
 int32_t plugin_default_preemption_num_candidates(const void *self, int32_t n);
 

@@ -32,9 +32,6 @@ typedef struct plugin_ns_lister plugin_ns_lister;
  * informer, created on first request). *out is freed with
  * plugin_ns_lister_free(). KUBE_OK, KUBE_ENOMEM or the factory's error. */
 int plugin_ns_lister_from_factory(struct kube_factory *f, plugin_ns_lister **out);
-/* A lister over a store the caller fills with plugin_namespace_codec
- * objects (borrowed, must outlive the lister). KUBE_OK or KUBE_ENOMEM. */
-int plugin_ns_lister_from_store(struct kube_store *store, plugin_ns_lister **out);
 /* Frees the lister (not the informer or store behind it). NULL-safe. */
 void plugin_ns_lister_free(plugin_ns_lister *l);
 

@@ -10,6 +10,7 @@
 #include "kube/machinery/factory.h"
 #include "kube/machinery/store.h"
 #include "plugins/interpodaffinity/inter_pod_affinity.h"
+#include "plugins/interpodaffinity/inter_pod_affinity_testing.h"
 
 struct plugin_ns_lister {
     kube_lister *inf; /* the factory's, or the store below */

@@ -1,5 +1,5 @@
 /*
- * scheduler/plugins/node_resources_balanced_allocation.c -
+ * scheduler/plugins/noderesources/balanced_allocation.c -
  * NodeResourcesBalancedAllocation (kube-scheduler v1.28
  * pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go):
  * favours nodes whose resource usage fractions (requested / allocatable,

@@ -495,21 +495,16 @@ static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_
 }
 
 /* What Filter checks: the pod's request without the resources it does not
- * need to check. */
-typedef struct fit_scalar {
-    const char *name; /* interned */
-    int64_t value;    /* > 0 */
-} fit_scalar;
-
+ * need to check. Scalar names are interned, values > 0. */
 typedef struct pre_filter_state {
     int64_t milli_cpu, memory, ephemeral_storage;
     size_t n;
-    fit_scalar scalars[];
+    fw_scalar scalars[];
 } pre_filter_state;
 
 static size_t state_size(size_t n)
 {
-    return sizeof(pre_filter_state) + n * sizeof(fit_scalar);
+    return sizeof(pre_filter_state) + n * sizeof(fw_scalar);
 }
 
 static int has_string(char *const *v, size_t n, const char *s, size_t len)
@@ -551,58 +546,102 @@ static fw_status *pre_filter(void *self, fw_cycle_state *cs, const fw_pod_info *
     s->n = 0;
     for (uint32_t i = 0; i < req->n_scalars; i++)
         if (req->scalars[i].value != 0 && !ignored(&f->args, req->scalars[i].name))
-            s->scalars[s->n++] = (fit_scalar){req->scalars[i].name, req->scalars[i].value};
+            s->scalars[s->n++] = req->scalars[i];
     int rc = fw_cycle_state_write(cs, PRE_FILTER_KEY, s, &fw_flat_state_ops);
     return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
 }
 
-/* Adds reason to *st (created Unschedulable on the first reason). */
-static void add_reason(fw_status **st, const char *reason)
-{
-    if (!*st) {
-        *st = fw_status_new(FW_UNSCHEDULABLE, reason);
-        return;
-    }
-    if ((*st)->code == FW_UNSCHEDULABLE && fw_status_add_reason(*st, reason) != KUBE_OK) {
-        fw_status_free(*st);
-        *st = fw_status_error(KUBE_ENOMEM, NULL);
-    }
-}
+/* A request fitsRequest checks: the pod's or what PreFilter kept of it. */
+typedef struct fit_request {
+    int64_t milli_cpu, memory, ephemeral_storage;
+    const fw_scalar *scalars; /* borrowed; a value <= 0 asks for nothing */
+    size_t n;
+} fit_request;
+
+/* Told each resource a node lacks ("pods" when it is full); returns 0 to
+ * stop at that one. */
+typedef int (*lack_fn)(void *ud, const char *resource);
 
 static int exceeds(int64_t want, int64_t allocatable, int64_t requested)
 {
     return want > 0 && want > allocatable - requested;
 }
 
-/* fitsRequest */
+/* fitsRequest: calls lack for each resource ni has too little of for r,
+ * in upstream's order, until lack returns 0. */
+static void fits_request(const fit_request *r, const fw_node_info *ni, lack_fn lack, void *ud)
+{
+    const fw_resource *alloc = &ni->allocatable, *used = &ni->requested;
+
+    if ((int64_t)ni->n_pods + 1 > alloc->allowed_pod_number && !lack(ud, "pods"))
+        return;
+    if (exceeds(r->milli_cpu, alloc->milli_cpu, used->milli_cpu) && !lack(ud, "cpu"))
+        return;
+    if (exceeds(r->memory, alloc->memory, used->memory) && !lack(ud, "memory"))
+        return;
+    if (exceeds(r->ephemeral_storage, alloc->ephemeral_storage, used->ephemeral_storage) &&
+        !lack(ud, "ephemeral-storage"))
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        const fw_scalar *sc = &r->scalars[i];
+        if (exceeds(sc->value, fw_resource_scalar(alloc, sc->name),
+                    fw_resource_scalar(used, sc->name)) &&
+            !lack(ud, sc->name))
+            return;
+    }
+}
+
+/* Adds the reason for resource to *(fw_status **)ud (created
+ * Unschedulable on the first reason). */
+static int add_reason(void *ud, const char *resource)
+{
+    fw_status **st = ud;
+    char reason[300];
+
+    if (strcmp(resource, "pods") == 0)
+        snprintf(reason, sizeof(reason), "Too many pods");
+    else
+        snprintf(reason, sizeof(reason), "Insufficient %s", resource);
+    if (!*st) {
+        *st = fw_status_new(FW_UNSCHEDULABLE, reason);
+        return 1;
+    }
+    if ((*st)->code == FW_UNSCHEDULABLE && fw_status_add_reason(*st, reason) != KUBE_OK) {
+        fw_status_free(*st);
+        *st = fw_status_error(KUBE_ENOMEM, NULL);
+    }
+    return 1;
+}
+
 static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                          const fw_node_info *ni)
 {
     const pre_filter_state *s = fw_cycle_state_read_static(cs, PRE_FILTER_KEY);
-    const fw_resource *alloc = &ni->allocatable, *used = &ni->requested;
     fw_status *st = NULL;
-    char reason[300];
 
     if (!s)
         return fw_status_error(KUBE_ENOTFOUND, "error reading \"%s\" from cycleState: not found",
                                PRE_FILTER_KEY);
-    if ((int64_t)ni->n_pods + 1 > alloc->allowed_pod_number)
-        add_reason(&st, "Too many pods");
-    if (exceeds(s->milli_cpu, alloc->milli_cpu, used->milli_cpu))
-        add_reason(&st, "Insufficient cpu");
-    if (exceeds(s->memory, alloc->memory, used->memory))
-        add_reason(&st, "Insufficient memory");
-    if (exceeds(s->ephemeral_storage, alloc->ephemeral_storage, used->ephemeral_storage))
-        add_reason(&st, "Insufficient ephemeral-storage");
-    for (size_t i = 0; i < s->n; i++) {
-        const fit_scalar *r = &s->scalars[i];
-        if (!exceeds(r->value, fw_resource_scalar(alloc, r->name),
-                     fw_resource_scalar(used, r->name)))
-            continue;
-        snprintf(reason, sizeof(reason), "Insufficient %s", r->name);
-        add_reason(&st, reason);
-    }
+    fit_request r = {s->milli_cpu, s->memory, s->ephemeral_storage, s->scalars, s->n};
+    fits_request(&r, ni, add_reason, &st);
     return st;
+}
+
+static int no_fit(void *ud, const char *resource)
+{
+    *(int *)ud = 0;
+    return 0;
+}
+
+int plugin_node_resources_fits(const fw_pod_info *pod, const fw_node_info *ni)
+{
+    const fw_resource *req = &pod->request;
+    fit_request r = {req->milli_cpu, req->memory, req->ephemeral_storage, req->scalars,
+                     req->n_scalars};
+    int fits = 1;
+
+    fits_request(&r, ni, no_fit, &fits);
+    return fits;
 }
 
 static fw_status *pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *pod,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/codec/intern.h"
 #include "kube/util/errors.h"
 #include "kube/types/node.h"
 #include "kube/types/pod.h"
@@ -15,7 +16,7 @@
 /* Fills spec for a resource name (interned here) and weight. */
 static int spec_init(plugin_res_spec *spec, const char *name, int64_t weight)
 {
-    spec->name = fw_resource_name_intern(name);
+    spec->name = kube_intern_name(name);
     if (!spec->name)
         return KUBE_ENOMEM;
     spec->weight = weight;

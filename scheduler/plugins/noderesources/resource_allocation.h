@@ -44,7 +44,7 @@ typedef enum plugin_res_kind {
 
 /* config.ResourceSpec, classified once. */
 typedef struct plugin_res_spec {
-    const char *name; /* interned (fw_resource_name_intern): never freed */
+    const char *name; /* interned (kube_intern_name): never freed */
     int64_t weight;
     plugin_res_kind kind;
 } plugin_res_spec;

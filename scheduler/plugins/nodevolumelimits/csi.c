@@ -29,6 +29,7 @@
 #include "kube/util/buf.h"
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
+#include "kube/util/rand.h"
 #include "kube/types/pod.h"
 #include "kube/types/storage.h"
 #include "plugins/helper.h"
@@ -442,14 +443,10 @@ static void destroy(void *self)
 static void random_prefix(char *out, size_t n)
 {
     static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-    uint64_t x = (uint64_t)kube_now_ns() ^ ((uint64_t)(uintptr_t)out << 17);
+    uint64_t x = kube_rand_seed() ^ ((uint64_t)(uintptr_t)out << 17);
 
-    for (size_t i = 0; i + 1 < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        out[i] = alphabet[x % (sizeof(alphabet) - 1)];
-    }
+    for (size_t i = 0; i + 1 < n; i++)
+        out[i] = alphabet[kube_rand_next(&x) % (sizeof(alphabet) - 1)];
     out[n - 1] = '\0';
 }
 

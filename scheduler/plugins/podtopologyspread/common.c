@@ -244,13 +244,9 @@ int pts_required_node_affinity_matches(const kube_pod *pod, const kube_node *nod
 
 static int has_untolerated_no_schedule_taint(const kube_pod *pod, const kube_node *node)
 {
-    for (size_t i = 0; i < node->n_taints; i++) {
-        const kube_taint *t = &node->taints[i];
-        if ((t->effect == KUBE_EFFECT_NO_SCHEDULE || t->effect == KUBE_EFFECT_NO_EXECUTE) &&
-            !plugin_tolerations_tolerate(pod->tolerations, pod->n_tolerations, t))
-            return 1;
-    }
-    return 0;
+    return plugin_find_untolerated_taint(node, pod,
+                                         PLUGIN_EFFECT(KUBE_EFFECT_NO_SCHEDULE) |
+                                             PLUGIN_EFFECT(KUBE_EFFECT_NO_EXECUTE)) != NULL;
 }
 
 /* matchNodeInclusionPolicies; affinity_ok is the node's

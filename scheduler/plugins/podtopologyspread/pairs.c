@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kube/util/errors.h"
+#include "kube/util/hash.h"
 #include "plugins/podtopologyspread/pairs.h"
 
 #define MIN_CAP 16
@@ -13,13 +14,9 @@
 /* FNV-1a over key, a separator and value. */
 static uint64_t pair_hash(const char *key, const char *value)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
-        h = (h ^ *p) * 1099511628211ULL;
-    h = (h ^ 0xffu) * 1099511628211ULL;
-    for (const unsigned char *p = (const unsigned char *)value; *p; p++)
-        h = (h ^ *p) * 1099511628211ULL;
-    return h;
+    uint64_t h = kube_fnv1a_str(KUBE_FNV1A_INIT, key);
+
+    return kube_fnv1a_str(kube_fnv1a_byte(h, 0xffu), value);
 }
 
 static int same_pair(const plugin_tp_entry *e, uint64_t h, const char *key, const char *value)

@@ -1,0 +1,71 @@
+#!/usr/bin/env perl
+# scripts/check-src-tests-only.pl - a rule of scripts/check-src.sh: no
+# function that only tests call is declared in a public header.
+#
+# Public headers: kube/ROOM/NAME.h, scheduler/**.h and apiserver/**.h,
+# except *_testing.h. A function declared there must be named somewhere
+# outside tests/ and bench/ other than in a declaration or its definition
+# (a call, its address taken, a macro body); otherwise its declaration
+# goes in the module's NAME_testing.h, or the function goes.
+# Usage: scripts/check-src-tests-only.pl   (run from the repository root)
+# Prints HEADER:LINE: test-only rule: ... for each; exits 1 when any.
+use strict; use warnings;
+my @tracked = grep { -f } map { chomp; $_ } `git ls-files --cached --others --exclude-standard -- "*.c" "*.h"`;
+my %code;
+sub strip {                     # comments and literals blanked, lines kept
+  my ($t) = @_;
+  my $out = "";
+  while ($t =~ m{\G(/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|[^/"']+|.)}gsc) {
+    my $x = $1;
+    if ($x =~ m{^(?:/[*/]|["'])}) { (my $k = $x) =~ tr/\n/ /c; $out .= $k } else { $out .= $x }
+  }
+  return $out;
+}
+for my $f (@tracked) {
+  open(my $fh, "<", $f) or next; local $/; $code{$f} = strip(<$fh>); close $fh;
+}
+# Declarations: name, header, line.
+my @decls;
+for my $f (grep { m{^(kube/[^/]+/[^/]+|scheduler/.+|apiserver/.+)\.h$} && !/_testing\.h$/ } @tracked) {
+  my $c = $code{$f};
+  $c =~ s/^[ \t]*#(?:[^\n]*\\\n)*[^\n]*//mg;     # preprocessor lines (macros) aside
+  my $depth = 0; my $stmt = ""; my $stmt_line = 1; my $line = 1;
+  for my $ch (split //, $c) {
+    if ($ch eq "\n") { $line++ }
+    if ($ch eq "{") { $depth++; $stmt = ""; next }
+    if ($ch eq "}") { $depth--; $stmt = ""; next }
+    next if $depth;
+    $stmt_line = $line if $stmt =~ /^\s*$/ && $ch =~ /\S/;
+    if ($ch eq ";") {
+      if ($stmt !~ /\b(?:typedef|static)\b/ && $stmt =~ /\b([A-Za-z_]\w*)\s*\((?![^()]*\)\s*\()/ ) {
+        my $name = $1;
+        push @decls, [$name, $f, $stmt_line] if $stmt =~ /^\s*[A-Za-z_][\w\s\*]*?\b\Q$name\E\s*\(/;
+      }
+      $stmt = ""; next;
+    }
+    $stmt .= $ch;
+  }
+}
+# Uses outside tests/ and bench/: any mention in a .c or .h file that is not
+# a declaration or definition at file scope (name followed by "(" there).
+my %used;
+for my $f (grep { !m{^(?:tests|bench)/} } @tracked) {
+  my $c = $code{$f};
+  my $depth = 0;
+  # Macro bodies use what they name.
+  while ($c =~ m{^[ \t]*#[ \t]*define((?:[^\n]*\\\n)*[^\n]*)}mg) { $used{$_} = 1 for $1 =~ /\b([A-Za-z_]\w*)\b/g }
+  $c =~ s/^[ \t]*#(?:[^\n]*\\\n)*[^\n]*//mg;
+  while ($c =~ m{([{}])|\b([A-Za-z_]\w*)\b(\s*\()?}g) {
+    if (defined $1) { $depth += $1 eq "{" ? 1 : -1; next }
+    $used{$2} = 1 if $depth > 0 || !defined $3;
+  }
+}
+my $bad = 0;
+for my $d (sort { $a->[1] cmp $b->[1] || $a->[2] <=> $b->[2] } @decls) {
+  my ($name, $f, $line) = @$d;
+  next if $used{$name};
+  print "$f:$line: test-only rule: $name() is called only by tests/ or bench/ (declare it in a *_testing.h, or delete it)\n";
+  $bad++;
+}
+print $bad ? "test-only rule: $bad problem(s)\n" : "test-only rule: clean\n";
+exit($bad ? 1 : 0);
