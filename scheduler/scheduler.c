@@ -109,7 +109,7 @@ static int leader_new(sched_scheduler *s)
 {
     const sched_leader_election *le = &s->cfg->leader_election;
     kube_leader_config lc;
-    kube_leader_callbacks cb = {on_started_leading, on_stopped_leading, NULL, s};
+    kube_leader_callbacks cb = {on_started_leading, on_stopped_leading, NULL, s, sched_fence};
 
     kube_leader_config_default(&lc);
     lc.namespace_ = le->resource_namespace;
@@ -318,6 +318,10 @@ int sched_scheduler_new(const sched_scheduler_options *o, sched_scheduler **out,
         rc = build_informers(s);
     if (rc == KUBE_OK && s->cfg->leader_election.leader_elect)
         rc = leader_new(s);
+    if (rc == KUBE_OK && s->leader) {
+        kube_client_set_fence(s->client, sched_fence_check, s);
+        sched_extenders_set_fence(s->extenders, sched_fence_check, s);
+    }
     if (rc != KUBE_OK) {
         if (errlen && !err[0])
             snprintf(err, errlen, "building the scheduler: %s", kube_strerror(rc));

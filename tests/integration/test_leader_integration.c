@@ -159,7 +159,7 @@ static void start_candidate(fixture *fx, candidate *c, const char *identity, lon
                             long renew_ms, int release)
 {
     kube_leader_config cfg;
-    kube_leader_callbacks cb = {on_started, on_stopped, on_new_leader, c};
+    kube_leader_callbacks cb = {on_started, on_stopped, on_new_leader, c, NULL};
     kube_leader *le = NULL;
 
     kube_leader_config_default(&cfg);
