@@ -19,13 +19,15 @@
  * go of their pods once nothing of theirs can reach the API any more. */
 #define FENCE_DRAIN_MS 3000
 
-/* Requests any replica may make, leading or not: reads, Events, and the
+/* Requests any replica may make, leading or not: reads, Events, the
  * reviews of the secure port's delegated authentication and authorization
- * (a standby serves /metrics and /healthz too). */
+ * (a standby serves /metrics and /healthz too), and Lease writes (the
+ * election itself, should the elector share this client). */
 static int fence_exempt(const char *method, const char *path)
 {
     static const char *const groups[] = {"/apis/events.k8s.io/", "/apis/authentication.k8s.io/",
-                                         "/apis/authorization.k8s.io/"};
+                                         "/apis/authorization.k8s.io/",
+                                         "/apis/coordination.k8s.io/"};
 
     if (strcmp(method, "GET") == 0)
         return 1;

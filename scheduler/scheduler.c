@@ -398,6 +398,8 @@ void sched_scheduler_free(sched_scheduler *s)
     if (s->started && !s->stopped)
         sched_scheduler_stop(s, 0);
     kube_factory_stop(s->informers);
+    if (s->leader) /* the client is borrowed: it outlives the fence's ud */
+        kube_client_set_fence(s->client, NULL, NULL);
     sched_queue_free(s->queue);
     for (size_t i = 0; i < s->n_fws; i++)
         fw_framework_free(s->fws[i]);

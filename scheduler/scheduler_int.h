@@ -139,8 +139,8 @@ void sched_binders_reject_waiting(sched_scheduler *s);
 /* fence.c */
 
 /* The scheduler client's fence (kube_client_fence_fn, ud the scheduler):
- * reads, Events and authentication/authorization reviews always pass;
- * every other request only while the elector says we lead. */
+ * reads, Events, authentication/authorization reviews and Lease writes
+ * always pass; every other request only while the elector says we lead. */
 const char *sched_fence_check(void *ud, const char *method, const char *path);
 /* The elector's on_fence: after a lost Lease, stops scheduling, aborts
  * every request in flight of the scheduler's client and extenders (no

@@ -176,8 +176,9 @@ void kube_client_shutdown(kube_client *c);
 typedef const char *(*kube_client_fence_fn)(void *ud, const char *method, const char *path);
 
 /* Installs fence (NULL: none) with its ud (borrowed; must outlive the
- * client's requests). Call before the client's first request: the fence is
- * not synchronised with requests running. */
+ * client's requests or the fence's removal). Not synchronised with
+ * requests: call while none of this client is running (before the first,
+ * or after the last). */
 void kube_client_set_fence(kube_client *c, kube_client_fence_fn fence, void *ud);
 
 /* The retry policy, without side effects. method is the HTTP method; code
