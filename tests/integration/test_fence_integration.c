@@ -184,8 +184,8 @@ static void set_rules(harness *h, const char *rules)
     cJSON *j = NULL;
 
     snprintf(body, sizeof(body), "{\"rules\":%s}", rules);
-    assert_int_equal(harness_request_json(h, NULL, "POST", "/emulator/v1/faults", body, &status, &j),
-                     KUBE_OK);
+    assert_int_equal(
+        harness_request_json(h, NULL, "POST", "/emulator/v1/faults", body, &status, &j), KUBE_OK);
     cJSON_Delete(j);
     if (status != 200 && status != 201)
         fail_msg("setting fault rules: HTTP %ld", status);
@@ -348,8 +348,9 @@ static void deposed_replica_binds_nothing(fixture *fx, const char *lease_rule)
     n = assert_bindings_before(fx->h, "replica-a", release, "its release");
     assert_bindings_before(fx->h, "replica-a", takeover, "replica-b took over");
     assert_true(n >= 4);
-    fprintf(stderr, "replica-a sent %d bindings; release %.3f s before B took over; "
-                    "lost callback %.3f s after the release arrived\n",
+    fprintf(stderr,
+            "replica-a sent %d bindings; release %.3f s before B took over; "
+            "lost callback %.3f s after the release arrived\n",
             n, (double)(takeover - release) / 1e9,
             (double)(atomic_load(&fx->a.lost_ns) - release) / 1e9);
 }
