@@ -543,6 +543,13 @@ out:
     fw_cycle_state_free(cs);
 }
 
+/* Past the renew deadline the client's fence refuses every write: no pod
+ * is popped until the elector renews or gives up. */
+static int still_leading(sched_scheduler *s)
+{
+    return !s->leader || kube_leader_is_leader(s->leader);
+}
+
 /* Marks the scheduling thread in scheduleOne, unless scheduling stopped
  * (the fence waits for in_cycle to clear). Returns 1 when it may go on. */
 static int enter_cycle(sched_scheduler *s)
@@ -574,7 +581,7 @@ void *sched_cycle_main(void *arg)
     while (!atomic_load(&s->stopping)) {
         sched_queued_pod *qp = NULL;
         int rc;
-        if (!atomic_load(&s->active)) {
+        if (!atomic_load(&s->active) || !still_leading(s)) {
             sched_wait_ms(s, POP_POLL_MS);
             continue;
         }

@@ -176,34 +176,12 @@ static int replica_lost(void *ud)
     return atomic_load(&((replica *)ud)->lost);
 }
 
-/* POSTs the fault rules (a JSON array text) for the emulator. */
-static void set_rules(harness *h, const char *rules)
-{
-    char body[2048];
-    long status = 0;
-    cJSON *j = NULL;
-
-    snprintf(body, sizeof(body), "{\"rules\":%s}", rules);
-    assert_int_equal(
-        harness_request_json(h, NULL, "POST", "/emulator/v1/faults", body, &status, &j), KUBE_OK);
-    cJSON_Delete(j);
-    if (status != 200 && status != 201)
-        fail_msg("setting fault rules: HTTP %ld", status);
-}
-
 /* The request log's items for verb, resource and user (caller deletes). */
 static cJSON *requests(harness *h, const char *verb, const char *resource, const char *user)
 {
-    char path[256];
-    long status = 0;
-    cJSON *j = NULL, *items;
+    cJSON *items = NULL;
 
-    snprintf(path, sizeof(path), "/emulator/v1/requests?verb=%s&resource=%s&user=%s", verb,
-             resource, user);
-    assert_int_equal(harness_request_json(h, NULL, "GET", path, NULL, &status, &j), KUBE_OK);
-    assert_int_equal(status, 200);
-    items = cJSON_DetachItemFromObjectCaseSensitive(j, "items");
-    cJSON_Delete(j);
+    assert_int_equal(harness_requests(h, verb, resource, user, &items), KUBE_OK);
     assert_true(cJSON_IsArray(items));
     return items;
 }
@@ -311,12 +289,34 @@ static int assert_bindings_before(harness *h, const char *user, int64_t before, 
     return n;
 }
 
-/* The scenario: A leads and binds slowly; lease_rule makes A's Lease
- * requests fail; A must send no binding after its release, nor after B
- * took over. */
-static void deposed_replica_binds_nothing(fixture *fx, const char *lease_rule)
+static const char *const replica_a[] = {"replica-a", NULL};
+static const char *const creates[] = {"create", NULL};
+static const char *const bindings[] = {"pods/binding", NULL};
+static const char *const leases[] = {"leases", NULL};
+
+/* The emulator answers replica-a's bindings BIND_DELAY_MS late. */
+static harness_fault_rule slow_bindings(void)
 {
-    char rules[1024];
+    harness_fault_rule r = {HARNESS_FAULT_STATUS,
+                            0,
+                            0,
+                            0,
+                            BIND_DELAY_MS,
+                            0,
+                            0,
+                            NULL,
+                            creates,
+                            bindings,
+                            replica_a,
+                            NULL};
+    return r;
+}
+
+/* The scenario: A leads and binds slowly; lease makes A's Lease requests
+ * fail; A must send no binding after its release, nor after B took over. */
+static void deposed_replica_binds_nothing(fixture *fx, harness_fault_rule lease)
+{
+    harness_fault_rule rules[2] = {lease, slow_bindings()};
     count_ctx started = {fx->h, "replica-a", 4};
     int64_t release, takeover;
     int n;
@@ -324,23 +324,15 @@ static void deposed_replica_binds_nothing(fixture *fx, const char *lease_rule)
     start_replica(fx, &fx->a, "replica-a");
     wait_until(replica_leads, &fx->a, "replica-a to lead");
     start_replica(fx, &fx->b, "replica-b");
-    snprintf(rules, sizeof(rules),
-             "[{\"users\":[\"replica-a\"],\"verbs\":[\"create\"],\"resources\":"
-             "[\"pods/binding\"],\"errorRate\":0,\"delayMs\":%d}]",
-             BIND_DELAY_MS);
-    set_rules(fx->h, rules);
+    assert_int_equal(harness_set_fault_rules(fx->h, &rules[1], 1), KUBE_OK);
     create_pods(fx->h);
     wait_until(bindings_sent, &started, "replica-a's first bindings");
-    snprintf(rules, sizeof(rules),
-             "[%s,{\"users\":[\"replica-a\"],\"verbs\":[\"create\"],\"resources\":"
-             "[\"pods/binding\"],\"errorRate\":0,\"delayMs\":%d}]",
-             lease_rule, BIND_DELAY_MS);
-    set_rules(fx->h, rules);
+    assert_int_equal(harness_set_fault_rules(fx->h, rules, 2), KUBE_OK);
     wait_until(replica_lost, &fx->a, "replica-a to lose the Lease");
     assert_false(leads(&fx->a));
+    assert_int_equal(harness_clear_faults(fx->h), KUBE_OK);
     wait_until(replica_leads, &fx->b, "replica-b to take over");
     wait_until(all_bound, fx->h, "every pod bound");
-    assert_int_equal(harness_clear_faults(fx->h), KUBE_OK);
     release = lease_write(fx->h, "replica-a", 1);
     takeover = lease_write(fx->h, "replica-b", 0);
     assert_true(release > 0);
@@ -349,23 +341,36 @@ static void deposed_replica_binds_nothing(fixture *fx, const char *lease_rule)
     assert_bindings_before(fx->h, "replica-a", takeover, "replica-b took over");
     assert_true(n >= 4);
     fprintf(stderr,
-            "replica-a sent %d bindings; release %.3f s before B took over; "
-            "lost callback %.3f s after the release arrived\n",
+            "replica-a sent %d bindings; its release arrived %.3f s before B took over; "
+            "the lost callback ran %.3f s after the release arrived\n",
             n, (double)(takeover - release) / 1e9,
             (double)(atomic_load(&fx->a.lost_ns) - release) / 1e9);
 }
 
+/* kube-apiserver answers a storage timeout as 500 with etcd's text. */
 static void deposed_on_lease_errors(void **state)
 {
-    deposed_replica_binds_nothing(*state, "{\"users\":[\"replica-a\"],\"resources\":[\"leases\"],"
-                                          "\"errorCode\":500,\"message\":\"etcdserver: request "
-                                          "timed out\",\"forMs\":600000}");
+    harness_fault_rule r = {HARNESS_FAULT_STATUS,
+                            0,
+                            500,
+                            0,
+                            0,
+                            0,
+                            600000,
+                            "etcdserver: request timed out",
+                            NULL,
+                            leases,
+                            replica_a,
+                            NULL};
+    deposed_replica_binds_nothing(*state, r);
 }
 
+/* The Lease requests get no answer at all. */
 static void deposed_on_lease_stall(void **state)
 {
-    deposed_replica_binds_nothing(*state, "{\"users\":[\"replica-a\"],\"resources\":[\"leases\"],"
-                                          "\"action\":\"stall\",\"forMs\":600000}");
+    harness_fault_rule r = {HARNESS_FAULT_STALL, 0,   0, 0, 0, 0, 600000, NULL, NULL, leases,
+                            replica_a,           NULL};
+    deposed_replica_binds_nothing(*state, r);
 }
 
 int test_group_fence_integration(void)
