@@ -15,8 +15,9 @@
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 
-/* How long the fence waits for the scheduling and binding threads to let
- * go of their pods once nothing of theirs can reach the API any more. */
+/* How long the fence waits, in all, for the scheduling and binding
+ * threads to let go of their pods once nothing of theirs can reach the API
+ * any more. */
 #define FENCE_DRAIN_MS 3000
 
 /* Requests any replica may make, leading or not: reads, Events, the
@@ -46,29 +47,38 @@ const char *sched_fence_check(void *ud, const char *method, const char *path)
     return "not the leader";
 }
 
-/* Waits (at most FENCE_DRAIN_MS) until no pod is in a scheduling cycle or
- * a binding cycle any more. */
-static void fence_drain(sched_scheduler *s)
+static int cycling(const sched_scheduler *s)
 {
-    struct timespec ts;
-    int idle;
+    return s->in_cycle;
+}
 
-    kube_deadline_after(&ts, CLOCK_REALTIME, FENCE_DRAIN_MS);
+static int binding(const sched_scheduler *s)
+{
+    return s->in_flight > 0;
+}
+
+/* Waits until busy(s) (read under s->mu) is 0, or the deadline passes:
+ * the threads' requests cannot reach the API any more, this only lets
+ * them finish with their pods. */
+static void fence_wait(sched_scheduler *s, int (*busy)(const sched_scheduler *),
+                       const struct timespec *deadline, const char *what)
+{
+    int still;
+
     pthread_mutex_lock(&s->mu);
-    while ((s->in_cycle || s->in_flight > 0) &&
-           pthread_cond_timedwait(&s->idle_cv, &s->mu, &ts) == 0)
+    while (busy(s) && pthread_cond_timedwait(&s->idle_cv, &s->mu, deadline) == 0)
         ;
-    idle = !s->in_cycle && s->in_flight == 0;
+    still = busy(s);
     pthread_mutex_unlock(&s->mu);
-    if (!idle)
-        KLOG_WARN("fence: pods still in scheduling or binding cycles after %d ms (none of "
-                  "their requests can reach the API any more)",
+    if (still)
+        KLOG_WARN("fence: %s still busy after %d ms (its requests cannot reach the API)", what,
                   FENCE_DRAIN_MS);
 }
 
 void sched_fence(void *ud, int lost)
 {
     sched_scheduler *s = ud;
+    struct timespec deadline;
 
     if (!lost) /* stopped: the scheduler drained itself before stopping the elector */
         return;
@@ -81,8 +91,10 @@ void sched_fence(void *ud, int lost)
     pthread_mutex_unlock(&s->mu);
     kube_client_shutdown(s->client);
     sched_extenders_shutdown(s->extenders);
+    kube_deadline_after(&deadline, CLOCK_REALTIME, FENCE_DRAIN_MS);
+    fence_wait(s, cycling, &deadline, "the scheduling thread");
     sched_binders_drop_queued(s);
     sched_binders_reject_waiting(s);
-    fence_drain(s);
+    fence_wait(s, binding, &deadline, "the binding threads");
     KLOG_INFO("fenced: no write of this replica can reach the API server any more");
 }
