@@ -62,9 +62,15 @@ void sched_binders_submit(sched_scheduler *s, bind_job *job)
     size_t cap = s->n_binders * (1 + BIND_BACKLOG_PER_WORKER);
 
     pthread_mutex_lock(&s->mu);
-    while (s->pool_jobs >= cap && !s->binders_exit)
+    while (s->pool_jobs >= cap && !s->binders_exit && !s->fenced)
         pthread_cond_wait(&s->space_cv, &s->mu);
     s->in_flight++;
+    if (s->fenced) {
+        pthread_mutex_unlock(&s->mu);
+        sched_binding_drop(s, job);
+        bind_done(s, job);
+        return;
+    }
     s->pool_jobs++;
     if (s->jobs_tail)
         s->jobs_tail->next = job;
@@ -100,7 +106,7 @@ int sched_binders_submit_waiting(sched_scheduler *s, bind_job *job)
     w->job = job;
     pthread_mutex_lock(&s->mu);
     s->in_flight++;
-    if (pthread_create(&w->thread, NULL, waiter_main, w) != 0) {
+    if (s->fenced || pthread_create(&w->thread, NULL, waiter_main, w) != 0) {
         s->in_flight--;
         pthread_mutex_unlock(&s->mu);
         free(w);
@@ -169,8 +175,7 @@ static void collect_waiting(void *ud, const fw_pod_info *pod, const char *const 
         l->n++;
 }
 
-/* Rejects every pod waiting on Permit, so their binding threads end. */
-static void reject_waiting(sched_scheduler *s)
+void sched_binders_reject_waiting(sched_scheduler *s)
 {
     for (size_t i = 0; i < s->n_fws; i++) {
         uid_list l = {NULL, 0, 0};
@@ -203,7 +208,7 @@ void sched_binders_stop(sched_scheduler *s, long timeout_ms)
     if (!wait_binds(s, timeout_ms > 0 ? timeout_ms : 0)) {
         KLOG_WARN("binding still in flight after %ld ms; rejecting pods waiting on permit",
                   timeout_ms);
-        reject_waiting(s);
+        sched_binders_reject_waiting(s);
     }
     pthread_mutex_lock(&s->mu);
     s->binders_exit = 1;
@@ -214,4 +219,26 @@ void sched_binders_stop(sched_scheduler *s, long timeout_ms)
         pthread_join(s->binders[i], NULL);
     s->n_binders = 0;
     sched_binders_reap(s, 1);
+}
+
+void sched_binders_drop_queued(sched_scheduler *s)
+{
+    bind_job *job, *next;
+    size_t n = 0;
+
+    pthread_mutex_lock(&s->mu);
+    job = s->jobs_head;
+    s->jobs_head = s->jobs_tail = NULL;
+    for (next = job; next; next = next->next)
+        n++;
+    s->pool_jobs -= n;
+    pthread_cond_broadcast(&s->space_cv);
+    pthread_mutex_unlock(&s->mu);
+    if (n)
+        KLOG_INFO("dropping %zu queued bindings: not the leader", n);
+    for (; job; job = next) {
+        next = job->next;
+        sched_binding_drop(s, job);
+        bind_done(s, job);
+    }
 }

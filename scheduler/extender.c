@@ -113,6 +113,18 @@ static void extender_clear(http_extender *e)
     free(e->dial);
 }
 
+void sched_extenders_set_fence(sched_extenders *x, kube_client_fence_fn fence, void *ud)
+{
+    for (size_t i = 0; x && i < x->n; i++)
+        kube_client_set_fence(x->v[i].client, fence, ud);
+}
+
+void sched_extenders_shutdown(sched_extenders *x)
+{
+    for (size_t i = 0; x && i < x->n; i++)
+        kube_client_shutdown(x->v[i].client);
+}
+
 void sched_extenders_free(sched_extenders *x)
 {
     if (!x)

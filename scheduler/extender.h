@@ -90,6 +90,14 @@ int sched_extenders_new(const sched_config *cfg, kube_client *api, const fw_snap
 /* NULL-safe. No call may be running. */
 void sched_extenders_free(sched_extenders *x);
 
+/* Installs fence (kube_client_set_fence) on every extender's client:
+ * with leader election, a replica that does not lead calls no extender.
+ * Before the first call. NULL-safe. */
+void sched_extenders_set_fence(sched_extenders *x, kube_client_fence_fn fence, void *ud);
+/* Aborts every extender call in flight and fails every later one
+ * (kube_client_shutdown). Irreversible. NULL-safe. */
+void sched_extenders_shutdown(sched_extenders *x);
+
 /* The framework's view of the set (fw_services.extenders); x NULL gives
  * the empty view. */
 fw_extenders sched_extenders_view(sched_extenders *x);

@@ -5,8 +5,11 @@
  * sets of kube/serving/options.h), the secure port, leader election, and
  * graceful shutdown on SIGTERM/SIGINT (stop popping, finish in-flight
  * bindings for up to 10 s, release the Lease, stop informers, free
- * everything). Losing the Lease exits 1, as kube-scheduler does; so do bad
- * flags (after the usage and "Error: ...") and a bad configuration.
+ * everything). Losing the Lease exits 1, as kube-scheduler does, at once
+ * after the scheduler fenced itself and the elector released the Lease
+ * (scheduler/fence.c); so do bad flags (after the usage and "Error: ...")
+ * and a bad configuration. The secure port shares the scheduler's fenced
+ * client: its TokenReviews and SubjectAccessReviews pass the fence.
  */
 #include <malloc.h>
 #include <pthread.h>

@@ -382,6 +382,18 @@ void sched_binding_cycle(sched_scheduler *s, bind_job *job)
     sched_queued_pod_free(qp);
 }
 
+void sched_binding_drop(sched_scheduler *s, bind_job *job)
+{
+    sched_queued_pod *qp = job->qp;
+    fw_pod_info *pi = qp->info.pi;
+
+    KLOG_V(2, "not binding pod %s/%s to node %s: not the leader", pi->namespace_, pi->name,
+           job->node);
+    fw_framework_run_unreserve(qp->fw, job->cs, pi, job->node);
+    sched_cache_forget_pod(s->cache, pi, job->node);
+    sched_queued_pod_free(qp);
+}
+
 /* ------------------------------------------------------------------ */
 /* Scheduling cycle                                                    */
 /* ------------------------------------------------------------------ */
@@ -536,6 +548,34 @@ out:
     fw_cycle_state_free(cs);
 }
 
+/* Past the renew deadline the client's fence refuses every write: no pod
+ * is popped until the elector renews or gives up. */
+static int still_leading(sched_scheduler *s)
+{
+    return !s->leader || kube_leader_is_leader(s->leader);
+}
+
+/* Marks the scheduling thread in scheduleOne, unless scheduling stopped
+ * (the fence waits for in_cycle to clear). Returns 1 when it may go on. */
+static int enter_cycle(sched_scheduler *s)
+{
+    int go;
+
+    pthread_mutex_lock(&s->mu);
+    go = atomic_load(&s->active) && !atomic_load(&s->stopping);
+    s->in_cycle = go;
+    pthread_mutex_unlock(&s->mu);
+    return go;
+}
+
+static void leave_cycle(sched_scheduler *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->in_cycle = 0;
+    pthread_cond_broadcast(&s->idle_cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
 void *sched_cycle_main(void *arg)
 {
     sched_scheduler *s = arg;
@@ -546,7 +586,7 @@ void *sched_cycle_main(void *arg)
     while (!atomic_load(&s->stopping)) {
         sched_queued_pod *qp = NULL;
         int rc;
-        if (!atomic_load(&s->active)) {
+        if (!atomic_load(&s->active) || !still_leading(s)) {
             sched_wait_ms(s, POP_POLL_MS);
             continue;
         }
@@ -559,12 +599,13 @@ void *sched_cycle_main(void *arg)
             break;
         if (rc != KUBE_OK)
             continue;
-        if (!atomic_load(&s->active) || atomic_load(&s->stopping)) {
+        if (!enter_cycle(s)) {
             sched_queue_add_unschedulable_if_not_present(s->queue, qp,
                                                          sched_queue_scheduling_cycle(s->queue));
             continue;
         }
         schedule_one(s, qp);
+        leave_cycle(s);
     }
     return NULL;
 }

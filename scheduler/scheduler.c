@@ -109,7 +109,7 @@ static int leader_new(sched_scheduler *s)
 {
     const sched_leader_election *le = &s->cfg->leader_election;
     kube_leader_config lc;
-    kube_leader_callbacks cb = {on_started_leading, on_stopped_leading, NULL, s};
+    kube_leader_callbacks cb = {on_started_leading, on_stopped_leading, NULL, s, sched_fence};
 
     kube_leader_config_default(&lc);
     lc.namespace_ = le->resource_namespace;
@@ -365,6 +365,10 @@ int sched_scheduler_new(const sched_scheduler_options *o, sched_scheduler **out,
         rc = build_pins(s, err, errlen);
     if (rc == KUBE_OK && s->cfg->leader_election.leader_elect)
         rc = leader_new(s);
+    if (rc == KUBE_OK && s->leader) {
+        kube_client_set_fence(s->client, sched_fence_check, s);
+        sched_extenders_set_fence(s->extenders, sched_fence_check, s);
+    }
     if (rc != KUBE_OK) {
         if (errlen && !err[0])
             snprintf(err, errlen, "building the scheduler: %s", kube_strerror(rc));
@@ -445,6 +449,8 @@ void sched_scheduler_free(sched_scheduler *s)
         sched_scheduler_stop(s, 0);
     kube_factory_stop(s->informers);
     sched_pins_free(s->pins); /* its handlers are the factory's: stopped above */
+    if (s->leader) /* the client is borrowed: it outlives the fence's ud */
+        kube_client_set_fence(s->client, NULL, NULL);
     sched_queue_free(s->queue);
     for (size_t i = 0; i < s->n_fws; i++)
         fw_framework_free(s->fws[i]);

@@ -24,9 +24,17 @@
  *
  * Leadership: with leaderElection.leaderElect and a leader client, pods
  * are scheduled only while leading (informers, queue and cache run from
- * the start); losing the lease stops scheduling and calls
- * on_leadership_lost (kube-scheduler exits 1 then). Without it, scheduling
- * starts once the informers have synced.
+ * the start). Every write only a leader makes (bindings, pod status,
+ * preemption's deletes, StickyVM's pins, the migration follower's, calls
+ * to extenders) goes through the client's fence, which lets it leave only
+ * while the elector says we lead (kube_leader_is_leader: not past the
+ * renew deadline); each attempt is checked, retries included. Losing the
+ * Lease fences before the elector releases it: the scheduling thread
+ * stops, requests in flight are aborted (the client is shut down), queued
+ * bindings are dropped (their pods forgotten), pods waiting on Permit are
+ * rejected; then the release, then on_leadership_lost (kube-scheduler
+ * exits 1 then). Without leader election, scheduling starts once the
+ * informers have synced and nothing is fenced.
  *
  * Threads: sched_scheduler_new/start/stop/free from one controlling
  * thread; the getters from any thread.
@@ -53,7 +61,11 @@ typedef struct sched_scheduler sched_scheduler;
 
 typedef struct sched_scheduler_options {
     const sched_config *config; /* defaulted configuration. Required */
-    kube_client *client;        /* informers, bindings, status, events. Required */
+    /* Informers, bindings, status, events. Required. With leader election
+     * the scheduler installs its fence on it (kube_client_set_fence: only
+     * reads, Events, reviews and Lease writes leave while not leading) and
+     * shuts it down when the Lease is lost: one client per scheduler. */
+    kube_client *client;
     /* The elector's own client (kube_leader_client_options()). Leader
      * election runs when config->leader_election.leader_elect is set;
      * NULL then is KUBE_EINVAL. */

@@ -94,6 +94,8 @@ struct sched_scheduler {
     size_t pool_jobs; /* jobs queued or running in the pool */
     waiter *waiters;  /* permit-waiting pods' threads */
     int binders_exit;
+    int in_cycle; /* the scheduling thread is in scheduleOne */
+    int fenced;   /* leadership lost: nothing more is bound (fence.c) */
 
     atomic_uint_fast64_t n_attempts, n_scheduled, n_unschedulable, n_errors;
 };
@@ -109,6 +111,11 @@ void *sched_cycle_main(void *arg);
  * a failure goes through handleBindingCycleError. Frees or requeues the
  * job's pod; the job itself is the caller's. */
 void sched_binding_cycle(sched_scheduler *s, bind_job *job);
+
+/* Frees a bind job's pod without binding it (Unreserve, forget the
+ * assumed pod): a deposed leader's queued bindings. The job itself is the
+ * caller's. */
+void sched_binding_drop(sched_scheduler *s, bind_job *job);
 
 /* binders.c */
 
@@ -126,5 +133,22 @@ void sched_binders_reap(sched_scheduler *s, int all);
 /* Waits up to timeout_ms for the jobs in flight, rejects pods still
  * waiting on Permit, then ends and joins every binding thread. */
 void sched_binders_stop(sched_scheduler *s, long timeout_ms);
+/* Drops every job queued for the pool (sched_binding_drop). */
+void sched_binders_drop_queued(sched_scheduler *s);
+/* Rejects every pod waiting on Permit, so their binding threads end. */
+void sched_binders_reject_waiting(sched_scheduler *s);
+
+/* fence.c */
+
+/* The scheduler client's fence (kube_client_fence_fn, ud the scheduler):
+ * reads, Events, authentication/authorization reviews and Lease writes
+ * always pass; every other request only while the elector says we lead. */
+const char *sched_fence_check(void *ud, const char *method, const char *path);
+/* The elector's on_fence: after a lost Lease, stops scheduling, aborts
+ * every request in flight of the scheduler's client and extenders (no
+ * later one is sent), drops queued bindings, rejects pods waiting on
+ * Permit, and waits a bounded time for the threads to let go. Nothing on
+ * a stop. */
+void sched_fence(void *ud, int lost);
 
 #endif

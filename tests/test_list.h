@@ -79,6 +79,7 @@
     UNIT(cache_debugger)                                      \
     INTEGRATION(scheduler_integration)                        \
     INTEGRATION(scheduler_secure_port)                        \
+    INTEGRATION(fence_integration)                            \
     INTEGRATION(stickyvm_integration)                         \
     INTEGRATION(topology_integration)                         \
     INTEGRATION(volumes_preemption_integration)               \

@@ -716,6 +716,8 @@ static void *leader_main(void *arg)
         le->cb.on_started_leading(le->cb.ud);
         lost = renew_loop(le);
         set_leading(le, 0);
+        if (le->cb.on_fence)
+            le->cb.on_fence(le->cb.ud, lost);
         if (le->release_on_cancel)
             release(le);
         record_event(le, "stopped leading");

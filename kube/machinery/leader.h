@@ -17,15 +17,22 @@
  *    when that fails (409 Conflict: someone else wrote) it falls back to a
  *    GET and the full decision above. Renewal attempts repeat every
  *    retry_period; when none succeeds within renew_deadline of the start of
- *    the round, leadership is lost: on_stopped_leading(lost = 1) fires and
- *    the thread ends (kube-scheduler exits then; the elector never
- *    re-acquires, as client-go's Run returns).
+ *    the round, leadership is lost and the thread ends after the steps
+ *    below (kube-scheduler exits then; the elector never re-acquires, as
+ *    client-go's Run returns).
  *  - stop (kube_leader_stop): waits are on a condition variable, so the
  *    thread stops at once, or when its in-flight request returns (bounded
- *    by the client's timeout). With release_on_cancel, a leader then writes
- *    holderIdentity "", leaseDurationSeconds 1, acquireTime = renewTime =
- *    now, leaseTransitions unchanged (client-go's release), so a candidate
- *    takes over at its next try. on_stopped_leading(lost = 0) fires.
+ *    by the client's timeout).
+ *  - end of leadership, lost or stopped, in this order: (1) the leading
+ *    flag drops (is_leader() is 0 from here on); (2) on_fence(lost): the
+ *    holder makes sure no leader-only write of its own can leave any more;
+ *    (3) with release_on_cancel, the release: holderIdentity "",
+ *    leaseDurationSeconds 1, acquireTime = renewTime = now,
+ *    leaseTransitions unchanged (client-go's release), so a candidate takes
+ *    over at its next try; (4) the "stopped leading" event; (5)
+ *    on_stopped_leading(lost). client-go releases before the leading
+ *    context is canceled; fencing first means a successor never overlaps
+ *    writes of ours.
  *
  * Times written are MicroTime: RFC 3339 UTC with microseconds.
  *
@@ -37,10 +44,12 @@
  *    write was STARTED more than renew_deadline ago, even while a hung
  *    request keeps the thread from noticing; a candidate cannot take over
  *    before lease_duration (> renew_deadline) after that write. The flag
- *    drops before the release request is sent.
+ *    drops, and on_fence runs, before the release request is sent.
  *
  * Callbacks run on the elector thread, one at a time, and must return
  * promptly (client-go runs them as goroutines): start work elsewhere.
+ * on_fence is the exception: it blocks the release until it returns, so
+ * it should bound its own wait (a few seconds).
  * on_stopped_leading fires exactly once when the thread ends, whether or
  * not we ever led (as client-go's Run does in its defer); lost says why.
  * Callbacks must not call kube_leader_stop() or kube_leader_free().
@@ -75,6 +84,11 @@ typedef struct kube_leader_callbacks {
      * ourselves). identity is valid during the call only. Optional. */
     void (*on_new_leader)(void *ud, const char *identity);
     void *ud;
+    /* Leadership ended (lost as for on_stopped_leading): is_leader() is
+     * already 0 and the Lease not yet released. The holder stops every
+     * write only a leader may make and returns only once none can leave
+     * any more; the release follows. Only after we led. Optional. */
+    void (*on_fence)(void *ud, int lost);
 } kube_leader_callbacks;
 
 typedef struct kube_leader_config {

@@ -36,7 +36,8 @@
  * other transport failures are not. Every attempt waits on the rate
  * limiter. kube_retry_decide() is the policy as a pure function. Each
  * request has a total timeout (timeout_ms) besides the connect timeout.
- * kube_client_shutdown() ends waits and transfers with KUBE_ECANCELED.
+ * kube_client_shutdown() ends waits and transfers with KUBE_ECANCELED; a
+ * fence (kube_client_set_fence) can refuse any attempt before it is sent.
  *
  * Errors: a non-2xx answer is decoded as a metav1.Status into resp->status
  * and the call returns kube_err_from_status(code, reason). A body that is not
@@ -157,11 +158,28 @@ int kube_client_setup_stream(kube_client *c, CURL *easy, const char *path,
 void kube_client_wait_rate(kube_client *c);
 
 /* Makes every pending and future request of this client fail with
- * KUBE_ECANCELED promptly: rate-limit and retry waits end at once, and
- * transfers in flight are aborted within about a second. Irreversible; for
- * process shutdown. Thread-safe. kube_client_free() may be called only after
- * every request has returned. Stream handles are not affected. */
+ * KUBE_ECANCELED at once: rate-limit and retry waits end, and every
+ * transfer in flight is taken off the wire (out of the I/O thread's multi
+ * handle) before this returns, so no byte of a request of this client is
+ * written after it (bytes the kernel already holds still go). Irreversible;
+ * for process shutdown and for a deposed leader's fence. Thread-safe.
+ * kube_client_free() may be called only after every request has returned.
+ * Stream handles are not affected. */
 void kube_client_shutdown(kube_client *c);
+
+/* A fence: asked for every attempt of a request (retries included), right
+ * before the attempt is handed to the I/O thread (after the rate limiter).
+ * Returns NULL to let the attempt go, else a static text saying why it may
+ * not (e.g. "not the leader"): the request then fails with KUBE_ECANCELED,
+ * no byte sent, and resp->status.message names the reason. Must be quick
+ * and thread-safe (it runs on the requesting threads). */
+typedef const char *(*kube_client_fence_fn)(void *ud, const char *method, const char *path);
+
+/* Installs fence (NULL: none) with its ud (borrowed; must outlive the
+ * client's requests or the fence's removal). Not synchronised with
+ * requests: call while none of this client is running (before the first,
+ * or after the last). */
+void kube_client_set_fence(kube_client *c, kube_client_fence_fn fence, void *ud);
 
 /* The retry policy, without side effects. method is the HTTP method; code
  * the HTTP status, or 0 for a connection that broke before any answer;

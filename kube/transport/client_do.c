@@ -57,13 +57,19 @@ static int client_pause(kube_client *c, int64_t ns)
     return atomic_load(&c->stopping) ? KUBE_ECANCELED : KUBE_OK;
 }
 
+void kube_client_set_fence(kube_client *c, kube_client_fence_fn fence, void *ud)
+{
+    c->fence = fence;
+    c->fence_ud = ud;
+}
+
 void kube_client_shutdown(kube_client *c)
 {
     pthread_mutex_lock(&c->stop_lock);
     atomic_store(&c->stopping, 1);
     pthread_cond_broadcast(&c->stop_cond);
     pthread_mutex_unlock(&c->stop_lock);
-    kube_http_loop_cancel(c->loop); /* transfers in flight end now */
+    kube_http_loop_cancel(c->loop); /* transfers in flight are off the wire */
 }
 
 /* ---- one attempt ------------------------------------------------------ */
@@ -74,6 +80,7 @@ typedef struct client_req {
     const char *content_type;
     const char *body;
     size_t len;
+    const char *path; /* as the caller gave it (for the fence) */
 } client_req;
 
 typedef struct client_result {
@@ -309,6 +316,20 @@ static void client_transport_failure(kube_response *resp, const client_req *q,
              why);
 }
 
+/* Asks the fence about the next attempt of q: 1 (resp explaining why)
+ * when it may not go. */
+static int client_fenced(kube_client *c, const client_req *q, kube_response *resp)
+{
+    const char *why = c->fence ? c->fence(c->fence_ud, q->method, q->path) : NULL;
+
+    if (!why)
+        return 0;
+    client_transport_failure(resp, q, NULL, KUBE_ECANCELED);
+    snprintf(resp->status.message, sizeof(resp->status.message), "%s %s: refused: %s", q->method,
+             q->url, why);
+    return 1;
+}
+
 /* After a 401: re-reads the token and says whether it changed. */
 static int client_token_changed(kube_client *c)
 {
@@ -339,6 +360,10 @@ static int client_attempt(kube_client *c, const client_req *q, int attempt, int 
     if (client_pause(c, kube_ratelimit_reserve(c->rl)) != KUBE_OK) {
         *rc = KUBE_ECANCELED;
         client_transport_failure(resp, q, &r, *rc);
+        return 0;
+    }
+    if (client_fenced(c, q, resp)) {
+        *rc = KUBE_ECANCELED;
         return 0;
     }
     client_count(c, q->method, attempt > 0);
@@ -376,7 +401,7 @@ int kube_client_do(kube_client *c, const char *method, const char *path, const c
                    const char *body, size_t len, kube_response *resp)
 {
     kube_buf url = KUBE_BUF_INIT;
-    client_req q = {method, NULL, content_type, body, len};
+    client_req q = {method, NULL, content_type, body, len, path};
     int reauth = 0, rc = KUBE_OK;
     long delay_ms;
 

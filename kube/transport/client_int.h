@@ -56,6 +56,9 @@ struct kube_client {
     pthread_cond_t stop_cond;
     atomic_int stopping;
 
+    kube_client_fence_fn fence; /* set before the first request, or NULL */
+    void *fence_ud;
+
     atomic_long backoff_base_ms;
     atomic_long backoff_cap_ms;
     atomic_uint_fast64_t rng;

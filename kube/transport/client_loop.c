@@ -43,9 +43,11 @@ struct kube_http_loop {
     pthread_t thread;
     char name[16];
     int wake_fd;          /* eventfd: the submit queue, cancel or quit */
-    pthread_mutex_t lock; /* guards the queue */
+    pthread_mutex_t lock; /* guards the queue and cancel_done */
+    pthread_cond_t cancel_cv;
     loop_xfer *queue_head, *queue_tail;
     atomic_int canceled;
+    int cancel_done; /* the loop has taken every transfer off since */
     atomic_int quit;
 
     /* Loop thread only. */
@@ -227,6 +229,18 @@ static void loop_wait_and_act(kube_http_loop *l)
     }
 }
 
+/* After a cancel: aborts every active transfer, then tells the cancelers
+ * (kube_http_loop_cancel waits for it) that none is left. */
+static void loop_abort_all(kube_http_loop *l)
+{
+    while (l->active)
+        loop_finish(l, l->active, CURLE_ABORTED_BY_CALLBACK);
+    pthread_mutex_lock(&l->lock);
+    l->cancel_done = 1;
+    pthread_cond_broadcast(&l->cancel_cv);
+    pthread_mutex_unlock(&l->lock);
+}
+
 static void *loop_main(void *arg)
 {
     kube_http_loop *l = arg;
@@ -234,8 +248,8 @@ static void *loop_main(void *arg)
     pthread_setname_np(pthread_self(), l->name);
     while (!atomic_load(&l->quit)) {
         loop_take_queue(l);
-        while (atomic_load(&l->canceled) && l->active)
-            loop_finish(l, l->active, CURLE_ABORTED_BY_CALLBACK);
+        if (atomic_load(&l->canceled))
+            loop_abort_all(l);
         loop_wait_and_act(l);
         loop_reap(l);
     }
@@ -257,6 +271,7 @@ static void loop_release(kube_http_loop *l)
         curl_multi_cleanup(l->multi);
     if (l->wake_fd >= 0)
         close(l->wake_fd);
+    pthread_cond_destroy(&l->cancel_cv);
     pthread_mutex_destroy(&l->lock);
     free(l->fds);
     free(l->ready);
@@ -271,6 +286,7 @@ int kube_http_loop_new(const char *name, long max_host_conns, kube_http_loop **o
     if (!l)
         return KUBE_ENOMEM;
     pthread_mutex_init(&l->lock, NULL);
+    pthread_cond_init(&l->cancel_cv, NULL);
     l->due_ms = -1;
     l->cap_fds = 8;
     l->multi = curl_multi_init();
@@ -346,4 +362,8 @@ void kube_http_loop_cancel(kube_http_loop *l)
     atomic_store(&l->canceled, 1);
     pthread_mutex_unlock(&l->lock);
     loop_wake(l);
+    pthread_mutex_lock(&l->lock);
+    while (!l->cancel_done)
+        pthread_cond_wait(&l->cancel_cv, &l->lock);
+    pthread_mutex_unlock(&l->lock);
 }

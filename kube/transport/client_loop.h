@@ -14,8 +14,9 @@
  * The callbacks of the handle (body, headers) run on the loop thread.
  *
  * Cancellation: kube_http_loop_cancel() aborts every transfer in flight or
- * queued at once (they end with CURLE_ABORTED_BY_CALLBACK) and makes every
- * later perform fail the same way without a transfer. Irreversible.
+ * queued at once (they end with CURLE_ABORTED_BY_CALLBACK), returning once
+ * none is left in the multi handle, and makes every later perform fail the
+ * same way without a transfer. Irreversible.
  *
  * Threads: kube_http_loop_perform and kube_http_loop_cancel may be called
  * from any number of threads; the loop thread is named (pthread_setname_np)
@@ -45,7 +46,9 @@ void kube_http_loop_free(kube_http_loop *l);
  * kube_http_loop_cancel. */
 CURLcode kube_http_loop_perform(kube_http_loop *l, CURL *easy);
 
-/* Aborts every transfer queued or in flight and fails every later one. */
+/* Aborts every transfer queued or in flight and fails every later one.
+ * Returns once the loop has taken every transfer out of its multi handle
+ * (none writes another byte). Not from the loop thread. */
 void kube_http_loop_cancel(kube_http_loop *l);
 
 #endif

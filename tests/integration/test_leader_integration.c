@@ -13,6 +13,10 @@
  * which is what a crash looks like from the Lease (no test-only hook is
  * needed).
  *
+ * The end of leadership runs in a fixed order, checked with callbacks
+ * that look at the server's Lease: on_fence (flag down, Lease still ours),
+ * the release, on_stopped_leading.
+ *
  * No speed is asserted: waits use generous deadlines. The one time bound
  * checked is a lower one (a candidate must not take over an abandoned
  * Lease before it expires), which slowness cannot break.
@@ -159,7 +163,7 @@ static void start_candidate(fixture *fx, candidate *c, const char *identity, lon
                             long renew_ms, int release)
 {
     kube_leader_config cfg;
-    kube_leader_callbacks cb = {on_started, on_stopped, on_new_leader, c};
+    kube_leader_callbacks cb = {on_started, on_stopped, on_new_leader, c, NULL};
     kube_leader *le = NULL;
 
     kube_leader_config_default(&cfg);
@@ -205,6 +209,15 @@ static void wait_leader(candidate *c)
     while (!is_leader(c) && kube_now_ms() < deadline)
         usleep(10000);
     assert_true(is_leader(c));
+}
+
+static void wait_until_leading(kube_leader *le)
+{
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+
+    while (!kube_leader_is_leader(le) && kube_now_ms() < deadline)
+        usleep(10000);
+    assert_true(kube_leader_is_leader(le));
 }
 
 /* The Lease as the server holds it. */
@@ -378,6 +391,121 @@ static void records_leader_events_on_the_lease(void **state)
     cJSON_Delete(lease);
 }
 
+/* ---- the end of leadership: fence, release, stopped -------------------- */
+
+typedef struct ordered {
+    fixture *fx;
+    _Atomic(kube_leader *) le;
+    atomic_int step; /* 1 once on_fence ran, 2 once on_stopped_leading ran */
+    int fence_lost, fence_leader, stopped_lost, stopped_after_fence;
+    char fence_holder[KUBE_LEADER_HOLDER_MAX];   /* on the server, during on_fence */
+    char stopped_holder[KUBE_LEADER_HOLDER_MAX]; /* during on_stopped_leading */
+} ordered;
+
+/* The holder the server has, or "?" (no asserts: an elector callback). */
+static void server_holder(fixture *fx, char *out, size_t n)
+{
+    kube_leader_record rec;
+    cJSON *lease = NULL;
+    kube_status st;
+
+    snprintf(out, n, "?");
+    if (kube_api_get(fx->client, &KUBE_RES_LEASES, NS, LEASE, &lease, &st) == KUBE_OK &&
+        kube_leader_record_decode(lease, &rec) == KUBE_OK)
+        snprintf(out, n, "%s", rec.holder);
+    cJSON_Delete(lease);
+}
+
+static void ord_started(void *ud)
+{
+    (void)ud;
+}
+
+static void ord_fence(void *ud, int lost)
+{
+    ordered *o = ud;
+
+    o->fence_lost = lost;
+    o->fence_leader = kube_leader_is_leader(atomic_load(&o->le));
+    server_holder(o->fx, o->fence_holder, sizeof(o->fence_holder));
+    atomic_store(&o->step, 1);
+}
+
+static void ord_stopped(void *ud, int lost)
+{
+    ordered *o = ud;
+
+    o->stopped_lost = lost;
+    o->stopped_after_fence = atomic_load(&o->step) == 1;
+    server_holder(o->fx, o->stopped_holder, sizeof(o->stopped_holder));
+    atomic_store(&o->step, 2);
+}
+
+static void start_ordered(fixture *fx, ordered *o)
+{
+    kube_leader_config cfg;
+    kube_leader_callbacks cb = {ord_started, ord_stopped, NULL, o, ord_fence};
+    kube_leader *le = NULL;
+
+    memset(o, 0, sizeof(*o));
+    o->fx = fx;
+    kube_leader_config_default(&cfg);
+    cfg.namespace_ = NS;
+    cfg.name = LEASE;
+    cfg.identity = "host-o_1";
+    cfg.lease_duration_ms = 3000;
+    cfg.renew_deadline_ms = 2000;
+    cfg.retry_period_ms = 300;
+    cfg.release_on_cancel = 1;
+    assert_int_equal(kube_leader_new(fx->client, &cfg, &cb, &le), KUBE_OK);
+    atomic_store(&o->le, le);
+    assert_int_equal(kube_leader_start(le), KUBE_OK);
+    wait_until_leading(le);
+}
+
+/* A stop: on_fence runs with the leading flag down and the Lease still
+ * ours, then the release, then on_stopped_leading. */
+static void fence_then_release_then_stopped_on_stop(void **state)
+{
+    fixture *fx = *state;
+    ordered o;
+
+    start_ordered(fx, &o);
+    kube_leader_stop(atomic_load(&o.le));
+    assert_int_equal(atomic_load(&o.step), 2);
+    assert_int_equal(o.fence_lost, 0);
+    assert_false(o.fence_leader);
+    assert_string_equal(o.fence_holder, "host-o_1");
+    assert_true(o.stopped_after_fence);
+    assert_int_equal(o.stopped_lost, 0);
+    assert_string_equal(o.stopped_holder, "");
+    kube_leader_free(atomic_load(&o.le));
+}
+
+/* A lost Lease: on_fence(lost = 1) with the flag down, before
+ * on_stopped_leading(lost = 1). */
+static void fence_runs_before_stopped_when_lost(void **state)
+{
+    fixture *fx = *state;
+    const char *verbs[] = {"update", "get", "create", NULL};
+    const char *resources[] = {"leases", NULL};
+    harness_faults f = {1.0, 503, 0, 0, verbs, resources};
+    int64_t deadline;
+    ordered o;
+
+    start_ordered(fx, &o);
+    assert_int_equal(harness_set_faults(fx->h, &f), KUBE_OK);
+    deadline = kube_now_ms() + WAIT_MS;
+    while (atomic_load(&o.step) < 2 && kube_now_ms() < deadline)
+        usleep(10000);
+    assert_int_equal(atomic_load(&o.step), 2);
+    assert_int_equal(o.fence_lost, 1);
+    assert_false(o.fence_leader);
+    assert_true(o.stopped_after_fence);
+    assert_int_equal(o.stopped_lost, 1);
+    kube_leader_free(atomic_load(&o.le));
+}
+
 int test_group_leader_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +513,8 @@ int test_group_leader_integration(void)
         cmocka_unit_test_setup_teardown(abandoned_lease_is_taken_after_it_expires, setup, teardown),
         cmocka_unit_test_setup_teardown(leader_steps_down_when_it_cannot_renew, setup, teardown),
         cmocka_unit_test_setup_teardown(records_leader_events_on_the_lease, setup, teardown),
+        cmocka_unit_test_setup_teardown(fence_then_release_then_stopped_on_stop, setup, teardown),
+        cmocka_unit_test_setup_teardown(fence_runs_before_stopped_when_lost, setup, teardown),
     };
     return cmocka_run_group_tests_name("leader_integration", tests, NULL, NULL);
 }

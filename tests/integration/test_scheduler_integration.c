@@ -63,6 +63,9 @@ typedef struct fixture {
     harness *h;
     kube_config *kc;
     kube_client *client, *leader_client;
+    /* with leader election each replica fences a client of its own */
+    kube_client *replica_clients[2];
+    int n_replica_clients;
     sched_config *cfg;
     sched_scheduler *sched;
 } fixture;
@@ -104,6 +107,8 @@ static int teardown(void **state)
     sched_scheduler_free(fx->sched);
     sched_config_free(fx->cfg);
     kube_client_free(fx->leader_client);
+    for (int i = 0; i < fx->n_replica_clients; i++)
+        kube_client_free(fx->replica_clients[i]);
     kube_client_free(fx->client);
     kube_config_free(fx->kc);
     harness_stop(fx->h);
@@ -137,6 +142,14 @@ static sched_scheduler *start_scheduler_with(fixture *fx, const sched_config *cf
     memset(&so, 0, sizeof(so));
     so.config = cfg;
     so.client = fx->client;
+    if (lc) {
+        kube_client_options o;
+        kube_client_options_default(&o);
+        o.qps = 0;
+        assert_true(fx->n_replica_clients < 2);
+        assert_int_equal(kube_client_new(fx->kc, &o, &so.client), KUBE_OK);
+        fx->replica_clients[fx->n_replica_clients++] = so.client;
+    }
     so.leader_client = lc;
     so.identity = identity;
     so.registry = reg;

@@ -383,7 +383,7 @@ static void leader_check_reports_a_stale_lease(void **state)
     kube_client_options co;
     kube_leader_config lc;
     lead_state ls = {0};
-    kube_leader_callbacks cb = {on_started, on_stopped, NULL, &ls};
+    kube_leader_callbacks cb = {on_started, on_stopped, NULL, &ls, NULL};
     kube_leader *le = NULL;
     char msg[256] = "", err[256];
     int64_t deadline = kube_now_ms() + WAIT_MS;

@@ -5,7 +5,8 @@
  * scripted HTTP/1.1 server on loopback (headers, keep-alive, retries,
  * Retry-After, 401 token re-read, plain-text errors, dropped connections,
  * concurrent requests on the client's I/O thread, cancellation of transfers
- * in flight, timeouts, proxies from the environment).
+ * in flight, the fence asked before every attempt, timeouts, proxies from
+ * the environment).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -930,6 +931,66 @@ static void shutdown_cancels_waits(void **state)
     client_env_free(&e);
 }
 
+/* ---- the fence ------------------------------------------------------------ */
+
+typedef struct fence_ctx {
+    int allow; /* attempts let through before refusing */
+    int calls;
+    char method[16], path[128]; /* of the last call */
+} fence_ctx;
+
+static const char *count_fence(void *ud, const char *method, const char *path)
+{
+    fence_ctx *f = ud;
+
+    snprintf(f->method, sizeof(f->method), "%s", method);
+    snprintf(f->path, sizeof(f->path), "%s", path);
+    return f->calls++ < f->allow ? NULL : "not the leader";
+}
+
+/* A refused attempt sends nothing and fails with KUBE_ECANCELED and the
+ * fence's reason; every attempt is asked, retries included. */
+static void fence_checks_every_attempt(void **state)
+{
+    mock_server *m = *state;
+    client_env e = mock_client(m, 5);
+    fence_ctx f = {0, 0, "", ""};
+    kube_response resp = {0};
+    const char *bind = "/api/v1/namespaces/default/pods/p/binding";
+
+    kube_client_set_fence(e.c, count_fence, &f);
+    mock_script(m, (mock_reply[]){{201, NULL, NULL, "{}"}}, 1);
+    assert_int_equal(kube_client_do(e.c, "POST", bind, "application/json", "{}", 2, &resp),
+                     KUBE_ECANCELED);
+    assert_int_equal(mock_count(m), 0);
+    assert_int_equal(resp.code, 0);
+    assert_contains(resp.status.message, "not the leader");
+    assert_string_equal(f.method, "POST");
+    assert_string_equal(f.path, bind);
+    kube_response_clear(&resp);
+
+    /* the first attempt goes and is answered 503 + Retry-After; the retry
+     * is refused */
+    f = (fence_ctx){1, 0, "", ""};
+    mock_script(m, (mock_reply[]){{503, NULL, "Retry-After: 0\r\n", ""}, {201, NULL, NULL, "{}"}},
+                2);
+    assert_int_equal(kube_client_do(e.c, "POST", bind, "application/json", "{}", 2, &resp),
+                     KUBE_ECANCELED);
+    assert_int_equal(mock_count(m), 1);
+    assert_int_equal(f.calls, 2);
+    assert_contains(resp.status.message, "not the leader");
+    kube_response_clear(&resp);
+
+    /* the fence removed, requests go again */
+    kube_client_set_fence(e.c, NULL, NULL);
+    mock_script(m, (mock_reply[]){{201, NULL, NULL, "{}"}}, 1);
+    assert_int_equal(kube_client_do(e.c, "POST", bind, "application/json", "{}", 2, &resp),
+                     KUBE_OK);
+    assert_int_equal(mock_count(m), 1);
+    kube_response_clear(&resp);
+    client_env_free(&e);
+}
+
 /* ---- the I/O thread ------------------------------------------------------ */
 
 #define CONC_THREADS 8
@@ -1224,6 +1285,7 @@ int test_group_client(void)
         cmocka_unit_test_setup_teardown(broken_connections, mock_setup, mock_teardown),
         cmocka_unit_test_setup_teardown(rejects_bad_requests, mock_setup, mock_teardown),
         cmocka_unit_test_setup_teardown(shutdown_cancels_waits, mock_setup, mock_teardown),
+        cmocka_unit_test_setup_teardown(fence_checks_every_attempt, mock_setup, mock_teardown),
         cmocka_unit_test_setup_teardown(concurrent_requests_share_connections, mock_setup,
                                         mock_teardown),
         cmocka_unit_test_setup_teardown(shutdown_ends_transfers_in_flight, mock_setup,

@@ -311,7 +311,7 @@ static void validates_config(void **state)
 {
     static char dummy;
     kube_client *client = (kube_client *)(void *)&dummy;
-    kube_leader_callbacks cb = {nop_started, nop_stopped, NULL, NULL};
+    kube_leader_callbacks cb = {nop_started, nop_stopped, NULL, NULL, NULL};
     kube_leader_config c;
     kube_leader *le = NULL;
 
