@@ -34,8 +34,4 @@ int apis_app_run(apis_app *a);
 void apis_app_stop(apis_app *a);
 void apis_app_free(apis_app *a);
 
-/* For tests and benchmarks. */
-apis_metrics *apis_app_metrics(apis_app *a);
-kube_authn_source *apis_app_authn_source(apis_app *a);
-
 #endif

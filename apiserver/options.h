@@ -22,7 +22,7 @@
  * comma-separated; durations use Go syntax ("10s", "1m30s", "500ms").
  * --secure-port 0 picks a free port.
  *
- * Memory: apis_options_parse() fills a caller-owned apis_options whose
+ * Memory: apis_options_defaults() fills a caller-owned apis_options whose
  * strings and lists apis_options_free() releases. The flag sets point into
  * it.
  */
@@ -60,9 +60,6 @@ size_t apis_options_flag_sets(apis_options *o, kube_flag_set *out, size_t cap);
 /* The checks across flags, after parsing: KUBE_OK or KUBE_ECONFIG with
  * the message in err. */
 int apis_options_validate(const apis_options *o, char *err, size_t errlen);
-/* Defaults, then argv[1..argc) over the flag sets, then validation. On a
- * bad flag returns KUBE_ECONFIG with a message naming it in err. */
-int apis_options_parse(int argc, char *const *argv, apis_options *o, char *err, size_t errlen);
 void apis_options_free(apis_options *o);
 
 #endif

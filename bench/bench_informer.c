@@ -28,6 +28,7 @@
 #include "kube/transport/client.h"
 #include "kube/util/clock.h"
 #include "kube/transport/config.h"
+#include "kube/transport/config_testing.h"
 #include "common/flags.h"
 #include "kube/util/errors.h"
 #include "kube/machinery/informer.h"

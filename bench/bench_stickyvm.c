@@ -26,6 +26,7 @@
 #include "common/flags.h"
 #include "common/procstat.h"
 #include "config/config.h"
+#include "kube/transport/config_testing.h"
 #include "plugins/registry.h"
 #include "framework/framework.h"
 #include "harness.h"

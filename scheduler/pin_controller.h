@@ -132,7 +132,5 @@ void sched_pins_free(sched_pins *c);
 
 /* Queues VM ns/name (the plugin's hand-off when its write failed). */
 void sched_pins_enqueue(sched_pins *c, const char *ns, const char *name);
-/* The hand-off as a plugin sees it (fw_services.pins), bound to c. */
-fw_pin_handoff sched_pins_handoff(sched_pins *c);
 
 #endif

@@ -21,4 +21,7 @@ typedef struct sched_pins_stats {
 /* Copies c's counters into *out. */
 void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out);
 
+/* The hand-off as a plugin sees it (fw_services.pins), bound to c. */
+fw_pin_handoff sched_pins_handoff(sched_pins *c);
+
 #endif

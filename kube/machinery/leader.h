@@ -145,13 +145,6 @@ int kube_leader_is_leader(kube_leader *le);
 #define KUBE_LEADER_HEALTHZ_TIMEOUT_MS 20000
 int kube_leader_check(kube_leader *le, long max_tolerable_expired_ms, char *msg, size_t n);
 
-/* Copies the last observed holder identity ("" when none yet) into out.
- * KUBE_ERANGE when truncated. Thread-safe. */
-int kube_leader_get_leader(kube_leader *le, char *out, size_t n);
-
-/* Our identity; lives as long as the elector. */
-const char *kube_leader_identity(const kube_leader *le);
-
 /*
  * Pure pieces of the election, exposed for tests. No I/O, no clock: times
  * are passed in. A kube_leader_record is client-go's LeaderElectionRecord

@@ -60,8 +60,6 @@ void kube_workqueue_done(kube_workqueue *q, const char *key);
 /* Drops every waiting key and every failure count (a key processing stays
  * processing, and is not queued again at its done). */
 void kube_workqueue_clear(kube_workqueue *q);
-/* Keys queued or held back (not those processing). */
-size_t kube_workqueue_len(kube_workqueue *q);
 /* Wakes every kube_workqueue_get() with KUBE_ECANCELED, now and after. */
 void kube_workqueue_shutdown(kube_workqueue *q);
 

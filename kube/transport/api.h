@@ -64,15 +64,6 @@ int kube_api_update(kube_client *c, const kube_resource *r, const char *ns, cons
 /* PATCH with application/merge-patch+json. */
 int kube_api_merge_patch(kube_client *c, const kube_resource *r, const char *ns, const char *name,
                          const cJSON *patch, cJSON **out, kube_status *st);
-/* PATCH with application/json-patch+json (patch is a JSON array). */
-int kube_api_json_patch(kube_client *c, const kube_resource *r, const char *ns, const char *name,
-                        const cJSON *patch, cJSON **out, kube_status *st);
-/* Sets one annotation with a merge patch that carries resource_version when
- * it is non-NULL (so a stale version fails with KUBE_ECONFLICT). value NULL
- * removes the annotation. */
-int kube_api_set_annotation(kube_client *c, const kube_resource *r, const char *ns,
-                            const char *name, const char *key, const char *value,
-                            const char *resource_version, cJSON **out, kube_status *st);
 /* The same for the n (>= 1) annotations kv[] in ONE merge patch (a NULL
  * value removes its key); kv is borrowed for the call. */
 int kube_api_set_annotations(kube_client *c, const kube_resource *r, const char *ns,
@@ -92,8 +83,6 @@ int kube_api_bind(kube_client *c, const char *ns, const char *pod, const char *u
  * The annotation patch is {"metadata":{"annotations":{key:value|null}
  * [,"resourceVersion":rv]}}. */
 cJSON *kube_api_binding_new(const char *ns, const char *pod, const char *uid, const char *node);
-cJSON *kube_api_annotation_patch_new(const char *key, const char *value,
-                                     const char *resource_version);
 /* {"metadata":{"annotations":{kv[0].key:kv[0].value|null, ...}
  * [,"resourceVersion":rv]}}; NULL also for an empty key. */
 cJSON *kube_api_annotations_patch_new(const kube_kv *kv, size_t n, const char *resource_version);

@@ -62,10 +62,6 @@ int kube_config_load(const char *kubeconfig_flag, kube_config **out, char *err, 
 int kube_config_load_context(const char *kubeconfig_flag, const char *context, kube_config **out,
                              char *err, size_t errlen);
 
-/* Loads one kubeconfig file (its current-context), not split on ':'. An
- * empty file is an error here. Same error contract. */
-int kube_config_from_file(const char *path, kube_config **out, char *err, size_t errlen);
-
 /* Builds the in-cluster configuration. Same error contract. */
 int kube_config_in_cluster(kube_config **out, char *err, size_t errlen);
 
@@ -108,14 +104,11 @@ void kube_config_free(kube_config *cfg);
  * cfg. KUBE_OK, KUBE_ENOMEM, or KUBE_ECONFIG ("--master: invalid server
  * URL ..." in err; the server unchanged). */
 int kube_config_set_server(kube_config *cfg, const char *server, char *err, size_t errlen);
-const char *kube_config_server(const kube_config *cfg);              /* "https://h:p" */
-const char *kube_config_ca_pem(const kube_config *cfg, size_t *len); /* NULL: system CAs */
-/* The CA, client certificate and key above, parsed once at load time (owned
- * by the config, which must outlive its users), or NULL when there is no
- * PEM material. */
+const char *kube_config_server(const kube_config *cfg); /* "https://h:p" */
+/* The kubeconfig's CA, client certificate and key, parsed once at load
+ * time (owned by the config, which must outlive its users), or NULL when
+ * there is no PEM material. */
 const kube_tls *kube_config_tls(const kube_config *cfg);
-const char *kube_config_cert_pem(const kube_config *cfg, size_t *len);
-const char *kube_config_key_pem(const kube_config *cfg, size_t *len);
 int kube_config_insecure(const kube_config *cfg);
 /* TLS server name override (kubeconfig cluster.tls-server-name), or NULL. */
 const char *kube_config_tls_server_name(const kube_config *cfg);

@@ -38,10 +38,4 @@ void kube_ratelimit_free(kube_ratelimit *rl);
  * the caller must wait before using it (0 when a token was available). */
 int64_t kube_ratelimit_reserve(kube_ratelimit *rl);
 
-/* Takes one token, sleeping (with the limiter's clock) until it is due. */
-void kube_ratelimit_wait(kube_ratelimit *rl);
-
-/* Takes one token only if one is available now: returns 1, else 0. */
-int kube_ratelimit_try_accept(kube_ratelimit *rl);
-
 #endif

@@ -17,6 +17,7 @@
 #include "kube/util/errors.h"
 #include "unit/test_plugin_util.h"
 #include "scheduler_testing.h"
+#include "kube/transport/config_testing.h"
 
 #define PODS "/api/v1/namespaces/default/pods"
 

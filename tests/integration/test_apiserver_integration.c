@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "apiserver/app.h"
+#include "apiserver/app_testing.h"
 #include "kube/serving/authsource.h"
 #include "kube/serving/authsource_testing.h"
 #include "apiserver/metrics.h"

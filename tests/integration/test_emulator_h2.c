@@ -29,6 +29,7 @@
 
 #include "harness.h"
 #include "kube/transport/api.h"
+#include "kube/transport/api_testing.h"
 #include "kube/util/buf.h"
 #include "kube/transport/client.h"
 #include "kube/util/clock.h"

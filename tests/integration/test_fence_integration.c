@@ -32,6 +32,7 @@
 #include "kube/machinery/leader.h"
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
+#include "kube/transport/config_testing.h"
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
 #include "scheduler.h"

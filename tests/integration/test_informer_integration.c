@@ -23,6 +23,7 @@
 #include "kube/transport/client.h"
 #include "kube/util/clock.h"
 #include "kube/transport/config.h"
+#include "kube/transport/config_testing.h"
 #include "kube/util/errors.h"
 #include "kube/machinery/informer.h"
 #include "kube/machinery/informer_testing.h"

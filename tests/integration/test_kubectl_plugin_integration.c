@@ -37,6 +37,7 @@
 #include "kube/util/clock.h"
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
+#include "kube/transport/config_testing.h"
 #include "kube/util/errors.h"
 
 #define NS "default"

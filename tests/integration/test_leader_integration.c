@@ -40,8 +40,10 @@
 #include "kube/transport/client.h"
 #include "kube/util/clock.h"
 #include "kube/transport/config.h"
+#include "kube/transport/config_testing.h"
 #include "kube/util/errors.h"
 #include "kube/machinery/leader.h"
+#include "kube/machinery/leader_testing.h"
 #include "kube/machinery/recorder.h"
 
 #define NS "default"

@@ -16,9 +16,11 @@
 
 #include "harness.h"
 #include "kube/transport/api.h"
+#include "kube/transport/api_testing.h"
 #include "kube/util/buf.h"
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
+#include "kube/transport/config_testing.h"
 #include "kube/util/errors.h"
 #include "kube/types/pin.h"
 

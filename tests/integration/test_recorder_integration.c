@@ -20,6 +20,7 @@
 #include "kube/transport/client.h"
 #include "kube/util/clock.h"
 #include "kube/transport/config.h"
+#include "kube/transport/config_testing.h"
 #include "kube/util/errors.h"
 #include "kube/machinery/recorder_testing.h"
 

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "kube/transport/config_testing.h"
 #include "unit/test_plugin_util.h"
 #include "plugins/registry.h"
 #include "harness.h"

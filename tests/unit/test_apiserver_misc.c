@@ -26,6 +26,7 @@
 #include "kube/serving/delegate.h"
 #include "apiserver/metrics.h"
 #include "apiserver/options.h"
+#include "apiserver/options_testing.h"
 #include "kube/serving/pool.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"

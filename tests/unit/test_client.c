@@ -25,10 +25,12 @@
 #include <unistd.h>
 
 #include "kube/transport/api.h"
+#include "kube/transport/api_testing.h"
 #include "kube/util/buf.h"
 #include "kube/transport/client.h"
 #include "kube/util/clock.h"
 #include "kube/transport/config.h"
+#include "kube/transport/config_testing.h"
 #include "kube/util/errors.h"
 #include "kube/transport/client_testing.h"
 

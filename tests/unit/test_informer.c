@@ -24,6 +24,7 @@
 #include "kube/util/buf.h"
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
+#include "kube/transport/config_testing.h"
 #include "kube/util/errors.h"
 #include "kube/machinery/informer.h"
 #include "kube/machinery/informer_testing.h"

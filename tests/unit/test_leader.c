@@ -15,6 +15,7 @@
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/machinery/leader.h"
+#include "kube/machinery/leader_testing.h"
 
 static cJSON *load_fixture(const char *name)
 {

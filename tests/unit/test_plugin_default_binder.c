@@ -22,6 +22,7 @@
 #include "kube/util/buf.h"
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
+#include "kube/transport/config_testing.h"
 #include "kube/util/errors.h"
 #include "plugins/plugins.h"
 #include "unit/test_plugin_util.h"

@@ -10,6 +10,7 @@
 
 #include "kube/util/errors.h"
 #include "kube/transport/ratelimit.h"
+#include "kube/transport/ratelimit_testing.h"
 
 #define MS 1000000LL
 

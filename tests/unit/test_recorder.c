@@ -18,6 +18,7 @@
 #include "kube/util/buf.h"
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
+#include "kube/transport/config_testing.h"
 #include "kube/util/errors.h"
 #include "kube/machinery/recorder_testing.h"
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kube/machinery/workqueue.h"
+#include "kube/machinery/workqueue_testing.h"
 #include "kube/util/errors.h"
 
 /* Long enough never to pass during a test. */

@@ -76,9 +76,6 @@ typedef struct stickyvm_stats {
     unsigned long api_writes;            /* PATCHes of VMs */
 } stickyvm_stats;
 
-/* Copies the counters of a plugin instance (the self create() returned). */
-void stickyvm_stats_get(const void *self, stickyvm_stats *out);
-
 /* Where the plugin reads VMIs and VMs instead of informers. get returns a
  * NEW reference to the cached object (the caller unrefs it) or NULL. r is
  * &KUBE_RES_VMIS or &KUBE_RES_VMS. */
