@@ -173,6 +173,7 @@ static int start(app *a, const sched_options *o)
         vo.ready = scheduler_ready;
         vo.ud = a->sched;
         vo.leader = sched_scheduler_leader(a->sched);
+        vo.informers = sched_scheduler_informers(a->sched);
         vo.config = a->cfg;
         vo.pods = scheduler_pods;
         vo.pods_ud = a->sched;

@@ -520,6 +520,11 @@ kube_leader *sched_scheduler_leader(sched_scheduler *s)
     return s->leader;
 }
 
+struct kube_factory *sched_scheduler_informers(sched_scheduler *s)
+{
+    return s->informers;
+}
+
 void sched_scheduler_foreach_pod(sched_scheduler *s, void (*fn)(void *ud, kube_object *obj),
                                  void *ud)
 {

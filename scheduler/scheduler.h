@@ -111,6 +111,9 @@ int sched_scheduler_synced(sched_scheduler *s);
 kube_metrics *sched_scheduler_metrics(sched_scheduler *s);
 /* The leader elector; NULL without leader election (borrowed). */
 kube_leader *sched_scheduler_leader(sched_scheduler *s);
+/* The one informer factory (borrowed; started by sched_scheduler_start()):
+ * the secure port watches its authentication ConfigMap there. */
+struct kube_factory *sched_scheduler_informers(sched_scheduler *s);
 /* Calls fn for every pod of the pod informer (not Succeeded/Failed), under
  * the informer's lock (kube_lister_foreach: fn must not block). */
 void sched_scheduler_foreach_pod(sched_scheduler *s, void (*fn)(void *ud, kube_object *obj),

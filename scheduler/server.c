@@ -254,6 +254,7 @@ int sched_server_new(const sched_server_options *o, sched_server **out, char *er
     }
     so.serving = o->serving;
     so.client = o->client;
+    so.informers = o->informers;
     so.handlers = &s->handlers;
     so.user_agent = "stickyvm-scheduler";
     so.thread_name = "sched-https";
