@@ -710,6 +710,109 @@ int harness_set_faults(harness *h, const harness_faults *f)
     return rc;
 }
 
+static cJSON *rule_json(const harness_fault_rule *r)
+{
+    static const char *const actions[] = {"status", "reset", "stall"};
+    cJSON *j = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(j, "action", actions[r->action]);
+    /* zeros are left out: the emulator's defaults depend on what is given */
+    if (r->error_rate > 0)
+        cJSON_AddNumberToObject(j, "errorRate", r->error_rate);
+    if (r->error_code)
+        cJSON_AddNumberToObject(j, "errorCode", r->error_code);
+    if (r->retry_after_seconds)
+        cJSON_AddNumberToObject(j, "retryAfterSeconds", r->retry_after_seconds);
+    if (r->delay_ms)
+        cJSON_AddNumberToObject(j, "delayMs", r->delay_ms);
+    if (r->count)
+        cJSON_AddNumberToObject(j, "count", r->count);
+    if (r->for_ms)
+        cJSON_AddNumberToObject(j, "forMs", (double)r->for_ms);
+    if (r->message)
+        cJSON_AddStringToObject(j, "message", r->message);
+    if (r->verbs)
+        cJSON_AddItemToObject(j, "verbs", null_terminated(r->verbs));
+    if (r->resources)
+        cJSON_AddItemToObject(j, "resources", null_terminated(r->resources));
+    if (r->users)
+        cJSON_AddItemToObject(j, "users", null_terminated(r->users));
+    if (r->names)
+        cJSON_AddItemToObject(j, "names", null_terminated(r->names));
+    return j;
+}
+
+int harness_set_fault_rules(harness *h, const harness_fault_rule *rules, size_t n)
+{
+    cJSON *spec = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(spec, "rules");
+    char *body;
+    int rc;
+
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(list, rule_json(&rules[i]));
+    body = cJSON_PrintUnformatted(spec);
+    cJSON_Delete(spec);
+    if (!body)
+        return KUBE_ENOMEM;
+    rc = control(h, "POST", "faults", body, NULL);
+    free(body);
+    return rc;
+}
+
+/* Appends ?key=value or &key=value (value percent-encoded) when value is
+ * non-NULL. */
+static int query_param(kube_buf *b, const char *key, const char *value)
+{
+    char *esc;
+    int rc;
+
+    if (!value)
+        return KUBE_OK;
+    esc = curl_easy_escape(NULL, value, 0); /* the handle is unused since 7.82 */
+    if (!esc)
+        return KUBE_ENOMEM;
+    rc = kube_buf_printf(b, "%c%s=%s", b->len ? '&' : '?', key, esc);
+    curl_free(esc);
+    return rc;
+}
+
+int harness_requests(harness *h, const char *verb, const char *resource, const char *user,
+                     cJSON **items)
+{
+    kube_buf q = KUBE_BUF_INIT;
+    char what[200];
+    cJSON *doc = NULL;
+    int rc;
+
+    *items = NULL;
+    rc = query_param(&q, "verb", verb);
+    if (rc == KUBE_OK)
+        rc = query_param(&q, "resource", resource);
+    if (rc == KUBE_OK)
+        rc = query_param(&q, "user", user);
+    if (rc == KUBE_OK && q.len + 16 > sizeof(what))
+        rc = KUBE_EINVAL;
+    snprintf(what, sizeof(what), "requests%s", q.len ? q.data : "");
+    kube_buf_free(&q);
+    if (rc == KUBE_OK)
+        rc = control(h, "GET", what, NULL, &doc);
+    if (rc == KUBE_OK) {
+        *items = cJSON_DetachItemFromObject(doc, "items");
+        rc = cJSON_IsArray(*items) ? KUBE_OK : KUBE_ESERVER;
+        if (rc != KUBE_OK) {
+            cJSON_Delete(*items);
+            *items = NULL;
+        }
+    }
+    cJSON_Delete(doc);
+    return rc;
+}
+
+int harness_clear_requests(harness *h)
+{
+    return control(h, "DELETE", "requests", NULL, NULL);
+}
+
 int harness_clear_faults(harness *h)
 {
     return control(h, "DELETE", "faults", NULL, NULL);

@@ -26,7 +26,10 @@
  *   POST   /emulator/v1/faults      {"errorRate":0.3,"errorCode":429,
  *                                    "retryAfterSeconds":1,"delayMs":50,
  *                                    "verbs":["create"],"resources":["pods"]}
+ *                                   or {"rules":[rule,...]}, see harness_fault_rule
  *   DELETE /emulator/v1/faults      clear
+ *   GET    /emulator/v1/requests    ?verb=&resource=&user=: the request log
+ *   DELETE /emulator/v1/requests    clear it
  *   POST   /emulator/v1/restart     drop watches, forget the event history
  *   POST   /emulator/v1/drop-watches
  *   GET    /emulator/v1/counters    {"total":N,"requests":{"list pods":N,...},
@@ -154,6 +157,57 @@ typedef struct harness_faults {
 
 int harness_set_faults(harness *h, const harness_faults *f);
 int harness_clear_faults(harness *h);
+
+/* One fault rule. The first live rule that matches a request takes it:
+ * it matches when each non-NULL list (NULL-terminated) names the request's
+ * verb, resource ("pods" or "pods/binding"), user (as authenticated: a
+ * certificate's CN, a token's user) and name (from the URL, e.g. a Lease's).
+ * A rule lives until count matching requests took it (0: unlimited) and
+ * for_ms after it was set (0: until cleared). Every request it takes waits
+ * delay_ms, then error_rate of them (0: the emulator's default: 1 for
+ * reset and stall; for status 1 when count or for_ms is set, unless the
+ * rule is a slow link, delay_ms without error_code; else 0) get:
+ *   HARNESS_FAULT_STATUS error_code (0: 500) as a Status with message (NULL:
+ *                        a default text) and a Retry-After header if
+ *                        retry_after_seconds > 0;
+ *   HARNESS_FAULT_RESET  the connection closed without any answer;
+ *   HARNESS_FAULT_STALL  no answer until the rule expires or is cleared,
+ *                        then the connection closed.
+ * Strings are borrowed. */
+typedef enum {
+    HARNESS_FAULT_STATUS,
+    HARNESS_FAULT_RESET,
+    HARNESS_FAULT_STALL
+} harness_fault_action;
+
+typedef struct harness_fault_rule {
+    harness_fault_action action;
+    double error_rate;
+    int error_code;
+    int retry_after_seconds;
+    int delay_ms;
+    int count;
+    int64_t for_ms;
+    const char *message;
+    const char *const *verbs;
+    const char *const *resources;
+    const char *const *users;
+    const char *const *names;
+} harness_fault_rule;
+
+/* Replaces the emulator's fault rules with rules[0..n) (n <= 16; 0 clears). */
+int harness_set_fault_rules(harness *h, const harness_fault_rule *rules, size_t n);
+
+/* The request log (the last 100,000 API requests, oldest first), filtered
+ * by each non-NULL argument (resource as "pods/binding"). *items (caller
+ * frees with cJSON_Delete) is an array of
+ * {"timeNs":<CLOCK_REALTIME ns at arrival>,"user","verb","resource",
+ *  "namespace","name","code":<status; 0: no answer (reset, stall) or in
+ *  flight>}. */
+int harness_requests(harness *h, const char *verb, const char *resource, const char *user,
+                     cJSON **items);
+/* Empties the request log. */
+int harness_clear_requests(harness *h);
 /* Simulates an apiserver restart: every watch ends, the event history is
  * lost (older resourceVersions now answer 410 Expired), the
  * resourceVersion counter keeps increasing, objects stay. */

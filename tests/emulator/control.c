@@ -2,7 +2,18 @@
  * tests/emulator/control.c - the control API under /emulator/v1/ (admin
  * only: a member of system:masters; never subject to fault injection):
  *
- *   POST/DELETE/GET /emulator/v1/faults   set, clear, show fault injection
+ *   POST/DELETE/GET /emulator/v1/faults   set, clear, show fault injection:
+ *       one rule or {"rules":[rule,...]} (at most 16; the first live rule
+ *       matching a request takes it), a rule being
+ *       {"action":"status"|"reset"|"stall", "errorRate":0..1,
+ *        "errorCode":400..599, "retryAfterSeconds":N, "delayMs":N,
+ *        "message":"...", "count":N (0: unlimited), "forMs":N (0: until
+ *        cleared), "verbs":[...], "resources":["pods/binding",...],
+ *        "users":[...], "names":[...]}  (lists: empty or absent match all;
+ *        errorRate defaults to 1 for reset and stall, and for status when
+ *        count or forMs is given unless only delayMs is, else 0)
+ *   GET/DELETE /emulator/v1/requests      the request log
+ *       (?verb=&resource=&user=), clear it
  *   POST /emulator/v1/restart             drop watches, forget the history
  *   POST /emulator/v1/drop-watches        end every watch
  *   GET/DELETE /emulator/v1/counters      request and connection counters, reset
@@ -345,6 +356,33 @@ static int handle_faults(emu_request *req, emu_response *resp)
     return 1;
 }
 
+/* GET answers the log filtered by ?verb=&resource=&user=, DELETE clears. */
+static int handle_requests(emu_request *req, emu_response *resp)
+{
+    char *verb, *resource, *user;
+    cJSON *j;
+
+    if (!strcmp(req->method, "DELETE")) {
+        emu_reqlog_clear();
+        return ok(resp, "cleared"), 1;
+    }
+    if (strcmp(req->method, "GET"))
+        return 0;
+    verb = emu_query_get(req, "verb");
+    resource = emu_query_get(req, "resource");
+    user = emu_query_get(req, "user");
+    j = emu_reqlog_json(verb, resource, user);
+    if (j)
+        emu_response_json(resp, 200, j);
+    else
+        emu_response_status(resp, 500, "InternalError", kube_strerror(KUBE_ENOMEM), NULL);
+    cJSON_Delete(j);
+    free(verb);
+    free(resource);
+    free(user);
+    return 1;
+}
+
 static int dispatch(emu_server *s, emu_request *req, emu_response *resp)
 {
     const char *p = req->path + strlen("/emulator/v1/");
@@ -352,6 +390,8 @@ static int dispatch(emu_server *s, emu_request *req, emu_response *resp)
 
     if (!strcmp(p, "faults"))
         return handle_faults(req, resp);
+    if (!strcmp(p, "requests"))
+        return handle_requests(req, resp);
     if (!strcmp(p, "restart") && !strcmp(m, "POST")) {
         emu_store_restart(s->store);
         KLOG_INFO("restart: watches dropped, event history forgotten at rv %lld",

@@ -128,6 +128,7 @@ typedef struct emu_request {
     emu_server *server;
     const struct emu_sink_ops *sink; /* how streamed answers reach the client */
     void *sink_ctx;
+    uint64_t log_id; /* its entry in the request log (0: none) */
 } emu_request;
 
 /* Returns the first header value with that name (case-insensitive), or
@@ -150,6 +151,7 @@ typedef struct emu_response {
     size_t n_headers;
     int streamed;
     int close; /* close the connection after this answer */
+    int abort; /* close the connection without any answer (a crashed server) */
 } emu_response;
 
 /* Adds a response header (both strings copied). KUBE_ERANGE when full. */

@@ -366,11 +366,30 @@ int emu_patch_apply(cJSON **obj, const char *content_type, const char *body, siz
 int emu_patch_check_type(const char *content_type, const emu_resource *r, cJSON **st);
 /* control.c */
 int emu_control_handle(emu_server *s, emu_request *req, emu_response *resp);
-/* faults.c: 1 when a fault answered the request (resp filled). */
+/* faults.c: 1 when a fault took the request: resp holds the answer, or
+ * resp->abort is set (close the connection without one). A "stall" rule
+ * holds the calling thread until the rule expires, the rules change or
+ * the server stops. */
 int emu_faults_apply(emu_server *s, const emu_request *req, emu_response *resp);
+/* Replaces the rules with spec (one rule object or {"rules":[...]}, see
+ * control.c); spec is borrowed. KUBE_EINVAL with err filled when invalid
+ * (the old rules stay). */
 int emu_faults_set(const cJSON *spec, char *err, size_t errn);
+/* Removes every rule and releases stalled requests. */
 void emu_faults_clear(void);
+/* {"active":bool,"rules":[...]} with each rule's remaining count; caller
+ * frees. */
 cJSON *emu_faults_json(void);
+
+/* reqlog.c: the request log. emu_reqlog_add records req as it arrives
+ * (authenticated) and returns its id (0 when not recorded);
+ * emu_reqlog_done sets the status code it got. emu_reqlog_json gives
+ * {"items":[...]} oldest first, filtered by the non-NULL arguments (caller
+ * frees). emu_reqlog_clear empties it and frees its memory. */
+uint64_t emu_reqlog_add(const emu_request *req);
+void emu_reqlog_done(uint64_t id, int code);
+cJSON *emu_reqlog_json(const char *verb, const char *resource, const char *user);
+void emu_reqlog_clear(void);
 void emu_counters_count(const emu_attrs *a);
 cJSON *emu_counters_json(void);
 void emu_counters_reset(void);

@@ -81,6 +81,7 @@ struct h2_conn {
     kube_buf wbuf; /* TLS output not yet written */
     size_t woff;
     int failed;        /* the transport broke */
+    int abort;         /* a fault asked to close without answering (under mu) */
     int64_t active_ms; /* last time bytes arrived */
     int64_t wrote_ms;  /* last time TLS took bytes (or output began) */
 };
@@ -318,6 +319,25 @@ static int sink_should_stop(void *ctx)
 static const emu_sink_ops h2_sink = {sink_begin, sink_write, sink_write_framed, sink_end,
                                      sink_should_stop};
 
+/* A fault's "reset" or "stall": the connection ends with no answer on any
+ * stream, as when the server crashed. */
+static void abort_connection(h2_conn *hc)
+{
+    pthread_mutex_lock(&hc->mu);
+    hc->abort = 1;
+    pthread_mutex_unlock(&hc->mu);
+}
+
+static int aborted(h2_conn *hc)
+{
+    int v;
+
+    pthread_mutex_lock(&hc->mu);
+    v = hc->abort;
+    pthread_mutex_unlock(&hc->mu);
+    return v;
+}
+
 /* The handler thread: the stream's request through the pipeline. */
 static void *stream_main(void *arg)
 {
@@ -347,7 +367,9 @@ static void *stream_main(void *arg)
     } else {
         emu_response_status(&resp, 500, "InternalError", kube_strerror(KUBE_ENOMEM), NULL);
     }
-    if (resp.streamed)
+    if (resp.abort)
+        abort_connection(st->hc);
+    else if (resp.streamed)
         sink_end(st);
     else
         stream_answer(st, &resp, !strcmp(st->method, "HEAD"));
@@ -748,6 +770,10 @@ static int conn_loop(h2_conn *hc)
 
     while (rc == KUBE_OK) {
         streams_step(hc);
+        if (aborted(hc)) { /* before anything queued reaches the peer */
+            rc = KUBE_EIO;
+            break;
+        }
         if (!goaway_ms && want_goaway(hc)) {
             nghttp2_submit_goaway(hc->session, NGHTTP2_FLAG_NONE,
                                   nghttp2_session_get_last_proc_stream_id(hc->session),

@@ -244,6 +244,7 @@ static void cleanup(emu_server *s)
     emu_certs_free(&s->certs);
     emu_tokens_free();
     emu_faults_clear();
+    emu_reqlog_clear();
     emu_counters_reset();
     free(s->cfg.data_dir);
 }

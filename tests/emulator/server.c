@@ -998,6 +998,7 @@ void emu_request_serve(emu_request *req, emu_response *resp)
     }
     emu_counters_count(&req->attrs);
     authn = emu_authenticate(s, req, &req->user);
+    req->log_id = emu_reqlog_add(req);
     if (authn != EMU_AUTHN_OK && !is_public_path(req->path)) {
         emu_respond_unauthorized(resp);
         return;
@@ -1054,6 +1055,8 @@ void emu_request_finish(emu_request *req, emu_response *resp, int64_t start_ms)
 {
     KLOG_V(3, "%s %s %d %lldms user=%s", req->method, req->target, resp->status,
            (long long)(kube_now_ms() - start_ms), req->user.name ? req->user.name : "");
+    if (req->log_id)
+        emu_reqlog_done(req->log_id, resp->abort ? 0 : resp->status ? resp->status : 200);
     emu_user_clear(&req->user);
     attr_store_clear(&t_attrs);
     emu_response_clear(resp);
@@ -1093,6 +1096,12 @@ static int serve_one(emu_conn *c, int first_timeout_ms)
     req.sink_ctx = c;
     keep = p.keep_alive;
     emu_request_serve(&req, &resp);
+    if (resp.abort) { /* no answer, no TLS close_notify: as a crashed server */
+        c->broken = 1;
+        emu_request_finish(&req, &resp, start);
+        parsed_free(&p);
+        return 0;
+    }
     if (!keep)
         resp.close = 1;
     rc = send_response(c, &req, &resp);

@@ -17,15 +17,20 @@
 #include <cmocka.h>
 #include <ctype.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "kube/transport/client.h"
+#include "kube/transport/config.h"
 #include "kube/util/buf.h"
+#include "kube/util/clock.h"
 #include "kube/util/errors.h"
 
 #define PODS "/api/v1/namespaces/default/pods"
@@ -1307,6 +1312,399 @@ static void faults_and_counters(void **state)
 }
 
 /* ------------------------------------------------------------------ */
+/* Fault rules and the request log                                     */
+/* ------------------------------------------------------------------ */
+
+static long get_status(harness *h, const harness_identity *as, const char *path)
+{
+    harness_response r;
+    long status;
+
+    assert_int_equal(harness_request(h, as, "GET", path, NULL, NULL, &r), KUBE_OK);
+    status = r.status;
+    harness_response_free(&r);
+    return status;
+}
+
+/* The rule i of GET /emulator/v1/faults (caller frees the document). */
+static const cJSON *shown_rule(harness *h, int i, cJSON **doc)
+{
+    long status;
+
+    *doc = call(h, "GET", "/emulator/v1/faults", NULL, NULL, &status);
+    assert_int_equal(status, 200);
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(*doc, "rules"), i);
+}
+
+static void fault_rule_count_is_spent(void **state)
+{
+    harness *h = H(state);
+    long status;
+    cJSON *doc;
+    const cJSON *rule;
+
+    /* no errorRate: a rule with a count answers every request it takes */
+    cJSON_Delete(call(h, "POST", "/emulator/v1/faults", NULL,
+                      "{\"count\":2,\"errorCode\":429,\"retryAfterSeconds\":1,"
+                      "\"verbs\":[\"get\"],\"resources\":[\"nodes\"]}",
+                      &status));
+    assert_int_equal(status, 200);
+    assert_int_equal(get_status(h, NULL, "/api/v1/nodes"), 200); /* a list: no match */
+    rule = shown_rule(h, 0, &doc);
+    assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(rule, "remaining")), 2);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(doc, "active")));
+    cJSON_Delete(doc);
+    assert_int_equal(get_status(h, NULL, "/api/v1/nodes/node-0"), 429);
+    assert_int_equal(get_status(h, NULL, "/api/v1/nodes/node-1"), 429);
+    assert_int_equal(get_status(h, NULL, "/api/v1/nodes/node-0"), 200);
+    rule = shown_rule(h, 0, &doc);
+    assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(rule, "remaining")), 0);
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItem(rule, "live")));
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItem(doc, "active")));
+    cJSON_Delete(doc);
+    /* bad rules are refused and leave the old ones */
+    cJSON_Delete(call(h, "POST", "/emulator/v1/faults", NULL, "{\"action\":\"explode\"}", &status));
+    assert_int_equal(status, 400);
+    cJSON_Delete(call(h, "POST", "/emulator/v1/faults", NULL, "{\"count\":-1}", &status));
+    assert_int_equal(status, 400);
+    cJSON_Delete(call(h, "POST", "/emulator/v1/faults", NULL,
+                      "{\"rules\":[{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}]}", &status));
+    assert_int_equal(status, 400);
+    rule = shown_rule(h, 0, &doc);
+    assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(rule, "errorCode")), 429);
+    cJSON_Delete(doc);
+    /* a slow link (a delay, no errorCode) answers normally */
+    cJSON_Delete(
+        call(h, "POST", "/emulator/v1/faults", NULL, "{\"delayMs\":1,\"forMs\":60000}", &status));
+    assert_int_equal(status, 200);
+    assert_int_equal(get_status(h, NULL, "/api/v1/nodes/node-0"), 200);
+    rule = shown_rule(h, 0, &doc);
+    assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(rule, "errorRate")), 0);
+    cJSON_Delete(doc);
+}
+
+static void fault_rule_for_ms_expires(void **state)
+{
+    harness *h = H(state);
+    static const char *const nodes[] = {"nodes", NULL};
+    harness_fault_rule r = {0};
+    int64_t deadline = kube_now_ms() + 20000;
+    const cJSON *shown;
+    cJSON *doc;
+
+    r.error_code = 503;
+    r.for_ms = 2000;
+    r.resources = nodes;
+    assert_int_equal(harness_set_fault_rules(h, &r, 1), KUBE_OK);
+    shown = shown_rule(h, 0, &doc);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(shown, "live")));
+    assert_null(cJSON_GetObjectItem(shown, "remaining")); /* no count: unlimited */
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(shown, "remainingMs")) > 0);
+    cJSON_Delete(doc);
+    assert_int_equal(get_status(h, NULL, "/api/v1/nodes/node-0"), 503);
+    /* until it expires every request fails, then none */
+    while (get_status(h, NULL, "/api/v1/nodes/node-0") == 503)
+        assert_true(kube_now_ms() < deadline);
+    shown = shown_rule(h, 0, &doc);
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItem(shown, "live")));
+    cJSON_Delete(doc);
+    assert_int_equal(get_status(h, NULL, "/api/v1/nodes/node-1"), 200);
+}
+
+static void fault_rules_match_users_and_names(void **state)
+{
+    harness *h = H(state);
+    static const char *const alice_only[] = {"alice", NULL}, *const node1[] = {"node-1", NULL},
+                             *const node2[] = {"node-2", NULL},
+                             *const viewers[] = {"system:masters"};
+    const harness_identity *alice, *bob;
+    harness_fault_rule rules[2] = {{0}};
+
+    assert_int_equal(harness_add_cert_user(h, "alice", viewers, 1, &alice), KUBE_OK);
+    assert_int_equal(harness_add_token_user(h, "bob", viewers, 1, &bob), KUBE_OK);
+    assert_int_equal(get_status(h, alice, "/api/v1/nodes/node-1"), 200);
+    rules[0].error_code = 409;
+    rules[0].error_rate = 1;
+    rules[0].names = node2;
+    rules[1].error_code = 503;
+    rules[1].error_rate = 1;
+    rules[1].users = alice_only;
+    rules[1].names = node1;
+    assert_int_equal(harness_set_fault_rules(h, rules, 2), KUBE_OK);
+    assert_int_equal(get_status(h, alice, "/api/v1/nodes/node-1"), 503);
+    assert_int_equal(get_status(h, alice, "/api/v1/nodes/node-0"), 200);
+    assert_int_equal(get_status(h, bob, "/api/v1/nodes/node-1"), 200);
+    assert_int_equal(get_status(h, NULL, "/api/v1/nodes/node-1"), 200);
+    /* the first rule that matches applies */
+    assert_int_equal(get_status(h, alice, "/api/v1/nodes/node-2"), 409);
+    assert_int_equal(get_status(h, bob, "/api/v1/nodes/node-2"), 409);
+    assert_int_equal(harness_clear_faults(h), KUBE_OK);
+    assert_int_equal(get_status(h, alice, "/api/v1/nodes/node-1"), 200);
+}
+
+static void fault_message_is_the_status(void **state)
+{
+    harness *h = H(state);
+    static const char *const create[] = {"create", NULL};
+    harness_fault_rule r = {0};
+    harness_response resp;
+    cJSON *st;
+
+    r.count = 1;
+    r.message = "etcdserver: request timed out";
+    r.verbs = create;
+    assert_int_equal(harness_set_fault_rules(h, &r, 1), KUBE_OK);
+    assert_int_equal(harness_request(h, NULL, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+                                     "{\"metadata\":{\"name\":\"m\"}}", &resp),
+                     KUBE_OK);
+    assert_int_equal(resp.status, 500);
+    st = cJSON_Parse(resp.body);
+    harness_response_free(&resp);
+    /* kube-apiserver's answer to an etcd error: no reason, etcd's text */
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(st, "message")),
+                        "etcdserver: request timed out");
+    assert_null(cJSON_GetObjectItem(st, "reason"));
+    assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(st, "code")), 500);
+    cJSON_Delete(st);
+    assert_int_equal(harness_create(h, "/api/v1/namespaces/default/configmaps",
+                                    "{\"metadata\":{\"name\":\"m\"}}", NULL),
+                     KUBE_OK);
+}
+
+static kube_client *client_for(harness *h, kube_config **cfg)
+{
+    kube_client_options co;
+    kube_client *c = NULL;
+    char err[256];
+
+    assert_int_equal(kube_config_load(harness_kubeconfig(h), cfg, err, sizeof(err)), KUBE_OK);
+    kube_client_options_default(&co);
+    co.qps = 0;
+    assert_int_equal(kube_client_new(*cfg, &co, &c), KUBE_OK);
+    return c;
+}
+
+/* The codes the log holds for verb on resource, in order, into codes. */
+static int logged_codes(harness *h, const char *verb, const char *resource, int *codes, int max)
+{
+    cJSON *items = NULL, *e;
+    int n = 0;
+
+    assert_int_equal(harness_requests(h, verb, resource, NULL, &items), KUBE_OK);
+    cJSON_ArrayForEach(e, items)
+    {
+        if (n < max)
+            codes[n] = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "code"));
+        n++;
+    }
+    cJSON_Delete(items);
+    return n;
+}
+
+static void fault_reset_is_a_transport_error(void **state)
+{
+    harness *h = H(state);
+    static const char *const cms[] = {"configmaps", NULL}, *const nodes[] = {"nodes", NULL};
+    harness_fault_rule r = {0};
+    kube_config *cfg = NULL;
+    kube_client *c = client_for(h, &cfg);
+    kube_response resp = {0};
+    const char *body = "{\"metadata\":{\"name\":\"r\"}}";
+    int codes[4];
+
+    r.action = HARNESS_FAULT_RESET;
+    r.count = 1;
+    r.resources = cms;
+    assert_int_equal(harness_set_fault_rules(h, &r, 1), KUBE_OK);
+    /* over HTTP/2 (the client's protocol here): no answer, a broken connection */
+    assert_int_equal(kube_client_do(c, "POST", "/api/v1/namespaces/default/configmaps",
+                                    "application/json", body, strlen(body), &resp),
+                     KUBE_EIO);
+    assert_int_equal(resp.code, 0);
+    assert_int_equal(kube_client_do(c, "POST", "/api/v1/namespaces/default/configmaps",
+                                    "application/json", body, strlen(body), &resp),
+                     KUBE_OK);
+    assert_int_equal(logged_codes(h, "create", "configmaps", codes, 4), 2);
+    assert_int_equal(codes[0], 0);
+    assert_int_equal(codes[1], 201);
+    /* a GET whose connection broke is retried, as client-go does */
+    r.resources = nodes;
+    assert_int_equal(harness_set_fault_rules(h, &r, 1), KUBE_OK);
+    assert_int_equal(kube_client_do(c, "GET", "/api/v1/nodes/node-0", NULL, NULL, 0, &resp),
+                     KUBE_OK);
+    assert_int_equal(logged_codes(h, "get", "nodes", codes, 4), 2);
+    assert_int_equal(codes[0], 0);
+    assert_int_equal(codes[1], 200);
+    /* over HTTP/1.1 (the harness's own requests) */
+    assert_int_equal(harness_set_fault_rules(h, &r, 1), KUBE_OK);
+    {
+        harness_response hr;
+        assert_int_equal(harness_request(h, NULL, "GET", "/api/v1/nodes/node-0", NULL, NULL, &hr),
+                         KUBE_EIO);
+    }
+    assert_int_equal(get_status(h, NULL, "/api/v1/nodes/node-0"), 200);
+    /* a stall over HTTP/2 ends the same way once the rule expires */
+    r.action = HARNESS_FAULT_STALL;
+    r.resources = cms;
+    r.for_ms = 1000;
+    assert_int_equal(harness_set_fault_rules(h, &r, 1), KUBE_OK);
+    assert_int_equal(kube_client_do(c, "POST", "/api/v1/namespaces/default/configmaps",
+                                    "application/json", body, strlen(body), &resp),
+                     KUBE_EIO);
+    assert_int_equal(logged_codes(h, "create", "configmaps", codes, 4), 3);
+    assert_int_equal(codes[2], 0);
+    kube_response_clear(&resp);
+    kube_client_free(c);
+    kube_config_free(cfg);
+}
+
+typedef struct stalled_get {
+    harness *h;
+    atomic_int done;
+    int rc;
+} stalled_get;
+
+static void *stalled_get_main(void *arg)
+{
+    stalled_get *g = arg;
+    harness_response r = {0};
+
+    g->rc = harness_request(g->h, NULL, "GET", "/api/v1/nodes/node-0", NULL, NULL, &r);
+    harness_response_free(&r);
+    atomic_store(&g->done, 1);
+    return NULL;
+}
+
+/* Waits until the log holds n requests for get nodes. */
+static void wait_logged_gets(harness *h, int n)
+{
+    int64_t deadline = kube_now_ms() + 20000;
+    int codes[8];
+
+    while (logged_codes(h, "get", "nodes", codes, 8) < n) {
+        assert_true(kube_now_ms() < deadline);
+        usleep(20000);
+    }
+}
+
+static void fault_stall_holds_then_closes(void **state)
+{
+    harness *h = H(state);
+    static const char *const nodes[] = {"nodes", NULL};
+    harness_fault_rule r = {0};
+    stalled_get g = {.h = h};
+    pthread_t tid;
+    cJSON *doc;
+    int codes[2];
+
+    /* held until cleared */
+    r.action = HARNESS_FAULT_STALL;
+    r.resources = nodes;
+    r.verbs = (const char *const[]){"get", NULL};
+    assert_int_equal(harness_set_fault_rules(h, &r, 1), KUBE_OK);
+    assert_int_equal(harness_clear_requests(h), KUBE_OK);
+    assert_int_equal(pthread_create(&tid, NULL, stalled_get_main, &g), 0);
+    wait_logged_gets(h, 1);
+    assert_int_equal(get_status(h, NULL, "/api/v1/nodes"), 200); /* others are answered */
+    assert_false(atomic_load(&g.done));
+    assert_int_equal(logged_codes(h, "get", "nodes", codes, 2), 1);
+    assert_int_equal(codes[0], 0); /* in flight */
+    assert_int_equal(harness_clear_faults(h), KUBE_OK);
+    pthread_join(tid, NULL);
+    assert_int_equal(g.rc, KUBE_EIO); /* closed without an answer */
+    /* held until the rule expires */
+    r.for_ms = 1500;
+    assert_int_equal(harness_set_fault_rules(h, &r, 1), KUBE_OK);
+    g.done = 0;
+    assert_int_equal(pthread_create(&tid, NULL, stalled_get_main, &g), 0);
+    pthread_join(tid, NULL);
+    assert_int_equal(g.rc, KUBE_EIO);
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItem(shown_rule(h, 0, &doc), "live")));
+    cJSON_Delete(doc);
+    assert_int_equal(get_status(h, NULL, "/api/v1/nodes/node-0"), 200);
+}
+
+static int64_t wall_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static const char *item_str(const cJSON *items, int i, const char *key)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(items, i), key));
+}
+
+static int64_t item_num(const cJSON *items, int i, const char *key)
+{
+    return (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetArrayItem(items, i), key));
+}
+
+static void request_log(void **state)
+{
+    harness *h = H(state);
+    static const char *const viewers[] = {"system:masters"};
+    const harness_identity *alice;
+    int64_t before = wall_now_ns(), after;
+    const char *binding = "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
+                          "\"p\"},\"target\":{\"kind\":\"Node\",\"name\":\"node-1\"}}";
+    cJSON *items = NULL;
+    long status;
+
+    assert_int_equal(harness_add_cert_user(h, "alice", viewers, 1, &alice), KUBE_OK);
+    assert_int_equal(harness_clear_requests(h), KUBE_OK);
+    assert_int_equal(get_status(h, alice, "/api/v1/nodes/node-1"), 200);
+    assert_int_equal(get_status(h, alice, "/api/v1/nodes/nope"), 404);
+    assert_int_equal(get_status(h, NULL, "/api/v1/nodes/node-2"), 200);
+    assert_int_equal(harness_create(h, PODS,
+                                    "{\"metadata\":{\"name\":\"p\"},\"spec\":{"
+                                    "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
+                                    NULL),
+                     KUBE_OK);
+    cJSON_Delete(call(h, "POST", PODS "/p/binding", NULL, binding, &status));
+    assert_int_equal(status, 201);
+    cJSON_Delete(call(h, "POST", PODS "/p/binding", NULL, binding, &status));
+    assert_int_equal(status, 409);
+    after = wall_now_ns();
+
+    assert_int_equal(harness_requests(h, "get", "nodes", "alice", &items), KUBE_OK);
+    assert_int_equal(cJSON_GetArraySize(items), 2);
+    assert_string_equal(item_str(items, 0, "user"), "alice");
+    assert_string_equal(item_str(items, 0, "verb"), "get");
+    assert_string_equal(item_str(items, 0, "resource"), "nodes");
+    assert_string_equal(item_str(items, 0, "name"), "node-1");
+    assert_int_equal(item_num(items, 0, "code"), 200);
+    assert_string_equal(item_str(items, 1, "name"), "nope");
+    assert_int_equal(item_num(items, 1, "code"), 404);
+    assert_true(item_num(items, 0, "timeNs") >= before - 1000000);
+    assert_true(item_num(items, 1, "timeNs") >= item_num(items, 0, "timeNs"));
+    assert_true(item_num(items, 1, "timeNs") <= after + 1000000);
+    cJSON_Delete(items);
+    assert_int_equal(harness_requests(h, "get", "nodes", NULL, &items), KUBE_OK);
+    assert_int_equal(cJSON_GetArraySize(items), 3);
+    assert_string_equal(item_str(items, 2, "user"), "admin");
+    cJSON_Delete(items);
+
+    assert_int_equal(harness_requests(h, "create", "pods/binding", NULL, &items), KUBE_OK);
+    assert_int_equal(cJSON_GetArraySize(items), 2);
+    assert_string_equal(item_str(items, 0, "namespace"), "default");
+    assert_string_equal(item_str(items, 0, "name"), "p");
+    assert_int_equal(item_num(items, 0, "code"), 201);
+    assert_int_equal(item_num(items, 1, "code"), 409);
+    cJSON_Delete(items);
+    /* the control API is not logged; DELETE empties the log */
+    assert_int_equal(harness_requests(h, NULL, NULL, NULL, &items), KUBE_OK);
+    assert_int_equal(cJSON_GetArraySize(items), 6);
+    cJSON_Delete(items);
+    assert_int_equal(harness_clear_requests(h), KUBE_OK);
+    assert_int_equal(harness_requests(h, NULL, NULL, NULL, &items), KUBE_OK);
+    assert_int_equal(cJSON_GetArraySize(items), 0);
+    cJSON_Delete(items);
+}
+
+/* ------------------------------------------------------------------ */
 /* kubectl                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -1414,6 +1812,13 @@ int test_group_emulator(void)
         cmocka_unit_test_setup_teardown(unauthenticated_is_401, setup, teardown),
         cmocka_unit_test_setup_teardown(identities_authenticate, setup, teardown),
         cmocka_unit_test_setup_teardown(faults_and_counters, setup, teardown),
+        cmocka_unit_test_setup_teardown(fault_rule_count_is_spent, setup, teardown),
+        cmocka_unit_test_setup_teardown(fault_rule_for_ms_expires, setup, teardown),
+        cmocka_unit_test_setup_teardown(fault_rules_match_users_and_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(fault_message_is_the_status, setup, teardown),
+        cmocka_unit_test_setup_teardown(fault_reset_is_a_transport_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(fault_stall_holds_then_closes, setup, teardown),
+        cmocka_unit_test_setup_teardown(request_log, setup, teardown),
         cmocka_unit_test_setup_teardown(kubectl_smoke, setup, teardown),
     };
 
