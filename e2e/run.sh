@@ -34,7 +34,12 @@
 # waits, kubectl describe and `kubectl stickyvm why` name the pin and the
 # way out, uncordon brings it back, `kubectl stickyvm pin --node` moves it;
 # against a cluster only with E2E_DRAIN=1, since a drain evicts all the
-# node's pods).
+# node's pods), faults (waves of pods and VMs through a storage outage, a
+# stalled API server, a 429 storm and a slow link, each followed by the
+# checks: every pod bound, none bound twice or by a deposed replica, no
+# node overcommitted, every VM pinned to its pod's node, a live leader;
+# against a cluster only the 429 storm, through an API Priority and
+# Fairness FlowSchema; see e2e/lib/scenario_faults.sh).
 #
 # Options: --build-dir DIR   binaries for the local mode (default build/)
 #          --keep            leave the local cluster running (prints how to
@@ -58,6 +63,8 @@ source "$E2E_ROOT/e2e/lib/cluster.sh"
 source "$E2E_ROOT/e2e/lib/scenarios.sh"
 # shellcheck source=lib/scenario_plugin.sh
 source "$E2E_ROOT/e2e/lib/scenario_plugin.sh"
+# shellcheck source=lib/scenario_faults.sh
+source "$E2E_ROOT/e2e/lib/scenario_faults.sh"
 
 E2E_NS=stickyvm-e2e
 E2E_TIMEOUT=${E2E_TIMEOUT:-120}
@@ -190,6 +197,7 @@ teardown() {
         rm -rf "$E2E_WORK"
     else
         [ -z "${E2E_VC_PID:-}" ] || stop_pid "$E2E_VC_PID" 5
+        [ -z "${E2E_APF:-}" ] || apf_remove
         kubectl delete namespace "$E2E_NS" --ignore-not-found --wait=false >/dev/null 2>&1
         cluster_teardown "$E2E_ROOT" "$E2E_WORK"
         rm -rf "$E2E_WORK"
@@ -266,6 +274,7 @@ run 8 "stickyvm-apiserver restarted under load: no pin request lost or doubled" 
 run 9 "a custom pin key: pin?node=X through the aggregation path, the restart lands on X" scenario_custom_key
 run drain "kubectl drain of the pinned node: the VM waits, comes back on uncordon, kubectl stickyvm pin moves it" scenario_drain
 run rbac "the daemons run with exactly the manifests' RBAC" scenario_rbac
+run faults "storage outage, stalled API server, 429 storm, slow link: nothing lost, doubled or unpinned" scenario_faults
 
 trap - EXIT
 teardown
