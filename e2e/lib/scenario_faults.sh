@@ -10,9 +10,13 @@
 #           timed out" (as kube-apiserver does while etcd is down), 10 s;
 #   stall   a stalled API server (SIGSTOP): requests are accepted and never
 #           answered, then their connections close, 20 s;
-#   storm   a 429 storm, as when the mutating requests saturate
-#           kube-apiserver's inflight limit: 80% of the writes and 30% of
-#           the reads answer 429 with Retry-After: 1, 30 s;
+#   storm   a 429 storm on the scheduler, as when its priority level is
+#           saturated: 80% of its writes (binds, pins), 30% of its reads and
+#           of its Lease requests answer 429 with Retry-After: 1, 60 s (the
+#           rest of the cluster works, so launcher pods keep coming - the
+#           stand-in takes some 20 s per VM, hence the length; the Lease
+#           mostly holds, so binds and pin writes meet the 429s, and a
+#           leader that loses it has binds in flight);
 #   slow    a slow link: every read waits 200 ms, every write 500 ms, 20 s.
 # Against a cluster (KUBECONFIG) the suite cannot stop etcd or the API
 # server: only the storm is played, with API Priority and Fairness: a
@@ -45,7 +49,7 @@
 FAULT_WAVE_PODS=${FAULT_WAVE_PODS:-2}
 FAULT_WAVE_VMS=${FAULT_WAVE_VMS:-1}
 FAULT_WAVE_EVERY=5
-FAULT_SETTLE=${FAULT_SETTLE:-60}
+FAULT_SETTLE=${FAULT_SETTLE:-120}
 FAULT_LEASE=(--leader-elect-lease-duration=4s --leader-elect-renew-deadline=3s
     --leader-elect-retry-period=1s)
 FAULT_LEASE_NS=kube-system
@@ -65,10 +69,11 @@ emu_control() {
 # fault_rules NAME SECONDS: the emulator's rules for fault NAME.
 fault_rules() {
     local ms=$(($2 * 1000)) writes='"verbs":["create","update","patch","delete","deletecollection"]'
+    local sched="\"users\":[\"system:serviceaccount:$LOCAL_SA_NS:stickyvm-scheduler\"]"
     case $1 in
         outage) echo "{\"rules\":[{$writes,\"errorCode\":500,\"message\":\"etcdserver: request timed out\",\"forMs\":$ms}]}" ;;
         stall) echo "{\"rules\":[{\"action\":\"stall\",\"forMs\":$ms}]}" ;;
-        storm) echo "{\"rules\":[{$writes,\"errorCode\":429,\"retryAfterSeconds\":1,\"errorRate\":0.8,\"forMs\":$ms},{\"errorCode\":429,\"retryAfterSeconds\":1,\"errorRate\":0.3,\"forMs\":$ms}]}" ;;
+        storm) echo "{\"rules\":[{$sched,\"resources\":[\"leases\"],\"errorCode\":429,\"retryAfterSeconds\":1,\"errorRate\":0.3,\"forMs\":$ms},{$sched,$writes,\"errorCode\":429,\"retryAfterSeconds\":1,\"errorRate\":0.8,\"forMs\":$ms},{$sched,\"errorCode\":429,\"retryAfterSeconds\":1,\"errorRate\":0.3,\"forMs\":$ms}]}" ;;
         slow) echo "{\"rules\":[{$writes,\"delayMs\":500,\"forMs\":$ms},{\"delayMs\":200,\"forMs\":$ms}]}" ;;
     esac
 }
@@ -479,7 +484,7 @@ scenario_faults() {
     fault_short_leases || { bad "the schedulers did not come back with short leases"; return 1; }
     fault_round outage 10 "every write answers 500 etcdserver: request timed out" || rc=1
     fault_round stall 20 "requests accepted, never answered, then closed" || rc=1
-    fault_round storm 30 "80% of the writes and 30% of the reads answer 429 with Retry-After: 1" || rc=1
+    fault_round storm 60 "80% of the scheduler's writes, 30% of its reads and Lease requests answer 429 with Retry-After: 1" || rc=1
     fault_round slow 20 "reads wait 200 ms, writes 500 ms" || rc=1
     return $rc
 }
