@@ -206,7 +206,7 @@ fault_create() {
 
 # fault_wave FAULT N: wave N of FAULT, its objects created in parallel.
 fault_wave() {
-    local i pids="" rc=0 cpu=3 mem=1Gi p
+    local i pids="" rc=0 cpu=1 mem=1Gi p
     [ "$MODE" = local ] || { cpu=10m; mem=16Mi; }
     for i in $(seq 1 "$FAULT_WAVE_PODS"); do
         fault_create "pod f-$1-$2-$i" fault_pod_manifest "f-$1-$2-$i" "$cpu" "$mem" &
