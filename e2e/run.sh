@@ -40,7 +40,13 @@
 # the new node, a VM with a local volume there is refused until --force;
 # against a cluster the node is only cordoned, unless E2E_NODELOSS=1 with
 # E2E_NODELOSS_STOP/E2E_NODELOSS_START, commands stopping and starting a
-# node: see e2e/lib/scenario_nodeloss.sh).
+# node: see e2e/lib/scenario_nodeloss.sh),
+# faults (waves of pods and VMs through a storage outage, a
+# stalled API server, a 429 storm and a slow link, each followed by the
+# checks: every pod bound, none bound twice or by a deposed replica, no
+# node overcommitted, every VM pinned to its pod's node, a live leader;
+# against a cluster only the 429 storm, through an API Priority and
+# Fairness FlowSchema; see e2e/lib/scenario_faults.sh).
 #
 # Options: --build-dir DIR   binaries for the local mode (default build/)
 #          --keep            leave the local cluster running (prints how to
@@ -67,6 +73,8 @@ source "$E2E_ROOT/e2e/lib/scenarios.sh"
 source "$E2E_ROOT/e2e/lib/scenario_plugin.sh"
 # shellcheck source=lib/scenario_nodeloss.sh
 source "$E2E_ROOT/e2e/lib/scenario_nodeloss.sh"
+# shellcheck source=lib/scenario_faults.sh
+source "$E2E_ROOT/e2e/lib/scenario_faults.sh"
 
 E2E_NS=stickyvm-e2e
 E2E_TIMEOUT=${E2E_TIMEOUT:-120}
@@ -200,6 +208,7 @@ teardown() {
         rm -rf "$E2E_WORK"
     else
         [ -z "${E2E_VC_PID:-}" ] || stop_pid "$E2E_VC_PID" 5
+        [ -z "${E2E_APF:-}" ] || apf_remove
         kubectl delete namespace "$E2E_NS" --ignore-not-found --wait=false >/dev/null 2>&1
         cluster_teardown "$E2E_ROOT" "$E2E_WORK"
         rm -rf "$E2E_WORK"
@@ -277,6 +286,7 @@ run 9 "a custom pin key: pin?node=X through the aggregation path, the restart la
 run drain "kubectl drain of the pinned node: the VM waits, comes back on uncordon, kubectl stickyvm pin moves it" scenario_drain
 run nodeloss "a pinned VM's node is lost: kubectl stickyvm evacuate moves it, a VM on local disks is refused" scenario_nodeloss
 run rbac "the daemons run with exactly the manifests' RBAC" scenario_rbac
+run faults "storage outage, stalled API server, 429 storm, slow link: nothing lost, doubled or unpinned" scenario_faults
 
 trap - EXIT
 teardown

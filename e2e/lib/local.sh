@@ -28,6 +28,7 @@
 LOCAL_NODES=${LOCAL_NODES:-4}
 LOCAL_SA_NS=stickyvm-system
 LOCAL_SCHEDULERS=${LOCAL_SCHEDULERS:-2}
+LOCAL_SCHEDULER_FLAGS=() # more flags for the replicas started from now on
 
 local_pid_file() { echo "$LOCAL_DIR/pids/$1"; }
 local_pid() { cat "$(local_pid_file "$1")" 2>/dev/null; }
@@ -141,7 +142,7 @@ local_start_scheduler() {
     local_start "scheduler-$n" "$LOCAL_DIR/scheduler-$n.log" \
         env KUBECONFIG="$LOCAL_DIR/stickyvm-scheduler.kubeconfig" "$LOCAL_BIN/stickyvm-scheduler" \
         --config="$LOCAL_DIR/scheduler-config.yaml" \
-        --secure-port="$port" --bind-address=127.0.0.1 --v=2
+        --secure-port="$port" --bind-address=127.0.0.1 --v=2 "${LOCAL_SCHEDULER_FLAGS[@]}"
 }
 
 local_scheduler_healthy() { # N
