@@ -1,6 +1,6 @@
 /*
- * apiserver/vmpins.c - virtualmachinepins served from the VM lister of
- * the app's informer factory: the lister and the watchers, the request's
+ * apiserver/vmpins.c - virtualmachinepins served from the VM, Node and Pod
+ * listers of the app's informer factory: the listers and the watchers, the request's
  * parameters, the selection from the store, and the answer. The contract
  * is in vmpins.h; the rendering is in vmpins_render.c.
  */
@@ -13,6 +13,7 @@
 
 #include "kube/machinery/factory.h"
 #include "kube/types/pin.h"
+#include "kube/types/pod.h"
 #include "kube/util/array.h"
 #include "kube/serving/query.h"
 #include "kube/util/errors.h"
@@ -27,9 +28,81 @@
 struct apis_vmpins {
     kube_factory *informers; /* the app's (borrowed) */
     kube_lister *vms;
+    kube_lister *nodes;
+    kube_lister *pods;
     apis_vmwatch *watch;
     char *key;
+    apis_vmpins_world world; /* the pin key and the two listers */
 };
+
+/* ---- the world a VirtualMachinePin reads ---- */
+
+static kube_object *world_node(void *ud, const char *name)
+{
+    const apis_vmpins *v = ud;
+
+    return kube_lister_get(v->nodes, "", name);
+}
+
+/* The pods of one VM, and the current one so far. */
+typedef struct pod_pick {
+    const kube_vm *vm;
+    kube_object *best;
+} pod_pick;
+
+/* 1 when the pod is the VM's virt-launcher pod: its controller is the
+ * VirtualMachineInstance KubeVirt names after the VM (whose controller is
+ * that VM). */
+static int launches(const kube_pod *p, const kube_vm *vm)
+{
+    const kube_owner_ref *c = kube_meta_controller(&p->base.meta);
+
+    return c && strcmp(c->kind, "VirtualMachineInstance") == 0 &&
+           strcmp(c->name, vm->base.meta.name) == 0 &&
+           strcmp(p->base.meta.namespace_, vm->base.meta.namespace_) == 0 &&
+           !kube_pod_is_terminal(p);
+}
+
+/* Keeps the Running pod, else the newest (a migration's target is
+ * Pending beside its Running source). */
+static void pick_pod(void *ud, kube_object *obj)
+{
+    pod_pick *pp = ud;
+    const kube_pod *p = kube_pod_from(obj), *best = kube_pod_from(pp->best);
+
+    if (!p || !launches(p, pp->vm))
+        return;
+    if (best && (strcmp(best->phase, "Running") == 0 ||
+                 (strcmp(p->phase, "Running") != 0 &&
+                  best->base.meta.creation_unix >= p->base.meta.creation_unix)))
+        return;
+    kube_object_unref(pp->best);
+    pp->best = kube_object_ref(obj);
+}
+
+static kube_object *world_pod(void *ud, const kube_vm *vm)
+{
+    const apis_vmpins *v = ud;
+    pod_pick pp = {vm, NULL};
+
+    kube_lister_foreach(v->pods, pick_pod, &pp);
+    return pp.best;
+}
+
+/* The Node and Pod listers; the Node handlers feed the watchers. */
+static int open_listers(apis_vmpins *v, kube_factory *f)
+{
+    kube_informer_options no = {.resource = &KUBE_RES_NODES, .codec = &kube_node_codec};
+    kube_informer_options po = {.resource = &KUBE_RES_PODS, .codec = &kube_pod_codec};
+    kube_informer_handlers h = apis_vmwatch_node_handlers(v->watch);
+    int rc = kube_factory_lister(f, &no, &v->nodes);
+
+    if (rc == KUBE_OK)
+        rc = kube_lister_add_handlers(v->nodes, &h);
+    if (rc == KUBE_OK)
+        rc = kube_factory_lister(f, &po, &v->pods);
+    return rc;
+}
 
 int apis_vmpins_new(kube_factory *f, const char *key, apis_vmpins **out)
 {
@@ -44,9 +117,12 @@ int apis_vmpins_new(kube_factory *f, const char *key, apis_vmpins **out)
         return KUBE_ENOMEM;
     }
     v->informers = f;
-    rc = apis_vmwatch_new(v->key, &v->watch);
+    v->world = (apis_vmpins_world){v->key, world_node, world_pod, v};
+    rc = apis_vmwatch_new(&v->world, &v->watch);
     if (rc == KUBE_OK)
         rc = kube_factory_lister(f, &io, &v->vms);
+    if (rc == KUBE_OK)
+        rc = open_listers(v, f);
     if (rc == KUBE_OK) {
         h = apis_vmwatch_handlers(v->watch);
         rc = kube_lister_add_handlers(v->vms, &h);
@@ -55,7 +131,7 @@ int apis_vmpins_new(kube_factory *f, const char *key, apis_vmpins **out)
         apis_vmpins_free(v);
         return rc;
     }
-    apis_vmwatch_set_lister(v->watch, v->vms);
+    apis_vmwatch_set_listers(v->watch, v->vms, v->nodes);
     *out = v;
     return KUBE_OK;
 }
@@ -92,7 +168,7 @@ static void select_one(void *ud, kube_object *obj)
         return;
     if (s->r->namespace_[0] && strcmp(vm->base.meta.namespace_, s->r->namespace_) != 0)
         return;
-    if (!apis_vmpins_filter_matches(s->f, vm, s->v->key))
+    if (!apis_vmpins_filter_matches(s->f, vm, &s->v->world))
         return;
     if ((s->rc = KUBE_ARRAY_RESERVE(s->items, s->cap, s->n + 1)) == KUBE_OK)
         s->items[s->n++] = kube_object_ref(obj);
@@ -143,7 +219,7 @@ static int answer(const apis_vmpins *v, const apis_route *r, selection *s,
     else
         kube_lister_last_rv(v->vms, rv, sizeof(rv));
     rc = apis_vmpins_render((const kube_vm *const *)s->items, s->n, r->kind == APIS_ROUTE_VMPIN,
-                            v->key, rv, f, (int64_t)time(NULL), body);
+                            &v->world, rv, f, (int64_t)time(NULL), body);
     return rc == KUBE_OK ? 200 : status(body, 500, "InternalError", "out of memory", NULL);
 }
 
