@@ -533,6 +533,16 @@ static void discovery_and_openapi_describe_vmpins(void **state)
         "/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachinepins"));
     assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "definitions"),
                                         "io.stickyvm.subresources.v1.VirtualMachinePinList"));
+    assert_non_null(cJSON_GetObjectItem(
+        cJSON_GetObjectItem(
+            cJSON_GetObjectItem(
+                cJSON_GetObjectItem(
+                    cJSON_GetObjectItem(cJSON_GetObjectItem(o, "definitions"),
+                                        "io.stickyvm.subresources.v1.VirtualMachinePin"),
+                    "properties"),
+                "status"),
+            "properties"),
+        "nodeStatus"));
     cJSON_Delete(d);
     cJSON_Delete(o);
 }
