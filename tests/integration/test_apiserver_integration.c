@@ -1254,6 +1254,14 @@ static void wait_node_status(const char *vm, const char *want)
     }
 }
 
+/* Cell col of a Table's first row. */
+static const char *table_cell(const cJSON *t, int col)
+{
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(t, "rows"), 0);
+
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(row, "cells"), col)->valuestring;
+}
+
 /* The names starting with "ns-" a list with this fieldSelector (escaped
  * for the URL) returns, comma-separated (other tests pin elsewhere). */
 static void names_selected(const char *selector, char *names, size_t n)
@@ -1287,6 +1295,12 @@ static void vmpins_show_the_node_status(void **state)
     (void)state;
 
     create_labelled_vm("ns-down", "db", "");
+    create_json("/api/v1/namespaces/default/pods",
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                "\"virt-launcher-ns-down-x7k2p\",\"ownerReferences\":[{\"apiVersion\":"
+                "\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"name\":\"ns-down\","
+                "\"uid\":\"6a1b\",\"controller\":true}]},\"spec\":{\"schedulerName\":"
+                "\"nobody\",\"containers\":[{\"name\":\"compute\",\"image\":\"virt-launcher\"}]}}");
     create_labelled_vm("ns-cordon", "db", "");
     create_labelled_vm("ns-gone", "db", "");
     assert_int_equal(via_proxy(NULL, "GET", VMS "/ns-down/pin?node=node-5", NULL), 200);
@@ -1310,11 +1324,9 @@ static void vmpins_show_the_node_status(void **state)
         KUBE_OK);
     t = cJSON_Parse(r.body);
     harness_response_free(&r);
-    assert_string_equal(
-        cJSON_GetArrayItem(
-            cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(t, "rows"), 0), "cells"), 2)
-            ->valuestring,
-        "NotReady");
+    assert_string_equal(table_cell(t, 2), "NotReady");
+    assert_string_equal(table_cell(t, 6), "virt-launcher-ns-down-x7k2p");
+    assert_string_not_equal(table_cell(t, 7), "<none>"); /* Pending: how long */
     cJSON_Delete(t);
     set_node_ready("node-5", "True");
     wait_node_status("ns-down", "Ready");
