@@ -387,6 +387,8 @@ static void node_changed(apis_vmwatch *w, kube_object *old, kube_object *cur)
     pinned p = {w->world->key, (cur ? cur : old)->meta.name, NULL, 0, 0};
     uint64_t rv = rv_of(cur ? cur : old);
 
+    if (!kube_lister_has_synced(w->vms) || !kube_lister_has_synced(w->nodes))
+        return; /* the first lists: no watcher yet, nothing recorded */
     if (kube_node_status(kube_node_from(old), was, sizeof(was)) != KUBE_OK ||
         kube_node_status(kube_node_from(cur), is, sizeof(is)) != KUBE_OK || !strcmp(was, is))
         return;
