@@ -1310,9 +1310,9 @@ static void vmpins_show_the_node_status(void **state)
     wait_node_status("ns-cordon", "Ready");
     wait_node_status("ns-gone", "Ready");
 
-    watch_start(&all, PINS "?watch=true&timeoutSeconds=4", NULL);
+    watch_start(&all, PINS "?watch=true&timeoutSeconds=10", NULL);
     watch_start(&down,
-                PINS "?watch=true&timeoutSeconds=4&fieldSelector=status.nodeStatus%3DNotReady",
+                PINS "?watch=true&timeoutSeconds=10&fieldSelector=status.nodeStatus%3DNotReady",
                 NULL);
     sleep_ms(300);
     set_node_ready("node-5", "False");
