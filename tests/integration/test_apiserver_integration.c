@@ -1254,6 +1254,22 @@ static void wait_node_status(const char *vm, const char *want)
     }
 }
 
+/* A virt-launcher pod of vm (its controller the VMI named after it), left
+ * Pending (no scheduler takes it). */
+static void create_launcher_pod(const char *vm, const char *name)
+{
+    char body[768];
+
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"ownerReferences\":[{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":"
+             "\"VirtualMachineInstance\",\"name\":\"%s\",\"uid\":\"6a1b\",\"controller\":true}]},"
+             "\"spec\":{\"schedulerName\":\"nobody\",\"containers\":[{\"name\":\"compute\","
+             "\"image\":\"virt-launcher\"}]}}",
+             name, vm);
+    create_json("/api/v1/namespaces/default/pods", body);
+}
+
 /* Cell col of a Table's first row. */
 static const char *table_cell(const cJSON *t, int col)
 {
@@ -1295,12 +1311,7 @@ static void vmpins_show_the_node_status(void **state)
     (void)state;
 
     create_labelled_vm("ns-down", "db", "");
-    create_json("/api/v1/namespaces/default/pods",
-                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
-                "\"virt-launcher-ns-down-x7k2p\",\"ownerReferences\":[{\"apiVersion\":"
-                "\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"name\":\"ns-down\","
-                "\"uid\":\"6a1b\",\"controller\":true}]},\"spec\":{\"schedulerName\":"
-                "\"nobody\",\"containers\":[{\"name\":\"compute\",\"image\":\"virt-launcher\"}]}}");
+    create_launcher_pod("ns-down", "virt-launcher-ns-down-x7k2p");
     create_labelled_vm("ns-cordon", "db", "");
     create_labelled_vm("ns-gone", "db", "");
     assert_int_equal(via_proxy(NULL, "GET", VMS "/ns-down/pin?node=node-5", NULL), 200);
@@ -1327,6 +1338,19 @@ static void vmpins_show_the_node_status(void **state)
     assert_string_equal(table_cell(t, 2), "NotReady");
     assert_string_equal(table_cell(t, 6), "virt-launcher-ns-down-x7k2p");
     assert_string_not_equal(table_cell(t, 7), "<none>"); /* Pending: how long */
+    cJSON_Delete(t);
+    /* Running, with a migration's target Pending beside it: the Running one */
+    request_ok("PATCH", "/api/v1/namespaces/default/pods/virt-launcher-ns-down-x7k2p/status",
+               "application/merge-patch+json", "{\"status\":{\"phase\":\"Running\"}}");
+    sleep_ms(1100); /* the target is newer by a creationTimestamp second */
+    create_launcher_pod("ns-down", "virt-launcher-ns-down-t4rgt");
+    assert_int_equal(
+        harness_request_headers(F.h, NULL, "GET", PINS "/ns-down", accept, NULL, NULL, &r),
+        KUBE_OK);
+    t = cJSON_Parse(r.body);
+    harness_response_free(&r);
+    assert_string_equal(table_cell(t, 6), "virt-launcher-ns-down-x7k2p");
+    assert_string_equal(table_cell(t, 7), "<none>");
     cJSON_Delete(t);
     set_node_ready("node-5", "True");
     wait_node_status("ns-down", "Ready");
