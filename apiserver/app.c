@@ -1,7 +1,8 @@
 /*
  * apiserver/app.c - stickyvm-apiserver assembled from its options: the
  * kube-apiserver client (--kubeconfig), the metrics, the one informer
- * factory (the VMs of virtualmachinepins, the authentication ConfigMap),
+ * factory (the VMs, Nodes and Pods of virtualmachinepins, the
+ * authentication ConfigMap),
  * the audit Event recorder of the pin writes, its handler table and the
  * secure port of kube/serving/secure.h (delegated authentication and
  * authorization, the serving certificate, the TLS server). The contract is
@@ -58,9 +59,9 @@ static int open_client(apis_app *a, const apis_options *o, char *err, size_t err
     return rc;
 }
 
-/* The factory, its VM lister (virtualmachinepins) and the recorder. A
- * piece of the daemon that reads a resource takes its lister from
- * a->informers here (or in open_secure), before apis_app_new() starts the
+/* The factory, its VM, Node and Pod listers (virtualmachinepins) and the
+ * recorder. A piece of the daemon that reads a resource takes its lister
+ * from a->informers here (or in open_secure), before apis_app_new() starts the
  * factory: handlers can only be added until then. */
 static int open_informers(apis_app *a, char *err, size_t errlen)
 {

@@ -1,6 +1,6 @@
 /*
- * apiserver/vmpins.c - virtualmachinepins served from the VM lister of
- * the app's informer factory: the lister and the watchers, the request's
+ * apiserver/vmpins.c - virtualmachinepins served from the VM, Node and Pod
+ * listers of the app's informer factory: the listers and the watchers, the request's
  * parameters, the selection from the store, and the answer. The contract
  * is in vmpins.h; the rendering is in vmpins_render.c.
  */
@@ -13,7 +13,9 @@
 
 #include "kube/machinery/factory.h"
 #include "kube/types/pin.h"
+#include "kube/types/pod.h"
 #include "kube/util/array.h"
+#include "kube/util/strmap.h"
 #include "kube/serving/query.h"
 #include "kube/util/errors.h"
 #include "kube/util/flags.h"
@@ -27,9 +29,146 @@
 struct apis_vmpins {
     kube_factory *informers; /* the app's (borrowed) */
     kube_lister *vms;
+    kube_lister *nodes;
+    kube_lister *pods;
     apis_vmwatch *watch;
     char *key;
+    apis_vmpins_world world; /* the pin key and the two listers */
 };
+
+/* ---- the world a VirtualMachinePin reads ---- */
+
+static kube_object *world_node(void *ud, const char *name)
+{
+    const apis_vmpins *v = ud;
+
+    return kube_lister_get(v->nodes, "", name);
+}
+
+/* The VM (name, in the pod's namespace) whose virt-launcher pod p is: its
+ * controller is the VirtualMachineInstance KubeVirt names after the VM
+ * (whose controller is that VM). NULL for any other pod, and for one that
+ * ended. */
+static const char *launched_vm(const kube_pod *p)
+{
+    const kube_owner_ref *c = p ? kube_meta_controller(&p->base.meta) : NULL;
+
+    if (!c || strcmp(c->kind, "VirtualMachineInstance") != 0 || kube_pod_is_terminal(p))
+        return NULL;
+    return c->name;
+}
+
+/* 1 when p is the VM's current pod rather than best: the Running one,
+ * else the newest (a migration's target is Pending beside its Running
+ * source). */
+static int better_pod(const kube_pod *p, const kube_pod *best)
+{
+    if (!best)
+        return 1;
+    if (strcmp(best->phase, "Running") == 0)
+        return 0;
+    return strcmp(p->phase, "Running") == 0 ||
+           p->base.meta.creation_unix > best->base.meta.creation_unix;
+}
+
+/* One VM's pods, and the current one so far (a reference). */
+typedef struct pod_pick {
+    const kube_vm *vm;
+    kube_object *best;
+} pod_pick;
+
+static void pick_pod(void *ud, kube_object *obj)
+{
+    pod_pick *pp = ud;
+    const kube_pod *p = kube_pod_from(obj);
+    const char *vm = launched_vm(p);
+
+    if (!vm || strcmp(vm, pp->vm->base.meta.name) != 0 ||
+        strcmp(p->base.meta.namespace_, pp->vm->base.meta.namespace_) != 0 ||
+        !better_pod(p, kube_pod_from(pp->best)))
+        return;
+    kube_object_unref(pp->best);
+    pp->best = kube_object_ref(obj);
+}
+
+/* One pass over the pods (a watch event's one row). */
+static kube_object *world_pod(void *ud, const kube_vm *vm)
+{
+    const apis_vmpins *v = ud;
+    pod_pick pp = {vm, NULL};
+
+    kube_lister_foreach(v->pods, pick_pod, &pp);
+    return pp.best;
+}
+
+/* The current pod of every VM, by "namespace/name" (references): a Table
+ * of n rows reads the pods once, not n times. */
+typedef struct pod_index {
+    const apis_vmpins *v;
+    kube_strmap by_vm;
+    int rc;
+} pod_index;
+
+static void index_pod(void *ud, kube_object *obj)
+{
+    pod_index *ix = ud;
+    const kube_pod *p = kube_pod_from(obj);
+    const char *vm = launched_vm(p);
+    char key[512];
+    void *old = NULL;
+
+    if (ix->rc != KUBE_OK || !vm)
+        return;
+    snprintf(key, sizeof(key), "%s/%s", p->base.meta.namespace_, vm);
+    if (!better_pod(p, kube_pod_from(kube_strmap_get(&ix->by_vm, key))))
+        return;
+    ix->rc = kube_strmap_put(&ix->by_vm, key, kube_object_ref(obj), &old);
+    kube_object_unref(ix->rc == KUBE_OK ? old : obj);
+}
+
+static kube_object *indexed_pod(void *ud, const kube_vm *vm)
+{
+    const pod_index *ix = ud;
+    char key[512];
+
+    snprintf(key, sizeof(key), "%s/%s", vm->base.meta.namespace_, vm->base.meta.name);
+    return kube_object_ref(kube_strmap_get(&ix->by_vm, key));
+}
+
+static kube_object *indexed_node(void *ud, const char *name)
+{
+    const pod_index *ix = ud;
+
+    return world_node((void *)ix->v, name);
+}
+
+static void unref_pod(void *ud, const char *key, void *value)
+{
+    (void)ud;
+    (void)key;
+    kube_object_unref(value);
+}
+
+static void pod_index_free(pod_index *ix)
+{
+    kube_strmap_foreach(&ix->by_vm, unref_pod, NULL);
+    kube_strmap_free(&ix->by_vm);
+}
+
+/* The Node and Pod listers; the Node handlers feed the watchers. */
+static int open_listers(apis_vmpins *v, kube_factory *f)
+{
+    kube_informer_options no = {.resource = &KUBE_RES_NODES, .codec = &kube_node_codec};
+    kube_informer_options po = {.resource = &KUBE_RES_PODS, .codec = &kube_pod_codec};
+    kube_informer_handlers h = apis_vmwatch_node_handlers(v->watch);
+    int rc = kube_factory_lister(f, &no, &v->nodes);
+
+    if (rc == KUBE_OK)
+        rc = kube_lister_add_handlers(v->nodes, &h);
+    if (rc == KUBE_OK)
+        rc = kube_factory_lister(f, &po, &v->pods);
+    return rc;
+}
 
 int apis_vmpins_new(kube_factory *f, const char *key, apis_vmpins **out)
 {
@@ -44,9 +183,12 @@ int apis_vmpins_new(kube_factory *f, const char *key, apis_vmpins **out)
         return KUBE_ENOMEM;
     }
     v->informers = f;
-    rc = apis_vmwatch_new(v->key, &v->watch);
+    v->world = (apis_vmpins_world){v->key, world_node, world_pod, v};
+    rc = apis_vmwatch_new(&v->world, &v->watch);
     if (rc == KUBE_OK)
         rc = kube_factory_lister(f, &io, &v->vms);
+    if (rc == KUBE_OK)
+        rc = open_listers(v, f);
     if (rc == KUBE_OK) {
         h = apis_vmwatch_handlers(v->watch);
         rc = kube_lister_add_handlers(v->vms, &h);
@@ -55,7 +197,7 @@ int apis_vmpins_new(kube_factory *f, const char *key, apis_vmpins **out)
         apis_vmpins_free(v);
         return rc;
     }
-    apis_vmwatch_set_lister(v->watch, v->vms);
+    apis_vmwatch_set_listers(v->watch, v->vms, v->nodes);
     *out = v;
     return KUBE_OK;
 }
@@ -92,7 +234,7 @@ static void select_one(void *ud, kube_object *obj)
         return;
     if (s->r->namespace_[0] && strcmp(vm->base.meta.namespace_, s->r->namespace_) != 0)
         return;
-    if (!apis_vmpins_filter_matches(s->f, vm, s->v->key))
+    if (!apis_vmpins_filter_matches(s->f, vm, &s->v->world))
         return;
     if ((s->rc = KUBE_ARRAY_RESERVE(s->items, s->cap, s->n + 1)) == KUBE_OK)
         s->items[s->n++] = kube_object_ref(obj);
@@ -128,6 +270,8 @@ static int answer(const apis_vmpins *v, const apis_route *r, selection *s,
                   const apis_vmpins_format *f, kube_buf *body)
 {
     kube_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachinepins"};
+    pod_index ix = {.v = v, .by_vm = KUBE_STRMAP_INIT, .rc = KUBE_OK};
+    apis_vmpins_world world = {v->key, indexed_node, indexed_pod, &ix};
     char rv[64], msg[512];
     int rc;
 
@@ -143,8 +287,13 @@ static int answer(const apis_vmpins *v, const apis_route *r, selection *s,
                      sizeof(rv));
     else
         kube_lister_last_rv(v->vms, rv, sizeof(rv));
-    rc = apis_vmpins_render((const kube_vm *const *)s->items, s->n, r->kind == APIS_ROUTE_VMPIN,
-                            v->key, rv, f, (int64_t)time(NULL), body);
+    if (f->table_version) /* the Pod column */
+        kube_lister_foreach(v->pods, index_pod, &ix);
+    rc = ix.rc;
+    if (rc == KUBE_OK)
+        rc = apis_vmpins_render((const kube_vm *const *)s->items, s->n, r->kind == APIS_ROUTE_VMPIN,
+                                &world, rv, f, (int64_t)time(NULL), body);
+    pod_index_free(&ix);
     return rc == KUBE_OK ? 200 : status(body, 500, "InternalError", "out of memory", NULL);
 }
 

@@ -1,16 +1,19 @@
 /*
  * apiserver/vmpins_render.c - the pure pieces of virtualmachinepins: the
- * Accept header, the selectors, the VirtualMachinePin object, the list and
- * the meta.k8s.io Table. The contract is in vmpins.h.
+ * Accept header, the selectors, the VirtualMachinePin object (with its
+ * node's status), the list and the meta.k8s.io Table. The contract is in vmpins.h.
  */
 #include "vmpins.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
 #include "kube/types/pin.h"
+#include "kube/types/pod.h"
+#include "kube/util/array.h"
 #include "kube/util/duration.h"
 #include "kube/util/errors.h"
 
@@ -90,27 +93,89 @@ int apis_vmpins_accept_parse(const char *accept, apis_vmpins_format *f)
 
 /* ---- selectors ---- */
 
-static const char *const field_labels[] = {"node", "metadata.name", "metadata.namespace"};
+static const char *const field_labels[] = {"node", "status.nodeStatus", "metadata.name",
+                                           "metadata.namespace"};
 
-/* A field selector is a label selector of =, == and != over the fields
- * above. */
-static int check_fields(const kube_label_selector *s, char *msg, size_t n)
+/* 1 when key is a field we select on. */
+static int known_field(const char *key)
 {
-    for (size_t i = 0; i < s->n_reqs; i++) {
-        const kube_requirement *r = &s->reqs[i];
-        int known = 0;
-        for (size_t k = 0; k < sizeof(field_labels) / sizeof(field_labels[0]); k++)
-            known |= strcmp(r->key, field_labels[k]) == 0;
-        if (!known) {
-            snprintf(msg, n, "field label not supported: %s", r->key);
-            return KUBE_EBADREQUEST;
+    for (size_t k = 0; k < sizeof(field_labels) / sizeof(field_labels[0]); k++)
+        if (strcmp(key, field_labels[k]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The end of the term at s: the first unescaped comma, or the end. */
+static char *term_end(char *s)
+{
+    for (; *s && *s != ','; s++)
+        if (*s == '\\' && s[1])
+            s++;
+    return s;
+}
+
+/* Unescapes v in place (\\, \, and \=); an unescaped ',' or '=' or any
+ * other escape is KUBE_EPARSE, as fields.UnescapeValue. */
+static int unescape(char *v)
+{
+    char *w = v;
+
+    for (; *v; v++) {
+        if (*v == ',' || *v == '=')
+            return KUBE_EPARSE;
+        if (*v == '\\') {
+            v++;
+            if (*v != '\\' && *v != ',' && *v != '=')
+                return KUBE_EPARSE;
         }
-        if ((r->op != KUBE_SEL_IN && r->op != KUBE_SEL_NOT_IN) || r->n_values != 1) {
-            snprintf(msg, n, "invalid field selector: %s: only =, == and != are supported", r->key);
-            return KUBE_EBADREQUEST;
+        *w++ = *v;
+    }
+    *w = '\0';
+    return KUBE_OK;
+}
+
+/* One term "key op value" (op !=, == or =, the first unescaped one). */
+static int parse_term(char *t, apis_vmpins_field *out)
+{
+    static const char *const ops[] = {"!=", "==", "="};
+
+    for (char *p = t; *p; p++) {
+        if (*p == '\\' && p[1]) {
+            p++;
+            continue;
+        }
+        for (size_t i = 0; i < 3; i++) {
+            size_t len = strlen(ops[i]);
+            if (strncmp(p, ops[i], len) != 0)
+                continue;
+            *p = '\0';
+            *out = (apis_vmpins_field){t, p + len, i == 0};
+            return unescape(p + len);
         }
     }
-    return KUBE_OK;
+    return KUBE_EPARSE;
+}
+
+/* The terms of the field selector s. KUBE_OK, KUBE_EPARSE, KUBE_ENOMEM. */
+static int parse_fields(const char *s, apis_vmpins_filter *f)
+{
+    size_t cap = 0;
+    char *t, *end;
+    int rc = KUBE_OK, last = 0;
+
+    if (!(f->text = kube_strdup(s)))
+        return KUBE_ENOMEM;
+    for (t = f->text; rc == KUBE_OK && !last; t = end + 1) {
+        end = term_end(t);
+        last = *end == '\0';
+        *end = '\0';
+        if (!*t)
+            continue;
+        rc = KUBE_ARRAY_RESERVE(f->fields, cap, f->n_fields + 1);
+        if (rc == KUBE_OK && (rc = parse_term(t, &f->fields[f->n_fields])) == KUBE_OK)
+            f->n_fields++;
+    }
+    return rc;
 }
 
 int apis_vmpins_filter_parse(const char *labels, const char *fields, apis_vmpins_filter *f,
@@ -123,34 +188,65 @@ int apis_vmpins_filter_parse(const char *labels, const char *fields, apis_vmpins
         snprintf(msg, n, "unable to parse requirement: invalid label selector \"%s\"", labels);
         return KUBE_EBADREQUEST;
     }
-    if (rc == KUBE_OK && fields &&
-        (rc = kube_label_selector_parse(fields, &f->fields)) == KUBE_EPARSE) {
+    if (rc == KUBE_OK && fields && (rc = parse_fields(fields, f)) == KUBE_EPARSE) {
         snprintf(msg, n, "invalid field selector \"%s\"", fields);
         return KUBE_EBADREQUEST;
     }
-    if (rc == KUBE_OK && f->fields)
-        rc = check_fields(f->fields, msg, n);
+    for (size_t i = 0; rc == KUBE_OK && i < f->n_fields; i++)
+        if (!known_field(f->fields[i].key)) {
+            snprintf(msg, n, "field label not supported: %s", f->fields[i].key);
+            return KUBE_EBADREQUEST;
+        }
     return rc;
 }
 
 void apis_vmpins_filter_free(apis_vmpins_filter *f)
 {
     kube_label_selector_free(f->labels);
-    kube_label_selector_free(f->fields);
+    free(f->fields);
+    free(f->text);
     memset(f, 0, sizeof(*f));
 }
 
-int apis_vmpins_filter_matches(const apis_vmpins_filter *f, const kube_vm *vm, const char *key)
+const char *apis_vmpins_node_status(const apis_vmpins_world *w, const kube_vm *vm, char *out,
+                                    size_t n)
+{
+    const char *node = kube_pin_get(vm, w->key);
+    kube_object *obj;
+    int rc;
+
+    if (!node)
+        return NULL;
+    obj = w->node(w->ud, node);
+    rc = kube_node_status(kube_node_from(obj), out, n);
+    kube_object_unref(obj);
+    return rc == KUBE_OK ? out : NULL;
+}
+
+int apis_vmpins_filter_matches(const apis_vmpins_filter *f, const kube_vm *vm,
+                               const apis_vmpins_world *w)
 {
     const kube_meta *m = &vm->base.meta;
-    const char *node = kube_pin_get(vm, key);
-    kube_kv fields[] = {{"node", node ? node : ""},
-                        {"metadata.name", m->name},
-                        {"metadata.namespace", m->namespace_}};
+    const char *node = kube_pin_get(vm, w->key), *status;
+    char st[KUBE_NODE_STATUS_MAX];
 
     if (f->labels && !kube_label_selector_matches(f->labels, m->labels, m->n_labels))
         return 0;
-    return !f->fields || kube_label_selector_matches(f->fields, fields, 3);
+    if (!f->n_fields)
+        return 1;
+    status = apis_vmpins_node_status(w, vm, st, sizeof(st));
+    for (size_t i = 0; i < f->n_fields; i++) {
+        const char *k = f->fields[i].key, *v;
+        if (!strcmp(k, "node"))
+            v = node ? node : "";
+        else if (!strcmp(k, "status.nodeStatus"))
+            v = status ? status : "";
+        else
+            v = !strcmp(k, "metadata.name") ? m->name : m->namespace_;
+        if ((strcmp(v, f->fields[i].value) == 0) == f->fields[i].negated)
+            return 0;
+    }
+    return 1;
 }
 
 /* ---- objects ---- */
@@ -199,9 +295,20 @@ static cJSON *pin_metadata(const kube_vm *vm)
     return md;
 }
 
-cJSON *apis_vmpin_object(const kube_vm *vm, const char *key)
+/* o.status: {"nodeStatus": the pinned node's status, or null}. */
+static int add_status(cJSON *o, const kube_vm *vm, const apis_vmpins_world *w)
+{
+    char st[KUBE_NODE_STATUS_MAX];
+    cJSON *status = cJSON_AddObjectToObject(o, "status");
+
+    return status &&
+           add_string_or_null(status, "nodeStatus", apis_vmpins_node_status(w, vm, st, sizeof(st)));
+}
+
+cJSON *apis_vmpin_object(const kube_vm *vm, const apis_vmpins_world *w)
 {
     const kube_meta *m = &vm->base.meta;
+    const char *key = w->key;
     cJSON *o = cJSON_CreateObject(), *md = pin_metadata(vm);
     int ok = o && md;
 
@@ -215,6 +322,7 @@ cJSON *apis_vmpin_object(const kube_vm *vm, const char *key)
     ok = ok && add_string_or_null(o, "since", kube_meta_annotation(m, KUBE_PIN_ANN_AT));
     ok = ok && add_string_or_null(o, "by", kube_meta_annotation(m, KUBE_PIN_ANN_BY));
     ok = ok && add_string_or_null(o, "reason", kube_meta_annotation(m, KUBE_PIN_ANN_REASON));
+    ok = ok && add_status(o, vm, w);
     cJSON_Delete(md);
     if (!ok) {
         cJSON_Delete(o);
@@ -230,12 +338,19 @@ static const char columns_json[] =
     "VirtualMachine's name.\",\"priority\":0},"
     "{\"name\":\"Node\",\"type\":\"string\",\"format\":\"\",\"description\":\"The node the VM is "
     "pinned to (stickyvm.io/node).\",\"priority\":0},"
+    "{\"name\":\"Node-Status\",\"type\":\"string\",\"format\":\"\",\"description\":\"The "
+    "pinned node's status as kubectl get nodes writes it; Missing when no Node has that "
+    "name.\",\"priority\":0},"
     "{\"name\":\"Since\",\"type\":\"string\",\"format\":\"\",\"description\":\"How long ago the "
     "pin was last written (stickyvm.io/pinned-at).\",\"priority\":0},"
     "{\"name\":\"By\",\"type\":\"string\",\"format\":\"\",\"description\":\"Who wrote the pin "
     "(stickyvm.io/pinned-by).\",\"priority\":0},"
     "{\"name\":\"Age\",\"type\":\"date\",\"format\":\"\",\"description\":\"CreationTimestamp "
-    "of the VirtualMachine.\",\"priority\":0}]";
+    "of the VirtualMachine.\",\"priority\":0},"
+    "{\"name\":\"Pod\",\"type\":\"string\",\"format\":\"\",\"description\":\"The VM's "
+    "current virt-launcher pod.\",\"priority\":1},"
+    "{\"name\":\"Waiting\",\"type\":\"string\",\"format\":\"\",\"description\":\"How "
+    "long that pod has been Pending.\",\"priority\":1}]";
 
 /* How long ago the RFC 3339 time s was, or "<none>". */
 static void since_cell(const char *s, int64_t now_s, char *out, size_t n)
@@ -248,26 +363,53 @@ static void since_cell(const char *s, int64_t now_s, char *out, size_t n)
         kube_duration_human(now_s - us / 1000000, out, n);
 }
 
-/* The cells Name, Node, Since, By, Age of vm (NULL: out of memory). */
-static cJSON *row_cells(const kube_vm *vm, const char *key, int64_t now_s)
+/* The cells Pod and Waiting: the VM's current pod, and how long it has
+ * been Pending (NULL: out of memory). */
+static int add_pod_cells(cJSON *cells, const kube_vm *vm, const apis_vmpins_world *w, int64_t now_s)
+{
+    kube_object *obj = w->pod(w->ud, vm);
+    const kube_pod *p = kube_pod_from(obj);
+    char waiting[32] = "<none>";
+    cJSON *pod = cJSON_CreateString(p ? p->base.meta.name : "<none>");
+
+    if (p && strcmp(p->phase, "Pending") == 0)
+        kube_duration_human(now_s - p->base.meta.creation_unix, waiting, sizeof(waiting));
+    kube_object_unref(obj);
+    if (!pod)
+        return 0;
+    cJSON_AddItemToArray(cells, pod);
+    return cJSON_AddItemToArray(cells, cJSON_CreateString(waiting));
+}
+
+/* The cells Name, Node, Node-Status, Since, By, Age, Pod, Waiting of vm
+ * (NULL: out of memory). */
+static cJSON *row_cells(const kube_vm *vm, const apis_vmpins_world *w, int64_t now_s)
 {
     const kube_meta *m = &vm->base.meta;
-    const char *node = kube_pin_get(vm, key), *by = kube_meta_annotation(m, KUBE_PIN_ANN_BY);
-    char since[32], age[32];
-    const char *cells[5];
+    const char *node = kube_pin_get(vm, w->key), *by = kube_meta_annotation(m, KUBE_PIN_ANN_BY);
+    char since[32], age[32], st[KUBE_NODE_STATUS_MAX];
+    const char *cells[6], *status = apis_vmpins_node_status(w, vm, st, sizeof(st));
+    cJSON *arr;
 
     since_cell(node ? kube_meta_annotation(m, KUBE_PIN_ANN_AT) : NULL, now_s, since, sizeof(since));
     kube_duration_human(now_s - m->creation_unix, age, sizeof(age));
     cells[0] = m->name;
     cells[1] = node ? node : "<none>";
-    cells[2] = since;
-    cells[3] = node && by ? by : "<none>";
-    cells[4] = age;
-    return cJSON_CreateStringArray(cells, 5);
+    cells[2] = status ? status : "<none>";
+    cells[3] = since;
+    cells[4] = node && by ? by : "<none>";
+    cells[5] = age;
+    arr = cJSON_CreateStringArray(cells, 6);
+    if (arr && !add_pod_cells(arr, vm, w, now_s)) {
+        cJSON_Delete(arr);
+        return NULL;
+    }
+    return arr;
 }
 
 /* The row's object as includeObject asks (NULL for None: no member). */
-static int row_object(cJSON *row, const kube_vm *vm, const char *key, const apis_vmpins_format *f)
+static int row_object(cJSON *row, const kube_vm *vm, const apis_vmpins_world *w,
+                      const apis_vmpins_format *f)
 {
     cJSON *o;
     char av[32];
@@ -275,7 +417,7 @@ static int row_object(cJSON *row, const kube_vm *vm, const char *key, const apis
     if (f->include == APIS_VMPINS_INCLUDE_NONE)
         return KUBE_OK;
     if (f->include == APIS_VMPINS_INCLUDE_OBJECT) {
-        o = apis_vmpin_object(vm, key);
+        o = apis_vmpin_object(vm, w);
     } else {
         o = cJSON_CreateObject();
         snprintf(av, sizeof(av), "meta.k8s.io/%s", f->table_version);
@@ -315,20 +457,20 @@ static cJSON *table_new(const char *rv, const apis_vmpins_format *f)
 }
 
 /* The Table of vms (NULL: out of memory). */
-static cJSON *render_table(const kube_vm *const *vms, size_t n, const char *key, const char *rv,
-                           const apis_vmpins_format *f, int64_t now_s)
+static cJSON *render_table(const kube_vm *const *vms, size_t n, const apis_vmpins_world *w,
+                           const char *rv, const apis_vmpins_format *f, int64_t now_s)
 {
     cJSON *t = table_new(rv, f), *rows = t ? cJSON_AddArrayToObject(t, "rows") : NULL;
     int ok = rows != NULL;
 
     for (size_t i = 0; ok && i < n; i++) {
-        cJSON *row = cJSON_CreateObject(), *cells = row_cells(vms[i], key, now_s);
+        cJSON *row = cJSON_CreateObject(), *cells = row_cells(vms[i], w, now_s);
         ok = row && cells;
         if (ok)
             cJSON_AddItemToObject(row, "cells", cells);
         else
             cJSON_Delete(cells);
-        ok = ok && row_object(row, vms[i], key, f) == KUBE_OK;
+        ok = ok && row_object(row, vms[i], w, f) == KUBE_OK;
         if (row)
             cJSON_AddItemToArray(rows, row);
     }
@@ -340,7 +482,8 @@ static cJSON *render_table(const kube_vm *const *vms, size_t n, const char *key,
 }
 
 /* The VirtualMachinePinList of vms (NULL: out of memory). */
-static cJSON *render_list(const kube_vm *const *vms, size_t n, const char *key, const char *rv)
+static cJSON *render_list(const kube_vm *const *vms, size_t n, const apis_vmpins_world *w,
+                          const char *rv)
 {
     cJSON *l = cJSON_CreateObject(), *md, *items;
     int ok = l != NULL;
@@ -351,7 +494,7 @@ static cJSON *render_list(const kube_vm *const *vms, size_t n, const char *key, 
     ok = ok && cJSON_AddStringToObject(md, "resourceVersion", rv ? rv : "");
     ok = ok && (items = cJSON_AddArrayToObject(l, "items")) != NULL;
     for (size_t i = 0; ok && i < n; i++) {
-        cJSON *o = apis_vmpin_object(vms[i], key);
+        cJSON *o = apis_vmpin_object(vms[i], w);
         ok = o != NULL;
         if (ok)
             cJSON_AddItemToArray(items, o);
@@ -363,7 +506,7 @@ static cJSON *render_list(const kube_vm *const *vms, size_t n, const char *key, 
     return l;
 }
 
-int apis_vmpins_render(const kube_vm *const *vms, size_t n, int single, const char *key,
+int apis_vmpins_render(const kube_vm *const *vms, size_t n, int single, const apis_vmpins_world *w,
                        const char *rv, const apis_vmpins_format *f, int64_t now_s, kube_buf *out)
 {
     cJSON *doc;
@@ -371,11 +514,11 @@ int apis_vmpins_render(const kube_vm *const *vms, size_t n, int single, const ch
     int rc;
 
     if (f->table_version)
-        doc = render_table(vms, n, key, rv, f, now_s);
+        doc = render_table(vms, n, w, rv, f, now_s);
     else if (single && n == 1)
-        doc = apis_vmpin_object(vms[0], key);
+        doc = apis_vmpin_object(vms[0], w);
     else
-        doc = render_list(vms, n, key, rv);
+        doc = render_list(vms, n, w, rv);
     text = doc ? cJSON_PrintUnformatted(doc) : NULL;
     cJSON_Delete(doc);
     if (!text)
@@ -388,18 +531,18 @@ int apis_vmpins_render(const kube_vm *const *vms, size_t n, int single, const ch
 }
 
 /* The object of one watch event (NULL: out of memory). */
-static cJSON *event_object(const kube_vm *vm, const char *key, const char *rv,
+static cJSON *event_object(const kube_vm *vm, const apis_vmpins_world *w, const char *rv,
                            const apis_vmpins_format *f, int columns, int64_t now_s)
 {
     cJSON *o, *md;
 
     if (f->table_version) {
-        o = render_table(&vm, 1, key, rv, f, now_s);
+        o = render_table(&vm, 1, w, rv, f, now_s);
         if (o && !columns)
             cJSON_ReplaceItemInObject(o, "columnDefinitions", cJSON_CreateNull());
         return o;
     }
-    o = apis_vmpin_object(vm, key);
+    o = apis_vmpin_object(vm, w);
     md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
     if (md && rv && *rv) {
         cJSON_DeleteItemFromObjectCaseSensitive(md, "resourceVersion");
@@ -411,10 +554,11 @@ static cJSON *event_object(const kube_vm *vm, const char *key, const char *rv,
     return o;
 }
 
-int apis_vmpins_render_event(const char *type, const kube_vm *vm, const char *key, const char *rv,
-                             const apis_vmpins_format *f, int columns, int64_t now_s, kube_buf *out)
+int apis_vmpins_render_event(const char *type, const kube_vm *vm, const apis_vmpins_world *w,
+                             const char *rv, const apis_vmpins_format *f, int columns,
+                             int64_t now_s, kube_buf *out)
 {
-    cJSON *ev = cJSON_CreateObject(), *o = event_object(vm, key, rv, f, columns, now_s);
+    cJSON *ev = cJSON_CreateObject(), *o = event_object(vm, w, rv, f, columns, now_s);
     char *text = NULL;
     int rc = KUBE_ENOMEM;
 

@@ -1,6 +1,7 @@
 /*
  * apiserver/vmpins_watch.c - watch on virtualmachinepins: the history of
- * the VM informer's changes, the watchers and their events. The contract
+ * the VM informer's changes and of the Node changes that change a pin's
+ * status.nodeStatus, the watchers and their events. The contract
  * is in vmpins_watch.h.
  */
 #include "vmpins_watch.h"
@@ -12,7 +13,9 @@
 #include <time.h>
 
 #include "kube/serving/status.h"
+#include "kube/util/array.h"
 #include "kube/util/clock.h"
+#include "kube/types/pin.h"
 #include "kube/util/errors.h"
 #include "request.h"
 
@@ -22,10 +25,14 @@
 #define TICK_MS 250
 #define CT_JSON "application/json"
 
-/* One change: old NULL for an add, cur NULL for a delete. */
+/* One change: old NULL for an add, cur NULL for a delete. by_node: the
+ * VM (old and cur) did not change, its pinned node did, from node_old to
+ * node_cur (NULL: no such Node). */
 typedef struct change {
     kube_object *old, *cur;
     uint64_t rv;
+    int by_node;
+    kube_object *node_old, *node_cur;
 } change;
 
 typedef struct watcher watcher;
@@ -43,8 +50,8 @@ struct watcher {
 
 struct apis_vmwatch {
     pthread_mutex_t mu;
-    char *key;
-    kube_lister *vms;
+    const apis_vmpins_world *world;
+    kube_lister *vms, *nodes;
     change ring[HISTORY];
     size_t head, n;
     /* the history covers every change after floor: once synced, the
@@ -119,21 +126,19 @@ static void *tick_loop(void *arg)
     return NULL;
 }
 
-int apis_vmwatch_new(const char *key, apis_vmwatch **out)
+int apis_vmwatch_new(const apis_vmpins_world *world, apis_vmwatch **out)
 {
     apis_vmwatch *w = calloc(1, sizeof(*w));
 
     *out = NULL;
-    if (!w || !(w->key = kube_strdup(key))) {
-        free(w);
+    if (!w)
         return KUBE_ENOMEM;
-    }
+    w->world = world;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     if (pthread_create(&w->ticker, NULL, tick_loop, w) != 0) {
         pthread_cond_destroy(&w->cv);
         pthread_mutex_destroy(&w->mu);
-        free(w->key);
         free(w);
         return KUBE_ENOMEM;
     }
@@ -152,6 +157,8 @@ static void change_clear(change *c)
 {
     kube_object_unref(c->old);
     kube_object_unref(c->cur);
+    kube_object_unref(c->node_old);
+    kube_object_unref(c->node_cur);
     memset(c, 0, sizeof(*c));
 }
 
@@ -173,13 +180,13 @@ void apis_vmwatch_free(apis_vmwatch *w)
         change_clear(&w->ring[i]);
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
-    free(w->key);
     free(w);
 }
 
-void apis_vmwatch_set_lister(apis_vmwatch *w, kube_lister *vms)
+void apis_vmwatch_set_listers(apis_vmwatch *w, kube_lister *vms, kube_lister *nodes)
 {
     w->vms = vms;
+    w->nodes = nodes;
 }
 
 static uint64_t rv_of(const kube_object *o)
@@ -191,41 +198,85 @@ static uint64_t rv_of(const kube_object *o)
 
 /* ---- events to one watcher (w->mu held) ---- */
 
-static int selected(const watcher *wt, const kube_object *obj)
+static int selected(const watcher *wt, const kube_object *obj, const apis_vmpins_world *world)
 {
     const kube_vm *vm = kube_vm_from((kube_object *)obj);
 
     if (!vm || (wt->ns[0] && strcmp(obj->meta.namespace_, wt->ns) != 0))
         return 0;
-    return apis_vmpins_filter_matches(&wt->filter, vm, wt->w->key);
+    return apis_vmpins_filter_matches(&wt->filter, vm, world);
 }
 
 /* Sends one event; a stream already cancelled is left to its callback. */
-static void send_event(watcher *wt, const char *type, const kube_object *obj, const char *rv)
+static void send_event(watcher *wt, const char *type, const kube_object *obj, const char *rv,
+                       const apis_vmpins_world *world)
 {
     kube_buf b = KUBE_BUF_INIT;
 
-    if (apis_vmpins_render_event(type, kube_vm_from((kube_object *)obj), wt->w->key, rv,
-                                 &wt->format, wt->events == 0, (int64_t)time(NULL),
-                                 &b) == KUBE_OK &&
+    if (apis_vmpins_render_event(type, kube_vm_from((kube_object *)obj), world, rv, &wt->format,
+                                 wt->events == 0, (int64_t)time(NULL), &b) == KUBE_OK &&
         kube_stream_write(wt->stream, b.data, b.len) == KUBE_OK)
         wt->events++;
     kube_buf_free(&b);
 }
 
+/* The world as it was on one side of a by_node change: the pinned node
+ * is the one the change recorded. */
+typedef struct node_side {
+    const apis_vmpins_world *base;
+    const char *name;
+    kube_object *node;
+} node_side;
+
+static kube_object *side_node(void *ud, const char *name)
+{
+    const node_side *s = ud;
+
+    if (strcmp(name, s->name) != 0)
+        return s->base->node(s->base->ud, name);
+    return s->node ? kube_object_ref(s->node) : NULL;
+}
+
+static kube_object *side_pod(void *ud, const kube_vm *vm)
+{
+    const node_side *s = ud;
+
+    return s->base->pod(s->base->ud, vm);
+}
+
+/* The world of one side (node: that side's Node) of a by_node change of
+ * the VM vm, or the live world for a change of the VM itself. */
+static apis_vmpins_world side_world(const apis_vmwatch *w, const change *c, kube_object *node,
+                                    node_side *s)
+{
+    const char *name = c->by_node ? kube_pin_get(kube_vm_from(c->cur), w->world->key) : NULL;
+    apis_vmpins_world side = *w->world;
+
+    if (!name)
+        return side;
+    *s = (node_side){w->world, name, node};
+    side.node = side_node;
+    side.pod = side_pod;
+    side.ud = s;
+    return side;
+}
+
 /* The change as this watcher's selection sees it (the cacher's filter). */
 static void deliver(watcher *wt, const change *c)
 {
-    int was = c->old && selected(wt, c->old), is = c->cur && selected(wt, c->cur);
+    node_side sb, sa;
+    apis_vmpins_world before = side_world(wt->w, c, c->node_old, &sb),
+                      after = side_world(wt->w, c, c->node_cur, &sa);
+    int was = c->old && selected(wt, c->old, &before), is = c->cur && selected(wt, c->cur, &after);
     char rv[32];
 
     snprintf(rv, sizeof(rv), "%llu", (unsigned long long)c->rv);
     if (was && is)
-        send_event(wt, "MODIFIED", c->cur, NULL);
+        send_event(wt, "MODIFIED", c->cur, c->by_node ? rv : NULL, &after);
     else if (is)
-        send_event(wt, "ADDED", c->cur, NULL);
+        send_event(wt, "ADDED", c->cur, c->by_node ? rv : NULL, &after);
     else if (was)
-        send_event(wt, "DELETED", c->old, rv);
+        send_event(wt, "DELETED", c->old, rv, &before);
 }
 
 /* ---- the informer's side ---- */
@@ -248,14 +299,13 @@ static void settle_floor(apis_vmwatch *w, uint64_t first_change)
     w->floor_set = 1;
 }
 
-static void record(apis_vmwatch *w, kube_object *old, kube_object *cur)
+/* Appends c (taken over) to the history and delivers it. */
+static void record_change(apis_vmwatch *w, change c)
 {
-    change c = {old ? kube_object_ref(old) : NULL, cur ? kube_object_ref(cur) : NULL,
-                rv_of(cur ? cur : old)};
     change *slot;
 
     pthread_mutex_lock(&w->mu);
-    if (!kube_lister_has_synced(w->vms)) { /* the first list */
+    if (!kube_lister_has_synced(w->vms) || !kube_lister_has_synced(w->nodes)) { /* the first list */
         pthread_mutex_unlock(&w->mu);
         change_clear(&c);
         return;
@@ -273,6 +323,18 @@ static void record(apis_vmwatch *w, kube_object *old, kube_object *cur)
     for (watcher *wt = w->watchers; wt; wt = wt->next)
         deliver(wt, slot);
     pthread_mutex_unlock(&w->mu);
+}
+
+static void record(apis_vmwatch *w, kube_object *old, kube_object *cur)
+{
+    change c = {old ? kube_object_ref(old) : NULL,
+                cur ? kube_object_ref(cur) : NULL,
+                rv_of(cur ? cur : old),
+                0,
+                NULL,
+                NULL};
+
+    record_change(w, c);
 }
 
 static void on_add(void *ud, kube_object *obj)
@@ -293,6 +355,70 @@ static void on_delete(void *ud, kube_object *obj)
 kube_informer_handlers apis_vmwatch_handlers(apis_vmwatch *w)
 {
     kube_informer_handlers h = {on_add, on_update, on_delete, w};
+    return h;
+}
+
+/* ---- the Node informer's side ---- */
+
+/* The VMs pinned to one node (references). */
+typedef struct pinned {
+    const char *key, *node;
+    kube_object **vms;
+    size_t n, cap;
+} pinned;
+
+static void collect_pinned(void *ud, kube_object *obj)
+{
+    pinned *p = ud;
+    const char *node = kube_pin_get(kube_vm_from(obj), p->key);
+
+    if (node && strcmp(node, p->node) == 0 &&
+        KUBE_ARRAY_RESERVE(p->vms, p->cap, p->n + 1) == KUBE_OK)
+        p->vms[p->n++] = kube_object_ref(obj);
+}
+
+/* A Node went from old to cur (either NULL: created, deleted): when its
+ * status in kubectl's words changed, a change of every VM pinned to it.
+ * The VMs are collected before w->mu is taken (begin() takes the store's
+ * lock under w->mu). */
+static void node_changed(apis_vmwatch *w, kube_object *old, kube_object *cur)
+{
+    char was[KUBE_NODE_STATUS_MAX], is[KUBE_NODE_STATUS_MAX];
+    pinned p = {w->world->key, (cur ? cur : old)->meta.name, NULL, 0, 0};
+    uint64_t rv = rv_of(cur ? cur : old);
+
+    if (!kube_lister_has_synced(w->vms) || !kube_lister_has_synced(w->nodes))
+        return; /* the first lists: no watcher yet, nothing recorded */
+    if (kube_node_status(kube_node_from(old), was, sizeof(was)) != KUBE_OK ||
+        kube_node_status(kube_node_from(cur), is, sizeof(is)) != KUBE_OK || !strcmp(was, is))
+        return;
+    kube_lister_foreach(w->vms, collect_pinned, &p);
+    for (size_t i = 0; i < p.n; i++) {
+        change c = {p.vms[i], kube_object_ref(p.vms[i]),         rv,
+                    1,        old ? kube_object_ref(old) : NULL, cur ? kube_object_ref(cur) : NULL};
+        record_change(w, c);
+    }
+    free(p.vms);
+}
+
+static void on_node_add(void *ud, kube_object *obj)
+{
+    node_changed(ud, NULL, obj);
+}
+
+static void on_node_update(void *ud, kube_object *old, kube_object *obj)
+{
+    node_changed(ud, old, obj);
+}
+
+static void on_node_delete(void *ud, kube_object *obj)
+{
+    node_changed(ud, obj, NULL);
+}
+
+kube_informer_handlers apis_vmwatch_node_handlers(apis_vmwatch *w)
+{
+    kube_informer_handlers h = {on_node_add, on_node_update, on_node_delete, w};
     return h;
 }
 
@@ -319,8 +445,8 @@ static void added(void *ud, kube_object *obj)
 {
     watcher *wt = ud;
 
-    if (selected(wt, obj))
-        send_event(wt, "ADDED", obj, NULL);
+    if (selected(wt, obj, wt->w->world))
+        send_event(wt, "ADDED", obj, NULL, wt->w->world);
 }
 
 /* The ERROR event of a resourceVersion older than the history. */

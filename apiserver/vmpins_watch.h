@@ -2,7 +2,10 @@
  * apiserver/vmpins_watch.h - watch on virtualmachinepins, as
  * kube-apiserver's watch cache serves one: events derived from the VM
  * informer's deliveries (every VM change is a MODIFIED, its
- * resourceVersion is the event's), a short history of them for watches
+ * resourceVersion is the event's) and from the Node informer's (a Node
+ * whose status changes, or that is created or deleted, is a change of each
+ * VM pinned to it, with the Node's resourceVersion: the cacher sees one
+ * etcd revision for both), a short history of them for watches
  * from a resourceVersion, and the watchers, each streaming JSON lines
  * {"type":...,"object":...} over a chunked answer (kube/serving/stream.h).
  *
@@ -38,12 +41,15 @@
 
 typedef struct apis_vmwatch apis_vmwatch;
 
-/* key: the pin annotation (copied). KUBE_OK or KUBE_ENOMEM. */
-int apis_vmwatch_new(const char *key, apis_vmwatch **out);
+/* world: what the pins read (borrowed; outlives the watch). KUBE_OK or
+ * KUBE_ENOMEM. */
+int apis_vmwatch_new(const apis_vmpins_world *world, apis_vmwatch **out);
 void apis_vmwatch_free(apis_vmwatch *w);
-/* The handlers to add to the VM lister, and the lister (borrowed). */
+/* The handlers to add to the VM lister, and the listers (borrowed). */
 kube_informer_handlers apis_vmwatch_handlers(apis_vmwatch *w);
-void apis_vmwatch_set_lister(apis_vmwatch *w, kube_lister *vms);
+/* The handlers to add to the Node lister. */
+kube_informer_handlers apis_vmwatch_node_handlers(apis_vmwatch *w);
+void apis_vmwatch_set_listers(apis_vmwatch *w, kube_lister *vms, kube_lister *nodes);
 
 /* What one watch asks. */
 typedef struct apis_vmwatch_request {

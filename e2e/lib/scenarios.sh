@@ -517,6 +517,11 @@ stickyvm-apiserver|get|kubevirt.io|virtualmachines|NS|x|true
 stickyvm-apiserver|patch|kubevirt.io|virtualmachines|NS|x|true
 stickyvm-apiserver|get|kubevirt.io|virtualmachineinstances|NS|x|true
 stickyvm-apiserver|get||nodes||x|true
+stickyvm-apiserver|list||nodes|||true
+stickyvm-apiserver|watch||nodes|||true
+stickyvm-apiserver|list||pods|||true
+stickyvm-apiserver|watch||pods|||true
+stickyvm-apiserver|patch||nodes||x|false
 stickyvm-apiserver|create|authentication.k8s.io|tokenreviews|||true
 stickyvm-apiserver|create|authorization.k8s.io|subjectaccessreviews|||true
 stickyvm-apiserver|watch||configmaps|kube-system|extension-apiserver-authentication|true

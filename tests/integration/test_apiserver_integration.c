@@ -1111,7 +1111,8 @@ static void vmpins_list_get_and_select(void **state)
 static void vmpins_tables(void **state)
 {
     static const char *const accept[] = {TABLE_ACCEPT, NULL};
-    static const char *const names[] = {"Name", "Node", "Since", "By", "Age"};
+    static const char *const names[] = {"Name", "Node", "Node-Status", "Since",
+                                        "By",   "Age",  "Pod",         "Waiting"};
     harness_response r = {0};
     cJSON *t, *row, *c;
     size_t i = 0;
@@ -1130,12 +1131,14 @@ static void vmpins_tables(void **state)
     assert_string_equal(jstr(t, "apiVersion"), "meta.k8s.io/v1");
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(t, "columnDefinitions"))
         assert_string_equal(jstr(c, "name"), names[i++]);
-    assert_int_equal(i, 5);
+    assert_int_equal(i, 8);
     row = cJSON_GetArrayItem(cJSON_GetObjectItem(t, "rows"), 0);
     c = cJSON_GetObjectItem(row, "cells");
     assert_string_equal(cJSON_GetArrayItem(c, 0)->valuestring, "vp-db");
     assert_string_equal(cJSON_GetArrayItem(c, 1)->valuestring, "node-3");
-    assert_string_equal(cJSON_GetArrayItem(c, 3)->valuestring, "admin");
+    assert_string_equal(cJSON_GetArrayItem(c, 2)->valuestring, "Ready");
+    assert_string_equal(cJSON_GetArrayItem(c, 4)->valuestring, "admin");
+    assert_string_equal(cJSON_GetArrayItem(c, 6)->valuestring, "<none>"); /* no pod */
     assert_string_equal(jstr(cJSON_GetObjectItem(row, "object"), "kind"), "PartialObjectMetadata");
     cJSON_Delete(t);
 
@@ -1205,6 +1208,176 @@ static void watch_events(watch_call *w, const char *prefix, char *out, size_t n)
         cJSON_Delete(ev);
     }
     harness_response_free(&w->r);
+}
+
+/* ---- status.nodeStatus ---- */
+
+/* A request that must answer 200 (body: a JSON object, or NULL). */
+static void request_ok(const char *method, const char *path, const char *ct, const char *body)
+{
+    harness_response r = {0};
+    long status;
+
+    assert_int_equal(harness_request(F.h, NULL, method, path, ct, body, &r), KUBE_OK);
+    status = r.status;
+    if (status != 200)
+        fail_msg("%s %s: %ld %.300s", method, path, status, r.body ? r.body : "");
+    harness_response_free(&r);
+}
+
+/* Sets the status of node's Ready condition, as the kubelet or the
+ * node-lifecycle controller would. */
+static void set_node_ready(const char *node, const char *ready)
+{
+    char path[128], body[256];
+
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s/status", node);
+    snprintf(body, sizeof(body),
+             "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\","
+             "\"reason\":\"KubeletNotReady\"}]}}",
+             ready);
+    request_ok("PATCH", path, "application/merge-patch+json", body);
+}
+
+/* Waits until the pin of vm shows the node status want. */
+static void wait_node_status(const char *vm, const char *want)
+{
+    char path[256];
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+
+    snprintf(path, sizeof(path), PINS "/%s", vm);
+    for (;;) {
+        cJSON *j = NULL;
+        long st = via_proxy(NULL, "GET", path, &j);
+        const char *got = jstr(cJSON_GetObjectItem(j, "status"), "nodeStatus");
+        int ok = st == 200 && got && !strcmp(got, want);
+        cJSON_Delete(j);
+        if (ok)
+            return;
+        if (kube_now_ms() > deadline)
+            fail_msg("the pin of %s never showed the node status %s", vm, want);
+        sleep_ms(50);
+    }
+}
+
+/* A virt-launcher pod of vm (its controller the VMI named after it), left
+ * Pending (no scheduler takes it). */
+static void create_launcher_pod(const char *vm, const char *name)
+{
+    char body[768];
+
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"ownerReferences\":[{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":"
+             "\"VirtualMachineInstance\",\"name\":\"%s\",\"uid\":\"6a1b\",\"controller\":true}]},"
+             "\"spec\":{\"schedulerName\":\"nobody\",\"containers\":[{\"name\":\"compute\","
+             "\"image\":\"virt-launcher\"}]}}",
+             name, vm);
+    create_json("/api/v1/namespaces/default/pods", body);
+}
+
+/* Cell col of a Table's first row. */
+static const char *table_cell(const cJSON *t, int col)
+{
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(t, "rows"), 0);
+
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(row, "cells"), col)->valuestring;
+}
+
+/* The names starting with "ns-" a list with this fieldSelector (escaped
+ * for the URL) returns, comma-separated (other tests pin elsewhere). */
+static void names_selected(const char *selector, char *names, size_t n)
+{
+    char path[512];
+    cJSON *j = NULL, *it;
+    size_t used = 0;
+
+    snprintf(path, sizeof(path), PINS "?fieldSelector=%s", selector);
+    assert_int_equal(via_proxy(NULL, "GET", path, &j), 200);
+    names[0] = '\0';
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, "items"))
+    {
+        const char *name = jstr(cJSON_GetObjectItem(it, "metadata"), "name");
+        if (!strncmp(name, "ns-", 3) && used < n)
+            used += (size_t)snprintf(names + used, n - used, "%s%s", used ? "," : "", name);
+    }
+    cJSON_Delete(j);
+}
+
+/* status.nodeStatus follows the Node: NotReady on get and list, selected
+ * by a fieldSelector and sent to watches (entering and leaving a filtered
+ * one); Ready,SchedulingDisabled when cordoned; Missing once deleted. */
+static void vmpins_show_the_node_status(void **state)
+{
+    static const char *const accept[] = {TABLE_ACCEPT, NULL};
+    watch_call all, down;
+    harness_response r = {0};
+    char names[512], got[1024];
+    cJSON *t;
+    (void)state;
+
+    create_labelled_vm("ns-down", "db", "");
+    create_launcher_pod("ns-down", "virt-launcher-ns-down-x7k2p");
+    create_labelled_vm("ns-cordon", "db", "");
+    create_labelled_vm("ns-gone", "db", "");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/ns-down/pin?node=node-5", NULL), 200);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/ns-cordon/pin?node=node-6", NULL), 200);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/ns-gone/pin?node=node-7", NULL), 200);
+    wait_node_status("ns-down", "Ready");
+    wait_node_status("ns-cordon", "Ready");
+    wait_node_status("ns-gone", "Ready");
+
+    watch_start(&all, PINS "?watch=true&timeoutSeconds=10", NULL);
+    watch_start(&down,
+                PINS "?watch=true&timeoutSeconds=10&fieldSelector=status.nodeStatus%3DNotReady",
+                NULL);
+    sleep_ms(300);
+    set_node_ready("node-5", "False");
+    wait_node_status("ns-down", "NotReady");
+    names_selected("status.nodeStatus%3DNotReady", names, sizeof(names));
+    assert_string_equal(names, "ns-down");
+    assert_int_equal(
+        harness_request_headers(F.h, NULL, "GET", PINS "/ns-down", accept, NULL, NULL, &r),
+        KUBE_OK);
+    t = cJSON_Parse(r.body);
+    harness_response_free(&r);
+    assert_string_equal(table_cell(t, 2), "NotReady");
+    assert_string_equal(table_cell(t, 6), "virt-launcher-ns-down-x7k2p");
+    assert_string_not_equal(table_cell(t, 7), "<none>"); /* Pending: how long */
+    cJSON_Delete(t);
+    /* Running, with a migration's target Pending beside it: the Running one */
+    request_ok("PATCH", "/api/v1/namespaces/default/pods/virt-launcher-ns-down-x7k2p/status",
+               "application/merge-patch+json", "{\"status\":{\"phase\":\"Running\"}}");
+    sleep_ms(1100); /* the target is newer by a creationTimestamp second */
+    create_launcher_pod("ns-down", "virt-launcher-ns-down-t4rgt");
+    assert_int_equal(
+        harness_request_headers(F.h, NULL, "GET", PINS "/ns-down", accept, NULL, NULL, &r),
+        KUBE_OK);
+    t = cJSON_Parse(r.body);
+    harness_response_free(&r);
+    assert_string_equal(table_cell(t, 6), "virt-launcher-ns-down-x7k2p");
+    assert_string_equal(table_cell(t, 7), "<none>");
+    cJSON_Delete(t);
+    set_node_ready("node-5", "True");
+    wait_node_status("ns-down", "Ready");
+    watch_events(&all, "ns-down", got, sizeof(got));
+    assert_string_equal(got, "ADDED ns-down@node-5|MODIFIED ns-down@node-5|"
+                             "MODIFIED ns-down@node-5");
+    watch_events(&down, "ns-", got, sizeof(got));
+    assert_string_equal(got, "ADDED ns-down@node-5|DELETED ns-down@node-5");
+
+    request_ok("PATCH", "/api/v1/nodes/node-6", "application/merge-patch+json",
+               "{\"spec\":{\"unschedulable\":true}}");
+    wait_node_status("ns-cordon", "Ready,SchedulingDisabled");
+    names_selected("status.nodeStatus%3DReady%5C%2CSchedulingDisabled", names, sizeof(names));
+    assert_string_equal(names, "ns-cordon");
+    request_ok("PATCH", "/api/v1/nodes/node-6", "application/merge-patch+json",
+               "{\"spec\":{\"unschedulable\":false}}");
+
+    request_ok("DELETE", "/api/v1/nodes/node-7", NULL, NULL);
+    wait_node_status("ns-gone", "Missing");
+    names_selected("status.nodeStatus%3DMissing", names, sizeof(names));
+    assert_string_equal(names, "ns-gone");
 }
 
 static void delete_vm(const char *name)
@@ -1351,7 +1524,7 @@ static void vmpins_watch_tables(void **state)
         assert_string_equal(jstr(t, "kind"), "Table");
         assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(t, "rows")), 1);
         if (i == 0)
-            assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(t, "columnDefinitions")), 5);
+            assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(t, "columnDefinitions")), 8);
         else
             assert_true(cJSON_IsNull(cJSON_GetObjectItem(t, "columnDefinitions")));
         cJSON_Delete(ev);
@@ -1643,6 +1816,7 @@ int test_group_apiserver_integration(void)
         cmocka_unit_test(vmpins_watch_too_old_is_expired),
         cmocka_unit_test(vmpins_watch_tables),
         cmocka_unit_test(vmpins_kubectl_get_w_streams),
+        cmocka_unit_test(vmpins_show_the_node_status),
         cmocka_unit_test(audits_pins_with_events),
         cmocka_unit_test(dry_run_writes_nothing),
         cmocka_unit_test(local_volumes_refuse_other_nodes),

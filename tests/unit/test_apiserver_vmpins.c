@@ -14,7 +14,9 @@
 #include "apiserver/pinvolumes.h"
 #include "apiserver/vmpins.h"
 #include "kube/util/duration.h"
+#include "kube/types/node.h"
 #include "kube/types/pin.h"
+#include "kube/types/pod.h"
 #include "kube/util/errors.h"
 
 #define NOW 1800000000 /* 2027-01-15T08:00:00Z */
@@ -51,6 +53,77 @@ static kube_object *unpinned_vm(void)
                      "\"creationTimestamp\":\"2027-01-15T07:00:00Z\"},\"spec\":{}}");
 }
 
+static kube_object *decoded(const kube_codec *codec, const char *json)
+{
+    cJSON *j = cJSON_Parse(json);
+    kube_object *obj = NULL;
+
+    assert_non_null(j);
+    assert_int_equal(codec->decode(j, &obj), KUBE_OK);
+    cJSON_Delete(j);
+    return obj;
+}
+
+/* node-3 with its Ready condition's status and cordoned or not. */
+static kube_object *node_3(const char *ready, int cordoned)
+{
+    char json[512];
+
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-3\"},"
+             "\"spec\":{\"unschedulable\":%s},\"status\":{\"conditions\":[{\"type\":\"Ready\","
+             "\"status\":\"%s\"}]}}",
+             cordoned ? "true" : "false", ready);
+    return decoded(&kube_node_codec, json);
+}
+
+/* vm-1's virt-launcher pod, Pending since 150 s before NOW. */
+static kube_object *launcher_pod(const char *phase)
+{
+    char json[768];
+
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+             "\"virt-launcher-vm-1-x7k2p\",\"namespace\":\"ns-a\",\"creationTimestamp\":"
+             "\"2027-01-15T07:57:30Z\",\"ownerReferences\":[{\"apiVersion\":\"kubevirt.io/v1\","
+             "\"kind\":\"VirtualMachineInstance\",\"name\":\"vm-1\",\"uid\":\"i1\","
+             "\"controller\":true}]},\"spec\":{\"containers\":[{\"name\":\"compute\"}]},"
+             "\"status\":{\"phase\":\"%s\"}}",
+             phase);
+    return decoded(&kube_pod_codec, json);
+}
+
+/* What the pins of the tests read: one Node (NULL: none) and vm-1's pod. */
+typedef struct fake_world {
+    kube_object *node, *pod;
+} fake_world;
+
+static kube_object *fake_node(void *ud, const char *name)
+{
+    fake_world *fw = ud;
+
+    return fw->node && !strcmp(fw->node->meta.name, name) ? kube_object_ref(fw->node) : NULL;
+}
+
+static kube_object *fake_pod(void *ud, const kube_vm *vm)
+{
+    fake_world *fw = ud;
+
+    return fw->pod && !strcmp(vm->base.meta.name, "vm-1") ? kube_object_ref(fw->pod) : NULL;
+}
+
+static fake_world fw;
+static apis_vmpins_world world = {KUBE_PIN_DEFAULT_KEY, fake_node, fake_pod, &fw};
+
+/* Sets the fake world's Node and pod (taken over; either may be NULL). */
+static void set_world(kube_object *node, kube_object *pod)
+{
+    kube_object_unref(fw.node);
+    kube_object_unref(fw.pod);
+    fw.node = node;
+    fw.pod = pod;
+}
+
 static void reads_accept_headers(void **state)
 {
     apis_vmpins_format f;
@@ -85,23 +158,25 @@ static void selects_by_fields_and_labels(void **state)
     (void)state;
 
     assert_int_equal(apis_vmpins_filter_parse(NULL, "node=node-3", &f, msg, sizeof(msg)), KUBE_OK);
-    assert_true(apis_vmpins_filter_matches(&f, va, KUBE_PIN_DEFAULT_KEY));
-    assert_false(apis_vmpins_filter_matches(&f, vb, KUBE_PIN_DEFAULT_KEY));
-    assert_false(apis_vmpins_filter_matches(&f, va, "example.com/other"));
+    assert_true(apis_vmpins_filter_matches(&f, va, &world));
+    assert_false(apis_vmpins_filter_matches(&f, vb, &world));
+    apis_vmpins_world other = world;
+    other.key = "example.com/other";
+    assert_false(apis_vmpins_filter_matches(&f, va, &other));
     apis_vmpins_filter_free(&f);
 
     assert_int_equal(
         apis_vmpins_filter_parse(NULL, "node==,metadata.namespace!=ns-a", &f, msg, sizeof(msg)),
         KUBE_OK);
-    assert_false(apis_vmpins_filter_matches(&f, va, KUBE_PIN_DEFAULT_KEY));
-    assert_true(apis_vmpins_filter_matches(&f, vb, KUBE_PIN_DEFAULT_KEY));
+    assert_false(apis_vmpins_filter_matches(&f, va, &world));
+    assert_true(apis_vmpins_filter_matches(&f, vb, &world));
     apis_vmpins_filter_free(&f);
 
     assert_int_equal(
         apis_vmpins_filter_parse("app in (db,web)", "metadata.name=vm-1", &f, msg, sizeof(msg)),
         KUBE_OK);
-    assert_true(apis_vmpins_filter_matches(&f, va, KUBE_PIN_DEFAULT_KEY));
-    assert_false(apis_vmpins_filter_matches(&f, vb, KUBE_PIN_DEFAULT_KEY));
+    assert_true(apis_vmpins_filter_matches(&f, va, &world));
+    assert_false(apis_vmpins_filter_matches(&f, vb, &world));
     apis_vmpins_filter_free(&f);
 
     assert_int_equal(apis_vmpins_filter_parse(NULL, "spec.nodeName=x", &f, msg, sizeof(msg)),
@@ -120,7 +195,7 @@ static void selects_by_fields_and_labels(void **state)
 static void renders_objects(void **state)
 {
     kube_object *a = pinned_vm(), *b = unpinned_vm();
-    cJSON *o = apis_vmpin_object(kube_vm_from(a), KUBE_PIN_DEFAULT_KEY), *md;
+    cJSON *o = apis_vmpin_object(kube_vm_from(a), &world), *md;
     (void)state;
 
     assert_string_equal(cJSON_GetObjectItem(o, "kind")->valuestring, "VirtualMachinePin");
@@ -135,7 +210,7 @@ static void renders_objects(void **state)
     assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(md, "labels"), "app")->valuestring,
                         "db");
     cJSON_Delete(o);
-    o = apis_vmpin_object(kube_vm_from(b), KUBE_PIN_DEFAULT_KEY);
+    o = apis_vmpin_object(kube_vm_from(b), &world);
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(o, "node")));
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(o, "by")));
     cJSON_Delete(o);
@@ -148,8 +223,7 @@ static cJSON *render(const kube_vm *const *vms, size_t n, int single, const apis
     kube_buf b = KUBE_BUF_INIT;
     cJSON *j;
 
-    assert_int_equal(apis_vmpins_render(vms, n, single, KUBE_PIN_DEFAULT_KEY, "77", f, NOW, &b),
-                     KUBE_OK);
+    assert_int_equal(apis_vmpins_render(vms, n, single, &world, "77", f, NOW, &b), KUBE_OK);
     j = cJSON_Parse(b.data);
     kube_buf_free(&b);
     assert_non_null(j);
@@ -188,12 +262,14 @@ static void renders_lists_and_tables(void **state)
     assert_string_equal(cJSON_GetObjectItem(j, "apiVersion")->valuestring, "meta.k8s.io/v1");
     assert_string_equal(cell(j, 0, 0), "vm-1");
     assert_string_equal(cell(j, 0, 1), "node-3");
-    assert_string_equal(cell(j, 0, 2), "90s");
-    assert_string_equal(cell(j, 0, 3), "alice");
-    assert_string_equal(cell(j, 0, 4), "26h");
+    assert_string_equal(cell(j, 0, 2), "Missing");
+    assert_string_equal(cell(j, 0, 3), "90s");
+    assert_string_equal(cell(j, 0, 4), "alice");
+    assert_string_equal(cell(j, 0, 5), "26h");
     assert_string_equal(cell(j, 1, 1), "<none>");
     assert_string_equal(cell(j, 1, 2), "<none>");
-    assert_string_equal(cell(j, 1, 4), "60m");
+    assert_string_equal(cell(j, 1, 3), "<none>");
+    assert_string_equal(cell(j, 1, 5), "60m");
     assert_string_equal(cJSON_GetObjectItem(row_object(j, 0), "kind")->valuestring,
                         "PartialObjectMetadata");
     cJSON_Delete(j);
@@ -212,6 +288,128 @@ static void renders_lists_and_tables(void **state)
     j = render(vms, 1, 1, &json);
     assert_string_equal(cJSON_GetObjectItem(j, "kind")->valuestring, "VirtualMachinePin");
     cJSON_Delete(j);
+    kube_object_unref(a);
+    kube_object_unref(b);
+}
+
+/* status.nodeStatus in kubectl's words, null when unpinned. */
+static void renders_the_node_status(void **state)
+{
+    static const struct {
+        const char *ready;
+        int cordoned;
+        const char *want;
+    } cases[] = {{"True", 0, "Ready"},
+                 {"False", 0, "NotReady"},
+                 {"Unknown", 0, "Unknown"},
+                 {"True", 1, "Ready,SchedulingDisabled"},
+                 {"False", 1, "NotReady,SchedulingDisabled"}};
+    kube_object *a = pinned_vm(), *b = unpinned_vm();
+    cJSON *o;
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        set_world(node_3(cases[i].ready, cases[i].cordoned), NULL);
+        o = apis_vmpin_object(kube_vm_from(a), &world);
+        assert_string_equal(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(o, "status"), "nodeStatus")->valuestring,
+            cases[i].want);
+        cJSON_Delete(o);
+    }
+    set_world(NULL, NULL);
+    o = apis_vmpin_object(kube_vm_from(a), &world);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(o, "status"), "nodeStatus")->valuestring,
+        "Missing");
+    cJSON_Delete(o);
+    o = apis_vmpin_object(kube_vm_from(b), &world);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "status"), "nodeStatus")));
+    cJSON_Delete(o);
+    kube_object_unref(a);
+    kube_object_unref(b);
+}
+
+/* fieldSelector status.nodeStatus: the whole value, =, == and !=. */
+static void selects_by_node_status(void **state)
+{
+    kube_object *a = pinned_vm(), *b = unpinned_vm();
+    const kube_vm *va = kube_vm_from(a), *vb = kube_vm_from(b);
+    apis_vmpins_filter f;
+    char msg[256];
+    (void)state;
+
+    set_world(node_3("False", 0), NULL);
+    assert_int_equal(
+        apis_vmpins_filter_parse(NULL, "status.nodeStatus=NotReady", &f, msg, sizeof(msg)),
+        KUBE_OK);
+    assert_true(apis_vmpins_filter_matches(&f, va, &world));
+    assert_false(apis_vmpins_filter_matches(&f, vb, &world));
+    set_world(node_3("False", 1), NULL);
+    assert_false(apis_vmpins_filter_matches(&f, va, &world)); /* the whole value */
+    apis_vmpins_filter_free(&f);
+
+    assert_int_equal(apis_vmpins_filter_parse(NULL,
+                                              "status.nodeStatus==NotReady,SchedulingDisabled", &f,
+                                              msg, sizeof(msg)),
+                     KUBE_EBADREQUEST); /* a comma separates requirements */
+    apis_vmpins_filter_free(&f);
+    assert_int_equal(apis_vmpins_filter_parse(NULL,
+                                              "status.nodeStatus==NotReady\\,SchedulingDisabled,"
+                                              "metadata.namespace=ns-a",
+                                              &f, msg, sizeof(msg)),
+                     KUBE_OK); /* escaped, as fields.EscapeValue writes it */
+    assert_true(apis_vmpins_filter_matches(&f, va, &world));
+    apis_vmpins_filter_free(&f);
+    assert_int_equal(apis_vmpins_filter_parse(NULL, "node=a\\b", &f, msg, sizeof(msg)),
+                     KUBE_EBADREQUEST); /* not an escape fields know */
+    apis_vmpins_filter_free(&f);
+    set_world(node_3("True", 0), NULL);
+    assert_int_equal(
+        apis_vmpins_filter_parse(NULL, "status.nodeStatus!=Ready", &f, msg, sizeof(msg)), KUBE_OK);
+    assert_false(apis_vmpins_filter_matches(&f, va, &world));
+    assert_true(apis_vmpins_filter_matches(&f, vb, &world)); /* unpinned: "" */
+    set_world(NULL, NULL);
+    assert_true(apis_vmpins_filter_matches(&f, va, &world)); /* Missing */
+    apis_vmpins_filter_free(&f);
+    kube_object_unref(a);
+    kube_object_unref(b);
+}
+
+/* The Node-Status column, and the wide columns Pod and Waiting (priority
+ * 1, as kube-apiserver's printers mark -o wide columns). */
+static void renders_the_status_and_wide_columns(void **state)
+{
+    kube_object *a = pinned_vm(), *b = unpinned_vm();
+    const kube_vm *vms[] = {kube_vm_from(a), kube_vm_from(b)};
+    apis_vmpins_format table = {.table_version = "v1"};
+    const cJSON *cols;
+    cJSON *j;
+    (void)state;
+
+    set_world(node_3("True", 1), launcher_pod("Pending"));
+    j = render(vms, 2, 0, &table);
+    cols = cJSON_GetObjectItem(j, "columnDefinitions");
+    assert_int_equal(cJSON_GetArraySize(cols), 8);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(cols, 2), "name")->valuestring,
+                        "Node-Status");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(cols, 2), "priority")->valueint, 0);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(cols, 6), "name")->valuestring,
+                        "Pod");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(cols, 6), "priority")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(cols, 7), "priority")->valueint, 1);
+    assert_string_equal(cell(j, 0, 2), "Ready,SchedulingDisabled");
+    assert_string_equal(cell(j, 0, 6), "virt-launcher-vm-1-x7k2p");
+    assert_string_equal(cell(j, 0, 7), "2m30s");
+    assert_string_equal(cell(j, 1, 6), "<none>");
+    assert_string_equal(cell(j, 1, 7), "<none>");
+    cJSON_Delete(j);
+    set_world(node_3("True", 0), launcher_pod("Running"));
+    j = render(vms, 1, 1, &table);
+    assert_string_equal(cell(j, 0, 2), "Ready");
+    assert_string_equal(cell(j, 0, 6), "virt-launcher-vm-1-x7k2p");
+    assert_string_equal(cell(j, 0, 7), "<none>");
+    cJSON_Delete(j);
+    set_world(NULL, NULL);
     kube_object_unref(a);
     kube_object_unref(b);
 }
@@ -335,6 +533,16 @@ static void discovery_and_openapi_describe_vmpins(void **state)
         "/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachinepins"));
     assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "definitions"),
                                         "io.stickyvm.subresources.v1.VirtualMachinePinList"));
+    assert_non_null(cJSON_GetObjectItem(
+        cJSON_GetObjectItem(
+            cJSON_GetObjectItem(
+                cJSON_GetObjectItem(
+                    cJSON_GetObjectItem(cJSON_GetObjectItem(o, "definitions"),
+                                        "io.stickyvm.subresources.v1.VirtualMachinePin"),
+                    "properties"),
+                "status"),
+            "properties"),
+        "nodeStatus"));
     cJSON_Delete(d);
     cJSON_Delete(o);
 }
@@ -346,6 +554,9 @@ int test_group_apiserver_vmpins(void)
         cmocka_unit_test(selects_by_fields_and_labels),
         cmocka_unit_test(renders_objects),
         cmocka_unit_test(renders_lists_and_tables),
+        cmocka_unit_test(renders_the_node_status),
+        cmocka_unit_test(selects_by_node_status),
+        cmocka_unit_test(renders_the_status_and_wide_columns),
         cmocka_unit_test(formats_human_durations),
         cmocka_unit_test(collects_claims),
         cmocka_unit_test(finds_the_node_a_volume_lives_on),
