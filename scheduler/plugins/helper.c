@@ -42,18 +42,6 @@ int plugin_tolerations_tolerate(const kube_toleration *tols, size_t n, const kub
     return 0;
 }
 
-const kube_taint *plugin_find_untolerated_taint(const kube_node *node, const kube_pod *pod,
-                                                unsigned effects)
-{
-    for (size_t i = 0; i < node->n_taints; i++) {
-        const kube_taint *t = &node->taints[i];
-        if ((effects & PLUGIN_EFFECT(t->effect)) &&
-            !plugin_tolerations_tolerate(pod->tolerations, pod->n_tolerations, t))
-            return t;
-    }
-    return NULL;
-}
-
 /* ------------------------------------------------------------------ */
 /* DefaultSelector                                                     */
 /* ------------------------------------------------------------------ */

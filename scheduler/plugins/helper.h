@@ -63,9 +63,19 @@ int plugin_tolerations_tolerate(const kube_toleration *tols, size_t n, const kub
 
 /* v1helper.FindMatchingUntoleratedTaint: the first of node's taints with
  * an effect in the mask effects (PLUGIN_EFFECT bits) that none of pod's
- * tolerations tolerates, or NULL. Borrowed from node. */
-const kube_taint *plugin_find_untolerated_taint(const kube_node *node, const kube_pod *pod,
-                                                unsigned effects);
+ * tolerations tolerates, or NULL. Borrowed from node. Inline: Filter runs
+ * it for every node, most of which have no taint. */
+static inline const kube_taint *plugin_find_untolerated_taint(const kube_node *node,
+                                                              const kube_pod *pod, unsigned effects)
+{
+    for (size_t i = 0; i < node->n_taints; i++) {
+        const kube_taint *t = &node->taints[i];
+        if ((effects & PLUGIN_EFFECT(t->effect)) &&
+            !plugin_tolerations_tolerate(pod->tolerations, pod->n_tolerations, t))
+            return t;
+    }
+    return NULL;
+}
 
 /* helper.DefaultSelector (helper/spread.go): the union of
  *   - the selectors of the Services in the pod's namespace whose non-nil

@@ -569,7 +569,8 @@ static int exceeds(int64_t want, int64_t allocatable, int64_t requested)
 
 /* fitsRequest: calls lack for each resource ni has too little of for r,
  * in upstream's order, until lack returns 0. */
-static void fits_request(const fit_request *r, const fw_node_info *ni, lack_fn lack, void *ud)
+static inline void fits_request(const fit_request *r, const fw_node_info *ni, lack_fn lack,
+                                void *ud)
 {
     const fw_resource *alloc = &ni->allocatable, *used = &ni->requested;
 
