@@ -50,7 +50,8 @@
  * (gauge: VMs that should be pinned and are not, as this leader knows),
  * stickyvm_pin_write_retries_total, and the plugin's
  * stickyvm_pins_recorded_total, stickyvm_migration_pins_moved_total and
- * stickyvm_pin_record_errors_total.
+ * stickyvm_pin_record_errors_total; the worker also refreshes
+ * scheduler/pin_status.h's gauges on every replica.
  *
  * Memory: sched_pins_new() copies the strings of its options; the factory,
  * pod lister, client, recorder and registry are borrowed and must outlive
@@ -75,6 +76,9 @@
 /* Seconds after a pod's bind before the controller writes its first pin
  * (PostBind writes it meanwhile). */
 #define SCHED_PINS_SETTLE_S 2
+/* How often the worker recounts stickyvm_pinned_vms and
+ * stickyvm_pinned_pods_waiting (scheduler/pin_status.h), leader or not. */
+#define SCHED_PINS_STATUS_REFRESH_MS 10000
 
 struct kube_recorder;
 struct kube_metrics;

@@ -8,6 +8,7 @@
 #define SCHED_PIN_CONTROLLER_TESTING_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pin_controller.h"
 
@@ -20,5 +21,9 @@ typedef struct sched_pins_stats {
 
 /* Copies c's counters into *out. */
 void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out);
+
+/* Every controller's refresh period of scheduler/pin_status.h's gauges
+ * from now on (ms <= 0: SCHED_PINS_STATUS_REFRESH_MS again). */
+void sched_pins_status_refresh_ms_set(int64_t ms);
 
 #endif

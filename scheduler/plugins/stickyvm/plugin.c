@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kube/transport/api.h"
 #include "kube/util/buf.h"
@@ -44,6 +45,9 @@
 #define PIN_CMD_FMT "kubectl stickyvm pin %s -n %s --node NODE"
 /* Node names are DNS-1123 subdomains (<= 253 bytes). */
 #define NODE_MAX 256
+/* stickyvm_pinned_pod_wait_seconds: 0.01 s doubling, as kube-scheduler's
+ * pod_scheduling_sli_duration_seconds. */
+#define STICKYVM_WAIT_BUCKETS 20
 
 /* ------------------------------------------------------------------ */
 /* State                                                               */
@@ -56,6 +60,7 @@ typedef struct sv_counters {
 
 typedef struct sv_metrics {
     kube_metric *pins_recorded, *pin_record_errors, *pinned_pods_scheduled, *pinned_node_missing;
+    kube_metric *pinned_pod_wait; /* stickyvm_pinned_pod_wait_seconds */
 } sv_metrics;
 
 typedef struct stickyvm {
@@ -395,6 +400,17 @@ static void first_pin_done(stickyvm *sv, const kube_vm *vm, const fw_pod_info *p
     }
 }
 
+/* stickyvm_pinned_pod_wait_seconds: pi's creation to now, its bind. */
+static void observe_wait(stickyvm *sv, const fw_pod_info *pi)
+{
+    int64_t created = pi->pod->base.meta.creation_unix;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    double wait = (double)(now.tv_sec - created) + (double)now.tv_nsec / 1e9;
+    if (sv->m.pinned_pod_wait && created > 0)
+        kube_metric_observe(sv->m.pinned_pod_wait, NULL, wait > 0 ? wait : 0);
+}
+
 static void post_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pi, const char *node)
 {
     stickyvm *sv = self;
@@ -405,6 +421,7 @@ static void post_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pi, con
     if (*s->pin) {
         if (strcmp(s->pin, node) == 0)
             count(sv, &sv->c.pinned_pods_scheduled, sv->m.pinned_pods_scheduled);
+        observe_wait(sv, pi);
         return;
     }
     if (sv->vms)
@@ -594,6 +611,16 @@ static void register_metrics(stickyvm *sv)
                                           "Pods of pinned VirtualMachines bound to their node.");
     sv->m.pinned_node_missing = counter(reg, "stickyvm_pinned_node_missing_total",
                                         "Scheduling attempts whose pinned node does not exist.");
+    double buckets[STICKYVM_WAIT_BUCKETS];
+    kube_metrics_exp_buckets(0.01, 2, STICKYVM_WAIT_BUCKETS, buckets);
+    kube_metric_opts w = {.name = "stickyvm_pinned_pod_wait_seconds",
+                          .help =
+                              "Time from a pod's creation to its bind, for pods of VirtualMachines "
+                              "already pinned when scheduled.",
+                          .type = KUBE_METRIC_HISTOGRAM,
+                          .buckets = buckets,
+                          .n_buckets = STICKYVM_WAIT_BUCKETS};
+    sv->m.pinned_pod_wait = kube_metrics_ensure(reg, &w);
 }
 
 /* ------------------------------------------------------------------ */
