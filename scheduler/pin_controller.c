@@ -23,6 +23,7 @@
 #include "kube/util/metrics.h"
 #include "kube/util/strmap.h"
 #include "pin_controller_testing.h"
+#include "pin_lost.h"
 #include "pin_status.h"
 #include "plugins/stickyvm/stickyvm.h"
 
@@ -48,6 +49,7 @@ struct sched_pins {
     kube_strmap written;
     pins_metrics m;
     sched_pin_status *status; /* the pinned VMs' gauges (worker thread) */
+    sched_pin_lost *lost;     /* PinnedNodeDeleted */
     int64_t status_due_ms;    /* its next refresh (monotonic) */
     atomic_ulong first_pins, migrations, retries;
 
@@ -685,6 +687,8 @@ int sched_pins_new(const sched_pins_options *o, sched_pins **out)
         rc = add_handlers(c);
     if (rc == KUBE_OK)
         rc = sched_pin_status_new(o->informers, o->pods, o->key, o->registry, &c->status);
+    if (rc == KUBE_OK)
+        rc = sched_pin_lost_new(o->informers, o->key, o->recorder, o->leadership, &c->lost);
     if (rc != KUBE_OK) {
         sched_pins_free(c);
         return rc;
@@ -720,6 +724,7 @@ void sched_pins_free(sched_pins *c)
     sched_pins_stop(c);
     kube_workqueue_free(c->q);
     sched_pin_status_free(c->status);
+    sched_pin_lost_free(c->lost);
     kube_strmap_free(&c->pending);
     kube_strmap_foreach(&c->written, free_value, NULL);
     kube_strmap_free(&c->written);
@@ -737,6 +742,7 @@ void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out)
     out->first_pins_written = atomic_load(&c->first_pins);
     out->migration_pins_moved = atomic_load(&c->migrations);
     out->write_retries = atomic_load(&c->retries);
+    out->node_deleted_warnings = sched_pin_lost_warnings(c->lost);
     pthread_mutex_lock(&c->mu);
     out->pending = kube_strmap_len(&c->pending);
     pthread_mutex_unlock(&c->mu);

@@ -30,6 +30,10 @@
  *     two do not race, and hands-offs (sched_pins_enqueue(), PostBind's
  *     write failed) go through the same rule.
  *
+ * A Node deleted while VMs are pinned to it: the leader writes a Warning
+ * event PinnedNodeDeleted on each such VM, once per deletion
+ * (scheduler/pin_lost.h).
+ *
  * Writes go through kube/types/pin.h (a patch carrying the VM's
  * resourceVersion; conflicts re-read and decide anew). A write that fails
  * for any reason (429, 5xx, connection error, timeout) is retried with

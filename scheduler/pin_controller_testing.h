@@ -13,10 +13,11 @@
 #include "pin_controller.h"
 
 typedef struct sched_pins_stats {
-    unsigned long first_pins_written;   /* durable first pins the controller wrote */
-    unsigned long migration_pins_moved; /* pins that followed a live migration */
-    unsigned long write_retries;        /* failed writes queued again */
-    size_t pending;                     /* VMs due a first pin, not written yet */
+    unsigned long first_pins_written;    /* durable first pins the controller wrote */
+    unsigned long migration_pins_moved;  /* pins that followed a live migration */
+    unsigned long write_retries;         /* failed writes queued again */
+    unsigned long node_deleted_warnings; /* PinnedNodeDeleted events written */
+    size_t pending;                      /* VMs due a first pin, not written yet */
 } sched_pins_stats;
 
 /* Copies c's counters into *out. */

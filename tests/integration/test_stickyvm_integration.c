@@ -1017,16 +1017,16 @@ static void wait_pod_condition(fixture *fx, const char *pod, const char *text)
 }
 
 /* The sentence every Pending reason of the sticky VM's pod ends with. */
-static void pin_sentence(const fixture *fx, const char *extra, char *out, size_t n)
+static void pin_sentence(const fixture *fx, char *out, size_t n)
 {
     snprintf(
         out, n,
-        "VM " NS "/" STICKY_VM " is pinned to node %s (annotation stickyvm.io/node)%s, so "
+        "VM " NS "/" STICKY_VM " is pinned to node %s (annotation stickyvm.io/node), so "
         "the other nodes were excluded by the pin; to move it run \"kubectl stickyvm pin " STICKY_VM
         " -n " NS " --node NODE\", or release the pin with \"kubectl get --raw "
         "/apis/subresources.stickyvm.io/v1/namespaces/" NS "/virtualmachines/" STICKY_VM
         "/unpin\".",
-        fx->sticky_node, extra);
+        fx->sticky_node);
 }
 
 /* Restarts the sticky VM while its node refuses it (reason: the per-node
@@ -1038,7 +1038,7 @@ static void pending_names_pin(fixture *fx, int round, const char *reason, const 
                               const char *undo_path, const char *undo_patch)
 {
     char want[1024], sentence[768], node[256];
-    pin_sentence(fx, "", sentence, sizeof(sentence));
+    pin_sentence(fx, sentence, sizeof(sentence));
     snprintf(want, sizeof(want),
              "0/3 nodes are available: %s, 2 node(s) didn't match the pinned node. %s", reason,
              sentence);
@@ -1171,9 +1171,16 @@ static void test_sched_deleted_node_names_unpin(void **state)
 static void test_sched_missing_node_names_pin(void **state)
 {
     fixture *fx = *state;
-    char want[1024], sentence[768];
+    char want[1280], sentence[1024];
     assert_true(*fx->sticky_node);
-    pin_sentence(fx, ", which does not exist", sentence, sizeof(sentence));
+    snprintf(sentence, sizeof(sentence),
+             "VM " NS "/" STICKY_VM " is pinned to node %s (annotation stickyvm.io/node), which "
+             "does not exist, so the other nodes were excluded by the pin; the node no longer "
+             "exists: move every VM pinned to it with \"kubectl stickyvm evacuate %s\", or this "
+             "one with \"kubectl stickyvm pin " STICKY_VM " -n " NS " --node NODE --force\", or "
+             "release the pin with \"kubectl get --raw /apis/subresources.stickyvm.io/v1/"
+             "namespaces/" NS "/virtualmachines/" STICKY_VM "/unpin\".",
+             fx->sticky_node, fx->sticky_node);
     snprintf(want, sizeof(want), "0/2 nodes are available: %s", sentence);
     wait_pod_event(fx, fx->sticky_pod, "FailedScheduling", want);
     wait_pod_condition(fx, fx->sticky_pod, want);
@@ -1560,6 +1567,39 @@ static void test_sched_two_pin_keys_refused(void **state)
     sched_config_free(cfg);
 }
 
+/* Node lost-0 is deleted: each VM pinned to it (two) gets one
+ * PinnedNodeDeleted Warning naming the node and both commands; a VM
+ * pinned elsewhere none; a leadership flap (every VM queued again) adds
+ * none. */
+static void test_deleted_node_warns_once(void **state)
+{
+    fixture *fx = *state;
+    assert_int_equal(harness_create(fx->h, NODES_PATH,
+                                    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{"
+                                    "\"name\":\"lost-0\"}}",
+                                    NULL),
+                     KUBE_OK);
+    create_vm(fx, "vm-lost-a", "lost-0");
+    create_vm(fx, "vm-lost-b", "lost-0");
+    create_vm(fx, "vm-kept", "node-0");
+    plugin_up(fx);
+    delete_path(fx, NODES_PATH "/lost-0");
+    int64_t deadline = kube_now_ms() + CONVERGE_MS;
+    while (pins_stats(fx).node_deleted_warnings < 2 && kube_now_ms() < deadline)
+        usleep(10000);
+    assert_true(has_vm_event(fx, "vm-lost-a", "PinnedNodeDeleted",
+                             "Pinned node lost-0 was deleted: the VM cannot start until a node of "
+                             "that name returns or the pin moves (\"kubectl stickyvm evacuate "
+                             "lost-0\", or \"kubectl stickyvm pin vm-lost-a -n " NS
+                             " --node NODE --force\")"));
+    assert_true(has_vm_event(fx, "vm-lost-b", "PinnedNodeDeleted", "lost-0"));
+    assert_false(has_vm_event(fx, "vm-kept", "PinnedNodeDeleted", ""));
+    leadership_lost();
+    atomic_store(&g_leader, 1);
+    usleep(2 * SCHED_PINS_LEADER_POLL_MS * 1000);
+    assert_int_equal(pins_stats(fx).node_deleted_warnings, 2);
+}
+
 int test_group_stickyvm_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1574,6 +1614,7 @@ int test_group_stickyvm_integration(void)
         cmocka_unit_test_teardown(test_next_leader_pins, test_teardown),
         cmocka_unit_test_teardown(test_unpin_after_bind_respected, test_teardown),
         cmocka_unit_test_teardown(test_pin_lands_after_429s_and_reset, test_teardown),
+        cmocka_unit_test_teardown(test_deleted_node_warns_once, test_teardown),
         cmocka_unit_test(test_sched_follower_does_not_move_pins),
         cmocka_unit_test(test_sched_two_profiles_one_controller),
         cmocka_unit_test(test_sched_two_pin_keys_refused),

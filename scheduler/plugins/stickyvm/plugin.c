@@ -43,6 +43,8 @@
     "kubectl get --raw /apis/subresources.stickyvm.io/v1/namespaces/%s/virtualmachines/%s/unpin"
 /* The plugin's command (kubectl-stickyvm) moving a VM: name, namespace. */
 #define PIN_CMD_FMT "kubectl stickyvm pin %s -n %s --node NODE"
+/* The plugin's command moving every pin off a node: the node. */
+#define EVACUATE_CMD_FMT "kubectl stickyvm evacuate %s"
 /* Node names are DNS-1123 subdomains (<= 253 bytes). */
 #define NODE_MAX 256
 /* stickyvm_pinned_pod_wait_seconds: 0.01 s doubling, as kube-scheduler's
@@ -232,12 +234,20 @@ static char *pin_sentence(const stickyvm *sv, const kube_vm *vm, const char *pin
 {
     const char *ns = vm->base.meta.namespace_, *name = vm->base.meta.name;
     kube_buf b = KUBE_BUF_INIT;
-    int err = kube_buf_printf(&b,
-                              "VM %s/%s is pinned to node %s (annotation %s)%s, so the other "
+    int err =
+        missing
+            ? kube_buf_printf(&b,
+                              "VM %s/%s is pinned to node %s (annotation %s), which does not "
+                              "exist, so the other nodes were excluded by the pin; the node no "
+                              "longer exists: move every VM pinned to it with \"" EVACUATE_CMD_FMT
+                              "\", or this one with \"" PIN_CMD_FMT " --force\", or release the "
+                              "pin with \"" UNPIN_CMD_FMT "\"",
+                              ns, name, pin, sv->key, pin, name, ns, ns, name)
+            : kube_buf_printf(&b,
+                              "VM %s/%s is pinned to node %s (annotation %s), so the other "
                               "nodes were excluded by the pin; to move it run \"" PIN_CMD_FMT
                               "\", or release the pin with \"" UNPIN_CMD_FMT "\"",
-                              ns, name, pin, sv->key, missing ? ", which does not exist" : "", name,
-                              ns, ns, name);
+                              ns, name, pin, sv->key, name, ns, ns, name);
     char *out = err ? NULL : kube_buf_take(&b);
     kube_buf_free(&b);
     return out;
