@@ -16,12 +16,15 @@
 
 #include "kube/machinery/recorder.h"
 #include "kube/machinery/workqueue.h"
+#include "kube/util/clock.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 #include "kube/util/metrics.h"
 #include "kube/util/strmap.h"
 #include "pin_controller_testing.h"
+#include "pin_lost.h"
+#include "pin_status.h"
 #include "plugins/stickyvm/stickyvm.h"
 
 /* "namespace/name": a namespace is <= 63 bytes, a name <= 253. */
@@ -45,6 +48,9 @@ struct sched_pins {
      * cache shows it (worker thread only) */
     kube_strmap written;
     pins_metrics m;
+    sched_pin_status *status; /* the pinned VMs' gauges (worker thread) */
+    sched_pin_lost *lost;     /* PinnedNodeDeleted */
+    int64_t status_due_ms;    /* its next refresh (monotonic) */
     atomic_ulong first_pins, migrations, retries;
 
     int was_leader; /* worker thread only */
@@ -555,6 +561,26 @@ static void check_leadership(sched_pins *c)
     c->was_leader = now;
 }
 
+/* The refresh period (tests shorten it). */
+static _Atomic int64_t status_refresh_ms = SCHED_PINS_STATUS_REFRESH_MS;
+
+void sched_pins_status_refresh_ms_set(int64_t ms)
+{
+    atomic_store(&status_refresh_ms, ms > 0 ? ms : SCHED_PINS_STATUS_REFRESH_MS);
+}
+
+/* The pinned VMs' gauges, every SCHED_PINS_STATUS_REFRESH_MS on every
+ * replica (from the caches, once they synced). */
+static void refresh_status(sched_pins *c)
+{
+    int64_t now = kube_now_ms();
+    if (now < c->status_due_ms || !kube_lister_has_synced(c->vms) ||
+        !kube_lister_has_synced(c->o.pods))
+        return;
+    sched_pin_status_refresh(c->status);
+    c->status_due_ms = now + atomic_load(&status_refresh_ms);
+}
+
 static void *worker_main(void *arg)
 {
     sched_pins *c = arg;
@@ -562,6 +588,7 @@ static void *worker_main(void *arg)
     for (;;) {
         char *key = NULL;
         check_leadership(c);
+        refresh_status(c);
         int rc = kube_workqueue_get(c->q, SCHED_PINS_LEADER_POLL_MS, &key);
         if (rc == KUBE_ECANCELED)
             break;
@@ -658,6 +685,10 @@ int sched_pins_new(const sched_pins_options *o, sched_pins **out)
         rc = get_listers(c);
     if (rc == KUBE_OK)
         rc = add_handlers(c);
+    if (rc == KUBE_OK)
+        rc = sched_pin_status_new(o->informers, o->pods, o->key, o->registry, &c->status);
+    if (rc == KUBE_OK)
+        rc = sched_pin_lost_new(o->informers, o->key, o->recorder, o->leadership, &c->lost);
     if (rc != KUBE_OK) {
         sched_pins_free(c);
         return rc;
@@ -692,6 +723,8 @@ void sched_pins_free(sched_pins *c)
         return;
     sched_pins_stop(c);
     kube_workqueue_free(c->q);
+    sched_pin_status_free(c->status);
+    sched_pin_lost_free(c->lost);
     kube_strmap_free(&c->pending);
     kube_strmap_foreach(&c->written, free_value, NULL);
     kube_strmap_free(&c->written);
@@ -709,6 +742,7 @@ void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out)
     out->first_pins_written = atomic_load(&c->first_pins);
     out->migration_pins_moved = atomic_load(&c->migrations);
     out->write_retries = atomic_load(&c->retries);
+    out->node_deleted_warnings = sched_pin_lost_warnings(c->lost);
     pthread_mutex_lock(&c->mu);
     out->pending = kube_strmap_len(&c->pending);
     pthread_mutex_unlock(&c->mu);

@@ -30,6 +30,10 @@
  *     two do not race, and hands-offs (sched_pins_enqueue(), PostBind's
  *     write failed) go through the same rule.
  *
+ * A Node deleted while VMs are pinned to it: the leader writes a Warning
+ * event PinnedNodeDeleted on each such VM, once per deletion
+ * (scheduler/pin_lost.h).
+ *
  * Writes go through kube/types/pin.h (a patch carrying the VM's
  * resourceVersion; conflicts re-read and decide anew). A write that fails
  * for any reason (429, 5xx, connection error, timeout) is retried with
@@ -50,7 +54,8 @@
  * (gauge: VMs that should be pinned and are not, as this leader knows),
  * stickyvm_pin_write_retries_total, and the plugin's
  * stickyvm_pins_recorded_total, stickyvm_migration_pins_moved_total and
- * stickyvm_pin_record_errors_total.
+ * stickyvm_pin_record_errors_total; the worker also refreshes
+ * scheduler/pin_status.h's gauges on every replica.
  *
  * Memory: sched_pins_new() copies the strings of its options; the factory,
  * pod lister, client, recorder and registry are borrowed and must outlive
@@ -75,6 +80,9 @@
 /* Seconds after a pod's bind before the controller writes its first pin
  * (PostBind writes it meanwhile). */
 #define SCHED_PINS_SETTLE_S 2
+/* How often the worker recounts stickyvm_pinned_vms and
+ * stickyvm_pinned_pods_waiting (scheduler/pin_status.h), leader or not. */
+#define SCHED_PINS_STATUS_REFRESH_MS 10000
 
 struct kube_recorder;
 struct kube_metrics;

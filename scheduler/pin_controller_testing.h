@@ -8,14 +8,16 @@
 #define SCHED_PIN_CONTROLLER_TESTING_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pin_controller.h"
 
 typedef struct sched_pins_stats {
-    unsigned long first_pins_written;   /* durable first pins the controller wrote */
-    unsigned long migration_pins_moved; /* pins that followed a live migration */
-    unsigned long write_retries;        /* failed writes queued again */
-    size_t pending;                     /* VMs due a first pin, not written yet */
+    unsigned long first_pins_written;    /* durable first pins the controller wrote */
+    unsigned long migration_pins_moved;  /* pins that followed a live migration */
+    unsigned long write_retries;         /* failed writes queued again */
+    unsigned long node_deleted_warnings; /* PinnedNodeDeleted events written */
+    size_t pending;                      /* VMs due a first pin, not written yet */
 } sched_pins_stats;
 
 /* Copies c's counters into *out. */
@@ -23,5 +25,9 @@ void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out);
 
 /* The hand-off as a plugin sees it (fw_services.pins), bound to c. */
 fw_pin_handoff sched_pins_handoff(sched_pins *c);
+
+/* Every controller's refresh period of scheduler/pin_status.h's gauges
+ * from now on (ms <= 0: SCHED_PINS_STATUS_REFRESH_MS again). */
+void sched_pins_status_refresh_ms_set(int64_t ms);
 
 #endif

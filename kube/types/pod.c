@@ -420,7 +420,8 @@ static int condition_fn(const cJSON *j, kube_arena *a, void *elem, void *ctx)
     (void)ctx;
     if ((rc = kube_json_str_shared(j, "type", a, "", &c->type)) ||
         (rc = kube_json_str_shared(j, "status", a, "", &c->status)) ||
-        (rc = kube_json_str_shared(j, "reason", a, "", &c->reason)))
+        (rc = kube_json_str_shared(j, "reason", a, "", &c->reason)) ||
+        (rc = kube_json_str(j, "message", a, "", &c->message)))
         return rc;
     return kube_json_time(j, "lastTransitionTime", &c->last_transition_us);
 }

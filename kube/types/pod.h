@@ -159,8 +159,10 @@ typedef struct kube_host_port {
 
 typedef struct kube_pod_condition {
     const char *type;
-    const char *status; /* "True", "False", "Unknown" */
-    const char *reason; /* "" when unset */
+    const char *status;  /* "True", "False", "Unknown" */
+    const char *reason;  /* "" when unset */
+    const char *message; /* "" when unset (the scheduler's FitError for
+                            PodScheduled=False) */
     /* lastTransitionTime in unix microseconds, 0 when unset (the binding
      * sets PodScheduled's: kube-apiserver's podutil.UpdatePodCondition) */
     int64_t last_transition_us;

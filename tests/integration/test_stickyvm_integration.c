@@ -110,6 +110,7 @@ static int group_setup(void **state)
     char err[256];
     o.nodes = 3;
     o.bookmark_interval_ms = 500;
+    sched_pins_status_refresh_ms_set(100);
     assert_int_equal(harness_start(&o, &fx->h), KUBE_OK);
     assert_int_equal(kube_config_from_file(harness_kubeconfig(fx->h), &fx->cfg, err, sizeof(err)),
                      KUBE_OK);
@@ -133,6 +134,7 @@ static int group_teardown(void **state)
     kube_config_free(fx->cfg);
     harness_stop(fx->h);
     free(fx);
+    sched_pins_status_refresh_ms_set(0);
     return 0;
 }
 
@@ -884,6 +886,64 @@ static void restart_vm(fixture *fx, const char *vm, int round, char *pod, size_t
     create_launcher(fx, vm, vmi_uid, round, pod, n);
 }
 
+/* Waits for the whole scheduler's metrics to hold line (a sample line,
+ * "name{labels} value"). */
+static void wait_metric(fixture *fx, const char *line)
+{
+    char want[256];
+    snprintf(want, sizeof(want), "\n%s\n", line);
+    int64_t deadline = kube_now_ms() + CONVERGE_MS;
+    for (;;) {
+        kube_buf out = KUBE_BUF_INIT;
+        assert_int_equal(kube_metrics_write(sched_scheduler_metrics(fx->sched), &out), KUBE_OK);
+        assert_int_equal(kube_buf_puts(&out, ""), KUBE_OK);
+        int found = strstr(out.data, want) != NULL;
+        kube_buf_free(&out);
+        if (found)
+            return;
+        if (kube_now_ms() > deadline)
+            fail_msg("the scheduler's metrics never showed %s", line);
+        usleep(20000);
+    }
+}
+
+/* The gauges of the sticky VM: its node's status, and why its pod waits
+ * (NULL: it does not). */
+static void wait_pinned_gauges(fixture *fx, const char *node_status, const char *reason)
+{
+    static const char *const reasons[] = {"NodeNotReady", "NodeMissing", "NodeUnschedulable",
+                                          "NodeTainted", "Insufficient"};
+    char line[128];
+    snprintf(line, sizeof(line), "stickyvm_pinned_vms{node_status=\"%s\"} 1", node_status);
+    wait_metric(fx, line);
+    for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+        int on = reason && !strcmp(reasons[i], reason);
+        snprintf(line, sizeof(line), "stickyvm_pinned_pods_waiting{reason=\"%s\"} %d", reasons[i],
+                 on);
+        wait_metric(fx, line);
+    }
+}
+
+/* Deletes the VMs earlier tests left, so that the pinned VMs' gauges
+ * count the sticky VM alone. */
+static void delete_vms(fixture *fx)
+{
+    long status = 0;
+    cJSON *list = NULL;
+    const cJSON *item;
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET", VMS_PATH, NULL, &status, &list),
+                     KUBE_OK);
+    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        char path[320];
+        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(item, "metadata");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+        snprintf(path, sizeof(path), VMS_PATH "/%s", cJSON_GetStringValue(name));
+        delete_path(fx, path);
+    }
+    cJSON_Delete(list);
+}
+
 /* A pod bound straight to node (as if another scheduler placed it), making
  * that node the fullest. */
 static void fill_node(fixture *fx, const char *node)
@@ -903,6 +963,7 @@ static void test_sched_twenty_restarts_same_node(void **state)
 {
     fixture *fx = *state;
     char node[256];
+    delete_vms(fx);
     kube_strlcpy(fx->sticky_vm_uid, create_vm(fx, STICKY_VM, NULL), sizeof(fx->sticky_vm_uid));
     char vmi_uid[64];
     kube_strlcpy(vmi_uid, create_vmi(fx, STICKY_VM, fx->sticky_vm_uid), sizeof(vmi_uid));
@@ -921,6 +982,9 @@ static void test_sched_twenty_restarts_same_node(void **state)
     }
     assert_int_equal(count(fx, "patch", "virtualmachines"), 1);
     assert_int_equal(count(fx, "get", "virtualmachines"), 0);
+    /* the restarts of the pinned VM, not its first placement */
+    wait_metric(fx, "stickyvm_pinned_pod_wait_seconds_count 20");
+    wait_pinned_gauges(fx, "Ready", NULL);
     print_message("21 placements: %lld VMI GETs, %lld pod bindings\n",
                   (long long)count(fx, "get", "virtualmachineinstances"),
                   (long long)count(fx, "create", "pods/binding"));
@@ -956,16 +1020,16 @@ static void wait_pod_condition(fixture *fx, const char *pod, const char *text)
 }
 
 /* The sentence every Pending reason of the sticky VM's pod ends with. */
-static void pin_sentence(const fixture *fx, const char *extra, char *out, size_t n)
+static void pin_sentence(const fixture *fx, char *out, size_t n)
 {
     snprintf(
         out, n,
-        "VM " NS "/" STICKY_VM " is pinned to node %s (annotation stickyvm.io/node)%s, so "
+        "VM " NS "/" STICKY_VM " is pinned to node %s (annotation stickyvm.io/node), so "
         "the other nodes were excluded by the pin; to move it run \"kubectl stickyvm pin " STICKY_VM
         " -n " NS " --node NODE\", or release the pin with \"kubectl get --raw "
         "/apis/subresources.stickyvm.io/v1/namespaces/" NS "/virtualmachines/" STICKY_VM
         "/unpin\".",
-        fx->sticky_node, extra);
+        fx->sticky_node);
 }
 
 /* Restarts the sticky VM while its node refuses it (reason: the per-node
@@ -973,17 +1037,18 @@ static void pin_sentence(const fixture *fx, const char *extra, char *out, size_t
  * and the PodScheduled condition read "0/3 nodes are available: <reason>,
  * 2 node(s) didn't match the pinned node. <the pin sentence>". Then undo
  * lets the pod bind on its node again. */
-static void pending_names_pin(fixture *fx, int round, const char *reason, const char *undo_path,
-                              const char *undo_patch)
+static void pending_names_pin(fixture *fx, int round, const char *reason, const char *gauges[2],
+                              const char *undo_path, const char *undo_patch)
 {
     char want[1024], sentence[768], node[256];
-    pin_sentence(fx, "", sentence, sizeof(sentence));
+    pin_sentence(fx, sentence, sizeof(sentence));
     snprintf(want, sizeof(want),
              "0/3 nodes are available: %s, 2 node(s) didn't match the pinned node. %s", reason,
              sentence);
     restart_vm(fx, STICKY_VM, round, fx->sticky_pod, sizeof(fx->sticky_pod));
     wait_pod_event(fx, fx->sticky_pod, "FailedScheduling", want);
     wait_pod_condition(fx, fx->sticky_pod, want);
+    wait_pinned_gauges(fx, gauges[0], gauges[1]);
     pod_node(fx, fx->sticky_pod, node, sizeof(node));
     assert_string_equal(node, "");
     if (undo_patch)
@@ -994,24 +1059,55 @@ static void pending_names_pin(fixture *fx, int round, const char *reason, const 
     assert_string_equal(node, fx->sticky_node);
 }
 
+/* The node's Ready condition becomes status (its status subresource, as
+ * the kubelet or node-lifecycle writes it). */
+static void node_ready(fixture *fx, const char *status_path, const char *status)
+{
+    char body[320];
+    snprintf(body, sizeof(body),
+             "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\","
+             "\"lastHeartbeatTime\":\"2026-01-01T00:00:00Z\",\"lastTransitionTime\":"
+             "\"2026-01-01T00:00:00Z\",\"reason\":\"Test\"}]}}",
+             status);
+    merge_patch(fx, status_path, body);
+}
+
 /* Whatever keeps the pinned node from taking the pod (cordoned, tainted,
- * full), the Pending reason names the pin. */
+ * unreachable, full), the Pending reason names the pin, and the pinned
+ * VMs' gauges count the VM by its node's status and the pod by why it
+ * waits. */
 static void test_sched_pending_reasons_name_pin(void **state)
 {
     fixture *fx = *state;
-    char path[320], body[768];
+    char path[320], status_path[336], body[768];
     assert_true(*fx->sticky_node);
     snprintf(path, sizeof(path), NODES_PATH "/%s", fx->sticky_node);
 
     merge_patch(fx, path, "{\"spec\":{\"unschedulable\":true}}");
-    pending_names_pin(fx, 400, "1 node(s) were unschedulable", path,
+    pending_names_pin(fx, 400, "1 node(s) were unschedulable",
+                      (const char *[]){"SchedulingDisabled", "NodeUnschedulable"}, path,
                       "{\"spec\":{\"unschedulable\":null}}");
 
     merge_patch(fx, path,
                 "{\"spec\":{\"taints\":[{\"key\":\"maintenance\",\"value\":\"disk\","
                 "\"effect\":\"NoSchedule\"}]}}");
-    pending_names_pin(fx, 401, "1 node(s) had untolerated taint {maintenance: disk}", path,
+    pending_names_pin(fx, 401, "1 node(s) had untolerated taint {maintenance: disk}",
+                      (const char *[]){"Ready", "NodeTainted"}, path,
                       "{\"spec\":{\"taints\":null}}");
+
+    /* node-lifecycle's view of a lost node: Ready Unknown, tainted unreachable */
+    snprintf(status_path, sizeof(status_path), "%s/status", path);
+    node_ready(fx, status_path, "Unknown");
+    merge_patch(fx, path,
+                "{\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/unreachable\","
+                "\"effect\":\"NoSchedule\"}]}}");
+    pending_names_pin(fx, 403, "1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }",
+                      (const char *[]){"Unknown", "NodeNotReady"}, path,
+                      "{\"spec\":{\"taints\":null}}");
+    node_ready(fx, status_path, "False");
+    wait_pinned_gauges(fx, "NotReady", NULL);
+    node_ready(fx, status_path, "True");
+    wait_pinned_gauges(fx, "Ready", NULL);
 
     /* the emulator drops spec.nodeName on create: bound through pods/binding */
     assert_int_equal(harness_create(fx->h, PODS_PATH,
@@ -1026,7 +1122,8 @@ static void test_sched_pending_reasons_name_pin(void **state)
              "\"target\":{\"kind\":\"Node\",\"name\":\"%s\"}}",
              fx->sticky_node);
     assert_int_equal(harness_create(fx->h, PODS_PATH "/hog/binding", body, NULL), KUBE_OK);
-    pending_names_pin(fx, 402, "1 Insufficient cpu", PODS_PATH "/hog", NULL);
+    pending_names_pin(fx, 402, "1 Insufficient cpu", (const char *[]){"Ready", "Insufficient"},
+                      PODS_PATH "/hog", NULL);
 }
 
 /* With its node cordoned the pod waits; uncordoned, it binds there. */
@@ -1039,6 +1136,7 @@ static void test_sched_cordoned_node_waits(void **state)
     merge_patch(fx, path, "{\"spec\":{\"unschedulable\":true}}");
     restart_vm(fx, STICKY_VM, 100, fx->sticky_pod, sizeof(fx->sticky_pod));
     wait_pod_event(fx, fx->sticky_pod, "FailedScheduling", "unschedulable");
+    wait_pinned_gauges(fx, "SchedulingDisabled", "NodeUnschedulable");
     pod_node(fx, fx->sticky_pod, node, sizeof(node));
     assert_string_equal(node, "");
 
@@ -1066,6 +1164,7 @@ static void test_sched_deleted_node_names_unpin(void **state)
                    "kubectl get --raw /apis/subresources.stickyvm.io/v1/namespaces/" NS
                    "/virtualmachines/" STICKY_VM "/unpin");
     wait_pod_event(fx, fx->sticky_pod, "FailedScheduling", fx->sticky_node);
+    wait_pinned_gauges(fx, "Missing", "NodeMissing");
     pod_node(fx, fx->sticky_pod, node, sizeof(node));
     assert_string_equal(node, "");
 }
@@ -1075,9 +1174,16 @@ static void test_sched_deleted_node_names_unpin(void **state)
 static void test_sched_missing_node_names_pin(void **state)
 {
     fixture *fx = *state;
-    char want[1024], sentence[768];
+    char want[1280], sentence[1024];
     assert_true(*fx->sticky_node);
-    pin_sentence(fx, ", which does not exist", sentence, sizeof(sentence));
+    snprintf(sentence, sizeof(sentence),
+             "VM " NS "/" STICKY_VM " is pinned to node %s (annotation stickyvm.io/node), which "
+             "does not exist, so the other nodes were excluded by the pin; the node no longer "
+             "exists: move every VM pinned to it with \"kubectl stickyvm evacuate %s\", or this "
+             "one with \"kubectl stickyvm pin " STICKY_VM " -n " NS " --node NODE --force\", or "
+             "release the pin with \"kubectl get --raw /apis/subresources.stickyvm.io/v1/"
+             "namespaces/" NS "/virtualmachines/" STICKY_VM "/unpin\".",
+             fx->sticky_node, fx->sticky_node);
     snprintf(want, sizeof(want), "0/2 nodes are available: %s", sentence);
     wait_pod_event(fx, fx->sticky_pod, "FailedScheduling", want);
     wait_pod_condition(fx, fx->sticky_pod, want);
@@ -1464,6 +1570,39 @@ static void test_sched_two_pin_keys_refused(void **state)
     sched_config_free(cfg);
 }
 
+/* Node lost-0 is deleted: each VM pinned to it (two) gets one
+ * PinnedNodeDeleted Warning naming the node and both commands; a VM
+ * pinned elsewhere none; a leadership flap (every VM queued again) adds
+ * none. */
+static void test_deleted_node_warns_once(void **state)
+{
+    fixture *fx = *state;
+    assert_int_equal(harness_create(fx->h, NODES_PATH,
+                                    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{"
+                                    "\"name\":\"lost-0\"}}",
+                                    NULL),
+                     KUBE_OK);
+    create_vm(fx, "vm-lost-a", "lost-0");
+    create_vm(fx, "vm-lost-b", "lost-0");
+    create_vm(fx, "vm-kept", "node-0");
+    plugin_up(fx);
+    delete_path(fx, NODES_PATH "/lost-0");
+    int64_t deadline = kube_now_ms() + CONVERGE_MS;
+    while (pins_stats(fx).node_deleted_warnings < 2 && kube_now_ms() < deadline)
+        usleep(10000);
+    assert_true(has_vm_event(fx, "vm-lost-a", "PinnedNodeDeleted",
+                             "Pinned node lost-0 was deleted: the VM cannot start until a node of "
+                             "that name returns or the pin moves (\"kubectl stickyvm evacuate "
+                             "lost-0\", or \"kubectl stickyvm pin vm-lost-a -n " NS
+                             " --node NODE --force\")"));
+    assert_true(has_vm_event(fx, "vm-lost-b", "PinnedNodeDeleted", "lost-0"));
+    assert_false(has_vm_event(fx, "vm-kept", "PinnedNodeDeleted", ""));
+    leadership_lost();
+    atomic_store(&g_leader, 1);
+    usleep(2 * SCHED_PINS_LEADER_POLL_MS * 1000);
+    assert_int_equal(pins_stats(fx).node_deleted_warnings, 2);
+}
+
 int test_group_stickyvm_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1478,6 +1617,7 @@ int test_group_stickyvm_integration(void)
         cmocka_unit_test_teardown(test_next_leader_pins, test_teardown),
         cmocka_unit_test_teardown(test_unpin_after_bind_respected, test_teardown),
         cmocka_unit_test_teardown(test_pin_lands_after_429s_and_reset, test_teardown),
+        cmocka_unit_test_teardown(test_deleted_node_warns_once, test_teardown),
         cmocka_unit_test(test_sched_follower_does_not_move_pins),
         cmocka_unit_test(test_sched_two_profiles_one_controller),
         cmocka_unit_test(test_sched_two_pin_keys_refused),

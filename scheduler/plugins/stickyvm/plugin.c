@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kube/transport/api.h"
 #include "kube/util/buf.h"
@@ -42,8 +43,13 @@
     "kubectl get --raw /apis/subresources.stickyvm.io/v1/namespaces/%s/virtualmachines/%s/unpin"
 /* The plugin's command (kubectl-stickyvm) moving a VM: name, namespace. */
 #define PIN_CMD_FMT "kubectl stickyvm pin %s -n %s --node NODE"
+/* The plugin's command moving every pin off a node: the node. */
+#define EVACUATE_CMD_FMT "kubectl stickyvm evacuate %s"
 /* Node names are DNS-1123 subdomains (<= 253 bytes). */
 #define NODE_MAX 256
+/* stickyvm_pinned_pod_wait_seconds: 0.01 s doubling, as kube-scheduler's
+ * pod_scheduling_sli_duration_seconds. */
+#define STICKYVM_WAIT_BUCKETS 20
 
 /* ------------------------------------------------------------------ */
 /* State                                                               */
@@ -56,6 +62,7 @@ typedef struct sv_counters {
 
 typedef struct sv_metrics {
     kube_metric *pins_recorded, *pin_record_errors, *pinned_pods_scheduled, *pinned_node_missing;
+    kube_metric *pinned_pod_wait; /* stickyvm_pinned_pod_wait_seconds */
 } sv_metrics;
 
 typedef struct stickyvm {
@@ -227,12 +234,20 @@ static char *pin_sentence(const stickyvm *sv, const kube_vm *vm, const char *pin
 {
     const char *ns = vm->base.meta.namespace_, *name = vm->base.meta.name;
     kube_buf b = KUBE_BUF_INIT;
-    int err = kube_buf_printf(&b,
-                              "VM %s/%s is pinned to node %s (annotation %s)%s, so the other "
+    int err =
+        missing
+            ? kube_buf_printf(&b,
+                              "VM %s/%s is pinned to node %s (annotation %s), which does not "
+                              "exist, so the other nodes were excluded by the pin; the node no "
+                              "longer exists: move every VM pinned to it with \"" EVACUATE_CMD_FMT
+                              "\", or this one with \"" PIN_CMD_FMT " --force\", or release the "
+                              "pin with \"" UNPIN_CMD_FMT "\"",
+                              ns, name, pin, sv->key, pin, name, ns, ns, name)
+            : kube_buf_printf(&b,
+                              "VM %s/%s is pinned to node %s (annotation %s), so the other "
                               "nodes were excluded by the pin; to move it run \"" PIN_CMD_FMT
                               "\", or release the pin with \"" UNPIN_CMD_FMT "\"",
-                              ns, name, pin, sv->key, missing ? ", which does not exist" : "", name,
-                              ns, ns, name);
+                              ns, name, pin, sv->key, name, ns, ns, name);
     char *out = err ? NULL : kube_buf_take(&b);
     kube_buf_free(&b);
     return out;
@@ -395,6 +410,17 @@ static void first_pin_done(stickyvm *sv, const kube_vm *vm, const fw_pod_info *p
     }
 }
 
+/* stickyvm_pinned_pod_wait_seconds: pi's creation to now, its bind. */
+static void observe_wait(stickyvm *sv, const fw_pod_info *pi)
+{
+    int64_t created = pi->pod->base.meta.creation_unix;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    double wait = (double)(now.tv_sec - created) + (double)now.tv_nsec / 1e9;
+    if (sv->m.pinned_pod_wait && created > 0)
+        kube_metric_observe(sv->m.pinned_pod_wait, NULL, wait > 0 ? wait : 0);
+}
+
 static void post_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pi, const char *node)
 {
     stickyvm *sv = self;
@@ -405,6 +431,7 @@ static void post_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pi, con
     if (*s->pin) {
         if (strcmp(s->pin, node) == 0)
             count(sv, &sv->c.pinned_pods_scheduled, sv->m.pinned_pods_scheduled);
+        observe_wait(sv, pi);
         return;
     }
     if (sv->vms)
@@ -594,6 +621,16 @@ static void register_metrics(stickyvm *sv)
                                           "Pods of pinned VirtualMachines bound to their node.");
     sv->m.pinned_node_missing = counter(reg, "stickyvm_pinned_node_missing_total",
                                         "Scheduling attempts whose pinned node does not exist.");
+    double buckets[STICKYVM_WAIT_BUCKETS];
+    kube_metrics_exp_buckets(0.01, 2, STICKYVM_WAIT_BUCKETS, buckets);
+    kube_metric_opts w = {.name = "stickyvm_pinned_pod_wait_seconds",
+                          .help =
+                              "Time from a pod's creation to its bind, for pods of VirtualMachines "
+                              "already pinned when scheduled.",
+                          .type = KUBE_METRIC_HISTOGRAM,
+                          .buckets = buckets,
+                          .n_buckets = STICKYVM_WAIT_BUCKETS};
+    sv->m.pinned_pod_wait = kube_metrics_ensure(reg, &w);
 }
 
 /* ------------------------------------------------------------------ */

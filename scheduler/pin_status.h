@@ -1,0 +1,49 @@
+/*
+ * scheduler/pin_status.h - what the nodes of pinned VMs look like, as the
+ * scheduler's metrics (issue #23's "measure it"; docs/operations.md,
+ * "When a node is lost"):
+ *
+ *   stickyvm_pinned_vms{node_status}: VMs pinned, by their node's status:
+ *     Ready, NotReady, Unknown, Missing, SchedulingDisabled (a Ready node
+ *     that is cordoned; a cordoned NotReady or Unknown node counts by its
+ *     readiness).
+ *   stickyvm_pinned_pods_waiting{reason}: pending pods of pinned VMs the
+ *     scheduler found unschedulable, by why: NodeNotReady, NodeMissing,
+ *     NodeUnschedulable, NodeTainted, Insufficient.
+ *
+ * Every series of both is always present (0 when none). Each replica
+ * computes them from its own caches (leader or not), on refresh.
+ *
+ * The waiting reason is read from the pod's PodScheduled=False condition
+ * (reason Unschedulable): its message is the FitError the scheduler wrote
+ * with the same text as the FailedScheduling event, so the two cannot
+ * disagree, and every replica reads the same condition from its pod cache
+ * (the queue's unschedulable plugins exist only on the replica that tried).
+ *
+ * Memory: sched_pin_status_new() copies the key; listers and registry are
+ * borrowed and outlive it. Threads: refresh from one thread at a time.
+ */
+#ifndef SCHED_PIN_STATUS_H
+#define SCHED_PIN_STATUS_H
+
+#include "kube/machinery/factory.h"
+#include "kube/types/node.h"
+#include "kube/types/pod.h"
+
+struct kube_metrics;
+
+typedef struct sched_pin_status sched_pin_status;
+
+/* Allocates the status over the factory's VM, VMI, Node and Pod listers
+ * (asked from informers before it starts; pods is its pod lister) and
+ * registers both gauges, every series at 0 (registry NULL: no metrics).
+ * KUBE_OK, KUBE_EINVAL or KUBE_ENOMEM; caller frees with
+ * sched_pin_status_free(). */
+int sched_pin_status_new(kube_factory *informers, kube_lister *pods, const char *key,
+                         struct kube_metrics *registry, sched_pin_status **out);
+/* Recounts from the caches and sets the gauges. */
+void sched_pin_status_refresh(sched_pin_status *ps);
+/* NULL-safe. */
+void sched_pin_status_free(sched_pin_status *ps);
+
+#endif
