@@ -449,7 +449,7 @@ void sched_scheduler_free(sched_scheduler *s)
         sched_scheduler_stop(s, 0);
     kube_factory_stop(s->informers);
     sched_pins_free(s->pins); /* its handlers are the factory's: stopped above */
-    if (s->leader) /* the client is borrowed: it outlives the fence's ud */
+    if (s->leader)            /* the client is borrowed: it outlives the fence's ud */
         kube_client_set_fence(s->client, NULL, NULL);
     sched_queue_free(s->queue);
     for (size_t i = 0; i < s->n_fws; i++)

@@ -57,7 +57,7 @@ typedef struct sched_server sched_server;
 
 typedef struct sched_server_options {
     const kube_serving_options *serving; /* required (sched_server_defaults()) */
-    kube_client *client;    /* delegation default (no --authentication/authorization-kubeconfig) */
+    kube_client *client; /* delegation default (no --authentication/authorization-kubeconfig) */
     /* the scheduler's one informer factory (not started yet): the
      * authentication ConfigMap is watched there. NULL: a factory of the
      * secure port's own. */
