@@ -38,9 +38,10 @@
 #   --build-dir   where to build (default build/)
 #   --pause       seconds between steps (default 1; 0 with --once)
 # Environment: DEMO_RULES_DIR (default manifests/components/monitoring/):
-#   where chapter 7 looks for the Prometheus rule files (YAML files that
-#   start with "groups:"); without any, the alert step is skipped with a
-#   note.
+#   where chapter 7 looks for the Prometheus rules: the monitoring
+#   component's PrometheusRule objects (their spec is the rule file) and
+#   plain rule files (YAML starting with "groups:"); without any, the alert
+#   step is skipped with a note.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -253,9 +254,11 @@ chapter_maintenance() {
 DEMO_RULES_DIR=${DEMO_RULES_DIR:-manifests/components/monitoring}
 PROM_PORT=""
 
-# The Prometheus rule files of the monitoring component ("groups:" files).
+# The monitoring component's rules: PrometheusRule objects and plain
+# rule files ("groups:").
 rule_files() {
-    grep -l '^groups:' "$DEMO_RULES_DIR"/*.yaml "$DEMO_RULES_DIR"/*/*.yaml 2>/dev/null
+    grep -l -e '^groups:' -e '^kind: PrometheusRule' "$DEMO_RULES_DIR"/*.yaml \
+        "$DEMO_RULES_DIR"/*/*.yaml 2>/dev/null
 }
 
 # A bearer token for Prometheus: the emulator's control API issues one for
@@ -325,9 +328,16 @@ scrape_configs:
 EOF
 }
 
-# The demo's copy of the rules: every "for:" is 0s (see chapter 7).
+# The demo's copy of the rules: every "for:" is 0s (see chapter 7). A
+# PrometheusRule's spec is a rule file: kubectl reads it locally as JSON
+# (which Prometheus reads as YAML), as scripts/test-monitoring.sh does.
 demo_rules() { # SOURCE DEST
-    sed 's/^\( *\)for: .*/\1for: 0s/' "$1" >"$2"
+    if grep -q '^kind: PrometheusRule' "$1"; then
+        kubectl annotate --local -f "$1" t=1 -o jsonpath='{.spec}' |
+            sed 's/"for":"[^"]*"/"for":"0s"/g' >"$2"
+    else
+        sed 's/^\( *\)for: .*/\1for: 0s/' "$1" >"$2"
+    fi
 }
 
 # start_prometheus: Prometheus on loopback with the demo's rule copies.
