@@ -467,7 +467,9 @@ static verdict reconcile_first_pin(sched_pins *c, const char *key, const kube_ob
 {
     launcher l = {.c = c, .vmi = vmi};
     const kube_vmi *v = kube_vmi_from(vmi);
-    if (strcmp(v->phase, "Succeeded") != 0 && strcmp(v->phase, "Failed") != 0)
+    /* a pinned VM never needs a first pin: no walk over every pod for it */
+    int may_need = !kube_pin_get(kube_vm_from(vm), c->key);
+    if (may_need && strcmp(v->phase, "Succeeded") != 0 && strcmp(v->phase, "Failed") != 0)
         kube_lister_foreach(c->o.pods, launcher_one, &l);
     if (!l.found || !sched_pins_first_pin_due(kube_vm_from(vm), c->key, l.bind_s)) {
         pending_set(c, key, 0);
