@@ -24,6 +24,7 @@
 #include "kube/util/strmap.h"
 #include "pin_controller_testing.h"
 #include "pin_lost.h"
+#include "pin_nodeloss.h"
 #include "pin_status.h"
 #include "plugins/stickyvm/stickyvm.h"
 
@@ -50,6 +51,7 @@ struct sched_pins {
     pins_metrics m;
     sched_pin_status *status; /* the pinned VMs' gauges (worker thread) */
     sched_pin_lost *lost;     /* PinnedNodeDeleted */
+    sched_nodeloss *nodeloss; /* stickyvm.io/on-node-loss */
     int64_t status_due_ms;    /* its next refresh (monotonic) */
     atomic_ulong first_pins, migrations, retries;
 
@@ -101,44 +103,6 @@ int sched_pins_first_pin_due(const kube_vm *vm, const char *key, int64_t bind_un
     if (kube_time_parse(at, &at_us) != KUBE_OK)
         return 0; /* a decision of unknown time: never undo it */
     return bind_unix_s > 0 && at_us / 1000000 < bind_unix_s;
-}
-
-/* ------------------------------------------------------------------ */
-/* Profiles                                                            */
-/* ------------------------------------------------------------------ */
-
-/* The annotationKey of StickyVM's defaulted args in p. */
-static const char *profile_key(const sched_profile *p)
-{
-    const cJSON *k =
-        cJSON_GetObjectItemCaseSensitive(sched_profile_args(p, STICKYVM_NAME), "annotationKey");
-    return cJSON_IsString(k) ? k->valuestring : KUBE_PIN_DEFAULT_KEY;
-}
-
-int sched_pins_profiles(const sched_config *cfg, fw_framework *const *fws, size_t n,
-                        const char **key, const char **names, size_t *n_names, char *err,
-                        size_t errlen)
-{
-    const char *first = NULL;
-    *key = NULL;
-    *n_names = 0;
-    for (size_t i = 0; i < n; i++) {
-        const sched_profile *p = &cfg->profiles[i];
-        if (!fw_framework_has_plugin(fws[i], STICKYVM_NAME))
-            continue;
-        const char *k = profile_key(p);
-        if (*key && strcmp(*key, k) != 0) {
-            snprintf(err, errlen,
-                     "profiles \"%s\" and \"%s\" configure different StickyVM annotationKey "
-                     "values (\"%s\" and \"%s\"): the scheduler keeps one pin key",
-                     first, p->scheduler_name, *key, k);
-            return KUBE_ECONFIG;
-        }
-        if (!*key)
-            *key = k, first = p->scheduler_name;
-        names[(*n_names)++] = p->scheduler_name;
-    }
-    return KUBE_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -486,7 +450,36 @@ static verdict reconcile_first_pin(sched_pins *c, const char *key, const kube_ob
     return DONE;
 }
 
-/* Both rules for VM ns/name (key), from the cache. */
+/* The rules for vm (key), whose VMI is vmi (NULL: none): a completed
+ * migration, the node-loss policy (pin_nodeloss.h), the first pin. */
+static verdict reconcile_rules(sched_pins *c, const char *key, const kube_object *vm,
+                               const kube_object *vmi, int64_t *wait_ms)
+{
+    const char *target =
+        vmi ? sched_pins_migration_target(kube_vmi_from(vmi), kube_vm_from(vm), c->key) : NULL;
+    if (target)
+        return !leading(c) ||
+                       follow(c, key, kube_vmi_from(vmi), kube_vm_from(vm), target) == KUBE_OK
+                   ? DONE
+                   : RETRY;
+    switch (sched_nodeloss_reconcile(c->nodeloss, vm, vmi, wait_ms)) {
+    case SCHED_NODELOSS_NONE:
+        break;
+    case SCHED_NODELOSS_LATER:
+        return SETTLE;
+    case SCHED_NODELOSS_RETRY:
+        return RETRY;
+    case SCHED_NODELOSS_DONE:
+        return DONE;
+    }
+    if (!vmi) {
+        pending_set(c, key, 0);
+        return DONE;
+    }
+    return reconcile_first_pin(c, key, vm, vmi, wait_ms);
+}
+
+/* The rules for VM ns/name (key), from the cache. */
 static verdict reconcile_vm(sched_pins *c, const char *key, const char *ns, const char *name,
                             int64_t *wait_ms)
 {
@@ -496,20 +489,15 @@ static verdict reconcile_vm(sched_pins *c, const char *key, const char *ns, cons
     verdict v = DONE;
     if (!vm)
         written_forget(c, key);
-    if (vm && cache_behind(c, key, vm)) {
+    if (!ref || strcmp(ref->name, name) != 0 ||
+        (ref->uid && *ref->uid && strcmp(ref->uid, vm->meta.uid) != 0))
+        ref = NULL; /* no VMI of the VM */
+    if (vm && cache_behind(c, key, vm))
         v = DONE; /* judged again when the cache shows our write */
-    } else if (!ref || strcmp(ref->name, name) != 0 ||
-               (ref->uid && *ref->uid && strcmp(ref->uid, vm->meta.uid) != 0)) {
-        pending_set(c, key, 0); /* no VM, or no VMI of it */
-    } else {
-        const char *target =
-            sched_pins_migration_target(kube_vmi_from(vmi), kube_vm_from(vm), c->key);
-        if (target && leading(c))
-            v = follow(c, key, kube_vmi_from(vmi), kube_vm_from(vm), target) == KUBE_OK ? DONE
-                                                                                        : RETRY;
-        else if (!target)
-            v = reconcile_first_pin(c, key, vm, vmi, wait_ms);
-    }
+    else if (vm)
+        v = reconcile_rules(c, key, vm, ref ? vmi : NULL, wait_ms);
+    else
+        pending_set(c, key, 0);
     kube_object_unref(vmi);
     kube_object_unref(vm);
     return v;
@@ -555,6 +543,7 @@ static void check_leadership(sched_pins *c)
               kube_lister_has_synced(c->o.pods);
     if (now && !c->was_leader) {
         KLOG_V(2, "StickyVM: leading: reconciling every VM's pin");
+        sched_nodeloss_led(c->nodeloss);
         kube_lister_foreach(c->vms, resync_one, c);
     } else if (!now && c->was_leader) {
         kube_workqueue_clear(c->q);
@@ -670,6 +659,21 @@ static int copy_strings(sched_pins *c, const sched_pins_options *o)
     return KUBE_OK;
 }
 
+static void enqueue_cb(void *ud, const char *ns, const char *name)
+{
+    sched_pins_enqueue(ud, ns, name);
+}
+
+static int nodeloss_new(sched_pins *c)
+{
+    sched_nodeloss_options o = {c->o.client,     c->o.informers,
+                                c->o.recorder,   c->key,
+                                c->pinned_by,    c->o.node_loss_grace_ms,
+                                c->o.leadership, c->o.registry,
+                                enqueue_cb,      c};
+    return sched_nodeloss_new(&o, &c->nodeloss);
+}
+
 int sched_pins_new(const sched_pins_options *o, sched_pins **out)
 {
     *out = NULL;
@@ -691,6 +695,8 @@ int sched_pins_new(const sched_pins_options *o, sched_pins **out)
         rc = sched_pin_status_new(o->informers, o->pods, o->key, o->registry, &c->status);
     if (rc == KUBE_OK)
         rc = sched_pin_lost_new(o->informers, o->key, o->recorder, o->leadership, &c->lost);
+    if (rc == KUBE_OK)
+        rc = nodeloss_new(c);
     if (rc != KUBE_OK) {
         sched_pins_free(c);
         return rc;
@@ -727,6 +733,7 @@ void sched_pins_free(sched_pins *c)
     kube_workqueue_free(c->q);
     sched_pin_status_free(c->status);
     sched_pin_lost_free(c->lost);
+    sched_nodeloss_free(c->nodeloss);
     kube_strmap_free(&c->pending);
     kube_strmap_foreach(&c->written, free_value, NULL);
     kube_strmap_free(&c->written);
@@ -745,6 +752,7 @@ void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out)
     out->migration_pins_moved = atomic_load(&c->migrations);
     out->write_retries = atomic_load(&c->retries);
     out->node_deleted_warnings = sched_pin_lost_warnings(c->lost);
+    out->node_loss_unpins = sched_nodeloss_unpins(c->nodeloss);
     pthread_mutex_lock(&c->mu);
     out->pending = kube_strmap_len(&c->pending);
     pthread_mutex_unlock(&c->mu);

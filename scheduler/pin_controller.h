@@ -32,7 +32,10 @@
  *
  * A Node deleted while VMs are pinned to it: the leader writes a Warning
  * event PinnedNodeDeleted on each such VM, once per deletion
- * (scheduler/pin_lost.h).
+ * (scheduler/pin_lost.h). A VM annotated stickyvm.io/on-node-loss: Unpin
+ * whose pinned node is lost (NotReady, Unknown or Missing) longer than
+ * nodeLossGracePeriod is unpinned (scheduler/pin_nodeloss.h; checked
+ * between rules 1 and 2; node events queue the VMs pinned to the node).
  *
  * Writes go through kube/types/pin.h (a patch carrying the VM's
  * resourceVersion; conflicts re-read and decide anew). A write that fails
@@ -102,6 +105,7 @@ typedef struct sched_pins_options {
     size_t n_scheduler_names;
     fw_leadership leadership;      /* NULL is_leader: always leading */
     struct kube_metrics *registry; /* NULL: no metrics */
+    int64_t node_loss_grace_ms;    /* nodeLossGracePeriod (scheduler/pin_nodeloss.h) */
 } sched_pins_options;
 
 /* The node a completed live migration moves vm's pin (under key) to, or
@@ -116,15 +120,20 @@ const char *sched_pins_migration_target(const kube_vmi *vmi, const kube_vm *vm, 
  * time is unknown). Pure. */
 int sched_pins_first_pin_due(const kube_vm *vm, const char *key, int64_t bind_unix_s);
 
+/* What the profiles enabling StickyVM configure for the one controller. */
+typedef struct sched_pins_profile_set {
+    const char *key;    /* their annotationKey; NULL: no profile enables StickyVM */
+    const char **names; /* their schedulerNames (the caller's array, room for n) */
+    size_t n_names;
+    int64_t node_loss_grace_ms; /* their nodeLossGracePeriod */
+} sched_pins_profile_set;
+
 /* The profiles of cfg that enable StickyVM (fws[i] built from
- * cfg->profiles[i], n of them): *key the pin key of their args (borrowed
- * from cfg; NULL when no profile enables StickyVM) and their schedulerNames
- * in names[0..*n_names) (names has room for n; borrowed from cfg).
+ * cfg->profiles[i], n of them), into out (its strings borrowed from cfg).
  * KUBE_OK, or KUBE_ECONFIG with err naming both profiles when two
- * configure different annotationKey values. */
+ * configure different annotationKey or nodeLossGracePeriod values. */
 int sched_pins_profiles(const sched_config *cfg, fw_framework *const *fws, size_t n,
-                        const char **key, const char **names, size_t *n_names, char *err,
-                        size_t errlen);
+                        sched_pins_profile_set *out, char *err, size_t errlen);
 
 /* Allocates the controller and adds its handlers to the factory's VMI,
  * VM and pod listers (before the factory starts). KUBE_OK, KUBE_EINVAL

@@ -17,6 +17,7 @@ typedef struct sched_pins_stats {
     unsigned long migration_pins_moved;  /* pins that followed a live migration */
     unsigned long write_retries;         /* failed writes queued again */
     unsigned long node_deleted_warnings; /* PinnedNodeDeleted events written */
+    unsigned long node_loss_unpins;      /* on-node-loss: Unpin unpins written */
     size_t pending;                      /* VMs due a first pin, not written yet */
 } sched_pins_stats;
 

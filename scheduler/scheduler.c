@@ -245,19 +245,20 @@ static kube_recorder *recorder_of(sched_scheduler *s, const char *name)
  * StickyVM, with the pin key of their args. */
 static int build_pins(sched_scheduler *s, char *err, size_t errlen)
 {
-    const char *key = NULL, **names = calloc(s->n_fws, sizeof(*names));
-    size_t n = 0;
+    const char **names = calloc(s->n_fws, sizeof(*names));
+    sched_pins_profile_set ps = {.names = names};
     if (!names)
         return KUBE_ENOMEM;
-    int rc = sched_pins_profiles(s->cfg, s->fws, s->n_fws, &key, names, &n, err, errlen);
-    if (rc == KUBE_OK && key) {
+    int rc = sched_pins_profiles(s->cfg, s->fws, s->n_fws, &ps, err, errlen);
+    if (rc == KUBE_OK && ps.key) {
         sched_pins_options o = {.client = s->client,
                                 .informers = s->informers,
                                 .pods = s->pods,
                                 .recorder = recorder_of(s, names[0]),
-                                .key = key,
+                                .key = ps.key,
                                 .scheduler_names = names,
-                                .n_scheduler_names = n,
+                                .n_scheduler_names = ps.n_names,
+                                .node_loss_grace_ms = ps.node_loss_grace_ms,
                                 .registry = s->metrics};
         if (s->cfg->leader_election.leader_elect)
             o.leadership = (fw_leadership){leading, s};

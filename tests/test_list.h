@@ -35,6 +35,7 @@
     UNIT(metrics)                                             \
     UNIT(workqueue)                                           \
     UNIT(pin)                                                 \
+    UNIT(localvolumes)                                        \
     INTEGRATION(client_integration)                           \
     INTEGRATION(informer_integration)                         \
     INTEGRATION(leader_integration)                           \

@@ -4,7 +4,29 @@
 #include "kube/types/kubevirt.h"
 
 #include "kube/codec/arena.h"
+#include "kube/types/localvolumes.h"
 #include "kube/util/errors.h"
+
+/* The claims of vm_json or vmi_json (one of them), copied into the arena. */
+static int decode_claims(const cJSON *vm_json, const cJSON *vmi_json, kube_arena *a,
+                         const kube_vm_claim **out, uint32_t *n)
+{
+    kube_vm_claims cl = {.n = 0};
+    kube_vm_claim *items;
+
+    kube_vm_claims_collect(vm_json, vmi_json, &cl);
+    if (cl.n == 0)
+        return KUBE_OK;
+    if (!(items = kube_arena_alloc(a, cl.n * sizeof(*items))))
+        return KUBE_ENOMEM;
+    for (size_t i = 0; i < cl.n; i++)
+        if (!(items[i].volume = kube_arena_str(a, cl.items[i].volume)) ||
+            !(items[i].claim = kube_arena_str(a, cl.items[i].claim)))
+            return KUBE_ENOMEM;
+    *out = items;
+    *n = (uint32_t)cl.n;
+    return KUBE_OK;
+}
 
 static int vm_fill(const cJSON *json, kube_arena *a, kube_object *obj)
 {
@@ -16,9 +38,10 @@ static int vm_fill(const cJSON *json, kube_arena *a, kube_object *obj)
         (rc = kube_json_object(spec, "template", &tmpl)) ||
         (rc = kube_json_object(tmpl, "spec", &tspec)) ||
         (rc = kube_json_str(tspec, "schedulerName", a, NULL, &vm->template_scheduler_name)) ||
-        (rc = kube_json_bool(spec, "running", -1, &vm->running)))
+        (rc = kube_json_bool(spec, "running", -1, &vm->running)) ||
+        (rc = kube_json_str(spec, "runStrategy", a, NULL, &vm->run_strategy)))
         return rc;
-    return kube_json_str(spec, "runStrategy", a, NULL, &vm->run_strategy);
+    return decode_claims(json, NULL, a, &vm->claims, &vm->n_claims);
 }
 
 static int decode_migration(const cJSON *status, kube_arena *a, kube_vmi *vmi)
@@ -49,9 +72,10 @@ static int vmi_fill(const cJSON *json, kube_arena *a, kube_object *obj)
 
     if ((rc = kube_json_object(json, "status", &status)) ||
         (rc = kube_json_str(status, "nodeName", a, "", &vmi->node_name)) ||
-        (rc = kube_json_str(status, "phase", a, "", &vmi->phase)))
+        (rc = kube_json_str(status, "phase", a, "", &vmi->phase)) ||
+        (rc = decode_migration(status, a, vmi)))
         return rc;
-    return decode_migration(status, a, vmi);
+    return decode_claims(NULL, json, a, &vmi->claims, &vmi->n_claims);
 }
 
 KUBE_KIND_DEFINE(vm, "VirtualMachine", kube_vm, vm_fill)

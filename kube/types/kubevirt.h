@@ -13,12 +13,21 @@
 
 #include "kube/codec/object.h"
 
+/* A PersistentVolumeClaim a volume names (kube/types/localvolumes.h). */
+typedef struct kube_vm_claim {
+    const char *volume; /* the volume's name in the VM or VMI */
+    const char *claim;  /* the PVC's name */
+} kube_vm_claim;
+
 typedef struct kube_vm {
     kube_object base;
     /* spec.template.spec.schedulerName; NULL when absent */
     const char *template_scheduler_name;
     int running;              /* spec.running: 1, 0, or -1 when absent */
     const char *run_strategy; /* spec.runStrategy; NULL when absent */
+    /* the claims of spec.template.spec.volumes (kube_vm_claims_collect) */
+    const kube_vm_claim *claims;
+    uint32_t n_claims;
 } kube_vm;
 
 /* status.migrationState; see kube_vmi. */
@@ -35,6 +44,9 @@ typedef struct kube_vmi {
     const char *node_name;                     /* status.nodeName, "" when unset */
     const char *phase;                         /* status.phase, "" when unset */
     const kube_vmi_migration_state *migration; /* NULL when absent */
+    /* the claims of spec.volumes and status.volumeStatus */
+    const kube_vm_claim *claims;
+    uint32_t n_claims;
 } kube_vmi;
 
 extern const kube_codec kube_vm_codec;

@@ -219,8 +219,26 @@ static int decode_allocatable(const cJSON *status, kube_arena *a, kube_resources
     return rc == KUBE_ERANGE ? KUBE_EPARSE : rc;
 }
 
-/* status.conditions[type=Ready].status; anything unexpected reads as
- * Unknown, as the node lifecycle controller would treat it. */
+/* The Ready condition c's status (anything unexpected reads as Unknown,
+ * as the node lifecycle controller would treat it) and, when it is not
+ * True, its lastTransitionTime into n->lost_since_us. */
+static void decode_ready_condition(const cJSON *c, kube_node *n)
+{
+    const cJSON *st = kube_json_get(c, "status"), *at;
+
+    if (cJSON_IsString(st) && !strcmp(st->valuestring, "True")) {
+        n->ready = KUBE_NODE_READY_TRUE;
+        n->lost_since_us = 0;
+        return;
+    }
+    n->ready = cJSON_IsString(st) && !strcmp(st->valuestring, "False") ? KUBE_NODE_READY_FALSE
+                                                                       : KUBE_NODE_READY_UNKNOWN;
+    at = kube_json_get(c, "lastTransitionTime");
+    if (!cJSON_IsString(at) || kube_time_parse(at->valuestring, &n->lost_since_us) != KUBE_OK)
+        n->lost_since_us = 0;
+}
+
+/* status.conditions[type=Ready] */
 static int decode_ready(const cJSON *status, kube_node *n)
 {
     const cJSON *arr, *it;
@@ -232,16 +250,10 @@ static int decode_ready(const cJSON *status, kube_node *n)
         return rc;
     cJSON_ArrayForEach(it, arr)
     {
-        const cJSON *type = kube_json_get(it, "type"), *st = kube_json_get(it, "status");
+        const cJSON *type = kube_json_get(it, "type");
 
-        if (!cJSON_IsString(type) || strcmp(type->valuestring, "Ready") != 0)
-            continue;
-        if (cJSON_IsString(st) && !strcmp(st->valuestring, "True"))
-            n->ready = KUBE_NODE_READY_TRUE;
-        else if (cJSON_IsString(st) && !strcmp(st->valuestring, "False"))
-            n->ready = KUBE_NODE_READY_FALSE;
-        else
-            n->ready = KUBE_NODE_READY_UNKNOWN;
+        if (cJSON_IsString(type) && strcmp(type->valuestring, "Ready") == 0)
+            decode_ready_condition(it, n);
     }
     return KUBE_OK;
 }

@@ -74,6 +74,11 @@ typedef struct kube_node {
     kube_resources allocatable; /* status.allocatable (all zero when absent) */
     const kube_node_image *images;
     size_t n_images;
+    /* The Ready condition's lastTransitionTime (unix microseconds) when
+     * Ready is False or Unknown: since when the node is lost; 0 when Ready
+     * is True or absent, or the time is missing or malformed (parsed only
+     * for a lost node: healthy nodes, the hot path, pay nothing). */
+    int64_t lost_since_us;
 } kube_node;
 
 extern const kube_codec kube_node_codec;

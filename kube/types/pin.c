@@ -27,6 +27,8 @@ const char *kube_pin_reason_name(kube_pin_reason r)
         return "API";
     case KUBE_PIN_MIGRATION:
         return "Migration";
+    case KUBE_PIN_NODE_LOST:
+        return "NodeLost";
     }
     return "";
 }

@@ -13,7 +13,8 @@
  *   stickyvm.io/pinned-at          RFC 3339 UTC time of the write
  *   stickyvm.io/pinned-by          who wrote it (KUBE_PIN_BY_SCHEDULER, the
  *                                  scheduler name, or the API user's name)
- *   stickyvm.io/pin-reason         FirstPlacement, API or Migration
+ *   stickyvm.io/pin-reason         FirstPlacement, API, Migration or
+ *                                  NodeLost
  *   stickyvm.io/followed-migration the live migration's UID a Migration
  *                                  write followed (only those writes)
  *
@@ -56,6 +57,7 @@ typedef enum kube_pin_reason {
     KUBE_PIN_FIRST_PLACEMENT, /* "FirstPlacement" */
     KUBE_PIN_API,             /* "API" */
     KUBE_PIN_MIGRATION,       /* "Migration" */
+    KUBE_PIN_NODE_LOST,       /* "NodeLost" (an unpin: stickyvm.io/on-node-loss) */
 } kube_pin_reason;
 
 /* The pin-reason value of r (static). */

@@ -1,7 +1,8 @@
 /*
  * tests/unit/test_apiserver_vmpins.c - the pure pieces of
- * virtualmachinepins (Accept, selectors, objects, Tables, durations) and of
- * the local-volume check of /pin (claims, a PV's home node).
+ * virtualmachinepins (Accept, selectors, objects, Tables, durations); the
+ * local-volume rule of /pin is kube/types/localvolumes.h's
+ * (tests/unit/test_localvolumes.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +12,6 @@
 #include <string.h>
 
 #include "apiserver/discovery.h"
-#include "apiserver/pinvolumes.h"
 #include "apiserver/vmpins.h"
 #include "kube/util/duration.h"
 #include "kube/types/node.h"
@@ -443,71 +443,6 @@ static void formats_human_durations(void **state)
     }
 }
 
-static void collects_claims(void **state)
-{
-    cJSON *vm =
-        cJSON_Parse("{\"spec\":{\"template\":{\"spec\":{\"volumes\":["
-                    "{\"name\":\"root\",\"dataVolume\":{\"name\":\"root-dv\"}},"
-                    "{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":\"data-pvc\"}},"
-                    "{\"name\":\"cloudinit\",\"cloudInitNoCloud\":{}}]}}}}");
-    cJSON *vmi = cJSON_Parse(
-        "{\"spec\":{\"volumes\":[{\"name\":\"root\",\"dataVolume\":{\"name\":\"root-dv\"}},"
-        "{\"name\":\"hp1\",\"persistentVolumeClaim\":{\"claimName\":\"hot-1\"}}]},"
-        "\"status\":{\"volumeStatus\":[{\"name\":\"hp2\",\"hotplugVolume\":{},"
-        "\"persistentVolumeClaimInfo\":{\"claimName\":\"hot-2\"}},{\"name\":\"cloudinit\"}]}}");
-    apis_pin_claims cl = {.n = 0};
-    (void)state;
-
-    apis_pin_claims_collect(vm, vmi, &cl);
-    assert_int_equal(cl.n, 4);
-    assert_string_equal(cl.items[0].claim, "root-dv");
-    assert_string_equal(cl.items[0].volume, "root");
-    assert_string_equal(cl.items[1].claim, "data-pvc");
-    assert_string_equal(cl.items[2].claim, "hot-1");
-    assert_string_equal(cl.items[3].claim, "hot-2");
-    assert_string_equal(cl.items[3].volume, "hp2");
-    cJSON_Delete(vm);
-    cJSON_Delete(vmi);
-}
-
-static kube_object *pv_object(const char *affinity)
-{
-    char json[1024];
-    cJSON *j;
-    kube_object *obj = NULL;
-
-    snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"pv\"},"
-             "\"spec\":{\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[%s]}}}}",
-             affinity);
-    j = cJSON_Parse(json);
-    assert_int_equal(kube_pv_codec.decode(j, &obj), KUBE_OK);
-    cJSON_Delete(j);
-    return obj;
-}
-
-static void finds_the_node_a_volume_lives_on(void **state)
-{
-    kube_object *pv = pv_object("{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\","
-                                "\"operator\":\"In\",\"values\":[\"node-1\"]}]}");
-    kube_kv on_1[] = {{"kubernetes.io/hostname", "node-1"}};
-    kube_kv on_2[] = {{"kubernetes.io/hostname", "node-2"}};
-    (void)state;
-
-    assert_string_equal(apis_pin_pv_home(kube_pv_from(pv)), "node-1");
-    assert_true(kube_pv_node_affinity_matches(kube_pv_from(pv), on_1, 1));
-    assert_false(kube_pv_node_affinity_matches(kube_pv_from(pv), on_2, 1));
-    kube_object_unref(pv);
-    pv = pv_object("{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\","
-                   "\"values\":[\"node-7\"]}]}");
-    assert_string_equal(apis_pin_pv_home(kube_pv_from(pv)), "node-7");
-    kube_object_unref(pv);
-    pv = pv_object("{\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\","
-                   "\"operator\":\"In\",\"values\":[\"z1\"]}]}");
-    assert_null(apis_pin_pv_home(kube_pv_from(pv)));
-    kube_object_unref(pv);
-}
-
 /* What kubectl needs to resolve "kubectl get vmpin", and kubectl explain. */
 static void discovery_and_openapi_describe_vmpins(void **state)
 {
@@ -558,8 +493,6 @@ int test_group_apiserver_vmpins(void)
         cmocka_unit_test(selects_by_node_status),
         cmocka_unit_test(renders_the_status_and_wide_columns),
         cmocka_unit_test(formats_human_durations),
-        cmocka_unit_test(collects_claims),
-        cmocka_unit_test(finds_the_node_a_volume_lives_on),
         cmocka_unit_test(discovery_and_openapi_describe_vmpins),
     };
     return cmocka_run_group_tests_name("apiserver_vmpins", tests, NULL, NULL);

@@ -25,6 +25,7 @@
 
 #include "kube/transport/api.h"
 #include "kube/util/buf.h"
+#include "kube/util/duration.h"
 #include "kube/util/errors.h"
 #include "kube/machinery/factory.h"
 #include "kube/types/kubevirt.h"
@@ -566,26 +567,56 @@ static void check_annotation_key(const char *key, plugin_field_errs *e)
         plugin_field_errs_add(e, "annotationKey: %s", msg);
 }
 
+/* nodeLossGracePeriod: a Go duration, not negative; normalized into out
+ * (Duration.String(), as metav1.Duration marshals). */
+static void check_grace(const char *value, char *out, size_t n, plugin_field_errs *e)
+{
+    int64_t ms = 0;
+    if (kube_duration_parse(value, &ms) != KUBE_OK)
+        plugin_field_errs_add(e,
+                              "nodeLossGracePeriod: Invalid value: \"%s\": time: invalid "
+                              "duration \"%s\"",
+                              value, value);
+    else if (ms < 0)
+        plugin_field_errs_add(e,
+                              "nodeLossGracePeriod: Invalid value: \"%s\": must be greater than "
+                              "or equal to 0",
+                              value);
+    else
+        kube_duration_format(ms, out, n);
+}
+
+/* The args as given, checked: *key and grace (size n) their values. */
+static void read_args(const cJSON *in, const char **key, char *grace, size_t n,
+                      plugin_field_errs *e)
+{
+    static const char *const known[] = {"annotationKey", "nodeLossGracePeriod", NULL};
+    const char *g = STICKYVM_DEFAULT_NODE_LOSS_GRACE;
+    plugin_args_unknown_fields(in, "", known, e);
+    if (plugin_args_str(in, "", "annotationKey", KUBE_PIN_DEFAULT_KEY, key, e))
+        check_annotation_key(*key, e);
+    if (plugin_args_str(in, "", "nodeLossGracePeriod", STICKYVM_DEFAULT_NODE_LOSS_GRACE, &g, e))
+        check_grace(g, grace, n, e);
+}
+
 static int default_args(const cJSON *in, cJSON **out, char *err, size_t errlen)
 {
-    static const char *const known[] = {"annotationKey", NULL};
     plugin_field_errs e = PLUGIN_FIELD_ERRS_INIT;
     const char *key = KUBE_PIN_DEFAULT_KEY;
+    char grace[32] = STICKYVM_DEFAULT_NODE_LOSS_GRACE;
     *out = NULL;
     if (in && !cJSON_IsObject(in)) {
         snprintf(err, errlen, "expected an object");
         return KUBE_ECONFIG;
     }
-    if (in) {
-        plugin_args_unknown_fields(in, "", known, &e);
-        if (plugin_args_str(in, "", "annotationKey", KUBE_PIN_DEFAULT_KEY, &key, &e))
-            check_annotation_key(key, &e);
-    }
+    if (in)
+        read_args(in, &key, grace, sizeof(grace), &e);
     int rc = plugin_field_errs_finish(&e, err, errlen);
     if (rc != KUBE_OK)
         return rc;
     cJSON *o = cJSON_CreateObject();
-    if (!o || !cJSON_AddStringToObject(o, "annotationKey", key)) {
+    if (!o || !cJSON_AddStringToObject(o, "annotationKey", key) ||
+        !cJSON_AddStringToObject(o, "nodeLossGracePeriod", grace)) {
         cJSON_Delete(o);
         return KUBE_ENOMEM;
     }

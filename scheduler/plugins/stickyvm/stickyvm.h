@@ -38,6 +38,10 @@
 
 #define STICKYVM_NAME "StickyVM"
 #define STICKYVM_DEFAULT_ANNOTATION KUBE_PIN_DEFAULT_KEY
+/* args.nodeLossGracePeriod when absent (a metav1.Duration): how long a
+ * pinned node is lost before the pin controller unpins the VMs annotated
+ * stickyvm.io/on-node-loss: Unpin (scheduler/pin_nodeloss.h). */
+#define STICKYVM_DEFAULT_NODE_LOSS_GRACE "10m0s"
 /* The cycle state key PreFilter writes and Filter/PostBind read. */
 #define STICKYVM_STATE_KEY "PreFilterStickyVM"
 /* The metrics the plugin and the pin controller share (both register or

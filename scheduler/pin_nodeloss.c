@@ -1,0 +1,438 @@
+/*
+ * scheduler/pin_nodeloss.c - stickyvm.io/on-node-loss: Unpin (see
+ * pin_nodeloss.h): since when a pinned node is lost, the local-volume
+ * hold, and the unpin with its Warning event.
+ */
+#include "pin_nodeloss.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/machinery/recorder.h"
+#include "kube/transport/api.h"
+#include "kube/types/kubevirt.h"
+#include "kube/types/localvolumes.h"
+#include "kube/types/node.h"
+#include "kube/types/pin.h"
+#include "kube/types/storage.h"
+#include "kube/util/buf.h"
+#include "kube/util/duration.h"
+#include "kube/util/errors.h"
+#include "kube/util/log.h"
+#include "kube/util/metrics.h"
+#include "kube/util/strmap.h"
+
+/* "namespace/name": a namespace is <= 63 bytes, a name <= 253. */
+#define KEY_MAX 320
+/* How long a VM waits while the caches have not synced yet. */
+#define SYNC_WAIT_MS 1000
+
+struct sched_nodeloss {
+    sched_nodeloss_options o;
+    char *key, *pinned_by;
+    kube_lister *nodes, *vms, *pvcs, *pvs;
+    pthread_mutex_t mu;  /* deleted */
+    kube_strmap deleted; /* node name -> int64_t (owned): wall µs its deletion was seen */
+    /* VM key -> what it was told (owned): "invalid:VALUE" or "held:NODE"
+     * (the worker thread only) */
+    kube_strmap told;
+    int64_t led_us; /* wall µs this replica started leading; 0: not yet (worker) */
+    kube_metric *unpins_metric;
+    atomic_ulong unpins;
+};
+
+static int64_t wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int leading(const sched_nodeloss *nl)
+{
+    const fw_leadership *l = &nl->o.leadership;
+    return !l->is_leader || l->is_leader(l->ud);
+}
+
+static void vm_key(const kube_object *vm, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%s", vm->meta.namespace_, vm->meta.name);
+}
+
+/* Whether VM key was told what already; remembers it. */
+static int told_before(sched_nodeloss *nl, const char *key, const char *what)
+{
+    const char *seen = kube_strmap_get(&nl->told, key);
+    char *copy = NULL;
+    void *old = NULL;
+    if (seen && strcmp(seen, what) == 0)
+        return 1;
+    if ((copy = kube_strdup(what)) && kube_strmap_put(&nl->told, key, copy, &old) != KUBE_OK)
+        free(copy);
+    free(old);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Node events                                                         */
+/* ------------------------------------------------------------------ */
+
+static int node_lost(const kube_node *n)
+{
+    return n && (n->ready == KUBE_NODE_READY_FALSE || n->ready == KUBE_NODE_READY_UNKNOWN);
+}
+
+typedef struct pinned_to {
+    sched_nodeloss *nl;
+    const char *node;
+} pinned_to;
+
+/* kube_lister_foreach() callback: a VM with the annotation pinned to the
+ * node is queued. */
+static void enqueue_one(void *ud, kube_object *obj)
+{
+    const pinned_to *p = ud;
+    const char *pin = kube_pin_get(kube_vm_from(obj), p->nl->key);
+    if (pin && strcmp(pin, p->node) == 0 &&
+        kube_meta_annotation(&obj->meta, SCHED_NODELOSS_ANN))
+        p->nl->o.enqueue(p->nl->o.enqueue_ud, obj->meta.namespace_, obj->meta.name);
+}
+
+/* Queues the VMs pinned to node (the leader only). */
+static void enqueue_pinned(sched_nodeloss *nl, const char *node)
+{
+    pinned_to p = {nl, node};
+    if (leading(nl))
+        kube_lister_foreach(nl->vms, enqueue_one, &p);
+}
+
+static void on_node_add(void *ud, kube_object *obj)
+{
+    sched_nodeloss *nl = ud;
+    pthread_mutex_lock(&nl->mu);
+    free(kube_strmap_del(&nl->deleted, obj->meta.name));
+    pthread_mutex_unlock(&nl->mu);
+    if (node_lost(kube_node_from(obj)))
+        enqueue_pinned(nl, obj->meta.name);
+}
+
+static void on_node_update(void *ud, kube_object *old_obj, kube_object *new_obj)
+{
+    const kube_node *a = kube_node_from(old_obj), *b = kube_node_from(new_obj);
+    if (a && b && (a->ready != b->ready || a->lost_since_us != b->lost_since_us))
+        enqueue_pinned(ud, new_obj->meta.name);
+}
+
+static void on_node_delete(void *ud, kube_object *obj)
+{
+    sched_nodeloss *nl = ud;
+    int64_t *at = malloc(sizeof(*at));
+    void *old = NULL;
+    if (at) {
+        *at = wall_us();
+        pthread_mutex_lock(&nl->mu);
+        if (kube_strmap_put(&nl->deleted, obj->meta.name, at, &old) != KUBE_OK)
+            free(at);
+        pthread_mutex_unlock(&nl->mu);
+        free(old);
+    }
+    enqueue_pinned(nl, obj->meta.name);
+}
+
+/* ------------------------------------------------------------------ */
+/* Lost since                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Wall µs this replica saw node deleted, 0 when it did not. */
+static int64_t deleted_at(sched_nodeloss *nl, const char *node)
+{
+    pthread_mutex_lock(&nl->mu);
+    const int64_t *at = kube_strmap_get(&nl->deleted, node);
+    int64_t v = at ? *at : 0;
+    pthread_mutex_unlock(&nl->mu);
+    return v;
+}
+
+/* Since when node is lost (wall µs; 0: it is not), and *word its status
+ * (kube_node_ready_word()). */
+static int64_t lost_since(sched_nodeloss *nl, const char *node, const char **word)
+{
+    kube_object *obj = kube_lister_get(nl->nodes, NULL, node);
+    const kube_node *n = kube_node_from(obj);
+    int64_t since = 0;
+    *word = kube_node_ready_word(n);
+    if (!n)
+        since = deleted_at(nl, node);
+    else if (node_lost(n))
+        since = n->lost_since_us;
+    if (!since && (!n || node_lost(n)))
+        since = nl->led_us; /* never seen deleted, or no transition time */
+    kube_object_unref(obj);
+    return since;
+}
+
+/* ------------------------------------------------------------------ */
+/* The local-volume hold                                               */
+/* ------------------------------------------------------------------ */
+
+typedef struct elsewhere {
+    const kube_pv *pv;
+    const char *lost;
+    int found;
+} elsewhere;
+
+/* kube_lister_foreach() callback: a node other than the lost one that the
+ * PV allows. */
+static void allows_one(void *ud, kube_object *obj)
+{
+    elsewhere *e = ud;
+    if (!e->found && strcmp(obj->meta.name, e->lost) != 0 &&
+        kube_pv_allows_node(e->pv, kube_node_from(obj)))
+        e->found = 1;
+}
+
+/* The PV claim cl of namespace ns is bound to (a reference), or NULL. */
+static kube_object *bound_pv(sched_nodeloss *nl, const char *ns, const kube_vm_claim *cl)
+{
+    kube_object *pvc = kube_lister_get(nl->pvcs, ns, cl->claim);
+    const kube_pvc *p = kube_pvc_from(pvc);
+    kube_object *pv = p && *p->volume_name ? kube_lister_get(nl->pvs, NULL, p->volume_name) : NULL;
+    kube_object_unref(pvc);
+    return pv;
+}
+
+/* Whether a PV of the VM's claims allows no node but the lost one (logged
+ * once per VM and node). */
+static int held_by_volume(sched_nodeloss *nl, const kube_object *vm, const kube_object *vmi,
+                          const char *node)
+{
+    kube_vm_claims cl = {.n = 0};
+    char key[KEY_MAX], what[300];
+    int held = 0;
+    kube_vm_claims_of(kube_vm_from(vm), kube_vmi_from(vmi), &cl);
+    vm_key(vm, key, sizeof(key));
+    snprintf(what, sizeof(what), "held:%s", node);
+    for (size_t i = 0; !held && i < cl.n; i++) {
+        kube_object *obj = bound_pv(nl, vm->meta.namespace_, &cl.items[i]);
+        elsewhere e = {kube_pv_from(obj), node, 0};
+        if (e.pv && e.pv->node_affinity)
+            kube_lister_foreach(nl->nodes, allows_one, &e);
+        held = e.pv && e.pv->node_affinity && !e.found;
+        if (held && !told_before(nl, key, what))
+            KLOG_INFO("StickyVM: VM %s stays pinned to lost node %s (%s: Unpin): volume \"%s\" "
+                      "(PersistentVolumeClaim \"%s\", PersistentVolume \"%s\") allows no other "
+                      "node",
+                      key, node, SCHED_NODELOSS_ANN, cl.items[i].volume, cl.items[i].claim,
+                      obj->meta.name);
+        kube_object_unref(obj);
+    }
+    return held;
+}
+
+/* ------------------------------------------------------------------ */
+/* The policy                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Whether vm asks for Unpin; an unknown value counts as Wait, with one
+ * Warning event per VM and value. */
+static int wants_unpin(sched_nodeloss *nl, const kube_object *vm)
+{
+    const char *v = kube_meta_annotation(&vm->meta, SCHED_NODELOSS_ANN);
+    char key[KEY_MAX], what[300];
+    if (!v || strcmp(v, SCHED_NODELOSS_WAIT) == 0)
+        return 0;
+    if (strcmp(v, SCHED_NODELOSS_UNPIN) == 0)
+        return 1;
+    vm_key(vm, key, sizeof(key));
+    snprintf(what, sizeof(what), "invalid:%s", v);
+    if (told_before(nl, key, what))
+        return 0;
+    KLOG_WARN("StickyVM: VM %s: unknown %s value \"%s\", treated as Wait", key, SCHED_NODELOSS_ANN,
+              v);
+    kube_recorder_ref reg = kube_pin_event_ref(kube_vm_from(vm));
+    if (nl->o.recorder)
+        kube_recorder_eventf(nl->o.recorder, &reg, NULL, KUBE_RECORDER_WARNING,
+                             "InvalidOnNodeLoss", "Pin",
+                             "Unsupported value \"%s\" of %s: supported values are \"Wait\" and "
+                             "\"Unpin\"; treated as Wait (the VM keeps its pin if its node is lost)",
+                             v, SCHED_NODELOSS_ANN);
+    return 0;
+}
+
+typedef struct unpin_ctx {
+    const char *key, *node;
+} unpin_ctx;
+
+/* After a conflict: still pinned to the lost node, still asking Unpin. */
+static int still_due(void *ud, const kube_vm *cur)
+{
+    const unpin_ctx *u = ud;
+    const char *pin = kube_pin_get(cur, u->key);
+    const char *v = kube_meta_annotation(&cur->base.meta, SCHED_NODELOSS_ANN);
+    return pin && strcmp(pin, u->node) == 0 && v && strcmp(v, SCHED_NODELOSS_UNPIN) == 0;
+}
+
+/* The event and counts of an unpin written. */
+static void unpinned(sched_nodeloss *nl, const kube_object *vm, const char *node,
+                     const char *word, int64_t lost_ms)
+{
+    char key[KEY_MAX], lost[32], grace[32];
+    kube_recorder_ref reg = kube_pin_event_ref(kube_vm_from(vm));
+    vm_key(vm, key, sizeof(key));
+    kube_duration_format(lost_ms / 1000 * 1000, lost, sizeof(lost));
+    kube_duration_format(nl->o.grace_ms, grace, sizeof(grace));
+    KLOG_INFO("StickyVM: VM %s unpinned from node %s, %s for %s (%s: Unpin)", key, node, word,
+              lost, SCHED_NODELOSS_ANN);
+    if (nl->o.recorder)
+        kube_recorder_eventf(nl->o.recorder, &reg, NULL, KUBE_RECORDER_WARNING, "NodeLost",
+                             "Unpin",
+                             "Unpinned from node %s, %s for %s (%s: Unpin, nodeLossGracePeriod %s)",
+                             node, word, lost, SCHED_NODELOSS_ANN, grace);
+    atomic_fetch_add(&nl->unpins, 1);
+    kube_metric_add(nl->unpins_metric, NULL, 1);
+}
+
+/* Unpins vm from node, lost (word) for lost_ms. */
+static sched_nodeloss_verdict unpin(sched_nodeloss *nl, const kube_object *vm, const char *node,
+                                    const char *word, int64_t lost_ms)
+{
+    unpin_ctx u = {nl->key, node};
+    kube_pin_write w = {
+        .key = nl->key, .node = NULL, .reason = KUBE_PIN_NODE_LOST, .by = nl->pinned_by};
+    kube_pin_result res = {0};
+    char key[KEY_MAX];
+    int rc = kube_pin_set(nl->o.client, kube_vm_from(vm), &w, still_due, &u, &res);
+    if (rc == KUBE_OK && res.outcome == KUBE_PIN_WRITTEN)
+        unpinned(nl, vm, node, word, lost_ms);
+    if (rc != KUBE_OK) {
+        vm_key(vm, key, sizeof(key));
+        KLOG_ERROR("StickyVM: unpinning VM %s from lost node %s failed (%s%s%s); retried", key,
+                   node, kube_strerror(rc), res.status.message[0] ? ": " : "",
+                   res.status.message);
+    }
+    kube_pin_result_clear(&res);
+    return rc == KUBE_OK ? SCHED_NODELOSS_DONE : SCHED_NODELOSS_RETRY;
+}
+
+/* Whether every cache the policy reads has synced, and leadership began. */
+static int ready(const sched_nodeloss *nl)
+{
+    return nl->led_us && kube_lister_has_synced(nl->nodes) && kube_lister_has_synced(nl->pvcs) &&
+           kube_lister_has_synced(nl->pvs);
+}
+
+sched_nodeloss_verdict sched_nodeloss_reconcile(sched_nodeloss *nl, const kube_object *vm,
+                                                const kube_object *vmi, int64_t *wait_ms)
+{
+    const char *pin = kube_pin_get(kube_vm_from(vm), nl->key), *word = NULL;
+    if (!pin || !wants_unpin(nl, vm))
+        return SCHED_NODELOSS_NONE;
+    if (!ready(nl)) {
+        *wait_ms = SYNC_WAIT_MS;
+        return SCHED_NODELOSS_LATER;
+    }
+    int64_t since = lost_since(nl, pin, &word);
+    if (!since)
+        return SCHED_NODELOSS_NONE;
+    int64_t lost_ms = (wall_us() - since) / 1000;
+    if (lost_ms < nl->o.grace_ms) {
+        /* the rest of the grace (a lost-since in the future: one grace) */
+        *wait_ms = lost_ms >= 0 ? nl->o.grace_ms - lost_ms : nl->o.grace_ms;
+        return SCHED_NODELOSS_LATER;
+    }
+    if (held_by_volume(nl, vm, vmi, pin) || !leading(nl))
+        return SCHED_NODELOSS_DONE;
+    return unpin(nl, vm, pin, word, lost_ms);
+}
+
+/* ------------------------------------------------------------------ */
+/* Lifecycle                                                           */
+/* ------------------------------------------------------------------ */
+
+void sched_nodeloss_led(sched_nodeloss *nl)
+{
+    nl->led_us = wall_us();
+}
+
+static int get_lister(kube_factory *f, const kube_resource *res, const kube_codec *codec,
+                      kube_lister **out)
+{
+    kube_informer_options o = {.resource = res, .codec = codec};
+    return kube_factory_lister(f, &o, out);
+}
+
+static int add_handlers(sched_nodeloss *nl)
+{
+    kube_factory *f = nl->o.informers;
+    kube_informer_handlers h = {on_node_add, on_node_update, on_node_delete, nl};
+    int rc = get_lister(f, &KUBE_RES_NODES, &kube_node_codec, &nl->nodes);
+    if (rc == KUBE_OK)
+        rc = get_lister(f, &KUBE_RES_VMS, &kube_vm_codec, &nl->vms);
+    if (rc == KUBE_OK)
+        rc = get_lister(f, &KUBE_RES_PVCS, &kube_pvc_codec, &nl->pvcs);
+    if (rc == KUBE_OK)
+        rc = get_lister(f, &KUBE_RES_PVS, &kube_pv_codec, &nl->pvs);
+    return rc == KUBE_OK ? kube_lister_add_handlers(nl->nodes, &h) : rc;
+}
+
+static void register_metric(sched_nodeloss *nl)
+{
+    kube_metric_opts o = {.name = "stickyvm_node_loss_unpins_total",
+                          .help = "VirtualMachines unpinned because their pinned node was lost "
+                                  "longer than nodeLossGracePeriod (stickyvm.io/on-node-loss: "
+                                  "Unpin).",
+                          .type = KUBE_METRIC_COUNTER};
+    if (nl->o.registry)
+        nl->unpins_metric = kube_metrics_ensure(nl->o.registry, &o);
+}
+
+int sched_nodeloss_new(const sched_nodeloss_options *o, sched_nodeloss **out)
+{
+    *out = NULL;
+    if (!o || !o->client || !o->informers || !o->key || !o->enqueue || o->grace_ms < 0)
+        return KUBE_EINVAL;
+    sched_nodeloss *nl = calloc(1, sizeof(*nl));
+    if (!nl)
+        return KUBE_ENOMEM;
+    nl->o = *o;
+    pthread_mutex_init(&nl->mu, NULL);
+    nl->key = kube_strdup(o->key);
+    nl->pinned_by = kube_strdup(o->pinned_by ? o->pinned_by : KUBE_PIN_BY_SCHEDULER);
+    int rc = nl->key && nl->pinned_by ? add_handlers(nl) : KUBE_ENOMEM;
+    if (rc != KUBE_OK) {
+        sched_nodeloss_free(nl);
+        return rc;
+    }
+    register_metric(nl);
+    *out = nl;
+    return KUBE_OK;
+}
+
+unsigned long sched_nodeloss_unpins(sched_nodeloss *nl)
+{
+    return atomic_load(&nl->unpins);
+}
+
+static void free_value(void *ud, const char *key, void *value)
+{
+    (void)ud, (void)key;
+    free(value);
+}
+
+void sched_nodeloss_free(sched_nodeloss *nl)
+{
+    if (!nl)
+        return;
+    kube_strmap_foreach(&nl->deleted, free_value, NULL);
+    kube_strmap_free(&nl->deleted);
+    kube_strmap_foreach(&nl->told, free_value, NULL);
+    kube_strmap_free(&nl->told);
+    free(nl->key);
+    free(nl->pinned_by);
+    pthread_mutex_destroy(&nl->mu);
+    free(nl);
+}

@@ -1,0 +1,111 @@
+/*
+ * scheduler/pin_nodeloss.h - the opt-in node-loss policy of the pin
+ * controller (scheduler/pin_controller.h, which builds it and calls its
+ * reconcile for every queued VM, on the leader).
+ *
+ * The VM's annotation stickyvm.io/on-node-loss says what happens when its
+ * pinned node is lost: Wait (the default, also when absent) = nothing
+ * moves; Unpin = the pin is removed once the node has been lost for longer
+ * than StickyVM's nodeLossGracePeriod (default 10m; 0s: at once). Any
+ * other value counts as Wait, with one Warning event InvalidOnNodeLoss per
+ * VM and value: a typo never moves a VM.
+ *
+ * Lost, and since when:
+ *  - NotReady or Unknown (the Node's Ready condition False or Unknown):
+ *    since the condition's lastTransitionTime (kube_node.lost_since_us);
+ *    without a readable one, since this replica started leading. A node
+ *    without a Ready condition is not lost (the node lifecycle controller
+ *    sets Unknown when its kubelet never posts). NoExecute taints are not
+ *    the signal.
+ *  - Missing (no Node object of that name): since this replica's Node
+ *    informer saw it deleted; a node it never saw, since this replica
+ *    started leading (a fresh leader waits a full grace period: the safe
+ *    side).
+ *
+ * The unpin never happens when a PersistentVolume the VM's claims are bound
+ * to (kube/types/localvolumes.h, the rule of the API server's /pin guard,
+ * over the scheduler's PVC, PV and Node informers) allows no node but the
+ * lost one: the VM keeps its pin (logged once per VM and node). The write
+ * is kube_pin_set() with no node, pin-reason NodeLost (pinned-at now, so
+ * the first-pin rule never pins the VM back to the lost node, and its next
+ * pod is placed anywhere and pinned there by PostBind), through the
+ * controller's client (fenced by leader election); each one writes a
+ * Warning event on the VM, reason NodeLost, action Unpin: "Unpinned from
+ * node N, NotReady for 10m3s (stickyvm.io/on-node-loss: Unpin,
+ * nodeLossGracePeriod 10m0s)", and counts in
+ * stickyvm_node_loss_unpins_total.
+ *
+ * Level-triggered: a Node added lost, a Ready status change and a deletion
+ * queue (through the enqueue callback, while leading) every VM pinned to
+ * that node with the annotation; a VM lost but within its grace asks to be
+ * queued again when the grace ends (a node Ready by then: nothing happens).
+ *
+ * Memory: sched_nodeloss_new() copies its strings; the client, factory,
+ * recorder and registry are borrowed and outlive it; the factory must be
+ * stopped before sched_nodeloss_free() (its handlers point here).
+ * Threads: the handlers run on the informers' thread; reconcile and
+ * sched_nodeloss_led() on the controller's worker; the count from any
+ * thread.
+ */
+#ifndef SCHED_PIN_NODELOSS_H
+#define SCHED_PIN_NODELOSS_H
+
+#include <stdint.h>
+
+#include "framework/framework.h"
+#include "kube/machinery/factory.h"
+#include "kube/transport/client.h"
+
+#define SCHED_NODELOSS_ANN "stickyvm.io/on-node-loss"
+#define SCHED_NODELOSS_WAIT "Wait"
+#define SCHED_NODELOSS_UNPIN "Unpin"
+
+struct kube_recorder;
+struct kube_metrics;
+
+typedef struct sched_nodeloss sched_nodeloss;
+
+typedef struct sched_nodeloss_options {
+    kube_client *client;
+    kube_factory *informers;        /* Node, PVC, PV and VM listers are asked from it */
+    struct kube_recorder *recorder; /* NULL: no events */
+    const char *key;                /* the pin annotation */
+    const char *pinned_by;          /* pinned-by of the unpins */
+    int64_t grace_ms;               /* nodeLossGracePeriod (>= 0) */
+    fw_leadership leadership;       /* NULL is_leader: always leading */
+    struct kube_metrics *registry;  /* NULL: no metric */
+    /* queues VM ns/name in the controller */
+    void (*enqueue)(void *ud, const char *ns, const char *name);
+    void *enqueue_ud;
+} sched_nodeloss_options;
+
+/* What the policy left for a VM. */
+typedef enum sched_nodeloss_verdict {
+    SCHED_NODELOSS_NONE,  /* no Unpin VM pinned to a lost node: the other rules apply */
+    SCHED_NODELOSS_DONE,  /* unpinned, held by a local volume, or not leading */
+    SCHED_NODELOSS_LATER, /* lost within its grace (or caches not synced): again in *wait_ms */
+    SCHED_NODELOSS_RETRY, /* the write failed: retry with backoff */
+} sched_nodeloss_verdict;
+
+/* Allocates it and adds its handlers to the factory's Node lister (before
+ * the factory starts). KUBE_OK, KUBE_EINVAL (missing client, factory, key
+ * or enqueue; negative grace) or KUBE_ENOMEM; freed by
+ * sched_nodeloss_free(). */
+int sched_nodeloss_new(const sched_nodeloss_options *o, sched_nodeloss **out);
+
+/* This replica started leading now (the "lost since" of nodes it never
+ * saw). */
+void sched_nodeloss_led(sched_nodeloss *nl);
+
+/* The policy for vm (the cached VirtualMachine) and vmi (its instance, or
+ * NULL): unpins it when due, on the leader. *wait_ms set for LATER. */
+sched_nodeloss_verdict sched_nodeloss_reconcile(sched_nodeloss *nl, const kube_object *vm,
+                                                const kube_object *vmi, int64_t *wait_ms);
+
+/* The unpins written so far. */
+unsigned long sched_nodeloss_unpins(sched_nodeloss *nl);
+
+/* NULL-safe. */
+void sched_nodeloss_free(sched_nodeloss *nl);
+
+#endif
