@@ -97,8 +97,7 @@ static void enqueue_one(void *ud, kube_object *obj)
 {
     const pinned_to *p = ud;
     const char *pin = kube_pin_get(kube_vm_from(obj), p->nl->key);
-    if (pin && strcmp(pin, p->node) == 0 &&
-        kube_meta_annotation(&obj->meta, SCHED_NODELOSS_ANN))
+    if (pin && strcmp(pin, p->node) == 0 && kube_meta_annotation(&obj->meta, SCHED_NODELOSS_ANN))
         p->nl->o.enqueue(p->nl->o.enqueue_ud, obj->meta.namespace_, obj->meta.name);
 }
 
@@ -255,11 +254,11 @@ static int wants_unpin(sched_nodeloss *nl, const kube_object *vm)
               v);
     kube_recorder_ref reg = kube_pin_event_ref(kube_vm_from(vm));
     if (nl->o.recorder)
-        kube_recorder_eventf(nl->o.recorder, &reg, NULL, KUBE_RECORDER_WARNING,
-                             "InvalidOnNodeLoss", "Pin",
-                             "Unsupported value \"%s\" of %s: supported values are \"Wait\" and "
-                             "\"Unpin\"; treated as Wait (the VM keeps its pin if its node is lost)",
-                             v, SCHED_NODELOSS_ANN);
+        kube_recorder_eventf(
+            nl->o.recorder, &reg, NULL, KUBE_RECORDER_WARNING, "InvalidOnNodeLoss", "Pin",
+            "Unsupported value \"%s\" of %s: supported values are \"Wait\" and "
+            "\"Unpin\"; treated as Wait (the VM keeps its pin if its node is lost)",
+            v, SCHED_NODELOSS_ANN);
     return 0;
 }
 
@@ -277,19 +276,18 @@ static int still_due(void *ud, const kube_vm *cur)
 }
 
 /* The event and counts of an unpin written. */
-static void unpinned(sched_nodeloss *nl, const kube_object *vm, const char *node,
-                     const char *word, int64_t lost_ms)
+static void unpinned(sched_nodeloss *nl, const kube_object *vm, const char *node, const char *word,
+                     int64_t lost_ms)
 {
     char key[KEY_MAX], lost[32], grace[32];
     kube_recorder_ref reg = kube_pin_event_ref(kube_vm_from(vm));
     vm_key(vm, key, sizeof(key));
     kube_duration_format(lost_ms / 1000 * 1000, lost, sizeof(lost));
     kube_duration_format(nl->o.grace_ms, grace, sizeof(grace));
-    KLOG_INFO("StickyVM: VM %s unpinned from node %s, %s for %s (%s: Unpin)", key, node, word,
-              lost, SCHED_NODELOSS_ANN);
+    KLOG_INFO("StickyVM: VM %s unpinned from node %s, %s for %s (%s: Unpin)", key, node, word, lost,
+              SCHED_NODELOSS_ANN);
     if (nl->o.recorder)
-        kube_recorder_eventf(nl->o.recorder, &reg, NULL, KUBE_RECORDER_WARNING, "NodeLost",
-                             "Unpin",
+        kube_recorder_eventf(nl->o.recorder, &reg, NULL, KUBE_RECORDER_WARNING, "NodeLost", "Unpin",
                              "Unpinned from node %s, %s for %s (%s: Unpin, nodeLossGracePeriod %s)",
                              node, word, lost, SCHED_NODELOSS_ANN, grace);
     atomic_fetch_add(&nl->unpins, 1);
@@ -311,8 +309,7 @@ static sched_nodeloss_verdict unpin(sched_nodeloss *nl, const kube_object *vm, c
     if (rc != KUBE_OK) {
         vm_key(vm, key, sizeof(key));
         KLOG_ERROR("StickyVM: unpinning VM %s from lost node %s failed (%s%s%s); retried", key,
-                   node, kube_strerror(rc), res.status.message[0] ? ": " : "",
-                   res.status.message);
+                   node, kube_strerror(rc), res.status.message[0] ? ": " : "", res.status.message);
     }
     kube_pin_result_clear(&res);
     return rc == KUBE_OK ? SCHED_NODELOSS_DONE : SCHED_NODELOSS_RETRY;

@@ -47,8 +47,8 @@ int sched_pins_profiles(const sched_config *cfg, fw_framework *const *fws, size_
             return profiles_differ(first, p->scheduler_name, "annotationKey", out->key, k, err,
                                    errlen);
         if (grace && strcmp(grace, g) != 0)
-            return profiles_differ(first, p->scheduler_name, "nodeLossGracePeriod", grace, g,
-                                   err, errlen);
+            return profiles_differ(first, p->scheduler_name, "nodeLossGracePeriod", grace, g, err,
+                                   errlen);
         if (!out->key)
             out->key = k, grace = g, first = p->scheduler_name;
         out->names[out->n_names++] = p->scheduler_name;

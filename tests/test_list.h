@@ -82,6 +82,7 @@
     INTEGRATION(scheduler_secure_port)                        \
     INTEGRATION(fence_integration)                            \
     INTEGRATION(stickyvm_integration)                         \
+    INTEGRATION(pin_nodeloss_integration)                     \
     INTEGRATION(topology_integration)                         \
     INTEGRATION(volumes_preemption_integration)               \
     INTEGRATION(cli_integration)                              \

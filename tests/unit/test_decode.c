@@ -861,6 +861,40 @@ static void node_status_reads_the_ready_condition(void **state)
     assert_int_equal(kube_node_status(NULL, out, 4), KUBE_ERANGE);
 }
 
+/* Since when a node is lost: the Ready condition's lastTransitionTime when
+ * it is False or Unknown; 0 when Ready, absent, or without a readable time. */
+static void node_lost_since_is_the_ready_transition(void **state)
+{
+    static const struct {
+        const char *conditions;
+        int64_t want_us;
+    } cases[] = {
+        {"[{'type':'Ready','status':'False','lastTransitionTime':'2026-01-01T00:00:10Z'}]",
+         1767225610LL * 1000000},
+        {"[{'type':'Ready','status':'Unknown','lastTransitionTime':'2026-01-01T00:00:00Z'}]",
+         1767225600LL * 1000000},
+        {"[{'type':'Ready','status':'True','lastTransitionTime':'2026-01-01T00:00:00Z'}]", 0},
+        {"[{'type':'Ready','status':'False'}]", 0},
+        {"[{'type':'Ready','status':'False','lastTransitionTime':'yesterday'}]", 0},
+        {"[{'type':'MemoryPressure','status':'True','lastTransitionTime':'2026-01-01T00:00:00Z'}]",
+         0},
+    };
+    char json[512];
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(json, sizeof(json),
+                 "{'kind':'Node','metadata':{'name':'n1'},'status':{"
+                 "'conditions':%s}}",
+                 cases[i].conditions);
+        kube_object *o = decode_ok(&kube_node_codec, json);
+        if (kube_node_from(o)->lost_since_us != cases[i].want_us)
+            fail_msg("%s: lost since %lld, want %lld", cases[i].conditions,
+                     (long long)kube_node_from(o)->lost_since_us, (long long)cases[i].want_us);
+        kube_object_unref(o);
+    }
+}
+
 /* ---- malformed input ---- */
 
 static void rejects_malformed_pods(void **state)
@@ -1287,6 +1321,7 @@ int test_group_decode(void)
         cmocka_unit_test(tolerations_tolerate_like_v1_helpers),
         cmocka_unit_test(decodes_node_taints_and_images),
         cmocka_unit_test(node_status_reads_the_ready_condition),
+        cmocka_unit_test(node_lost_since_is_the_ready_transition),
         cmocka_unit_test(rejects_malformed_pods),
         cmocka_unit_test(rejects_malformed_other_kinds),
         cmocka_unit_test(null_members_read_as_absent),

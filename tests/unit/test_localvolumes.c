@@ -24,9 +24,9 @@
     "{\"name\":\"root\",\"dataVolume\":{\"name\":\"root-dv\"}},"                  \
     "{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":\"data-pvc\"}}," \
     "{\"name\":\"cloudinit\",\"cloudInitNoCloud\":{}}]}}}}"
-#define VMI_JSON                                                                       \
-    "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\","          \
-    "\"metadata\":{\"name\":\"vm\",\"namespace\":\"default\"},"                        \
+#define VMI_JSON                                                                        \
+    "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\","           \
+    "\"metadata\":{\"name\":\"vm\",\"namespace\":\"default\"},"                         \
     "\"spec\":{\"volumes\":[{\"name\":\"root\",\"dataVolume\":{\"name\":\"root-dv\"}}," \
     "{\"name\":\"hp1\",\"persistentVolumeClaim\":{\"claimName\":\"hot-1\"}}]},"         \
     "\"status\":{\"volumeStatus\":[{\"name\":\"hp2\",\"hotplugVolume\":{},"             \
@@ -127,8 +127,9 @@ static kube_object *node_object(const char *name, const char *zone)
 
 static void finds_the_node_a_volume_lives_on(void **state)
 {
-    kube_object *pv = pv_object(AFFINITY("{\"matchExpressions\":[{\"key\":\"kubernetes.io/"
-                                         "hostname\",\"operator\":\"In\",\"values\":[\"node-1\"]}]}"));
+    kube_object *pv =
+        pv_object(AFFINITY("{\"matchExpressions\":[{\"key\":\"kubernetes.io/"
+                           "hostname\",\"operator\":\"In\",\"values\":[\"node-1\"]}]}"));
     (void)state;
 
     assert_string_equal(kube_pv_home(kube_pv_from(pv)), "node-1");
@@ -152,9 +153,9 @@ static void pv_allows_nodes_by_their_labels(void **state)
 {
     kube_object *n1 = node_object("node-1", "z1"), *n2 = node_object("node-2", "z1");
     kube_object *n3 = node_object("node-3", "z2");
-    kube_object *local = pv_object(AFFINITY(
-        "{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
-        "\"values\":[\"node-1\"]}]}"));
+    kube_object *local = pv_object(
+        AFFINITY("{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
+                 "\"values\":[\"node-1\"]}]}"));
     kube_object *zonal = pv_object(AFFINITY(
         "{\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\",\"operator\":\"In\","
         "\"values\":[\"z1\"]}]}"));
@@ -173,9 +174,9 @@ static void pv_allows_nodes_by_their_labels(void **state)
 
 static void describes_the_conflict(void **state)
 {
-    kube_object *local = pv_object(AFFINITY(
-        "{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
-        "\"values\":[\"node-1\"]}]}"));
+    kube_object *local = pv_object(
+        AFFINITY("{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
+                 "\"values\":[\"node-1\"]}]}"));
     kube_object *zonal = pv_object(AFFINITY(
         "{\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\",\"operator\":\"In\","
         "\"values\":[\"z1\"]}]}"));

@@ -773,6 +773,20 @@ static void expect_args_error(const char *in_json, const char *want)
     cJSON_Delete(in);
 }
 
+/* The defaulted nodeLossGracePeriod of args in_json, as Duration.String(). */
+static void expect_grace(const char *in_json, const char *want)
+{
+    cJSON *in = in_json ? cJSON_Parse(in_json) : NULL, *out = NULL;
+    char err[512] = "";
+    if (plugin_stickyvm.default_args(in, &out, err, sizeof(err)) != KUBE_OK)
+        fail_msg("args %s: %s", in_json ? in_json : "(none)", err);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(out, "nodeLossGracePeriod");
+    assert_true(cJSON_IsString(g));
+    assert_string_equal(g->valuestring, want);
+    cJSON_Delete(in);
+    cJSON_Delete(out);
+}
+
 static void test_args(void **state)
 {
     expect_args(NULL, "stickyvm.io/node");
@@ -787,6 +801,15 @@ static void test_args(void **state)
     expect_args_error("{\"annotationKey\":\"-x.io/node\"}", "annotationKey: Invalid value");
     expect_args_error("{\"annotationKey\":3}", "annotationKey");
     expect_args_error("{\"annotationkey\":\"a/b\"}", "unknown field \"annotationkey\"");
+    expect_grace(NULL, "10m0s");
+    expect_grace("{\"nodeLossGracePeriod\":\"90s\"}", "1m30s");
+    expect_grace("{\"nodeLossGracePeriod\":\"0\"}", "0s");
+    expect_args_error("{\"nodeLossGracePeriod\":\"abc\"}",
+                      "nodeLossGracePeriod: Invalid value: \"abc\": time: invalid duration");
+    expect_args_error("{\"nodeLossGracePeriod\":\"-1s\"}",
+                      "nodeLossGracePeriod: Invalid value: \"-1s\": must be greater than or "
+                      "equal to 0");
+    expect_args_error("{\"nodeLossGracePeriod\":600}", "nodeLossGracePeriod: expected a string");
 
     /* create() refuses what default_args refuses. */
     fw_handle h = {0};

@@ -1,0 +1,575 @@
+/*
+ * tests/integration/test_pin_nodeloss_integration.c - the pin controller's
+ * stickyvm.io/on-node-loss policy (scheduler/pin_nodeloss.h) in the whole
+ * stickyvm-scheduler, in-process against the API emulator, with a short
+ * nodeLossGracePeriod set through the StickyVM args.
+ *
+ * An Unpin VM whose node goes NotReady is unpinned after the grace (pin-
+ * reason NodeLost, a Warning event NodeLost naming the node, the metric
+ * counts it), and its next launcher pod lands on another node and is
+ * pinned there; Wait, absent and misspelled policies (the latter with one
+ * InvalidOnNodeLoss event) keep their pins. Unknown and a deleted Node
+ * (Missing) unpin too, as does a node this replica never saw. A PV local
+ * to the lost node holds its VM; a zonal PV does not. A node Ready again
+ * within the grace unpins nothing. A follower writes nothing, and unpins
+ * once it leads. Bad nodeLossGracePeriod values, and two profiles with
+ * different ones, are refused naming the field.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "kube/transport/client.h"
+#include "kube/transport/config.h"
+#include "kube/transport/config_testing.h"
+#include "kube/util/buf.h"
+#include "kube/util/clock.h"
+#include "kube/util/errors.h"
+#include "kube/util/metrics.h"
+#include "scheduler.h"
+#include "scheduler_testing.h"
+#include "unit/test_plugin_util.h"
+
+#define NS "default"
+#define VMS_PATH "/apis/kubevirt.io/v1/namespaces/" NS "/virtualmachines"
+#define VMIS_PATH "/apis/kubevirt.io/v1/namespaces/" NS "/virtualmachineinstances"
+#define PODS_PATH "/api/v1/namespaces/" NS "/pods"
+#define PVCS_PATH "/api/v1/namespaces/" NS "/persistentvolumeclaims"
+#define PVS_PATH "/api/v1/persistentvolumes"
+#define NODES_PATH "/api/v1/nodes"
+#define EVENTS_PATH "/apis/events.k8s.io/v1/namespaces/" NS "/events"
+#define LEASES_PATH "/apis/coordination.k8s.io/v1/namespaces/%s/leases"
+#define CONVERGE_MS 20000
+
+typedef struct fixture {
+    harness *h;
+    kube_config *cfg;
+    kube_client *client;
+    sched_config *scfg;
+    sched_scheduler *sched;
+} fixture;
+
+#define WAIT_TRUE(cond)                                                      \
+    do {                                                                     \
+        int64_t wait_deadline_ = kube_now_ms() + CONVERGE_MS;                \
+        while (!(cond)) {                                                    \
+            if (kube_now_ms() > wait_deadline_)                              \
+                fail_msg("still false after %d ms: %s", CONVERGE_MS, #cond); \
+            usleep(20000);                                                   \
+        }                                                                    \
+    } while (0)
+
+static int group_setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof(*fx));
+    harness_opts o = HARNESS_OPTS_INIT;
+    kube_client_options co;
+    char err[256];
+    o.nodes = 4;
+    o.bookmark_interval_ms = 500;
+    assert_int_equal(harness_start(&o, &fx->h), KUBE_OK);
+    assert_int_equal(kube_config_from_file(harness_kubeconfig(fx->h), &fx->cfg, err, sizeof(err)),
+                     KUBE_OK);
+    kube_client_options_default(&co);
+    co.qps = 0;
+    assert_int_equal(kube_client_new(fx->cfg, &co, &fx->client), KUBE_OK);
+    *state = fx;
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    fixture *fx = *state;
+    kube_client_free(fx->client);
+    kube_config_free(fx->cfg);
+    harness_stop(fx->h);
+    free(fx);
+    return 0;
+}
+
+static int test_teardown(void **state)
+{
+    fixture *fx = *state;
+    sched_scheduler_free(fx->sched);
+    sched_config_free(fx->scfg);
+    fx->sched = NULL, fx->scfg = NULL;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The scheduler                                                       */
+/* ------------------------------------------------------------------ */
+
+#define PROFILE(name, grace)                \
+    "  - schedulerName: " name "\n"         \
+    "    plugins:\n"                        \
+    "      preFilter:\n"                    \
+    "        enabled:\n"                    \
+    "          - name: StickyVM\n"          \
+    "      filter:\n"                       \
+    "        enabled:\n"                    \
+    "          - name: StickyVM\n"          \
+    "      postBind:\n"                     \
+    "        enabled:\n"                    \
+    "          - name: StickyVM\n"          \
+    "    pluginConfig:\n"                   \
+    "      - name: StickyVM\n"              \
+    "        args:\n"                       \
+    "          nodeLossGracePeriod: " grace "\n"
+
+#define CONFIG_HEAD                                   \
+    "apiVersion: kubescheduler.config.k8s.io/v1\n"    \
+    "kind: KubeSchedulerConfiguration\n"              \
+    "leaderElection:\n"                               \
+    "  leaderElect: false\n"                          \
+    "  resourceNamespace: kube-system\n"              \
+    "  resourceName: stickyvm-scheduler\n"            \
+    "profiles:\n"
+
+/* The configuration yaml (file name "nodeloss.yaml"): KUBE_OK or the
+ * loader's error in err. */
+static int load(const char *yaml, sched_config **out, char *err, size_t n)
+{
+    return tp_config_load(yaml, "nodeloss.yaml", NULL, out, err, n);
+}
+
+/* A Lease held by another replica for an hour. */
+static void lease_held_elsewhere(fixture *fx, const char *ns, const char *name)
+{
+    char path[256], body[512];
+    snprintf(path, sizeof(path), LEASES_PATH, ns);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{"
+             "\"name\":\"%s\",\"namespace\":\"%s\"},\"spec\":{\"holderIdentity\":\"other\","
+             "\"leaseDurationSeconds\":3600,\"acquireTime\":\"2024-01-01T00:00:00.000000Z\","
+             "\"renewTime\":\"2024-01-01T00:00:00.000000Z\",\"leaseTransitions\":0}}",
+             name, ns);
+    assert_int_equal(harness_create(fx->h, path, body, NULL), KUBE_OK);
+}
+
+/* stickyvm-scheduler with one StickyVM profile of this grace; a follower
+ * (leader election on, the Lease held elsewhere) when follower. */
+static void sched_up(fixture *fx, const char *grace, int follower)
+{
+    char yaml[2048], err[512] = "";
+    snprintf(yaml, sizeof(yaml), CONFIG_HEAD PROFILE("stickyvm", "%s"), grace);
+    if (load(yaml, &fx->scfg, err, sizeof(err)) != KUBE_OK)
+        fail_msg("%s", err);
+    sched_leader_election *le = &fx->scfg->leader_election;
+    if (follower) {
+        le->leader_elect = 1;
+        le->lease_duration_ms = 2000, le->renew_deadline_ms = 1000, le->retry_period_ms = 100;
+        lease_held_elsewhere(fx, le->resource_namespace, le->resource_name);
+    }
+    sched_scheduler_options o = {.config = fx->scfg,
+                                 .client = fx->client,
+                                 .leader_client = fx->client,
+                                 .identity = "nodeloss"};
+    if (sched_scheduler_new(&o, &fx->sched, err, sizeof(err)) != KUBE_OK)
+        fail_msg("scheduler: %s", err);
+    assert_int_equal(sched_scheduler_start(fx->sched), KUBE_OK);
+    assert_int_equal(sched_scheduler_wait_synced(fx->sched, CONVERGE_MS), KUBE_OK);
+}
+
+/* ------------------------------------------------------------------ */
+/* Objects                                                             */
+/* ------------------------------------------------------------------ */
+
+static void request(fixture *fx, const char *method, const char *path, const char *body)
+{
+    harness_response r = {0};
+    const char *type = strcmp(method, "PATCH") == 0 ? "application/merge-patch+json" : NULL;
+    assert_int_equal(harness_request(fx->h, NULL, method, path, type, body, &r), KUBE_OK);
+    if (r.status < 200 || r.status > 202)
+        fail_msg("%s %s: %ld %s", method, path, r.status, r.body);
+    harness_response_free(&r);
+}
+
+/* Creates VM name pinned to node with this policy (NULL: none) and a
+ * volume of claim (NULL: none); returns its uid (static). */
+static const char *create_vm(fixture *fx, const char *name, const char *node, const char *policy,
+                             const char *claim)
+{
+    static char uid[64];
+    char body[1536], pol[128] = "", vol[256] = "";
+    cJSON *created = NULL;
+    if (policy)
+        snprintf(pol, sizeof(pol), ",\"stickyvm.io/on-node-loss\":\"%s\"", policy);
+    if (claim)
+        snprintf(vol, sizeof(vol),
+                 ",\"volumes\":[{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":"
+                 "\"%s\"}}]",
+                 claim);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":{"
+             "\"name\":\"%s\",\"namespace\":\"" NS "\",\"annotations\":{\"stickyvm.io/node\":"
+             "\"%s\"%s}},\"spec\":{\"running\":true,\"template\":{\"spec\":{\"schedulerName\":"
+             "\"stickyvm\"%s}}}}",
+             name, node, pol, vol);
+    assert_int_equal(harness_create(fx->h, VMS_PATH, body, &created), KUBE_OK);
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(created, "metadata");
+    kube_strlcpy(uid, cJSON_GetObjectItemCaseSensitive(meta, "uid")->valuestring, sizeof(uid));
+    cJSON_Delete(created);
+    return uid;
+}
+
+/* The VMI of VM name; returns its uid (static). */
+static const char *create_vmi(fixture *fx, const char *name, const char *vm_uid)
+{
+    static char uid[64];
+    char body[1024];
+    cJSON *created = NULL;
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\","
+             "\"metadata\":{\"name\":\"%s\",\"namespace\":\"" NS "\",\"ownerReferences\":[{"
+             "\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"name\":\"%s\","
+             "\"uid\":\"%s\",\"controller\":true,\"blockOwnerDeletion\":true}]},\"spec\":{}}",
+             name, name, vm_uid);
+    assert_int_equal(harness_create(fx->h, VMIS_PATH, body, &created), KUBE_OK);
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(created, "metadata");
+    kube_strlcpy(uid, cJSON_GetObjectItemCaseSensitive(meta, "uid")->valuestring, sizeof(uid));
+    cJSON_Delete(created);
+    return uid;
+}
+
+/* virt-controller's launcher pod of VMI vm, left to the scheduler. */
+static void create_launcher(fixture *fx, const char *vm, const char *vmi_uid, const char *pod)
+{
+    char body[1536];
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"labels\":{\"kubevirt.io\":\"virt-launcher\",\"vm.kubevirt.io/name\":\"%s\"},"
+             "\"ownerReferences\":[{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":"
+             "\"VirtualMachineInstance\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true,"
+             "\"blockOwnerDeletion\":true}]},\"spec\":{\"schedulerName\":\"stickyvm\","
+             "\"containers\":[{\"name\":\"compute\",\"image\":\"quay.io/kubevirt/virt-launcher:"
+             "v1.1.0\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}}",
+             pod, vm, vm, vmi_uid);
+    assert_int_equal(harness_create(fx->h, PODS_PATH, body, NULL), KUBE_OK);
+}
+
+/* A Node name (labels hostname and zone), Ready. */
+static void create_node(fixture *fx, const char *name, const char *zone)
+{
+    char body[768];
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":{"
+             "\"kubernetes.io/hostname\":\"%s\",\"topology.kubernetes.io/zone\":\"%s\"}},"
+             "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+             "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}",
+             name, name, zone);
+    assert_int_equal(harness_create(fx->h, NODES_PATH, body, NULL), KUBE_OK);
+}
+
+/* The node lifecycle controller's view of node: Ready status since now
+ * (a lost node also tainted not-ready NoSchedule, as it does). */
+static void node_ready(fixture *fx, const char *node, const char *status)
+{
+    char path[256], body[512], now[40];
+    int lost = strcmp(status, "True") != 0;
+    kube_time_rfc3339(now, sizeof(now));
+    snprintf(path, sizeof(path), NODES_PATH "/%s/status", node);
+    snprintf(body, sizeof(body),
+             "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\","
+             "\"lastHeartbeatTime\":\"%s\",\"lastTransitionTime\":\"%s\",\"reason\":\"Test\"}]}}",
+             status, now, now);
+    request(fx, "PATCH", path, body);
+    snprintf(path, sizeof(path), NODES_PATH "/%s", node);
+    request(fx, "PATCH", path,
+            lost ? "{\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/not-ready\",\"effect\":"
+                   "\"NoSchedule\"}]}}"
+                 : "{\"spec\":{\"taints\":null}}");
+}
+
+/* PV name bound to claim, with node affinity key In [value]. */
+static void create_volume(fixture *fx, const char *pv, const char *claim, const char *key,
+                          const char *value)
+{
+    char body[1280];
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"%s\"},"
+             "\"spec\":{\"capacity\":{\"storage\":\"1Gi\"},\"accessModes\":[\"ReadWriteOnce\"],"
+             "\"local\":{\"path\":\"/mnt/disks/%s\"},\"claimRef\":{\"namespace\":\"" NS "\","
+             "\"name\":\"%s\"},\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+             "\"matchExpressions\":[{\"key\":\"%s\",\"operator\":\"In\",\"values\":[\"%s\"]}]}]}}}}",
+             pv, pv, claim, key, value);
+    assert_int_equal(harness_create(fx->h, PVS_PATH, body, NULL), KUBE_OK);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":"
+             "\"%s\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":"
+             "{\"storage\":\"1Gi\"}},\"volumeName\":\"%s\"}}",
+             claim, pv);
+    assert_int_equal(harness_create(fx->h, PVCS_PATH, body, NULL), KUBE_OK);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading                                                             */
+/* ------------------------------------------------------------------ */
+
+/* VM vm's annotation key as the server holds it ("" when none). */
+static void annotation(fixture *fx, const char *vm, const char *key, char *out, size_t n)
+{
+    char path[256];
+    long status = 0;
+    cJSON *j = NULL;
+    snprintf(path, sizeof(path), VMS_PATH "/%s", vm);
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j), KUBE_OK);
+    assert_int_equal(status, 200);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "metadata"),
+                                         "annotations"),
+        key);
+    kube_strlcpy(out, cJSON_IsString(v) ? v->valuestring : "", n);
+    cJSON_Delete(j);
+}
+
+static int pinned_to(fixture *fx, const char *vm, const char *node)
+{
+    char pin[256];
+    annotation(fx, vm, "stickyvm.io/node", pin, sizeof(pin));
+    return strcmp(pin, node) == 0;
+}
+
+/* Events regarding name with this reason whose note contains text. */
+static int events(fixture *fx, const char *name, const char *reason, const char *type,
+                  const char *text)
+{
+    long status = 0;
+    cJSON *list = NULL;
+    const cJSON *it;
+    int n = 0;
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET", EVENTS_PATH, NULL, &status, &list),
+                     KUBE_OK);
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        const char *reg = cJSON_GetStringValue(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(it, "regarding"), "name"));
+        const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(it, "reason"));
+        const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(it, "type"));
+        const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(it, "note"));
+        n += reg && !strcmp(reg, name) && r && !strcmp(r, reason) && t && !strcmp(t, type) &&
+             note && strstr(note, text);
+    }
+    cJSON_Delete(list);
+    return n;
+}
+
+/* The pod's spec.nodeName once bound. */
+static void wait_bound(fixture *fx, const char *pod, char *out, size_t n)
+{
+    char path[256];
+    snprintf(path, sizeof(path), PODS_PATH "/%s", pod);
+    int64_t deadline = kube_now_ms() + CONVERGE_MS;
+    for (out[0] = '\0'; !out[0]; usleep(20000)) {
+        long status = 0;
+        cJSON *j = NULL;
+        assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j),
+                         KUBE_OK);
+        const char *node =
+            cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "spec"), "nodeName"));
+        kube_strlcpy(out, node ? node : "", n);
+        cJSON_Delete(j);
+        if (kube_now_ms() > deadline)
+            fail_msg("pod %s not bound", pod);
+    }
+}
+
+/* The scheduler's metrics hold line. */
+static int metric_is(fixture *fx, const char *line)
+{
+    kube_buf out = KUBE_BUF_INIT;
+    assert_int_equal(kube_metrics_write(sched_scheduler_metrics(fx->sched), &out), KUBE_OK);
+    assert_int_equal(kube_buf_puts(&out, ""), KUBE_OK);
+    int found = strstr(out.data, line) != NULL;
+    kube_buf_free(&out);
+    return found;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+/* ------------------------------------------------------------------ */
+
+/* node-1 goes NotReady: after the 1s grace the Unpin VM is unpinned
+ * (NodeLost recorded, the Warning event names the node and the grace, the
+ * metric counts it) and its next pod lands elsewhere and is pinned there;
+ * the Wait, unannotated and misspelled VMs keep their pins, the last with
+ * one InvalidOnNodeLoss event. */
+static void test_notready_unpins(void **state)
+{
+    fixture *fx = *state;
+    char vm_uid[64], vmi_uid[64], v[128], node[256];
+    kube_strlcpy(vm_uid, create_vm(fx, "nl-unpin", "node-1", "Unpin", NULL), sizeof(vm_uid));
+    kube_strlcpy(vmi_uid, create_vmi(fx, "nl-unpin", vm_uid), sizeof(vmi_uid));
+    create_vm(fx, "nl-wait", "node-1", "Wait", NULL);
+    create_vm(fx, "nl-absent", "node-1", NULL, NULL);
+    create_vm(fx, "nl-typo", "node-1", "unpin", NULL);
+    sched_up(fx, "1s", 0);
+    node_ready(fx, "node-1", "False");
+
+    WAIT_TRUE(pinned_to(fx, "nl-unpin", ""));
+    annotation(fx, "nl-unpin", "stickyvm.io/pin-reason", v, sizeof(v));
+    assert_string_equal(v, "NodeLost");
+    annotation(fx, "nl-unpin", "stickyvm.io/pinned-by", v, sizeof(v));
+    assert_string_equal(v, "system:stickyvm-scheduler");
+    WAIT_TRUE(events(fx, "nl-unpin", "NodeLost", "Warning",
+                     "Unpinned from node node-1, NotReady for ") == 1);
+    assert_int_equal(events(fx, "nl-unpin", "NodeLost", "Warning",
+                            "(stickyvm.io/on-node-loss: Unpin, nodeLossGracePeriod 1s)"),
+                     1);
+    assert_true(metric_is(fx, "\nstickyvm_node_loss_unpins_total 1\n"));
+    WAIT_TRUE(events(fx, "nl-typo", "InvalidOnNodeLoss", "Warning", "\"unpin\"") == 1);
+    assert_true(pinned_to(fx, "nl-wait", "node-1"));
+    assert_true(pinned_to(fx, "nl-absent", "node-1"));
+    assert_true(pinned_to(fx, "nl-typo", "node-1"));
+
+    create_launcher(fx, "nl-unpin", vmi_uid, "virt-launcher-nl-unpin-1");
+    wait_bound(fx, "virt-launcher-nl-unpin-1", node, sizeof(node));
+    assert_string_not_equal(node, "node-1");
+    WAIT_TRUE(pinned_to(fx, "nl-unpin", node));
+    node_ready(fx, "node-1", "True");
+}
+
+/* Ready Unknown (the kubelet stopped posting) unpins as NotReady does. */
+static void test_unknown_unpins(void **state)
+{
+    fixture *fx = *state;
+    create_vm(fx, "nl-unknown", "node-2", "Unpin", NULL);
+    sched_up(fx, "1s", 0);
+    node_ready(fx, "node-2", "Unknown");
+    WAIT_TRUE(pinned_to(fx, "nl-unknown", ""));
+    assert_int_equal(events(fx, "nl-unknown", "NodeLost", "Warning",
+                            "Unpinned from node node-2, Unknown for "),
+                     1);
+    node_ready(fx, "node-2", "True");
+}
+
+/* A deleted Node (Missing) unpins its VMs after the grace from when the
+ * deletion was seen; a node this replica never saw, after the grace from
+ * when it started leading. */
+static void test_missing_unpins(void **state)
+{
+    fixture *fx = *state;
+    create_node(fx, "nl-gone", "z9");
+    create_vm(fx, "nl-missing", "nl-gone", "Unpin", NULL);
+    create_vm(fx, "nl-missing-wait", "nl-gone", NULL, NULL);
+    create_vm(fx, "nl-never", "nl-never-existed", "Unpin", NULL);
+    sched_up(fx, "1s", 0);
+    request(fx, "DELETE", NODES_PATH "/nl-gone", NULL);
+    WAIT_TRUE(pinned_to(fx, "nl-missing", ""));
+    assert_int_equal(events(fx, "nl-missing", "NodeLost", "Warning",
+                            "Unpinned from node nl-gone, Missing for "),
+                     1);
+    WAIT_TRUE(pinned_to(fx, "nl-never", ""));
+    assert_true(pinned_to(fx, "nl-missing-wait", "nl-gone"));
+}
+
+/* node-3 is lost: the VM whose claim is bound to a PV local to node-3
+ * keeps its pin (the /pin guard's rule: no other node allowed); the VM of
+ * a PV of node-3's zone, which other nodes share, is unpinned. */
+static void test_local_volume_holds(void **state)
+{
+    fixture *fx = *state;
+    create_node(fx, "nl-zone-peer", "nl-zone");
+    request(fx, "PATCH", NODES_PATH "/node-3",
+            "{\"metadata\":{\"labels\":{\"topology.kubernetes.io/zone\":\"nl-zone\"}}}");
+    create_volume(fx, "nl-pv-local", "nl-local-data", "kubernetes.io/hostname", "node-3");
+    create_volume(fx, "nl-pv-zonal", "nl-zonal-data", "topology.kubernetes.io/zone", "nl-zone");
+    create_vm(fx, "nl-local", "node-3", "Unpin", "nl-local-data");
+    create_vm(fx, "nl-zonal", "node-3", "Unpin", "nl-zonal-data");
+    sched_up(fx, "0s", 0);
+    node_ready(fx, "node-3", "False");
+    WAIT_TRUE(pinned_to(fx, "nl-zonal", ""));
+    usleep(500 * 1000); /* both were queued by the same node event */
+    assert_true(pinned_to(fx, "nl-local", "node-3"));
+    assert_int_equal(events(fx, "nl-local", "NodeLost", "Warning", ""), 0);
+    node_ready(fx, "node-3", "True");
+}
+
+/* A node Ready again within the grace: the requeued check finds it Ready
+ * and unpins nothing. */
+static void test_node_back_within_grace(void **state)
+{
+    fixture *fx = *state;
+    create_vm(fx, "nl-back", "node-0", "Unpin", NULL);
+    sched_up(fx, "4s", 0);
+    node_ready(fx, "node-0", "False");
+    usleep(500 * 1000);
+    node_ready(fx, "node-0", "True");
+    usleep(5000 * 1000); /* past the grace the lost node would have had */
+    assert_true(pinned_to(fx, "nl-back", "node-0"));
+    assert_true(metric_is(fx, "\nstickyvm_node_loss_unpins_total 0\n"));
+}
+
+/* A follower writes nothing; once it leads, the VM is unpinned. */
+static void test_follower_writes_nothing(void **state)
+{
+    fixture *fx = *state;
+    char path[256];
+    create_node(fx, "nl-follow", "z9");
+    node_ready(fx, "nl-follow", "False");
+    create_vm(fx, "nl-follower", "nl-follow", "Unpin", NULL);
+    sched_up(fx, "0s", 1);
+    assert_false(sched_scheduler_active(fx->sched));
+    usleep(1500 * 1000); /* no write to wait for: give the informers and worker time */
+    assert_true(pinned_to(fx, "nl-follower", "nl-follow"));
+    snprintf(path, sizeof(path), LEASES_PATH "/%s", fx->scfg->leader_election.resource_namespace,
+             fx->scfg->leader_election.resource_name);
+    request(fx, "DELETE", path, NULL);
+    WAIT_TRUE(sched_scheduler_active(fx->sched));
+    WAIT_TRUE(pinned_to(fx, "nl-follower", ""));
+}
+
+static void expect_config_error(const char *grace, const char *want)
+{
+    char yaml[2048], err[512] = "";
+    sched_config *cfg = NULL;
+    snprintf(yaml, sizeof(yaml), CONFIG_HEAD PROFILE("stickyvm", "%s"), grace);
+    assert_int_equal(load(yaml, &cfg, err, sizeof(err)), KUBE_ECONFIG);
+    assert_null(cfg);
+    if (!strstr(err, "nodeloss.yaml") || !strstr(err, want))
+        fail_msg("error \"%s\" lacks the file or \"%s\"", err, want);
+}
+
+/* Bad values name the file and the field; two profiles with different
+ * values are refused, naming both. */
+static void test_config_refused(void **state)
+{
+    fixture *fx = *state;
+    char err[512] = "";
+    sched_config *cfg = NULL;
+    sched_scheduler *s = NULL;
+    expect_config_error("abc", "nodeLossGracePeriod: Invalid value: \"abc\"");
+    expect_config_error("\"-1s\"", "nodeLossGracePeriod: Invalid value: \"-1s\": must be greater "
+                                   "than or equal to 0");
+    assert_int_equal(load(CONFIG_HEAD PROFILE("stickyvm", "1m") PROFILE("stickyvm-b", "2m"), &cfg,
+                          err, sizeof(err)),
+                     KUBE_OK);
+    sched_scheduler_options o = {.config = cfg, .client = fx->client, .identity = "graces"};
+    assert_int_equal(sched_scheduler_new(&o, &s, err, sizeof(err)), KUBE_ECONFIG);
+    assert_null(s);
+    assert_non_null(strstr(err, "\"stickyvm\""));
+    assert_non_null(strstr(err, "\"stickyvm-b\""));
+    assert_non_null(strstr(err, "nodeLossGracePeriod"));
+    sched_config_free(cfg);
+}
+
+int test_group_pin_nodeloss_integration(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_notready_unpins, test_teardown),
+        cmocka_unit_test_teardown(test_unknown_unpins, test_teardown),
+        cmocka_unit_test_teardown(test_missing_unpins, test_teardown),
+        cmocka_unit_test_teardown(test_local_volume_holds, test_teardown),
+        cmocka_unit_test_teardown(test_node_back_within_grace, test_teardown),
+        cmocka_unit_test_teardown(test_follower_writes_nothing, test_teardown),
+        cmocka_unit_test(test_config_refused),
+    };
+    return cmocka_run_group_tests_name("pin_nodeloss_integration", tests, group_setup,
+                                       group_teardown);
+}
