@@ -106,30 +106,30 @@ static int test_teardown(void **state)
 /* The scheduler                                                       */
 /* ------------------------------------------------------------------ */
 
-#define PROFILE(name, grace)                \
-    "  - schedulerName: " name "\n"         \
-    "    plugins:\n"                        \
-    "      preFilter:\n"                    \
-    "        enabled:\n"                    \
-    "          - name: StickyVM\n"          \
-    "      filter:\n"                       \
-    "        enabled:\n"                    \
-    "          - name: StickyVM\n"          \
-    "      postBind:\n"                     \
-    "        enabled:\n"                    \
-    "          - name: StickyVM\n"          \
-    "    pluginConfig:\n"                   \
-    "      - name: StickyVM\n"              \
-    "        args:\n"                       \
+#define PROFILE(name, grace)        \
+    "  - schedulerName: " name "\n" \
+    "    plugins:\n"                \
+    "      preFilter:\n"            \
+    "        enabled:\n"            \
+    "          - name: StickyVM\n"  \
+    "      filter:\n"               \
+    "        enabled:\n"            \
+    "          - name: StickyVM\n"  \
+    "      postBind:\n"             \
+    "        enabled:\n"            \
+    "          - name: StickyVM\n"  \
+    "    pluginConfig:\n"           \
+    "      - name: StickyVM\n"      \
+    "        args:\n"               \
     "          nodeLossGracePeriod: " grace "\n"
 
-#define CONFIG_HEAD                                   \
-    "apiVersion: kubescheduler.config.k8s.io/v1\n"    \
-    "kind: KubeSchedulerConfiguration\n"              \
-    "leaderElection:\n"                               \
-    "  leaderElect: false\n"                          \
-    "  resourceNamespace: kube-system\n"              \
-    "  resourceName: stickyvm-scheduler\n"            \
+#define CONFIG_HEAD                                \
+    "apiVersion: kubescheduler.config.k8s.io/v1\n" \
+    "kind: KubeSchedulerConfiguration\n"           \
+    "leaderElection:\n"                            \
+    "  leaderElect: false\n"                       \
+    "  resourceNamespace: kube-system\n"           \
+    "  resourceName: stickyvm-scheduler\n"         \
     "profiles:\n"
 
 /* The configuration yaml (file name "nodeloss.yaml"): KUBE_OK or the
@@ -292,13 +292,14 @@ static void create_volume(fixture *fx, const char *pv, const char *claim, const 
                           const char *value)
 {
     char body[1280];
-    snprintf(body, sizeof(body),
-             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"%s\"},"
-             "\"spec\":{\"capacity\":{\"storage\":\"1Gi\"},\"accessModes\":[\"ReadWriteOnce\"],"
-             "\"local\":{\"path\":\"/mnt/disks/%s\"},\"claimRef\":{\"namespace\":\"" NS "\","
-             "\"name\":\"%s\"},\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
-             "\"matchExpressions\":[{\"key\":\"%s\",\"operator\":\"In\",\"values\":[\"%s\"]}]}]}}}}",
-             pv, pv, claim, key, value);
+    snprintf(
+        body, sizeof(body),
+        "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"%s\"},"
+        "\"spec\":{\"capacity\":{\"storage\":\"1Gi\"},\"accessModes\":[\"ReadWriteOnce\"],"
+        "\"local\":{\"path\":\"/mnt/disks/%s\"},\"claimRef\":{\"namespace\":\"" NS "\","
+        "\"name\":\"%s\"},\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+        "\"matchExpressions\":[{\"key\":\"%s\",\"operator\":\"In\",\"values\":[\"%s\"]}]}]}}}}",
+        pv, pv, claim, key, value);
     assert_int_equal(harness_create(fx->h, PVS_PATH, body, NULL), KUBE_OK);
     snprintf(body, sizeof(body),
              "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":"
@@ -348,8 +349,8 @@ static int events(fixture *fx, const char *name, const char *reason, const char 
                      KUBE_OK);
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items"))
     {
-        const char *reg = cJSON_GetStringValue(
-            cJSON_GetObjectItem(cJSON_GetObjectItem(it, "regarding"), "name"));
+        const char *reg =
+            cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(it, "regarding"), "name"));
         const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(it, "reason"));
         const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(it, "type"));
         const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(it, "note"));
@@ -443,9 +444,9 @@ static void test_unknown_unpins(void **state)
     sched_up(fx, "1s", 0);
     node_ready(fx, "node-2", "Unknown");
     WAIT_TRUE(pinned_to(fx, "nl-unknown", ""));
-    assert_int_equal(events(fx, "nl-unknown", "NodeLost", "Warning",
-                            "Unpinned from node node-2, Unknown for "),
-                     1);
+    assert_int_equal(
+        events(fx, "nl-unknown", "NodeLost", "Warning", "Unpinned from node node-2, Unknown for "),
+        1);
     node_ready(fx, "node-2", "True");
 }
 
@@ -462,9 +463,9 @@ static void test_missing_unpins(void **state)
     sched_up(fx, "1s", 0);
     request(fx, "DELETE", NODES_PATH "/nl-gone", NULL);
     WAIT_TRUE(pinned_to(fx, "nl-missing", ""));
-    assert_int_equal(events(fx, "nl-missing", "NodeLost", "Warning",
-                            "Unpinned from node nl-gone, Missing for "),
-                     1);
+    assert_int_equal(
+        events(fx, "nl-missing", "NodeLost", "Warning", "Unpinned from node nl-gone, Missing for "),
+        1);
     WAIT_TRUE(pinned_to(fx, "nl-never", ""));
     assert_true(pinned_to(fx, "nl-missing-wait", "nl-gone"));
 }
