@@ -543,11 +543,12 @@ static void check_leadership(sched_pins *c)
               kube_lister_has_synced(c->o.pods);
     if (now && !c->was_leader) {
         KLOG_V(2, "StickyVM: leading: reconciling every VM's pin");
-        sched_nodeloss_led(c->nodeloss);
+        sched_nodeloss_leading(c->nodeloss, 1);
         kube_lister_foreach(c->vms, resync_one, c);
     } else if (!now && c->was_leader) {
         kube_workqueue_clear(c->q);
         pending_clear(c);
+        sched_nodeloss_leading(c->nodeloss, 0);
     }
     c->was_leader = now;
 }

@@ -350,9 +350,9 @@ sched_nodeloss_verdict sched_nodeloss_reconcile(sched_nodeloss *nl, const kube_o
 /* Lifecycle                                                           */
 /* ------------------------------------------------------------------ */
 
-void sched_nodeloss_led(sched_nodeloss *nl)
+void sched_nodeloss_leading(sched_nodeloss *nl, int leading)
 {
-    nl->led_us = wall_us();
+    nl->led_us = leading ? wall_us() : 0;
 }
 
 static int get_lister(kube_factory *f, const kube_resource *res, const kube_codec *codec,

@@ -44,7 +44,7 @@
  * recorder and registry are borrowed and outlive it; the factory must be
  * stopped before sched_nodeloss_free() (its handlers point here).
  * Threads: the handlers run on the informers' thread; reconcile and
- * sched_nodeloss_led() on the controller's worker; the count from any
+ * sched_nodeloss_leading() on the controller's worker; the count from any
  * thread.
  */
 #ifndef SCHED_PIN_NODELOSS_H
@@ -93,9 +93,9 @@ typedef enum sched_nodeloss_verdict {
  * sched_nodeloss_free(). */
 int sched_nodeloss_new(const sched_nodeloss_options *o, sched_nodeloss **out);
 
-/* This replica started leading now (the "lost since" of nodes it never
- * saw). */
-void sched_nodeloss_led(sched_nodeloss *nl);
+/* This replica started (leading 1: the "lost since" of nodes it never
+ * saw is now) or stopped (0) leading. */
+void sched_nodeloss_leading(sched_nodeloss *nl, int leading);
 
 /* The policy for vm (the cached VirtualMachine) and vmi (its instance, or
  * NULL): unpins it when due, on the leader. *wait_ms set for LATER. */
