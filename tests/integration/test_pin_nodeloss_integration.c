@@ -486,7 +486,7 @@ static void test_local_volume_holds(void **state)
     sched_up(fx, "0s", 0);
     node_ready(fx, "node-3", "False");
     WAIT_TRUE(pinned_to(fx, "nl-zonal", ""));
-    usleep(500 * 1000); /* both were queued by the same node event */
+    usleep(1000 * 1000); /* both were queued by the same node event */
     assert_true(pinned_to(fx, "nl-local", "node-3"));
     assert_int_equal(events(fx, "nl-local", "NodeLost", "Warning", ""), 0);
     node_ready(fx, "node-3", "True");
@@ -498,11 +498,11 @@ static void test_node_back_within_grace(void **state)
 {
     fixture *fx = *state;
     create_vm(fx, "nl-back", "node-0", "Unpin", NULL);
-    sched_up(fx, "4s", 0);
+    sched_up(fx, "5s", 0);
     node_ready(fx, "node-0", "False");
     usleep(500 * 1000);
     node_ready(fx, "node-0", "True");
-    usleep(5000 * 1000); /* past the grace the lost node would have had */
+    usleep(6000 * 1000); /* past the grace the lost node would have had */
     assert_true(pinned_to(fx, "nl-back", "node-0"));
     assert_true(metric_is(fx, "\nstickyvm_node_loss_unpins_total 0\n"));
 }
