@@ -32,9 +32,10 @@
  * Lease fences before the elector releases it: the scheduling thread
  * stops, requests in flight are aborted (the client is shut down), queued
  * bindings are dropped (their pods forgotten), pods waiting on Permit are
- * rejected; then the release, then on_leadership_lost (kube-scheduler
- * exits 1 then). Without leader election, scheduling starts once the
- * informers have synced and nothing is fenced.
+ * rejected; then the release, then the "stopped leading" Event (sent by
+ * the elector's own recorder on the leader client, given up to 1 s), then
+ * on_leadership_lost (kube-scheduler exits 1 then). Without leader election, scheduling starts once
+ * the informers have synced and nothing is fenced.
  *
  * Threads: sched_scheduler_new/start/stop/free from one controlling
  * thread; the getters from any thread.
