@@ -67,9 +67,12 @@ typedef struct sched_scheduler_options {
      * reads, Events, reviews and Lease writes leave while not leading) and
      * shuts it down when the Lease is lost: one client per scheduler. */
     kube_client *client;
-    /* The elector's own client (kube_leader_client_options()). Leader
-     * election runs when config->leader_election.leader_elect is set;
-     * NULL then is KUBE_EINVAL. */
+    /* The elector's own client (kube_leader_client_options()), which
+     * also sends the Lease's LeaderElection Events; shut down once the
+     * Lease is lost (after the "stopped leading" Event): one per
+     * scheduler. Leader election runs when
+     * config->leader_election.leader_elect is set; NULL then is
+     * KUBE_EINVAL. */
     kube_client *leader_client;
     const char *identity;        /* leader identity; NULL: "<hostname>_<uuid>" */
     const fw_registry *registry; /* NULL: plugin_registry_in_tree() */
