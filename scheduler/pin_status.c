@@ -12,7 +12,11 @@
 #include "kube/types/pin.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
+#include "kube/util/array.h"
 #include "kube/util/metrics.h"
+#include "kube/util/strmap.h"
+#include "plugins/helper.h"
+#include "plugins/plugins.h"
 #include "plugins/stickyvm/stickyvm.h"
 
 static const char *const node_labels[] = {"Ready", "NotReady", "Unknown", "Missing",
@@ -28,10 +32,19 @@ struct sched_pin_status {
     kube_metric *vms_by_node, *pods_waiting;
 };
 
-/* One refresh's counts. */
+/* A waiting pod of a pinned VM and the node it is pinned to. */
+typedef struct waiter {
+    fw_pod_info *pi; /* one reference */
+    char *node;      /* copy */
+} waiter;
+
+/* One refresh's counts, and its waiting pods with their nodes' infos. */
 typedef struct tally {
     sched_pin_status *ps;
     double vms[N_NODE_LABELS], pods[N_WAIT_LABELS];
+    waiter *waiters;
+    size_t n_waiters, cap_waiters;
+    kube_strmap infos; /* pinned node name -> fw_node_info, for nodes that exist */
 } tally;
 
 /* The node_status label of a VM pinned to node (NULL: Missing). */
@@ -42,32 +55,42 @@ static const char *node_label(const kube_node *node)
     return kube_node_ready_word(node);
 }
 
-/* The reason of a FitError message: the pinned node's own reason (StickyVM
- * excludes the others with its own words). */
-static const char *reason_of_message(const char *msg)
+static int not_ready_taint(const kube_taint *t)
 {
-    if (strstr(msg, ", which does not exist"))
-        return "NodeMissing"; /* StickyVM's PreFilter */
-    if (strstr(msg, "node(s) were unschedulable"))
-        return "NodeUnschedulable";
-    if (strstr(msg, "untolerated taint {node.kubernetes.io/not-ready:") ||
-        strstr(msg, "untolerated taint {node.kubernetes.io/unreachable:"))
-        return "NodeNotReady";
-    if (strstr(msg, "untolerated taint {"))
-        return "NodeTainted";
-    return "Insufficient";
+    return strcmp(t->key, "node.kubernetes.io/not-ready") == 0 ||
+           strcmp(t->key, "node.kubernetes.io/unreachable") == 0;
 }
 
-/* The reason label of a pinned VM's pending pod, or NULL when the pod is
- * not waiting (bound, terminal, deleting, or no PodScheduled=False with
- * reason Unschedulable). */
-static const char *wait_reason(const kube_pod *pod)
+/* Why the node of ni (NULL: no such node) cannot take the pod of pi, by
+ * the Filter plugins' own predicates in the default profile's order
+ * (NodeUnschedulable, TaintToleration, NodeResourcesFit; StickyVM's
+ * PreFilter for a missing node): the first that fails is the one the
+ * FitError names. NULL when they all pass. */
+static const char *node_refusal(const fw_pod_info *pi, const fw_node_info *ni)
+{
+    const kube_taint *t;
+
+    if (!ni || !ni->node)
+        return "NodeMissing";
+    if (!plugin_node_unschedulable_fits(pi->pod, ni->node))
+        return "NodeUnschedulable";
+    t = plugin_find_untolerated_taint(ni->node, pi->pod,
+                                      PLUGIN_EFFECT(KUBE_EFFECT_NO_SCHEDULE) |
+                                          PLUGIN_EFFECT(KUBE_EFFECT_NO_EXECUTE));
+    if (t)
+        return not_ready_taint(t) ? "NodeNotReady" : "NodeTainted";
+    if (!plugin_node_resources_fits(pi, ni))
+        return "Insufficient";
+    return NULL;
+}
+
+/* 1 when the pod waits for a node: pending (not bound, terminal or
+ * deleting) with PodScheduled=False, reason Unschedulable. */
+static int waiting(const kube_pod *pod)
 {
     const kube_pod_condition *c = kube_pod_condition_get(pod, "PodScheduled");
-    if (*pod->node_name || pod->base.meta.deleting || kube_pod_is_terminal(pod) || !c ||
-        strcmp(c->status, "False") != 0 || strcmp(c->reason, "Unschedulable") != 0)
-        return NULL;
-    return reason_of_message(c->message ? c->message : "");
+    return !*pod->node_name && !pod->base.meta.deleting && !kube_pod_is_terminal(pod) && c &&
+           strcmp(c->status, "False") == 0 && strcmp(c->reason, "Unschedulable") == 0;
 }
 
 static size_t label_index(const char *const *labels, size_t n, const char *label)
@@ -91,28 +114,83 @@ static void count_vm(void *ud, kube_object *obj)
     kube_object_unref(node);
 }
 
-/* Whether the VM of VMI ns/name (its controller, else the same name) is
- * pinned. */
-static int vmi_pinned(const sched_pin_status *ps, const char *ns, const char *name)
+/* The node the VM of VMI ns/name (its controller, else the same name) is
+ * pinned to, copied (caller frees), or NULL when it is not pinned. */
+static char *vmi_pin(const sched_pin_status *ps, const char *ns, const char *name)
 {
     kube_object *vmi = kube_lister_get(ps->vmis, ns, name);
     const kube_owner_ref *o = vmi ? stickyvm_vm_owner(&vmi->meta) : NULL;
     kube_object *vm = kube_lister_get(ps->vms, ns, o ? o->name : name);
-    int pinned = vm && kube_pin_get(kube_vm_from(vm), ps->key) != NULL;
+    const char *pin = vm ? kube_pin_get(kube_vm_from(vm), ps->key) : NULL;
+    char *copy = pin ? kube_strdup(pin) : NULL;
     kube_object_unref(vm);
     kube_object_unref(vmi);
-    return pinned;
+    return copy;
 }
 
-/* kube_lister_foreach() callback: a waiting pod of a pinned VM counts. */
-static void count_pod(void *ud, kube_object *obj)
+/* The info of node name (its pods added later) unless known or missing. */
+static void want_node_info(tally *t, const char *name)
+{
+    kube_object *node =
+        kube_strmap_get(&t->infos, name) ? NULL : kube_lister_get(t->ps->nodes, "", name);
+    fw_node_info *ni = node ? fw_node_info_new() : NULL;
+    if (ni && (fw_node_info_set_node(ni, (kube_node *)kube_node_from(node)) != KUBE_OK ||
+               kube_strmap_put(&t->infos, name, ni, NULL) != KUBE_OK))
+        fw_node_info_free(ni);
+    kube_object_unref(node);
+}
+
+/* kube_lister_foreach() callback: keeps a waiting pod of a pinned VM. */
+static void collect_waiter(void *ud, kube_object *obj)
 {
     tally *t = ud;
-    const kube_pod *pod = kube_pod_from(obj);
+    kube_pod *pod = (kube_pod *)kube_pod_from(obj);
     const kube_owner_ref *ref = pod ? stickyvm_vmi_owner(&obj->meta) : NULL;
-    const char *reason = ref ? wait_reason(pod) : NULL;
-    if (reason && vmi_pinned(t->ps, obj->meta.namespace_, ref->name))
-        t->pods[label_index(wait_labels, N_WAIT_LABELS, reason)]++;
+    char *node = ref && waiting(pod) ? vmi_pin(t->ps, obj->meta.namespace_, ref->name) : NULL;
+    waiter w = {NULL, node};
+    if (!node || KUBE_ARRAY_RESERVE(t->waiters, t->cap_waiters, t->n_waiters + 1) != KUBE_OK ||
+        fw_pod_info_new(pod, &w.pi) != KUBE_OK) {
+        free(node);
+        return;
+    }
+    t->waiters[t->n_waiters++] = w;
+    want_node_info(t, node);
+}
+
+/* kube_lister_foreach() callback: a pod bound to a waiter's node counts
+ * there, as in the scheduler's cache (the informer lists no terminal pod). */
+static void add_bound_pod(void *ud, kube_object *obj)
+{
+    tally *t = ud;
+    kube_pod *pod = (kube_pod *)kube_pod_from(obj);
+    fw_node_info *ni = pod && *pod->node_name ? kube_strmap_get(&t->infos, pod->node_name) : NULL;
+    fw_pod_info *pi = NULL;
+    if (ni && !kube_pod_is_terminal(pod) && fw_pod_info_new(pod, &pi) == KUBE_OK)
+        fw_node_info_add_pod(ni, pi);
+    fw_pod_info_unref(pi);
+}
+
+static void free_info(void *ud, const char *key, void *value)
+{
+    fw_node_info_free(value);
+}
+
+/* Counts the waiters by why their node refuses them, and frees them. */
+static void count_waiters(tally *t)
+{
+    if (kube_strmap_len(&t->infos))
+        kube_lister_foreach(t->ps->pods, add_bound_pod, t);
+    for (size_t i = 0; i < t->n_waiters; i++) {
+        const char *why =
+            node_refusal(t->waiters[i].pi, kube_strmap_get(&t->infos, t->waiters[i].node));
+        if (why)
+            t->pods[label_index(wait_labels, N_WAIT_LABELS, why)]++;
+        fw_pod_info_unref(t->waiters[i].pi);
+        free(t->waiters[i].node);
+    }
+    free(t->waiters);
+    kube_strmap_foreach(&t->infos, free_info, NULL);
+    kube_strmap_free(&t->infos);
 }
 
 static void set_all(kube_metric *m, const char *const *labels, const double *v, size_t n)
@@ -127,7 +205,8 @@ void sched_pin_status_refresh(sched_pin_status *ps)
 {
     tally t = {.ps = ps};
     kube_lister_foreach(ps->vms, count_vm, &t);
-    kube_lister_foreach(ps->pods, count_pod, &t);
+    kube_lister_foreach(ps->pods, collect_waiter, &t);
+    count_waiters(&t);
     set_all(ps->vms_by_node, node_labels, t.vms, N_NODE_LABELS);
     set_all(ps->pods_waiting, wait_labels, t.pods, N_WAIT_LABELS);
 }

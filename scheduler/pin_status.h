@@ -14,11 +14,21 @@
  * Every series of both is always present (0 when none). Each replica
  * computes them from its own caches (leader or not), on refresh.
  *
- * The waiting reason is read from the pod's PodScheduled=False condition
- * (reason Unschedulable): its message is the FitError the scheduler wrote
- * with the same text as the FailedScheduling event, so the two cannot
- * disagree, and every replica reads the same condition from its pod cache
- * (the queue's unschedulable plugins exist only on the replica that tried).
+ * A pod waits when it is pending with PodScheduled=False (reason
+ * Unschedulable) and its VM is pinned to a node that cannot take it. Why
+ * is computed from the caches with the Filter plugins' own predicates, in
+ * the default profile's order, so it is the reason FailedScheduling names
+ * for that node: NodeMissing (no Node object: StickyVM's PreFilter),
+ * NodeUnschedulable (NodeUnschedulable: cordoned, not tolerated), then
+ * TaintToleration's first untolerated NoSchedule/NoExecute taint,
+ * NodeNotReady for node.kubernetes.io/not-ready or /unreachable and
+ * NodeTainted for any other, then Insufficient (NodeResourcesFit, against
+ * the pods the informer has bound there). A pod whose node passes all of
+ * them (it waits for something else, or for its retry after the node
+ * recovered) is not counted. Nothing is read from the condition's message,
+ * whose words may be another scheduler's; every replica sees the same
+ * caches (the queue's unschedulable plugins exist only on the replica that
+ * tried).
  *
  * Memory: sched_pin_status_new() copies the key; listers and registry are
  * borrowed and outlive it. Threads: refresh from one thread at a time.

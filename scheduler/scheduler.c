@@ -101,6 +101,7 @@ static void on_stopped_leading(void *ud, int lost)
         return;
     }
     KLOG_ERROR("leaderelection lost");
+    kube_client_shutdown(s->leader_client); /* the elector is done: nothing of it holds the exit */
     if (s->on_lost)
         s->on_lost(s->ud);
 }
@@ -110,7 +111,13 @@ static int leader_new(sched_scheduler *s)
     const sched_leader_election *le = &s->cfg->leader_election;
     kube_leader_config lc;
     kube_leader_callbacks cb = {on_started_leading, on_stopped_leading, NULL, s, sched_fence};
+    kube_recorder_options ro;
+    int rc;
 
+    kube_recorder_options_default(&ro); /* kube-scheduler's: the first profile's name */
+    ro.reporting_controller = s->cfg->profiles[0].scheduler_name;
+    if ((rc = kube_recorder_new(s->leader_client, &ro, &s->leader_recorder)) != KUBE_OK)
+        return rc;
     kube_leader_config_default(&lc);
     lc.namespace_ = le->resource_namespace;
     lc.name = le->resource_name;
@@ -119,7 +126,7 @@ static int leader_new(sched_scheduler *s)
     lc.renew_deadline_ms = (long)le->renew_deadline_ms;
     lc.retry_period_ms = (long)le->retry_period_ms;
     lc.release_on_cancel = 1;
-    lc.recorder = s->n_fws ? s->recorders[0] : NULL;
+    lc.recorder = s->leader_recorder; /* the fence shuts s->client down before "stopped leading" */
     return kube_leader_new(s->leader_client, &lc, &cb, &s->leader);
 }
 
@@ -436,6 +443,8 @@ void sched_scheduler_stop(sched_scheduler *s, long timeout_ms)
     pthread_join(s->house_thread, NULL);
     sched_pins_stop(s->pins);
     kube_leader_stop(s->leader);
+    if (s->leader_recorder)
+        kube_recorder_stop(s->leader_recorder, EVENT_STOP_DEADLINE_MS);
     for (size_t i = 0; i < s->n_fws; i++)
         kube_recorder_stop(s->recorders[i], EVENT_STOP_DEADLINE_MS);
     kube_factory_stop(s->informers);
@@ -458,6 +467,7 @@ void sched_scheduler_free(sched_scheduler *s)
     sched_nominator_free(s->nominator); /* after the frameworks, which use it */
     sched_extenders_free(s->extenders);
     kube_leader_free(s->leader); /* after the plugins, which may ask it */
+    kube_recorder_free(s->leader_recorder);
     kube_factory_free(s->informers);
     sched_cache_free(s->cache);
     fw_snapshot_free(s->snap);

@@ -32,9 +32,10 @@
  * Lease fences before the elector releases it: the scheduling thread
  * stops, requests in flight are aborted (the client is shut down), queued
  * bindings are dropped (their pods forgotten), pods waiting on Permit are
- * rejected; then the release, then on_leadership_lost (kube-scheduler
- * exits 1 then). Without leader election, scheduling starts once the
- * informers have synced and nothing is fenced.
+ * rejected; then the release, then the "stopped leading" Event (sent by
+ * the elector's own recorder on the leader client, given up to 1 s), then
+ * on_leadership_lost (kube-scheduler exits 1 then). Without leader election, scheduling starts once
+ * the informers have synced and nothing is fenced.
  *
  * Threads: sched_scheduler_new/start/stop/free from one controlling
  * thread; the getters from any thread.
@@ -66,9 +67,12 @@ typedef struct sched_scheduler_options {
      * reads, Events, reviews and Lease writes leave while not leading) and
      * shuts it down when the Lease is lost: one client per scheduler. */
     kube_client *client;
-    /* The elector's own client (kube_leader_client_options()). Leader
-     * election runs when config->leader_election.leader_elect is set;
-     * NULL then is KUBE_EINVAL. */
+    /* The elector's own client (kube_leader_client_options()), which
+     * also sends the Lease's LeaderElection Events; shut down once the
+     * Lease is lost (after the "stopped leading" Event): one per
+     * scheduler. Leader election runs when
+     * config->leader_election.leader_elect is set; NULL then is
+     * KUBE_EINVAL. */
     kube_client *leader_client;
     const char *identity;        /* leader identity; NULL: "<hostname>_<uuid>" */
     const fw_registry *registry; /* NULL: plugin_registry_in_tree() */

@@ -63,7 +63,8 @@ struct sched_scheduler {
     kube_lister *pods, *nodes;
     fw_parallelizer *par;
     fw_snapshot *snap;
-    kube_recorder **recorders; /* one per profile */
+    kube_recorder **recorders;      /* one per profile */
+    kube_recorder *leader_recorder; /* the elector's, on leader_client: not fenced */
     fw_framework **fws;
     size_t n_fws;
     sched_queue *queue;

@@ -67,6 +67,25 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
+
+#include "kube/util/clock.h"
+
+/* For cmocka tests: waits up to HARNESS_WAIT_MS, polling every 10 ms, for
+ * cond to hold, else fails the test naming cond. For what an asynchronous
+ * actor changes after the effect the test saw (a counter bumped once the
+ * write returned, a callback run after the flag it follows): reading it at
+ * once races. */
+#define HARNESS_WAIT_MS 20000
+#define WAIT_TRUE(cond)                                                          \
+    do {                                                                         \
+        int64_t wait_deadline_ = kube_now_ms() + HARNESS_WAIT_MS;                \
+        while (!(cond)) {                                                        \
+            if (kube_now_ms() > wait_deadline_)                                  \
+                fail_msg("still false after %d ms: %s", HARNESS_WAIT_MS, #cond); \
+            usleep(10000);                                                       \
+        }                                                                        \
+    } while (0)
 
 typedef struct harness harness;
 

@@ -78,6 +78,7 @@
     UNIT(queue)                                               \
     UNIT(cache)                                               \
     UNIT(cache_debugger)                                      \
+    UNIT(pin_status)                                          \
     INTEGRATION(scheduler_integration)                        \
     INTEGRATION(scheduler_secure_port)                        \
     INTEGRATION(fence_integration)                            \

@@ -721,6 +721,8 @@ static void *leader_main(void *arg)
         if (le->release_on_cancel)
             release(le);
         record_event(le, "stopped leading");
+        if (lost && le->recorder) /* the holder exits next: let the event leave first */
+            kube_recorder_flush(le->recorder, KUBE_LEADER_EVENT_FLUSH_MS);
     }
     le->cb.on_stopped_leading(le->cb.ud, lost);
     return NULL;

@@ -29,10 +29,12 @@
  *    (3) with release_on_cancel, the release: holderIdentity "",
  *    leaseDurationSeconds 1, acquireTime = renewTime = now,
  *    leaseTransitions unchanged (client-go's release), so a candidate takes
- *    over at its next try; (4) the "stopped leading" event; (5)
- *    on_stopped_leading(lost). client-go releases before the leading
- *    context is canceled; fencing first means a successor never overlaps
- *    writes of ours.
+ *    over at its next try; (4) the "stopped leading" event, which after a
+ *    lost Lease gets up to KUBE_LEADER_EVENT_FLUSH_MS to be written, as the
+ *    holder exits next (client-go only queues it, and kube-scheduler exits
+ *    without waiting for it); (5) on_stopped_leading(lost). client-go
+ *    releases before the leading context is canceled; fencing first means
+ *    a successor never overlaps writes of ours.
  *
  * Times written are MicroTime: RFC 3339 UTC with microseconds.
  *
@@ -101,9 +103,15 @@ typedef struct kube_leader_config {
     int release_on_cancel;  /* release the Lease on kube_leader_stop() */
     /* Optional: records "<identity> became leader" / "stopped leading"
      * events on the Lease (reason LeaderElection), as the LeaseLock does.
-     * Borrowed; must outlive the elector. */
+     * It should send through a client on_fence leaves working (the
+     * elector's own), or the "stopped leading" of a lost Lease cannot
+     * leave. Borrowed; must outlive the elector. */
     struct kube_recorder *recorder;
 } kube_leader_config;
+
+/* How long the elector waits for its recorder to write the "stopped
+ * leading" event of a lost Lease before on_stopped_leading. */
+#define KUBE_LEADER_EVENT_FLUSH_MS 1000
 
 /* Fills c with the defaults above (namespace_ and name NULL). */
 void kube_leader_config_default(kube_leader_config *c);

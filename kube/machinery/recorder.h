@@ -104,6 +104,13 @@ int kube_recorder_eventv(kube_recorder *r, const kube_recorder_ref *regarding,
                          const char *action, const char *note_fmt, va_list ap)
     __attribute__((format(printf, 7, 0)));
 
+/* Waits until every event queued before the call has been written (or
+ * abandoned) and no series has unsent counts older than the heartbeat
+ * would send; sends pending series counts now. Keeps running. KUBE_OK,
+ * KUBE_ETIMEDOUT after timeout_ms (what is left stays queued), or
+ * KUBE_ECANCELED when the recorder stopped first. */
+int kube_recorder_flush(kube_recorder *r, long timeout_ms);
+
 /* Stops accepting events, sends what is queued and the final counts of open
  * series within deadline_ms (retry sleeps are cut short; a request in
  * flight ends within the client's timeout), then ends the thread. What is

@@ -20,10 +20,4 @@ size_t kube_recorder_cache_size(const kube_recorder_cache *c);
 
 void kube_recorder_stats_get(kube_recorder *r, kube_recorder_stats *out);
 
-/* Waits until every event queued before the call has been written (or
- * abandoned) and no series has unsent counts older than the heartbeat
- * would send; sends pending series counts now. KUBE_ETIMEDOUT after
- * timeout_ms. */
-int kube_recorder_flush(kube_recorder *r, long timeout_ms);
-
 #endif

@@ -19,17 +19,21 @@ static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_
     return KUBE_OK;
 }
 
-static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                         const fw_node_info *ni)
+int plugin_node_unschedulable_fits(const kube_pod *pod, const kube_node *node)
 {
     static const kube_taint unschedulable = {"node.kubernetes.io/unschedulable", "",
                                              KUBE_EFFECT_NO_SCHEDULE};
-    const kube_node *node = ni->node;
 
-    if (!node)
+    return !node->unschedulable ||
+           plugin_tolerations_tolerate(pod->tolerations, pod->n_tolerations, &unschedulable);
+}
+
+static fw_status *filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                         const fw_node_info *ni)
+{
+    if (!ni->node)
         return fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNKNOWN_CONDITION);
-    if (!node->unschedulable ||
-        plugin_tolerations_tolerate(pod->pod->tolerations, pod->pod->n_tolerations, &unschedulable))
+    if (plugin_node_unschedulable_fits(pod->pod, ni->node))
         return NULL;
     return fw_status_new(FW_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE);
 }

@@ -46,6 +46,9 @@ int plugin_node_resources_fits(const fw_pod_info *pod, const fw_node_info *ni);
 /* nodeaffinity.GetRequiredNodeAffinity(pod).Match(node): the pod's
  * nodeSelector and required node affinity match node. */
 int plugin_node_affinity_required_matches(const struct kube_pod *pod, const struct kube_node *node);
+/* NodeUnschedulable's Filter on a node: node is not cordoned, or pod
+ * tolerates node.kubernetes.io/unschedulable:NoSchedule. */
+int plugin_node_unschedulable_fits(const struct kube_pod *pod, const struct kube_node *node);
 /* nodename.Fits: pod names no node or node. */
 int plugin_node_name_fits(const struct kube_pod *pod, const struct kube_node *node);
 /* nodeports.Fits: none of pod's host ports is in use on ni. */

@@ -31,8 +31,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "apiserver/app.h"
 #include "apiserver/app_testing.h"
+#include "apis_fixture.h"
 #include "kube/serving/authsource.h"
 #include "kube/serving/authsource_testing.h"
 #include "apiserver/metrics.h"
@@ -65,9 +65,7 @@ typedef struct fixture {
     harness *h;
     char dir[64];
     int port;
-    apis_app *app;
-    pthread_t thread;
-    int running;
+    af_server server;                         /* stickyvm-apiserver, in-process */
     char fp_cert[512], fp_key[512];           /* the emulator's front-proxy client */
     char wrong_cert[512], wrong_key[512];     /* CN=front-proxy-client, another CA */
     char outside_cert[512], outside_key[512]; /* front-proxy CA, CN not allowed */
@@ -175,12 +173,6 @@ static int server_busy(apis_metrics *m)
     return busy;
 }
 
-static void *serve(void *arg)
-{
-    apis_app_run(arg);
-    return NULL;
-}
-
 static int write_policy(char *path, size_t n)
 {
     FILE *f;
@@ -195,7 +187,7 @@ static int write_policy(char *path, size_t n)
 
 static void start_emulator(void)
 {
-    char policy_path[128], endpoint[128], policy_flag[160];
+    char policy_path[128], endpoint[AF_FLAG_LEN], policy_flag[160];
     const char *args[] = {endpoint, policy_flag, "--aggregator-probe-interval-ms=200", NULL};
     harness_opts o = HARNESS_OPTS_INIT;
 
@@ -204,8 +196,7 @@ static void start_emulator(void)
     assert_int_equal(write_policy(policy_path, sizeof(policy_path)), KUBE_OK);
     F.port = harness_free_port();
     assert_true(F.port > 0);
-    snprintf(endpoint, sizeof(endpoint),
-             "--service-endpoint=stickyvm-system/stickyvm-apiserver=127.0.0.1:%d", F.port);
+    af_endpoint_flag(F.port, endpoint, sizeof(endpoint));
     snprintf(policy_flag, sizeof(policy_flag), "--authorization-policy-file=%s", policy_path);
     o.nodes = N_NODES;
     o.extra_args = args;
@@ -216,30 +207,12 @@ static void start_emulator(void)
 
 static void start_apiserver(void)
 {
-    static const char *const dns[] = {"stickyvm-apiserver.stickyvm-system.svc", "localhost"};
-    static const char *const ips[] = {"127.0.0.1"};
-    const char *cert = NULL, *key = NULL;
     apis_options o;
-    char err[512] = "";
 
-    assert_int_equal(
-        harness_issue_serving_cert(F.h, "stickyvm-apiserver", dns, 2, ips, 1, &cert, &key),
-        KUBE_OK);
-    assert_int_equal(apis_options_defaults(&o), KUBE_OK);
-    o.serving.secure_port = F.port;
-    free(o.serving.bind_address);
-    o.serving.bind_address = strdup("127.0.0.1");
-    o.kubeconfig = strdup(harness_kubeconfig(F.h));
-    o.serving.tls_cert_file = strdup(cert);
-    o.serving.tls_private_key_file = strdup(key);
-    o.shutdown_timeout_ms = 5000;
+    af_options(F.h, F.port, &o);
     o.shutdown_delay_ms = SHUTDOWN_DELAY_MS;
     o.workers = 8;
-    if (apis_app_new(&o, &F.app, err, sizeof(err)) != KUBE_OK)
-        fail_msg("stickyvm-apiserver did not start: %s", err);
-    apis_options_free(&o);
-    assert_int_equal(pthread_create(&F.thread, NULL, serve, F.app), 0);
-    F.running = 1;
+    af_start(&o, &F.server);
 }
 
 static void wait_ready(void)
@@ -252,31 +225,6 @@ static void wait_ready(void)
             fail_msg("stickyvm-apiserver never became ready");
         sleep_ms(50);
     }
-}
-
-static void register_apiservice(void)
-{
-    char *ca = NULL, *b64 = NULL;
-    size_t len = 0;
-    kube_buf body = KUBE_BUF_INIT;
-
-    assert_int_equal(kube_read_file(harness_ca_file(F.h), &ca, &len), KUBE_OK);
-    assert_int_equal(kube_base64_encode(ca, len, &b64, NULL), KUBE_OK);
-    kube_buf_printf(
-        &body,
-        "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
-        "\"metadata\":{\"name\":\"v1.subresources.stickyvm.io\"},\"spec\":{"
-        "\"group\":\"subresources.stickyvm.io\",\"version\":\"v1\","
-        "\"groupPriorityMinimum\":1000,\"versionPriority\":15,\"caBundle\":\"%s\","
-        "\"service\":{\"namespace\":\"stickyvm-system\",\"name\":\"stickyvm-apiserver\","
-        "\"port\":443}}}",
-        b64);
-    assert_int_equal(
-        harness_create(F.h, "/apis/apiregistration.k8s.io/v1/apiservices", body.data, NULL),
-        KUBE_OK);
-    kube_buf_free(&body);
-    free(ca);
-    free(b64);
 }
 
 static int apiservice_available(void)
@@ -416,7 +364,7 @@ static int setup(void **state)
     start_emulator();
     start_apiserver();
     wait_ready();
-    register_apiservice();
+    af_register_apiservice(F.h);
     wait_available();
     create_vm("vm-a", "node-1");
     create_vm("vm-b", "node-2");
@@ -434,11 +382,7 @@ static int teardown(void **state)
     char cmd[128];
 
     (void)state;
-    if (F.running) {
-        apis_app_stop(F.app);
-        pthread_join(F.thread, NULL);
-    }
-    apis_app_free(F.app);
+    af_stop(&F.server);
     harness_stop(F.h);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", F.dir);
     if (F.dir[0] && system(cmd) != 0)
@@ -785,7 +729,7 @@ static void follows_the_authentication_configmap(void **state)
     const char *path =
         "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication";
     call c = {"GET", GV, F.fp_cert, F.fp_key, admin, NULL};
-    kube_authn_source *src = apis_app_authn_source(F.app);
+    kube_authn_source *src = apis_app_authn_source(F.server.app);
     uint64_t gen = kube_authn_source_generation(src);
     harness_response r = {0};
     int64_t deadline;
@@ -848,7 +792,7 @@ static void slow_upstreams_do_not_stall_other_clients(void **state)
     harness_faults f = {.delay_ms = 4000, .verbs = verbs, .resources = resources};
     call discovery = {"GET", GV, F.fp_cert, F.fp_key, admin, NULL};
     call health = {"GET", "/healthz", NULL, NULL, NULL, NULL};
-    apis_metrics *m = apis_app_metrics(F.app);
+    apis_metrics *m = apis_app_metrics(F.server.app);
     unsigned long before = apis_metrics_requests_with_code(m, 200);
     slow_call s = {0};
     pthread_t t;
@@ -979,7 +923,7 @@ static void review_endpoints_answer_like_the_fixtures(void **state)
 
 static void exports_metrics(void **state)
 {
-    apis_metrics *m = apis_app_metrics(F.app);
+    apis_metrics *m = apis_app_metrics(F.server.app);
     kube_buf b = KUBE_BUF_INIT;
     (void)state;
 
@@ -1312,7 +1256,7 @@ static void vmpins_show_the_node_status(void **state)
     static const char *const accept[] = {TABLE_ACCEPT, NULL};
     watch_call all, down;
     harness_response r = {0};
-    char names[512], got[1024];
+    char names[512], got[1024], all_path[256], down_path[320];
     cJSON *t;
     (void)state;
 
@@ -1327,11 +1271,18 @@ static void vmpins_show_the_node_status(void **state)
     wait_node_status("ns-cordon", "Ready");
     wait_node_status("ns-gone", "Ready");
 
-    watch_start(&all, PINS "?watch=true&timeoutSeconds=10", NULL);
-    watch_start(&down,
-                PINS "?watch=true&timeoutSeconds=10&fieldSelector=status.nodeStatus%3DNotReady",
-                NULL);
-    sleep_ms(300);
+    /* from the list's version: whenever they reach the server, the watches
+     * see every change after it (without one, a late start would miss
+     * them; vmpins_watch_starts_with_the_state covers that case) */
+    t = NULL;
+    assert_int_equal(via_proxy(NULL, "GET", PINS, &t), 200);
+    snprintf(all_path, sizeof(all_path), PINS "?watch=true&timeoutSeconds=10&resourceVersion=%s",
+             jstr(cJSON_GetObjectItem(t, "metadata"), "resourceVersion"));
+    snprintf(down_path, sizeof(down_path), "%s&fieldSelector=status.nodeStatus%%3DNotReady",
+             all_path);
+    cJSON_Delete(t);
+    watch_start(&all, all_path, NULL);
+    watch_start(&down, down_path, NULL);
     set_node_ready("node-5", "False");
     wait_node_status("ns-down", "NotReady");
     names_selected("status.nodeStatus%3DNotReady", names, sizeof(names));
@@ -1361,8 +1312,7 @@ static void vmpins_show_the_node_status(void **state)
     set_node_ready("node-5", "True");
     wait_node_status("ns-down", "Ready");
     watch_events(&all, "ns-down", got, sizeof(got));
-    assert_string_equal(got, "ADDED ns-down@node-5|MODIFIED ns-down@node-5|"
-                             "MODIFIED ns-down@node-5");
+    assert_string_equal(got, "MODIFIED ns-down@node-5|MODIFIED ns-down@node-5");
     watch_events(&down, "ns-", got, sizeof(got));
     assert_string_equal(got, "ADDED ns-down@node-5|DELETED ns-down@node-5");
 
@@ -1533,16 +1483,17 @@ static void vmpins_watch_tables(void **state)
     harness_response_free(&w.r);
 }
 
-/* The real kubectl, if there: a pin made while the watch is open shows
- * before kubectl is stopped (streamed by stickyvm-apiserver and the
- * aggregator; buffered, nothing would come before the end). */
+/* The real kubectl, if there: a pin made once kubectl printed its list
+ * (the watch follows from the list's version) shows before kubectl is
+ * stopped (streamed by stickyvm-apiserver and the aggregator; buffered,
+ * nothing would come before the end). */
 static void vmpins_kubectl_get_w_streams(void **state)
 {
     char cmd[1024];
     FILE *p;
     kube_buf out = KUBE_BUF_INIT;
     char line[512];
-    int repinned = 0;
+    int repinned = 0, pinned = 0;
     (void)state;
 
     if (!ek_have_kubectl())
@@ -1552,11 +1503,13 @@ static void vmpins_kubectl_get_w_streams(void **state)
              harness_kubeconfig(F.h));
     p = popen(cmd, "r");
     assert_non_null(p);
-    sleep_ms(2000);
-    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-web/pin?node=node-5", NULL), 200);
     while (fgets(line, sizeof(line), p)) {
         kube_buf_puts(&out, line);
-        repinned |= !strncmp(line, "vp-web ", 7) && strstr(line, " node-5 ");
+        repinned |= pinned && !strncmp(line, "vp-web ", 7) && strstr(line, " node-5 ");
+        if (!pinned && !strncmp(line, "vp-db ", 6)) { /* the list is out */
+            assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-web/pin?node=node-5", NULL), 200);
+            pinned = 1;
+        }
     }
     pclose(p);
     if (!out.data || !strstr(out.data, "NAME") || !strstr(out.data, "vp-db") ||
@@ -1773,7 +1726,7 @@ static void readyz_fails_while_shutting_down(void **state)
     assert_string_equal(b.data, "[+]ping ok\n[+]informer-sync ok\n"
                                 "[+]extension-apiserver-authentication ok\n[+]shutdown ok\n"
                                 "readyz check passed\n");
-    apis_app_stop(F.app);
+    apis_app_stop(F.server.app);
     assert_int_equal(direct_text("/readyz", &b), 500);
     assert_non_null(strstr(b.data, "[-]shutdown failed: reason withheld\n"));
     assert_non_null(strstr(b.data, "readyz check failed\n"));
@@ -1782,8 +1735,7 @@ static void readyz_fails_while_shutting_down(void **state)
     assert_int_equal(direct_text("/healthz", &b), 200);
     assert_string_equal(b.data, "ok");
     assert_int_equal(direct(&discovery, NULL), 200);
-    pthread_join(F.thread, NULL); /* the delay, then the drain */
-    F.running = 0;
+    af_join(&F.server); /* the delay, then the drain */
     assert_int_equal(direct_text("/healthz", &b), 0);
     kube_buf_free(&b);
 }

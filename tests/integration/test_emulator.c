@@ -631,13 +631,31 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
+/* Watch requests in the emulator's request log so far. */
+static int watches_logged(harness *h)
+{
+    cJSON *items = NULL;
+    int n;
+
+    assert_int_equal(harness_requests(h, "watch", NULL, NULL, &items), KUBE_OK);
+    n = cJSON_GetArraySize(items);
+    cJSON_Delete(items);
+    return n;
+}
+
+/* Starts the watch and returns once the emulator has it: logged at its
+ * arrival, it lists and follows from memory within microseconds (the
+ * grace below covers them; a fixed sleep alone raced a slow handshake). */
 static void watch_start(watch_run *w, harness *h, const char *path)
 {
+    int before = watches_logged(h);
+
     memset(w, 0, sizeof(*w));
     w->h = h;
     snprintf(w->path, sizeof(w->path), "%s", path);
     assert_int_equal(pthread_create(&w->thread, NULL, watch_main, w), 0);
-    usleep(300 * 1000); /* let the watch register before changes */
+    WAIT_TRUE(watches_logged(h) > before);
+    usleep(50 * 1000);
 }
 
 /* Joins and splits the stream into events (caller frees the array). */

@@ -11,7 +11,9 @@
  * fails and B takes over. From the emulator's request log: every binding
  * A sent arrived before A's last Lease write (its release, which the
  * elector sends only after the fence) and before B's first successful
- * Lease write. Every pod ends bound, by one replica or the other.
+ * Lease write. Every pod ends bound, by one replica or the other. A's
+ * "stopped leading" Event reaches the server although its scheduler's
+ * client is shut down (the elector records it through its own).
  *
  * No speed is asserted; waits use generous deadlines. The times measured
  * (loss to release, loss to the lost callback) are printed.
@@ -291,6 +293,38 @@ static int assert_bindings_before(harness *h, const char *user, int64_t before, 
     return n;
 }
 
+/* replica-a's "stopped leading" Event on the Lease (the LeaseLock's
+ * RecordEvent), which its elector records after the fence shut down the
+ * scheduler's client. */
+static int stopped_leading_recorded(void *ud)
+{
+    harness *h = ud;
+    long status = 0;
+    cJSON *list = NULL;
+    const cJSON *ev;
+    int found = 0;
+
+    assert_int_equal(harness_request_json(h, NULL, "GET",
+                                          "/apis/events.k8s.io/v1/namespaces/default/events", NULL,
+                                          &status, &list),
+                     KUBE_OK);
+    assert_int_equal(status, 200);
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        const cJSON *reg = cJSON_GetObjectItemCaseSensitive(ev, "regarding");
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reg, "kind"));
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reg, "name"));
+        const char *note = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "note"));
+        const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason"));
+
+        found |= kind && name && note && reason && !strcmp(kind, "Lease") &&
+                 !strcmp(name, "stickyvm-scheduler") && !strcmp(reason, "LeaderElection") &&
+                 !strcmp(note, "replica-a stopped leading");
+    }
+    cJSON_Delete(list);
+    return found;
+}
+
 static const char *const replica_a[] = {"replica-a", NULL};
 static const char *const creates[] = {"create", NULL};
 static const char *const bindings[] = {"pods/binding", NULL};
@@ -332,6 +366,7 @@ static void deposed_replica_binds_nothing(fixture *fx, harness_fault_rule lease)
     assert_int_equal(harness_set_fault_rules(fx->h, rules, 2), KUBE_OK);
     wait_until(replica_lost, &fx->a, "replica-a to lose the Lease");
     assert_false(leads(&fx->a));
+    wait_until(stopped_leading_recorded, fx->h, "replica-a's \"stopped leading\" Event");
     assert_int_equal(harness_clear_faults(fx->h), KUBE_OK);
     wait_until(replica_leads, &fx->b, "replica-b to take over");
     wait_until(all_bound, fx->h, "every pod bound");

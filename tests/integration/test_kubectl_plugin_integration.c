@@ -25,14 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <pthread.h>
 #include <time.h>
 
-#include "apiserver/app.h"
-#include "apiserver/options.h"
+#include "apis_fixture.h"
 #include "cmd.h"
 #include "harness.h"
-#include "kube/codec/base64.h"
 #include "kube/util/buf.h"
 #include "kube/util/clock.h"
 #include "kube/transport/client.h"
@@ -47,8 +44,7 @@ typedef struct fixture {
     harness *h;
     kube_config *cfg;
     kube_client *client;
-    apis_app *app; /* the evacuate group's stickyvm-apiserver */
-    pthread_t thread;
+    af_server server; /* the evacuate group's stickyvm-apiserver */
 } fixture;
 
 static int group_setup(void **state)
@@ -258,62 +254,6 @@ static void why_names_node_state_and_remedy(void **state)
 
 #define WAIT_MS 30000
 
-static void *serve(void *app)
-{
-    apis_app_run(app);
-    return NULL;
-}
-
-/* stickyvm-apiserver in-process on port, as the emulator's Service
- * stickyvm-system/stickyvm-apiserver, with a serving certificate of its CA. */
-static void start_apiserver(fixture *fx, int port)
-{
-    static const char *const dns[] = {"stickyvm-apiserver.stickyvm-system.svc", "localhost"};
-    static const char *const ips[] = {"127.0.0.1"};
-    const char *cert = NULL, *key = NULL;
-    apis_options o;
-    char err[512] = "";
-    assert_int_equal(
-        harness_issue_serving_cert(fx->h, "stickyvm-apiserver", dns, 2, ips, 1, &cert, &key),
-        KUBE_OK);
-    assert_int_equal(apis_options_defaults(&o), KUBE_OK);
-    o.serving.secure_port = port;
-    free(o.serving.bind_address);
-    o.serving.bind_address = strdup("127.0.0.1");
-    o.kubeconfig = strdup(harness_kubeconfig(fx->h));
-    o.serving.tls_cert_file = strdup(cert);
-    o.serving.tls_private_key_file = strdup(key);
-    o.shutdown_timeout_ms = 5000;
-    if (apis_app_new(&o, &fx->app, err, sizeof(err)) != KUBE_OK)
-        fail_msg("stickyvm-apiserver did not start: %s", err);
-    apis_options_free(&o);
-    assert_int_equal(pthread_create(&fx->thread, NULL, serve, fx->app), 0);
-}
-
-/* The APIService v1.subresources.stickyvm.io, with the emulator's CA. */
-static void register_apiservice(fixture *fx)
-{
-    char *ca = NULL, *b64 = NULL;
-    size_t len = 0;
-    kube_buf body = KUBE_BUF_INIT;
-    assert_int_equal(kube_read_file(harness_ca_file(fx->h), &ca, &len), KUBE_OK);
-    assert_int_equal(kube_base64_encode(ca, len, &b64, NULL), KUBE_OK);
-    kube_buf_printf(&body,
-                    "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
-                    "\"metadata\":{\"name\":\"v1.subresources.stickyvm.io\"},\"spec\":{"
-                    "\"group\":\"subresources.stickyvm.io\",\"version\":\"v1\","
-                    "\"groupPriorityMinimum\":1000,\"versionPriority\":15,\"caBundle\":\"%s\","
-                    "\"service\":{\"namespace\":\"stickyvm-system\",\"name\":"
-                    "\"stickyvm-apiserver\",\"port\":443}}}",
-                    b64);
-    assert_int_equal(
-        harness_create(fx->h, "/apis/apiregistration.k8s.io/v1/apiservices", body.data, NULL),
-        KUBE_OK);
-    kube_buf_free(&body);
-    free(ca);
-    free(b64);
-}
-
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -416,19 +356,20 @@ static int evac_setup(void **state)
 {
     fixture *fx = calloc(1, sizeof(*fx));
     harness_opts o = HARNESS_OPTS_INIT;
-    char err[256], endpoint[128];
+    char err[256], endpoint[AF_FLAG_LEN];
     int port = harness_free_port();
-    const char *args[] = {endpoint, "--aggregator-probe-interval-ms=200", NULL};
-    snprintf(endpoint, sizeof(endpoint),
-             "--service-endpoint=stickyvm-system/stickyvm-apiserver=127.0.0.1:%d", port);
+    const char *args[] = {af_endpoint_flag(port, endpoint, sizeof(endpoint)),
+                          "--aggregator-probe-interval-ms=200", NULL};
+    apis_options ao;
     o.nodes = 3;
     o.extra_args = args;
     assert_int_equal(harness_start(&o, &fx->h), KUBE_OK);
     assert_int_equal(kube_config_from_file(harness_kubeconfig(fx->h), &fx->cfg, err, sizeof(err)),
                      KUBE_OK);
     assert_int_equal(kube_client_new(fx->cfg, NULL, &fx->client), KUBE_OK);
-    start_apiserver(fx, port);
-    register_apiservice(fx);
+    af_options(fx->h, port, &ao);
+    af_start(&ao, &fx->server);
+    af_register_apiservice(fx->h);
     create_local_claim(fx, "vm-db-data");
     create_pinned_vm(fx, "vm-web", "node-1", "web", NULL);
     create_pinned_vm(fx, "vm-db", "node-1", "db", "vm-db-data");
@@ -441,9 +382,7 @@ static int evac_setup(void **state)
 static int evac_teardown(void **state)
 {
     fixture *fx = *state;
-    apis_app_stop(fx->app);
-    pthread_join(fx->thread, NULL);
-    apis_app_free(fx->app);
+    af_stop(&fx->server);
     return group_teardown(state);
 }
 

@@ -251,13 +251,11 @@ static void one_leader_and_release_hands_over(void **state)
     assert_int_equal(rec.lease_duration_s, 60);
     assert_int_equal(rec.transitions, 0);
     assert_int_equal(strlen(rec.renew_time), strlen("2026-11-21T10:00:00.000000Z"));
-    /* The follower saw who leads. */
-    assert_int_equal(kube_leader_get_leader(other->le, holder, sizeof(holder)), KUBE_OK);
-    while (strcmp(holder, kube_leader_identity(leader->le)) != 0) {
-        usleep(10000);
-        kube_leader_get_leader(other->le, holder, sizeof(holder));
-    }
-    assert_true(atomic_load(&other->new_leaders) >= 1);
+    /* The follower saw who leads (on_new_leader runs after the record
+     * get_leader reads is set). */
+    WAIT_TRUE(kube_leader_get_leader(other->le, holder, sizeof(holder)) == KUBE_OK &&
+              strcmp(holder, kube_leader_identity(leader->le)) == 0);
+    WAIT_TRUE(atomic_load(&other->new_leaders) >= 1);
     assert_int_equal(atomic_load(&other->started), 0);
 
     kube_leader_stop(leader->le);
@@ -312,7 +310,8 @@ static void abandoned_lease_is_taken_after_it_expires(void **state)
      * (a lower bound; a slow machine only makes it larger). */
     assert_true(micro_ms(taken.acquire_time) - micro_ms(last.renew_time) >= 2950);
     assert_false(atomic_load(&fx->both_seen));
-    assert_int_equal(atomic_load(&other->started), 1);
+    /* is_leader() turns true before on_started_leading runs */
+    WAIT_TRUE(atomic_load(&other->started) == 1);
 }
 
 /* When the server refuses every Lease write, the leader gives up after the
@@ -400,6 +399,7 @@ typedef struct ordered {
     _Atomic(kube_leader *) le;
     atomic_int step; /* 1 once on_fence ran, 2 once on_stopped_leading ran */
     int fence_lost, fence_leader, stopped_lost, stopped_after_fence;
+    int stopped_event; /* "stopped leading" on the server during on_stopped_leading */
     char fence_holder[KUBE_LEADER_HOLDER_MAX];   /* on the server, during on_fence */
     char stopped_holder[KUBE_LEADER_HOLDER_MAX]; /* during on_stopped_leading */
 } ordered;
@@ -416,6 +416,27 @@ static void server_holder(fixture *fx, char *out, size_t n)
         kube_leader_record_decode(lease, &rec) == KUBE_OK)
         snprintf(out, n, "%s", rec.holder);
     cJSON_Delete(lease);
+}
+
+/* 1 when the server has an event with that note (no asserts: an elector
+ * callback). */
+static int server_has_note(fixture *fx, const char *note)
+{
+    cJSON *list = NULL;
+    const cJSON *ev;
+    long status = 0;
+    int found = 0;
+
+    if (harness_request_json(fx->h, NULL, "GET", "/apis/events.k8s.io/v1/namespaces/" NS "/events",
+                             NULL, &status, &list) != KUBE_OK)
+        return 0;
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(list, "items"))
+    {
+        const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "note"));
+        found |= n && strcmp(n, note) == 0;
+    }
+    cJSON_Delete(list);
+    return found;
 }
 
 static void ord_started(void *ud)
@@ -437,6 +458,7 @@ static void ord_stopped(void *ud, int lost)
 {
     ordered *o = ud;
 
+    o->stopped_event = server_has_note(o->fx, "host-o_1 stopped leading");
     o->stopped_lost = lost;
     o->stopped_after_fence = atomic_load(&o->step) == 1;
     server_holder(o->fx, o->stopped_holder, sizeof(o->stopped_holder));
@@ -459,6 +481,7 @@ static void start_ordered(fixture *fx, ordered *o)
     cfg.renew_deadline_ms = 2000;
     cfg.retry_period_ms = 300;
     cfg.release_on_cancel = 1;
+    cfg.recorder = fx->rec;
     assert_int_equal(kube_leader_new(fx->client, &cfg, &cb, &le), KUBE_OK);
     atomic_store(&o->le, le);
     assert_int_equal(kube_leader_start(le), KUBE_OK);
@@ -485,18 +508,31 @@ static void fence_then_release_then_stopped_on_stop(void **state)
 }
 
 /* A lost Lease: on_fence(lost = 1) with the flag down, before
- * on_stopped_leading(lost = 1). */
+ * on_stopped_leading(lost = 1), by which time the "stopped leading" event
+ * was written (the holder exits then). */
 static void fence_runs_before_stopped_when_lost(void **state)
 {
     fixture *fx = *state;
-    const char *verbs[] = {"update", "get", "create", NULL};
-    const char *resources[] = {"leases", NULL};
-    harness_faults f = {1.0, 503, 0, 0, verbs, resources};
+    static const char *const verbs[] = {"update", "get", "create", NULL};
+    static const char *const leases[] = {"leases", NULL};
+    static const char *const creates[] = {"create", NULL};
+    static const char *const events[] = {"events", NULL};
+    /* every Lease request refused; events written 300 ms late (a slow
+     * link): only a wait for it puts the event before on_stopped_leading */
+    const harness_fault_rule rules[] = {
+        {.action = HARNESS_FAULT_STATUS,
+         .error_rate = 1.0,
+         .error_code = 503,
+         .verbs = verbs,
+         .resources = leases},
+        {.action = HARNESS_FAULT_STATUS, .delay_ms = 300, .verbs = creates, .resources = events},
+    };
     int64_t deadline;
     ordered o;
 
+    assert_int_equal(kube_recorder_new(fx->client, NULL, &fx->rec), KUBE_OK);
     start_ordered(fx, &o);
-    assert_int_equal(harness_set_faults(fx->h, &f), KUBE_OK);
+    assert_int_equal(harness_set_fault_rules(fx->h, rules, 2), KUBE_OK);
     deadline = kube_now_ms() + WAIT_MS;
     while (atomic_load(&o.step) < 2 && kube_now_ms() < deadline)
         usleep(10000);
@@ -505,6 +541,7 @@ static void fence_runs_before_stopped_when_lost(void **state)
     assert_false(o.fence_leader);
     assert_true(o.stopped_after_fence);
     assert_int_equal(o.stopped_lost, 1);
+    assert_true(o.stopped_event);
     kube_leader_free(atomic_load(&o.le));
 }
 

@@ -63,7 +63,7 @@
 typedef struct fixture {
     harness *h;
     kube_config *kc;
-    kube_client *client, *leader_client;
+    kube_client *client, *leader_client, *leader_client_b; /* one per replica */
     /* with leader election each replica fences a client of its own */
     kube_client *replica_clients[2];
     int n_replica_clients;
@@ -108,6 +108,7 @@ static int teardown(void **state)
     sched_scheduler_free(fx->sched);
     sched_config_free(fx->cfg);
     kube_client_free(fx->leader_client);
+    kube_client_free(fx->leader_client_b);
     for (int i = 0; i < fx->n_replica_clients; i++)
         kube_client_free(fx->replica_clients[i]);
     kube_client_free(fx->client);
@@ -406,12 +407,13 @@ static void two_replicas_never_both_bind(void **state)
     kube_client_options_default(&o);
     kube_leader_client_options(&lc, &o);
     assert_int_equal(kube_client_new(fx->kc, &o, &fx->leader_client), KUBE_OK);
+    assert_int_equal(kube_client_new(fx->kc, &o, &fx->leader_client_b), KUBE_OK);
     assert_int_equal(harness_reset_counters(fx->h), KUBE_OK);
     memset(&p, 0, sizeof(p));
     atomic_store(&p.watching, 1);
     assert_int_equal(pthread_create(&t, NULL, watch_leaders, &p), 0);
     p.a = start_scheduler(fx, fx->cfg, fx->leader_client, "replica-a");
-    p.b = start_scheduler(fx, fx->cfg, fx->leader_client, "replica-b");
+    p.b = start_scheduler(fx, fx->cfg, fx->leader_client_b, "replica-b");
 
     create_many(fx, "lp", 0, 20);
     wait_many(fx, "lp", 0, 20);

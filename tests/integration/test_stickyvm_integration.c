@@ -332,19 +332,6 @@ static void wait_pin(fixture *fx, const char *vm, const char *want)
     }
 }
 
-/* Waits up to CONVERGE_MS for cond to hold. The controller counts a
- * write only after the server has it, so a count read right after the
- * server shows the pin may lag a few microseconds. */
-#define WAIT_TRUE(cond)                                                      \
-    do {                                                                     \
-        int64_t wait_deadline_ = kube_now_ms() + CONVERGE_MS;                \
-        while (!(cond)) {                                                    \
-            if (kube_now_ms() > wait_deadline_)                              \
-                fail_msg("still false after %d ms: %s", CONVERGE_MS, #cond); \
-            usleep(10000);                                                   \
-        }                                                                    \
-    } while (0)
-
 /* A merge patch as admin (what /pin or another client does). */
 static void merge_patch(fixture *fx, const char *path, const char *body)
 {

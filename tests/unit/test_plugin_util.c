@@ -101,6 +101,15 @@ fw_pod_info *tp_pod_requests(const char *name, const char *requests, const char 
     return pi;
 }
 
+kube_object *tp_object(const kube_codec *codec, const char *json)
+{
+    cJSON *j = parse(json);
+    kube_object *obj = decode(codec, j);
+
+    cJSON_Delete(j);
+    return obj;
+}
+
 fw_node_info *tp_node(const char *json, fw_pod_info *const *pods, size_t n)
 {
     cJSON *j = parse(json);

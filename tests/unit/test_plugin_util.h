@@ -37,6 +37,10 @@ fw_pod_info *tp_podf(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
  * ",'initContainers':[...]" or ",'nodeName':'n1'". */
 fw_pod_info *tp_pod_requests(const char *name, const char *requests, const char *extra_spec);
 
+/* Any object decoded by codec from single-quoted JSON, as it is (no
+ * default filled in). One reference: kube_object_unref(). */
+kube_object *tp_object(const kube_codec *codec, const char *json);
+
 /* A node info for the node in single-quoted JSON, with pods added. */
 fw_node_info *tp_node(const char *json, fw_pod_info *const *pods, size_t n);
 /* A node info named name with allocatable (single-quoted ResourceList JSON,
