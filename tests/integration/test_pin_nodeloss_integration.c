@@ -55,16 +55,6 @@ typedef struct fixture {
     sched_scheduler *sched;
 } fixture;
 
-#define WAIT_TRUE(cond)                                                      \
-    do {                                                                     \
-        int64_t wait_deadline_ = kube_now_ms() + CONVERGE_MS;                \
-        while (!(cond)) {                                                    \
-            if (kube_now_ms() > wait_deadline_)                              \
-                fail_msg("still false after %d ms: %s", CONVERGE_MS, #cond); \
-            usleep(20000);                                                   \
-        }                                                                    \
-    } while (0)
-
 static int group_setup(void **state)
 {
     fixture *fx = calloc(1, sizeof(*fx));
