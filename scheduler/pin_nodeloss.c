@@ -287,8 +287,9 @@ static void unpinned(sched_nodeloss *nl, const kube_object *vm, const char *node
     KLOG_INFO("StickyVM: VM %s unpinned from node %s, %s for %s (%s: Unpin)", key, node, word, lost,
               SCHED_NODELOSS_ANN);
     if (nl->o.recorder)
-        kube_recorder_eventf(nl->o.recorder, &reg, NULL, KUBE_RECORDER_WARNING, "NodeLost", "Unpin",
-                             "Unpinned from node %s, %s for %s (%s: Unpin, nodeLossGracePeriod %s)",
+        kube_recorder_eventf(nl->o.recorder, &reg, NULL, KUBE_RECORDER_WARNING, "Unpinned", "Unpin",
+                             "Unpinned from node %s, %s for %s (reason NodeLost; %s: Unpin, "
+                             "nodeLossGracePeriod %s)",
                              node, word, lost, SCHED_NODELOSS_ANN, grace);
     atomic_fetch_add(&nl->unpins, 1);
     kube_metric_add(nl->unpins_metric, NULL, 1);

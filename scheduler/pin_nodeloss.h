@@ -30,9 +30,9 @@
  * the first-pin rule never pins the VM back to the lost node, and its next
  * pod is placed anywhere and pinned there by PostBind), through the
  * controller's client (fenced by leader election); each one writes a
- * Warning event on the VM, reason NodeLost, action Unpin: "Unpinned from
- * node N, NotReady for 10m3s (stickyvm.io/on-node-loss: Unpin,
- * nodeLossGracePeriod 10m0s)", and counts in
+ * Warning event on the VM, reason Unpinned (as every unpin), action Unpin:
+ * "Unpinned from node N, NotReady for 10m3s (reason NodeLost;
+ * stickyvm.io/on-node-loss: Unpin, nodeLossGracePeriod 10m0s)", and counts in
  * stickyvm_node_loss_unpins_total.
  *
  * Level-triggered: a Node added lost, a Ready status change and a deletion

@@ -5,8 +5,8 @@
  * nodeLossGracePeriod set through the StickyVM args.
  *
  * An Unpin VM whose node goes NotReady is unpinned after the grace (pin-
- * reason NodeLost, a Warning event NodeLost naming the node, the metric
- * counts it), and its next launcher pod lands on another node and is
+ * reason NodeLost, a Warning event Unpinned naming the node and the
+ * reason, the metric counts it), and its next launcher pod lands on another node and is
  * pinned there; Wait, absent and misspelled policies (the latter with one
  * InvalidOnNodeLoss event) keep their pins. Unknown and a deleted Node
  * (Missing) unpin too, as does a node this replica never saw. A PV local
@@ -408,11 +408,12 @@ static void test_notready_unpins(void **state)
     assert_string_equal(v, "NodeLost");
     annotation(fx, "nl-unpin", "stickyvm.io/pinned-by", v, sizeof(v));
     assert_string_equal(v, "system:stickyvm-scheduler");
-    WAIT_TRUE(events(fx, "nl-unpin", "NodeLost", "Warning",
+    WAIT_TRUE(events(fx, "nl-unpin", "Unpinned", "Warning",
                      "Unpinned from node node-1, NotReady for ") == 1);
-    assert_int_equal(events(fx, "nl-unpin", "NodeLost", "Warning",
-                            "(stickyvm.io/on-node-loss: Unpin, nodeLossGracePeriod 1s)"),
-                     1);
+    assert_int_equal(
+        events(fx, "nl-unpin", "Unpinned", "Warning",
+               "(reason NodeLost; stickyvm.io/on-node-loss: Unpin, nodeLossGracePeriod 1s)"),
+        1);
     assert_true(metric_is(fx, "\nstickyvm_node_loss_unpins_total 1\n"));
     WAIT_TRUE(events(fx, "nl-typo", "InvalidOnNodeLoss", "Warning", "\"unpin\"") == 1);
     assert_true(pinned_to(fx, "nl-wait", "node-1"));
@@ -435,7 +436,7 @@ static void test_unknown_unpins(void **state)
     node_ready(fx, "node-2", "Unknown");
     WAIT_TRUE(pinned_to(fx, "nl-unknown", ""));
     assert_int_equal(
-        events(fx, "nl-unknown", "NodeLost", "Warning", "Unpinned from node node-2, Unknown for "),
+        events(fx, "nl-unknown", "Unpinned", "Warning", "Unpinned from node node-2, Unknown for "),
         1);
     node_ready(fx, "node-2", "True");
 }
@@ -454,7 +455,7 @@ static void test_missing_unpins(void **state)
     request(fx, "DELETE", NODES_PATH "/nl-gone", NULL);
     WAIT_TRUE(pinned_to(fx, "nl-missing", ""));
     assert_int_equal(
-        events(fx, "nl-missing", "NodeLost", "Warning", "Unpinned from node nl-gone, Missing for "),
+        events(fx, "nl-missing", "Unpinned", "Warning", "Unpinned from node nl-gone, Missing for "),
         1);
     WAIT_TRUE(pinned_to(fx, "nl-never", ""));
     assert_true(pinned_to(fx, "nl-missing-wait", "nl-gone"));
@@ -478,7 +479,7 @@ static void test_local_volume_holds(void **state)
     WAIT_TRUE(pinned_to(fx, "nl-zonal", ""));
     usleep(1000 * 1000); /* both were queued by the same node event */
     assert_true(pinned_to(fx, "nl-local", "node-3"));
-    assert_int_equal(events(fx, "nl-local", "NodeLost", "Warning", ""), 0);
+    assert_int_equal(events(fx, "nl-local", "Unpinned", "Warning", ""), 0);
     node_ready(fx, "node-3", "True");
 }
 
