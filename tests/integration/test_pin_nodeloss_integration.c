@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "kubevirt_chain.h"
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
 #include "kube/transport/config_testing.h"
@@ -187,25 +188,17 @@ static const char *create_vm(fixture *fx, const char *name, const char *node, co
                              const char *claim)
 {
     static char uid[64];
-    char body[1536], pol[128] = "", vol[256] = "";
-    cJSON *created = NULL;
+    char ann[256], vol[256] = "";
+    snprintf(ann, sizeof(ann), "\"stickyvm.io/node\":\"%s\"", node);
     if (policy)
-        snprintf(pol, sizeof(pol), ",\"stickyvm.io/on-node-loss\":\"%s\"", policy);
+        snprintf(ann + strlen(ann), sizeof(ann) - strlen(ann),
+                 ",\"stickyvm.io/on-node-loss\":\"%s\"", policy);
     if (claim)
         snprintf(vol, sizeof(vol),
                  ",\"volumes\":[{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":"
                  "\"%s\"}}]",
                  claim);
-    snprintf(body, sizeof(body),
-             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":{"
-             "\"name\":\"%s\",\"namespace\":\"" NS "\",\"annotations\":{\"stickyvm.io/node\":"
-             "\"%s\"%s}},\"spec\":{\"running\":true,\"template\":{\"spec\":{\"schedulerName\":"
-             "\"stickyvm\"%s}}}}",
-             name, node, pol, vol);
-    assert_int_equal(harness_create(fx->h, VMS_PATH, body, &created), KUBE_OK);
-    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(created, "metadata");
-    kube_strlcpy(uid, cJSON_GetObjectItemCaseSensitive(meta, "uid")->valuestring, sizeof(uid));
-    cJSON_Delete(created);
+    kvc_create_vm(fx->h, NS, name, ann, vol, uid, sizeof(uid));
     return uid;
 }
 
@@ -213,35 +206,14 @@ static const char *create_vm(fixture *fx, const char *name, const char *node, co
 static const char *create_vmi(fixture *fx, const char *name, const char *vm_uid)
 {
     static char uid[64];
-    char body[1024];
-    cJSON *created = NULL;
-    snprintf(body, sizeof(body),
-             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\","
-             "\"metadata\":{\"name\":\"%s\",\"namespace\":\"" NS "\",\"ownerReferences\":[{"
-             "\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"name\":\"%s\","
-             "\"uid\":\"%s\",\"controller\":true,\"blockOwnerDeletion\":true}]},\"spec\":{}}",
-             name, name, vm_uid);
-    assert_int_equal(harness_create(fx->h, VMIS_PATH, body, &created), KUBE_OK);
-    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(created, "metadata");
-    kube_strlcpy(uid, cJSON_GetObjectItemCaseSensitive(meta, "uid")->valuestring, sizeof(uid));
-    cJSON_Delete(created);
+    kvc_create_vmi(fx->h, NS, name, vm_uid, uid, sizeof(uid));
     return uid;
 }
 
 /* virt-controller's launcher pod of VMI vm, left to the scheduler. */
 static void create_launcher(fixture *fx, const char *vm, const char *vmi_uid, const char *pod)
 {
-    char body[1536];
-    snprintf(body, sizeof(body),
-             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
-             "\"labels\":{\"kubevirt.io\":\"virt-launcher\",\"vm.kubevirt.io/name\":\"%s\"},"
-             "\"ownerReferences\":[{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":"
-             "\"VirtualMachineInstance\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true,"
-             "\"blockOwnerDeletion\":true}]},\"spec\":{\"schedulerName\":\"stickyvm\","
-             "\"containers\":[{\"name\":\"compute\",\"image\":\"quay.io/kubevirt/virt-launcher:"
-             "v1.1.0\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}}",
-             pod, vm, vm, vmi_uid);
-    assert_int_equal(harness_create(fx->h, PODS_PATH, body, NULL), KUBE_OK);
+    kvc_create_launcher(fx->h, NS, vm, vmi_uid, pod);
 }
 
 /* A Node name (labels hostname and zone), Ready. */

@@ -39,6 +39,7 @@
 
 #include "framework/framework.h"
 #include "harness.h"
+#include "kubevirt_chain.h"
 #include "kube/transport/api.h"
 #include "kube/util/buf.h"
 #include "kube/transport/client.h"
@@ -233,19 +234,10 @@ static int test_teardown(void **state)
 static const char *create_vm(fixture *fx, const char *name, const char *pin)
 {
     static char uid[64];
-    char body[1024], ann[256] = "";
-    cJSON *created = NULL;
+    char ann[256] = "";
     if (pin)
-        snprintf(ann, sizeof(ann), ",\"annotations\":{\"stickyvm.io/node\":\"%s\"}", pin);
-    snprintf(body, sizeof(body),
-             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":{"
-             "\"name\":\"%s\",\"namespace\":\"" NS "\"%s},\"spec\":{\"running\":true,"
-             "\"template\":{\"spec\":{\"schedulerName\":\"stickyvm\"}}}}",
-             name, ann);
-    assert_int_equal(harness_create(fx->h, VMS_PATH, body, &created), KUBE_OK);
-    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(created, "metadata");
-    kube_strlcpy(uid, cJSON_GetObjectItemCaseSensitive(meta, "uid")->valuestring, sizeof(uid));
-    cJSON_Delete(created);
+        snprintf(ann, sizeof(ann), "\"stickyvm.io/node\":\"%s\"", pin);
+    kvc_create_vm(fx->h, NS, name, ann, NULL, uid, sizeof(uid));
     return uid;
 }
 
@@ -254,18 +246,7 @@ static const char *create_vm(fixture *fx, const char *name, const char *pin)
 static const char *create_vmi(fixture *fx, const char *name, const char *vm_uid)
 {
     static char uid[64];
-    char body[1024];
-    cJSON *created = NULL;
-    snprintf(body, sizeof(body),
-             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\","
-             "\"metadata\":{\"name\":\"%s\",\"namespace\":\"" NS "\",\"ownerReferences\":[{"
-             "\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"name\":\"%s\","
-             "\"uid\":\"%s\",\"controller\":true,\"blockOwnerDeletion\":true}]},\"spec\":{}}",
-             name, name, vm_uid);
-    assert_int_equal(harness_create(fx->h, VMIS_PATH, body, &created), KUBE_OK);
-    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(created, "metadata");
-    kube_strlcpy(uid, cJSON_GetObjectItemCaseSensitive(meta, "uid")->valuestring, sizeof(uid));
-    cJSON_Delete(created);
+    kvc_create_vmi(fx->h, NS, name, vm_uid, uid, sizeof(uid));
     return uid;
 }
 
@@ -788,23 +769,12 @@ static void sched_up(fixture *fx)
     fx->own_vm_gets = fx->own_vm_patches = 0;
 }
 
-/* virt-controller's pod for the VMI: virt-launcher-<vm>-<5 chars>. */
+/* virt-controller's pod for the VMI: virt-launcher-<vm>-r<round>. */
 static void create_launcher(fixture *fx, const char *vm, const char *vmi_uid, int round, char *name,
                             size_t n)
 {
-    char body[1536];
     snprintf(name, n, "virt-launcher-%s-r%04d", vm, round);
-    snprintf(body, sizeof(body),
-             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
-             "\"labels\":{\"kubevirt.io\":\"virt-launcher\",\"kubevirt.io/created-by\":\"%s\","
-             "\"vm.kubevirt.io/name\":\"%s\"},\"ownerReferences\":[{\"apiVersion\":"
-             "\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"name\":\"%s\",\"uid\":"
-             "\"%s\",\"controller\":true,\"blockOwnerDeletion\":true}]},\"spec\":{"
-             "\"schedulerName\":\"stickyvm\",\"containers\":[{\"name\":\"compute\",\"image\":"
-             "\"quay.io/kubevirt/virt-launcher:v1.1.0\",\"resources\":{\"requests\":{\"cpu\":"
-             "\"1\",\"memory\":\"1Gi\"}}}]}}",
-             name, vmi_uid, vm, vm, vmi_uid);
-    assert_int_equal(harness_create(fx->h, PODS_PATH, body, NULL), KUBE_OK);
+    kvc_create_launcher(fx->h, NS, vm, vmi_uid, name);
 }
 
 static void delete_path(fixture *fx, const char *path)
