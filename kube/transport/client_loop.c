@@ -2,8 +2,8 @@
  * kube/transport/client_loop.c - the I/O thread of kube/client: a curl multi handle
  * driven by a kube/transport/poller.h poller (socket_action over one
  * poll(2)), fed through a lock-protected submit queue and the poller's
- * wakeup, completing each transfer by posting the waiting caller's
- * semaphore (see kube/transport/client_loop.h).
+ * notification (an eventfd write only when the loop is idle), completing each transfer by posting
+ * the waiting caller's semaphore (see kube/transport/client_loop.h).
  */
 #include "kube/transport/client_loop.h"
 
@@ -201,7 +201,7 @@ CURLcode kube_http_loop_perform(kube_http_loop *l, CURL *easy)
         x.cc = CURLE_ABORTED_BY_CALLBACK;
         sem_post(&x.done);
     } else {
-        /* A non-empty queue has a wakeup pending already. */
+        /* A non-empty queue has a notification pending already. */
         wake = l->queue_head == NULL;
         if (l->queue_tail)
             l->queue_tail->next = &x;
@@ -211,7 +211,7 @@ CURLcode kube_http_loop_perform(kube_http_loop *l, CURL *easy)
     }
     pthread_mutex_unlock(&l->lock);
     if (wake) /* outside the lock, which the woken loop takes at once */
-        kube_poller_wake(l->poller);
+        kube_poller_notify(l->poller);
     while (sem_wait(&x.done) != 0) /* EINTR */
         ;
     sem_destroy(&x.done);

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
@@ -24,6 +25,10 @@ struct kube_poller {
     size_t n_fds, cap_fds;
     int64_t due_ms; /* libcurl's timer (kube_now_ms clock), -1: none */
     int skipped;    /* the last run acted without polling */
+    /* A store to one then a load of the other, both sequentially
+     * consistent: the driver and a notifier cannot both miss. */
+    atomic_int polling;  /* the driver is in or about to enter poll(2) */
+    atomic_int notified; /* a kube_poller_notify since the last poll began */
 };
 
 /* Doubles the room for sockets. Returns KUBE_OK or KUBE_ENOMEM. */
@@ -125,6 +130,13 @@ void kube_poller_wake(kube_poller *p)
     (void)!write(p->wake_fd, &one, sizeof(one));
 }
 
+void kube_poller_notify(kube_poller *p)
+{
+    atomic_store(&p->notified, 1);
+    if (atomic_load(&p->polling))
+        kube_poller_wake(p);
+}
+
 /* The poll timeout: until libcurl's timer, at most max_ms. */
 static int poller_wait_ms(const kube_poller *p, int max_ms)
 {
@@ -160,14 +172,19 @@ static void poller_act(kube_poller *p)
 
 void kube_poller_run(kube_poller *p, int max_ms)
 {
-    int wait = poller_wait_ms(p, max_ms);
+    int wait, failed = 0;
     uint64_t ticks;
 
+    atomic_store(&p->polling, 1);
+    wait = poller_wait_ms(p, atomic_exchange(&p->notified, 0) ? 0 : max_ms);
     p->skipped = wait == 0 && !p->skipped;
     if (p->skipped)
         for (size_t i = 0; i < p->n_fds; i++)
             p->fds[i].revents = 0;
-    else if (poll(p->fds, p->n_fds, wait) < 0 && errno != EINTR)
+    else
+        failed = poll(p->fds, p->n_fds, wait) < 0 && errno != EINTR;
+    atomic_store(&p->polling, 0);
+    if (failed)
         return;
     if (p->fds[0].revents)
         (void)!read(p->wake_fd, &ticks, sizeof(ticks));

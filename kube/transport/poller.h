@@ -35,6 +35,12 @@ void kube_poller_free(kube_poller *p);
 /* Makes the current or next kube_poller_run return at once. Any thread. */
 void kube_poller_wake(kube_poller *p);
 
+/* Makes sure the driving thread comes round (its next kube_poller_run
+ * returns without waiting) while writing the eventfd only when it is in,
+ * or about to enter, poll(2): a busy thread is not woken again. Any
+ * thread; for work the driving thread picks up between runs. */
+void kube_poller_notify(kube_poller *p);
+
 /* Waits at most max_ms (less when libcurl's timer is due sooner) for a
  * socket, the timer or a wakeup, and lets libcurl act on what happened.
  * With the timer already due (a transfer just added) it acts without
