@@ -40,9 +40,13 @@
 #define STOP_TIMEOUT_MS 10000
 /* glibc gives every thread that allocates its own arena; the binding,
  * informer, recorder and Filter threads would each keep one partly empty.
- * One arena measured smallest at 5000 nodes / 10000 pods, at no CPU cost
- * (memory is a goal: see bench/bench_scheduler.c). */
-#define MALLOC_ARENAS 1
+ * One arena was smallest, but every request's libcurl, nghttp2 and
+ * OpenSSL buffers are allocated and freed on the client's I/O thread while
+ * the binding and cycle threads allocate too: with one arena they queue on
+ * its lock (about a third of the futex calls at 1000 nodes / 3000 pods).
+ * Four cut the system calls ~10 % at the same peak RSS (see
+ * bench/bench_scheduler.c for both goals). */
+#define MALLOC_ARENAS 4
 
 #define DESCRIPTION                                                                       \
     "stickyvm-scheduler is a drop-in for kube-scheduler: it assigns Pods to Nodes with\n" \

@@ -20,6 +20,7 @@
     UNIT(tls)                                                 \
     UNIT(config)                                              \
     UNIT(client)                                              \
+    UNIT(poller)                                              \
     UNIT(ratelimit)                                           \
     UNIT(quantity)                                            \
     UNIT(selector)                                            \

@@ -1,6 +1,7 @@
 /*
  * kube/machinery/informer.c - list/watch informers driven by one curl multi handle
- * per hub. See informer.h for the semantics and the design choices.
+ * per hub (through kube/transport/poller.h). See informer.h for the semantics and the
+ * design choices.
  *
  * Each informer is a small state machine run by the hub thread:
  *
@@ -14,6 +15,7 @@
  * own lock), last_rv (inf->mu), counters (atomics) and the synced counts
  * (hub->mu).
  */
+#include "kube/transport/poller.h"
 #include "kube/util/clock.h"
 #include "kube/util/array.h"
 #include "kube/util/rand.h"
@@ -297,15 +299,13 @@ static void *hub_main(void *arg)
     kube_hub *hub = arg;
 
     pthread_setname_np(pthread_self(), "kube-informers");
-    int running = 0;
 
     while (!atomic_load(&hub->stop)) {
         adopt_incoming(hub);
         int wait = run_due(hub);
         if (atomic_load(&hub->stop))
             break;
-        curl_multi_poll(hub->multi, NULL, 0, wait, NULL);
-        curl_multi_perform(hub->multi, &running);
+        kube_poller_run(hub->poller, wait);
         drain_done(hub);
     }
     for (kube_informer *inf = hub->informers; inf; inf = inf->next)
@@ -331,11 +331,12 @@ int kube_hub_new(kube_client *client, kube_hub **out)
     hub->multi = curl_multi_init();
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (hub->multi == NULL || pthread_mutex_init(&hub->mu, NULL) != 0 ||
-        pthread_cond_init(&hub->cond, &ca) != 0) {
+    if (hub->multi == NULL || kube_poller_new(hub->multi, &hub->poller) != KUBE_OK ||
+        pthread_mutex_init(&hub->mu, NULL) != 0 || pthread_cond_init(&hub->cond, &ca) != 0) {
         pthread_condattr_destroy(&ca);
         if (hub->multi)
             curl_multi_cleanup(hub->multi);
+        kube_poller_free(hub->poller);
         free(hub);
         return KUBE_ENOMEM;
     }
@@ -453,7 +454,7 @@ int kube_hub_add_informer(kube_hub *hub, const kube_informer_options *opts,
     hub->all = inf;
     hub->n_informers++;
     pthread_mutex_unlock(&hub->mu);
-    curl_multi_wakeup(hub->multi);
+    kube_poller_wake(hub->poller);
     if (out)
         *out = inf;
     return KUBE_OK;
@@ -478,7 +479,7 @@ void kube_hub_stop(kube_hub *hub)
     if (hub == NULL)
         return;
     atomic_store(&hub->stop, 1);
-    curl_multi_wakeup(hub->multi);
+    kube_poller_wake(hub->poller);
     if (hub->started) {
         pthread_join(hub->thread, NULL);
         hub->started = 0;
@@ -505,6 +506,7 @@ void kube_hub_free(kube_hub *hub)
     free_list(hub->informers);
     free_list(hub->incoming);
     curl_multi_cleanup(hub->multi);
+    kube_poller_free(hub->poller); /* after the multi: its cleanup calls back */
     pthread_cond_destroy(&hub->cond);
     pthread_mutex_destroy(&hub->mu);
     free(hub);

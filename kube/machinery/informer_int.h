@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/transport/poller.h"
 #include "kube/util/errors.h"
 #include "kube/codec/jsonscratch.h"
 #include "kube/codec/jsonstream.h"
@@ -84,6 +85,7 @@ struct kube_informer {
 struct kube_hub {
     kube_client *client;
     CURLM *multi;
+    kube_poller *poller; /* drives multi; its wakeup: stop, incoming */
     pthread_t thread;
     int started;
     atomic_int stop;

@@ -6,8 +6,9 @@
  *
  * Callers prepare an easy handle (options, callbacks) on their own thread
  * and hand it to kube_http_loop_perform(), which queues it under a lock,
- * wakes the loop (an eventfd in the loop's poll set, beside the sockets
- * libcurl drives through curl_multi_socket_action) and waits on a
+ * wakes the loop when it sleeps in poll(2) (an eventfd in its poll set,
+ * beside the sockets libcurl drives through curl_multi_socket_action;
+ * a busy loop takes the queue on its next turn unwoken) and waits on a
  * semaphore of its own until the loop has finished the transfer and
  * removed the handle from the multi (a semaphore rather than a condition
  * variable, so that the waiter does not wake into a lock the loop holds).
