@@ -35,6 +35,7 @@ struct apis_app {
     kube_factory *informers; /* the one factory: every lister comes from it */
     kube_recorder *recorder; /* the pin audit Events */
     apis_vmpins *vmpins;     /* virtualmachinepins */
+    kube_lister *nodes;      /* /unpin's guard (the factory's) */
     char *pin_key;           /* --pin-annotation-key */
     kube_serving_observer observer;
     apis_handlers_ctx hctx;
@@ -59,17 +60,20 @@ static int open_client(apis_app *a, const apis_options *o, char *err, size_t err
     return rc;
 }
 
-/* The factory, its VM, Node and Pod listers (virtualmachinepins) and the
- * recorder. A piece of the daemon that reads a resource takes its lister
- * from a->informers here (or in open_secure), before apis_app_new() starts the
+/* The factory, its VM, Node and Pod listers (virtualmachinepins; the
+ * Node lister also guards /unpin) and the recorder. A piece of the daemon that reads a resource
+ * takes its lister from a->informers here (or in open_secure), before apis_app_new() starts the
  * factory: handlers can only be added until then. */
 static int open_informers(apis_app *a, char *err, size_t errlen)
 {
+    kube_informer_options no = {.resource = &KUBE_RES_NODES, .codec = &kube_node_codec};
     kube_recorder_options ro;
     int rc = kube_factory_new(a->client, &a->informers);
 
     if (rc == KUBE_OK && (rc = apis_vmpins_new(a->informers, a->pin_key, &a->vmpins)) != KUBE_OK)
         snprintf(err, errlen, "cannot start the VirtualMachine informer: %s", kube_strerror(rc));
+    if (rc == KUBE_OK)
+        rc = kube_factory_lister(a->informers, &no, &a->nodes);
     kube_recorder_options_default(&ro);
     ro.reporting_controller = "stickyvm-apiserver";
     if (rc == KUBE_OK)
@@ -103,6 +107,7 @@ static int open_secure(apis_app *a, const apis_options *o, char *err, size_t err
     a->hctx.vmpins = a->vmpins;
     a->hctx.recorder = a->recorder;
     a->hctx.informers = a->informers;
+    a->hctx.nodes = a->nodes;
     if (apis_handlers_init(&a->handlers, &a->hctx) != KUBE_OK)
         return KUBE_ERANGE;
     return kube_secure_new(&so, &a->secure, err, errlen);

@@ -223,6 +223,7 @@ static void serve_pin(const apis_handlers_ctx *c, const req_state *r, kube_excha
         .user = user ? user->name : NULL,
         .dry_run = r->route.dry_run,
         .force = r->route.force,
+        .nodes = c->nodes,
         .recorder = c->recorder,
     };
     int code = 500, rc;

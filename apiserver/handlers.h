@@ -44,6 +44,7 @@ typedef struct apis_handlers_ctx {
     kube_recorder *recorder; /* the pin audit Events; NULL: none */
     kube_factory *informers; /* the daemon's one factory (readyz's
                                 informer-sync); NULL: no such check */
+    kube_lister *nodes;      /* /unpin's local-volume guard; NULL: none */
     kube_healthz health;     /* filled by apis_handlers_init() */
 } apis_handlers_ctx;
 

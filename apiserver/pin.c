@@ -163,6 +163,47 @@ static verdict check_volumes(kube_client *c, const apis_pin_request *r, const cJ
     return answered(a, upstream_error(a, err, &st, "reading the VM's volumes"));
 }
 
+/* The pin's key, or the default. */
+static const char *pin_key(const apis_pin_request *r)
+{
+    return r->key && *r->key ? r->key : KUBE_PIN_DEFAULT_KEY;
+}
+
+/* The 409 of an unpin that would take the VM away from its data. */
+static int unpin_conflict(const answer *a, const apis_pin_request *r, const char *why)
+{
+    kube_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
+    char msg[1024];
+
+    snprintf(msg, sizeof(msg),
+             "Operation cannot be fulfilled on virtualmachines.kubevirt.io \"%s\": %s; keep the "
+             "pin (the VM waits for that node), or add force=true to unpin anyway (the VM would "
+             "lose that data)",
+             r->name, why);
+    return status_answer(a, 409, "Conflict", msg, &d);
+}
+
+/* Without force, an unpin of a VM pinned to a node its local volumes
+ * allow alone (kube_pv_holds_to_node) is refused (vm: its JSON). */
+static verdict check_unpin(kube_client *c, const apis_pin_request *r, const kube_vm *vm,
+                           const cJSON *json, answer *a)
+{
+    const char *pinned = kube_pin_get(vm, pin_key(r));
+    kube_status st = {0};
+    char why[768] = "";
+    int err;
+
+    if (r->force || !pinned || !r->nodes)
+        return VERDICT_PROCEED;
+    err = apis_unpin_volumes_check(c, r->nodes, r->namespace_, r->name, json, pinned, why,
+                                   sizeof(why), &st);
+    if (err == KUBE_OK)
+        return VERDICT_PROCEED;
+    if (err == KUBE_ECONFLICT)
+        return answered(a, unpin_conflict(a, r, why));
+    return answered(a, upstream_error(a, err, &st, "reading the VM's volumes"));
+}
+
 /* ?node=: the node must be a valid name of an existing Node, where the
  * VM's local volumes can follow (vm: its JSON). */
 static verdict check_node(kube_client *c, const apis_pin_request *r, const cJSON *vm, answer *a)
@@ -235,12 +276,6 @@ static int exhausted(const answer *a, const apis_pin_request *r)
     return status_answer(a, 409, "Conflict", msg, &d);
 }
 
-/* The pin's key, or the default. */
-static const char *pin_key(const apis_pin_request *r)
-{
-    return r->key && *r->key ? r->key : KUBE_PIN_DEFAULT_KEY;
-}
-
 /* The audit Event of a write that moved the pin from prev (NULL: none) to
  * target (NULL: unpinned), on the VM. */
 static void audit_event(const apis_pin_request *r, const kube_vm *vm, const char *prev,
@@ -253,8 +288,8 @@ static void audit_event(const apis_pin_request *r, const kube_vm *vm, const char
         return;
     if (!target)
         kube_recorder_eventf(r->recorder, &reg, NULL, KUBE_RECORDER_NORMAL, "Unpinned", "Unpin",
-                             "Unpinned from node %s by %s through the API", prev ? prev : "<none>",
-                             by);
+                             "Unpinned from node %s by %s through the API%s",
+                             prev ? prev : "<none>", by, forced);
     else if (!prev)
         kube_recorder_eventf(r->recorder, &reg, NULL, KUBE_RECORDER_NORMAL, "Pinned", "Pin",
                              "Pinned to node %s by %s through the API%s", target, by, forced);
@@ -315,7 +350,8 @@ static int pin_vm(kube_client *c, apis_metrics *m, const apis_pin_request *r, co
     char node[KUBE_DNS1123_SUBDOMAIN_MAX + 1] = "";
 
     if (r->unpin)
-        return write_pin(c, m, r, NULL, vm, a);
+        return check_unpin(c, r, vm, json, a) == VERDICT_PROCEED ? write_pin(c, m, r, NULL, vm, a)
+                                                                 : a->rc;
     if (r->has_node)
         return check_node(c, r, json, a) == VERDICT_PROCEED ? write_pin(c, m, r, r->node, vm, a)
                                                             : a->rc;

@@ -45,6 +45,7 @@ typedef struct apis_pin_request {
     const char *user;               /* the authenticated user (pinned-by); may be NULL */
     int dry_run;                    /* ?dryRun=All: write nothing */
     int force;                      /* ?force=true: override the local volumes' affinity */
+    struct kube_lister *nodes;      /* the Node lister (/unpin's guard); NULL: no guard */
     struct kube_recorder *recorder; /* audit Events; NULL: none */
 } apis_pin_request;
 

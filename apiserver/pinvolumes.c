@@ -45,9 +45,34 @@ static int claim_pv(kube_client *c, const char *ns, const char *claim, kube_obje
     return rc == KUBE_ENOTFOUND ? KUBE_OK : rc;
 }
 
-/* Checks each claim of cl against the node's labels. */
-static int check_claims(kube_client *c, const char *ns, const kube_vm_claims *cl,
-                        const kube_node *node, char *why, size_t n, kube_status *st)
+/* Where the VM is to go: to node (a pin), or anywhere but pinned, among
+ * nodes (an unpin). */
+typedef struct target {
+    const kube_node *node;
+    const char *pinned;
+    kube_lister *nodes;
+} target;
+
+/* 1 when pv (bound to claim cl) keeps the VM from t, with why (size n). */
+static int refuses(const target *t, const kube_vm_claim *cl, const kube_pv *pv, char *why, size_t n)
+{
+    if (t->node && !kube_pv_allows_node(pv, t->node)) {
+        kube_pv_conflict_describe(cl, pv, t->node->base.meta.name, why, n);
+        return 1;
+    }
+    if (!t->node && kube_pv_holds_to_node(pv, t->pinned, t->nodes)) {
+        snprintf(why, n,
+                 "volume \"%s\" (PersistentVolumeClaim \"%s\", PersistentVolume \"%s\") lives "
+                 "on node %s, and its node affinity allows no other node",
+                 cl->volume, cl->claim, pv->base.meta.name, t->pinned);
+        return 1;
+    }
+    return 0;
+}
+
+/* Checks each claim of cl against t. */
+static int check_claims(kube_client *c, const char *ns, const kube_vm_claims *cl, const target *t,
+                        char *why, size_t n, kube_status *st)
 {
     int rc = KUBE_OK;
 
@@ -56,13 +81,24 @@ static int check_claims(kube_client *c, const char *ns, const kube_vm_claims *cl
         const kube_pv *pv;
         rc = claim_pv(c, ns, cl->items[i].claim, &obj, st);
         pv = kube_pv_from(obj);
-        if (rc == KUBE_OK && pv && !kube_pv_allows_node(pv, node)) {
-            kube_pv_conflict_describe(&cl->items[i], pv, node->base.meta.name, why, n);
+        if (rc == KUBE_OK && pv && refuses(t, &cl->items[i], pv, why, n))
             rc = KUBE_ECONFLICT;
-        }
         kube_object_unref(obj);
     }
     return rc;
+}
+
+/* The claims of VM ns/name (vm: its JSON, and its instance, read here)
+ * into cl; vmi receives the instance's JSON (the caller frees). */
+static int read_claims(kube_client *c, const char *ns, const char *name, const cJSON *vm,
+                       kube_vm_claims *cl, cJSON **vmi, kube_status *st)
+{
+    int rc = kube_api_get(c, &KUBE_RES_VMIS, ns, name, vmi, st);
+
+    if (rc != KUBE_OK && rc != KUBE_ENOTFOUND)
+        return rc;
+    kube_vm_claims_collect(vm, *vmi, cl);
+    return KUBE_OK;
 }
 
 int apis_pin_volumes_check(kube_client *c, const char *ns, const char *name, const cJSON *vm,
@@ -71,15 +107,30 @@ int apis_pin_volumes_check(kube_client *c, const char *ns, const char *name, con
     kube_vm_claims cl = {.n = 0};
     kube_object *nobj = NULL;
     cJSON *vmi = NULL;
-    int rc = kube_api_get(c, &KUBE_RES_VMIS, ns, name, &vmi, st);
+    int rc = read_claims(c, ns, name, vm, &cl, &vmi, st);
 
-    if (rc != KUBE_OK && rc != KUBE_ENOTFOUND)
-        return rc;
-    kube_vm_claims_collect(vm, vmi, &cl);
-    rc = cl.n ? kube_node_codec.decode(node, &nobj) : KUBE_OK;
     if (rc == KUBE_OK && cl.n)
-        rc = check_claims(c, ns, &cl, kube_node_from(nobj), why, n, st);
+        rc = kube_node_codec.decode(node, &nobj);
+    if (rc == KUBE_OK && cl.n) {
+        target t = {.node = kube_node_from(nobj)};
+        rc = check_claims(c, ns, &cl, &t, why, n, st);
+    }
     kube_object_unref(nobj);
+    cJSON_Delete(vmi);
+    return rc;
+}
+
+int apis_unpin_volumes_check(kube_client *c, kube_lister *nodes, const char *ns, const char *name,
+                             const cJSON *vm, const char *pinned, char *why, size_t n,
+                             kube_status *st)
+{
+    kube_vm_claims cl = {.n = 0};
+    cJSON *vmi = NULL;
+    target t = {.pinned = pinned, .nodes = nodes};
+    int rc = read_claims(c, ns, name, vm, &cl, &vmi, st);
+
+    if (rc == KUBE_OK && cl.n)
+        rc = check_claims(c, ns, &cl, &t, why, n, st);
     cJSON_Delete(vmi);
     return rc;
 }

@@ -232,7 +232,7 @@ static int take_param(const char *key, const char *val, apis_route *out, char *m
             return fail(msg, msglen, "invalid timeout specified in the request URL");
         return KUBE_OK;
     }
-    if (strcmp(key, "force") == 0 && out->kind == APIS_ROUTE_PIN) {
+    if (strcmp(key, "force") == 0) {
         out->force = kube_parse_bool(val);
         if (out->force < 0)
             return fail(msg, msglen,
@@ -243,7 +243,7 @@ static int take_param(const char *key, const char *val, apis_route *out, char *m
     }
     return fail(msg, msglen, "unknown query parameter \"%s\": %s accepts only %s", key, sub,
                 out->kind == APIS_ROUTE_PIN ? "node, force, dryRun and timeout"
-                                            : "dryRun and timeout");
+                                            : "force, dryRun and timeout");
 }
 
 /* A list whose fieldSelector requires metadata.name=X is authorized for

@@ -178,22 +178,6 @@ static int64_t lost_since(sched_nodeloss *nl, const char *node, const char **wor
 /* The local-volume hold                                               */
 /* ------------------------------------------------------------------ */
 
-typedef struct elsewhere {
-    const kube_pv *pv;
-    const char *lost;
-    int found;
-} elsewhere;
-
-/* kube_lister_foreach() callback: a node other than the lost one that the
- * PV allows. */
-static void allows_one(void *ud, kube_object *obj)
-{
-    elsewhere *e = ud;
-    if (!e->found && strcmp(obj->meta.name, e->lost) != 0 &&
-        kube_pv_allows_node(e->pv, kube_node_from(obj)))
-        e->found = 1;
-}
-
 /* The PV claim cl of namespace ns is bound to (a reference), or NULL. */
 static kube_object *bound_pv(sched_nodeloss *nl, const char *ns, const kube_vm_claim *cl)
 {
@@ -217,10 +201,7 @@ static int held_by_volume(sched_nodeloss *nl, const kube_object *vm, const kube_
     snprintf(what, sizeof(what), "held:%s", node);
     for (size_t i = 0; !held && i < cl.n; i++) {
         kube_object *obj = bound_pv(nl, vm->meta.namespace_, &cl.items[i]);
-        elsewhere e = {kube_pv_from(obj), node, 0};
-        if (e.pv && e.pv->node_affinity)
-            kube_lister_foreach(nl->nodes, allows_one, &e);
-        held = e.pv && e.pv->node_affinity && !e.found;
+        held = kube_pv_holds_to_node(kube_pv_from(obj), node, nl->nodes);
         if (held && !told_before(nl, key, what))
             KLOG_INFO("StickyVM: VM %s stays pinned to lost node %s (%s: Unpin): volume \"%s\" "
                       "(PersistentVolumeClaim \"%s\", PersistentVolume \"%s\") allows no other "

@@ -83,7 +83,12 @@ static const kube_flag pin_flags[] = {
     {"force", KUBE_FLAG_BOOL, OFF(force), 0, 0, "",
      "Pin even away from the node the VM's local volumes live on", NULL},
 };
-static const kube_flag unpin_flags[] = {COMMON_FLAGS, DRY_RUN_FLAG};
+static const kube_flag unpin_flags[] = {
+    COMMON_FLAGS,
+    DRY_RUN_FLAG,
+    {"force", KUBE_FLAG_BOOL, OFF(force), 0, 0, "",
+     "Unpin even a VM whose local volumes allow only its pinned node", NULL},
+};
 static const kube_flag list_flags[] = {
     COMMON_FLAGS,
     NODE_FLAG("Only the VMs pinned to this node"),
@@ -136,7 +141,7 @@ static const cmd_desc cmds[] = {
      "  # Preview it\n"
      "  kubectl stickyvm pin vm1 --node node-2 --dry-run\n",
      FLAGS(pin_flags), 1},
-    {KCTL_UNPIN, "unpin", "kubectl stickyvm unpin VM [--dry-run]",
+    {KCTL_UNPIN, "unpin", "kubectl stickyvm unpin VM [--dry-run] [--force]",
      "Release a VM's pin: its next pod may run on any node, and is pinned there.",
      "  kubectl stickyvm unpin vm1 -n prod\n", FLAGS(unpin_flags), 1},
     {KCTL_LIST, "list",
@@ -157,7 +162,8 @@ static const cmd_desc cmds[] = {
      "kubectl stickyvm evacuate NODE [--to OTHER] [--dry-run] [--force] [-n NS | -A] [-l SELECTOR]",
      "Move every pin off a node: one pin (--to) or unpin request per VM pinned to NODE.\n"
      "Without --to each VM is unpinned: its next start is placed by the scheduler and pinned\n"
-     "there. The server refuses to pin a VM away from the node its local volumes live on;\n"
+     "there. The server refuses to move a VM away from the node its local volumes live on\n"
+     "(a pin elsewhere, or an unpin when they allow no other node);\n"
      "such VMs are listed as refused and stay, unless --force (their data stays behind).\n"
      "Exit status: 0 when every VM moved, 1 when any was refused or failed (or the list\n"
      "failed), 2 on a usage error.",

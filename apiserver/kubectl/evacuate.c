@@ -115,8 +115,7 @@ static void move_one(kctl_ctx *c, const kctl_evac_plan *plan, kctl_evac_item *it
     cJSON *answer = NULL;
     const kctl_options *o = c->o;
     int unpin = plan->to == NULL;
-    int rc =
-        kctl_pin_path(&path, it->ns, it->name, unpin, plan->to, o->dry_run, o->force && !unpin);
+    int rc = kctl_pin_path(&path, it->ns, it->name, unpin, plan->to, o->dry_run, o->force);
     if (rc == KUBE_OK)
         rc = kctl_get_json(c, path.data, &answer, &resp);
     kctl_evac_record(it, rc, &resp, answer, unpin, o->dry_run);

@@ -107,3 +107,30 @@ void kube_pv_conflict_describe(const kube_vm_claim *cl, const kube_pv *pv, const
              cl->volume, cl->claim, pv->base.meta.name, home ? "node " : "other nodes",
              home ? home : "", node);
 }
+
+typedef struct elsewhere {
+    const kube_pv *pv;
+    const char *node;
+    int found;
+} elsewhere;
+
+/* kube_lister_foreach() callback: a node other than e->node that the PV
+ * allows. */
+static void allows_other(void *ud, kube_object *obj)
+{
+    elsewhere *e = ud;
+
+    if (!e->found && strcmp(obj->meta.name, e->node) != 0 &&
+        kube_pv_allows_node(e->pv, kube_node_from(obj)))
+        e->found = 1;
+}
+
+int kube_pv_holds_to_node(const kube_pv *pv, const char *node, kube_lister *nodes)
+{
+    elsewhere e = {pv, node, 0};
+
+    if (!pv || !pv->node_affinity)
+        return 0;
+    kube_lister_foreach(nodes, allows_other, &e);
+    return !e.found;
+}

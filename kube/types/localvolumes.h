@@ -15,7 +15,8 @@
  * does); a PV without node affinity allows every node; unbound or missing
  * claims never hold a VM anywhere.
  *
- * Threads: pure functions. Memory: nothing is allocated; claims borrow
+ * Threads: pure functions (kube_pv_holds_to_node() reads a lister, which
+ * is thread-safe). Memory: nothing is allocated; claims borrow
  * their strings from the JSON or objects they were collected from.
  */
 #ifndef KUBE_LOCALVOLUMES_H
@@ -24,6 +25,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+#include "kube/machinery/factory.h"
 #include "kube/types/kubevirt.h"
 #include "kube/types/node.h"
 #include "kube/types/storage.h"
@@ -64,5 +66,11 @@ int kube_pv_allows_node(const kube_pv *pv, const kube_node *node);
  * node H, and its node affinity does not allow node N`. */
 void kube_pv_conflict_describe(const kube_vm_claim *cl, const kube_pv *pv, const char *node,
                                char *why, size_t n);
+
+/* 1 when pv keeps a VM on node: it has node affinity and allows no Node
+ * of nodes (a Node lister, borrowed) but node, which is the rule of the
+ * scheduler's node-loss unpin and of /unpin's guard; else 0 (no affinity,
+ * or another node qualifies: a zonal PV). */
+int kube_pv_holds_to_node(const kube_pv *pv, const char *node, kube_lister *nodes);
 
 #endif

@@ -13,7 +13,8 @@
  * in-process behind the emulator's aggregation layer (APIService
  * registered, requests proxied as admin): a dry run changes nothing, --to
  * re-pins and the VM with a local volume on the node is refused until
- * --force, unpin mode with -l, and -A's NAMESPACE column. (A node with
+ * --force (an unpin too, when the volume allows no other node), unpin
+ * mode with -l, and -A's NAMESPACE column. (A node with
  * nothing pinned is the other group's: an empty virtualmachinepins list
  * trips UBSan in apiserver/vmpins.c, qsort of an empty selection.)
  */
@@ -386,6 +387,30 @@ static int evac_teardown(void **state)
     return group_teardown(state);
 }
 
+/* Unpin mode: the VM whose local volume allows node-1 alone is refused,
+ * also in a dry run, until --force (which the dry run here previews). */
+static void evacuate_unpin_refuses_local_volumes_until_force(void **state)
+{
+    fixture *fx = *state;
+    run_out r = run(fx, "evacuate node-1 -l app=db");
+    assert_int_equal(r.code, KCTL_EXIT_ERROR);
+    assert_string_equal(r.out, "VM      FROM     TO       RESULT\n"
+                               "vm-db   node-1   <none>   Refused: volume \"data\" "
+                               "(PersistentVolumeClaim \"vm-db-data\", PersistentVolume "
+                               "\"pv-vm-db-data\") lives on node node-1, and its node affinity "
+                               "allows no other node\n");
+    assert_non_null(strstr(r.err, "error: 1 VM(s) refused: their local volumes live on node-1"));
+    run_free(&r);
+    assert_pinned(fx, "vm-db", "node-1");
+
+    r = run(fx, "evacuate node-1 -l app=db --force --dry-run");
+    assert_int_equal(r.code, KCTL_EXIT_OK);
+    assert_string_equal(r.out, "VM      FROM     TO       RESULT\n"
+                               "vm-db   node-1   <none>   Unpinned (server dry run)\n");
+    run_free(&r);
+    assert_pinned(fx, "vm-db", "node-1");
+}
+
 static void evacuate_dry_run_changes_nothing(void **state)
 {
     fixture *fx = *state;
@@ -450,6 +475,7 @@ int test_group_kubectl_evacuate_integration(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(evacuate_dry_run_changes_nothing),
+        cmocka_unit_test(evacuate_unpin_refuses_local_volumes_until_force),
         cmocka_unit_test(evacuate_to_refuses_local_volumes_until_force),
         cmocka_unit_test(evacuate_unpins_the_selected_vms),
     };

@@ -283,7 +283,7 @@ static const param_case params[] = {
     {VM "/vm1/pin?nodee=node-1", KUBE_EBADREQUEST, "\"nodee\""},
     {VM "/vm1/pin?node=n1&x", KUBE_EBADREQUEST, "\"x\""},
     {VM "/vm1/unpin?node=n1", KUBE_EBADREQUEST, "\"node\""},
-    {VM "/vm1/unpin?force=true", KUBE_EBADREQUEST, "\"force\""},
+    {VM "/vm1/unpin?force=yes", KUBE_EBADREQUEST, "force"},
     {VM "/vm1/pin?dryRun=all", KUBE_EBADREQUEST, "supported values: \"All\""},
     {VM "/vm1/pin?dryRun=", KUBE_EBADREQUEST, "dryRun"},
     {VM "/vm1/pin?force=yes", KUBE_EBADREQUEST, "force"},
@@ -319,6 +319,9 @@ static void reads_dry_run_and_force(void **state)
     assert_int_equal(apis_route_parse(VM "/vm1/pin?force=false", &r, msg, sizeof(msg)), KUBE_OK);
     assert_int_equal(r.dry_run, 0);
     assert_int_equal(r.force, 0);
+    apis_route_free(&r);
+    assert_int_equal(apis_route_parse(VM "/vm1/unpin?force=true", &r, msg, sizeof(msg)), KUBE_OK);
+    assert_int_equal(r.force, 1);
     apis_route_free(&r);
 
     /* a value too long for any parameter but node */

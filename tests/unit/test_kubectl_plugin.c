@@ -131,7 +131,6 @@ static void rejects_bad_usage(void **state)
     expect_usage_error("pin a b", "exactly one VM name is required, got 2");
     expect_usage_error("why", "exactly one POD or VM name is required, got 0");
     expect_usage_error("list vm1", "unexpected argument \"vm1\"");
-    expect_usage_error("unpin vm1 --force", "unknown flag: --force");
     expect_usage_error("unpin vm1 --node n1", "unknown flag: --node");
     expect_usage_error("pin vm1 -A", "unknown flag: --all-namespaces");
     expect_usage_error("frobnicate vm1", "unknown command \"frobnicate\" for \"kubectl stickyvm\"");
