@@ -39,7 +39,7 @@ plugin_usage() {
     plugin_expect 0 "Available Commands:" --help &&
         plugin_expect 0 "kubectl stickyvm pin VM" pin --help &&
         plugin_expect 2 "exactly one VM name is required" pin &&
-        plugin_expect 2 "unknown flag: --force" unpin e2e-vm-2 --force &&
+        plugin_expect 2 "unknown flag: --node" unpin e2e-vm-2 --node node-0 &&
         plugin_expect 1 "Error from server (NotFound)" pin e2e-no-such-vm -n "$E2E_NS"
 }
 
