@@ -131,16 +131,18 @@ static int malformed_node(const answer *a, const apis_pin_request *r, const char
     return rc;
 }
 
-/* The 409 of a pin to a node a local volume cannot follow to. */
-static int volume_conflict(const answer *a, const apis_pin_request *r, const char *why)
+/* The 409 of a move a local volume cannot follow: why, then what to do
+ * instead (advice) or with force=true (what, "pin" or "unpin"). */
+static int volume_conflict(const answer *a, const apis_pin_request *r, const char *why,
+                           const char *advice, const char *what)
 {
     kube_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
     char msg[1024];
 
     snprintf(msg, sizeof(msg),
-             "Operation cannot be fulfilled on virtualmachines.kubevirt.io \"%s\": %s; pin to "
-             "that node, or add force=true to pin anyway (the VM would lose that data)",
-             r->name, why);
+             "Operation cannot be fulfilled on virtualmachines.kubevirt.io \"%s\": %s; %s, or add "
+             "force=true to %s anyway (the VM would lose that data)",
+             r->name, why, advice, what);
     return status_answer(a, 409, "Conflict", msg, &d);
 }
 
@@ -159,7 +161,7 @@ static verdict check_volumes(kube_client *c, const apis_pin_request *r, const cJ
     if (err == KUBE_OK)
         return VERDICT_PROCEED;
     if (err == KUBE_ECONFLICT)
-        return answered(a, volume_conflict(a, r, why));
+        return answered(a, volume_conflict(a, r, why, "pin to that node", "pin"));
     return answered(a, upstream_error(a, err, &st, "reading the VM's volumes"));
 }
 
@@ -167,20 +169,6 @@ static verdict check_volumes(kube_client *c, const apis_pin_request *r, const cJ
 static const char *pin_key(const apis_pin_request *r)
 {
     return r->key && *r->key ? r->key : KUBE_PIN_DEFAULT_KEY;
-}
-
-/* The 409 of an unpin that would take the VM away from its data. */
-static int unpin_conflict(const answer *a, const apis_pin_request *r, const char *why)
-{
-    kube_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
-    char msg[1024];
-
-    snprintf(msg, sizeof(msg),
-             "Operation cannot be fulfilled on virtualmachines.kubevirt.io \"%s\": %s; keep the "
-             "pin (the VM waits for that node), or add force=true to unpin anyway (the VM would "
-             "lose that data)",
-             r->name, why);
-    return status_answer(a, 409, "Conflict", msg, &d);
 }
 
 /* Without force, an unpin of a VM pinned to a node its local volumes
@@ -200,7 +188,8 @@ static verdict check_unpin(kube_client *c, const apis_pin_request *r, const kube
     if (err == KUBE_OK)
         return VERDICT_PROCEED;
     if (err == KUBE_ECONFLICT)
-        return answered(a, unpin_conflict(a, r, why));
+        return answered(
+            a, volume_conflict(a, r, why, "keep the pin (the VM waits for that node)", "unpin"));
     return answered(a, upstream_error(a, err, &st, "reading the VM's volumes"));
 }
 

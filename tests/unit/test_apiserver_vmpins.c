@@ -18,6 +18,7 @@
 #include "kube/types/pin.h"
 #include "kube/types/pod.h"
 #include "kube/util/errors.h"
+#include "unit/test_plugin_util.h"
 
 #define NOW 1800000000 /* 2027-01-15T08:00:00Z */
 
@@ -53,17 +54,6 @@ static kube_object *unpinned_vm(void)
                      "\"creationTimestamp\":\"2027-01-15T07:00:00Z\"},\"spec\":{}}");
 }
 
-static kube_object *decoded(const kube_codec *codec, const char *json)
-{
-    cJSON *j = cJSON_Parse(json);
-    kube_object *obj = NULL;
-
-    assert_non_null(j);
-    assert_int_equal(codec->decode(j, &obj), KUBE_OK);
-    cJSON_Delete(j);
-    return obj;
-}
-
 /* node-3 with its Ready condition's status and cordoned or not. */
 static kube_object *node_3(const char *ready, int cordoned)
 {
@@ -74,7 +64,7 @@ static kube_object *node_3(const char *ready, int cordoned)
              "\"spec\":{\"unschedulable\":%s},\"status\":{\"conditions\":[{\"type\":\"Ready\","
              "\"status\":\"%s\"}]}}",
              cordoned ? "true" : "false", ready);
-    return decoded(&kube_node_codec, json);
+    return tp_object(&kube_node_codec, json);
 }
 
 /* vm-1's virt-launcher pod, Pending since 150 s before NOW. */
@@ -90,7 +80,7 @@ static kube_object *launcher_pod(const char *phase)
              "\"controller\":true}]},\"spec\":{\"containers\":[{\"name\":\"compute\"}]},"
              "\"status\":{\"phase\":\"%s\"}}",
              phase);
-    return decoded(&kube_pod_codec, json);
+    return tp_object(&kube_pod_codec, json);
 }
 
 /* What the pins of the tests read: one Node (NULL: none) and vm-1's pod. */

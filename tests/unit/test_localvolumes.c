@@ -16,6 +16,7 @@
 #include "kube/types/node.h"
 #include "kube/types/storage.h"
 #include "kube/util/errors.h"
+#include "unit/test_plugin_util.h"
 
 #define VM_JSON                                                                   \
     "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\","             \
@@ -55,22 +56,12 @@ static void collects_claims_from_json(void **state)
     cJSON_Delete(vmi);
 }
 
-static kube_object *decode(const kube_codec *codec, const char *json)
-{
-    cJSON *j = cJSON_Parse(json);
-    kube_object *obj = NULL;
-
-    assert_non_null(j);
-    assert_int_equal(codec->decode(j, &obj), KUBE_OK);
-    cJSON_Delete(j);
-    return obj;
-}
-
 /* The decoders keep the claims: the scheduler's cached VM and VMI give
  * the same list as the API server's JSON. */
 static void decoded_objects_keep_their_claims(void **state)
 {
-    kube_object *vm = decode(&kube_vm_codec, VM_JSON), *vmi = decode(&kube_vmi_codec, VMI_JSON);
+    kube_object *vm = tp_object(&kube_vm_codec, VM_JSON),
+                *vmi = tp_object(&kube_vmi_codec, VMI_JSON);
     kube_vm_claims cl = {.n = 0};
     (void)state;
 
@@ -109,7 +100,7 @@ static kube_object *pv_object(const char *affinity)
              "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"pv\"},"
              "\"spec\":{%s}}",
              affinity);
-    return decode(&kube_pv_codec, json);
+    return tp_object(&kube_pv_codec, json);
 }
 
 #define AFFINITY(term) "\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[" term "]}}"
@@ -122,7 +113,7 @@ static kube_object *node_object(const char *name, const char *zone)
              "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":{"
              "\"kubernetes.io/hostname\":\"%s\",\"topology.kubernetes.io/zone\":\"%s\"}}}",
              name, name, zone);
-    return decode(&kube_node_codec, json);
+    return tp_object(&kube_node_codec, json);
 }
 
 static void finds_the_node_a_volume_lives_on(void **state)
