@@ -320,3 +320,44 @@ int kube_api_patch_pod_status(kube_client *c, const char *ns, const char *pod, c
     return api_object_call(c, "PATCH", &KUBE_RES_PODS, ns, pod, "status", API_STRATEGIC_PATCH,
                            patch, NULL, st);
 }
+
+/* TEMP SHIM: a thread per call. */
+#include <pthread.h>
+typedef struct shim_call {
+    kube_client *c;
+    char ns[256], pod[256], uid[64], node[256];
+    kube_api_done_fn done;
+    void *ud;
+} shim_call;
+
+static void *shim_main(void *arg)
+{
+    shim_call *x = arg;
+    kube_status st = {0};
+    int rc = kube_api_bind(x->c, x->ns, x->pod, x->uid, x->node, &st);
+    x->done(x->ud, rc, &st);
+    free(x);
+    return NULL;
+}
+
+int kube_api_bind_async(kube_client *c, const char *ns, const char *pod, const char *uid,
+                        const char *node, kube_api_done_fn done, void *ud)
+{
+    shim_call *x = calloc(1, sizeof(*x));
+    pthread_t t;
+    if (!x)
+        return KUBE_ENOMEM;
+    x->c = c;
+    kube_strlcpy(x->ns, ns, sizeof(x->ns));
+    kube_strlcpy(x->pod, pod, sizeof(x->pod));
+    kube_strlcpy(x->uid, uid ? uid : "", sizeof(x->uid));
+    kube_strlcpy(x->node, node, sizeof(x->node));
+    x->done = done;
+    x->ud = ud;
+    if (pthread_create(&t, NULL, shim_main, x) != 0) {
+        free(x);
+        return KUBE_ENOMEM;
+    }
+    pthread_detach(t);
+    return KUBE_OK;
+}

@@ -82,6 +82,11 @@ int kube_api_bind(kube_client *c, const char *ns, const char *pod, const char *u
  * "namespace"[,"uid"]},"target":{"apiVersion":"v1","kind":"Node","name"}}.
  * The annotation patch is {"metadata":{"annotations":{key:value|null}
  * [,"resourceVersion":rv]}}. */
+/* TEMP SHIM (replaced by the async branch). */
+typedef void (*kube_api_done_fn)(void *ud, int rc, const kube_status *st);
+int kube_api_bind_async(kube_client *c, const char *ns, const char *pod, const char *uid,
+                        const char *node, kube_api_done_fn done, void *ud);
+
 cJSON *kube_api_binding_new(const char *ns, const char *pod, const char *uid, const char *node);
 /* {"metadata":{"annotations":{kv[0].key:kv[0].value|null, ...}
  * [,"resourceVersion":rv]}}; NULL also for an empty key. */
