@@ -18,6 +18,7 @@
 
 static void bind_done(sched_scheduler *s, bind_job *job)
 {
+    fw_status_free(job->bind_failure);
     fw_cycle_state_free(job->cs);
     free(job);
     pthread_mutex_lock(&s->mu);
@@ -48,30 +49,34 @@ static void *binder_main(void *arg)
         kube_metric_add(s->cm.goroutines, op, 1);
         sched_binding_cycle(s, job);
         kube_metric_add(s->cm.goroutines, op, -1);
-        bind_done(s, job);
+        sched_binders_release(s, job);
         pthread_mutex_lock(&s->mu);
-        s->pool_jobs--;
-        pthread_cond_signal(&s->space_cv);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
-void sched_binders_submit(sched_scheduler *s, bind_job *job)
+int sched_binders_admit(sched_scheduler *s)
 {
     size_t cap = s->n_binders * (1 + BIND_BACKLOG_PER_WORKER);
+    int admitted;
 
     pthread_mutex_lock(&s->mu);
     while (s->pool_jobs >= cap && !s->binders_exit && !s->fenced)
         pthread_cond_wait(&s->space_cv, &s->mu);
-    s->in_flight++;
-    if (s->fenced) {
-        pthread_mutex_unlock(&s->mu);
-        sched_binding_drop(s, job);
-        bind_done(s, job);
-        return;
+    admitted = !s->fenced;
+    if (admitted) {
+        s->in_flight++;
+        s->pool_jobs++;
     }
-    s->pool_jobs++;
+    pthread_mutex_unlock(&s->mu);
+    return admitted;
+}
+
+void sched_binders_push(sched_scheduler *s, bind_job *job)
+{
+    pthread_mutex_lock(&s->mu);
+    job->next = NULL;
     if (s->jobs_tail)
         s->jobs_tail->next = job;
     else
@@ -79,6 +84,28 @@ void sched_binders_submit(sched_scheduler *s, bind_job *job)
     s->jobs_tail = job;
     pthread_cond_signal(&s->bind_cv);
     pthread_mutex_unlock(&s->mu);
+}
+
+void sched_binders_release(sched_scheduler *s, bind_job *job)
+{
+    bind_done(s, job);
+    pthread_mutex_lock(&s->mu);
+    s->pool_jobs--;
+    pthread_cond_signal(&s->space_cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void sched_binders_submit(sched_scheduler *s, bind_job *job)
+{
+    if (sched_binders_admit(s)) {
+        sched_binders_push(s, job);
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->in_flight++; /* bind_done counts it out */
+    pthread_mutex_unlock(&s->mu);
+    sched_binding_drop(s, job);
+    bind_done(s, job);
 }
 
 static void *waiter_main(void *arg)

@@ -350,3 +350,11 @@ int sched_extenders_bind(sched_extenders *x, const fw_pod_info *pod, const char 
     }
     return 0;
 }
+
+int sched_extenders_may_bind(const sched_extenders *x, const fw_pod_info *pod)
+{
+    for (size_t i = 0; x && i < x->n; i++)
+        if (*x->v[i].cfg->bind_verb && ext_interested(&x->v[i], pod))
+            return 1;
+    return 0;
+}

@@ -109,4 +109,8 @@ fw_extenders sched_extenders_view(sched_extenders *x);
 int sched_extenders_bind(sched_extenders *x, const fw_pod_info *pod, const char *node,
                          fw_status **st);
 
+/* Whether sched_extenders_bind would ask an extender to bind the pod
+ * (one with a bindVerb is interested in it). Never blocks. */
+int sched_extenders_may_bind(const sched_extenders *x, const fw_pod_info *pod);
+
 #endif

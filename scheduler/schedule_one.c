@@ -352,25 +352,24 @@ static void bound(sched_scheduler *s, bind_job *job)
     atomic_fetch_add(&s->n_scheduled, 1);
 }
 
-void sched_binding_cycle(sched_scheduler *s, bind_job *job)
+/* Bind's answer as the binding cycle takes it: no bind plugin (all
+ * skipped) is an error. Takes st. */
+static fw_status *bind_answer(const fw_pod_info *pi, fw_status *st)
+{
+    if (!fw_status_is_skip(st))
+        return st;
+    fw_status_free(st);
+    return fw_status_error(KUBE_EINVAL, "no bind plugin bound pod %s/%s", pi->namespace_, pi->name);
+}
+
+/* The end of a binding cycle whose Bind succeeded or failed with st
+ * (taken): handleBindingCycleError, or the Scheduled event and PostBind.
+ * Frees or requeues the job's pod. */
+static void binding_end(sched_scheduler *s, bind_job *job, fw_status *st)
 {
     sched_queued_pod *qp = job->qp;
-    fw_framework *fw = qp->fw;
     fw_pod_info *pi = qp->info.pi;
-    fw_status *st = fw_framework_wait_on_permit(fw, pi);
 
-    if (fw_status_is_success(st))
-        st = fw_framework_run_pre_bind(fw, job->cs, pi, job->node);
-    if (fw_status_is_success(st)) {
-        if (!sched_extenders_bind(s->extenders, pi, job->node, &st))
-            st = fw_framework_run_bind(fw, job->cs, pi, job->node);
-        sched_cache_finish_binding(s->cache, pi);
-        if (fw_status_is_skip(st)) {
-            fw_status_free(st);
-            st = fw_status_error(KUBE_EINVAL, "no bind plugin bound pod %s/%s", pi->namespace_,
-                                 pi->name);
-        }
-    }
     if (!fw_status_is_success(st)) {
         KLOG_V(1, "failed to bind pod %s/%s", pi->namespace_, pi->name);
         binding_failed(s, job, st);
@@ -378,8 +377,76 @@ void sched_binding_cycle(sched_scheduler *s, bind_job *job)
         return;
     }
     bound(s, job);
-    fw_framework_run_post_bind(fw, job->cs, pi, job->node);
+    fw_framework_run_post_bind(qp->fw, job->cs, pi, job->node);
     sched_queued_pod_free(qp);
+}
+
+void sched_binding_cycle(sched_scheduler *s, bind_job *job)
+{
+    sched_queued_pod *qp = job->qp;
+    fw_framework *fw = qp->fw;
+    fw_pod_info *pi = qp->info.pi;
+    fw_status *st;
+
+    if (job->bind_failure) { /* PreBind or Bind ran without a thread, and failed */
+        st = job->bind_failure;
+        job->bind_failure = NULL;
+        binding_end(s, job, st);
+        return;
+    }
+    st = fw_framework_wait_on_permit(fw, pi);
+    if (fw_status_is_success(st))
+        st = fw_framework_run_pre_bind(fw, job->cs, pi, job->node);
+    if (fw_status_is_success(st)) {
+        if (!sched_extenders_bind(s->extenders, pi, job->node, &st))
+            st = bind_answer(pi, fw_framework_run_bind(fw, job->cs, pi, job->node));
+        sched_cache_finish_binding(s->cache, pi);
+    }
+    binding_end(s, job, st);
+}
+
+/* An asynchronous Bind's end, on the client's I/O thread: a bound pod's
+ * binding cycle ends here (its PostBind cannot block); a failure goes to a
+ * binding thread, since handling it writes the pod's status. */
+static void bind_finished(void *ud, fw_status *st)
+{
+    bind_job *job = ud;
+    sched_scheduler *s = job->s;
+
+    sched_cache_finish_binding(s->cache, job->qp->info.pi);
+    if (fw_status_is_success(st)) {
+        binding_end(s, job, st);
+        sched_binders_release(s, job);
+        return;
+    }
+    job->bind_failure = bind_answer(job->qp->info.pi, st);
+    sched_binders_push(s, job);
+}
+
+/* The binding cycle without a binding thread, for an admitted pod Permit
+ * allowed whose PreBind and PostBind cannot block, whose Bind is
+ * asynchronous and no extender binds: PreBind here, Bind on the client's
+ * I/O thread and the rest in bind_finished. Returns 0 (nothing done) when
+ * the pod is not such a pod. */
+static int bind_without_thread(sched_scheduler *s, bind_job *job)
+{
+    fw_framework *fw = job->qp->fw;
+    const fw_pod_info *pi = job->qp->info.pi;
+    fw_status *st;
+
+    if (sched_extenders_may_bind(s->extenders, pi) ||
+        !fw_framework_binding_is_light(fw, job->cs, pi, job->node))
+        return 0;
+    st = fw_framework_run_pre_bind(fw, job->cs, pi, job->node);
+    if (!fw_status_is_success(st)) {
+        job->bind_failure = st;
+        sched_binders_push(s, job);
+        return 1;
+    }
+    st = fw_framework_run_bind_async(fw, job->cs, pi, job->node, bind_finished, job);
+    if (st) /* it did not start */
+        bind_finished(job, st);
+    return 1;
 }
 
 void sched_binding_drop(sched_scheduler *s, bind_job *job)
@@ -535,13 +602,20 @@ static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
         fail_with_status(s, qp, st, start);
         goto out;
     }
+    job->s = s;
     job->qp = qp;
     job->cs = cs;
     job->start_ns = start;
     kube_strlcpy(job->node, res.suggested_host, sizeof(job->node));
     cs = NULL;
-    if (permitted != PERMIT_WAITING || !sched_binders_submit_waiting(s, job))
-        sched_binders_submit(s, job);
+    if (permitted == PERMIT_WAITING && sched_binders_submit_waiting(s, job))
+        goto out;
+    if (!sched_binders_admit(s)) {
+        sched_binders_submit(s, job); /* fenced: dropped */
+        goto out;
+    }
+    if (permitted == PERMIT_WAITING || !bind_without_thread(s, job))
+        sched_binders_push(s, job);
 out:
     fw_status_free(st);
     fw_diagnosis_clear(&d);

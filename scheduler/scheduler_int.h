@@ -32,10 +32,13 @@
 /* A pod handed from the scheduling thread to a binding thread. */
 typedef struct bind_job {
     struct bind_job *next;
+    struct sched_scheduler *s;
     sched_queued_pod *qp;
     fw_cycle_state *cs;
     char node[254];
     int64_t start_ns;
+    fw_status *bind_failure; /* owned: an asynchronous Bind failed; a binding
+                                thread handles it (handleBindingCycleError) */
 } bind_job;
 
 /* A pod a Permit plugin made wait gets a thread of its own (kube-scheduler
@@ -123,8 +126,17 @@ void sched_binding_drop(sched_scheduler *s, bind_job *job);
 /* Starts s->n_binders pool threads. KUBE_OK or KUBE_ENOMEM. */
 int sched_binders_start(sched_scheduler *s);
 /* Queues a job for the pool (ownership passes), waiting while its backlog
- * is full. */
+ * is full; a fenced scheduler drops it (sched_binding_drop). */
 void sched_binders_submit(sched_scheduler *s, bind_job *job);
+/* Takes a place in the pool's backlog for a job about to bind (by the pool
+ * or without a thread), waiting while it is full. 1 when taken; 0 when the
+ * scheduler is fenced (nothing taken). */
+int sched_binders_admit(sched_scheduler *s);
+/* Queues an admitted job for a binding thread (ownership passes). Never
+ * waits: for any thread, the client's I/O thread included. */
+void sched_binders_push(sched_scheduler *s, bind_job *job);
+/* Frees an admitted job and gives its place back. */
+void sched_binders_release(sched_scheduler *s, bind_job *job);
 /* A binding thread of its own for a pod waiting on Permit (ownership of
  * job passes on success); 0 when none could be started (the caller then
  * uses the pool). */

@@ -254,7 +254,21 @@ typedef struct fw_plugin_desc {
     /* Bind: FW_SKIP when this plugin does not bind this pod; the first
      * non-Skip answer wins. */
     fw_status *(*bind)(void *self, fw_cycle_state *cs, const fw_pod_info *pod, const char *node);
+    /* Bind without blocking (optional, beside bind): starts binding pod to
+     * node and returns NULL, then done(ud, st) runs exactly once, on the
+     * API client's I/O thread, with NULL (bound) or a status it takes. A
+     * non-NULL return (a status the caller takes) means nothing started and
+     * done never runs. pod, node and cs stay valid until done. */
+    fw_status *(*bind_async)(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                             const char *node, void (*done)(void *ud, fw_status *st), void *ud);
     void (*post_bind)(void *self, fw_cycle_state *cs, const fw_pod_info *pod, const char *node);
+    /* Whether this plugin's PreBind or PostBind may block for pod on node
+     * (an API call, a wait): 0 lets the framework run them on the thread
+     * that asks (upstream's PreBindPreFlight answers Skip for the same
+     * reason), 1 keeps the binding cycle on a binding thread. Must not
+     * block. NULL hook on a plugin with PreBind or PostBind: 1. */
+    int (*binding_may_block)(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                             const char *node);
 
     /* EnqueueExtensions: the events that may make a pod this plugin
      * rejected schedulable. *out points to an array (static, or owned by
@@ -581,6 +595,25 @@ fw_status *fw_framework_run_bind(fw_framework *fw, fw_cycle_state *cs, const fw_
 /* PostBind: every plugin, in order. */
 void fw_framework_run_post_bind(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
                                 const char *node);
+
+/* Whether pod's binding cycle needs no binding thread: no PreBind or
+ * PostBind plugin may block for it (binding_may_block), and the first Bind
+ * plugin binds asynchronously. Must not block. */
+int fw_framework_binding_is_light(fw_framework *fw, const fw_cycle_state *cs,
+                                  const fw_pod_info *pod, const char *node);
+
+/* Called once when an asynchronous Bind ends, on the API client's I/O
+ * thread: st is the Bind point's status as fw_framework_run_bind gives it
+ * (NULL: bound), and done owns it. Must not block. */
+typedef void (*fw_bind_done_fn)(void *ud, fw_status *st);
+
+/* Bind without waiting, for a pod fw_framework_binding_is_light accepts:
+ * returns NULL when the first Bind plugin started the binding (done then
+ * runs exactly once, with the Bind metrics observed first), otherwise the
+ * status of the failure to start it (the caller's; done never runs).
+ * pod, node and cs must stay valid until done runs. */
+fw_status *fw_framework_run_bind_async(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                                       const char *node, fw_bind_done_fn done, void *ud);
 
 /* ------------------------------------------------------------------ */
 /* Scheduling a pod (schedule_one.go: schedulePod and its helpers)     */

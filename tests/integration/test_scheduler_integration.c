@@ -279,6 +279,64 @@ static void pods_land_where_plugins_say(void **state)
     cJSON_Delete(cond);
 }
 
+/* The answers the server gave the bindings of pod name, in order, as
+ * "500,201". */
+static void binding_codes(fixture *fx, const char *name, char *out, size_t n)
+{
+    cJSON *items = NULL;
+    const cJSON *it;
+    size_t len = 0;
+
+    assert_int_equal(harness_requests(fx->h, "create", "pods/binding", NULL, &items), KUBE_OK);
+    out[0] = '\0';
+    cJSON_ArrayForEach(it, items)
+    {
+        if (strcmp(sf_str_at(it, "name", NULL), name) == 0 && len + 8 < n)
+            len += (size_t)snprintf(out + len, n - len, "%s%d", len ? "," : "",
+                                    cJSON_GetObjectItemCaseSensitive(it, "code")->valueint);
+    }
+    cJSON_Delete(items);
+}
+
+/* A binding the server fails (a 500 without Retry-After: a POST is not
+ * retried) fails the binding cycle, here the one that runs without a
+ * binding thread: the pod is forgotten, its status says why, the next
+ * attempt binds it, and no binding stays in flight. */
+static void failed_binding_is_retried(void **state)
+{
+    fixture *fx = *state;
+    static const char *const creates[] = {"create", NULL};
+    static const char *const bindings[] = {"pods/binding", NULL};
+    static const char *const names[] = {"fb-1", NULL};
+    harness_fault_rule r = {HARNESS_FAULT_STATUS,
+                            0,
+                            500,
+                            0,
+                            0,
+                            1,
+                            0,
+                            "etcdserver: request timed out",
+                            creates,
+                            bindings,
+                            NULL,
+                            names};
+    sched_scheduler_stats st;
+    char codes[64];
+
+    start_default(fx);
+    assert_int_equal(harness_set_fault_rules(fx->h, &r, 1), KUBE_OK);
+    create_pod(fx, "fb-1", "default-scheduler", "100m", NULL);
+    free(sf_wait_bound(fx->h, "fb-1"));
+    binding_codes(fx, "fb-1", codes, sizeof(codes));
+    assert_string_equal(codes, "500,201");
+    WAIT_TRUE((sched_scheduler_stats_get(fx->sched, &st), st.binding_in_flight == 0));
+    cJSON *items = NULL;
+    assert_int_equal(harness_requests(fx->h, "patch", "pods/status", NULL, &items), KUBE_OK);
+    assert_true(cJSON_GetArraySize(items) >= 1); /* the SchedulerError condition */
+    assert_string_equal(sf_str_at(cJSON_GetArrayItem(items, 0), "name", NULL), "fb-1");
+    cJSON_Delete(items);
+}
+
 static void unschedulable_pod_waits_for_a_node(void **state)
 {
     fixture *fx = *state;
@@ -803,15 +861,11 @@ int test_group_scheduler_integration(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(pods_land_where_plugins_say),
-        T(unschedulable_pod_waits_for_a_node),
-        T(profile_without_a_default_plugin),
-        T(two_replicas_never_both_bind),
-        T(waiting_pods_do_not_hold_binding_threads),
-        T(secure_port_serves_health_and_metrics),
-        T(binary_writes_defaulted_config),
-        T(unneeded_resources_are_not_watched),
-        T(sigusr2_dumps_the_cache),
+        T(pods_land_where_plugins_say),           T(failed_binding_is_retried),
+        T(unschedulable_pod_waits_for_a_node),    T(profile_without_a_default_plugin),
+        T(two_replicas_never_both_bind),          T(waiting_pods_do_not_hold_binding_threads),
+        T(secure_port_serves_health_and_metrics), T(binary_writes_defaulted_config),
+        T(unneeded_resources_are_not_watched),    T(sigusr2_dumps_the_cache),
     };
 #undef T
     return cmocka_run_group_tests_name("scheduler_integration", tests, NULL, NULL);

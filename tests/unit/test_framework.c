@@ -840,10 +840,51 @@ static const fw_plugin_desc p_pwait2 = {
 static const fw_plugin_desc p_pdeny = {
     .name = "PermitDeny", .create = fake_create, .permit = permit_deny};
 
+/* Asynchronous Bind and the binding_may_block hooks. */
+static int async_fail, async_refuse, pre_bind_blocks;
+
+static fw_status *async_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                             const char *node, void (*done)(void *ud, fw_status *st), void *ud)
+{
+    log_call("AsyncBind");
+    if (async_refuse)
+        return fw_status_error(KUBE_ECANCELED, "not started");
+    done(ud, async_fail ? fw_status_error(KUBE_EIO, "boom") : NULL);
+    return NULL;
+}
+
+static fw_status *pre_bind_ok(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                              const char *node)
+{
+    log_call("PreBindLight");
+    return NULL;
+}
+
+static int pre_bind_may_block(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                              const char *node)
+{
+    return pre_bind_blocks;
+}
+
+static void post_bind_plain(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                            const char *node)
+{
+    log_call("PostBindPlain");
+}
+
+static const fw_plugin_desc p_abind = {
+    .name = "AsyncBind", .create = fake_create, .bind = bind2, .bind_async = async_bind};
+static const fw_plugin_desc p_prebind = {.name = "PreBindLight",
+                                         .create = fake_create,
+                                         .pre_bind = pre_bind_ok,
+                                         .binding_may_block = pre_bind_may_block};
+static const fw_plugin_desc p_postbind = {
+    .name = "PostBindPlain", .create = fake_create, .post_bind = post_bind_plain};
+
 static const fw_plugin_desc *const fake_list[] = {
-    &p_sort,     &p_bind1, &p_bind2, &p_pfa,   &p_pfb,    &p_pfc,    &p_pfskip,
-    &p_pfreject, &p_all,   &p_three, &p_fit,   &p_sidx,   &p_sconst, &p_sbad,
-    &p_r1,       &p_r2,    &p_r3,    &p_pwait, &p_pwait2, &p_pdeny,  &p_pfempty,
+    &p_abind, &p_prebind, &p_postbind, &p_sort, &p_bind1, &p_bind2,  &p_pfa,   &p_pfb,
+    &p_pfc,   &p_pfskip,  &p_pfreject, &p_all,  &p_three, &p_fit,    &p_sidx,  &p_sconst,
+    &p_sbad,  &p_r1,      &p_r2,       &p_r3,   &p_pwait, &p_pwait2, &p_pdeny, &p_pfempty,
 };
 static const fw_registry fake_registry = {fake_list, sizeof(fake_list) / sizeof(fake_list[0])};
 
@@ -1562,6 +1603,92 @@ static void bind_first_non_skip(void **state)
     fw_pod_info_unref(pod);
 }
 
+/* A profile whose only Bind plugin is AsyncBind, plus the extra points. */
+static fw_framework *async_fw(int pre_bind, int post_bind)
+{
+    sched_profile *p = prof_new();
+    free(p->plugins[SCHED_EP_BIND].enabled[0].name);
+    p->plugins[SCHED_EP_BIND].enabled[0].name = strdup("AsyncBind");
+    if (pre_bind)
+        prof_add(p, SCHED_EP_PRE_BIND, 0, "PreBindLight", 0);
+    if (post_bind)
+        prof_add(p, SCHED_EP_POST_BIND, 0, "PostBindPlain", 0);
+    return fw_from(p, NULL);
+}
+
+static void record_bind_done(void *ud, fw_status *st)
+{
+    fw_status **out = ud;
+    log_call("done");
+    *out = st;
+}
+
+static void binding_is_light_only_when_nothing_blocks(void **state)
+{
+    (void)state;
+    fw_pod_info *pod = make_pod("p", 0, "1", NULL);
+    fw_cycle_state *cs = fw_cycle_state_new();
+    fw_framework *fw = async_fw(1, 0);
+
+    pre_bind_blocks = 0;
+    assert_true(fw_framework_binding_is_light(fw, cs, pod, "n1"));
+    pre_bind_blocks = 1;
+    assert_false(fw_framework_binding_is_light(fw, cs, pod, "n1"));
+    pre_bind_blocks = 0;
+    fw_framework_free(fw);
+    fw = async_fw(0, 1); /* a PostBind plugin without the hook may block */
+    assert_false(fw_framework_binding_is_light(fw, cs, pod, "n1"));
+    fw_framework_free(fw);
+    sched_profile *p = prof_new(); /* Bind1 first: it only binds blocking */
+    prof_add(p, SCHED_EP_BIND, 0, "AsyncBind", 0);
+    fw = fw_from(p, NULL);
+    assert_false(fw_framework_binding_is_light(fw, cs, pod, "n1"));
+    fw_framework_free(fw);
+    fw_cycle_state_free(cs);
+    fw_pod_info_unref(pod);
+}
+
+/* st is an FW_ERROR saying msg; frees it. */
+static void assert_error_status(fw_status *st, const char *msg)
+{
+    char *got = fw_status_message_dup(st);
+    assert_int_equal(fw_status_code(st), FW_ERROR);
+    assert_string_equal(got, msg);
+    free(got);
+    fw_status_free(st);
+}
+
+static void bind_async_reports_once(void **state)
+{
+    (void)state;
+    fw_pod_info *pod = make_pod("p", 0, "1", NULL);
+    fw_cycle_state *cs = fw_cycle_state_new();
+    fw_framework *fw = async_fw(0, 0);
+    fw_status *got = NULL, *st;
+
+    call_log[0] = '\0';
+    assert_null(fw_framework_run_bind_async(fw, cs, pod, "n1", record_bind_done, &got));
+    assert_string_equal(call_log, "AsyncBind,done");
+    assert_null(got);
+
+    call_log[0] = '\0';
+    async_fail = 1; /* the failure is the Bind point's, naming the plugin */
+    assert_null(fw_framework_run_bind_async(fw, cs, pod, "n1", record_bind_done, &got));
+    assert_string_equal(call_log, "AsyncBind,done");
+    assert_error_status(got, "running Bind plugin \"AsyncBind\": boom");
+    async_fail = 0;
+
+    call_log[0] = '\0';
+    async_refuse = 1; /* not started: the caller gets the status, done never runs */
+    st = fw_framework_run_bind_async(fw, cs, pod, "n1", record_bind_done, &got);
+    assert_string_equal(call_log, "AsyncBind");
+    assert_error_status(st, "running Bind plugin \"AsyncBind\": not started");
+    async_refuse = 0;
+    fw_framework_free(fw);
+    fw_cycle_state_free(cs);
+    fw_pod_info_unref(pod);
+}
+
 typedef struct releaser {
     fw_framework *fw;
     const char *uid;
@@ -1681,6 +1808,8 @@ int test_group_framework(void)
         cmocka_unit_test(score_and_select),
         cmocka_unit_test(reserve_unreserve_order),
         cmocka_unit_test(bind_first_non_skip),
+        cmocka_unit_test(binding_is_light_only_when_nothing_blocks),
+        cmocka_unit_test(bind_async_reports_once),
         cmocka_unit_test(permit_wait_allow_reject_timeout),
     };
     return cmocka_run_group_tests_name("framework", tests, NULL, NULL);

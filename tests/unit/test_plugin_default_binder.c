@@ -4,6 +4,8 @@
  * client, against a scripted loopback HTTP server; an API failure is an
  * FW_ERROR status carrying the Status message and code, as
  * framework.AsStatus(err) in kube-scheduler's default_binder_test.go.
+ * The asynchronous Bind sends the same request and reports the same
+ * statuses through its one done.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +198,77 @@ static void binds_through_the_api(void **state)
     kube_config_free(e.cfg);
 }
 
+/* What an asynchronous Bind's done saw. */
+typedef struct async_done {
+    sem_t sem;
+    int calls;
+    fw_status *st;
+} async_done;
+
+static void record_done(void *ud, fw_status *st)
+{
+    async_done *d = ud;
+    d->calls++;
+    d->st = st;
+    sem_post(&d->sem);
+}
+
+/* Starts an asynchronous Bind and waits for its one done. */
+static fw_status *bind_and_wait(tp_plugin *p, fw_pod_info *pod, async_done *d)
+{
+    memset(d, 0, sizeof(*d));
+    sem_init(&d->sem, 0, 0);
+    assert_null(p->desc->bind_async(p->self, NULL, pod, "node1", record_done, d));
+    assert_int_equal(sem_wait(&d->sem), 0);
+    usleep(20000); /* a second done would come now */
+    assert_int_equal(d->calls, 1);
+    sem_destroy(&d->sem);
+    return d->st;
+}
+
+static void binds_without_waiting(void **state)
+{
+    bind_server *s = *state;
+    client_env e = new_client(s);
+    tp_plugin *p = tp_plugin_new(&plugin_default_binder, NULL, NULL);
+    fw_pod_info *pod = tp_pod("{'metadata':{'name':'foo','namespace':'ns','uid':'u-1'},"
+                              "'spec':{}}");
+    async_done d;
+
+    p->handle.svc.client = e.c;
+    tp_assert_status(bind_and_wait(p, pod, &d), FW_SUCCESS, NULL);
+    assert_non_null(strstr(s->request, "POST /api/v1/namespaces/ns/pods/foo/binding "));
+    assert_non_null(strstr(s->request, "\"uid\":\"u-1\""));
+    assert_non_null(strstr(s->request, "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\","
+                                       "\"name\":\"node1\"}"));
+
+    s->code = 409;
+    s->body = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":"
+              "\"pod foo is already assigned\",\"reason\":\"Conflict\",\"code\":409}";
+    fw_status *st = bind_and_wait(p, pod, &d);
+    assert_int_equal(st->err, KUBE_ECONFLICT);
+    tp_assert_status(st, FW_ERROR, "pod foo is already assigned");
+
+    fw_pod_info_unref(pod);
+    tp_plugin_free(p);
+    kube_client_free(e.c);
+    kube_config_free(e.cfg);
+}
+
+static void without_a_client_async_binding_does_not_start(void **state)
+{
+    (void)state;
+    tp_plugin *p = tp_plugin_new(&plugin_default_binder, NULL, NULL);
+    fw_pod_info *pod = tp_pod("{'metadata':{'name':'foo'},'spec':{}}");
+    async_done d = {.calls = 0};
+
+    tp_assert_status(p->desc->bind_async(p->self, NULL, pod, "node1", record_done, &d), FW_ERROR,
+                     NULL);
+    assert_int_equal(d.calls, 0);
+    fw_pod_info_unref(pod);
+    tp_plugin_free(p);
+}
+
 static void without_a_client_binding_fails(void **state)
 {
     (void)state;
@@ -212,7 +286,9 @@ int test_group_plugin_default_binder(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(binds_through_the_api, server_setup, server_teardown),
+        cmocka_unit_test_setup_teardown(binds_without_waiting, server_setup, server_teardown),
         cmocka_unit_test(without_a_client_binding_fails),
+        cmocka_unit_test(without_a_client_async_binding_does_not_start),
     };
     return cmocka_run_group_tests_name("plugin_default_binder", tests, NULL, NULL);
 }

@@ -451,6 +451,19 @@ static void post_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pi, con
     kube_pin_result_clear(&res);
 }
 
+/* PostBind blocks only to write a first pin: for a VM's pod whose VM
+ * PreFilter saw unpinned. */
+static int binding_may_block(void *self, const fw_cycle_state *cs, const fw_pod_info *pi,
+                             const char *node)
+{
+    const sv_state *s = fw_cycle_state_read_static(cs, STICKYVM_STATE_KEY);
+
+    (void)self;
+    (void)pi;
+    (void)node;
+    return s && !*s->pin;
+}
+
 /* ------------------------------------------------------------------ */
 /* Listers                                                             */
 /* ------------------------------------------------------------------ */
@@ -747,5 +760,6 @@ const fw_plugin_desc plugin_stickyvm = {
     .pre_filter = pre_filter,
     .filter = filter,
     .post_bind = post_bind,
+    .binding_may_block = binding_may_block,
     .events_to_register = events_to_register,
 };

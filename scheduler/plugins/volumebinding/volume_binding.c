@@ -677,6 +677,19 @@ static fw_status *pre_bind(void *self, fw_cycle_state *cs, const fw_pod_info *po
     return st;
 }
 
+/* PreBind blocks only to bind volumes (API writes, then waiting for the
+ * PV controller): never for a pod whose claims were all bound. */
+static int binding_may_block(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                             const char *node)
+{
+    const vb_state *s = state_get(cs);
+
+    (void)self;
+    (void)pod;
+    (void)node;
+    return !s || !s->all_bound;
+}
+
 /* ------------------------------------------------------------------ */
 /* Events, lifecycle                                                   */
 /* ------------------------------------------------------------------ */
@@ -762,5 +775,6 @@ const fw_plugin_desc plugin_volume_binding = {
     .reserve = reserve,
     .unreserve = unreserve,
     .pre_bind = pre_bind,
+    .binding_may_block = binding_may_block,
     .events_to_register = events_to_register,
 };
