@@ -423,30 +423,23 @@ static void bind_finished(void *ud, fw_status *st)
     sched_binders_push(s, job);
 }
 
-/* The binding cycle without a binding thread, for an admitted pod Permit
- * allowed whose PreBind and PostBind cannot block, whose Bind is
- * asynchronous and no extender binds: PreBind here, Bind on the client's
- * I/O thread and the rest in bind_finished. Returns 0 (nothing done) when
- * the pod is not such a pod. */
-static int bind_without_thread(sched_scheduler *s, bind_job *job)
+/* The binding cycle of an admitted light job, without a binding thread:
+ * PreBind here, Bind on the client's I/O thread and the rest in
+ * bind_finished there (a failure on a binding thread). */
+static void bind_without_thread(sched_scheduler *s, bind_job *job)
 {
     fw_framework *fw = job->qp->fw;
     const fw_pod_info *pi = job->qp->info.pi;
-    fw_status *st;
+    fw_status *st = fw_framework_run_pre_bind(fw, job->cs, pi, job->node);
 
-    if (sched_extenders_may_bind(s->extenders, pi) ||
-        !fw_framework_binding_is_light(fw, job->cs, pi, job->node))
-        return 0;
-    st = fw_framework_run_pre_bind(fw, job->cs, pi, job->node);
     if (!fw_status_is_success(st)) {
         job->bind_failure = st;
         sched_binders_push(s, job);
-        return 1;
+        return;
     }
     st = fw_framework_run_bind_async(fw, job->cs, pi, job->node, bind_finished, job);
     if (st) /* it did not start */
         bind_finished(job, st);
-    return 1;
 }
 
 void sched_binding_drop(sched_scheduler *s, bind_job *job)
@@ -547,6 +540,17 @@ static int skip_pod(sched_scheduler *s, sched_queued_pod *qp)
     return 0;
 }
 
+/* Whether job's pod can bind without a binding thread: Permit allowed it,
+ * its PreBind and PostBind cannot block, its Bind is asynchronous and no
+ * extender binds it. */
+static int binds_light(sched_scheduler *s, const bind_job *job, permit_outcome permitted)
+{
+    const fw_pod_info *pi = job->qp->info.pi;
+
+    return permitted == PERMIT_ALLOWED && !sched_extenders_may_bind(s->extenders, pi) &&
+           fw_framework_binding_is_light(job->qp->fw, job->cs, pi, job->node);
+}
+
 static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
 {
     int64_t start = kube_now_ns();
@@ -610,11 +614,12 @@ static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
     cs = NULL;
     if (permitted == PERMIT_WAITING && sched_binders_submit_waiting(s, job))
         goto out;
-    if (!sched_binders_admit(s)) {
+    job->light = binds_light(s, job, permitted);
+    if (!sched_binders_admit(s, job))
         sched_binders_submit(s, job); /* fenced: dropped */
-        goto out;
-    }
-    if (permitted == PERMIT_WAITING || !bind_without_thread(s, job))
+    else if (job->light)
+        bind_without_thread(s, job);
+    else
         sched_binders_push(s, job);
 out:
     fw_status_free(st);

@@ -295,20 +295,89 @@ cJSON *kube_api_binding_new(const char *ns, const char *pod, const char *uid, co
     return b;
 }
 
+/* The pods/binding request: its path and its Binding as text (the JSON
+ * kube_api_binding_new builds, key for key), written without a tree. */
+static int api_binding_request(kube_buf *path, kube_buf *body, const char *ns, const char *pod,
+                               const char *uid, const char *node)
+{
+    const char *parts[] = {"{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":",
+                           pod,
+                           ",\"namespace\":",
+                           ns,
+                           uid && *uid ? ",\"uid\":" : NULL,
+                           uid,
+                           "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":",
+                           node,
+                           "}}"};
+    int rc = api_object_path(path, &KUBE_RES_PODS, ns, pod, "binding");
+
+    for (size_t i = 0; rc == KUBE_OK && i < sizeof(parts) / sizeof(parts[0]); i += 2) {
+        if (!parts[i])
+            continue;
+        rc = kube_buf_puts(body, parts[i]);
+        if (rc == KUBE_OK && i + 1 < sizeof(parts) / sizeof(parts[0]))
+            rc = kube_buf_put_json_string(body, parts[i + 1]);
+    }
+    return rc;
+}
+
 int kube_api_bind(kube_client *c, const char *ns, const char *pod, const char *uid,
                   const char *node, kube_status *st)
 {
-    cJSON *binding;
+    kube_buf path = KUBE_BUF_INIT, body = KUBE_BUF_INIT;
+    kube_response resp = {0};
     int rc;
 
     if (!ns || !*ns || !pod || !*pod || !node || !*node)
         return api_invalid(st, "namespace, pod and node are required");
-    binding = kube_api_binding_new(ns, pod, uid && *uid ? uid : NULL, node);
-    if (!binding)
+    rc = api_binding_request(&path, &body, ns, pod, uid, node);
+    if (rc == KUBE_OK) {
+        rc = kube_client_do(c, "POST", path.data, API_JSON, body.data, body.len, &resp);
+        api_copy_status(st, &resp, rc);
+    }
+    kube_response_clear(&resp);
+    kube_buf_free(&path);
+    kube_buf_free(&body);
+    return rc;
+}
+
+/* An asynchronous binding's caller. */
+typedef struct api_bind_call {
+    kube_api_done_fn done;
+    void *ud;
+} api_bind_call;
+
+/* kube_client_do_async's done for a binding: the answer as a Status. */
+static void api_bind_done(void *ud, int rc, kube_response *resp)
+{
+    api_bind_call call = *(api_bind_call *)ud;
+    kube_status st;
+
+    free(ud);
+    api_copy_status(&st, resp, rc);
+    call.done(call.ud, rc, &st);
+}
+
+int kube_api_bind_async(kube_client *c, const char *ns, const char *pod, const char *uid,
+                        const char *node, kube_api_done_fn done, void *ud)
+{
+    kube_buf path = KUBE_BUF_INIT, body = KUBE_BUF_INIT;
+    api_bind_call *call;
+    int rc;
+
+    if (!ns || !*ns || !pod || !*pod || !node || !*node || !done)
+        return KUBE_EINVAL;
+    if (!(call = malloc(sizeof(*call))))
         return KUBE_ENOMEM;
-    rc =
-        api_object_call(c, "POST", &KUBE_RES_PODS, ns, pod, "binding", API_JSON, binding, NULL, st);
-    cJSON_Delete(binding);
+    *call = (api_bind_call){done, ud};
+    rc = api_binding_request(&path, &body, ns, pod, uid, node);
+    if (rc == KUBE_OK)
+        rc = kube_client_do_async(c, "POST", path.data, API_JSON, body.data, body.len,
+                                  api_bind_done, call);
+    if (rc != KUBE_OK)
+        free(call);
+    kube_buf_free(&path);
+    kube_buf_free(&body);
     return rc;
 }
 
@@ -321,43 +390,3 @@ int kube_api_patch_pod_status(kube_client *c, const char *ns, const char *pod, c
                            patch, NULL, st);
 }
 
-/* TEMP SHIM: a thread per call. */
-#include <pthread.h>
-typedef struct shim_call {
-    kube_client *c;
-    char ns[256], pod[256], uid[64], node[256];
-    kube_api_done_fn done;
-    void *ud;
-} shim_call;
-
-static void *shim_main(void *arg)
-{
-    shim_call *x = arg;
-    kube_status st = {0};
-    int rc = kube_api_bind(x->c, x->ns, x->pod, x->uid, x->node, &st);
-    x->done(x->ud, rc, &st);
-    free(x);
-    return NULL;
-}
-
-int kube_api_bind_async(kube_client *c, const char *ns, const char *pod, const char *uid,
-                        const char *node, kube_api_done_fn done, void *ud)
-{
-    shim_call *x = calloc(1, sizeof(*x));
-    pthread_t t;
-    if (!x)
-        return KUBE_ENOMEM;
-    x->c = c;
-    kube_strlcpy(x->ns, ns, sizeof(x->ns));
-    kube_strlcpy(x->pod, pod, sizeof(x->pod));
-    kube_strlcpy(x->uid, uid ? uid : "", sizeof(x->uid));
-    kube_strlcpy(x->node, node, sizeof(x->node));
-    x->done = done;
-    x->ud = ud;
-    if (pthread_create(&t, NULL, shim_main, x) != 0) {
-        free(x);
-        return KUBE_ENOMEM;
-    }
-    pthread_detach(t);
-    return KUBE_OK;
-}

@@ -76,17 +76,21 @@ int kube_api_delete(kube_client *c, const kube_resource *r, const char *ns, cons
  * a recreated pod of the same name. */
 int kube_api_bind(kube_client *c, const char *ns, const char *pod, const char *uid,
                   const char *node, kube_status *st);
+/* Called once when kube_api_bind_async's request ends, on the client's I/O
+ * thread, with rc and st as kube_api_bind gives them (st borrowed for the
+ * call). Must not block. */
+typedef void (*kube_api_done_fn)(void *ud, int rc, const kube_status *st);
+/* kube_api_bind without waiting (kube_client_do_async): KUBE_OK and done
+ * runs once, or KUBE_EINVAL / KUBE_ENOMEM / KUBE_ECANCELED and it never
+ * runs. */
+int kube_api_bind_async(kube_client *c, const char *ns, const char *pod, const char *uid,
+                        const char *node, kube_api_done_fn done, void *ud);
 /* The bodies the calls above send, for callers that batch or log them and
  * for tests. Caller frees with cJSON_Delete(); NULL when memory runs out.
  * A Binding is {"apiVersion":"v1","kind":"Binding","metadata":{"name",
  * "namespace"[,"uid"]},"target":{"apiVersion":"v1","kind":"Node","name"}}.
  * The annotation patch is {"metadata":{"annotations":{key:value|null}
  * [,"resourceVersion":rv]}}. */
-/* TEMP SHIM (replaced by the async branch). */
-typedef void (*kube_api_done_fn)(void *ud, int rc, const kube_status *st);
-int kube_api_bind_async(kube_client *c, const char *ns, const char *pod, const char *uid,
-                        const char *node, kube_api_done_fn done, void *ud);
-
 cJSON *kube_api_binding_new(const char *ns, const char *pod, const char *uid, const char *node);
 /* {"metadata":{"annotations":{kv[0].key:kv[0].value|null, ...}
  * [,"resourceVersion":rv]}}; NULL also for an empty key. */

@@ -3,9 +3,12 @@
  *
  * A kube_client holds the configuration, a client-side token-bucket rate
  * limiter (clientConnection.qps/burst), and one I/O thread ("kube-http",
- * kube/client_loop) that runs every kube_client_do exchange on one libcurl
- * multi handle: the calling thread prepares a pooled easy handle (constant
- * options set once), queues it and sleeps until the answer is in. The
+ * kube/client_loop) that runs every request on one libcurl multi handle:
+ * a request is a chain of steps on that thread (the rate limiter's wait and
+ * backoffs are its timers; each attempt runs on a pooled easy handle whose
+ * constant options are set once). kube_client_do_async hands the outcome
+ * to a function on that thread, so no thread waits; kube_client_do is the
+ * same request and a wait for it. The
  * transfers share the multi handle's connections: one HTTP/2 connection
  * multiplexing every request when the server offers h2 over TLS (ALPN; as
  * client-go), else HTTP/1.1 keep-alive connections, at most 16. The TLS
@@ -112,6 +115,24 @@ void kube_client_free(kube_client *c);
  * answer resp->body is non-NULL ("" when empty). */
 int kube_client_do(kube_client *c, const char *method, const char *path, const char *content_type,
                    const char *body, size_t len, kube_response *resp);
+
+/* Called once when an asynchronous request ends, on the client's I/O
+ * thread, with rc and resp as kube_client_do would have returned them.
+ * resp is the client's: done may take resp->body (setting it to NULL) but
+ * must not keep resp. done must not block, nor call kube_client_do. */
+typedef void (*kube_client_done_fn)(void *ud, int rc, kube_response *resp);
+
+/* kube_client_do without waiting: the attempts (the rate limiter's wait,
+ * the fence, retries with their backoff and Retry-After, the one 401
+ * re-read of the token) run as steps on the client's I/O thread, and
+ * done(ud, ...) runs exactly once when the request ends (possibly before
+ * this returns), or with KUBE_ECANCELED when the client shuts down first.
+ * body and the strings are copied. Returns KUBE_OK (done will run), or
+ * KUBE_EINVAL, KUBE_ENOMEM, KUBE_ECANCELED (shut down) and done never
+ * runs. kube_client_do is this call and a wait. */
+int kube_client_do_async(kube_client *c, const char *method, const char *path,
+                         const char *content_type, const char *body, size_t len,
+                         kube_client_done_fn done, void *ud);
 
 /* Frees resp->body and zeroes resp (ready for the next call). */
 void kube_response_clear(kube_response *resp);

@@ -1,7 +1,12 @@
 /*
- * kube/transport/client_do.c - kube_client_do: one request, its attempts (rate
- * limit, exchange on the client's I/O thread, retry decision), waits that
- * shutdown ends, and the counters. See kube/transport/client.h.
+ * kube/transport/client_do.c - a request and its attempts, as a chain of
+ * steps on the client's I/O thread (kube/transport/client_loop.h): the
+ * rate limiter's wait and the backoff between attempts are the loop's
+ * timers, the fence is asked before every attempt, the exchange runs on a
+ * pooled handle, and the retry decision follows the answer.
+ * kube_client_do_async hands the outcome to a function; kube_client_do
+ * waits for it. Also the counters and the waits that shutdown ends. See
+ * kube/transport/client.h.
  */
 #include "kube/transport/client_int.h"
 
@@ -11,6 +16,8 @@
 #include "kube/util/log.h"
 
 #include <errno.h>
+#include <semaphore.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -214,41 +221,9 @@ static void client_setup_request(CURL *h, const client_req *q, struct curl_slist
     client_setup_method(h, q);
 }
 
-/* Runs one HTTP exchange on a pooled handle, on the I/O thread. Returns
- * KUBE_OK when an answer (any code) arrived, with the code in *code;
- * otherwise the transport error, with r->cc and r->errbuf describing it.
- * The handle keeps pointers into this call's memory, which the next
- * request replaces before any use. */
-static int client_perform(kube_client *c, const client_req *q, client_result *r, long *code)
+/* The KUBE_E* code of a transfer that got no answer. */
+static int client_transfer_error(const client_result *r)
 {
-    char small[CLIENT_CT_SMALL];
-    kube_buf big = KUBE_BUF_INIT;
-    struct curl_slist node, *headers = NULL;
-    client_headers *shared = NULL;
-    CURL *h = client_pool_get(c);
-    int rc = h ? kube_client_headers_get(c, &shared) : KUBE_ENOMEM;
-
-    *code = 0;
-    if (rc == KUBE_OK) {
-        headers = client_content_type(q, shared->list, &node, small, &big);
-        rc = headers ? KUBE_OK : KUBE_ENOMEM;
-    }
-    if (rc == KUBE_OK) {
-        client_setup_request(h, q, headers, r);
-        r->cc = kube_http_loop_perform(c->loop, h);
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
-        if (r->cc != CURLE_OK)
-            curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &r->os_errno);
-    }
-    kube_client_headers_put(shared);
-    kube_buf_free(&big);
-    if (h)
-        client_pool_put(c, h);
-    if (rc != KUBE_OK)
-        return rc;
-    if (r->cc == CURLE_OK)
-        return KUBE_OK;
-    r->broken = client_broken_connection(r->cc);
     if (r->cc == CURLE_ABORTED_BY_CALLBACK)
         return KUBE_ECANCELED;
     if (r->cc == CURLE_OPERATION_TIMEDOUT)
@@ -348,81 +323,286 @@ static int client_token_changed(kube_client *c)
     return changed;
 }
 
-/* One attempt: rate limit, exchange, and the decision about the next one.
- * Returns 1 to try again (after *delay_ms), 0 when *rc is final. */
-static int client_attempt(kube_client *c, const client_req *q, int attempt, int *reauth,
-                          kube_response *resp, int *rc, long *delay_ms)
-{
-    client_result r = {KUBE_BUF_INIT, -1, CURLE_OK, 0, 0, {0}};
-    int64_t start = kube_now_ms();
-    long code;
+/* ---- a request: its steps on the I/O thread ------------------------- */
 
-    if (client_pause(c, kube_ratelimit_reserve(c->rl)) != KUBE_OK) {
-        *rc = KUBE_ECANCELED;
-        client_transport_failure(resp, q, &r, *rc);
-        return 0;
-    }
-    if (client_fenced(c, q, resp)) {
-        *rc = KUBE_ECANCELED;
-        return 0;
-    }
-    client_count(c, q->method, attempt > 0);
-    *rc = client_perform(c, q, &r, &code);
-    *delay_ms = 0;
-    KLOG_V(6, "%s %s %ld in %lld ms", q->method, q->url, code, (long long)(kube_now_ms() - start));
-    if (*rc != KUBE_OK) {
-        kube_buf_free(&r.body);
-        client_transport_failure(resp, q, &r, *rc);
-        return (*rc == KUBE_EIO || *rc == KUBE_ETIMEDOUT) && r.broken &&
-               kube_retry_decide(q->method, 0, -1, attempt, c->opts.max_retries,
-                                 atomic_load(&c->backoff_base_ms), atomic_load(&c->backoff_cap_ms),
-                                 client_random(c), delay_ms);
-    }
+/* One request: its copy of the arguments (the strings follow the struct in
+ * the same allocation), the attempt under way and the answer so far. */
+typedef struct client_call {
+    kube_http_task task; /* the step the loop runs next; first member */
+    kube_client *c;
+    client_req q;
+    int attempt, reauth;
+    int64_t start_ms;              /* the attempt's start */
+    client_result r;               /* the attempt's transfer */
+    client_headers *shared;        /* the attempt's header lines */
+    struct curl_slist ct_node;     /* its Content-Type line, before them */
+    char ct_small[CLIENT_CT_SMALL];
+    kube_buf ct_big;
+    kube_response resp;
+    kube_client_done_fn done;
+    void *ud;
+} client_call;
+
+static void call_begin(kube_http_task *t, CURLcode cc);
+
+/* Ends the call with rc: done gets the answer, then the call is freed. */
+static void call_finish(client_call *k, int rc)
+{
+    k->done(k->ud, rc, &k->resp);
+    kube_response_clear(&k->resp);
+    free(k);
+}
+
+/* Ends a call the client's shutdown stopped. */
+static void call_canceled(client_call *k)
+{
+    kube_response_clear(&k->resp);
+    client_transport_failure(&k->resp, &k->q, NULL, KUBE_ECANCELED);
+    call_finish(k, KUBE_ECANCELED);
+}
+
+/* Runs the call's step fn in ms (at once when ms <= 0). */
+static void call_after(client_call *k, kube_http_task_fn fn, int64_t ms)
+{
+    k->task.fn = fn;
+    if (ms <= 0)
+        fn(&k->task, CURLE_OK);
+    else if (kube_http_loop_at(k->c->loop, &k->task, kube_now_ms() + ms) != KUBE_OK)
+        call_canceled(k);
+}
+
+/* Gives back the handle and header lines an attempt took. */
+static void call_release(client_call *k)
+{
+    kube_client_headers_put(k->shared);
+    k->shared = NULL;
+    kube_buf_free(&k->ct_big);
+    if (k->task.easy)
+        client_pool_put(k->c, k->task.easy);
+    k->task.easy = NULL;
+}
+
+/* Sets a pooled handle (k->task.easy) up for the attempt. KUBE_OK or
+ * KUBE_ENOMEM / KUBE_ERANGE (call_release gives back what it took). */
+static int call_setup(client_call *k)
+{
+    struct curl_slist *headers;
+    int rc;
+
+    k->task.easy = client_pool_get(k->c);
+    if (!k->task.easy)
+        return KUBE_ENOMEM;
+    if ((rc = kube_client_headers_get(k->c, &k->shared)) != KUBE_OK)
+        return rc;
+    headers = client_content_type(&k->q, k->shared->list, &k->ct_node, k->ct_small, &k->ct_big);
+    if (!headers)
+        return KUBE_ENOMEM;
+    k->r = (client_result){KUBE_BUF_INIT, -1, CURLE_OK, 0, 0, {0}};
+    client_setup_request(k->task.easy, &k->q, headers, &k->r);
+    return KUBE_OK;
+}
+
+/* After a transfer that got no answer: the failure in resp; 1 to try
+ * again after *delay_ms (a broken connection), else 0 with *rc final. */
+static int call_decide_failure(client_call *k, int *rc, long *delay_ms)
+{
+    kube_client *c = k->c;
+
+    *rc = client_transfer_error(&k->r);
+    k->r.broken = client_broken_connection(k->r.cc);
+    kube_buf_free(&k->r.body);
+    client_transport_failure(&k->resp, &k->q, &k->r, *rc);
+    return (*rc == KUBE_EIO || *rc == KUBE_ETIMEDOUT) && k->r.broken &&
+           kube_retry_decide(k->q.method, 0, -1, k->attempt, c->opts.max_retries,
+                             atomic_load(&c->backoff_base_ms), atomic_load(&c->backoff_cap_ms),
+                             client_random(c), delay_ms);
+}
+
+/* After an answer with code: the answer in resp; 1 to try again after
+ * *delay_ms (a 401 with a new token, or what kube_retry_decide says),
+ * else 0 with *rc final. */
+static int call_decide_answer(client_call *k, long code, int *rc, long *delay_ms)
+{
+    kube_client *c = k->c;
+    kube_response *resp = &k->resp;
+
     resp->code = code;
-    resp->len = r.body.len;
-    resp->body = kube_buf_take(&r.body);
+    resp->len = k->r.body.len;
+    resp->body = kube_buf_take(&k->r.body);
     if (!resp->body) {
         *rc = KUBE_ENOMEM;
         return 0;
     }
+    *rc = KUBE_OK;
     if (code >= 200 && code < 300)
         return 0;
     *rc = kube_response_error(code, resp->body, resp->len, &resp->status);
-    if (code == 401 && !*reauth && client_token_changed(c)) {
-        *reauth = 1;
+    if (code == 401 && !k->reauth && client_token_changed(c)) {
+        k->reauth = 1;
         return 1;
     }
-    return kube_retry_decide(q->method, code, r.retry_after_s, attempt, c->opts.max_retries,
-                             atomic_load(&c->backoff_base_ms), atomic_load(&c->backoff_cap_ms),
-                             client_random(c), delay_ms);
+    return kube_retry_decide(k->q.method, code, k->r.retry_after_s, k->attempt,
+                             c->opts.max_retries, atomic_load(&c->backoff_base_ms),
+                             atomic_load(&c->backoff_cap_ms), client_random(c), delay_ms);
+}
+
+/* The attempt's transfer ended with cc: the answer or the failure, then
+ * the next attempt or the end. */
+static void call_answered(kube_http_task *t, CURLcode cc)
+{
+    client_call *k = (client_call *)t;
+    long code = 0, delay_ms = 0;
+    int rc, again;
+
+    k->r.cc = cc;
+    curl_easy_getinfo(k->task.easy, CURLINFO_RESPONSE_CODE, &code);
+    if (cc != CURLE_OK)
+        curl_easy_getinfo(k->task.easy, CURLINFO_OS_ERRNO, &k->r.os_errno);
+    call_release(k);
+    KLOG_V(6, "%s %s %ld in %lld ms", k->q.method, k->q.url, code,
+           (long long)(kube_now_ms() - k->start_ms));
+    again = cc == CURLE_OK ? call_decide_answer(k, code, &rc, &delay_ms)
+                           : call_decide_failure(k, &rc, &delay_ms);
+    if (!again) {
+        call_finish(k, rc);
+        return;
+    }
+    KLOG_V(4, "%s %s: %s (HTTP %ld); retrying in %ld ms", k->q.method, k->q.path, kube_strerror(rc),
+           k->resp.code, delay_ms);
+    kube_response_clear(&k->resp);
+    k->attempt++;
+    call_after(k, call_begin, delay_ms);
+}
+
+/* An attempt's turn came: the fence, then the exchange. */
+static void call_send(kube_http_task *t, CURLcode cc)
+{
+    client_call *k = (client_call *)t;
+    int rc;
+
+    if (cc != CURLE_OK || atomic_load(&k->c->stopping)) {
+        call_canceled(k);
+        return;
+    }
+    if (client_fenced(k->c, &k->q, &k->resp)) {
+        call_finish(k, KUBE_ECANCELED);
+        return;
+    }
+    client_count(k->c, k->q.method, k->attempt > 0);
+    k->start_ms = kube_now_ms();
+    rc = call_setup(k);
+    k->task.fn = call_answered;
+    if (rc == KUBE_OK && (rc = kube_http_loop_start(k->c->loop, &k->task)) == KUBE_OK)
+        return;
+    call_release(k);
+    if (rc == KUBE_ECANCELED) {
+        call_canceled(k);
+        return;
+    }
+    client_transport_failure(&k->resp, &k->q, NULL, rc);
+    call_finish(k, rc);
+}
+
+/* An attempt begins: its wait for the rate limiter. */
+static void call_begin(kube_http_task *t, CURLcode cc)
+{
+    client_call *k = (client_call *)t;
+
+    if (cc != CURLE_OK || atomic_load(&k->c->stopping)) {
+        call_canceled(k);
+        return;
+    }
+    call_after(k, call_send, (kube_ratelimit_reserve(k->c->rl) + 999999) / 1000000);
+}
+
+/* A call with copies of the request's strings and body, or NULL. */
+static client_call *call_new(kube_client *c, const char *method, const char *path,
+                             const char *content_type, const char *body, size_t len)
+{
+    size_t nu = strlen(c->base_url), np = strlen(path) + 1, nm = strlen(method) + 1;
+    size_t nc = content_type ? strlen(content_type) + 1 : 0, nb = body ? len + 1 : 0;
+    client_call *k = malloc(sizeof(*k) + nu + 2 * np + nm + nc + nb);
+    char *p;
+
+    if (!k)
+        return NULL;
+    memset(k, 0, sizeof(*k));
+    k->c = c;
+    p = (char *)(k + 1);
+    memcpy(p, c->base_url, nu);
+    memcpy(p + nu, path, np);
+    k->q.url = p;
+    p += nu + np;
+    k->q.path = memcpy(p, path, np);
+    p += np;
+    k->q.method = memcpy(p, method, nm);
+    p += nm;
+    k->q.content_type = content_type ? memcpy(p, content_type, nc) : NULL;
+    p += nc;
+    if (body) {
+        memcpy(p, body, len);
+        p[len] = '\0';
+        k->q.body = p;
+        k->q.len = len;
+    }
+    return k;
+}
+
+int kube_client_do_async(kube_client *c, const char *method, const char *path,
+                         const char *content_type, const char *body, size_t len,
+                         kube_client_done_fn done, void *ud)
+{
+    client_call *k;
+
+    if (!c || !done || !kube_client_valid_request(method, path, body, content_type))
+        return KUBE_EINVAL;
+    if (atomic_load(&c->stopping))
+        return KUBE_ECANCELED;
+    if (!(k = call_new(c, method, path, content_type, body, len)))
+        return KUBE_ENOMEM;
+    k->done = done;
+    k->ud = ud;
+    k->task.fn = call_begin;
+    kube_http_loop_post(c->loop, &k->task);
+    return KUBE_OK;
+}
+
+/* ---- waiting for a request -------------------------------------------- */
+
+typedef struct client_wait {
+    sem_t done; /* a semaphore: the waiter does not wake into a lock */
+    int rc;
+    kube_response *resp;
+} client_wait;
+
+/* kube_client_do's done: the answer moves to the waiter. */
+static void client_wait_done(void *ud, int rc, kube_response *resp)
+{
+    client_wait *w = ud;
+
+    w->rc = rc;
+    *w->resp = *resp;
+    memset(resp, 0, sizeof(*resp));
+    sem_post(&w->done); /* w may be gone from here on */
 }
 
 int kube_client_do(kube_client *c, const char *method, const char *path, const char *content_type,
                    const char *body, size_t len, kube_response *resp)
 {
-    kube_buf url = KUBE_BUF_INIT;
-    client_req q = {method, NULL, content_type, body, len, path};
-    int reauth = 0, rc = KUBE_OK;
-    long delay_ms;
+    client_wait w = {.rc = KUBE_OK, .resp = resp};
+    int rc;
 
     kube_response_clear(resp);
-    if (!c || !kube_client_valid_request(method, path, body, content_type))
-        return KUBE_EINVAL;
-    if (kube_buf_printf(&url, "%s%s", c->base_url, path) != KUBE_OK)
-        return KUBE_ENOMEM;
-    q.url = url.data;
-    for (int attempt = 0;; attempt++) {
-        if (!client_attempt(c, &q, attempt, &reauth, resp, &rc, &delay_ms))
-            break;
-        KLOG_V(4, "%s %s: %s (HTTP %ld); retrying in %ld ms", method, path, kube_strerror(rc),
-               resp->code, delay_ms);
-        kube_response_clear(resp);
-        if (client_pause(c, (int64_t)delay_ms * 1000000LL) != KUBE_OK) {
-            rc = KUBE_ECANCELED;
-            client_transport_failure(resp, &q, NULL, rc);
-            break;
-        }
+    sem_init(&w.done, 0, 0);
+    rc = kube_client_do_async(c, method, path, content_type, body, len, client_wait_done, &w);
+    if (rc == KUBE_OK) {
+        while (sem_wait(&w.done) != 0) /* EINTR */
+            ;
+        rc = w.rc;
+    } else if (rc == KUBE_ECANCELED) {
+        snprintf(resp->status.message, sizeof(resp->status.message),
+                 "%s %s%s: canceled: the client is shutting down", method, c->base_url, path);
     }
-    kube_buf_free(&url);
+    sem_destroy(&w.done);
     return rc;
 }

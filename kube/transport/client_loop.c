@@ -1,124 +1,136 @@
 /*
  * kube/transport/client_loop.c - the I/O thread of kube/client: a curl multi handle
  * driven by a kube/transport/poller.h poller (socket_action over one
- * poll(2)), fed through a lock-protected submit queue and the poller's
- * notification (an eventfd write only when the loop is idle), completing each transfer by posting
- * the waiting caller's semaphore (see kube/transport/client_loop.h).
+ * poll(2)), fed through a lock-protected queue of posted tasks and the
+ * poller's notification (an eventfd write only when the loop is idle),
+ * with a list of transfers in flight and a list of tasks waiting for their
+ * time (see kube/transport/client_loop.h).
  */
 #include "kube/transport/client_loop.h"
 
 #include "kube/transport/poller.h"
 #include "kube/util/buf.h"
+#include "kube/util/clock.h"
 #include "kube/util/errors.h"
 
 #include <pthread.h>
-#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define LOOP_IDLE_MS 1000 /* longest poll when nothing is due */
 
-/* One transfer handed to the loop: lives on the waiting caller's stack. */
-typedef struct loop_xfer {
-    CURL *easy;
-    CURLcode cc;
-    sem_t done;                    /* posted once cc is set */
-    struct loop_xfer *next, *prev; /* submit queue (next only), or active list */
-} loop_xfer;
-
 struct kube_http_loop {
     CURLM *multi;
     pthread_t thread;
     char name[16];
-    kube_poller *poller;  /* its wakeup: the submit queue, cancel or quit */
+    kube_poller *poller;  /* its wakeup: the posted queue, cancel or quit */
     pthread_mutex_t lock; /* guards the queue and cancel_done */
     pthread_cond_t cancel_cv;
-    loop_xfer *queue_head, *queue_tail;
+    kube_http_task *queue_head, *queue_tail;
     atomic_int canceled;
-    int cancel_done; /* the loop has taken every transfer off since */
+    int cancel_done; /* the loop has ended every task since */
     atomic_int quit;
 
     /* Loop thread only. */
-    loop_xfer *active; /* in the multi handle */
+    kube_http_task *active; /* transfers in the multi handle */
+    kube_http_task *timers, *timers_tail; /* by due_ms, earliest first */
 };
 
-/* Hands x back to its caller with result cc. x must be out of the multi.
- * A semaphore rather than a condition variable: the waiter wakes without
- * contending for a lock the loop still holds. */
-static void loop_complete(loop_xfer *x, CURLcode cc)
+/* Takes t out of the doubly linked list at *head. */
+static void loop_unlink(kube_http_task **head, kube_http_task *t)
 {
-    x->cc = cc;
-    sem_post(&x->done); /* x may be gone from here on */
-}
-
-static void loop_unlink(kube_http_loop *l, loop_xfer *x)
-{
-    if (x->prev)
-        x->prev->next = x->next;
+    if (t->prev)
+        t->prev->next = t->next;
     else
-        l->active = x->next;
-    if (x->next)
-        x->next->prev = x->prev;
+        *head = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
 }
 
-/* Takes an active transfer out of the multi and completes it. */
-static void loop_finish(kube_http_loop *l, loop_xfer *x, CURLcode cc)
+/* Takes the first waiting task off the timer list. */
+static kube_http_task *loop_pop_timer(kube_http_loop *l)
 {
-    loop_unlink(l, x);
-    curl_multi_remove_handle(l->multi, x->easy);
-    loop_complete(x, cc);
+    kube_http_task *t = l->timers;
+
+    loop_unlink(&l->timers, t);
+    if (l->timers_tail == t)
+        l->timers_tail = NULL;
+    return t;
 }
 
-/* Moves the submitted transfers into the multi handle (or fails them once
- * the loop is canceled). */
+/* Takes an active transfer out of the multi and hands it back. */
+static void loop_finish(kube_http_loop *l, kube_http_task *t, CURLcode cc)
+{
+    loop_unlink(&l->active, t);
+    curl_multi_remove_handle(l->multi, t->easy);
+    t->fn(t, cc); /* t may be gone from here on */
+}
+
+/* Runs the posted tasks (aborted once the loop is canceled). */
 static void loop_take_queue(kube_http_loop *l)
 {
-    loop_xfer *x, *next;
+    kube_http_task *t, *next;
 
     pthread_mutex_lock(&l->lock);
-    x = l->queue_head;
+    t = l->queue_head;
     l->queue_head = l->queue_tail = NULL;
     pthread_mutex_unlock(&l->lock);
-    for (; x; x = next) {
-        next = x->next;
-        if (atomic_load(&l->canceled)) {
-            loop_complete(x, CURLE_ABORTED_BY_CALLBACK);
-        } else if (curl_multi_add_handle(l->multi, x->easy) != CURLM_OK) {
-            loop_complete(x, CURLE_OUT_OF_MEMORY);
-        } else {
-            x->prev = NULL;
-            x->next = l->active;
-            if (l->active)
-                l->active->prev = x;
-            l->active = x;
-        }
+    for (; t; t = next) {
+        next = t->next;
+        t->fn(t, atomic_load(&l->canceled) ? CURLE_ABORTED_BY_CALLBACK : CURLE_OK);
     }
 }
 
-/* Completes the transfers libcurl reports done. */
+/* Runs the tasks whose time has come. */
+static void loop_run_timers(kube_http_loop *l)
+{
+    int64_t now = kube_now_ms();
+
+    while (l->timers && l->timers->due_ms <= now) {
+        kube_http_task *t = loop_pop_timer(l);
+        t->fn(t, CURLE_OK);
+    }
+}
+
+/* How long the loop may sleep: until the first timer, at most idle. */
+static int loop_wait_ms(const kube_http_loop *l)
+{
+    int64_t left;
+
+    if (!l->timers)
+        return LOOP_IDLE_MS;
+    left = l->timers->due_ms - kube_now_ms();
+    return left <= 0 ? 0 : left > LOOP_IDLE_MS ? LOOP_IDLE_MS : (int)left;
+}
+
+/* Hands back the transfers libcurl reports done. */
 static void loop_reap(kube_http_loop *l)
 {
     CURLMsg *msg;
     int left;
 
     while ((msg = curl_multi_info_read(l->multi, &left)) != NULL) {
-        loop_xfer *x = NULL;
+        kube_http_task *t = NULL;
         CURLcode cc = msg->data.result; /* msg dies with the removal */
 
         if (msg->msg != CURLMSG_DONE)
             continue;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-        loop_finish(l, x, cc);
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
+        loop_finish(l, t, cc);
     }
 }
 
-/* After a cancel: aborts every active transfer, then tells the cancelers
- * (kube_http_loop_cancel waits for it) that none is left. */
+/* After a cancel: ends every transfer in flight and every waiting task,
+ * then tells the cancelers (kube_http_loop_cancel waits for it). */
 static void loop_abort_all(kube_http_loop *l)
 {
     while (l->active)
         loop_finish(l, l->active, CURLE_ABORTED_BY_CALLBACK);
+    while (l->timers) {
+        kube_http_task *t = loop_pop_timer(l);
+        t->fn(t, CURLE_ABORTED_BY_CALLBACK);
+    }
     pthread_mutex_lock(&l->lock);
     l->cancel_done = 1;
     pthread_cond_broadcast(&l->cancel_cv);
@@ -134,7 +146,8 @@ static void *loop_main(void *arg)
         loop_take_queue(l);
         if (atomic_load(&l->canceled))
             loop_abort_all(l);
-        kube_poller_run(l->poller, LOOP_IDLE_MS);
+        loop_run_timers(l);
+        kube_poller_run(l->poller, loop_wait_ms(l));
         loop_reap(l);
     }
     return NULL;
@@ -187,35 +200,60 @@ void kube_http_loop_free(kube_http_loop *l)
     loop_release(l);
 }
 
-CURLcode kube_http_loop_perform(kube_http_loop *l, CURL *easy)
+void kube_http_loop_post(kube_http_loop *l, kube_http_task *t)
 {
-    loop_xfer x;
-    int wake = 0;
+    int wake;
 
-    memset(&x, 0, sizeof(x));
-    x.easy = easy;
-    sem_init(&x.done, 0, 0);
-    curl_easy_setopt(easy, CURLOPT_PRIVATE, (void *)&x);
+    t->next = NULL;
     pthread_mutex_lock(&l->lock);
-    if (atomic_load(&l->canceled)) {
-        x.cc = CURLE_ABORTED_BY_CALLBACK;
-        sem_post(&x.done);
-    } else {
-        /* A non-empty queue has a notification pending already. */
-        wake = l->queue_head == NULL;
-        if (l->queue_tail)
-            l->queue_tail->next = &x;
-        else
-            l->queue_head = &x;
-        l->queue_tail = &x;
-    }
+    /* A non-empty queue has a notification pending already. */
+    wake = l->queue_head == NULL;
+    if (l->queue_tail)
+        l->queue_tail->next = t;
+    else
+        l->queue_head = t;
+    l->queue_tail = t;
     pthread_mutex_unlock(&l->lock);
     if (wake) /* outside the lock, which the woken loop takes at once */
         kube_poller_notify(l->poller);
-    while (sem_wait(&x.done) != 0) /* EINTR */
-        ;
-    sem_destroy(&x.done);
-    return x.cc;
+}
+
+int kube_http_loop_start(kube_http_loop *l, kube_http_task *t)
+{
+    if (atomic_load(&l->canceled))
+        return KUBE_ECANCELED;
+    curl_easy_setopt(t->easy, CURLOPT_PRIVATE, (void *)t);
+    if (curl_multi_add_handle(l->multi, t->easy) != CURLM_OK)
+        return KUBE_ENOMEM;
+    t->prev = NULL;
+    t->next = l->active;
+    if (l->active)
+        l->active->prev = t;
+    l->active = t;
+    return KUBE_OK;
+}
+
+int kube_http_loop_at(kube_http_loop *l, kube_http_task *t, int64_t due_ms)
+{
+    kube_http_task *after = l->timers_tail;
+
+    if (atomic_load(&l->canceled))
+        return KUBE_ECANCELED;
+    t->due_ms = due_ms;
+    /* Most times are later than every other: look from the end. */
+    while (after && after->due_ms > due_ms)
+        after = after->prev;
+    t->prev = after;
+    t->next = after ? after->next : l->timers;
+    if (t->next)
+        t->next->prev = t;
+    else
+        l->timers_tail = t;
+    if (after)
+        after->next = t;
+    else
+        l->timers = t;
+    return KUBE_OK;
 }
 
 void kube_http_loop_cancel(kube_http_loop *l)

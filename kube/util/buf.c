@@ -102,6 +102,46 @@ int kube_buf_put_escaped(kube_buf *b, const char *s)
     return KUBE_OK;
 }
 
+/* The JSON escape of c ("\\n", "\\u0001", ...) into esc; its length, 0
+ * when c needs none. */
+static size_t buf_json_escape(unsigned char c, char esc[7])
+{
+    static const char hex[] = "0123456789abcdef";
+    const char *named = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\t' ? "\\t"
+                        : c == '\r' ? "\\r" : NULL;
+
+    if (named) {
+        memcpy(esc, named, 2);
+        return 2;
+    }
+    if (c >= 0x20)
+        return 0;
+    memcpy(esc, "\\u00", 4);
+    esc[4] = hex[c >> 4];
+    esc[5] = hex[c & 15];
+    return 6;
+}
+
+int kube_buf_put_json_string(kube_buf *b, const char *s)
+{
+    const char *run = s;
+    char esc[7];
+    int rc = kube_buf_append(b, "\"", 1);
+
+    for (; rc == KUBE_OK && *s; s++) {
+        size_t n = buf_json_escape((unsigned char)*s, esc);
+        if (!n)
+            continue;
+        rc = kube_buf_append(b, run, (size_t)(s - run));
+        if (rc == KUBE_OK)
+            rc = kube_buf_append(b, esc, n);
+        run = s + 1;
+    }
+    if (rc == KUBE_OK)
+        rc = kube_buf_append(b, run, (size_t)(s - run));
+    return rc == KUBE_OK ? kube_buf_append(b, "\"", 1) : rc;
+}
+
 void kube_buf_reset(kube_buf *b)
 {
     b->len = 0;

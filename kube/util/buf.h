@@ -32,6 +32,10 @@ int kube_buf_puts(kube_buf *b, const char *s);
 int kube_buf_printf(kube_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s with URL query escaping (RFC 3986 unreserved kept). */
 int kube_buf_put_escaped(kube_buf *b, const char *s);
+/* Appends s as a JSON string: quoted, with JSON's escapes for '"', '\\'
+ * and control characters (bytes from 0x80 pass as they are). KUBE_OK or
+ * KUBE_ENOMEM. */
+int kube_buf_put_json_string(kube_buf *b, const char *s);
 /* Empties the buffer, keeping its memory. */
 void kube_buf_reset(kube_buf *b);
 /* Frees the data and zeroes the buffer. */

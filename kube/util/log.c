@@ -173,27 +173,6 @@ static void short_caller(const char *file, int line, char *out, size_t n)
     snprintf(out, n, "%s:%d", start, line);
 }
 
-/* Appends s quoted: JSON's escapes (text lines quote values the same). */
-static void put_quoted(kube_buf *b, const char *s)
-{
-    kube_buf_puts(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            kube_buf_printf(b, "\\%c", *p);
-        else if (*p == '\n')
-            kube_buf_puts(b, "\\n");
-        else if (*p == '\t')
-            kube_buf_puts(b, "\\t");
-        else if (*p == '\r')
-            kube_buf_puts(b, "\\r");
-        else if (*p < 0x20)
-            kube_buf_printf(b, "\\u%04x", *p);
-        else
-            kube_buf_append(b, p, 1);
-    }
-    kube_buf_puts(b, "\"");
-}
-
 /* klog's header: "I1121 10:00:00.000000   12345 file.c:123] ". */
 static void text_header(kube_buf *b, char severity, const struct timeval *tv, const char *file,
                         int line)
@@ -216,13 +195,13 @@ static void json_head(kube_buf *b, char severity, int v, const struct timeval *t
 
     short_caller(file, line, caller, sizeof(caller));
     kube_buf_printf(b, "{\"ts\":%ld.%06ld,\"caller\":", (long)tv->tv_sec, (long)tv->tv_usec);
-    put_quoted(b, caller);
+    kube_buf_put_json_string(b, caller);
     kube_buf_puts(b, ",\"msg\":");
-    put_quoted(b, msg);
+    kube_buf_put_json_string(b, msg);
     if (severity == 'E' || severity == 'F') {
         if (err) {
             kube_buf_puts(b, ",\"err\":");
-            put_quoted(b, err);
+            kube_buf_put_json_string(b, err);
         }
     } else {
         kube_buf_printf(b, ",\"v\":%d", v);
@@ -234,13 +213,13 @@ static void put_kv(kube_buf *b, int json, const char *key, const char *value)
 {
     if (json) {
         kube_buf_puts(b, ",");
-        put_quoted(b, key);
+        kube_buf_put_json_string(b, key);
         kube_buf_puts(b, ":");
     } else {
         kube_buf_printf(b, " %s=", key);
     }
     if (value)
-        put_quoted(b, value);
+        kube_buf_put_json_string(b, value);
     else
         kube_buf_puts(b, json ? "null" : "<nil>");
 }
@@ -273,7 +252,7 @@ static void write_line(char severity, int v, const char *file, int line, const c
     else
         text_header(&b, severity, &tv, file, line);
     if (!json && kv)
-        put_quoted(&b, msg);
+        kube_buf_put_json_string(&b, msg);
     else if (!json)
         kube_buf_puts(&b, msg);
     if (!json && err)
