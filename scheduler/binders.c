@@ -56,26 +56,18 @@ static void *binder_main(void *arg)
     return NULL;
 }
 
-/* Whether the backlog has room for one more job (of a thread or, when
- * light, without one). Under s->mu. */
-static int binders_room(const sched_scheduler *s, int light)
+int sched_binders_admit(sched_scheduler *s)
 {
     size_t cap = s->n_binders * (1 + BIND_BACKLOG_PER_WORKER);
-    return s->pool_jobs < cap && (!light || s->light_jobs < s->n_binders);
-}
-
-int sched_binders_admit(sched_scheduler *s, bind_job *job)
-{
     int admitted;
 
     pthread_mutex_lock(&s->mu);
-    while (!binders_room(s, job->light) && !s->binders_exit && !s->fenced)
+    while (s->pool_jobs >= cap && !s->binders_exit && !s->fenced)
         pthread_cond_wait(&s->space_cv, &s->mu);
     admitted = !s->fenced;
     if (admitted) {
         s->in_flight++;
         s->pool_jobs++;
-        s->light_jobs += job->light ? 1 : 0;
     }
     pthread_mutex_unlock(&s->mu);
     return admitted;
@@ -96,19 +88,16 @@ void sched_binders_push(sched_scheduler *s, bind_job *job)
 
 void sched_binders_release(sched_scheduler *s, bind_job *job)
 {
-    int light = job->light;
-
     bind_done(s, job);
     pthread_mutex_lock(&s->mu);
     s->pool_jobs--;
-    s->light_jobs -= light ? 1 : 0;
     pthread_cond_signal(&s->space_cv);
     pthread_mutex_unlock(&s->mu);
 }
 
 void sched_binders_submit(sched_scheduler *s, bind_job *job)
 {
-    if (sched_binders_admit(s, job)) {
+    if (sched_binders_admit(s)) {
         sched_binders_push(s, job);
         return;
     }

@@ -615,7 +615,7 @@ static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
     if (permitted == PERMIT_WAITING && sched_binders_submit_waiting(s, job))
         goto out;
     job->light = binds_light(s, job, permitted);
-    if (!sched_binders_admit(s, job))
+    if (!sched_binders_admit(s))
         sched_binders_submit(s, job); /* fenced: dropped */
     else if (job->light)
         bind_without_thread(s, job);

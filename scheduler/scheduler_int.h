@@ -37,7 +37,7 @@ typedef struct bind_job {
     fw_cycle_state *cs;
     char node[254];
     int64_t start_ns;
-    int light;               /* binds without a thread (sched_binders_admit) */
+    int light;               /* binds without a thread (bind_without_thread) */
     fw_status *bind_failure; /* owned: an asynchronous Bind failed; a binding
                                 thread handles it (handleBindingCycleError) */
 } bind_job;
@@ -97,7 +97,6 @@ struct sched_scheduler {
     bind_job *jobs_head, *jobs_tail;
     size_t in_flight; /* jobs queued or running, waiters included */
     size_t pool_jobs; /* jobs queued or running in the pool, or light */
-    size_t light_jobs; /* light jobs (binding without a thread) in flight */
     waiter *waiters;  /* permit-waiting pods' threads */
     int binders_exit;
     int in_cycle; /* the scheduling thread is in scheduleOne */
@@ -131,10 +130,9 @@ int sched_binders_start(sched_scheduler *s);
  * is full; a fenced scheduler drops it (sched_binding_drop). */
 void sched_binders_submit(sched_scheduler *s, bind_job *job);
 /* Takes a place in the pool's backlog for a job about to bind (by the pool
- * or, job->light, without a thread: at most one such job per binding
- * thread is in flight, as many as the pool would send), waiting while it
- * is full. 1 when taken; 0 when the scheduler is fenced (nothing taken). */
-int sched_binders_admit(sched_scheduler *s, bind_job *job);
+ * or without a thread), waiting while it is full. 1 when taken; 0 when the
+ * scheduler is fenced (nothing taken). */
+int sched_binders_admit(sched_scheduler *s);
 /* Queues an admitted job for a binding thread (ownership passes). Never
  * waits: for any thread, the client's I/O thread included. */
 void sched_binders_push(sched_scheduler *s, bind_job *job);
