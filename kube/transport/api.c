@@ -389,4 +389,3 @@ int kube_api_patch_pod_status(kube_client *c, const char *ns, const char *pod, c
     return api_object_call(c, "PATCH", &KUBE_RES_PODS, ns, pod, "status", API_STRATEGIC_PATCH,
                            patch, NULL, st);
 }
-

@@ -332,10 +332,10 @@ typedef struct client_call {
     kube_client *c;
     client_req q;
     int attempt, reauth;
-    int64_t start_ms;              /* the attempt's start */
-    client_result r;               /* the attempt's transfer */
-    client_headers *shared;        /* the attempt's header lines */
-    struct curl_slist ct_node;     /* its Content-Type line, before them */
+    int64_t start_ms;          /* the attempt's start */
+    client_result r;           /* the attempt's transfer */
+    client_headers *shared;    /* the attempt's header lines */
+    struct curl_slist ct_node; /* its Content-Type line, before them */
     char ct_small[CLIENT_CT_SMALL];
     kube_buf ct_big;
     kube_response resp;
@@ -441,9 +441,9 @@ static int call_decide_answer(client_call *k, long code, int *rc, long *delay_ms
         k->reauth = 1;
         return 1;
     }
-    return kube_retry_decide(k->q.method, code, k->r.retry_after_s, k->attempt,
-                             c->opts.max_retries, atomic_load(&c->backoff_base_ms),
-                             atomic_load(&c->backoff_cap_ms), client_random(c), delay_ms);
+    return kube_retry_decide(k->q.method, code, k->r.retry_after_s, k->attempt, c->opts.max_retries,
+                             atomic_load(&c->backoff_base_ms), atomic_load(&c->backoff_cap_ms),
+                             client_random(c), delay_ms);
 }
 
 /* The attempt's transfer ended with cc: the answer or the failure, then

@@ -33,7 +33,7 @@ struct kube_http_loop {
     atomic_int quit;
 
     /* Loop thread only. */
-    kube_http_task *active; /* transfers in the multi handle */
+    kube_http_task *active;               /* transfers in the multi handle */
     kube_http_task *timers, *timers_tail; /* by due_ms, earliest first */
 };
 

@@ -107,8 +107,12 @@ int kube_buf_put_escaped(kube_buf *b, const char *s)
 static size_t buf_json_escape(unsigned char c, char esc[7])
 {
     static const char hex[] = "0123456789abcdef";
-    const char *named = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\t' ? "\\t"
-                        : c == '\r' ? "\\r" : NULL;
+    const char *named = c == '"'    ? "\\\""
+                        : c == '\\' ? "\\\\"
+                        : c == '\n' ? "\\n"
+                        : c == '\t' ? "\\t"
+                        : c == '\r' ? "\\r"
+                                    : NULL;
 
     if (named) {
         memcpy(esc, named, 2);

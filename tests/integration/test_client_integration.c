@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <semaphore.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -331,6 +332,200 @@ static void non_idempotent_500_is_not_retried(void **state)
     assert_int_equal(stats.retries, 1);
     assert_int_equal(harness_clear_faults(t->h), KUBE_OK);
     cJSON_Delete(vm);
+    kube_client_free(c);
+}
+
+/* ---- requests without a waiting thread ----------------------------------- */
+
+/* What the done functions of asynchronous requests saw. */
+typedef struct async_seen {
+    sem_t sem;
+    int calls, rc, code;
+    char message[256];
+} async_seen;
+
+static void seen_init(async_seen *a)
+{
+    memset(a, 0, sizeof(*a));
+    sem_init(&a->sem, 0, 0);
+}
+
+static void seen_request(void *ud, int rc, kube_response *resp)
+{
+    async_seen *a = ud;
+
+    a->calls++;
+    a->rc = rc;
+    a->code = (int)resp->code;
+    kube_strlcpy(a->message, resp->status.message, sizeof(a->message));
+    sem_post(&a->sem);
+}
+
+static void seen_bind(void *ud, int rc, const kube_status *st)
+{
+    async_seen *a = ud;
+
+    a->calls++;
+    a->rc = rc;
+    a->code = st->code;
+    kube_strlcpy(a->message, st->message, sizeof(a->message));
+    sem_post(&a->sem);
+}
+
+/* Waits for the one done of a, and checks no second one follows. */
+static void seen_wait(async_seen *a)
+{
+    assert_int_equal(sem_wait(&a->sem), 0);
+    usleep(20000);
+    assert_int_equal(a->calls, 1);
+}
+
+static void async_requests_end_once(void **state)
+{
+    itest *t = *state;
+    kube_client *c = new_client(t->cfg, 5);
+    cJSON *pod = pod_body("async-bind"), *created, *got;
+    int64_t conns = harness_counter(t->h, "connections", "h2");
+    harness_fault_rule r = {0};
+    kube_client_stats stats;
+    async_seen one, many[50];
+    kube_status st;
+
+    /* a binding: 201, the pod is bound */
+    assert_int_equal(kube_api_create(c, &KUBE_RES_PODS, "default", pod, &created, &st), KUBE_OK);
+    seen_init(&one);
+    assert_int_equal(kube_api_bind_async(c, "default", "async-bind", meta_str(created, "uid"),
+                                         "node-1", seen_bind, &one),
+                     KUBE_OK);
+    seen_wait(&one);
+    assert_int_equal(one.rc, KUBE_OK);
+    assert_int_equal(one.code, 201);
+    assert_int_equal(kube_api_get(c, &KUBE_RES_PODS, "default", "async-bind", &got, &st), KUBE_OK);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(got, "spec"), "nodeName")->valuestring, "node-1");
+    cJSON_Delete(got);
+
+    /* fifty at once share one HTTP/2 connection, each ends once */
+    for (int i = 0; i < 50; i++) {
+        seen_init(&many[i]);
+        assert_int_equal(kube_client_do_async(c, "GET", "/api/v1/nodes/node-0", NULL, NULL, 0,
+                                              seen_request, &many[i]),
+                         KUBE_OK);
+    }
+    for (int i = 0; i < 50; i++) {
+        assert_int_equal(sem_wait(&many[i].sem), 0);
+        assert_int_equal(many[i].rc, KUBE_OK);
+    }
+    usleep(20000);
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(many[i].calls, 1);
+    assert_int_equal(harness_counter(t->h, "connections", "h2"), conns + 1);
+
+    /* a 429 with Retry-After, then the create lands: two attempts, one done */
+    r.action = HARNESS_FAULT_STATUS;
+    r.error_code = 429;
+    r.retry_after_seconds = 1;
+    r.count = 1;
+    r.verbs = (const char *const[]){"create", NULL};
+    assert_int_equal(harness_set_fault_rules(t->h, &r, 1), KUBE_OK);
+    seen_init(&one);
+    assert_int_equal(kube_client_do_async(c, "POST",
+                                          "/apis/kubevirt.io/v1/namespaces/default/"
+                                          "virtualmachines",
+                                          "application/json",
+                                          "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":"
+                                          "\"VirtualMachine\",\"metadata\":{\"name\":"
+                                          "\"async-vm\"},\"spec\":{}}",
+                                          96, seen_request, &one),
+                     KUBE_OK);
+    seen_wait(&one);
+    assert_int_equal(one.rc, KUBE_OK);
+    assert_int_equal(one.code, 201);
+    kube_client_stats_get(c, &stats);
+    assert_int_equal(stats.retries, 1);
+    assert_int_equal(harness_clear_faults(t->h), KUBE_OK);
+    cJSON_Delete(created);
+    cJSON_Delete(pod);
+    kube_client_free(c);
+}
+
+/* Refuses every attempt after the first. */
+static const char *refuse_after_one(void *ud, const char *method, const char *path)
+{
+    int *n = ud;
+
+    (void)method;
+    (void)path;
+    return (*n)++ ? "not the leader" : NULL;
+}
+
+static void async_fence_checks_every_attempt(void **state)
+{
+    itest *t = *state;
+    kube_client *c = new_client(t->cfg, 5);
+    harness_faults f = {0};
+    async_seen one;
+    int asked = 0;
+
+    kube_client_set_fence(c, refuse_after_one, &asked);
+    f.error_rate = 1.0;
+    f.error_code = 429;
+    f.verbs = (const char *const[]){"get", NULL};
+    assert_int_equal(harness_set_faults(t->h, &f), KUBE_OK);
+    seen_init(&one);
+    assert_int_equal(
+        kube_client_do_async(c, "GET", "/api/v1/nodes/node-0", NULL, NULL, 0, seen_request, &one),
+        KUBE_OK);
+    seen_wait(&one);
+    assert_int_equal(one.rc, KUBE_ECANCELED);
+    assert_int_equal(asked, 2);
+    assert_non_null(strstr(one.message, "refused: not the leader"));
+    assert_int_equal(harness_clear_faults(t->h), KUBE_OK);
+    kube_client_free(c);
+}
+
+/* Shutdown ends a request waiting for its backoff and one in flight, and
+ * returns only after both done functions ran; later requests are refused. */
+static void async_shutdown_ends_every_request(void **state)
+{
+    itest *t = *state;
+    kube_client *c = new_client(t->cfg, 5);
+    harness_fault_rule rules[2] = {{0}};
+    async_seen waiting, flying, later;
+
+    kube_client_set_backoff(c, 60000, 60000);
+    rules[0].action = HARNESS_FAULT_STATUS;
+    rules[0].error_code = 500;
+    rules[0].resources = (const char *const[]){"nodes", NULL};
+    rules[0].for_ms = 60000;
+    rules[1].action = HARNESS_FAULT_STALL;
+    rules[1].resources = (const char *const[]){"configmaps", NULL};
+    rules[1].for_ms = 60000;
+    assert_int_equal(harness_set_fault_rules(t->h, rules, 2), KUBE_OK);
+    seen_init(&waiting);
+    seen_init(&flying);
+    assert_int_equal(kube_client_do_async(c, "GET", "/api/v1/nodes/node-0", NULL, NULL, 0,
+                                          seen_request, &waiting),
+                     KUBE_OK);
+    assert_int_equal(kube_client_do_async(c, "GET", "/api/v1/namespaces/default/configmaps/x", NULL,
+                                          NULL, 0, seen_request, &flying),
+                     KUBE_OK);
+    WAIT_TRUE(harness_count(t->h, "get", "nodes") >= 1 &&
+              harness_count(t->h, "get", "configmaps") >= 1);
+    assert_int_equal(waiting.calls + flying.calls, 0);
+    kube_client_shutdown(c);
+    assert_int_equal(waiting.calls, 1);
+    assert_int_equal(flying.calls, 1);
+    assert_int_equal(waiting.rc, KUBE_ECANCELED);
+    assert_int_equal(flying.rc, KUBE_ECANCELED);
+    assert_non_null(strstr(waiting.message, "canceled: the client is shutting down"));
+    seen_init(&later);
+    assert_int_equal(
+        kube_client_do_async(c, "GET", "/api/v1/nodes/node-0", NULL, NULL, 0, seen_request, &later),
+        KUBE_ECANCELED);
+    usleep(20000);
+    assert_int_equal(later.calls, 0);
+    assert_int_equal(harness_clear_faults(t->h), KUBE_OK);
     kube_client_free(c);
 }
 
@@ -729,6 +924,9 @@ int test_group_client_integration(void)
         cmocka_unit_test(bind_and_patch_status),
         cmocka_unit_test(retries_through_a_storm),
         cmocka_unit_test(non_idempotent_500_is_not_retried),
+        cmocka_unit_test(async_requests_end_once),
+        cmocka_unit_test(async_fence_checks_every_attempt),
+        cmocka_unit_test(async_shutdown_ends_every_request),
         cmocka_unit_test(token_file_rotation),
         cmocka_unit_test(tls_verification),
         cmocka_unit_test(one_client_many_threads),
