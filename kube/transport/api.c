@@ -6,6 +6,7 @@
  * subresource. The contract is in api.h.
  */
 #include "kube/transport/api.h"
+#include "kube/transport/api_testing.h"
 
 #include "kube/util/errors.h"
 
@@ -272,33 +273,8 @@ int kube_api_delete(kube_client *c, const kube_resource *r, const char *ns, cons
 }
 
 /* The Binding kube-scheduler posts, field for field. */
-cJSON *kube_api_binding_new(const char *ns, const char *pod, const char *uid, const char *node)
-{
-    cJSON *b = cJSON_CreateObject();
-    cJSON *meta, *target;
-    int ok;
-
-    ok = cJSON_AddStringToObject(b, "apiVersion", "v1") &&
-         cJSON_AddStringToObject(b, "kind", "Binding");
-    meta = cJSON_AddObjectToObject(b, "metadata");
-    ok = ok && meta && cJSON_AddStringToObject(meta, "name", pod) &&
-         cJSON_AddStringToObject(meta, "namespace", ns) &&
-         (!uid || cJSON_AddStringToObject(meta, "uid", uid));
-    target = cJSON_AddObjectToObject(b, "target");
-    ok = ok && target && cJSON_AddStringToObject(target, "apiVersion", "v1") &&
-         cJSON_AddStringToObject(target, "kind", "Node") &&
-         cJSON_AddStringToObject(target, "name", node);
-    if (!ok) {
-        cJSON_Delete(b);
-        return NULL;
-    }
-    return b;
-}
-
-/* The pods/binding request: its path and its Binding as text (the JSON
- * kube_api_binding_new builds, key for key), written without a tree. */
-static int api_binding_request(kube_buf *path, kube_buf *body, const char *ns, const char *pod,
-                               const char *uid, const char *node)
+int kube_api_binding_body(kube_buf *body, const char *ns, const char *pod, const char *uid,
+                          const char *node)
 {
     const char *parts[] = {"{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":",
                            pod,
@@ -309,16 +285,25 @@ static int api_binding_request(kube_buf *path, kube_buf *body, const char *ns, c
                            "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":",
                            node,
                            "}}"};
-    int rc = api_object_path(path, &KUBE_RES_PODS, ns, pod, "binding");
+    const size_t n = sizeof(parts) / sizeof(parts[0]);
+    int rc = KUBE_OK;
 
-    for (size_t i = 0; rc == KUBE_OK && i < sizeof(parts) / sizeof(parts[0]); i += 2) {
+    for (size_t i = 0; rc == KUBE_OK && i < n; i += 2) {
         if (!parts[i])
             continue;
         rc = kube_buf_puts(body, parts[i]);
-        if (rc == KUBE_OK && i + 1 < sizeof(parts) / sizeof(parts[0]))
+        if (rc == KUBE_OK && i + 1 < n)
             rc = kube_buf_put_json_string(body, parts[i + 1]);
     }
     return rc;
+}
+
+/* The pods/binding request: its path and its Binding. */
+static int api_binding_request(kube_buf *path, kube_buf *body, const char *ns, const char *pod,
+                               const char *uid, const char *node)
+{
+    int rc = api_object_path(path, &KUBE_RES_PODS, ns, pod, "binding");
+    return rc == KUBE_OK ? kube_api_binding_body(body, ns, pod, uid, node) : rc;
 }
 
 int kube_api_bind(kube_client *c, const char *ns, const char *pod, const char *uid,

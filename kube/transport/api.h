@@ -85,15 +85,11 @@ typedef void (*kube_api_done_fn)(void *ud, int rc, const kube_status *st);
  * runs. */
 int kube_api_bind_async(kube_client *c, const char *ns, const char *pod, const char *uid,
                         const char *node, kube_api_done_fn done, void *ud);
-/* The bodies the calls above send, for callers that batch or log them and
- * for tests. Caller frees with cJSON_Delete(); NULL when memory runs out.
- * A Binding is {"apiVersion":"v1","kind":"Binding","metadata":{"name",
- * "namespace"[,"uid"]},"target":{"apiVersion":"v1","kind":"Node","name"}}.
- * The annotation patch is {"metadata":{"annotations":{key:value|null}
- * [,"resourceVersion":rv]}}. */
-cJSON *kube_api_binding_new(const char *ns, const char *pod, const char *uid, const char *node);
-/* {"metadata":{"annotations":{kv[0].key:kv[0].value|null, ...}
- * [,"resourceVersion":rv]}}; NULL also for an empty key. */
+
+/* The annotation patch kube_api_set_annotations sends:
+ * {"metadata":{"annotations":{kv[0].key:kv[0].value|null, ...}
+ * [,"resourceVersion":rv]}}. Caller frees with cJSON_Delete(); NULL when
+ * memory runs out, and for an empty key. */
 cJSON *kube_api_annotations_patch_new(const kube_kv *kv, size_t n, const char *resource_version);
 
 /* PATCH pods/{name}/status with application/strategic-merge-patch+json. */

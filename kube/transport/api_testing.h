@@ -6,6 +6,14 @@
 #define KUBE_TRANSPORT_API_TESTING_H
 
 #include "kube/transport/api.h"
+#include "kube/util/buf.h"
+
+/* Appends the Binding kube_api_bind sends, written as text:
+ * {"apiVersion":"v1","kind":"Binding","metadata":{"name","namespace"
+ * [,"uid"]},"target":{"apiVersion":"v1","kind":"Node","name"}}, kube-
+ * scheduler's key order. KUBE_OK or KUBE_ENOMEM; body stays the caller's. */
+int kube_api_binding_body(kube_buf *body, const char *ns, const char *pod, const char *uid,
+                          const char *node);
 
 /* PATCH with application/json-patch+json (patch is a JSON array). */
 int kube_api_json_patch(kube_client *c, const kube_resource *r, const char *ns, const char *name,

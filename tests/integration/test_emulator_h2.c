@@ -294,14 +294,11 @@ static void drive(CURLM *m, size_t n, const xfer *watch, const char *type, size_
 static char *binding(int i)
 {
     char pod[32];
-    cJSON *b;
-    char *text;
+    kube_buf b = KUBE_BUF_INIT;
 
     snprintf(pod, sizeof(pod), "pod-%d", i);
-    b = kube_api_binding_new("default", pod, NULL, "node-1");
-    text = cJSON_PrintUnformatted(b);
-    cJSON_Delete(b);
-    return text;
+    assert_int_equal(kube_api_binding_body(&b, "default", pod, NULL, "node-1"), KUBE_OK);
+    return kube_buf_take(&b);
 }
 
 static void multiplexed(int http2)

@@ -40,6 +40,18 @@ static void escapes_query_values(void **state)
     kube_buf_free(&b);
 }
 
+static void quotes_json_strings(void **state)
+{
+    kube_buf b = KUBE_BUF_INIT;
+    (void)state;
+
+    assert_int_equal(kube_buf_put_json_string(&b, "plain"), KUBE_OK);
+    assert_int_equal(kube_buf_put_json_string(&b, "a\"b\\c\n\t\r\x01\xc3\xa9"), KUBE_OK);
+    assert_int_equal(kube_buf_put_json_string(&b, ""), KUBE_OK);
+    assert_string_equal(b.data, "\"plain\"\"a\\\"b\\\\c\\n\\t\\r\\u0001\xc3\xa9\"\"\"");
+    kube_buf_free(&b);
+}
+
 static void take_hands_over_data(void **state)
 {
     kube_buf b = KUBE_BUF_INIT;
@@ -127,6 +139,7 @@ int test_group_buf(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(appends_and_formats),
         cmocka_unit_test(escapes_query_values),
+        cmocka_unit_test(quotes_json_strings),
         cmocka_unit_test(take_hands_over_data),
         cmocka_unit_test(parses_integers_strictly),
         cmocka_unit_test(strlcpy_truncates_safely),

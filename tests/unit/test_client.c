@@ -307,17 +307,30 @@ static void assert_body_matches_fixture(const char *file, cJSON *ours)
     cJSON_Delete(fx);
 }
 
+/* The Binding kube_api_bind sends, parsed, with its text in *text. */
+static cJSON *binding_json(const char *ns, const char *pod, const char *uid, const char *node,
+                           char **text)
+{
+    kube_buf b = KUBE_BUF_INIT;
+    cJSON *json;
+
+    assert_int_equal(kube_api_binding_body(&b, ns, pod, uid, node), KUBE_OK);
+    *text = kube_buf_take(&b);
+    json = cJSON_Parse(*text);
+    assert_non_null(json);
+    return json;
+}
+
 static void bodies_match_recorded_requests(void **state)
 {
     cJSON *b;
     char *text;
     (void)state;
 
-    b = kube_api_binding_new("default", "virt-launcher-vm-a-abcde",
-                             "63ec8fc2-bedd-4af0-9b77-53b5010ab02a", "node-1");
+    b = binding_json("default", "virt-launcher-vm-a-abcde", "63ec8fc2-bedd-4af0-9b77-53b5010ab02a",
+                     "node-1", &text);
     assert_body_matches_fixture("binding-create-201.json", b);
     /* same key order as kube-scheduler sends */
-    text = cJSON_PrintUnformatted(b);
     assert_string_equal(text,
                         "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
                         "\"virt-launcher-vm-a-abcde\",\"namespace\":\"default\",\"uid\":"
@@ -325,8 +338,15 @@ static void bodies_match_recorded_requests(void **state)
                         "\"v1\",\"kind\":\"Node\",\"name\":\"node-1\"}}");
     free(text);
     cJSON_Delete(b);
-    b = kube_api_binding_new("default", "nope", NULL, "node-1");
+    b = binding_json("default", "nope", NULL, "node-1", &text);
     assert_body_matches_fixture("binding-pod-missing-404.json", b);
+    free(text);
+    cJSON_Delete(b);
+    /* names are JSON strings, escapes and all */
+    b = binding_json("default", "a\"b\\c\n", NULL, "node-1", &text);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(b, "metadata"), "name")->valuestring, "a\"b\\c\n");
+    free(text);
     cJSON_Delete(b);
     b = kube_api_annotation_patch_new("stickyvm.io/node", "node-1", "239");
     assert_body_matches_fixture("vm-merge-patch-annotation-200.json", b);
