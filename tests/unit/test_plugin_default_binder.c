@@ -167,6 +167,15 @@ static client_env new_client(bind_server *s)
     return e;
 }
 
+/* The server got foo's Binding to node1, guarded by its UID. */
+static void assert_binding_sent(const bind_server *s)
+{
+    assert_non_null(strstr(s->request, "POST /api/v1/namespaces/ns/pods/foo/binding "));
+    assert_non_null(strstr(s->request, "\"uid\":\"u-1\""));
+    assert_non_null(strstr(s->request, "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\","
+                                       "\"name\":\"node1\"}"));
+}
+
 static void binds_through_the_api(void **state)
 {
     bind_server *s = *state;
@@ -177,10 +186,7 @@ static void binds_through_the_api(void **state)
 
     p->handle.svc.client = e.c;
     tp_assert_status(p->desc->bind(p->self, NULL, pod, "node1"), FW_SUCCESS, NULL);
-    assert_non_null(strstr(s->request, "POST /api/v1/namespaces/ns/pods/foo/binding "));
-    assert_non_null(strstr(s->request, "\"uid\":\"u-1\""));
-    assert_non_null(strstr(s->request, "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\","
-                                       "\"name\":\"node1\"}"));
+    assert_binding_sent(s);
 
     /* a failure is an error status with the API's message and code */
     s->code = 409;
@@ -237,10 +243,7 @@ static void binds_without_waiting(void **state)
 
     p->handle.svc.client = e.c;
     tp_assert_status(bind_and_wait(p, pod, &d), FW_SUCCESS, NULL);
-    assert_non_null(strstr(s->request, "POST /api/v1/namespaces/ns/pods/foo/binding "));
-    assert_non_null(strstr(s->request, "\"uid\":\"u-1\""));
-    assert_non_null(strstr(s->request, "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\","
-                                       "\"name\":\"node1\"}"));
+    assert_binding_sent(s);
 
     s->code = 409;
     s->body = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":"
