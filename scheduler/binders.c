@@ -215,15 +215,18 @@ void sched_binders_reject_waiting(sched_scheduler *s)
     }
 }
 
-/* Waits for the bind jobs, at most timeout_ms; 1 when none is left. */
+/* Waits for the bind jobs, at most timeout_ms (< 0: as long as they
+ * take); 1 when none is left. */
 static int wait_binds(sched_scheduler *s, long timeout_ms)
 {
     struct timespec ts;
     int idle;
 
-    kube_deadline_after(&ts, CLOCK_REALTIME, timeout_ms);
+    kube_deadline_after(&ts, CLOCK_REALTIME, timeout_ms > 0 ? timeout_ms : 0);
     pthread_mutex_lock(&s->mu);
-    while (s->in_flight > 0 && pthread_cond_timedwait(&s->idle_cv, &s->mu, &ts) != ETIMEDOUT)
+    while (s->in_flight > 0 &&
+           (timeout_ms < 0 ? pthread_cond_wait(&s->idle_cv, &s->mu)
+                           : pthread_cond_timedwait(&s->idle_cv, &s->mu, &ts)) != ETIMEDOUT)
         ;
     idle = s->in_flight == 0;
     pthread_mutex_unlock(&s->mu);
@@ -236,6 +239,9 @@ void sched_binders_stop(sched_scheduler *s, long timeout_ms)
         KLOG_WARN("binding still in flight after %ld ms; rejecting pods waiting on permit",
                   timeout_ms);
         sched_binders_reject_waiting(s);
+        /* Bindings without a thread end on the client's I/O thread, and
+         * their failures on the pool: both before anything is freed. */
+        wait_binds(s, -1);
     }
     pthread_mutex_lock(&s->mu);
     s->binders_exit = 1;

@@ -144,8 +144,10 @@ void sched_binders_release(sched_scheduler *s, bind_job *job);
 int sched_binders_submit_waiting(sched_scheduler *s, bind_job *job);
 /* Joins waiter threads that ended (all of them when all is set). */
 void sched_binders_reap(sched_scheduler *s, int all);
-/* Waits up to timeout_ms for the jobs in flight, rejects pods still
- * waiting on Permit, then ends and joins every binding thread. */
+/* Waits up to timeout_ms for the jobs in flight; past it rejects pods
+ * still waiting on Permit and waits for the rest (a request ends by its
+ * own timeout, as a blocked binding thread's did); then ends and joins
+ * every binding thread. */
 void sched_binders_stop(sched_scheduler *s, long timeout_ms);
 /* Drops every job queued for the pool (sched_binding_drop). */
 void sched_binders_drop_queued(sched_scheduler *s);
