@@ -3,9 +3,11 @@
  *
  * Callers only append to the queue under the mutex. The sender thread owns
  * the aggregation cache: it takes the queued events, folds each into the
- * cache, performs the writes the cache asks for, then the due heartbeats
- * and final counts, and sleeps on the condition variable until the next
- * event or the cache's next deadline.
+ * cache, performs the writes the cache asks for (first occurrences up to
+ * RECORDER_WINDOW at a time without waiting for each, through
+ * kube_client_do_async; series PATCHes one by one after them), then the
+ * due heartbeats and final counts, and sleeps on the condition variable
+ * until the next event or the cache's next deadline.
  */
 #include "kube/util/clock.h"
 #include "kube/machinery/recorder_testing.h"
@@ -44,6 +46,8 @@ struct kube_recorder {
 };
 
 typedef enum { WRITE_DONE, WRITE_FAILED, WRITE_RETRY } write_result;
+
+#define RECORDER_WINDOW 8 /* event creates in flight at once */
 
 void kube_recorder_options_default(kube_recorder_options *o)
 {
@@ -107,15 +111,40 @@ static int64_t jitter(int64_t ms, double factor)
     return ms + (int64_t)((double)ms * factor * ((double)x / 4294967296.0));
 }
 
+/* The POST of ev: its path (events of its namespace) and body as text.
+ * KUBE_OK, or an error with nothing to free. */
+static int create_request(const kube_recorder_event *ev, kube_buf *path, char **body)
+{
+    cJSON *json = NULL;
+    int rc = kube_recorder_event_body(ev, &json);
+
+    *body = NULL;
+    if (rc == KUBE_OK && !(*body = cJSON_PrintUnformatted(json)))
+        rc = KUBE_ENOMEM;
+    cJSON_Delete(json);
+    if (rc == KUBE_OK)
+        rc = kube_path(path, &KUBE_RES_EVENTS, ev->ns, NULL, NULL);
+    if (rc != KUBE_OK) {
+        free(*body);
+        *body = NULL;
+        kube_buf_free(path);
+    }
+    return rc;
+}
+
 static int post_event(kube_recorder *r, const kube_recorder_event *ev)
 {
-    cJSON *body = NULL;
-    kube_status st;
-    int rc = kube_recorder_event_body(ev, &body);
+    kube_buf path = KUBE_BUF_INIT;
+    kube_response resp = {0};
+    char *body;
+    int rc = create_request(ev, &path, &body);
 
     if (rc == KUBE_OK)
-        rc = kube_api_create(r->client, &KUBE_RES_EVENTS, ev->ns, body, NULL, &st);
-    cJSON_Delete(body);
+        rc = kube_client_do(r->client, "POST", path.data, "application/json", body, strlen(body),
+                            &resp);
+    kube_response_clear(&resp);
+    kube_buf_free(&path);
+    free(body);
     return rc;
 }
 
@@ -150,6 +179,25 @@ static int is_transport_error(int rc)
     return rc == KUBE_EIO || rc == KUBE_ETIMEDOUT || rc == KUBE_EPARSE;
 }
 
+/* What a write that failed with rc means, as client-go's recordEvent:
+ * transport errors (and a series re-create finding the event) are tried
+ * again, anything else the server said is final. Logs it. */
+static write_result failed_write(const kube_recorder_event *ev, int series, int rc)
+{
+    if (is_transport_error(rc) || (series && rc == KUBE_EEXIST)) {
+        KLOG_ERROR("Unable to write event %s/%s (may retry after sleeping): %s", ev->ns, ev->name,
+                   kube_strerror(rc));
+        return WRITE_RETRY;
+    }
+    if (rc == KUBE_EEXIST)
+        KLOG_V(5, "Server rejected event %s/%s (will not retry!): %s", ev->ns, ev->name,
+               kube_strerror(rc));
+    else
+        KLOG_ERROR("Server rejected event %s/%s (will not retry!): %s", ev->ns, ev->name,
+                   kube_strerror(rc));
+    return WRITE_FAILED;
+}
+
 /* One attempt, as client-go's recordEvent. */
 static write_result record_once(kube_recorder *r, kube_recorder_op op,
                                 const kube_recorder_event *ev)
@@ -171,39 +219,31 @@ static write_result record_once(kube_recorder *r, kube_recorder_op op,
             return WRITE_DONE;
         }
     }
-    if (is_transport_error(rc) || (series && rc == KUBE_EEXIST)) {
-        KLOG_ERROR("Unable to write event %s/%s (may retry after sleeping): %s", ev->ns, ev->name,
-                   kube_strerror(rc));
-        return WRITE_RETRY;
-    }
-    if (rc == KUBE_EEXIST)
-        KLOG_V(5, "Server rejected event %s/%s (will not retry!): %s", ev->ns, ev->name,
-               kube_strerror(rc));
-    else
-        KLOG_ERROR("Server rejected event %s/%s (will not retry!): %s", ev->ns, ev->name,
-                   kube_strerror(rc));
-    return WRITE_FAILED;
+    return failed_write(ev, series, rc);
 }
 
-static void write_with_retries(kube_recorder *r, kube_recorder_op op, const kube_recorder_event *ev)
+/* Writes ev, the first try's outcome being first (WRITE_RETRY for a
+ * write not tried yet), retrying after sleeps up to max_tries. */
+static void write_with_retries(kube_recorder *r, kube_recorder_op op, const kube_recorder_event *ev,
+                               write_result first, int tried)
 {
-    for (int tries = 1;; tries++) {
-        write_result res;
+    write_result res = first;
 
+    for (int tries = tried;; tries++) {
+        if (tries > 0 && (res == WRITE_DONE || res == WRITE_FAILED || tries >= r->opts.max_tries)) {
+            if (res == WRITE_RETRY)
+                KLOG_ERROR("Unable to write event %s/%s (retry limit exceeded!)", ev->ns, ev->name);
+            if (res != WRITE_DONE)
+                stat_add(r, &r->stats.failed, 1);
+            return;
+        }
+        if (tries > 0)
+            retry_sleep(r, jitter(r->opts.retry_sleep_ms, 0.25));
         if (past_stop_deadline(r)) {
             stat_add(r, &r->stats.dropped, 1);
             return;
         }
         res = record_once(r, op, ev);
-        if (res == WRITE_DONE)
-            return;
-        if (res == WRITE_FAILED || tries >= r->opts.max_tries) {
-            if (res == WRITE_RETRY)
-                KLOG_ERROR("Unable to write event %s/%s (retry limit exceeded!)", ev->ns, ev->name);
-            stat_add(r, &r->stats.failed, 1);
-            return;
-        }
-        retry_sleep(r, jitter(r->opts.retry_sleep_ms, 0.25));
     }
 }
 
@@ -211,11 +251,90 @@ static void perform(kube_recorder *r, const kube_recorder_send *send)
 {
     if (send->op == KUBE_RECORDER_SEND_NONE)
         return;
-    write_with_retries(r, send->op, send->ev);
+    write_with_retries(r, send->op, send->ev, WRITE_RETRY, 0);
     kube_recorder_cache_sent(r->cache, send->ev, kube_now_ms());
 }
 
-static void process_one(kube_recorder *r, queued *q)
+/* ---- creates in flight together ----------------------------------------- */
+
+/* One event create sent without waiting, and its outcome. */
+typedef struct create_call {
+    struct create_group *g;
+    kube_recorder_event *ev; /* the cache's, kept by the group's rules */
+    int rc;
+} create_call;
+
+/* Up to RECORDER_WINDOW creates in flight on the client's I/O thread (the
+ * first occurrences of events: nothing orders them), which the sender
+ * waits for before any write that must follow them (a series PATCH), before
+ * the cache could end their entries (half a series window after the
+ * first), and at the end of each batch. */
+typedef struct create_group {
+    kube_recorder *r;
+    create_call calls[RECORDER_WINDOW];
+    size_t n, done;   /* done: under r->mu */
+    int64_t first_ms; /* the first create's time */
+} create_group;
+
+/* kube_client_do_async's done, on the client's I/O thread. */
+static void create_done(void *ud, int rc, kube_response *resp)
+{
+    create_call *c = ud;
+    kube_recorder *r = c->g->r;
+
+    (void)resp;
+    c->rc = rc;
+    pthread_mutex_lock(&r->mu);
+    c->g->done++;
+    pthread_cond_broadcast(&r->progress);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* Sends ev's create without waiting (a failure to send counts as done). */
+static void group_add(create_group *g, kube_recorder_event *ev, int64_t now_ms)
+{
+    create_call *c = &g->calls[g->n++];
+    kube_buf path = KUBE_BUF_INIT;
+    char *body;
+    int rc = create_request(ev, &path, &body);
+
+    if (g->n == 1)
+        g->first_ms = now_ms;
+    *c = (create_call){g, ev, KUBE_OK};
+    if (rc == KUBE_OK)
+        rc = kube_client_do_async(g->r->client, "POST", path.data, "application/json", body,
+                                  strlen(body), create_done, c);
+    kube_buf_free(&path);
+    free(body);
+    if (rc != KUBE_OK)
+        create_done(c, rc, NULL);
+}
+
+/* Waits for the group's creates, then settles each as a serial write would
+ * (a failed one goes on with its retries here). */
+static void group_flush(create_group *g)
+{
+    kube_recorder *r = g->r;
+
+    pthread_mutex_lock(&r->mu);
+    while (g->done < g->n)
+        pthread_cond_wait(&r->progress, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+    for (size_t i = 0; i < g->n; i++) {
+        create_call *c = &g->calls[i];
+        if (c->rc == KUBE_OK)
+            stat_add(r, &r->stats.created, 1);
+        else
+            write_with_retries(r, KUBE_RECORDER_SEND_CREATE, c->ev, failed_write(c->ev, 0, c->rc),
+                               1);
+        kube_recorder_cache_sent(r->cache, c->ev, kube_now_ms());
+    }
+    g->n = g->done = 0;
+}
+
+/* Folds one queued event into the cache and writes what it asks for:
+ * creates join the group, anything else waits for it. */
+static void process_one(kube_recorder *r, queued *q, create_group *g)
 {
     kube_recorder_send send;
 
@@ -224,14 +343,23 @@ static void process_one(kube_recorder *r, queued *q)
         stat_add(r, &r->stats.dropped, 1);
         return;
     }
+    if (g->n && q->mono_ms - g->first_ms >= r->opts.series_window_ms / 2)
+        group_flush(g);
     if (kube_recorder_cache_observe(r->cache, q->ev, q->mono_ms, q->wall_ns, &send) != KUBE_OK) {
         KLOG_ERROR("event recorder: out of memory, event dropped");
         stat_add(r, &r->stats.failed, 1);
         return;
     }
-    if (send.op != KUBE_RECORDER_SEND_CREATE)
+    if (send.op != KUBE_RECORDER_SEND_CREATE) {
         stat_add(r, &r->stats.aggregated, 1);
-    perform(r, &send);
+        if (send.op != KUBE_RECORDER_SEND_NONE)
+            group_flush(g);
+        perform(r, &send);
+        return;
+    }
+    if (g->n == RECORDER_WINDOW)
+        group_flush(g);
+    group_add(g, send.ev, q->mono_ms);
 }
 
 static void process_due(kube_recorder *r, int force)
@@ -281,6 +409,7 @@ static queued *wait_for_work(kube_recorder *r, int *force, uint64_t *gen, int *s
 static void *recorder_main(void *arg)
 {
     kube_recorder *r = arg;
+    create_group g = {.r = r};
 
     pthread_setname_np(pthread_self(), "kube-recorder");
 
@@ -292,11 +421,12 @@ static void *recorder_main(void *arg)
         while (q) {
             queued *next = q->next;
 
-            process_one(r, q);
+            process_one(r, q, &g);
             free(q);
             q = next;
             n++;
         }
+        group_flush(&g);
         process_due(r, force);
         pthread_mutex_lock(&r->mu);
         r->done_seq += n;

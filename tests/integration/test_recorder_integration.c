@@ -267,6 +267,79 @@ static void vanished_series_is_recreated(void **state)
 
 /* A Status answer abandons the event (client-go does not retry those);
  * the recorder goes on with the next. */
+/* A burst of first occurrences goes out without waiting for each (up to
+ * the recorder's window at a time); a repeat's series PATCH still follows
+ * its event's create: no PATCH finds the event missing, no create finds it
+ * there. Each event is written once. */
+static void burst_is_written_once_each_in_order(void **state)
+{
+    fixture *fx = *state;
+    kube_recorder_stats st;
+    cJSON *list, *reqs = NULL;
+    const cJSON *it;
+    char node[32];
+
+    start_recorder(fx, 30000);
+    for (int i = 0; i < 30; i++) {
+        snprintf(node, sizeof(node), "node-%d", i);
+        assert_int_equal(scheduled(fx, node), KUBE_OK);
+        if (i % 10 == 9) /* a repeat of the first, amid the burst */
+            assert_int_equal(scheduled(fx, "node-0"), KUBE_OK);
+    }
+    assert_int_equal(kube_recorder_flush(fx->r, WAIT_MS), KUBE_OK);
+    list = list_events(fx);
+    assert_int_equal(cJSON_GetArraySize(items(list)), 30);
+    cJSON_ArrayForEach(it, items(list))
+    {
+        if (strstr(str(it, "note"), " to node-0"))
+            assert_int_equal(series_count(it), 4);
+    }
+    cJSON_Delete(list);
+    kube_recorder_stats_get(fx->r, &st);
+    assert_int_equal(st.created, 30);
+    assert_int_equal(st.failed, 0);
+    assert_int_equal(harness_requests(fx->h, NULL, "events", NULL, &reqs), KUBE_OK);
+    cJSON_ArrayForEach(it, reqs)
+    {
+        int code = cJSON_GetObjectItem(it, "code")->valueint;
+        assert_true(code == 200 || code == 201);
+    }
+    cJSON_Delete(reqs);
+}
+
+/* A create whose connection breaks is retried (after the recorder's
+ * sleep); so is any other create that was in flight on that connection.
+ * Every event is there once. */
+static void broken_create_is_retried(void **state)
+{
+    fixture *fx = *state;
+    static const char *const verbs[] = {"create", NULL};
+    static const char *const resources[] = {"events", NULL};
+    harness_fault_rule r = {0};
+    kube_recorder_stats st;
+    cJSON *list;
+
+    r.action = HARNESS_FAULT_RESET;
+    r.count = 1;
+    r.verbs = verbs;
+    r.resources = resources;
+    start_recorder(fx, 30000);
+    assert_int_equal(harness_set_fault_rules(fx->h, &r, 1), KUBE_OK);
+    assert_int_equal(scheduled(fx, "node-1"), KUBE_OK);
+    assert_int_equal(scheduled(fx, "node-2"), KUBE_OK);
+    assert_int_equal(kube_recorder_flush(fx->r, WAIT_MS), KUBE_OK);
+    list = list_events(fx);
+    assert_int_equal(cJSON_GetArraySize(items(list)), 2);
+    cJSON_Delete(list);
+    /* a create the server stored before the reset finds its event on the
+     * retry: AlreadyExists, not retried again (counted failed) */
+    kube_recorder_stats_get(fx->r, &st);
+    assert_true(st.created >= 1);
+    assert_int_equal(st.created + st.failed, 2);
+    /* the reset may take the other create on the connection with it */
+    assert_true(harness_count(fx->h, "create", "events") >= 3);
+}
+
 static void rejected_event_is_not_retried(void **state)
 {
     fixture *fx = *state;
@@ -300,6 +373,8 @@ int test_group_recorder_integration(void)
         cmocka_unit_test_setup_teardown(stop_sends_final_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(vanished_series_is_recreated, setup, teardown),
         cmocka_unit_test_setup_teardown(rejected_event_is_not_retried, setup, teardown),
+        cmocka_unit_test_setup_teardown(burst_is_written_once_each_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(broken_create_is_retried, setup, teardown),
     };
     return cmocka_run_group_tests_name("recorder_integration", tests, NULL, NULL);
 }
