@@ -16,11 +16,16 @@
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 
-static void bind_done(sched_scheduler *s, bind_job *job)
+static void job_free(bind_job *job)
 {
     fw_status_free(job->bind_failure);
     fw_cycle_state_free(job->cs);
     free(job);
+}
+
+static void bind_done(sched_scheduler *s, bind_job *job)
+{
+    job_free(job);
     pthread_mutex_lock(&s->mu);
     if (--s->in_flight == 0)
         pthread_cond_broadcast(&s->idle_cv);
@@ -95,17 +100,10 @@ void sched_binders_release(sched_scheduler *s, bind_job *job)
     pthread_mutex_unlock(&s->mu);
 }
 
-void sched_binders_submit(sched_scheduler *s, bind_job *job)
+void sched_binders_drop(sched_scheduler *s, bind_job *job)
 {
-    if (sched_binders_admit(s)) {
-        sched_binders_push(s, job);
-        return;
-    }
-    pthread_mutex_lock(&s->mu);
-    s->in_flight++; /* bind_done counts it out */
-    pthread_mutex_unlock(&s->mu);
     sched_binding_drop(s, job);
-    bind_done(s, job);
+    job_free(job);
 }
 
 static void *waiter_main(void *arg)

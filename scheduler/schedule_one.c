@@ -559,7 +559,7 @@ static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
     fw_schedule_result res;
     fw_status *st = NULL;
     permit_outcome permitted;
-    int rc;
+    int rc, light;
 
     if (skip_pod(s, qp)) {
         sched_queued_pod_free(qp);
@@ -614,10 +614,10 @@ static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
     cs = NULL;
     if (permitted == PERMIT_WAITING && sched_binders_submit_waiting(s, job))
         goto out;
-    job->light = binds_light(s, job, permitted);
+    light = binds_light(s, job, permitted);
     if (!sched_binders_admit(s))
-        sched_binders_submit(s, job); /* fenced: dropped */
-    else if (job->light)
+        sched_binders_drop(s, job); /* fenced */
+    else if (light)
         bind_without_thread(s, job);
     else
         sched_binders_push(s, job);

@@ -37,7 +37,6 @@ typedef struct bind_job {
     fw_cycle_state *cs;
     char node[254];
     int64_t start_ns;
-    int light;               /* binds without a thread (bind_without_thread) */
     fw_status *bind_failure; /* owned: an asynchronous Bind failed; a binding
                                 thread handles it (handleBindingCycleError) */
 } bind_job;
@@ -96,7 +95,7 @@ struct sched_scheduler {
     int64_t max_in_unschedulable_ms; /* the option's value */
     bind_job *jobs_head, *jobs_tail;
     size_t in_flight; /* jobs queued or running, waiters included */
-    size_t pool_jobs; /* jobs queued or running in the pool, or light */
+    size_t pool_jobs; /* jobs queued or running in the pool, or binding without a thread */
     waiter *waiters;  /* permit-waiting pods' threads */
     int binders_exit;
     int in_cycle; /* the scheduling thread is in scheduleOne */
@@ -126,9 +125,9 @@ void sched_binding_drop(sched_scheduler *s, bind_job *job);
 
 /* Starts s->n_binders pool threads. KUBE_OK or KUBE_ENOMEM. */
 int sched_binders_start(sched_scheduler *s);
-/* Queues a job for the pool (ownership passes), waiting while its backlog
- * is full; a fenced scheduler drops it (sched_binding_drop). */
-void sched_binders_submit(sched_scheduler *s, bind_job *job);
+/* Drops a job sched_binders_admit refused (the scheduler is fenced):
+ * sched_binding_drop, then frees it. */
+void sched_binders_drop(sched_scheduler *s, bind_job *job);
 /* Takes a place in the pool's backlog for a job about to bind (by the pool
  * or without a thread), waiting while it is full. 1 when taken; 0 when the
  * scheduler is fenced (nothing taken). */

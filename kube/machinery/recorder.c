@@ -222,21 +222,13 @@ static write_result record_once(kube_recorder *r, kube_recorder_op op,
     return failed_write(ev, series, rc);
 }
 
-/* Writes ev, the first try's outcome being first (WRITE_RETRY for a
- * write not tried yet), retrying after sleeps up to max_tries. */
+/* Writes ev until it is done or final: res is the outcome of the tries
+ * made so far (WRITE_RETRY and 0 when none was), each further try after a
+ * sleep, up to max_tries in all. Counts a write that never lands. */
 static void write_with_retries(kube_recorder *r, kube_recorder_op op, const kube_recorder_event *ev,
-                               write_result first, int tried)
+                               write_result res, int tries)
 {
-    write_result res = first;
-
-    for (int tries = tried;; tries++) {
-        if (tries > 0 && (res == WRITE_DONE || res == WRITE_FAILED || tries >= r->opts.max_tries)) {
-            if (res == WRITE_RETRY)
-                KLOG_ERROR("Unable to write event %s/%s (retry limit exceeded!)", ev->ns, ev->name);
-            if (res != WRITE_DONE)
-                stat_add(r, &r->stats.failed, 1);
-            return;
-        }
+    for (; res == WRITE_RETRY && tries < r->opts.max_tries; tries++) {
         if (tries > 0)
             retry_sleep(r, jitter(r->opts.retry_sleep_ms, 0.25));
         if (past_stop_deadline(r)) {
@@ -245,6 +237,10 @@ static void write_with_retries(kube_recorder *r, kube_recorder_op op, const kube
         }
         res = record_once(r, op, ev);
     }
+    if (res == WRITE_RETRY)
+        KLOG_ERROR("Unable to write event %s/%s (retry limit exceeded!)", ev->ns, ev->name);
+    if (res != WRITE_DONE)
+        stat_add(r, &r->stats.failed, 1);
 }
 
 static void perform(kube_recorder *r, const kube_recorder_send *send)

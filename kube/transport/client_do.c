@@ -24,6 +24,7 @@
 
 #define CLIENT_TOKEN_MAX 16384 /* longest bearer token accepted */
 #define CLIENT_CT_SMALL 128    /* Content-Type lines up to this size need no heap copy */
+#define CLIENT_CANCELED "canceled: the client is shutting down"
 
 void kube_client_set_backoff(kube_client *c, long base_ms, long cap_ms)
 {
@@ -95,7 +96,6 @@ typedef struct client_result {
     long retry_after_s; /* -1: absent */
     CURLcode cc;
     long os_errno; /* CURLINFO_OS_ERRNO after a failure */
-    int broken;    /* the connection broke under the request */
     char errbuf[CURL_ERROR_SIZE];
 } client_result;
 
@@ -277,7 +277,7 @@ void kube_client_wait_rate(kube_client *c)
 static void client_transport_failure(kube_response *resp, const client_req *q,
                                      const client_result *r, int rc)
 {
-    const char *why = rc == KUBE_ECANCELED     ? "canceled: the client is shutting down"
+    const char *why = rc == KUBE_ECANCELED     ? CLIENT_CANCELED
                       : r && r->errbuf[0]      ? r->errbuf
                       : r && r->cc != CURLE_OK ? curl_easy_strerror(r->cc)
                                                : kube_strerror(rc);
@@ -397,7 +397,7 @@ static int call_setup(client_call *k)
     headers = client_content_type(&k->q, k->shared->list, &k->ct_node, k->ct_small, &k->ct_big);
     if (!headers)
         return KUBE_ENOMEM;
-    k->r = (client_result){KUBE_BUF_INIT, -1, CURLE_OK, 0, 0, {0}};
+    k->r = (client_result){KUBE_BUF_INIT, -1, CURLE_OK, 0, {0}};
     client_setup_request(k->task.easy, &k->q, headers, &k->r);
     return KUBE_OK;
 }
@@ -409,10 +409,9 @@ static int call_decide_failure(client_call *k, int *rc, long *delay_ms)
     kube_client *c = k->c;
 
     *rc = client_transfer_error(&k->r);
-    k->r.broken = client_broken_connection(k->r.cc);
     kube_buf_free(&k->r.body);
     client_transport_failure(&k->resp, &k->q, &k->r, *rc);
-    return (*rc == KUBE_EIO || *rc == KUBE_ETIMEDOUT) && k->r.broken &&
+    return (*rc == KUBE_EIO || *rc == KUBE_ETIMEDOUT) && client_broken_connection(k->r.cc) &&
            kube_retry_decide(k->q.method, 0, -1, k->attempt, c->opts.max_retries,
                              atomic_load(&c->backoff_base_ms), atomic_load(&c->backoff_cap_ms),
                              client_random(c), delay_ms);
@@ -600,8 +599,8 @@ int kube_client_do(kube_client *c, const char *method, const char *path, const c
             ;
         rc = w.rc;
     } else if (rc == KUBE_ECANCELED) {
-        snprintf(resp->status.message, sizeof(resp->status.message),
-                 "%s %s%s: canceled: the client is shutting down", method, c->base_url, path);
+        snprintf(resp->status.message, sizeof(resp->status.message), "%s %s%s: " CLIENT_CANCELED,
+                 method, c->base_url, path);
     }
     sem_destroy(&w.done);
     return rc;

@@ -34,9 +34,12 @@ static struct kube_client *binder_client(void *self, const fw_pod_info *pod, con
     const plugin_handle_only *pl = self;
     struct kube_client *c = pl->h ? pl->h->svc.client : NULL;
 
-    *err = c ? NULL
-             : fw_status_error(KUBE_EINVAL, "binding pod %s/%s: no API client", pod->namespace_,
+    *err = NULL;
+    if (!c) {
+        *err = fw_status_error(KUBE_EINVAL, "binding pod %s/%s: no API client", pod->namespace_,
                                pod->name);
+        return NULL;
+    }
     KLOG_V(3, "\"Attempting to bind pod to node\" pod=\"%s/%s\" node=\"%s\"", pod->namespace_,
            pod->name, node);
     return c;

@@ -118,6 +118,18 @@ static const char *str(const cJSON *o, const char *key)
     return v->valuestring;
 }
 
+/* Waits until the recorder has written everything queued, then lists
+ * the events and checks there are n; caller frees. */
+static cJSON *flushed_events(fixture *fx, int n)
+{
+    cJSON *list;
+
+    assert_int_equal(kube_recorder_flush(fx->r, WAIT_MS), KUBE_OK);
+    list = list_events(fx);
+    assert_int_equal(cJSON_GetArraySize(items(list)), n);
+    return list;
+}
+
 static int64_t series_count(const cJSON *ev)
 {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(ev, "series");
@@ -157,9 +169,7 @@ static void creates_then_aggregates_into_a_series(void **state)
 
     start_recorder(fx, 30000);
     assert_int_equal(scheduled(fx, "node-1"), KUBE_OK);
-    assert_int_equal(kube_recorder_flush(fx->r, WAIT_MS), KUBE_OK);
-    list = list_events(fx);
-    assert_int_equal(cJSON_GetArraySize(items(list)), 1);
+    list = flushed_events(fx, 1);
     ev = cJSON_GetArrayItem(items(list), 0);
     kube_strlcpy(name, str(cJSON_GetObjectItem(ev, "metadata"), "name"), sizeof(name));
     assert_memory_equal(name, "virt-launcher-vm-a-abcde.", strlen("virt-launcher-vm-a-abcde."));
@@ -178,9 +188,7 @@ static void creates_then_aggregates_into_a_series(void **state)
 
     for (int i = 0; i < 4; i++)
         assert_int_equal(scheduled(fx, "node-1"), KUBE_OK);
-    assert_int_equal(kube_recorder_flush(fx->r, WAIT_MS), KUBE_OK);
-    list = list_events(fx);
-    assert_int_equal(cJSON_GetArraySize(items(list)), 1);
+    list = flushed_events(fx, 1);
     ev = cJSON_GetArrayItem(items(list), 0);
     assert_string_equal(str(cJSON_GetObjectItem(ev, "metadata"), "name"), name);
     assert_int_equal(series_count(ev), 5);
@@ -190,9 +198,7 @@ static void creates_then_aggregates_into_a_series(void **state)
 
     /* Another note is another event. */
     assert_int_equal(scheduled(fx, "node-2"), KUBE_OK);
-    assert_int_equal(kube_recorder_flush(fx->r, WAIT_MS), KUBE_OK);
-    list = list_events(fx);
-    assert_int_equal(cJSON_GetArraySize(items(list)), 2);
+    list = flushed_events(fx, 2);
     cJSON_Delete(list);
     kube_recorder_stats_get(fx->r, &st);
     assert_int_equal(st.queued, 6);
@@ -256,9 +262,7 @@ static void vanished_series_is_recreated(void **state)
     kube_buf_free(&path);
 
     assert_int_equal(scheduled(fx, "node-1"), KUBE_OK);
-    assert_int_equal(kube_recorder_flush(fx->r, WAIT_MS), KUBE_OK);
-    list = list_events(fx);
-    assert_int_equal(cJSON_GetArraySize(items(list)), 1);
+    list = flushed_events(fx, 1);
     assert_string_equal(
         str(cJSON_GetObjectItem(cJSON_GetArrayItem(items(list), 0), "metadata"), "name"), name);
     assert_int_equal(series_count(cJSON_GetArrayItem(items(list), 0)), 2);
@@ -286,9 +290,7 @@ static void burst_is_written_once_each_in_order(void **state)
         if (i % 10 == 9) /* a repeat of the first, amid the burst */
             assert_int_equal(scheduled(fx, "node-0"), KUBE_OK);
     }
-    assert_int_equal(kube_recorder_flush(fx->r, WAIT_MS), KUBE_OK);
-    list = list_events(fx);
-    assert_int_equal(cJSON_GetArraySize(items(list)), 30);
+    list = flushed_events(fx, 30);
     cJSON_ArrayForEach(it, items(list))
     {
         if (strstr(str(it, "note"), " to node-0"))
@@ -327,9 +329,7 @@ static void broken_create_is_retried(void **state)
     assert_int_equal(harness_set_fault_rules(fx->h, &r, 1), KUBE_OK);
     assert_int_equal(scheduled(fx, "node-1"), KUBE_OK);
     assert_int_equal(scheduled(fx, "node-2"), KUBE_OK);
-    assert_int_equal(kube_recorder_flush(fx->r, WAIT_MS), KUBE_OK);
-    list = list_events(fx);
-    assert_int_equal(cJSON_GetArraySize(items(list)), 2);
+    list = flushed_events(fx, 2);
     cJSON_Delete(list);
     /* a create the server stored before the reset finds its event on the
      * retry: AlreadyExists, not retried again (counted failed) */
@@ -359,9 +359,7 @@ static void rejected_event_is_not_retried(void **state)
     assert_int_equal(harness_count(fx->h, "create", "events"), 1);
     assert_int_equal(harness_clear_faults(fx->h), KUBE_OK);
     assert_int_equal(scheduled(fx, "node-2"), KUBE_OK);
-    assert_int_equal(kube_recorder_flush(fx->r, WAIT_MS), KUBE_OK);
-    list = list_events(fx);
-    assert_int_equal(cJSON_GetArraySize(items(list)), 1);
+    list = flushed_events(fx, 1);
     cJSON_Delete(list);
 }
 
