@@ -128,7 +128,7 @@ void kube_client_setup_handle(kube_client *c, CURL *h)
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+    curl_easy_setopt(h, CURLOPT_PROXYHEADER, c->ua_line); /* a proxy's CONNECT */
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.connect_timeout_ms);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, kube_config_insecure(c->cfg) ? 0L : 1L);
@@ -202,8 +202,8 @@ static int client_append(struct curl_slist **l, const char *line)
 }
 
 /* The header lines every request carries: auth (the Authorization line, or
- * NULL when anonymous), Accept and the Host override, in a new list for
- * client_free_headers(). Returns KUBE_OK or KUBE_ENOMEM (*out NULL). */
+ * NULL when anonymous), Accept, User-Agent and the Host override, in a new
+ * list for client_free_headers(). Returns KUBE_OK or KUBE_ENOMEM (*out NULL). */
 static int client_header_list(kube_client *c, const char *auth, struct curl_slist **out)
 {
     struct curl_slist *l = NULL;
@@ -211,6 +211,8 @@ static int client_header_list(kube_client *c, const char *auth, struct curl_slis
 
     if (rc == KUBE_OK)
         rc = client_append(&l, "Accept: application/json");
+    if (rc == KUBE_OK)
+        rc = client_append(&l, c->ua_line->data);
     if (rc == KUBE_OK && c->host_header)
         rc = client_append(&l, c->host_header);
     if (rc != KUBE_OK) {
@@ -389,6 +391,18 @@ static kube_client *client_alloc(kube_config *cfg, const kube_client_options *o)
     return c;
 }
 
+/* Builds c->ua_line from c->user_agent. Returns KUBE_OK or KUBE_ENOMEM. */
+static int client_ua_line(kube_client *c)
+{
+    kube_buf line = {0};
+    int rc = kube_buf_printf(&line, "User-Agent: %s", c->user_agent);
+
+    if (rc == KUBE_OK)
+        rc = client_append(&c->ua_line, line.data);
+    kube_buf_free(&line);
+    return rc;
+}
+
 int kube_client_new(kube_config *cfg, const kube_client_options *opts, kube_client **out)
 {
     kube_client_options defaults;
@@ -407,7 +421,7 @@ int kube_client_new(kube_config *cfg, const kube_client_options *opts, kube_clie
     c = client_alloc(cfg, opts);
     if (!c)
         return KUBE_ENOMEM;
-    rc = c->user_agent ? KUBE_OK : KUBE_ENOMEM;
+    rc = c->user_agent ? client_ua_line(c) : KUBE_ENOMEM;
     if (rc == KUBE_OK)
         rc = kube_ratelimit_new(opts->qps, opts->burst, NULL, &c->rl);
     if (rc == KUBE_OK)
@@ -439,6 +453,7 @@ void kube_client_free(kube_client *c)
     curl_slist_free_all(c->connect_to);
     free(c->host_header);
     free(c->user_agent);
+    curl_slist_free_all(c->ua_line);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_destroy(&c->share_locks[i]);
     pthread_mutex_destroy(&c->pool_lock);

@@ -23,7 +23,7 @@
  * built when the token changes and shared by the requests in flight. */
 typedef struct client_headers {
     atomic_int refs;         /* the client's own, plus one per request using it */
-    struct curl_slist *list; /* Authorization (when a token), Accept, Host, Expect: */
+    struct curl_slist *list; /* Authorization (when a token), Accept, User-Agent, Host, Expect: */
     int has_token;           /* list->data is the Authorization line */
 } client_headers;
 
@@ -31,6 +31,9 @@ struct kube_client {
     kube_config *cfg;
     kube_client_options opts; /* opts.user_agent points at user_agent */
     char *user_agent;
+    /* "User-Agent: <user_agent>", sent as a header line: CURLOPT_USERAGENT
+     * would make libcurl format it twice per request, byte by byte */
+    struct curl_slist *ua_line;
     kube_ratelimit *rl;
 
     char *base_url;                /* server URL, host replaced by tls-server-name if set */

@@ -52,18 +52,10 @@ void fw__flush_plugin_metrics(const fw_framework *fw)
         m->plugin_flush(m->ud);
 }
 
-void fw__clock_start(fw_plugin_clock *clk, int mode)
-{
-    clk->mode = mode;
-    clk->t = mode == FW_CLOCK_OFF ? 0 : kube_now_ns();
-}
-
-void fw__clock_lap(const fw_framework *fw, fw_plugin_clock *clk, const char *plugin,
-                   const char *point, const fw_status *st)
+void fw__clock_observe(const fw_framework *fw, fw_plugin_clock *clk, const char *plugin,
+                       const char *point, const fw_status *st)
 {
     const fw_metrics_hooks *m = &fw->handle.svc.metrics;
-    if (clk->mode == FW_CLOCK_OFF)
-        return;
     int64_t now = kube_now_ns();
     double secs = (double)(now - clk->t) / 1e9;
     const char *code = fw_code_string(fw_status_code(st));

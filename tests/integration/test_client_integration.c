@@ -716,6 +716,7 @@ typedef struct tunnel_proxy {
     atomic_int tunnels; /* CONNECTs answered */
     pthread_mutex_t lock;
     char target[64]; /* the last CONNECT's authority (under lock) */
+    char agent[64];  /* the last CONNECT's User-Agent value (under lock) */
     struct tunnel_conn {
         struct tunnel_proxy *t;
         int fd;
@@ -762,6 +763,20 @@ static void tunnel_relay(tunnel_proxy *t, int a, int b)
     }
 }
 
+/* The value of the header line starting with prefix ("\r\nName: ") in
+ * head, into out (size n); "" when there is none. */
+static void tunnel_header(const char *head, const char *prefix, char *out, size_t n)
+{
+    const char *v = strstr(head, prefix);
+    size_t len = v ? strcspn(v + strlen(prefix), "\r\n") : 0;
+
+    out[0] = '\0';
+    if (v && len < n) {
+        memcpy(out, v + strlen(prefix), len);
+        out[len] = '\0';
+    }
+}
+
 /* Reads "CONNECT host:port HTTP/1.1 ... \r\n\r\n" and opens the tunnel. */
 static void tunnel_serve(tunnel_proxy *t, int fd)
 {
@@ -783,6 +798,7 @@ static void tunnel_serve(tunnel_proxy *t, int fd)
         return;
     pthread_mutex_lock(&t->lock);
     kube_strlcpy(t->target, authority, sizeof(t->target));
+    tunnel_header(head, "\r\nUser-Agent: ", t->agent, sizeof(t->agent));
     pthread_mutex_unlock(&t->lock);
     atomic_fetch_add(&t->tunnels, 1);
     if (send(fd, ok, sizeof(ok) - 1, MSG_NOSIGNAL) == (ssize_t)sizeof(ok) - 1)
@@ -901,6 +917,7 @@ static void proxy_from_environment(void **state)
     snprintf(want, sizeof(want), "127.0.0.1:%d", harness_port(t->h));
     pthread_mutex_lock(&proxy.lock);
     assert_string_equal(proxy.target, want);
+    assert_string_equal(proxy.agent, "stickyvm"); /* the client's User-Agent, on the CONNECT too */
     pthread_mutex_unlock(&proxy.lock);
     /* unless NO_PROXY covers the server */
     setenv("NO_PROXY", "example.com,127.0.0.1", 1);

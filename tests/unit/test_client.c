@@ -701,6 +701,7 @@ static void sends_headers_and_body(void **state)
     assert_contains(req, "\r\nAccept: application/json\r\n");
     assert_contains(req, "\r\nContent-Type: application/json\r\n");
     assert_contains(req, "\r\nUser-Agent: stickyvm-test/1.0\r\n");
+    assert_null(strstr(strstr(req, "User-Agent:") + 1, "User-Agent:")); /* sent once */
     assert_non_null(strstr(req, "\r\n\r\n{\"a\":1}"));
     assert_null(strcasestr(req, "Expect:"));
     kube_response_clear(&resp);
