@@ -351,6 +351,11 @@ int harness_port(const harness *h)
     return h->port;
 }
 
+pid_t harness_pid(const harness *h)
+{
+    return h->pid;
+}
+
 int harness_free_port(void)
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};

@@ -116,6 +116,8 @@ void harness_stop(harness *h);
 /* "https://127.0.0.1:PORT" */
 const char *harness_url(const harness *h);
 int harness_port(const harness *h);
+/* The emulator's process id (a bench reads its CPU time from /proc). */
+pid_t harness_pid(const harness *h);
 /* A TCP port free right now on 127.0.0.1 (for a daemon a test or bench
  * starts beside the emulator), or 0 when none could be found. */
 int harness_free_port(void);

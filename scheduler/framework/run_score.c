@@ -2,6 +2,8 @@
  * scheduler/framework/run_score.c - PreScore and Score with kube-scheduler
  * v1.28's semantics (runtime/framework.go RunPreScorePlugins,
  * RunScorePlugins): per-node scores in parallel, NormalizeScore, weights.
+ * In a cycle that times no plugin, a plugin with score_nodes scores the
+ * whole list in one call instead (same scores, no per-node calls).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -60,6 +62,8 @@ typedef struct score_job {
     size_t n;
     const fw_inst **plugins;
     size_t n_plugins;
+    size_t *per_node; /* indices into plugins that score_node runs */
+    size_t n_per_node;
     fw_node_score **scores; /* [plugin][node] */
     fw_status **errs;       /* per node (score) or per plugin (normalize) */
     int clock;              /* FW_CLOCK_* for the Score loop */
@@ -83,7 +87,8 @@ static void score_node(void *ud, size_t i)
     const fw_pod_info *pod = j->pod;
     fw_plugin_clock clk;
     fw__clock_start(&clk, j->clock);
-    for (size_t k = 0; k < j->n_plugins; k++) {
+    for (size_t m = 0; m < j->n_per_node; m++) {
+        size_t k = j->per_node[m];
         const fw_inst *in = j->plugins[k];
         int64_t v = 0;
         fw_status *s = in->desc->score(in->self, cs, pod, ni, &v);
@@ -181,10 +186,34 @@ static fw_status *apply_weights(score_job *j, fw_score_list *out)
     return NULL;
 }
 
+/* Plugin in's scores of every node through its score_nodes hook into
+ * j->scores[k]; 0 when it has none, the cycle times plugins, or the hook
+ * failed (score_node then scores it node by node). */
+static int score_list(score_job *j, size_t k)
+{
+    const fw_inst *in = j->plugins[k];
+    fw_node_score *scores = j->scores[k];
+    fw_status *s;
+
+    if (!in->desc->score_nodes || j->clock != FW_CLOCK_OFF)
+        return 0;
+    s = in->desc->score_nodes(in->self, j->cs, j->pod, j->nodes, j->n, scores);
+    if (s) {
+        fw_status_free(s);
+        return 0;
+    }
+    for (size_t i = 0; i < j->n; i++)
+        scores[i].name = j->nodes[i]->name;
+    return 1;
+}
+
 static fw_status *score_all(score_job *j, fw_score_list *out)
 {
     fw_parallelizer *par = j->fw->handle.svc.parallelizer;
-    if (j->n_plugins) {
+    for (size_t k = 0; k < j->n_plugins; k++)
+        if (!score_list(j, k))
+            j->per_node[j->n_per_node++] = k;
+    if (j->n_per_node) {
         fw_parallelize_done(par, j->n, score_node, j, &j->stop,
                             j->clock == FW_CLOCK_DEFERRED ? score_flush : NULL);
         fw_status *st = first_error(j->errs, j->n, "running Score plugins");
@@ -205,13 +234,15 @@ fw_status *fw_framework_run_score(fw_framework *fw, fw_cycle_state *cs, const fw
         .fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .n = n, .clock = fw__clock_mode(fw, cs, 1)};
     memset(out, 0, sizeof(*out));
     j.plugins = calloc(np ? np : 1, sizeof(*j.plugins));
+    j.per_node = calloc(np ? np : 1, sizeof(*j.per_node));
     j.scores = calloc(np ? np : 1, sizeof(*j.scores));
     j.errs = calloc((n > np ? n : np) + 1, sizeof(*j.errs));
     /* one block for all plugins' scores; score_node writes each cell before
      * anything reads it, so it is not zeroed */
     fw_node_score *cells = malloc((np ? np : 1) * (n ? n : 1) * sizeof(*cells));
-    fw_status *st =
-        j.plugins && j.scores && j.errs && cells ? NULL : fw_status_error(KUBE_ENOMEM, NULL);
+    fw_status *st = j.plugins && j.per_node && j.scores && j.errs && cells
+                        ? NULL
+                        : fw_status_error(KUBE_ENOMEM, NULL);
     atomic_init(&j.stop, 0);
     for (size_t k = 0; k < np && !st; k++) {
         const fw_inst *in = fw->pt[FW_PT_SCORE][k];
@@ -227,6 +258,7 @@ fw_status *fw_framework_run_score(fw_framework *fw, fw_cycle_state *cs, const fw
     free(cells);
     free(j.scores);
     free(j.plugins);
+    free(j.per_node);
     free(j.errs);
     fw__observe_point(fw, "Score", st, t0);
     return st;

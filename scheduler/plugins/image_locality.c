@@ -75,24 +75,49 @@ static int64_t calculate_priority(int64_t sum, size_t n_containers)
     return FW_MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD);
 }
 
-static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                        const fw_node_info *ni, int64_t *out)
+/* The score of node ni for pod p's images in a cluster of total nodes. */
+static int64_t node_score(const kube_pod *p, const fw_node_info *ni, size_t total)
 {
-    const plugin_handle_only *pl = self;
-    const kube_pod *p = pod->pod;
-    const fw_snapshot *snap = pl->h ? pl->h->svc.snapshot : NULL;
     int64_t sum = 0;
 
-    *out = 0;
-    if (!snap || fw_snapshot_num_nodes(snap) == 0)
-        return fw_status_error(KUBE_EINVAL, "listing nodes from Snapshot: no snapshot");
     for (size_t i = 0; i < p->n_images; i++) {
         const fw_image_state *st = image_state(ni, p->images[i]);
         if (st)
-            sum += scaled_image_score(st, fw_snapshot_num_nodes(snap));
+            sum += scaled_image_score(st, total);
     }
-    *out = calculate_priority(sum, p->n_images);
+    return calculate_priority(sum, p->n_images);
+}
+
+/* The snapshot's node count into *total, or an error status. */
+static fw_status *cluster_size(const plugin_handle_only *pl, size_t *total)
+{
+    const fw_snapshot *snap = pl->h ? pl->h->svc.snapshot : NULL;
+
+    *total = snap ? fw_snapshot_num_nodes(snap) : 0;
+    if (*total == 0)
+        return fw_status_error(KUBE_EINVAL, "listing nodes from Snapshot: no snapshot");
     return NULL;
+}
+
+static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                        const fw_node_info *ni, int64_t *out)
+{
+    size_t total;
+    fw_status *st = cluster_size(self, &total);
+
+    *out = st ? 0 : node_score(pod->pod, ni, total);
+    return st;
+}
+
+static fw_status *score_nodes(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                              const fw_node_info *const *nodes, size_t n, fw_node_score *scores)
+{
+    size_t total;
+    fw_status *st = cluster_size(self, &total);
+
+    for (size_t i = 0; !st && i < n; i++)
+        scores[i].score = node_score(pod->pod, nodes[i], total);
+    return st;
 }
 
 const fw_plugin_desc plugin_image_locality = {
@@ -100,4 +125,5 @@ const fw_plugin_desc plugin_image_locality = {
     .create = plugin_handle_only_create,
     .destroy = plugin_handle_only_destroy,
     .score = score,
+    .score_nodes = score_nodes,
 };

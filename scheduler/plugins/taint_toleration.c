@@ -77,27 +77,59 @@ static fw_status *pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *p
     return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
 }
 
-static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
-                        const fw_node_info *ni, int64_t *out)
+/* The taints of node with effect PreferNoSchedule that the pod's
+ * PreferNoSchedule tolerations (s) do not tolerate. */
+static int64_t intolerable_count(const pre_score_state *s, const kube_node *node)
 {
-    const pre_score_state *s = fw_cycle_state_read_static(cs, PRE_SCORE_KEY);
-    const kube_node *node = ni->node;
     int64_t count = 0;
 
-    *out = 0;
-    if (!node)
-        return fw_status_error(KUBE_ENOTFOUND, "getting node %s from Snapshot: not found",
-                               ni->name ? ni->name : "");
-    if (!s)
-        return fw_status_error(KUBE_ENOTFOUND, "failed to read \"%s\" from cycleState: not found",
-                               PRE_SCORE_KEY);
     for (size_t i = 0; i < node->n_taints; i++) {
         const kube_taint *t = &node->taints[i];
         if (t->effect == KUBE_EFFECT_PREFER_NO_SCHEDULE &&
             !plugin_tolerations_tolerate(s->tols, s->n, t))
             count++;
     }
-    *out = count;
+    return count;
+}
+
+static fw_status *node_not_found(const fw_node_info *ni)
+{
+    return fw_status_error(KUBE_ENOTFOUND, "getting node %s from Snapshot: not found",
+                           ni->name ? ni->name : "");
+}
+
+static fw_status *state_not_found(void)
+{
+    return fw_status_error(KUBE_ENOTFOUND, "failed to read \"%s\" from cycleState: not found",
+                           PRE_SCORE_KEY);
+}
+
+static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                        const fw_node_info *ni, int64_t *out)
+{
+    const pre_score_state *s = fw_cycle_state_read_static(cs, PRE_SCORE_KEY);
+
+    *out = 0;
+    if (!ni->node)
+        return node_not_found(ni);
+    if (!s)
+        return state_not_found();
+    *out = intolerable_count(s, ni->node);
+    return NULL;
+}
+
+static fw_status *score_nodes(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                              const fw_node_info *const *nodes, size_t n, fw_node_score *scores)
+{
+    const pre_score_state *s = fw_cycle_state_read_static(cs, PRE_SCORE_KEY);
+
+    if (!s)
+        return state_not_found();
+    for (size_t i = 0; i < n; i++) {
+        if (!nodes[i]->node)
+            return node_not_found(nodes[i]);
+        scores[i].score = intolerable_count(s, nodes[i]->node);
+    }
     return NULL;
 }
 
@@ -120,6 +152,7 @@ const fw_plugin_desc plugin_taint_toleration = {
     .filter = filter,
     .pre_score = pre_score,
     .score = score,
+    .score_nodes = score_nodes,
     .normalize_score = normalize_score,
     .events_to_register = events_to_register,
 };

@@ -7,9 +7,10 @@
  * the connection's eventfd).
  *
  * Stream life: created on its first HEADERS; its request is gathered until
- * END_STREAM, then a thread runs the pipeline (or the connection thread
- * answers a 431/413 itself). A stream is freed once nghttp2 closed it
- * (answered, or reset by the client) and its thread was joined.
+ * END_STREAM, then a pooled thread (spawn.h) runs the pipeline (or the
+ * connection thread answers a 431/413 itself). A stream is freed once
+ * nghttp2 closed it (answered, or reset by the client) and its handler is
+ * done; the connection ends after every handler has returned.
  * Locking: hc->mu guards every field a handler thread and the connection
  * thread share (marked "shared" below); the session is touched only by the
  * connection thread, never under hc->mu except in the data provider.
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "h2.h"
+#include "spawn.h"
 #include "kube/util/clock.h"
 #include "kube/util/log.h"
 
@@ -65,10 +67,8 @@ typedef struct h2_stream {
     int closed;   /* nghttp2 closed the stream (done or reset) */
     int done;     /* the handler finished (or there was none) */
     /* connection thread only */
-    int started; /* a handler thread runs or ran */
-    int joined;
+    int started; /* a handler runs or ran */
     int head_sent;
-    pthread_t tid;
     struct h2_stream *next;
 } h2_stream;
 
@@ -76,12 +76,13 @@ struct h2_conn {
     const emu_h2_link *l;
     nghttp2_session *session;
     pthread_mutex_t mu;
-    pthread_cond_t room; /* signalled when out buffers drain or close */
+    pthread_cond_t room; /* signalled when out buffers drain or close, or a handler returns */
     h2_stream *streams;
     kube_buf wbuf; /* TLS output not yet written */
     size_t woff;
     int failed;        /* the transport broke */
     int abort;         /* a fault asked to close without answering (under mu) */
+    int handlers;      /* handlers that have not returned (under mu) */
     int64_t active_ms; /* last time bytes arrived */
     int64_t wrote_ms;  /* last time TLS took bytes (or output began) */
 };
@@ -338,10 +339,13 @@ static int aborted(h2_conn *hc)
     return v;
 }
 
-/* The handler thread: the stream's request through the pipeline. */
-static void *stream_main(void *arg)
+/* The handler (a pooled thread): the stream's request through the
+ * pipeline. st is not touched once done is set; hc lives until every
+ * handler has returned (conn_drain). */
+static void stream_main(void *arg)
 {
     h2_stream *st = arg;
+    h2_conn *hc = st->hc;
     const emu_h2_link *l = st->hc->l;
     emu_request req = {0};
     emu_response resp = {0};
@@ -379,13 +383,15 @@ static void *stream_main(void *arg)
         emu_response_clear(&resp);
     free(path);
     free(query);
-    pthread_mutex_lock(&st->hc->mu);
+    pthread_mutex_lock(&hc->mu);
     st->done = 1;
-    pthread_cond_broadcast(&st->hc->room);
-    pthread_mutex_unlock(&st->hc->mu);
-    wake(st->hc);
-    OPENSSL_thread_stop();
-    return NULL;
+    pthread_cond_broadcast(&hc->room);
+    pthread_mutex_unlock(&hc->mu);
+    wake(hc);
+    pthread_mutex_lock(&hc->mu);
+    hc->handlers--;
+    pthread_cond_broadcast(&hc->room);
+    pthread_mutex_unlock(&hc->mu);
 }
 
 /* Answers a request the pipeline never sees (431, 413, 400) from the
@@ -408,21 +414,22 @@ static void stream_refuse(h2_stream *st, size_t max_body)
     st->done = 1;
 }
 
-/* The request is complete: run it on its own thread. */
+/* The request is complete: run it on a thread of its own. */
 static void stream_start(h2_conn *hc, h2_stream *st)
 {
-    pthread_attr_t attr;
-
     if (st->headers_too_large || st->body_too_large || !st->method || !st->target ||
         st->target[0] != '/') {
         stream_refuse(st, hc->l->server->cfg.max_body);
         return;
     }
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, STREAM_STACK);
-    st->started = pthread_create(&st->tid, &attr, stream_main, st) == 0;
-    pthread_attr_destroy(&attr);
+    pthread_mutex_lock(&hc->mu);
+    hc->handlers++;
+    pthread_mutex_unlock(&hc->mu);
+    st->started = emu_spawn(stream_main, st, STREAM_STACK) == KUBE_OK;
     if (!st->started) {
+        pthread_mutex_lock(&hc->mu);
+        hc->handlers--;
+        pthread_mutex_unlock(&hc->mu);
         st->done = st->head_sent = 1;
         nghttp2_submit_rst_stream(hc->session, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_REFUSED_STREAM);
     }
@@ -664,10 +671,6 @@ static void streams_step(h2_conn *hc)
             nghttp2_submit_rst_stream(hc->session, NGHTTP2_FLAG_NONE, st->id,
                                       NGHTTP2_INTERNAL_ERROR);
         st->head_sent |= done;
-        if (done && st->started && !st->joined) {
-            pthread_join(st->tid, NULL);
-            st->joined = 1;
-        }
         if (closed && (done || !st->started)) {
             *pp = st->next;
             stream_free(st);
@@ -798,19 +801,20 @@ static int conn_loop(h2_conn *hc)
     return rc == KUBE_ECANCELED ? KUBE_OK : rc;
 }
 
-/* Ends every stream (their handlers see it closed) and joins the threads. */
+/* Ends every stream (their handlers see it closed), waits until every
+ * handler has returned, and frees the streams. */
 static void conn_drain(h2_conn *hc)
 {
     pthread_mutex_lock(&hc->mu);
     for (h2_stream *st = hc->streams; st; st = st->next)
         st->closed = 1;
     pthread_cond_broadcast(&hc->room);
+    while (hc->handlers > 0)
+        pthread_cond_wait(&hc->room, &hc->mu);
     pthread_mutex_unlock(&hc->mu);
     while (hc->streams) {
         h2_stream *st = hc->streams;
         hc->streams = st->next;
-        if (st->started && !st->joined)
-            pthread_join(st->tid, NULL);
         stream_free(st);
     }
 }

@@ -736,6 +736,29 @@ static fw_status *score_const(void *self, const fw_cycle_state *cs, const fw_pod
     return NULL;
 }
 
+/* ScoreList: score_idx node by node, and the same for a whole list;
+ * counts both and fails the list when score_list_fails. */
+static atomic_int score_list_calls, score_node_calls;
+static int score_list_fails;
+
+static fw_status *score_idx_counted(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                                    const fw_node_info *ni, int64_t *score)
+{
+    atomic_fetch_add(&score_node_calls, 1);
+    return score_idx(self, cs, pod, ni, score);
+}
+
+static fw_status *score_idx_list(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                                 const fw_node_info *const *nodes, size_t n, fw_node_score *scores)
+{
+    atomic_fetch_add(&score_list_calls, 1);
+    if (score_list_fails)
+        return fw_status_new(FW_ERROR, "not as a list");
+    for (size_t i = 0; i < n; i++)
+        scores[i].score = node_index(nodes[i]->name);
+    return NULL;
+}
+
 static fw_status *score_bad(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                             const fw_node_info *ni, int64_t *score)
 {
@@ -825,6 +848,10 @@ static const fw_plugin_desc p_sidx = {.name = "ScoreIdx",
                                       .normalize_score = normalize_max};
 static const fw_plugin_desc p_sconst = {
     .name = "ScoreConst", .create = fake_create, .score = score_const};
+static const fw_plugin_desc p_slist = {.name = "ScoreList",
+                                       .create = fake_create,
+                                       .score = score_idx_counted,
+                                       .score_nodes = score_idx_list};
 static const fw_plugin_desc p_sbad = {
     .name = "ScoreBad", .create = fake_create, .score = score_bad};
 static const fw_plugin_desc p_r1 = {
@@ -882,9 +909,10 @@ static const fw_plugin_desc p_postbind = {
     .name = "PostBindPlain", .create = fake_create, .post_bind = post_bind_plain};
 
 static const fw_plugin_desc *const fake_list[] = {
-    &p_abind, &p_prebind, &p_postbind, &p_sort, &p_bind1, &p_bind2,  &p_pfa,   &p_pfb,
-    &p_pfc,   &p_pfskip,  &p_pfreject, &p_all,  &p_three, &p_fit,    &p_sidx,  &p_sconst,
-    &p_sbad,  &p_r1,      &p_r2,       &p_r3,   &p_pwait, &p_pwait2, &p_pdeny, &p_pfempty,
+    &p_abind, &p_prebind, &p_postbind, &p_sort,     &p_bind1, &p_bind2, &p_pfa,
+    &p_pfb,   &p_pfc,     &p_pfskip,   &p_pfreject, &p_all,   &p_three, &p_fit,
+    &p_sidx,  &p_sconst,  &p_sbad,     &p_slist,    &p_r1,    &p_r2,    &p_r3,
+    &p_pwait, &p_pwait2,  &p_pdeny,    &p_pfempty,
 };
 static const fw_registry fake_registry = {fake_list, sizeof(fake_list) / sizeof(fake_list[0])};
 
@@ -1467,6 +1495,61 @@ static void filter_with_nominated_pods(void **state)
     fw_framework_free(fw);
 }
 
+/* Runs Score over 5 nodes (ScoreList weight 1, ScoreConst weight 1) and
+ * checks every node's total: its index + 10. */
+static void assert_list_scores(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
+                               const fw_node_info *const *nodes)
+{
+    fw_score_list l;
+
+    atomic_store(&score_list_calls, 0);
+    atomic_store(&score_node_calls, 0);
+    assert_null(fw_framework_run_score(fw, cs, pod, nodes, 5, &l));
+    assert_int_equal(l.n, 5);
+    for (size_t i = 0; i < 5; i++) {
+        assert_string_equal(l.nodes[i].name, nodes[i]->name);
+        assert_int_equal(l.nodes[i].scores[0].score, (int64_t)i);
+        assert_int_equal(l.nodes[i].total, (int64_t)i + 10);
+    }
+    fw_score_list_free(&l);
+}
+
+/* A plugin with score_nodes scores the list in one call in a cycle that
+ * times no plugin; node by node (score) in a timed one, and when the list
+ * call fails. */
+static void scores_whole_list_when_untimed(void **state)
+{
+    (void)state;
+    fw_snapshot *snap = make_snapshot(5);
+    const fw_node_info *const *nodes = (const fw_node_info *const *)snap->list;
+    fw_pod_info *pod = make_pod("p", 0, "1", NULL);
+    fw_cycle_state *cs = fw_cycle_state_new();
+    fw_services svc = {0};
+    svc.metrics = (fw_metrics_hooks){.plugin = obs_plugin};
+    sched_profile *p = prof_new();
+    prof_add(p, SCHED_EP_SCORE, 0, "ScoreList", 1);
+    prof_add(p, SCHED_EP_SCORE, 0, "ScoreConst", 1);
+    fw_framework *fw = fw_from(p, &svc);
+
+    assert_list_scores(fw, cs, pod, nodes);
+    assert_int_equal(atomic_load(&score_list_calls), 1);
+    assert_int_equal(atomic_load(&score_node_calls), 0);
+    fw_cycle_state_set_record_plugin_metrics(cs, 1); /* a sampled cycle */
+    assert_list_scores(fw, cs, pod, nodes);
+    assert_int_equal(atomic_load(&score_list_calls), 0);
+    assert_int_equal(atomic_load(&score_node_calls), 5);
+    fw_cycle_state_set_record_plugin_metrics(cs, 0);
+    score_list_fails = 1;
+    assert_list_scores(fw, cs, pod, nodes);
+    assert_int_equal(atomic_load(&score_list_calls), 1);
+    assert_int_equal(atomic_load(&score_node_calls), 5);
+    score_list_fails = 0;
+    fw_framework_free(fw);
+    fw_cycle_state_free(cs);
+    fw_pod_info_unref(pod);
+    fw_snapshot_free(snap);
+}
+
 static void score_and_select(void **state)
 {
     (void)state;
@@ -1806,6 +1889,7 @@ int test_group_framework(void)
         cmocka_unit_test(filter_with_nominated_pods),
         cmocka_unit_test(filter_pass_asks_nominator_only_when_any),
         cmocka_unit_test(score_and_select),
+        cmocka_unit_test(scores_whole_list_when_untimed),
         cmocka_unit_test(reserve_unreserve_order),
         cmocka_unit_test(bind_first_non_skip),
         cmocka_unit_test(binding_is_light_only_when_nothing_blocks),

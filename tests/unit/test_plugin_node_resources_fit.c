@@ -609,6 +609,14 @@ static void score_without_pre_score_and_errors(void **state)
     tp_assert_status(p->desc->score(p->self, cs, pod, ni, &s), FW_SUCCESS, NULL);
     assert_int_equal(s, 37);
     tp_assert_status(p->desc->score(p->self, cs, pod, empty, &s), FW_ERROR, "node not found");
+    /* the list form: the same score; a node without its Node fails it all,
+     * which sends the framework node by node (to the error above) */
+    const fw_node_info *list[2] = {ni, empty};
+    fw_node_score scores[2] = {{NULL, -1}, {NULL, -1}};
+    tp_assert_status(p->desc->score_nodes(p->self, cs, pod, list, 1, scores), FW_SUCCESS, NULL);
+    assert_int_equal(scores[0].score, 37);
+    tp_assert_status(p->desc->score_nodes(p->self, cs, pod, list, 2, scores), FW_ERROR,
+                     "node not found");
     fw_cycle_state_free(cs);
     fw_node_info_free(empty);
     fw_node_info_free(ni);

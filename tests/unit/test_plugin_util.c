@@ -226,6 +226,22 @@ const fw_cluster_event_with_hint *tp_assert_events(tp_plugin *p, const fw_cluste
     return ev;
 }
 
+/* Asserts that p's score_nodes gives every node the score its score gave
+ * (ns, before normalizing). */
+static void assert_list_scores_match(tp_plugin *p, const fw_cycle_state *cs, const fw_pod_info *pod,
+                                     fw_node_info *const *nodes, size_t n, const fw_node_score *ns)
+{
+    fw_node_score *list = calloc(n ? n : 1, sizeof(*list));
+
+    assert_non_null(list);
+    tp_assert_status(
+        p->desc->score_nodes(p->self, cs, pod, (const fw_node_info *const *)nodes, n, list),
+        FW_SUCCESS, NULL);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(list[i].score, ns[i].score);
+    free(list);
+}
+
 fw_code tp_score(tp_plugin *p, const fw_pod_info *pod, fw_node_info *const *nodes, size_t n,
                  int normalize, int64_t *scores)
 {
@@ -252,6 +268,8 @@ fw_code tp_score(tp_plugin *p, const fw_pod_info *pod, fw_node_info *const *node
         fw_status *st = p->desc->score(p->self, cs, pod, nodes[i], &ns[i].score);
         tp_assert_status(st, FW_SUCCESS, NULL);
     }
+    if (code != FW_SKIP && p->desc->score_nodes)
+        assert_list_scores_match(p, cs, pod, nodes, n, ns);
     if (normalize && code != FW_SKIP && p->desc->normalize_score)
         tp_assert_status(p->desc->normalize_score(p->self, cs, pod, ns, n), FW_SUCCESS, NULL);
     for (size_t i = 0; i < n; i++)

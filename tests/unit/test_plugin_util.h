@@ -77,7 +77,8 @@ const fw_cluster_event_with_hint *tp_assert_events(tp_plugin *p, const fw_cluste
                                                    size_t n);
 
 /* Runs PreScore (when the plugin has one) over nodes, then Score on each
- * node into scores[i], then NormalizeScore (when normalize and present).
+ * node into scores[i] (asserting that score_nodes, when the plugin has it,
+ * gives the same), then NormalizeScore (when normalize and present).
  * Returns the PreScore status code (FW_SKIP skips Score: scores all 0). */
 fw_code tp_score(tp_plugin *p, const fw_pod_info *pod, fw_node_info *const *nodes, size_t n,
                  int normalize, int64_t *scores);

@@ -99,6 +99,10 @@ fw_status *ipa_pre_score(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
 fw_status *ipa_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                      const fw_node_info *ni, int64_t *out);
 
+/* Score for a whole list at once (the descriptor's score_nodes). */
+fw_status *ipa_score_nodes(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                           const fw_node_info *const *nodes, size_t n, fw_node_score *scores);
+
 fw_status *ipa_normalize_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                                fw_node_score *scores, size_t n);
 

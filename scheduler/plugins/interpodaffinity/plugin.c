@@ -168,6 +168,7 @@ const fw_plugin_desc plugin_inter_pod_affinity = {
     .filter = ipa_filter,
     .pre_score = ipa_pre_score,
     .score = ipa_score,
+    .score_nodes = ipa_score_nodes,
     .normalize_score = ipa_normalize_score,
     .events_to_register = events_to_register,
 };

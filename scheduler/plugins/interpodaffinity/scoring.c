@@ -139,22 +139,50 @@ static fw_status *pre_score_not_found(void)
                            PRE_SCORE_KEY);
 }
 
+/* The sum of the topology scores of node's values of the keys s holds. */
+static int64_t topology_score(const pre_score_state *s, const kube_node *node)
+{
+    int64_t sum = 0;
+
+    for (size_t k = 0; k < s->n_keys; k++) {
+        const char *v = kube_meta_label(&node->base.meta, s->keys[k]);
+        if (v)
+            sum += plugin_tp_count(&s->scores, s->keys[k], v);
+    }
+    return sum;
+}
+
+static fw_status *node_not_found(const fw_node_info *ni)
+{
+    return fw_status_error(KUBE_ENOTFOUND, "failed to get node %s from Snapshot: not found",
+                           ni->name ? ni->name : "");
+}
+
 fw_status *ipa_score(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                      const fw_node_info *ni, int64_t *out)
 {
     const pre_score_state *s = fw_cycle_state_read_static(cs, PRE_SCORE_KEY);
-    const kube_node *node = ni->node;
 
     *out = 0;
-    if (!node)
-        return fw_status_error(KUBE_ENOTFOUND, "failed to get node %s from Snapshot: not found",
-                               ni->name ? ni->name : "");
+    if (!ni->node)
+        return node_not_found(ni);
     if (!s)
         return pre_score_not_found();
-    for (size_t k = 0; k < s->n_keys; k++) {
-        const char *v = kube_meta_label(&node->base.meta, s->keys[k]);
-        if (v)
-            *out += plugin_tp_count(&s->scores, s->keys[k], v);
+    *out = topology_score(s, ni->node);
+    return NULL;
+}
+
+fw_status *ipa_score_nodes(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                           const fw_node_info *const *nodes, size_t n, fw_node_score *scores)
+{
+    const pre_score_state *s = fw_cycle_state_read_static(cs, PRE_SCORE_KEY);
+
+    if (!s)
+        return pre_score_not_found();
+    for (size_t i = 0; i < n; i++) {
+        if (!nodes[i]->node)
+            return node_not_found(nodes[i]);
+        scores[i].score = topology_score(s, nodes[i]->node);
     }
     return NULL;
 }

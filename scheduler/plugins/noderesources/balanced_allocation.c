@@ -188,6 +188,13 @@ static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info 
     return plugin_res_score_node(&ba->scorer, cs, PRE_SCORE_KEY, pod, ni, out);
 }
 
+static fw_status *score_nodes(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                              const fw_node_info *const *nodes, size_t n, fw_node_score *scores)
+{
+    const balanced_allocation *ba = self;
+    return plugin_res_score_nodes(&ba->scorer, cs, PRE_SCORE_KEY, pod, nodes, n, scores);
+}
+
 const fw_plugin_desc plugin_node_resources_balanced_allocation = {
     .name = "NodeResourcesBalancedAllocation",
     .default_args = default_args,
@@ -195,4 +202,5 @@ const fw_plugin_desc plugin_node_resources_balanced_allocation = {
     .destroy = destroy,
     .pre_score = pre_score,
     .score = score,
+    .score_nodes = score_nodes,
 };

@@ -659,6 +659,13 @@ static fw_status *score(void *self, const fw_cycle_state *cs, const fw_pod_info 
     return plugin_res_score_node(&f->scorer, cs, PRE_SCORE_KEY, pod, ni, out);
 }
 
+static fw_status *score_nodes(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
+                              const fw_node_info *const *nodes, size_t n, fw_node_score *scores)
+{
+    const fit *f = self;
+    return plugin_res_score_nodes(&f->scorer, cs, PRE_SCORE_KEY, pod, nodes, n, scores);
+}
+
 /* Only a pod leaving or a node appearing or changing frees resources
  * (InPlacePodVerticalScaling, which adds pod updates, is off in v1.28). */
 static const fw_cluster_event_with_hint events[] = {
@@ -677,5 +684,6 @@ const fw_plugin_desc plugin_node_resources_fit = {
     .filter = filter,
     .pre_score = pre_score,
     .score = score,
+    .score_nodes = score_nodes,
     .events_to_register = events_to_register,
 };

@@ -164,21 +164,29 @@ fw_status *plugin_res_pre_score(const plugin_res_scorer *s, fw_cycle_state *cs, 
     return rc == KUBE_OK ? NULL : fw_status_error(rc, NULL);
 }
 
-/* Scores with three arrays of s->n entries from buf (3 * s->n int64). */
-static void score_with(const plugin_res_scorer *s, const fw_cycle_state *cs, const char *key,
-                       const fw_pod_info *pod, const fw_node_info *ni, int64_t *buf, int64_t *score)
+/* The pod's request of each resource of s: the PreScore state under key,
+ * else computed into pod_req (s->n entries). */
+static const int64_t *requests_of(const plugin_res_scorer *s, const fw_cycle_state *cs,
+                                  const char *key, const fw_pod_info *pod, int64_t *pod_req)
 {
     const pod_requests_state *st = fw_cycle_state_read_static(cs, key);
-    int64_t *requested = buf, *allocatable = buf + s->n, *pod_req = buf + 2 * s->n;
-    const int64_t *reqs = pod_req;
 
     if (st && st->n == s->n)
-        reqs = st->req;
-    else
-        pod_requests(s, pod, pod_req);
+        return st->req;
+    pod_requests(s, pod, pod_req);
+    return pod_req;
+}
+
+/* The score of ni for requests reqs, with two arrays of s->n entries from
+ * buf (2 * s->n int64). */
+static int64_t score_with(const plugin_res_scorer *s, const int64_t *reqs, const fw_node_info *ni,
+                          int64_t *buf)
+{
+    int64_t *requested = buf, *allocatable = buf + s->n;
+
     for (size_t i = 0; i < s->n; i++)
         alloc_request(s, ni, &s->resources[i], reqs[i], &allocatable[i], &requested[i]);
-    *score = s->fn(s, requested, allocatable);
+    return s->fn(s, requested, allocatable);
 }
 
 fw_status *plugin_res_score_node(const plugin_res_scorer *s, const fw_cycle_state *cs,
@@ -186,20 +194,35 @@ fw_status *plugin_res_score_node(const plugin_res_scorer *s, const fw_cycle_stat
                                  int64_t *score)
 {
     int64_t stack[3 * PLUGIN_RES_STACK];
+    int64_t *buf = stack;
 
     *score = 0;
     if (!ni->node)
         return fw_status_new(FW_ERROR, "node not found");
     if (s->n == 0)
         return fw_status_new(FW_ERROR, "resources not found");
-    if (s->n <= PLUGIN_RES_STACK) {
-        score_with(s, cs, key, pod, ni, stack, score);
-        return NULL;
-    }
-    int64_t *heap = malloc(3 * s->n * sizeof(*heap));
-    if (!heap)
+    if (s->n > PLUGIN_RES_STACK && !(buf = malloc(3 * s->n * sizeof(*buf))))
         return fw_status_error(KUBE_ENOMEM, NULL);
-    score_with(s, cs, key, pod, ni, heap, score);
-    free(heap);
+    *score = score_with(s, requests_of(s, cs, key, pod, buf + 2 * s->n), ni, buf);
+    if (buf != stack)
+        free(buf);
+    return NULL;
+}
+
+fw_status *plugin_res_score_nodes(const plugin_res_scorer *s, const fw_cycle_state *cs,
+                                  const char *key, const fw_pod_info *pod,
+                                  const fw_node_info *const *nodes, size_t n, fw_node_score *scores)
+{
+    int64_t buf[3 * PLUGIN_RES_STACK];
+    const int64_t *reqs;
+
+    if (s->n == 0 || s->n > PLUGIN_RES_STACK)
+        return fw_status_new(FW_ERROR, "scored node by node");
+    reqs = requests_of(s, cs, key, pod, buf + 2 * s->n);
+    for (size_t i = 0; i < n; i++) {
+        if (!nodes[i]->node)
+            return fw_status_new(FW_ERROR, "node not found");
+        scores[i].score = score_with(s, reqs, nodes[i], buf);
+    }
     return NULL;
 }

@@ -100,6 +100,16 @@ fw_status *plugin_res_score_node(const plugin_res_scorer *s, const fw_cycle_stat
                                  const char *key, const fw_pod_info *pod, const fw_node_info *ni,
                                  int64_t *score);
 
+/* plugin_res_score_node for every node of nodes[0..n) at once, into
+ * scores[i].score (a plugin's score_nodes): the requests are read once.
+ * NULL, or an error status (caller owns) when a node would fail, or s has
+ * more than PLUGIN_RES_STACK resources or none (the framework then scores
+ * node by node). */
+fw_status *plugin_res_score_nodes(const plugin_res_scorer *s, const fw_cycle_state *cs,
+                                  const char *key, const fw_pod_info *pod,
+                                  const fw_node_info *const *nodes, size_t n,
+                                  fw_node_score *scores);
+
 /* a * b with Go's two's-complement wrap-around (no UB on overflow). */
 static inline int64_t plugin_mul_wrap(int64_t a, int64_t b)
 {
