@@ -239,11 +239,11 @@ typedef struct fw_plugin_desc {
                         const fw_node_info *ni, int64_t *score);
     /* Score every node of nodes[0..n) at once (optional, beside score):
      * writes scores[i].score, the value score would give nodes[i] (the
-     * framework fills the names). Used in cycles that time no plugin (per
-     * node timings need score), so the per-node calls and their set-up are
-     * paid once per cycle. Any non-NULL return (a status the caller takes)
-     * makes the framework score this plugin node by node with score, which
-     * then reports the error as always. */
+     * framework fills the names NormalizeScore reads). Used in cycles that
+     * time no plugin (per-node timings need score), so the per-node calls
+     * and their set-up are paid once per cycle. Any non-NULL return (a
+     * status the caller takes) makes the framework score this plugin node
+     * by node with score, which then reports the error as always. */
     fw_status *(*score_nodes)(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                               const fw_node_info *const *nodes, size_t n, fw_node_score *scores);
     /* ScoreExtensions.NormalizeScore: rewrite scores[0..n) in place to

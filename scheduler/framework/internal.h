@@ -85,6 +85,16 @@ fw_status *fw__run_filter_with_nominated_pods(fw_framework *fw, const fw_cycle_s
 /* 0 when the nominator knows that no pod is nominated anywhere, else 1. */
 int fw__any_nominated(const fw_framework *fw);
 
+/* How many nodes fw__run_filter_nodes takes at once. */
+#define FW_FILTER_BATCH 16
+
+/* fw_framework_run_filter over nodes[0..n) (n <= FW_FILTER_BATCH), one
+ * plugin at a time over the nodes still passing: out[i] receives what
+ * fw_framework_run_filter gives nodes[i] (NULL when it fits; the caller
+ * takes each status). Plugins are not timed: for cycles that time none. */
+void fw__run_filter_nodes(fw_framework *fw, const fw_cycle_state *cs, const fw_pod_info *pod,
+                          const fw_node_info *const *nodes, size_t n, fw_status **out);
+
 /* Replaces *slot (freed) with a copy of text; NULL clears. KUBE_OK or
  * KUBE_ENOMEM (*slot unchanged). (status.c) */
 int fw__set_text(char **slot, const char *text);

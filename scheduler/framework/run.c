@@ -315,6 +315,15 @@ fw_status *fw_framework_run_pre_filter_remove_pod(fw_framework *fw, fw_cycle_sta
 
 /* One Filter plugin on one node: NULL when it passes, else its status
  * (errors wrapped) naming the plugin. */
+/* Filter plugin in's failure s as runFilterPlugins reports it (takes s). */
+static fw_status *filter_failure(const fw_inst *in, fw_status *s)
+{
+    if (!fw_status_is_unschedulable(s))
+        s = fw__wrap_error(s, "running \"%s\" filter plugin", in->desc->name);
+    fw_status_set_plugin(s, in->desc->name);
+    return s;
+}
+
 static fw_status *filter_one(fw_framework *fw, const fw_cycle_state *cs, const fw_pod_info *pod,
                              const fw_node_info *ni, size_t i, fw_plugin_clock *clk)
 {
@@ -325,10 +334,55 @@ static fw_status *filter_one(fw_framework *fw, const fw_cycle_state *cs, const f
         fw_status_free(s);
         return NULL;
     }
-    if (!fw_status_is_unschedulable(s))
-        s = fw__wrap_error(s, "running \"%s\" filter plugin", in->desc->name);
-    fw_status_set_plugin(s, in->desc->name);
-    return s;
+    return filter_failure(in, s);
+}
+
+/* Whether cs skips the Filter of plugin i (mask: the cycle's skip mask,
+ * when have_mask). */
+static int filter_skipped(const fw_framework *fw, const fw_cycle_state *cs, int have_mask,
+                          uint64_t mask, size_t i)
+{
+    if (have_mask)
+        return (int)((mask >> i) & 1);
+    return fw_cycle_state_skip_filter_has(cs, fw->pt[FW_PT_FILTER][i]->desc->name);
+}
+
+/* Plugin in's Filter over live[0..n): a node that fails leaves live, its
+ * status in out[pos[m]]. Returns how many nodes pass. */
+static size_t filter_survivors(const fw_inst *in, const fw_cycle_state *cs, const fw_pod_info *pod,
+                               const fw_node_info **live, size_t *pos, size_t n, fw_status **out)
+{
+    size_t kept = 0;
+
+    for (size_t m = 0; m < n; m++) {
+        fw_status *s = in->desc->filter(in->self, cs, pod, live[m]);
+        if (!fw_status_is_success(s)) {
+            out[pos[m]] = filter_failure(in, s);
+            continue;
+        }
+        fw_status_free(s);
+        live[kept] = live[m];
+        pos[kept++] = pos[m];
+    }
+    return kept;
+}
+
+void fw__run_filter_nodes(fw_framework *fw, const fw_cycle_state *cs, const fw_pod_info *pod,
+                          const fw_node_info *const *nodes, size_t n, fw_status **out)
+{
+    const fw_node_info *live[FW_FILTER_BATCH];
+    size_t pos[FW_FILTER_BATCH];
+    uint64_t mask = 0;
+    int have_mask = fw__cycle_state_filter_mask(cs, fw, &mask);
+
+    for (size_t m = 0; m < n; m++) {
+        out[m] = NULL;
+        live[m] = nodes[m];
+        pos[m] = m;
+    }
+    for (size_t i = 0; i < fw->n_pt[FW_PT_FILTER] && n; i++)
+        if (!filter_skipped(fw, cs, have_mask, mask, i))
+            n = filter_survivors(fw->pt[FW_PT_FILTER][i], cs, pod, live, pos, n, out);
 }
 
 /* fw_framework_run_filter timing plugins as mode says. */
@@ -351,7 +405,7 @@ static fw_status *run_filter(fw_framework *fw, const fw_cycle_state *cs, const f
         return s;
     }
     for (size_t i = 0; i < n && !s; i++)
-        if (!fw_cycle_state_skip_filter_has(cs, fw->pt[FW_PT_FILTER][i]->desc->name))
+        if (!filter_skipped(fw, cs, 0, 0, i))
             s = filter_one(fw, cs, pod, ni, i, &clk);
     return s;
 }

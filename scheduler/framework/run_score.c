@@ -202,8 +202,9 @@ static int score_list(score_job *j, size_t k)
         fw_status_free(s);
         return 0;
     }
-    for (size_t i = 0; i < j->n; i++)
-        scores[i].name = j->nodes[i]->name;
+    if (in->desc->normalize_score) /* the names are read there only */
+        for (size_t i = 0; i < j->n; i++)
+            scores[i].name = j->nodes[i]->name;
     return 1;
 }
 

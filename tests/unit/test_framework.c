@@ -694,9 +694,21 @@ static fw_status *filter_all(void *self, const fw_cycle_state *cs, const fw_pod_
     return fw_status_new(FW_UNSCHEDULABLE, "rejects everything");
 }
 
+/* The first calls of FilterThree ('3') and Fit ('F'), in order (tests
+ * without a parallelizer, which filter on one thread). */
+static char filter_trace[9];
+static size_t filter_trace_n;
+
+static void trace_filter(char c)
+{
+    if (filter_trace_n < sizeof(filter_trace) - 1)
+        filter_trace[filter_trace_n++] = c;
+}
+
 static fw_status *filter_three(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                                const fw_node_info *ni)
 {
+    trace_filter('3');
     if (node_index(ni->name) % 3 == 0)
         return fw_status_new(FW_UNSCHEDULABLE, "node(s) were divisible by three");
     return NULL;
@@ -705,6 +717,7 @@ static fw_status *filter_three(void *self, const fw_cycle_state *cs, const fw_po
 static fw_status *filter_fit(void *self, const fw_cycle_state *cs, const fw_pod_info *pod,
                              const fw_node_info *ni)
 {
+    trace_filter('F');
     if (ni->requested.milli_cpu + pod->request.milli_cpu > ni->allocatable.milli_cpu)
         return fw_status_new(FW_UNSCHEDULABLE, "Insufficient cpu");
     return NULL;
@@ -1495,6 +1508,79 @@ static void filter_with_nominated_pods(void **state)
     fw_framework_free(fw);
 }
 
+/* findNodesThatFitPod over snap from start (timed: a sampled cycle) into
+ * the feasible names (joined, in order) and the diagnosis' "node: reason"
+ * lines; returns the next start index. */
+static size_t fit_from(fw_framework *fw, const fw_pod_info *pod, const fw_snapshot *snap,
+                       size_t start, int timed, kube_buf *feasible, kube_buf *failed)
+{
+    fw_cycle_state *cs = fw_cycle_state_new();
+    fw_sched_state ss = {.next_start_node_index = start};
+    fw_diagnosis d = FW_DIAGNOSIS_INIT;
+    const fw_node_info **nodes = NULL;
+    size_t n = 0;
+
+    fw_cycle_state_set_record_plugin_metrics(cs, timed);
+    memset(filter_trace, 0, sizeof(filter_trace));
+    filter_trace_n = 0;
+    assert_null(fw_framework_find_nodes_that_fit(fw, cs, pod, snap, &ss, &d, &nodes, &n));
+    /* untimed: FilterThree over a whole batch first; timed: node by node */
+    char want[sizeof(filter_trace)] = "33333333";
+    for (size_t i = start, k = 0; timed && k < sizeof(want) - 1; i = (i + 1) % snap->n_list) {
+        want[k++] = '3';
+        if (i % 3 != 0 && k < sizeof(want) - 1)
+            want[k++] = 'F';
+    }
+    assert_string_equal(filter_trace, want);
+    for (size_t i = 0; i < n; i++)
+        kube_buf_printf(feasible, "%s,", nodes[i]->name);
+    for (size_t i = 0; i < d.n_nodes; i++) {
+        char *msg = fw_status_message_dup(d.nodes[i].status);
+        kube_buf_printf(failed, "%s: %s [%s]\n", d.nodes[i].node, msg, d.nodes[i].status->plugin);
+        free(msg);
+    }
+    free(nodes);
+    fw_diagnosis_clear(&d);
+    fw_cycle_state_free(cs);
+    return ss.next_start_node_index;
+}
+
+/* In a cycle that times no plugin, Filter runs FW_FILTER_BATCH nodes at a
+ * time, one plugin after the other: the feasible nodes, their order, the
+ * failures and the next start index are those of the node-by-node run of a
+ * timed cycle, from any start (the cut-off lands mid-batch too). */
+static void filter_in_batches_matches_node_by_node(void **state)
+{
+    (void)state;
+    fw_services svc = {0};
+    svc.metrics = (fw_metrics_hooks){.plugin = obs_plugin};
+    sched_profile *p = prof_new();
+    prof_add(p, SCHED_EP_FILTER, 0, "FilterThree", 0);
+    prof_add(p, SCHED_EP_FILTER, 0, "Fit", 0);
+    fw_framework *fw = fw_from(p, &svc);
+    fw_snapshot *snap = make_snapshot(307); /* 147 to find: not a multiple of the batch */
+    fw_pod_info *pod = make_pod("p", 0, "1", NULL);
+    static const size_t starts[] = {0, 5, 200, 306};
+
+    for (size_t k = 0; k < sizeof(starts) / sizeof(starts[0]); k++) {
+        kube_buf fa = {0}, fb = {0}, xa = {0}, xb = {0};
+        size_t na = fit_from(fw, pod, snap, starts[k], 0, &fa, &xa);
+        size_t nb = fit_from(fw, pod, snap, starts[k], 1, &fb, &xb);
+        assert_non_null(fa.data);
+        assert_non_null(xa.data); /* every third node fails FilterThree */
+        assert_string_equal(fa.data, fb.data);
+        assert_string_equal(xa.data, xb.data);
+        assert_int_equal(na, nb);
+        kube_buf_free(&fa);
+        kube_buf_free(&fb);
+        kube_buf_free(&xa);
+        kube_buf_free(&xb);
+    }
+    fw_pod_info_unref(pod);
+    fw_snapshot_free(snap);
+    fw_framework_free(fw);
+}
+
 /* Runs Score over 5 nodes (ScoreList weight 1, ScoreConst weight 1) and
  * checks every node's total: its index + 10. */
 static void assert_list_scores(fw_framework *fw, fw_cycle_state *cs, const fw_pod_info *pod,
@@ -1890,6 +1976,7 @@ int test_group_framework(void)
         cmocka_unit_test(filter_pass_asks_nominator_only_when_any),
         cmocka_unit_test(score_and_select),
         cmocka_unit_test(scores_whole_list_when_untimed),
+        cmocka_unit_test(filter_in_batches_matches_node_by_node),
         cmocka_unit_test(reserve_unreserve_order),
         cmocka_unit_test(bind_first_non_skip),
         cmocka_unit_test(binding_is_light_only_when_nothing_blocks),
