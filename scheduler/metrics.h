@@ -47,6 +47,7 @@ typedef struct sched_core_metrics {
     /* scheduler_plugin_execution_duration_seconds
      * {plugin,extension_point,status} */
     kube_metric *plugin_execution_duration;
+    uint64_t plugin_execution_id; /* its kube_metric_id, read once */
     /* scheduler_permit_wait_duration_seconds{result} */
     kube_metric *permit_wait_duration;
     /* scheduler_unschedulable_pods{plugin,profile} */
