@@ -429,7 +429,7 @@ int kube_client_new(kube_config *cfg, const kube_client_options *opts, kube_clie
     if (rc == KUBE_OK)
         rc = client_setup_share(c);
     if (rc == KUBE_OK)
-        rc = kube_http_loop_new("kube-http", CLIENT_POOL_MAX, &c->loop);
+        rc = kube_http_loop_new("kube-http", CLIENT_HOST_CONNS, &c->loop);
     if (rc != KUBE_OK) {
         kube_client_free(c);
         return rc;

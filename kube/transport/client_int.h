@@ -17,7 +17,10 @@
 #include "kube/transport/ratelimit.h"
 #include "kube/transport/tls.h"
 
-#define CLIENT_POOL_MAX 16 /* idle easy handles kept; also connections per host */
+/* Idle easy handles kept: about as many as the scheduler has requests in
+ * flight (40 bindings, 8 event creates), so none is made per request. */
+#define CLIENT_POOL_MAX 48
+#define CLIENT_HOST_CONNS 16 /* connections per host (HTTP/1.1; HTTP/2 shares one) */
 
 /* The header lines every request carries, for one bearer token: a list
  * built when the token changes and shared by the requests in flight. */

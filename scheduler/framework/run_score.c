@@ -238,8 +238,9 @@ fw_status *fw_framework_run_score(fw_framework *fw, fw_cycle_state *cs, const fw
     j.per_node = calloc(np ? np : 1, sizeof(*j.per_node));
     j.scores = calloc(np ? np : 1, sizeof(*j.scores));
     j.errs = calloc((n > np ? n : np) + 1, sizeof(*j.errs));
-    /* one block for all plugins' scores; score_node writes each cell before
-     * anything reads it, so it is not zeroed */
+    /* one block for all plugins' scores; score_node and score_list write
+     * each cell before anything reads it (a name only where NormalizeScore
+     * reads it), so it is not zeroed */
     fw_node_score *cells = malloc((np ? np : 1) * (n ? n : 1) * sizeof(*cells));
     fw_status *st = j.plugins && j.per_node && j.scores && j.errs && cells
                         ? NULL
