@@ -3,8 +3,9 @@
  * choice and the loop that serves a connection that negotiated "h2".
  *
  * Each stream is one request through the same pipeline as HTTP/1.1
- * (emu_request_serve), run on a thread of its own so that long-running
- * streams (watches) and other requests share the connection; the
+ * (emu_request_serve), run on a thread of its own (a pooled one, spawn.h)
+ * so that long-running streams (watches) and other requests share the
+ * connection; the
  * connection thread alone drives the nghttp2 session. kube-apiserver's
  * 250 concurrent streams are advertised. A header list larger than
  * EMU_MAX_HEADER_BYTES (RFC 7541 sizes) or EMU_MAX_HEADERS fields is
@@ -14,7 +15,7 @@
  * longer than --idle-timeout-ms, a GOAWAY is sent and the open streams finish.
  *
  * Threads: emu_h2_serve runs on the connection's thread and returns once
- * every stream thread it started has ended.
+ * every stream handler it started has returned.
  * Memory: the link is borrowed; the caller keeps owning the SSL, the
  * sockets and the peer certificate.
  */
