@@ -130,6 +130,10 @@ static CURL *client_new_handle(kube_client *c)
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.timeout_ms);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, client_on_body);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, client_on_header);
+    /* libcurl's smallest upload buffer (16 KB, not 64 KB) for each handle
+     * in flight or in the pool: bindings and events are under 2 KB, and a
+     * larger body goes out in 16 KB pieces */
+    curl_easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
     return h;
 }
 

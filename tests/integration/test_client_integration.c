@@ -208,6 +208,33 @@ static void create_get_patch_delete(void **state)
     cJSON_Delete(body);
 }
 
+/* A body far larger than the client's 16 KB upload buffer goes out whole
+ * (in pieces) on the shared HTTP/2 connection: a 300 KB ConfigMap. */
+static void large_body_is_sent_whole(void **state)
+{
+    itest *t = *state;
+    kube_buf body = {0};
+    kube_response resp = {0};
+    cJSON *got;
+    size_t n = 300 * 1024;
+
+    kube_buf_puts(&body, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+                         "{\"name\":\"big\"},\"data\":{\"k\":\"");
+    for (size_t i = 0; i < n; i++)
+        kube_buf_append(&body, &"0123456789abcdef"[i % 16], 1);
+    assert_int_equal(kube_buf_puts(&body, "\"}}"), KUBE_OK);
+    assert_int_equal(kube_client_do(t->c, "POST", "/api/v1/namespaces/default/configmaps",
+                                    "application/json", body.data, body.len, &resp),
+                     KUBE_OK);
+    assert_int_equal(resp.code, 201);
+    got = parse(resp.body);
+    assert_int_equal(
+        strlen(cJSON_GetObjectItem(cJSON_GetObjectItem(got, "data"), "k")->valuestring), n);
+    cJSON_Delete(got);
+    kube_response_clear(&resp);
+    kube_buf_free(&body);
+}
+
 static void unknown_paths_and_bad_names(void **state)
 {
     itest *t = *state;
@@ -938,6 +965,7 @@ int test_group_client_integration(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(create_get_patch_delete),
         cmocka_unit_test(unknown_paths_and_bad_names),
+        cmocka_unit_test(large_body_is_sent_whole),
         cmocka_unit_test(bind_and_patch_status),
         cmocka_unit_test(retries_through_a_storm),
         cmocka_unit_test(non_idempotent_500_is_not_retried),
