@@ -179,8 +179,8 @@ static const int64_t *requests_of(const plugin_res_scorer *s, const fw_cycle_sta
 
 /* The score of ni for requests reqs, with two arrays of s->n entries from
  * buf (2 * s->n int64). Inline: plugin_res_score_nodes runs it per node. */
-static inline int64_t score_with(const plugin_res_scorer *s, const int64_t *reqs, const fw_node_info *ni,
-                          int64_t *buf)
+static inline int64_t score_with(const plugin_res_scorer *s, const int64_t *reqs,
+                                 const fw_node_info *ni, int64_t *buf)
 {
     int64_t *requested = buf, *allocatable = buf + s->n;
 
