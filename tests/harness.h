@@ -34,7 +34,8 @@
  *   POST   /emulator/v1/drop-watches
  *   GET    /emulator/v1/counters    {"total":N,"requests":{"list pods":N,...},
  *                                    "connections":{"http/1.1":N,"h2":N},
- *                                    "streams":{"h2":N,"h2Open":N}}
+ *                                    "streams":{"h2":N,"h2Open":N},
+ *                                    "threads":{"started":N}}
  *   DELETE /emulator/v1/counters    reset
  *   POST   /emulator/v1/identities  {"kind":"cert"|"token"|"serving",...}
  *
@@ -251,7 +252,9 @@ int64_t harness_count(harness *h, const char *verb, const char *resource);
  * absent; negative KUBE_E* on error). E.g. ("connections", "h2"): TLS
  * connections accepted that negotiated h2 ("http/1.1" also counts clients
  * without ALPN); ("streams", "h2"): HTTP/2 requests; ("streams", "h2Open"):
- * HTTP/2 streams not yet ended (a gauge, not reset). */
+ * HTTP/2 streams not yet ended (a gauge, not reset); ("threads", "started"):
+ * the emulator's pooled handler threads created (a stream handed to an idle
+ * one creates none). */
 int64_t harness_counter(harness *h, const char *group, const char *key);
 int harness_reset_counters(harness *h);
 

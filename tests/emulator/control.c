@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 
 #include "emu_internal.h"
+#include "spawn.h"
 #include "kube/util/log.h"
 
 typedef struct token_entry {
@@ -116,14 +117,16 @@ void emu_counters_h2_stream(int opened)
     atomic_fetch_add(&g_h2_open, opened ? 1 : -1);
 }
 
-/* GET counters: the request counters plus "connections" and "streams". */
+/* GET counters: the request counters plus "connections", "streams" and
+ * "threads" (the pooled handler threads created, spawn.h). */
 static cJSON *counters_json(void)
 {
-    cJSON *j = emu_counters_json(), *conns, *streams;
+    cJSON *j = emu_counters_json(), *conns, *streams, *threads;
 
     conns = j ? cJSON_AddObjectToObject(j, "connections") : NULL;
     streams = conns ? cJSON_AddObjectToObject(j, "streams") : NULL;
-    if (!streams) {
+    threads = streams ? cJSON_AddObjectToObject(j, "threads") : NULL;
+    if (!threads) {
         cJSON_Delete(j);
         return NULL;
     }
@@ -131,6 +134,7 @@ static cJSON *counters_json(void)
     cJSON_AddNumberToObject(conns, "h2", (double)atomic_load(&g_conns[EMU_PROTO_H2]));
     cJSON_AddNumberToObject(streams, "h2", (double)atomic_load(&g_h2_streams));
     cJSON_AddNumberToObject(streams, "h2Open", (double)atomic_load(&g_h2_open));
+    cJSON_AddNumberToObject(threads, "started", (double)emu_spawn_started());
     return j;
 }
 
@@ -140,6 +144,7 @@ static void counters_reset(void)
     atomic_store(&g_conns[EMU_PROTO_HTTP1], 0);
     atomic_store(&g_conns[EMU_PROTO_H2], 0);
     atomic_store(&g_h2_streams, 0);
+    emu_spawn_reset_started();
 }
 
 /* ------------------------------------------------------------------ */

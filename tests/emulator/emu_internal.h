@@ -397,8 +397,8 @@ void emu_counters_reset(void);
  * "connections":{"http/1.1":N,"h2":N} (TLS connections accepted, by the
  * ALPN protocol served) and "streams":{"h2":N,"h2Open":M} (HTTP/2 requests
  * received; streams not yet freed, i.e. open or with a handler still
- * running), and zeroed with the request counters (except the h2Open
- * gauge). Thread-safe. */
+ * running), plus "threads":{"started":N} (spawn.h), and zeroed with the
+ * request counters (except the h2Open gauge). Thread-safe. */
 enum { EMU_PROTO_HTTP1 = 0, EMU_PROTO_H2 = 1 };
 void emu_counters_connection(int proto);
 /* opened 1: a stream began; 0: a stream was freed. */

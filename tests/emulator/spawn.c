@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -23,9 +24,13 @@ static pthread_cond_t g_work = PTHREAD_COND_INITIALIZER;
 static spawn_task *g_head, **g_tail = &g_head; /* handed over, not yet taken */
 static size_t g_idle;                          /* threads waiting for a task */
 static size_t g_queued;                        /* tasks in the list */
+static atomic_llong g_started;                 /* threads created (a counter) */
 
 /* The next task for an idle thread, waiting up to EMU_SPAWN_IDLE_MS; NULL
- * when none came. Called and returns with g_mu held. */
+ * when none came. Called and returns with g_mu held. The deadline is on
+ * CLOCK_MONOTONIC, so the wait is pthread_cond_clockwait's: the condition's
+ * default clock is CLOCK_REALTIME, against which a monotonic deadline lies
+ * decades in the past (every thread would exit at once). */
 static spawn_task *take_task(void)
 {
     struct timespec until;
@@ -38,7 +43,7 @@ static spawn_task *take_task(void)
         until.tv_nsec -= 1000000000L;
     }
     g_idle++;
-    while (!g_head && pthread_cond_timedwait(&g_work, &g_mu, &until) != ETIMEDOUT)
+    while (!g_head && pthread_cond_clockwait(&g_work, &g_mu, CLOCK_MONOTONIC, &until) != ETIMEDOUT)
         ;
     g_idle--;
     spawn_task *t = g_head;
@@ -105,5 +110,18 @@ int emu_spawn(void (*fn)(void *arg), void *arg, size_t stack)
         free(t);
         return KUBE_ENOMEM;
     }
+    atomic_fetch_add(&g_started, 1);
     return KUBE_OK;
+}
+
+/* See spawn.h. */
+long long emu_spawn_started(void)
+{
+    return atomic_load(&g_started);
+}
+
+/* See spawn.h. */
+void emu_spawn_reset_started(void)
+{
+    atomic_store(&g_started, 0);
 }

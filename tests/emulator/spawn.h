@@ -21,4 +21,11 @@
  * or no thread was to be had (fn is then not run; arg stays the caller's). */
 int emu_spawn(void (*fn)(void *arg), void *arg, size_t stack);
 
+/* Threads emu_spawn created since start or the last reset (the counters'
+ * "threads": {"started"}): what shows whether the pool is reused. */
+long long emu_spawn_started(void);
+
+/* Sets that count back to 0 (with the other counters). */
+void emu_spawn_reset_started(void);
+
 #endif

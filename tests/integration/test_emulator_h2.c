@@ -10,6 +10,8 @@
  *    the connection) share ONE h2 connection with a watch that sees them
  *    all; cancelling the watch (RST_STREAM) ends its handler; without h2
  *    the same transfers need several HTTP/1.1 connections;
+ *  - stream handlers run on pooled threads: sequential requests on one
+ *    connection reuse an idle handler thread instead of creating one each;
  *  - the h2 limits: too many header fields or bytes answer 431, a body
  *    over --max-body-bytes 413; a client offering only http/1.1 or no ALPN
  *    gets HTTP/1.1.
@@ -397,6 +399,41 @@ static long one(harness *h, long version, int alpn, struct curl_slist *extra, co
     return code;
 }
 
+/* Sequential requests on one h2 connection: each handler thread goes idle
+ * and takes the next stream (spawn.h), so far fewer threads start than
+ * streams are served (one per stream when idle threads exit at once). */
+static void handler_threads_are_reused(void **state)
+{
+    enum { N_SEQ = 40 };
+    harness *h = start(1, NULL);
+    kube_config *cfg = NULL;
+    kube_client_options co;
+    kube_client *c = NULL;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(kube_config_load(harness_kubeconfig(h), &cfg, err, sizeof(err)), KUBE_OK);
+    kube_client_options_default(&co);
+    co.qps = 0;
+    assert_int_equal(kube_client_new(cfg, &co, &c), KUBE_OK);
+    assert_int_equal(harness_reset_counters(h), KUBE_OK);
+    for (int i = 0; i < N_SEQ; i++) {
+        kube_response r = {0};
+        assert_int_equal(
+            kube_client_do(c, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL, 0, &r),
+            KUBE_OK);
+        assert_int_equal(r.code, 200);
+        kube_response_clear(&r);
+    }
+    assert_true(harness_counter(h, "streams", "h2") >= N_SEQ);
+    /* a thread may still be on its way back to the pool when the next
+     * stream arrives; half of them reused is far from one per stream */
+    assert_true(harness_counter(h, "threads", "started") <= N_SEQ / 2);
+    kube_client_free(c);
+    kube_config_free(cfg);
+    harness_stop(h);
+}
+
 static void h2_limits_and_alpn(void **state)
 {
     static const char *const extra[] = {"--max-body-bytes=65536", NULL};
@@ -454,6 +491,7 @@ int test_group_emulator_h2(void)
         cmocka_unit_test(client_paths_http1),
         cmocka_unit_test(binds_share_one_h2_connection),
         cmocka_unit_test(without_h2_binds_use_http1),
+        cmocka_unit_test(handler_threads_are_reused),
         cmocka_unit_test(h2_limits_and_alpn),
     };
     return cmocka_run_group_tests_name("emulator_h2", tests, NULL, NULL);
