@@ -482,6 +482,11 @@ static int create_context(kube_server *s, const kube_server_options *o, char *er
     info.ssl_info_event_mask = SSL_CB_HANDSHAKE_DONE;
     /* lws stops polling the listener a little past the cap */
     info.simultaneous_ssl_restriction = s->max_conns + EVICT_SLACK;
+    /* Without it lws sizes two zeroed tables by RLIMIT_NOFILE, 16 bytes a
+     * descriptor: 16 MB at a container's usual 1048576, for a server that
+     * never holds more than these (lws then finds a socket's connection
+     * by a scan of this many slots, not by index). */
+    info.fd_limit_per_thread = (unsigned)(s->max_conns + EVICT_SLACK + LWS_OWN_FDS);
     info.user = s;
     s->lws = lws_create_context(&info);
     if (s->lws)

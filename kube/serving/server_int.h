@@ -33,6 +33,7 @@
 #define EVICT_SLACK                                                           \
     16                     /* connections lws may hold past the cap while the \
                             * oldest silent ones are being closed */
+#define LWS_OWN_FDS 8      /* lws's listening sockets, its cancel pipe and spares */
 #define TRIM_HIGH_WATER 64 /* after this many connections at once ... */
 #define TRIM_LOW_WATER 8   /* ... give memory back when this few remain */
 #define CONTINUE_LINE "HTTP/1.1 100 Continue\r\n\r\n"

@@ -15,7 +15,8 @@
  *     RSS bounded by the cap and given back after, and are closed at
  *     --tls-handshake-timeout;
  *   - 300 connections past RLIMIT_NOFILE = 256 do not make the accept loop
- *     spin or flood the log, and the server recovers;
+ *     spin or flood the log, and the server recovers; idle RSS does not
+ *     grow with RLIMIT_NOFILE (lws's tables are sized by the cap);
  *   - a chunked body sent in 16-byte TLS records costs CPU linear in its
  *     size (twice the body: about twice the CPU, not four times);
  * and the scheduler's secure port (scheduler/server.c, in a child process
@@ -588,6 +589,28 @@ static void half_open_handshakes_are_bounded(void **state)
     tls_close(keep);
 }
 
+/* Idle RSS at the hard RLIMIT_NOFILE (at most 1048576) is that at 1024:
+ * lws's per-descriptor tables (16 bytes each) follow the connection cap. */
+static void memory_does_not_follow_the_descriptor_limit(void **state)
+{
+    server small = {0}, big = {0};
+    struct rlimit rl;
+    long hard, diff;
+    (void)state;
+
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    hard = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (1 << 20) ? 1 << 20 : (long)rl.rlim_max;
+    if (hard < 16384 || UNDER_ASAN) /* too close to tell apart, or RSS is ASan's */
+        skip();
+    server_start(&small, "small", 1024);
+    server_start(&big, "big", hard);
+    diff = rss_kb(big.pid) - rss_kb(small.pid);
+    print_message("idle RSS at RLIMIT_NOFILE %ld: %+ld kB against 1024\n", hard, diff);
+    assert_true(diff < 128); /* sized by the limit: 16 B x (20000 - 1024) = 297 kB */
+    server_stop(&small);
+    server_stop(&big);
+}
+
 /* 300 idle connections against RLIMIT_NOFILE = 256. */
 static void the_descriptor_limit_does_not_spin(void **state)
 {
@@ -766,6 +789,7 @@ int test_group_server_hardening(void)
         cmocka_unit_test(silent_clients_get_the_header_timeout),
         cmocka_unit_test(half_open_handshakes_are_bounded),
         cmocka_unit_test(the_descriptor_limit_does_not_spin),
+        cmocka_unit_test(memory_does_not_follow_the_descriptor_limit),
         cmocka_unit_test(chunked_bodies_cost_linear_cpu),
         cmocka_unit_test(the_scheduler_port_does_not_spin_either),
     };
