@@ -510,6 +510,9 @@ int kube_client_setup_stream(kube_client *c, CURL *easy, const char *path,
     curl_easy_setopt(easy, CURLOPT_URL, url.data); /* copied by curl */
     curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 0L);
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, l);
+    /* streams started together wait for the first connection's ALPN and
+     * then share it, instead of each opening one while it is pending */
+    curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
     kube_buf_free(&url);
     *headers = l;
     return KUBE_OK;

@@ -28,7 +28,9 @@
  * because it decodes what arrives where it arrives: a re-list of 150,000
  * pods is about a second of decoding, which on a shared loop would delay
  * every bind and event behind it. Requests and streams therefore never wait
- * for each other; the cost is a second connection to the server.
+ * for each other; the cost is a second connection to the server. Over h2
+ * the hub's lists and watches share that one connection (as client-go's
+ * informers share theirs): stream handles wait for it (CURLOPT_PIPEWAIT).
  *
  * Retries: a 429, or a 5xx on an idempotent request (GET, PUT, DELETE), or a
  * 5xx that carries Retry-After on any request, is retried up to
@@ -161,7 +163,8 @@ long kube_retry_after_header(long current, const char *line, size_t len);
 
 /* Prepares a caller-owned easy handle for a long-running request (a watch)
  * driven by the caller's curl multi handle: URL from path, TLS material,
- * bearer token header, connect timeout, keep-alive, no total timeout.
+ * bearer token header, connect timeout, keep-alive, no total timeout,
+ * and PIPEWAIT (multiplexed on the multi handle's h2 connection).
  * *headers receives a list the caller frees with curl_slist_free_all() after
  * the transfer. Does not consult the rate limiter; callers that start watches
  * in a loop should call kube_client_wait_rate() first. Only the options

@@ -5,7 +5,7 @@
  * re-list), dropped watches, a 429/500 storm and writes made meanwhile,
  * while its handlers see a consistent sequence per uid: no update or delete
  * before the add, nothing after the delete, updates within one uid. Several
- * informers share one hub.
+ * informers share one hub, and its one HTTP/2 connection.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -516,6 +516,7 @@ static void many_informers_share_one_hub(void **state)
     (void)state;
 
     env_start(&e, 6, 12);
+    assert_int_equal(harness_reset_counters(e.h), KUBE_OK);
     assert_int_equal(kube_hub_new(e.client, &hub), KUBE_OK);
     for (int i = 0; i < 8; i++) {
         memset(&m[i], 0, sizeof(m[i]));
@@ -536,6 +537,8 @@ static void many_informers_share_one_hub(void **state)
             assert_int_equal(kube_hub_start(hub), KUBE_OK); /* the rest join a running hub */
     }
     assert_int_equal(kube_hub_wait_synced(hub, CONVERGE_MS), KUBE_OK);
+    /* eight lists and watches, started at once, on one connection */
+    assert_int_equal(harness_counter(e.h, "connections", "h2"), 1);
     for (int round = 0, n = 0; round < 3; round++) {
         churn(&e, &n);
         if (round == 1)
