@@ -76,6 +76,9 @@
 #define HALF_OPEN 2000
 #define PAST_LIMIT 300
 #define HEALTHZ_MS (UNDER_ASAN ? 400 : 100)
+#define RSS_PAIRS 3
+#define RSS_SETTLE_MS 300
+#define RSS_BOUND_KB 128
 
 static const char policy[] =
     "{\"rules\":[{\"users\":[\"alice\"],\"verbs\":[\"get\",\"update\",\"create\"],"
@@ -590,25 +593,35 @@ static void half_open_handshakes_are_bounded(void **state)
 }
 
 /* Idle RSS at the hard RLIMIT_NOFILE (at most 1048576) is that at 1024:
- * lws's per-descriptor tables (16 bytes each) follow the connection cap. */
+ * lws's per-descriptor tables (16 B each, zero-filled: 297 kB more at a
+ * 20000 limit) follow the connection cap. Two servers started alike differ
+ * by -120..+184 kB, so up to RSS_PAIRS pairs are read once settled, and one
+ * must be under the bound; with the tables every pair was +232..+452 kB. */
 static void memory_does_not_follow_the_descriptor_limit(void **state)
 {
-    server small = {0}, big = {0};
     struct rlimit rl;
     long hard, diff;
+    int i;
     (void)state;
 
     assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
     hard = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (1 << 20) ? 1 << 20 : (long)rl.rlim_max;
     if (hard < 16384 || UNDER_ASAN) /* too close to tell apart, or RSS is ASan's */
         skip();
-    server_start(&small, "small", 1024);
-    server_start(&big, "big", hard);
-    diff = rss_kb(big.pid) - rss_kb(small.pid);
-    print_message("idle RSS at RLIMIT_NOFILE %ld: %+ld kB against 1024\n", hard, diff);
-    assert_true(diff < 128); /* sized by the limit: 16 B x (20000 - 1024) = 297 kB */
-    server_stop(&small);
-    server_stop(&big);
+    for (i = 0; i < RSS_PAIRS; i++) {
+        server small = {0}, big = {0};
+
+        server_start(&small, "small", 1024);
+        server_start(&big, "big", hard);
+        sleep_ms(RSS_SETTLE_MS);
+        diff = rss_kb(big.pid) - rss_kb(small.pid);
+        print_message("idle RSS at RLIMIT_NOFILE %ld: %+ld kB against 1024\n", hard, diff);
+        server_stop(&small);
+        server_stop(&big);
+        if (diff < RSS_BOUND_KB)
+            break;
+    }
+    assert_true(i < RSS_PAIRS);
 }
 
 /* 300 idle connections against RLIMIT_NOFILE = 256. */
