@@ -26,11 +26,11 @@ bench=${BENCH_SCHEDULER:-$here/build/bench-scheduler}
 reps=3
 sizes="1000:3000 5000:10000"
 auths="cert token"
-out=bench-compare.log
+out="bench-compare.log"
 builds=()
 
 usage() {
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" >&2
     exit 2
 }
 
