@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/codec/validation.h"
 #include "kube/util/errors.h"
 #include "kube/util/flags.h"
 
@@ -296,6 +297,41 @@ static int check_args(const cmd_desc *d, kctl_options *o, char **pos, int npos, 
     }
     o->target = d->args ? pos[1] : NULL;
     return check_command_flags(o, o->target, err, n);
+}
+
+/* value as a DNS-1123 subdomain (label: a DNS-1123 label); KUBE_EINVAL
+ * with `invalid WHAT "value": MESSAGES` in err otherwise. Long values are
+ * cut in the message. */
+static int check_name(const char *what, const char *value, int label, char *err, size_t n)
+{
+    const char *msgs[2];
+    int count =
+        label ? kube_dns1123_label_msgs(value, msgs) : kube_dns1123_subdomain_msgs(value, msgs);
+    if (count == 0)
+        return KUBE_OK;
+    snprintf(err, n, "invalid %s \"%.*s%s\": %s%s%s", what, 80, value,
+             strlen(value) > 80 ? "..." : "", msgs[0], count > 1 ? ", " : "",
+             count > 1 ? msgs[1] : "");
+    return KUBE_EINVAL;
+}
+
+int kctl_check_names(const kctl_options *o, const char *ns, char *err, size_t n)
+{
+    int rc = KUBE_OK, uses_ns = !o->all_namespaces || o->cmd == KCTL_PIN || o->cmd == KCTL_UNPIN ||
+                                o->cmd == KCTL_WHY;
+    if (uses_ns)
+        rc = check_name("namespace", ns, 1, err, n);
+    if (rc == KUBE_OK && (o->cmd == KCTL_PIN || o->cmd == KCTL_UNPIN))
+        rc = check_name("VM name", o->target, 0, err, n);
+    if (rc == KUBE_OK && o->cmd == KCTL_WHY)
+        rc = check_name("name", o->target, 0, err, n);
+    if (rc == KUBE_OK && o->cmd == KCTL_EVACUATE)
+        rc = check_name("node name", o->target, 0, err, n);
+    if (rc == KUBE_OK && o->node && *o->node)
+        rc = check_name("node name", o->node, 0, err, n);
+    if (rc == KUBE_OK && o->to)
+        rc = check_name("node name", o->to, 0, err, n);
+    return rc;
 }
 
 int kctl_parse(int argc, char **argv, kctl_options *o, char *err, size_t n)

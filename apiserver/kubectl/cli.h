@@ -47,6 +47,15 @@ typedef struct kctl_options {
  * Call kctl_options_free() in every case. */
 int kctl_parse(int argc, char **argv, kctl_options *o, char *err, size_t n);
 
+/* Checks every name the command will put in a request's path or query
+ * before anything is sent, as kubectl validates a namespace: ns (the
+ * namespace, unless -A makes it unused) a DNS-1123 label; the VM (pin,
+ * unpin), the pod or VM (why) and the nodes (--node, --to, evacuate's
+ * NODE) DNS-1123 subdomains. KUBE_OK, or KUBE_EINVAL with kubectl's
+ * wording in err (n bytes): `invalid namespace "de mo": a lowercase RFC
+ * 1123 label must ...`. Pure. */
+int kctl_check_names(const kctl_options *o, const char *ns, char *err, size_t n);
+
 /* Frees the strings of o and zeroes it. */
 void kctl_options_free(kctl_options *o);
 

@@ -52,12 +52,36 @@ static int query_param(kube_buf *b, const char *name, const char *value)
     return rc == KUBE_OK ? kube_buf_put_escaped(b, value) : rc;
 }
 
+/* Appends one path segment: escaped, and "." or ".." as %2E so no URL
+ * normalisation (libcurl's included) can take it as a dot segment. */
+static int put_segment(kube_buf *b, const char *s)
+{
+    if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+        return kube_buf_puts(b, s[1] ? "%2E%2E" : "%2E");
+    return kube_buf_put_escaped(b, s);
+}
+
+int kctl_object_path(kube_buf *b, const char *api, const char *ns, const char *plural,
+                     const char *name)
+{
+    int rc = kube_buf_puts(b, api);
+    if (rc == KUBE_OK && ns)
+        rc = kube_buf_puts(b, "/namespaces/");
+    if (rc == KUBE_OK && ns)
+        rc = put_segment(b, ns);
+    if (rc == KUBE_OK)
+        rc = kube_buf_printf(b, "/%s", plural);
+    if (rc == KUBE_OK && name)
+        rc = kube_buf_puts(b, "/");
+    if (rc == KUBE_OK && name)
+        rc = put_segment(b, name);
+    return rc;
+}
+
 int kctl_pin_path(kube_buf *b, const char *ns, const char *vm, int unpin, const char *node,
                   int dry_run, int force)
 {
-    int rc = kube_buf_printf(b, "/apis/" KCTL_GROUP_VERSION "/namespaces/%s/virtualmachines/", ns);
-    if (rc == KUBE_OK)
-        rc = kube_buf_put_escaped(b, vm);
+    int rc = kctl_object_path(b, "/apis/" KCTL_GROUP_VERSION, ns, "virtualmachines", vm);
     if (rc == KUBE_OK)
         rc = kube_buf_puts(b, unpin ? "/unpin" : "/pin");
     if (rc == KUBE_OK && node && *node)
@@ -148,12 +172,9 @@ cJSON *kctl_pin_from_vm(const cJSON *vm)
 static int list_path(const kctl_ctx *c, kube_buf *b, const char *gv, const char *plural,
                      const char *node)
 {
-    char field[300];
-    int rc = kube_buf_printf(b, "/apis/%s/", gv);
-    if (rc == KUBE_OK && !c->o->all_namespaces)
-        rc = kube_buf_printf(b, "namespaces/%s/", c->ns);
-    if (rc == KUBE_OK)
-        rc = kube_buf_puts(b, plural);
+    char field[300], api[128];
+    snprintf(api, sizeof(api), "/apis/%s", gv);
+    int rc = kctl_object_path(b, api, c->o->all_namespaces ? NULL : c->ns, plural, NULL);
     if (rc == KUBE_OK && c->o->selector && *c->o->selector)
         rc = query_param(b, "labelSelector", c->o->selector);
     if (rc == KUBE_OK && node && *node) {

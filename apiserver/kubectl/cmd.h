@@ -36,9 +36,17 @@ int kctl_list(kctl_ctx *c);
 int kctl_why(kctl_ctx *c);
 int kctl_evacuate(kctl_ctx *c);
 
+/* Appends api (a literal such as "/api/v1" or "/apis/kubevirt.io/v1"),
+ * then "/namespaces/NS" unless ns is NULL, "/PLURAL" (a literal), and
+ * "/NAME" unless name is NULL, to b: NS and NAME percent-escaped, so no
+ * name can add a segment, a query or a fragment. KUBE_OK or KUBE_ENOMEM. */
+int kctl_object_path(kube_buf *b, const char *api, const char *ns, const char *plural,
+                     const char *name);
+
 /* Appends the path of a pin (unpin 0; node NULL: where its VMI runs) or an
  * unpin of VM ns/vm to b: .../virtualmachines/VM/pin?node=&dryRun=All&
- * force=true. KUBE_OK or KUBE_ENOMEM. */
+ * force=true, every name and value escaped (kctl_object_path). KUBE_OK or
+ * KUBE_ENOMEM. */
 int kctl_pin_path(kube_buf *b, const char *ns, const char *vm, int unpin, const char *node,
                   int dry_run, int force);
 

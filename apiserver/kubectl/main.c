@@ -43,6 +43,13 @@ static int run(const kctl_options *o)
         fprintf(stderr, "error: %s\n", err[0] ? err : kube_strerror(rc));
         return KCTL_EXIT_ERROR;
     }
+    const char *ns = o->namespace_ && *o->namespace_ ? o->namespace_ : kube_config_namespace(cfg);
+    ns = ns && *ns ? ns : "default";
+    if (kctl_check_names(o, ns, err, sizeof(err)) != KUBE_OK) {
+        fprintf(stderr, "error: %s\n", err);
+        kube_config_free(cfg);
+        return KCTL_EXIT_ERROR;
+    }
     kube_client_options_default(&copts);
     copts.max_retries = 1;
     copts.user_agent = "kubectl-stickyvm";
@@ -51,8 +58,7 @@ static int run(const kctl_options *o)
         kube_config_free(cfg);
         return KCTL_EXIT_ERROR;
     }
-    const char *ns = o->namespace_ && *o->namespace_ ? o->namespace_ : kube_config_namespace(cfg);
-    kctl_ctx ctx = {client, o, ns && *ns ? ns : "default", stdout, stderr, time(NULL)};
+    kctl_ctx ctx = {client, o, ns, stdout, stderr, time(NULL)};
     int code = o->cmd == KCTL_LIST       ? kctl_list(&ctx)
                : o->cmd == KCTL_WHY      ? kctl_why(&ctx)
                : o->cmd == KCTL_EVACUATE ? kctl_evacuate(&ctx)

@@ -12,6 +12,8 @@
 #include "kube/util/errors.h"
 #include "output.h"
 
+#define KCTL_KUBEVIRT_API "/apis/kubevirt.io/v1"
+
 void kctl_why_facts_clear(kctl_why_facts *f)
 {
     cJSON_Delete(f->vm);
@@ -36,6 +38,21 @@ static int get_optional(kctl_ctx *c, const char *path, cJSON **out)
     return rc;
 }
 
+/* get_optional of one object, or of a collection when name is NULL, at
+ * kctl_object_path(api, ns, plural, name). */
+static int get_object(kctl_ctx *c, const char *api, const char *ns, const char *plural,
+                      const char *name, cJSON **out)
+{
+    kube_buf path = KUBE_BUF_INIT;
+    int rc = kctl_object_path(&path, api, ns, plural, name);
+    if (rc == KUBE_OK)
+        rc = get_optional(c, path.data, out);
+    else
+        *out = NULL;
+    kube_buf_free(&path);
+    return rc;
+}
+
 static int decode(const kube_codec *codec, const cJSON *json, kube_object **out)
 {
     return codec->decode(json, out);
@@ -55,19 +72,15 @@ static const char *vm_of_pod(const kube_object *pod)
  * for a pod). Prints what is wrong otherwise. */
 static int find_vm(kctl_ctx *c, kctl_why_facts *f)
 {
-    char path[640];
     cJSON *pod = NULL;
     const char *name = c->o->target, *vm;
-    snprintf(path, sizeof(path), "/apis/kubevirt.io/v1/namespaces/%s/virtualmachines/%s", f->ns,
-             name);
-    if (get_optional(c, path, &f->vm) != KUBE_OK)
+    if (get_object(c, KCTL_KUBEVIRT_API, f->ns, "virtualmachines", name, &f->vm) != KUBE_OK)
         return KUBE_EIO;
     if (f->vm) {
         kube_strlcpy(f->vm_name, name, sizeof(f->vm_name));
         return KUBE_OK;
     }
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", f->ns, name);
-    if (get_optional(c, path, &pod) != KUBE_OK)
+    if (get_object(c, "/api/v1", f->ns, "pods", name, &pod) != KUBE_OK)
         return KUBE_EIO;
     if (!pod || decode(&kube_pod_codec, pod, &f->pod) != KUBE_OK) {
         fprintf(c->err,
@@ -86,9 +99,7 @@ static int find_vm(kctl_ctx *c, kctl_why_facts *f)
         return KUBE_EINVAL;
     }
     kube_strlcpy(f->vm_name, vm, sizeof(f->vm_name));
-    snprintf(path, sizeof(path), "/apis/kubevirt.io/v1/namespaces/%s/virtualmachines/%s", f->ns,
-             vm);
-    if (get_optional(c, path, &f->vm) != KUBE_OK)
+    if (get_object(c, KCTL_KUBEVIRT_API, f->ns, "virtualmachines", vm, &f->vm) != KUBE_OK)
         return KUBE_EIO;
     if (!f->vm)
         fprintf(c->err,
@@ -99,11 +110,8 @@ static int find_vm(kctl_ctx *c, kctl_why_facts *f)
 /* The VMI's existence and phase; its uid into uid (n bytes; "" when none). */
 static int read_vmi(kctl_ctx *c, kctl_why_facts *f, char *uid, size_t n)
 {
-    char path[640];
     cJSON *vmi = NULL;
-    snprintf(path, sizeof(path), "/apis/kubevirt.io/v1/namespaces/%s/virtualmachineinstances/%s",
-             f->ns, f->vm_name);
-    int rc = get_optional(c, path, &vmi);
+    int rc = get_object(c, KCTL_KUBEVIRT_API, f->ns, "virtualmachineinstances", f->vm_name, &vmi);
     const char *phase = kctl_str(cJSON_GetObjectItemCaseSensitive(vmi, "status"), "phase");
     const char *u = kctl_str(cJSON_GetObjectItemCaseSensitive(vmi, "metadata"), "uid");
     f->vmi_exists = vmi != NULL;
@@ -128,14 +136,16 @@ static int launcher_of(const kube_object *pod, const char *vm, const char *vmi_u
 /* The newest virt-launcher pod of the VM (unless the target was one). */
 static int find_launcher(kctl_ctx *c, kctl_why_facts *f, const char *vmi_uid)
 {
-    char path[400];
+    kube_buf path = KUBE_BUF_INIT;
     kube_response resp = {0};
     cJSON *list = NULL;
     const cJSON *it;
     if (f->pod)
         return KUBE_OK;
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", f->ns);
-    int rc = kctl_get_json(c, path, &list, &resp);
+    int rc = kctl_object_path(&path, "/api/v1", f->ns, "pods", NULL);
+    if (rc == KUBE_OK)
+        rc = kctl_get_json(c, path.data, &list, &resp);
+    kube_buf_free(&path);
     if (rc != KUBE_OK) {
         kctl_print_error(c->err, &resp);
         kube_response_clear(&resp);
@@ -161,13 +171,11 @@ static int find_launcher(kctl_ctx *c, kctl_why_facts *f, const char *vmi_uid)
 /* The pinned node and what its non-terminal pods request. */
 static int read_node(kctl_ctx *c, kctl_why_facts *f, const char *node)
 {
-    char path[640];
     kube_buf q = KUBE_BUF_INIT;
     kube_response resp = {0};
     cJSON *json = NULL, *list = NULL;
     const cJSON *it;
-    snprintf(path, sizeof(path), "/api/v1/nodes/%s", node);
-    if (get_optional(c, path, &json) != KUBE_OK)
+    if (get_object(c, "/api/v1", NULL, "nodes", node, &json) != KUBE_OK)
         return KUBE_EIO;
     f->node_exists = json != NULL;
     int rc = json ? decode(&kube_node_codec, json, &f->node) : KUBE_OK;
@@ -218,15 +226,17 @@ static const char *event_time(const cJSON *ev)
 /* The latest FailedScheduling event regarding the pod. */
 static int read_failed_scheduling(kctl_ctx *c, kctl_why_facts *f)
 {
-    char path[400];
+    kube_buf path = KUBE_BUF_INIT;
     kube_response resp = {0};
     cJSON *list = NULL;
     const cJSON *it;
     int64_t best = -1;
     if (!f->pod)
         return KUBE_OK;
-    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", f->ns);
-    int rc = kctl_get_json(c, path, &list, &resp);
+    int rc = kctl_object_path(&path, "/apis/events.k8s.io/v1", f->ns, "events", NULL);
+    if (rc == KUBE_OK)
+        rc = kctl_get_json(c, path.data, &list, &resp);
+    kube_buf_free(&path);
     if (rc != KUBE_OK)
         kctl_print_error(c->err, &resp);
     kube_response_clear(&resp);

@@ -105,6 +105,11 @@ int kube_is_qualified_name(const char *s)
     "'example.com', regex used for validation is "                                        \
     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 
+#define DNS1123_LABEL_MSG                                                                    \
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', " \
+    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', " \
+    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+
 /* Messages joined with a separator into a bounded buffer. */
 typedef struct msg_out {
     char *out;
@@ -168,6 +173,18 @@ int kube_dns1123_subdomain_msgs(const char *value, const char *msgs[2])
         msgs[n++] = "must be no more than 253 characters";
     if (!matches_dns1123_subdomain(value, len))
         msgs[n++] = DNS1123_SUBDOMAIN_MSG;
+    return n;
+}
+
+int kube_dns1123_label_msgs(const char *value, const char *msgs[2])
+{
+    size_t len = strlen(value);
+    int n = 0;
+
+    if (len > KUBE_DNS1123_LABEL_MAX)
+        msgs[n++] = "must be no more than 63 characters";
+    if (memchr(value, '.', len) || !matches_dns1123_subdomain(value, len))
+        msgs[n++] = DNS1123_LABEL_MSG;
     return n;
 }
 

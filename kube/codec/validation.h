@@ -31,6 +31,11 @@ int kube_qualified_name_msgs(const char *value, const char *sep, char *out, size
  * more than 253 characters", then "a lowercase RFC 1123 subdomain must
  * consist of ..."). Returns how many (0: valid). */
 int kube_dns1123_subdomain_msgs(const char *value, const char *msgs[2]);
+/* validation.IsDNS1123Label (namespaces): its messages, static strings,
+ * as kube_dns1123_subdomain_msgs ("must be no more than 63 characters",
+ * "a lowercase RFC 1123 label must consist of ..."). Returns how many (0:
+ * valid). */
+int kube_dns1123_label_msgs(const char *value, const char *msgs[2]);
 /* The same for IsValidLabelValue ("must be no more than 63 characters",
  * "a valid label must be an empty string or ..."). */
 int kube_label_value_msgs(const char *value, const char *sep, char *out, size_t n);

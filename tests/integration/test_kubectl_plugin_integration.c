@@ -106,10 +106,15 @@ static run_out run(fixture *fx, const char *line)
     assert_int_equal(kctl_parse(argc, argv, &o, perr, sizeof(perr)), KUBE_OK);
     FILE *out = open_memstream(&r.out, &lo), *err = open_memstream(&r.err, &le);
     kctl_ctx c = {fx->client, &o, o.namespace_ ? o.namespace_ : NS, out, err, time(NULL)};
-    r.code = o.cmd == KCTL_LIST       ? kctl_list(&c)
-             : o.cmd == KCTL_WHY      ? kctl_why(&c)
-             : o.cmd == KCTL_EVACUATE ? kctl_evacuate(&c)
-                                      : kctl_pin(&c);
+    if (kctl_check_names(&o, c.ns, perr, sizeof(perr)) != KUBE_OK) { /* as main does */
+        fprintf(err, "error: %s\n", perr);
+        r.code = KCTL_EXIT_ERROR;
+    } else {
+        r.code = o.cmd == KCTL_LIST       ? kctl_list(&c)
+                 : o.cmd == KCTL_WHY      ? kctl_why(&c)
+                 : o.cmd == KCTL_EVACUATE ? kctl_evacuate(&c)
+                                          : kctl_pin(&c);
+    }
     fclose(out);
     fclose(err);
     kctl_options_free(&o);
@@ -411,6 +416,40 @@ static void evacuate_unpin_refuses_local_volumes_until_force(void **state)
     assert_pinned(fx, "vm-db", "node-1");
 }
 
+/* The command that once moved vm-db's pin from a dry run of vm-web's:
+ * refused before any request; and with the check bypassed, the escaped
+ * path still cannot reach another VM. vm-cache stays where it is. */
+static void hostile_namespace_moves_nothing(void **state)
+{
+    fixture *fx = *state;
+    run_out r = run(fx, "pin vm-web -n default/virtualmachines/vm-cache/pin?node=node-0# "
+                        "--node node-1 --dry-run");
+    assert_int_equal(r.code, KCTL_EXIT_ERROR);
+    assert_string_equal(r.out, "");
+    assert_true(strncmp(r.err,
+                        "error: invalid namespace "
+                        "\"default/virtualmachines/vm-cache/pin?node=node-0#\": a lowercase "
+                        "RFC 1123 label must consist of",
+                        60) == 0);
+    run_free(&r);
+    assert_pinned(fx, "vm-cache", "node-2");
+
+    kctl_options o = {.cmd = KCTL_PIN, .target = "vm-web", .node = "node-1", .dry_run = 1};
+    char *out = NULL, *err = NULL;
+    size_t lo = 0, le = 0;
+    FILE *fo = open_memstream(&out, &lo), *fe = open_memstream(&err, &le);
+    kctl_ctx c = {fx->client, &o, "default/virtualmachines/vm-cache/pin?node=node-0#",
+                  fo,         fe, time(NULL)};
+    assert_int_equal(kctl_pin(&c), KCTL_EXIT_ERROR);
+    fclose(fo);
+    fclose(fe);
+    assert_string_equal(out, "");
+    assert_non_null(strstr(err, "Error from server"));
+    free(out);
+    free(err);
+    assert_pinned(fx, "vm-cache", "node-2");
+}
+
 static void evacuate_dry_run_changes_nothing(void **state)
 {
     fixture *fx = *state;
@@ -474,6 +513,7 @@ static void evacuate_unpins_the_selected_vms(void **state)
 int test_group_kubectl_evacuate_integration(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hostile_namespace_moves_nothing),
         cmocka_unit_test(evacuate_dry_run_changes_nothing),
         cmocka_unit_test(evacuate_unpin_refuses_local_volumes_until_force),
         cmocka_unit_test(evacuate_to_refuses_local_volumes_until_force),

@@ -151,6 +151,85 @@ static void rejects_bad_usage(void **state)
                        "\"server\", or \"client\"");
 }
 
+/* kctl_check_names on the options of line with namespace ns: its code,
+ * and the message in err. */
+static int check_names(const char *line, const char *ns, char *err, size_t n)
+{
+    kctl_options o;
+    assert_int_equal(parse_line(line, &o, err, n), KUBE_OK);
+    int rc = kctl_check_names(&o, ns, err, n);
+    kctl_options_free(&o);
+    return rc;
+}
+
+#define LABEL_MSG "a lowercase RFC 1123 label must consist of lower case alphanumeric characters"
+#define SUBDOMAIN_MSG "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric"
+
+/* Every name that reaches a path or a query is checked first, with
+ * kubectl's wording: the namespace that once moved another VM's pin from a
+ * dry run (`pin vm-web -n 'demo/virtualmachines/vm-db/pin?node=node-2#'
+ * --node node-0 --dry-run`), a space, a control byte, a name too long. */
+static void names_are_checked_before_any_request(void **state)
+{
+    (void)state;
+    char err[1024], longname[20001];
+    const char *hostile = "demo/virtualmachines/vm-db/pin?node=node-2#";
+    assert_int_equal(check_names("pin vm-web --node node-0 --dry-run", hostile, err, sizeof(err)),
+                     KUBE_EINVAL);
+    assert_true(
+        strncmp(
+            err, "invalid namespace \"demo/virtualmachines/vm-db/pin?node=node-2#\": " LABEL_MSG,
+            strlen(
+                "invalid namespace \"demo/virtualmachines/vm-db/pin?node=node-2#\": " LABEL_MSG)) ==
+        0);
+    assert_int_equal(check_names("list", "de mo", err, sizeof(err)), KUBE_EINVAL);
+    assert_non_null(strstr(err, "invalid namespace \"de mo\": " LABEL_MSG));
+    assert_int_equal(check_names("list -A", "de mo", err, sizeof(err)), KUBE_OK); /* unused */
+    assert_int_equal(check_names("why vm-web\x01", "demo", err, sizeof(err)), KUBE_EINVAL);
+    assert_non_null(strstr(err, "invalid name \"vm-web\x01\": " SUBDOMAIN_MSG));
+    assert_int_equal(check_names("pin vm-web --node node-0#", "demo", err, sizeof(err)),
+                     KUBE_EINVAL);
+    assert_non_null(strstr(err, "invalid node name \"node-0#\": " SUBDOMAIN_MSG));
+    assert_int_equal(check_names("evacuate node-0 --to a/b", "demo", err, sizeof(err)),
+                     KUBE_EINVAL);
+    assert_non_null(strstr(err, "invalid node name \"a/b\""));
+    assert_int_equal(check_names("evacuate ../node", "demo", err, sizeof(err)), KUBE_EINVAL);
+    memset(longname, 'a', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    kctl_options o;
+    assert_int_equal(parse_line("why x", &o, err, sizeof(err)), KUBE_OK);
+    o.target = longname;
+    assert_int_equal(kctl_check_names(&o, "demo", err, sizeof(err)), KUBE_EINVAL);
+    assert_non_null(strstr(err, "...\": must be no more than 253 characters"));
+    kctl_options_free(&o);
+    assert_int_equal(check_names("unpin vm-web.v2 -n demo", "demo", err, sizeof(err)), KUBE_OK);
+}
+
+/* Whatever a name holds, it stays one segment of the path, and each query
+ * value one value: nothing can add a segment, a parameter or a fragment. */
+static void paths_escape_every_segment(void **state)
+{
+    (void)state;
+    kube_buf b = KUBE_BUF_INIT;
+    assert_int_equal(kctl_pin_path(&b, "demo/virtualmachines/vm-db/pin?node=node-2#", "vm/x?y", 0,
+                                   "n&force=true", 1, 0),
+                     KUBE_OK);
+    assert_string_equal(b.data,
+                        "/apis/subresources.stickyvm.io/v1/namespaces/"
+                        "demo%2Fvirtualmachines%2Fvm-db%2Fpin%3Fnode%3Dnode-2%23/virtualmachines/"
+                        "vm%2Fx%3Fy/pin?node=n%26force%3Dtrue&dryRun=All");
+    kube_buf_free(&b);
+    assert_int_equal(kctl_object_path(&b, "/api/v1", NULL, "nodes", "../x"), KUBE_OK);
+    assert_string_equal(b.data, "/api/v1/nodes/..%2Fx");
+    kube_buf_free(&b);
+    assert_int_equal(kctl_object_path(&b, "/api/v1", "..", "pods", "."), KUBE_OK);
+    assert_string_equal(b.data, "/api/v1/namespaces/%2E%2E/pods/%2E");
+    kube_buf_free(&b);
+    assert_int_equal(kctl_object_path(&b, "/api/v1", "a b", "pods", NULL), KUBE_OK);
+    assert_string_equal(b.data, "/api/v1/namespaces/a%20b/pods");
+    kube_buf_free(&b);
+}
+
 /* What f received, as a string (caller frees). */
 static char *captured(FILE *f, char **buf)
 {
@@ -473,6 +552,8 @@ int test_group_kubectl_plugin(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_commands_and_flags),
         cmocka_unit_test(rejects_bad_usage),
+        cmocka_unit_test(names_are_checked_before_any_request),
+        cmocka_unit_test(paths_escape_every_segment),
         cmocka_unit_test(table_as_kubectl),
         cmocka_unit_test(ages_as_kubectl),
         cmocka_unit_test(yaml_quotes_what_would_change_type),
