@@ -18,6 +18,7 @@
 #include "kube/util/strmap.h"
 #include "kube/serving/query.h"
 #include "kube/util/errors.h"
+#include "kube/util/rand.h"
 #include "kube/util/flags.h"
 #include "status.h"
 #include "vmpins_watch.h"
@@ -428,7 +429,8 @@ static int timeout_param(const apis_route *r, int64_t *out, kube_buf *body, int 
     if (param(r, "timeoutSeconds", t, sizeof(t), body, code) != KUBE_OK)
         return KUBE_EBADREQUEST;
     if (!*t) {
-        *out = MIN_REQUEST_TIMEOUT_S + rand() % MIN_REQUEST_TIMEOUT_S;
+        *out = MIN_REQUEST_TIMEOUT_S +
+               (int64_t)(kube_rand_next(kube_rand_local()) % MIN_REQUEST_TIMEOUT_S);
         return KUBE_OK;
     }
     v = strtoll(t, &end, 10);

@@ -50,11 +50,7 @@ static uint64_t fnv1a(const char *s)
 /* rand.Intn(100) < PLUGIN_METRICS_SAMPLE_PERCENT, per thread. */
 static int sample_plugin_metrics(void)
 {
-    static __thread uint64_t x;
-
-    if (!x)
-        x = kube_rand_seed();
-    return (int)(kube_rand_next(&x) % 100) < PLUGIN_METRICS_SAMPLE_PERCENT;
+    return (int)(kube_rand_next(kube_rand_local()) % 100) < PLUGIN_METRICS_SAMPLE_PERCENT;
 }
 
 static void pod_ref(const kube_pod *pod, kube_recorder_ref *r)

@@ -16,6 +16,7 @@
  * (hub->mu).
  */
 #include "kube/transport/poller.h"
+#include "kube/util/backoff.h"
 #include "kube/util/clock.h"
 #include "kube/util/array.h"
 #include "kube/util/rand.h"
@@ -44,21 +45,22 @@ void kube_inf_schedule(kube_informer *inf, int action, int64_t delay_ms)
     inf->due_ms = kube_now_ms() + delay_ms;
 }
 
-/* The next backoff delay: exponential with full jitter, capped; reset when
- * the previous failure is old. retry_after_s (0: none) is a floor. */
+/* The next backoff delay (kube/util/backoff.h: doubling from the initial
+ * delay, full jitter, never past the maximum); the attempts start again
+ * when the previous failure is old. retry_after_s (0: none) is a floor. */
 int64_t kube_inf_backoff_next(kube_informer *inf, long retry_after_s)
 {
     int64_t now = kube_now_ms(), d;
+    kube_backoff b = {inf->backoff_initial_ms, inf->backoff_max_ms, 2.0, 1.0};
 
-    if (inf->backoff_ms == 0 || now - inf->last_backoff_ms > BACKOFF_RESET_MS)
-        inf->backoff_ms = inf->backoff_initial_ms;
+    if (inf->last_backoff_ms == 0 || now - inf->last_backoff_ms > BACKOFF_RESET_MS)
+        inf->backoff_attempt = 0;
     inf->last_backoff_ms = now;
-    d = inf->backoff_ms + (int64_t)(kube_inf_rng_unit(inf->hub) * (double)inf->backoff_ms);
+    d = kube_backoff_at(&b, inf->backoff_attempt, kube_inf_rng_unit(inf->hub));
     if (d > inf->backoff_max_ms)
         d = inf->backoff_max_ms;
-    inf->backoff_ms *= 2;
-    if (inf->backoff_ms > inf->backoff_max_ms)
-        inf->backoff_ms = inf->backoff_max_ms;
+    if (inf->backoff_attempt < 64)
+        inf->backoff_attempt++;
     if (retry_after_s > 0 && d < retry_after_s * 1000)
         d = retry_after_s * 1000;
     return d;

@@ -74,7 +74,8 @@ struct kube_informer {
     size_t n_items, cap_items;
     /* reflector memory */
     int paginated_result, rv_unavailable;
-    int64_t backoff_ms, last_backoff_ms;
+    int64_t last_backoff_ms;
+    unsigned backoff_attempt; /* retries since the last quiet spell */
     /* shared with other threads */
     pthread_mutex_t mu;
     char last_rv[KUBE_RV_MAX];

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "kube/transport/api.h"
+#include "kube/util/backoff.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
@@ -428,12 +429,7 @@ static int leader_stopping(kube_leader *le)
 /* retry * (1 + rand * JitterFactor), as wait.Jitter. */
 static int64_t jittered_retry(const kube_leader *le)
 {
-    uint32_t r = 0;
-
-    if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
-        r = (uint32_t)kube_now_ns();
-    return le->retry_period_ms +
-           (int64_t)((double)le->retry_period_ms * JITTER_FACTOR * ((double)r / 4294967296.0));
+    return kube_jitter(le->retry_period_ms, JITTER_FACTOR);
 }
 
 static int observed_is_us(const kube_leader *le)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "kube/util/backoff.h"
 #include "kube/util/buf.h"
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
@@ -33,7 +34,6 @@ struct kube_workqueue {
     wq_item *held; /* sorted by ready_ms */
     int shut;
     int64_t base_ms, max_ms;
-    uint64_t rng;
 };
 
 /* ------------------------------------------------------------------ */
@@ -159,16 +159,12 @@ int kube_workqueue_add_after(kube_workqueue *q, const char *key, int64_t ms)
     return rc;
 }
 
-/* base * 2^failures capped at max, plus up to 10% jitter; caller locks. */
+/* base * 2^failures capped at max, plus up to 10% jitter
+ * (kube/util/backoff.h); caller locks. */
 static int64_t backoff_locked(kube_workqueue *q, unsigned failures)
 {
-    int64_t d = q->base_ms;
-    for (unsigned i = 0; i < failures && d < q->max_ms; i++)
-        d *= 2;
-    if (d > q->max_ms)
-        d = q->max_ms;
-    q->rng ^= q->rng << 13, q->rng ^= q->rng >> 7, q->rng ^= q->rng << 17;
-    return d + (int64_t)(q->rng % 1000) * d / 10000;
+    kube_backoff b = {q->base_ms, q->max_ms, 2.0, 0.1};
+    return kube_backoff_delay(&b, failures);
 }
 
 int kube_workqueue_add_rate_limited(kube_workqueue *q, const char *key, int64_t *delay_ms)
@@ -337,7 +333,6 @@ int kube_workqueue_new(int64_t base_ms, int64_t max_ms, kube_workqueue **out)
         return KUBE_ENOMEM;
     q->base_ms = base_ms;
     q->max_ms = max_ms;
-    q->rng = (uint64_t)kube_now_ns() | 1;
     pthread_mutex_init(&q->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

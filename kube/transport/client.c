@@ -387,7 +387,6 @@ static kube_client *client_alloc(kube_config *cfg, const kube_client_options *o)
     client_init_cond(&c->stop_cond);
     atomic_init(&c->backoff_base_ms, 100);
     atomic_init(&c->backoff_cap_ms, 5000);
-    atomic_init(&c->rng, (uint64_t)kube_now_ns() ^ (uint64_t)(uintptr_t)c);
     return c;
 }
 

@@ -211,7 +211,8 @@ void kube_client_set_fence(kube_client *c, kube_client_fence_fn fence, void *ud)
  * attempt the number of retries already made. Returns 1 and sets *delay_ms
  * when the request should be retried, else 0. The delay is Retry-After
  * (capped at 60 s), else base_ms * 2^attempt capped at cap_ms, jittered into
- * its upper half by rnd (any random 32-bit value). */
+ * its upper half by rnd (any random 32-bit value; 0 the whole delay),
+ * through kube/util/backoff.h. */
 int kube_retry_decide(const char *method, long code, long retry_after_s, int attempt,
                       int max_retries, long base_ms, long cap_ms, unsigned rnd, long *delay_ms);
 

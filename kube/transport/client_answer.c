@@ -5,6 +5,7 @@
  */
 #include "kube/transport/client.h"
 
+#include "kube/util/backoff.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 
@@ -28,7 +29,6 @@ int kube_retry_decide(const char *method, long code, long retry_after_s, int att
                       int max_retries, long base_ms, long cap_ms, unsigned rnd, long *delay_ms)
 {
     int retry;
-    long d;
 
     *delay_ms = 0;
     if (attempt >= max_retries)
@@ -49,12 +49,8 @@ int kube_retry_decide(const char *method, long code, long retry_after_s, int att
             1000;
         return 1;
     }
-    d = base_ms > 0 ? base_ms : 1;
-    for (int i = 0; i < attempt && d < cap_ms; i++)
-        d *= 2;
-    if (d > cap_ms)
-        d = cap_ms;
-    *delay_ms = d - d / 2 + (long)(rnd % (unsigned long)(d / 2 + 1));
+    kube_backoff b = {base_ms, cap_ms, 2.0, -0.5}; /* never past the cap */
+    *delay_ms = (long)kube_backoff_at(&b, (unsigned)attempt, (double)rnd / 4294967296.0);
     return 1;
 }
 

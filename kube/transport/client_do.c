@@ -13,6 +13,7 @@
 #include "kube/util/buf.h"
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
+#include "kube/util/rand.h"
 #include "kube/util/log.h"
 
 #include <errno.h>
@@ -32,14 +33,11 @@ void kube_client_set_backoff(kube_client *c, long base_ms, long cap_ms)
     atomic_store(&c->backoff_cap_ms, cap_ms);
 }
 
-/* splitmix64 over an atomic counter: a lock-free source of jitter. */
-static unsigned client_random(kube_client *c)
+/* A random 32-bit value for the retry's jitter, from the calling
+ * thread's state (kube/util/rand.h): lock-free. */
+static unsigned client_random(void)
 {
-    uint64_t z = atomic_fetch_add(&c->rng, 0x9E3779B97F4A7C15ULL) + 0x9E3779B97F4A7C15ULL;
-
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return (unsigned)((z ^ (z >> 31)) >> 32);
+    return (unsigned)(kube_rand_next(kube_rand_local()) >> 32);
 }
 
 /* Waits ns nanoseconds, or less when the client shuts down. Returns KUBE_OK
@@ -418,7 +416,7 @@ static int call_decide_failure(client_call *k, int *rc, long *delay_ms)
     return (*rc == KUBE_EIO || *rc == KUBE_ETIMEDOUT) && client_broken_connection(k->r.cc) &&
            kube_retry_decide(k->q.method, 0, -1, k->attempt, c->opts.max_retries,
                              atomic_load(&c->backoff_base_ms), atomic_load(&c->backoff_cap_ms),
-                             client_random(c), delay_ms);
+                             client_random(), delay_ms);
 }
 
 /* After an answer with code: the answer in resp; 1 to try again after
@@ -446,7 +444,7 @@ static int call_decide_answer(client_call *k, long code, int *rc, long *delay_ms
     }
     return kube_retry_decide(k->q.method, code, k->r.retry_after_s, k->attempt, c->opts.max_retries,
                              atomic_load(&c->backoff_base_ms), atomic_load(&c->backoff_cap_ms),
-                             client_random(c), delay_ms);
+                             client_random(), delay_ms);
 }
 
 /* The attempt's transfer ended with cc: the answer or the failure, then

@@ -67,7 +67,6 @@ struct kube_client {
 
     atomic_long backoff_base_ms;
     atomic_long backoff_cap_ms;
-    atomic_uint_fast64_t rng;
 };
 
 /* Sets the options every handle of c gets, requests and streams alike:

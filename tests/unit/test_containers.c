@@ -3,12 +3,14 @@
  * the one string map (kube/util/strmap.h) and what they stand on: growth and
  * its failure on overflow, distinct adds, put/get/replace/delete across many
  * keys and tombstones, iteration; the FNV-1a of kube/util/hash.h against the
- * reference vectors, the xorshift64 of kube/util/rand.h.
+ * reference vectors, the xorshift64 of kube/util/rand.h (and its per-thread
+ * state), and the one backoff, kube/util/backoff.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include "kube/util/array.h"
 #include "kube/util/errors.h"
 #include "kube/util/hash.h"
+#include "kube/util/backoff.h"
 #include "kube/util/rand.h"
 #include "kube/util/strmap.h"
 
@@ -139,6 +142,57 @@ static void rand_never_zero_and_spread(void **state)
         assert_in_range(buckets[i], 800, 1200);
 }
 
+/* Each thread draws from its own state: two threads get different
+ * sequences, and one thread's state persists between draws. */
+static void *draw_local(void *arg)
+{
+    *(uint64_t *)arg = kube_rand_next(kube_rand_local());
+    return NULL;
+}
+
+static void rand_local_is_per_thread(void **state)
+{
+    (void)state;
+    uint64_t a = 0, b = 0;
+    pthread_t t1, t2;
+    uint64_t *mine = kube_rand_local();
+    assert_ptr_equal(mine, kube_rand_local());
+    assert_true(*mine != 0);
+    assert_int_equal(pthread_create(&t1, NULL, draw_local, &a), 0);
+    assert_int_equal(pthread_create(&t2, NULL, draw_local, &b), 0);
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    assert_true(a != 0 && b != 0 && a != b);
+}
+
+/* wait.Backoff: doubling from base to the cap, jitter after the cap (up
+ * for a positive jitter, down for a negative one), wait.Jitter. */
+static void backoff_as_wait_backoff(void **state)
+{
+    (void)state;
+    kube_backoff b = {100, 1000, 2.0, 0.0};
+    assert_int_equal(kube_backoff_at(&b, 0, 0.5), 100);
+    assert_int_equal(kube_backoff_at(&b, 3, 0.5), 800);
+    assert_int_equal(kube_backoff_at(&b, 4, 0.5), 1000);
+    assert_int_equal(kube_backoff_at(&b, 60, 0.5), 1000);
+    b.jitter = 0.1;
+    assert_int_equal(kube_backoff_at(&b, 60, 0.5), 1050); /* past the cap, as upstream */
+    b.jitter = -0.5;
+    assert_int_equal(kube_backoff_at(&b, 60, 0.0), 1000);
+    assert_int_equal(kube_backoff_at(&b, 60, 0.5), 750);
+    kube_backoff zero = {0, 0, 0.0, 0.0}; /* base 1 ms, no growth, no cap */
+    assert_int_equal(kube_backoff_at(&zero, 5, 0.9), 1);
+    kube_backoff big = {1, 0, 10.0, 0.0};
+    assert_int_equal(kube_backoff_at(&big, 3, 0.0), 1000);
+    for (int i = 0; i < 1000; i++) {
+        int64_t d = kube_jitter(1000, 1.2);
+        assert_true(d >= 1000 && d < 2200);
+        d = kube_backoff_delay(&(kube_backoff){100, 1000, 2.0, 1.0}, 2);
+        assert_true(d >= 400 && d < 800);
+    }
+    assert_int_equal(kube_jitter(1000, 0.0), 1000);
+}
+
 int test_group_containers(void)
 {
     const struct CMUnitTest tests[] = {
@@ -148,6 +202,8 @@ int test_group_containers(void)
         cmocka_unit_test(strmap_puts_gets_deletes),
         cmocka_unit_test(fnv1a_reference_vectors),
         cmocka_unit_test(rand_never_zero_and_spread),
+        cmocka_unit_test(rand_local_is_per_thread),
+        cmocka_unit_test(backoff_as_wait_backoff),
     };
     return cmocka_run_group_tests_name("containers", tests, NULL, NULL);
 }
