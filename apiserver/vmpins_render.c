@@ -15,6 +15,7 @@
 #include "kube/types/pod.h"
 #include "kube/util/array.h"
 #include "kube/util/duration.h"
+#include "kube/util/clock.h"
 #include "kube/util/errors.h"
 
 #define PIN_KIND APIS_VMPIN_KIND
@@ -254,11 +255,7 @@ int apis_vmpins_filter_matches(const apis_vmpins_filter *f, const kube_vm *vm,
 /* RFC 3339 UTC seconds, as metav1.Time marshals. */
 static void format_time(int64_t unix_s, char *out, size_t n)
 {
-    time_t t = (time_t)unix_s;
-    struct tm tm;
-
-    gmtime_r(&t, &tm);
-    strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    kube_time_format(unix_s * 1000000LL, 0, out, n);
 }
 
 /* o[k] = v, or null when v is NULL; NULL when out of memory. */

@@ -21,6 +21,16 @@ int64_t kube_now_ns(void);
  * default attribute). */
 void kube_deadline_after(struct timespec *ts, clockid_t clock, int64_t ms);
 
+/* The wall clock (CLOCK_REALTIME) in microseconds since the epoch. */
+int64_t kube_wall_us(void);
+
+/* The one RFC 3339 formatter (kube_time_parse() in kube/codec/object.h is
+ * the one parser): unix_us, UTC, as metav1.MicroTime marshals it with
+ * micro ("2026-01-02T10:00:00.000001Z"), else as metav1.Time
+ * ("2026-01-02T10:00:00Z", the fraction dropped). Into out (n bytes; 32
+ * suffice; truncated when smaller). */
+void kube_time_format(int64_t unix_us, int micro, char *out, size_t n);
+
 /* Wall clock formatted as RFC 3339 with microseconds ("...T10:00:00.000000Z"),
  * into out (at least 32 bytes). */
 void kube_time_rfc3339_micro(char *out, size_t n);

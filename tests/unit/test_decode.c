@@ -20,6 +20,7 @@
 #include "kube/util/buf.h"
 #include "kube/types/configmap.h"
 #include "kube/types/configmap_testing.h"
+#include "kube/util/clock.h"
 #include "kube/util/errors.h"
 #include "kube/types/event.h"
 #include "kube/types/event_testing.h"
@@ -437,6 +438,28 @@ static void parses_rfc3339_times(void **state)
     assert_int_equal(kube_time_parse("2026-11-21T10:00:00.1234567890Z", &us), KUBE_EPARSE);
     assert_int_equal(kube_time_parse("2026-11-21T10:00:00Zjunk", &us), KUBE_EPARSE);
     assert_int_equal(kube_time_parse(NULL, &us), KUBE_EINVAL);
+}
+
+/* The one formatter writes what the one parser reads back. */
+static void formats_rfc3339_times(void **state)
+{
+    char out[40];
+    int64_t us;
+    (void)state;
+    kube_time_format(1795255202123456LL, 1, out, sizeof(out));
+    assert_string_equal(out, "2026-11-21T10:00:02.123456Z");
+    kube_time_format(1795255202123456LL, 0, out, sizeof(out));
+    assert_string_equal(out, "2026-11-21T10:00:02Z");
+    kube_time_format(-1, 1, out, sizeof(out)); /* before the epoch */
+    assert_string_equal(out, "1969-12-31T23:59:59.999999Z");
+    kube_time_format(0, 0, out, sizeof(out));
+    assert_string_equal(out, "1970-01-01T00:00:00Z");
+    int64_t now = kube_wall_us();
+    kube_time_format(now, 1, out, sizeof(out));
+    assert_int_equal(kube_time_parse(out, &us), KUBE_OK);
+    assert_int_equal(us, now);
+    kube_time_format(now, 0, out, 8); /* truncated, terminated */
+    assert_int_equal(strlen(out), 7);
 }
 
 /* ---- hand-written pods ---- */
@@ -1314,6 +1337,7 @@ int test_group_decode(void)
         cmocka_unit_test(recorded_kubevirt_fields),
         cmocka_unit_test(recorded_lease_event_configmap),
         cmocka_unit_test(parses_rfc3339_times),
+        cmocka_unit_test(formats_rfc3339_times),
         cmocka_unit_test(computes_requests_like_kube_scheduler),
         cmocka_unit_test(keeps_scalar_resources),
         cmocka_unit_test(decodes_scheduling_fields),
