@@ -207,6 +207,8 @@ const fw_cluster_event *sched_node_change_event(const kube_node *o, const kube_n
         return &SCHED_EV_NODE_LABEL_CHANGE;
     if (!taints_equal(o, n))
         return &SCHED_EV_NODE_TAINT_CHANGE;
+    if (o->ready != n->ready) /* conditions, heartbeats aside: the Ready status */
+        return &SCHED_EV_NODE_CONDITION_CHANGE;
     return NULL;
 }
 

@@ -1,7 +1,7 @@
 /*
  * kube/codec/object.h - the common shape of every decoded Kubernetes object.
  *
- * Decoders (kube/types/pod.h, kube/types/node.h, kube/types/kubevirt.h, kube/types/lease.h, ...)
+ * Decoders (kube/types/pod.h, kube/types/node.h, kube/types/kubevirt.h, ...)
  * turn a cJSON tree into a compact, immutable C struct that begins with a kube_object. Only the
  * fields we use are kept; no JSON tree is retained.
  *

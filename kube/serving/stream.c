@@ -3,7 +3,6 @@
  * secure server. The contract is in stream.h.
  */
 #include "kube/serving/stream.h"
-#include "kube/serving/stream_testing.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -17,6 +17,8 @@
 
 #include "framework/framework.h"
 #include "kube/util/errors.h"
+#include "eventhandlers.h"
+#include "kube/types/node.h"
 #include "kube/types/pod.h"
 #include "metrics.h"
 #include "queue/queue.h"
@@ -665,6 +667,42 @@ static void unknown_profile_is_refused(void **state)
     kube_object_unref(&p->base);
 }
 
+static struct kube_node *node_json(const char *json)
+{
+    cJSON *j = cJSON_Parse(json);
+    kube_object *o = NULL;
+    assert_non_null(j);
+    assert_int_equal(kube_node_codec.decode(j, &o), KUBE_OK);
+    cJSON_Delete(j);
+    return (struct kube_node *)o;
+}
+
+/* nodeSchedulingPropertiesChange: which update raises which event, in
+ * upstream's order; a heartbeat alone raises none. */
+static void node_update_events(void **state)
+{
+    (void)state;
+    static const char *const base = "{\"metadata\":{\"name\":\"n\"},\"status\":{\"conditions\":["
+                                    "{\"type\":\"Ready\",\"status\":\"%s\","
+                                    "\"lastHeartbeatTime\":\"%s\"}]}}";
+    char a[512], b[512], c[512];
+    snprintf(a, sizeof(a), base, "True", "2026-01-01T00:00:00Z");
+    snprintf(b, sizeof(b), base, "True", "2026-01-01T00:00:10Z");
+    snprintf(c, sizeof(c), base, "False", "2026-01-01T00:00:20Z");
+    struct kube_node *ready = node_json(a), *beat = node_json(b), *lost = node_json(c);
+    struct kube_node *labeled = node_json("{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":\"b\"}},"
+                                          "\"status\":{\"conditions\":[{\"type\":\"Ready\","
+                                          "\"status\":\"False\"}]}}");
+    assert_null(sched_node_change_event(ready, beat));
+    assert_ptr_equal(sched_node_change_event(beat, lost), &SCHED_EV_NODE_CONDITION_CHANGE);
+    assert_ptr_equal(sched_node_change_event(lost, ready), &SCHED_EV_NODE_CONDITION_CHANGE);
+    assert_ptr_equal(sched_node_change_event(lost, labeled), &SCHED_EV_NODE_LABEL_CHANGE);
+    kube_object_unref(&ready->base);
+    kube_object_unref(&beat->base);
+    kube_object_unref(&lost->base);
+    kube_object_unref(&labeled->base);
+}
+
 int test_group_queue(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -685,6 +723,7 @@ int test_group_queue(void)
         T(pop_blocks_until_add_or_close),
         T(flush_thread_runs),
         T(unknown_profile_is_refused),
+        cmocka_unit_test(node_update_events),
     };
 #undef T
     return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
