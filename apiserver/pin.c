@@ -298,7 +298,7 @@ static int dry_run(const answer *a, const apis_pin_request *r, const char *targe
     return done(a, r, target, cur, !same);
 }
 
-/* Writes target (NULL: unpin) over vm through kube/pin, which reads the
+/* Writes target (NULL: unpin) over vm through kube/types/pin, which reads the
  * VM again on conflicts; an explicit pin always proceeds. */
 static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r, const char *target,
                      const kube_vm *vm, const answer *a)

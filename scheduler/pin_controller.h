@@ -16,7 +16,7 @@
  *     moves to targetNode, the UID recorded, in one patch (reason
  *     Migration; the event Repinned). A migration once followed is never
  *     applied again, so a deliberate re-pin to the source node stays.
- *  2. The durable first pin (sched_pins_first_pin_node()): the VMI has a
+ *  2. The durable first pin (the first-pin rule): the VMI has a
  *     launcher pod of one of StickyVM's profiles (spec.schedulerName)
  *     bound to node N, not terminal and not a migration target, and the VM
  *     has no pin and no newer decision: it is pinned to N (reason

@@ -1,6 +1,6 @@
 /*
  * scheduler/pin_status.h - what the nodes of pinned VMs look like, as the
- * scheduler's metrics (issue #23's "measure it"; docs/operations.md,
+ * scheduler's metrics, so that a lost node is measured (docs/operations.md,
  * "When a node is lost"):
  *
  *   stickyvm_pinned_vms{node_status}: VMs pinned, by their node's status:

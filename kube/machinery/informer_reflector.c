@@ -2,7 +2,7 @@
  * kube/machinery/informer_reflector.c - an informer's list and watch, as client-go's
  * Reflector runs them: paginated lists (resourceVersion semantics, the
  * pager's full relist after a 410), then a watch with bookmarks from the
- * listed version, frames decoded as they stream in (kube/jsonstream).
+ * listed version, frames decoded as they stream in (kube/codec/jsonstream).
  */
 #include "kube/util/clock.h"
 #include "kube/machinery/informer_int.h"

@@ -464,7 +464,7 @@ static int create_context(kube_server *s, const kube_server_options *o, char *er
     memset(&info, 0, sizeof(info));
     /* DISABLE_OS_CA_CERTS: lws would load the OS CA bundle into the vhost's
      * client TLS context, which this server never uses (its upstream calls
-     * go through kube/client; peers are verified in authn.c). */
+     * go through kube/transport/client; peers are verified in authn.c). */
     info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT | LWS_SERVER_OPTION_EXPLICIT_VHOSTS |
                    LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG |
                    LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;

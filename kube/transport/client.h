@@ -3,7 +3,7 @@
  *
  * A kube_client holds the configuration, a client-side token-bucket rate
  * limiter (clientConnection.qps/burst), and one I/O thread ("kube-http",
- * kube/client_loop) that runs every request on one libcurl multi handle:
+ * kube/transport/client_loop) that runs every request on one libcurl multi handle:
  * a request is a chain of steps on that thread (the rate limiter's wait and
  * backoffs are its timers; each attempt runs on a pooled easy handle whose
  * constant options are set once). kube_client_do_async hands the outcome
@@ -12,7 +12,7 @@
  * transfers share the multi handle's connections: one HTTP/2 connection
  * multiplexing every request when the server offers h2 over TLS (ALPN; as
  * client-go), else HTTP/1.1 keep-alive connections, at most 16. The TLS
- * material is parsed once from the kubeconfig (kube/tls) and installed into
+ * material is parsed once from the kubeconfig (kube/transport/tls) and installed into
  * each new connection; DNS answers and TLS sessions are shared with stream
  * handles. TLS peer and host verification is always on unless the config
  * sets insecure-skip-tls-verify. Requests carry no Accept-Encoding: answers
@@ -23,7 +23,7 @@
  * server), all_proxy and no_proxy/NO_PROXY itself for every transfer,
  * requests and streams alike; nothing here overrides them.
  *
- * Watches and lists do not use the I/O thread: kube/informer's hub drives
+ * Watches and lists do not use the I/O thread: kube/machinery/informer's hub drives
  * its own curl multi handle on its own thread (kube_client_setup_stream),
  * because it decodes what arrives where it arrives: a re-list of 150,000
  * pods is about a second of decoding, which on a shared loop would delay

@@ -1,5 +1,5 @@
 /*
- * kube/transport/client_answer.c - what kube/client makes of an answer, as pure
+ * kube/transport/client_answer.c - what kube/transport/client makes of an answer, as pure
  * functions: metav1.Status decoding, the error a non-2xx answer maps to,
  * the Retry-After header, and the retry policy (see kube/transport/client.h).
  */

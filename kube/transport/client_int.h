@@ -1,5 +1,5 @@
 /*
- * kube/transport/client_int.h - what the parts of kube/client share, internal to
+ * kube/transport/client_int.h - what the parts of kube/transport/client share, internal to
  * kube/transport/client.c (setup, connections, headers, streams) and
  * kube/transport/client_do.c (requests, retries). Not for other modules.
  */

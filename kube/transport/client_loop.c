@@ -1,5 +1,5 @@
 /*
- * kube/transport/client_loop.c - the I/O thread of kube/client: a curl multi handle
+ * kube/transport/client_loop.c - the I/O thread of kube/transport/client: a curl multi handle
  * driven by a kube/transport/poller.h poller (socket_action over one
  * poll(2)), fed through a lock-protected queue of posted tasks and the
  * poller's notification (an eventfd write only when the loop is idle),

@@ -1,6 +1,6 @@
 /*
  * kube/transport/client_loop.h - one I/O thread that drives libcurl's multi interface
- * for kube/client: every request/response exchange of a client runs on it,
+ * for kube/transport/client: every request/response exchange of a client runs on it,
  * so the transfers share the multi handle's connections (HTTP/2 streams on
  * one connection when the server offers h2, HTTP/1.1 keep-alive otherwise).
  *

@@ -1,6 +1,6 @@
 /*
- * kube/transport/fuzz_answer.c - libFuzzer target for what kube/client and
- * kube/informer make of the bytes a server answers, now that libcurl does
+ * kube/transport/fuzz_answer.c - libFuzzer target for what kube/transport/client and
+ * kube/machinery/informer make of the bytes a server answers, now that libcurl does
  * the HTTP framing:
  *
  *   byte 0 & 3 = 0 or 1: an answer. Bytes 1-2 are the status code (mod
@@ -14,7 +14,7 @@
  *
  *   byte 0 & 3 = 2 or 3: a streamed body (watch lines, or a list), as
  *   libcurl hands it over after undoing the chunked transfer coding: fed to
- *   kube/jsonstream once whole and once cut at points byte 1 seeds. The
+ *   kube/codec/jsonstream once whole and once cut at points byte 1 seeds. The
  *   frames (and a list's skeleton) must be the same both ways; each watch
  *   frame is decoded as a Pod event too.
  *

@@ -1,8 +1,8 @@
 /*
  * kube/transport/tls.h - a kubeconfig's TLS material (certificate authority, client
- * certificate with its chain, client key) parsed once, by kube/config when
+ * certificate with its chain, client key) parsed once, by kube/transport/config when
  * it loads (which is also how a bad blob is found), and installed into any
- * number of OpenSSL contexts: libcurl's (kube/client), which would
+ * number of OpenSSL contexts: libcurl's (kube/transport/client), which would
  * otherwise parse the PEM blobs again for every new connection (a private
  * key decode alone costs OpenSSL 3 millions of instructions).
  *

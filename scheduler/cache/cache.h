@@ -14,7 +14,7 @@
  *   forget_pod()      the bind failed: the assumed pod is removed;
  *   update_pod()/remove_pod() for confirmed pods.
  * kube-scheduler v1.28 runs with durationToExpireAssumedPod = 0: assumed
- * pods never expire (issue #106361). The TTL is an option (0 = never) and
+ * pods never expire (upstream kubernetes/kubernetes#106361). The TTL is an option (0 = never) and
  * cleanup_assumed() (every second from the scheduler) expires pods whose
  * binding finished more than TTL ago.
  *

@@ -805,7 +805,7 @@ static void parsed_free(parsed *p)
     memset(p, 0, sizeof(*p));
 }
 
-/* Copies what the pipeline reads from a parsed head (kube/httpreq). */
+/* Copies what the pipeline reads from a parsed head (kube/serving/httpreq). */
 static int take_head(parsed *p, const kube_httpreq_request *req)
 {
     const char *q = strchr(req->target, '?');
@@ -902,7 +902,7 @@ static int take_body(emu_conn *c, kube_httpreq_parser *ps, kube_httpreq_request 
     return n < 0 ? n : KUBE_OK;
 }
 
-/* Reads one request with kube/httpreq (strict, bounded) into p. Returns
+/* Reads one request with kube/serving/httpreq (strict, bounded) into p. Returns
  * KUBE_OK, KUBE_EBADREQUEST with *http_status (the answer before closing),
  * or the connection's error. */
 static int read_request(emu_conn *c, parsed *p, size_t max_body, int first_timeout_ms,

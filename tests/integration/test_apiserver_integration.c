@@ -936,7 +936,7 @@ static void exports_metrics(void **state)
     kube_buf_free(&b);
 }
 
-/* ---- virtualmachinepins, audit Events, dryRun, local volumes (issue #15) ---- */
+/* ---- virtualmachinepins, audit Events, dryRun, local volumes ---- */
 
 #define PINS GV "/namespaces/default/virtualmachinepins"
 #define TABLE_ACCEPT "Accept: application/json;as=Table;v=v1;g=meta.k8s.io,application/json"

@@ -4,7 +4,7 @@
  *
  *  - the pod informer and the bind path (kube_api_bind from 16 threads),
  *    a patch, an event and the aggregator's APIService list through
- *    kube/client (libcurl transport) on each protocol, the emulator's
+ *    kube/transport/client (libcurl transport) on each protocol, the emulator's
  *    connection counters showing which one was spoken;
  *  - 16 concurrent binds from one curl multi handle (multiplexing, wait for
  *    the connection) share ONE h2 connection with a watch that sees them
@@ -62,7 +62,7 @@ static void sleep_ms(int ms)
     usleep((useconds_t)ms * 1000);
 }
 
-/* ---- kube/client: informer, binds, patch, event ------------------------- */
+/* ---- kube/transport/client: informer, binds, patch, event ------------------------- */
 
 typedef struct bind_job {
     kube_client *c;

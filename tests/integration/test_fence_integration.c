@@ -1,6 +1,6 @@
 /*
  * tests/integration/test_fence_integration.c - a deposed scheduler replica
- * binds nothing (issue #20 §1).
+ * binds nothing: the fence aborts its bindings once the Lease is lost.
  *
  * Two in-process scheduler replicas under Lease election, each with a
  * client certificate of its own (users replica-a and replica-b), against

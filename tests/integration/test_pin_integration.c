@@ -1,5 +1,5 @@
 /*
- * tests/integration/test_pin_integration.c - kube/pin's write against the
+ * tests/integration/test_pin_integration.c - kube/types/pin's write against the
  * API emulator: one PATCH when the VM is current, nothing when it already
  * holds the value, a stale resourceVersion read again and judged by the
  * caller (a concurrent pin makes a first pin yield, an explicit pin

@@ -258,7 +258,7 @@ static void rejects_bad_flags(void **state)
     }
 }
 
-/* Duration flags use kube/duration (Go syntax) and refuse negative values. */
+/* Duration flags use kube/util/duration (Go syntax) and refuse negative values. */
 static void parses_durations(void **state)
 {
     static const struct {

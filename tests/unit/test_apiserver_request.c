@@ -193,7 +193,7 @@ static void reads_the_node_parameter(void **state)
     assert_string_equal(r.node, "n-1");
     apis_route_free(&r);
 
-    /* unpin refuses it (issue #15 §3) */
+    /* unpin refuses it */
     assert_int_equal(apis_route_parse(VM "/vm1/unpin?node=n1", &r, msg, sizeof(msg)),
                      KUBE_EBADREQUEST);
     assert_non_null(strstr(msg, "\"node\""));

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_buf.c - kube/buf: appending and formatting, query
+ * tests/unit/test_buf.c - kube/util/buf: appending and formatting, query
  * escaping, handing the data over, strict integer parsing, truncating copies.
  */
 #include <setjmp.h>

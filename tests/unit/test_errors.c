@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_errors.c - kube/errors: the KUBE_E* codes, their names
+ * tests/unit/test_errors.c - kube/util/errors: the KUBE_E* codes, their names
  * and the mapping from HTTP Status codes and reasons.
  */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_httpreq.c - kube/httpreq, the HTTP/1.1 request parser of
+ * tests/unit/test_httpreq.c - kube/serving/httpreq, the HTTP/1.1 request parser of
  * stickyvm-apiserver and the emulator: framing, limits and the smuggling
  * rules; and kube/serving/query.h, the query string of a request target,
  * and the health paths read with it (kube/serving/healthz.h).

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_pin.c - kube/pin without a server: the annotation key's
+ * tests/unit/test_pin.c - kube/types/pin without a server: the annotation key's
  * validation, the merge patch's shape, the reads. The conflict loop is
  * tested against the emulator in tests/integration/test_pin_integration.c.
  */

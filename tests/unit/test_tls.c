@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_tls.c - kube/tls: a kubeconfig's TLS material parsed once
+ * tests/unit/test_tls.c - kube/transport/tls: a kubeconfig's TLS material parsed once
  * and installed into OpenSSL contexts (trust store, client certificate with
  * its chain, key), and the errors for material OpenSSL refuses.
  */

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_workload.c - kube/workload: decoding Services,
+ * tests/unit/test_workload.c - kube/types/workload: decoding Services,
  * ReplicationControllers, ReplicaSets and StatefulSets down to their
  * selectors (nil, empty and set; malformed input rejected), the map
  * selector's matching, and the listers over stores.
