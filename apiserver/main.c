@@ -38,6 +38,7 @@ static void *signal_thread(void *arg)
     signals *s = arg;
     int sig = 0;
 
+    pthread_setname_np(pthread_self(), "apis-signal");
     while (sigwait(&s->set, &sig) == 0) {
         if (sig == SIGUSR1)
             break;

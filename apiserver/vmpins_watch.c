@@ -112,6 +112,7 @@ static void *tick_loop(void *arg)
     apis_vmwatch *w = arg;
     struct timespec ts;
 
+    pthread_setname_np(pthread_self(), "apis-vmpins");
     pthread_mutex_lock(&w->mu);
     while (!w->stop) {
         clock_gettime(CLOCK_REALTIME, &ts);

@@ -6,13 +6,16 @@
 #     (comments and string literals are not looked at);
 #   - the file opens with a comment that says what the module is;
 #   - outside tests/, no more than 800 lines.
-# And two rules over the repository (scripts/check-src-paths.pl and
-# scripts/check-src-tests-only.pl say exactly what they take):
+# And rules over the repository (scripts/check-src-paths.pl,
+# scripts/check-src-tests-only.pl and scripts/check-threads.pl say exactly
+# what they take):
 #   - every repository path cited in a C comment, in docs/ or in README.md
 #     exists (the path rule; given FILEs: in those);
 #   - no function only tests/ and bench/ call is declared in a public header:
 #     it goes in the module's *_testing.h (the test-only rule; run without
-#     FILEs only).
+#     FILEs only);
+#   - docs/architecture.md's thread table names exactly the threads the
+#     code names (scripts/check-threads.pl; run without FILEs only).
 # Each problem is printed as FILE:LINE: and the rule.
 # Usage: scripts/check-src.sh [FILE...]     (default: every C file)
 set -euo pipefail
@@ -63,5 +66,6 @@ status=0
 scripts/check-src-paths.pl "${files[@]}" || status=1
 if [ $# -eq 0 ]; then
   scripts/check-src-tests-only.pl || status=1
+  scripts/check-threads.pl || status=1
 fi
 exit $status

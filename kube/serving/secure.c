@@ -206,8 +206,7 @@ int kube_secure_new(const kube_secure_options *o, kube_secure **out, char *err, 
     if (!s)
         return KUBE_ENOMEM;
     s->client = o->client;
-    kube_strlcpy(s->thread_name, o->thread_name ? o->thread_name : "kube-https",
-                 sizeof(s->thread_name));
+    kube_strlcpy(s->thread_name, o->thread_name ? o->thread_name : "", sizeof(s->thread_name));
     rc = open_clients(s, o, err, errlen);
     if (rc == KUBE_OK)
         rc = open_delegate(s, o);
@@ -237,7 +236,8 @@ static void *serve(void *arg)
 {
     kube_secure *s = arg;
 
-    pthread_setname_np(pthread_self(), s->thread_name);
+    if (s->thread_name[0])
+        pthread_setname_np(pthread_self(), s->thread_name);
     kube_server_run(s->server);
     return NULL;
 }

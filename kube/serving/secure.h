@@ -45,7 +45,7 @@ typedef struct kube_secure_options {
     const kube_handlers *handlers;         /* required */
     const kube_serving_observer *observer; /* may be NULL */
     const char *user_agent;                /* of the delegation clients */
-    const char *thread_name;               /* kube_secure_start()'s; NULL: "kube-https" */
+    const char *thread_name;               /* kube_secure_start()'s; NULL: unnamed */
     /* the listener's bounds (kube/serving/server.h); 0: its defaults */
     int workers;
     int max_inflight;

@@ -20,7 +20,8 @@
  *   - a chunked body sent in 16-byte TLS records costs CPU linear in its
  *     size (twice the body: about twice the CPU, not four times);
  * and the scheduler's secure port (scheduler/server.c, in a child process
- * with RLIMIT_NOFILE = 256) under the same 300 connections.
+ * with RLIMIT_NOFILE = 256) under the same 300 connections; and the
+ * running server's threads are the ones docs/architecture.md documents.
  *
  * Bounded: every loop has a count and a deadline; the group takes about
  * 30 s. The latency bound (100 ms on loopback) and the CPU ratio (< 3 for
@@ -32,6 +33,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -793,9 +795,91 @@ static void the_scheduler_port_does_not_spin_either(void **state)
     waitpid(pid, NULL, 0);
 }
 
+/* ---- threads as documented ---- */
+
+/* The apiserver's rows of docs/architecture.md's thread table (daemon
+ * "apiserver" or "both"), each name followed by '\n', into out. */
+static void documented_apiserver_threads(kube_buf *out)
+{
+    char path[512], line[2048];
+    int in = 0;
+    snprintf(path, sizeof(path), "%s/docs/architecture.md", STICKYVM_SOURCE_DIR);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f)) {
+        char name[32], daemon[32];
+        if (strncmp(line, "## ", 3) == 0)
+            in = strncmp(line, "## Threads", 10) == 0;
+        else if (in && sscanf(line, "| `%31[^`]` | %31[a-z] |", name, daemon) == 2 &&
+                 (strcmp(daemon, "apiserver") == 0 || strcmp(daemon, "both") == 0))
+            kube_buf_printf(out, "%s\n", name);
+    }
+    fclose(f);
+}
+
+/* The names of pid's threads but its main one, sorted out of duplicates:
+ * each name followed by '\n', into out, in the order of first sight. */
+static void running_threads(pid_t pid, kube_buf *out)
+{
+    char path[512], comm[64], dir[64];
+    snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.' || strtol(e->d_name, NULL, 10) == (long)pid)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s/comm", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f || !fgets(comm, sizeof(comm), f)) {
+            if (f)
+                fclose(f);
+            continue;
+        }
+        fclose(f);
+        comm[strcspn(comm, "\n")] = '\0';
+        char needle[80];
+        snprintf(needle, sizeof(needle), "%s\n", comm);
+        if (!out->data || !strstr(out->data, needle))
+            kube_buf_puts(out, needle);
+    }
+    closedir(d);
+}
+
+/* A running stickyvm-apiserver's threads are the table's apiserver rows:
+ * every thread it started carries a documented name, and every documented
+ * one runs (all start with the server). */
+static void threads_are_the_documented_ones(void **state)
+{
+    (void)state;
+    kube_buf doc = KUBE_BUF_INIT, run = KUBE_BUF_INIT;
+    documented_apiserver_threads(&doc);
+    running_threads(F.main.pid, &run);
+    assert_non_null(doc.data);
+    assert_non_null(run.data);
+    for (char *p = run.data, *nl; (nl = strchr(p, '\n')); p = nl + 1) {
+        *nl = '\0';
+        char needle[80];
+        snprintf(needle, sizeof(needle), "%s\n", p);
+        if (!strstr(doc.data, needle))
+            fail_msg("thread \"%s\" of stickyvm-apiserver is not in docs/architecture.md", p);
+        *nl = '\n';
+    }
+    for (char *p = doc.data, *nl; (nl = strchr(p, '\n')); p = nl + 1) {
+        *nl = '\0';
+        char needle[80];
+        snprintf(needle, sizeof(needle), "%s\n", p);
+        if (!strstr(run.data, needle))
+            fail_msg("documented thread \"%s\" does not run in stickyvm-apiserver", p);
+        *nl = '\n';
+    }
+    kube_buf_free(&doc);
+    kube_buf_free(&run);
+}
+
 int test_group_server_hardening(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(threads_are_the_documented_ones),
         cmocka_unit_test(unauthenticated_bodies_are_never_read),
         cmocka_unit_test(expect_continue_gets_100_continue),
         cmocka_unit_test(read_only_roles_cannot_pin),
