@@ -113,18 +113,10 @@ typedef struct apis_vmpins_format {
  * KUBE_OK, or KUBE_EINVAL when no media range is served (406). */
 int apis_vmpins_accept_parse(const char *accept, apis_vmpins_format *f);
 
-/* One term of a field selector: key = value, or != when negated. */
-typedef struct apis_vmpins_field {
-    const char *key, *value; /* in the filter's text, unescaped */
-    int negated;
-} apis_vmpins_field;
-
 /* What one request selects. */
 typedef struct apis_vmpins_filter {
     kube_label_selector *labels; /* NULL: everything */
-    apis_vmpins_field *fields;   /* ANDed; none: everything */
-    size_t n_fields;
-    char *text; /* the field selector's copy the terms point into */
+    kube_field_selector fields;  /* ANDed; none: everything */
 } apis_vmpins_filter;
 
 /* Parses labelSelector and fieldSelector (either may be NULL; the fields

@@ -106,79 +106,6 @@ static int known_field(const char *key)
     return 0;
 }
 
-/* The end of the term at s: the first unescaped comma, or the end. */
-static char *term_end(char *s)
-{
-    for (; *s && *s != ','; s++)
-        if (*s == '\\' && s[1])
-            s++;
-    return s;
-}
-
-/* Unescapes v in place (\\, \, and \=); an unescaped ',' or '=' or any
- * other escape is KUBE_EPARSE, as fields.UnescapeValue. */
-static int unescape(char *v)
-{
-    char *w = v;
-
-    for (; *v; v++) {
-        if (*v == ',' || *v == '=')
-            return KUBE_EPARSE;
-        if (*v == '\\') {
-            v++;
-            if (*v != '\\' && *v != ',' && *v != '=')
-                return KUBE_EPARSE;
-        }
-        *w++ = *v;
-    }
-    *w = '\0';
-    return KUBE_OK;
-}
-
-/* One term "key op value" (op !=, == or =, the first unescaped one). */
-static int parse_term(char *t, apis_vmpins_field *out)
-{
-    static const char *const ops[] = {"!=", "==", "="};
-
-    for (char *p = t; *p; p++) {
-        if (*p == '\\' && p[1]) {
-            p++;
-            continue;
-        }
-        for (size_t i = 0; i < 3; i++) {
-            size_t len = strlen(ops[i]);
-            if (strncmp(p, ops[i], len) != 0)
-                continue;
-            *p = '\0';
-            *out = (apis_vmpins_field){t, p + len, i == 0};
-            return unescape(p + len);
-        }
-    }
-    return KUBE_EPARSE;
-}
-
-/* The terms of the field selector s. KUBE_OK, KUBE_EPARSE, KUBE_ENOMEM. */
-static int parse_fields(const char *s, apis_vmpins_filter *f)
-{
-    size_t cap = 0;
-    char *t, *end;
-    int rc = KUBE_OK, last = 0;
-
-    if (!(f->text = kube_strdup(s)))
-        return KUBE_ENOMEM;
-    for (t = f->text; rc == KUBE_OK && !last; t = end + 1) {
-        end = term_end(t);
-        last = *end == '\0';
-        *end = '\0';
-        if (!*t)
-            continue;
-        rc = KUBE_ARRAY_RESERVE(f->fields, cap, f->n_fields + 1);
-        if (rc == KUBE_OK && (rc = parse_term(t, &f->fields[f->n_fields])) == KUBE_OK)
-            f->n_fields++;
-    }
-    return rc;
-}
-
 int apis_vmpins_filter_parse(const char *labels, const char *fields, apis_vmpins_filter *f,
                              char *msg, size_t n)
 {
@@ -189,13 +116,14 @@ int apis_vmpins_filter_parse(const char *labels, const char *fields, apis_vmpins
         snprintf(msg, n, "unable to parse requirement: invalid label selector \"%s\"", labels);
         return KUBE_EBADREQUEST;
     }
-    if (rc == KUBE_OK && fields && (rc = parse_fields(fields, f)) == KUBE_EPARSE) {
+    if (rc == KUBE_OK && fields &&
+        (rc = kube_field_selector_parse(fields, &f->fields)) == KUBE_EPARSE) {
         snprintf(msg, n, "invalid field selector \"%s\"", fields);
         return KUBE_EBADREQUEST;
     }
-    for (size_t i = 0; rc == KUBE_OK && i < f->n_fields; i++)
-        if (!known_field(f->fields[i].key)) {
-            snprintf(msg, n, "field label not supported: %s", f->fields[i].key);
+    for (size_t i = 0; rc == KUBE_OK && i < f->fields.n_terms; i++)
+        if (!known_field(f->fields.terms[i].key)) {
+            snprintf(msg, n, "field label not supported: %s", f->fields.terms[i].key);
             return KUBE_EBADREQUEST;
         }
     return rc;
@@ -204,8 +132,7 @@ int apis_vmpins_filter_parse(const char *labels, const char *fields, apis_vmpins
 void apis_vmpins_filter_free(apis_vmpins_filter *f)
 {
     kube_label_selector_free(f->labels);
-    free(f->fields);
-    free(f->text);
+    kube_field_selector_free(&f->fields);
     memset(f, 0, sizeof(*f));
 }
 
@@ -233,18 +160,19 @@ int apis_vmpins_filter_matches(const apis_vmpins_filter *f, const kube_vm *vm,
 
     if (f->labels && !kube_label_selector_matches(f->labels, m->labels, m->n_labels))
         return 0;
-    if (!f->n_fields)
+    if (!f->fields.n_terms)
         return 1;
     status = apis_vmpins_node_status(w, vm, st, sizeof(st));
-    for (size_t i = 0; i < f->n_fields; i++) {
-        const char *k = f->fields[i].key, *v;
+    for (size_t i = 0; i < f->fields.n_terms; i++) {
+        const kube_field_term *t = &f->fields.terms[i];
+        const char *k = t->key, *v;
         if (!strcmp(k, "node"))
             v = node ? node : "";
         else if (!strcmp(k, "status.nodeStatus"))
             v = status ? status : "";
         else
             v = !strcmp(k, "metadata.name") ? m->name : m->namespace_;
-        if ((strcmp(v, f->fields[i].value) == 0) == f->fields[i].negated)
+        if ((strcmp(v, t->value) == 0) == t->negated)
             return 0;
     }
     return 1;

@@ -106,6 +106,32 @@ int kube_label_selector_parse(const char *s, kube_label_selector **out);
 /* Frees a selector from kube_label_selector_parse(). NULL-safe. */
 void kube_label_selector_free(kube_label_selector *s);
 
+/* One term of a field selector (fields.Requirement): key = value, or !=
+ * when negated. */
+typedef struct kube_field_term {
+    const char *key, *value; /* in the selector's text, unescaped */
+    int negated;
+} kube_field_term;
+
+/* A parsed field selector: its terms, ANDed (none: everything). */
+typedef struct kube_field_selector {
+    kube_field_term *terms;
+    size_t n_terms;
+    char *text; /* the copy of the selector the terms point into */
+} kube_field_selector;
+
+/* Parses a field selector as fields.ParseSelector does: terms split at
+ * unescaped commas, each "key op value" with op the first unescaped "!=",
+ * "==" or "=", values unescaped from \\, \, and \= (any other escape, or
+ * an unescaped ',' or '=' in a value, is an error), empty terms skipped.
+ * Which keys are valid is the caller's rule. KUBE_OK with *out filled
+ * (free with kube_field_selector_free() in every case), KUBE_EPARSE or
+ * KUBE_ENOMEM. Implemented in kube/codec/selector_fields.c. */
+int kube_field_selector_parse(const char *s, kube_field_selector *out);
+
+/* Frees what kube_field_selector_parse() filled and zeroes it. */
+void kube_field_selector_free(kube_field_selector *s);
+
 /* For decoder implementations: decode into arena a.
  * A JSON null or absent selector yields *out NULL (nil). Wrong JSON types
  * return KUBE_EPARSE; KUBE_ENOMEM when the arena is exhausted. */

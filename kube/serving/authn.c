@@ -18,6 +18,8 @@
 #include <strings.h>
 
 #include "kube/util/buf.h"
+#include "kube/util/certkit.h"
+#include "kube/serving/query.h"
 #include "kube/util/errors.h"
 
 #define AUTHENTICATED_GROUP "system:authenticated"
@@ -236,21 +238,17 @@ static void set_err(char *err, size_t errlen, const char *source, const char *wh
 static int load_store(const char *pem, size_t len, const char *source, X509_STORE **out, char *err,
                       size_t errlen)
 {
-    BIO *bio = BIO_new_mem_buf(pem, (int)len);
+    STACK_OF(X509) *certs = NULL;
     X509_STORE *store = X509_STORE_new();
-    X509 *x;
-    int count = 0, rc = KUBE_OK;
+    int count = 0, rc = KUBE_OK, malformed;
 
     *out = NULL;
-    if (!bio || !store || len > (size_t)0x7fffffff) {
+    if (!store || kube_certkit_read_certs(pem, len, &certs, &malformed) != KUBE_OK) {
         rc = KUBE_ENOMEM;
         goto done;
     }
-    while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
-        if (X509_STORE_add_cert(store, x) == 1)
-            count++;
-        X509_free(x);
-    }
+    for (int i = 0; i < sk_X509_num(certs); i++)
+        count += X509_STORE_add_cert(store, sk_X509_value(certs, i)) == 1;
     ERR_clear_error();
     if (count == 0) {
         set_err(err, errlen, source, "no PEM certificate found");
@@ -260,7 +258,7 @@ static int load_store(const char *pem, size_t len, const char *source, X509_STOR
     *out = store;
     store = NULL;
 done:
-    BIO_free(bio);
+    sk_X509_pop_free(certs, X509_free);
     X509_STORE_free(store);
     return rc;
 }
@@ -589,32 +587,19 @@ static int add_groups(const kube_authn_config *cfg, const kube_httpreq_request *
     return KUBE_OK;
 }
 
-/* The extra key is the lowercased rest of the header name, percent-decoded
- * (kept as is when the escape is malformed). */
+/* The extra key is the lowercased rest of the header name,
+ * url.PathUnescape'd (kept as is when the escape is malformed or the key
+ * does not fit out, n bytes), as k8s.io/apiserver's unescapeExtraKey. */
 static int extra_key(const char *rest, char *out, size_t n)
 {
-    size_t o = 0;
-    int bad = 0;
+    char lower[256];
+    size_t len = 0, outn;
 
-    for (size_t i = 0; rest[i] && o + 1 < n; i++) {
-        char c = (char)tolower((unsigned char)rest[i]);
-        if (c == '%') {
-            if (isxdigit((unsigned char)rest[i + 1]) && isxdigit((unsigned char)rest[i + 2])) {
-                char hex[3] = {rest[i + 1], rest[i + 2], '\0'};
-                c = (char)strtol(hex, NULL, 16);
-                i += 2;
-            } else {
-                bad = 1;
-            }
-        }
-        out[o++] = c;
-    }
-    out[o] = '\0';
-    if (bad) {
-        for (o = 0; rest[o] && o + 1 < n; o++)
-            out[o] = (char)tolower((unsigned char)rest[o]);
-        out[o] = '\0';
-    }
+    for (; rest[len] && len + 1 < sizeof(lower); len++)
+        lower[len] = (char)tolower((unsigned char)rest[len]);
+    lower[len] = '\0';
+    if (kube_path_unescape(lower, len, out, n, &outn) != KUBE_OK)
+        kube_strlcpy(out, lower, n);
     return KUBE_OK;
 }
 

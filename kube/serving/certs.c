@@ -76,23 +76,26 @@ static int same_id(const file_id *a, const file_id *b)
            a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
+/* The certificate file's first certificate (p->leaf) and the chain after
+ * it (kube/util/certkit.h's reader). KUBE_OK, KUBE_EIO (unreadable),
+ * KUBE_EPARSE (no certificate) or KUBE_ENOMEM; err says which file. */
 static int load_chain(const char *path, pair *p, char *err, size_t errlen)
 {
-    BIO *bio = BIO_new_file(path, "r");
-    X509 *x;
+    char *pem = NULL;
+    size_t len = 0;
+    int malformed, rc = kube_read_file(path, &pem, &len);
 
-    if (!bio) {
+    if (rc != KUBE_OK) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return KUBE_EIO;
     }
-    p->leaf = PEM_read_bio_X509(bio, NULL, NULL, NULL);
-    p->chain = sk_X509_new_null();
-    while (p->leaf && p->chain && (x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL)
-        if (!sk_X509_push(p->chain, x))
-            X509_free(x);
-    BIO_free(bio);
+    rc = kube_certkit_read_certs(pem, len, &p->chain, &malformed);
+    free(pem);
     ERR_clear_error();
-    if (!p->leaf || !p->chain) {
+    if (rc != KUBE_OK)
+        return rc;
+    p->leaf = sk_X509_shift(p->chain);
+    if (!p->leaf) {
         snprintf(err, errlen, "%s: no PEM certificate found", path);
         return KUBE_EPARSE;
     }

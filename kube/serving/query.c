@@ -9,7 +9,10 @@
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 
-int kube_query_unescape(const char *s, size_t n, char *out, size_t outlen, size_t *outn)
+/* Percent escapes decoded, and '+' as a space when plus_is_space: the one
+ * decoder behind kube_query_unescape and kube_path_unescape. */
+static int unescape(const char *s, size_t n, int plus_is_space, char *out, size_t outlen,
+                    size_t *outn)
 {
     size_t o = 0;
 
@@ -24,7 +27,7 @@ int kube_query_unescape(const char *s, size_t n, char *out, size_t outlen, size_
                 return KUBE_EBADREQUEST;
             c = (char)(kube_hex_digit(s[i + 1]) * 16 + kube_hex_digit(s[i + 2]));
             i += 2;
-        } else if (c == '+') {
+        } else if (c == '+' && plus_is_space) {
             c = ' ';
         }
         if (o + 1 >= outlen)
@@ -34,6 +37,16 @@ int kube_query_unescape(const char *s, size_t n, char *out, size_t outlen, size_
     out[o] = '\0';
     *outn = o;
     return KUBE_OK;
+}
+
+int kube_query_unescape(const char *s, size_t n, char *out, size_t outlen, size_t *outn)
+{
+    return unescape(s, n, 1, out, outlen, outn);
+}
+
+int kube_path_unescape(const char *s, size_t n, char *out, size_t outlen, size_t *outn)
+{
+    return unescape(s, n, 0, out, outlen, outn);
 }
 
 int kube_query_next(const char **query, kube_query_pair *p)

@@ -43,6 +43,9 @@ int kube_query_next(const char **query, kube_query_pair *p);
  * KUBE_ERANGE (out too small). */
 int kube_query_unescape(const char *s, size_t n, char *out, size_t outlen, size_t *outn);
 
+/* The same as url.PathUnescape: percent escapes only ('+' stays '+'). */
+int kube_path_unescape(const char *s, size_t n, char *out, size_t outlen, size_t *outn);
+
 /* The first value of key in query, decoded into out (size n). Returns
  * KUBE_OK, KUBE_ENOTFOUND, KUBE_EBADREQUEST (a bad escape in a key before
  * it or in its value, or a NUL in the value once decoded) or KUBE_ERANGE

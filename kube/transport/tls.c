@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "kube/util/certkit.h"
 #include "kube/util/errors.h"
 
 struct kube_tls {
@@ -34,37 +35,12 @@ static int tls_refuse(char *why, size_t whylen, const char *reason)
     return KUBE_ECONFIG;
 }
 
-/* Every certificate of a PEM blob, in order, or NULL when out of memory.
- * *malformed is set when a block did not parse (rather than the blob
- * simply ending); the reason is then OpenSSL's last queued error. */
-static STACK_OF(X509) * tls_read_certs(const char *pem, size_t len, int *malformed)
-{
-    STACK_OF(X509) *all = sk_X509_new_null();
-    BIO *b = BIO_new_mem_buf(pem, (int)len);
-    X509 *x;
-
-    ERR_clear_error();
-    *malformed = 0;
-    if (!all || !b) {
-        sk_X509_free(all);
-        BIO_free(b);
-        return NULL;
-    }
-    while ((x = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL)
-        if (!sk_X509_push(all, x))
-            X509_free(x);
-    /* The loop ends at the end of the data (no start line) or a broken block. */
-    *malformed = ERR_GET_REASON(ERR_peek_last_error()) != PEM_R_NO_START_LINE;
-    BIO_free(b);
-    return all;
-}
-
 int kube_tls_add_ca(kube_tls *t, const char *pem, size_t len, char *why, size_t whylen)
 {
     int malformed, rc = KUBE_OK;
-    STACK_OF(X509) *certs = tls_read_certs(pem, len, &malformed);
+    STACK_OF(X509) *certs = NULL;
 
-    if (!certs)
+    if (kube_certkit_read_certs(pem, len, &certs, &malformed) != KUBE_OK)
         return KUBE_ENOMEM;
     if (malformed)
         rc = tls_refuse(why, whylen, tls_reason());
@@ -85,8 +61,7 @@ static int tls_add_cert(kube_tls *t, const char *pem, size_t len, char *why, siz
 {
     int malformed;
 
-    t->chain = tls_read_certs(pem, len, &malformed);
-    if (!t->chain)
+    if (kube_certkit_read_certs(pem, len, &t->chain, &malformed) != KUBE_OK)
         return KUBE_ENOMEM;
     t->cert = sk_X509_shift(t->chain);
     return t->cert ? KUBE_OK : tls_refuse(why, whylen, tls_reason());

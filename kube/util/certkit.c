@@ -187,3 +187,27 @@ int kube_certkit_san(kube_buf *b, const char *const *dns, const char *const *ips
         rc = kube_buf_printf(b, "%sIP:%s", b->len ? "," : "", ips[i]);
     return rc;
 }
+
+int kube_certkit_read_certs(const char *pem, size_t len, STACK_OF(X509) * *out, int *malformed)
+{
+    STACK_OF(X509) *all = sk_X509_new_null();
+    BIO *b = len <= 0x7fffffff ? BIO_new_mem_buf(pem, (int)len) : NULL;
+    X509 *x;
+
+    ERR_clear_error();
+    *malformed = 0;
+    *out = NULL;
+    if (!all || !b) {
+        sk_X509_free(all);
+        BIO_free(b);
+        return KUBE_ENOMEM;
+    }
+    while ((x = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL)
+        if (!sk_X509_push(all, x))
+            X509_free(x);
+    /* The loop ends at the end of the data (no start line) or a broken block. */
+    *malformed = ERR_GET_REASON(ERR_peek_last_error()) != PEM_R_NO_START_LINE;
+    BIO_free(b);
+    *out = all;
+    return KUBE_OK;
+}

@@ -47,6 +47,14 @@ char *kube_certkit_key_pem(EVP_PKEY *key);
 int kube_certkit_write(const char *cert_path, const char *key_path, X509 *cert,
                        STACK_OF(X509) * chain, EVP_PKEY *key);
 
+/* The one PEM certificate reader: every certificate of the PEM text
+ * pem[0..len), in order, into *out (a new stack; the caller frees it with
+ * sk_X509_pop_free(*out, X509_free)). *malformed is set when a block did
+ * not parse (rather than the text simply ending); OpenSSL's last queued
+ * error then says why. KUBE_OK (possibly with no certificate: the caller
+ * decides whether that is an error) or KUBE_ENOMEM (*out NULL). */
+int kube_certkit_read_certs(const char *pem, size_t len, STACK_OF(X509) * *out, int *malformed);
+
 /* Appends "DNS:<d>" for each of dns and "IP:<i>" for each of ips
  * (NULL-terminated lists, either may be NULL), comma-separated, to b: a
  * kube_cert_spec.san. KUBE_OK or KUBE_ENOMEM. */

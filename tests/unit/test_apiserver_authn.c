@@ -304,6 +304,8 @@ static const header_case header_cases[] = {
      "u", "", "scopes=read|write;acme.com/project=p1"},
     {"bad escape kept as is", "X-Remote-User: u\r\nX-Remote-Extra-A%zzb: v\r\n", "u", "",
      "a%zzb=v"},
+    {"a plus is no space (url.PathUnescape)", "X-Remote-User: u\r\nX-Remote-Extra-A+B%41: v\r\n",
+     "u", "", "a+bA=v"},
 };
 
 static void join_groups(const kube_user *u, kube_buf *b)

@@ -386,9 +386,39 @@ static void node_selector_decode_rejects_wrong_types(void **state)
     }
 }
 
+/* fields.ParseSelector: operators, escapes, empty terms, and what is
+ * refused. */
+static void field_selectors_as_apimachinery(void **state)
+{
+    (void)state;
+    kube_field_selector f;
+    assert_int_equal(
+        kube_field_selector_parse("node=n1,status.nodeStatus!=Ready\\,X,,a==b\\=c\\\\", &f),
+        KUBE_OK);
+    assert_int_equal(f.n_terms, 3);
+    assert_string_equal(f.terms[0].key, "node");
+    assert_string_equal(f.terms[0].value, "n1");
+    assert_false(f.terms[0].negated);
+    assert_string_equal(f.terms[1].key, "status.nodeStatus");
+    assert_string_equal(f.terms[1].value, "Ready,X");
+    assert_true(f.terms[1].negated);
+    assert_string_equal(f.terms[2].key, "a");
+    assert_string_equal(f.terms[2].value, "b=c\\");
+    kube_field_selector_free(&f);
+    assert_int_equal(kube_field_selector_parse("", &f), KUBE_OK);
+    assert_int_equal(f.n_terms, 0);
+    kube_field_selector_free(&f);
+    static const char *const bad[] = {"node", "a=b=c", "a=\\x", "a=b,c"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(kube_field_selector_parse(bad[i], &f), KUBE_EPARSE);
+        kube_field_selector_free(&f);
+    }
+}
+
 int test_group_selector(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(field_selectors_as_apimachinery),
         cmocka_unit_test(parses_good_and_rejects_bad_strings),
         cmocka_unit_test(parsed_selectors_match_like_labels_parse),
         cmocka_unit_test(validates_names_and_values),
