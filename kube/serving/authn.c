@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "kube/util/array.h"
 #include "kube/util/buf.h"
 #include "kube/util/certkit.h"
 #include "kube/serving/query.h"
@@ -31,64 +32,6 @@ struct kube_authn_config {
     X509_STORE *client_ca;
     kube_strlist lists[4]; /* indexed by kube_authn_list */
 };
-
-/* ---- string lists ---- */
-
-int kube_strlist_add(kube_strlist *l, const char *s)
-{
-    char **v = realloc(l->v, (l->n + 1) * sizeof(*v));
-    char *copy;
-
-    if (!v)
-        return KUBE_ENOMEM;
-    l->v = v;
-    copy = kube_strdup(s);
-    if (!copy)
-        return KUBE_ENOMEM;
-    l->v[l->n++] = copy;
-    return KUBE_OK;
-}
-
-int kube_strlist_contains(const kube_strlist *l, const char *s)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->v[i], s) == 0)
-            return 1;
-    return 0;
-}
-
-int kube_strlist_split(kube_strlist *l, const char *csv)
-{
-    const char *p = csv;
-
-    while (p && *p) {
-        const char *comma = strchr(p, ',');
-        const char *end = comma ? comma : p + strlen(p);
-        const char *start = p;
-        while (start < end && isspace((unsigned char)*start))
-            start++;
-        while (end > start && isspace((unsigned char)end[-1]))
-            end--;
-        if (end > start) {
-            char *item = strndup(start, (size_t)(end - start));
-            int rc = item ? kube_strlist_add(l, item) : KUBE_ENOMEM;
-            free(item);
-            if (rc != KUBE_OK)
-                return rc;
-        }
-        p = comma ? comma + 1 : NULL;
-    }
-    return KUBE_OK;
-}
-
-void kube_strlist_free(kube_strlist *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    free(l->v);
-    l->v = NULL;
-    l->n = 0;
-}
 
 static int strlist_copy(kube_strlist *dst, const kube_strlist *src)
 {
@@ -128,10 +71,9 @@ int kube_user_add_extra(kube_user *u, const char *key, const char *value)
     for (size_t i = 0; i < u->n_extra; i++)
         if (strcmp(u->extra[i].key, key) == 0)
             return kube_strlist_add(&u->extra[i].values, value);
-    e = realloc(u->extra, (u->n_extra + 1) * sizeof(*e));
-    if (!e)
+    if (KUBE_ARRAY_RESERVE(u->extra, u->cap_extra, u->n_extra + 1) != KUBE_OK)
         return KUBE_ENOMEM;
-    u->extra = e;
+    e = u->extra;
     memset(&e[u->n_extra], 0, sizeof(*e));
     e[u->n_extra].key = kube_strdup(key);
     if (!e[u->n_extra].key)

@@ -32,18 +32,7 @@
 #include <time.h>
 
 #include "kube/serving/httpreq.h"
-
-typedef struct kube_strlist {
-    char **v;
-    size_t n;
-} kube_strlist;
-
-/* Appends a copy of s. Returns KUBE_OK or KUBE_ENOMEM. */
-int kube_strlist_add(kube_strlist *l, const char *s);
-int kube_strlist_contains(const kube_strlist *l, const char *s);
-/* Splits a comma-separated flag value (items trimmed, empty items skipped). */
-int kube_strlist_split(kube_strlist *l, const char *csv);
-void kube_strlist_free(kube_strlist *l);
+#include "kube/util/strlist.h"
 
 typedef struct kube_user_extra {
     char *key;
@@ -55,7 +44,7 @@ typedef struct kube_user {
     char *uid; /* may be NULL */
     kube_strlist groups;
     kube_user_extra *extra;
-    size_t n_extra;
+    size_t n_extra, cap_extra;
 } kube_user;
 
 /* Allocates an empty user named name (copied). NULL when out of memory. */

@@ -7,6 +7,10 @@
  *         return KUBE_ENOMEM;
  *     l->items[l->n++] = x;
  *
+ * A list of owned strings on it is kube/util/strlist.h. A copy that must
+ * be exactly the source's size (a snapshot's NodeInfo) reallocs to that
+ * size itself, and says so.
+ *
  * Memory: the array is the caller's, allocated with malloc/realloc and
  * freed with free(). Threads: none; callers lock.
  */

@@ -1,6 +1,23 @@
 /*
  * kube/util/strmap.h - the string-keyed hash map (open addressing, linear
- * probing) the whole project uses for string keys.
+ * probing) the project uses for string keys: a map from a copied string to
+ * a pointer. Use it unless one of these needs holds, where a table of its
+ * own is kept, each for its reason:
+ *   - kube/machinery/store.c: the informers' objects by namespace/name,
+ *     the key read from the object itself, one word a slot (no key copy,
+ *     no stored hash: 8 bytes an object at 150,000 pods), deletion by
+ *     shifting back so no tombstones pile up, plus index buckets;
+ *   - scheduler/cache/cache.c: pods by UID, the key inside the pod's state
+ *     (no copy), one word a slot, on the scheduling path;
+ *   - kube/codec/intern.c: the process-wide pool, read under a read lock
+ *     by every thread, entries bump-allocated with stable addresses and
+ *     never deleted, keys of arbitrary bytes (arrays too);
+ *   - kube/serving/cache.c: thread-safe, with expiry and a size bound, for
+ *     delegated authentication and authorization answers;
+ *   - kube/machinery/recorder_cache.c: the event correlator, a table with
+ *     LRU eviction and a list of entries with unsent counts;
+ *   - scheduler/plugins/podtopologyspread/pairs.c: (key, value) pairs of
+ *     interned strings, compared by address first, rebuilt per cycle.
  *
  * Memory: keys are copied into the map (freed with it); values are opaque
  * pointers the map does not own. kube_strmap_free() frees the table and the

@@ -32,14 +32,11 @@ static fw_scalar *scalar_slot(fw_resource *r, const char *name)
     const char *in = kube_intern_name(name);
     if (!in)
         return NULL;
-    if (r->n_scalars == r->cap_scalars) {
-        uint32_t cap = r->cap_scalars ? r->cap_scalars * 2 : 4;
-        fw_scalar *n = realloc(r->scalars, cap * sizeof(*n));
-        if (!n)
-            return NULL;
-        r->scalars = n;
-        r->cap_scalars = cap;
-    }
+    size_t cap = r->cap_scalars; /* kept as uint32_t: NodeInfo stays small */
+    if (KUBE_ARRAY_RESERVE(r->scalars, cap, (size_t)r->n_scalars + 1) != KUBE_OK ||
+        cap > UINT32_MAX)
+        return NULL;
+    r->cap_scalars = (uint32_t)cap;
     s = &r->scalars[r->n_scalars++];
     s->name = in;
     s->value = 0;
@@ -88,7 +85,7 @@ int fw_resource_copy(fw_resource *dst, const fw_resource *src)
 {
     if (dst == src)
         return KUBE_OK;
-    if (src->n_scalars > dst->cap_scalars) {
+    if (src->n_scalars > dst->cap_scalars) { /* a copy: exactly the size, not doubled */
         fw_scalar *n = realloc(dst->scalars, src->n_scalars * sizeof(*n));
         if (!n)
             return KUBE_ENOMEM;
@@ -185,7 +182,7 @@ int fw_host_ports_conflict(const fw_host_ports *hp, const char *ip, const char *
 
 int fw_host_ports_copy(fw_host_ports *dst, const fw_host_ports *src)
 {
-    if (src->n > dst->cap) {
+    if (src->n > dst->cap) { /* a copy: exactly the size, not doubled */
         fw_host_port *n = realloc(dst->items, src->n * sizeof(*n));
         if (!n)
             return KUBE_ENOMEM;

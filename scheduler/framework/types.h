@@ -197,7 +197,7 @@ typedef struct fw_queued_pod_info {
     /* Plugins that rejected it last time (static names): the queue requeues
      * it only on events those plugins registered. */
     const char **unschedulable_plugins;
-    size_t n_unschedulable_plugins;
+    size_t n_unschedulable_plugins, cap_unschedulable_plugins;
     const char **pending_plugins;
     size_t n_pending_plugins;
     int gated; /* rejected by a PreEnqueue plugin */

@@ -96,16 +96,14 @@ int sq_has_plugin(const char *const *set, size_t n, const char *name)
 /* Inserts plugin into the set: 1 when added, 0 when present, KUBE_ENOMEM. */
 static int add_unschedulable_plugin(sched_queued_pod *qp, const char *plugin)
 {
-    const char **l;
+    fw_queued_pod_info *in = &qp->info;
 
-    if (sq_has_plugin(qp->info.unschedulable_plugins, qp->info.n_unschedulable_plugins, plugin))
+    if (sq_has_plugin(in->unschedulable_plugins, in->n_unschedulable_plugins, plugin))
         return 0;
-    l = realloc(qp->info.unschedulable_plugins,
-                (qp->info.n_unschedulable_plugins + 1) * sizeof(*l));
-    if (!l)
+    if (KUBE_ARRAY_RESERVE(in->unschedulable_plugins, in->cap_unschedulable_plugins,
+                           in->n_unschedulable_plugins + 1) != KUBE_OK)
         return KUBE_ENOMEM;
-    l[qp->info.n_unschedulable_plugins++] = plugin;
-    qp->info.unschedulable_plugins = l;
+    in->unschedulable_plugins[in->n_unschedulable_plugins++] = plugin;
     return 1;
 }
 
@@ -114,7 +112,7 @@ int sched_queued_pod_set_unschedulable_plugins(sched_queued_pod *qp, const char 
 {
     free(qp->info.unschedulable_plugins);
     qp->info.unschedulable_plugins = NULL;
-    qp->info.n_unschedulable_plugins = 0;
+    qp->info.n_unschedulable_plugins = qp->info.cap_unschedulable_plugins = 0;
     for (size_t i = 0; i < n; i++)
         if (add_unschedulable_plugin(qp, plugins[i]) < 0)
             return KUBE_ENOMEM;
@@ -445,7 +443,7 @@ static sched_queued_pod *pop_locked(sched_queue *q)
     count_reasons(q, qp, -1);
     free(qp->info.unschedulable_plugins);
     qp->info.unschedulable_plugins = NULL;
-    qp->info.n_unschedulable_plugins = 0;
+    qp->info.n_unschedulable_plugins = qp->info.cap_unschedulable_plugins = 0;
     free(qp->info.pending_plugins);
     qp->info.pending_plugins = NULL;
     qp->info.n_pending_plugins = 0;

@@ -136,9 +136,9 @@ typedef struct vb_class_pvs {
 typedef struct vb_claims {
     vb_view *bound;     /* claims fully bound */
     vb_view *bound_pvs; /* their PVs, same length */
-    size_t n_bound;
+    size_t n_bound, cap_bound, cap_bound_pvs;
     vb_view *delay; /* unbound, WaitForFirstConsumer */
-    size_t n_delay;
+    size_t n_delay, cap_delay;
     vb_class_pvs *classes; /* unboundVolumesDelayBinding */
     size_t n_classes;
 } vb_claims;

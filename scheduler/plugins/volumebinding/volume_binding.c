@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "kube/util/buf.h"
+#include "kube/util/array.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 #include "metrics.h"
@@ -267,15 +268,13 @@ static fw_status *delay_binding_mode(volume_binding *pl, const kube_pvc *pvc, in
     return st;
 }
 
-static int push_view(vb_view **arr, size_t *n, vb_view *v)
+static int push_view(vb_view **arr, size_t *n, size_t *cap, vb_view *v)
 {
-    vb_view *a = realloc(*arr, (*n + 1) * sizeof(*a));
-    if (!a) {
+    if (kube_array_reserve(arr, cap, *n + 1, sizeof(**arr)) != KUBE_OK) {
         vb_view_clear(v);
         return KUBE_ENOMEM;
     }
-    a[(*n)++] = *v;
-    *arr = a;
+    (*arr)[(*n)++] = *v;
     return KUBE_OK;
 }
 
@@ -283,20 +282,15 @@ static int push_view(vb_view **arr, size_t *n, vb_view *v)
 static int add_bound(volume_binding *pl, vb_claims *c, vb_view *pvc)
 {
     size_t n = c->n_bound + 1;
-    vb_view *bound = realloc(c->bound, n * sizeof(*bound));
-    vb_view *pvs = bound ? realloc(c->bound_pvs, n * sizeof(*pvs)) : NULL;
 
-    if (bound)
-        c->bound = bound;
-    if (pvs)
-        c->bound_pvs = pvs;
-    if (!bound || !pvs) {
+    if (KUBE_ARRAY_RESERVE(c->bound, c->cap_bound, n) != KUBE_OK ||
+        KUBE_ARRAY_RESERVE(c->bound_pvs, c->cap_bound_pvs, n) != KUBE_OK) {
         vb_view_clear(pvc);
         return KUBE_ENOMEM;
     }
-    pvs[n - 1] = (vb_view){0};
-    vb_cache_get(&pl->cache, PLUGIN_VOL_PV, "", vb_pvc(pvc)->volume_name, &pvs[n - 1]);
-    bound[n - 1] = *pvc;
+    c->bound_pvs[n - 1] = (vb_view){0};
+    vb_cache_get(&pl->cache, PLUGIN_VOL_PV, "", vb_pvc(pvc)->volume_name, &c->bound_pvs[n - 1]);
+    c->bound[n - 1] = *pvc;
     c->n_bound = n;
     return KUBE_OK;
 }
@@ -315,7 +309,7 @@ static fw_status *classify_claim(volume_binding *pl, vb_claims *c, vb_view *pvc,
         vb_view_clear(pvc);
         return st;
     } else if (delay && !p->volume_name[0])
-        rc = push_view(&c->delay, &c->n_delay, pvc);
+        rc = push_view(&c->delay, &c->n_delay, &c->cap_delay, pvc);
     else {
         (*immediate)++;
         vb_view_clear(pvc);
