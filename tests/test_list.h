@@ -32,11 +32,21 @@
     UNIT(factory)                                             \
     UNIT(leader)                                              \
     UNIT(recorder)                                            \
-    UNIT(httpreq)                                             \
     UNIT(metrics)                                             \
     UNIT(workqueue)                                           \
     UNIT(pin)                                                 \
     UNIT(localvolumes)                                        \
+    /* kube/serving: what both secure ports share */          \
+    UNIT(httpreq)                                             \
+    UNIT(query)                                               \
+    UNIT(healthz)                                             \
+    UNIT(authn)                                               \
+    UNIT(exchange)                                            \
+    UNIT(serving_cache)                                       \
+    UNIT(certs)                                               \
+    UNIT(authsource)                                          \
+    UNIT(pool)                                                \
+    UNIT(delegate)                                            \
     INTEGRATION(client_integration)                           \
     INTEGRATION(informer_integration)                         \
     INTEGRATION(leader_integration)                           \
@@ -93,9 +103,8 @@
     /* apiserver: stickyvm-apiserver */                       \
     UNIT(apiserver_request)                                   \
     UNIT(apiserver_status)                                    \
-    UNIT(apiserver_authn)                                     \
-    UNIT(apiserver_exchange)                                  \
-    UNIT(apiserver_misc)                                      \
+    UNIT(apiserver_options)                                   \
+    UNIT(apiserver_metrics)                                   \
     UNIT(apiserver_vmpins)                                    \
     INTEGRATION(apiserver_integration)                        \
     UNIT(kubectl_plugin)                                      \

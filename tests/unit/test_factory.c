@@ -106,11 +106,19 @@ static void handlers_in_order_before_start(void **state)
     kube_factory_free(f);
 }
 
+/* Adds a node to the lister arg->l after 50 ms; the result in arg->rc,
+ * asserted by the test's own thread (cmocka asserts only there). */
+typedef struct later {
+    kube_lister *l;
+    int rc;
+} later;
+
 static void *add_later(void *arg)
 {
+    later *a = arg;
     kube_object *n = node("late");
     usleep(50 * 1000);
-    assert_int_equal(kube_lister_apply(arg, KUBE_WATCH_ADDED, n), KUBE_OK);
+    a->rc = kube_lister_apply(a->l, KUBE_WATCH_ADDED, n);
     kube_object_unref(n);
     return NULL;
 }
@@ -128,12 +136,14 @@ static void wait_wakes_on_change(void **state)
     gen = kube_listers_generation(ls, 2);
     assert_false(kube_listers_wait(ls, 2, &gen, 0));
     assert_false(kube_listers_wait(ls, 2, &gen, 20)); /* times out */
-    assert_int_equal(pthread_create(&t, NULL, add_later, ls[1]), 0);
+    later arg = {ls[1], KUBE_EIO};
+    assert_int_equal(pthread_create(&t, NULL, add_later, &arg), 0);
     start = kube_now_ms();
     assert_true(kube_listers_wait(ls, 2, &gen, 10000));
     assert_true(kube_now_ms() - start < 10000);
     assert_int_equal(gen, kube_lister_generation(ls[1]));
     pthread_join(t, NULL);
+    assert_int_equal(arg.rc, KUBE_OK);
     kube_factory_free(f);
 }
 

@@ -1,8 +1,7 @@
 /*
  * tests/unit/test_httpreq.c - kube/serving/httpreq, the HTTP/1.1 request parser of
  * stickyvm-apiserver and the emulator: framing, limits and the smuggling
- * rules; and kube/serving/query.h, the query string of a request target,
- * and the health paths read with it (kube/serving/healthz.h).
+ * rules.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,9 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/serving/healthz.h"
 #include "kube/serving/httpreq.h"
-#include "kube/serving/query.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 
@@ -360,75 +357,6 @@ static void the_head_comes_before_the_body(void **state)
     kube_buf_free(&b);
 }
 
-/* url.ParseQuery's pairs: decoded, empty pairs skipped, a bare key. */
-static void reads_query_pairs(void **state)
-{
-    const char *q = "a=1&&b%20c=x+y%2Fz&flag&bad=%zz&nul=%00x";
-    kube_query_pair p;
-    (void)state;
-
-    assert_int_equal(kube_query_next(&q, &p), 1);
-    assert_string_equal(p.key, "a");
-    assert_string_equal(p.value, "1");
-    assert_true(p.has_value);
-    assert_int_equal(kube_query_next(&q, &p), 1);
-    assert_string_equal(p.key, "b c");
-    assert_string_equal(p.value, "x y/z");
-    assert_int_equal(p.raw_value_len, 7);
-    assert_int_equal(kube_query_next(&q, &p), 1);
-    assert_string_equal(p.key, "flag");
-    assert_false(p.has_value);
-    assert_string_equal(p.value, "");
-    assert_int_equal(kube_query_next(&q, &p), 1);
-    assert_int_equal(p.key_rc, KUBE_OK);
-    assert_int_equal(p.value_rc, KUBE_EBADREQUEST);
-    assert_int_equal(kube_query_next(&q, &p), 1);
-    assert_int_equal(p.value_rc, KUBE_OK);
-    assert_int_equal(p.value_len, 2); /* the NUL is kept, and counted */
-    assert_int_equal(kube_query_next(&q, &p), 0);
-    q = NULL;
-    assert_int_equal(kube_query_next(&q, &p), 0);
-}
-
-static void gets_one_parameter(void **state)
-{
-    char v[8];
-    (void)state;
-
-    assert_int_equal(kube_query_get("x=1&watch=true&watch=0", "watch", v, sizeof(v)), KUBE_OK);
-    assert_string_equal(v, "true");
-    assert_int_equal(kube_query_get("x=1", "watch", v, sizeof(v)), KUBE_ENOTFOUND);
-    assert_int_equal(kube_query_get(NULL, "watch", v, sizeof(v)), KUBE_ENOTFOUND);
-    assert_int_equal(kube_query_get("watch=%0", "watch", v, sizeof(v)), KUBE_EBADREQUEST);
-    assert_int_equal(kube_query_get("w%zz=1&watch=1", "watch", v, sizeof(v)), KUBE_EBADREQUEST);
-    assert_int_equal(kube_query_get("watch=a%00", "watch", v, sizeof(v)), KUBE_EBADREQUEST);
-    assert_int_equal(kube_query_get("watch=123456789", "watch", v, sizeof(v)), KUBE_ERANGE);
-}
-
-static void reads_health_paths(void **state)
-{
-    kube_healthz_request r;
-    (void)state;
-
-    assert_int_equal(kube_healthz_parse("/readyz?verbose&exclude=a%2Db&exclude=c", &r), 1);
-    assert_int_equal(r.root, KUBE_READYZ);
-    assert_string_equal(r.check, "");
-    assert_true(r.verbose);
-    assert_int_equal(r.n_excludes, 2);
-    assert_string_equal(r.excludes[0], "a-b");
-    assert_string_equal(r.excludes[1], "c");
-    assert_int_equal(kube_healthz_parse("/livez/ping", &r), 1);
-    assert_int_equal(r.root, KUBE_LIVEZ);
-    assert_string_equal(r.check, "ping");
-    assert_false(r.verbose);
-    assert_int_equal(kube_healthz_parse("/healthz", &r), 1);
-    assert_int_equal(r.root, KUBE_HEALTHZ);
-    assert_int_equal(kube_healthz_parse("/healthzx", &r), 0);
-    assert_int_equal(kube_healthz_parse("/healthz/", &r), 0);
-    assert_int_equal(kube_healthz_parse("/metrics", &r), 0);
-    assert_int_equal(kube_healthz_parse("readyz", &r), 0);
-}
-
 int test_group_httpreq(void)
 {
     const struct CMUnitTest tests[] = {
@@ -443,9 +371,6 @@ int test_group_httpreq(void)
         cmocka_unit_test(enforces_size_limits),
         cmocka_unit_test(parses_incrementally),
         cmocka_unit_test(the_head_comes_before_the_body),
-        cmocka_unit_test(reads_query_pairs),
-        cmocka_unit_test(gets_one_parameter),
-        cmocka_unit_test(reads_health_paths),
     };
     return cmocka_run_group_tests_name("httpreq", tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
 #include "kube/transport/config_testing.h"
+#include "harness.h"
 #include "kube/util/errors.h"
 #include "kube/machinery/informer.h"
 #include "kube/machinery/informer_testing.h"
@@ -1172,6 +1173,14 @@ static void hub_shares_store_only_informers(void **state)
     kube_config_free(cfg);
 }
 
+/* The errors the informer has counted. */
+static unsigned long informer_errors(kube_informer *inf)
+{
+    kube_informer_stats st;
+    kube_informer_stats_get(inf, &st);
+    return st.errors;
+}
+
 static void hub_stops_promptly_and_frees(void **state)
 {
     step steps[] = {{503, kube_strdup("{\"kind\":\"Status\",\"code\":503}"), 0, 0}};
@@ -1197,13 +1206,7 @@ static void hub_stops_promptly_and_frees(void **state)
     assert_int_equal(kube_hub_new(client, &hub), KUBE_OK);
     assert_int_equal(kube_hub_add_informer(hub, &io, NULL, &inf), KUBE_OK);
     assert_int_equal(kube_hub_start(hub), KUBE_OK);
-    for (int i = 0; i < 500; i++) {
-        kube_informer_stats st;
-        kube_informer_stats_get(inf, &st);
-        if (st.errors > 0)
-            break;
-        usleep(10000);
-    }
+    WAIT_TRUE(informer_errors(inf) > 0); /* the list failed: now in its backoff */
     assert_false(kube_informer_has_synced(inf));
     kube_hub_stop(hub);
     kube_hub_stop(hub); /* idempotent */

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_apiserver_exchange.c - the request pipeline without a
+ * tests/unit/test_exchange.c - the request pipeline without a
  * network: who is authenticated from what, the order of 401 / 400 / 403 /
  * 405, header stripping, what stops at a network step, and the response
  * bytes. The context has no kube-apiserver: no TokenReview or
@@ -681,7 +681,7 @@ static void streamed_answers_are_chunked(void **state)
     E.ctx.handlers = saved;
 }
 
-int test_group_apiserver_exchange(void)
+int test_group_exchange(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(health_needs_no_identity),
@@ -703,5 +703,5 @@ int test_group_apiserver_exchange(void)
         cmocka_unit_test(handlers_see_accept_and_log_each_request),
         cmocka_unit_test(streamed_answers_are_chunked),
     };
-    return cmocka_run_group_tests_name("apiserver_exchange", tests, setup, teardown);
+    return cmocka_run_group_tests_name("exchange", tests, setup, teardown);
 }

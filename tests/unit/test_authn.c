@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_apiserver_authn.c - who is asking: the front-proxy
+ * tests/unit/test_authn.c - who is asking: the front-proxy
  * (requestheader) and client-certificate rules as tables, after
  * k8s.io/apiserver's x509_test.go and requestheader_test.go cases, plus the
  * extension-apiserver-authentication ConfigMap and bearer token parsing.
@@ -489,7 +489,7 @@ static void parses_bearer_tokens(void **state)
     kube_buf_free(&raw);
 }
 
-int test_group_apiserver_authn(void)
+int test_group_authn(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(verifies_front_proxy_certificates),
@@ -501,5 +501,5 @@ int test_group_apiserver_authn(void)
         cmocka_unit_test(reads_the_configmap_fixture),
         cmocka_unit_test(parses_bearer_tokens),
     };
-    return cmocka_run_group_tests_name("apiserver_authn", tests, setup, teardown);
+    return cmocka_run_group_tests_name("authn", tests, setup, teardown);
 }
