@@ -1,20 +1,48 @@
 /*
- * scheduler/binders.c - the binding threads: a fixed pool that runs the
- * binding cycles of assumed pods (kube-scheduler runs each in a goroutine),
- * a thread of its own for each pod a Permit plugin makes wait (so waiting
- * pods never hold the pool), and their orderly stop.
+ * scheduler/binders.c - the binding pipeline (binders.h): a fixed pool
+ * that runs the binding cycles of assumed pods, a thread of its own for
+ * each pod a Permit plugin makes wait, the bounded backlog, and their
+ * orderly stop.
  */
-#include "scheduler_int.h"
+#include "binders.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kube/util/clock.h"
-#include "kube/util/array.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
+
+/* Pods assumed and waiting for a binding thread, per thread: the
+ * scheduling thread waits beyond that (each holds its cycle state). */
+#define BIND_BACKLOG_PER_WORKER 4
+
+/* A pod a Permit plugin made wait gets a thread of its own. */
+typedef struct waiter {
+    struct waiter *next;
+    sched_binders *b;
+    bind_job *job;
+    pthread_t thread;
+    int done;
+} waiter;
+
+struct sched_binders {
+    sched_binders_ops ops;
+    pthread_mutex_t mu;      /* guards everything below */
+    pthread_cond_t work_cv;  /* jobs queued, exit */
+    pthread_cond_t space_cv; /* the backlog shrank, fenced, exit */
+    pthread_cond_t idle_cv;  /* in_flight reached 0 */
+    pthread_t *threads;
+    size_t n_threads, n_started;
+    bind_job *head, *tail; /* queued for the pool */
+    size_t in_flight;      /* jobs queued or running, waiters included */
+    size_t pool_jobs;      /* jobs queued or running in the pool, or binding without a thread */
+    waiter *waiters;       /* Permit-waiting pods' threads */
+    int exiting;
+    int fenced; /* leadership lost: nothing more is admitted */
+};
 
 static void job_free(bind_job *job)
 {
@@ -23,132 +51,173 @@ static void job_free(bind_job *job)
     free(job);
 }
 
-static void bind_done(sched_scheduler *s, bind_job *job)
+/* Frees job and counts it out of in_flight. */
+static void job_done(sched_binders *b, bind_job *job)
 {
     job_free(job);
-    pthread_mutex_lock(&s->mu);
-    if (--s->in_flight == 0)
-        pthread_cond_broadcast(&s->idle_cv);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&b->mu);
+    if (--b->in_flight == 0)
+        pthread_cond_broadcast(&b->idle_cv);
+    pthread_mutex_unlock(&b->mu);
 }
 
-static void *binder_main(void *arg)
+/* The next queued job, waiting for one; NULL when the pool exits. */
+static bind_job *take_job(sched_binders *b)
 {
-    sched_scheduler *s = arg;
+    bind_job *job;
+
+    pthread_mutex_lock(&b->mu);
+    while (!b->head && !b->exiting)
+        pthread_cond_wait(&b->work_cv, &b->mu);
+    job = b->head;
+    if (job && !(b->head = job->next))
+        b->tail = NULL;
+    pthread_mutex_unlock(&b->mu);
+    return job;
+}
+
+static void *pool_main(void *arg)
+{
+    static const char *const op[] = {"binding"};
+    sched_binders *b = arg;
+    bind_job *job;
 
     pthread_setname_np(pthread_self(), "sched-bind");
-    static const char *const op[] = {"binding"};
-
-    pthread_mutex_lock(&s->mu);
-    for (;;) {
-        bind_job *job;
-        while (!s->jobs_head && !s->binders_exit)
-            pthread_cond_wait(&s->bind_cv, &s->mu);
-        if (!s->jobs_head)
-            break;
-        job = s->jobs_head;
-        s->jobs_head = job->next;
-        if (!s->jobs_head)
-            s->jobs_tail = NULL;
-        pthread_mutex_unlock(&s->mu);
-        kube_metric_add(s->cm.goroutines, op, 1);
-        sched_binding_cycle(s, job);
-        kube_metric_add(s->cm.goroutines, op, -1);
-        sched_binders_release(s, job);
-        pthread_mutex_lock(&s->mu);
+    while ((job = take_job(b))) {
+        kube_metric_add(b->ops.goroutines, op, 1);
+        b->ops.run(b->ops.ud, job);
+        kube_metric_add(b->ops.goroutines, op, -1);
+        sched_binders_release(b, job);
     }
-    pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
-int sched_binders_admit(sched_scheduler *s)
+int sched_binders_new(size_t n_threads, const sched_binders_ops *ops, sched_binders **out)
 {
-    size_t cap = s->n_binders * (1 + BIND_BACKLOG_PER_WORKER);
+    sched_binders *b = calloc(1, sizeof(*b));
+
+    *out = NULL;
+    if (!b || !(b->threads = calloc(n_threads ? n_threads : 1, sizeof(*b->threads)))) {
+        free(b);
+        return KUBE_ENOMEM;
+    }
+    b->ops = *ops;
+    b->n_threads = n_threads;
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->work_cv, NULL);
+    pthread_cond_init(&b->space_cv, NULL);
+    pthread_cond_init(&b->idle_cv, NULL);
+    *out = b;
+    return KUBE_OK;
+}
+
+int sched_binders_start(sched_binders *b)
+{
+    for (; b->n_started < b->n_threads; b->n_started++)
+        if (pthread_create(&b->threads[b->n_started], NULL, pool_main, b) != 0)
+            return KUBE_ENOMEM;
+    return KUBE_OK;
+}
+
+void sched_binders_free(sched_binders *b)
+{
+    if (!b)
+        return;
+    pthread_cond_destroy(&b->idle_cv);
+    pthread_cond_destroy(&b->space_cv);
+    pthread_cond_destroy(&b->work_cv);
+    pthread_mutex_destroy(&b->mu);
+    free(b->threads);
+    free(b);
+}
+
+int sched_binders_admit(sched_binders *b)
+{
+    size_t cap = b->n_threads * (1 + BIND_BACKLOG_PER_WORKER);
     int admitted;
 
-    pthread_mutex_lock(&s->mu);
-    while (s->pool_jobs >= cap && !s->binders_exit && !s->fenced)
-        pthread_cond_wait(&s->space_cv, &s->mu);
-    admitted = !s->fenced;
+    pthread_mutex_lock(&b->mu);
+    while (b->pool_jobs >= cap && !b->exiting && !b->fenced)
+        pthread_cond_wait(&b->space_cv, &b->mu);
+    admitted = !b->fenced;
     if (admitted) {
-        s->in_flight++;
-        s->pool_jobs++;
+        b->in_flight++;
+        b->pool_jobs++;
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&b->mu);
     return admitted;
 }
 
-void sched_binders_push(sched_scheduler *s, bind_job *job)
+void sched_binders_push(sched_binders *b, bind_job *job)
 {
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&b->mu);
     job->next = NULL;
-    if (s->jobs_tail)
-        s->jobs_tail->next = job;
+    if (b->tail)
+        b->tail->next = job;
     else
-        s->jobs_head = job;
-    s->jobs_tail = job;
-    pthread_cond_signal(&s->bind_cv);
-    pthread_mutex_unlock(&s->mu);
+        b->head = job;
+    b->tail = job;
+    pthread_cond_signal(&b->work_cv);
+    pthread_mutex_unlock(&b->mu);
 }
 
-void sched_binders_release(sched_scheduler *s, bind_job *job)
+void sched_binders_release(sched_binders *b, bind_job *job)
 {
-    bind_done(s, job);
-    pthread_mutex_lock(&s->mu);
-    s->pool_jobs--;
-    pthread_cond_signal(&s->space_cv);
-    pthread_mutex_unlock(&s->mu);
+    job_done(b, job);
+    pthread_mutex_lock(&b->mu);
+    b->pool_jobs--;
+    pthread_cond_signal(&b->space_cv);
+    pthread_mutex_unlock(&b->mu);
 }
 
-void sched_binders_drop(sched_scheduler *s, bind_job *job)
+void sched_binders_drop(sched_binders *b, bind_job *job)
 {
-    sched_binding_drop(s, job);
+    b->ops.drop(b->ops.ud, job);
     job_free(job);
 }
 
 static void *waiter_main(void *arg)
 {
     waiter *w = arg;
+    sched_binders *b = w->b;
 
     pthread_setname_np(pthread_self(), "sched-permit");
-    sched_scheduler *s = w->s;
-
-    sched_binding_cycle(s, w->job);
-    bind_done(s, w->job);
-    pthread_mutex_lock(&s->mu);
+    b->ops.run(b->ops.ud, w->job);
+    job_done(b, w->job);
+    pthread_mutex_lock(&b->mu);
     w->done = 1;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&b->mu);
     return NULL;
 }
 
-int sched_binders_submit_waiting(sched_scheduler *s, bind_job *job)
+int sched_binders_submit_waiting(sched_binders *b, bind_job *job)
 {
     waiter *w = calloc(1, sizeof(*w));
 
     if (!w)
         return 0;
-    w->s = s;
+    w->b = b;
     w->job = job;
-    pthread_mutex_lock(&s->mu);
-    s->in_flight++;
-    if (s->fenced || pthread_create(&w->thread, NULL, waiter_main, w) != 0) {
-        s->in_flight--;
-        pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&b->mu);
+    b->in_flight++;
+    if (b->fenced || pthread_create(&w->thread, NULL, waiter_main, w) != 0) {
+        b->in_flight--;
+        pthread_mutex_unlock(&b->mu);
         free(w);
         return 0;
     }
-    w->next = s->waiters;
-    s->waiters = w;
-    pthread_mutex_unlock(&s->mu);
+    w->next = b->waiters;
+    b->waiters = w;
+    pthread_mutex_unlock(&b->mu);
     return 1;
 }
 
-void sched_binders_reap(sched_scheduler *s, int all)
+void sched_binders_reap(sched_binders *b, int all)
 {
     waiter *done = NULL, **pp;
 
-    pthread_mutex_lock(&s->mu);
-    for (pp = &s->waiters; *pp;) {
+    pthread_mutex_lock(&b->mu);
+    for (pp = &b->waiters; *pp;) {
         waiter *w = *pp;
         if (all || w->done) {
             *pp = w->next;
@@ -158,7 +227,7 @@ void sched_binders_reap(sched_scheduler *s, int all)
             pp = &w->next;
         }
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&b->mu);
     while (done) {
         waiter *w = done;
         done = w->next;
@@ -167,109 +236,85 @@ void sched_binders_reap(sched_scheduler *s, int all)
     }
 }
 
-int sched_binders_start(sched_scheduler *s)
+size_t sched_binders_in_flight(sched_binders *b)
 {
-    s->binders = calloc(s->n_binders, sizeof(*s->binders));
-    if (!s->binders)
-        return KUBE_ENOMEM;
-    for (size_t i = 0; i < s->n_binders; i++) {
-        if (pthread_create(&s->binders[i], NULL, binder_main, s) != 0) {
-            s->n_binders = i;
-            return KUBE_ENOMEM;
-        }
-    }
-    return KUBE_OK;
+    pthread_mutex_lock(&b->mu);
+    size_t n = b->in_flight;
+    pthread_mutex_unlock(&b->mu);
+    return n;
 }
 
-typedef struct uid_list {
-    char **uids;
-    size_t n, cap;
-} uid_list;
-
-static void collect_waiting(void *ud, const fw_pod_info *pod, const char *const *pending,
-                            size_t n_pending)
+int sched_binders_wait_idle(sched_binders *b, const struct timespec *deadline)
 {
-    uid_list *l = ud;
-
-    (void)pending;
-    (void)n_pending;
-    if (KUBE_ARRAY_RESERVE(l->uids, l->cap, l->n + 1) != KUBE_OK)
-        return;
-    l->uids[l->n] = strdup(pod->uid);
-    if (l->uids[l->n])
-        l->n++;
-}
-
-void sched_binders_reject_waiting(sched_scheduler *s)
-{
-    for (size_t i = 0; i < s->n_fws; i++) {
-        uid_list l = {NULL, 0, 0};
-        fw_framework_foreach_waiting_pod(s->fws[i], collect_waiting, &l);
-        for (size_t k = 0; k < l.n; k++) {
-            fw_framework_reject_waiting_pod(s->fws[i], l.uids[k], "", "scheduler stopping");
-            free(l.uids[k]);
-        }
-        free(l.uids);
-    }
-}
-
-/* Waits for the bind jobs, at most timeout_ms (< 0: as long as they
- * take); 1 when none is left. */
-static int wait_binds(sched_scheduler *s, long timeout_ms)
-{
-    struct timespec ts;
     int idle;
 
-    kube_deadline_after(&ts, CLOCK_REALTIME, timeout_ms > 0 ? timeout_ms : 0);
-    pthread_mutex_lock(&s->mu);
-    while (s->in_flight > 0 &&
-           (timeout_ms < 0 ? pthread_cond_wait(&s->idle_cv, &s->mu)
-                           : pthread_cond_timedwait(&s->idle_cv, &s->mu, &ts)) != ETIMEDOUT)
+    pthread_mutex_lock(&b->mu);
+    while (b->in_flight > 0 && pthread_cond_timedwait(&b->idle_cv, &b->mu, deadline) == 0)
         ;
-    idle = s->in_flight == 0;
-    pthread_mutex_unlock(&s->mu);
+    idle = b->in_flight == 0;
+    pthread_mutex_unlock(&b->mu);
     return idle;
 }
 
-void sched_binders_stop(sched_scheduler *s, long timeout_ms)
+/* Waits as long as the jobs in flight take. */
+static void wait_all(sched_binders *b)
 {
-    if (!wait_binds(s, timeout_ms > 0 ? timeout_ms : 0)) {
-        KLOG_WARN("binding still in flight after %ld ms; rejecting pods waiting on permit",
-                  timeout_ms);
-        sched_binders_reject_waiting(s);
-        /* Bindings without a thread end on the client's I/O thread, and
-         * their failures on the pool: both before anything is freed. */
-        wait_binds(s, -1);
-    }
-    pthread_mutex_lock(&s->mu);
-    s->binders_exit = 1;
-    pthread_cond_broadcast(&s->bind_cv);
-    pthread_cond_broadcast(&s->space_cv);
-    pthread_mutex_unlock(&s->mu);
-    for (size_t i = 0; i < s->n_binders; i++)
-        pthread_join(s->binders[i], NULL);
-    s->n_binders = 0;
-    sched_binders_reap(s, 1);
+    pthread_mutex_lock(&b->mu);
+    while (b->in_flight > 0)
+        pthread_cond_wait(&b->idle_cv, &b->mu);
+    pthread_mutex_unlock(&b->mu);
 }
 
-void sched_binders_drop_queued(sched_scheduler *s)
+void sched_binders_fence(sched_binders *b)
+{
+    pthread_mutex_lock(&b->mu);
+    b->fenced = 1;
+    pthread_cond_broadcast(&b->space_cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
+void sched_binders_drop_queued(sched_binders *b)
 {
     bind_job *job, *next;
     size_t n = 0;
 
-    pthread_mutex_lock(&s->mu);
-    job = s->jobs_head;
-    s->jobs_head = s->jobs_tail = NULL;
+    pthread_mutex_lock(&b->mu);
+    job = b->head;
+    b->head = b->tail = NULL;
     for (next = job; next; next = next->next)
         n++;
-    s->pool_jobs -= n;
-    pthread_cond_broadcast(&s->space_cv);
-    pthread_mutex_unlock(&s->mu);
+    b->pool_jobs -= n;
+    pthread_cond_broadcast(&b->space_cv);
+    pthread_mutex_unlock(&b->mu);
     if (n)
         KLOG_INFO("dropping %zu queued bindings: not the leader", n);
     for (; job; job = next) {
         next = job->next;
-        sched_binding_drop(s, job);
-        bind_done(s, job);
+        b->ops.drop(b->ops.ud, job);
+        job_done(b, job);
     }
+}
+
+void sched_binders_stop(sched_binders *b, long timeout_ms)
+{
+    struct timespec deadline;
+
+    kube_deadline_after(&deadline, CLOCK_REALTIME, timeout_ms > 0 ? timeout_ms : 0);
+    if (!sched_binders_wait_idle(b, &deadline)) {
+        KLOG_WARN("binding still in flight after %ld ms; rejecting pods waiting on permit",
+                  timeout_ms);
+        b->ops.reject_waiting(b->ops.ud);
+        /* Bindings without a thread end on the client's I/O thread, and
+         * their failures on the pool: both before anything is freed. */
+        wait_all(b);
+    }
+    pthread_mutex_lock(&b->mu);
+    b->exiting = 1;
+    pthread_cond_broadcast(&b->work_cv);
+    pthread_cond_broadcast(&b->space_cv);
+    pthread_mutex_unlock(&b->mu);
+    for (size_t i = 0; i < b->n_started; i++)
+        pthread_join(b->threads[i], NULL);
+    b->n_started = 0;
+    sched_binders_reap(b, 1);
 }

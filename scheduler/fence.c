@@ -47,32 +47,26 @@ const char *sched_fence_check(void *ud, const char *method, const char *path)
     return "not the leader";
 }
 
-static int cycling(const sched_scheduler *s)
+static void still_busy(const char *what)
 {
-    return s->in_cycle;
+    KLOG_WARN("fence: %s still busy after %d ms (its requests cannot reach the API)", what,
+              FENCE_DRAIN_MS);
 }
 
-static int binding(const sched_scheduler *s)
-{
-    return s->in_flight > 0;
-}
-
-/* Waits until busy(s) (read under s->mu) is 0, or the deadline passes:
- * the threads' requests cannot reach the API any more, this only lets
- * them finish with their pods. */
-static void fence_wait(sched_scheduler *s, int (*busy)(const sched_scheduler *),
-                       const struct timespec *deadline, const char *what)
+/* Waits until the scheduling thread leaves its cycle, or the deadline
+ * passes: its requests cannot reach the API any more, this only lets it
+ * finish with its pod. */
+static void wait_cycle(sched_scheduler *s, const struct timespec *deadline)
 {
     int still;
 
     pthread_mutex_lock(&s->mu);
-    while (busy(s) && pthread_cond_timedwait(&s->idle_cv, &s->mu, deadline) == 0)
+    while (s->in_cycle && pthread_cond_timedwait(&s->cycle_cv, &s->mu, deadline) == 0)
         ;
-    still = busy(s);
+    still = s->in_cycle;
     pthread_mutex_unlock(&s->mu);
     if (still)
-        KLOG_WARN("fence: %s still busy after %d ms (its requests cannot reach the API)", what,
-                  FENCE_DRAIN_MS);
+        still_busy("the scheduling thread");
 }
 
 void sched_fence(void *ud, int lost)
@@ -85,16 +79,16 @@ void sched_fence(void *ud, int lost)
     KLOG_ERROR("leaderelection lost: stopping scheduling, aborting bindings in flight");
     pthread_mutex_lock(&s->mu);
     atomic_store(&s->active, 0);
-    s->fenced = 1;
     pthread_cond_broadcast(&s->cv);
-    pthread_cond_broadcast(&s->space_cv);
     pthread_mutex_unlock(&s->mu);
+    sched_binders_fence(s->binders);
     kube_client_shutdown(s->client);
     sched_extenders_shutdown(s->extenders);
     kube_deadline_after(&deadline, CLOCK_REALTIME, FENCE_DRAIN_MS);
-    fence_wait(s, cycling, &deadline, "the scheduling thread");
-    sched_binders_drop_queued(s);
-    sched_binders_reject_waiting(s);
-    fence_wait(s, binding, &deadline, "the binding threads");
+    wait_cycle(s, &deadline);
+    sched_binders_drop_queued(s->binders);
+    sched_reject_waiting(s);
+    if (!sched_binders_wait_idle(s->binders, &deadline))
+        still_busy("the binding threads");
     KLOG_INFO("fenced: no write of this replica can reach the API server any more");
 }

@@ -15,6 +15,7 @@
 #include "kube/transport/api.h"
 #include "kube/util/buf.h"
 #include "kube/util/clock.h"
+#include "kube/util/array.h"
 #include "kube/util/errors.h"
 #include "kube/util/hash.h"
 #include "kube/util/log.h"
@@ -412,11 +413,11 @@ static void bind_finished(void *ud, fw_status *st)
     sched_cache_finish_binding(s->cache, job->qp->info.pi);
     if (fw_status_is_success(st)) {
         binding_end(s, job, st);
-        sched_binders_release(s, job);
+        sched_binders_release(s->binders, job);
         return;
     }
     job->bind_failure = bind_answer(job->qp->info.pi, st);
-    sched_binders_push(s, job);
+    sched_binders_push(s->binders, job);
 }
 
 /* The binding cycle of an admitted light job, without a binding thread:
@@ -430,7 +431,7 @@ static void bind_without_thread(sched_scheduler *s, bind_job *job)
 
     if (!fw_status_is_success(st)) {
         job->bind_failure = st;
-        sched_binders_push(s, job);
+        sched_binders_push(s->binders, job);
         return;
     }
     st = fw_framework_run_bind_async(fw, job->cs, pi, job->node, bind_finished, job);
@@ -608,15 +609,15 @@ static void schedule_one(sched_scheduler *s, sched_queued_pod *qp)
     job->start_ns = start;
     kube_strlcpy(job->node, res.suggested_host, sizeof(job->node));
     cs = NULL;
-    if (permitted == PERMIT_WAITING && sched_binders_submit_waiting(s, job))
+    if (permitted == PERMIT_WAITING && sched_binders_submit_waiting(s->binders, job))
         goto out;
     light = binds_light(s, job, permitted);
-    if (!sched_binders_admit(s))
-        sched_binders_drop(s, job); /* fenced */
+    if (!sched_binders_admit(s->binders))
+        sched_binders_drop(s->binders, job); /* fenced */
     else if (light)
         bind_without_thread(s, job);
     else
-        sched_binders_push(s, job);
+        sched_binders_push(s->binders, job);
 out:
     fw_status_free(st);
     fw_diagnosis_clear(&d);
@@ -647,8 +648,41 @@ static void leave_cycle(sched_scheduler *s)
 {
     pthread_mutex_lock(&s->mu);
     s->in_cycle = 0;
-    pthread_cond_broadcast(&s->idle_cv);
+    pthread_cond_broadcast(&s->cycle_cv);
     pthread_mutex_unlock(&s->mu);
+}
+
+/* The UIDs of the pods waiting on Permit (collect_waiting's list). */
+typedef struct uid_list {
+    char **uids;
+    size_t n, cap;
+} uid_list;
+
+static void collect_waiting(void *ud, const fw_pod_info *pod, const char *const *pending,
+                            size_t n_pending)
+{
+    uid_list *l = ud;
+
+    (void)pending;
+    (void)n_pending;
+    if (KUBE_ARRAY_RESERVE(l->uids, l->cap, l->n + 1) != KUBE_OK)
+        return;
+    l->uids[l->n] = strdup(pod->uid);
+    if (l->uids[l->n])
+        l->n++;
+}
+
+void sched_reject_waiting(sched_scheduler *s)
+{
+    for (size_t i = 0; i < s->n_fws; i++) {
+        uid_list l = {NULL, 0, 0};
+        fw_framework_foreach_waiting_pod(s->fws[i], collect_waiting, &l);
+        for (size_t k = 0; k < l.n; k++) {
+            fw_framework_reject_waiting_pod(s->fws[i], l.uids[k], "", "scheduler stopping");
+            free(l.uids[k]);
+        }
+        free(l.uids);
+    }
 }
 
 void *sched_cycle_main(void *arg)

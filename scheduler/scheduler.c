@@ -2,7 +2,8 @@
  * scheduler/scheduler.c - the scheduler (scheduler.h): construction of
  * every part (nominator, frameworks, queue, cache, informers, elector),
  * start and stop, leadership and housekeeping. The scheduling and binding
- * cycles are schedule_one.c; the binding threads binders.c.
+ * cycles are schedule_one.c; the binding pipeline binders.c, an object of
+ * its own (s->binders).
  */
 #include "scheduler_int.h"
 
@@ -19,6 +20,7 @@
 #include "kube/util/clock.h"
 #include "kube/transport/api.h"
 #include "kube/util/buf.h"
+#include "kube/util/array.h"
 #include "kube/util/errors.h"
 #include "kube/machinery/factory.h"
 #include "kube/machinery/leader.h"
@@ -43,17 +45,6 @@ static int pod_pending(void *ud, const char *ns, const char *name)
     return r;
 }
 
-void sched_wait_ms(sched_scheduler *s, long ms)
-{
-    struct timespec ts;
-
-    kube_deadline_after(&ts, CLOCK_MONOTONIC, ms);
-    pthread_mutex_lock(&s->mu);
-    if (!atomic_load(&s->stopping))
-        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-    pthread_mutex_unlock(&s->mu);
-}
-
 static void *house_main(void *arg)
 {
     sched_scheduler *s = arg;
@@ -62,7 +53,7 @@ static void *house_main(void *arg)
 
     while (!atomic_load(&s->stopping)) {
         sched_cache_cleanup_assumed(s->cache);
-        sched_binders_reap(s, 0);
+        sched_binders_reap(s->binders, 0);
         /* hand back pages freed by queue entries, JSON parsing and old
          * object versions, so RSS follows what is live */
         malloc_trim(0);
@@ -287,6 +278,33 @@ static void debugger_listen(sched_scheduler *s)
         KLOG_ERROR("cache debugger: cannot listen for SIGUSR2: %s", kube_strerror(rc));
 }
 
+/* The pipeline's ops: the binding cycle and dropping a pod, on the
+ * scheduler (ud). */
+static void binders_run(void *ud, bind_job *job)
+{
+    sched_binding_cycle(ud, job);
+}
+
+static void binders_drop(void *ud, bind_job *job)
+{
+    sched_binding_drop(ud, job);
+}
+
+static void binders_reject_waiting(void *ud)
+{
+    sched_reject_waiting(ud);
+}
+
+/* The binding pipeline, o->binding_workers threads (or the default). */
+static int build_binders(sched_scheduler *s, const sched_scheduler_options *o)
+{
+    sched_binders_ops ops = {binders_run, binders_drop, binders_reject_waiting, s,
+                             s->cm.goroutines};
+    size_t n = o->binding_workers > 0 ? (size_t)o->binding_workers : DEFAULT_BINDING_WORKERS;
+
+    return sched_binders_new(n, &ops, &s->binders);
+}
+
 static int build_basics(sched_scheduler *s, const sched_scheduler_options *o)
 {
     int rc = KUBE_OK;
@@ -298,6 +316,8 @@ static int build_basics(sched_scheduler *s, const sched_scheduler_options *o)
     }
     if (rc == KUBE_OK)
         rc = sched_core_metrics_register(s->metrics, &s->cm);
+    if (rc == KUBE_OK)
+        rc = build_binders(s, o);
     if (rc == KUBE_OK)
         rc = kube_factory_new(s->client, &s->informers);
     if (rc == KUBE_OK)
@@ -323,7 +343,6 @@ static sched_scheduler *alloc_scheduler(const sched_scheduler_options *o)
     s->leader_client = o->leader_client;
     s->on_lost = o->on_leadership_lost;
     s->ud = o->ud;
-    s->n_binders = o->binding_workers > 0 ? (size_t)o->binding_workers : DEFAULT_BINDING_WORKERS;
     s->identity = kube_strdup(o->identity);
     s->max_in_unschedulable_ms = o->pod_max_in_unschedulable_ms;
     pthread_mutex_init(&s->mu, NULL);
@@ -331,9 +350,7 @@ static sched_scheduler *alloc_scheduler(const sched_scheduler_options *o)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s->cv, &ca);
     pthread_condattr_destroy(&ca);
-    pthread_cond_init(&s->bind_cv, NULL);
-    pthread_cond_init(&s->space_cv, NULL);
-    pthread_cond_init(&s->idle_cv, NULL);
+    pthread_cond_init(&s->cycle_cv, NULL); /* the fence's deadlines are CLOCK_REALTIME */
     return s;
 }
 
@@ -404,7 +421,7 @@ int sched_scheduler_start(sched_scheduler *s)
     if (rc == KUBE_OK)
         rc = sched_queue_run(s->queue);
     if (rc == KUBE_OK)
-        rc = sched_binders_start(s);
+        rc = sched_binders_start(s->binders);
     if (rc == KUBE_OK && pthread_create(&s->house_thread, NULL, house_main, s) != 0)
         rc = KUBE_ENOMEM;
     if (rc == KUBE_OK && pthread_create(&s->sched_thread, NULL, sched_cycle_main, s) != 0) {
@@ -415,6 +432,7 @@ int sched_scheduler_start(sched_scheduler *s)
     if (rc != KUBE_OK) {
         s->stopped = 1;
         atomic_store(&s->stopping, 1);
+        sched_binders_stop(s->binders, 0); /* joins the pool threads that started */
         return rc;
     }
     debugger_listen(s);
@@ -439,7 +457,7 @@ void sched_scheduler_stop(sched_scheduler *s, long timeout_ms)
     pthread_mutex_unlock(&s->mu);
     sched_queue_close(s->queue);
     pthread_join(s->sched_thread, NULL);
-    sched_binders_stop(s, timeout_ms);
+    sched_binders_stop(s->binders, timeout_ms);
     pthread_join(s->house_thread, NULL);
     sched_pins_stop(s->pins);
     kube_leader_stop(s->leader);
@@ -476,13 +494,11 @@ void sched_scheduler_free(sched_scheduler *s)
         kube_recorder_free(s->recorders[i]);
     free(s->recorders);
     free(s->fws);
-    free(s->binders);
+    sched_binders_free(s->binders);
     if (s->own_metrics)
         kube_metrics_free(s->metrics);
     free(s->identity);
-    pthread_cond_destroy(&s->idle_cv);
-    pthread_cond_destroy(&s->space_cv);
-    pthread_cond_destroy(&s->bind_cv);
+    pthread_cond_destroy(&s->cycle_cv);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s);
@@ -519,9 +535,7 @@ void sched_scheduler_stats_get(sched_scheduler *s, sched_scheduler_stats *out)
     out->scheduled = atomic_load(&s->n_scheduled);
     out->unschedulable = atomic_load(&s->n_unschedulable);
     out->errors = atomic_load(&s->n_errors);
-    pthread_mutex_lock(&s->mu);
-    out->binding_in_flight = s->in_flight;
-    pthread_mutex_unlock(&s->mu);
+    out->binding_in_flight = s->binders ? sched_binders_in_flight(s->binders) : 0;
     sched_queue_get_counts(s->queue, &out->queue);
     sched_cache_get_counts(s->cache, &out->cache);
 }
