@@ -9,6 +9,7 @@
 
 #include "kube/transport/api.h"
 #include "kube/types/kubevirt.h"
+#include "kube/types/node_target.h"
 #include "kube/types/pin.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
@@ -55,30 +56,27 @@ static const char *node_label(const kube_node *node)
     return kube_node_ready_word(node);
 }
 
-static int not_ready_taint(const kube_taint *t)
-{
-    return strcmp(t->key, "node.kubernetes.io/not-ready") == 0 ||
-           strcmp(t->key, "node.kubernetes.io/unreachable") == 0;
-}
-
 /* Why the node of ni (NULL: no such node) cannot take the pod of pi, by
- * the Filter plugins' own predicates in the default profile's order
- * (NodeUnschedulable, TaintToleration, NodeResourcesFit; StickyVM's
- * PreFilter for a missing node): the first that fails is the one the
- * FitError names. NULL when they all pass. */
+ * kube_node_refuses() (kube/types/node_target.h: the Filter plugins'
+ * predicates in the default profile's order, the rule the apiserver's pin
+ * guard applies too), then NodeResourcesFit: the first that fails is the
+ * one the FitError names. A node refused only for its Ready condition (no
+ * lifecycle taint yet) passes the Filters. NULL when they all pass. */
 static const char *node_refusal(const fw_pod_info *pi, const fw_node_info *ni)
 {
     const kube_taint *t;
 
-    if (!ni || !ni->node)
+    switch (
+        kube_node_refuses(ni ? ni->node : NULL, pi->pod->tolerations, pi->pod->n_tolerations, &t)) {
+    case KUBE_NODE_MISSING:
         return "NodeMissing";
-    if (!plugin_node_unschedulable_fits(pi->pod, ni->node))
+    case KUBE_NODE_CORDONED:
         return "NodeUnschedulable";
-    t = plugin_find_untolerated_taint(ni->node, pi->pod,
-                                      PLUGIN_EFFECT(KUBE_EFFECT_NO_SCHEDULE) |
-                                          PLUGIN_EFFECT(KUBE_EFFECT_NO_EXECUTE));
-    if (t)
-        return not_ready_taint(t) ? "NodeNotReady" : "NodeTainted";
+    case KUBE_NODE_TAINTED:
+        return kube_taint_is_not_ready(t) ? "NodeNotReady" : "NodeTainted";
+    default:
+        break;
+    }
     if (!plugin_node_resources_fits(pi, ni))
         return "Insufficient";
     return NULL;

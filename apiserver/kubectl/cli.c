@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kube/codec/validation.h"
+#include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/util/flags.h"
 
@@ -300,18 +301,18 @@ static int check_args(const cmd_desc *d, kctl_options *o, char **pos, int npos, 
 }
 
 /* value as a DNS-1123 subdomain (label: a DNS-1123 label); KUBE_EINVAL
- * with `invalid WHAT "value": MESSAGES` in err otherwise. Long values are
- * cut in the message. */
+ * with `invalid WHAT "value": MESSAGES` in err otherwise, the value quoted
+ * as Go's %q does (control bytes escaped) and cut after 80 bytes. */
 static int check_name(const char *what, const char *value, int label, char *err, size_t n)
 {
     const char *msgs[2];
+    char quoted[400];
     int count =
         label ? kube_dns1123_label_msgs(value, msgs) : kube_dns1123_subdomain_msgs(value, msgs);
     if (count == 0)
         return KUBE_OK;
-    snprintf(err, n, "invalid %s \"%.*s%s\": %s%s%s", what, 80, value,
-             strlen(value) > 80 ? "..." : "", msgs[0], count > 1 ? ", " : "",
-             count > 1 ? msgs[1] : "");
+    snprintf(err, n, "invalid %s %s: %s%s%s", what, kube_quote(quoted, sizeof(quoted), value, 80),
+             msgs[0], count > 1 ? ", " : "", count > 1 ? msgs[1] : "");
     return KUBE_EINVAL;
 }
 

@@ -186,7 +186,8 @@ static void names_are_checked_before_any_request(void **state)
     assert_non_null(strstr(err, "invalid namespace \"de mo\": " LABEL_MSG));
     assert_int_equal(check_names("list -A", "de mo", err, sizeof(err)), KUBE_OK); /* unused */
     assert_int_equal(check_names("why vm-web\x01", "demo", err, sizeof(err)), KUBE_EINVAL);
-    assert_non_null(strstr(err, "invalid name \"vm-web\x01\": " SUBDOMAIN_MSG));
+    /* echoed escaped as %q, never the raw control byte */
+    assert_non_null(strstr(err, "invalid name \"vm-web\\x01\": " SUBDOMAIN_MSG));
     assert_int_equal(check_names("pin vm-web --node node-0#", "demo", err, sizeof(err)),
                      KUBE_EINVAL);
     assert_non_null(strstr(err, "invalid node name \"node-0#\": " SUBDOMAIN_MSG));
@@ -200,7 +201,13 @@ static void names_are_checked_before_any_request(void **state)
     assert_int_equal(parse_line("why x", &o, err, sizeof(err)), KUBE_OK);
     o.target = longname;
     assert_int_equal(kctl_check_names(&o, "demo", err, sizeof(err)), KUBE_EINVAL);
-    assert_non_null(strstr(err, "...\": must be no more than 253 characters"));
+    assert_non_null(strstr(err, "...: must be no more than 253 characters"));
+    kctl_options_free(&o);
+    /* pin 'vm web': an invalid name, not an encoding the user never typed */
+    assert_int_equal(parse_line("pin x", &o, err, sizeof(err)), KUBE_OK);
+    o.target = "vm web";
+    assert_int_equal(kctl_check_names(&o, "demo", err, sizeof(err)), KUBE_EINVAL);
+    assert_non_null(strstr(err, "invalid VM name \"vm web\": " SUBDOMAIN_MSG));
     kctl_options_free(&o);
     assert_int_equal(check_names("unpin vm-web.v2 -n demo", "demo", err, sizeof(err)), KUBE_OK);
 }
