@@ -233,7 +233,7 @@ chapter_maintenance() {
     capture "kubectl -n $NS describe pod $PENDING | sed -n '/^Events:/,\$p'" describe_events "$PENDING"
     expect "kubectl describe pod" FailedScheduling "pinned to node $node" "kubectl stickyvm pin $vm -n $NS --node"
     capture "kubectl stickyvm why $vm -n $NS" kubectl stickyvm why "$vm" -n "$NS"
-    expect "kubectl stickyvm why" "Pending" "$node (cordoned)" "kubectl uncordon $node"
+    expect "kubectl stickyvm why" "Pending" "$node (Ready,SchedulingDisabled)" "kubectl uncordon $node"
     say "the maintenance is over: uncordon, and $vm starts again on $node:"
     capture "kubectl uncordon $node" kubectl uncordon "$node"
     expect "kubectl uncordon" "node/$node uncordoned"
