@@ -117,6 +117,7 @@ static const kube_flag evacuate_flags[] = {
      "Only the VMs matching this label selector (-l app=db)", NULL},
 };
 static const kube_flag why_flags[] = {COMMON_FLAGS};
+static const kube_flag version_flags[] = {COMMON_FLAGS};
 static const kube_flag no_cmd_flags[] = {COMMON_FLAGS};
 
 static const kube_flag_short shorts[] = {
@@ -174,6 +175,10 @@ static const cmd_desc cmds[] = {
      "  # Release the pins of node-1 in namespace prod\n"
      "  kubectl stickyvm evacuate node-1 -n prod\n",
      FLAGS(evacuate_flags), 1},
+    {KCTL_VERSION, "version", "kubectl stickyvm version",
+     "Print the plugin's version, and the Kubernetes server's when it is reachable.\n"
+     "kubectl stickyvm --version does the same.",
+     "  kubectl stickyvm version\n  kubectl stickyvm --version\n", FLAGS(version_flags), 0},
 };
 
 static const cmd_desc *desc_of(kctl_cmd cmd)
@@ -335,7 +340,37 @@ int kctl_check_names(const kctl_options *o, const char *ns, char *err, size_t n)
     return rc;
 }
 
+static int kctl_parse_args(int argc, char **argv, kctl_options *o, char *err, size_t n);
+
+/* argv with each --version dropped and the version command first, when
+ * one was there (*argv2 allocated, caller frees; else argv itself). */
+static char **version_argv(int *argc, char **argv, char ***argv2)
+{
+    int n = 1, found = 0;
+    *argv2 = NULL;
+    for (int i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++)
+        found |= strcmp(argv[i], "--version") == 0;
+    if (!found || !(*argv2 = calloc((size_t)*argc + 2, sizeof(char *))))
+        return argv;
+    (*argv2)[0] = argv[0];
+    (*argv2)[n++] = (char *)"version";
+    for (int i = 1; i < *argc; i++)
+        if (strcmp(argv[i], "--version") != 0)
+            (*argv2)[n++] = argv[i];
+    *argc = n;
+    return *argv2;
+}
+
 int kctl_parse(int argc, char **argv, kctl_options *o, char *err, size_t n)
+{
+    char **argv2, **args = version_argv(&argc, argv, &argv2);
+    int rc = kctl_parse_args(argc, args, o, err, n);
+    free(argv2);
+    return rc;
+}
+
+/* kctl_parse() once --version is the version command. */
+static int kctl_parse_args(int argc, char **argv, kctl_options *o, char *err, size_t n)
 {
     char **pos = calloc((size_t)argc + 1, sizeof(*pos));
     int npos = 0, rc, which;

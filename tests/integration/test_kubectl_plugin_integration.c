@@ -113,6 +113,7 @@ static run_out run(fixture *fx, const char *line)
         r.code = o.cmd == KCTL_LIST       ? kctl_list(&c)
                  : o.cmd == KCTL_WHY      ? kctl_why(&c)
                  : o.cmd == KCTL_EVACUATE ? kctl_evacuate(&c)
+                 : o.cmd == KCTL_VERSION  ? kctl_server_version(&c)
                                           : kctl_pin(&c);
     }
     fclose(out);
@@ -254,6 +255,17 @@ static void why_names_node_state_and_remedy(void **state)
     assert_non_null(strstr(r.out, "Node:    node-2 (Missing): no such Node\n"));
     assert_non_null(strstr(r.out, "  kubectl stickyvm evacuate node-2 --to OTHER"));
     assert_non_null(strstr(r.out, "  kubectl stickyvm unpin vm-b -n default"));
+    run_free(&r);
+}
+
+/* version: the Kubernetes server's, read from /version. */
+static void version_reads_the_server(void **state)
+{
+    fixture *fx = *state;
+    run_out r = run(fx, "--version");
+    assert_int_equal(r.code, KCTL_EXIT_OK);
+    if (strncmp(r.out, "Server Version: v", 17) != 0)
+        fail_msg("version printed: %s / %s", r.out, r.err);
     run_free(&r);
 }
 
@@ -658,6 +670,7 @@ int test_group_kubectl_plugin_integration(void)
         cmocka_unit_test(why_on_a_lost_node),
         cmocka_unit_test(why_pin_and_pod_on_different_nodes),
         cmocka_unit_test(why_ignores_stale_events),
+        cmocka_unit_test(version_reads_the_server),
     };
     return cmocka_run_group_tests_name("kubectl_plugin_integration", tests, group_setup,
                                        group_teardown);

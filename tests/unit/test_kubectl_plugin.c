@@ -98,6 +98,16 @@ static void parses_commands_and_flags(void **state)
     assert_null(o.to);
     kctl_options_free(&o);
 
+    /* version, and --version anywhere (kubeconfig flags still read) */
+    assert_int_equal(parse_line("version", &o, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(o.cmd, KCTL_VERSION);
+    kctl_options_free(&o);
+    assert_int_equal(parse_line("--version --context c2", &o, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(o.cmd, KCTL_VERSION);
+    assert_false(o.help);
+    assert_string_equal(o.context, "c2");
+    kctl_options_free(&o);
+
     assert_int_equal(
         parse_line("list --node-status NotReady,Unknown,Missing -A", &o, err, sizeof(err)),
         KUBE_OK);
