@@ -455,6 +455,30 @@ chapter_node_lost() {
     capture "e2e/lib/node-lifecycle.sh restore $node" e2e/lib/node-lifecycle.sh restore "$node"
 }
 
+# plugin_tour: the kubectl plugin over the same API, the commands of
+# docs/stickyvm.md's "Real output (the demo)" (scripts/check-doc-output.sh
+# compares them with this run's output).
+plugin_tour() {
+    local other
+    other=$(schedulable_nodes | grep -vx "$(vm_pin "$NS" vm-db)" | head -n1)
+    say "the kubectl plugin, kubectl stickyvm, over the same API:"
+    capture "kubectl stickyvm list -A" kubectl stickyvm list -A
+    expect "kubectl stickyvm list -A" NAMESPACE NODE-STATUS vm-db
+    capture "kubectl stickyvm pin vm-db -n $NS --node $other --dry-run" \
+        kubectl stickyvm pin vm-db -n "$NS" --node "$other" --dry-run
+    expect "pin --dry-run" "pinned to $other" "(server dry run)"
+    capture "kubectl stickyvm pin vm-db -n $NS --node node-99" \
+        kubectl stickyvm pin vm-db -n "$NS" --node node-99
+    expect "pin --node node-99" "Error from server (Invalid)"
+    capture "kubectl stickyvm pin vm-nope -n $NS --node $other" \
+        kubectl stickyvm pin vm-nope -n "$NS" --node "$other"
+    expect "pin vm-nope" "Error from server (NotFound)"
+    capture "kubectl stickyvm unpin vm-db -n $NS --dry-run" kubectl stickyvm unpin vm-db -n "$NS" --dry-run
+    expect "unpin --dry-run" "(server dry run)"
+    capture "kubectl stickyvm version" kubectl stickyvm version
+    expect "kubectl stickyvm version" "kubectl-stickyvm v" "Server Version: v"
+}
+
 vm_yaml() { # NAME
     cat <<EOF
 apiVersion: kubevirt.io/v1
@@ -606,6 +630,7 @@ say "bind alice to stickyvm-pinner (manifests/examples/pinner-rolebinding.yaml, 
 sed "s/namespace: default/namespace: $NS/" manifests/examples/pinner-rolebinding.yaml |
     kubectl apply -f - | sed 's/^/      /'
 raw_show "$(raw_path "$NS" vm-web pin)" "--as=alice"
+plugin_tour
 
 chapter_node_lost
 

@@ -4,7 +4,9 @@
 # output and stops the demo when it lacks what it must show); first checks
 # that `scripts/demo.sh --help` prints the usage and none of the script's
 # code; then, that every chapter ran, chapter 7's node status, alert and
-# evacuation included; last, how a running demo (--cluster-only) ends:
+# evacuation included, and that docs/stickyvm.md's "Real output (the
+# demo)" blocks are what this run printed (scripts/check-doc-output.sh);
+# last, how a running demo (--cluster-only) ends:
 # Ctrl-C (SIGINT to its whole process group, as a terminal sends it) stops
 # it quietly with "stopped" and exit status 130 (or 0), its files removed;
 # an emulator that dies on its own (SIGKILL) is an error, exit status 1,
@@ -29,6 +31,8 @@ for want in '==> 7. A node is lost: ' ' lost: Ready Unknown (NodeStatusUnknown)'
     '--grace-period=0 --force' ' restored: Ready True' 'demo walk-through complete'; do
     grep -qF -- "$want" "$out" || { echo "test-demo: the demo's output lacks \"$want\"" >&2; exit 1; }
 done
+# docs/stickyvm.md's "Real output (the demo)" is this run's output
+scripts/check-doc-output.sh "$out"
 
 # demo_running OUT: starts scripts/demo.sh --cluster-only in its own process
 # group (a terminal's foreground job), output to OUT; DEMO_PID; waits until
