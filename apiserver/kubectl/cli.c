@@ -395,7 +395,9 @@ static int kctl_parse_args(int argc, char **argv, kctl_options *o, char *err, si
         }
     which = rc == KUBE_OK && npos > 0 ? find_cmd(pos[0]) : -1;
     if (rc == KUBE_OK && npos > 0 && which < 0) {
-        snprintf(err, n, "unknown command \"%s\" for \"kubectl stickyvm\"", pos[0]);
+        char quoted[200]; /* cobra's %q */
+        snprintf(err, n, "unknown command %s for \"kubectl stickyvm\"",
+                 kube_quote(quoted, sizeof(quoted), pos[0], 80));
         rc = KUBE_ECONFIG;
     }
     if (rc == KUBE_OK)

@@ -144,6 +144,8 @@ static void rejects_bad_usage(void **state)
     expect_usage_error("unpin vm1 --node n1", "unknown flag: --node");
     expect_usage_error("pin vm1 -A", "unknown flag: --all-namespaces");
     expect_usage_error("frobnicate vm1", "unknown command \"frobnicate\" for \"kubectl stickyvm\"");
+    expect_usage_error("frob\x01", /* %q, as cobra */
+                       "unknown command \"frob\\x01\" for \"kubectl stickyvm\"");
     expect_usage_error("list -o wide",
                        "unable to match a printer suitable for the output format \"wide\", "
                        "allowed formats are: json,yaml");
