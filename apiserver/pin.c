@@ -18,6 +18,7 @@
 #include "kube/util/log.h"
 #include "kube/types/pin.h"
 #include "kube/codec/validation.h"
+#include "pintarget.h"
 #include "pinvolumes.h"
 #include "request.h"
 #include "status.h"
@@ -115,15 +116,20 @@ static int read_vm(kube_client *c, const apis_pin_request *r, kube_object **vm, 
 }
 
 /* ?node= is not a DNS-1123 subdomain: field.Invalid for each rule it
- * breaks, showing the whole value as kube-apiserver does (%q). */
+ * breaks, showing the whole value quoted as kube-apiserver does (%q). */
 static int malformed_node(const answer *a, const apis_pin_request *r, const char *const why[2],
                           int n)
 {
     kube_buf b[2] = {KUBE_BUF_INIT, KUBE_BUF_INIT};
-    int rc = KUBE_OK;
+    size_t qn = 4 * strlen(r->node) + 8;
+    char *q = malloc(qn);
+    int rc = q ? KUBE_OK : KUBE_ENOMEM;
 
+    if (q)
+        kube_quote(q, qn, r->node, qn);
     for (int i = 0; rc == KUBE_OK && i < n; i++)
-        rc = kube_buf_printf(&b[i], "Invalid value: \"%s\": %s", r->node, why[i]);
+        rc = kube_buf_printf(&b[i], "Invalid value: %s: %s", q, why[i]);
+    free(q);
     if (rc == KUBE_OK)
         rc = invalid_node(a, r, "FieldValueInvalid", b[0].data, n > 1 ? b[1].data : NULL);
     kube_buf_free(&b[0]);
@@ -193,6 +199,32 @@ static verdict check_unpin(kube_client *c, const apis_pin_request *r, const kube
     return answered(a, upstream_error(a, err, &st, "reading the VM's volumes"));
 }
 
+/* Without force, the target node must be able to take the VM's next pod
+ * (pintarget.h): else a 409 saying why, and that force=true overrides. */
+static verdict check_target(const apis_pin_request *r, const cJSON *vm, const cJSON *node,
+                            answer *a)
+{
+    kube_status_details d = {.name = r->name, .group = APIS_GROUP, .kind = "virtualmachines"};
+    const char *cause = "";
+    char why[512], msg[1024];
+    int err =
+        r->force ? KUBE_OK : apis_pin_target_check(vm, pin_key(r), node, why, sizeof(why), &cause);
+
+    if (err == KUBE_OK)
+        return VERDICT_PROCEED;
+    if (err != KUBE_ECONFLICT)
+        return answered(a, upstream_error(a, err, &(kube_status){0}, "reading the node"));
+    snprintf(msg, sizeof(msg),
+             "Operation cannot be fulfilled on virtualmachines.kubevirt.io \"%s\": %s, so the "
+             "VM's next pod would wait for it; pin to another node, or add force=true to pin "
+             "anyway",
+             r->name, why);
+    d.cause_reason = cause;
+    d.cause_message = why;
+    d.cause_field = "node";
+    return answered(a, status_answer(a, 409, "Conflict", msg, &d));
+}
+
 /* ?node=: the node must be a valid name of an existing Node, where the
  * VM's local volumes can follow (vm: its JSON). */
 static verdict check_node(kube_client *c, const apis_pin_request *r, const cJSON *vm, answer *a)
@@ -204,11 +236,15 @@ static verdict check_node(kube_client *c, const apis_pin_request *r, const cJSON
     int n = kube_dns1123_subdomain_msgs(r->node, why), err;
     verdict v;
 
+    if (!*r->node) /* field.Required, as kube words an empty value */
+        return answered(a, invalid_node(a, r, "FieldValueRequired", "Required value", NULL));
     if (n > 0)
         return answered(a, malformed_node(a, r, why, n));
     err = kube_api_get(c, &KUBE_RES_NODES, NULL, r->node, &node, &st);
     if (err == KUBE_OK) {
-        v = check_volumes(c, r, vm, node, a);
+        v = check_target(r, vm, node, a);
+        if (v == VERDICT_PROCEED)
+            v = check_volumes(c, r, vm, node, a);
         cJSON_Delete(node);
         return v;
     }
@@ -369,11 +405,18 @@ int apis_pin_execute(kube_client *c, apis_metrics *m, const apis_pin_request *r,
     return rc;
 }
 
-/* One INFO line per pin or unpin request (contract in pin.h). */
+/* One INFO line per pin or unpin request (contract in pin.h): a node that
+ * is no valid name is shown quoted (kube_quote) and cut after 64 bytes. */
 void apis_pin_log(const apis_route *r, const char *user, int code, double secs)
 {
+    char quoted[300] = "";
+
+    if (r->has_node && r->node)
+        kube_quote(quoted, sizeof(quoted), r->node, 64);
     KLOG_INFO("%s %s/%s user=%s%s%s%s%s: %d in %.1fms", apis_route_subresource(r->kind),
               r->namespace_, r->name, user, r->has_node ? " node=" : "",
-              r->has_node && r->node_valid ? r->node : "", r->dry_run ? " dryRun=All" : "",
-              r->force ? " force=true" : "", code, secs * 1e3);
+              !r->has_node    ? ""
+              : r->node_valid ? r->node
+                              : quoted,
+              r->dry_run ? " dryRun=All" : "", r->force ? " force=true" : "", code, secs * 1e3);
 }

@@ -15,6 +15,11 @@
  * then 409), which keeps concurrent pins from being lost. Writing what is
  * already there is skipped and answered with "changed": false.
  *
+ * A ?node= that cannot take the VM's next pod (apiserver/pintarget.h:
+ * cordoned, NotReady, Unknown, an untolerated NoSchedule/NoExecute taint)
+ * is a 409 Conflict saying which, unless force=true or the VM is already
+ * pinned there; an empty ?node= is a 422 "Required value".
+ *
  * dryRun=All answers the same VirtualMachinePin (what would change) and
  * writes nothing. A pin to a node outside the node affinity of a
  * PersistentVolume the VM's volumes are bound to (pinvolumes.h) is a 409
@@ -44,7 +49,7 @@ typedef struct apis_pin_request {
     const char *key;                /* the pin annotation; NULL: stickyvm.io/node */
     const char *user;               /* the authenticated user (pinned-by); may be NULL */
     int dry_run;                    /* ?dryRun=All: write nothing */
-    int force;                      /* ?force=true: override the local volumes' affinity */
+    int force;                      /* ?force=true: override the target and volume guards */
     struct kube_lister *nodes;      /* the Node lister (/unpin's guard); NULL: no guard */
     struct kube_recorder *recorder; /* audit Events; NULL: none */
 } apis_pin_request;

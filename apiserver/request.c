@@ -267,12 +267,27 @@ static void selected_name(apis_route *out)
     kube_label_selector_free(sel);
 }
 
+/* A single-valued parameter (force, timeout) given twice is refused as a
+ * repeated node is: kube-apiserver would silently take the first. dryRun
+ * is list-valued in kube-apiserver (ValidateDryRun: every value All), so
+ * dryRun=All&dryRun=All is accepted as it is there. seen: the parameters
+ * met so far (bits), updated. */
+static int once(const char *key, unsigned *seen, char *msg, size_t msglen)
+{
+    unsigned bit = strcmp(key, "force") == 0 ? 1u : strcmp(key, "timeout") == 0 ? 2u : 0u;
+    if (bit & *seen)
+        return fail(msg, msglen, "the query parameter %s may be given only once", key);
+    *seen |= bit;
+    return KUBE_OK;
+}
+
 /* Reads the query of /pin and /unpin: node (pin), force (pin), dryRun,
  * timeout; any other parameter is a 400 naming it. Every parameter must
  * be well-formed. The virtualmachinepins routes keep the raw query. */
 static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)
 {
     kube_query_pair p;
+    unsigned seen = 0;
     int rc = KUBE_OK;
 
     if (!apis_route_is_pin(out->kind)) {
@@ -292,7 +307,7 @@ static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)
             rc = take_node(p.raw_value, p.raw_value_len, out, msg, msglen);
         else if (p.value_rc != KUBE_OK || strlen(p.value) != p.value_len)
             rc = fail(msg, msglen, "invalid value for the query parameter %s", p.key);
-        else
+        else if ((rc = once(p.key, &seen, msg, msglen)) == KUBE_OK)
             rc = take_param(p.key, p.value, out, msg, msglen);
     }
     return rc;

@@ -11,8 +11,9 @@
  * in it (%00, %0A, ...) is refused. /pin accepts node, force, dryRun and
  * timeout, /unpin dryRun and timeout: any other parameter (unpin?node=
  * included) is refused naming it; dryRun must be All, force a Go
- * boolean and timeout a Go duration. The virtualmachinepins routes keep
- * their raw query for their handler (vmpins.h); the health paths
+ * boolean and timeout a Go duration. node, force and timeout may be given
+ * once; dryRun, a list in kube-apiserver, as often as wanted, each All. The virtualmachinepins
+ * routes keep their raw query for their handler (vmpins.h); the health paths
  * (/healthz, /livez, /readyz, /ROOT/CHECK) their check, ?verbose and
  * ?exclude (kube/serving/healthz.h). Queries are read with
  * kube/serving/query.h, names checked with kube/codec/validation.h. Every

@@ -9,6 +9,7 @@
 
 #include "kube/transport/api.h"
 #include "kube/types/kubevirt.h"
+#include "kube/types/node_target.h"
 #include "kube/types/pin.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
@@ -29,8 +30,21 @@ static const char *const wait_labels[] = {"NodeNotReady", "NodeMissing", "NodeUn
 struct sched_pin_status {
     char *key;
     kube_lister *vms, *vmis, *nodes, *pods;
-    kube_metric *vms_by_node, *pods_waiting;
+    kube_metric *vms_by_node, *pods_waiting, *on_unready;
 };
+
+/* The VMs pinned to one node that is not Ready. */
+typedef struct unready {
+    const char *status; /* NotReady, Unknown or Missing (static) */
+    double vms;
+} unready;
+
+/* The series of stickyvm_pinned_vms_on_unready_node being built. */
+typedef struct series {
+    const char **values; /* node, node_status per series */
+    double *v;
+    size_t n;
+} series;
 
 /* A waiting pod of a pinned VM and the node it is pinned to. */
 typedef struct waiter {
@@ -44,7 +58,8 @@ typedef struct tally {
     double vms[N_NODE_LABELS], pods[N_WAIT_LABELS];
     waiter *waiters;
     size_t n_waiters, cap_waiters;
-    kube_strmap infos; /* pinned node name -> fw_node_info, for nodes that exist */
+    kube_strmap infos;   /* pinned node name -> fw_node_info, for nodes that exist */
+    kube_strmap unready; /* pinned node name -> unready, for nodes not Ready */
 } tally;
 
 /* The node_status label of a VM pinned to node (NULL: Missing). */
@@ -55,30 +70,27 @@ static const char *node_label(const kube_node *node)
     return kube_node_ready_word(node);
 }
 
-static int not_ready_taint(const kube_taint *t)
-{
-    return strcmp(t->key, "node.kubernetes.io/not-ready") == 0 ||
-           strcmp(t->key, "node.kubernetes.io/unreachable") == 0;
-}
-
 /* Why the node of ni (NULL: no such node) cannot take the pod of pi, by
- * the Filter plugins' own predicates in the default profile's order
- * (NodeUnschedulable, TaintToleration, NodeResourcesFit; StickyVM's
- * PreFilter for a missing node): the first that fails is the one the
- * FitError names. NULL when they all pass. */
+ * kube_node_refuses() (kube/types/node_target.h: the Filter plugins'
+ * predicates in the default profile's order, the rule the apiserver's pin
+ * guard applies too), then NodeResourcesFit: the first that fails is the
+ * one the FitError names. A node refused only for its Ready condition (no
+ * lifecycle taint yet) passes the Filters. NULL when they all pass. */
 static const char *node_refusal(const fw_pod_info *pi, const fw_node_info *ni)
 {
     const kube_taint *t;
 
-    if (!ni || !ni->node)
+    switch (
+        kube_node_refuses(ni ? ni->node : NULL, pi->pod->tolerations, pi->pod->n_tolerations, &t)) {
+    case KUBE_NODE_MISSING:
         return "NodeMissing";
-    if (!plugin_node_unschedulable_fits(pi->pod, ni->node))
+    case KUBE_NODE_CORDONED:
         return "NodeUnschedulable";
-    t = plugin_find_untolerated_taint(ni->node, pi->pod,
-                                      PLUGIN_EFFECT(KUBE_EFFECT_NO_SCHEDULE) |
-                                          PLUGIN_EFFECT(KUBE_EFFECT_NO_EXECUTE));
-    if (t)
-        return not_ready_taint(t) ? "NodeNotReady" : "NodeTainted";
+    case KUBE_NODE_TAINTED:
+        return kube_taint_is_not_ready(t) ? "NodeNotReady" : "NodeTainted";
+    default:
+        break;
+    }
     if (!plugin_node_resources_fits(pi, ni))
         return "Insufficient";
     return NULL;
@@ -110,8 +122,51 @@ static void count_vm(void *ud, kube_object *obj)
         return;
     kube_object *node = kube_lister_get(t->ps->nodes, "", pin);
     const char *label = node_label(kube_node_from(node));
+    unready *u = kube_strmap_get(&t->unready, pin);
     t->vms[label_index(node_labels, N_NODE_LABELS, label)]++;
     kube_object_unref(node);
+    if (!strcmp(label, "Ready") || !strcmp(label, "SchedulingDisabled"))
+        return;
+    if (!u && (u = calloc(1, sizeof(*u))) &&
+        kube_strmap_put(&t->unready, pin, u, NULL) != KUBE_OK) {
+        free(u);
+        u = NULL;
+    }
+    if (u) {
+        u->status = label;
+        u->vms++;
+    }
+}
+
+/* kube_strmap_foreach() callback: one series of a node not Ready. */
+static void add_series(void *ud, const char *node, void *value)
+{
+    series *s = ud;
+    unready *u = value;
+    s->values[2 * s->n] = node;
+    s->values[2 * s->n + 1] = u->status;
+    s->v[s->n++] = u->vms;
+}
+
+static void free_unready(void *ud, const char *key, void *value)
+{
+    free(value);
+}
+
+/* stickyvm_pinned_vms_on_unready_node: one series per node not Ready that
+ * VMs are pinned to, none for the others (nothing on a healthy cluster). */
+static void set_unready(tally *t)
+{
+    size_t n = kube_strmap_len(&t->unready);
+    series s = {calloc(2 * n + 1, sizeof(char *)), calloc(n + 1, sizeof(double)), 0};
+    if (s.values && s.v) {
+        kube_strmap_foreach(&t->unready, add_series, &s);
+        kube_metric_replace(t->ps->on_unready, s.values, s.v, s.n);
+    }
+    free(s.values);
+    free(s.v);
+    kube_strmap_foreach(&t->unready, free_unready, NULL);
+    kube_strmap_free(&t->unready);
 }
 
 /* The node the VM of VMI ns/name (its controller, else the same name) is
@@ -209,6 +264,7 @@ void sched_pin_status_refresh(sched_pin_status *ps)
     count_waiters(&t);
     set_all(ps->vms_by_node, node_labels, t.vms, N_NODE_LABELS);
     set_all(ps->pods_waiting, wait_labels, t.pods, N_WAIT_LABELS);
+    set_unready(&t);
 }
 
 static void register_metrics(sched_pin_status *ps, kube_metrics *r)
@@ -226,10 +282,19 @@ static void register_metrics(sched_pin_status *ps, kube_metrics *r)
                           .type = KUBE_METRIC_GAUGE,
                           .labels = reason,
                           .n_labels = 1};
+    static const char *const node_and_status[] = {"node", "node_status"};
+    kube_metric_opts u = {.name = "stickyvm_pinned_vms_on_unready_node",
+                          .help = "VirtualMachines pinned to a node that is not Ready, by node "
+                                  "and its status (NotReady, Unknown, Missing); no series for "
+                                  "Ready nodes.",
+                          .type = KUBE_METRIC_GAUGE,
+                          .labels = node_and_status,
+                          .n_labels = 2};
     if (!r)
         return;
     ps->vms_by_node = kube_metrics_ensure(r, &v);
     ps->pods_waiting = kube_metrics_ensure(r, &p);
+    ps->on_unready = kube_metrics_ensure(r, &u);
 }
 
 static int get_lister(kube_factory *f, const kube_resource *res, const kube_codec *codec,

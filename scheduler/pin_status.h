@@ -11,7 +11,11 @@
  *     scheduler found unschedulable, by why: NodeNotReady, NodeMissing,
  *     NodeUnschedulable, NodeTainted, Insufficient.
  *
- * Every series of both is always present (0 when none). Each replica
+ *   stickyvm_pinned_vms_on_unready_node{node, node_status}: VMs pinned to
+ *     each node that is NotReady, Unknown or Missing; a node that is Ready
+ *     (cordoned or not) has no series, so a healthy cluster has none.
+ *
+ * Every series of the first two is always present (0 when none). Each replica
  * computes them from its own caches (leader or not), on refresh.
  *
  * A pod waits when it is pending with PodScheduled=False (reason

@@ -32,8 +32,13 @@
 # Then it prints the kubectl commands to try against the running demo and
 # keeps it running until Ctrl-C, which stops everything it started.
 #
-# Usage: scripts/demo.sh [--once] [--no-deps] [--build-dir DIR] [--pause SECONDS]
+# Ctrl-C stops it all and prints "stopped" (exit status 130); an emulator
+# that stops on its own is an error (exit status 1) whose logs are kept.
+#
+# Usage: scripts/demo.sh [--once] [--cluster-only] [--no-deps] [--build-dir DIR] [--pause SECONDS]
 #   --once        stop after the walk-through (the tests use it)
+#   --cluster-only  start the local cluster and keep it running, without the
+#                 walk-through (scripts/test-demo.sh's Ctrl-C checks use it)
 #   --no-deps     do not run scripts/deps.sh
 #   --build-dir   where to build (default build/)
 #   --pause       seconds between steps (default 1; 0 with --once)
@@ -58,12 +63,14 @@ usage() {
 }
 
 once=0
+cluster_only=0
 deps=1
 build_dir=build
 pause=""
 while [ $# -gt 0 ]; do
     case $1 in
         --once) once=1 ;;
+        --cluster-only) cluster_only=1 ;;
         --no-deps) deps=0 ;;
         --build-dir) build_dir=${2:?}; shift ;;
         --build-dir=*) build_dir=${1#*=} ;;
@@ -233,7 +240,7 @@ chapter_maintenance() {
     capture "kubectl -n $NS describe pod $PENDING | sed -n '/^Events:/,\$p'" describe_events "$PENDING"
     expect "kubectl describe pod" FailedScheduling "pinned to node $node" "kubectl stickyvm pin $vm -n $NS --node"
     capture "kubectl stickyvm why $vm -n $NS" kubectl stickyvm why "$vm" -n "$NS"
-    expect "kubectl stickyvm why" "Pending" "$node (cordoned)" "kubectl uncordon $node"
+    expect "kubectl stickyvm why" "Pending" "$node (Ready,SchedulingDisabled)" "kubectl uncordon $node"
     say "the maintenance is over: uncordon, and $vm starts again on $node:"
     capture "kubectl uncordon $node" kubectl uncordon "$node"
     expect "kubectl uncordon" "node/$node uncordoned"
@@ -368,12 +375,12 @@ targets_up() {
     [ "$(prom_api targets | jq '[.data.activeTargets[] | select(.health == "up")] | length')" = \
         $((LOCAL_SCHEDULERS + 1)) ]
 }
-targets() {
-    prom_api targets | jq -r '.data.activeTargets[] | "\(.labels.job) \(.scrapeUrl) \(.health) \(.lastError)"'
-}
-alerts() {
-    prom_api alerts | jq -r '.data.alerts[] | "\(.labels.alertname) \(.state) \(.labels | del(.alertname) | tostring)"'
-}
+# The jq programs of the targets and alerts steps, printed whole so that
+# the command shown can be pasted (no single quote in them).
+TARGETS_JQ='.data.activeTargets[] | "\(.labels.job) \(.scrapeUrl) \(.health) \(.lastError)"'
+ALERTS_JQ='.data.alerts[] | "\(.labels.alertname) \(.state) \(.labels | del(.alertname) | tostring)"'
+targets() { prom_api targets | jq -r "$TARGETS_JQ"; }
+alerts() { prom_api alerts | jq -r "$ALERTS_JQ"; }
 alert_firing() { # NAME
     prom_api alerts | jq -e --arg n "$1" '.data.alerts[] | select(.labels.alertname == $n and .state == "firing")' >/dev/null
 }
@@ -390,7 +397,7 @@ show_alert() {
     say "its expression holds, where the real rule would show it pending for that long first:"
     wait_until 60 "StickyVMPinnedNodeNotReady firing" alert_firing StickyVMPinnedNodeNotReady ||
         die "StickyVMPinnedNodeNotReady did not fire within 60s: $(alerts)"
-    capture "curl -s http://127.0.0.1:$PROM_PORT/api/v1/alerts | jq -r '.data.alerts[] | ...'" alerts
+    capture "curl -s http://127.0.0.1:$PROM_PORT/api/v1/alerts | jq -r '$ALERTS_JQ'" alerts
     expect "Prometheus's alerts" "StickyVMPinnedNodeNotReady firing"
 }
 
@@ -410,7 +417,7 @@ chapter_node_lost() {
     say "Prometheus (pid $(local_pid prometheus), http://127.0.0.1:$PROM_PORT) scrapes both daemons' secure ports"
     say "with a bearer token they review with the emulator (TokenReview, then a SubjectAccessReview for /metrics):"
     wait_until 30 "every target up" targets_up || die "Prometheus's targets are not up: $(targets)"
-    capture "curl -s http://127.0.0.1:$PROM_PORT/api/v1/targets | jq -r '.data.activeTargets[] | ...'" targets
+    capture "curl -s http://127.0.0.1:$PROM_PORT/api/v1/targets | jq -r '$TARGETS_JQ'" targets
     expect "Prometheus's targets" "stickyvm-apiserver https://127.0.0.1" "stickyvm-scheduler https://127.0.0.1" " up "
     pod=$(wait_pod "$vm") || exit 1
     say "its kubelet stops posting status; the node lifecycle controller (here a stand-in) marks the node:"
@@ -448,6 +455,30 @@ chapter_node_lost() {
     capture "e2e/lib/node-lifecycle.sh restore $node" e2e/lib/node-lifecycle.sh restore "$node"
 }
 
+# plugin_tour: the kubectl plugin over the same API, the commands of
+# docs/stickyvm.md's "Real output (the demo)" (scripts/check-doc-output.sh
+# compares them with this run's output).
+plugin_tour() {
+    local other
+    other=$(schedulable_nodes | grep -vx "$(vm_pin "$NS" vm-db)" | head -n1)
+    say "the kubectl plugin, kubectl stickyvm, over the same API:"
+    capture "kubectl stickyvm list -A" kubectl stickyvm list -A
+    expect "kubectl stickyvm list -A" NAMESPACE NODE-STATUS vm-db
+    capture "kubectl stickyvm pin vm-db -n $NS --node $other --dry-run" \
+        kubectl stickyvm pin vm-db -n "$NS" --node "$other" --dry-run
+    expect "pin --dry-run" "pinned to $other" "(server dry run)"
+    capture "kubectl stickyvm pin vm-db -n $NS --node node-99" \
+        kubectl stickyvm pin vm-db -n "$NS" --node node-99
+    expect "pin --node node-99" "Error from server (Invalid)"
+    capture "kubectl stickyvm pin vm-nope -n $NS --node $other" \
+        kubectl stickyvm pin vm-nope -n "$NS" --node "$other"
+    expect "pin vm-nope" "Error from server (NotFound)"
+    capture "kubectl stickyvm unpin vm-db -n $NS --dry-run" kubectl stickyvm unpin vm-db -n "$NS" --dry-run
+    expect "unpin --dry-run" "(server dry run)"
+    capture "kubectl stickyvm version" kubectl stickyvm version
+    expect "kubectl stickyvm version" "kubectl-stickyvm v" "Server Version: v"
+}
+
 vm_yaml() { # NAME
     cat <<EOF
 apiVersion: kubevirt.io/v1
@@ -469,27 +500,51 @@ EOF
 
 # ---- lifecycle ---------------------------------------------------------------------
 
+# cleanup CODE: stops everything the demo started and exits CODE. 0: the
+# walk-through is over; 130: Ctrl-C (or SIGTERM), the documented way out:
+# quiet, one line "stopped"; anything else: a failure, whose logs stay.
 cleanup() {
+    local code=${1:-0}
     trap - EXIT INT TERM
-    [ -n "${LOCAL_DIR:-}" ] || exit "${1:-0}"
-    printf '\nstopping the demo (emulator, stickyvm-apiserver, stickyvm-scheduler x2, virt-controller stand-in, Prometheus)\n'
+    [ -n "${LOCAL_DIR:-}" ] || { [ "$code" != 130 ] || echo stopped; exit "$code"; }
+    [ "$code" = 130 ] ||
+        printf '\nstopping the demo (emulator, stickyvm-apiserver, stickyvm-scheduler x2, virt-controller stand-in, Prometheus)\n'
     [ ! -e "$LOCAL_DIR/pids/prometheus" ] || local_stop prometheus 10
     local_down
-    rm -rf "$LOCAL_DIR"
-    exit "${1:-0}"
+    if [ "$code" = 0 ] || [ "$code" = 130 ]; then
+        rm -rf "$LOCAL_DIR"
+    else
+        printf 'the logs are kept in %s/\n' "$LOCAL_DIR" >&2
+    fi
+    [ "$code" != 130 ] || printf '\nstopped\n'
+    exit "$code"
 }
 trap 'cleanup 130' INT TERM
 trap 'cleanup $?' EXIT
+
+# emulator_gone: the emulator ended. It exits 0 only when signalled: Ctrl-C
+# reaches every process of the demo, so that is the way out, quietly (even
+# when it noticed before this shell's own trap ran); any other end is an
+# error, its log kept.
+emulator_gone() {
+    local pid=$1 status=0
+    wait "$pid" 2>/dev/null || status=$?
+    [ "$status" != 0 ] || cleanup 130
+    die "the emulator stopped (exit status $status; see $LOCAL_DIR/emulator.log)"
+}
 
 if [ "$deps" = 1 ]; then
     step "Installing the dependencies (scripts/deps.sh)"
     scripts/deps.sh || die "scripts/deps.sh failed"
 fi
 step "Building stickyvm-emulator, stickyvm-scheduler, stickyvm-apiserver and kubectl-stickyvm in $build_dir/"
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || die "cmake failed"
-cmake --build "$build_dir" -j"$(nproc)" --target stickyvm-emulator stickyvm-scheduler \
-    stickyvm-apiserver kubectl-stickyvm >"${TMPDIR:-/tmp}/stickyvm-demo-build.log" 2>&1 ||
-    die "the build failed: see ${TMPDIR:-/tmp}/stickyvm-demo-build.log"
+build_log=${TMPDIR:-/tmp}/stickyvm-demo-build.log
+build_start=$SECONDS
+{ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+    cmake --build "$build_dir" -j"$(nproc)" --target stickyvm-emulator stickyvm-scheduler \
+        stickyvm-apiserver kubectl-stickyvm; } >"$build_log" 2>&1 ||
+    die "the build failed after $((SECONDS - build_start))s: see $build_log"
+say "built in $((SECONDS - build_start))s (log: $build_log)"
 
 LOCAL_BIN=$(cd "$build_dir" && pwd)
 # `kubectl stickyvm` runs the kubectl-stickyvm just built.
@@ -505,8 +560,22 @@ say "stickyvm-apiserver:      pid $(local_pid apiserver), behind APIService v1.s
 say "stickyvm-scheduler:      pids $(local_pid scheduler-1) and $(local_pid scheduler-2) (leader elected)"
 say "logs:                    $LOCAL_DIR/*.log"
 show kubectl get nodes
+say "(both Deployments show 0/2 READY: here their daemons run as the local processes above, not as pods)"
 show kubectl -n stickyvm-system get deployments,serviceaccounts,configmaps
 show kubectl get apiservice v1.subresources.stickyvm.io
+
+# keep_running: until Ctrl-C, or until the emulator stops on its own.
+keep_running() {
+    local emulator_pid
+    printf '\nThe demo keeps running; press Ctrl-C to stop it.\n'
+    emulator_pid=$(local_pid emulator)
+    while :; do
+        sleep 1 &
+        wait $!
+        kill -0 "$emulator_pid" 2>/dev/null || emulator_gone "$emulator_pid"
+    done
+}
+[ "$cluster_only" = 0 ] || keep_running
 
 step "Creating namespace $NS and 4 VirtualMachines with spec.template.spec.schedulerName: stickyvm"
 printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n' "$NS" | kubectl apply -f - >/dev/null
@@ -561,6 +630,7 @@ say "bind alice to stickyvm-pinner (manifests/examples/pinner-rolebinding.yaml, 
 sed "s/namespace: default/namespace: $NS/" manifests/examples/pinner-rolebinding.yaml |
     kubectl apply -f - | sed 's/^/      /'
 raw_show "$(raw_path "$NS" vm-web pin)" "--as=alice"
+plugin_tour
 
 chapter_node_lost
 
@@ -596,9 +666,4 @@ if [ "$once" = 1 ]; then
     printf '\ndemo walk-through complete\n'
     cleanup 0
 fi
-printf '\nThe demo keeps running; press Ctrl-C to stop it.\n'
-while :; do
-    sleep 1 &
-    wait $!
-    local_alive emulator || die "the emulator stopped (see $LOCAL_DIR/emulator.log)"
-done
+keep_running

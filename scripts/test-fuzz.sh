@@ -4,7 +4,9 @@
 # instrumented for coverage too) and runs each
 # for a bounded time (FUZZ_SECONDS, default 60): apiserver/fuzz_*.c from a
 # seed corpus of real aggregator requests, kube/*/fuzz_*.c (what kube/client
-# and kube/informer make of a server's answers) from seed answers. A crash, leak,
+# and kube/informer make of a server's answers) from seed answers,
+# apiserver/kubectl/fuzz_argv.c (the request paths kubectl-stickyvm builds
+# from its argv) from seed command lines. A crash, leak,
 # sanitizer report or timeout fails the script; the reproducer is left in
 # the fuzz build dir.
 #
@@ -43,8 +45,8 @@ export common dir
 cmake -DSRC="$PWD" -DOUT="$dir/obj/version_stamp.c" -DFALLBACK=v0.1.0 -P cmake/version_stamp.cmake
 objs=$(
     { echo "-Wall|$dir/obj/version_stamp.c"
-      for f in apiserver/*.c; do
-          case $f in apiserver/main.c|apiserver/fuzz_*) continue ;; esac
+      for f in apiserver/*.c apiserver/kubectl/*.c; do
+          case $f in apiserver/main.c|apiserver/fuzz_*|apiserver/kubectl/main.c|apiserver/kubectl/fuzz_*) continue ;; esac
           echo "$strict|$f"
       done
       for f in kube/*/*.c; do
@@ -56,11 +58,12 @@ objs=$(
       done
     } | xargs -P "$jobs" -I{} bash -c 'compile "$(echo "{}" | cut -d"|" -f1)" "$(echo "{}" | cut -d"|" -f2)"'
 )
-for src in apiserver/fuzz_*.c kube/*/fuzz_*.c; do
+targets="apiserver/fuzz_*.c kube/*/fuzz_*.c apiserver/kubectl/fuzz_*.c"
+for src in $targets; do
     name=$(basename "$src" .c)
-    clang $common $strict -fsanitize=fuzzer "$src" $objs $libs -o "$dir/$name"
+    clang $common -Iapiserver/kubectl $strict -fsanitize=fuzzer "$src" $objs $libs -o "$dir/$name"
 done
-echo "fuzz: built $(echo apiserver/fuzz_*.c kube/*/fuzz_*.c | wc -w) targets in $dir/ (${SECONDS}s)"
+echo "fuzz: built $(echo $targets | wc -w) targets in $dir/ (${SECONDS}s)"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -172,4 +175,42 @@ cat > "$work/answer-dict" <<'DICT'
 "\x0a"
 DICT
 run_target "$dir/fuzz_answer" "$answers" "$work/answer-dict"
+
+# kubectl-stickyvm: argv words separated by NUL bytes (fuzz_argv.c).
+argvs="$work/argv"
+mkdir -p "$argvs"
+words() { # name, words...
+    local name=$1
+    shift
+    printf '%s\0' "$@" | head -c -1 > "$argvs/$name"
+}
+words injection pin vm-web -n 'demo/virtualmachines/vm-db/pin?node=node-2#' --node node-0 --dry-run
+words pin pin vm-web -n demo --node node-2 --force
+words unpin unpin vm-web --namespace=demo --dry-run
+words why why virt-launcher-vm-web-abcde -n demo -o json
+words why-ctl why $'vm-web\x01' -n demo
+words list list -A --node node-1 --node-status NotReady,Unknown
+words evacuate evacuate node-3 --to node-2 -n demo -l app=web --dry-run
+words evacuate-unpin evacuate .. -A --force
+cat > "$work/argv-dict" <<'DICT'
+"\x00"
+"--node"
+"--to"
+"--dry-run"
+"--force"
+"-n"
+"-A"
+"--namespace="
+"/virtualmachines/"
+"?node="
+"#"
+"%2F"
+".."
+"pin"
+"unpin"
+"why"
+"list"
+"evacuate"
+DICT
+run_target "$dir/fuzz_argv" "$argvs" "$work/argv-dict"
 echo "fuzz: passed"

@@ -16,7 +16,7 @@
 # Each stage's whole output is kept in TEST_LOG_DIR (default build-logs/),
 # one file per stage; when a stage fails the script names its log, shows
 # its end (all of it with TEST_FULL_LOGS=1, as .ci/run asks) and stops.
-# Usage: scripts/test.sh            (build dirs: build/, build-asan/, build-release/)
+# Usage: scripts/test.sh            (build dirs: build/, build-asan/, build-release/, build-fuzz/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

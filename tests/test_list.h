@@ -105,6 +105,7 @@
     UNIT(apiserver_status)                                    \
     UNIT(apiserver_options)                                   \
     UNIT(apiserver_metrics)                                   \
+    UNIT(apiserver_pin)                                       \
     UNIT(apiserver_vmpins)                                    \
     INTEGRATION(apiserver_integration)                        \
     UNIT(kubectl_plugin)                                      \

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kube/codec/validation.h"
+#include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/util/flags.h"
 
@@ -116,6 +117,7 @@ static const kube_flag evacuate_flags[] = {
      "Only the VMs matching this label selector (-l app=db)", NULL},
 };
 static const kube_flag why_flags[] = {COMMON_FLAGS};
+static const kube_flag version_flags[] = {COMMON_FLAGS};
 static const kube_flag no_cmd_flags[] = {COMMON_FLAGS};
 
 static const kube_flag_short shorts[] = {
@@ -173,6 +175,10 @@ static const cmd_desc cmds[] = {
      "  # Release the pins of node-1 in namespace prod\n"
      "  kubectl stickyvm evacuate node-1 -n prod\n",
      FLAGS(evacuate_flags), 1},
+    {KCTL_VERSION, "version", "kubectl stickyvm version",
+     "Print the plugin's version, and the Kubernetes server's when it is reachable.\n"
+     "kubectl stickyvm --version does the same.",
+     "  kubectl stickyvm version\n  kubectl stickyvm --version\n", FLAGS(version_flags), 0},
 };
 
 static const cmd_desc *desc_of(kctl_cmd cmd)
@@ -300,18 +306,18 @@ static int check_args(const cmd_desc *d, kctl_options *o, char **pos, int npos, 
 }
 
 /* value as a DNS-1123 subdomain (label: a DNS-1123 label); KUBE_EINVAL
- * with `invalid WHAT "value": MESSAGES` in err otherwise. Long values are
- * cut in the message. */
+ * with `invalid WHAT "value": MESSAGES` in err otherwise, the value quoted
+ * as Go's %q does (control bytes escaped) and cut after 80 bytes. */
 static int check_name(const char *what, const char *value, int label, char *err, size_t n)
 {
     const char *msgs[2];
+    char quoted[400];
     int count =
         label ? kube_dns1123_label_msgs(value, msgs) : kube_dns1123_subdomain_msgs(value, msgs);
     if (count == 0)
         return KUBE_OK;
-    snprintf(err, n, "invalid %s \"%.*s%s\": %s%s%s", what, 80, value,
-             strlen(value) > 80 ? "..." : "", msgs[0], count > 1 ? ", " : "",
-             count > 1 ? msgs[1] : "");
+    snprintf(err, n, "invalid %s %s: %s%s%s", what, kube_quote(quoted, sizeof(quoted), value, 80),
+             msgs[0], count > 1 ? ", " : "", count > 1 ? msgs[1] : "");
     return KUBE_EINVAL;
 }
 
@@ -334,7 +340,37 @@ int kctl_check_names(const kctl_options *o, const char *ns, char *err, size_t n)
     return rc;
 }
 
+static int kctl_parse_args(int argc, char **argv, kctl_options *o, char *err, size_t n);
+
+/* argv with each --version dropped and the version command first, when
+ * one was there (*argv2 allocated, caller frees; else argv itself). */
+static char **version_argv(int *argc, char **argv, char ***argv2)
+{
+    int n = 1, found = 0;
+    *argv2 = NULL;
+    for (int i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++)
+        found |= strcmp(argv[i], "--version") == 0;
+    if (!found || !(*argv2 = calloc((size_t)*argc + 2, sizeof(char *))))
+        return argv;
+    (*argv2)[0] = argv[0];
+    (*argv2)[n++] = (char *)"version";
+    for (int i = 1; i < *argc; i++)
+        if (strcmp(argv[i], "--version") != 0)
+            (*argv2)[n++] = argv[i];
+    *argc = n;
+    return *argv2;
+}
+
 int kctl_parse(int argc, char **argv, kctl_options *o, char *err, size_t n)
+{
+    char **argv2, **args = version_argv(&argc, argv, &argv2);
+    int rc = kctl_parse_args(argc, args, o, err, n);
+    free(argv2);
+    return rc;
+}
+
+/* kctl_parse() once --version is the version command. */
+static int kctl_parse_args(int argc, char **argv, kctl_options *o, char *err, size_t n)
 {
     char **pos = calloc((size_t)argc + 1, sizeof(*pos));
     int npos = 0, rc, which;
@@ -359,7 +395,9 @@ int kctl_parse(int argc, char **argv, kctl_options *o, char *err, size_t n)
         }
     which = rc == KUBE_OK && npos > 0 ? find_cmd(pos[0]) : -1;
     if (rc == KUBE_OK && npos > 0 && which < 0) {
-        snprintf(err, n, "unknown command \"%s\" for \"kubectl stickyvm\"", pos[0]);
+        char quoted[200]; /* cobra's %q */
+        snprintf(err, n, "unknown command %s for \"kubectl stickyvm\"",
+                 kube_quote(quoted, sizeof(quoted), pos[0], 80));
         rc = KUBE_ECONFIG;
     }
     if (rc == KUBE_OK)

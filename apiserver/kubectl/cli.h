@@ -1,6 +1,7 @@
 /*
  * apiserver/kubectl/cli.h - kubectl-stickyvm's command line: the commands
- * (pin, unpin, list, why, evacuate), kubectl's flags (--kubeconfig, --context,
+ * (pin, unpin, list, why, evacuate, version; --version is the version
+ * command), kubectl's flags (--kubeconfig, --context,
  * -n/--namespace, -o/--output, -h/--help) and each command's own, parsed
  * with kube/util/flags.h (pflag's syntax, flags and arguments
  * interspersed), and the --help texts.
@@ -26,7 +27,8 @@ typedef enum kctl_cmd {
     KCTL_UNPIN,
     KCTL_LIST,
     KCTL_WHY,
-    KCTL_EVACUATE
+    KCTL_EVACUATE,
+    KCTL_VERSION /* version, or --version anywhere */
 } kctl_cmd;
 
 typedef struct kctl_options {

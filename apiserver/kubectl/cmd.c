@@ -137,6 +137,23 @@ int kctl_pin(kctl_ctx *c)
     return KCTL_EXIT_OK;
 }
 
+int kctl_server_version(kctl_ctx *c)
+{
+    kube_response resp = {0};
+    cJSON *v = NULL;
+    const char *git;
+    if (kctl_get_json(c, "/version", &v, &resp) != KUBE_OK) {
+        fprintf(c->err, "Server Version: unknown (%s)\n",
+                resp.status.message[0] ? resp.status.message : "the server is not reachable");
+    } else {
+        git = kctl_str(v, "gitVersion");
+        fprintf(c->out, "Server Version: %s\n", git ? git : "unknown");
+    }
+    cJSON_Delete(v);
+    kube_response_clear(&resp);
+    return KCTL_EXIT_OK;
+}
+
 /* ---- list --------------------------------------------------------------- */
 
 /* A string member, or JSON null when s is NULL. */

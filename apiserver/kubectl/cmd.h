@@ -3,7 +3,8 @@
  * pin and unpin (GET .../virtualmachines/VM/pin|unpin of
  * subresources.stickyvm.io/v1, as `kubectl get --raw` calls them), list
  * (virtualmachinepins, or the VMs' pin annotations when the server does
- * not serve that resource), why (why.c) and evacuate (evacuate.c).
+ * not serve that resource), why (why.c), evacuate (evacuate.c) and the
+ * server's version.
  *
  * Each command prints its result to ctx->out and errors to ctx->err, and
  * returns the process's exit code (cli.h). Threads: one command at a time
@@ -35,6 +36,10 @@ int kctl_pin(kctl_ctx *c);
 int kctl_list(kctl_ctx *c);
 int kctl_why(kctl_ctx *c);
 int kctl_evacuate(kctl_ctx *c);
+/* version: "Server Version: v1.32.0" (kube-apiserver's /version,
+ * gitVersion) to c->out; an unreachable server is a line on c->err and
+ * still exit 0 (the plugin's own version was printed). */
+int kctl_server_version(kctl_ctx *c);
 
 /* Appends api (a literal such as "/api/v1" or "/apis/kubevirt.io/v1"),
  * then "/namespaces/NS" unless ns is NULL, "/PLURAL" (a literal), and

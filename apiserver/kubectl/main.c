@@ -1,6 +1,6 @@
 /*
  * apiserver/kubectl/main.c - kubectl-stickyvm, the kubectl plugin of
- * stickyvm (`kubectl stickyvm pin|unpin|list|why|evacuate`): the command line
+ * stickyvm (`kubectl stickyvm pin|unpin|list|why|evacuate|version`): the command line
  * (cli.h), the configuration as kubectl finds it (--kubeconfig, else
  * KUBECONFIG, else ~/.kube/config, else in-cluster; --context; the
  * namespace from -n, the context, or "default"), one client on
@@ -18,6 +18,7 @@
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
+#include "kube/util/version.h"
 
 /* kubectl's default kubeconfig, ~/.kube/config, when neither --kubeconfig
  * nor KUBECONFIG names one and it exists; NULL otherwise. */
@@ -39,6 +40,10 @@ static int run(const kctl_options *o)
     kube_client_options copts;
     int rc = kube_config_load_context(default_kubeconfig(o, home_cfg, sizeof(home_cfg)), o->context,
                                       &cfg, err, sizeof(err));
+    if (rc != KUBE_OK && o->cmd == KCTL_VERSION) { /* no server known: said, not an error */
+        fprintf(stderr, "Server Version: unknown (%s)\n", err[0] ? err : kube_strerror(rc));
+        return KCTL_EXIT_OK;
+    }
     if (rc != KUBE_OK) {
         fprintf(stderr, "error: %s\n", err[0] ? err : kube_strerror(rc));
         return KCTL_EXIT_ERROR;
@@ -62,6 +67,7 @@ static int run(const kctl_options *o)
     int code = o->cmd == KCTL_LIST       ? kctl_list(&ctx)
                : o->cmd == KCTL_WHY      ? kctl_why(&ctx)
                : o->cmd == KCTL_EVACUATE ? kctl_evacuate(&ctx)
+               : o->cmd == KCTL_VERSION  ? kctl_server_version(&ctx)
                                          : kctl_pin(&ctx);
     kube_client_free(client);
     kube_config_free(cfg);
@@ -85,6 +91,8 @@ int main(int argc, char **argv)
         kctl_usage(stdout, o.cmd);
         code = KCTL_EXIT_OK;
     } else {
+        if (o.cmd == KCTL_VERSION) /* as the daemons print it, before any connection */
+            kube_version_print(stdout, "kubectl-stickyvm");
         code = run(&o);
     }
     kctl_options_free(&o);

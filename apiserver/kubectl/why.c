@@ -223,7 +223,42 @@ static const char *event_time(const cJSON *ev)
     return t;
 }
 
-/* The latest FailedScheduling event regarding the pod. */
+/* 1 when a FailedScheduling note names a pin other than pin ("VM ns/name
+ * is pinned to node X", the StickyVM plugin's words): written before the
+ * pin moved. */
+static int names_other_pin(const char *note, const char *pin)
+{
+    static const char marker[] = "is pinned to node ";
+    const char *p = strstr(note, marker);
+    size_t len;
+
+    if (!p || !pin)
+        return 0;
+    p += sizeof(marker) - 1;
+    len = strcspn(p, " ,;()\"");
+    return len != strlen(pin) || strncmp(p, pin, len) != 0;
+}
+
+/* 1 when the FailedScheduling ev (regarding the pod) no longer explains
+ * anything: the pod was bound since, the event was created before the pod
+ * (both times kube-apiserver's), or it names another pin. */
+static int stale_event(const kctl_why_facts *f, const cJSON *ev, const char *note)
+{
+    const char *created =
+        kctl_str(cJSON_GetObjectItemCaseSensitive(ev, "metadata"), "creationTimestamp");
+    const kube_pod *pod = kube_pod_from(f->pod);
+    int64_t us;
+
+    if (pod && *pod->node_name)
+        return 1;
+    if (created && kube_time_parse(created, &us) == KUBE_OK &&
+        us / 1000000 < f->pod->meta.creation_unix)
+        return 1;
+    return names_other_pin(note, kctl_str(f->pin, "node"));
+}
+
+/* The latest FailedScheduling event regarding the pod that is not stale
+ * (stale_event). */
 static int read_failed_scheduling(kctl_ctx *c, kctl_why_facts *f)
 {
     kube_buf path = KUBE_BUF_INIT;
@@ -249,7 +284,8 @@ static int read_failed_scheduling(kctl_ctx *c, kctl_why_facts *f)
         int64_t us = 0;
         if (!name || strcmp(name, f->pod->meta.name) != 0 || !reason ||
             strcmp(reason, "FailedScheduling") != 0 || !note ||
-            (uid && *f->pod->meta.uid && strcmp(uid, f->pod->meta.uid) != 0))
+            (uid && *f->pod->meta.uid && strcmp(uid, f->pod->meta.uid) != 0) ||
+            stale_event(f, it, note))
             continue;
         if (t)
             kube_time_parse(t, &us);

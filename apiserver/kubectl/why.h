@@ -29,7 +29,9 @@ typedef struct kctl_why_facts {
     int node_exists;                             /* the pinned node (when pinned) exists */
     kube_object *node;                           /* it, decoded; NULL when missing or unpinned */
     int64_t req_milli_cpu, req_memory, req_pods; /* pods on it, non-terminal */
-    char *failed_msg;   /* the latest FailedScheduling note of the pod, or NULL */
+    char *failed_msg;   /* the latest FailedScheduling note of the pod, or NULL;
+                           never a stale one: from before the pod, for a pod bound
+                           since, or naming another pin than the VM's */
     char failed_at[40]; /* its time (RFC 3339), "" when unknown */
 } kctl_why_facts;
 

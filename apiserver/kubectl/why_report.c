@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/types/node_target.h"
 #include "kube/util/duration.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
@@ -26,14 +27,6 @@ static void addf(cJSON *arr, const char *fmt, ...)
     cJSON_AddItemToArray(arr, cJSON_CreateString(text));
 }
 
-static const char *effect_name(kube_taint_effect e)
-{
-    return e == KUBE_EFFECT_NO_SCHEDULE          ? "NoSchedule"
-           : e == KUBE_EFFECT_NO_EXECUTE         ? "NoExecute"
-           : e == KUBE_EFFECT_PREFER_NO_SCHEDULE ? "PreferNoSchedule"
-                                                 : "";
-}
-
 /* 1 when the pod (NULL: none known) tolerates the taint. */
 static int tolerated(const kube_pod *pod, const kube_taint *t)
 {
@@ -43,9 +36,18 @@ static int tolerated(const kube_pod *pod, const kube_taint *t)
     return 0;
 }
 
+/* 1 for a taint the control plane owns (node.kubernetes.io/...: the node
+ * lifecycle controller's not-ready and unreachable, the cordon's
+ * unschedulable...): it puts them back, so removing one is never advice. */
+static int control_plane_taint(const kube_taint *t)
+{
+    return strncmp(t->key, "node.kubernetes.io/", 19) == 0;
+}
+
 /* The taints that keep the pod off the node, into the node report, the
- * reasons and the suggestions. Returns how many. */
-static int taints(const kube_node *node, const kube_pod *pod, cJSON *jn, cJSON *why, cJSON *todo)
+ * reasons (each after prefix) and the suggestions. Returns how many. */
+static int taints(const kube_node *node, const kube_pod *pod, const char *prefix, cJSON *jn,
+                  cJSON *why, cJSON *todo)
 {
     cJSON *arr = cJSON_AddArrayToObject(jn, "taints");
     int blocking = 0;
@@ -53,12 +55,17 @@ static int taints(const kube_node *node, const kube_pod *pod, cJSON *jn, cJSON *
         const kube_taint *t = &node->taints[i];
         char text[512];
         snprintf(text, sizeof(text), "%s%s%s:%s", t->key, *t->value ? "=" : "", t->value,
-                 effect_name(t->effect));
+                 kube_taint_effect_name(t->effect));
         cJSON_AddItemToArray(arr, cJSON_CreateString(text));
         if (t->effect == KUBE_EFFECT_PREFER_NO_SCHEDULE || tolerated(pod, t))
             continue;
         blocking++;
-        addf(why, "node %s has the taint %s, which the VM's pod does not tolerate",
+        if (control_plane_taint(t)) {
+            addf(why, "%snode %s has the taint %s, which the control plane set (node %s)", prefix,
+                 node->base.meta.name, text, kube_node_ready_word(node));
+            continue;
+        }
+        addf(why, "%snode %s has the taint %s, which the VM's pod does not tolerate", prefix,
              node->base.meta.name, text);
         addf(todo, "kubectl taint nodes %s %s-", node->base.meta.name, text);
     }
@@ -66,8 +73,8 @@ static int taints(const kube_node *node, const kube_pod *pod, cJSON *jn, cJSON *
 }
 
 /* One resource: used + the pod's need against what the node offers. */
-static int resource(cJSON *jn, cJSON *why, const char *node, const char *name, int64_t alloc,
-                    int64_t used, int64_t need, const char *unit)
+static int resource(cJSON *jn, cJSON *why, const char *prefix, const char *node, const char *name,
+                    int64_t alloc, int64_t used, int64_t need, const char *unit)
 {
     cJSON *r = cJSON_AddObjectToObject(jn, name);
     cJSON_AddNumberToObject(r, "allocatable", (double)alloc);
@@ -75,40 +82,86 @@ static int resource(cJSON *jn, cJSON *why, const char *node, const char *name, i
     cJSON_AddNumberToObject(r, "podRequests", (double)need);
     if (alloc <= 0 || used + need <= alloc)
         return 0;
-    addf(why, "node %s lacks %s: %lld%s of %lld%s requested by its pods, the VM's pod needs %lld%s",
-         node, name, (long long)used, unit, (long long)alloc, unit, (long long)need, unit);
+    addf(why,
+         "%snode %s lacks %s: %lld%s of %lld%s requested by its pods, the VM's pod needs %lld%s",
+         prefix, node, name, (long long)used, unit, (long long)alloc, unit, (long long)need, unit);
     return 1;
 }
 
-/* The node's part: cordon, taints, room. Returns 1 when something there
- * keeps the pod off it. */
-static int node_part(const kctl_why_facts *f, cJSON *rep, cJSON *why, cJSON *todo)
+/* The node's part: status, cordon, taints, room, each reason after prefix.
+ * Returns 1 when something there keeps the pod off it. */
+static int node_part(const kctl_why_facts *f, const char *prefix, cJSON *rep, cJSON *why,
+                     cJSON *todo)
 {
     const kube_node *node = kube_node_from(f->node);
     const kube_pod *pod = kube_pod_from(f->pod);
     const char *name = node->base.meta.name;
     cJSON *jn = cJSON_AddObjectToObject(rep, "node");
+    char status[KUBE_NODE_STATUS_MAX];
     int bad = 0;
+    kube_node_status(node, status, sizeof(status));
     cJSON_AddStringToObject(jn, "name", name);
     cJSON_AddBoolToObject(jn, "exists", 1);
+    cJSON_AddStringToObject(jn, "status", status);
     cJSON_AddBoolToObject(jn, "unschedulable", node->unschedulable);
     if (node->unschedulable) {
-        addf(why, "node %s is cordoned (spec.unschedulable)", name);
+        addf(why, "%snode %s is cordoned (spec.unschedulable)", prefix, name);
         addf(todo, "kubectl uncordon %s", name);
         bad = 1;
     }
-    bad |= taints(node, pod, jn, why, todo) > 0;
+    bad |= taints(node, pod, prefix, jn, why, todo) > 0;
     int64_t need_cpu = pod ? pod->requests.milli_cpu : 0, need_mem = pod ? pod->requests.memory : 0;
     int on_node = pod && strcmp(pod->node_name, name) == 0; /* already counted */
-    int full = resource(jn, why, name, "cpu", node->allocatable.milli_cpu, f->req_milli_cpu,
+    int full = resource(jn, why, prefix, name, "cpu", node->allocatable.milli_cpu, f->req_milli_cpu,
                         on_node ? 0 : need_cpu, "m");
-    full |= resource(jn, why, name, "memory", node->allocatable.memory, f->req_memory,
+    full |= resource(jn, why, prefix, name, "memory", node->allocatable.memory, f->req_memory,
                      on_node ? 0 : need_mem, "");
-    full |= resource(jn, why, name, "pods", node->allocatable.allowed_pods, f->req_pods,
+    full |= resource(jn, why, prefix, name, "pods", node->allocatable.allowed_pods, f->req_pods,
                      on_node ? 0 : 1, "");
     if (full)
         addf(todo, "free room on node %s (move or shrink pods running there)", name);
     return bad | full;
+}
+
+/* The pinned node is NotReady, Unknown or Missing: what that means, and
+ * the ways out that never touch the control plane's taints. */
+static void lost_part(const kctl_ctx *c, const kctl_why_facts *f, const char *pin,
+                      const char *status, int running_there, cJSON *why, cJSON *todo)
+{
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(f->vm, "metadata"), "annotations");
+    const char *policy = kctl_str(ann, "stickyvm.io/on-node-loss");
+
+    if (!f->node_exists)
+        addf(why, "node %s, the VM's pinned node, does not exist (Missing)", pin);
+    else if (strcmp(status, "NotReady") == 0)
+        addf(why,
+             "node %s, the VM's pinned node, is NotReady: its kubelet reports it cannot run pods",
+             pin);
+    else
+        addf(why,
+             "node %s, the VM's pinned node, is Unknown: its kubelet stopped posting status (the "
+             "node is down or unreachable)",
+             pin);
+    if (running_there)
+        addf(why, "its pod %s is still bound to %s, but with the node %s the VM may not run",
+             f->pod->meta.name, pin, status);
+    addf(why, "the pin (annotation stickyvm.io/node) excludes every other node");
+    addf(todo,
+         "kubectl stickyvm evacuate %s --to OTHER   # move every VM pinned to %s to a Ready node",
+         pin, pin);
+    addf(todo,
+         "kubectl stickyvm pin %s -n %s --node OTHER --force   # or this VM alone (data on %s's "
+         "local disks stays there)",
+         f->vm_name, c->ns, pin);
+    addf(todo,
+         "kubectl -n %s annotate vm %s stickyvm.io/on-node-loss=Unpin   # or let the scheduler "
+         "unpin it when its node is lost (policy now: %s)",
+         c->ns, f->vm_name, policy && *policy ? policy : "Wait");
+    addf(todo, "kubectl stickyvm unpin %s -n %s   # or release it: any node, pinned anew",
+         f->vm_name, c->ns);
+    addf(todo, "# never remove the node.kubernetes.io/* taints: the control plane owns them and "
+               "puts them back");
 }
 
 /* The VM is pinned: what its node says. */
@@ -116,22 +169,44 @@ static void pinned_part(const kctl_ctx *c, const kctl_why_facts *f, const char *
                         cJSON *why, cJSON *todo)
 {
     const kube_pod *pod = kube_pod_from(f->pod);
+    const kube_node *node = kube_node_from(f->node);
     int running_there = pod && strcmp(pod->node_name, pin) == 0;
-    int blocked;
+    int elsewhere = pod && *pod->node_name && !running_there;
+    char status[KUBE_NODE_STATUS_MAX] = "Missing";
+    int blocked = 0;
+    if (node)
+        kube_node_status(node, status, sizeof(status));
+    status[strcspn(status, ",")] = '\0'; /* the readiness word */
     if (!f->node_exists) {
         cJSON *jn = cJSON_AddObjectToObject(rep, "node");
         cJSON_AddStringToObject(jn, "name", pin);
         cJSON_AddBoolToObject(jn, "exists", 0);
-        addf(why, "node %s, the VM's pinned node, does not exist", pin);
-        blocked = 1;
+        cJSON_AddStringToObject(jn, "status", "Missing");
     } else {
-        blocked = node_part(f, rep, why, todo) && !running_there;
+        blocked = node_part(f, running_there ? "its next pod would wait: " : "", rep, why, todo);
+    }
+    if (strcmp(status, "Ready") != 0) {
+        lost_part(c, f, pin, status, running_there, why, todo);
+        return;
     }
     if (running_there) {
-        addf(why, "nothing: the VM runs on %s, its pinned node", pin);
+        cJSON_InsertItemInArray(why, 0,
+                                cJSON_CreateString("nothing: the VM runs on its pinned node"));
+        return;
+    }
+    if (elsewhere) {
+        addf(why,
+             "nothing now: the VM runs on %s, but it is pinned to %s (the pin moved after its pod "
+             "started); its next pod will run on %s",
+             pod->node_name, pin, pin);
+        addf(todo, "virtctl restart %s -n %s   # to move it to %s now", f->vm_name, c->ns, pin);
+        addf(todo, "kubectl stickyvm pin %s -n %s --node %s   # or keep it where it runs",
+             f->vm_name, c->ns, pod->node_name);
         return;
     }
     if (blocked || (f->failed_msg && pod && !*pod->node_name)) {
+        if (f->failed_msg && !blocked)
+            addf(why, "the scheduler says: %s", f->failed_msg);
         addf(why, "the pin (annotation stickyvm.io/node) excludes every other node");
         addf(todo,
              "kubectl stickyvm pin %s -n %s --node NODE   # move it (data on %s's local "
@@ -195,6 +270,13 @@ cJSON *kctl_why_report(const kctl_ctx *c, const kctl_why_facts *f)
         return NULL;
     }
     reasons(c, f, rep, why, todo);
+    if (cJSON_GetArraySize(why) == 0)
+        addf(why, "%s",
+             f->pod && !*kube_pod_from(f->pod)->node_name
+                 ? "nothing stickyvm can see: its pod is Pending and no current FailedScheduling "
+                   "explains it (the scheduler has not tried it yet, or waits to retry)"
+             : f->pod ? "nothing: the VM's pod is bound to a node"
+                      : "nothing stickyvm can see: the VM has no virt-launcher pod yet");
     return rep;
 }
 
@@ -231,14 +313,13 @@ static void print_node(const kctl_ctx *c, const cJSON *n)
     const cJSON *t;
     if (!n)
         return;
-    fprintf(c->out, "Node:    %s", kctl_str(n, "name"));
+    /* the status as `kubectl get nodes` writes it (Unknown kept apart) */
+    fprintf(c->out, "Node:    %s (%s)", kctl_str(n, "name"), kctl_str(n, "status"));
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(n, "exists"))) {
-        fprintf(c->out, " (does not exist)\n");
+        fprintf(c->out, ": no such Node\n");
         return;
     }
-    fprintf(c->out, "%s\n",
-            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(n, "unschedulable")) ? " (cordoned)"
-                                                                               : "");
+    fprintf(c->out, "\n");
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(n, "taints"))
         fprintf(c->out, "         taint %s\n", t->valuestring);
     static const char *const res[] = {"cpu", "memory", "pods"};

@@ -626,7 +626,7 @@ drain_story() {
     fi
     drain_node "$pin" "$vm" || return 1
     out=$(kubectl stickyvm why "$vm" -n "$E2E_NS" 2>&1)
-    has "kubectl stickyvm why $vm" "$out" "$POD (Pending)" "$pin (cordoned)" "kubectl uncordon $pin" || return 1
+    has "kubectl stickyvm why $vm" "$out" "$POD (Pending)" "$pin (Ready,SchedulingDisabled)" "kubectl uncordon $pin" || return 1
     uncordon_node "$pin" || return 1
     wait_bound "$vm" || return 1
     [ "$NODE" = "$pin" ] || { bad "after uncordon the pod landed on $NODE, pinned to $pin"; return 1; }

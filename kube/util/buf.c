@@ -146,6 +146,53 @@ int kube_buf_put_json_string(kube_buf *b, const char *s)
     return rc == KUBE_OK ? kube_buf_append(b, "\"", 1) : rc;
 }
 
+/* The escape of byte c as Go's strconv.Quote writes it (ASCII), in esc
+ * (5 bytes): its length, 0 when c stands for itself. */
+static size_t buf_go_escape(unsigned char c, char esc[5])
+{
+    static const char named[] = "abtnvfr"; /* \a = 7 .. \r = 13 */
+
+    if (c == '"' || c == '\\') {
+        esc[0] = '\\';
+        esc[1] = (char)c;
+        return 2;
+    }
+    if (c >= 7 && c <= 13) {
+        esc[0] = '\\';
+        esc[1] = named[c - 7];
+        return 2;
+    }
+    if (c < 0x20 || c == 0x7f)
+        return (size_t)snprintf(esc, 5, "\\x%02x", c);
+    return 0;
+}
+
+const char *kube_quote(char *dst, size_t n, const char *s, size_t max)
+{
+    size_t len = 1, i = 0;
+    char esc[5];
+
+    dst[0] = '"';
+    for (; s[i] && i < max; i++) {
+        size_t k = buf_go_escape((unsigned char)s[i], esc);
+        if (!k) {
+            esc[0] = s[i];
+            k = 1;
+        }
+        if (len + k + 5 > n) /* room for '"', "..." and the NUL */
+            break;
+        memcpy(dst + len, esc, k);
+        len += k;
+    }
+    dst[len++] = '"';
+    if (s[i] && len + 4 <= n) {
+        memcpy(dst + len, "...", 3);
+        len += 3;
+    }
+    dst[len] = '\0';
+    return dst;
+}
+
 void kube_buf_reset(kube_buf *b)
 {
     b->len = 0;

@@ -36,6 +36,13 @@ int kube_buf_put_escaped(kube_buf *b, const char *s);
  * and control characters (bytes from 0x80 pass as they are). KUBE_OK or
  * KUBE_ENOMEM. */
 int kube_buf_put_json_string(kube_buf *b, const char *s);
+/* Writes s into dst (size n >= 8, always NUL-terminated) quoted as Go's
+ * %q quotes ASCII: '"' and '\\' escaped, \a \b \f \n \r \t \v, other bytes
+ * below 0x20 and 0x7f as \xNN (bytes from 0x80 pass). At most max bytes of
+ * s are shown; "..." follows the closing quote when s was cut (by max or
+ * by n). For echoing a name someone typed in a message or a log line.
+ * Returns dst. */
+const char *kube_quote(char *dst, size_t n, const char *s, size_t max);
 /* Empties the buffer, keeping its memory. */
 void kube_buf_reset(kube_buf *b);
 /* Frees the data and zeroes the buffer. */

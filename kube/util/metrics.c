@@ -29,6 +29,8 @@ struct kube_metric_child {
     _Atomic uint64_t count;    /* histogram samples */
     _Atomic uint64_t sum_bits; /* histogram sum (double bits) */
     _Atomic uint64_t *buckets; /* per-bucket (not cumulative) counts */
+    int hidden;                /* out of the exposition (kube_metric_replace); under
+                                  the family's lock */
 };
 
 struct kube_metric {
@@ -699,15 +701,17 @@ static int write_family(kube_buf *b, kube_metric *m)
     int rc = KUBE_OK;
 
     pthread_mutex_lock(&m->mu);
-    n = m->n_list;
-    kids = n ? malloc(n * sizeof(*kids)) : NULL;
-    if (kids)
-        memcpy(kids, m->list, n * sizeof(*kids));
+    kids = m->n_list ? malloc(m->n_list * sizeof(*kids)) : NULL;
+    n = 0;
+    for (size_t i = 0; kids && i < m->n_list; i++)
+        if (!m->list[i]->hidden)
+            kids[n++] = m->list[i];
+    rc = m->n_list && !kids ? KUBE_ENOMEM : KUBE_OK;
     pthread_mutex_unlock(&m->mu);
-    if (n == 0)
-        return KUBE_OK;
-    if (!kids)
-        return KUBE_ENOMEM;
+    if (n == 0) {
+        free(kids);
+        return rc;
+    }
     qsort(kids, n, sizeof(*kids), cmp_child);
     rc = kube_buf_printf(b, "# HELP %s %s", m->name, stability_prefix(m->stability));
     if (rc == KUBE_OK)
@@ -721,6 +725,28 @@ static int write_family(kube_buf *b, kube_metric *m)
             rc = put_sample(b, m, "", kids[i], NULL, u2d(atomic_load(&kids[i]->bits)));
     }
     free(kids);
+    return rc;
+}
+
+int kube_metric_replace(kube_metric *m, const char *const *values, const double *v, size_t n)
+{
+    int rc = KUBE_OK;
+
+    if (!m || m->type != KUBE_METRIC_GAUGE)
+        return KUBE_OK;
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < m->n_list; i++)
+        m->list[i]->hidden = 1;
+    for (size_t i = 0; i < n; i++) {
+        kube_metric_child *c = lookup_locked(m, values + i * m->n_labels);
+        if (!c) {
+            rc = KUBE_ENOMEM;
+            continue;
+        }
+        atomic_store_explicit(&c->bits, d2u(v[i]), memory_order_relaxed);
+        c->hidden = 0;
+    }
+    pthread_mutex_unlock(&m->mu);
     return rc;
 }
 

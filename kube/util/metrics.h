@@ -127,6 +127,15 @@ void kube_metric_add(kube_metric *m, const char *const *values, double v);
 void kube_metric_set(kube_metric *m, const char *const *values, double v);
 void kube_metric_observe(kube_metric *m, const char *const *values, double v);
 
+/* Gauge m's series become exactly these n: series i has the label values
+ * values[i * n_labels .. (i + 1) * n_labels) and the value v[i]; every
+ * other series of m leaves the exposition (client_golang's Reset() then
+ * Set()s, done at once: a scrape sees the old set or the new one). The
+ * children of series left out are kept (hidden) for the pointers callers
+ * hold. A no-op on NULL or another type. KUBE_OK or KUBE_ENOMEM (the
+ * series that could not be created are missing). */
+int kube_metric_replace(kube_metric *m, const char *const *values, const double *v, size_t n);
+
 /* Appends the text exposition of every family to out. KUBE_OK or
  * KUBE_ENOMEM. */
 int kube_metrics_write(kube_metrics *r, kube_buf *out);

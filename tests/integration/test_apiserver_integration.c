@@ -522,6 +522,20 @@ static void answers_errors_with_status(void **state)
     assert_string_equal(jstr(j, "reason"), "Invalid");
     cJSON_Delete(j);
     too_long_node_is_shown_whole();
+    /* an empty ?node= is field.Required, as kube words it */
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vm-a/pin?node=", &j), 422);
+    assert_string_equal(jstr(j, "message"), "VirtualMachinePin.subresources.stickyvm.io \"vm-a\" "
+                                            "is invalid: node: Required value");
+    assert_string_equal(
+        jstr(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "details"), "causes"), 0),
+            "reason"),
+        "FieldValueRequired");
+    cJSON_Delete(j);
+    /* a quote in the value is escaped as %q does */
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vm-a/pin?node=a%22b", &j), 422);
+    assert_non_null(strstr(jstr(j, "message"), "node: Invalid value: \"a\\\"b\": "));
+    cJSON_Delete(j);
     assert_int_equal(via_proxy(NULL, "DELETE", VMS "/vm-a/pin", &j), 405);
     assert_string_equal(jstr(j, "reason"), "MethodNotAllowed");
     cJSON_Delete(j);
@@ -1710,6 +1724,82 @@ static void hotplugged_volumes_refuse_other_nodes(void **state)
     cJSON_Delete(j);
 }
 
+/* A pin of vm to node answered 409 whose cause names reason and whose
+ * message has fragment and says force=true overrides. */
+static void assert_target_refused(const char *vm, const char *node, const char *reason,
+                                  const char *fragment)
+{
+    char path[256];
+    cJSON *j = NULL;
+
+    snprintf(path, sizeof(path), VMS "/%s/pin?node=%s", vm, node);
+    assert_int_equal(via_proxy(NULL, "GET", path, &j), 409);
+    assert_string_equal(jstr(j, "reason"), "Conflict");
+    if (!strstr(jstr(j, "message"), fragment) || !strstr(jstr(j, "message"), "force=true"))
+        fail_msg("409 of %s: %s", path, jstr(j, "message"));
+    assert_string_equal(
+        jstr(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "details"), "causes"), 0),
+            "reason"),
+        reason);
+    cJSON_Delete(j);
+    /* a dry run answers the same */
+    snprintf(path, sizeof(path), VMS "/%s/pin?node=%s&dryRun=All", vm, node);
+    assert_int_equal(via_proxy(NULL, "GET", path, NULL), 409);
+}
+
+/* A node that cannot take the VM's next pod is refused with a 409 unless
+ * force=true: cordoned, NotReady, Unknown, or a NoSchedule taint the
+ * template does not tolerate (a VM that tolerates it may go). The node the
+ * VM is already pinned to stays allowed. */
+static void unfit_targets_are_refused(void **state)
+{
+    char body[1024];
+    cJSON *j = NULL;
+    (void)state;
+
+    create_labelled_vm("vp-target", "target", "");
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":{"
+             "\"name\":\"vp-tolerant\"},\"spec\":{\"running\":true,\"template\":{\"spec\":{"
+             "\"domain\":{\"devices\":{}},\"tolerations\":[{\"key\":\"dedicated\","
+             "\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]}}}}");
+    create_json("/apis/kubevirt.io/v1/namespaces/default/virtualmachines", body);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-target/pin?node=node-1", NULL), 200);
+
+    request_ok("PATCH", "/api/v1/nodes/node-4", "application/merge-patch+json",
+               "{\"spec\":{\"unschedulable\":true}}");
+    assert_target_refused("vp-target", "node-4", "NodeUnschedulable",
+                          "node node-4 is cordoned (SchedulingDisabled)");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-target/pin?node=node-4&force=true", &j), 200);
+    assert_string_equal(jstr(j, "node"), "node-4");
+    cJSON_Delete(j);
+    /* already pinned there: allowed, nothing changes */
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-target/pin?node=node-4", &j), 200);
+    assert_false(jbool(j, "changed"));
+    cJSON_Delete(j);
+    request_ok("PATCH", "/api/v1/nodes/node-4", "application/merge-patch+json",
+               "{\"spec\":{\"unschedulable\":false}}");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-target/pin?node=node-1", NULL), 200);
+
+    set_node_ready("node-4", "False");
+    assert_target_refused("vp-target", "node-4", "NodeNotReady", "node node-4 is NotReady");
+    set_node_ready("node-4", "Unknown");
+    assert_target_refused("vp-target", "node-4", "NodeUnknown", "node node-4 is Unknown");
+    set_node_ready("node-4", "True");
+
+    request_ok("PATCH", "/api/v1/nodes/node-4", "application/merge-patch+json",
+               "{\"spec\":{\"taints\":[{\"key\":\"dedicated\",\"value\":\"gpu\","
+               "\"effect\":\"NoSchedule\"}]}}");
+    assert_target_refused("vp-target", "node-4", "NodeTainted",
+                          "node node-4 has the taint dedicated=gpu:NoSchedule, which the VM's "
+                          "template does not tolerate");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-tolerant/pin?node=node-4", NULL), 200);
+    request_ok("PATCH", "/api/v1/nodes/node-4", "application/merge-patch+json",
+               "{\"spec\":{\"taints\":null}}");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-target/pin?node=node-4", NULL), 200);
+}
+
 /* The readiness checks by name; then, from the stop (SIGTERM) on, /readyz
  * fails at once ("shutdown", k8s.io/apiserver's check) while the server
  * keeps answering new connections, /healthz and the API included, for
@@ -1773,6 +1863,7 @@ int test_group_apiserver_integration(void)
         cmocka_unit_test(dry_run_writes_nothing),
         cmocka_unit_test(local_volumes_refuse_other_nodes),
         cmocka_unit_test(hotplugged_volumes_refuse_other_nodes),
+        cmocka_unit_test(unfit_targets_are_refused),
         cmocka_unit_test(readyz_fails_while_shutting_down), /* last: stops the server */
     };
     return cmocka_run_group_tests_name("apiserver_integration", tests, setup, teardown);

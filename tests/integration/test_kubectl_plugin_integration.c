@@ -113,6 +113,7 @@ static run_out run(fixture *fx, const char *line)
         r.code = o.cmd == KCTL_LIST       ? kctl_list(&c)
                  : o.cmd == KCTL_WHY      ? kctl_why(&c)
                  : o.cmd == KCTL_EVACUATE ? kctl_evacuate(&c)
+                 : o.cmd == KCTL_VERSION  ? kctl_server_version(&c)
                                           : kctl_pin(&c);
     }
     fclose(out);
@@ -229,7 +230,7 @@ static void why_names_node_state_and_remedy(void **state)
         assert_int_equal(r.code, KCTL_EXIT_OK);
         assert_non_null(strstr(r.out, "VM:      default/vm-a\n"));
         assert_non_null(strstr(r.out, "Pod:     virt-launcher-vm-a-abcde (Pending)\n"));
-        assert_non_null(strstr(r.out, "Node:    node-1 (cordoned)\n"));
+        assert_non_null(strstr(r.out, "Node:    node-1 (Ready,SchedulingDisabled)\n"));
         assert_non_null(strstr(r.out, "0/3 nodes are available: 1 node(s) were unschedulable."));
         assert_non_null(strstr(r.out, "  - node node-1 is cordoned (spec.unschedulable)\n"));
         assert_non_null(strstr(r.out, "has the taint maint=disk:NoSchedule"));
@@ -251,8 +252,145 @@ static void why_names_node_state_and_remedy(void **state)
         harness_request(fx->h, NULL, "DELETE", "/api/v1/nodes/node-2", NULL, NULL, &hr), KUBE_OK);
     harness_response_free(&hr);
     r = run(fx, "why vm-b");
-    assert_non_null(strstr(r.out, "Node:    node-2 (does not exist)\n"));
+    assert_non_null(strstr(r.out, "Node:    node-2 (Missing): no such Node\n"));
+    assert_non_null(strstr(r.out, "  kubectl stickyvm evacuate node-2 --to OTHER"));
     assert_non_null(strstr(r.out, "  kubectl stickyvm unpin vm-b -n default"));
+    run_free(&r);
+}
+
+/* version: the Kubernetes server's, read from /version. */
+static void version_reads_the_server(void **state)
+{
+    fixture *fx = *state;
+    run_out r = run(fx, "--version");
+    assert_int_equal(r.code, KCTL_EXIT_OK);
+    if (strncmp(r.out, "Server Version: v", 17) != 0)
+        fail_msg("version printed: %s / %s", r.out, r.err);
+    run_free(&r);
+}
+
+/* A merge patch of path that must succeed. */
+static void patch_ok(fixture *fx, const char *path, const char *body)
+{
+    harness_response hr = {0};
+    assert_int_equal(
+        harness_request(fx->h, NULL, "PATCH", path, "application/merge-patch+json", body, &hr),
+        KUBE_OK);
+    assert_true(hr.status == 200);
+    harness_response_free(&hr);
+}
+
+/* VM name pinned to node, with a virt-launcher pod pod_name bound to
+ * on_node ("": Pending). */
+static void vm_with_pod(fixture *fx, const char *name, const char *node, const char *pod_name,
+                        const char *on_node)
+{
+    char body[1536];
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":{"
+             "\"name\":\"%s\",\"annotations\":{\"stickyvm.io/node\":\"%s\"}},\"spec\":{"
+             "\"runStrategy\":\"Always\",\"template\":{\"spec\":{\"domain\":{\"devices\":{}}}}}}",
+             name, node);
+    assert_int_equal(harness_create(fx->h, VMS_PATH, body, NULL), KUBE_OK);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"labels\":{\"vm.kubevirt.io/name\":\"%s\"},\"ownerReferences\":[{\"apiVersion\":"
+             "\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"name\":\"%s\",\"uid\":"
+             "\"u-%s\",\"controller\":true}]},\"spec\":{\"schedulerName\":\"stickyvm\","
+             "\"nodeName\":\"%s\",\"containers\":[{\"name\":\"compute\",\"image\":\"x\"}]}}",
+             pod_name, name, name, name, on_node);
+    assert_int_equal(harness_create(fx->h, "/api/v1/namespaces/" NS "/pods", body, NULL), KUBE_OK);
+}
+
+/* A FailedScheduling Event regarding pod with note. */
+static void failed_scheduling(fixture *fx, const char *ev, const char *pod, const char *note)
+{
+    char body[1536];
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{"
+             "\"name\":\"%s\"},\"eventTime\":\"2026-01-01T00:00:00.000000Z\","
+             "\"reportingController\":\"stickyvm\",\"reportingInstance\":\"s\","
+             "\"action\":\"Scheduling\",\"reason\":\"FailedScheduling\",\"type\":"
+             "\"Warning\",\"note\":\"%s\",\"regarding\":{\"kind\":\"Pod\",\"namespace\":"
+             "\"" NS "\",\"name\":\"%s\"}}",
+             ev, note, pod);
+    assert_int_equal(
+        harness_create(fx->h, "/apis/events.k8s.io/v1/namespaces/" NS "/events", body, NULL),
+        KUBE_OK);
+}
+
+/* A lost pinned node (Unknown, the unreachable taint) is said so, with
+ * evacuate, pin --force and the on-node-loss policy as the ways out, and
+ * never the removal of the control plane's taint nor "nothing". */
+static void why_on_a_lost_node(void **state)
+{
+    fixture *fx = *state;
+    vm_with_pod(fx, "vm-lost", "node-0", "virt-launcher-vm-lost-aaaaa", "node-0");
+    patch_ok(fx, "/api/v1/nodes/node-0/status",
+             "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\","
+             "\"reason\":\"NodeStatusUnknown\"}]}}");
+    patch_ok(fx, "/api/v1/nodes/node-0",
+             "{\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/unreachable\","
+             "\"effect\":\"NoSchedule\"},{\"key\":\"node.kubernetes.io/unreachable\","
+             "\"effect\":\"NoExecute\"}]}}");
+    run_out r = run(fx, "why vm-lost");
+    assert_int_equal(r.code, KCTL_EXIT_OK);
+    if (!strstr(r.out, "Node:    node-0 (Unknown)\n") || !strstr(r.out, "is Unknown") ||
+        !strstr(r.out, "  kubectl stickyvm evacuate node-0 --to OTHER") ||
+        !strstr(r.out, "  kubectl stickyvm pin vm-lost -n default --node OTHER --force") ||
+        !strstr(r.out, "stickyvm.io/on-node-loss=Unpin") || !strstr(r.out, "(policy now: Wait)") ||
+        !strstr(r.out, "never remove the node.kubernetes.io/* taints") ||
+        strstr(r.out, "kubectl taint nodes") || strstr(r.out, "nothing"))
+        fail_msg("why on a lost node:\n%s", r.out);
+    run_free(&r);
+    patch_ok(fx, "/api/v1/nodes/node-0/status",
+             "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+    patch_ok(fx, "/api/v1/nodes/node-0", "{\"spec\":{\"taints\":null}}");
+    r = run(fx, "why vm-lost");
+    assert_non_null(strstr(r.out, "Node:    node-0 (Ready)\n"));
+    assert_non_null(strstr(r.out, "What keeps it from running:\n  - nothing: the VM runs on its "
+                                  "pinned node\n"));
+    run_free(&r);
+}
+
+/* The pod runs on one node and the pin names another: said, never an
+ * empty section. */
+static void why_pin_and_pod_on_different_nodes(void **state)
+{
+    fixture *fx = *state;
+    vm_with_pod(fx, "vm-moved", "node-0", "virt-launcher-vm-moved-bbbbb", "node-1");
+    run_out r = run(fx, "why vm-moved");
+    assert_int_equal(r.code, KCTL_EXIT_OK);
+    if (!strstr(r.out, "What keeps it from running:\n  - nothing now: the VM runs on node-1, but "
+                       "it is pinned to node-0") ||
+        !strstr(r.out, "virtctl restart vm-moved -n default"))
+        fail_msg("why with the pod elsewhere:\n%s", r.out);
+    run_free(&r);
+}
+
+/* A FailedScheduling that names a previous pin is not the reason; one
+ * naming the current pin is. */
+static void why_ignores_stale_events(void **state)
+{
+    fixture *fx = *state;
+    vm_with_pod(fx, "vm-stale", "node-0", "virt-launcher-vm-stale-ccccc", "");
+    failed_scheduling(fx, "ev-stale", "virt-launcher-vm-stale-ccccc",
+                      "0/3 nodes are available: 1 node(s) were unschedulable. VM default/vm-stale "
+                      "is pinned to node node-9 (annotation stickyvm.io/node), so the other nodes "
+                      "were excluded by the pin");
+    run_out r = run(fx, "why vm-stale");
+    assert_int_equal(r.code, KCTL_EXIT_OK);
+    if (strstr(r.out, "node-9") || strstr(r.out, "\nFailedScheduling") ||
+        !strstr(r.out, "What keeps it from running:\n  - nothing stickyvm can see: its pod is "
+                       "Pending"))
+        fail_msg("why with a stale event:\n%s", r.out);
+    run_free(&r);
+    failed_scheduling(fx, "ev-fresh", "virt-launcher-vm-stale-ccccc",
+                      "0/3 nodes are available: 1 Insufficient cpu. VM default/vm-stale is pinned "
+                      "to node node-0 (annotation stickyvm.io/node)");
+    r = run(fx, "why vm-stale");
+    if (!strstr(r.out, "\nFailedScheduling") || !strstr(r.out, "1 Insufficient cpu"))
+        fail_msg("why with a current event:\n%s", r.out);
     run_free(&r);
 }
 
@@ -529,6 +667,10 @@ int test_group_kubectl_plugin_integration(void)
         cmocka_unit_test(list_falls_back_to_annotations),
         cmocka_unit_test(errors_are_the_server_status),
         cmocka_unit_test(why_names_node_state_and_remedy),
+        cmocka_unit_test(why_on_a_lost_node),
+        cmocka_unit_test(why_pin_and_pod_on_different_nodes),
+        cmocka_unit_test(why_ignores_stale_events),
+        cmocka_unit_test(version_reads_the_server),
     };
     return cmocka_run_group_tests_name("kubectl_plugin_integration", tests, group_setup,
                                        group_teardown);

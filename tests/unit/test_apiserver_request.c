@@ -290,6 +290,12 @@ static const param_case params[] = {
     {VM "/vm1/pin?timeout=soon", KUBE_EBADREQUEST, "invalid timeout"},
     {VM "/vm1/pin?pretty=true", KUBE_EBADREQUEST, "\"pretty\""},
     {VM "/vm1/pin?dryRun=All%00", KUBE_EBADREQUEST, "invalid value"},
+    /* dryRun is a list in kube-apiserver (ValidateDryRun): every value All */
+    {VM "/vm1/pin?dryRun=All&dryRun=All", KUBE_OK, NULL},
+    {VM "/vm1/pin?dryRun=All&dryRun=x", KUBE_EBADREQUEST, "Unsupported value: \"x\""},
+    /* the single-valued ones are refused twice, as node is */
+    {VM "/vm1/pin?force=false&force=true", KUBE_EBADREQUEST, "force may be given only once"},
+    {VM "/vm1/unpin?timeout=1s&timeout=2s", KUBE_EBADREQUEST, "timeout may be given only once"},
 };
 
 static void pin_parameters_are_strict(void **state)

@@ -134,9 +134,24 @@ static void reads_hex_digits(void **state)
     assert_int_equal(kube_hex_digit('%'), -1);
 }
 
+/* kube_quote: Go's %q for ASCII, cut after max bytes with "...". */
+static void quotes_as_go_does(void **state)
+{
+    char q[64];
+    (void)state;
+
+    assert_string_equal(kube_quote(q, sizeof(q), "vm-web\x01", 80), "\"vm-web\\x01\"");
+    assert_string_equal(kube_quote(q, sizeof(q), "a\"b\\c\n\t\x7f", 80),
+                        "\"a\\\"b\\\\c\\n\\t\\x7f\"");
+    assert_string_equal(kube_quote(q, sizeof(q), "abcdef", 3), "\"abc\"...");
+    assert_string_equal(kube_quote(q, sizeof(q), "", 3), "\"\"");
+    assert_string_equal(kube_quote(q, 12, "abcdefghijkl", 80), "\"abcdef\"...");
+}
+
 int test_group_buf(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(quotes_as_go_does),
         cmocka_unit_test(appends_and_formats),
         cmocka_unit_test(escapes_query_values),
         cmocka_unit_test(quotes_json_strings),

@@ -98,6 +98,16 @@ static void parses_commands_and_flags(void **state)
     assert_null(o.to);
     kctl_options_free(&o);
 
+    /* version, and --version anywhere (kubeconfig flags still read) */
+    assert_int_equal(parse_line("version", &o, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(o.cmd, KCTL_VERSION);
+    kctl_options_free(&o);
+    assert_int_equal(parse_line("--version --context c2", &o, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(o.cmd, KCTL_VERSION);
+    assert_false(o.help);
+    assert_string_equal(o.context, "c2");
+    kctl_options_free(&o);
+
     assert_int_equal(
         parse_line("list --node-status NotReady,Unknown,Missing -A", &o, err, sizeof(err)),
         KUBE_OK);
@@ -134,6 +144,8 @@ static void rejects_bad_usage(void **state)
     expect_usage_error("unpin vm1 --node n1", "unknown flag: --node");
     expect_usage_error("pin vm1 -A", "unknown flag: --all-namespaces");
     expect_usage_error("frobnicate vm1", "unknown command \"frobnicate\" for \"kubectl stickyvm\"");
+    expect_usage_error("frob\x01", /* %q, as cobra */
+                       "unknown command \"frob\\x01\" for \"kubectl stickyvm\"");
     expect_usage_error("list -o wide",
                        "unable to match a printer suitable for the output format \"wide\", "
                        "allowed formats are: json,yaml");
@@ -186,7 +198,8 @@ static void names_are_checked_before_any_request(void **state)
     assert_non_null(strstr(err, "invalid namespace \"de mo\": " LABEL_MSG));
     assert_int_equal(check_names("list -A", "de mo", err, sizeof(err)), KUBE_OK); /* unused */
     assert_int_equal(check_names("why vm-web\x01", "demo", err, sizeof(err)), KUBE_EINVAL);
-    assert_non_null(strstr(err, "invalid name \"vm-web\x01\": " SUBDOMAIN_MSG));
+    /* echoed escaped as %q, never the raw control byte */
+    assert_non_null(strstr(err, "invalid name \"vm-web\\x01\": " SUBDOMAIN_MSG));
     assert_int_equal(check_names("pin vm-web --node node-0#", "demo", err, sizeof(err)),
                      KUBE_EINVAL);
     assert_non_null(strstr(err, "invalid node name \"node-0#\": " SUBDOMAIN_MSG));
@@ -200,7 +213,13 @@ static void names_are_checked_before_any_request(void **state)
     assert_int_equal(parse_line("why x", &o, err, sizeof(err)), KUBE_OK);
     o.target = longname;
     assert_int_equal(kctl_check_names(&o, "demo", err, sizeof(err)), KUBE_EINVAL);
-    assert_non_null(strstr(err, "...\": must be no more than 253 characters"));
+    assert_non_null(strstr(err, "...: must be no more than 253 characters"));
+    kctl_options_free(&o);
+    /* pin 'vm web': an invalid name, not an encoding the user never typed */
+    assert_int_equal(parse_line("pin x", &o, err, sizeof(err)), KUBE_OK);
+    o.target = "vm web";
+    assert_int_equal(kctl_check_names(&o, "demo", err, sizeof(err)), KUBE_EINVAL);
+    assert_non_null(strstr(err, "invalid VM name \"vm web\": " SUBDOMAIN_MSG));
     kctl_options_free(&o);
     assert_int_equal(check_names("unpin vm-web.v2 -n demo", "demo", err, sizeof(err)), KUBE_OK);
 }

@@ -1,6 +1,7 @@
 /*
- * tests/unit/test_pin_status.c - stickyvm_pinned_pods_waiting
- * (scheduler/pin_status.h) on a fake informer factory: the reason comes
+ * tests/unit/test_pin_status.c - stickyvm_pinned_pods_waiting and
+ * stickyvm_pinned_vms_on_unready_node (scheduler/pin_status.h) on a fake
+ * informer factory: the reason comes
  * from the pinned node in the caches by the Filter plugins' predicates, in
  * their order, whatever the pod's PodScheduled message says (another
  * scheduler's words); a pod whose node could take it, or that does not
@@ -20,6 +21,7 @@
 #include "kube/types/node.h"
 #include "kube/types/pin.h"
 #include "kube/types/pod.h"
+#include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/util/metrics_testing.h"
 #include "pin_status.h"
@@ -226,6 +228,66 @@ static void pods_their_node_could_take_do_not_count(void **state)
     assert_waiting(w, 0, 0, 0, 0, 1);
 }
 
+/* A node whose Ready condition is ready ("True", "False", "Unknown"). */
+static void node_ready(world *w, int type, const char *name, const char *ready)
+{
+    char json[768];
+
+    snprintf(json, sizeof(json),
+             "{'metadata':{'name':'%s','uid':'n-%s'},'spec':{},'status':{'allocatable':{'cpu':'4',"
+             "'memory':'8Gi','pods':'110'},'conditions':[{'type':'Ready','status':'%s'}]}}",
+             name, name, ready);
+    apply(w->nodes, type, tp_object(&kube_node_codec, json));
+}
+
+/* The registry's exposition after a refresh (caller frees). */
+static char *exposition(world *w)
+{
+    kube_buf b = KUBE_BUF_INIT;
+
+    sched_pin_status_refresh(w->ps);
+    assert_int_equal(kube_metrics_write(w->registry, &b), KUBE_OK);
+    return kube_buf_take(&b);
+}
+
+/* stickyvm_pinned_vms_on_unready_node names each node that is not Ready
+ * with its VMs; a Ready node has no series, and with every node Ready the
+ * family is not written at all. */
+static void unready_nodes_are_named(void **state)
+{
+    world *w = *state;
+    char *text;
+
+    node_ready(w, KUBE_WATCH_ADDED, "n-ok", "True");
+    node_ready(w, KUBE_WATCH_ADDED, "n-down", "False");
+    node_ready(w, KUBE_WATCH_ADDED, "n-lost", "Unknown");
+    pinned_vm(w, "vm-a", "n-ok", "1", OTHER_WORDS);
+    pinned_vm(w, "vm-b", "n-down", "1", OTHER_WORDS);
+    pinned_vm(w, "vm-c", "n-down", "1", OTHER_WORDS);
+    pinned_vm(w, "vm-d", "n-lost", "1", OTHER_WORDS);
+    pinned_vm(w, "vm-e", "n-gone", "1", OTHER_WORDS);
+    text = exposition(w);
+    assert_non_null(strstr(
+        text, "stickyvm_pinned_vms_on_unready_node{node=\"n-down\",node_status=\"NotReady\"} 2\n"));
+    assert_non_null(strstr(
+        text, "stickyvm_pinned_vms_on_unready_node{node=\"n-lost\",node_status=\"Unknown\"} 1\n"));
+    assert_non_null(strstr(
+        text, "stickyvm_pinned_vms_on_unready_node{node=\"n-gone\",node_status=\"Missing\"} 1\n"));
+    assert_null(strstr(text, "node=\"n-ok\""));
+    free(text);
+    /* n-down recovers: its series goes, the others stay */
+    node_ready(w, KUBE_WATCH_MODIFIED, "n-down", "True");
+    text = exposition(w);
+    assert_null(strstr(text, "node=\"n-down\""));
+    assert_non_null(strstr(text, "node=\"n-lost\""));
+    free(text);
+    node_ready(w, KUBE_WATCH_MODIFIED, "n-lost", "True");
+    node_ready(w, KUBE_WATCH_ADDED, "n-gone", "True");
+    text = exposition(w);
+    assert_null(strstr(text, "stickyvm_pinned_vms_on_unready_node"));
+    free(text);
+}
+
 int test_group_pin_status(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +295,7 @@ int test_group_pin_status(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(first_failing_predicate_names_it, setup, teardown),
         cmocka_unit_test_setup_teardown(pods_their_node_could_take_do_not_count, setup, teardown),
+        cmocka_unit_test_setup_teardown(unready_nodes_are_named, setup, teardown),
     };
     return cmocka_run_group_tests_name("pin_status", tests, NULL, NULL);
 }
