@@ -2,7 +2,7 @@
  * apiserver/kubectl/fuzz_argv.c - libFuzzer target over kubectl-stickyvm's
  * command line: whatever argv holds, the paths the plugin would send say
  * exactly what the command line asked for, and nothing else (a
-^ * `pin vm-web -n 'demo/virtualmachines/vm-db/pin?node=node-2#' --dry-run`
+ * `pin vm-web -n 'demo/virtualmachines/vm-db/pin?node=node-2#' --dry-run`
  * once moved vm-db's pin).
  *
  * Input: the argv words after "kubectl-stickyvm", separated by NUL bytes
