@@ -129,11 +129,14 @@ static void hook_point(void *ud, const char *point, const char *status, const ch
     kube_metric_observe(m->framework_extension_point_duration, v, seconds);
 }
 
-/* hook_plugin's per-thread cache: the framework passes static names, so the
- * child for (family id, plugin, point, status) is found by the four words
- * alone, without metric_with()'s general checks and loops (sampled cycles
- * record one duration per plugin per node). A miss or collision falls back
- * to kube_metric_with_static(). pend: the slot's entry in the thread's
+/* hook_plugin's per-thread cache, the one beside kube/util/metrics.c's
+ * general cache, kept for the hottest observation of the scheduler: the
+ * framework passes static names, so the child for (family id, plugin,
+ * point, status) is found by the four words alone, inline, without
+ * metric_with()'s general checks and loops (sampled cycles record one
+ * duration per plugin per node), and the slot carries its deferred
+ * observations and bucket bounds. A miss or collision falls back to
+ * kube_metric_with_static(). pend: the slot's entry in the thread's
  * deferred observations (below), NULL when it has none. */
 #define PLUGIN_SLOTS 128
 
