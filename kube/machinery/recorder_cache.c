@@ -193,14 +193,15 @@ static void dirty_remove(kube_recorder_cache *c, cache_entry *e)
 }
 
 /* Ends the entries whose last occurrence is a window old: those with unsent
- * counts wait on the dirty list for their final PATCH. */
+ * counts wait on the dirty list for their final PATCH, those whose create
+ * is still in flight (ev->writing) for kube_recorder_cache_sent(). */
 static void cache_expire(kube_recorder_cache *c, int64_t now_ms)
 {
     while (c->head && now_ms - c->head->last_ms >= c->window_ms) {
         cache_entry *e = c->head;
 
         table_remove(c, e);
-        if (e->dirty)
+        if (e->dirty || e->ev->writing)
             e->ended = 1;
         else
             entry_free(e);
