@@ -90,13 +90,14 @@ typedef struct kube_recorder_options {
 } kube_recorder_options;
 
 typedef struct kube_recorder_stats {
-    unsigned long queued;     /* accepted by eventf */
-    unsigned long dropped;    /* not written: the sum of the metric's reasons */
-    unsigned long created;    /* successful POSTs */
-    unsigned long patched;    /* successful series PATCHes */
-    unsigned long failed;     /* writes abandoned after errors (rejected, retries, and
-                                 an AlreadyExists on a create, which is not dropped) */
-    unsigned long aggregated; /* occurrences folded into a series */
+    unsigned long queued;        /* accepted by eventf */
+    unsigned long dropped;       /* not written: the sum of the metric's reasons */
+    unsigned long created;       /* successful POSTs */
+    unsigned long patched;       /* successful series PATCHes */
+    unsigned long failed;        /* writes abandoned after errors (rejected, retries, and
+                                    an AlreadyExists on a create, which is not dropped) */
+    unsigned long aggregated;    /* occurrences folded into a series */
+    unsigned long max_in_flight; /* the most creates in flight at once */
 } kube_recorder_stats;
 
 /* Fills o with the defaults above. */

@@ -354,7 +354,8 @@ void kube_recorder_send_create(kube_recorder *r, kube_recorder_event *ev)
     *c = (recorder_call){r, ev, kube_now_ms(), KUBE_OK, NULL};
     ev->writing = 1;
     pthread_mutex_lock(&r->mu);
-    r->in_flight++;
+    if (++r->in_flight > r->stats.max_in_flight)
+        r->stats.max_in_flight = r->in_flight;
     pthread_mutex_unlock(&r->mu);
     rc = create_request(ev, &path, &body);
     if (rc == KUBE_OK)
