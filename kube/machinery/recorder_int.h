@@ -49,6 +49,7 @@ struct kube_recorder_event {
     char *instance;
     char *key;
     char event_time[TIME_MAX];
+    int64_t wall_ns; /* what name and event_time were made of */
     event_ref regarding;
     event_ref related;
     int has_related;
@@ -119,7 +120,9 @@ int kube_recorder_cache_next_due(kube_recorder_cache *c, int64_t now_ms, int for
                                  kube_recorder_send *send);
 
 /* Marks the write of ev done (ok or abandoned) at now_ms: its counts are no
- * longer unsent; an ended entry is removed (ev is then freed). */
+ * longer unsent; an ended entry is removed (ev is then freed). A single
+ * event (no series) is then kept slim: only its name, namespace, wall time
+ * and key hashes, for a repeat to become its series (ev is then freed). */
 void kube_recorder_cache_sent(kube_recorder_cache *c, kube_recorder_event *ev, int64_t now_ms);
 
 /* Milliseconds until kube_recorder_cache_next_due() has work, -1 if never. */
