@@ -19,7 +19,7 @@
 /* The label values of stickyvm_events_dropped_total, by recorder_drop_reason. */
 static const char *const drop_reasons[RECORDER_DROP_REASONS] = {
     "queue_full", /* eventf found the queue full */
-    "shutdown",   /* still queued or unwritten at a stop's deadline */
+    "shutdown",   /* unwritten at a stop's deadline, or the client shut down / fenced */
     "rejected",   /* the server refused it (a Status other than AlreadyExists) */
     "retries",    /* transport errors until max_tries */
 };

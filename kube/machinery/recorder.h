@@ -12,8 +12,9 @@
  *
  * One background thread sends them. Creates go out without waiting for
  * each other, as many in flight as a window that grows while the server
- * answers quickly and halves when it answers slowly (over 1 s) or fails
- * (AIMD, 1 to 48, starting at 8; kube/machinery/recorder_int.h); a series
+ * answers quickly (within 1 s; or at all while the queue is half full)
+ * and halves when it says it is overloaded (429, 5xx, timeouts, transport
+ * errors; AIMD, 1 to 48, starting at 8; kube/machinery/recorder_int.h); a series
  * PATCH waits for its event's create. Sharing with the rest of the
  * client: the requests run on the client's I/O thread and connection (one
  * HTTP/2 connection) and pass its fence, but wait on a token bucket of the
@@ -85,7 +86,8 @@ typedef struct kube_recorder_options {
     struct kube_metrics *metrics;     /* default NULL; borrowed: where the recorder
                                          registers (or finds) stickyvm_events_dropped_total
                                          {reason}: queue_full, shutdown (unwritten at a
-                                         stop's deadline), rejected (a Status answer),
+                                         stop's deadline, or the client shut down or
+                                         fenced), rejected (a Status answer),
                                          retries (max_tries transport errors) */
 } kube_recorder_options;
 

@@ -135,13 +135,17 @@ int64_t kube_recorder_cache_next_deadline(const kube_recorder_cache *c, int64_t 
 /* With the binders' 40 requests in flight, under libcurl's 100 streams per
  * HTTP/2 connection (more would open a second connection). */
 #define KUBE_RECORDER_WINDOW_MAX 48
-/* A create answered later than this is a sign of an overloaded server. */
+/* A create answered within this is quick: the window may grow. */
 #define KUBE_RECORDER_SLOW_MS 1000
 
 /* AIMD, as TCP's congestion window: every create the server answers
- * quickly adds 1/size (one more per window's round trip); a slow or failed
- * one (a transport error, a timeout, 429, 5xx) halves it, at most once per
- * round trip (creates sent before the last cut do not cut again). Pure. */
+ * quickly adds 1/size (one more per window's round trip), and so does a
+ * slower answer while the queue is at least half full (dropping is the
+ * last resort: a slow server gets more creates at once before the queue
+ * overflows); a failure that says the server or the way to it is
+ * overloaded (a transport error, a timeout, 429, 5xx) halves it, at most
+ * once per round trip (creates sent before the last cut do not cut
+ * again). Other refusals (409, 403, ...) change nothing. Pure. */
 typedef struct kube_recorder_window {
     double size;
     int64_t cut_ms; /* when it was last halved */
@@ -150,8 +154,10 @@ typedef struct kube_recorder_window {
 void kube_recorder_window_init(kube_recorder_window *w);
 /* Creates that may be in flight now (>= KUBE_RECORDER_WINDOW_MIN). */
 size_t kube_recorder_window_allowed(const kube_recorder_window *w);
-/* A create sent at sent_ms ended at now_ms with rc (a KUBE_E* code). */
-void kube_recorder_window_update(kube_recorder_window *w, int rc, int64_t sent_ms, int64_t now_ms);
+/* A create sent at sent_ms ended at now_ms with rc (a KUBE_E* code);
+ * pressed: the queue is at least half full. */
+void kube_recorder_window_update(kube_recorder_window *w, int rc, int64_t sent_ms, int64_t now_ms,
+                                 int pressed);
 
 /* ---- the recorder (recorder.c: queue and thread; recorder_send.c: writes) */
 

@@ -38,9 +38,10 @@ static int overloaded(int rc)
            rc == KUBE_EPARSE;
 }
 
-void kube_recorder_window_update(kube_recorder_window *w, int rc, int64_t sent_ms, int64_t now_ms)
+void kube_recorder_window_update(kube_recorder_window *w, int rc, int64_t sent_ms, int64_t now_ms,
+                                 int pressed)
 {
-    if (overloaded(rc) || now_ms - sent_ms > KUBE_RECORDER_SLOW_MS) {
+    if (overloaded(rc)) {
         if (sent_ms < w->cut_ms)
             return; /* sent with the larger window: already cut for */
         w->size /= 2;
@@ -49,6 +50,8 @@ void kube_recorder_window_update(kube_recorder_window *w, int rc, int64_t sent_m
         w->cut_ms = now_ms;
         return;
     }
+    if (now_ms - sent_ms > KUBE_RECORDER_SLOW_MS && !pressed)
+        return;
     w->size += 1.0 / w->size;
     if (w->size > KUBE_RECORDER_WINDOW_MAX)
         w->size = KUBE_RECORDER_WINDOW_MAX;
@@ -162,7 +165,8 @@ static int is_transport_error(int rc)
 /* What a write that failed with rc means, as client-go's recordEvent:
  * transport errors (and a series re-create finding the event) are tried
  * again, anything else the server said is final (counted as dropped,
- * "rejected", unless the event was there already). Logs it. */
+ * "rejected", unless the event was there already; "shutdown" when the
+ * client was shut down or its fence refused the write). Logs it. */
 static write_result failed_write(kube_recorder *r, const kube_recorder_event *ev, int series,
                                  int rc)
 {
@@ -174,6 +178,9 @@ static write_result failed_write(kube_recorder *r, const kube_recorder_event *ev
     if (rc == KUBE_EEXIST) {
         KLOG_V(5, "Server rejected event %s/%s (will not retry!): %s", ev->ns, ev->name,
                kube_strerror(rc));
+    } else if (rc == KUBE_ECANCELED) { /* the client shut down, or its fence refused it */
+        KLOG_V(2, "Event %s/%s not written: %s", ev->ns, ev->name, kube_strerror(rc));
+        kube_recorder_count_drop(r, RECORDER_DROP_SHUTDOWN, 1, 0);
     } else {
         KLOG_ERROR("Server rejected event %s/%s (will not retry!): %s", ev->ns, ev->name,
                    kube_strerror(rc));
@@ -265,8 +272,12 @@ static void create_done(void *ud, int rc, kube_response *resp)
 static void settle_one(kube_recorder *r, recorder_call *c)
 {
     int64_t now = kube_now_ms();
+    int pressed;
 
-    kube_recorder_window_update(&r->window, c->rc, c->sent_ms, now);
+    pthread_mutex_lock(&r->mu);
+    pressed = r->len >= (r->opts.queue_capacity + 1) / 2;
+    pthread_mutex_unlock(&r->mu);
+    kube_recorder_window_update(&r->window, c->rc, c->sent_ms, now, pressed);
     if (c->rc == KUBE_OK)
         kube_recorder_stat_add(r, &r->stats.created, 1);
     else

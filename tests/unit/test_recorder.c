@@ -515,10 +515,10 @@ static void full_queue_drops_and_counts(void **state)
 }
 
 /* The window of creates in flight: +1/size per quick answer (one more per
- * round trip) up to the maximum; halved by a slow or failed one, once per
- * round trip (creates sent before the cut do not cut again), never under
- * the minimum; a refusal that is not overload (409, 403) changes nothing
- * but the growth. */
+ * round trip) up to the maximum; a slow answer adds only while the queue
+ * is half full; halved by an overload failure, once per round trip
+ * (creates sent before the cut do not cut again), never under the
+ * minimum; a refusal that is not overload (409, 403) changes nothing. */
 static void window_grows_and_halves(void **state)
 {
     kube_recorder_window w;
@@ -528,26 +528,33 @@ static void window_grows_and_halves(void **state)
     kube_recorder_window_init(&w);
     assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_INIT);
     for (int i = 0; i <= KUBE_RECORDER_WINDOW_INIT; i++)
-        kube_recorder_window_update(&w, KUBE_OK, 1000, 1005);
+        kube_recorder_window_update(&w, KUBE_OK, 1000, 1005, 0);
     assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_INIT + 1);
+    /* slow answers: no growth, unless the queue fills */
+    for (int i = 0; i < 100; i++)
+        kube_recorder_window_update(&w, KUBE_OK, 1000, 1001 + KUBE_RECORDER_SLOW_MS, 0);
+    assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_INIT + 1);
+    for (int i = 0; i < 30; i++)
+        kube_recorder_window_update(&w, KUBE_OK, 1000, 1001 + KUBE_RECORDER_SLOW_MS, 1);
+    assert_true(kube_recorder_window_allowed(&w) > KUBE_RECORDER_WINDOW_INIT + 1);
     for (int i = 0; i < 10000; i++)
-        kube_recorder_window_update(&w, KUBE_OK, 1000, 1005);
+        kube_recorder_window_update(&w, KUBE_OK, 1000, 1005, 0);
     assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_MAX);
-    /* slow: halved once for the creates in flight together */
-    kube_recorder_window_update(&w, KUBE_OK, 2000, 2000 + KUBE_RECORDER_SLOW_MS + 1);
+    /* overload: halved once for the creates in flight together */
+    kube_recorder_window_update(&w, KUBE_ETIMEDOUT, 2000, 3100, 0);
     assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_MAX / 2);
-    kube_recorder_window_update(&w, KUBE_ETIMEDOUT, 2000, 3100);
-    kube_recorder_window_update(&w, KUBE_ESERVER, 2500, 3200);
+    kube_recorder_window_update(&w, KUBE_ESERVER, 2500, 3200, 0);
+    kube_recorder_window_update(&w, KUBE_EIO, 3000, 3200, 0);
     assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_MAX / 2);
     /* sent after the cut: cuts again (429) */
-    kube_recorder_window_update(&w, KUBE_ETOOMANY, 3050, 3300);
+    kube_recorder_window_update(&w, KUBE_ETOOMANY, 3150, 3300, 0);
     assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_MAX / 4);
     before = kube_recorder_window_allowed(&w);
-    kube_recorder_window_update(&w, KUBE_EEXIST, 4000, 4005);
-    kube_recorder_window_update(&w, KUBE_EFORBIDDEN, 4000, 4005);
+    kube_recorder_window_update(&w, KUBE_EEXIST, 4000, 4005, 0);
+    kube_recorder_window_update(&w, KUBE_EFORBIDDEN, 4000, 4005, 0);
     assert_true(kube_recorder_window_allowed(&w) >= before);
     for (int i = 0; i < 20; i++)
-        kube_recorder_window_update(&w, KUBE_EIO, 5000 + i * 100, 5001 + i * 100);
+        kube_recorder_window_update(&w, KUBE_EIO, 5000 + i * 100, 5001 + i * 100, 0);
     assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_MIN);
 }
 
