@@ -19,6 +19,15 @@
  *   by thread   cpu/pod of each thread name (sched-cycle, sched-bind,
  *               kube-informers, kube-recorder, ...; same-named threads
  *               summed), read just before the scheduler is stopped
+ *   Scheduled   the occurrences of reason Scheduled in the Events the
+ *               emulator holds (an Event counts 1, or its series.count),
+ *               against the pods bound, once the emulator has counted no
+ *               Event write for EVENTS_QUIET_MS after the last bind (at
+ *               most EVENTS_WAIT_MS); the run FAILS (exit 1) when they
+ *               differ: every binding has its Scheduled event, as
+ *               kube-scheduler writes them. The scheduler's CPU until then
+ *               is given too ("with events"): the figures above stop at
+ *               the last bind, before the recorder's backlog is written
  * and one for the emulator, which shares the machine's cores:
  *   server CPU  its utime + stime / pods from sync until all were bound
  *               (what the throughput on a small machine also depends on)
@@ -73,6 +82,9 @@
 #endif
 
 #define RUN_TIMEOUT_MS (15 * 60 * 1000)
+#define EVENTS_QUIET_MS 2000 /* no Event write for this long: the recorder is done */
+#define EVENTS_WAIT_MS 60000 /* at most this long after the last bind */
+#define EVENTS_PATH "/apis/events.k8s.io/v1/events"
 #define MIXED_AA_GROUP 10
 #define MIXED_TS_GROUP 20
 #define PODS_PATH "/api/v1/namespaces/default/pods"
@@ -104,6 +116,10 @@ typedef struct result {
     thread_cpu threads[MAX_THREAD_NAMES];
     int n_threads;
     int64_t binds, event_writes; /* as the emulator counted them when all were bound */
+    int64_t event_writes_end;    /* the same once the recorder was done */
+    int64_t scheduled_events;    /* occurrences of reason Scheduled the emulator holds */
+    double events_s;             /* from the last bind until the recorder was done */
+    double cpu_events_s;         /* the scheduler's CPU, whole run, until then */
 } result;
 
 static int64_t bench_now_ms(void)
@@ -370,6 +386,63 @@ static int wait_all_bound(harness *h, pid_t pid, int pods, int64_t deadline)
     }
 }
 
+/* The Event writes (creates and patches) the emulator counted. */
+static int64_t event_writes(harness *h)
+{
+    return harness_count(h, "create", "events") + harness_count(h, "patch", "events");
+}
+
+/* Waits until the emulator has counted no Event write for EVENTS_QUIET_MS
+ * (at most EVENTS_WAIT_MS, or until the scheduler exits): the recorder has
+ * written what it will. Returns the writes counted by then. */
+static int64_t wait_events_quiet(harness *h, pid_t pid)
+{
+    int64_t last = event_writes(h), changed = bench_now_ms(), end = changed + EVENTS_WAIT_MS;
+    int status;
+
+    while (bench_now_ms() - changed < EVENTS_QUIET_MS && bench_now_ms() < end) {
+        int64_t n;
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            break;
+        usleep(100000);
+        n = event_writes(h);
+        if (n != last) {
+            last = n;
+            changed = bench_now_ms();
+        }
+    }
+    return last;
+}
+
+/* Occurrences of reason Scheduled in the Events the emulator holds: 1 for
+ * an Event, its series.count for a series. Negative KUBE_E* when the list
+ * fails. */
+static int64_t scheduled_events(harness *h)
+{
+    long status = 0;
+    cJSON *list = NULL;
+    const cJSON *ev;
+    int64_t n = 0;
+    int rc = harness_request_json(h, NULL, "GET", EVENTS_PATH, NULL, &status, &list);
+
+    if (rc != KUBE_OK || status != 200) {
+        cJSON_Delete(list);
+        return rc != KUBE_OK ? rc : KUBE_EIO;
+    }
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        const cJSON *reason = cJSON_GetObjectItemCaseSensitive(ev, "reason");
+        const cJSON *series = cJSON_GetObjectItemCaseSensitive(ev, "series");
+        const cJSON *count = cJSON_GetObjectItemCaseSensitive(series, "count");
+
+        if (!cJSON_IsString(reason) || strcmp(reason->valuestring, "Scheduled"))
+            continue;
+        n += cJSON_IsNumber(count) && count->valuedouble >= 1 ? (int64_t)count->valuedouble : 1;
+    }
+    cJSON_Delete(list);
+    return n;
+}
+
 static int measure(harness *h, const char *config, const char *scheduler, result *r)
 {
     int port = harness_free_port(), rc = KUBE_OK, status;
@@ -404,6 +477,12 @@ static int measure(harness *h, const char *config, const char *scheduler, result
     r->sync_s = (double)(t_sync - t0) / 1000;
     r->run_s = (double)(t_end - t_sync) / 1000;
     r->throughput = r->run_s > 0 ? r->pods / r->run_s : 0;
+    if (rc == KUBE_OK) {
+        r->event_writes_end = wait_events_quiet(h, pid);
+        r->events_s = (double)(bench_now_ms() - t_end) / 1000;
+        r->cpu_events_s = proc_cpu(pid);
+        r->scheduled_events = scheduled_events(h);
+    }
     kill(pid, SIGTERM);
     waitpid(pid, &status, 0);
     return rc;
@@ -472,6 +551,14 @@ static void print_result(const result *r)
            r->server_cpu_s * 1000 / r->pods, r->server_cpu_s);
     printf("  writes (server count) %8lld binds, %lld event creates and patches\n",
            (long long)r->binds, (long long)r->event_writes);
+    printf(
+        "  scheduler CPU (with events) %8.3f ms/pod (whole run, until no Event write for %.1f s: "
+        "%.2f s, %.2f s after the last bind; %lld event writes)\n",
+        r->cpu_events_s * 1000 / r->pods, EVENTS_QUIET_MS / 1000.0, r->cpu_events_s, r->events_s,
+        (long long)r->event_writes_end);
+    printf("  Scheduled events      %8lld written for %d pods bound%s\n",
+           (long long)r->scheduled_events, r->pods,
+           r->scheduled_events == r->pods ? "" : "  FAIL: they differ");
     printf("  scheduler CPU by thread (ms/pod, of which in the kernel):\n");
     for (int i = 0; i < r->n_threads; i++)
         if (r->threads[i].cpu_s > 0)
@@ -516,7 +603,7 @@ static int run_size(int nodes, int pods, const bench_opts *b)
     }
     print_result(&r);
     harness_stop(h);
-    return 0;
+    return r.scheduled_events == r.pods ? 0 : 1;
 }
 
 int main(int argc, char **argv)

@@ -107,6 +107,7 @@ static int leader_new(sched_scheduler *s)
 
     kube_recorder_options_default(&ro); /* kube-scheduler's: the first profile's name */
     ro.reporting_controller = s->cfg->profiles[0].scheduler_name;
+    ro.metrics = s->metrics;
     if ((rc = kube_recorder_new(s->leader_client, &ro, &s->leader_recorder)) != KUBE_OK)
         return rc;
     kube_leader_config_default(&lc);
@@ -177,6 +178,7 @@ static int build_frameworks(sched_scheduler *s, const fw_registry *reg, char *er
         fw_services svc;
         kube_recorder_options_default(&ro);
         ro.reporting_controller = p->scheduler_name;
+        ro.metrics = s->metrics;
         rc = kube_recorder_new(s->client, &ro, &s->recorders[i]);
         if (rc != KUBE_OK) {
             snprintf(err, errlen, "profile \"%s\": event recorder: %s", p->scheduler_name,

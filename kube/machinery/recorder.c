@@ -3,51 +3,26 @@
  *
  * Callers only append to the queue under the mutex. The sender thread owns
  * the aggregation cache: it takes the queued events, folds each into the
- * cache, performs the writes the cache asks for (first occurrences up to
- * RECORDER_WINDOW at a time without waiting for each, through
- * kube_client_do_async; series PATCHes one by one after them), then the
- * due heartbeats and final counts, and sleeps on the condition variable
- * until the next event or the cache's next deadline.
+ * cache, performs the writes the cache asks for (creates as many at once
+ * as the window of kube/machinery/recorder_send.c allows, without waiting
+ * for each; a series PATCH after its event's create), then the due
+ * heartbeats and final counts, and sleeps on the condition variable until
+ * the next event, an ended create, or the cache's next deadline. Here too:
+ * the counts of drops (stats and stickyvm_events_dropped_total) and their
+ * warning.
  */
 #include "kube/util/clock.h"
 #include "kube/machinery/recorder_testing.h"
 
 /* ---- the recorder ------------------------------------------------------- */
 
-typedef struct queued {
-    kube_recorder_event *ev;
-    int64_t mono_ms;
-    int64_t wall_ns;
-    struct queued *next;
-} queued;
-
-struct kube_recorder {
-    kube_client *client;
-    char *controller;
-    char *instance;
-    kube_recorder_options opts;
-    kube_recorder_cache *cache; /* sender thread only */
-
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t wake;     /* to the sender: work, flush or stop */
-    pthread_cond_t progress; /* to flush waiters */
-    queued *head, *tail;
-    size_t len;
-    int stopping;
-    int exited;
-    int joined;
-    int64_t stop_deadline_ms;
-    uint64_t enq_seq, done_seq;
-    uint64_t flush_req, flush_done;
-    int64_t last_wall_ns;
-    int64_t last_drop_log_ms;
-    kube_recorder_stats stats;
+/* The label values of stickyvm_events_dropped_total, by recorder_drop_reason. */
+static const char *const drop_reasons[RECORDER_DROP_REASONS] = {
+    "queue_full", /* eventf found the queue full */
+    "shutdown",   /* unwritten at a stop's deadline, or the client shut down / fenced */
+    "rejected",   /* the server refused it (a Status other than AlreadyExists) */
+    "retries",    /* transport errors until max_tries */
 };
-
-typedef enum { WRITE_DONE, WRITE_FAILED, WRITE_RETRY } write_result;
-
-#define RECORDER_WINDOW 8 /* event creates in flight at once */
 
 void kube_recorder_options_default(kube_recorder_options *o)
 {
@@ -60,14 +35,25 @@ void kube_recorder_options_default(kube_recorder_options *o)
     o->max_tries = 12;
 }
 
-static void stat_add(kube_recorder *r, unsigned long *field, unsigned long n)
+void kube_recorder_stat_add(kube_recorder *r, unsigned long *field, unsigned long n)
 {
     pthread_mutex_lock(&r->mu);
     *field += n;
     pthread_mutex_unlock(&r->mu);
 }
 
-static int past_stop_deadline(kube_recorder *r)
+void kube_recorder_count_drop(kube_recorder *r, recorder_drop_reason why, unsigned long n,
+                              int locked)
+{
+    if (!locked)
+        pthread_mutex_lock(&r->mu);
+    r->stats.dropped += n;
+    if (!locked)
+        pthread_mutex_unlock(&r->mu);
+    kube_metric_child_add(r->dropped[why], (double)n);
+}
+
+int kube_recorder_past_deadline(kube_recorder *r)
 {
     int past;
 
@@ -82,280 +68,61 @@ static void abs_deadline(struct timespec *ts, int64_t ms)
     kube_deadline_after(ts, CLOCK_MONOTONIC, ms);
 }
 
-/* Sleeps ms, cut short when a stop's deadline comes first. */
-static void retry_sleep(kube_recorder *r, int64_t ms)
+/* Logs the queue-full drops not logged yet (the count since the last such
+ * line), at most every DROP_LOG_PERIOD_MS unless force. Under r->mu. */
+static void log_drops(kube_recorder *r, int force)
 {
-    int64_t until = kube_now_ms() + ms;
+    int64_t now = kube_now_ms();
 
-    pthread_mutex_lock(&r->mu);
-    for (;;) {
-        int64_t end = until;
-        struct timespec ts;
-
-        if (r->stopping && r->stop_deadline_ms < end)
-            end = r->stop_deadline_ms;
-        if (kube_now_ms() >= end)
-            break;
-        abs_deadline(&ts, end - kube_now_ms());
-        pthread_cond_timedwait(&r->wake, &r->mu, &ts);
-    }
-    pthread_mutex_unlock(&r->mu);
-}
-
-static int64_t jitter(int64_t ms, double factor)
-{
-    uint32_t x = 0;
-
-    if (getrandom(&x, sizeof(x), GRND_NONBLOCK) != (ssize_t)sizeof(x))
-        x = (uint32_t)kube_now_ns();
-    return ms + (int64_t)((double)ms * factor * ((double)x / 4294967296.0));
-}
-
-/* The POST of ev: its path (events of its namespace) and body as text.
- * KUBE_OK, or an error with nothing to free. */
-static int create_request(const kube_recorder_event *ev, kube_buf *path, char **body)
-{
-    cJSON *json = NULL;
-    int rc = kube_recorder_event_body(ev, &json);
-
-    *body = NULL;
-    if (rc == KUBE_OK && !(*body = cJSON_PrintUnformatted(json)))
-        rc = KUBE_ENOMEM;
-    cJSON_Delete(json);
-    if (rc == KUBE_OK)
-        rc = kube_path(path, &KUBE_RES_EVENTS, ev->ns, NULL, NULL);
-    if (rc != KUBE_OK) {
-        free(*body);
-        *body = NULL;
-        kube_buf_free(path);
-    }
-    return rc;
-}
-
-static int post_event(kube_recorder *r, const kube_recorder_event *ev)
-{
-    kube_buf path = KUBE_BUF_INIT;
-    kube_response resp = {0};
-    char *body;
-    int rc = create_request(ev, &path, &body);
-
-    if (rc == KUBE_OK)
-        rc = kube_client_do(r->client, "POST", path.data, "application/json", body, strlen(body),
-                            &resp);
-    kube_response_clear(&resp);
-    kube_buf_free(&path);
-    free(body);
-    return rc;
-}
-
-/* A strategic-merge PATCH, as client-go's EventSinkImpl.Patch. */
-static int patch_series(kube_recorder *r, const kube_recorder_event *ev)
-{
-    kube_buf path = KUBE_BUF_INIT;
-    kube_response resp;
-    cJSON *patch = NULL;
-    char *text = NULL;
-    int rc;
-
-    memset(&resp, 0, sizeof(resp));
-    if ((rc = kube_recorder_event_series_patch(ev, &patch)) != KUBE_OK)
-        return rc;
-    text = cJSON_PrintUnformatted(patch);
-    cJSON_Delete(patch);
-    if (!text)
-        return KUBE_ENOMEM;
-    rc = kube_path(&path, &KUBE_RES_EVENTS, ev->ns, ev->name, NULL);
-    if (rc == KUBE_OK)
-        rc = kube_client_do(r->client, "PATCH", path.data, "application/strategic-merge-patch+json",
-                            text, strlen(text), &resp);
-    kube_response_clear(&resp);
-    kube_buf_free(&path);
-    free(text);
-    return rc;
-}
-
-static int is_transport_error(int rc)
-{
-    return rc == KUBE_EIO || rc == KUBE_ETIMEDOUT || rc == KUBE_EPARSE;
-}
-
-/* What a write that failed with rc means, as client-go's recordEvent:
- * transport errors (and a series re-create finding the event) are tried
- * again, anything else the server said is final. Logs it. */
-static write_result failed_write(const kube_recorder_event *ev, int series, int rc)
-{
-    if (is_transport_error(rc) || (series && rc == KUBE_EEXIST)) {
-        KLOG_ERROR("Unable to write event %s/%s (may retry after sleeping): %s", ev->ns, ev->name,
-                   kube_strerror(rc));
-        return WRITE_RETRY;
-    }
-    if (rc == KUBE_EEXIST)
-        KLOG_V(5, "Server rejected event %s/%s (will not retry!): %s", ev->ns, ev->name,
-               kube_strerror(rc));
-    else
-        KLOG_ERROR("Server rejected event %s/%s (will not retry!): %s", ev->ns, ev->name,
-                   kube_strerror(rc));
-    return WRITE_FAILED;
-}
-
-/* One attempt, as client-go's recordEvent. */
-static write_result record_once(kube_recorder *r, kube_recorder_op op,
-                                const kube_recorder_event *ev)
-{
-    int series = op == KUBE_RECORDER_SEND_PATCH;
-    int rc = KUBE_ENOTFOUND;
-
-    if (series) {
-        rc = patch_series(r, ev);
-        if (rc == KUBE_OK) {
-            stat_add(r, &r->stats.patched, 1);
-            return WRITE_DONE;
-        }
-    }
-    if (rc == KUBE_ENOTFOUND) {
-        rc = post_event(r, ev);
-        if (rc == KUBE_OK) {
-            stat_add(r, &r->stats.created, 1);
-            return WRITE_DONE;
-        }
-    }
-    return failed_write(ev, series, rc);
-}
-
-/* Writes ev until it is done or final: res is the outcome of the tries
- * made so far (WRITE_RETRY and 0 when none was), each further try after a
- * sleep, up to max_tries in all. Counts a write that never lands. */
-static void write_with_retries(kube_recorder *r, kube_recorder_op op, const kube_recorder_event *ev,
-                               write_result res, int tries)
-{
-    for (; res == WRITE_RETRY && tries < r->opts.max_tries; tries++) {
-        if (tries > 0)
-            retry_sleep(r, jitter(r->opts.retry_sleep_ms, 0.25));
-        if (past_stop_deadline(r)) {
-            stat_add(r, &r->stats.dropped, 1);
-            return;
-        }
-        res = record_once(r, op, ev);
-    }
-    if (res == WRITE_RETRY)
-        KLOG_ERROR("Unable to write event %s/%s (retry limit exceeded!)", ev->ns, ev->name);
-    if (res != WRITE_DONE)
-        stat_add(r, &r->stats.failed, 1);
-}
-
-static void perform(kube_recorder *r, const kube_recorder_send *send)
-{
-    if (send->op == KUBE_RECORDER_SEND_NONE)
+    if (!r->drops_unlogged ||
+        (!force && r->drop_logged && now - r->last_drop_log_ms < DROP_LOG_PERIOD_MS))
         return;
-    write_with_retries(r, send->op, send->ev, WRITE_RETRY, 0);
-    kube_recorder_cache_sent(r->cache, send->ev, kube_now_ms());
+    KLOG_WARN("event queue full (%zu events): %lu event%s dropped since the last such line, the "
+              "last %s",
+              r->opts.queue_capacity, r->drops_unlogged, r->drops_unlogged == 1 ? "" : "s",
+              r->last_drop);
+    r->drops_unlogged = 0;
+    r->last_drop_log_ms = now;
+    r->drop_logged = 1;
 }
 
-/* ---- creates in flight together ----------------------------------------- */
-
-/* One event create sent without waiting, and its outcome. */
-typedef struct create_call {
-    struct create_group *g;
-    kube_recorder_event *ev; /* the cache's, kept by the group's rules */
-    int rc;
-} create_call;
-
-/* Up to RECORDER_WINDOW creates in flight on the client's I/O thread (the
- * first occurrences of events: nothing orders them), which the sender
- * waits for before any write that must follow them (a series PATCH), before
- * the cache could end their entries (half a series window after the
- * first), and at the end of each batch. */
-typedef struct create_group {
-    kube_recorder *r;
-    create_call calls[RECORDER_WINDOW];
-    size_t n, done;   /* done: under r->mu */
-    int64_t first_ms; /* the first create's time */
-} create_group;
-
-/* kube_client_do_async's done, on the client's I/O thread. */
-static void create_done(void *ud, int rc, kube_response *resp)
+/* Milliseconds until log_drops has a line to write, -1 if none. Under r->mu. */
+static int64_t drop_log_deadline(const kube_recorder *r)
 {
-    create_call *c = ud;
-    kube_recorder *r = c->g->r;
+    int64_t t;
 
-    (void)resp;
-    c->rc = rc;
-    pthread_mutex_lock(&r->mu);
-    c->g->done++;
-    pthread_cond_broadcast(&r->progress);
-    pthread_mutex_unlock(&r->mu);
-}
-
-/* Sends ev's create without waiting (a failure to send counts as done). */
-static void group_add(create_group *g, kube_recorder_event *ev, int64_t now_ms)
-{
-    create_call *c = &g->calls[g->n++];
-    kube_buf path = KUBE_BUF_INIT;
-    char *body;
-    int rc = create_request(ev, &path, &body);
-
-    if (g->n == 1)
-        g->first_ms = now_ms;
-    *c = (create_call){g, ev, KUBE_OK};
-    if (rc == KUBE_OK)
-        rc = kube_client_do_async(g->r->client, "POST", path.data, "application/json", body,
-                                  strlen(body), create_done, c);
-    kube_buf_free(&path);
-    free(body);
-    if (rc != KUBE_OK)
-        create_done(c, rc, NULL);
-}
-
-/* Waits for the group's creates, then settles each as a serial write would
- * (a failed one goes on with its retries here). */
-static void group_flush(create_group *g)
-{
-    kube_recorder *r = g->r;
-
-    pthread_mutex_lock(&r->mu);
-    while (g->done < g->n)
-        pthread_cond_wait(&r->progress, &r->mu);
-    pthread_mutex_unlock(&r->mu);
-    for (size_t i = 0; i < g->n; i++) {
-        create_call *c = &g->calls[i];
-        if (c->rc == KUBE_OK)
-            stat_add(r, &r->stats.created, 1);
-        else
-            write_with_retries(r, KUBE_RECORDER_SEND_CREATE, c->ev, failed_write(c->ev, 0, c->rc),
-                               1);
-        kube_recorder_cache_sent(r->cache, c->ev, kube_now_ms());
-    }
-    g->n = g->done = 0;
+    if (!r->drops_unlogged)
+        return -1;
+    t = r->last_drop_log_ms + DROP_LOG_PERIOD_MS - kube_now_ms();
+    return t > 0 ? t : 0;
 }
 
 /* Folds one queued event into the cache and writes what it asks for:
- * creates join the group, anything else waits for it. */
-static void process_one(kube_recorder *r, queued *q, create_group *g)
+ * a create goes out when the window has room; a series PATCH waits for its
+ * event's create, then is written. */
+static void process_one(kube_recorder *r, queued *q)
 {
     kube_recorder_send send;
 
-    if (past_stop_deadline(r)) {
+    if (kube_recorder_past_deadline(r)) {
         kube_recorder_event_free(q->ev);
-        stat_add(r, &r->stats.dropped, 1);
+        kube_recorder_count_drop(r, RECORDER_DROP_SHUTDOWN, 1, 0);
         return;
     }
-    if (g->n && q->mono_ms - g->first_ms >= r->opts.series_window_ms / 2)
-        group_flush(g);
     if (kube_recorder_cache_observe(r->cache, q->ev, q->mono_ms, q->wall_ns, &send) != KUBE_OK) {
         KLOG_ERROR("event recorder: out of memory, event dropped");
-        stat_add(r, &r->stats.failed, 1);
+        kube_recorder_stat_add(r, &r->stats.failed, 1);
         return;
     }
-    if (send.op != KUBE_RECORDER_SEND_CREATE) {
-        stat_add(r, &r->stats.aggregated, 1);
-        if (send.op != KUBE_RECORDER_SEND_NONE)
-            group_flush(g);
-        perform(r, &send);
+    if (send.op == KUBE_RECORDER_SEND_CREATE) {
+        kube_recorder_send_create(r, send.ev);
         return;
     }
-    if (g->n == RECORDER_WINDOW)
-        group_flush(g);
-    group_add(g, send.ev, q->mono_ms);
+    kube_recorder_stat_add(r, &r->stats.aggregated, 1);
+    if (send.op != KUBE_RECORDER_SEND_NONE) {
+        kube_recorder_wait_create(r, send.ev);
+        kube_recorder_perform(r, &send);
+    }
 }
 
 static void process_due(kube_recorder *r, int force)
@@ -363,12 +130,13 @@ static void process_due(kube_recorder *r, int force)
     kube_recorder_send send;
 
     while (kube_recorder_cache_next_due(r->cache, kube_now_ms(), force, &send)) {
-        if (past_stop_deadline(r)) {
-            stat_add(r, &r->stats.dropped, 1);
+        if (kube_recorder_past_deadline(r)) {
+            kube_recorder_count_drop(r, RECORDER_DROP_SHUTDOWN, 1, 0);
             kube_recorder_cache_sent(r->cache, send.ev, kube_now_ms());
             continue;
         }
-        perform(r, &send);
+        kube_recorder_wait_create(r, send.ev);
+        kube_recorder_perform(r, &send);
     }
 }
 
@@ -378,10 +146,16 @@ static queued *wait_for_work(kube_recorder *r, int *force, uint64_t *gen, int *s
     queued *batch;
 
     pthread_mutex_lock(&r->mu);
-    while (!r->head && !r->stopping && r->flush_req == r->flush_done) {
-        int64_t next = kube_recorder_cache_next_deadline(r->cache, kube_now_ms());
+    log_drops(r, 0);
+    while (!r->head && !r->stopping && r->flush_req == r->flush_done && !r->ended) {
+        int64_t next = kube_recorder_cache_next_deadline(r->cache, kube_now_ms()), log_next;
         struct timespec ts;
 
+        if (drop_log_deadline(r) == 0)
+            log_drops(r, 0);
+        log_next = drop_log_deadline(r); /* -1, or later: drops logged a while ago */
+        if (log_next > 0 && (next < 0 || log_next < next))
+            next = log_next;
         if (next < 0) {
             pthread_cond_wait(&r->wake, &r->mu);
             continue;
@@ -405,7 +179,6 @@ static queued *wait_for_work(kube_recorder *r, int *force, uint64_t *gen, int *s
 static void *recorder_main(void *arg)
 {
     kube_recorder *r = arg;
-    create_group g = {.r = r};
 
     pthread_setname_np(pthread_self(), "kube-recorder");
 
@@ -417,12 +190,14 @@ static void *recorder_main(void *arg)
         while (q) {
             queued *next = q->next;
 
-            process_one(r, q, &g);
+            process_one(r, q);
             free(q);
             q = next;
             n++;
         }
-        group_flush(&g);
+        kube_recorder_settle(r);
+        if (force) /* a flush or stop: every create written first */
+            kube_recorder_drain(r);
         process_due(r, force);
         pthread_mutex_lock(&r->mu);
         r->done_seq += n;
@@ -430,6 +205,7 @@ static void *recorder_main(void *arg)
             r->flush_done = gen;
         pthread_cond_broadcast(&r->progress);
         if (stopping && !r->head) {
+            log_drops(r, 1);
             r->exited = 1;
             pthread_mutex_unlock(&r->mu);
             return NULL;
@@ -481,6 +257,38 @@ static int recorder_names(kube_recorder *r)
     return (r->controller && r->instance) ? KUBE_OK : KUBE_ENOMEM;
 }
 
+/* The children of stickyvm_events_dropped_total in the options' registry
+ * (registered by the first recorder, found by the others), each exported
+ * from 0. KUBE_OK without a registry. */
+static int recorder_metrics(kube_recorder *r)
+{
+    static const char *const labels[] = {"reason"};
+    kube_metric_opts o = {.name = "stickyvm_events_dropped_total",
+                          .help = "Events the recorder did not write, by reason: queue_full, "
+                                  "shutdown, rejected, retries.",
+                          .type = KUBE_METRIC_COUNTER,
+                          .labels = labels,
+                          .n_labels = 1};
+    kube_metric *m = NULL;
+    int rc;
+
+    if (!r->opts.metrics)
+        return KUBE_OK;
+    rc = kube_metrics_register(r->opts.metrics, &o, &m);
+    if (rc == KUBE_EEXIST) {
+        m = kube_metrics_find(r->opts.metrics, o.name);
+        rc = m ? KUBE_OK : KUBE_EEXIST;
+    }
+    for (int i = 0; rc == KUBE_OK && i < RECORDER_DROP_REASONS; i++) {
+        const char *v[] = {drop_reasons[i]};
+        if (!(r->dropped[i] = kube_metric_with_static(m, v)))
+            rc = KUBE_ENOMEM;
+        kube_metric_child_add(r->dropped[i], 0);
+    }
+    r->opts.metrics = NULL;
+    return rc;
+}
+
 static int options_valid(const kube_recorder_options *o)
 {
     return o->reporting_controller && o->reporting_controller[0] && o->queue_capacity > 0 &&
@@ -491,6 +299,7 @@ static int options_valid(const kube_recorder_options *o)
 static void recorder_destroy(kube_recorder *r)
 {
     kube_recorder_cache_free(r->cache);
+    kube_ratelimit_free(r->rl);
     free(r->controller);
     free(r->instance);
     free(r);
@@ -514,7 +323,9 @@ int kube_recorder_new(kube_client *client, const kube_recorder_options *opts, ku
         return KUBE_EINVAL;
     }
     r->client = client;
-    if ((rc = recorder_names(r)) != KUBE_OK ||
+    kube_recorder_window_init(&r->window);
+    if ((rc = recorder_names(r)) != KUBE_OK || (rc = recorder_metrics(r)) != KUBE_OK ||
+        (rc = kube_client_ratelimit_new(client, &r->rl)) != KUBE_OK ||
         (rc = kube_recorder_cache_new(r->opts.series_window_ms, r->opts.series_heartbeat_ms,
                                       &r->cache)) != KUBE_OK) {
         recorder_destroy(r);
@@ -567,16 +378,16 @@ static int64_t next_wall_ns(kube_recorder *r)
     return t;
 }
 
-static void log_drop(kube_recorder *r, const kube_recorder_event *ev)
+/* Counts ev dropped at a full queue, and logs the drops since the last
+ * line unless one was logged less than DROP_LOG_PERIOD_MS ago (the sender
+ * logs those later). Under r->mu. */
+static void drop_full(kube_recorder *r, const kube_recorder_event *ev)
 {
-    int64_t now = kube_now_ms();
-
-    if (r->stats.dropped != 1 && now - r->last_drop_log_ms < DROP_LOG_PERIOD_MS)
-        return;
-    r->last_drop_log_ms = now;
-    KLOG_WARN("event queue full (%zu events): dropped event %s %s for %s/%s (%lu dropped so far)",
-              r->opts.queue_capacity, ev->type, ev->reason, ev->ns,
-              ev->regarding.f[3] ? ev->regarding.f[3] : "", r->stats.dropped);
+    kube_recorder_count_drop(r, RECORDER_DROP_QUEUE_FULL, 1, 1);
+    r->drops_unlogged++;
+    snprintf(r->last_drop, sizeof(r->last_drop), "%s %s for %s/%s", ev->type, ev->reason, ev->ns,
+             ev->regarding.f[3] ? ev->regarding.f[3] : "");
+    log_drops(r, 0);
 }
 
 static int enqueue(kube_recorder *r, kube_recorder_event *ev, int64_t wall_ns)
@@ -598,8 +409,7 @@ static int enqueue(kube_recorder *r, kube_recorder_event *ev, int64_t wall_ns)
         return KUBE_ECANCELED;
     }
     if (r->len >= r->opts.queue_capacity) {
-        r->stats.dropped++;
-        log_drop(r, ev);
+        drop_full(r, ev);
         pthread_mutex_unlock(&r->mu);
         kube_recorder_event_free(ev);
         free(q);

@@ -6,14 +6,24 @@
  * (name "<regarding name>.<hex unix nanoseconds>", namespace the regarding
  * object's or "default", eventTime now as MicroTime) and appends it to a
  * bounded queue (1000, client-go's maxQueuedEvents). When the queue is full
- * the event is dropped, counted, and a warning logged (at most every 10 s).
+ * the event is dropped, counted (stats, and stickyvm_events_dropped_total
+ * {reason="queue_full"} when the options name a registry), and a warning
+ * logged with the count since the last one (at most every 10 s).
  *
- * One background thread sends them. Repeats aggregate into an EventSeries,
- * as client-go's eventBroadcasterImpl: events are isomorphic when type,
- * action, reason, reportingController, reportingInstance, regarding and
- * related are equal, and also (unlike client-go, whose later notes are lost)
- * the note. The first is created (POST). The second makes it a series
- * {count: 2, lastObservedTime} sent at once as a strategic-merge PATCH of
+ * One background thread sends them. Creates go out without waiting for
+ * each other, as many in flight as a window that grows while the server
+ * answers quickly (within 1 s; or at all while the queue is half full)
+ * and halves when it says it is overloaded (429, 5xx, timeouts, transport
+ * errors; AIMD, 1 to 48, starting at 8; kube/machinery/recorder_int.h); a series
+ * PATCH waits for its event's create. Sharing with the rest of the
+ * client: the requests run on the client's I/O thread and connection (one
+ * HTTP/2 connection) and pass its fence, but wait on a token bucket of the
+ * recorder's own with the client's qps and burst (as kube-scheduler's
+ * event clientset has its own), so events never take a binding's token. Repeats aggregate into an
+ * EventSeries, as client-go's eventBroadcasterImpl: events are isomorphic when type, action,
+ * reason, reportingController, reportingInstance, regarding and related are equal, and also (unlike
+ * client-go, whose later notes are lost) the note. The first is created (POST). The second makes it
+ * a series {count: 2, lastObservedTime} sent at once as a strategic-merge PATCH of
  * {"series": ...} on the first event's name. Later repeats only count in the
  * cache and are sent at most every series_heartbeat_ms (default 30 s). An
  * entry ends series_window_ms (6 min, client-go's finishTime) after its last
@@ -47,6 +57,7 @@
 
 #include "kube/transport/client.h"
 
+struct kube_metrics;
 typedef struct kube_recorder kube_recorder;
 
 /* A core/v1 ObjectReference. NULL or "" fields are omitted. */
@@ -72,15 +83,23 @@ typedef struct kube_recorder_options {
     long series_window_ms;            /* default 360000 */
     long retry_sleep_ms;              /* default 10000 */
     int max_tries;                    /* default 12 */
+    struct kube_metrics *metrics;     /* default NULL; borrowed: where the recorder
+                                         registers (or finds) stickyvm_events_dropped_total
+                                         {reason}: queue_full, shutdown (unwritten at a
+                                         stop's deadline, or the client shut down or
+                                         fenced), rejected (a Status answer),
+                                         retries (max_tries transport errors) */
 } kube_recorder_options;
 
 typedef struct kube_recorder_stats {
-    unsigned long queued;     /* accepted by eventf */
-    unsigned long dropped;    /* queue full, or still queued at a stop deadline */
-    unsigned long created;    /* successful POSTs */
-    unsigned long patched;    /* successful series PATCHes */
-    unsigned long failed;     /* writes abandoned after errors */
-    unsigned long aggregated; /* occurrences folded into a series */
+    unsigned long queued;        /* accepted by eventf */
+    unsigned long dropped;       /* not written: the sum of the metric's reasons */
+    unsigned long created;       /* successful POSTs */
+    unsigned long patched;       /* successful series PATCHes */
+    unsigned long failed;        /* writes abandoned after errors (rejected, retries, and
+                                    an AlreadyExists on a create, which is not dropped) */
+    unsigned long aggregated;    /* occurrences folded into a series */
+    unsigned long max_in_flight; /* the most creates in flight at once */
 } kube_recorder_stats;
 
 /* Fills o with the defaults above. */

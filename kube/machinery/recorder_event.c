@@ -168,6 +168,7 @@ static int event_fill(kube_recorder_event *ev, const kube_recorder_ref *regardin
         return KUBE_ENOMEM;
     }
     kube_recorder_format_micro(wall_ns, ev->event_time, sizeof(ev->event_time));
+    ev->wall_ns = wall_ns;
     ev->ns = kube_strdup(ns);
     ev->type = kube_strdup(type);
     ev->reason = kube_strdup(reason);

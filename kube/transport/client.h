@@ -64,6 +64,7 @@
 #include <stddef.h>
 
 #include "kube/transport/config.h"
+#include "kube/transport/ratelimit.h"
 
 typedef struct kube_client kube_client;
 
@@ -135,6 +136,25 @@ typedef void (*kube_client_done_fn)(void *ud, int rc, kube_response *resp);
 int kube_client_do_async(kube_client *c, const char *method, const char *path,
                          const char *content_type, const char *body, size_t len,
                          kube_client_done_fn done, void *ud);
+
+/* A token bucket of its own with this client's qps and burst (no limit
+ * when the client has none), for requests that must not take the client's
+ * tokens: client-go gives each clientset made from one config its own
+ * bucket, and kube-scheduler writes Events through a clientset of their
+ * own. Freed by kube_ratelimit_free() after the last request that waits on
+ * it. KUBE_OK or KUBE_ENOMEM. */
+int kube_client_ratelimit_new(kube_client *c, kube_ratelimit **out);
+
+/* kube_client_do_async and kube_client_do whose attempts wait on rl
+ * (borrowed: it must outlive the request; NULL: no wait) instead of the
+ * client's limiter. Everything else is shared: the I/O thread, the
+ * connections (one HTTP/2 connection), the fence, retries. */
+int kube_client_do_async_limited(kube_client *c, kube_ratelimit *rl, const char *method,
+                                 const char *path, const char *content_type, const char *body,
+                                 size_t len, kube_client_done_fn done, void *ud);
+int kube_client_do_limited(kube_client *c, kube_ratelimit *rl, const char *method, const char *path,
+                           const char *content_type, const char *body, size_t len,
+                           kube_response *resp);
 
 /* Frees resp->body and zeroes resp (ready for the next call). */
 void kube_response_clear(kube_response *resp);

@@ -343,6 +343,7 @@ typedef struct client_call {
     kube_response resp;
     kube_client_done_fn done;
     void *ud;
+    kube_ratelimit *rl; /* the attempts' limiter: the client's, or the caller's */
 } client_call;
 
 static void call_begin(kube_http_task *t, CURLcode cc);
@@ -513,7 +514,7 @@ static void call_begin(kube_http_task *t, CURLcode cc)
         call_canceled(k);
         return;
     }
-    call_after(k, call_send, (kube_ratelimit_reserve(k->c->rl) + 999999) / 1000000);
+    call_after(k, call_send, k->rl ? (kube_ratelimit_reserve(k->rl) + 999999) / 1000000 : 0);
 }
 
 /* A call with copies of the request's strings and body, or NULL. */
@@ -553,6 +554,19 @@ int kube_client_do_async(kube_client *c, const char *method, const char *path,
                          const char *content_type, const char *body, size_t len,
                          kube_client_done_fn done, void *ud)
 {
+    return kube_client_do_async_limited(c, c ? c->rl : NULL, method, path, content_type, body, len,
+                                        done, ud);
+}
+
+int kube_client_ratelimit_new(kube_client *c, kube_ratelimit **out)
+{
+    return kube_ratelimit_new(c->opts.qps, c->opts.burst, NULL, out);
+}
+
+int kube_client_do_async_limited(kube_client *c, kube_ratelimit *rl, const char *method,
+                                 const char *path, const char *content_type, const char *body,
+                                 size_t len, kube_client_done_fn done, void *ud)
+{
     client_call *k;
 
     if (!c || !done || !kube_client_valid_request(method, path, body, content_type))
@@ -563,6 +577,7 @@ int kube_client_do_async(kube_client *c, const char *method, const char *path,
         return KUBE_ENOMEM;
     k->done = done;
     k->ud = ud;
+    k->rl = rl;
     k->task.fn = call_begin;
     kube_http_loop_post(c->loop, &k->task);
     return KUBE_OK;
@@ -590,12 +605,20 @@ static void client_wait_done(void *ud, int rc, kube_response *resp)
 int kube_client_do(kube_client *c, const char *method, const char *path, const char *content_type,
                    const char *body, size_t len, kube_response *resp)
 {
+    return kube_client_do_limited(c, c ? c->rl : NULL, method, path, content_type, body, len, resp);
+}
+
+int kube_client_do_limited(kube_client *c, kube_ratelimit *rl, const char *method, const char *path,
+                           const char *content_type, const char *body, size_t len,
+                           kube_response *resp)
+{
     client_wait w = {.rc = KUBE_OK, .resp = resp};
     int rc;
 
     kube_response_clear(resp);
     sem_init(&w.done, 0, 0);
-    rc = kube_client_do_async(c, method, path, content_type, body, len, client_wait_done, &w);
+    rc = kube_client_do_async_limited(c, rl, method, path, content_type, body, len,
+                                      client_wait_done, &w);
     if (rc == KUBE_OK) {
         while (sem_wait(&w.done) != 0) /* EINTR */
             ;

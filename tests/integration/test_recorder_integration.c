@@ -3,7 +3,9 @@
  * recorder against the API emulator: events are created, repeats become
  * one event with an EventSeries whose count is visible through GET, the
  * heartbeat and stop send unsent counts, a series whose event vanished is
- * re-created, and a server rejection is not retried.
+ * re-created, a server rejection is not retried, a burst widens the window
+ * of creates in flight, and events take none of the client's rate-limit
+ * tokens.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -340,6 +342,80 @@ static void broken_create_is_retried(void **state)
     assert_true(harness_count(fx->h, "create", "events") >= 3);
 }
 
+/* A burst larger than the window: creates go out more than the initial
+ * window at a time once the emulator answers quickly (never more than the
+ * maximum), and every event is written once, none dropped. */
+static void burst_grows_the_window(void **state)
+{
+    fixture *fx = *state;
+    kube_recorder_options o;
+    kube_recorder_stats st;
+    kube_recorder_ref ref = pod;
+    char name[64];
+    cJSON *list;
+
+    kube_recorder_options_default(&o);
+    o.queue_capacity = 2000;
+    assert_int_equal(kube_recorder_new(fx->client, &o, &fx->r), KUBE_OK);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof(name), "pod-%04d", i);
+        ref.name = name;
+        assert_int_equal(kube_recorder_eventf(fx->r, &ref, NULL, KUBE_RECORDER_NORMAL, "Scheduled",
+                                              "Binding", "Successfully assigned default/%s", name),
+                         KUBE_OK);
+    }
+    list = flushed_events(fx, 1000);
+    cJSON_Delete(list);
+    kube_recorder_stats_get(fx->r, &st);
+    assert_int_equal(st.created, 1000);
+    assert_int_equal(st.dropped, 0);
+    assert_int_equal(harness_count(fx->h, "create", "events"), 1000);
+    assert_true(st.max_in_flight > KUBE_RECORDER_WINDOW_INIT);
+    assert_true(st.max_in_flight <= KUBE_RECORDER_WINDOW_MAX);
+}
+
+/* Events wait on a token bucket of their own: with the client limited to
+ * 2 requests a second, events queued ahead of a request do not delay it
+ * (they took none of the client's tokens), though they are still going
+ * out at their own 2 a second. */
+static void events_take_no_binding_tokens(void **state)
+{
+    fixture *fx = *state;
+    kube_client_options co;
+    kube_client *slow = NULL;
+    kube_recorder_options o;
+    kube_response resp = {0};
+    char node[32];
+    int64_t t0, took, deadline = kube_now_ms() + WAIT_MS;
+
+    kube_client_options_default(&co);
+    co.qps = 2;
+    co.burst = 1;
+    assert_int_equal(kube_client_new(fx->cfg, &co, &slow), KUBE_OK);
+    kube_recorder_options_default(&o);
+    assert_int_equal(kube_recorder_new(slow, &o, &fx->r), KUBE_OK);
+    for (int i = 0; i < 10; i++) {
+        snprintf(node, sizeof(node), "node-%d", i);
+        assert_int_equal(scheduled(fx, node), KUBE_OK);
+    }
+    while (harness_count(fx->h, "create", "events") < 1 && kube_now_ms() < deadline)
+        usleep(10000);
+    assert_true(harness_count(fx->h, "create", "events") >= 1);
+    t0 = kube_now_ms();
+    assert_int_equal(kube_client_do(slow, "GET", "/api/v1/namespaces/default/pods?limit=1", NULL,
+                                    NULL, 0, &resp),
+                     KUBE_OK);
+    took = kube_now_ms() - t0;
+    kube_response_clear(&resp);
+    /* sharing the client's bucket, the 7 creates in flight behind the
+     * first would have reserved 3.5 s of its tokens */
+    assert_true(took < 1000);
+    assert_true(harness_count(fx->h, "create", "events") < 10);
+    kube_recorder_free(fx->r); /* before its client */
+    fx->r = NULL;
+    kube_client_free(slow);
+}
+
 static void rejected_event_is_not_retried(void **state)
 {
     fixture *fx = *state;
@@ -373,6 +449,8 @@ int test_group_recorder_integration(void)
         cmocka_unit_test_setup_teardown(rejected_event_is_not_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(burst_is_written_once_each_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(broken_create_is_retried, setup, teardown),
+        cmocka_unit_test_setup_teardown(burst_grows_the_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(events_take_no_binding_tokens, setup, teardown),
     };
     return cmocka_run_group_tests_name("recorder_integration", tests, NULL, NULL);
 }

@@ -1,8 +1,9 @@
 /*
  * tests/unit/test_recorder.c - events.k8s.io/v1 event shapes (against the
  * recorded kube-apiserver v1.23 request), the isomorphic-event key, the
- * EventSeries aggregation cache driven by a hand-moved clock, and the
- * bounded queue of a recorder whose server is unreachable.
+ * EventSeries aggregation cache driven by a hand-moved clock, the window of
+ * creates in flight, and the bounded queue of a recorder whose server is
+ * unreachable (its drops counted in the metric).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include "kube/transport/config.h"
 #include "kube/transport/config_testing.h"
 #include "kube/util/errors.h"
+#include "kube/util/metrics.h"
 #include "kube/machinery/recorder_testing.h"
 
 #define WINDOW_MS 360000
@@ -232,8 +234,13 @@ static const char *series_last_of(const cJSON *doc)
     return cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "series"), "lastObservedTime")->valuestring;
 }
 
+/* The name of the event observe() last wrote (a written single event is
+ * freed by the cache, which keeps it slim). */
+static char sent_name[128];
+
 /* Observes one occurrence at t (ms) and returns what the cache asks for;
- * the write is acknowledged at once. */
+ * the write is acknowledged at once. *sent_ev (a series: a single event
+ * is freed once written) and sent_name receive what was written. */
 static kube_recorder_op observe(kube_recorder_cache *c, const char *note, int64_t t,
                                 kube_recorder_event **sent_ev)
 {
@@ -243,10 +250,12 @@ static kube_recorder_op observe(kube_recorder_cache *c, const char *note, int64_
     assert_int_equal(
         kube_recorder_cache_observe(c, make_event(&pod_ref, "Scheduled", note, wall), t, wall, &s),
         KUBE_OK);
-    if (sent_ev)
-        *sent_ev = s.ev;
+    if (s.op != KUBE_RECORDER_SEND_NONE)
+        kube_strlcpy(sent_name, kube_recorder_event_name(s.ev), sizeof(sent_name));
     if (s.op != KUBE_RECORDER_SEND_NONE)
         kube_recorder_cache_sent(c, s.ev, t);
+    if (sent_ev)
+        *sent_ev = s.op == KUBE_RECORDER_SEND_CREATE ? NULL : s.ev;
     return s.op;
 }
 
@@ -261,8 +270,7 @@ static void series_aggregates_repeats(void **state)
     (void)state;
     assert_int_equal(kube_recorder_cache_new(WINDOW_MS, HEARTBEAT_MS, &c), KUBE_OK);
     assert_int_equal(observe(c, "n", 0, &first), KUBE_RECORDER_SEND_CREATE);
-    kube_strlcpy(first_name, kube_recorder_event_name(first), sizeof(first_name));
-    assert_int_equal(kube_recorder_event_series_count(first), 0);
+    kube_strlcpy(first_name, sent_name, sizeof(first_name));
     /* The second occurrence makes a series, PATCHed at once, on the first
      * event's name. */
     assert_int_equal(observe(c, "n", 1000, &ev), KUBE_RECORDER_SEND_PATCH);
@@ -318,14 +326,13 @@ static void heartbeat_spacing_and_force(void **state)
 static void series_ends_after_the_window(void **state)
 {
     kube_recorder_cache *c = NULL;
-    kube_recorder_event *ev = NULL;
     kube_recorder_send s;
     char first_name[128];
 
     (void)state;
     assert_int_equal(kube_recorder_cache_new(WINDOW_MS, HEARTBEAT_MS, &c), KUBE_OK);
-    observe(c, "n", 0, &ev);
-    kube_strlcpy(first_name, kube_recorder_event_name(ev), sizeof(first_name));
+    observe(c, "n", 0, NULL);
+    kube_strlcpy(first_name, sent_name, sizeof(first_name));
     observe(c, "n", 1000, NULL);
     observe(c, "n", 2000, NULL); /* unsent count 3 */
     assert_int_equal(kube_recorder_cache_next_deadline(c, 2000), 30000 - 1000);
@@ -338,8 +345,8 @@ static void series_ends_after_the_window(void **state)
     kube_recorder_cache_sent(c, s.ev, 2000 + WINDOW_MS);
     assert_int_equal(kube_recorder_cache_next_due(c, 2000 + WINDOW_MS, 1, &s), 0);
     assert_int_equal(kube_recorder_cache_next_deadline(c, 2000 + WINDOW_MS), -1);
-    assert_int_equal(observe(c, "n", 3000 + WINDOW_MS, &ev), KUBE_RECORDER_SEND_CREATE);
-    assert_string_not_equal(kube_recorder_event_name(ev), first_name);
+    assert_int_equal(observe(c, "n", 3000 + WINDOW_MS, NULL), KUBE_RECORDER_SEND_CREATE);
+    assert_string_not_equal(sent_name, first_name);
     kube_recorder_cache_free(c);
 }
 
@@ -372,10 +379,12 @@ static void series_body_includes_series(void **state)
     kube_recorder_cache *c = NULL;
     kube_recorder_event *ev = NULL;
     cJSON *body = NULL;
+    char first_name[128];
 
     (void)state;
     assert_int_equal(kube_recorder_cache_new(WINDOW_MS, HEARTBEAT_MS, &c), KUBE_OK);
     observe(c, "n", 0, NULL);
+    kube_strlcpy(first_name, sent_name, sizeof(first_name));
     observe(c, "n", 500, &ev);
     /* What is POSTed when the PATCH finds no event (404). */
     assert_int_equal(kube_recorder_event_body(ev, &body), KUBE_OK);
@@ -383,6 +392,16 @@ static void series_body_includes_series(void **state)
     assert_string_equal(series_last_of(body), "2026-11-21T10:00:00.500000Z");
     assert_string_equal(cJSON_GetObjectItem(body, "eventTime")->valuestring,
                         "2026-11-21T10:00:00.000000Z");
+    /* the first event was kept slim once written: the repeat brought the
+     * rest back, on the first's name */
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(body, "metadata"), "name")->valuestring,
+        first_name);
+    assert_string_equal(cJSON_GetObjectItem(body, "note")->valuestring, "n");
+    assert_string_equal(cJSON_GetObjectItem(body, "reportingController")->valuestring, "stickyvm");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(body, "regarding"), "name")->valuestring,
+        pod_ref.name);
     cJSON_Delete(body);
     kube_recorder_cache_free(c);
 }
@@ -419,24 +438,44 @@ static kube_client *unreachable_client(kube_config **cfg_out, char *dir, size_t 
     return client;
 }
 
+/* The value of stickyvm_events_dropped_total{reason}. */
+static double dropped_metric(kube_metrics *reg, const char *reason)
+{
+    const char *v[] = {reason};
+    kube_metric *m = kube_metrics_find(reg, "stickyvm_events_dropped_total");
+
+    assert_non_null(m);
+    return kube_metric_child_value(kube_metric_with(m, v));
+}
+
 /* eventf never blocks: with the sender stuck retrying, the bounded queue
- * fills, further events are dropped and counted; stop with a zero
- * deadline returns at once and counts what was left. */
+ * fills, further events are dropped and counted (stats and the metric, by
+ * reason); stop with a zero deadline returns at once and counts what was
+ * left. */
 static void full_queue_drops_and_counts(void **state)
 {
     kube_config *cfg = NULL;
     char dir[64];
     kube_client *client = unreachable_client(&cfg, dir, sizeof(dir));
     kube_recorder_options o;
-    kube_recorder *r = NULL;
+    kube_recorder *r = NULL, *r2 = NULL;
     kube_recorder_stats st;
-    int full = 0, i;
+    kube_metrics *reg = NULL;
+    kube_buf text = KUBE_BUF_INIT;
+    int full = 0, i, refused = 0;
 
     (void)state;
+    assert_int_equal(kube_metrics_new(&reg), KUBE_OK);
     kube_recorder_options_default(&o);
     o.queue_capacity = 4;
     o.retry_sleep_ms = 60000;
+    o.metrics = reg;
     assert_int_equal(kube_recorder_new(client, &o, &r), KUBE_OK);
+    /* a second recorder on the same registry (one per profile) shares it */
+    assert_int_equal(kube_recorder_new(client, &o, &r2), KUBE_OK);
+    assert_int_equal(kube_metrics_write(reg, &text), KUBE_OK);
+    assert_non_null(strstr(text.data, "stickyvm_events_dropped_total{reason=\"queue_full\"} 0\n"));
+    kube_buf_free(&text);
     assert_int_equal(kube_recorder_eventf(r, &pod_ref, NULL, "Bogus", "R", "A", "x"), KUBE_EINVAL);
     for (i = 0; i < 1000 && !full; i++) {
         int rc = kube_recorder_eventf(r, &pod_ref, NULL, KUBE_RECORDER_NORMAL, "Scheduled",
@@ -448,6 +487,12 @@ static void full_queue_drops_and_counts(void **state)
             usleep(1000);
     }
     assert_true(full);
+    /* more at the full queue: each one counted */
+    for (int k = 0; k < 5; k++)
+        refused += kube_recorder_eventf(r, &pod_ref, NULL, KUBE_RECORDER_NORMAL, "Scheduled",
+                                        "Binding", "more %d", k) == KUBE_ETOOMANY;
+    assert_int_equal(refused, 5);
+    assert_int_equal(dropped_metric(reg, "queue_full"), 6);
     assert_int_equal(kube_recorder_flush(r, 50), KUBE_ETIMEDOUT);
     kube_recorder_stop(r, 0);
     assert_int_equal(kube_recorder_eventf(r, &pod_ref, NULL, KUBE_RECORDER_NORMAL, "Scheduled",
@@ -457,10 +502,85 @@ static void full_queue_drops_and_counts(void **state)
     assert_int_equal(st.created, 0);
     assert_int_equal(st.queued, (unsigned long)i - 1);
     /* Every accepted event is accounted for: dropped at the deadline. */
-    assert_int_equal(st.dropped, 1 + st.queued - st.failed);
+    assert_int_equal(st.dropped, 6 + st.queued - st.failed);
+    assert_int_equal(dropped_metric(reg, "shutdown"), st.queued - st.failed);
+    assert_int_equal(dropped_metric(reg, "queue_full") + dropped_metric(reg, "shutdown") +
+                         dropped_metric(reg, "rejected") + dropped_metric(reg, "retries"),
+                     st.dropped);
     kube_recorder_free(r);
+    kube_recorder_free(r2);
+    kube_metrics_free(reg);
     kube_client_free(client);
     kube_config_free(cfg);
+}
+
+/* The window of creates in flight: +1/size per quick answer (one more per
+ * round trip) up to the maximum; a slow answer adds only while the queue
+ * is half full; halved by an overload failure, once per round trip
+ * (creates sent before the cut do not cut again), never under the
+ * minimum; a refusal that is not overload (409, 403) changes nothing. */
+static void window_grows_and_halves(void **state)
+{
+    kube_recorder_window w;
+    size_t before;
+
+    (void)state;
+    kube_recorder_window_init(&w);
+    assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_INIT);
+    for (int i = 0; i <= KUBE_RECORDER_WINDOW_INIT; i++)
+        kube_recorder_window_update(&w, KUBE_OK, 1000, 1005, 0);
+    assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_INIT + 1);
+    /* slow answers: no growth, unless the queue fills */
+    for (int i = 0; i < 100; i++)
+        kube_recorder_window_update(&w, KUBE_OK, 1000, 1001 + KUBE_RECORDER_SLOW_MS, 0);
+    assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_INIT + 1);
+    for (int i = 0; i < 30; i++)
+        kube_recorder_window_update(&w, KUBE_OK, 1000, 1001 + KUBE_RECORDER_SLOW_MS, 1);
+    assert_true(kube_recorder_window_allowed(&w) > KUBE_RECORDER_WINDOW_INIT + 1);
+    for (int i = 0; i < 10000; i++)
+        kube_recorder_window_update(&w, KUBE_OK, 1000, 1005, 0);
+    assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_MAX);
+    /* overload: halved once for the creates in flight together */
+    kube_recorder_window_update(&w, KUBE_ETIMEDOUT, 2000, 3100, 0);
+    assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_MAX / 2);
+    kube_recorder_window_update(&w, KUBE_ESERVER, 2500, 3200, 0);
+    kube_recorder_window_update(&w, KUBE_EIO, 3000, 3200, 0);
+    assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_MAX / 2);
+    /* sent after the cut: cuts again (429) */
+    kube_recorder_window_update(&w, KUBE_ETOOMANY, 3150, 3300, 0);
+    assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_MAX / 4);
+    before = kube_recorder_window_allowed(&w);
+    kube_recorder_window_update(&w, KUBE_EEXIST, 4000, 4005, 0);
+    kube_recorder_window_update(&w, KUBE_EFORBIDDEN, 4000, 4005, 0);
+    assert_true(kube_recorder_window_allowed(&w) >= before);
+    for (int i = 0; i < 20; i++)
+        kube_recorder_window_update(&w, KUBE_EIO, 5000 + i * 100, 5001 + i * 100, 0);
+    assert_int_equal(kube_recorder_window_allowed(&w), KUBE_RECORDER_WINDOW_MIN);
+}
+
+/* An entry whose create is still in flight outlives its window: the cache
+ * ends it but frees it only when the write is marked done (the sender
+ * still holds the event). */
+static void writing_entry_outlives_its_window(void **state)
+{
+    kube_recorder_cache *c = NULL;
+    kube_recorder_send send, due;
+    int64_t t0 = 1000000, wall = fixture_wall_ns();
+
+    (void)state;
+    assert_int_equal(kube_recorder_cache_new(WINDOW_MS, HEARTBEAT_MS, &c), KUBE_OK);
+    assert_int_equal(kube_recorder_cache_observe(c, make_event(&pod_ref, "Scheduled", "a", wall),
+                                                 t0, wall, &send),
+                     KUBE_OK);
+    assert_int_equal(send.op, KUBE_RECORDER_SEND_CREATE);
+    send.ev->writing = 1;
+    assert_int_equal(kube_recorder_cache_next_due(c, t0 + WINDOW_MS + 1, 0, &due), 0);
+    assert_int_equal(kube_recorder_cache_size(c), 0);
+    /* still readable: ASan would catch a use after free */
+    assert_string_equal(kube_recorder_event_namespace(send.ev), "default");
+    send.ev->writing = 0;
+    kube_recorder_cache_sent(c, send.ev, t0 + WINDOW_MS + 2);
+    kube_recorder_cache_free(c);
 }
 
 int test_group_recorder(void)
@@ -479,6 +599,8 @@ int test_group_recorder(void)
         cmocka_unit_test(singletons_expire_silently),
         cmocka_unit_test(series_body_includes_series),
         cmocka_unit_test(full_queue_drops_and_counts),
+        cmocka_unit_test(window_grows_and_halves),
+        cmocka_unit_test(writing_entry_outlives_its_window),
     };
     return cmocka_run_group_tests_name("recorder", tests, NULL, NULL);
 }
