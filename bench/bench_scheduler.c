@@ -76,6 +76,7 @@
 #include "kube/util/buf.h"
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
+#include "kube/util/rand.h"
 
 #ifndef STICKYVM_BINARY_DIR
 #define STICKYVM_BINARY_DIR "."
@@ -137,12 +138,8 @@ static void bench_token(char *tok, size_t n)
     size_t sig = n - 1 - 342; /* the '.' before a 256-byte signature */
 
     memcpy(tok, header, sizeof(header) - 1);
-    for (size_t i = sizeof(header) - 1; i < n - 1; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        tok[i] = i == sig ? '.' : b64url[x & 63];
-    }
+    for (size_t i = sizeof(header) - 1; i < n - 1; i++)
+        tok[i] = i == sig ? '.' : b64url[kube_rand_next(&x) & 63];
     tok[n - 1] = '\0';
 }
 

@@ -13,6 +13,7 @@
  * own token bucket, never on the client's: events take no token from
  * bindings.
  */
+#include "kube/util/backoff.h"
 #include "kube/util/clock.h"
 #include "kube/machinery/recorder_testing.h"
 
@@ -82,15 +83,6 @@ static void retry_sleep(kube_recorder *r, int64_t ms)
         pthread_cond_timedwait(&r->wake, &r->mu, &ts);
     }
     pthread_mutex_unlock(&r->mu);
-}
-
-static int64_t jitter(int64_t ms, double factor)
-{
-    uint32_t x = 0;
-
-    if (getrandom(&x, sizeof(x), GRND_NONBLOCK) != (ssize_t)sizeof(x))
-        x = (uint32_t)kube_now_ns();
-    return ms + (int64_t)((double)ms * factor * ((double)x / 4294967296.0));
 }
 
 /* The POST of ev: its path (events of its namespace) and body as text.
@@ -221,7 +213,7 @@ static void write_with_retries(kube_recorder *r, kube_recorder_op op, const kube
 {
     for (; res == WRITE_RETRY && tries < r->opts.max_tries; tries++) {
         if (tries > 0)
-            retry_sleep(r, jitter(r->opts.retry_sleep_ms, 0.25));
+            retry_sleep(r, kube_jitter(r->opts.retry_sleep_ms, 0.25));
         if (kube_recorder_past_deadline(r)) {
             kube_recorder_count_drop(r, RECORDER_DROP_SHUTDOWN, 1, 0);
             return;
