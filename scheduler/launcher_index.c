@@ -13,11 +13,12 @@
 #define VMI_KEY_MAX 320
 
 /* kube_index_fn: a pod's VMI as "namespace/name", or no key. */
-static int vmi_of_pod(const kube_object *pod, kube_index_keys *keys)
+static int vmi_of_pod(void *ud, const kube_object *pod, kube_index_keys *keys)
 {
     const kube_owner_ref *ref = stickyvm_vmi_owner(&pod->meta);
     char key[VMI_KEY_MAX];
 
+    (void)ud;
     if (!ref)
         return KUBE_OK;
     snprintf(key, sizeof(key), "%s/%s", pod->meta.namespace_ ? pod->meta.namespace_ : "",
@@ -27,7 +28,7 @@ static int vmi_of_pod(const kube_object *pod, kube_index_keys *keys)
 
 int sched_launcher_index_add(kube_lister *pods)
 {
-    return kube_lister_add_index(pods, SCHED_LAUNCHER_INDEX, vmi_of_pod);
+    return kube_lister_add_index(pods, SCHED_LAUNCHER_INDEX, vmi_of_pod, NULL);
 }
 
 int sched_launchers_foreach(kube_lister *pods, const char *ns, const char *name,

@@ -277,9 +277,9 @@ static kube_store *store_of(kube_lister *l)
     return l->inf ? kube_informer_store(l->inf) : l->store;
 }
 
-int kube_lister_add_index(kube_lister *l, const char *name, kube_index_fn fn)
+int kube_lister_add_index(kube_lister *l, const char *name, kube_index_fn fn, void *ud)
 {
-    return l ? kube_store_add_index(store_of(l), name, fn) : KUBE_EINVAL;
+    return l ? kube_store_add_index(store_of(l), name, fn, ud) : KUBE_EINVAL;
 }
 
 int kube_lister_by_index(kube_lister *l, const char *name, const char *key,

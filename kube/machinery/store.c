@@ -56,6 +56,7 @@ typedef struct bucket {
 typedef struct store_index {
     char *name;
     kube_index_fn fn;
+    void *ud;
     kube_strmap keys; /* key -> bucket (owned) */
 } store_index;
 
@@ -254,7 +255,7 @@ static int index_keys(const store_index *ix, const kube_object *obj, kube_index_
     int rc;
 
     *k = (kube_index_keys){0};
-    rc = ix->fn(obj, k);
+    rc = ix->fn(ix->ud, obj, k);
     if (rc != KUBE_OK)
         keys_clear(k);
     return rc;
@@ -393,9 +394,9 @@ static store_index *find_index(const kube_store *s, const char *name)
 }
 
 /* A new index name of fn over what s holds. Write lock held. */
-static int index_build_locked(kube_store *s, const char *name, kube_index_fn fn)
+static int index_build_locked(kube_store *s, const char *name, kube_index_fn fn, void *ud)
 {
-    store_index ix = {.name = kube_strdup(name), .fn = fn};
+    store_index ix = {.name = kube_strdup(name), .fn = fn, .ud = ud};
     int rc = ix.name ? KUBE_ARRAY_RESERVE(s->idx, s->cap_idx, s->n_idx + 1) : KUBE_ENOMEM;
 
     for (size_t i = 0; rc == KUBE_OK && i < s->cap; i++)
@@ -409,7 +410,7 @@ static int index_build_locked(kube_store *s, const char *name, kube_index_fn fn)
     return KUBE_OK;
 }
 
-int kube_store_add_index(kube_store *s, const char *name, kube_index_fn fn)
+int kube_store_add_index(kube_store *s, const char *name, kube_index_fn fn, void *ud)
 {
     const store_index *ix;
     int rc;
@@ -421,7 +422,7 @@ int kube_store_add_index(kube_store *s, const char *name, kube_index_fn fn)
     if (ix)
         rc = ix->fn == fn ? KUBE_OK : KUBE_EEXIST;
     else
-        rc = index_build_locked(s, name, fn);
+        rc = index_build_locked(s, name, fn, ud);
     pthread_rwlock_unlock(&s->lock);
     return rc;
 }

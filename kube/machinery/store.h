@@ -57,10 +57,11 @@ int kube_index_keys_add(kube_index_keys *keys, const char *key);
 
 /* An index function: adds obj's keys (none is fine) with
  * kube_index_keys_add() and returns KUBE_OK, or the first error of
- * kube_index_keys_add(). It must be pure (the same object always gives the
- * same keys: the keys of an object leaving the store are computed again)
- * and must not touch the store; it runs under the store's write lock. */
-typedef int (*kube_index_fn)(const kube_object *obj, kube_index_keys *keys);
+ * kube_index_keys_add(). ud is the one given with the index. It must be
+ * pure (the same object always gives the same keys: the keys of an object
+ * leaving the store are computed again) and must not touch the store; it
+ * runs under the store's write lock. */
+typedef int (*kube_index_fn)(void *ud, const kube_object *obj, kube_index_keys *keys);
 
 /* Allocates an empty store. Returns KUBE_OK or KUBE_ENOMEM. */
 int kube_store_new(kube_store **out);
@@ -76,12 +77,15 @@ size_t kube_store_count(kube_store *s);
  * store). Thread-safe. */
 void kube_store_foreach(kube_store *s, void (*fn)(void *ud, kube_object *obj), void *ud);
 
-/* Adds the index name (copied) computed by fn, built from the objects
- * stored now and kept from then on. Thread-safe, at any time. KUBE_OK (also
- * when name already exists with this fn), KUBE_EEXIST (name exists with
+/* Adds the index name (copied) computed by fn with ud, built from the
+ * objects stored now and kept from then on. ud is borrowed: it must stay
+ * valid while changes are applied to the store (for an informer's store,
+ * until its hub stops, as handlers' ud). Thread-safe, at any time. KUBE_OK
+ * (also when name already exists with this fn: the first ud is kept, so
+ * one name and fn must mean one index), KUBE_EEXIST (name exists with
  * another fn), KUBE_EINVAL (NULL name or fn), KUBE_ENOMEM (no index added),
  * or fn's error. */
-int kube_store_add_index(kube_store *s, const char *name, kube_index_fn fn);
+int kube_store_add_index(kube_store *s, const char *name, kube_index_fn fn, void *ud);
 /* Calls fn for each stored object the index name gives key, in no set
  * order, under the read lock (fn must not modify the store; its object is
  * borrowed for the call: kube_object_ref() it to keep it). Costs the number

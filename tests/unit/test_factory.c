@@ -139,11 +139,12 @@ static void wait_wakes_on_change(void **state)
 }
 
 /* Index "pool": a node name's part before its first '-'. */
-static int pool_index(const kube_object *obj, kube_index_keys *keys)
+static int pool_index(void *ud, const kube_object *obj, kube_index_keys *keys)
 {
     char pool[64];
     size_t n = strcspn(obj->meta.name, "-");
 
+    (void)ud;
     if (!obj->meta.name[n])
         return KUBE_OK; /* no pool */
     snprintf(pool, sizeof(pool), "%.*s", (int)n, obj->meta.name);
@@ -172,7 +173,7 @@ static void index_added_any_time(void **state)
     assert_int_equal(kube_lister_apply(l, KUBE_WATCH_ADDED, a), KUBE_OK);
     assert_int_equal(kube_lister_apply(l, KUBE_WATCH_ADDED, c), KUBE_OK);
     assert_int_equal(kube_lister_by_index(l, "pool", "gpu", count_obj, &n), KUBE_EINVAL);
-    assert_int_equal(kube_lister_add_index(l, "pool", pool_index), KUBE_OK);
+    assert_int_equal(kube_lister_add_index(l, "pool", pool_index, NULL), KUBE_OK);
     assert_int_equal(kube_lister_apply(l, KUBE_WATCH_ADDED, b), KUBE_OK);
     assert_int_equal(kube_lister_apply(l, KUBE_WATCH_ADDED, d), KUBE_OK);
     assert_int_equal(kube_lister_by_index(l, "pool", "gpu", count_obj, &n), KUBE_OK);
@@ -187,7 +188,7 @@ static void index_added_any_time(void **state)
     n = 0; /* no lister: nothing listed, nothing found */
     assert_int_equal(kube_lister_by_index(NULL, "pool", "gpu", count_obj, &n), KUBE_OK);
     assert_int_equal(n, 0);
-    assert_int_equal(kube_lister_add_index(NULL, "pool", pool_index), KUBE_EINVAL);
+    assert_int_equal(kube_lister_add_index(NULL, "pool", pool_index, NULL), KUBE_EINVAL);
     kube_object_unref(a);
     kube_object_unref(b);
     kube_object_unref(c);

@@ -720,8 +720,9 @@ static void store_table_matches_model(void **state)
 /* ---- indexes ------------------------------------------------------------- */
 
 /* The test index: a fake object's comma-separated "keys". */
-static int keys_index(const kube_object *obj, kube_index_keys *keys)
+static int keys_index(void *ud, const kube_object *obj, kube_index_keys *keys)
 {
+    (void)ud;
     const char *p = ((const fake_obj *)obj)->strs[4];
     char key[64];
     int rc = KUBE_OK;
@@ -736,9 +737,10 @@ static int keys_index(const kube_object *obj, kube_index_keys *keys)
 }
 
 /* Another index function: everything under one key. */
-static int all_index(const kube_object *obj, kube_index_keys *keys)
+static int all_index(void *ud, const kube_object *obj, kube_index_keys *keys)
 {
     (void)obj;
+    assert_string_equal(ud, "all-ud");
     return kube_index_keys_add(keys, "all");
 }
 
@@ -797,7 +799,7 @@ static void store_index_follows_changes(void **state)
     (void)state;
 
     assert_int_equal(kube_store_new(&s), KUBE_OK);
-    assert_int_equal(kube_store_add_index(s, "k", keys_index), KUBE_OK);
+    assert_int_equal(kube_store_add_index(s, "k", keys_index, NULL), KUBE_OK);
     assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, a1, NULL), KUBE_OK);
     assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, b1, NULL), KUBE_OK);
     assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, c1, NULL), KUBE_OK);
@@ -853,10 +855,10 @@ static void store_index_follows_replace(void **state)
     assert_int_equal(kube_store_new(&s), KUBE_OK);
     assert_int_equal(kube_store_replace(s, before, 3, NULL), KUBE_OK);
     /* added after the objects: built from the store */
-    assert_int_equal(kube_store_add_index(s, "k", keys_index), KUBE_OK);
-    assert_int_equal(kube_store_add_index(s, "k", keys_index), KUBE_OK); /* the same again */
-    assert_int_equal(kube_store_add_index(s, "k", all_index), KUBE_EEXIST);
-    assert_int_equal(kube_store_add_index(s, "all", all_index), KUBE_OK);
+    assert_int_equal(kube_store_add_index(s, "k", keys_index, NULL), KUBE_OK);
+    assert_int_equal(kube_store_add_index(s, "k", keys_index, NULL), KUBE_OK); /* the same again */
+    assert_int_equal(kube_store_add_index(s, "k", all_index, NULL), KUBE_EEXIST);
+    assert_int_equal(kube_store_add_index(s, "all", all_index, "all-ud"), KUBE_OK);
     ASSERT_BY_KEY(s, "x", "a,b");
     ASSERT_BY_KEY(s, "y", "b,c");
     assert_int_equal(kube_store_replace(s, after, 3, NULL), KUBE_OK);
@@ -894,7 +896,7 @@ static void store_index_matches_walk(void **state)
     for (int k = 0; k < KEYS; k++)
         model[k] = -1;
     assert_int_equal(kube_store_new(&s), KUBE_OK);
-    assert_int_equal(kube_store_add_index(s, "k", keys_index), KUBE_OK);
+    assert_int_equal(kube_store_add_index(s, "k", keys_index, NULL), KUBE_OK);
     for (int op = 0; op < OPS; op++) {
         seed = seed * 1103515245u + 12345u;
         int k = (int)((seed >> 8) % KEYS), mask = (int)((seed >> 20) % (1u << VALS));
