@@ -14,8 +14,8 @@
  * this replica's clock from when it saw the node lost: a kubelet's
  * lastTransitionTime of 2020 does not shorten it, and a node Ready again
  * within the grace unpins nothing. A follower writes nothing, and unpins
- * once it leads. Bad nodeLossGracePeriod values, and two profiles with
- * different ones, are refused naming the field. What the policy and the
+ * once it leads, a full grace after it started leading. Bad nodeLossGracePeriod values, and two
+ * profiles with different ones, are refused naming the field. What the policy and the
  * PinnedNodeDeleted warnings remember returns to nothing once 10,000 VMs
  * and 1,000 nodes are created and deleted.
  */
@@ -142,10 +142,14 @@ static int load(const char *yaml, sched_config **out, char *err, size_t n)
     return tp_config_load(yaml, "nodeloss.yaml", NULL, out, err, n);
 }
 
-/* A Lease held by another replica for an hour. */
+/* A Lease held by another replica for an hour (replacing any). */
 static void lease_held_elsewhere(fixture *fx, const char *ns, const char *name)
 {
     char path[256], body[512];
+    harness_response r = {0};
+    snprintf(path, sizeof(path), LEASES_PATH "/%s", ns, name); /* a former test's, if any */
+    assert_int_equal(harness_request(fx->h, NULL, "DELETE", path, NULL, NULL, &r), KUBE_OK);
+    harness_response_free(&r);
     snprintf(path, sizeof(path), LEASES_PATH, ns);
     snprintf(body, sizeof(body),
              "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{"
@@ -559,6 +563,29 @@ static void test_follower_writes_nothing(void **state)
     WAIT_TRUE(pinned_to(fx, "nl-follower", ""));
 }
 
+/* A new leader starts its own count: a node lost (since 2020 by its
+ * kubelet, and for a while by this replica as a follower) is judged only
+ * from when this replica started leading, a full grace later. */
+static void test_new_leader_counts_again(void **state)
+{
+    fixture *fx = *state;
+    char path[256];
+    create_node(fx, "nl-lead", "z9");
+    node_status(fx, "nl-lead", "False", "2020-01-01T00:00:00Z");
+    create_vm(fx, "nl-leader-count", "nl-lead", "Unpin", NULL);
+    sched_up(fx, "3s", 1);
+    usleep(1000 * 1000); /* a follower's observation: it must not count */
+    snprintf(path, sizeof(path), LEASES_PATH "/%s", fx->scfg->leader_election.resource_namespace,
+             fx->scfg->leader_election.resource_name);
+    request(fx, "DELETE", path, NULL);
+    WAIT_TRUE(sched_scheduler_active(fx->sched));
+    int64_t led = kube_now_ms(); /* at or after the moment it started leading */
+    WAIT_TRUE(pinned_to(fx, "nl-leader-count", ""));
+    int64_t took = kube_now_ms() - led;
+    if (took < 2900)
+        fail_msg("unpinned %lld ms after leading, within the 3 s grace", (long long)took);
+}
+
 static void expect_config_error(const char *grace, const char *want)
 {
     char yaml[2048], err[512] = "";
@@ -720,6 +747,7 @@ int test_group_pin_nodeloss_integration(void)
         cmocka_unit_test_teardown(test_kubelet_2020_keeps_grace, test_teardown),
         cmocka_unit_test_teardown(test_node_back_within_grace, test_teardown),
         cmocka_unit_test_teardown(test_follower_writes_nothing, test_teardown),
+        cmocka_unit_test_teardown(test_new_leader_counts_again, test_teardown),
         cmocka_unit_test(test_config_refused),
         cmocka_unit_test(test_entries_forget_deleted),
     };
