@@ -14,8 +14,8 @@
  * The scheduler's client has no rate limit (qps 0) so the figures measure
  * work, not throttling.
  *
- * With --pods N, the case of issue #30 instead: VMs StickyVM does not
- * place. The cluster holds N pods: --foreign-vms VMs (VM, VMI Running on a
+ * With --pods N, another case instead: VMI updates of VMs StickyVM does
+ * not place. The cluster holds N pods: --foreign-vms VMs (VM, VMI Running on a
  * node, and a bound virt-launcher pod with schedulerName default-scheduler)
  * and bound pods of no VM for the rest. Once the scheduler is synced and
  * quiet, the bench writes --updates VMI status updates (round-robin over

@@ -1,9 +1,9 @@
 /*
  * scheduler/launcher_index.h - the scheduler's pod informer indexes
  * virt-launcher pods by their VirtualMachineInstance, so the pin controller
- * finds a VMI's pods without walking every pod in the cluster (issue #30:
- * a VM that is not StickyVM's costs O(1) per VMI event, whatever the
- * cluster's pod count).
+ * finds a VMI's pods without walking every pod in the cluster: a VM that
+ * is not StickyVM's costs O(1) per VMI event, whatever the cluster's pod
+ * count.
  *
  * A pod's key is "namespace/name" of its controller ownerReference when
  * that is a kubevirt.io VirtualMachineInstance (stickyvm_vmi_owner(), the
