@@ -14,13 +14,27 @@
  * The scheduler's client has no rate limit (qps 0) so the figures measure
  * work, not throttling.
  *
+ * With --pods N, another case instead: VMI updates of VMs StickyVM does
+ * not place. The cluster holds N pods: --foreign-vms VMs (VM, VMI Running on a
+ * node, and a bound virt-launcher pod with schedulerName default-scheduler)
+ * and bound pods of no VM for the rest. Once the scheduler is synced and
+ * quiet, the bench writes --updates VMI status updates (round-robin over
+ * the VMIs, as virt-handler writes them, each acknowledged before the
+ * next) and prints the scheduler's CPU per update, which must not follow
+ * N (within 1.5x from 5,000 to 50,000 pods). The updates are sent from the
+ * bench's own thread (excluded), one connection each; the pin status
+ * refresh, a walk of every pod, is pushed out of the measurement.
+ *
  *   bench-stickyvm [--vms N] [--nodes N] [--v N]
+ *   bench-stickyvm --pods N [--foreign-vms N] [--updates N] [--nodes N]
  */
+#include <dirent.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/flags.h"
@@ -37,6 +51,7 @@
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
+#include "pin_controller_testing.h"
 #include "plugins/plugins.h"
 #include "plugins/stickyvm/stickyvm.h"
 #include "scheduler.h"
@@ -62,6 +77,7 @@ static const char sched_yaml[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
 
 typedef struct bench_args {
     int vms, nodes, verbosity;
+    int pods, foreign_vms, updates; /* the VMI-update case when pods > 0 */
 } bench_args;
 
 /* StickyVM with its Filter and PostBind counted. */
@@ -101,9 +117,17 @@ static int parse_args(int argc, char **argv, bench_args *a)
         {"vms", KUBE_FLAG_INT, offsetof(bench_args, vms), 1, 1000000, NULL, "VMs", NULL},
         {"nodes", KUBE_FLAG_INT, offsetof(bench_args, nodes), 1, 1000000, NULL, "nodes", NULL},
         {"v", KUBE_FLAG_INT, offsetof(bench_args, verbosity), 0, 10, NULL, "log verbosity", NULL},
+        {"pods", KUBE_FLAG_INT, offsetof(bench_args, pods), 0, 1000000, NULL,
+         "pods in the cluster: the VMI-update case (0: the placement phases)", NULL},
+        {"foreign-vms", KUBE_FLAG_INT, offsetof(bench_args, foreign_vms), 1, 1000000, NULL,
+         "VMs of default-scheduler in the VMI-update case", NULL},
+        {"updates", KUBE_FLAG_INT, offsetof(bench_args, updates), 1, 10000000, NULL,
+         "VMI status updates in the VMI-update case", NULL},
     };
     int rc = bench_flags_parse(flags, sizeof(flags) / sizeof(flags[0]), argc, argv, a);
 
+    if (rc == KUBE_OK && a->pods > 0 && a->pods < a->foreign_vms)
+        return KUBE_EINVAL;
     return rc == KUBE_OK && (a->vms <= 0 || a->nodes <= 0) ? KUBE_EINVAL : rc;
 }
 
@@ -392,6 +416,183 @@ static int re_placements(bench *b)
     return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* VMI updates of VMs StickyVM does not place                          */
+/* ------------------------------------------------------------------ */
+
+/* VM foreign-i (template scheduled by default-scheduler), its VMI Running
+ * on node, and its launcher pod bound there. */
+static int create_foreign(bench *b, int i, const char *node)
+{
+    char text[1536], vm_uid[64], vmi_uid[64];
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":{"
+             "\"name\":\"foreign-%05d\"},\"spec\":{\"running\":true,\"template\":{\"spec\":{}}}}",
+             i);
+    int rc = create(b->client, &KUBE_RES_VMS, text, vm_uid, sizeof(vm_uid));
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"metadata\":{"
+             "\"name\":\"foreign-%05d\",\"ownerReferences\":[{\"apiVersion\":\"kubevirt.io/v1\","
+             "\"kind\":\"VirtualMachine\",\"name\":\"foreign-%05d\",\"uid\":\"%s\",\"controller\":"
+             "true}]},\"spec\":{},\"status\":{\"phase\":\"Running\",\"nodeName\":\"%s\"}}",
+             i, i, vm_uid, node);
+    if (rc == KUBE_OK)
+        rc = create(b->client, &KUBE_RES_VMIS, text, vmi_uid, sizeof(vmi_uid));
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+             "\"virt-launcher-foreign-%05d\",\"labels\":{\"kubevirt.io\":\"virt-launcher\","
+             "\"kubevirt.io/created-by\":\"%s\"},\"ownerReferences\":[{\"apiVersion\":"
+             "\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"name\":\"foreign-%05d\","
+             "\"uid\":\"%s\",\"controller\":true}]},\"spec\":{\"schedulerName\":"
+             "\"default-scheduler\",\"nodeName\":\"%s\",\"containers\":[{\"name\":\"compute\","
+             "\"image\":\"quay.io/kubevirt/virt-launcher:v1.1.0\"}]},\"status\":{\"phase\":"
+             "\"Running\"}}",
+             i, vmi_uid, i, vmi_uid, node);
+    return rc == KUBE_OK ? create(b->client, &KUBE_RES_PODS, text, NULL, 0) : rc;
+}
+
+/* A bound pod of no VM. */
+static int create_filler(bench *b, int i, const char *node)
+{
+    char text[768];
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"filler-%06d\","
+             "\"labels\":{\"app\":\"filler\"}},\"spec\":{\"schedulerName\":\"default-scheduler\","
+             "\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"image\":"
+             "\"registry.invalid/pause:3.9\"}]},\"status\":{\"phase\":\"Running\"}}",
+             i, node);
+    return create(b->client, &KUBE_RES_PODS, text, NULL, 0);
+}
+
+static int seed_foreign(bench *b, const bench_args *a)
+{
+    char node[32];
+    int rc = KUBE_OK;
+    for (int i = 0; rc == KUBE_OK && i < a->foreign_vms; i++) {
+        snprintf(node, sizeof(node), "node-%d", i % a->nodes);
+        rc = create_foreign(b, i, node);
+    }
+    for (int i = 0; rc == KUBE_OK && i < a->pods - a->foreign_vms; i++) {
+        snprintf(node, sizeof(node), "node-%d", i % a->nodes);
+        rc = create_filler(b, i, node);
+    }
+    return rc;
+}
+
+/* CPU time of the process's threads by tid, from
+ * /proc/self/task/TID/schedstat (nanoseconds, not clock ticks). */
+typedef struct thread_times {
+    int tid[256];
+    int64_t ns[256];
+    int n;
+} thread_times;
+
+static void threads_read(thread_times *t)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    t->n = 0;
+    while (d && (e = readdir(d)) && t->n < 256) {
+        char path[300];
+        long long run = 0;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fscanf(f, "%lld", &run) == 1) {
+            t->tid[t->n] = (int)strtol(e->d_name, NULL, 10);
+            t->ns[t->n++] = run;
+        }
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* The scheduler's CPU seconds from a to b: the threads alive at both (a
+ * short-lived thread, such as curl's resolver of the bench's requests, is
+ * left out), but the bench's own. */
+static double sched_cpu_between(const thread_times *a, const thread_times *b)
+{
+    int self = (int)syscall(SYS_gettid);
+    int64_t ns = 0;
+    for (int i = 0; i < b->n; i++)
+        for (int j = 0; j < a->n; j++)
+            if (b->tid[i] == a->tid[j] && b->tid[i] != self)
+                ns += b->ns[i] - a->ns[j];
+    return (double)ns / 1e9;
+}
+
+/* Waits until the scheduler's CPU stays under 2 ms over 500 ms (at most
+ * 120 s); *at receives the thread times then. */
+static void wait_cpu_quiet(thread_times *at)
+{
+    int64_t deadline = kube_now_ms() + 120000;
+    thread_times last;
+    threads_read(&last);
+    while (kube_now_ms() < deadline) {
+        usleep(500000);
+        threads_read(at);
+        if (sched_cpu_between(&last, at) < 0.002)
+            return;
+        last = *at;
+    }
+}
+
+/* One VMI status update of VMI foreign-i, as virt-handler writes them. */
+static int update_vmi(bench *b, int i, int seq)
+{
+    char path[256], body[512];
+    harness_response r = {0};
+    snprintf(path, sizeof(path),
+             "/apis/kubevirt.io/v1/namespaces/" NS "/virtualmachineinstances/foreign-%05d/status",
+             i);
+    snprintf(body, sizeof(body),
+             "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+             "\"lastProbeTime\":null,\"reason\":\"Probe%d\"}]}}",
+             seq);
+    int rc = harness_request(b->h, NULL, "PATCH", path, "application/merge-patch+json", body, &r);
+    if (rc == KUBE_OK && (r.status < 200 || r.status > 299)) {
+        fprintf(stderr, "PATCH %s: %ld %s\n", path, r.status, r.body);
+        rc = KUBE_EIO;
+    }
+    harness_response_free(&r);
+    return rc;
+}
+
+static int vmi_updates(bench *b, const bench_args *a)
+{
+    int rc = seed_foreign(b, a);
+    /* the pin status refresh walks every pod every 10 s: not per update */
+    sched_pins_status_refresh_ms_set(3600000);
+    if (rc == KUBE_OK)
+        rc = start_scheduler(b);
+    if (rc != KUBE_OK)
+        return rc;
+    static thread_times idle0, t0, t1; /* 4 KiB each: not on the stack */
+    wait_cpu_quiet(&idle0);            /* the lists and the start's resync of every VM */
+    int64_t idle_ms = kube_now_ms();
+    sleep(3);
+    threads_read(&t0);
+    int64_t start_ms = kube_now_ms();
+    double idle = sched_cpu_between(&idle0, &t0) / ((double)(start_ms - idle_ms) / 1000.0);
+    for (int k = 0; rc == KUBE_OK && k < a->updates; k++)
+        rc = update_vmi(b, k % a->foreign_vms, k);
+    int64_t sent_ms = kube_now_ms() - start_ms;
+    wait_cpu_quiet(&t1);
+    double secs = (double)(kube_now_ms() - start_ms) / 1000.0;
+    double cpu = sched_cpu_between(&t0, &t1), net = cpu - idle * secs;
+    if (rc == KUBE_OK)
+        printf("== VMI updates: %d pods (%d VMs of default-scheduler), %d updates sent in %.2f s\n"
+               "   scheduler CPU                  %8.1f us per VMI update (%.3f s in %.2f s)\n"
+               "   idle CPU                       %8.1f us per s (before the updates)\n"
+               "   scheduler CPU less idle        %8.1f us per VMI update\n",
+               a->pods, a->foreign_vms, a->updates, (double)sent_ms / 1000.0,
+               cpu * 1e6 / a->updates, cpu, secs, idle * 1e6, net * 1e6 / a->updates);
+    return rc;
+}
+
 static void teardown(bench *b)
 {
     sched_scheduler_free(b->s);
@@ -406,7 +607,7 @@ static void teardown(bench *b)
 
 int main(int argc, char **argv)
 {
-    bench_args args = {1000, 1000, 0};
+    bench_args args = {1000, 1000, 0, 0, 2000, 4000};
     bench b = {0};
     harness_opts ho = HARNESS_OPTS_INIT;
     char err[256];
@@ -424,6 +625,13 @@ int main(int argc, char **argv)
         rc = kube_config_from_file(harness_kubeconfig(b.h), &b.cfg, err, sizeof(err));
     if (rc == KUBE_OK && (rc = make_client(b.cfg, &b.client)) == KUBE_OK)
         rc = make_client(b.cfg, &b.sched_client);
+    if (args.pods > 0) {
+        printf("bench-stickyvm: VMI updates, %d pods, %d nodes\n", args.pods, args.nodes);
+        rc = rc == KUBE_OK ? vmi_updates(&b, &args) : rc;
+        printf("peak RSS %ld KiB\n", bench_peak_rss_kib());
+        teardown(&b);
+        return rc == KUBE_OK ? 0 : 1;
+    }
     printf("bench-stickyvm: %d VMs, %d nodes\n", b.n, args.nodes);
     if (rc == KUBE_OK)
         rc = setup_objects(&b);

@@ -22,6 +22,7 @@
 #include "kube/util/log.h"
 #include "kube/util/metrics.h"
 #include "kube/util/strmap.h"
+#include "launcher_index.h"
 #include "pin_controller_testing.h"
 #include "pin_lost.h"
 #include "pin_nodeloss.h"
@@ -434,7 +435,7 @@ static verdict reconcile_first_pin(sched_pins *c, const char *key, const kube_ob
     /* a pinned VM never needs a first pin: no walk over every pod for it */
     int may_need = !kube_pin_get(kube_vm_from(vm), c->key);
     if (may_need && strcmp(v->phase, "Succeeded") != 0 && strcmp(v->phase, "Failed") != 0)
-        kube_lister_foreach(c->o.pods, launcher_one, &l);
+        sched_launchers_foreach(c->o.pods, vmi->meta.namespace_, vmi->meta.name, launcher_one, &l);
     if (!l.found || !sched_pins_first_pin_due(kube_vm_from(vm), c->key, l.bind_s)) {
         pending_set(c, key, 0);
         return DONE;

@@ -3,6 +3,7 @@
  * to a deleted Node (see pin_lost.h).
  */
 #include "pin_lost.h"
+#include "pin_lost_testing.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 #include "kube/util/strmap.h"
+#include "pinned_index.h"
 
 /* "namespace/name": a namespace is <= 63 bytes, a name <= 253. */
 #define KEY_MAX 320
@@ -27,9 +29,10 @@ struct sched_pin_lost {
     struct kube_recorder *recorder;
     fw_leadership leadership;
     kube_lister *vms, *nodes;
-    /* VM key -> uid (owned) of the deleted node it was last warned about
-     * (the informers' thread only) */
+    /* VM key -> uid (owned) of the deleted node it was last warned about,
+     * while the VM is still pinned to that node (the informers' thread) */
     kube_strmap warned;
+    atomic_size_t n_warned; /* its size, for any thread */
     atomic_ulong warnings;
 };
 
@@ -51,7 +54,17 @@ static int warned_before(sched_pin_lost *l, const char *key, const char *uid)
     if ((copy = kube_strdup(uid)) && kube_strmap_put(&l->warned, key, copy, &old) != KUBE_OK)
         free(copy);
     free(old);
+    atomic_store(&l->n_warned, kube_strmap_len(&l->warned));
     return 0;
+}
+
+/* VM obj is no longer pinned where it was warned about (or is gone). */
+static void forget(sched_pin_lost *l, const kube_object *obj)
+{
+    char key[KEY_MAX];
+    snprintf(key, sizeof(key), "%s/%s", obj->meta.namespace_, obj->meta.name);
+    free(kube_strmap_del(&l->warned, key));
+    atomic_store(&l->n_warned, kube_strmap_len(&l->warned));
 }
 
 static void warn(sched_pin_lost *l, const kube_object *vm, const char *node)
@@ -67,15 +80,13 @@ static void warn(sched_pin_lost *l, const kube_object *vm, const char *node)
     atomic_fetch_add(&l->warnings, 1);
 }
 
-/* kube_lister_foreach() callback: a VM pinned to the deleted node gets its
- * warning, once per deletion. */
+/* sched_pinned_foreach() callback: a VM pinned to the deleted node gets
+ * its warning, once per deletion. */
 static void warn_one(void *ud, kube_object *obj)
 {
     lost_node *ln = ud;
-    const char *pin = kube_pin_get(kube_vm_from(obj), ln->l->key), *node = ln->node->meta.name;
+    const char *node = ln->node->meta.name;
     char key[KEY_MAX];
-    if (!pin || strcmp(pin, node) != 0)
-        return;
     snprintf(key, sizeof(key), "%s/%s", obj->meta.namespace_, obj->meta.name);
     if (warned_before(ln->l, key, ln->node->meta.uid))
         return;
@@ -89,7 +100,23 @@ static void on_node_delete(void *ud, kube_object *obj)
     lost_node ln = {ud, obj};
     const fw_leadership *lead = &ln.l->leadership;
     if (!lead->is_leader || lead->is_leader(lead->ud))
-        kube_lister_foreach(ln.l->vms, warn_one, &ln);
+        sched_pinned_foreach(ln.l->vms, ln.l->key, obj->meta.name, warn_one, &ln);
+}
+
+/* A VM whose pin moved or went is forgotten (it was warned about its old
+ * node, if at all). */
+static void on_vm_update(void *ud, kube_object *old_obj, kube_object *new_obj)
+{
+    sched_pin_lost *l = ud;
+    const char *was = kube_pin_get(kube_vm_from(old_obj), l->key);
+    const char *is = kube_pin_get(kube_vm_from(new_obj), l->key);
+    if (was && (!is || strcmp(was, is) != 0))
+        forget(l, new_obj);
+}
+
+static void on_vm_delete(void *ud, kube_object *obj)
+{
+    forget(ud, obj);
 }
 
 static int add_handler(sched_pin_lost *l, kube_factory *f)
@@ -97,9 +124,14 @@ static int add_handler(sched_pin_lost *l, kube_factory *f)
     kube_informer_options vm_o = {.resource = &KUBE_RES_VMS, .codec = &kube_vm_codec};
     kube_informer_options node_o = {.resource = &KUBE_RES_NODES, .codec = &kube_node_codec};
     kube_informer_handlers h = {NULL, NULL, on_node_delete, l};
+    kube_informer_handlers vh = {NULL, on_vm_update, on_vm_delete, l};
     int rc = kube_factory_lister(f, &vm_o, &l->vms);
     if (rc == KUBE_OK)
         rc = kube_factory_lister(f, &node_o, &l->nodes);
+    if (rc == KUBE_OK)
+        rc = sched_pinned_index_add(l->vms, l->key);
+    if (rc == KUBE_OK)
+        rc = kube_lister_add_handlers(l->vms, &vh);
     return rc == KUBE_OK ? kube_lister_add_handlers(l->nodes, &h) : rc;
 }
 
@@ -128,6 +160,11 @@ int sched_pin_lost_new(kube_factory *informers, const char *key, struct kube_rec
 unsigned long sched_pin_lost_warnings(sched_pin_lost *l)
 {
     return atomic_load(&l->warnings);
+}
+
+size_t sched_pin_lost_entries(sched_pin_lost *l)
+{
+    return atomic_load(&l->n_warned);
 }
 
 static void free_value(void *ud, const char *key, void *value)

@@ -1,9 +1,11 @@
 /*
  * scheduler/pin_nodeloss.c - stickyvm.io/on-node-loss: Unpin (see
- * pin_nodeloss.h): since when a pinned node is lost, the local-volume
- * hold, and the unpin with its Warning event.
+ * pin_nodeloss.h): since when a pinned node is lost (this replica's own
+ * observation, monotonic clock), the local-volume hold, and the unpin with
+ * its Warning event.
  */
 #include "pin_nodeloss.h"
+#include "pin_nodeloss_testing.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,37 +22,43 @@
 #include "kube/types/pin.h"
 #include "kube/types/storage.h"
 #include "kube/util/buf.h"
+#include "kube/util/clock.h"
 #include "kube/util/duration.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 #include "kube/util/metrics.h"
 #include "kube/util/strmap.h"
+#include "pinned_index.h"
 
 /* "namespace/name": a namespace is <= 63 bytes, a name <= 253. */
 #define KEY_MAX 320
 /* How long a VM waits while the caches have not synced yet. */
 #define SYNC_WAIT_MS 1000
 
+/* What this replica saw of a lost node (the value of nl->lost). */
+typedef struct lost_rec {
+    int64_t since_ms;      /* monotonic: when it was first seen lost */
+    int64_t transition_us; /* the Ready condition's lastTransitionTime then (0: none) */
+    int ready;             /* KUBE_NODE_READY_* then; MISSING once deleted */
+} lost_rec;
+
+#define MISSING (-1)
+
 struct sched_nodeloss {
     sched_nodeloss_options o;
     char *key, *pinned_by;
     kube_lister *nodes, *vms, *pvcs, *pvs;
-    pthread_mutex_t mu;  /* deleted */
-    kube_strmap deleted; /* node name -> int64_t (owned): wall µs its deletion was seen */
-    /* VM key -> what it was told (owned): "invalid:VALUE" or "held:NODE"
-     * (the worker thread only) */
+    pthread_mutex_t mu; /* lost, told */
+    /* node name -> lost_rec (owned): lost nodes, and deleted ones some VM
+     * is still pinned to */
+    kube_strmap lost;
+    /* VM key -> what it was told (owned): "invalid:VALUE" or "held:NODE";
+     * forgotten with the VM */
     kube_strmap told;
-    int64_t led_us; /* wall µs this replica started leading; 0: not yet (worker) */
+    int64_t led_ms; /* monotonic ms this replica started leading; 0: not yet (worker) */
     kube_metric *unpins_metric;
     atomic_ulong unpins;
 };
-
-static int64_t wall_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static int leading(const sched_nodeloss *nl)
 {
@@ -66,15 +74,17 @@ static void vm_key(const kube_object *vm, char *out, size_t n)
 /* Whether VM key was told what already; remembers it. */
 static int told_before(sched_nodeloss *nl, const char *key, const char *what)
 {
-    const char *seen = kube_strmap_get(&nl->told, key);
     char *copy = NULL;
     void *old = NULL;
-    if (seen && strcmp(seen, what) == 0)
-        return 1;
-    if ((copy = kube_strdup(what)) && kube_strmap_put(&nl->told, key, copy, &old) != KUBE_OK)
+    pthread_mutex_lock(&nl->mu);
+    const char *seen = kube_strmap_get(&nl->told, key);
+    int was = seen && strcmp(seen, what) == 0;
+    if (!was && (copy = kube_strdup(what)) &&
+        kube_strmap_put(&nl->told, key, copy, &old) != KUBE_OK)
         free(copy);
+    pthread_mutex_unlock(&nl->mu);
     free(old);
-    return 0;
+    return was;
 }
 
 /* ------------------------------------------------------------------ */
@@ -86,18 +96,102 @@ static int node_lost(const kube_node *n)
     return n && (n->ready == KUBE_NODE_READY_FALSE || n->ready == KUBE_NODE_READY_UNKNOWN);
 }
 
+/* ------------------------------------------------------------------ */
+/* Lost since: this replica's own observation                          */
+/* ------------------------------------------------------------------ */
+
+/* Records that node is lost (ready: its status, or MISSING; transition_us:
+ * its Ready condition's lastTransitionTime, 0 when none), first seen now
+ * unless seen before. The server's time is an identity, never a clock: a
+ * lost node whose condition shows another transition with the same status
+ * went Ready and back unseen, and its count starts again (later, never
+ * earlier). nl->mu held. */
+static void note_lost_locked(sched_nodeloss *nl, const char *node, int ready, int64_t transition_us)
+{
+    lost_rec *r = kube_strmap_get(&nl->lost, node);
+    if (!r) {
+        if (!(r = calloc(1, sizeof(*r))) || kube_strmap_put(&nl->lost, node, r, NULL) != KUBE_OK) {
+            free(r); /* counted from the next sighting instead: later, the safe side */
+            return;
+        }
+        r->since_ms = kube_now_ms();
+    } else if (ready == r->ready && transition_us && r->transition_us &&
+               transition_us != r->transition_us) {
+        r->since_ms = kube_now_ms();
+    }
+    if (ready != MISSING) {
+        r->ready = ready;
+        r->transition_us = transition_us;
+    } else {
+        r->ready = MISSING;
+    }
+}
+
+static void forget_lost_locked(sched_nodeloss *nl, const char *node)
+{
+    free(kube_strmap_del(&nl->lost, node));
+}
+
+/* Forgets deleted node once no VM is pinned to it (nl->mu held). */
+static void forget_if_unused_locked(sched_nodeloss *nl, const char *node)
+{
+    const lost_rec *r = kube_strmap_get(&nl->lost, node);
+    if (r && r->ready == MISSING && sched_pinned_count(nl->vms, nl->key, node) == 0)
+        forget_lost_locked(nl, node);
+}
+
+/* The status of node as the informer shows it now. */
+static void observe(sched_nodeloss *nl, const char *name, const kube_node *n)
+{
+    pthread_mutex_lock(&nl->mu);
+    if (node_lost(n))
+        note_lost_locked(nl, name, (int)n->ready, n->lost_since_us);
+    else
+        forget_lost_locked(nl, name);
+    pthread_mutex_unlock(&nl->mu);
+}
+
+/* Since when node is lost (monotonic ms; 0: it is not), and *word its
+ * status (kube_node_ready_word()): when this replica first saw it lost,
+ * and never before it started leading. A lost node without a record (never
+ * seen by the handlers, e.g. deleted before this replica started) is first
+ * seen now; a missing one only while some VM is pinned to it. */
+static int64_t lost_since(sched_nodeloss *nl, const char *node, const char **word)
+{
+    kube_object *obj = kube_lister_get(nl->nodes, NULL, node);
+    const kube_node *n = kube_node_from(obj);
+    int64_t since = 0;
+    *word = kube_node_ready_word(n);
+    if (!n || node_lost(n)) {
+        pthread_mutex_lock(&nl->mu);
+        if (!kube_strmap_get(&nl->lost, node))
+            note_lost_locked(nl, node, n ? (int)n->ready : MISSING, n ? n->lost_since_us : 0);
+        const lost_rec *r = kube_strmap_get(&nl->lost, node);
+        since = r ? r->since_ms : kube_now_ms();
+        if (!n)
+            forget_if_unused_locked(nl, node); /* the VM asking was stale */
+        pthread_mutex_unlock(&nl->mu);
+        if (since < nl->led_ms)
+            since = nl->led_ms; /* a new leader starts its own count */
+    }
+    kube_object_unref(obj);
+    return since;
+}
+
+/* ------------------------------------------------------------------ */
+/* Node and VM events                                                  */
+/* ------------------------------------------------------------------ */
+
 typedef struct pinned_to {
     sched_nodeloss *nl;
     const char *node;
 } pinned_to;
 
-/* kube_lister_foreach() callback: a VM with the annotation pinned to the
- * node is queued. */
+/* sched_pinned_foreach() callback: a VM with the annotation is queued. */
 static void enqueue_one(void *ud, kube_object *obj)
 {
     const pinned_to *p = ud;
-    const char *pin = kube_pin_get(kube_vm_from(obj), p->nl->key);
-    if (pin && strcmp(pin, p->node) == 0 && kube_meta_annotation(&obj->meta, SCHED_NODELOSS_ANN))
+    if (kube_meta_annotation(&obj->meta, SCHED_NODELOSS_ANN))
         p->nl->o.enqueue(p->nl->o.enqueue_ud, obj->meta.namespace_, obj->meta.name);
 }
 
@@ -106,22 +200,22 @@ static void enqueue_pinned(sched_nodeloss *nl, const char *node)
 {
     pinned_to p = {nl, node};
     if (leading(nl))
-        kube_lister_foreach(nl->vms, enqueue_one, &p);
+        sched_pinned_foreach(nl->vms, nl->key, node, enqueue_one, &p);
 }
 
 static void on_node_add(void *ud, kube_object *obj)
 {
     sched_nodeloss *nl = ud;
-    pthread_mutex_lock(&nl->mu);
-    free(kube_strmap_del(&nl->deleted, obj->meta.name));
-    pthread_mutex_unlock(&nl->mu);
-    if (node_lost(kube_node_from(obj)))
+    const kube_node *n = kube_node_from(obj);
+    observe(nl, obj->meta.name, n);
+    if (node_lost(n))
         enqueue_pinned(nl, obj->meta.name);
 }
 
 static void on_node_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 {
     const kube_node *a = kube_node_from(old_obj), *b = kube_node_from(new_obj);
+    observe(ud, new_obj->meta.name, b);
     if (a && b && (a->ready != b->ready || a->lost_since_us != b->lost_since_us))
         enqueue_pinned(ud, new_obj->meta.name);
 }
@@ -129,49 +223,40 @@ static void on_node_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 static void on_node_delete(void *ud, kube_object *obj)
 {
     sched_nodeloss *nl = ud;
-    int64_t *at = malloc(sizeof(*at));
-    void *old = NULL;
-    if (at) {
-        *at = wall_us();
-        pthread_mutex_lock(&nl->mu);
-        if (kube_strmap_put(&nl->deleted, obj->meta.name, at, &old) != KUBE_OK)
-            free(at);
-        pthread_mutex_unlock(&nl->mu);
-        free(old);
-    }
+    pthread_mutex_lock(&nl->mu);
+    note_lost_locked(nl, obj->meta.name, MISSING, 0);
+    forget_if_unused_locked(nl, obj->meta.name);
+    pthread_mutex_unlock(&nl->mu);
     enqueue_pinned(nl, obj->meta.name);
 }
 
-/* ------------------------------------------------------------------ */
-/* Lost since                                                          */
-/* ------------------------------------------------------------------ */
-
-/* Wall µs this replica saw node deleted, 0 when it did not. */
-static int64_t deleted_at(sched_nodeloss *nl, const char *node)
+/* A VM's pin left node (or the VM left): what was kept for them goes. */
+static void vm_left(sched_nodeloss *nl, const kube_object *vm, const char *node, int deleted)
 {
+    char key[KEY_MAX];
     pthread_mutex_lock(&nl->mu);
-    const int64_t *at = kube_strmap_get(&nl->deleted, node);
-    int64_t v = at ? *at : 0;
+    if (node)
+        forget_if_unused_locked(nl, node);
+    if (deleted) {
+        vm_key(vm, key, sizeof(key));
+        free(kube_strmap_del(&nl->told, key));
+    }
     pthread_mutex_unlock(&nl->mu);
-    return v;
 }
 
-/* Since when node is lost (wall µs; 0: it is not), and *word its status
- * (kube_node_ready_word()). */
-static int64_t lost_since(sched_nodeloss *nl, const char *node, const char **word)
+static void on_vm_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 {
-    kube_object *obj = kube_lister_get(nl->nodes, NULL, node);
-    const kube_node *n = kube_node_from(obj);
-    int64_t since = 0;
-    *word = kube_node_ready_word(n);
-    if (!n)
-        since = deleted_at(nl, node);
-    else if (node_lost(n))
-        since = n->lost_since_us;
-    if (!since && (!n || node_lost(n)))
-        since = nl->led_us; /* never seen deleted, or no transition time */
-    kube_object_unref(obj);
-    return since;
+    sched_nodeloss *nl = ud;
+    const char *was = kube_pin_get(kube_vm_from(old_obj), nl->key);
+    const char *is = kube_pin_get(kube_vm_from(new_obj), nl->key);
+    if (was && (!is || strcmp(was, is) != 0))
+        vm_left(nl, old_obj, was, 0);
+}
+
+static void on_vm_delete(void *ud, kube_object *obj)
+{
+    sched_nodeloss *nl = ud;
+    vm_left(nl, obj, kube_pin_get(kube_vm_from(obj), nl->key), 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -300,7 +385,7 @@ static sched_nodeloss_verdict unpin(sched_nodeloss *nl, const kube_object *vm, c
 /* Whether every cache the policy reads has synced, and leadership began. */
 static int ready(const sched_nodeloss *nl)
 {
-    return nl->led_us && kube_lister_has_synced(nl->nodes) && kube_lister_has_synced(nl->pvcs) &&
+    return nl->led_ms && kube_lister_has_synced(nl->nodes) && kube_lister_has_synced(nl->pvcs) &&
            kube_lister_has_synced(nl->pvs);
 }
 
@@ -317,10 +402,9 @@ sched_nodeloss_verdict sched_nodeloss_reconcile(sched_nodeloss *nl, const kube_o
     int64_t since = lost_since(nl, pin, &word);
     if (!since)
         return SCHED_NODELOSS_NONE;
-    int64_t lost_ms = (wall_us() - since) / 1000;
+    int64_t lost_ms = kube_now_ms() - since; /* one clock: never negative */
     if (lost_ms < nl->o.grace_ms) {
-        /* the rest of the grace (a lost-since in the future: one grace) */
-        *wait_ms = lost_ms >= 0 ? nl->o.grace_ms - lost_ms : nl->o.grace_ms;
+        *wait_ms = nl->o.grace_ms - lost_ms;
         return SCHED_NODELOSS_LATER;
     }
     if (held_by_volume(nl, vm, vmi, pin) || !leading(nl))
@@ -334,7 +418,7 @@ sched_nodeloss_verdict sched_nodeloss_reconcile(sched_nodeloss *nl, const kube_o
 
 void sched_nodeloss_leading(sched_nodeloss *nl, int leading)
 {
-    nl->led_us = leading ? wall_us() : 0;
+    nl->led_ms = leading ? kube_now_ms() : 0;
 }
 
 static int get_lister(kube_factory *f, const kube_resource *res, const kube_codec *codec,
@@ -348,6 +432,7 @@ static int add_handlers(sched_nodeloss *nl)
 {
     kube_factory *f = nl->o.informers;
     kube_informer_handlers h = {on_node_add, on_node_update, on_node_delete, nl};
+    kube_informer_handlers vh = {NULL, on_vm_update, on_vm_delete, nl};
     int rc = get_lister(f, &KUBE_RES_NODES, &kube_node_codec, &nl->nodes);
     if (rc == KUBE_OK)
         rc = get_lister(f, &KUBE_RES_VMS, &kube_vm_codec, &nl->vms);
@@ -355,6 +440,10 @@ static int add_handlers(sched_nodeloss *nl)
         rc = get_lister(f, &KUBE_RES_PVCS, &kube_pvc_codec, &nl->pvcs);
     if (rc == KUBE_OK)
         rc = get_lister(f, &KUBE_RES_PVS, &kube_pv_codec, &nl->pvs);
+    if (rc == KUBE_OK)
+        rc = sched_pinned_index_add(nl->vms, nl->key);
+    if (rc == KUBE_OK)
+        rc = kube_lister_add_handlers(nl->vms, &vh);
     return rc == KUBE_OK ? kube_lister_add_handlers(nl->nodes, &h) : rc;
 }
 
@@ -396,6 +485,14 @@ unsigned long sched_nodeloss_unpins(sched_nodeloss *nl)
     return atomic_load(&nl->unpins);
 }
 
+void sched_nodeloss_entries(sched_nodeloss *nl, size_t *told, size_t *lost)
+{
+    pthread_mutex_lock(&nl->mu);
+    *told = kube_strmap_len(&nl->told);
+    *lost = kube_strmap_len(&nl->lost);
+    pthread_mutex_unlock(&nl->mu);
+}
+
 static void free_value(void *ud, const char *key, void *value)
 {
     (void)ud, (void)key;
@@ -406,8 +503,8 @@ void sched_nodeloss_free(sched_nodeloss *nl)
 {
     if (!nl)
         return;
-    kube_strmap_foreach(&nl->deleted, free_value, NULL);
-    kube_strmap_free(&nl->deleted);
+    kube_strmap_foreach(&nl->lost, free_value, NULL);
+    kube_strmap_free(&nl->lost);
     kube_strmap_foreach(&nl->told, free_value, NULL);
     kube_strmap_free(&nl->told);
     free(nl->key);

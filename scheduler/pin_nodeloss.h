@@ -10,17 +10,25 @@
  * other value counts as Wait, with one Warning event InvalidOnNodeLoss per
  * VM and value: a typo never moves a VM.
  *
- * Lost, and since when:
+ * Lost, and since when: by this replica's own observation, on its own
+ * monotonic clock (kube/util/clock.h), as kube's node lifecycle controller
+ * judges nodes by its own probeTimestamp, never by the kubelet's times:
  *  - NotReady or Unknown (the Node's Ready condition False or Unknown):
- *    since the condition's lastTransitionTime (kube_node.lost_since_us);
- *    without a readable one, since this replica started leading. A node
- *    without a Ready condition is not lost (the node lifecycle controller
- *    sets Unknown when its kubelet never posts). NoExecute taints are not
- *    the signal.
+ *    since this replica's Node informer first showed it so. The
+ *    condition's lastTransitionTime (a kubelet's clock, possibly years off)
+ *    is never compared with ours; it only tells transitions apart: a lost
+ *    node showing another lastTransitionTime with the same status went
+ *    Ready and back unseen, and its count starts again. A server-written
+ *    time thus only ever makes the count later. A node Ready again is
+ *    forgotten. A node without a Ready condition is not lost (the node
+ *    lifecycle controller sets Unknown when its kubelet never posts).
+ *    NoExecute taints are not the signal.
  *  - Missing (no Node object of that name): since this replica's Node
- *    informer saw it deleted; a node it never saw, since this replica
- *    started leading (a fresh leader waits a full grace period: the safe
- *    side).
+ *    informer saw it deleted (or, lost before, since it was first seen
+ *    lost); a node it never saw, since the first reconcile that found a VM
+ *    pinned to it.
+ *  - Never before this replica started leading: a new leader starts its
+ *    own count (a fresh leader waits a full grace period: the safe side).
  *
  * The unpin never happens when a PersistentVolume the VM's claims are bound
  * to (kube/types/localvolumes.h, the rule of the API server's /pin guard,
@@ -39,6 +47,12 @@
  * queue (through the enqueue callback, while leading) every VM pinned to
  * that node with the annotation; a VM lost but within its grace asks to be
  * queued again when the grace ends (a node Ready by then: nothing happens).
+ *
+ * What it remembers stays bounded by what exists: a record per lost node,
+ * kept for a deleted node only while some VM is pinned to it (found by the
+ * VM informer's index of VMs by pinned node, scheduler/pinned_index.h),
+ * and what each VM was told (an invalid value, a volume hold), forgotten
+ * when the VM is deleted.
  *
  * Memory: sched_nodeloss_new() copies its strings; the client, factory,
  * recorder and registry are borrowed and outlive it; the factory must be
@@ -87,14 +101,14 @@ typedef enum sched_nodeloss_verdict {
     SCHED_NODELOSS_RETRY, /* the write failed: retry with backoff */
 } sched_nodeloss_verdict;
 
-/* Allocates it and adds its handlers to the factory's Node lister (before
- * the factory starts). KUBE_OK, KUBE_EINVAL (missing client, factory, key
- * or enqueue; negative grace) or KUBE_ENOMEM; freed by
+/* Allocates it, adds its handlers to the factory's Node and VM listers
+ * (before the factory starts) and the VM lister's index of pinned nodes. KUBE_OK, KUBE_EINVAL
+ * (missing client, factory, key or enqueue; negative grace) or KUBE_ENOMEM; freed by
  * sched_nodeloss_free(). */
 int sched_nodeloss_new(const sched_nodeloss_options *o, sched_nodeloss **out);
 
-/* This replica started (leading 1: the "lost since" of nodes it never
- * saw is now) or stopped (0) leading. */
+/* This replica started (leading 1: no node counts as lost from before
+ * now) or stopped (0) leading. */
 void sched_nodeloss_leading(sched_nodeloss *nl, int leading);
 
 /* The policy for vm (the cached VirtualMachine) and vmi (its instance, or

@@ -10,10 +10,14 @@
  * pinned there; Wait, absent and misspelled policies (the latter with one
  * InvalidOnNodeLoss event) keep their pins. Unknown and a deleted Node
  * (Missing) unpin too, as does a node this replica never saw. A PV local
- * to the lost node holds its VM; a zonal PV does not. A node Ready again
+ * to the lost node holds its VM; a zonal PV does not. The grace runs on
+ * this replica's clock from when it saw the node lost: a kubelet's
+ * lastTransitionTime of 2020 does not shorten it, and a node Ready again
  * within the grace unpins nothing. A follower writes nothing, and unpins
- * once it leads. Bad nodeLossGracePeriod values, and two profiles with
- * different ones, are refused naming the field.
+ * once it leads, a full grace after it started leading. Bad nodeLossGracePeriod values, and two
+ * profiles with different ones, are refused naming the field. What the policy and the
+ * PinnedNodeDeleted warnings remember returns to nothing once 10,000 VMs
+ * and 1,000 nodes are created and deleted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -33,6 +37,14 @@
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
 #include "kube/util/metrics.h"
+#include "kube/machinery/factory_testing.h"
+#include "kube/types/kubevirt.h"
+#include "kube/types/node.h"
+#include "kube/types/pin.h"
+#include "kube/codec/jsonstream.h"
+#include "pin_controller_testing.h"
+#include "pin_lost_testing.h"
+#include "pin_nodeloss_testing.h"
 #include "scheduler.h"
 #include "scheduler_testing.h"
 #include "unit/test_plugin_util.h"
@@ -130,10 +142,14 @@ static int load(const char *yaml, sched_config **out, char *err, size_t n)
     return tp_config_load(yaml, "nodeloss.yaml", NULL, out, err, n);
 }
 
-/* A Lease held by another replica for an hour. */
+/* A Lease held by another replica for an hour (replacing any). */
 static void lease_held_elsewhere(fixture *fx, const char *ns, const char *name)
 {
     char path[256], body[512];
+    harness_response r = {0};
+    snprintf(path, sizeof(path), LEASES_PATH "/%s", ns, name); /* a former test's, if any */
+    assert_int_equal(harness_request(fx->h, NULL, "DELETE", path, NULL, NULL, &r), KUBE_OK);
+    harness_response_free(&r);
     snprintf(path, sizeof(path), LEASES_PATH, ns);
     snprintf(body, sizeof(body),
              "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{"
@@ -229,9 +245,10 @@ static void create_node(fixture *fx, const char *name, const char *zone)
     assert_int_equal(harness_create(fx->h, NODES_PATH, body, NULL), KUBE_OK);
 }
 
-/* The node lifecycle controller's view of node: Ready status since now
- * (a lost node also tainted not-ready NoSchedule, as it does). */
-static void node_ready(fixture *fx, const char *node, const char *status)
+/* The node lifecycle controller's view of node: Ready status since
+ * transition (a kubelet's clock; NULL: now) (a lost node also tainted
+ * not-ready NoSchedule, as it does). */
+static void node_status(fixture *fx, const char *node, const char *status, const char *transition)
 {
     char path[256], body[512], now[40];
     int lost = strcmp(status, "True") != 0;
@@ -240,13 +257,19 @@ static void node_ready(fixture *fx, const char *node, const char *status)
     snprintf(body, sizeof(body),
              "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\","
              "\"lastHeartbeatTime\":\"%s\",\"lastTransitionTime\":\"%s\",\"reason\":\"Test\"}]}}",
-             status, now, now);
+             status, now, transition ? transition : now);
     request(fx, "PATCH", path, body);
     snprintf(path, sizeof(path), NODES_PATH "/%s", node);
     request(fx, "PATCH", path,
             lost ? "{\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/not-ready\",\"effect\":"
                    "\"NoSchedule\"}]}}"
                  : "{\"spec\":{\"taints\":null}}");
+}
+
+/* node_status() since now. */
+static void node_ready(fixture *fx, const char *node, const char *status)
+{
+    node_status(fx, node, status, NULL);
 }
 
 /* PV name bound to claim, with node affinity key In [value]. */
@@ -354,6 +377,23 @@ static int metric_is(fixture *fx, const char *line)
     return found;
 }
 
+/* The value of the scheduler's metrics series (name{labels}), -1 when
+ * absent. */
+static double metric_value(fixture *fx, const char *series)
+{
+    kube_buf out = KUBE_BUF_INIT;
+    char want[256];
+    double v = -1;
+    snprintf(want, sizeof(want), "\n%s ", series);
+    assert_int_equal(kube_metrics_write(sched_scheduler_metrics(fx->sched), &out), KUBE_OK);
+    assert_int_equal(kube_buf_puts(&out, ""), KUBE_OK);
+    const char *at = strstr(out.data, want);
+    if (at)
+        v = strtod(at + strlen(want), NULL);
+    kube_buf_free(&out);
+    return v;
+}
+
 /* ------------------------------------------------------------------ */
 /* Tests                                                               */
 /* ------------------------------------------------------------------ */
@@ -453,19 +493,55 @@ static void test_local_volume_holds(void **state)
     node_ready(fx, "node-3", "True");
 }
 
-/* A node Ready again within the grace: the requeued check finds it Ready
- * and unpins nothing. */
+/* A kubelet whose clock says 2020 (Ready=False with lastTransitionTime
+ * 2020-01-01) does not shorten the grace: the VM is unpinned only once 3 s
+ * have passed on this replica's clock since the node went NotReady, and
+ * the event says so (not "NotReady for 24000h"). */
+static void test_kubelet_2020_keeps_grace(void **state)
+{
+    fixture *fx = *state;
+    create_node(fx, "nl-2020", "z9");
+    create_vm(fx, "nl-old-clock", "nl-2020", "Unpin", NULL);
+    sched_up(fx, "3s", 0);
+    int64_t t0 = kube_now_ms();
+    node_status(fx, "nl-2020", "False", "2020-01-01T00:00:00Z");
+    WAIT_TRUE(pinned_to(fx, "nl-old-clock", ""));
+    int64_t took = kube_now_ms() - t0;
+    if (took < 3000)
+        fail_msg("unpinned %lld ms after the node went NotReady, within the 3 s grace",
+                 (long long)took);
+    WAIT_TRUE(events(fx, "nl-old-clock", "Unpinned", "Warning",
+                     "Unpinned from node nl-2020, NotReady for ") == 1);
+    assert_int_equal(events(fx, "nl-old-clock", "Unpinned", "Warning", "NotReady for 3s") +
+                         events(fx, "nl-old-clock", "Unpinned", "Warning", "NotReady for 4s"),
+                     1);
+}
+
+/* A node Ready again within the grace keeps its pins, also when its
+ * kubelet's clock says 2020: the count is this replica's and ends with the
+ * node Ready. Proven by a later positive event: a second node lost after
+ * the first came back, with the same grace, is unpinned; only then is the
+ * first VM checked. */
 static void test_node_back_within_grace(void **state)
 {
     fixture *fx = *state;
-    create_vm(fx, "nl-back", "node-0", "Unpin", NULL);
-    sched_up(fx, "5s", 0);
-    node_ready(fx, "node-0", "False");
-    usleep(500 * 1000);
-    node_ready(fx, "node-0", "True");
-    usleep(6000 * 1000); /* past the grace the lost node would have had */
-    assert_true(pinned_to(fx, "nl-back", "node-0"));
-    assert_true(metric_is(fx, "\nstickyvm_node_loss_unpins_total 0\n"));
+    const char *not_ready = "stickyvm_pinned_vms{node_status=\"NotReady\"}";
+    create_node(fx, "nl-back-node", "z9");
+    create_node(fx, "nl-back-ctl", "z9");
+    create_vm(fx, "nl-back", "nl-back-node", "Unpin", NULL);
+    create_vm(fx, "nl-back-ctl", "nl-back-ctl", "Unpin", NULL);
+    sched_pins_status_refresh_ms_set(100);
+    sched_up(fx, "3s", 0);
+    WAIT_TRUE(metric_value(fx, not_ready) >= 0);
+    double before = metric_value(fx, not_ready);
+    node_status(fx, "nl-back-node", "False", "2020-01-01T00:00:00Z");
+    WAIT_TRUE(metric_value(fx, not_ready) >= before + 1); /* the scheduler saw it lost */
+    node_ready(fx, "nl-back-node", "True");
+    node_status(fx, "nl-back-ctl", "False", "2020-01-01T00:00:00Z");
+    WAIT_TRUE(pinned_to(fx, "nl-back-ctl", ""));
+    assert_true(pinned_to(fx, "nl-back", "nl-back-node"));
+    assert_true(metric_is(fx, "\nstickyvm_node_loss_unpins_total 1\n"));
+    sched_pins_status_refresh_ms_set(0);
 }
 
 /* A follower writes nothing; once it leads, the VM is unpinned. */
@@ -485,6 +561,29 @@ static void test_follower_writes_nothing(void **state)
     request(fx, "DELETE", path, NULL);
     WAIT_TRUE(sched_scheduler_active(fx->sched));
     WAIT_TRUE(pinned_to(fx, "nl-follower", ""));
+}
+
+/* A new leader starts its own count: a node lost (since 2020 by its
+ * kubelet, and for a while by this replica as a follower) is judged only
+ * from when this replica started leading, a full grace later. */
+static void test_new_leader_counts_again(void **state)
+{
+    fixture *fx = *state;
+    char path[256];
+    create_node(fx, "nl-lead", "z9");
+    node_status(fx, "nl-lead", "False", "2020-01-01T00:00:00Z");
+    create_vm(fx, "nl-leader-count", "nl-lead", "Unpin", NULL);
+    sched_up(fx, "3s", 1);
+    usleep(1000 * 1000); /* a follower's observation: it must not count */
+    snprintf(path, sizeof(path), LEASES_PATH "/%s", fx->scfg->leader_election.resource_namespace,
+             fx->scfg->leader_election.resource_name);
+    request(fx, "DELETE", path, NULL);
+    WAIT_TRUE(sched_scheduler_active(fx->sched));
+    int64_t led = kube_now_ms(); /* at or after the moment it started leading */
+    WAIT_TRUE(pinned_to(fx, "nl-leader-count", ""));
+    int64_t took = kube_now_ms() - led;
+    if (took < 2900)
+        fail_msg("unpinned %lld ms after leading, within the 3 s grace", (long long)took);
 }
 
 static void expect_config_error(const char *grace, const char *want)
@@ -521,6 +620,123 @@ static void test_config_refused(void **state)
     sched_config_free(cfg);
 }
 
+/* ------------------------------------------------------------------ */
+/* What is remembered                                                  */
+/* ------------------------------------------------------------------ */
+
+#define MEM_VMS 10000
+#define MEM_NODES 1000
+
+static void count_enqueue(void *ud, const char *ns, const char *name)
+{
+    (void)ns, (void)name;
+    (*(size_t *)ud)++;
+}
+
+static kube_object *mem_node(int i, const char *ready)
+{
+    char json[512];
+    snprintf(json, sizeof(json),
+             "{'metadata':{'name':'mem-node-%d','uid':'n-%d'},'status':{'conditions':[{'type':"
+             "'Ready','status':'%s','lastTransitionTime':'2020-01-01T00:00:00Z'}]}}",
+             i, i, ready);
+    return tp_object(&kube_node_codec, json);
+}
+
+/* VM i pinned to node i % MEM_NODES; every other one with a misspelled
+ * policy (told once), the others Unpin. */
+static kube_object *mem_vm(int i)
+{
+    char json[512];
+    snprintf(json, sizeof(json),
+             "{'metadata':{'name':'mem-vm-%d','namespace':'mem','uid':'v-%d','annotations':{"
+             "'" KUBE_PIN_DEFAULT_KEY "':'mem-node-%d','stickyvm.io/on-node-loss':'%s'}},"
+             "'spec':{'running':true}}",
+             i, i, i % MEM_NODES, i % 2 ? "bogus" : "Unpin");
+    return tp_object(&kube_vm_codec, json);
+}
+
+static void apply_unref(kube_lister *l, int type, kube_object *obj)
+{
+    assert_int_equal(kube_lister_apply(l, type, obj), KUBE_OK);
+    kube_object_unref(obj);
+}
+
+static void assert_entries(sched_nodeloss *nl, sched_pin_lost *pl, size_t told, size_t lost,
+                           size_t warned)
+{
+    size_t t = 0, l = 0;
+    sched_nodeloss_entries(nl, &t, &l);
+    assert_int_equal(t, told);
+    assert_int_equal(l, lost);
+    assert_int_equal(sched_pin_lost_entries(pl), warned);
+}
+
+/* 1,000 lost nodes and 10,000 VMs pinned to them: the policy's records
+ * (lost nodes, VMs told of their misspelled policy) and the warned VMs of
+ * deleted nodes fill up, and return to 0 once everything is deleted; a
+ * node deleted with no VM pinned leaves nothing. The policy and warnings
+ * run on a fake informer factory (the handlers a watch would call). */
+static void test_entries_forget_deleted(void **state)
+{
+    fixture *fx = *state;
+    kube_factory *f;
+    kube_lister *vms, *nodes;
+    sched_nodeloss *nl;
+    sched_pin_lost *pl;
+    size_t queued = 0;
+    kube_informer_options vo = {.resource = &KUBE_RES_VMS, .codec = &kube_vm_codec};
+    kube_informer_options no = {.resource = &KUBE_RES_NODES, .codec = &kube_node_codec};
+    sched_nodeloss_options o = {.client = fx->client,
+                                .informers = NULL,
+                                .key = KUBE_PIN_DEFAULT_KEY,
+                                .grace_ms = 3600000,
+                                .enqueue = count_enqueue,
+                                .enqueue_ud = &queued};
+    assert_int_equal(kube_factory_new(NULL, &f), KUBE_OK);
+    o.informers = f;
+    assert_int_equal(sched_nodeloss_new(&o, &nl), KUBE_OK);
+    assert_int_equal(sched_pin_lost_new(f, KUBE_PIN_DEFAULT_KEY, NULL, (fw_leadership){0}, &pl),
+                     KUBE_OK);
+    assert_int_equal(kube_factory_lister(f, &vo, &vms), KUBE_OK);
+    assert_int_equal(kube_factory_lister(f, &no, &nodes), KUBE_OK);
+    assert_int_equal(kube_factory_start(f), KUBE_OK);
+    sched_nodeloss_leading(nl, 1);
+
+    for (int i = 0; i < MEM_NODES; i++)
+        apply_unref(nodes, KUBE_WATCH_ADDED, mem_node(i, "False"));
+    for (int i = 0; i < MEM_VMS; i++) {
+        kube_object *vm = mem_vm(i);
+        int64_t wait_ms = 0;
+        assert_int_equal(kube_lister_apply(vms, KUBE_WATCH_ADDED, vm), KUBE_OK);
+        assert_int_equal(sched_nodeloss_reconcile(nl, vm, NULL, &wait_ms),
+                         i % 2 ? SCHED_NODELOSS_NONE : SCHED_NODELOSS_LATER);
+        kube_object_unref(vm);
+    }
+    assert_entries(nl, pl, MEM_VMS / 2, MEM_NODES, 0);
+    for (int i = 0; i < MEM_NODES; i++) /* deleted: kept, VMs are pinned there */
+        apply_unref(nodes, KUBE_WATCH_DELETED, mem_node(i, "False"));
+    assert_entries(nl, pl, MEM_VMS / 2, MEM_NODES, MEM_VMS);
+    assert_int_equal(queued, MEM_VMS); /* each VM once, by its node's deletion */
+    for (int i = 0; i < MEM_VMS; i++)
+        apply_unref(vms, KUBE_WATCH_DELETED, mem_vm(i));
+    assert_entries(nl, pl, 0, 0, 0);
+    /* nodes lost and deleted with no VM pinned, and lost then Ready */
+    for (int i = 0; i < MEM_NODES; i++) {
+        apply_unref(nodes, KUBE_WATCH_ADDED, mem_node(i, i % 2 ? "Unknown" : "False"));
+        if (i % 2)
+            apply_unref(nodes, KUBE_WATCH_MODIFIED, mem_node(i, "True"));
+    }
+    assert_entries(nl, pl, 0, MEM_NODES / 2, 0);
+    for (int i = 0; i < MEM_NODES; i++)
+        apply_unref(nodes, KUBE_WATCH_DELETED, mem_node(i, "True"));
+    assert_entries(nl, pl, 0, 0, 0);
+    kube_factory_stop(f);
+    sched_pin_lost_free(pl);
+    sched_nodeloss_free(nl);
+    kube_factory_free(f);
+}
+
 int test_group_pin_nodeloss_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,9 +744,12 @@ int test_group_pin_nodeloss_integration(void)
         cmocka_unit_test_teardown(test_unknown_unpins, test_teardown),
         cmocka_unit_test_teardown(test_missing_unpins, test_teardown),
         cmocka_unit_test_teardown(test_local_volume_holds, test_teardown),
+        cmocka_unit_test_teardown(test_kubelet_2020_keeps_grace, test_teardown),
         cmocka_unit_test_teardown(test_node_back_within_grace, test_teardown),
         cmocka_unit_test_teardown(test_follower_writes_nothing, test_teardown),
+        cmocka_unit_test_teardown(test_new_leader_counts_again, test_teardown),
         cmocka_unit_test(test_config_refused),
+        cmocka_unit_test(test_entries_forget_deleted),
     };
     return cmocka_run_group_tests_name("pin_nodeloss_integration", tests, group_setup,
                                        group_teardown);
