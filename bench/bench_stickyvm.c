@@ -108,7 +108,7 @@ static fw_registry counting_registry(void)
     g_sticky.post_bind = counting_post_bind;
     for (size_t i = 0; i < def->n && i < 64; i++)
         g_list[i] = def->plugins[i] == &plugin_stickyvm ? &g_sticky : def->plugins[i];
-    return (fw_registry){g_list, def->n < 64 ? def->n : 64};
+    return (fw_registry){g_list, def->n < 64 ? def->n : 64, NULL};
 }
 
 static int parse_args(int argc, char **argv, bench_args *a)

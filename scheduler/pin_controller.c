@@ -190,9 +190,9 @@ static void handoff_enqueue(void *ud, const char *ns, const char *name)
     sched_pins_enqueue(ud, ns, name);
 }
 
-fw_pin_handoff sched_pins_handoff(sched_pins *c)
+plugin_pin_handoff sched_pins_handoff(sched_pins *c)
 {
-    return (fw_pin_handoff){handoff_enqueue, c};
+    return (plugin_pin_handoff){handoff_enqueue, c};
 }
 
 /* The VM of a VMI: its controller when a kubevirt.io VirtualMachine, else

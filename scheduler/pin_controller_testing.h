@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "pin_controller.h"
+#include "plugins/registry.h"
 
 typedef struct sched_pins_stats {
     unsigned long first_pins_written;    /* durable first pins the controller wrote */
@@ -24,8 +25,9 @@ typedef struct sched_pins_stats {
 /* Copies c's counters into *out. */
 void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out);
 
-/* The hand-off as a plugin sees it (fw_services.pins), bound to c. */
-fw_pin_handoff sched_pins_handoff(sched_pins *c);
+/* StickyVM's hand-off (its factory's argument, plugin_factory_args.pins),
+ * bound to c. */
+plugin_pin_handoff sched_pins_handoff(sched_pins *c);
 
 /* Every controller's refresh period of scheduler/pin_status.h's gauges
  * from now on (ms <= 0: SCHED_PINS_STATUS_REFRESH_MS again). */

@@ -131,8 +131,8 @@ static int leading(void *ud)
     return s->leader && kube_leader_is_leader(s->leader);
 }
 
-/* fw_pin_handoff for plugins: the pin controller (built after the
- * frameworks, before anything can call this). */
+/* StickyVM's hand-off (plugin_factory_args.pins): the pin controller
+ * (built after the frameworks, before anything can call this). */
 static void pins_enqueue(void *ud, const char *ns, const char *name)
 {
     sched_scheduler *s = ud;
@@ -159,15 +159,22 @@ static fw_services shared_services(sched_scheduler *s)
     if (s->cfg->leader_election.leader_elect)
         svc.leadership = (fw_leadership){leading, s};
     svc.metrics_registry = s->metrics;
-    svc.pins = (fw_pin_handoff){pins_enqueue, s};
     svc.extenders = sched_extenders_view(s->extenders);
     return svc;
 }
 
-static int build_frameworks(sched_scheduler *s, const fw_registry *reg, char *err, size_t errlen)
+static int build_frameworks(sched_scheduler *s, const fw_registry *base, char *err, size_t errlen)
 {
     const sched_config *cfg = s->cfg;
-    int rc = KUBE_OK;
+    const fw_registry *reg = &s->registry.reg;
+    int rc;
+
+    s->factory_args.pins = (plugin_pin_handoff){pins_enqueue, s};
+    if ((rc = plugin_registry_with_args(base, &s->factory_args, &s->registry)) != KUBE_OK) {
+        snprintf(err, errlen, "the plugin registry holds more than %d plugins",
+                 PLUGIN_REGISTRY_MAX);
+        return rc;
+    }
 
     s->fws = calloc(cfg->n_profiles, sizeof(*s->fws));
     s->recorders = calloc(cfg->n_profiles, sizeof(*s->recorders));

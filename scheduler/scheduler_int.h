@@ -20,6 +20,7 @@
 #include "kube/machinery/leader.h"
 #include "kube/machinery/recorder.h"
 #include "pin_controller.h"
+#include "plugins/registry.h"
 #include "scheduler.h"
 
 #define DEFAULT_BINDING_WORKERS 8
@@ -57,6 +58,10 @@ struct sched_scheduler {
     kube_leader *leader;
     sched_extenders *extenders; /* NULL: none configured */
     sched_pins *pins;           /* NULL: no profile enables StickyVM */
+    /* What the plugins' factories close over (StickyVM's hand-off to pins),
+     * and the registry the frameworks were built from, closing over it. */
+    plugin_factory_args factory_args;
+    plugin_registry registry;
 
     sched_binders *binders; /* the binding pipeline (binders.h): its own lock */
 

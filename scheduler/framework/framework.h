@@ -203,9 +203,14 @@ typedef struct fw_plugin_desc {
 
     /* Required. Constructs an instance. args: the defaulted args from the profile
      * (borrowed for the call; NULL when the plugin takes none). h lives as
-     * long as the instance. *self may be NULL for stateless plugins.
-     * Returns KUBE_OK or a KUBE_E* code with a message in err. */
-    int (*create)(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen);
+     * long as the instance. deps: what the registry's entry for this
+     * plugin closes over (kube-scheduler's PluginFactory closures: the
+     * dependencies a plugin gets besides the handle), borrowed for the
+     * instance's life; NULL when the registry gives none. *self may be NULL
+     * for stateless plugins. Returns KUBE_OK or a KUBE_E* code with a
+     * message in err. */
+    int (*create)(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen);
     /* Frees self. Called once, after every point has stopped running. */
     void (*destroy)(void *self);
 
@@ -295,10 +300,15 @@ typedef struct fw_plugin_desc {
 typedef struct fw_registry {
     const fw_plugin_desc *const *plugins;
     size_t n;
+    /* deps[i]: what plugins[i]'s factory closes over, handed to its create
+     * (NULL array, or NULL entry: nothing). Borrowed. */
+    void *const *deps;
 } fw_registry;
 
 /* The descriptor named name, or NULL. */
 const fw_plugin_desc *fw_registry_find(const fw_registry *r, const char *name);
+/* What r's factory of d closes over (r->deps' entry), or NULL. */
+void *fw_registry_deps(const fw_registry *r, const fw_plugin_desc *d);
 
 /* Resolves a loaded configuration against reg, profile by profile: every
  * plugin the file names must be in reg ("unknown plugin", or "not
@@ -364,16 +374,6 @@ typedef struct fw_leadership {
     void *ud;
 } fw_leadership;
 
-/* The scheduler's pin controller as a plugin sees it
- * (scheduler/pin_controller.h): enqueue hands it VirtualMachine ns/name
- * whose pin a plugin could not write, and the controller writes it until
- * it lands or is no longer needed. NULL enqueue: no controller.
- * Thread-safe; strings borrowed for the call. */
-typedef struct fw_pin_handoff {
-    void (*enqueue)(void *ud, const char *ns, const char *name);
-    void *ud;
-} fw_pin_handoff;
-
 struct kube_metrics;
 
 /* One node where preempting victims lets a pod fit (kube's preemption
@@ -432,9 +432,6 @@ typedef struct fw_services {
      * election off, or a single replica). Thread-safe; called from any
      * thread. */
     fw_leadership leadership;
-    /* The pin controller's hand-off (StickyVM's PostBind); NULL enqueue:
-     * none. */
-    fw_pin_handoff pins;
     /* The scheduler's metrics registry (scheduler/metrics.h), where plugins
      * register their own families; NULL: plugins keep no metrics. */
     struct kube_metrics *metrics_registry;

@@ -13,3 +13,11 @@ const fw_plugin_desc *fw_registry_find(const fw_registry *r, const char *name)
             return r->plugins[i];
     return NULL;
 }
+
+void *fw_registry_deps(const fw_registry *r, const fw_plugin_desc *d)
+{
+    for (size_t i = 0; r && r->deps && i < r->n; i++)
+        if (r->plugins[i] == d)
+            return r->deps[i];
+    return NULL;
+}

@@ -125,13 +125,13 @@ static int check_plugin_config(const sched_profile *prof, char *err, size_t errl
 /* Creates plugin d with the profile's (resolved, so defaulted) args and
  * adds the instance. KUBE_OK, or the plugin's error with err set. */
 static int create_plugin(fw_framework *fw, const sched_profile *prof, const fw_plugin_desc *d,
-                         char *err, size_t errlen)
+                         void *deps, char *err, size_t errlen)
 {
     /* resolved: a plugin that takes args has its defaulted entry */
     const cJSON *args = sched_profile_args(prof, d->name);
     char msg[512] = "";
     void *self = NULL;
-    int rc = d->create(args, &fw->handle, &self, msg, sizeof(msg));
+    int rc = d->create(args, &fw->handle, deps, &self, msg, sizeof(msg));
     if (rc != KUBE_OK) {
         errf(err, errlen, "initializing plugin \"%s\": %s", d->name,
              msg[0] ? msg : kube_strerror(rc));
@@ -159,7 +159,7 @@ static int create_plugins(fw_framework *fw, const sched_profile *prof, const fw_
             rc = KUBE_ECONFIG;
             break;
         }
-        rc = create_plugin(fw, prof, d, err, errlen);
+        rc = create_plugin(fw, prof, d, fw_registry_deps(reg, d), err, errlen);
     }
     free(names);
     return rc;

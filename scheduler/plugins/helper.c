@@ -384,7 +384,7 @@ int plugin_args_array(const cJSON *obj, const char *path, const char *key, const
     return 1;
 }
 
-int plugin_handle_only_create(const cJSON *args, fw_handle *h, void **self, char *err,
+int plugin_handle_only_create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
                               size_t errlen)
 {
     plugin_handle_only *pl = calloc(1, sizeof(*pl));

@@ -33,7 +33,7 @@ struct kube_arena;
 typedef struct plugin_handle_only {
     const fw_handle *h;
 } plugin_handle_only;
-int plugin_handle_only_create(const cJSON *args, fw_handle *h, void **self, char *err,
+int plugin_handle_only_create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
                               size_t errlen);
 void plugin_handle_only_destroy(void *self);
 

@@ -322,7 +322,8 @@ static void destroy(void *self)
     free(pl);
 }
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     plugin_field_errs e = PLUGIN_FIELD_ERRS_INIT;
     node_affinity *pl;

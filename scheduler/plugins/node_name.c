@@ -13,7 +13,8 @@
 
 #define ERR_REASON "node(s) didn't match the requested node name"
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     *self = NULL;
     return KUBE_OK;

@@ -32,7 +32,8 @@ static void *state_clone(const void *data)
 
 static const fw_state_ops state_ops = {state_clone, free};
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     *self = NULL;
     return KUBE_OK;

@@ -13,7 +13,8 @@
 #define ERR_REASON_UNKNOWN_CONDITION "node(s) had unknown conditions"
 #define ERR_REASON_UNSCHEDULABLE "node(s) were unschedulable"
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     *self = NULL;
     return KUBE_OK;

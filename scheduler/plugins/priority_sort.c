@@ -7,7 +7,8 @@
 #include "kube/util/errors.h"
 #include "plugins/plugins.h"
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     *self = NULL;
     return KUBE_OK;

@@ -21,7 +21,40 @@
 
 #include "framework/framework.h"
 
-/* The in-tree registry. Never NULL. */
+/* The in-tree registry, its factories closing over nothing. Never NULL. */
 const fw_registry *plugin_registry_in_tree(void);
+
+/* StickyVM's hand-off to the scheduler's pin controller
+ * (scheduler/pin_controller.h): enqueue hands the controller a
+ * VirtualMachine ns/name whose pin the plugin could not write, and the
+ * controller writes it until it lands or is no longer needed. NULL
+ * enqueue: no controller. Thread-safe; strings borrowed for the call. */
+typedef struct plugin_pin_handoff {
+    void (*enqueue)(void *ud, const char *ns, const char *name);
+    void *ud;
+} plugin_pin_handoff;
+
+/* What in-tree plugins' factories close over (kube-scheduler's
+ * PluginFactory closures, app.WithPlugin): the dependencies a plugin gets
+ * besides the framework handle, given by whoever builds the scheduler. */
+typedef struct plugin_factory_args {
+    plugin_pin_handoff pins; /* StickyVM's */
+} plugin_factory_args;
+
+#define PLUGIN_REGISTRY_MAX 64
+
+/* A registry whose factories close over a plugin_factory_args. reg.deps
+ * points into deps: use it in place, never copy it. */
+typedef struct plugin_registry {
+    fw_registry reg;
+    void *deps[PLUGIN_REGISTRY_MAX];
+} plugin_registry;
+
+/* Fills *out with base's plugins, each in-tree factory closing over its
+ * part of fa (StickyVM, by name: &fa->pins). base and fa are borrowed
+ * and must outlive out and every framework built from it. KUBE_OK, or
+ * KUBE_ERANGE when base holds more than PLUGIN_REGISTRY_MAX plugins. */
+int plugin_registry_with_args(const fw_registry *base, const plugin_factory_args *fa,
+                              plugin_registry *out);
 
 #endif

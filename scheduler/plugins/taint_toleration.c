@@ -34,7 +34,8 @@ static size_t state_size(size_t n)
     return sizeof(pre_score_state) + n * sizeof(kube_toleration);
 }
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     *self = NULL;
     return KUBE_OK;

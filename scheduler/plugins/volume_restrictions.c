@@ -292,7 +292,8 @@ int plugin_volume_restrictions_new(const cJSON *args, fw_handle *h, plugin_vol_l
     return KUBE_OK;
 }
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     return plugin_vol_create(args, h, plugin_volume_restrictions_new, self, err, errlen);
 }

@@ -506,7 +506,8 @@ typedef struct gang {
     int n;
 } gang;
 
-static int gang_create(const cJSON *args, fw_handle *h, void **self, char *err, size_t n)
+static int gang_create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                       size_t n)
 {
     gang *g = calloc(1, sizeof(*g));
     (void)args;

@@ -168,7 +168,7 @@ static fw_snapshot *snapshot_of_seeded_nodes(void)
 }
 
 /* The pin controller on the fixture's factory (as scheduler.c builds it),
- * handed to the plugin through the handle. */
+ * handed to the plugin as its factory's argument (plugin_up). */
 static void pins_up(fixture *fx)
 {
     static const char *const names[] = {"stickyvm"};
@@ -184,7 +184,6 @@ static void pins_up(fixture *fx)
                             .n_scheduler_names = 1,
                             .leadership = fx->handle.svc.leadership};
     assert_int_equal(sched_pins_new(&o, &fx->pins), KUBE_OK);
-    fx->handle.svc.pins = sched_pins_handoff(fx->pins);
 }
 
 /* Starts the plugin on a fresh informer factory once the objects exist, waits for the
@@ -202,7 +201,8 @@ static void plugin_up(fixture *fx)
     fx->handle.svc.snapshot = fx->snap;
     fx->handle.svc.leadership.is_leader = fake_is_leader;
     pins_up(fx);
-    if (plugin_stickyvm.create(NULL, &fx->handle, &fx->sv, err, sizeof(err)) != KUBE_OK)
+    plugin_pin_handoff pins = sched_pins_handoff(fx->pins); /* the factory's argument */
+    if (plugin_stickyvm.create(NULL, &fx->handle, &pins, &fx->sv, err, sizeof(err)) != KUBE_OK)
         fail_msg("create: %s", err);
     assert_int_equal(kube_factory_start(fx->informers), KUBE_OK);
     assert_int_equal(sched_pins_start(fx->pins), KUBE_OK);

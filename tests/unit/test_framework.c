@@ -24,6 +24,8 @@
 #include "framework/types_testing.h"
 #include "framework/cycle_state_testing.h"
 #include "framework/status_testing.h"
+#include "plugins/plugins.h"
+#include "plugins/registry.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers: decoded pods and nodes                                     */
@@ -622,7 +624,8 @@ static void log_call(const char *what)
     pthread_mutex_unlock(&log_mu);
 }
 
-static int fake_create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int fake_create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                       size_t errlen)
 {
     *self = h;
     return KUBE_OK;
@@ -927,7 +930,8 @@ static const fw_plugin_desc *const fake_list[] = {
     &p_sidx,  &p_sconst,  &p_sbad,     &p_slist,    &p_r1,    &p_r2,    &p_r3,
     &p_pwait, &p_pwait2,  &p_pdeny,    &p_pfempty,
 };
-static const fw_registry fake_registry = {fake_list, sizeof(fake_list) / sizeof(fake_list[0])};
+static const fw_registry fake_registry = {fake_list, sizeof(fake_list) / sizeof(fake_list[0]),
+                                          NULL};
 
 /* Profiles built in code: Sort and Bind1 are always there. */
 static void prof_add(sched_profile *p, sched_ext_point ep, int disabled, const char *name,
@@ -1949,9 +1953,57 @@ static void permit_wait_allow_reject_timeout(void **state)
     fw_pod_info_unref(pod);
 }
 
+/* A plugin gets what its registry entry closes over (kube-scheduler's
+ * PluginFactory closure) as create's deps, and no other plugin gets it;
+ * the in-tree registry built with plugin_registry_with_args gives StickyVM
+ * the pin hand-off and every other plugin nothing. */
+static void *got_deps;
+
+static int deps_create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                       size_t errlen)
+{
+    got_deps = deps;
+    *self = NULL;
+    return KUBE_OK;
+}
+
+static fw_status *deps_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pod,
+                            const char *node)
+{
+    return NULL;
+}
+
+static void factories_get_their_deps(void **state)
+{
+    (void)state;
+    static const fw_plugin_desc sort = {.name = "Sort", .create = fake_create, .less = sort_less};
+    static const fw_plugin_desc bind = {.name = "Bind1", .create = deps_create, .bind = deps_bind};
+    static const fw_plugin_desc *const list[] = {&sort, &bind};
+    int marker = 42;
+    void *deps[] = {NULL, &marker};
+    fw_registry reg = {list, 2, deps};
+    assert_ptr_equal(fw_registry_deps(&reg, &bind), &marker);
+    assert_null(fw_registry_deps(&reg, &sort));
+    fw_framework *fw = NULL;
+    char err[256] = "";
+    sched_profile *p = prof_new();
+    assert_int_equal(fw_framework_new(p, &reg, NULL, &fw, err, sizeof(err)), KUBE_OK);
+    prof_free(p);
+    assert_ptr_equal(got_deps, &marker);
+    fw_framework_free(fw);
+
+    plugin_factory_args fa = {{NULL, NULL}};
+    plugin_registry r;
+    assert_int_equal(plugin_registry_with_args(plugin_registry_in_tree(), &fa, &r), KUBE_OK);
+    assert_ptr_equal(fw_registry_deps(&r.reg, &plugin_stickyvm), &fa.pins);
+    assert_null(fw_registry_deps(&r.reg, &plugin_node_affinity));
+    assert_int_equal(r.reg.n, plugin_registry_in_tree()->n);
+}
+
 int test_group_framework(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(factories_get_their_deps),
         cmocka_unit_test(status_basics),
         cmocka_unit_test(fit_error_messages),
         cmocka_unit_test(fit_error_explained),

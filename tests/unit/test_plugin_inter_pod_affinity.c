@@ -617,7 +617,7 @@ static void args_defaults_and_validation(void **state)
                NULL);
     check_args("{\"weight\":1}", "unknown field \"weight\"", NULL);
     /* create validates too */
-    assert_int_equal(desc()->create(bad, &h, &pl, err, sizeof(err)), KUBE_ECONFIG);
+    assert_int_equal(desc()->create(bad, &h, NULL, &pl, err, sizeof(err)), KUBE_ECONFIG);
     assert_string_equal(err,
                         "hardPodAffinityWeight: Invalid value: -1: not in valid range [0-100]");
     assert_null(pl);

@@ -65,7 +65,7 @@ static void env_init(env *e, const tt_node_def *nodes, size_t nn, const tt_pod_d
     memset(e, 0, sizeof(*e));
     e->snap = tt_make_snapshot(nodes, nn, pods, np);
     e->h.svc.snapshot = e->snap;
-    assert_int_equal(desc()->create(NULL, &e->h, &e->pl, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(desc()->create(NULL, &e->h, NULL, &e->pl, err, sizeof(err)), KUBE_OK);
     e->cs = fw_cycle_state_new();
     assert_non_null(e->cs);
 }

@@ -170,7 +170,7 @@ static fx *fx_new(const char *args_json)
     f->snap = snapshot_of(nodes, 3);
     f->h.profile_name = "stickyvm";
     f->h.svc.snapshot = f->snap;
-    if (stickyvm_new_with_lookup(args, &f->h, &lk, &f->sv, err, sizeof(err)) != KUBE_OK)
+    if (stickyvm_new_with_lookup(args, &f->h, NULL, &lk, &f->sv, err, sizeof(err)) != KUBE_OK)
         fail_msg("create: %s", err);
     cJSON_Delete(args);
     f->cs = fw_cycle_state_new();
@@ -551,8 +551,10 @@ static void test_metrics_registered(void **state)
     plugin_stickyvm.destroy(f->sv);
     f->h.svc.metrics_registry = reg;
     h2.svc.metrics_registry = reg;
-    assert_int_equal(stickyvm_new_with_lookup(NULL, &f->h, &lk, &f->sv, err, sizeof(err)), KUBE_OK);
-    assert_int_equal(stickyvm_new_with_lookup(NULL, &h2, &lk, &second, err, sizeof(err)), KUBE_OK);
+    assert_int_equal(stickyvm_new_with_lookup(NULL, &f->h, NULL, &lk, &f->sv, err, sizeof(err)),
+                     KUBE_OK);
+    assert_int_equal(stickyvm_new_with_lookup(NULL, &h2, NULL, &lk, &second, err, sizeof(err)),
+                     KUBE_OK);
     kube_buf text = KUBE_BUF_INIT;
     assert_int_equal(kube_metrics_write(reg, &text), KUBE_OK);
     assert_non_null(strstr(text.data, "stickyvm_pins_recorded_total 0"));
@@ -816,7 +818,7 @@ static void test_args(void **state)
     void *self = NULL;
     char err[256] = "";
     cJSON *bad = cJSON_Parse("{\"annotationKey\":\"a b\"}");
-    assert_int_equal(plugin_stickyvm.create(bad, &h, &self, err, sizeof(err)), KUBE_ECONFIG);
+    assert_int_equal(plugin_stickyvm.create(bad, &h, NULL, &self, err, sizeof(err)), KUBE_ECONFIG);
     assert_null(self);
     cJSON_Delete(bad);
 }
@@ -828,10 +830,11 @@ static void test_args(void **state)
 static fake_cache *g_cache;
 static int g_filter_calls;
 
-static int create_on_fake(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create_on_fake(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                          size_t errlen)
 {
     stickyvm_lookup lk = {fake_get, g_cache};
-    return stickyvm_new_with_lookup(args, h, &lk, self, err, errlen);
+    return stickyvm_new_with_lookup(args, h, deps, &lk, self, err, errlen);
 }
 
 static fw_status *counting_filter(void *self, const fw_cycle_state *cs, const fw_pod_info *pi,
@@ -865,7 +868,7 @@ static fw_registry fake_registry(const fw_plugin_desc **list, size_t cap)
     assert_true(def->n <= cap);
     for (size_t i = 0; i < def->n; i++)
         list[i] = def->plugins[i] == &plugin_stickyvm ? &sticky : def->plugins[i];
-    return (fw_registry){list, def->n};
+    return (fw_registry){list, def->n, NULL};
 }
 
 /* Builds the "stickyvm" profile (default plugins + StickyVM) and finds

@@ -157,7 +157,8 @@ tp_plugin *tp_plugin_new(const fw_plugin_desc *desc, const char *args, fw_snapsh
         if (rc != KUBE_OK)
             fail_msg("default_args: %s", err);
     }
-    if (desc->create(defaulted ? defaulted : in, &p->handle, &p->self, err, sizeof(err)) != KUBE_OK)
+    if (desc->create(defaulted ? defaulted : in, &p->handle, NULL, &p->self, err, sizeof(err)) !=
+        KUBE_OK)
         fail_msg("create: %s", err);
     cJSON_Delete(in);
     cJSON_Delete(defaulted);

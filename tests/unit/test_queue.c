@@ -33,7 +33,8 @@
 /* Fake plugins                                                        */
 /* ------------------------------------------------------------------ */
 
-static int fake_create(const cJSON *args, fw_handle *h, void **self, char *err, size_t n)
+static int fake_create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                       size_t n)
 {
     (void)args;
     (void)h;
@@ -135,7 +136,8 @@ static const fw_plugin_desc p_poddel = {.name = "TPodDel",
                                         .events_to_register = pod_del_events};
 
 static const fw_plugin_desc *const fake_list[] = {&p_sort, &p_bind, &p_gate, &p_node, &p_poddel};
-static const fw_registry fake_registry = {fake_list, sizeof(fake_list) / sizeof(fake_list[0])};
+static const fw_registry fake_registry = {fake_list, sizeof(fake_list) / sizeof(fake_list[0]),
+                                          NULL};
 
 static void prof_add(sched_profile *p, sched_ext_point ep, const char *name)
 {

@@ -70,7 +70,8 @@ ARGS_HOOK(balanced_args, "{\"resources\":[{\"name\":\"cpu\",\"weight\":1},{\"nam
 ARGS_HOOK(spread_args, "{\"defaultingType\":\"System\"}")
 ARGS_HOOK(volume_binding_args, "{\"bindTimeoutSeconds\":600}")
 
-static int fake_create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int fake_create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                       size_t errlen)
 {
     *self = NULL;
     return KUBE_OK;
@@ -137,11 +138,12 @@ static const fw_plugin_desc *const all_list[] = {
     &p_vr,   &p_ebs,     &p_gce,      &p_nvl,      &p_azure, &p_vb,       &p_vz,    &p_pts,
     &p_ipa,  &p_preempt, &p_balanced, &p_image,    &p_gates, &p_custom,
 };
-static const fw_registry all_registry = {all_list, sizeof(all_list) / sizeof(all_list[0])};
+static const fw_registry all_registry = {all_list, sizeof(all_list) / sizeof(all_list[0]), NULL};
 
 /* Lacks PodTopologySpread and the volume plugins. */
 static const fw_plugin_desc *const some_list[] = {&p_sort, &p_binder, &p_fit, &p_taint, &p_custom};
-static const fw_registry some_registry = {some_list, sizeof(some_list) / sizeof(some_list[0])};
+static const fw_registry some_registry = {some_list, sizeof(some_list) / sizeof(some_list[0]),
+                                          NULL};
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */

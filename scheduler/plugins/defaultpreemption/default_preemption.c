@@ -457,7 +457,8 @@ void plugin_default_preemption_fix_offset(void *self, int32_t offset)
     ((default_preemption *)self)->fixed_offset = offset < 0 ? -1 : offset;
 }
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     kube_informer_options o = {0};
     int rc;

@@ -132,7 +132,8 @@ int plugin_inter_pod_affinity_new(const cJSON *args, fw_handle *h, plugin_ns_lis
     return KUBE_OK;
 }
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     plugin_ns_lister *ns = NULL;
     int rc;

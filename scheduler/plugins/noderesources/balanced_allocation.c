@@ -156,7 +156,8 @@ static void destroy(void *self)
     free(ba);
 }
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     balanced_allocation *ba = calloc(1, sizeof(*ba));
     int rc;

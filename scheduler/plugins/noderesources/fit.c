@@ -474,7 +474,8 @@ static int build_scorer(fit *f)
     return KUBE_OK;
 }
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     fit *f = calloc(1, sizeof(*f));
     int rc;

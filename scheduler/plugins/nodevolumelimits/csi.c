@@ -463,7 +463,8 @@ int plugin_node_volume_limits_new(const cJSON *args, fw_handle *h, plugin_vol_li
     return KUBE_OK;
 }
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     return plugin_vol_create(args, h, plugin_node_volume_limits_new, self, err, errlen);
 }

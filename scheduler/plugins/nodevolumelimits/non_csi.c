@@ -411,26 +411,26 @@ static int new_with_err(const fw_plugin_desc *desc, plugin_vol_listers *l, void 
 
 /* Defines the descriptor var (plugin name nm) with its plugin_vol_new_fn
  * and create, which differ only in the kind they build. */
-#define NON_CSI_PLUGIN(var, nm)                                                               \
-    static int var##_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l, void **self, \
-                         char *err, size_t errlen)                                            \
-    {                                                                                         \
-        (void)args;                                                                           \
-        (void)h;                                                                              \
-        return new_with_err(&var, l, self, err, errlen);                                      \
-    }                                                                                         \
-    static int var##_create(const cJSON *args, fw_handle *h, void **self, char *err,          \
-                            size_t errlen)                                                    \
-    {                                                                                         \
-        return plugin_vol_create(args, h, var##_new, self, err, errlen);                      \
-    }                                                                                         \
-    const fw_plugin_desc var = {                                                              \
-        .name = (nm),                                                                         \
-        .create = var##_create,                                                               \
-        .destroy = destroy,                                                                   \
-        .pre_filter = pre_filter,                                                             \
-        .filter = filter,                                                                     \
-        .events_to_register = events_to_register,                                             \
+#define NON_CSI_PLUGIN(var, nm)                                                                  \
+    static int var##_new(const cJSON *args, fw_handle *h, plugin_vol_listers *l, void **self,    \
+                         char *err, size_t errlen)                                               \
+    {                                                                                            \
+        (void)args;                                                                              \
+        (void)h;                                                                                 \
+        return new_with_err(&var, l, self, err, errlen);                                         \
+    }                                                                                            \
+    static int var##_create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err, \
+                            size_t errlen)                                                       \
+    {                                                                                            \
+        return plugin_vol_create(args, h, var##_new, self, err, errlen);                         \
+    }                                                                                            \
+    const fw_plugin_desc var = {                                                                 \
+        .name = (nm),                                                                            \
+        .create = var##_create,                                                                  \
+        .destroy = destroy,                                                                      \
+        .pre_filter = pre_filter,                                                                \
+        .filter = filter,                                                                        \
+        .events_to_register = events_to_register,                                                \
     };
 
 NON_CSI_PLUGIN(plugin_ebs_limits, "EBSLimits")

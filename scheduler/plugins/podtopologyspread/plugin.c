@@ -304,7 +304,8 @@ int plugin_pod_topology_spread_new(const cJSON *args, fw_handle *h,
     return KUBE_OK;
 }
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     return plugin_pod_topology_spread_new(args, h, NULL, self, err, errlen);
 }

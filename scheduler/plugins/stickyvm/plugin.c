@@ -9,7 +9,8 @@
  * Writes: one merge patch of the VM per first placement (PostBind), carrying
  * the VM's resourceVersion; a conflict re-reads the VM and keeps a pin that
  * appeared meanwhile; a write that fails is handed to the scheduler's pin
- * controller (h->svc.pins, scheduler/pin_controller.h), which retries it
+ * controller (the plugin_pin_handoff its factory closes over,
+ * scheduler/plugins/registry.h; scheduler/pin_controller.h), which retries it
  * until it lands and also moves pins after live migrations. Pins this
  * process wrote are remembered (notes, notes.h) until the VM informer shows
  * them, so a pod recreated at once cannot miss a pin the cache has not
@@ -71,6 +72,7 @@ typedef struct stickyvm {
     char *key;               /* the pin annotation */
     kube_lister *vmis, *vms; /* the factory's; NULL with a caller's lookup */
     stickyvm_source *src;    /* where VMIs and VMs are read */
+    plugin_pin_handoff pins; /* the pin controller's hand-off (NULL enqueue: none) */
     stickyvm_notes *notes;   /* pins written, until the informer shows them */
 
     sv_counters c;
@@ -372,7 +374,7 @@ static void hand_off(stickyvm *sv, const kube_vm *vm, const char *node, int rc,
                      const kube_pin_result *res)
 {
     const char *ns = vm->base.meta.namespace_, *name = vm->base.meta.name;
-    const fw_pin_handoff *p = &sv->h->svc.pins;
+    const plugin_pin_handoff *p = &sv->pins;
     const char *next = p->enqueue ? "handed to the pin controller, which retries it"
                                   : "no pin controller runs: the next placement tries again";
     KLOG_ERROR("StickyVM: could not pin VM %s/%s to node %s (%s%s%s); %s", ns, name, node,
@@ -709,14 +711,16 @@ static int args_key(const cJSON *args, char **key, char *err, size_t errlen)
     return *key ? KUBE_OK : KUBE_ENOMEM;
 }
 
-int stickyvm_new_with_lookup(const cJSON *args, fw_handle *h, const stickyvm_lookup *lk,
-                             void **self, char *err, size_t errlen)
+int stickyvm_new_with_lookup(const cJSON *args, fw_handle *h, const plugin_pin_handoff *pins,
+                             const stickyvm_lookup *lk, void **self, char *err, size_t errlen)
 {
     stickyvm *sv = calloc(1, sizeof(*sv));
     *self = NULL;
     if (!sv)
         return KUBE_ENOMEM;
     sv->h = h;
+    if (pins)
+        sv->pins = *pins;
     int rc = stickyvm_source_new(lk, h->svc.client, &sv->c.api_reads, &sv->src);
     if (rc == KUBE_OK)
         rc = args_key(args, &sv->key, err, errlen);
@@ -733,9 +737,12 @@ int stickyvm_new_with_lookup(const cJSON *args, fw_handle *h, const stickyvm_loo
     return KUBE_OK;
 }
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+/* deps: the plugin_pin_handoff its registry entry closes over
+ * (plugin_registry_with_args), or NULL: no pin controller. */
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
-    return stickyvm_new_with_lookup(args, h, NULL, self, err, errlen);
+    return stickyvm_new_with_lookup(args, h, deps, NULL, self, err, errlen);
 }
 
 void stickyvm_stats_get(const void *self, stickyvm_stats *out)

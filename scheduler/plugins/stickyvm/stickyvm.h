@@ -11,8 +11,9 @@
  * checked and written by kube/types/pin.h, with the pin's history annotations)
  * by PostBind on first placement; PreFilter then restricts the pod to that
  * node and Filter rejects every other node. A PostBind write that fails is
- * handed to the scheduler's pin controller through the handle
- * (h->svc.pins; scheduler/pin_controller.h), which retries it until it
+ * handed to the scheduler's pin controller through the hand-off its
+ * factory closes over (plugin_factory_args in scheduler/plugins/registry.h;
+ * scheduler/pin_controller.h), which retries it until it
  * lands and moves pins after completed live migrations, on the leader.
  * See docs/stickyvm.md.
  *
@@ -35,6 +36,7 @@
 #include "kube/types/kubevirt.h"
 #include "kube/codec/object.h"
 #include "kube/types/pin.h"
+#include "plugins/registry.h"
 
 #define STICKYVM_NAME "StickyVM"
 #define STICKYVM_DEFAULT_ANNOTATION KUBE_PIN_DEFAULT_KEY
@@ -88,10 +90,12 @@ typedef struct stickyvm_lookup {
     void *ud; /* borrowed, outlives the plugin */
 } stickyvm_lookup;
 
-/* plugin_stickyvm.create, except that VMIs and VMs come from lk and no
- * informer is added (a cache miss still makes one GET when h has a
- * client). Arguments and results as fw_plugin_desc.create. */
-int stickyvm_new_with_lookup(const cJSON *args, fw_handle *h, const stickyvm_lookup *lk,
-                             void **self, char *err, size_t errlen);
+/* plugin_stickyvm.create with pins (copied; NULL: no pin controller) as
+ * its factory's argument, except that VMIs and VMs come from lk when it
+ * is not NULL and no informer is added then (a cache miss still makes one
+ * GET when h has a client). Arguments and results as
+ * fw_plugin_desc.create. */
+int stickyvm_new_with_lookup(const cJSON *args, fw_handle *h, const plugin_pin_handoff *pins,
+                             const stickyvm_lookup *lk, void **self, char *err, size_t errlen);
 
 #endif

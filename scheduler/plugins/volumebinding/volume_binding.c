@@ -752,7 +752,8 @@ int plugin_volume_binding_new(const cJSON *args, fw_handle *h, plugin_vol_lister
     return KUBE_OK;
 }
 
-static int create(const cJSON *args, fw_handle *h, void **self, char *err, size_t errlen)
+static int create(const cJSON *args, fw_handle *h, void *deps, void **self, char *err,
+                  size_t errlen)
 {
     return plugin_vol_create(args, h, plugin_volume_binding_new, self, err, errlen);
 }
