@@ -290,6 +290,10 @@ static const param_case params[] = {
     {VM "/vm1/pin?timeout=soon", KUBE_EBADREQUEST, "invalid timeout"},
     {VM "/vm1/pin?pretty=true", KUBE_EBADREQUEST, "\"pretty\""},
     {VM "/vm1/pin?dryRun=All%00", KUBE_EBADREQUEST, "invalid value"},
+    {VM "/vm1/pin?node=n1&from=n0", KUBE_OK, NULL},
+    {VM "/vm1/unpin?from=", KUBE_OK, NULL},
+    {VM "/vm1/pin?from=Bad_Node", KUBE_EBADREQUEST, "query parameter from"},
+    {VM "/vm1/unpin?from=n0&from=n1", KUBE_EBADREQUEST, "only once"},
 };
 
 static void pin_parameters_are_strict(void **state)
