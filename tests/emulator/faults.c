@@ -226,10 +226,9 @@ static int parse_rule(const cJSON *spec, rule *r, char *err, size_t errn)
         rc = parse_webhook(spec, r, err, errn);
     if (rc == KUBE_OK)
         rc = copy_list(spec, "verbs", &r->verbs, err, errn);
-    for (size_t i = 0; rc == KUBE_OK && r->action == ACTION_WEBHOOK && r->verbs.n == 0 &&
-                       i < sizeof(g_write_verbs) / sizeof(g_write_verbs[0]);
-         i++)
-        kube_strlcpy(r->verbs.v[r->verbs.n++], g_write_verbs[i], sizeof(r->verbs.v[0]));
+    if (rc == KUBE_OK && r->action == ACTION_WEBHOOK && r->verbs.n == 0)
+        for (size_t i = 0; i < sizeof(g_write_verbs) / sizeof(g_write_verbs[0]); i++)
+            kube_strlcpy(r->verbs.v[r->verbs.n++], g_write_verbs[i], sizeof(r->verbs.v[0]));
     if (rc == KUBE_OK)
         rc = copy_list(spec, "resources", &r->resources, err, errn);
     if (rc == KUBE_OK)
