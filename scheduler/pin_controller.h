@@ -148,7 +148,7 @@ typedef struct sched_pins_placement {
 
 /* The current launcher pod of vmi among pods (rule 2 above; names: the
  * n_names schedulerNames of StickyVM's profiles) into *out (found 0:
- * none). Walks the lister. */
+ * none). Visits the VMI's pods only (scheduler/launcher_index.h). */
 void sched_pins_placement_find(kube_lister *pods, const char *const *names, size_t n_names,
                                const kube_object *vmi, sched_pins_placement *out);
 

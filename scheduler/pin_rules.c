@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "kube/util/buf.h"
+#include "launcher_index.h"
 #include "pin_controller.h"
 #include "plugins/stickyvm/stickyvm.h"
 
@@ -114,8 +115,8 @@ void sched_pins_placement_find(kube_lister *pods, const char *const *names, size
 {
     scan s = {names, n_names, kube_vmi_from(vmi), out};
     memset(out, 0, sizeof(*out));
-    if (s.vmi)
-        kube_lister_foreach(pods, scan_one, &s);
+    if (s.vmi) /* the VMI's pods by index, not every pod of the cluster */
+        sched_launchers_foreach(pods, vmi->meta.namespace_, vmi->meta.name, scan_one, &s);
 }
 
 int64_t sched_pins_settle_ms(int64_t bind_s)

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "eventhandlers.h"
+#include "launcher_index.h"
 #include "kube/util/clock.h"
 #include "kube/transport/api.h"
 #include "kube/util/buf.h"
@@ -269,7 +270,10 @@ static int build_pins(sched_scheduler *s, char *err, size_t errlen)
                                 .registry = s->metrics};
         if (s->cfg->leader_election.leader_elect)
             o.leadership = (fw_leadership){leading, s};
-        rc = sched_pins_new(&o, &s->pins);
+        /* the pin controller finds a VMI's launcher pods by this index */
+        rc = sched_launcher_index_add(s->pods);
+        if (rc == KUBE_OK)
+            rc = sched_pins_new(&o, &s->pins);
     }
     free(names);
     return rc;

@@ -80,6 +80,7 @@
     UNIT(cache)                                               \
     UNIT(cache_debugger)                                      \
     UNIT(pin_status)                                          \
+    UNIT(launcher_index)                                      \
     INTEGRATION(scheduler_integration)                        \
     INTEGRATION(scheduler_secure_port)                        \
     INTEGRATION(fence_integration)                            \

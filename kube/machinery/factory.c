@@ -271,6 +271,23 @@ void kube_lister_foreach(kube_lister *l, void (*fn)(void *ud, kube_object *obj),
         kube_store_foreach(l->store, fn, ud);
 }
 
+/* The store l reads: its informer's, or its own (fake). */
+static kube_store *store_of(kube_lister *l)
+{
+    return l->inf ? kube_informer_store(l->inf) : l->store;
+}
+
+int kube_lister_add_index(kube_lister *l, const char *name, kube_index_fn fn)
+{
+    return l ? kube_store_add_index(store_of(l), name, fn) : KUBE_EINVAL;
+}
+
+int kube_lister_by_index(kube_lister *l, const char *name, const char *key,
+                         void (*fn)(void *ud, kube_object *obj), void *ud)
+{
+    return l ? kube_store_by_index(store_of(l), name, key, fn, ud) : KUBE_OK;
+}
+
 void kube_lister_last_rv(kube_lister *l, char *out, size_t n)
 {
     if (l && l->inf)

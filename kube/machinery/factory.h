@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "kube/machinery/informer.h"
+#include "kube/machinery/store.h"
 
 typedef struct kube_factory kube_factory;
 typedef struct kube_lister kube_lister;
@@ -77,6 +78,19 @@ kube_object *kube_lister_get(kube_lister *l, const char *ns, const char *name);
 /* fn for every object, under the store's read lock (fn must not call back
  * into l). */
 void kube_lister_foreach(kube_lister *l, void (*fn)(void *ud, kube_object *obj), void *ud);
+/* AddIndexers: adds the index name (copied) computed by fn to l's store,
+ * at any time (built at once from what the store holds, then kept on every
+ * change; kube/machinery/store.h). KUBE_OK (also when l already has name
+ * with fn), KUBE_EEXIST (name with another fn), KUBE_EINVAL (l, name or fn
+ * NULL), KUBE_ENOMEM, or fn's error. */
+int kube_lister_add_index(kube_lister *l, const char *name, kube_index_fn fn);
+/* ByIndex: fn for each object of l that the index name gives key, under
+ * the store's read lock (fn must not call back into l; its object is
+ * borrowed for the call). Costs the matching objects, not the store.
+ * KUBE_OK (also when none match, and for l NULL: nothing listed),
+ * KUBE_EINVAL (l has no index name, or key is NULL). */
+int kube_lister_by_index(kube_lister *l, const char *name, const char *key,
+                         void (*fn)(void *ud, kube_object *obj), void *ud);
 /* 1 once the first list was delivered (always for a fake lister). */
 int kube_lister_has_synced(kube_lister *l);
 

@@ -549,6 +549,11 @@ void kube_informer_foreach(kube_informer *inf, void (*fn)(void *ud, kube_object 
     kube_store_foreach(inf->store, fn, ud);
 }
 
+struct kube_store *kube_informer_store(kube_informer *inf)
+{
+    return inf->store;
+}
+
 void kube_informer_last_rv(kube_informer *inf, char *out, size_t n)
 {
     pthread_mutex_lock(&inf->mu);

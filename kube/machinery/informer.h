@@ -63,6 +63,7 @@
 
 typedef struct kube_hub kube_hub;
 typedef struct kube_informer kube_informer;
+struct kube_store; /* kube/machinery/store.h */
 
 typedef struct kube_informer_handlers {
     void (*on_add)(void *ud, kube_object *obj);
@@ -124,6 +125,10 @@ kube_object *kube_informer_get(kube_informer *inf, const char *ns, const char *n
 /* Calls fn for every stored object (under the store's read lock; fn must not
  * call back into the informer). */
 void kube_informer_foreach(kube_informer *inf, void (*fn)(void *ud, kube_object *obj), void *ud);
+/* The informer's store (client-go's GetIndexer): owned by the hub, valid
+ * until kube_hub_free(); for its indexes (kube_store_add_index,
+ * kube_store_by_index in kube/machinery/store.h). Never apply changes to it. */
+struct kube_store *kube_informer_store(kube_informer *inf);
 /* The last resourceVersion seen (list, event or bookmark), copied into out
  * (n bytes, NUL-terminated; "" before the first list). Thread-safe. */
 void kube_informer_last_rv(kube_informer *inf, char *out, size_t n);

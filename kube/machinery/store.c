@@ -8,6 +8,15 @@
  * objects costs 8 bytes a slot. Key hashes are recomputed from the object
  * when a slot moves (resize, deletion) rather than stored. Deletion shifts
  * the following run back, so no tombstones accumulate.
+ *
+ * Indexes: per index, a string map key -> bucket (an array of the stored
+ * object pointers with that key; the table holds the references). An
+ * object's keys are computed again when it leaves (index functions are
+ * pure), so nothing per object is stored. Every change inserts the new
+ * object's entries first (the only step that allocates, undone on failure),
+ * then swaps the table slot and removes the old object's entries, which
+ * never fails: when the old keys cannot be computed (out of memory), every
+ * bucket of the index is searched instead.
  */
 #include "kube/machinery/store.h"
 
@@ -17,8 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/machinery/store_testing.h"
+#include "kube/util/array.h"
+#include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/util/hash.h"
+#include "kube/util/strmap.h"
 #include "kube/codec/jsonstream.h"
 #include "kube/util/log.h"
 
@@ -29,11 +42,30 @@ _Static_assert(alignof(kube_object) >= 2, "the low bit of an object pointer is f
 
 typedef uintptr_t slot; /* 0: empty */
 
+struct kube_index_keys {
+    char **v;
+    size_t n, cap;
+};
+
+/* The stored objects with one key of an index (borrowed pointers). */
+typedef struct bucket {
+    kube_object **objs;
+    size_t n, cap;
+} bucket;
+
+typedef struct store_index {
+    char *name;
+    kube_index_fn fn;
+    kube_strmap keys; /* key -> bucket (owned) */
+} store_index;
+
 struct kube_store {
     pthread_rwlock_t lock;
     slot *slots;
     size_t cap; /* power of two */
     size_t count;
+    store_index *idx;
+    size_t n_idx, cap_idx;
 };
 
 static kube_object *slot_obj(slot v)
@@ -83,10 +115,15 @@ int kube_store_new(kube_store **out)
     return KUBE_OK;
 }
 
+static void index_free(store_index *ix);
+
 void kube_store_free(kube_store *s)
 {
     if (s == NULL)
         return;
+    for (size_t i = 0; i < s->n_idx; i++)
+        index_free(&s->idx[i]);
+    free(s->idx);
     for (size_t i = 0; i < s->cap; i++)
         kube_object_unref(slot_obj(s->slots[i]));
     free(s->slots);
@@ -185,6 +222,239 @@ static void remove_at(kube_store *s, size_t i)
     }
 }
 
+/* ---- indexes ------------------------------------------------------------ */
+
+int kube_index_keys_add(kube_index_keys *keys, const char *key)
+{
+    char *copy;
+
+    if (keys == NULL || key == NULL)
+        return KUBE_EINVAL;
+    for (size_t i = 0; i < keys->n; i++)
+        if (strcmp(keys->v[i], key) == 0)
+            return KUBE_OK;
+    if (KUBE_ARRAY_RESERVE(keys->v, keys->cap, keys->n + 1) != KUBE_OK ||
+        (copy = kube_strdup(key)) == NULL)
+        return KUBE_ENOMEM;
+    keys->v[keys->n++] = copy;
+    return KUBE_OK;
+}
+
+static void keys_clear(kube_index_keys *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        free(k->v[i]);
+    free(k->v);
+    *k = (kube_index_keys){0};
+}
+
+/* obj's keys in ix into *k (empty on failure). KUBE_OK or fn's error. */
+static int index_keys(const store_index *ix, const kube_object *obj, kube_index_keys *k)
+{
+    int rc;
+
+    *k = (kube_index_keys){0};
+    rc = ix->fn(obj, k);
+    if (rc != KUBE_OK)
+        keys_clear(k);
+    return rc;
+}
+
+/* Adds obj to key's bucket (created when new). KUBE_OK or KUBE_ENOMEM
+ * (nothing changed). */
+static int bucket_add(store_index *ix, const char *key, kube_object *obj)
+{
+    bucket *b = kube_strmap_get(&ix->keys, key);
+    int fresh = b == NULL;
+
+    if (fresh && (b = calloc(1, sizeof(*b))) == NULL)
+        return KUBE_ENOMEM;
+    if (KUBE_ARRAY_RESERVE(b->objs, b->cap, b->n + 1) != KUBE_OK ||
+        (fresh && kube_strmap_put(&ix->keys, key, b, NULL) != KUBE_OK)) {
+        if (fresh) {
+            free(b->objs);
+            free(b);
+        }
+        return KUBE_ENOMEM;
+    }
+    b->objs[b->n++] = obj;
+    return KUBE_OK;
+}
+
+/* Removes one entry of obj from b; 1 when one was there. */
+static int bucket_drop(bucket *b, const kube_object *obj)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->objs[i] == obj) {
+            b->objs[i] = b->objs[--b->n];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Removes one entry of obj from key's bucket, and the key once empty. */
+static void bucket_remove(store_index *ix, const char *key, const kube_object *obj)
+{
+    bucket *b = kube_strmap_get(&ix->keys, key);
+
+    if (b == NULL)
+        return;
+    bucket_drop(b, obj);
+    if (b->n == 0) {
+        kube_strmap_del(&ix->keys, key);
+        free(b->objs);
+        free(b);
+    }
+}
+
+/* kube_strmap_foreach() callback: drops one entry of ud (an object) from a
+ * bucket (an emptied bucket stays until the store is freed). */
+static void scrub_bucket(void *ud, const char *key, void *value)
+{
+    (void)key;
+    bucket_drop(value, ud);
+}
+
+/* Removes one entry of obj per key of ix. Never fails. */
+static void index_forget(store_index *ix, const kube_object *obj)
+{
+    kube_index_keys k;
+
+    if (index_keys(ix, obj, &k) != KUBE_OK) {
+        kube_strmap_foreach(&ix->keys, scrub_bucket, (void *)(uintptr_t)obj);
+        return;
+    }
+    for (size_t i = 0; i < k.n; i++)
+        bucket_remove(ix, k.v[i], obj);
+    keys_clear(&k);
+}
+
+/* Removes obj from every index. Write lock held. Never fails. */
+static void index_forget_locked(kube_store *s, const kube_object *obj)
+{
+    for (size_t i = 0; i < s->n_idx; i++)
+        index_forget(&s->idx[i], obj);
+}
+
+/* Adds obj under each of its keys in ix. KUBE_OK, or the error with
+ * nothing added. */
+static int index_insert(store_index *ix, kube_object *obj)
+{
+    kube_index_keys k;
+    size_t i = 0;
+    int rc = index_keys(ix, obj, &k);
+
+    while (rc == KUBE_OK && i < k.n && (rc = bucket_add(ix, k.v[i], obj)) == KUBE_OK)
+        i++;
+    while (rc != KUBE_OK && i > 0)
+        bucket_remove(ix, k.v[--i], obj);
+    keys_clear(&k);
+    return rc;
+}
+
+/* Adds obj to every index. Write lock held. KUBE_OK, or the error with
+ * nothing added. */
+static int index_insert_locked(kube_store *s, kube_object *obj)
+{
+    for (size_t i = 0; i < s->n_idx; i++) {
+        int rc = index_insert(&s->idx[i], obj);
+        if (rc != KUBE_OK) {
+            while (i > 0)
+                index_forget(&s->idx[--i], obj);
+            return rc;
+        }
+    }
+    return KUBE_OK;
+}
+
+static void free_bucket(void *ud, const char *key, void *value)
+{
+    bucket *b = value;
+
+    (void)ud, (void)key;
+    free(b->objs);
+    free(b);
+}
+
+static void index_free(store_index *ix)
+{
+    kube_strmap_foreach(&ix->keys, free_bucket, NULL);
+    kube_strmap_free(&ix->keys);
+    free(ix->name);
+}
+
+static store_index *find_index(const kube_store *s, const char *name)
+{
+    for (size_t i = 0; i < s->n_idx; i++)
+        if (strcmp(s->idx[i].name, name) == 0)
+            return &s->idx[i];
+    return NULL;
+}
+
+/* A new index name of fn over what s holds. Write lock held. */
+static int index_build_locked(kube_store *s, const char *name, kube_index_fn fn)
+{
+    store_index ix = {.name = kube_strdup(name), .fn = fn};
+    int rc = ix.name ? KUBE_ARRAY_RESERVE(s->idx, s->cap_idx, s->n_idx + 1) : KUBE_ENOMEM;
+
+    for (size_t i = 0; rc == KUBE_OK && i < s->cap; i++)
+        if (s->slots[i] != 0)
+            rc = index_insert(&ix, slot_obj(s->slots[i]));
+    if (rc != KUBE_OK) {
+        index_free(&ix);
+        return rc;
+    }
+    s->idx[s->n_idx++] = ix;
+    return KUBE_OK;
+}
+
+int kube_store_add_index(kube_store *s, const char *name, kube_index_fn fn)
+{
+    const store_index *ix;
+    int rc;
+
+    if (s == NULL || name == NULL || fn == NULL)
+        return KUBE_EINVAL;
+    pthread_rwlock_wrlock(&s->lock);
+    ix = find_index(s, name);
+    if (ix)
+        rc = ix->fn == fn ? KUBE_OK : KUBE_EEXIST;
+    else
+        rc = index_build_locked(s, name, fn);
+    pthread_rwlock_unlock(&s->lock);
+    return rc;
+}
+
+int kube_store_by_index(kube_store *s, const char *name, const char *key,
+                        void (*fn)(void *ud, kube_object *obj), void *ud)
+{
+    const store_index *ix;
+    const bucket *b;
+
+    if (s == NULL || name == NULL || key == NULL)
+        return KUBE_EINVAL;
+    pthread_rwlock_rdlock(&s->lock);
+    ix = find_index(s, name);
+    b = ix ? kube_strmap_get(&ix->keys, key) : NULL;
+    for (size_t i = 0; b && i < b->n; i++)
+        fn(ud, b->objs[i]);
+    pthread_rwlock_unlock(&s->lock);
+    return ix ? KUBE_OK : KUBE_EINVAL;
+}
+
+size_t kube_store_index_len(kube_store *s, const char *name)
+{
+    const store_index *ix;
+    size_t n;
+
+    pthread_rwlock_rdlock(&s->lock);
+    ix = find_index(s, name);
+    n = ix ? kube_strmap_len(&ix->keys) : 0;
+    pthread_rwlock_unlock(&s->lock);
+    return n;
+}
+
 /* Removes ns/name; returns the store's reference, or NULL. */
 static kube_object *take(kube_store *s, const char *ns, const char *name)
 {
@@ -195,6 +465,7 @@ static kube_object *take(kube_store *s, const char *ns, const char *name)
     if (s->slots[i] != 0) {
         obj = slot_obj(s->slots[i]);
         remove_at(s, i);
+        index_forget_locked(s, obj);
     }
     pthread_rwlock_unlock(&s->lock);
     return obj;
@@ -280,12 +551,33 @@ static void deliver_change(const kube_informer_handlers *h, kube_object *old, ku
     }
 }
 
+/* Stores obj and moves the index entries from the object it replaces (in
+ * *old, or NULL) to it. Write lock held. KUBE_OK, or the error with
+ * nothing changed. */
+static int put_indexed_locked(kube_store *s, kube_object *obj, kube_object **old)
+{
+    int rc;
+
+    *old = NULL;
+    /* room first, so that nothing fails once the indexes hold obj */
+    if ((s->count + 1) * 4 > s->cap * 3 && grow(s) != KUBE_OK)
+        return KUBE_ENOMEM;
+    if ((rc = index_insert_locked(s, obj)) != KUBE_OK)
+        return rc;
+    rc = put_locked(s, obj, old);
+    if (rc != KUBE_OK)
+        index_forget_locked(s, obj); /* not reached: the room was made */
+    else if (*old)
+        index_forget_locked(s, *old);
+    return rc;
+}
+
 static int put(kube_store *s, kube_object *obj, kube_object **old)
 {
     int rc;
 
     pthread_rwlock_wrlock(&s->lock);
-    rc = put_locked(s, obj, old);
+    rc = put_indexed_locked(s, obj, old);
     pthread_rwlock_unlock(&s->lock);
     return rc;
 }
@@ -339,6 +631,7 @@ static int take_stale(kube_store *s, kube_object ***out, size_t *n)
     for (size_t j = 0; j < k; j++) {
         const kube_object *o = stale[j];
         remove_at(s, find(s, obj_hash(o), ns_of(o), o->meta.name));
+        index_forget_locked(s, o);
     }
     pthread_rwlock_unlock(&s->lock);
     *out = stale;

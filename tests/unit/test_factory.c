@@ -2,7 +2,8 @@
  * tests/unit/test_factory.c - the shared informer factory
  * (kube/machinery/factory.h) on fake listers: one informer per resource,
  * handlers fanned out in order, handlers only before start, the change
- * generation and a wait woken by a change on another thread.
+ * generation and a wait woken by a change on another thread; indexes
+ * (AddIndexers/ByIndex) added at any time.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -137,12 +138,70 @@ static void wait_wakes_on_change(void **state)
     kube_factory_free(f);
 }
 
+/* Index "pool": a node name's part before its first '-'. */
+static int pool_index(const kube_object *obj, kube_index_keys *keys)
+{
+    char pool[64];
+    size_t n = strcspn(obj->meta.name, "-");
+
+    if (!obj->meta.name[n])
+        return KUBE_OK; /* no pool */
+    snprintf(pool, sizeof(pool), "%.*s", (int)n, obj->meta.name);
+    return kube_index_keys_add(keys, pool);
+}
+
+static void count_obj(void *ud, kube_object *obj)
+{
+    (void)obj;
+    (*(int *)ud)++;
+}
+
+/* Unlike handlers, an index may be added after start: it is built from the
+ * store and kept from then on. */
+static void index_added_any_time(void **state)
+{
+    kube_factory *f;
+    kube_lister *l;
+    kube_object *a = node("gpu-1"), *b = node("gpu-2"), *c = node("cpu-1"), *d = node("solo");
+    int n = 0;
+    (void)state;
+
+    assert_int_equal(kube_factory_new(NULL, &f), KUBE_OK);
+    assert_int_equal(kube_factory_lister(f, &nodes_opts, &l), KUBE_OK);
+    assert_int_equal(kube_factory_start(f), KUBE_OK);
+    assert_int_equal(kube_lister_apply(l, KUBE_WATCH_ADDED, a), KUBE_OK);
+    assert_int_equal(kube_lister_apply(l, KUBE_WATCH_ADDED, c), KUBE_OK);
+    assert_int_equal(kube_lister_by_index(l, "pool", "gpu", count_obj, &n), KUBE_EINVAL);
+    assert_int_equal(kube_lister_add_index(l, "pool", pool_index), KUBE_OK);
+    assert_int_equal(kube_lister_apply(l, KUBE_WATCH_ADDED, b), KUBE_OK);
+    assert_int_equal(kube_lister_apply(l, KUBE_WATCH_ADDED, d), KUBE_OK);
+    assert_int_equal(kube_lister_by_index(l, "pool", "gpu", count_obj, &n), KUBE_OK);
+    assert_int_equal(n, 2);
+    n = 0;
+    assert_int_equal(kube_lister_by_index(l, "pool", "cpu", count_obj, &n), KUBE_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(kube_lister_apply(l, KUBE_WATCH_DELETED, a), KUBE_OK);
+    n = 0;
+    assert_int_equal(kube_lister_by_index(l, "pool", "gpu", count_obj, &n), KUBE_OK);
+    assert_int_equal(n, 1);
+    n = 0; /* no lister: nothing listed, nothing found */
+    assert_int_equal(kube_lister_by_index(NULL, "pool", "gpu", count_obj, &n), KUBE_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(kube_lister_add_index(NULL, "pool", pool_index), KUBE_EINVAL);
+    kube_object_unref(a);
+    kube_object_unref(b);
+    kube_object_unref(c);
+    kube_object_unref(d);
+    kube_factory_free(f);
+}
+
 int test_group_factory(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_informer_per_resource),
         cmocka_unit_test(handlers_in_order_before_start),
         cmocka_unit_test(wait_wakes_on_change),
+        cmocka_unit_test(index_added_any_time),
     };
     return cmocka_run_group_tests_name("factory", tests, NULL, NULL);
 }

@@ -31,18 +31,19 @@
 #include "kube/codec/jsonscratch.h"
 #include "kube/codec/jsonstream.h"
 #include "kube/machinery/store.h"
+#include "kube/machinery/store_testing.h"
 
 /* ---- a fake codec: metadata only; kind "Reject" fails to decode --------- */
 
 typedef struct fake_obj {
     kube_object base;
-    char *strs[4];
+    char *strs[5]; /* name, namespace, uid, resourceVersion, keys */
 } fake_obj;
 
 static void fake_destroy(kube_object *o)
 {
     fake_obj *f = (fake_obj *)o;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         free(f->strs[i]);
     free(f);
 }
@@ -75,6 +76,7 @@ static int fake_decode(const cJSON *json, kube_object **out)
         kube_strdup(json_str(md, "namespace") ? json_str(md, "namespace") : "");
     f->base.meta.uid = f->strs[2] = kube_strdup(json_str(md, "uid"));
     f->base.meta.resource_version = f->strs[3] = kube_strdup(json_str(md, "resourceVersion"));
+    f->strs[4] = json_str(json, "keys") ? kube_strdup(json_str(json, "keys")) : NULL;
     *out = &f->base;
     return KUBE_OK;
 }
@@ -89,6 +91,26 @@ static kube_object *mk(const char *ns, const char *name, const char *uid, const 
              "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\",\"uid\":\"%s\","
              "\"resourceVersion\":\"%s\"}}",
              ns, name, uid, rv);
+    j = cJSON_Parse(text);
+    assert_non_null(j);
+    assert_int_equal(fake_decode(j, &o), KUBE_OK);
+    cJSON_Delete(j);
+    return o;
+}
+
+/* A fake object whose index keys (the test index, keys_index) are the
+ * comma-separated list keys ("" for none). */
+static kube_object *mkk(const char *ns, const char *name, const char *uid, const char *rv,
+                        const char *keys)
+{
+    char text[512];
+    cJSON *j;
+    kube_object *o = NULL;
+
+    snprintf(text, sizeof(text),
+             "{\"keys\":\"%s\",\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\","
+             "\"uid\":\"%s\",\"resourceVersion\":\"%s\"}}",
+             keys, ns, name, uid, rv);
     j = cJSON_Parse(text);
     assert_non_null(j);
     assert_int_equal(fake_decode(j, &o), KUBE_OK);
@@ -695,6 +717,215 @@ static void store_table_matches_model(void **state)
     free(model);
 }
 
+/* ---- indexes ------------------------------------------------------------- */
+
+/* The test index: a fake object's comma-separated "keys". */
+static int keys_index(const kube_object *obj, kube_index_keys *keys)
+{
+    const char *p = ((const fake_obj *)obj)->strs[4];
+    char key[64];
+    int rc = KUBE_OK;
+
+    while (p && *p && rc == KUBE_OK) {
+        size_t n = strcspn(p, ",");
+        snprintf(key, sizeof(key), "%.*s", (int)n, p);
+        rc = kube_index_keys_add(keys, key);
+        p += n + (p[n] == ',');
+    }
+    return rc;
+}
+
+/* Another index function: everything under one key. */
+static int all_index(const kube_object *obj, kube_index_keys *keys)
+{
+    (void)obj;
+    return kube_index_keys_add(keys, "all");
+}
+
+static void collect_name(void *ud, kube_object *o)
+{
+    kube_buf_printf(ud, "%s,", o->meta.name);
+}
+
+/* The names the index "k" gives key, sorted, comma-separated ("" for none). */
+static char *by_key(kube_store *s, const char *key)
+{
+    kube_buf b = KUBE_BUF_INIT;
+    char *names[64], *copy, *out;
+    size_t n = 0;
+
+    assert_int_equal(kube_store_by_index(s, "k", key, collect_name, &b), KUBE_OK);
+    copy = kube_strdup(b.data ? b.data : "");
+    for (char *t = copy; *t;) {
+        size_t len = strcspn(t, ",");
+        t[len] = '\0';
+        names[n++] = t;
+        t += len + 1;
+    }
+    for (size_t i = 1; i < n; i++) /* insertion sort */
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    kube_buf_reset(&b);
+    kube_buf_puts(&b, "");
+    for (size_t i = 0; i < n; i++)
+        kube_buf_printf(&b, "%s%s", i ? "," : "", names[i]);
+    out = kube_strdup(b.data);
+    free(copy);
+    kube_buf_free(&b);
+    return out;
+}
+
+#define ASSERT_BY_KEY(s, key, want)        \
+    do {                                   \
+        char *got_ = by_key((s), (key));   \
+        assert_string_equal(got_, (want)); \
+        free(got_);                        \
+    } while (0)
+
+/* Add, an update that moves an object between keys, several keys per
+ * object, delete, and the keys dropped with their last object. */
+static void store_index_follows_changes(void **state)
+{
+    kube_store *s;
+    kube_object *a1 = mkk("d", "a", "ua", "1", "x,y"), *b1 = mkk("d", "b", "ub", "1", "x");
+    kube_object *c1 = mkk("d", "c", "uc", "1", ""), *a2 = mkk("d", "a", "ua", "2", "y,z,z");
+    kube_object *b2 = mkk("d", "b", "ub2", "3", "z"); /* recreated (new uid) */
+    kube_object *gone = mkk("d", "a", "ua", "4", "q");
+    (void)state;
+
+    assert_int_equal(kube_store_new(&s), KUBE_OK);
+    assert_int_equal(kube_store_add_index(s, "k", keys_index), KUBE_OK);
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, a1, NULL), KUBE_OK);
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, b1, NULL), KUBE_OK);
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, c1, NULL), KUBE_OK);
+    ASSERT_BY_KEY(s, "x", "a,b");
+    ASSERT_BY_KEY(s, "y", "a");
+    ASSERT_BY_KEY(s, "z", "");
+    assert_int_equal(kube_store_index_len(s, "k"), 2); /* c has no key */
+    /* an update moves a from x,y to y,z (a duplicate key counts once) */
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_MODIFIED, a2, NULL), KUBE_OK);
+    ASSERT_BY_KEY(s, "x", "b");
+    ASSERT_BY_KEY(s, "y", "a");
+    ASSERT_BY_KEY(s, "z", "a");
+    kube_buf seen = KUBE_BUF_INIT;
+    assert_int_equal(kube_store_by_index(s, "k", "z", collect_name, &seen), KUBE_OK);
+    assert_string_equal(seen.data, "a,"); /* once, although "z,z" */
+    kube_buf_free(&seen);
+    /* a recreated object leaves its old keys */
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_MODIFIED, b2, NULL), KUBE_OK);
+    ASSERT_BY_KEY(s, "x", "");
+    ASSERT_BY_KEY(s, "z", "a,b");
+    assert_int_equal(kube_store_index_len(s, "k"), 2); /* y, z: x dropped */
+    /* a delete whose final state has other keys removes the stored keys */
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_DELETED, gone, NULL), KUBE_OK);
+    ASSERT_BY_KEY(s, "y", "");
+    ASSERT_BY_KEY(s, "z", "b");
+    ASSERT_BY_KEY(s, "q", "");
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_DELETED, b2, NULL), KUBE_OK);
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_DELETED, c1, NULL), KUBE_OK);
+    assert_int_equal(kube_store_index_len(s, "k"), 0);
+    /* the same object applied twice stays once */
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_ADDED, a1, NULL), KUBE_OK);
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_MODIFIED, a1, NULL), KUBE_OK);
+    ASSERT_BY_KEY(s, "x", "a");
+    assert_int_equal(kube_store_apply(s, KUBE_WATCH_DELETED, a1, NULL), KUBE_OK);
+    assert_int_equal(kube_store_index_len(s, "k"), 0);
+    kube_store_free(s);
+    kube_object *objs[] = {a1, b1, c1, a2, b2, gone};
+    for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++)
+        kube_object_unref(objs[i]);
+}
+
+/* A re-list: new, changed, unchanged and vanished objects; and an index
+ * added late is built from what the store holds. */
+static void store_index_follows_replace(void **state)
+{
+    kube_store *s;
+    kube_object *before[] = {mkk("d", "a", "ua", "1", "x"), mkk("d", "b", "ub", "1", "x,y"),
+                             mkk("d", "c", "uc", "1", "y")};
+    kube_object *after[] = {mkk("d", "a", "ua", "1", "x"), mkk("d", "b", "ub", "2", "z"),
+                            mkk("d", "e", "ue", "1", "y,z")};
+    (void)state;
+
+    assert_int_equal(kube_store_new(&s), KUBE_OK);
+    assert_int_equal(kube_store_replace(s, before, 3, NULL), KUBE_OK);
+    /* added after the objects: built from the store */
+    assert_int_equal(kube_store_add_index(s, "k", keys_index), KUBE_OK);
+    assert_int_equal(kube_store_add_index(s, "k", keys_index), KUBE_OK); /* the same again */
+    assert_int_equal(kube_store_add_index(s, "k", all_index), KUBE_EEXIST);
+    assert_int_equal(kube_store_add_index(s, "all", all_index), KUBE_OK);
+    ASSERT_BY_KEY(s, "x", "a,b");
+    ASSERT_BY_KEY(s, "y", "b,c");
+    assert_int_equal(kube_store_replace(s, after, 3, NULL), KUBE_OK);
+    ASSERT_BY_KEY(s, "x", "a");
+    ASSERT_BY_KEY(s, "y", "e");
+    ASSERT_BY_KEY(s, "z", "b,e");
+    assert_int_equal(kube_store_index_len(s, "k"), 3);
+    size_t n = 0;
+    assert_int_equal(kube_store_by_index(s, "all", "all", count_fn, &n), KUBE_OK);
+    assert_int_equal(n, 3);
+    /* an unknown index is an error, an unknown key is none */
+    assert_int_equal(kube_store_by_index(s, "nope", "x", count_fn, &n), KUBE_EINVAL);
+    assert_int_equal(kube_store_by_index(s, "k", "nope", count_fn, &n), KUBE_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(kube_store_replace(s, NULL, 0, NULL), KUBE_OK);
+    assert_int_equal(kube_store_index_len(s, "k"), 0);
+    assert_int_equal(kube_store_index_len(s, "all"), 0);
+    kube_store_free(s);
+    for (int i = 0; i < 3; i++) {
+        kube_object_unref(before[i]);
+        kube_object_unref(after[i]);
+    }
+}
+
+/* Random changes against a model: every key's objects match a full walk. */
+static void store_index_matches_walk(void **state)
+{
+    enum { KEYS = 400, OPS = 6000, VALS = 7 };
+    kube_store *s;
+    unsigned seed = 777;
+    char name[32], rv[32], keys[32];
+    int model[KEYS]; /* -1: absent; else the bitmask of keys k0..k6 */
+    (void)state;
+
+    for (int k = 0; k < KEYS; k++)
+        model[k] = -1;
+    assert_int_equal(kube_store_new(&s), KUBE_OK);
+    assert_int_equal(kube_store_add_index(s, "k", keys_index), KUBE_OK);
+    for (int op = 0; op < OPS; op++) {
+        seed = seed * 1103515245u + 12345u;
+        int k = (int)((seed >> 8) % KEYS), mask = (int)((seed >> 20) % (1u << VALS));
+        int del = ((seed >> 4) & 3) == 0;
+        size_t off = 0;
+        keys[0] = '\0';
+        for (int v = 0; v < VALS; v++)
+            if (mask & (1 << v))
+                off += (size_t)snprintf(keys + off, sizeof(keys) - off, "%sk%d", off ? "," : "", v);
+        snprintf(name, sizeof(name), "obj-%d", k);
+        snprintf(rv, sizeof(rv), "%d", op);
+        kube_object *o = mkk("ns", name, name, rv, keys);
+        assert_int_equal(
+            kube_store_apply(s, del ? KUBE_WATCH_DELETED : KUBE_WATCH_MODIFIED, o, NULL), KUBE_OK);
+        model[k] = del ? -1 : mask;
+        kube_object_unref(o);
+    }
+    size_t live_keys = 0;
+    for (int v = 0; v < VALS; v++) {
+        size_t want = 0, got = 0;
+        snprintf(keys, sizeof(keys), "k%d", v);
+        for (int k = 0; k < KEYS; k++)
+            want += model[k] >= 0 && (model[k] & (1 << v));
+        assert_int_equal(kube_store_by_index(s, "k", keys, count_fn, &got), KUBE_OK);
+        assert_int_equal(got, want);
+        live_keys += want > 0;
+    }
+    assert_int_equal(kube_store_index_len(s, "k"), live_keys);
+    kube_store_free(s);
+}
+
 typedef struct reader_arg {
     kube_store *s;
     volatile int stop;
@@ -1231,6 +1462,9 @@ int test_group_informer(void)
         cmocka_unit_test(store_apply_rules),
         cmocka_unit_test(store_replace_delivers_difference),
         cmocka_unit_test(store_table_matches_model),
+        cmocka_unit_test(store_index_follows_changes),
+        cmocka_unit_test(store_index_follows_replace),
+        cmocka_unit_test(store_index_matches_walk),
         cmocka_unit_test(store_concurrent_readers),
         cmocka_unit_test(informer_follows_scripted_server),
         cmocka_unit_test(hub_stops_promptly_and_frees),
