@@ -54,6 +54,7 @@ typedef struct fixture {
     harness *h;
     kube_config *admin_cfg, *sched_cfg;
     kube_client *admin, *sched;
+    const harness_identity *sched_id;
     kube_factory *informers;
     kube_lister *pods, *vms, *vmis;
     sched_pins *pins;
@@ -70,6 +71,7 @@ static int group_setup(void **state)
     o.nodes = 3;
     assert_int_equal(harness_start(&o, &fx->h), KUBE_OK);
     assert_int_equal(harness_add_cert_user(fx->h, SCHED_USER, masters, 1, &id), KUBE_OK);
+    fx->sched_id = id;
     assert_int_equal(
         kube_config_from_file(harness_kubeconfig(fx->h), &fx->admin_cfg, err, sizeof(err)),
         KUBE_OK);
@@ -333,6 +335,41 @@ static void next_second(void)
 /* Tests                                                               */
 /* ------------------------------------------------------------------ */
 
+/* The emulator's down webhook answers the chosen user's writes as
+ * kube-apiserver does (500 InternalError, "failed calling webhook", one
+ * cause), and nothing else: that user's reads, another user's writes. */
+static void webhook_refuses_only_the_users_writes(void **state)
+{
+    fixture *fx = *state;
+    char vm_uid[64];
+    harness_response r = {0};
+    const char *patch = "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}";
+    kvc_create_vm(fx->h, NS, "vm-hook", NULL, NULL, vm_uid, sizeof(vm_uid));
+    webhook_down(fx);
+    assert_int_equal(harness_request(fx->h, fx->sched_id, "PATCH", VMS_PATH "/vm-hook",
+                                     "application/merge-patch+json", patch, &r),
+                     KUBE_OK);
+    assert_int_equal(r.status, 500);
+    cJSON *st = cJSON_Parse(r.body);
+    harness_response_free(&r);
+    assert_string_equal(cJSON_GetObjectItem(st, "reason")->valuestring, "InternalError");
+    const char *msg = cJSON_GetObjectItem(st, "message")->valuestring;
+    assert_true(strncmp(msg,
+                        "Internal error occurred: failed calling webhook "
+                        "\"vm-policy.example.com\": failed to call webhook: Post ",
+                        60) == 0);
+    const cJSON *cause =
+        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "details"), "causes"), 0);
+    assert_string_equal(cJSON_GetObjectItem(cause, "message")->valuestring,
+                        msg + strlen("Internal error occurred: "));
+    cJSON_Delete(st);
+    assert_int_equal(
+        harness_request(fx->h, fx->sched_id, "GET", VMS_PATH "/vm-hook", NULL, NULL, &r), KUBE_OK);
+    assert_int_equal(r.status, 200);
+    harness_response_free(&r);
+    merge_patch(fx, VMS_PATH "/vm-hook", patch); /* admin */
+}
+
 /* #30 (1): /unpin, then the restarted VM's pod bound in the same second
  * (both clocks the same machine's), while a down webhook refuses the
  * scheduler's writes. The unpin saw the old pod only: the new one is a
@@ -532,11 +569,9 @@ int test_group_pin_ordering_integration(void)
 {
 #define T(fn) cmocka_unit_test_teardown(fn, test_teardown)
     const struct CMUnitTest tests[] = {
-        T(same_second_unpin_then_bind_is_pinned),
-        T(unpin_writer_clock_ahead_is_pinned),
-        T(unpin_of_a_running_vm_stays),
-        T(migration_before_first_pin_is_pinned),
-        T(owner_pin_back_after_old_migration_stays),
+        T(webhook_refuses_only_the_users_writes), T(same_second_unpin_then_bind_is_pinned),
+        T(unpin_writer_clock_ahead_is_pinned),    T(unpin_of_a_running_vm_stays),
+        T(migration_before_first_pin_is_pinned),  T(owner_pin_back_after_old_migration_stays),
         T(written_forgets_deleted_vms),
     };
 #undef T

@@ -79,6 +79,21 @@ static void parses_commands_and_flags(void **state)
     assert_null(o.target);
     kctl_options_free(&o);
 
+    /* --from: the precondition; empty is "only if unpinned"; not evacuate's */
+    assert_int_equal(parse_line("pin vm1 --node node-2 --from node-1", &o, err, sizeof(err)),
+                     KUBE_OK);
+    assert_string_equal(o.from, "node-1");
+    kctl_options_free(&o);
+    assert_int_equal(parse_line("unpin vm1 --from=", &o, err, sizeof(err)), KUBE_OK);
+    assert_string_equal(o.from, "");
+    kctl_options_free(&o);
+    assert_int_equal(parse_line("unpin vm1", &o, err, sizeof(err)), KUBE_OK);
+    assert_null(o.from);
+    kctl_options_free(&o);
+    assert_int_not_equal(parse_line("evacuate node-1 --from node-0", &o, err, sizeof(err)),
+                         KUBE_OK);
+    kctl_options_free(&o);
+
     assert_int_equal(parse_line("why virt-launcher-vm1-abcde", &o, err, sizeof(err)), KUBE_OK);
     assert_int_equal(o.cmd, KCTL_WHY);
     kctl_options_free(&o);
