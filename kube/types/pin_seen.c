@@ -5,7 +5,6 @@
  * rules that order later placements and migrations after it.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "kube/transport/api.h"
@@ -69,7 +68,7 @@ static int bound_pods(kube_client *c, const char *ns, const char *uid, kube_pin_
                     str_at(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "uid"));
     }
     cJSON_Delete(list);
-    free(resp.body);
+    kube_response_clear(&resp);
     return rc;
 }
 

@@ -422,6 +422,33 @@ static void unpin_writer_clock_ahead_is_pinned(void **state)
     WAIT_TRUE(pinned_to(fx, "vm-skew", "node-2"));
 }
 
+/* A pod created with spec.nodeName (no binding, so no PodScheduled
+ * condition) after an unpin is judged the same way: not seen, so pinned.
+ * (The old rule, with no bind time, let any recorded decision win.) */
+static void spec_node_name_pod_after_unpin_is_pinned(void **state)
+{
+    fixture *fx = *state;
+    char uid[64], vm_uid[64], body[1536];
+    running_vm(fx, "vm-direct", "node-0", "node-0", "virt-launcher-vm-direct-a", uid, sizeof(uid));
+    owner(fx, "vm-direct", NULL);
+    request_ok(fx, "DELETE", PODS_PATH "/virt-launcher-vm-direct-a", NULL, NULL);
+    request_ok(fx, "DELETE", VMIS_PATH "/vm-direct", NULL, NULL);
+    kube_object *vm = NULL;
+    WAIT_TRUE((vm = kube_lister_get(fx->vms, NS, "vm-direct")) != NULL);
+    kube_strlcpy(vm_uid, vm->meta.uid, sizeof(vm_uid));
+    kube_object_unref(vm);
+    kvc_create_vmi(fx->h, NS, "vm-direct", vm_uid, uid, sizeof(uid));
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+             "\"virt-launcher-vm-direct-b\",\"ownerReferences\":[{\"apiVersion\":"
+             "\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\",\"name\":\"vm-direct\","
+             "\"uid\":\"%s\",\"controller\":true}]},\"spec\":{\"schedulerName\":\"stickyvm\","
+             "\"nodeName\":\"node-2\",\"containers\":[{\"name\":\"compute\",\"image\":\"i\"}]}}",
+             uid);
+    assert_int_equal(harness_create(fx->h, PODS_PATH, body, NULL), KUBE_OK);
+    WAIT_TRUE(pinned_to(fx, "vm-direct", "node-2"));
+}
+
 /* The control: the pod the unpin saw bound is never pinned again. A
  * newer VM's pin (queued after it) shows the controller judged it. */
 static void unpin_of_a_running_vm_stays(void **state)
@@ -568,12 +595,18 @@ static void written_forgets_deleted_vms(void **state)
 int test_group_pin_ordering_integration(void)
 {
 #define T(fn) cmocka_unit_test_teardown(fn, test_teardown)
+    /* clang-format off */
     const struct CMUnitTest tests[] = {
-        T(webhook_refuses_only_the_users_writes), T(same_second_unpin_then_bind_is_pinned),
-        T(unpin_writer_clock_ahead_is_pinned),    T(unpin_of_a_running_vm_stays),
-        T(migration_before_first_pin_is_pinned),  T(owner_pin_back_after_old_migration_stays),
+        T(webhook_refuses_only_the_users_writes),
+        T(same_second_unpin_then_bind_is_pinned),
+        T(unpin_writer_clock_ahead_is_pinned),
+        T(spec_node_name_pod_after_unpin_is_pinned),
+        T(unpin_of_a_running_vm_stays),
+        T(migration_before_first_pin_is_pinned),
+        T(owner_pin_back_after_old_migration_stays),
         T(written_forgets_deleted_vms),
     };
+    /* clang-format on */
 #undef T
     return cmocka_run_group_tests_name("pin_ordering_integration", tests, group_setup,
                                        group_teardown);
