@@ -15,6 +15,8 @@
  *    migration's target.
  *  - The owner's /pin back to the source after a migration completed is
  *    never undone by that old migration.
+ *  - A new leader's lagging VMI cache showing an older migration cannot
+ *    move the pin back.
  *  - The controller's map of its writes forgets deleted VMs.
  */
 #include <setjmp.h>
@@ -525,6 +527,67 @@ static void owner_pin_back_after_old_migration_stays(void **state)
     assert_true(cached_pin(fx, "vm-01", "node-0"));
 }
 
+/* How many requests of verb on resource by the scheduler the emulator's
+ * log holds answered code (0: in flight, or never answered). */
+static int sched_requests(fixture *fx, const char *verb, const char *resource, int code)
+{
+    cJSON *items = NULL, *it;
+    int n = 0;
+    assert_int_equal(harness_requests(fx->h, verb, resource, SCHED_USER, &items), KUBE_OK);
+    cJSON_ArrayForEach(it, items)
+    {
+        const cJSON *c = cJSON_GetObjectItem(it, "code");
+        n += cJSON_IsNumber(c) && c->valueint == code;
+    }
+    cJSON_Delete(items);
+    return n;
+}
+
+/* #30 (5), a lagging cache: the controller's VMI cache still shows an older
+ * completed migration (node-0 -> node-1) while kube-apiserver holds a newer
+ * one (node-1 -> node-2) and the owner, having seen that one, pins the VM
+ * back to node-0. On the cache the old migration looks due (pinned to its
+ * source, neither followed nor seen); the controller reads the VMI again
+ * before writing (its GET, while the cache still lags) and leaves the
+ * owner's pin; a VM pinned after it shows nothing more came. (Following
+ * the cached state moved the pin to node-1.) */
+static void lagging_vmi_cache_cannot_move_the_pin_back(void **state)
+{
+    fixture *fx = *state;
+    static const char *const users[] = {SCHED_USER, NULL}, *const watch[] = {"watch", NULL},
+                             *const vmis[] = {"virtualmachineinstances", NULL};
+    const harness_fault_rule hold = {
+        .action = HARNESS_FAULT_STALL, .verbs = watch, .resources = vmis, .users = users};
+    char uid[64];
+    running_vm(fx, "vm-lag", "node-0", "node-0", "virt-launcher-vm-lag", uid, sizeof(uid));
+    vmi_status(fx, "vm-lag", "node-0", "mig-lag-1", "node-0", "node-1", 0);
+    owner(fx, "vm-lag", "node-2");
+    vmi_status(fx, "vm-lag", "node-1", "mig-lag-1", "node-0", "node-1", 1);
+    kube_object *vmi = NULL;
+    WAIT_TRUE(
+        (vmi = kube_lister_get(fx->vmis, NS, "vm-lag")) != NULL &&
+        (strcmp(kube_vmi_from(vmi)->node_name, "node-1") == 0 || (kube_object_unref(vmi), 0)));
+    kube_object_unref(vmi);
+    /* the VMI cache freezes at mig-lag-1 */
+    assert_int_equal(harness_clear_requests(fx->h), KUBE_OK);
+    assert_int_equal(harness_set_fault_rules(fx->h, &hold, 1), KUBE_OK);
+    assert_int_equal(harness_drop_watches(fx->h), KUBE_OK);
+    WAIT_TRUE(sched_requests(fx, "watch", "virtualmachineinstances", 0) > 0);
+    vmi_status(fx, "vm-lag", "node-2", "mig-lag-2", "node-1", "node-2", 1);
+    assert_int_equal(harness_clear_requests(fx->h), KUBE_OK);
+    owner(fx, "vm-lag", "node-0");
+    WAIT_TRUE(cached_pin(fx, "vm-lag", "node-0"));
+    WAIT_TRUE(sched_requests(fx, "get", "virtualmachineinstances", 200) > 0); /* judged */
+    vmi = kube_lister_get(fx->vmis, NS, "vm-lag");
+    assert_string_equal(kube_vmi_from(vmi)->node_name, "node-1"); /* on the old state */
+    kube_object_unref(vmi);
+    assert_int_equal(harness_set_fault_rules(fx->h, NULL, 0), KUBE_OK);
+    running_vm(fx, "vm-lag-marker", NULL, "node-1", "virt-launcher-vm-lag-marker", uid,
+               sizeof(uid));
+    WAIT_TRUE(pinned_to(fx, "vm-lag-marker", "node-1"));
+    assert_true(pinned_to(fx, "vm-lag", "node-0"));
+}
+
 /* Whether the emulator's log holds a watch of virtualmachines by the
  * scheduler still in flight (code 0). */
 static int vm_watch_held(fixture *fx)
@@ -604,6 +667,7 @@ int test_group_pin_ordering_integration(void)
         T(unpin_of_a_running_vm_stays),
         T(migration_before_first_pin_is_pinned),
         T(owner_pin_back_after_old_migration_stays),
+        T(lagging_vmi_cache_cannot_move_the_pin_back),
         T(written_forgets_deleted_vms),
     };
     /* clang-format on */
