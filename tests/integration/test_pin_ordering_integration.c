@@ -607,6 +607,14 @@ static int vm_watch_held(fixture *fx)
 
 #define N_GONE 20
 
+/* Whether the controller's VM cache holds VM name. */
+static int vm_cached(fixture *fx, const char *name)
+{
+    kube_object *vm = kube_lister_get(fx->vms, NS, name);
+    kube_object_unref(vm);
+    return vm != NULL;
+}
+
 /* The controller's map of its writes (kept until its VM cache shows each)
  * forgets VMs deleted before their cache showed it: the VM watch is held
  * while the first pins land, the VMs are deleted and the server's history
@@ -623,8 +631,7 @@ static void written_forgets_deleted_vms(void **state)
     for (int i = 0; i < N_GONE; i++) {
         snprintf(name, sizeof(name), "vm-gone-%d", i);
         kvc_create_vm(fx->h, NS, name, NULL, NULL, vm_uid, sizeof(vm_uid));
-        WAIT_TRUE(kube_lister_get(fx->vms, NS, name) != NULL &&
-                  (kube_object_unref(kube_lister_get(fx->vms, NS, name)), 1));
+        WAIT_TRUE(vm_cached(fx, name));
     }
     assert_int_equal(harness_clear_requests(fx->h), KUBE_OK);
     assert_int_equal(harness_set_fault_rules(fx->h, &hold, 1), KUBE_OK);
