@@ -334,6 +334,12 @@ static int dry_run(const answer *a, const apis_pin_request *r, const char *targe
     return done(a, r, target, cur, !same);
 }
 
+/* Whether target (NULL: unpinned) is the pin previous ("" none). */
+static int same_pin(const char *target, const char *previous)
+{
+    return target ? strcmp(target, previous) == 0 : !*previous;
+}
+
 /* Writes target (NULL: unpin) over vm through kube/pin, which reads the
  * VM again on conflicts; an explicit pin always proceeds. */
 static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r, const char *target,
@@ -360,8 +366,8 @@ static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r,
         rc = vm_not_found(a, r, &res.status);
     else if (res.outcome == KUBE_PIN_PRECONDITION)
         rc = moved_meanwhile(a, r, res.previous);
-    else if (res.outcome != KUBE_PIN_WRITTEN)
-        rc = done(a, r, target, target, 0);
+    else if (res.outcome != KUBE_PIN_WRITTEN || same_pin(target, res.previous))
+        rc = done(a, r, target, target, 0); /* the pin stays (what it saw recorded) */
     else {
         const char *prev = res.previous[0] ? res.previous : NULL;
         audit_event(r, vm, prev, target, w.by);

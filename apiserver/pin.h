@@ -13,7 +13,9 @@
  * API), so a concurrent change makes it fail with a Conflict; the VM is then
  * re-read and the patch retried (KUBE_PIN_MAX_ATTEMPTS patches at most,
  * then 409), which keeps concurrent pins from being lost. Writing what is
- * already there is skipped and answered with "changed": false.
+ * already there is answered with "changed": false and writes nothing,
+ * unless what the decision saw (below) differs from what the VM records:
+ * then that alone is written, the pin unchanged, and no Event.
  *
  * ?from=NODE is a precondition: the write goes ahead only while the VM is
  * pinned to NODE (?from= empty: only while it is unpinned), checked on the

@@ -151,25 +151,41 @@ static int reread(kube_client *c, const kube_vm *vm, kube_pin_result *res, kube_
     return rc;
 }
 
-/* One patch of w over cur (a decision records what it observes first).
- * On success *out is the server's answer. */
-static int patch(kube_client *c, const kube_vm *cur, const kube_pin_write *w, kube_pin_result *res,
-                 kube_object **out)
+/* What a decision on cur sees now (kube_pin_observe()), counted in res. */
+static int observe(kube_client *c, const kube_vm *cur, kube_pin_result *res, kube_pin_seen *out)
+{
+    res->observations++;
+    return kube_pin_observe(c, cur->base.meta.namespace_, cur->base.meta.name, out, &res->status);
+}
+
+/* Whether seen differs from what vm's last decision recorded (none
+ * recorded: it does). */
+static int news(const kube_vm *vm, const kube_pin_seen *seen)
+{
+    const char *pods = kube_meta_annotation(&vm->base.meta, KUBE_PIN_ANN_SEEN_PODS);
+    const char *mig = kube_pin_seen_migration(vm);
+    return !pods || strcmp(pods, seen->pods) != 0 || strcmp(mig ? mig : "", seen->migration) != 0;
+}
+
+/* One patch of w over cur (a decision records what it observed: seen, or
+ * observed here when NULL). On success *out is the server's answer. */
+static int patch(kube_client *c, const kube_vm *cur, const kube_pin_write *w,
+                 const kube_pin_seen *seen, kube_pin_result *res, kube_object **out)
 {
     const kube_meta *m = &cur->base.meta;
     kube_pin_write dw = *w;
-    kube_pin_seen seen;
+    kube_pin_seen mine;
     cJSON *body = NULL, *json = NULL;
     int rc = KUBE_OK;
 
     *out = NULL;
-    if (kube_pin_is_decision(w->reason)) {
-        res->observations++;
-        rc = kube_pin_observe(c, m->namespace_, m->name, &seen, &res->status);
-        dw.seen = &seen;
+    if (kube_pin_is_decision(w->reason) && !seen) {
+        rc = observe(c, cur, res, &mine);
+        seen = &mine;
     }
     if (rc != KUBE_OK)
         return rc;
+    dw.seen = kube_pin_is_decision(w->reason) ? seen : NULL;
     body = kube_pin_patch_new(&dw, m->resource_version,
                               time(NULL) + (time_t)atomic_load(&g_clock_offset_s));
     if (!body)
@@ -228,10 +244,20 @@ int kube_pin_set(kube_client *c, const kube_vm *vm, const kube_pin_write *w,
             if ((rc = reread(c, vm, res, &cur)) != KUBE_OK)
                 break;
         }
-        if (settled(cur, w, attempt > 0, decide, ud, res))
-            break;
+        kube_pin_seen seen;
+        const kube_pin_seen *fresh = NULL;
+        if (settled(cur, w, attempt > 0, decide, ud, res)) {
+            /* the value is there: a decision still records what it saw
+             * when that is news (a placement or migration since the last) */
+            if (res->outcome != KUBE_PIN_UNCHANGED || !kube_pin_is_decision(w->reason) ||
+                (rc = observe(c, kube_vm_from(cur), res, &seen)) != KUBE_OK ||
+                !news(kube_vm_from(cur), &seen))
+                break;
+            kube_pin_result_clear(res);
+            fresh = &seen;
+        }
         kube_object *answer = NULL;
-        rc = patch(c, kube_vm_from(cur), w, res, &answer);
+        rc = patch(c, kube_vm_from(cur), w, fresh, res, &answer);
         if (rc == KUBE_OK) {
             res->outcome = KUBE_PIN_WRITTEN;
             res->vm = answer;

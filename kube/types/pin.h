@@ -193,10 +193,12 @@ typedef struct kube_pin_result {
  * w->from (when given) -> PRECONDITION; already holding w's value ->
  * UNCHANGED; after a conflict decide (NULL: always go) may yield. A
  * decision observes (kube_pin_observe()) before each patch and records
- * it. A 404, or a re-read VM with another uid, is GONE. Returns KUBE_OK
- * with res->outcome set; KUBE_ECONFLICT when KUBE_PIN_MAX_ATTEMPTS patches
- * conflicted; KUBE_EINVAL for bad arguments; else the request's error
- * (res->status says more). Call kube_pin_result_clear() in every case. */
+ * it; over a VM already holding its value it observes too, and writes the
+ * same value with what it saw when that differs from what the VM records
+ * (WRITTEN with previous equal to the value), else UNCHANGED. A 404, or a re-read VM with another
+ * uid, is GONE. Returns KUBE_OK with res->outcome set; KUBE_ECONFLICT when KUBE_PIN_MAX_ATTEMPTS
+ * patches conflicted; KUBE_EINVAL for bad arguments; else the request's error (res->status says
+ * more). Call kube_pin_result_clear() in every case. */
 int kube_pin_set(kube_client *c, const kube_vm *vm, const kube_pin_write *w,
                  kube_pin_decide_fn decide, void *ud, kube_pin_result *res);
 

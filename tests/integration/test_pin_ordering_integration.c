@@ -588,6 +588,32 @@ static void lagging_vmi_cache_cannot_move_the_pin_back(void **state)
     assert_true(pinned_to(fx, "vm-lag", "node-0"));
 }
 
+/* The owner's /pin to the node the VM is pinned to already, after a
+ * migration away from it completed (its follow held back by a down
+ * webhook): the pin does not change, but the decision records the
+ * migration it saw, so the migration is never followed once the webhook
+ * is back. A migration nobody saw, completed after, is followed. (An
+ * unchanged pin wrote nothing: the old migration was followed then.) */
+static void owner_pin_to_the_same_node_records_the_migration(void **state)
+{
+    fixture *fx = *state;
+    char uid[64], v[64];
+    running_vm(fx, "vm-same", "node-0", "node-0", "virt-launcher-vm-same", uid, sizeof(uid));
+    running_vm(fx, "vm-same-marker", "node-0", "node-0", "virt-launcher-vm-same-marker", uid,
+               sizeof(uid));
+    webhook_down(fx);
+    vmi_status(fx, "vm-same", "node-1", "mig-same", "node-0", "node-1", 1);
+    WAIT_TRUE(refused(fx, "vm-same") > 0); /* the follow, held back */
+    owner(fx, "vm-same", "node-0");
+    annotation(fx, "vm-same", KUBE_PIN_ANN_SEEN_MIGRATION, v, sizeof(v));
+    assert_string_equal(v, "mig-same");
+    WAIT_TRUE(cached_pin(fx, "vm-same", "node-0") && refused(fx, "vm-same") > 1);
+    assert_int_equal(harness_set_fault_rules(fx->h, NULL, 0), KUBE_OK);
+    vmi_status(fx, "vm-same-marker", "node-2", "mig-same-marker", "node-0", "node-2", 1);
+    WAIT_TRUE(pinned_to(fx, "vm-same-marker", "node-2"));
+    assert_true(pinned_to(fx, "vm-same", "node-0"));
+}
+
 /* Whether the emulator's log holds a watch of virtualmachines by the
  * scheduler still in flight (code 0). */
 static int vm_watch_held(fixture *fx)
@@ -675,6 +701,7 @@ int test_group_pin_ordering_integration(void)
         T(migration_before_first_pin_is_pinned),
         T(owner_pin_back_after_old_migration_stays),
         T(lagging_vmi_cache_cannot_move_the_pin_back),
+        T(owner_pin_to_the_same_node_records_the_migration),
         T(written_forgets_deleted_vms),
     };
     /* clang-format on */
