@@ -219,6 +219,7 @@ static void serve_pin(const apis_handlers_ctx *c, const req_state *r, kube_excha
         .unpin = r->route.kind == APIS_ROUTE_UNPIN,
         .has_node = r->route.has_node,
         .node = r->route.node,
+        .from = r->route.has_from ? r->route.from : NULL,
         .key = c->pin_key,
         .user = user ? user->name : NULL,
         .dry_run = r->route.dry_run,

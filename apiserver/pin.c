@@ -289,6 +289,42 @@ static int done(const answer *a, const apis_pin_request *r, const char *node, co
     return apis_pin_answer_json(a->body, r->namespace_, r->name, node, prev, changed);
 }
 
+/* The 409 of a precondition ?from= the VM no longer meets: current is
+ * its pin now ("" unpinned), named in the message and as the cause. */
+static int moved_meanwhile(const answer *a, const apis_pin_request *r, const char *current)
+{
+    char msg[1024], want[300], now[300];
+    kube_status_details d = {.name = r->name,
+                             .group = KUBEVIRT_GROUP,
+                             .kind = "virtualmachines",
+                             .cause_reason = "FieldValueInvalid",
+                             .cause_message = current,
+                             .cause_field = "from"};
+
+    if (*r->from)
+        snprintf(want, sizeof(want), "pinned to node %s", r->from);
+    else
+        snprintf(want, sizeof(want), "unpinned");
+    if (*current)
+        snprintf(now, sizeof(now), "pinned to node %s", current);
+    else
+        snprintf(now, sizeof(now), "unpinned");
+    snprintf(msg, sizeof(msg),
+             "Operation cannot be fulfilled on virtualmachines.kubevirt.io \"%s\": the "
+             "precondition from=%s failed: the VM is %s, not %s; nothing was written",
+             r->name, r->from, now, want);
+    return status_answer(a, 409, "Conflict", msg, &d);
+}
+
+/* Whether vm meets r's precondition ?from= (none: always). */
+static int precondition_met(const apis_pin_request *r, const kube_vm *vm)
+{
+    const char *cur = kube_pin_get(vm, pin_key(r));
+    if (!r->from)
+        return 1;
+    return *r->from ? cur && strcmp(cur, r->from) == 0 : cur == NULL;
+}
+
 static int exhausted(const answer *a, const apis_pin_request *r)
 {
     char msg[512];
@@ -334,6 +370,12 @@ static int dry_run(const answer *a, const apis_pin_request *r, const char *targe
     return done(a, r, target, cur, !same);
 }
 
+/* Whether target (NULL: unpinned) is the pin previous ("" none). */
+static int same_pin(const char *target, const char *previous)
+{
+    return target ? strcmp(target, previous) == 0 : !*previous;
+}
+
 /* Writes target (NULL: unpin) over vm through kube/types/pin, which reads the
  * VM again on conflicts; an explicit pin always proceeds. */
 static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r, const char *target,
@@ -342,7 +384,8 @@ static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r,
     kube_pin_write w = {.key = pin_key(r),
                         .node = target,
                         .reason = KUBE_PIN_API,
-                        .by = r->user && *r->user ? r->user : "stickyvm-apiserver"};
+                        .by = r->user && *r->user ? r->user : "stickyvm-apiserver",
+                        .from = r->from};
     kube_pin_result res;
     int err, rc;
 
@@ -357,8 +400,10 @@ static int write_pin(kube_client *c, apis_metrics *m, const apis_pin_request *r,
         rc = upstream_error(a, err, &res.status, "updating the VirtualMachine");
     else if (res.outcome == KUBE_PIN_GONE)
         rc = vm_not_found(a, r, &res.status);
-    else if (res.outcome != KUBE_PIN_WRITTEN)
-        rc = done(a, r, target, target, 0);
+    else if (res.outcome == KUBE_PIN_PRECONDITION)
+        rc = moved_meanwhile(a, r, res.previous);
+    else if (res.outcome != KUBE_PIN_WRITTEN || same_pin(target, res.previous))
+        rc = done(a, r, target, target, 0); /* the pin stays (what it saw recorded) */
     else {
         const char *prev = res.previous[0] ? res.previous : NULL;
         audit_event(r, vm, prev, target, w.by);
@@ -373,7 +418,10 @@ static int pin_vm(kube_client *c, apis_metrics *m, const apis_pin_request *r, co
                   const cJSON *json, answer *a)
 {
     char node[KUBE_DNS1123_SUBDOMAIN_MAX + 1] = "";
+    const char *cur = kube_pin_get(vm, pin_key(r));
 
+    if (!precondition_met(r, vm)) /* before any other check: nothing else matters */
+        return moved_meanwhile(a, r, cur ? cur : "");
     if (r->unpin)
         return check_unpin(c, r, vm, json, a) == VERDICT_PROCEED ? write_pin(c, m, r, NULL, vm, a)
                                                                  : a->rc;
@@ -413,10 +461,11 @@ void apis_pin_log(const apis_route *r, const char *user, int code, double secs)
 
     if (r->has_node && r->node)
         kube_quote(quoted, sizeof(quoted), r->node, 64);
-    KLOG_INFO("%s %s/%s user=%s%s%s%s%s: %d in %.1fms", apis_route_subresource(r->kind),
+    KLOG_INFO("%s %s/%s user=%s%s%s%s%s%s%s: %d in %.1fms", apis_route_subresource(r->kind),
               r->namespace_, r->name, user, r->has_node ? " node=" : "",
               !r->has_node    ? ""
               : r->node_valid ? r->node
                               : quoted,
+              r->has_from ? " from=" : "", r->has_from ? r->from : "",
               r->dry_run ? " dryRun=All" : "", r->force ? " force=true" : "", code, secs * 1e3);
 }

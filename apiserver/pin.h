@@ -13,7 +13,19 @@
  * API), so a concurrent change makes it fail with a Conflict; the VM is then
  * re-read and the patch retried (KUBE_PIN_MAX_ATTEMPTS patches at most,
  * then 409), which keeps concurrent pins from being lost. Writing what is
- * already there is skipped and answered with "changed": false.
+ * already there is answered with "changed": false and writes nothing,
+ * unless what the decision saw (below) differs from what the VM records:
+ * then that alone is written, the pin unchanged, and no Event.
+ *
+ * ?from=NODE is a precondition: the write goes ahead only while the VM is
+ * pinned to NODE (?from= empty: only while it is unpinned), checked on the
+ * VM read first and again on every re-read after a conflict; otherwise
+ * the answer is a 409 Conflict whose message names the current pin and
+ * whose one cause (reason FieldValueInvalid, field "from") carries it as
+ * its message ("" when unpinned), and nothing is written (dryRun too).
+ * Every decision written records what it saw (stickyvm.io/seen-pods,
+ * seen-migration: kube/types/pin.h), which orders it against the
+ * scheduler's later placements and migrations.
  *
  * A ?node= that cannot take the VM's next pod (apiserver/pintarget.h:
  * cordoned, NotReady, Unknown, an untolerated NoSchedule/NoExecute taint)
@@ -46,6 +58,7 @@ typedef struct apis_pin_request {
     int unpin;
     int has_node;                   /* ?node= given (pin only) */
     const char *node;               /* its value, whole (checked here) */
+    const char *from;               /* ?from= (NULL: none; "": only if unpinned) */
     const char *key;                /* the pin annotation; NULL: stickyvm.io/node */
     const char *user;               /* the authenticated user (pinned-by); may be NULL */
     int dry_run;                    /* ?dryRun=All: write nothing */

@@ -213,13 +213,30 @@ static int take_node(const char *val, size_t vlen, apis_route *out, char *msg, s
     return rc;
 }
 
-/* One decoded parameter of /pin or /unpin other than node: dryRun, force
- * or timeout, else a 400 naming it. */
+/* ?from=: the precondition, empty or a node name, given once. */
+static int take_from(const char *val, apis_route *out, char *msg, size_t msglen)
+{
+    if (out->has_from)
+        return fail(msg, msglen, "the query parameter from may be given only once");
+    if (*val && (!kube_is_dns1123_subdomain_n(val, strlen(val)) ||
+                 kube_strlcpy(out->from, val, sizeof(out->from)) != KUBE_OK))
+        return fail(msg, msglen,
+                    "invalid value \"%s\" for the query parameter from: want a node name (a "
+                    "DNS-1123 subdomain), or nothing for \"only if unpinned\"",
+                    val);
+    out->has_from = 1;
+    return KUBE_OK;
+}
+
+/* One decoded parameter of /pin or /unpin other than node: from, dryRun,
+ * force or timeout, else a 400 naming it. */
 static int take_param(const char *key, const char *val, apis_route *out, char *msg, size_t msglen)
 {
     const char *sub = apis_route_subresource(out->kind);
     int64_t ms;
 
+    if (strcmp(key, "from") == 0)
+        return take_from(val, out, msg, msglen);
     if (strcmp(key, "dryRun") == 0) {
         if (strcmp(val, "All") != 0)
             return fail(msg, msglen, "dryRun: Unsupported value: \"%s\": supported values: \"All\"",
@@ -242,8 +259,8 @@ static int take_param(const char *key, const char *val, apis_route *out, char *m
         return KUBE_OK;
     }
     return fail(msg, msglen, "unknown query parameter \"%s\": %s accepts only %s", key, sub,
-                out->kind == APIS_ROUTE_PIN ? "node, force, dryRun and timeout"
-                                            : "force, dryRun and timeout");
+                out->kind == APIS_ROUTE_PIN ? "node, from, force, dryRun and timeout"
+                                            : "from, force, dryRun and timeout");
 }
 
 /* A list whose fieldSelector requires metadata.name=X is authorized for
@@ -281,7 +298,7 @@ static int once(const char *key, unsigned *seen, char *msg, size_t msglen)
     return KUBE_OK;
 }
 
-/* Reads the query of /pin and /unpin: node (pin), force (pin), dryRun,
+/* Reads the query of /pin and /unpin: node (pin), from, force, dryRun,
  * timeout; any other parameter is a 400 naming it. Every parameter must
  * be well-formed. The virtualmachinepins routes keep the raw query. */
 static int parse_query(const char *q, apis_route *out, char *msg, size_t msglen)

@@ -8,12 +8,14 @@
  * (double or trailing slash), no "." or ".." segment. Namespaces must be
  * DNS-1123 labels and VirtualMachine names DNS-1123 subdomains. A
  * decoded ?node= is validated on its decoded length, and a control byte
- * in it (%00, %0A, ...) is refused. /pin accepts node, force, dryRun and
- * timeout, /unpin dryRun and timeout: any other parameter (unpin?node=
- * included) is refused naming it; dryRun must be All, force a Go
- * boolean and timeout a Go duration. node, force and timeout may be given
- * once; dryRun, a list in kube-apiserver, as often as wanted, each All. The virtualmachinepins
- * routes keep their raw query for their handler (vmpins.h); the health paths
+ * in it (%00, %0A, ...) is refused. /pin accepts node, from, force, dryRun
+ * and timeout, /unpin from, force, dryRun and timeout: any other parameter
+ * (unpin?node= included) is refused naming it; from (the precondition,
+ * apiserver/pin.h) must be empty or a DNS-1123 subdomain; dryRun must be
+ * All, force a Go boolean and timeout a Go duration. node, from, force and
+ * timeout may be given once; dryRun, a list in kube-apiserver, as often as
+ * wanted, each All. The virtualmachinepins routes keep their raw query for
+ * their handler (vmpins.h); the health paths
  * (/healthz, /livez, /readyz, /ROOT/CHECK) their check, ?verbose and
  * ?exclude (kube/serving/healthz.h). Queries are read with
  * kube/serving/query.h, names checked with kube/codec/validation.h. Every
@@ -61,6 +63,8 @@ typedef struct apis_route {
     int dry_run;                                 /* PIN, UNPIN: ?dryRun=All */
     int force;                                   /* PIN: ?force=true */
     int has_node;                                /* ?node= was given */
+    int has_from;                                /* PIN, UNPIN: ?from= was given */
+    char from[KUBE_DNS1123_SUBDOMAIN_MAX + 1];   /* its value ("": only if unpinned) */
     char *node;                                  /* its decoded value, whole (owned) */
     size_t node_len;                             /* its decoded length */
     int node_valid;                              /* that value is a DNS-1123 subdomain */

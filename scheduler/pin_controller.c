@@ -3,7 +3,8 @@
  * one rate-limited work queue of VirtualMachine keys fed by the VMI, VM
  * and pod informers and by a resync whenever leadership is acquired; a
  * worker whose reconcile follows completed live migrations and writes the
- * durable first pin, retrying failed writes with backoff.
+ * durable first pin, retrying failed writes with backoff. The rules it
+ * applies are in scheduler/pin_rules.c.
  */
 #include "pin_controller.h"
 
@@ -15,6 +16,7 @@
 #include <time.h>
 
 #include "kube/machinery/recorder.h"
+#include "kube/transport/api.h"
 #include "kube/machinery/workqueue.h"
 #include "kube/util/clock.h"
 #include "kube/util/buf.h"
@@ -22,7 +24,6 @@
 #include "kube/util/log.h"
 #include "kube/util/metrics.h"
 #include "kube/util/strmap.h"
-#include "launcher_index.h"
 #include "pin_controller_testing.h"
 #include "pin_lost.h"
 #include "pin_nodeloss.h"
@@ -31,7 +32,6 @@
 
 /* "namespace/name": a namespace is <= 63 bytes, a name <= 253. */
 #define KEY_MAX 320
-#define NODE_MAX 256
 
 typedef struct pins_metrics {
     kube_metric *pending, *retries, *recorded, *moved, *errors;
@@ -49,6 +49,7 @@ struct sched_pins {
     /* VM key -> resourceVersion (owned) of our last write, until the VM
      * cache shows it (worker thread only) */
     kube_strmap written;
+    atomic_size_t n_written; /* its size, for the tests */
     pins_metrics m;
     sched_pin_status *status; /* the pinned VMs' gauges (worker thread) */
     sched_pin_lost *lost;     /* PinnedNodeDeleted */
@@ -66,44 +67,6 @@ static int leading(const sched_pins *c)
 {
     const fw_leadership *l = &c->o.leadership;
     return !l->is_leader || l->is_leader(l->ud);
-}
-
-/* ------------------------------------------------------------------ */
-/* The rules (pure)                                                    */
-/* ------------------------------------------------------------------ */
-
-/* vmi's migration when it completed without failure where the VMI runs. */
-static const kube_vmi_migration_state *completed_migration(const kube_vmi *vmi)
-{
-    const kube_vmi_migration_state *m = vmi ? vmi->migration : NULL;
-    if (!m || !m->completed || m->failed || !*m->target_node || !*m->source_node ||
-        !*m->migration_uid || strcmp(m->target_node, vmi->node_name) != 0)
-        return NULL;
-    return m;
-}
-
-const char *sched_pins_migration_target(const kube_vmi *vmi, const kube_vm *vm, const char *key)
-{
-    const kube_vmi_migration_state *m = completed_migration(vmi);
-    const char *pin = kube_pin_get(vm, key), *followed = kube_pin_followed(vm);
-    if (!m || !pin || strcmp(pin, m->source_node) != 0 || strcmp(pin, m->target_node) == 0)
-        return NULL;
-    if (followed && strcmp(followed, m->migration_uid) == 0)
-        return NULL;
-    return m->target_node;
-}
-
-int sched_pins_first_pin_due(const kube_vm *vm, const char *key, int64_t bind_unix_s)
-{
-    if (!vm || kube_pin_get(vm, key))
-        return 0;
-    const char *at = kube_meta_annotation(&vm->base.meta, KUBE_PIN_ANN_AT);
-    int64_t at_us = 0;
-    if (!at)
-        return 1;
-    if (kube_time_parse(at, &at_us) != KUBE_OK)
-        return 0; /* a decision of unknown time: never undo it */
-    return bind_unix_s > 0 && at_us / 1000000 < bind_unix_s;
 }
 
 /* ------------------------------------------------------------------ */
@@ -143,11 +106,13 @@ static void written_set(sched_pins *c, const char *key, const kube_pin_result *r
     if (rv && kube_strmap_put(&c->written, key, rv, &old) != KUBE_OK)
         free(rv);
     free(old);
+    atomic_store(&c->n_written, kube_strmap_len(&c->written));
 }
 
 static void written_forget(sched_pins *c, const char *key)
 {
     free(kube_strmap_del(&c->written, key));
+    atomic_store(&c->n_written, kube_strmap_len(&c->written));
 }
 
 /* Whether the cached vm is older than our last write of it: its rules
@@ -169,6 +134,14 @@ static void free_value(void *ud, const char *key, void *value)
 {
     (void)ud, (void)key;
     free(value);
+}
+
+/* Forgets every write (leadership lost: the next leader judges anew). */
+static void written_clear(sched_pins *c)
+{
+    kube_strmap_foreach(&c->written, free_value, NULL);
+    kube_strmap_free(&c->written);
+    atomic_store(&c->n_written, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -227,6 +200,13 @@ static void on_vm_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 {
     (void)old_obj;
     on_vm(ud, new_obj);
+}
+
+/* A deleted VM is queued too: its reconcile finds it gone and forgets
+ * what the controller kept for it (written, pending). */
+static void on_vm_delete(void *ud, kube_object *obj)
+{
+    on_vm(ud, obj);
 }
 
 /* Whether pod belongs to one of StickyVM's profiles. */
@@ -292,66 +272,98 @@ typedef struct move {
     const char *key, *source, *uid;
 } move;
 
-/* After a conflict: still pinned to the source, migration not followed. */
+/* After a conflict: still pinned to the source, the migration neither
+ * followed nor seen by a newer decision. */
 static int still_applies(void *ud, const kube_vm *cur)
 {
     const move *mv = ud;
-    const char *pin = kube_pin_get(cur, mv->key), *followed = kube_pin_followed(cur);
-    return pin && strcmp(pin, mv->source) == 0 && !(followed && strcmp(followed, mv->uid) == 0);
+    return sched_pins_migration_due(cur, mv->key, mv->source, mv->uid);
 }
 
-/* Moves vm's pin to target after vmi's completed migration. KUBE_OK when
- * done (written, or no longer needed), else the write's error. */
-static int follow(sched_pins *c, const char *key, const kube_vmi *vmi, const kube_vm *vm,
-                  const char *target)
+/* The VMI of vm as kube-apiserver holds it now (a quorum GET), into *out:
+ * a migration is followed only as it stands there, never as a lagging
+ * cache shows it (an older migration seen again cannot move the pin
+ * back). KUBE_OK (*out NULL when gone) or the request's error. */
+static int fresh_vmi(sched_pins *c, const kube_vm *vm, kube_object **out, kube_status *st)
 {
+    cJSON *json = NULL;
+    *out = NULL;
+    int rc = kube_api_get(c->o.client, &KUBE_RES_VMIS, vm->base.meta.namespace_, vm->base.meta.name,
+                          &json, st);
+    if (rc == KUBE_OK)
+        rc = kube_vmi_codec.decode(json, out);
+    cJSON_Delete(json);
+    return rc == KUBE_ENOTFOUND ? KUBE_OK : rc;
+}
+
+/* The event and counts of a migration followed from source to target. */
+static void followed(sched_pins *c, const char *key, const kube_vm *vm, const move *mv,
+                     const char *target)
+{
+    char note[640];
+    KLOG_INFO("StickyVM: VM %s migrated from node %s to node %s (migration %s); pin moved", key,
+              mv->source, target, mv->uid);
+    snprintf(note, sizeof(note), "Pin moved from node %s to node %s after live migration",
+             mv->source, target);
+    vm_event(c, vm, "Repinned", note);
+    atomic_fetch_add(&c->migrations, 1);
+    kube_metric_add(c->m.recorded, NULL, 1);
+    kube_metric_add(c->m.moved, NULL, 1);
+}
+
+/* Moves vm's pin after its VMI's completed migration, judged again on the
+ * VMI read now. KUBE_OK when done (written, or no longer needed), else
+ * the read's or the write's error. */
+static int follow(sched_pins *c, const char *key, const kube_vm *vm)
+{
+    kube_pin_result res = {0};
+    kube_object *obj = NULL;
+    int rc = fresh_vmi(c, vm, &obj, &res.status);
+    const kube_vmi *vmi = kube_vmi_from(obj);
+    const char *target = vmi ? sched_pins_migration_target(vmi, vm, c->key) : NULL;
+    if (rc != KUBE_OK || !target) {
+        if (rc != KUBE_OK)
+            write_failed(c, key, "reading the VMI to move the pin after live migration", rc, &res);
+        kube_object_unref(obj);
+        return rc;
+    }
     move mv = {c->key, vmi->migration->source_node, vmi->migration->migration_uid};
     kube_pin_write w = {.key = c->key,
                         .node = target,
                         .reason = KUBE_PIN_MIGRATION,
                         .by = c->pinned_by,
                         .migration_uid = mv.uid};
-    kube_pin_result res = {0};
-    char note[640];
-    int rc = kube_pin_set(c->o.client, vm, &w, still_applies, &mv, &res);
+    rc = kube_pin_set(c->o.client, vm, &w, still_applies, &mv, &res);
     if (rc == KUBE_OK)
         written_set(c, key, &res);
-    if (rc == KUBE_OK && res.outcome == KUBE_PIN_WRITTEN) {
-        KLOG_INFO("StickyVM: VM %s migrated from node %s to node %s (migration %s); pin moved", key,
-                  mv.source, target, mv.uid);
-        snprintf(note, sizeof(note), "Pin moved from node %s to node %s after live migration",
-                 mv.source, target);
-        vm_event(c, vm, "Repinned", note);
-        atomic_fetch_add(&c->migrations, 1);
-        kube_metric_add(c->m.recorded, NULL, 1);
-        kube_metric_add(c->m.moved, NULL, 1);
-    } else if (rc != KUBE_OK) {
+    if (rc == KUBE_OK && res.outcome == KUBE_PIN_WRITTEN)
+        followed(c, key, vm, &mv, target);
+    else if (rc != KUBE_OK)
         write_failed(c, key, "moving the pin after live migration", rc, &res);
-    }
     kube_pin_result_clear(&res);
+    kube_object_unref(obj);
     return rc;
 }
 
 typedef struct first {
-    const char *key;
-    int64_t bind_s;
+    const char *key, *pod_uid;
 } first;
 
-/* After a conflict: still unpinned, and no decision newer than the bind. */
+/* After a conflict: still unpinned, and no decision saw the pod. */
 static int still_due(void *ud, const kube_vm *cur)
 {
     const first *f = ud;
-    return sched_pins_first_pin_due(cur, f->key, f->bind_s);
+    return sched_pins_first_pin_due(cur, f->key, f->pod_uid);
 }
 
-/* Pins vm to node, where its launcher pod was bound at bind_s. KUBE_OK
- * when done (written, or no longer needed), else the write's error. */
-static int first_pin(sched_pins *c, const char *key, const kube_vm *vm, const char *node,
-                     int64_t bind_s)
+/* Pins vm to p's node, where its current launcher pod runs. KUBE_OK when
+ * done (written, or no longer needed), else the write's error. */
+static int first_pin(sched_pins *c, const char *key, const kube_vm *vm,
+                     const sched_pins_placement *p)
 {
-    first f = {c->key, bind_s};
+    first f = {c->key, p->pod_uid};
     kube_pin_write w = {
-        .key = c->key, .node = node, .reason = KUBE_PIN_FIRST_PLACEMENT, .by = c->pinned_by};
+        .key = c->key, .node = p->node, .reason = KUBE_PIN_FIRST_PLACEMENT, .by = c->pinned_by};
     kube_pin_result res = {0};
     char note[640];
     int rc = kube_pin_set(c->o.client, vm, &w, still_due, &f, &res);
@@ -359,8 +371,8 @@ static int first_pin(sched_pins *c, const char *key, const kube_vm *vm, const ch
         written_set(c, key, &res);
     if (rc == KUBE_OK && res.outcome == KUBE_PIN_WRITTEN) {
         KLOG_INFO("StickyVM: pin controller pinned VM %s to node %s, where its pod runs", key,
-                  node);
-        snprintf(note, sizeof(note), "Pinned to node %s, where its pod runs", node);
+                  p->node);
+        snprintf(note, sizeof(note), "Pinned to node %s, where its pod runs", p->node);
         vm_event(c, vm, "Pinned", note);
         atomic_fetch_add(&c->first_pins, 1);
         kube_metric_add(c->m.recorded, NULL, 1);
@@ -375,77 +387,31 @@ static int first_pin(sched_pins *c, const char *key, const kube_vm *vm, const ch
 /* Reconcile                                                           */
 /* ------------------------------------------------------------------ */
 
-/* The launcher pod the first pin takes its node from. */
-typedef struct launcher {
-    const sched_pins *c;
-    const kube_object *vmi;
-    char node[NODE_MAX];
-    int64_t bind_s; /* 0: unknown */
-    int found;
-} launcher;
-
-static int64_t bind_time_s(const kube_pod *pod)
-{
-    const kube_pod_condition *cond = kube_pod_condition_get(pod, "PodScheduled");
-    return cond && strcmp(cond->status, "True") == 0 ? cond->last_transition_us / 1000000 : 0;
-}
-
-/* kube_lister_foreach() callback: a bound, live, non-migration-target pod
- * of ours controlled by the VMI; the latest bound wins. */
-static void launcher_one(void *ud, kube_object *obj)
-{
-    launcher *l = ud;
-    const kube_pod *pod = kube_pod_from(obj);
-    const kube_owner_ref *ref = stickyvm_vmi_owner(&obj->meta);
-    if (!ref || strcmp(obj->meta.namespace_, l->vmi->meta.namespace_) != 0 ||
-        strcmp(ref->name, l->vmi->meta.name) != 0 ||
-        (ref->uid && *ref->uid && strcmp(ref->uid, l->vmi->meta.uid) != 0))
-        return;
-    if (!*pod->node_name || obj->meta.deleting || kube_pod_is_terminal(pod) ||
-        kube_pod_is_migration_target(pod) || !ours(l->c, pod))
-        return;
-    int64_t bind_s = bind_time_s(pod);
-    if (l->found && bind_s <= l->bind_s)
-        return;
-    kube_strlcpy(l->node, pod->node_name, sizeof(l->node));
-    l->bind_s = bind_s;
-    l->found = 1;
-}
-
 /* What a reconcile leaves to the queue. */
 typedef enum verdict { DONE, SETTLE, RETRY } verdict;
-
-/* Milliseconds until SCHED_PINS_SETTLE_S have passed since bind_s (whole
- * seconds, the apiserver's clock); 0 when they have, when the bind time is
- * unknown, or when it lies in this clock's future (skew: no wait then). */
-static int64_t settle_ms(int64_t bind_s)
-{
-    int64_t left = bind_s + SCHED_PINS_SETTLE_S - (int64_t)time(NULL);
-    if (bind_s <= 0 || left <= 0 || left > SCHED_PINS_SETTLE_S)
-        return 0;
-    return left * 1000;
-}
 
 /* The first-pin rule for vm, whose VMI is vmi. */
 static verdict reconcile_first_pin(sched_pins *c, const char *key, const kube_object *vm,
                                    const kube_object *vmi, int64_t *wait_ms)
 {
-    launcher l = {.c = c, .vmi = vmi};
+    sched_pins_placement p = {0};
     const kube_vmi *v = kube_vmi_from(vmi);
     /* a pinned VM never needs a first pin: no walk over every pod for it */
     int may_need = !kube_pin_get(kube_vm_from(vm), c->key);
     if (may_need && strcmp(v->phase, "Succeeded") != 0 && strcmp(v->phase, "Failed") != 0)
-        sched_launchers_foreach(c->o.pods, vmi->meta.namespace_, vmi->meta.name, launcher_one, &l);
-    if (!l.found || !sched_pins_first_pin_due(kube_vm_from(vm), c->key, l.bind_s)) {
+        sched_pins_placement_find(c->o.pods, (const char *const *)c->names, c->o.n_scheduler_names,
+                                  vmi, &p);
+    if (!p.found || !sched_pins_first_pin_due(kube_vm_from(vm), c->key, p.pod_uid)) {
         pending_set(c, key, 0);
         return DONE;
     }
-    if ((*wait_ms = settle_ms(l.bind_s)) > 0)
-        return SETTLE; /* PostBind's own write may land meanwhile */
+    /* a delay, never an ordering: PostBind's own write may land meanwhile */
+    if ((*wait_ms = sched_pins_settle_ms(p.bind_s)) > 0)
+        return SETTLE;
     pending_set(c, key, 1);
     if (!leading(c))
         return DONE;
-    if (first_pin(c, key, kube_vm_from(vm), l.node, l.bind_s) != KUBE_OK)
+    if (first_pin(c, key, kube_vm_from(vm), &p) != KUBE_OK)
         return RETRY;
     pending_set(c, key, 0);
     return DONE;
@@ -459,10 +425,7 @@ static verdict reconcile_rules(sched_pins *c, const char *key, const kube_object
     const char *target =
         vmi ? sched_pins_migration_target(kube_vmi_from(vmi), kube_vm_from(vm), c->key) : NULL;
     if (target)
-        return !leading(c) ||
-                       follow(c, key, kube_vmi_from(vmi), kube_vm_from(vm), target) == KUBE_OK
-                   ? DONE
-                   : RETRY;
+        return !leading(c) || follow(c, key, kube_vm_from(vm)) == KUBE_OK ? DONE : RETRY;
     switch (sched_nodeloss_reconcile(c->nodeloss, vm, vmi, wait_ms)) {
     case SCHED_NODELOSS_NONE:
         break;
@@ -549,6 +512,7 @@ static void check_leadership(sched_pins *c)
     } else if (!now && c->was_leader) {
         kube_workqueue_clear(c->q);
         pending_clear(c);
+        written_clear(c);
         sched_nodeloss_leading(c->nodeloss, 0);
     }
     c->was_leader = now;
@@ -639,7 +603,7 @@ static int get_listers(sched_pins *c)
 static int add_handlers(sched_pins *c)
 {
     kube_informer_handlers vmi_h = {on_vmi, on_vmi_update, NULL, c};
-    kube_informer_handlers vm_h = {on_vm, on_vm_update, NULL, c};
+    kube_informer_handlers vm_h = {on_vm, on_vm_update, on_vm_delete, c};
     kube_informer_handlers pod_h = {on_pod, on_pod_update, NULL, c};
     int rc = kube_lister_add_handlers(c->vmis, &vmi_h);
     if (rc == KUBE_OK)
@@ -737,8 +701,7 @@ void sched_pins_free(sched_pins *c)
     sched_pin_lost_free(c->lost);
     sched_nodeloss_free(c->nodeloss);
     kube_strmap_free(&c->pending);
-    kube_strmap_foreach(&c->written, free_value, NULL);
-    kube_strmap_free(&c->written);
+    written_clear(c);
     for (size_t i = 0; c->names && i < c->o.n_scheduler_names; i++)
         free(c->names[i]);
     free(c->names);
@@ -758,4 +721,5 @@ void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out)
     pthread_mutex_lock(&c->mu);
     out->pending = kube_strmap_len(&c->pending);
     pthread_mutex_unlock(&c->mu);
+    out->written = atomic_load(&c->n_written);
 }

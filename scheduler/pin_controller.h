@@ -11,24 +11,36 @@
  *
  *  1. Follow a completed live migration (sched_pins_migration_target()):
  *     the VMI's migration completed without failure on target ==
- *     status.nodeName, the VM is pinned to its sourceNode and its
- *     stickyvm.io/followed-migration is not that migration's UID: the pin
- *     moves to targetNode, the UID recorded, in one patch (reason
- *     Migration; the event Repinned). A migration once followed is never
- *     applied again, so a deliberate re-pin to the source node stays.
- *  2. The durable first pin (the first-pin rule): the VMI has a
- *     launcher pod of one of StickyVM's profiles (spec.schedulerName)
- *     bound to node N, not terminal and not a migration target, and the VM
- *     has no pin and no newer decision: it is pinned to N (reason
- *     FirstPlacement; the event Pinned). A newer decision is a pin or
- *     unpin recorded (stickyvm.io/pinned-at) at or after the pod's bind
- *     time (its PodScheduled condition's lastTransitionTime, which
- *     kube-apiserver's binding sets): both are whole seconds, and "equal"
- *     counts as newer, so a deliberate unpin is never undone. The plugin's
- *     PostBind writes this pin at once (the fast path); the controller
- *     waits SCHED_PINS_SETTLE_S after the bind before writing it, so the
- *     two do not race, and hands-offs (sched_pins_enqueue(), PostBind's
- *     write failed) go through the same rule.
+ *     status.nodeName, the VM is pinned to its sourceNode, and neither its
+ *     stickyvm.io/followed-migration nor its stickyvm.io/seen-migration
+ *     (the migration the last /pin, /unpin or node-loss unpin saw) is that
+ *     migration's UID: the pin moves to targetNode, the UID recorded, in
+ *     one patch (reason Migration; the event Repinned). The migration is
+ *     judged on the VMI read from kube-apiserver right before the write,
+ *     never on the cache alone, so an older migration state a lagging
+ *     cache shows again cannot move the pin back. A migration once
+ *     followed, or completed before a decision, is never applied again, so
+ *     a deliberate re-pin to the source node stays.
+ *  2. The durable first pin (sched_pins_first_pin_due()): the VM has no
+ *     pin, and the VMI's current launcher pod (sched_pins_placement_find():
+ *     a pod of one of StickyVM's profiles, spec.schedulerName, bound, not
+ *     terminal, on the VMI's status.nodeName; a migration target once the
+ *     migration completed onto that node; without a nodeName, the pod that
+ *     is not a migration target) was not seen bound by the VM's last
+ *     decision (its UID is not in stickyvm.io/seen-pods, kube/types/pin.h):
+ *     it is pinned to that pod's node (reason FirstPlacement; the event
+ *     Pinned). A pod the last unpin saw is never pinned again, so a
+ *     deliberate unpin is never undone; a pod bound after it is a newer
+ *     placement and always pinned, whatever the clocks say. No clock
+ *     orders anything: a decision recorded before seen-pods existed
+ *     (pinned-at and pin-reason API or NodeLost, no seen-pods) is never
+ *     undone either. The plugin's PostBind writes this pin at once (the
+ *     fast path); the controller waits until SCHED_PINS_SETTLE_S after
+ *     the pod's PodScheduled time before writing it (a delay, no
+ *     ordering: a pod without that condition, or one this clock sees in
+ *     the future, waits not at all), and hands-offs
+ *     (sched_pins_enqueue(), PostBind's write failed) go through the same
+ *     rule.
  *
  * A Node deleted while VMs are pinned to it: the leader writes a Warning
  * event PinnedNodeDeleted on each such VM, once per deletion
@@ -114,11 +126,36 @@ typedef struct sched_pins_options {
  * vm's followed-migration is not that UID. Borrowed from vmi. Pure. */
 const char *sched_pins_migration_target(const kube_vmi *vmi, const kube_vm *vm, const char *key);
 
-/* Whether vm (pin under key) still takes its first pin over a pod bound at
- * bind_unix_s (0: unknown): no pin, and no pin or unpin recorded
- * (pinned-at) at or after the bind (any recorded decision when the bind
- * time is unknown). Pure. */
-int sched_pins_first_pin_due(const kube_vm *vm, const char *key, int64_t bind_unix_s);
+/* Whether vm, pinned (under key) to source, still follows the completed
+ * migration uid: its followed-migration and seen-migration are not uid.
+ * Pure. */
+int sched_pins_migration_due(const kube_vm *vm, const char *key, const char *source,
+                             const char *uid);
+
+/* Whether vm (pin under key) takes its first pin over its launcher pod
+ * pod_uid: no pin, and its last decision did not see that pod bound
+ * (kube_pin_saw_pod() == 0). Pure; reads no clock. */
+int sched_pins_first_pin_due(const kube_vm *vm, const char *key, const char *pod_uid);
+
+/* The launcher pod a first pin follows. */
+typedef struct sched_pins_placement {
+    int found;
+    char node[254];
+    char pod_uid[KUBE_PIN_UID_MAX + 1];
+    int64_t bind_s;  /* its PodScheduled time (whole seconds); 0: none */
+    int on_vmi_node; /* on the VMI's status.nodeName */
+} sched_pins_placement;
+
+/* The current launcher pod of vmi among pods (rule 2 above; names: the
+ * n_names schedulerNames of StickyVM's profiles) into *out (found 0:
+ * none). Visits the VMI's pods only (scheduler/launcher_index.h). */
+void sched_pins_placement_find(kube_lister *pods, const char *const *names, size_t n_names,
+                               const kube_object *vmi, sched_pins_placement *out);
+
+/* Milliseconds until SCHED_PINS_SETTLE_S have passed since bind_s (the
+ * apiserver's clock); 0 when they have, when bind_s is 0, or when it lies
+ * in this clock's future. A delay only: nothing is decided by it. */
+int64_t sched_pins_settle_ms(int64_t bind_s);
 
 /* What the profiles enabling StickyVM configure for the one controller. */
 typedef struct sched_pins_profile_set {

@@ -20,6 +20,7 @@ typedef struct sched_pins_stats {
     unsigned long node_deleted_warnings; /* PinnedNodeDeleted events written */
     unsigned long node_loss_unpins;      /* on-node-loss: Unpin unpins written */
     size_t pending;                      /* VMs due a first pin, not written yet */
+    size_t written;                      /* VMs whose last write the cache may not show */
 } sched_pins_stats;
 
 /* Copies c's counters into *out. */

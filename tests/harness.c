@@ -725,7 +725,7 @@ int harness_set_faults(harness *h, const harness_faults *f)
 
 static cJSON *rule_json(const harness_fault_rule *r)
 {
-    static const char *const actions[] = {"status", "reset", "stall"};
+    static const char *const actions[] = {"status", "reset", "stall", "webhook"};
     cJSON *j = cJSON_CreateObject();
 
     cJSON_AddStringToObject(j, "action", actions[r->action]);
@@ -742,8 +742,9 @@ static cJSON *rule_json(const harness_fault_rule *r)
         cJSON_AddNumberToObject(j, "count", r->count);
     if (r->for_ms)
         cJSON_AddNumberToObject(j, "forMs", (double)r->for_ms);
-    if (r->message)
-        cJSON_AddStringToObject(j, "message", r->message);
+    if (r->message) /* a webhook rule's message is the webhook's name */
+        cJSON_AddStringToObject(j, r->action == HARNESS_FAULT_WEBHOOK ? "webhook" : "message",
+                                r->message);
     if (r->verbs)
         cJSON_AddItemToObject(j, "verbs", null_terminated(r->verbs));
     if (r->resources)

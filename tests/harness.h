@@ -198,12 +198,17 @@ int harness_clear_faults(harness *h);
  *                        retry_after_seconds > 0;
  *   HARNESS_FAULT_RESET  the connection closed without any answer;
  *   HARNESS_FAULT_STALL  no answer until the rule expires or is cleared,
- *                        then the connection closed.
+ *                        then the connection closed;
+ *   HARNESS_FAULT_WEBHOOK a down validating webhook (named by message;
+ *                        NULL: a default name): kube-apiserver's 500
+ *                        InternalError "failed calling webhook ...", for
+ *                        the write verbs when verbs is NULL.
  * Strings are borrowed. */
 typedef enum {
     HARNESS_FAULT_STATUS,
     HARNESS_FAULT_RESET,
-    HARNESS_FAULT_STALL
+    HARNESS_FAULT_STALL,
+    HARNESS_FAULT_WEBHOOK
 } harness_fault_action;
 
 typedef struct harness_fault_rule {

@@ -96,6 +96,7 @@
     INTEGRATION(fence_integration)                            \
     INTEGRATION(stickyvm_integration)                         \
     INTEGRATION(pin_nodeloss_integration)                     \
+    INTEGRATION(pin_ordering_integration)                     \
     INTEGRATION(topology_integration)                         \
     INTEGRATION(volumes_preemption_integration)               \
     INTEGRATION(cli_integration)                              \

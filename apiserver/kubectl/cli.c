@@ -78,15 +78,23 @@ static int set_dry_run(void *dst, const kube_flag *f, const char *value, char *w
             set_dry_run                                                                  \
     }
 
+#define FROM_FLAG                                                                                \
+    {                                                                                            \
+        "from", KUBE_FLAG_STRING, OFF(from), 0, 0, NULL,                                         \
+            "Only if the VM is pinned to this node now (\"\": only if unpinned); else 409", NULL \
+    }
+
 static const kube_flag pin_flags[] = {
     COMMON_FLAGS,
     NODE_FLAG("The node to pin the VM to (default: the node its VMI runs on)"),
+    FROM_FLAG,
     DRY_RUN_FLAG,
     {"force", KUBE_FLAG_BOOL, OFF(force), 0, 0, "",
      "Pin even away from the node the VM's local volumes live on", NULL},
 };
 static const kube_flag unpin_flags[] = {
     COMMON_FLAGS,
+    FROM_FLAG,
     DRY_RUN_FLAG,
     {"force", KUBE_FLAG_BOOL, OFF(force), 0, 0, "",
      "Unpin even a VM whose local volumes allow only its pinned node", NULL},
@@ -137,14 +145,14 @@ static const cmd_desc cmds[] = {
     {KCTL_NONE, "", "kubectl stickyvm [command]",
      "Operate the pins of stickyvm: the node each KubeVirt VM is kept on.", "", FLAGS(no_cmd_flags),
      0},
-    {KCTL_PIN, "pin", "kubectl stickyvm pin VM [--node NODE] [--dry-run] [--force]",
+    {KCTL_PIN, "pin", "kubectl stickyvm pin VM [--node NODE] [--from NODE] [--dry-run] [--force]",
      "Pin a VM to a node: its next pods run only there (default: where its VMI runs).",
      "  # Move vm1 to node-2 (its next start lands there)\n"
      "  kubectl stickyvm pin vm1 --node node-2\n\n"
      "  # Preview it\n"
      "  kubectl stickyvm pin vm1 --node node-2 --dry-run\n",
      FLAGS(pin_flags), 1},
-    {KCTL_UNPIN, "unpin", "kubectl stickyvm unpin VM [--dry-run] [--force]",
+    {KCTL_UNPIN, "unpin", "kubectl stickyvm unpin VM [--from NODE] [--dry-run] [--force]",
      "Release a VM's pin: its next pod may run on any node, and is pinned there.",
      "  kubectl stickyvm unpin vm1 -n prod\n", FLAGS(unpin_flags), 1},
     {KCTL_LIST, "list",
@@ -219,6 +227,7 @@ void kctl_options_free(kctl_options *o)
     free(o->namespace_);
     free(o->output);
     free(o->node);
+    free(o->from);
     free(o->to);
     free(o->selector);
     free(o->node_status);
@@ -335,6 +344,8 @@ int kctl_check_names(const kctl_options *o, const char *ns, char *err, size_t n)
         rc = check_name("node name", o->target, 0, err, n);
     if (rc == KUBE_OK && o->node && *o->node)
         rc = check_name("node name", o->node, 0, err, n);
+    if (rc == KUBE_OK && o->from && *o->from)
+        rc = check_name("node name", o->from, 0, err, n);
     if (rc == KUBE_OK && o->to)
         rc = check_name("node name", o->to, 0, err, n);
     return rc;

@@ -34,6 +34,7 @@ typedef enum kctl_cmd {
 typedef struct kctl_options {
     char *kubeconfig, *context, *namespace_, *output, *node;
     char *to;          /* evacuate --to: the node to re-pin to (NULL: unpin) */
+    char *from;        /* pin, unpin --from: the precondition (NULL: none) */
     char *selector;    /* evacuate, list -l: a label selector on the VMs */
     char *node_status; /* list --node-status: "NotReady,Unknown,Missing" */
     int all_namespaces, dry_run, force, help;

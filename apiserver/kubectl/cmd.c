@@ -79,13 +79,15 @@ int kctl_object_path(kube_buf *b, const char *api, const char *ns, const char *p
 }
 
 int kctl_pin_path(kube_buf *b, const char *ns, const char *vm, int unpin, const char *node,
-                  int dry_run, int force)
+                  const char *from, int dry_run, int force)
 {
     int rc = kctl_object_path(b, "/apis/" KCTL_GROUP_VERSION, ns, "virtualmachines", vm);
     if (rc == KUBE_OK)
         rc = kube_buf_puts(b, unpin ? "/unpin" : "/pin");
     if (rc == KUBE_OK && node && *node)
         rc = query_param(b, "node", node);
+    if (rc == KUBE_OK && from)
+        rc = query_param(b, "from", from);
     if (rc == KUBE_OK && dry_run)
         rc = query_param(b, "dryRun", "All");
     if (rc == KUBE_OK && force)
@@ -118,8 +120,8 @@ int kctl_pin(kctl_ctx *c)
     kube_response resp = {0};
     cJSON *pin = NULL;
     const kctl_options *o = c->o;
-    int rc =
-        kctl_pin_path(&path, c->ns, o->target, o->cmd == KCTL_UNPIN, o->node, o->dry_run, o->force);
+    int rc = kctl_pin_path(&path, c->ns, o->target, o->cmd == KCTL_UNPIN, o->node, o->from,
+                           o->dry_run, o->force);
     if (rc != KUBE_OK) {
         kube_buf_free(&path);
         return KCTL_EXIT_ERROR;

@@ -49,11 +49,12 @@ int kctl_object_path(kube_buf *b, const char *api, const char *ns, const char *p
                      const char *name);
 
 /* Appends the path of a pin (unpin 0; node NULL: where its VMI runs) or an
- * unpin of VM ns/vm to b: .../virtualmachines/VM/pin?node=&dryRun=All&
- * force=true, every name and value escaped (kctl_object_path). KUBE_OK or
- * KUBE_ENOMEM. */
+ * unpin of VM ns/vm to b: .../virtualmachines/VM/pin?node=&from=&
+ * dryRun=All&force=true (from NULL: no precondition; "": from= empty, only
+ * if unpinned), every name and value escaped (kctl_object_path). KUBE_OK
+ * or KUBE_ENOMEM. */
 int kctl_pin_path(kube_buf *b, const char *ns, const char *vm, int unpin, const char *node,
-                  int dry_run, int force);
+                  const char *from, int dry_run, int force);
 
 /* The pins of -n's namespace (or every one with -A), of the VMs matching
  * -l, pinned to node when node is not NULL (fieldSelector node=NODE):

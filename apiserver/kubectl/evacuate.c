@@ -52,19 +52,48 @@ static void refusal_of(const char *message, char *out, size_t n)
     snprintf(out, n, "Refused: %.*s", (int)strcspn(why, ";"), why);
 }
 
+/* The current pin a 409 of a failed from= names (its cause of field
+ * "from"): 1 with it in out ("" unpinned), 0 when the answer is another
+ * 409. */
+static int moved_meanwhile(const kube_response *resp, char *out, size_t n)
+{
+    cJSON *st = resp->body ? cJSON_ParseWithLength(resp->body, resp->len) : NULL;
+    const cJSON *cause, *details = cJSON_GetObjectItemCaseSensitive(st, "details");
+    int found = 0;
+    cJSON_ArrayForEach(cause, cJSON_GetObjectItemCaseSensitive(details, "causes"))
+    {
+        const char *field = kctl_str(cause, "field"), *msg = kctl_str(cause, "message");
+        if (!found && field && strcmp(field, "from") == 0) {
+            kube_strlcpy(out, msg ? msg : "", n);
+            found = 1;
+        }
+    }
+    cJSON_Delete(st);
+    return found;
+}
+
 void kctl_evac_record(kctl_evac_item *it, int rc, const kube_response *resp, const cJSON *answer,
                       int unpin, int dry_run)
 {
     const char *dry = dry_run ? " (server dry run)" : "";
     const kube_status *st = &resp->status;
+    char now[254];
+    it->from[0] = '\0';
     if (rc == KUBE_OK) {
+        const char *prev = kctl_str(answer, "previousNode");
         int changed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(answer, "changed"));
+        kube_strlcpy(it->from, prev ? prev : "", sizeof(it->from));
         it->outcome = changed ? KCTL_EVAC_MOVED : KCTL_EVAC_UNCHANGED;
         snprintf(it->result, sizeof(it->result), "%s%s",
                  !changed ? "Unchanged"
                  : unpin  ? "Unpinned"
                           : "Repinned",
                  dry);
+    } else if (resp->code == 409 && moved_meanwhile(resp, now, sizeof(now))) {
+        it->outcome = KCTL_EVAC_SKIPPED;
+        kube_strlcpy(it->from, *now ? now : "<none>", sizeof(it->from));
+        snprintf(it->result, sizeof(it->result), "Skipped: %s%s meanwhile, not moved",
+                 *now ? "re-pinned to " : "unpinned", now);
     } else if (resp->code == 409 && strstr(st->message, "force=true")) {
         it->outcome = KCTL_EVAC_REFUSED;
         refusal_of(st->message, it->result, sizeof(it->result));
@@ -88,7 +117,8 @@ int kctl_evac_write_table(const kctl_evac_plan *plan, int all, FILE *f)
         return KUBE_ENOMEM;
     for (size_t i = 0; i < plan->n; i++) {
         const kctl_evac_item *it = &plan->items[i];
-        const char *row[] = {it->ns, it->name, plan->node, plan->to, it->result};
+        const char *from = *it->from ? it->from : plan->node;
+        const char *row[] = {it->ns, it->name, from, plan->to, it->result};
         if (kctl_table_add(&t, row + !all) != KUBE_OK) {
             kctl_table_free(&t);
             return KUBE_ENOMEM;
@@ -115,7 +145,8 @@ static void move_one(kctl_ctx *c, const kctl_evac_plan *plan, kctl_evac_item *it
     cJSON *answer = NULL;
     const kctl_options *o = c->o;
     int unpin = plan->to == NULL;
-    int rc = kctl_pin_path(&path, it->ns, it->name, unpin, plan->to, o->dry_run, o->force);
+    int rc =
+        kctl_pin_path(&path, it->ns, it->name, unpin, plan->to, plan->node, o->dry_run, o->force);
     if (rc == KUBE_OK)
         rc = kctl_get_json(c, path.data, &answer, &resp);
     kctl_evac_record(it, rc, &resp, answer, unpin, o->dry_run);
@@ -128,7 +159,13 @@ static void move_one(kctl_ctx *c, const kctl_evac_plan *plan, kctl_evac_item *it
 static int summarize(kctl_ctx *c, const kctl_evac_plan *plan)
 {
     size_t refused = kctl_evac_count(plan, KCTL_EVAC_REFUSED),
-           failed = kctl_evac_count(plan, KCTL_EVAC_FAILED);
+           failed = kctl_evac_count(plan, KCTL_EVAC_FAILED),
+           skipped = kctl_evac_count(plan, KCTL_EVAC_SKIPPED);
+    if (skipped)
+        fprintf(c->err,
+                "%zu VM(s) skipped: no longer pinned to %s when asked (FROM shows their pin now); "
+                "nothing was changed on them\n",
+                skipped, plan->node);
     if (refused)
         fprintf(c->err,
                 "error: %zu VM(s) refused: their local volumes live on %s and cannot follow them; "

@@ -3,7 +3,11 @@
  * VM pinned to NODE (virtualmachinepins with fieldSelector node=NODE, -n
  * or -A, -l) is re-pinned to --to (GET .../pin?node=OTHER) or unpinned
  * (.../unpin), one request per VM, so the server audits each as it does
- * any pin; --dry-run adds dryRun=All, --force force=true. The server's
+ * any pin; --dry-run adds dryRun=All, --force force=true. Every request
+ * carries from=NODE: a VM re-pinned or unpinned since the list was read
+ * (a live migration followed, another operator) is not moved; the
+ * server's 409 names its current pin, and it is listed as Skipped with
+ * that node in FROM. FROM of a VM moved is the server's previousNode. The server's
  * local-volume guard refuses to pin a VM away from the node its data lives
  * on (409 suggesting force=true): such a VM is listed as refused and
  * stays. The result is one table (NAMESPACE with -A, VM, FROM, TO,
@@ -29,6 +33,7 @@ typedef enum kctl_evac_outcome {
     KCTL_EVAC_MOVED,     /* re-pinned or unpinned (or would be, on a dry run) */
     KCTL_EVAC_UNCHANGED, /* the server wrote nothing: it was there already */
     KCTL_EVAC_REFUSED,   /* the local-volume guard: --force would move it */
+    KCTL_EVAC_SKIPPED,   /* no longer pinned to NODE (from=NODE failed) */
     KCTL_EVAC_FAILED     /* any other error */
 } kctl_evac_outcome;
 
@@ -36,6 +41,8 @@ typedef struct kctl_evac_item {
     char ns[64], name[254];
     kctl_evac_outcome outcome;
     char result[640]; /* the RESULT cell: a Status message and more */
+    char from[254];   /* the FROM cell: previousNode, or the pin now when
+                         skipped ("" before the answer: NODE) */
 } kctl_evac_item;
 
 typedef struct kctl_evac_plan {
@@ -53,9 +60,10 @@ void kctl_evac_plan_free(kctl_evac_plan *plan);
 
 /* Records in it the answer to its request: rc and resp of the call and,
  * on success, the VirtualMachinePin answered (pin: unpin 0). Sets
- * it->outcome and it->result ("Repinned", "Unpinned", "Unchanged", with
- * " (server dry run)" on a dry run; "Refused: <the server's reason>";
- * "Failed: ..."). */
+ * it->outcome, it->from (previousNode, "" without; on a failed from=, the cause's
+ * current pin, "<none>" when unpinned) and it->result ("Repinned",
+ * "Unpinned", "Unchanged", with " (server dry run)" on a dry run;
+ * "Skipped: ..."; "Refused: <the server's reason>"; "Failed: ..."). */
 void kctl_evac_record(kctl_evac_item *it, int rc, const kube_response *resp, const cJSON *answer,
                       int unpin, int dry_run);
 

@@ -5,6 +5,8 @@
  */
 #include "kube/types/pin.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +15,7 @@
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 #include "kube/codec/validation.h"
+#include "kube/types/pin_testing.h"
 
 /* Keys this long (a qualified name has at most 253 + 1 + 63 characters)
  * are reported as too long, without the qualified-name details. */
@@ -65,6 +68,20 @@ const char *kube_pin_followed(const kube_vm *vm)
     return kube_pin_get(vm, KUBE_PIN_ANN_FOLLOWED);
 }
 
+int kube_pin_is_decision(kube_pin_reason r)
+{
+    return r == KUBE_PIN_API || r == KUBE_PIN_NODE_LOST;
+}
+
+/* Seconds added to this process's pinned-at (tests: a writer's clock
+ * ahead; pin_testing.h). */
+static _Atomic int64_t g_clock_offset_s;
+
+void kube_pin_clock_offset_set(int64_t seconds)
+{
+    atomic_store(&g_clock_offset_s, seconds);
+}
+
 /* A write needs a key and an author; a node, when given, is not empty;
  * only a Migration pin records a migration. */
 static int write_valid(const kube_pin_write *w)
@@ -81,14 +98,21 @@ cJSON *kube_pin_patch_new(const kube_pin_write *w, const char *rv, time_t now)
     if (!write_valid(w) || !gmtime_r(&now, &tm))
         return NULL;
     strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    kube_kv kv[] = {
+    kube_kv kv[7] = {
         {w->key, w->node},
         {KUBE_PIN_ANN_AT, at},
         {KUBE_PIN_ANN_BY, w->by},
         {KUBE_PIN_ANN_REASON, kube_pin_reason_name(w->reason)},
-        {KUBE_PIN_ANN_FOLLOWED, w->migration_uid},
     };
-    return kube_api_annotations_patch_new(kv, w->migration_uid ? 5 : 4, rv);
+    size_t n = 4;
+    if (w->migration_uid)
+        kv[n++] = (kube_kv){KUBE_PIN_ANN_FOLLOWED, w->migration_uid};
+    if (w->seen) {
+        kv[n++] = (kube_kv){KUBE_PIN_ANN_SEEN_PODS, w->seen->pods};
+        kv[n++] = (kube_kv){KUBE_PIN_ANN_SEEN_MIGRATION,
+                            w->seen->migration[0] ? w->seen->migration : NULL};
+    }
+    return kube_api_annotations_patch_new(kv, n, rv);
 }
 
 void kube_pin_result_clear(kube_pin_result *res)
@@ -127,16 +151,43 @@ static int reread(kube_client *c, const kube_vm *vm, kube_pin_result *res, kube_
     return rc;
 }
 
-/* One patch of w over cur. On success *out is the server's answer. */
-static int patch(kube_client *c, const kube_vm *cur, const kube_pin_write *w, kube_pin_result *res,
-                 kube_object **out)
+/* What a decision on cur sees now (kube_pin_observe()), counted in res. */
+static int observe(kube_client *c, const kube_vm *cur, kube_pin_result *res, kube_pin_seen *out)
+{
+    res->observations++;
+    return kube_pin_observe(c, cur->base.meta.namespace_, cur->base.meta.name, out, &res->status);
+}
+
+/* Whether seen differs from what vm's last decision recorded (none
+ * recorded: it does). */
+static int news(const kube_vm *vm, const kube_pin_seen *seen)
+{
+    const char *pods = kube_meta_annotation(&vm->base.meta, KUBE_PIN_ANN_SEEN_PODS);
+    const char *mig = kube_pin_seen_migration(vm);
+    return !pods || strcmp(pods, seen->pods) != 0 || strcmp(mig ? mig : "", seen->migration) != 0;
+}
+
+/* One patch of w over cur (a decision records what it observed: seen, or
+ * observed here when NULL). On success *out is the server's answer. */
+static int patch(kube_client *c, const kube_vm *cur, const kube_pin_write *w,
+                 const kube_pin_seen *seen, kube_pin_result *res, kube_object **out)
 {
     const kube_meta *m = &cur->base.meta;
-    cJSON *body = kube_pin_patch_new(w, m->resource_version, time(NULL));
-    cJSON *json = NULL;
-    int rc;
+    kube_pin_write dw = *w;
+    kube_pin_seen mine;
+    cJSON *body = NULL, *json = NULL;
+    int rc = KUBE_OK;
 
     *out = NULL;
+    if (kube_pin_is_decision(w->reason) && !seen) {
+        rc = observe(c, cur, res, &mine);
+        seen = &mine;
+    }
+    if (rc != KUBE_OK)
+        return rc;
+    dw.seen = kube_pin_is_decision(w->reason) ? seen : NULL;
+    body = kube_pin_patch_new(&dw, m->resource_version,
+                              time(NULL) + (time_t)atomic_load(&g_clock_offset_s));
     if (!body)
         return KUBE_ENOMEM;
     res->writes++;
@@ -148,6 +199,13 @@ static int patch(kube_client *c, const kube_vm *cur, const kube_pin_write *w, ku
     return rc;
 }
 
+/* Whether the pin p (NULL: none) meets the precondition from (NULL: none;
+ * "": unpinned). */
+static int meets(const char *p, const char *from)
+{
+    return !from || (*from ? p && strcmp(p, from) == 0 : p == NULL);
+}
+
 /* Compares cur with w: 1 when the loop ends here (res->outcome set and
  * res->vm holding cur), 0 when the patch goes ahead. */
 static int settled(kube_object *cur, const kube_pin_write *w, int conflicted,
@@ -157,7 +215,9 @@ static int settled(kube_object *cur, const kube_pin_write *w, int conflicted,
     const char *pin = kube_pin_get(vm, w->key);
 
     kube_strlcpy(res->previous, pin ? pin : "", sizeof(res->previous));
-    if (already(vm, w))
+    if (!meets(pin, w->from))
+        res->outcome = KUBE_PIN_PRECONDITION;
+    else if (already(vm, w))
         res->outcome = KUBE_PIN_UNCHANGED;
     else if (conflicted && decide && !decide(ud, vm))
         res->outcome = KUBE_PIN_YIELDED;
@@ -184,10 +244,20 @@ int kube_pin_set(kube_client *c, const kube_vm *vm, const kube_pin_write *w,
             if ((rc = reread(c, vm, res, &cur)) != KUBE_OK)
                 break;
         }
-        if (settled(cur, w, attempt > 0, decide, ud, res))
-            break;
+        kube_pin_seen seen;
+        const kube_pin_seen *fresh = NULL;
+        if (settled(cur, w, attempt > 0, decide, ud, res)) {
+            /* the value is there: a decision still records what it saw
+             * when that is news (a placement or migration since the last) */
+            if (res->outcome != KUBE_PIN_UNCHANGED || !kube_pin_is_decision(w->reason) ||
+                (rc = observe(c, kube_vm_from(cur), res, &seen)) != KUBE_OK ||
+                !news(kube_vm_from(cur), &seen))
+                break;
+            kube_pin_result_clear(res);
+            fresh = &seen;
+        }
         kube_object *answer = NULL;
-        rc = patch(c, kube_vm_from(cur), w, res, &answer);
+        rc = patch(c, kube_vm_from(cur), w, fresh, res, &answer);
         if (rc == KUBE_OK) {
             res->outcome = KUBE_PIN_WRITTEN;
             res->vm = answer;

@@ -5,11 +5,13 @@
  *   POST/DELETE/GET /emulator/v1/faults   set, clear, show fault injection:
  *       one rule or {"rules":[rule,...]} (at most 16; the first live rule
  *       matching a request takes it), a rule being
- *       {"action":"status"|"reset"|"stall", "errorRate":0..1,
+ *       {"action":"status"|"reset"|"stall"|"webhook", "errorRate":0..1,
  *        "errorCode":400..599, "retryAfterSeconds":N, "delayMs":N,
  *        "message":"...", "count":N (0: unlimited), "forMs":N (0: until
  *        cleared), "verbs":[...], "resources":["pods/binding",...],
- *        "users":[...], "names":[...]}  (lists: empty or absent match all;
+ *        "users":[...], "names":[...], "webhook":"NAME"}  (lists: empty or
+ *        absent match all; action "webhook": 500 "failed calling webhook
+ *        \"NAME\"", as a down validating webhook, for writes by default;
  *        errorRate defaults to 1 for reset and stall, and for status when
  *        count or forMs is given unless only delayMs is, else 0)
  *   GET/DELETE /emulator/v1/requests      the request log

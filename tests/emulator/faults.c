@@ -8,6 +8,12 @@
  * requests), closes the connection without an answer ("reset") or holds
  * the request until the rule expires or is cleared and then closes it
  * ("stall"). A rule lives until its count is spent or forMs ran out.
+ * Action "webhook" answers as kube-apiserver does when a validating
+ * webhook with failurePolicy Fail cannot be called (down): 500
+ * InternalError "failed calling webhook \"NAME\": failed to call webhook:
+ * Post ...: connect: connection refused" (NAME from "webhook"), for the
+ * write verbs (create, update, patch, delete, deletecollection) unless
+ * verbs says which; with users it refuses only those users' writes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +29,11 @@
 #define MAX_COUNTERS 1024
 #define STALL_POLL_MS 200
 
-enum { ACTION_STATUS, ACTION_RESET, ACTION_STALL };
+enum { ACTION_STATUS, ACTION_RESET, ACTION_STALL, ACTION_WEBHOOK };
 
-static const char *const g_actions[] = {"status", "reset", "stall"};
+static const char *const g_actions[] = {"status", "reset", "stall", "webhook"};
+static const char *const g_write_verbs[] = {"create", "update", "patch", "delete",
+                                            "deletecollection"};
 
 typedef struct match_list {
     char v[MAX_MATCH][256];
@@ -42,6 +50,7 @@ typedef struct rule {
     int64_t for_ms;     /* 0: until cleared */
     int64_t expires_ms; /* kube_now_ms() deadline; 0: none */
     char message[256];  /* "" : the default text for the code */
+    char webhook[128];  /* ACTION_WEBHOOK: the webhook's name */
     match_list verbs, resources, users, names;
 } rule;
 
@@ -55,6 +64,7 @@ typedef struct verdict {
     int64_t expires_ms;
     uint64_t generation;
     char message[256];
+    char webhook[128];
 } verdict;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -130,8 +140,24 @@ static int parse_action(const cJSON *spec, rule *r, char *err, size_t errn)
             return KUBE_OK;
         }
     }
-    snprintf(err, errn, "action must be \"status\", \"reset\" or \"stall\"");
+    snprintf(err, errn, "action must be \"status\", \"reset\", \"stall\" or \"webhook\"");
     return KUBE_EINVAL;
+}
+
+/* "webhook": the name of the webhook a webhook rule fails to call. */
+static int parse_webhook(const cJSON *spec, rule *r, char *err, size_t errn)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, "webhook");
+
+    kube_strlcpy(r->webhook, "validate.stickyvm-test.example.com", sizeof(r->webhook));
+    if (!v)
+        return KUBE_OK;
+    if (!cJSON_IsString(v) || !*v->valuestring ||
+        kube_strlcpy(r->webhook, v->valuestring, sizeof(r->webhook))) {
+        snprintf(err, errn, "webhook must be a name shorter than %zu bytes", sizeof(r->webhook));
+        return KUBE_EINVAL;
+    }
+    return KUBE_OK;
 }
 
 static int parse_message(const cJSON *spec, rule *r, char *err, size_t errn)
@@ -156,7 +182,7 @@ static double default_rate(const cJSON *spec, const rule *r)
                     !cJSON_GetObjectItemCaseSensitive(spec, "errorCode");
 
     if (r->action != ACTION_STATUS)
-        return 1;
+        return 1; /* reset, stall, webhook */
     return (r->remaining > 0 || r->for_ms > 0) && !slow_link ? 1 : 0;
 }
 
@@ -197,7 +223,12 @@ static int parse_rule(const cJSON *spec, rule *r, char *err, size_t errn)
     if (rc == KUBE_OK)
         rc = parse_message(spec, r, err, errn);
     if (rc == KUBE_OK)
+        rc = parse_webhook(spec, r, err, errn);
+    if (rc == KUBE_OK)
         rc = copy_list(spec, "verbs", &r->verbs, err, errn);
+    if (rc == KUBE_OK && r->action == ACTION_WEBHOOK && r->verbs.n == 0)
+        for (size_t i = 0; i < sizeof(g_write_verbs) / sizeof(g_write_verbs[0]); i++)
+            kube_strlcpy(r->verbs.v[r->verbs.n++], g_write_verbs[i], sizeof(r->verbs.v[0]));
     if (rc == KUBE_OK)
         rc = copy_list(spec, "resources", &r->resources, err, errn);
     if (rc == KUBE_OK)
@@ -336,6 +367,7 @@ static void decide(const emu_request *req, verdict *v)
         v->expires_ms = r->expires_ms;
         v->generation = g_generation;
         memcpy(v->message, r->message, sizeof(v->message));
+        memcpy(v->webhook, r->webhook, sizeof(v->webhook));
         return;
     }
 }
@@ -396,6 +428,28 @@ static void answer_fault(emu_response *resp, const verdict *v)
     emu_response_status(resp, v->code, reason, msg, details);
 }
 
+/* A validating webhook that cannot be called, as kube-apiserver answers
+ * it: apierrors.NewInternalError of webhookutil.ErrCallingWebhook. */
+static void answer_webhook(emu_response *resp, const verdict *v)
+{
+    char why[512], msg[640];
+    cJSON *details = cJSON_CreateObject();
+    cJSON *causes = details ? cJSON_AddArrayToObject(details, "causes") : NULL;
+    cJSON *cause = causes ? cJSON_CreateObject() : NULL;
+
+    snprintf(why, sizeof(why),
+             "failed calling webhook \"%s\": failed to call webhook: Post "
+             "\"https://webhook.stickyvm-test.svc:443/validate?timeout=10s\": dial tcp "
+             "10.96.0.42:443: connect: connection refused",
+             v->webhook);
+    snprintf(msg, sizeof(msg), "Internal error occurred: %s", why);
+    if (cause) {
+        cJSON_AddStringToObject(cause, "message", why);
+        cJSON_AddItemToArray(causes, cause);
+    }
+    emu_response_status(resp, 500, "InternalError", msg, details);
+}
+
 /* Holds the request until the rule that stalls it expires, the rules
  * change (set or clear) or the server stops. */
 static void stall(const emu_server *s, const verdict *v)
@@ -427,6 +481,8 @@ int emu_faults_apply(emu_server *s, const emu_request *req, emu_response *resp)
         stall(s, &v);
     if (v.action == ACTION_STATUS)
         answer_fault(resp, &v);
+    else if (v.action == ACTION_WEBHOOK)
+        answer_webhook(resp, &v);
     else
         resp->abort = 1;
     return 1;
@@ -458,6 +514,8 @@ static cJSON *rule_json(const rule *r, int64_t now)
                                 (double)(r->expires_ms > now ? r->expires_ms - now : 0));
     if (*r->message)
         cJSON_AddStringToObject(j, "message", r->message);
+    if (r->action == ACTION_WEBHOOK)
+        cJSON_AddStringToObject(j, "webhook", r->webhook);
     cJSON_AddItemToObject(j, "verbs", list_json(&r->verbs));
     cJSON_AddItemToObject(j, "resources", list_json(&r->resources));
     cJSON_AddItemToObject(j, "users", list_json(&r->users));

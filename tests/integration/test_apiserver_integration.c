@@ -1643,6 +1643,80 @@ static void dry_run_writes_nothing(void **state)
     cJSON_Delete(j);
 }
 
+/* The pin annotation of VM name as the server holds it (NULL: none), into
+ * out (size n). */
+static const char *vm_annotation(const char *name, const char *key, char *out, size_t n)
+{
+    char path[256];
+    cJSON *j = NULL;
+    snprintf(path, sizeof(path), "/apis/kubevirt.io/v1/namespaces/default/virtualmachines/%s",
+             name);
+    assert_int_equal(via_proxy(NULL, "GET", path, &j), 200);
+    const char *v =
+        jstr(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "annotations"), key);
+    snprintf(out, n, "%s", v ? v : "");
+    cJSON_Delete(j);
+    return v ? out : NULL;
+}
+
+/* The 409 of a failed ?from=: its message and its one cause (field from)
+ * name the current pin ("" unpinned), and nothing was written. */
+static void assert_moved_meanwhile(const char *path, const char *current)
+{
+    cJSON *j = NULL;
+    char want[128], at[64] = "";
+    vm_annotation("vp-from", "stickyvm.io/pinned-at", at, sizeof(at));
+    assert_int_equal(via_proxy(NULL, "GET", path, &j), 409);
+    assert_string_equal(jstr(j, "reason"), "Conflict");
+    snprintf(want, sizeof(want), "the VM is %s%s, not", *current ? "pinned to node " : "unpinned",
+             current);
+    assert_non_null(strstr(jstr(j, "message"), want));
+    const cJSON *causes = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "details"), "causes");
+    assert_int_equal(cJSON_GetArraySize(causes), 1);
+    assert_string_equal(jstr(cJSON_GetArrayItem(causes, 0), "field"), "from");
+    assert_string_equal(jstr(cJSON_GetArrayItem(causes, 0), "message"), current);
+    cJSON_Delete(j);
+    char node[64], after[64] = "";
+    assert_string_equal(
+        vm_annotation("vp-from", "stickyvm.io/node", node, sizeof(node)) ? node : "", current);
+    vm_annotation("vp-from", "stickyvm.io/pinned-at", after, sizeof(after));
+    assert_string_equal(after, at); /* not written */
+}
+
+/* ?from=NODE moves only a VM pinned to NODE now, ?from= only an unpinned
+ * one; otherwise a 409 names the current pin and nothing is written (a
+ * dry run too). A decision records what it saw (seen-pods). */
+static void from_is_a_precondition(void **state)
+{
+    cJSON *j = NULL;
+    char v[256];
+    (void)state;
+
+    create_labelled_vm("vp-from", "from", "");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-from/pin?node=node-0&from=", &j), 200);
+    assert_true(jbool(j, "changed"));
+    cJSON_Delete(j);
+    assert_non_null(vm_annotation("vp-from", "stickyvm.io/seen-pods", v, sizeof(v)));
+    assert_string_equal(v, ""); /* no VMI: it saw no pod bound */
+    assert_moved_meanwhile(VMS "/vp-from/pin?node=node-1&from=", "node-0");
+    assert_moved_meanwhile(VMS "/vp-from/pin?node=node-1&from=node-2", "node-0");
+    assert_moved_meanwhile(VMS "/vp-from/pin?node=node-1&from=node-2&dryRun=All", "node-0");
+    assert_moved_meanwhile(VMS "/vp-from/unpin?from=node-2", "node-0");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-from/pin?node=node-1&from=node-0", &j), 200);
+    assert_string_equal(jstr(j, "previousNode"), "node-0");
+    assert_string_equal(jstr(j, "node"), "node-1");
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "PUT", VMS "/vp-from/unpin?from=node-1", &j), 200);
+    assert_string_equal(jstr(j, "previousNode"), "node-1");
+    cJSON_Delete(j);
+    assert_moved_meanwhile(VMS "/vp-from/unpin?from=node-1", "");
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-from/pin?node=node-2&from=node-1", &j), 409);
+    cJSON_Delete(j);
+    assert_int_equal(via_proxy(NULL, "GET", VMS "/vp-from/pin?node=node-0&from=Bad_Node", &j), 400);
+    assert_non_null(strstr(jstr(j, "message"), "query parameter from"));
+    cJSON_Delete(j);
+}
+
 /* A PV local to node-1 bound to claim, for VM volumes to use. */
 static void create_local_volume(const char *pv, const char *claim)
 {
@@ -1861,6 +1935,7 @@ int test_group_apiserver_integration(void)
         cmocka_unit_test(vmpins_show_the_node_status),
         cmocka_unit_test(audits_pins_with_events),
         cmocka_unit_test(dry_run_writes_nothing),
+        cmocka_unit_test(from_is_a_precondition),
         cmocka_unit_test(local_volumes_refuse_other_nodes),
         cmocka_unit_test(hotplugged_volumes_refuse_other_nodes),
         cmocka_unit_test(unfit_targets_are_refused),

@@ -14,7 +14,9 @@
  * registered, requests proxied as admin): a dry run changes nothing, --to
  * re-pins and the VM with a local volume on the node is refused until
  * --force (an unpin too, when the volume allows no other node), unpin
- * mode with -l, and -A's NAMESPACE column. (A node with
+ * mode with -l, and -A's NAMESPACE column; a VM re-pinned by someone
+ * else while evacuate runs (its first request slowed) is Skipped, not
+ * moved (from=NODE). (A node with
  * nothing pinned is the other group's: an empty virtualmachinepins list
  * trips UBSan in apiserver/vmpins.c, qsort of an empty selection.)
  */
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
 #include <time.h>
 
 #include "apis_fixture.h"
@@ -648,6 +651,89 @@ static void evacuate_unpins_the_selected_vms(void **state)
     assert_pinned(fx, "vm-web", "node-2");
 }
 
+/* evacuate on its own thread (run() blocks). */
+typedef struct evac_thread {
+    fixture *fx;
+    const char *line;
+    run_out r;
+} evac_thread;
+
+static void *evac_main(void *arg)
+{
+    evac_thread *t = arg;
+    t->r = run(t->fx, t->line);
+    return NULL;
+}
+
+/* Whether the emulator's log holds a request of verb on resource for
+ * name (in flight or answered). */
+static int requested(fixture *fx, const char *verb, const char *resource, const char *name)
+{
+    cJSON *items = NULL, *it;
+    int n = 0;
+    assert_int_equal(harness_requests(fx->h, verb, resource, NULL, &items), KUBE_OK);
+    cJSON_ArrayForEach(it, items)
+    {
+        const char *nm = kctl_str(it, "name");
+        n += nm && strcmp(nm, name) == 0;
+    }
+    cJSON_Delete(items);
+    return n;
+}
+
+/* The race of #30 (4): evacuate lists evac-a and evac-b on node-0; its
+ * first request (evac-a's) is slowed 2.5 s by the emulator; meanwhile
+ * another operator re-pins evac-b to node-1. evac-b's request carries
+ * from=node-0 and is refused: evac-b stays on node-1, listed Skipped with
+ * node-1 in FROM; evac-a moves, FROM its previousNode. (Without from=,
+ * evac-b was moved to node-2 and the table said node-0 -> node-2.) */
+static void evacuate_skips_a_vm_moved_meanwhile(void **state)
+{
+    fixture *fx = *state;
+    static const char *const pin_res[] = {"virtualmachines/pin", NULL}, *const first[] = {"evac-a",
+                                                                                          NULL};
+    const harness_fault_rule slow = {.action = HARNESS_FAULT_STATUS,
+                                     .delay_ms = 2500,
+                                     .count = 1,
+                                     .resources = pin_res,
+                                     .names = first};
+    create_pinned_vm(fx, "evac-a", "node-0", "evac", NULL);
+    create_pinned_vm(fx, "evac-b", "node-0", "evac", NULL);
+    wait_pins(fx, "node-0", 2);
+    assert_int_equal(harness_clear_requests(fx->h), KUBE_OK);
+    assert_int_equal(harness_set_fault_rules(fx->h, &slow, 1), KUBE_OK);
+
+    evac_thread t = {fx, "evacuate node-0 --to node-2 -l app=evac", {0}};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, evac_main, &t), 0);
+    int64_t deadline = kube_now_ms() + WAIT_MS;
+    while (!requested(fx, "get", "virtualmachines/pin", "evac-a") && kube_now_ms() < deadline)
+        sleep_ms(20);
+    assert_true(requested(fx, "get", "virtualmachines/pin", "evac-a") > 0);
+    assert_int_equal(requested(fx, "get", "virtualmachines/pin", "evac-b"), 0);
+    /* another operator, while evac-a's request is held */
+    cJSON *j = NULL;
+    long status = 0;
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET",
+                                          "/apis/" KCTL_GROUP_VERSION "/namespaces/" NS
+                                          "/virtualmachines/evac-b/pin?node=node-1",
+                                          NULL, &status, &j),
+                     KUBE_OK);
+    assert_int_equal(status, 200);
+    cJSON_Delete(j);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(harness_set_fault_rules(fx->h, NULL, 0), KUBE_OK);
+
+    assert_int_equal(t.r.code, KCTL_EXIT_OK);
+    assert_non_null(strstr(t.r.out, "\nevac-a   node-0   node-2   Repinned\n"));
+    assert_non_null(strstr(t.r.out, "\nevac-b   node-1   node-2   Skipped: re-pinned to node-1 "
+                                    "meanwhile, not moved\n"));
+    assert_non_null(strstr(t.r.err, "1 VM(s) skipped: no longer pinned to node-0"));
+    run_free(&t.r);
+    assert_pinned(fx, "evac-a", "node-2");
+    assert_pinned(fx, "evac-b", "node-1");
+}
+
 int test_group_kubectl_evacuate_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -656,6 +742,7 @@ int test_group_kubectl_evacuate_integration(void)
         cmocka_unit_test(evacuate_unpin_refuses_local_volumes_until_force),
         cmocka_unit_test(evacuate_to_refuses_local_volumes_until_force),
         cmocka_unit_test(evacuate_unpins_the_selected_vms),
+        cmocka_unit_test(evacuate_skips_a_vm_moved_meanwhile),
     };
     return cmocka_run_group_tests_name("kubectl_evacuate_integration", tests, evac_setup,
                                        evac_teardown);

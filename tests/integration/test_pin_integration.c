@@ -290,6 +290,108 @@ static void test_unpin_keeps_followed(void **state)
     kube_object_unref(vm);
 }
 
+/* A pod of VMI name (uid vmi_uid) named pod, bound to node (NULL:
+ * Pending); returns nothing. */
+static void create_pod(fixture *fx, const char *vmi, const char *vmi_uid, const char *pod,
+                       const char *node)
+{
+    char body[1024], nn[128] = "";
+    if (node)
+        snprintf(nn, sizeof(nn), "\"nodeName\":\"%s\",", node);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"ownerReferences\":[{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":"
+             "\"VirtualMachineInstance\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true}]},"
+             "\"spec\":{%s\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
+             pod, vmi, vmi_uid, nn);
+    assert_int_equal(harness_create(fx->h, "/api/v1/namespaces/" NS "/pods", body, NULL), KUBE_OK);
+}
+
+/* The uid of pod (static buffer). */
+static const char *pod_uid(fixture *fx, const char *pod)
+{
+    static char uid[64];
+    char path[256];
+    long status = 0;
+    cJSON *j = NULL;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/" NS "/pods/%s", pod);
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j), KUBE_OK);
+    kube_strlcpy(uid, cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "uid")->valuestring,
+                 sizeof(uid));
+    cJSON_Delete(j);
+    return uid;
+}
+
+/* A decision observes the VMI's bound launcher pods (not a Pending one,
+ * not another VMI's, not an older VMI's of the same name) and its
+ * completed migration, and records them; a write whose precondition from
+ * fails writes nothing. */
+static void test_decision_records_what_it_saw(void **state)
+{
+    fixture *fx = *state;
+    char body[1024], vmi_uid[64], want[200], v[512];
+    cJSON *created = NULL;
+    kube_object *vm = create_vm(fx, "vm-saw", "{\"stickyvm.io/node\":\"node-1\"}");
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstance\","
+             "\"metadata\":{\"name\":\"vm-saw\",\"namespace\":\"" NS "\"},\"spec\":{}}");
+    assert_int_equal(
+        harness_create(fx->h, "/apis/kubevirt.io/v1/namespaces/" NS "/virtualmachineinstances",
+                       body, &created),
+        KUBE_OK);
+    kube_strlcpy(vmi_uid,
+                 cJSON_GetObjectItem(cJSON_GetObjectItem(created, "metadata"), "uid")->valuestring,
+                 sizeof(vmi_uid));
+    cJSON_Delete(created);
+    harness_response r = {0};
+    assert_int_equal(harness_request(fx->h, NULL, "PATCH",
+                                     "/apis/kubevirt.io/v1/namespaces/" NS
+                                     "/virtualmachineinstances/vm-saw/status",
+                                     "application/merge-patch+json",
+                                     "{\"status\":{\"nodeName\":\"node-2\",\"migrationState\":{"
+                                     "\"sourceNode\":\"node-1\",\"targetNode\":\"node-2\","
+                                     "\"migrationUid\":\"m-9\",\"completed\":true}}}",
+                                     &r),
+                     KUBE_OK);
+    assert_int_equal(r.status, 200);
+    harness_response_free(&r);
+    create_pod(fx, "vm-saw", vmi_uid, "saw-source", "node-1");
+    create_pod(fx, "vm-saw", vmi_uid, "saw-target", "node-2");
+    create_pod(fx, "vm-saw", vmi_uid, "saw-pending", NULL);
+    create_pod(fx, "vm-saw", "an-older-vmi-uid", "saw-older", "node-0");
+    create_pod(fx, "vm-other", "other-uid", "saw-other", "node-0");
+
+    kube_pin_write moved = {.key = "stickyvm.io/node",
+                            .node = "node-0",
+                            .reason = KUBE_PIN_API,
+                            .by = "bob",
+                            .from = "node-2"};
+    kube_pin_result res;
+    assert_int_equal(kube_pin_set(fx->client, kube_vm_from(vm), &moved, NULL, NULL, &res), KUBE_OK);
+    assert_int_equal(res.outcome, KUBE_PIN_PRECONDITION);
+    assert_string_equal(res.previous, "node-1");
+    assert_int_equal(res.writes + res.observations, 0);
+    kube_pin_result_clear(&res);
+
+    kube_pin_write unpin = {
+        .key = "stickyvm.io/node", .reason = KUBE_PIN_API, .by = "bob", .from = "node-1"};
+    assert_int_equal(kube_pin_set(fx->client, kube_vm_from(vm), &unpin, NULL, NULL, &res), KUBE_OK);
+    assert_int_equal(res.outcome, KUBE_PIN_WRITTEN);
+    assert_int_equal(res.observations, 1);
+    kube_pin_result_clear(&res);
+    server_annotation(fx, "vm-saw", KUBE_PIN_ANN_SEEN_MIGRATION, v, sizeof(v));
+    assert_string_equal(v, "m-9");
+    server_annotation(fx, "vm-saw", KUBE_PIN_ANN_SEEN_PODS, v, sizeof(v));
+    char a[64], b[64];
+    kube_strlcpy(a, pod_uid(fx, "saw-source"), sizeof(a));
+    kube_strlcpy(b, pod_uid(fx, "saw-target"), sizeof(b));
+    snprintf(want, sizeof(want), "%s,%s", a, b);
+    if (strcmp(v, want) != 0) /* the list's order */
+        snprintf(want, sizeof(want), "%s,%s", b, a);
+    assert_string_equal(v, want);
+    kube_object_unref(vm);
+}
+
 int test_group_pin_integration(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +400,7 @@ int test_group_pin_integration(void)
         cmocka_unit_test(test_attempts_are_bounded),
         cmocka_unit_test(test_gone),
         cmocka_unit_test(test_unpin_keeps_followed),
+        cmocka_unit_test(test_decision_records_what_it_saw),
     };
     return cmocka_run_group_tests_name("pin_integration", tests, group_setup, group_teardown);
 }

@@ -470,6 +470,41 @@ static void test_concurrent_pin_is_kept(void **state)
     fw_pod_info_unref(pi);
 }
 
+/* An unpin between PreFilter and PostBind that saw this very pod bound
+ * (stickyvm.io/seen-pods) wins: PostBind's conflict yields. One that saw
+ * only an older pod does not: the pod is a newer placement, pinned. */
+static void test_unpin_that_saw_the_pod_wins(void **state)
+{
+    fixture *fx = *state;
+    char uid_saw[64], uid_old[64], pin[256];
+    kube_strlcpy(uid_saw, create_chain(fx, "vm-saw", NULL), sizeof(uid_saw));
+    kube_strlcpy(uid_old, create_chain(fx, "vm-saw-old", NULL), sizeof(uid_old));
+    plugin_up(fx);
+
+    fw_pod_info *pi = launcher_pod("vm-saw", uid_saw, "aaaaa");
+    fw_pod_info *po = launcher_pod("vm-saw-old", uid_old, "bbbbb");
+    fw_cycle_state *cs = pre_filter(fx, pi, FW_SKIP, NULL, 0);
+    fw_cycle_state *co = pre_filter(fx, po, FW_SKIP, NULL, 0);
+    merge_patch(fx, VMS_PATH "/vm-saw",
+                "{\"metadata\":{\"annotations\":{\"stickyvm.io/pin-reason\":\"API\","
+                "\"stickyvm.io/seen-pods\":\"pod-vm-saw-aaaaa\"}}}");
+    merge_patch(fx, VMS_PATH "/vm-saw-old",
+                "{\"metadata\":{\"annotations\":{\"stickyvm.io/pin-reason\":\"API\","
+                "\"stickyvm.io/seen-pods\":\"pod-vm-saw-old-aaaaa\"}}}");
+    plugin_stickyvm.post_bind(fx->sv, cs, pi, "node-0");
+    plugin_stickyvm.post_bind(fx->sv, co, po, "node-1");
+    fw_cycle_state_free(cs);
+    fw_cycle_state_free(co);
+    fw_pod_info_unref(pi);
+    fw_pod_info_unref(po);
+
+    server_pin(fx, "vm-saw", pin, sizeof(pin));
+    assert_string_equal(pin, "");
+    server_pin(fx, "vm-saw-old", pin, sizeof(pin));
+    assert_string_equal(pin, "node-1");
+    assert_int_equal(stats(fx).pins_recorded, 1);
+}
+
 /* A conflict caused by another change (no pin) is retried with the new
  * resourceVersion. */
 static void test_conflict_without_pin_is_retried(void **state)
@@ -1579,6 +1614,7 @@ int test_group_stickyvm_integration(void)
         cmocka_unit_test_teardown(test_first_placement_one_write, test_teardown),
         cmocka_unit_test_teardown(test_concurrent_pin_is_kept, test_teardown),
         cmocka_unit_test_teardown(test_conflict_without_pin_is_retried, test_teardown),
+        cmocka_unit_test_teardown(test_unpin_that_saw_the_pod_wins, test_teardown),
         cmocka_unit_test_teardown(test_new_vmi_at_most_one_get, test_teardown),
         cmocka_unit_test_teardown(test_missing_vmi_one_get, test_teardown),
         cmocka_unit_test_teardown(test_migration_moves_pin, test_teardown),

@@ -296,6 +296,10 @@ static const param_case params[] = {
     /* the single-valued ones are refused twice, as node is */
     {VM "/vm1/pin?force=false&force=true", KUBE_EBADREQUEST, "force may be given only once"},
     {VM "/vm1/unpin?timeout=1s&timeout=2s", KUBE_EBADREQUEST, "timeout may be given only once"},
+    {VM "/vm1/pin?node=n1&from=n0", KUBE_OK, NULL},
+    {VM "/vm1/unpin?from=", KUBE_OK, NULL},
+    {VM "/vm1/pin?from=Bad_Node", KUBE_EBADREQUEST, "query parameter from"},
+    {VM "/vm1/unpin?from=n0&from=n1", KUBE_EBADREQUEST, "only once"},
 };
 
 static void pin_parameters_are_strict(void **state)

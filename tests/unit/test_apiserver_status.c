@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "apiserver/discovery.h"
@@ -235,6 +236,23 @@ static void serves_a_valid_openapi_document(void **state)
         "/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachines/{name}/pin"));
     assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "definitions"),
                                         "io.stickyvm.subresources.v1.VirtualMachinePin"));
+    /* the precondition ?from= on both subresources */
+    static const char *const subs[] = {"pin", "unpin"};
+    for (size_t i = 0; i < 2; i++) {
+        char path[160];
+        const cJSON *p, *found = NULL;
+        snprintf(
+            path, sizeof(path),
+            "/apis/subresources.stickyvm.io/v1/namespaces/{namespace}/virtualmachines/{name}/%s",
+            subs[i]);
+        cJSON_ArrayForEach(p, cJSON_GetObjectItem(cJSON_GetObjectItem(paths, path), "parameters"))
+        {
+            if (strcmp(str(p, "name"), "from") == 0)
+                found = p;
+        }
+        assert_non_null(found);
+        assert_string_equal(str(found, "in"), "query");
+    }
     cJSON_Delete(j);
     assert_int_equal(strlen(etag), 66);
     assert_int_equal(etag[0], '"');

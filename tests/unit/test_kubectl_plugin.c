@@ -79,6 +79,21 @@ static void parses_commands_and_flags(void **state)
     assert_null(o.target);
     kctl_options_free(&o);
 
+    /* --from: the precondition; empty is "only if unpinned"; not evacuate's */
+    assert_int_equal(parse_line("pin vm1 --node node-2 --from node-1", &o, err, sizeof(err)),
+                     KUBE_OK);
+    assert_string_equal(o.from, "node-1");
+    kctl_options_free(&o);
+    assert_int_equal(parse_line("unpin vm1 --from=", &o, err, sizeof(err)), KUBE_OK);
+    assert_string_equal(o.from, "");
+    kctl_options_free(&o);
+    assert_int_equal(parse_line("unpin vm1", &o, err, sizeof(err)), KUBE_OK);
+    assert_null(o.from);
+    kctl_options_free(&o);
+    assert_int_not_equal(parse_line("evacuate node-1 --from node-0", &o, err, sizeof(err)),
+                         KUBE_OK);
+    kctl_options_free(&o);
+
     assert_int_equal(parse_line("why virt-launcher-vm1-abcde", &o, err, sizeof(err)), KUBE_OK);
     assert_int_equal(o.cmd, KCTL_WHY);
     kctl_options_free(&o);
@@ -231,12 +246,21 @@ static void paths_escape_every_segment(void **state)
     (void)state;
     kube_buf b = KUBE_BUF_INIT;
     assert_int_equal(kctl_pin_path(&b, "demo/virtualmachines/vm-db/pin?node=node-2#", "vm/x?y", 0,
-                                   "n&force=true", 1, 0),
+                                   "n&force=true", NULL, 1, 0),
                      KUBE_OK);
     assert_string_equal(b.data,
                         "/apis/subresources.stickyvm.io/v1/namespaces/"
                         "demo%2Fvirtualmachines%2Fvm-db%2Fpin%3Fnode%3Dnode-2%23/virtualmachines/"
                         "vm%2Fx%3Fy/pin?node=n%26force%3Dtrue&dryRun=All");
+    kube_buf_free(&b);
+    /* the precondition: from=NODE, and from= empty (only if unpinned) */
+    assert_int_equal(kctl_pin_path(&b, "demo", "vm", 1, NULL, "n&x", 0, 0), KUBE_OK);
+    assert_string_equal(b.data, "/apis/subresources.stickyvm.io/v1/namespaces/demo/"
+                                "virtualmachines/vm/unpin?from=n%26x");
+    kube_buf_free(&b);
+    assert_int_equal(kctl_pin_path(&b, "demo", "vm", 0, "node-2", "", 0, 0), KUBE_OK);
+    assert_string_equal(b.data, "/apis/subresources.stickyvm.io/v1/namespaces/demo/"
+                                "virtualmachines/vm/pin?node=node-2&from=");
     kube_buf_free(&b);
     assert_int_equal(kctl_object_path(&b, "/api/v1", NULL, "nodes", "../x"), KUBE_OK);
     assert_string_equal(b.data, "/api/v1/nodes/..%2Fx");
@@ -535,6 +559,22 @@ static void evacuate_plan_outcomes_and_table(void **state)
     assert_int_equal(kctl_evac_plan_init(&plan, list, "node-1", NULL), KUBE_OK);
     kctl_evac_record(&plan.items[0], KUBE_OK, &ok, moved, 1, 0);
     assert_string_equal(plan.items[0].result, "Unpinned");
+    /* from=node-1 failed: re-pinned (or unpinned) meanwhile, skipped, FROM
+     * its pin now; a moved VM's FROM is the server's previousNode */
+    const char *skip_body =
+        "{\"kind\":\"Status\",\"code\":409,\"reason\":\"Conflict\",\"details\":{\"causes\":"
+        "[{\"reason\":\"FieldValueInvalid\",\"message\":\"node-0\",\"field\":\"from\"}]}}";
+    kube_response skip = failed_response(409, "Conflict", "the precondition from=node-1 failed");
+    skip.body = (char *)skip_body;
+    skip.len = strlen(skip_body);
+    kctl_evac_record(&plan.items[1], KUBE_ECONFLICT, &skip, NULL, 1, 0);
+    assert_int_equal(plan.items[1].outcome, KCTL_EVAC_SKIPPED);
+    assert_string_equal(plan.items[1].from, "node-0");
+    assert_string_equal(plan.items[1].result, "Skipped: re-pinned to node-0 meanwhile, not moved");
+    cJSON *prev = cJSON_Parse("{\"changed\":true,\"previousNode\":\"node-7\"}");
+    kctl_evac_record(&plan.items[0], KUBE_OK, &ok, prev, 1, 0);
+    assert_string_equal(plan.items[0].from, "node-7");
+    cJSON_Delete(prev);
     kctl_evac_record(&plan.items[1], KUBE_OK, &ok, same, 1, 0);
     assert_int_equal(plan.items[1].outcome, KCTL_EVAC_UNCHANGED);
     assert_string_equal(plan.items[1].result, "Unchanged");
@@ -553,7 +593,7 @@ static void evacuate_plan_outcomes_and_table(void **state)
     f = open_memstream(&buf, &len);
     assert_int_equal(kctl_evac_write_table(&plan, 0, f), KUBE_OK);
     out = captured(f, &buf);
-    assert_non_null(strstr(out, "vm-a   node-1   <none>   Unpinned\n"));
+    assert_non_null(strstr(out, "vm-a   node-7   <none>   Unpinned\n"));
     free(out);
     kctl_evac_plan_free(&plan);
 

@@ -114,6 +114,24 @@ static void test_patch_shape(void **state)
                               "\"stickyvm.io/followed-migration\":\"m-1\"}"));
     free(t);
 
+    /* A decision records what it saw: seen-pods ("" none), seen-migration
+     * (null when none). */
+    kube_pin_seen seen = {.pods = "uid-a,uid-b", .migration = "m-2"}, none = {0};
+    unpin.seen = &seen;
+    t = patch_text(&unpin, NULL);
+    assert_non_null(strstr(t, "\"stickyvm.io/pin-reason\":\"API\","
+                              "\"stickyvm.io/seen-pods\":\"uid-a,uid-b\","
+                              "\"stickyvm.io/seen-migration\":\"m-2\"}"));
+    free(t);
+    unpin.seen = &none;
+    t = patch_text(&unpin, NULL);
+    assert_non_null(strstr(t, "\"stickyvm.io/seen-pods\":\"\","
+                              "\"stickyvm.io/seen-migration\":null}"));
+    free(t);
+    assert_true(kube_pin_is_decision(KUBE_PIN_API) && kube_pin_is_decision(KUBE_PIN_NODE_LOST));
+    assert_false(kube_pin_is_decision(KUBE_PIN_FIRST_PLACEMENT) ||
+                 kube_pin_is_decision(KUBE_PIN_MIGRATION));
+
     /* Refused: no key, no author, an empty node, a migration UID on
      * another reason. */
     kube_pin_write bad[] = {

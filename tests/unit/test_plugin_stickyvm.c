@@ -707,6 +707,17 @@ static void test_migration_target_rule(void **state)
     assert_null(sched_pins_migration_target(d, NULL, key));
     assert_null(sched_pins_migration_target(NULL, kube_vm_from(pin1), key));
     assert_null(sched_pins_migration_target(d, kube_vm_from(pin1), "example.com/other"));
+    /* a decision that saw m1 completed (the owner's /pin back to node-1) */
+    kube_object *seen = vm_new("{\"stickyvm.io/node\":\"node-1\","
+                               "\"stickyvm.io/seen-migration\":\"m1\"}",
+                               "7");
+    kube_object *seen_other = vm_new("{\"stickyvm.io/node\":\"node-1\","
+                                     "\"stickyvm.io/seen-migration\":\"m0\"}",
+                                     "8");
+    assert_null(sched_pins_migration_target(d, kube_vm_from(seen), key));
+    assert_string_equal(sched_pins_migration_target(d, kube_vm_from(seen_other), key), "node-2");
+    kube_object_unref(seen);
+    kube_object_unref(seen_other);
 
     kube_object_unref(elsewhere);
     kube_object_unref(followed);
@@ -716,33 +727,45 @@ static void test_migration_target_rule(void **state)
         kube_object_unref(objs[k]);
 }
 
-/* The durable first pin's rule: no pin, and no pin or unpin recorded at
- * or after the bind (whole seconds; equal counts as newer). */
+/* The durable first pin's rule: no pin, and the last decision did not
+ * see the pod bound (seen-pods), whatever any clock says; a decision
+ * recorded without seen-pods (before the rule) is never undone. */
 static void test_first_pin_due_rule(void **state)
 {
     (void)state;
-    /* 2026-01-01T00:00:10Z */
-    const int64_t bind = 1767225610;
     kube_object *fresh = vm_new("{}", "1");
     kube_object *pinned = vm_new("{\"stickyvm.io/node\":\"node-1\"}", "2");
-    kube_object *older = vm_new("{\"stickyvm.io/pinned-at\":\"2026-01-01T00:00:09Z\"}", "3");
-    kube_object *same = vm_new("{\"stickyvm.io/pinned-at\":\"2026-01-01T00:00:10Z\"}", "4");
-    kube_object *newer = vm_new("{\"stickyvm.io/pinned-at\":\"2026-01-01T00:00:11Z\"}", "5");
-    kube_object *garbled = vm_new("{\"stickyvm.io/pinned-at\":\"yesterday\"}", "6");
+    /* an unpin that saw pod-a and pod-b bound, pinned-at far in the future */
+    kube_object *saw = vm_new("{\"stickyvm.io/pinned-at\":\"2099-01-01T00:00:00Z\","
+                              "\"stickyvm.io/pin-reason\":\"API\","
+                              "\"stickyvm.io/seen-pods\":\"pod-a,pod-b\"}",
+                              "3");
+    kube_object *saw_none = vm_new("{\"stickyvm.io/pin-reason\":\"NodeLost\","
+                                   "\"stickyvm.io/pinned-at\":\"2026-01-01T00:00:09Z\","
+                                   "\"stickyvm.io/seen-pods\":\"\"}",
+                                   "4");
+    kube_object *legacy = vm_new("{\"stickyvm.io/pinned-at\":\"2026-01-01T00:00:09Z\","
+                                 "\"stickyvm.io/pin-reason\":\"API\"}",
+                                 "5");
+    kube_object *first = vm_new("{\"stickyvm.io/pinned-at\":\"2026-01-01T00:00:09Z\","
+                                "\"stickyvm.io/pin-reason\":\"FirstPlacement\"}",
+                                "6");
     const char *key = STICKYVM_DEFAULT_ANNOTATION;
 
-    assert_true(sched_pins_first_pin_due(kube_vm_from(fresh), key, bind));
-    assert_true(sched_pins_first_pin_due(kube_vm_from(fresh), key, 0));
-    assert_true(sched_pins_first_pin_due(kube_vm_from(older), key, bind));
-    assert_false(sched_pins_first_pin_due(kube_vm_from(pinned), key, bind));
-    assert_false(sched_pins_first_pin_due(kube_vm_from(same), key, bind));    /* equal: newer */
-    assert_false(sched_pins_first_pin_due(kube_vm_from(newer), key, bind));   /* unpinned after */
-    assert_false(sched_pins_first_pin_due(kube_vm_from(older), key, 0));      /* bind unknown */
-    assert_false(sched_pins_first_pin_due(kube_vm_from(garbled), key, bind)); /* time unknown */
-    assert_false(sched_pins_first_pin_due(NULL, key, bind));
-    assert_true(sched_pins_first_pin_due(kube_vm_from(pinned), "example.com/other", bind));
+    assert_true(sched_pins_first_pin_due(kube_vm_from(fresh), key, "pod-a"));
+    assert_false(sched_pins_first_pin_due(kube_vm_from(pinned), key, "pod-a"));
+    assert_false(sched_pins_first_pin_due(kube_vm_from(saw), key, "pod-a")); /* seen */
+    assert_false(sched_pins_first_pin_due(kube_vm_from(saw), key, "pod-b"));
+    assert_true(sched_pins_first_pin_due(kube_vm_from(saw), key, "pod-c")); /* newer */
+    assert_true(sched_pins_first_pin_due(kube_vm_from(saw), key, "pod-"));  /* a prefix */
+    assert_true(sched_pins_first_pin_due(kube_vm_from(saw_none), key, "pod-a"));
+    assert_false(sched_pins_first_pin_due(kube_vm_from(legacy), key, "pod-a")); /* unknown */
+    assert_true(sched_pins_first_pin_due(kube_vm_from(first), key, "pod-a"));
+    assert_false(sched_pins_first_pin_due(kube_vm_from(fresh), key, ""));
+    assert_false(sched_pins_first_pin_due(NULL, key, "pod-a"));
+    assert_true(sched_pins_first_pin_due(kube_vm_from(pinned), "example.com/other", "pod-c"));
 
-    kube_object *objs[] = {fresh, pinned, older, same, newer, garbled};
+    kube_object *objs[] = {fresh, pinned, saw, saw_none, legacy, first};
     for (size_t k = 0; k < sizeof(objs) / sizeof(objs[0]); k++)
         kube_object_unref(objs[k]);
 }

@@ -361,11 +361,18 @@ static void count_requests(stickyvm *sv, const kube_pin_result *res)
 /* PostBind                                                            */
 /* ------------------------------------------------------------------ */
 
-/* After a conflict the first pin goes ahead only over an unpinned VM. */
+/* The VM's first pin by PostBind: the plugin and the pod being bound. */
+typedef struct first_pin_ctx {
+    const stickyvm *sv;
+    const char *pod_uid;
+} first_pin_ctx;
+
+/* After a conflict the first pin goes ahead only over an unpinned VM whose
+ * last decision did not see this pod bound (stickyvm.io/seen-pods). */
 static int first_pin_decide(void *ud, const kube_vm *cur)
 {
-    const stickyvm *sv = ud;
-    return kube_pin_get(cur, sv->key) == NULL;
+    const first_pin_ctx *f = ud;
+    return kube_pin_get(cur, f->sv->key) == NULL && kube_pin_saw_pod(cur, f->pod_uid) != 1;
 }
 
 /* PostBind's write failed: the pin controller takes the VM and writes its
@@ -446,7 +453,8 @@ static void post_bind(void *self, fw_cycle_state *cs, const fw_pod_info *pi, con
                         .reason = KUBE_PIN_FIRST_PLACEMENT,
                         .by = KUBE_PIN_BY_SCHEDULER};
     kube_pin_result res = {0};
-    int rc = sv->h->svc.client ? kube_pin_set(sv->h->svc.client, vm, &w, first_pin_decide, sv, &res)
+    first_pin_ctx f = {sv, pi->uid ? pi->uid : ""};
+    int rc = sv->h->svc.client ? kube_pin_set(sv->h->svc.client, vm, &w, first_pin_decide, &f, &res)
                                : KUBE_EINVAL;
     count_requests(sv, &res);
     first_pin_done(sv, vm, pi, node, rc, &res);
