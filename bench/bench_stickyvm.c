@@ -51,7 +51,7 @@
 #include "kube/transport/config.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
-#include "pin_controller_testing.h"
+#include "pins/controller_testing.h"
 #include "plugins/plugins.h"
 #include "plugins/stickyvm/stickyvm.h"
 #include "scheduler.h"

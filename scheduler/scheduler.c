@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "eventhandlers.h"
-#include "launcher_index.h"
+#include "pins/launcher_index.h"
 #include "kube/util/clock.h"
 #include "kube/transport/api.h"
 #include "kube/util/buf.h"
@@ -271,7 +271,7 @@ static int build_pins(sched_scheduler *s, char *err, size_t errlen)
         if (s->cfg->leader_election.leader_elect)
             o.leadership = (fw_leadership){leading, s};
         /* the pin controller finds a VMI's launcher pods by this index */
-        rc = sched_launcher_index_add(s->pods);
+        rc = sched_pins_launcher_index_add(s->pods);
         if (rc == KUBE_OK)
             rc = sched_pins_new(&o, &s->pins);
     }

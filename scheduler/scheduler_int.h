@@ -19,7 +19,7 @@
 #include "kube/machinery/factory.h"
 #include "kube/machinery/leader.h"
 #include "kube/machinery/recorder.h"
-#include "pin_controller.h"
+#include "pins/controller.h"
 #include "plugins/registry.h"
 #include "scheduler.h"
 

@@ -4,7 +4,7 @@
  * of the PersistentVolumes they are bound to. The one rule of
  * stickyvm-apiserver's /pin guard (apiserver/pinvolumes.h, which reads the
  * claims and PVs with GETs) and of the scheduler's node-loss unpin
- * (scheduler/pin_nodeloss.h, which reads them from its informers).
+ * (scheduler/pins/nodeloss.h, which reads them from its informers).
  *
  * A VM's claims come from its template's volumes (persistentVolumeClaim
  * claimName; dataVolume name, whose PVC has the same name) and from its

@@ -1,7 +1,7 @@
 /*
  * kube/types/node_target.h - whether a node can take a pinned VM's next
  * pod: the one rule stickyvm-apiserver's pin guard (apiserver/pintarget.h)
- * and the scheduler's count of waiting pods (scheduler/pin_status.h) share,
+ * and the scheduler's count of waiting pods (scheduler/pins/status.h) share,
  * as kube/types/localvolumes.h is the one rule of local volumes.
  *
  * In the order the default profile's Filter plugins refuse a node, so the

@@ -25,7 +25,7 @@
 const fw_registry *plugin_registry_in_tree(void);
 
 /* StickyVM's hand-off to the scheduler's pin controller
- * (scheduler/pin_controller.h): enqueue hands the controller a
+ * (scheduler/pins/controller.h): enqueue hands the controller a
  * VirtualMachine ns/name whose pin the plugin could not write, and the
  * controller writes it until it lands or is no longer needed. NULL
  * enqueue: no controller. Thread-safe; strings borrowed for the call. */

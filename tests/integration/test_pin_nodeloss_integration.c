@@ -1,6 +1,6 @@
 /*
  * tests/integration/test_pin_nodeloss_integration.c - the pin controller's
- * stickyvm.io/on-node-loss policy (scheduler/pin_nodeloss.h) in the whole
+ * stickyvm.io/on-node-loss policy (scheduler/pins/nodeloss.h) in the whole
  * stickyvm-scheduler, in-process against the API emulator, with a short
  * nodeLossGracePeriod set through the StickyVM args.
  *
@@ -42,9 +42,9 @@
 #include "kube/types/node.h"
 #include "kube/types/pin.h"
 #include "kube/codec/jsonstream.h"
-#include "pin_controller_testing.h"
-#include "pin_lost_testing.h"
-#include "pin_nodeloss_testing.h"
+#include "pins/controller_testing.h"
+#include "pins/lost_testing.h"
+#include "pins/nodeloss_testing.h"
 #include "scheduler.h"
 #include "scheduler_testing.h"
 #include "unit/test_plugin_util.h"
@@ -662,14 +662,14 @@ static void apply_unref(kube_lister *l, int type, kube_object *obj)
     kube_object_unref(obj);
 }
 
-static void assert_entries(sched_nodeloss *nl, sched_pin_lost *pl, size_t told, size_t lost,
+static void assert_entries(sched_pins_nodeloss *nl, sched_pins_lost *pl, size_t told, size_t lost,
                            size_t warned)
 {
     size_t t = 0, l = 0;
-    sched_nodeloss_entries(nl, &t, &l);
+    sched_pins_nodeloss_entries(nl, &t, &l);
     assert_int_equal(t, told);
     assert_int_equal(l, lost);
-    assert_int_equal(sched_pin_lost_entries(pl), warned);
+    assert_int_equal(sched_pins_lost_entries(pl), warned);
 }
 
 /* 1,000 lost nodes and 10,000 VMs pinned to them: the policy's records
@@ -682,26 +682,26 @@ static void test_entries_forget_deleted(void **state)
     fixture *fx = *state;
     kube_factory *f;
     kube_lister *vms, *nodes;
-    sched_nodeloss *nl;
-    sched_pin_lost *pl;
+    sched_pins_nodeloss *nl;
+    sched_pins_lost *pl;
     size_t queued = 0;
     kube_informer_options vo = {.resource = &KUBE_RES_VMS, .codec = &kube_vm_codec};
     kube_informer_options no = {.resource = &KUBE_RES_NODES, .codec = &kube_node_codec};
-    sched_nodeloss_options o = {.client = fx->client,
-                                .informers = NULL,
-                                .key = KUBE_PIN_DEFAULT_KEY,
-                                .grace_ms = 3600000,
-                                .enqueue = count_enqueue,
-                                .enqueue_ud = &queued};
+    sched_pins_nodeloss_options o = {.client = fx->client,
+                                     .informers = NULL,
+                                     .key = KUBE_PIN_DEFAULT_KEY,
+                                     .grace_ms = 3600000,
+                                     .enqueue = count_enqueue,
+                                     .enqueue_ud = &queued};
     assert_int_equal(kube_factory_new(NULL, &f), KUBE_OK);
     o.informers = f;
-    assert_int_equal(sched_nodeloss_new(&o, &nl), KUBE_OK);
-    assert_int_equal(sched_pin_lost_new(f, KUBE_PIN_DEFAULT_KEY, NULL, (fw_leadership){0}, &pl),
+    assert_int_equal(sched_pins_nodeloss_new(&o, &nl), KUBE_OK);
+    assert_int_equal(sched_pins_lost_new(f, KUBE_PIN_DEFAULT_KEY, NULL, (fw_leadership){0}, &pl),
                      KUBE_OK);
     assert_int_equal(kube_factory_lister(f, &vo, &vms), KUBE_OK);
     assert_int_equal(kube_factory_lister(f, &no, &nodes), KUBE_OK);
     assert_int_equal(kube_factory_start(f), KUBE_OK);
-    sched_nodeloss_leading(nl, 1);
+    sched_pins_nodeloss_leading(nl, 1);
 
     for (int i = 0; i < MEM_NODES; i++)
         apply_unref(nodes, KUBE_WATCH_ADDED, mem_node(i, "False"));
@@ -709,8 +709,8 @@ static void test_entries_forget_deleted(void **state)
         kube_object *vm = mem_vm(i);
         int64_t wait_ms = 0;
         assert_int_equal(kube_lister_apply(vms, KUBE_WATCH_ADDED, vm), KUBE_OK);
-        assert_int_equal(sched_nodeloss_reconcile(nl, vm, NULL, &wait_ms),
-                         i % 2 ? SCHED_NODELOSS_NONE : SCHED_NODELOSS_LATER);
+        assert_int_equal(sched_pins_nodeloss_reconcile(nl, vm, NULL, &wait_ms),
+                         i % 2 ? SCHED_PINS_NODELOSS_NONE : SCHED_PINS_NODELOSS_LATER);
         kube_object_unref(vm);
     }
     assert_entries(nl, pl, MEM_VMS / 2, MEM_NODES, 0);
@@ -732,8 +732,8 @@ static void test_entries_forget_deleted(void **state)
         apply_unref(nodes, KUBE_WATCH_DELETED, mem_node(i, "True"));
     assert_entries(nl, pl, 0, 0, 0);
     kube_factory_stop(f);
-    sched_pin_lost_free(pl);
-    sched_nodeloss_free(nl);
+    sched_pins_lost_free(pl);
+    sched_pins_nodeloss_free(nl);
     kube_factory_free(f);
 }
 

@@ -1,7 +1,7 @@
 /*
  * tests/integration/test_pin_ordering_integration.c - pin decisions and
  * placements ordered by identity, never by clocks (#30), against the
- * emulator: the pin controller (scheduler/pin_controller.h) runs as
+ * emulator: the pin controller (scheduler/pins/controller.h) runs as
  * system:stickyvm-scheduler, and the owner's /pin and /unpin are
  * stickyvm-apiserver's own request (apis_pin_execute(), as alice, over the
  * admin client). A down validating webhook refuses the scheduler's writes
@@ -43,8 +43,8 @@
 #include "kube/util/clock.h"
 #include "kube/util/errors.h"
 #include "kubevirt_chain.h"
-#include "pin_controller.h"
-#include "pin_controller_testing.h"
+#include "pins/controller.h"
+#include "pins/controller_testing.h"
 
 #define NS "default"
 #define VMS_PATH "/apis/kubevirt.io/v1/namespaces/" NS "/virtualmachines"

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_launcher_index.c - virt-launcher pods by VMI
- * (scheduler/launcher_index.h) on a fake pod lister: a VMI's pods are
+ * (scheduler/pins/launcher_index.h) on a fake pod lister: a VMI's pods are
  * found by its namespace/name whatever else the cluster holds, a pod whose
  * controller is not a kubevirt.io VMI is not, a pod that changes owner
  * moves, a deleted pod leaves, and a lister without the index gets it on
@@ -19,7 +19,7 @@
 #include "kube/types/pod.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
-#include "launcher_index.h"
+#include "pins/launcher_index.h"
 #include "unit/test_plugin_util.h"
 
 static const kube_informer_options pods_opts = {.resource = &KUBE_RES_PODS,
@@ -59,7 +59,7 @@ static void expect(kube_lister *l, const char *ns, const char *vmi, const char *
     kube_buf b = KUBE_BUF_INIT;
 
     kube_buf_puts(&b, "");
-    assert_int_equal(sched_launchers_foreach(l, ns, vmi, name_of, &b), KUBE_OK);
+    assert_int_equal(sched_pins_launchers_foreach(l, ns, vmi, name_of, &b), KUBE_OK);
     assert_string_equal(b.data, want);
     kube_buf_free(&b);
 }
@@ -72,7 +72,7 @@ static void finds_a_vmis_pods_only(void **state)
 
     assert_int_equal(kube_factory_new(NULL, &f), KUBE_OK);
     assert_int_equal(kube_factory_lister(f, &pods_opts, &l), KUBE_OK);
-    assert_int_equal(sched_launcher_index_add(l), KUBE_OK);
+    assert_int_equal(sched_pins_launcher_index_add(l), KUBE_OK);
     apply(l, KUBE_WATCH_ADDED,
           pod("a", "virt-launcher-vm1-x", "kubevirt.io/v1", "VirtualMachineInstance", "vm1", 1));
     apply(l, KUBE_WATCH_ADDED,
@@ -122,8 +122,8 @@ static void lookup_adds_a_missing_index(void **state)
     apply(l, KUBE_WATCH_ADDED,
           pod("a", "virt-launcher-vm1-x", "kubevirt.io/v1", "VirtualMachineInstance", "vm1", 1));
     expect(l, "a", "vm1", "virt-launcher-vm1-x;");
-    assert_int_equal(sched_launcher_index_add(l), KUBE_OK); /* already there */
-    expect(NULL, "a", "vm1", "");                           /* nothing listed */
+    assert_int_equal(sched_pins_launcher_index_add(l), KUBE_OK); /* already there */
+    expect(NULL, "a", "vm1", "");                                /* nothing listed */
     kube_factory_free(f);
 }
 

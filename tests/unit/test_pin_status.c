@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_pin_status.c - stickyvm_pinned_pods_waiting and
- * stickyvm_pinned_vms_on_unready_node (scheduler/pin_status.h) on a fake
+ * stickyvm_pinned_vms_on_unready_node (scheduler/pins/status.h) on a fake
  * informer factory: the reason comes
  * from the pinned node in the caches by the Filter plugins' predicates, in
  * their order, whatever the pod's PodScheduled message says (another
@@ -24,7 +24,7 @@
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
 #include "kube/util/metrics_testing.h"
-#include "pin_status.h"
+#include "pins/status.h"
 #include "unit/test_plugin_util.h"
 
 /* kube-scheduler 1.22's words for a tainted node (the quote escaped for
@@ -37,7 +37,7 @@ typedef struct world {
     kube_factory *informers;
     kube_lister *pods, *vms, *vmis, *nodes;
     kube_metrics *registry;
-    sched_pin_status *ps;
+    sched_pins_status *ps;
 } world;
 
 /* Applies a watch event of type with obj (whose reference is dropped). */
@@ -73,7 +73,7 @@ static int setup(void **state)
     w->nodes = lister(w->informers, &KUBE_RES_NODES, &kube_node_codec);
     assert_int_equal(kube_metrics_new(&w->registry), KUBE_OK);
     assert_int_equal(
-        sched_pin_status_new(w->informers, w->pods, KUBE_PIN_DEFAULT_KEY, w->registry, &w->ps),
+        sched_pins_status_new(w->informers, w->pods, KUBE_PIN_DEFAULT_KEY, w->registry, &w->ps),
         KUBE_OK);
     *state = w;
     return 0;
@@ -83,7 +83,7 @@ static int teardown(void **state)
 {
     world *w = *state;
 
-    sched_pin_status_free(w->ps);
+    sched_pins_status_free(w->ps);
     kube_factory_free(w->informers);
     kube_metrics_free(w->registry);
     free(w);
@@ -168,7 +168,7 @@ static double waiting(world *w, const char *reason)
 static void assert_waiting(world *w, int not_ready, int missing, int unschedulable, int tainted,
                            int insufficient)
 {
-    sched_pin_status_refresh(w->ps);
+    sched_pins_status_refresh(w->ps);
     assert_int_equal((int)waiting(w, "NodeNotReady"), not_ready);
     assert_int_equal((int)waiting(w, "NodeMissing"), missing);
     assert_int_equal((int)waiting(w, "NodeUnschedulable"), unschedulable);
@@ -245,7 +245,7 @@ static char *exposition(world *w)
 {
     kube_buf b = KUBE_BUF_INIT;
 
-    sched_pin_status_refresh(w->ps);
+    sched_pins_status_refresh(w->ps);
     assert_int_equal(kube_metrics_write(w->registry, &b), KUBE_OK);
     return kube_buf_take(&b);
 }

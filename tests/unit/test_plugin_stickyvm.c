@@ -31,7 +31,7 @@
 #include "plugins/plugins.h"
 #include "plugins/stickyvm/stickyvm.h"
 #include "scheduler/plugins/stickyvm/stickyvm_testing.h"
-#include "pin_controller.h"
+#include "pins/controller.h"
 #include "kube/util/metrics_testing.h"
 #include "framework/types_testing.h"
 

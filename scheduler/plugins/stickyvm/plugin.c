@@ -10,7 +10,7 @@
  * the VM's resourceVersion; a conflict re-reads the VM and keeps a pin that
  * appeared meanwhile; a write that fails is handed to the scheduler's pin
  * controller (the plugin_pin_handoff its factory closes over,
- * scheduler/plugins/registry.h; scheduler/pin_controller.h), which retries it
+ * scheduler/plugins/registry.h; scheduler/pins/controller.h), which retries it
  * until it lands and also moves pins after live migrations. Pins this
  * process wrote are remembered (notes, notes.h) until the VM informer shows
  * them, so a pod recreated at once cannot miss a pin the cache has not

@@ -13,7 +13,7 @@
  * node and Filter rejects every other node. A PostBind write that fails is
  * handed to the scheduler's pin controller through the hand-off its
  * factory closes over (plugin_factory_args in scheduler/plugins/registry.h;
- * scheduler/pin_controller.h), which retries it until it
+ * scheduler/pins/controller.h), which retries it until it
  * lands and moves pins after completed live migrations, on the leader.
  * See docs/stickyvm.md.
  *
@@ -42,7 +42,7 @@
 #define STICKYVM_DEFAULT_ANNOTATION KUBE_PIN_DEFAULT_KEY
 /* args.nodeLossGracePeriod when absent (a metav1.Duration): how long a
  * pinned node is lost before the pin controller unpins the VMs annotated
- * stickyvm.io/on-node-loss: Unpin (scheduler/pin_nodeloss.h). */
+ * stickyvm.io/on-node-loss: Unpin (scheduler/pins/nodeloss.h). */
 #define STICKYVM_DEFAULT_NODE_LOSS_GRACE "10m0s"
 /* The cycle state key PreFilter writes and Filter/PostBind read. */
 #define STICKYVM_STATE_KEY "PreFilterStickyVM"

@@ -1,16 +1,16 @@
 /*
- * scheduler/pin_controller_testing.h - the pin controller's counters, for
- * tests (the daemon exports them as metrics: pin_controller.h).
+ * scheduler/pins/controller_testing.h - the pin controller's counters, for
+ * tests (the daemon exports them as metrics: pins/controller.h).
  *
  * Memory: nothing is allocated. Threads: thread-safe.
  */
-#ifndef SCHED_PIN_CONTROLLER_TESTING_H
-#define SCHED_PIN_CONTROLLER_TESTING_H
+#ifndef SCHED_PINS_CONTROLLER_TESTING_H
+#define SCHED_PINS_CONTROLLER_TESTING_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pin_controller.h"
+#include "pins/controller.h"
 #include "plugins/registry.h"
 
 typedef struct sched_pins_stats {
@@ -30,7 +30,7 @@ void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out);
  * bound to c. */
 plugin_pin_handoff sched_pins_handoff(sched_pins *c);
 
-/* Every controller's refresh period of scheduler/pin_status.h's gauges
+/* Every controller's refresh period of scheduler/pins/status.h's gauges
  * from now on (ms <= 0: SCHED_PINS_STATUS_REFRESH_MS again). */
 void sched_pins_status_refresh_ms_set(int64_t ms);
 

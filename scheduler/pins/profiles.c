@@ -1,15 +1,15 @@
 /*
- * scheduler/pin_profiles.c - what the profiles enabling StickyVM configure
+ * scheduler/pins/profiles.c - what the profiles enabling StickyVM configure
  * for the scheduler's one pin controller: the pin key, the schedulerNames
  * and nodeLossGracePeriod, refused when two profiles differ (see
- * sched_pins_profiles() in pin_controller.h).
+ * sched_pins_profiles() in pins/controller.h).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "kube/util/duration.h"
 #include "kube/util/errors.h"
-#include "pin_controller.h"
+#include "pins/controller.h"
 #include "plugins/stickyvm/stickyvm.h"
 
 /* The value of StickyVM's defaulted arg name in p, or def. */

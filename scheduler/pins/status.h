@@ -1,5 +1,5 @@
 /*
- * scheduler/pin_status.h - what the nodes of pinned VMs look like, as the
+ * scheduler/pins/status.h - what the nodes of pinned VMs look like, as the
  * scheduler's metrics, so that a lost node is measured (docs/operations.md,
  * "When a node is lost"):
  *
@@ -34,11 +34,11 @@
  * caches (the queue's unschedulable plugins exist only on the replica that
  * tried).
  *
- * Memory: sched_pin_status_new() copies the key; listers and registry are
+ * Memory: sched_pins_status_new() copies the key; listers and registry are
  * borrowed and outlive it. Threads: refresh from one thread at a time.
  */
-#ifndef SCHED_PIN_STATUS_H
-#define SCHED_PIN_STATUS_H
+#ifndef SCHED_PINS_STATUS_H
+#define SCHED_PINS_STATUS_H
 
 #include "kube/machinery/factory.h"
 #include "kube/types/node.h"
@@ -46,18 +46,18 @@
 
 struct kube_metrics;
 
-typedef struct sched_pin_status sched_pin_status;
+typedef struct sched_pins_status sched_pins_status;
 
 /* Allocates the status over the factory's VM, VMI, Node and Pod listers
  * (asked from informers before it starts; pods is its pod lister) and
  * registers both gauges, every series at 0 (registry NULL: no metrics).
  * KUBE_OK, KUBE_EINVAL or KUBE_ENOMEM; caller frees with
- * sched_pin_status_free(). */
-int sched_pin_status_new(kube_factory *informers, kube_lister *pods, const char *key,
-                         struct kube_metrics *registry, sched_pin_status **out);
+ * sched_pins_status_free(). */
+int sched_pins_status_new(kube_factory *informers, kube_lister *pods, const char *key,
+                          struct kube_metrics *registry, sched_pins_status **out);
 /* Recounts from the caches and sets the gauges. */
-void sched_pin_status_refresh(sched_pin_status *ps);
+void sched_pins_status_refresh(sched_pins_status *ps);
 /* NULL-safe. */
-void sched_pin_status_free(sched_pin_status *ps);
+void sched_pins_status_free(sched_pins_status *ps);
 
 #endif

@@ -1,8 +1,8 @@
 /*
- * scheduler/pin_status.c - the pinned VMs' node status and waiting pods,
- * counted from the informer caches into two gauges (see pin_status.h).
+ * scheduler/pins/status.c - the pinned VMs' node status and waiting pods,
+ * counted from the informer caches into two gauges (see pins/status.h).
  */
-#include "pin_status.h"
+#include "pins/status.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +27,7 @@ static const char *const wait_labels[] = {"NodeNotReady", "NodeMissing", "NodeUn
 #define N_NODE_LABELS (sizeof(node_labels) / sizeof(node_labels[0]))
 #define N_WAIT_LABELS (sizeof(wait_labels) / sizeof(wait_labels[0]))
 
-struct sched_pin_status {
+struct sched_pins_status {
     char *key;
     kube_lister *vms, *vmis, *nodes, *pods;
     kube_metric *vms_by_node, *pods_waiting, *on_unready;
@@ -54,7 +54,7 @@ typedef struct waiter {
 
 /* One refresh's counts, and its waiting pods with their nodes' infos. */
 typedef struct tally {
-    sched_pin_status *ps;
+    sched_pins_status *ps;
     double vms[N_NODE_LABELS], pods[N_WAIT_LABELS];
     waiter *waiters;
     size_t n_waiters, cap_waiters;
@@ -171,7 +171,7 @@ static void set_unready(tally *t)
 
 /* The node the VM of VMI ns/name (its controller, else the same name) is
  * pinned to, copied (caller frees), or NULL when it is not pinned. */
-static char *vmi_pin(const sched_pin_status *ps, const char *ns, const char *name)
+static char *vmi_pin(const sched_pins_status *ps, const char *ns, const char *name)
 {
     kube_object *vmi = kube_lister_get(ps->vmis, ns, name);
     const kube_owner_ref *o = vmi ? stickyvm_vm_owner(&vmi->meta) : NULL;
@@ -256,7 +256,7 @@ static void set_all(kube_metric *m, const char *const *labels, const double *v, 
     }
 }
 
-void sched_pin_status_refresh(sched_pin_status *ps)
+void sched_pins_status_refresh(sched_pins_status *ps)
 {
     tally t = {.ps = ps};
     kube_lister_foreach(ps->vms, count_vm, &t);
@@ -267,7 +267,7 @@ void sched_pin_status_refresh(sched_pin_status *ps)
     set_unready(&t);
 }
 
-static void register_metrics(sched_pin_status *ps, kube_metrics *r)
+static void register_metrics(sched_pins_status *ps, kube_metrics *r)
 {
     static const char *const node_status[] = {"node_status"};
     static const char *const reason[] = {"reason"};
@@ -304,15 +304,15 @@ static int get_lister(kube_factory *f, const kube_resource *res, const kube_code
     return kube_factory_lister(f, &o, out);
 }
 
-int sched_pin_status_new(kube_factory *informers, kube_lister *pods, const char *key,
-                         kube_metrics *registry, sched_pin_status **out)
+int sched_pins_status_new(kube_factory *informers, kube_lister *pods, const char *key,
+                          kube_metrics *registry, sched_pins_status **out)
 {
     *out = NULL;
     if (!informers || !pods || !key)
         return KUBE_EINVAL;
-    sched_pin_status *ps = calloc(1, sizeof(*ps));
+    sched_pins_status *ps = calloc(1, sizeof(*ps));
     if (!ps || !(ps->key = kube_strdup(key))) {
-        sched_pin_status_free(ps);
+        sched_pins_status_free(ps);
         return KUBE_ENOMEM;
     }
     ps->pods = pods;
@@ -322,7 +322,7 @@ int sched_pin_status_new(kube_factory *informers, kube_lister *pods, const char 
     if (rc == KUBE_OK)
         rc = get_lister(informers, &KUBE_RES_NODES, &kube_node_codec, &ps->nodes);
     if (rc != KUBE_OK) {
-        sched_pin_status_free(ps);
+        sched_pins_status_free(ps);
         return rc;
     }
     register_metrics(ps, registry);
@@ -333,7 +333,7 @@ int sched_pin_status_new(kube_factory *informers, kube_lister *pods, const char 
     return KUBE_OK;
 }
 
-void sched_pin_status_free(sched_pin_status *ps)
+void sched_pins_status_free(sched_pins_status *ps)
 {
     if (!ps)
         return;

@@ -1,12 +1,12 @@
 /*
- * scheduler/pin_controller.c - the pin controller (see pin_controller.h):
+ * scheduler/pins/controller.c - the pin controller (see pins/controller.h):
  * one rate-limited work queue of VirtualMachine keys fed by the VMI, VM
  * and pod informers and by a resync whenever leadership is acquired; a
  * worker whose reconcile follows completed live migrations and writes the
  * durable first pin, retrying failed writes with backoff. The rules it
- * applies are in scheduler/pin_rules.c.
+ * applies are in scheduler/pins/rules.c.
  */
-#include "pin_controller.h"
+#include "pins/controller.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -24,10 +24,10 @@
 #include "kube/util/log.h"
 #include "kube/util/metrics.h"
 #include "kube/util/strmap.h"
-#include "pin_controller_testing.h"
-#include "pin_lost.h"
-#include "pin_nodeloss.h"
-#include "pin_status.h"
+#include "pins/controller_testing.h"
+#include "pins/lost.h"
+#include "pins/nodeloss.h"
+#include "pins/status.h"
 #include "plugins/stickyvm/stickyvm.h"
 
 /* "namespace/name": a namespace is <= 63 bytes, a name <= 253. */
@@ -51,10 +51,10 @@ struct sched_pins {
     kube_strmap written;
     atomic_size_t n_written; /* its size, for the tests */
     pins_metrics m;
-    sched_pin_status *status; /* the pinned VMs' gauges (worker thread) */
-    sched_pin_lost *lost;     /* PinnedNodeDeleted */
-    sched_nodeloss *nodeloss; /* stickyvm.io/on-node-loss */
-    int64_t status_due_ms;    /* its next refresh (monotonic) */
+    sched_pins_status *status;     /* the pinned VMs' gauges (worker thread) */
+    sched_pins_lost *lost;         /* PinnedNodeDeleted */
+    sched_pins_nodeloss *nodeloss; /* stickyvm.io/on-node-loss */
+    int64_t status_due_ms;         /* its next refresh (monotonic) */
     atomic_ulong first_pins, migrations, retries;
 
     int was_leader; /* worker thread only */
@@ -418,7 +418,7 @@ static verdict reconcile_first_pin(sched_pins *c, const char *key, const kube_ob
 }
 
 /* The rules for vm (key), whose VMI is vmi (NULL: none): a completed
- * migration, the node-loss policy (pin_nodeloss.h), the first pin. */
+ * migration, the node-loss policy (pins/nodeloss.h), the first pin. */
 static verdict reconcile_rules(sched_pins *c, const char *key, const kube_object *vm,
                                const kube_object *vmi, int64_t *wait_ms)
 {
@@ -426,14 +426,14 @@ static verdict reconcile_rules(sched_pins *c, const char *key, const kube_object
         vmi ? sched_pins_migration_target(kube_vmi_from(vmi), kube_vm_from(vm), c->key) : NULL;
     if (target)
         return !leading(c) || follow(c, key, kube_vm_from(vm)) == KUBE_OK ? DONE : RETRY;
-    switch (sched_nodeloss_reconcile(c->nodeloss, vm, vmi, wait_ms)) {
-    case SCHED_NODELOSS_NONE:
+    switch (sched_pins_nodeloss_reconcile(c->nodeloss, vm, vmi, wait_ms)) {
+    case SCHED_PINS_NODELOSS_NONE:
         break;
-    case SCHED_NODELOSS_LATER:
+    case SCHED_PINS_NODELOSS_LATER:
         return SETTLE;
-    case SCHED_NODELOSS_RETRY:
+    case SCHED_PINS_NODELOSS_RETRY:
         return RETRY;
-    case SCHED_NODELOSS_DONE:
+    case SCHED_PINS_NODELOSS_DONE:
         return DONE;
     }
     if (!vmi) {
@@ -507,13 +507,13 @@ static void check_leadership(sched_pins *c)
               kube_lister_has_synced(c->o.pods);
     if (now && !c->was_leader) {
         KLOG_V(2, "StickyVM: leading: reconciling every VM's pin");
-        sched_nodeloss_leading(c->nodeloss, 1);
+        sched_pins_nodeloss_leading(c->nodeloss, 1);
         kube_lister_foreach(c->vms, resync_one, c);
     } else if (!now && c->was_leader) {
         kube_workqueue_clear(c->q);
         pending_clear(c);
         written_clear(c);
-        sched_nodeloss_leading(c->nodeloss, 0);
+        sched_pins_nodeloss_leading(c->nodeloss, 0);
     }
     c->was_leader = now;
 }
@@ -534,7 +534,7 @@ static void refresh_status(sched_pins *c)
     if (now < c->status_due_ms || !kube_lister_has_synced(c->vms) ||
         !kube_lister_has_synced(c->o.pods))
         return;
-    sched_pin_status_refresh(c->status);
+    sched_pins_status_refresh(c->status);
     c->status_due_ms = now + atomic_load(&status_refresh_ms);
 }
 
@@ -632,12 +632,12 @@ static void enqueue_cb(void *ud, const char *ns, const char *name)
 
 static int nodeloss_new(sched_pins *c)
 {
-    sched_nodeloss_options o = {c->o.client,     c->o.informers,
-                                c->o.recorder,   c->key,
-                                c->pinned_by,    c->o.node_loss_grace_ms,
-                                c->o.leadership, c->o.registry,
-                                enqueue_cb,      c};
-    return sched_nodeloss_new(&o, &c->nodeloss);
+    sched_pins_nodeloss_options o = {c->o.client,     c->o.informers,
+                                     c->o.recorder,   c->key,
+                                     c->pinned_by,    c->o.node_loss_grace_ms,
+                                     c->o.leadership, c->o.registry,
+                                     enqueue_cb,      c};
+    return sched_pins_nodeloss_new(&o, &c->nodeloss);
 }
 
 int sched_pins_new(const sched_pins_options *o, sched_pins **out)
@@ -658,9 +658,9 @@ int sched_pins_new(const sched_pins_options *o, sched_pins **out)
     if (rc == KUBE_OK)
         rc = add_handlers(c);
     if (rc == KUBE_OK)
-        rc = sched_pin_status_new(o->informers, o->pods, o->key, o->registry, &c->status);
+        rc = sched_pins_status_new(o->informers, o->pods, o->key, o->registry, &c->status);
     if (rc == KUBE_OK)
-        rc = sched_pin_lost_new(o->informers, o->key, o->recorder, o->leadership, &c->lost);
+        rc = sched_pins_lost_new(o->informers, o->key, o->recorder, o->leadership, &c->lost);
     if (rc == KUBE_OK)
         rc = nodeloss_new(c);
     if (rc != KUBE_OK) {
@@ -697,9 +697,9 @@ void sched_pins_free(sched_pins *c)
         return;
     sched_pins_stop(c);
     kube_workqueue_free(c->q);
-    sched_pin_status_free(c->status);
-    sched_pin_lost_free(c->lost);
-    sched_nodeloss_free(c->nodeloss);
+    sched_pins_status_free(c->status);
+    sched_pins_lost_free(c->lost);
+    sched_pins_nodeloss_free(c->nodeloss);
     kube_strmap_free(&c->pending);
     written_clear(c);
     for (size_t i = 0; c->names && i < c->o.n_scheduler_names; i++)
@@ -716,8 +716,8 @@ void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out)
     out->first_pins_written = atomic_load(&c->first_pins);
     out->migration_pins_moved = atomic_load(&c->migrations);
     out->write_retries = atomic_load(&c->retries);
-    out->node_deleted_warnings = sched_pin_lost_warnings(c->lost);
-    out->node_loss_unpins = sched_nodeloss_unpins(c->nodeloss);
+    out->node_deleted_warnings = sched_pins_lost_warnings(c->lost);
+    out->node_loss_unpins = sched_pins_nodeloss_unpins(c->nodeloss);
     pthread_mutex_lock(&c->mu);
     out->pending = kube_strmap_len(&c->pending);
     pthread_mutex_unlock(&c->mu);

@@ -1,11 +1,11 @@
 /*
- * scheduler/pin_nodeloss.c - stickyvm.io/on-node-loss: Unpin (see
- * pin_nodeloss.h): since when a pinned node is lost (this replica's own
+ * scheduler/pins/nodeloss.c - stickyvm.io/on-node-loss: Unpin (see
+ * pins/nodeloss.h): since when a pinned node is lost (this replica's own
  * observation, monotonic clock), the local-volume hold, and the unpin with
  * its Warning event.
  */
-#include "pin_nodeloss.h"
-#include "pin_nodeloss_testing.h"
+#include "pins/nodeloss.h"
+#include "pins/nodeloss_testing.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,7 +28,7 @@
 #include "kube/util/log.h"
 #include "kube/util/metrics.h"
 #include "kube/util/strmap.h"
-#include "pinned_index.h"
+#include "pins/pinned_index.h"
 
 /* "namespace/name": a namespace is <= 63 bytes, a name <= 253. */
 #define KEY_MAX 320
@@ -44,8 +44,8 @@ typedef struct lost_rec {
 
 #define MISSING (-1)
 
-struct sched_nodeloss {
-    sched_nodeloss_options o;
+struct sched_pins_nodeloss {
+    sched_pins_nodeloss_options o;
     char *key, *pinned_by;
     kube_lister *nodes, *vms, *pvcs, *pvs;
     pthread_mutex_t mu; /* lost, told */
@@ -60,7 +60,7 @@ struct sched_nodeloss {
     atomic_ulong unpins;
 };
 
-static int leading(const sched_nodeloss *nl)
+static int leading(const sched_pins_nodeloss *nl)
 {
     const fw_leadership *l = &nl->o.leadership;
     return !l->is_leader || l->is_leader(l->ud);
@@ -72,7 +72,7 @@ static void vm_key(const kube_object *vm, char *out, size_t n)
 }
 
 /* Whether VM key was told what already; remembers it. */
-static int told_before(sched_nodeloss *nl, const char *key, const char *what)
+static int told_before(sched_pins_nodeloss *nl, const char *key, const char *what)
 {
     char *copy = NULL;
     void *old = NULL;
@@ -106,7 +106,8 @@ static int node_lost(const kube_node *n)
  * lost node whose condition shows another transition with the same status
  * went Ready and back unseen, and its count starts again (later, never
  * earlier). nl->mu held. */
-static void note_lost_locked(sched_nodeloss *nl, const char *node, int ready, int64_t transition_us)
+static void note_lost_locked(sched_pins_nodeloss *nl, const char *node, int ready,
+                             int64_t transition_us)
 {
     lost_rec *r = kube_strmap_get(&nl->lost, node);
     if (!r) {
@@ -127,21 +128,21 @@ static void note_lost_locked(sched_nodeloss *nl, const char *node, int ready, in
     }
 }
 
-static void forget_lost_locked(sched_nodeloss *nl, const char *node)
+static void forget_lost_locked(sched_pins_nodeloss *nl, const char *node)
 {
     free(kube_strmap_del(&nl->lost, node));
 }
 
 /* Forgets deleted node once no VM is pinned to it (nl->mu held). */
-static void forget_if_unused_locked(sched_nodeloss *nl, const char *node)
+static void forget_if_unused_locked(sched_pins_nodeloss *nl, const char *node)
 {
     const lost_rec *r = kube_strmap_get(&nl->lost, node);
-    if (r && r->ready == MISSING && sched_pinned_count(nl->vms, nl->key, node) == 0)
+    if (r && r->ready == MISSING && sched_pins_pinned_count(nl->vms, nl->key, node) == 0)
         forget_lost_locked(nl, node);
 }
 
 /* The status of node as the informer shows it now. */
-static void observe(sched_nodeloss *nl, const char *name, const kube_node *n)
+static void observe(sched_pins_nodeloss *nl, const char *name, const kube_node *n)
 {
     pthread_mutex_lock(&nl->mu);
     if (node_lost(n))
@@ -156,7 +157,7 @@ static void observe(sched_nodeloss *nl, const char *name, const kube_node *n)
  * and never before it started leading. A lost node without a record (never
  * seen by the handlers, e.g. deleted before this replica started) is first
  * seen now; a missing one only while some VM is pinned to it. */
-static int64_t lost_since(sched_nodeloss *nl, const char *node, const char **word)
+static int64_t lost_since(sched_pins_nodeloss *nl, const char *node, const char **word)
 {
     kube_object *obj = kube_lister_get(nl->nodes, NULL, node);
     const kube_node *n = kube_node_from(obj);
@@ -183,29 +184,29 @@ static int64_t lost_since(sched_nodeloss *nl, const char *node, const char **wor
 /* ------------------------------------------------------------------ */
 
 typedef struct pinned_to {
-    sched_nodeloss *nl;
+    sched_pins_nodeloss *nl;
     const char *node;
 } pinned_to;
 
-/* sched_pinned_foreach() callback: a VM with the annotation is queued. */
+/* sched_pins_pinned_foreach() callback: a VM with the annotation is queued. */
 static void enqueue_one(void *ud, kube_object *obj)
 {
     const pinned_to *p = ud;
-    if (kube_meta_annotation(&obj->meta, SCHED_NODELOSS_ANN))
+    if (kube_meta_annotation(&obj->meta, SCHED_PINS_NODELOSS_ANN))
         p->nl->o.enqueue(p->nl->o.enqueue_ud, obj->meta.namespace_, obj->meta.name);
 }
 
 /* Queues the VMs pinned to node (the leader only). */
-static void enqueue_pinned(sched_nodeloss *nl, const char *node)
+static void enqueue_pinned(sched_pins_nodeloss *nl, const char *node)
 {
     pinned_to p = {nl, node};
     if (leading(nl))
-        sched_pinned_foreach(nl->vms, nl->key, node, enqueue_one, &p);
+        sched_pins_pinned_foreach(nl->vms, nl->key, node, enqueue_one, &p);
 }
 
 static void on_node_add(void *ud, kube_object *obj)
 {
-    sched_nodeloss *nl = ud;
+    sched_pins_nodeloss *nl = ud;
     const kube_node *n = kube_node_from(obj);
     observe(nl, obj->meta.name, n);
     if (node_lost(n))
@@ -222,7 +223,7 @@ static void on_node_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 
 static void on_node_delete(void *ud, kube_object *obj)
 {
-    sched_nodeloss *nl = ud;
+    sched_pins_nodeloss *nl = ud;
     pthread_mutex_lock(&nl->mu);
     note_lost_locked(nl, obj->meta.name, MISSING, 0);
     forget_if_unused_locked(nl, obj->meta.name);
@@ -231,7 +232,7 @@ static void on_node_delete(void *ud, kube_object *obj)
 }
 
 /* A VM's pin left node (or the VM left): what was kept for them goes. */
-static void vm_left(sched_nodeloss *nl, const kube_object *vm, const char *node, int deleted)
+static void vm_left(sched_pins_nodeloss *nl, const kube_object *vm, const char *node, int deleted)
 {
     char key[KEY_MAX];
     pthread_mutex_lock(&nl->mu);
@@ -246,7 +247,7 @@ static void vm_left(sched_nodeloss *nl, const kube_object *vm, const char *node,
 
 static void on_vm_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 {
-    sched_nodeloss *nl = ud;
+    sched_pins_nodeloss *nl = ud;
     const char *was = kube_pin_get(kube_vm_from(old_obj), nl->key);
     const char *is = kube_pin_get(kube_vm_from(new_obj), nl->key);
     if (was && (!is || strcmp(was, is) != 0))
@@ -255,7 +256,7 @@ static void on_vm_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 
 static void on_vm_delete(void *ud, kube_object *obj)
 {
-    sched_nodeloss *nl = ud;
+    sched_pins_nodeloss *nl = ud;
     vm_left(nl, obj, kube_pin_get(kube_vm_from(obj), nl->key), 1);
 }
 
@@ -264,7 +265,7 @@ static void on_vm_delete(void *ud, kube_object *obj)
 /* ------------------------------------------------------------------ */
 
 /* The PV claim cl of namespace ns is bound to (a reference), or NULL. */
-static kube_object *bound_pv(sched_nodeloss *nl, const char *ns, const kube_vm_claim *cl)
+static kube_object *bound_pv(sched_pins_nodeloss *nl, const char *ns, const kube_vm_claim *cl)
 {
     kube_object *pvc = kube_lister_get(nl->pvcs, ns, cl->claim);
     const kube_pvc *p = kube_pvc_from(pvc);
@@ -275,7 +276,7 @@ static kube_object *bound_pv(sched_nodeloss *nl, const char *ns, const kube_vm_c
 
 /* Whether a PV of the VM's claims allows no node but the lost one (logged
  * once per VM and node). */
-static int held_by_volume(sched_nodeloss *nl, const kube_object *vm, const kube_object *vmi,
+static int held_by_volume(sched_pins_nodeloss *nl, const kube_object *vm, const kube_object *vmi,
                           const char *node)
 {
     kube_vm_claims cl = {.n = 0};
@@ -291,7 +292,7 @@ static int held_by_volume(sched_nodeloss *nl, const kube_object *vm, const kube_
             KLOG_INFO("StickyVM: VM %s stays pinned to lost node %s (%s: Unpin): volume \"%s\" "
                       "(PersistentVolumeClaim \"%s\", PersistentVolume \"%s\") allows no other "
                       "node",
-                      key, node, SCHED_NODELOSS_ANN, cl.items[i].volume, cl.items[i].claim,
+                      key, node, SCHED_PINS_NODELOSS_ANN, cl.items[i].volume, cl.items[i].claim,
                       obj->meta.name);
         kube_object_unref(obj);
     }
@@ -304,27 +305,27 @@ static int held_by_volume(sched_nodeloss *nl, const kube_object *vm, const kube_
 
 /* Whether vm asks for Unpin; an unknown value counts as Wait, with one
  * Warning event per VM and value. */
-static int wants_unpin(sched_nodeloss *nl, const kube_object *vm)
+static int wants_unpin(sched_pins_nodeloss *nl, const kube_object *vm)
 {
-    const char *v = kube_meta_annotation(&vm->meta, SCHED_NODELOSS_ANN);
+    const char *v = kube_meta_annotation(&vm->meta, SCHED_PINS_NODELOSS_ANN);
     char key[KEY_MAX], what[300];
-    if (!v || strcmp(v, SCHED_NODELOSS_WAIT) == 0)
+    if (!v || strcmp(v, SCHED_PINS_NODELOSS_WAIT) == 0)
         return 0;
-    if (strcmp(v, SCHED_NODELOSS_UNPIN) == 0)
+    if (strcmp(v, SCHED_PINS_NODELOSS_UNPIN) == 0)
         return 1;
     vm_key(vm, key, sizeof(key));
     snprintf(what, sizeof(what), "invalid:%s", v);
     if (told_before(nl, key, what))
         return 0;
-    KLOG_WARN("StickyVM: VM %s: unknown %s value \"%s\", treated as Wait", key, SCHED_NODELOSS_ANN,
-              v);
+    KLOG_WARN("StickyVM: VM %s: unknown %s value \"%s\", treated as Wait", key,
+              SCHED_PINS_NODELOSS_ANN, v);
     kube_recorder_ref reg = kube_pin_event_ref(kube_vm_from(vm));
     if (nl->o.recorder)
         kube_recorder_eventf(
             nl->o.recorder, &reg, NULL, KUBE_RECORDER_WARNING, "InvalidOnNodeLoss", "Pin",
             "Unsupported value \"%s\" of %s: supported values are \"Wait\" and "
             "\"Unpin\"; treated as Wait (the VM keeps its pin if its node is lost)",
-            v, SCHED_NODELOSS_ANN);
+            v, SCHED_PINS_NODELOSS_ANN);
     return 0;
 }
 
@@ -337,13 +338,13 @@ static int still_due(void *ud, const kube_vm *cur)
 {
     const unpin_ctx *u = ud;
     const char *pin = kube_pin_get(cur, u->key);
-    const char *v = kube_meta_annotation(&cur->base.meta, SCHED_NODELOSS_ANN);
-    return pin && strcmp(pin, u->node) == 0 && v && strcmp(v, SCHED_NODELOSS_UNPIN) == 0;
+    const char *v = kube_meta_annotation(&cur->base.meta, SCHED_PINS_NODELOSS_ANN);
+    return pin && strcmp(pin, u->node) == 0 && v && strcmp(v, SCHED_PINS_NODELOSS_UNPIN) == 0;
 }
 
 /* The event and counts of an unpin written. */
-static void unpinned(sched_nodeloss *nl, const kube_object *vm, const char *node, const char *word,
-                     int64_t lost_ms)
+static void unpinned(sched_pins_nodeloss *nl, const kube_object *vm, const char *node,
+                     const char *word, int64_t lost_ms)
 {
     char key[KEY_MAX], lost[32], grace[32];
     kube_recorder_ref reg = kube_pin_event_ref(kube_vm_from(vm));
@@ -351,19 +352,19 @@ static void unpinned(sched_nodeloss *nl, const kube_object *vm, const char *node
     kube_duration_format(lost_ms / 1000 * 1000, lost, sizeof(lost));
     kube_duration_format(nl->o.grace_ms, grace, sizeof(grace));
     KLOG_INFO("StickyVM: VM %s unpinned from node %s, %s for %s (%s: Unpin)", key, node, word, lost,
-              SCHED_NODELOSS_ANN);
+              SCHED_PINS_NODELOSS_ANN);
     if (nl->o.recorder)
         kube_recorder_eventf(nl->o.recorder, &reg, NULL, KUBE_RECORDER_WARNING, "Unpinned", "Unpin",
                              "Unpinned from node %s, %s for %s (reason NodeLost; %s: Unpin, "
                              "nodeLossGracePeriod %s)",
-                             node, word, lost, SCHED_NODELOSS_ANN, grace);
+                             node, word, lost, SCHED_PINS_NODELOSS_ANN, grace);
     atomic_fetch_add(&nl->unpins, 1);
     kube_metric_add(nl->unpins_metric, NULL, 1);
 }
 
 /* Unpins vm from node, lost (word) for lost_ms. */
-static sched_nodeloss_verdict unpin(sched_nodeloss *nl, const kube_object *vm, const char *node,
-                                    const char *word, int64_t lost_ms)
+static sched_pins_nodeloss_verdict unpin(sched_pins_nodeloss *nl, const kube_object *vm,
+                                         const char *node, const char *word, int64_t lost_ms)
 {
     unpin_ctx u = {nl->key, node};
     kube_pin_write w = {
@@ -379,36 +380,37 @@ static sched_nodeloss_verdict unpin(sched_nodeloss *nl, const kube_object *vm, c
                    node, kube_strerror(rc), res.status.message[0] ? ": " : "", res.status.message);
     }
     kube_pin_result_clear(&res);
-    return rc == KUBE_OK ? SCHED_NODELOSS_DONE : SCHED_NODELOSS_RETRY;
+    return rc == KUBE_OK ? SCHED_PINS_NODELOSS_DONE : SCHED_PINS_NODELOSS_RETRY;
 }
 
 /* Whether every cache the policy reads has synced, and leadership began. */
-static int ready(const sched_nodeloss *nl)
+static int ready(const sched_pins_nodeloss *nl)
 {
     return nl->led_ms && kube_lister_has_synced(nl->nodes) && kube_lister_has_synced(nl->pvcs) &&
            kube_lister_has_synced(nl->pvs);
 }
 
-sched_nodeloss_verdict sched_nodeloss_reconcile(sched_nodeloss *nl, const kube_object *vm,
-                                                const kube_object *vmi, int64_t *wait_ms)
+sched_pins_nodeloss_verdict sched_pins_nodeloss_reconcile(sched_pins_nodeloss *nl,
+                                                          const kube_object *vm,
+                                                          const kube_object *vmi, int64_t *wait_ms)
 {
     const char *pin = kube_pin_get(kube_vm_from(vm), nl->key), *word = NULL;
     if (!pin || !wants_unpin(nl, vm))
-        return SCHED_NODELOSS_NONE;
+        return SCHED_PINS_NODELOSS_NONE;
     if (!ready(nl)) {
         *wait_ms = SYNC_WAIT_MS;
-        return SCHED_NODELOSS_LATER;
+        return SCHED_PINS_NODELOSS_LATER;
     }
     int64_t since = lost_since(nl, pin, &word);
     if (!since)
-        return SCHED_NODELOSS_NONE;
+        return SCHED_PINS_NODELOSS_NONE;
     int64_t lost_ms = kube_now_ms() - since; /* one clock: never negative */
     if (lost_ms < nl->o.grace_ms) {
         *wait_ms = nl->o.grace_ms - lost_ms;
-        return SCHED_NODELOSS_LATER;
+        return SCHED_PINS_NODELOSS_LATER;
     }
     if (held_by_volume(nl, vm, vmi, pin) || !leading(nl))
-        return SCHED_NODELOSS_DONE;
+        return SCHED_PINS_NODELOSS_DONE;
     return unpin(nl, vm, pin, word, lost_ms);
 }
 
@@ -416,7 +418,7 @@ sched_nodeloss_verdict sched_nodeloss_reconcile(sched_nodeloss *nl, const kube_o
 /* Lifecycle                                                           */
 /* ------------------------------------------------------------------ */
 
-void sched_nodeloss_leading(sched_nodeloss *nl, int leading)
+void sched_pins_nodeloss_leading(sched_pins_nodeloss *nl, int leading)
 {
     nl->led_ms = leading ? kube_now_ms() : 0;
 }
@@ -428,7 +430,7 @@ static int get_lister(kube_factory *f, const kube_resource *res, const kube_code
     return kube_factory_lister(f, &o, out);
 }
 
-static int add_handlers(sched_nodeloss *nl)
+static int add_handlers(sched_pins_nodeloss *nl)
 {
     kube_factory *f = nl->o.informers;
     kube_informer_handlers h = {on_node_add, on_node_update, on_node_delete, nl};
@@ -441,13 +443,13 @@ static int add_handlers(sched_nodeloss *nl)
     if (rc == KUBE_OK)
         rc = get_lister(f, &KUBE_RES_PVS, &kube_pv_codec, &nl->pvs);
     if (rc == KUBE_OK)
-        rc = sched_pinned_index_add(nl->vms, nl->key);
+        rc = sched_pins_pinned_index_add(nl->vms, nl->key);
     if (rc == KUBE_OK)
         rc = kube_lister_add_handlers(nl->vms, &vh);
     return rc == KUBE_OK ? kube_lister_add_handlers(nl->nodes, &h) : rc;
 }
 
-static void register_metric(sched_nodeloss *nl)
+static void register_metric(sched_pins_nodeloss *nl)
 {
     kube_metric_opts o = {.name = "stickyvm_node_loss_unpins_total",
                           .help = "VirtualMachines unpinned because their pinned node was lost "
@@ -458,12 +460,12 @@ static void register_metric(sched_nodeloss *nl)
         nl->unpins_metric = kube_metrics_ensure(nl->o.registry, &o);
 }
 
-int sched_nodeloss_new(const sched_nodeloss_options *o, sched_nodeloss **out)
+int sched_pins_nodeloss_new(const sched_pins_nodeloss_options *o, sched_pins_nodeloss **out)
 {
     *out = NULL;
     if (!o || !o->client || !o->informers || !o->key || !o->enqueue || o->grace_ms < 0)
         return KUBE_EINVAL;
-    sched_nodeloss *nl = calloc(1, sizeof(*nl));
+    sched_pins_nodeloss *nl = calloc(1, sizeof(*nl));
     if (!nl)
         return KUBE_ENOMEM;
     nl->o = *o;
@@ -472,7 +474,7 @@ int sched_nodeloss_new(const sched_nodeloss_options *o, sched_nodeloss **out)
     nl->pinned_by = kube_strdup(o->pinned_by ? o->pinned_by : KUBE_PIN_BY_SCHEDULER);
     int rc = nl->key && nl->pinned_by ? add_handlers(nl) : KUBE_ENOMEM;
     if (rc != KUBE_OK) {
-        sched_nodeloss_free(nl);
+        sched_pins_nodeloss_free(nl);
         return rc;
     }
     register_metric(nl);
@@ -480,12 +482,12 @@ int sched_nodeloss_new(const sched_nodeloss_options *o, sched_nodeloss **out)
     return KUBE_OK;
 }
 
-unsigned long sched_nodeloss_unpins(sched_nodeloss *nl)
+unsigned long sched_pins_nodeloss_unpins(sched_pins_nodeloss *nl)
 {
     return atomic_load(&nl->unpins);
 }
 
-void sched_nodeloss_entries(sched_nodeloss *nl, size_t *told, size_t *lost)
+void sched_pins_nodeloss_entries(sched_pins_nodeloss *nl, size_t *told, size_t *lost)
 {
     pthread_mutex_lock(&nl->mu);
     *told = kube_strmap_len(&nl->told);
@@ -499,7 +501,7 @@ static void free_value(void *ud, const char *key, void *value)
     free(value);
 }
 
-void sched_nodeloss_free(sched_nodeloss *nl)
+void sched_pins_nodeloss_free(sched_pins_nodeloss *nl)
 {
     if (!nl)
         return;

@@ -1,5 +1,5 @@
 /*
- * scheduler/pin_controller.h - the pin controller: StickyVM's pins made
+ * scheduler/pins/controller.h - the pin controller: StickyVM's pins made
  * durable and moved after live migrations, by ONE level-triggered
  * controller of the scheduler, on the leader (started once by scheduler.c
  * when any profile enables StickyVM; docs/architecture.md, "The pin
@@ -44,9 +44,9 @@
  *
  * A Node deleted while VMs are pinned to it: the leader writes a Warning
  * event PinnedNodeDeleted on each such VM, once per deletion
- * (scheduler/pin_lost.h). A VM annotated stickyvm.io/on-node-loss: Unpin
+ * (scheduler/pins/lost.h). A VM annotated stickyvm.io/on-node-loss: Unpin
  * whose pinned node is lost (NotReady, Unknown or Missing) longer than
- * nodeLossGracePeriod is unpinned (scheduler/pin_nodeloss.h; checked
+ * nodeLossGracePeriod is unpinned (scheduler/pins/nodeloss.h; checked
  * between rules 1 and 2; node events queue the VMs pinned to the node).
  *
  * Writes go through kube/types/pin.h (a patch carrying the VM's
@@ -70,7 +70,7 @@
  * stickyvm_pin_write_retries_total, and the plugin's
  * stickyvm_pins_recorded_total, stickyvm_migration_pins_moved_total and
  * stickyvm_pin_record_errors_total; the worker also refreshes
- * scheduler/pin_status.h's gauges on every replica.
+ * scheduler/pins/status.h's gauges on every replica.
  *
  * Memory: sched_pins_new() copies the strings of its options; the factory,
  * pod lister, client, recorder and registry are borrowed and must outlive
@@ -79,8 +79,8 @@
  * Threads: new/start/stop/free from the owner's thread; sched_pins_enqueue
  * from any thread; the handlers run on the informers' threads.
  */
-#ifndef SCHED_PIN_CONTROLLER_H
-#define SCHED_PIN_CONTROLLER_H
+#ifndef SCHED_PINS_CONTROLLER_H
+#define SCHED_PINS_CONTROLLER_H
 
 #include <stdint.h>
 
@@ -96,7 +96,7 @@
  * (PostBind writes it meanwhile). */
 #define SCHED_PINS_SETTLE_S 2
 /* How often the worker recounts stickyvm_pinned_vms and
- * stickyvm_pinned_pods_waiting (scheduler/pin_status.h), leader or not. */
+ * stickyvm_pinned_pods_waiting (scheduler/pins/status.h), leader or not. */
 #define SCHED_PINS_STATUS_REFRESH_MS 10000
 
 struct kube_recorder;
@@ -117,7 +117,7 @@ typedef struct sched_pins_options {
     size_t n_scheduler_names;
     fw_leadership leadership;      /* NULL is_leader: always leading */
     struct kube_metrics *registry; /* NULL: no metrics */
-    int64_t node_loss_grace_ms;    /* nodeLossGracePeriod (scheduler/pin_nodeloss.h) */
+    int64_t node_loss_grace_ms;    /* nodeLossGracePeriod (scheduler/pins/nodeloss.h) */
 } sched_pins_options;
 
 /* The node a completed live migration moves vm's pin (under key) to, or
@@ -148,7 +148,7 @@ typedef struct sched_pins_placement {
 
 /* The current launcher pod of vmi among pods (rule 2 above; names: the
  * n_names schedulerNames of StickyVM's profiles) into *out (found 0:
- * none). Visits the VMI's pods only (scheduler/launcher_index.h). */
+ * none). Visits the VMI's pods only (scheduler/pins/launcher_index.h). */
 void sched_pins_placement_find(kube_lister *pods, const char *const *names, size_t n_names,
                                const kube_object *vmi, sched_pins_placement *out);
 

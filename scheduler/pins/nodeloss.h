@@ -1,6 +1,6 @@
 /*
- * scheduler/pin_nodeloss.h - the opt-in node-loss policy of the pin
- * controller (scheduler/pin_controller.h, which builds it and calls its
+ * scheduler/pins/nodeloss.h - the opt-in node-loss policy of the pin
+ * controller (scheduler/pins/controller.h, which builds it and calls its
  * reconcile for every queued VM, on the leader).
  *
  * The VM's annotation stickyvm.io/on-node-loss says what happens when its
@@ -34,9 +34,10 @@
  * to (kube/types/localvolumes.h, the rule of the API server's /pin guard,
  * over the scheduler's PVC, PV and Node informers) allows no node but the
  * lost one: the VM keeps its pin (logged once per VM and node). The write
- * is kube_pin_set() with no node, pin-reason NodeLost (pinned-at now, so
- * the first-pin rule never pins the VM back to the lost node, and its next
- * pod is placed anywhere and pinned there by PostBind), through the
+ * is kube_pin_set() with no node, pin-reason NodeLost (recording in
+ * seen-pods the launcher pods bound then, so the first-pin rule never pins
+ * the VM back to the lost node, and its next pod, one the decision did not
+ * see, is placed anywhere and pinned there by PostBind), through the
  * controller's client (fenced by leader election); each one writes a
  * Warning event on the VM, reason Unpinned (as every unpin), action Unpin:
  * "Unpinned from node N, NotReady for 10m3s (reason NodeLost;
@@ -50,19 +51,19 @@
  *
  * What it remembers stays bounded by what exists: a record per lost node,
  * kept for a deleted node only while some VM is pinned to it (found by the
- * VM informer's index of VMs by pinned node, scheduler/pinned_index.h),
+ * VM informer's index of VMs by pinned node, scheduler/pins/pinned_index.h),
  * and what each VM was told (an invalid value, a volume hold), forgotten
  * when the VM is deleted.
  *
- * Memory: sched_nodeloss_new() copies its strings; the client, factory,
+ * Memory: sched_pins_nodeloss_new() copies its strings; the client, factory,
  * recorder and registry are borrowed and outlive it; the factory must be
- * stopped before sched_nodeloss_free() (its handlers point here).
+ * stopped before sched_pins_nodeloss_free() (its handlers point here).
  * Threads: the handlers run on the informers' thread; reconcile and
- * sched_nodeloss_leading() on the controller's worker; the count from any
+ * sched_pins_nodeloss_leading() on the controller's worker; the count from any
  * thread.
  */
-#ifndef SCHED_PIN_NODELOSS_H
-#define SCHED_PIN_NODELOSS_H
+#ifndef SCHED_PINS_NODELOSS_H
+#define SCHED_PINS_NODELOSS_H
 
 #include <stdint.h>
 
@@ -70,16 +71,16 @@
 #include "kube/machinery/factory.h"
 #include "kube/transport/client.h"
 
-#define SCHED_NODELOSS_ANN "stickyvm.io/on-node-loss"
-#define SCHED_NODELOSS_WAIT "Wait"
-#define SCHED_NODELOSS_UNPIN "Unpin"
+#define SCHED_PINS_NODELOSS_ANN "stickyvm.io/on-node-loss"
+#define SCHED_PINS_NODELOSS_WAIT "Wait"
+#define SCHED_PINS_NODELOSS_UNPIN "Unpin"
 
 struct kube_recorder;
 struct kube_metrics;
 
-typedef struct sched_nodeloss sched_nodeloss;
+typedef struct sched_pins_nodeloss sched_pins_nodeloss;
 
-typedef struct sched_nodeloss_options {
+typedef struct sched_pins_nodeloss_options {
     kube_client *client;
     kube_factory *informers;        /* Node, PVC, PV and VM listers are asked from it */
     struct kube_recorder *recorder; /* NULL: no events */
@@ -91,35 +92,36 @@ typedef struct sched_nodeloss_options {
     /* queues VM ns/name in the controller */
     void (*enqueue)(void *ud, const char *ns, const char *name);
     void *enqueue_ud;
-} sched_nodeloss_options;
+} sched_pins_nodeloss_options;
 
 /* What the policy left for a VM. */
-typedef enum sched_nodeloss_verdict {
-    SCHED_NODELOSS_NONE,  /* no Unpin VM pinned to a lost node: the other rules apply */
-    SCHED_NODELOSS_DONE,  /* unpinned, held by a local volume, or not leading */
-    SCHED_NODELOSS_LATER, /* lost within its grace (or caches not synced): again in *wait_ms */
-    SCHED_NODELOSS_RETRY, /* the write failed: retry with backoff */
-} sched_nodeloss_verdict;
+typedef enum sched_pins_nodeloss_verdict {
+    SCHED_PINS_NODELOSS_NONE,  /* no Unpin VM pinned to a lost node: the other rules apply */
+    SCHED_PINS_NODELOSS_DONE,  /* unpinned, held by a local volume, or not leading */
+    SCHED_PINS_NODELOSS_LATER, /* lost within its grace (or caches not synced): again in *wait_ms */
+    SCHED_PINS_NODELOSS_RETRY, /* the write failed: retry with backoff */
+} sched_pins_nodeloss_verdict;
 
 /* Allocates it, adds its handlers to the factory's Node and VM listers
  * (before the factory starts) and the VM lister's index of pinned nodes. KUBE_OK, KUBE_EINVAL
  * (missing client, factory, key or enqueue; negative grace) or KUBE_ENOMEM; freed by
- * sched_nodeloss_free(). */
-int sched_nodeloss_new(const sched_nodeloss_options *o, sched_nodeloss **out);
+ * sched_pins_nodeloss_free(). */
+int sched_pins_nodeloss_new(const sched_pins_nodeloss_options *o, sched_pins_nodeloss **out);
 
 /* This replica started (leading 1: no node counts as lost from before
  * now) or stopped (0) leading. */
-void sched_nodeloss_leading(sched_nodeloss *nl, int leading);
+void sched_pins_nodeloss_leading(sched_pins_nodeloss *nl, int leading);
 
 /* The policy for vm (the cached VirtualMachine) and vmi (its instance, or
  * NULL): unpins it when due, on the leader. *wait_ms set for LATER. */
-sched_nodeloss_verdict sched_nodeloss_reconcile(sched_nodeloss *nl, const kube_object *vm,
-                                                const kube_object *vmi, int64_t *wait_ms);
+sched_pins_nodeloss_verdict sched_pins_nodeloss_reconcile(sched_pins_nodeloss *nl,
+                                                          const kube_object *vm,
+                                                          const kube_object *vmi, int64_t *wait_ms);
 
 /* The unpins written so far. */
-unsigned long sched_nodeloss_unpins(sched_nodeloss *nl);
+unsigned long sched_pins_nodeloss_unpins(sched_pins_nodeloss *nl);
 
 /* NULL-safe. */
-void sched_nodeloss_free(sched_nodeloss *nl);
+void sched_pins_nodeloss_free(sched_pins_nodeloss *nl);
 
 #endif

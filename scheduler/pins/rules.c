@@ -1,5 +1,5 @@
 /*
- * scheduler/pin_rules.c - the pin controller's rules (see pin_controller.h),
+ * scheduler/pins/rules.c - the pin controller's rules (see pins/controller.h),
  * pure over cached objects: which completed live migration a pin follows,
  * which launcher pod is the VM's current placement, and whether that
  * placement is newer than the VM's last pin decision. Decisions and
@@ -10,8 +10,8 @@
 #include <time.h>
 
 #include "kube/util/buf.h"
-#include "launcher_index.h"
-#include "pin_controller.h"
+#include "pins/launcher_index.h"
+#include "pins/controller.h"
 #include "plugins/stickyvm/stickyvm.h"
 
 /* vmi's migration when it completed without failure where the VMI runs. */
@@ -116,7 +116,7 @@ void sched_pins_placement_find(kube_lister *pods, const char *const *names, size
     scan s = {names, n_names, kube_vmi_from(vmi), out};
     memset(out, 0, sizeof(*out));
     if (s.vmi) /* the VMI's pods by index, not every pod of the cluster */
-        sched_launchers_foreach(pods, vmi->meta.namespace_, vmi->meta.name, scan_one, &s);
+        sched_pins_launchers_foreach(pods, vmi->meta.namespace_, vmi->meta.name, scan_one, &s);
 }
 
 int64_t sched_pins_settle_ms(int64_t bind_s)

@@ -1,8 +1,8 @@
 /*
- * scheduler/pinned_index.c - VMs by pinned node on the VM informer (see
+ * scheduler/pins/pinned_index.c - VMs by pinned node on the VM informer (see
  * pinned_index.h).
  */
-#include "pinned_index.h"
+#include "pins/pinned_index.h"
 
 #include <stdio.h>
 
@@ -27,7 +27,7 @@ static int index_name(const char *key, char *out, size_t n)
     return len < 0 || (size_t)len >= n ? KUBE_EINVAL : KUBE_OK;
 }
 
-int sched_pinned_index_add(kube_lister *vms, const char *key)
+int sched_pins_pinned_index_add(kube_lister *vms, const char *key)
 {
     char name[INDEX_NAME_MAX];
     if (!vms || !key || index_name(key, name, sizeof(name)) != KUBE_OK)
@@ -36,8 +36,8 @@ int sched_pinned_index_add(kube_lister *vms, const char *key)
     return kube_lister_add_index(vms, name, pin_of_vm, (void *)key);
 }
 
-int sched_pinned_foreach(kube_lister *vms, const char *key, const char *node,
-                         void (*fn)(void *ud, kube_object *vm), void *ud)
+int sched_pins_pinned_foreach(kube_lister *vms, const char *key, const char *node,
+                              void (*fn)(void *ud, kube_object *vm), void *ud)
 {
     char name[INDEX_NAME_MAX];
     if (!key || index_name(key, name, sizeof(name)) != KUBE_OK)
@@ -45,7 +45,7 @@ int sched_pinned_foreach(kube_lister *vms, const char *key, const char *node,
     int rc = kube_lister_by_index(vms, name, node, fn, ud);
     if (rc != KUBE_EINVAL || !node)
         return rc;
-    rc = sched_pinned_index_add(vms, key); /* a lister built without it */
+    rc = sched_pins_pinned_index_add(vms, key); /* a lister built without it */
     return rc == KUBE_OK ? kube_lister_by_index(vms, name, node, fn, ud) : rc;
 }
 
@@ -55,8 +55,8 @@ static void count_one(void *ud, kube_object *vm)
     (*(size_t *)ud)++;
 }
 
-size_t sched_pinned_count(kube_lister *vms, const char *key, const char *node)
+size_t sched_pins_pinned_count(kube_lister *vms, const char *key, const char *node)
 {
     size_t n = 0;
-    return sched_pinned_foreach(vms, key, node, count_one, &n) == KUBE_OK ? n : 0;
+    return sched_pins_pinned_foreach(vms, key, node, count_one, &n) == KUBE_OK ? n : 0;
 }

@@ -1,9 +1,9 @@
 /*
- * scheduler/pin_lost.c - the PinnedNodeDeleted Warning on the VMs pinned
- * to a deleted Node (see pin_lost.h).
+ * scheduler/pins/lost.c - the PinnedNodeDeleted Warning on the VMs pinned
+ * to a deleted Node (see pins/lost.h).
  */
-#include "pin_lost.h"
-#include "pin_lost_testing.h"
+#include "pins/lost.h"
+#include "pins/lost_testing.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -19,12 +19,12 @@
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 #include "kube/util/strmap.h"
-#include "pinned_index.h"
+#include "pins/pinned_index.h"
 
 /* "namespace/name": a namespace is <= 63 bytes, a name <= 253. */
 #define KEY_MAX 320
 
-struct sched_pin_lost {
+struct sched_pins_lost {
     char *key;
     struct kube_recorder *recorder;
     fw_leadership leadership;
@@ -38,13 +38,13 @@ struct sched_pin_lost {
 
 /* A node deleted: who is told about it. */
 typedef struct lost_node {
-    sched_pin_lost *l;
+    sched_pins_lost *l;
     const kube_object *node;
 } lost_node;
 
 /* Whether VM key was already warned about the deletion of node uid;
  * remembers it. */
-static int warned_before(sched_pin_lost *l, const char *key, const char *uid)
+static int warned_before(sched_pins_lost *l, const char *key, const char *uid)
 {
     const char *seen = kube_strmap_get(&l->warned, key);
     char *copy = NULL;
@@ -59,7 +59,7 @@ static int warned_before(sched_pin_lost *l, const char *key, const char *uid)
 }
 
 /* VM obj is no longer pinned where it was warned about (or is gone). */
-static void forget(sched_pin_lost *l, const kube_object *obj)
+static void forget(sched_pins_lost *l, const kube_object *obj)
 {
     char key[KEY_MAX];
     snprintf(key, sizeof(key), "%s/%s", obj->meta.namespace_, obj->meta.name);
@@ -67,7 +67,7 @@ static void forget(sched_pin_lost *l, const kube_object *obj)
     atomic_store(&l->n_warned, kube_strmap_len(&l->warned));
 }
 
-static void warn(sched_pin_lost *l, const kube_object *vm, const char *node)
+static void warn(sched_pins_lost *l, const kube_object *vm, const char *node)
 {
     kube_recorder_ref reg = kube_pin_event_ref(kube_vm_from(vm));
     if (l->recorder)
@@ -80,7 +80,7 @@ static void warn(sched_pin_lost *l, const kube_object *vm, const char *node)
     atomic_fetch_add(&l->warnings, 1);
 }
 
-/* sched_pinned_foreach() callback: a VM pinned to the deleted node gets
+/* sched_pins_pinned_foreach() callback: a VM pinned to the deleted node gets
  * its warning, once per deletion. */
 static void warn_one(void *ud, kube_object *obj)
 {
@@ -100,14 +100,14 @@ static void on_node_delete(void *ud, kube_object *obj)
     lost_node ln = {ud, obj};
     const fw_leadership *lead = &ln.l->leadership;
     if (!lead->is_leader || lead->is_leader(lead->ud))
-        sched_pinned_foreach(ln.l->vms, ln.l->key, obj->meta.name, warn_one, &ln);
+        sched_pins_pinned_foreach(ln.l->vms, ln.l->key, obj->meta.name, warn_one, &ln);
 }
 
 /* A VM whose pin moved or went is forgotten (it was warned about its old
  * node, if at all). */
 static void on_vm_update(void *ud, kube_object *old_obj, kube_object *new_obj)
 {
-    sched_pin_lost *l = ud;
+    sched_pins_lost *l = ud;
     const char *was = kube_pin_get(kube_vm_from(old_obj), l->key);
     const char *is = kube_pin_get(kube_vm_from(new_obj), l->key);
     if (was && (!is || strcmp(was, is) != 0))
@@ -119,7 +119,7 @@ static void on_vm_delete(void *ud, kube_object *obj)
     forget(ud, obj);
 }
 
-static int add_handler(sched_pin_lost *l, kube_factory *f)
+static int add_handler(sched_pins_lost *l, kube_factory *f)
 {
     kube_informer_options vm_o = {.resource = &KUBE_RES_VMS, .codec = &kube_vm_codec};
     kube_informer_options node_o = {.resource = &KUBE_RES_NODES, .codec = &kube_node_codec};
@@ -129,40 +129,40 @@ static int add_handler(sched_pin_lost *l, kube_factory *f)
     if (rc == KUBE_OK)
         rc = kube_factory_lister(f, &node_o, &l->nodes);
     if (rc == KUBE_OK)
-        rc = sched_pinned_index_add(l->vms, l->key);
+        rc = sched_pins_pinned_index_add(l->vms, l->key);
     if (rc == KUBE_OK)
         rc = kube_lister_add_handlers(l->vms, &vh);
     return rc == KUBE_OK ? kube_lister_add_handlers(l->nodes, &h) : rc;
 }
 
-int sched_pin_lost_new(kube_factory *informers, const char *key, struct kube_recorder *recorder,
-                       fw_leadership leadership, sched_pin_lost **out)
+int sched_pins_lost_new(kube_factory *informers, const char *key, struct kube_recorder *recorder,
+                        fw_leadership leadership, sched_pins_lost **out)
 {
     *out = NULL;
     if (!informers || !key)
         return KUBE_EINVAL;
-    sched_pin_lost *l = calloc(1, sizeof(*l));
+    sched_pins_lost *l = calloc(1, sizeof(*l));
     if (!l || !(l->key = kube_strdup(key))) {
-        sched_pin_lost_free(l);
+        sched_pins_lost_free(l);
         return KUBE_ENOMEM;
     }
     l->recorder = recorder;
     l->leadership = leadership;
     int rc = add_handler(l, informers);
     if (rc != KUBE_OK) {
-        sched_pin_lost_free(l);
+        sched_pins_lost_free(l);
         return rc;
     }
     *out = l;
     return KUBE_OK;
 }
 
-unsigned long sched_pin_lost_warnings(sched_pin_lost *l)
+unsigned long sched_pins_lost_warnings(sched_pins_lost *l)
 {
     return atomic_load(&l->warnings);
 }
 
-size_t sched_pin_lost_entries(sched_pin_lost *l)
+size_t sched_pins_lost_entries(sched_pins_lost *l)
 {
     return atomic_load(&l->n_warned);
 }
@@ -173,7 +173,7 @@ static void free_value(void *ud, const char *key, void *value)
     free(value);
 }
 
-void sched_pin_lost_free(sched_pin_lost *l)
+void sched_pins_lost_free(sched_pins_lost *l)
 {
     if (!l)
         return;
