@@ -88,14 +88,16 @@
     /* scheduler: queue, cache, the daemon */                 \
     UNIT(queue)                                               \
     UNIT(cache)                                               \
+    UNIT(node_tree)                                           \
     UNIT(cache_debugger)                                      \
-    UNIT(pin_status)                                          \
+    UNIT(binders)                                             \
+    UNIT(pins_status)                                         \
     UNIT(launcher_index)                                      \
     INTEGRATION(scheduler_integration)                        \
     INTEGRATION(scheduler_secure_port)                        \
     INTEGRATION(fence_integration)                            \
     INTEGRATION(stickyvm_integration)                         \
-    INTEGRATION(pin_nodeloss_integration)                     \
+    INTEGRATION(pins_nodeloss_integration)                    \
     INTEGRATION(pin_ordering_integration)                     \
     INTEGRATION(topology_integration)                         \
     INTEGRATION(volumes_preemption_integration)               \

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_pin_status.c - stickyvm_pinned_pods_waiting and
+ * tests/unit/test_pins_status.c - stickyvm_pinned_pods_waiting and
  * stickyvm_pinned_vms_on_unready_node (scheduler/pins/status.h) on a fake
  * informer factory: the reason comes
  * from the pinned node in the caches by the Filter plugins' predicates, in
@@ -288,7 +288,7 @@ static void unready_nodes_are_named(void **state)
     free(text);
 }
 
-int test_group_pin_status(void)
+int test_group_pins_status(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(reason_comes_from_the_node_not_the_message, setup,
@@ -297,5 +297,5 @@ int test_group_pin_status(void)
         cmocka_unit_test_setup_teardown(pods_their_node_could_take_do_not_count, setup, teardown),
         cmocka_unit_test_setup_teardown(unready_nodes_are_named, setup, teardown),
     };
-    return cmocka_run_group_tests_name("pin_status", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("pins_status", tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /*
- * tests/integration/test_pin_nodeloss_integration.c - the pin controller's
+ * tests/integration/test_pins_nodeloss_integration.c - the pin controller's
  * stickyvm.io/on-node-loss policy (scheduler/pins/nodeloss.h) in the whole
  * stickyvm-scheduler, in-process against the API emulator, with a short
  * nodeLossGracePeriod set through the StickyVM args.
@@ -737,7 +737,7 @@ static void test_entries_forget_deleted(void **state)
     kube_factory_free(f);
 }
 
-int test_group_pin_nodeloss_integration(void)
+int test_group_pins_nodeloss_integration(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_notready_unpins, test_teardown),
@@ -751,6 +751,6 @@ int test_group_pin_nodeloss_integration(void)
         cmocka_unit_test(test_config_refused),
         cmocka_unit_test(test_entries_forget_deleted),
     };
-    return cmocka_run_group_tests_name("pin_nodeloss_integration", tests, group_setup,
+    return cmocka_run_group_tests_name("pins_nodeloss_integration", tests, group_setup,
                                        group_teardown);
 }
