@@ -541,6 +541,11 @@ kube_metrics *sched_scheduler_metrics(sched_scheduler *s)
     return s->metrics;
 }
 
+struct sched_pins *sched_scheduler_pins(sched_scheduler *s)
+{
+    return s->pins;
+}
+
 void sched_scheduler_stats_get(sched_scheduler *s, sched_scheduler_stats *out)
 {
     memset(out, 0, sizeof(*out));

@@ -15,4 +15,9 @@ int sched_scheduler_active(sched_scheduler *s);
 
 void sched_scheduler_stats_get(sched_scheduler *s, sched_scheduler_stats *out);
 
+struct sched_pins;
+/* The scheduler's pin controller (scheduler/pins/controller.h), NULL when
+ * no profile enables StickyVM. Owned by s. */
+struct sched_pins *sched_scheduler_pins(sched_scheduler *s);
+
 #endif

@@ -314,6 +314,25 @@ size_t kube_workqueue_len(kube_workqueue *q)
     return n;
 }
 
+/* Counts an item that is queued, held back or processing; ud the count. */
+static void count_busy(void *ud, const char *key, void *value)
+{
+    const wq_item *it = value;
+    (void)key;
+    if (it->queued || it->ready_ms || it->processing)
+        (*(size_t *)ud)++;
+}
+
+size_t kube_workqueue_busy(kube_workqueue *q)
+{
+    size_t n = 0;
+
+    pthread_mutex_lock(&q->mu);
+    kube_strmap_foreach(&q->items, count_busy, &n);
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
 void kube_workqueue_shutdown(kube_workqueue *q)
 {
     pthread_mutex_lock(&q->mu);

@@ -9,5 +9,8 @@
 
 /* Keys queued or held back (not those processing). */
 size_t kube_workqueue_len(kube_workqueue *q);
+/* Keys queued, held back or processing: 0 once every key added so far has
+ * been handled (kube_workqueue_done) and none waits. */
+size_t kube_workqueue_busy(kube_workqueue *q);
 
 #endif

@@ -18,6 +18,7 @@
 #include "kube/machinery/recorder.h"
 #include "kube/transport/api.h"
 #include "kube/machinery/workqueue.h"
+#include "kube/machinery/workqueue_testing.h"
 #include "kube/util/clock.h"
 #include "kube/util/buf.h"
 #include "kube/util/errors.h"
@@ -55,7 +56,8 @@ struct sched_pins {
     sched_pins_lost *lost;         /* PinnedNodeDeleted */
     sched_pins_nodeloss *nodeloss; /* stickyvm.io/on-node-loss */
     int64_t status_due_ms;         /* its next refresh (monotonic) */
-    atomic_ulong first_pins, migrations, retries;
+    atomic_ulong first_pins, migrations, retries, resyncs;
+    atomic_int leading_seen; /* was_leader, for the stats */
 
     int was_leader; /* worker thread only */
     int started;
@@ -509,6 +511,7 @@ static void check_leadership(sched_pins *c)
         KLOG_V(2, "StickyVM: leading: reconciling every VM's pin");
         sched_pins_nodeloss_leading(c->nodeloss, 1);
         kube_lister_foreach(c->vms, resync_one, c);
+        atomic_fetch_add(&c->resyncs, 1);
     } else if (!now && c->was_leader) {
         kube_workqueue_clear(c->q);
         pending_clear(c);
@@ -516,6 +519,7 @@ static void check_leadership(sched_pins *c)
         sched_pins_nodeloss_leading(c->nodeloss, 0);
     }
     c->was_leader = now;
+    atomic_store(&c->leading_seen, now);
 }
 
 /* The refresh period (tests shorten it). */
@@ -722,4 +726,7 @@ void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out)
     out->pending = kube_strmap_len(&c->pending);
     pthread_mutex_unlock(&c->mu);
     out->written = atomic_load(&c->n_written);
+    out->leading = atomic_load(&c->leading_seen);
+    out->resyncs = atomic_load(&c->resyncs);
+    out->busy = kube_workqueue_busy(c->q);
 }

@@ -21,6 +21,9 @@ typedef struct sched_pins_stats {
     unsigned long node_loss_unpins;      /* on-node-loss: Unpin unpins written */
     size_t pending;                      /* VMs due a first pin, not written yet */
     size_t written;                      /* VMs whose last write the cache may not show */
+    int leading;           /* the worker's last view: leading, with the caches synced */
+    unsigned long resyncs; /* leaderships gained: every VM queued again */
+    size_t busy;           /* VM keys queued, held back or being reconciled */
 } sched_pins_stats;
 
 /* Copies c's counters into *out. */

@@ -571,12 +571,21 @@ static void complete_migration(fixture *fx, const char *vmi, const char *from, c
     merge_patch(fx, path, body);
 }
 
-/* Leadership ends, and the follower's poll has seen it (it asks at least
- * every SCHED_PINS_LEADER_POLL_MS). */
-static void leadership_lost(void)
+/* Leadership ends, and the controller's worker has seen it (it asks at
+ * least every SCHED_PINS_LEADER_POLL_MS). */
+static void leadership_lost(fixture *fx)
 {
     atomic_store(&g_leader, 0);
-    usleep((2 * SCHED_PINS_LEADER_POLL_MS + 200) * 1000);
+    WAIT_TRUE(!pins_stats(fx).leading);
+}
+
+/* Leadership comes back, the controller queued every VM again, and it has
+ * reconciled them all (nothing queued, held back or in hand): whatever it
+ * would write is written. resyncs: the count before the leadership came
+ * back. */
+static void quiet_after_resync(fixture *fx, unsigned long resyncs)
+{
+    WAIT_TRUE(pins_stats(fx).resyncs > resyncs && pins_stats(fx).busy == 0);
 }
 
 /* After a live migration completes the pin follows the VM, only while
@@ -596,7 +605,7 @@ static void test_migration_moves_pin(void **state)
 
     /* Not the leader: the migration is seen (the leadership is asked)
      * but not followed... */
-    leadership_lost();
+    leadership_lost(fx);
     int checks = atomic_load(&g_leader_checks);
     complete_migration(fx, "vm-mig-follower", "node-0", "node-1");
     int64_t deadline = kube_now_ms() + CONVERGE_MS;
@@ -625,21 +634,24 @@ static void test_migration_moves_pin(void **state)
 }
 
 /* The follower's leadership goes away and comes back (a leader change as
- * the follower sees it): it compares every VMI with its VM again. */
-static void leader_change(void)
+ * the follower sees it): it compares every VMI with its VM again. Returns
+ * the resync count before it came back. */
+static unsigned long leader_change(fixture *fx)
 {
-    leadership_lost();
+    leadership_lost(fx);
+    unsigned long resyncs = pins_stats(fx).resyncs;
     atomic_store(&g_leader, 1);
+    return resyncs;
 }
 
 /* After the leader change, the sentinel VM's migration (completed while
- * no replica led) is followed: the follower went over every VMI. Then no
- * other VM was written: one patch since there were patches. */
-static void expect_only_sentinel_followed(fixture *fx, const char *sentinel, const char *node,
-                                          int64_t patches)
+ * no replica led) is followed, and once the follower went over every VMI
+ * no other VM was written: one patch since there were patches. */
+static void expect_only_sentinel_followed(fixture *fx, unsigned long resyncs, const char *sentinel,
+                                          const char *node, int64_t patches)
 {
     wait_pin(fx, sentinel, node);
-    usleep(500 * 1000); /* writes for the other VMIs would come now */
+    quiet_after_resync(fx, resyncs);
     assert_int_equal(count(fx, "patch", "virtualmachines"), patches + 1);
 }
 
@@ -671,8 +683,8 @@ static void test_repin_to_source_stays(void **state)
     atomic_store(&g_leader, 0);
     complete_migration(fx, "vm-sentinel-1", "node-0", "node-2");
     int64_t patches = count(fx, "patch", "virtualmachines");
-    leader_change();
-    expect_only_sentinel_followed(fx, "vm-sentinel-1", "node-2", patches);
+    unsigned long resyncs = leader_change(fx);
+    expect_only_sentinel_followed(fx, resyncs, "vm-sentinel-1", "node-2", patches);
     server_pin(fx, "vm-back", pin, sizeof(pin));
     assert_string_equal(pin, "node-0");
 }
@@ -696,8 +708,8 @@ static void test_failed_or_third_node_left_alone(void **state)
     complete_migration(fx, "vm-third", "node-0", "node-1");
     complete_migration(fx, "vm-sentinel-2", "node-0", "node-1");
     int64_t patches = count(fx, "patch", "virtualmachines");
-    leader_change();
-    expect_only_sentinel_followed(fx, "vm-sentinel-2", "node-1", patches);
+    unsigned long resyncs = leader_change(fx);
+    expect_only_sentinel_followed(fx, resyncs, "vm-sentinel-2", "node-1", patches);
     server_pin(fx, "vm-failed", pin, sizeof(pin));
     assert_string_equal(pin, "node-0");
     server_pin(fx, "vm-third", pin, sizeof(pin));
@@ -1339,12 +1351,16 @@ static void unpin_now(fixture *fx, const char *vm)
     merge_patch(fx, path, body);
 }
 
-/* Time for what the informers deliver to reach the cache, and for the
- * first pins the controller would write by then (SCHED_PINS_SETTLE_S
- * after the bind) if it ignored that it does not lead. */
+/* Past the point where the controller would write the first pins
+ * (SCHED_PINS_SETTLE_S after the bind) if it ignored that it does not
+ * lead: the settle time has passed, and after it the worker asked for the
+ * leadership twice, so it went round its loop at least once since. */
 static void settle_without_leader(void)
 {
-    usleep((SCHED_PINS_SETTLE_S * 1000 + 2 * SCHED_PINS_LEADER_POLL_MS) * 1000);
+    int64_t due = kube_now_ms() + SCHED_PINS_SETTLE_S * 1000;
+    WAIT_TRUE(kube_now_ms() >= due);
+    int checks = atomic_load(&g_leader_checks);
+    WAIT_TRUE(atomic_load(&g_leader_checks) >= checks + 2);
 }
 
 /* A VM whose launcher pod was bound while no replica led (its scheduler
@@ -1356,7 +1372,7 @@ static void test_next_leader_pins(void **state)
     char vmi_uid[64], pin[256];
     kube_strlcpy(vmi_uid, create_chain(fx, "vm-orphan", NULL), sizeof(vmi_uid));
     plugin_up(fx);
-    leadership_lost();
+    leadership_lost(fx);
     bound_launcher(fx, "vm-orphan", vmi_uid, "node-2");
     settle_without_leader();
     server_pin(fx, "vm-orphan", pin, sizeof(pin));
@@ -1382,16 +1398,17 @@ static void test_unpin_after_bind_respected(void **state)
     kube_strlcpy(uid_free, create_chain(fx, "vm-keep", NULL), sizeof(uid_free));
     kube_strlcpy(uid_unpinned, create_chain(fx, "vm-released", NULL), sizeof(uid_unpinned));
     plugin_up(fx);
-    leadership_lost();
+    leadership_lost(fx);
     bound_launcher(fx, "vm-keep", uid_free, "node-1");
     bound_launcher(fx, "vm-released", uid_unpinned, "node-1");
     unpin_now(fx, "vm-released");
     settle_without_leader();
 
     int64_t patches = count(fx, "patch", "virtualmachines");
+    unsigned long resyncs = pins_stats(fx).resyncs;
     atomic_store(&g_leader, 1);
     wait_pin(fx, "vm-keep", "node-1");
-    usleep(1000 * 1000); /* a write of vm-released would come now */
+    quiet_after_resync(fx, resyncs); /* vm-released reconciled too */
     server_pin(fx, "vm-released", pin, sizeof(pin));
     assert_string_equal(pin, "");
     assert_int_equal(count(fx, "patch", "virtualmachines"), patches + 1);
@@ -1443,7 +1460,7 @@ static void test_pin_lands_after_429s_and_reset(void **state)
     kube_strlcpy(vmi_uid, create_chain(fx, "vm-storm", NULL), sizeof(vmi_uid));
     bound_launcher(fx, "vm-storm", vmi_uid, "node-1");
     plugin_up(fx);
-    leadership_lost();
+    leadership_lost(fx);
     assert_int_equal(harness_set_fault_rules(fx->h, rules, 2), KUBE_OK);
 
     fw_pod_info *pi = launcher_pod("vm-storm", vmi_uid, "aaaaa");
@@ -1524,6 +1541,14 @@ static int threads_named(const char *name)
     return n;
 }
 
+/* The counters of the scheduler's pin controller. */
+static sched_pins_stats scheduler_pins_stats(sched_scheduler *s)
+{
+    sched_pins_stats ps;
+    sched_pins_stats_get(sched_scheduler_pins(s), &ps);
+    return ps;
+}
+
 /* Two profiles enabling StickyVM run ONE pin controller: one completed
  * migration is one PATCH of the VM; the controller's metrics are on the
  * scheduler's registry. */
@@ -1547,7 +1572,8 @@ static void test_sched_two_profiles_one_controller(void **state)
 
     complete_migration(fx, "vm-twice", "node-0", "node-1");
     wait_pin(fx, "vm-twice", "node-1");
-    usleep(1000 * 1000); /* a second controller's write would come now */
+    WAIT_TRUE(scheduler_pins_stats(s).busy == 0); /* nothing left in hand */
+    assert_int_equal(scheduler_pins_stats(s).migration_pins_moved, 1);
     assert_int_equal(count(fx, "patch", "virtualmachines"), 1);
     assert_int_equal(kube_metrics_write(sched_scheduler_metrics(s), &out), KUBE_OK);
     assert_int_equal(kube_buf_puts(&out, ""), KUBE_OK);
@@ -1592,9 +1618,7 @@ static void test_deleted_node_warns_once(void **state)
     create_vm(fx, "vm-kept", "node-0");
     plugin_up(fx);
     delete_path(fx, NODES_PATH "/lost-0");
-    int64_t deadline = kube_now_ms() + CONVERGE_MS;
-    while (pins_stats(fx).node_deleted_warnings < 2 && kube_now_ms() < deadline)
-        usleep(10000);
+    WAIT_TRUE(pins_stats(fx).node_deleted_warnings >= 2);
     assert_true(has_vm_event(fx, "vm-lost-a", "PinnedNodeDeleted",
                              "Pinned node lost-0 was deleted: the VM cannot start until a node of "
                              "that name returns or the pin moves (\"kubectl stickyvm evacuate "
@@ -1602,9 +1626,7 @@ static void test_deleted_node_warns_once(void **state)
                              " --node NODE --force\")"));
     assert_true(has_vm_event(fx, "vm-lost-b", "PinnedNodeDeleted", "lost-0"));
     assert_false(has_vm_event(fx, "vm-kept", "PinnedNodeDeleted", ""));
-    leadership_lost();
-    atomic_store(&g_leader, 1);
-    usleep(2 * SCHED_PINS_LEADER_POLL_MS * 1000);
+    quiet_after_resync(fx, leader_change(fx)); /* every VM gone over again */
     assert_int_equal(pins_stats(fx).node_deleted_warnings, 2);
 }
 
