@@ -91,9 +91,16 @@ void fw_node_info_set_image_states(fw_node_info *ni, fw_image_states *s)
     ni->generation = fw_next_generation();
 }
 
-static int ptr_reserve(fw_pod_info ***arr, size_t n, size_t *cap)
+/* Room for one more pointer in *arr (n used, *cap allocated; 32-bit
+ * counts). KUBE_OK or KUBE_ENOMEM. */
+static int ptr_reserve(fw_pod_info ***arr, uint32_t n, uint32_t *cap)
 {
-    return KUBE_ARRAY_RESERVE(*arr, *cap, n + 1);
+    size_t c = *cap;
+
+    if (n == UINT32_MAX || KUBE_ARRAY_RESERVE(*arr, c, (size_t)n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
+    *cap = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+    return KUBE_OK;
 }
 
 static int has_required_anti(const fw_pod_info *pi)
@@ -163,9 +170,9 @@ int fw_node_info_add_pod(fw_node_info *ni, fw_pod_info *pi)
 
 /* Removes the pod with uid from arr (the last element fills the hole, as
  * kube-scheduler does) and drops that reference. 1 when found. */
-static int remove_uid(fw_pod_info **arr, size_t *n, const char *uid)
+static int remove_uid(fw_pod_info **arr, uint32_t *n, const char *uid)
 {
-    for (size_t i = 0; i < *n; i++) {
+    for (uint32_t i = 0; i < *n; i++) {
         if (strcmp(arr[i]->uid, uid) == 0) {
             fw_pod_info_unref(arr[i]);
             arr[i] = arr[--*n];
@@ -192,8 +199,8 @@ int fw_node_info_remove_pod(fw_node_info *ni, const char *uid)
     return KUBE_OK;
 }
 
-static int copy_pods(fw_pod_info ***dst, size_t *dn, size_t *dcap, fw_pod_info *const *src,
-                     size_t sn)
+static int copy_pods(fw_pod_info ***dst, uint32_t *dn, uint32_t *dcap, fw_pod_info *const *src,
+                     uint32_t sn)
 {
     if (sn > *dcap) {
         fw_pod_info **a = realloc(*dst, sn * sizeof(*a));
