@@ -241,11 +241,12 @@ static int wait_for_signal(app *a, const sigset_t *set)
 
     for (;;) {
         int sig = released ? sigwaitinfo(set, NULL) : sigtimedwait(set, NULL, &poll);
-        if (sig < 0 && errno == EAGAIN && sched_scheduler_synced(a->sched)) {
+        int err = sig < 0 ? errno : 0;
+        if (err == EAGAIN && sched_scheduler_synced(a->sched)) {
             release_startup_pages();
             released = 1;
         }
-        if (sig < 0 && (errno == EAGAIN || errno == EINTR))
+        if (err == EAGAIN || err == EINTR)
             continue;
         if (sig < 0)
             return 1;
