@@ -46,7 +46,6 @@ void fw_node_info_free(fw_node_info *ni)
     free(ni->pods_with_required_anti_affinity);
     fw_host_ports_free(&ni->used_ports);
     fw_resource_free(&ni->requested);
-    fw_resource_free(&ni->non_zero_requested);
     fw_resource_free(&ni->allocatable);
     fw_image_states_unref(ni->image_states);
     if (ni->node)
@@ -238,7 +237,6 @@ int fw_node_info_copy(fw_node_info *dst, const fw_node_info *src)
                   src->n_pods_with_required_anti_affinity) ||
         fw_host_ports_copy(&dst->used_ports, &src->used_ports) ||
         fw_resource_copy(&dst->requested, &src->requested) ||
-        fw_resource_copy(&dst->non_zero_requested, &src->non_zero_requested) ||
         fw_resource_copy(&dst->allocatable, &src->allocatable))
         return KUBE_ENOMEM;
     if (dst->node != src->node) {
@@ -253,6 +251,7 @@ int fw_node_info_copy(fw_node_info *dst, const fw_node_info *src)
         fw_image_states_unref(dst->image_states);
         dst->image_states = src->image_states;
     }
+    dst->non_zero_requested = src->non_zero_requested;
     dst->generation = src->generation;
     return KUBE_OK;
 }
