@@ -50,18 +50,19 @@ static int make_file(size_t page)
  * from /proc/self/smaps. */
 static long mapping_rss_kib(const void *addr)
 {
-    char want[32], *line = NULL;
+    char *line = NULL, *end;
     size_t len = 0;
     long rss = -1;
     int in = 0;
     FILE *f = fopen("/proc/self/smaps", "re");
 
-    snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)addr);
     if (f == NULL)
         return -1;
     while (getline(&line, &len, f) > 0) {
-        if (strchr(line, '-') && strstr(line, " kB") == NULL)
-            in = strncmp(line, want, strlen(want)) == 0;
+        /* a header starts "START-END " in hex, zero-padded or not */
+        unsigned long long start = strtoull(line, &end, 16);
+        if (end != line && *end == '-')
+            in = start == (unsigned long long)(uintptr_t)addr;
         else if (in && strncmp(line, "Rss:", 4) == 0) {
             rss = strtol(line + 4, NULL, 10);
             break;
