@@ -151,7 +151,65 @@ typedef struct plugin_slot {
     size_t n_buckets;
 } plugin_slot;
 
-static __thread plugin_slot plugin_cache[PLUGIN_SLOTS];
+/* hook_plugin_defer's per-thread buffer: a child's observations counted
+ * without atomics (bucket counts, sum, count) until hook_plugin_flush adds
+ * them to the child. An entry is reached through the cache slot pointing at
+ * it; a slot taken over by another key leaves its entry to the flush (the
+ * key then gets a second entry). The framework flushes before an extension
+ * point returns, so no entry outlives its registry. */
+#define PENDING_SLOTS 32
+#define PENDING_MAX_COUNT UINT32_MAX
+
+typedef struct pending_obs {
+    kube_metric_child *child;
+    plugin_slot *slot;
+    uint64_t count;
+    double sum;
+    uint32_t buckets[KUBE_METRIC_MAX_BUCKETS]; /* per bucket, +Inf not kept */
+} pending_obs;
+
+/* A thread's cache and deferred observations, allocated on its first
+ * plugin observation: as static __thread arrays they were 17 KB of every
+ * thread's start-up (static TLS is copied and zeroed when a thread
+ * starts), though only the scheduling threads observe plugins. */
+typedef struct plugin_tls {
+    plugin_slot cache[PLUGIN_SLOTS];
+    pending_obs pending[PENDING_SLOTS];
+    size_t n_pending;
+} plugin_tls;
+
+static __thread plugin_tls *plugin_tl;
+static pthread_key_t plugin_key;
+static int plugin_key_ok;
+
+/* Installed before main, while the process has one thread. */
+__attribute__((constructor)) static void plugin_key_init(void)
+{
+    plugin_key_ok = pthread_key_create(&plugin_key, free) == 0;
+}
+
+/* The exiting thread (main) gets no key destructor call. */
+__attribute__((destructor)) static void plugin_tls_free_main(void)
+{
+    if (plugin_key_ok)
+        pthread_setspecific(plugin_key, NULL);
+    free(plugin_tl);
+    plugin_tl = NULL;
+}
+
+/* Allocates the calling thread's block; NULL when memory runs out (the
+ * observation is then lost, as when the child cannot be made). */
+static plugin_tls *plugin_tls_new(void)
+{
+    if (!plugin_key_ok)
+        return NULL;
+    plugin_tl = calloc(1, sizeof(*plugin_tl));
+    if (plugin_tl && pthread_setspecific(plugin_key, plugin_tl) != 0) {
+        free(plugin_tl);
+        plugin_tl = NULL;
+    }
+    return plugin_tl;
+}
 
 /* Fills slot e with the child of v in m (id: kube_metric_id(m)). Returns e,
  * or NULL when m is NULL or memory runs out. */
@@ -175,7 +233,12 @@ static plugin_slot *plugin_slot_fill(kube_metric *m, uint64_t id, const char *co
 static inline plugin_slot *plugin_slot_for(kube_metric *m, uint64_t id, const char *const v[3])
 {
     uintptr_t h = ((uintptr_t)v[0] * 31u + (uintptr_t)v[1]) * 31u + (uintptr_t)v[2];
-    plugin_slot *e = &plugin_cache[(h >> 3) % PLUGIN_SLOTS];
+    plugin_tls *t = plugin_tl ? plugin_tl : plugin_tls_new();
+    plugin_slot *e;
+
+    if (!t)
+        return NULL;
+    e = &t->cache[(h >> 3) % PLUGIN_SLOTS];
 
     if (e->child && e->id == id && e->v[0] == v[0] && e->v[1] == v[1] && e->v[2] == v[2])
         return e;
@@ -194,26 +257,6 @@ static void hook_plugin(void *ud, const char *plugin, const char *point, const c
         kube_metric_child_observe(e->child, seconds);
 }
 
-/* hook_plugin_defer's per-thread buffer: a child's observations counted
- * without atomics (bucket counts, sum, count) until hook_plugin_flush adds
- * them to the child. An entry is reached through the cache slot pointing at
- * it; a slot taken over by another key leaves its entry to the flush (the
- * key then gets a second entry). The framework flushes before an extension
- * point returns, so no entry outlives its registry. */
-#define PENDING_SLOTS 32
-#define PENDING_MAX_COUNT UINT32_MAX
-
-typedef struct pending_obs {
-    kube_metric_child *child;
-    plugin_slot *slot;
-    uint64_t count;
-    double sum;
-    uint32_t buckets[KUBE_METRIC_MAX_BUCKETS]; /* per bucket, +Inf not kept */
-} pending_obs;
-
-static __thread pending_obs pending[PENDING_SLOTS];
-static __thread size_t n_pending;
-
 /* Adds entry p to its child and empties it. */
 static void pending_merge(pending_obs *p)
 {
@@ -229,21 +272,27 @@ static void pending_merge(pending_obs *p)
 
 static void hook_plugin_flush(void *ud)
 {
+    plugin_tls *t = plugin_tl;
+
     (void)ud;
-    for (size_t i = 0; i < n_pending; i++)
-        pending_merge(&pending[i]);
-    n_pending = 0;
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n_pending; i++)
+        pending_merge(&t->pending[i]);
+    t->n_pending = 0;
 }
 
 /* The thread's pending entry for slot e, taken (after a flush when the
  * buffer is full) when it has none. */
 static pending_obs *pending_for(plugin_slot *e)
 {
+    plugin_tls *t = plugin_tl; /* set: e is one of its slots */
+
     if (e->pend)
         return e->pend;
-    if (n_pending == PENDING_SLOTS)
+    if (t->n_pending == PENDING_SLOTS)
         hook_plugin_flush(NULL);
-    e->pend = &pending[n_pending++];
+    e->pend = &t->pending[t->n_pending++];
     e->pend->child = e->child;
     e->pend->slot = e;
     return e->pend;

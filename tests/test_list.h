@@ -28,6 +28,7 @@
     UNIT(storage_decode)                                      \
     UNIT(workload)                                            \
     UNIT(intern)                                              \
+    UNIT(residency)                                           \
     UNIT(informer)                                            \
     UNIT(factory)                                             \
     UNIT(leader)                                              \

@@ -10,30 +10,47 @@
 
 #include "kube/util/buf.h"
 
-long bench_peak_rss_kib(void)
+/* The value of the first "key N" line of path (N in KiB for memory keys),
+ * or -1 when absent or unreadable. */
+static long proc_field(const char *path, const char *key)
 {
-    FILE *f = fopen("/proc/self/status", "r");
+    FILE *f = fopen(path, "r");
+    size_t n = strlen(key);
     char line[256];
-    long kib = -1;
+    long v = -1;
 
     if (f == NULL)
         return -1;
     while (fgets(line, sizeof(line), f)) {
-        if (strncmp(line, "VmHWM:", 6) != 0)
+        if (strncmp(line, key, n) != 0)
             continue;
-        char *p = line + 6, *end;
+        char *p = line + n, *end;
         while (*p == ' ' || *p == '\t')
             p++;
-        end = strchr(p, ' ');
+        end = strpbrk(p, " \n");
         if (end)
             *end = '\0';
-        int64_t v;
-        if (kube_parse_int64(p, 0, INT64_MAX / 2, &v) == 0)
-            kib = (long)v;
+        int64_t x;
+        if (kube_parse_int64(p, 0, INT64_MAX / 2, &x) == 0)
+            v = (long)x;
         break;
     }
     fclose(f);
-    return kib;
+    return v;
+}
+
+long bench_peak_rss_kib(void)
+{
+    return proc_field("/proc/self/status", "VmHWM:");
+}
+
+int bench_rss_kinds_kib(long *rss, long *anon, long *threads)
+{
+    *rss = proc_field("/proc/self/smaps_rollup", "Rss:");
+    *anon = proc_field("/proc/self/smaps_rollup", "Anonymous:");
+    if (threads)
+        *threads = proc_field("/proc/self/status", "Threads:");
+    return *rss < 0 || *anon < 0 ? -1 : 0;
 }
 
 static double tv_seconds(const struct timeval *tv)

@@ -368,7 +368,41 @@ typedef struct tl_entry {
     kube_metric_child *child;
 } tl_entry;
 
-static __thread tl_entry tl_cache[TL_SLOTS];
+/* The thread's TL_SLOTS entries, allocated on its first lookup: as a
+ * static __thread array they were 12 KB of every thread's start-up
+ * (static TLS is copied and zeroed when a thread starts), used or not. */
+static __thread tl_entry *tl_cache;
+static pthread_key_t tl_key;
+static int tl_key_ok;
+
+/* Installed before main, while the process has one thread. */
+__attribute__((constructor)) static void tl_key_init(void)
+{
+    tl_key_ok = pthread_key_create(&tl_key, free) == 0;
+}
+
+/* The exiting thread (main) gets no key destructor call. */
+__attribute__((destructor)) static void tl_free_main(void)
+{
+    if (tl_key_ok)
+        pthread_setspecific(tl_key, NULL);
+    free(tl_cache);
+    tl_cache = NULL;
+}
+
+/* The calling thread's cache, allocated on first use; NULL when memory
+ * runs out (lookups then take the lock, as a miss does). */
+static tl_entry *tl_table(void)
+{
+    if (tl_cache || !tl_key_ok)
+        return tl_cache;
+    tl_cache = calloc(TL_SLOTS, sizeof(tl_entry));
+    if (tl_cache && pthread_setspecific(tl_key, tl_cache) != 0) {
+        free(tl_cache);
+        tl_cache = NULL;
+    }
+    return tl_cache;
+}
 
 static size_t tl_slot(uint64_t id, const char *const *values, size_t n)
 {
@@ -401,8 +435,9 @@ static kube_metric_child *metric_with(kube_metric *m, const char *const *values,
     for (size_t i = 0; i < m->n_labels; i++)
         if (!values[i])
             return NULL;
-    if (m->n_labels <= TL_LABELS) {
-        e = &tl_cache[tl_slot(m->id, values, m->n_labels)];
+    tl_entry *table = m->n_labels <= TL_LABELS ? tl_table() : NULL;
+    if (table) {
+        e = &table[tl_slot(m->id, values, m->n_labels)];
         if (tl_hit(e, m, values, is_static))
             return e->child;
     }

@@ -272,7 +272,7 @@ static void put_node(kube_buf *b, const node_item *it)
     put_resource(b, &ni->requested);
     kube_buf_puts(b, "\n\tAllocatable Resources:");
     put_resource(b, &ni->allocatable);
-    kube_buf_printf(b, "\n\tScheduled Pods(number: %zu):\n", ni->n_pods);
+    kube_buf_printf(b, "\n\tScheduled Pods(number: %zu):\n", (size_t)ni->n_pods);
     for (size_t i = 0; i < ni->n_pods; i++) {
         put_pod(b, ni->pods[i]);
         kube_buf_puts(b, "\n");

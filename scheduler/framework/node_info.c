@@ -46,7 +46,6 @@ void fw_node_info_free(fw_node_info *ni)
     free(ni->pods_with_required_anti_affinity);
     fw_host_ports_free(&ni->used_ports);
     fw_resource_free(&ni->requested);
-    fw_resource_free(&ni->non_zero_requested);
     fw_resource_free(&ni->allocatable);
     fw_image_states_unref(ni->image_states);
     if (ni->node)
@@ -91,9 +90,16 @@ void fw_node_info_set_image_states(fw_node_info *ni, fw_image_states *s)
     ni->generation = fw_next_generation();
 }
 
-static int ptr_reserve(fw_pod_info ***arr, size_t n, size_t *cap)
+/* Room for one more pointer in *arr (n used, *cap allocated; 32-bit
+ * counts). KUBE_OK or KUBE_ENOMEM. */
+static int ptr_reserve(fw_pod_info ***arr, uint32_t n, uint32_t *cap)
 {
-    return KUBE_ARRAY_RESERVE(*arr, *cap, n + 1);
+    size_t c = *cap;
+
+    if (n == UINT32_MAX || KUBE_ARRAY_RESERVE(*arr, c, (size_t)n + 1) != KUBE_OK)
+        return KUBE_ENOMEM;
+    *cap = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+    return KUBE_OK;
 }
 
 static int has_required_anti(const fw_pod_info *pi)
@@ -163,9 +169,9 @@ int fw_node_info_add_pod(fw_node_info *ni, fw_pod_info *pi)
 
 /* Removes the pod with uid from arr (the last element fills the hole, as
  * kube-scheduler does) and drops that reference. 1 when found. */
-static int remove_uid(fw_pod_info **arr, size_t *n, const char *uid)
+static int remove_uid(fw_pod_info **arr, uint32_t *n, const char *uid)
 {
-    for (size_t i = 0; i < *n; i++) {
+    for (uint32_t i = 0; i < *n; i++) {
         if (strcmp(arr[i]->uid, uid) == 0) {
             fw_pod_info_unref(arr[i]);
             arr[i] = arr[--*n];
@@ -192,8 +198,8 @@ int fw_node_info_remove_pod(fw_node_info *ni, const char *uid)
     return KUBE_OK;
 }
 
-static int copy_pods(fw_pod_info ***dst, size_t *dn, size_t *dcap, fw_pod_info *const *src,
-                     size_t sn)
+static int copy_pods(fw_pod_info ***dst, uint32_t *dn, uint32_t *dcap, fw_pod_info *const *src,
+                     uint32_t sn)
 {
     if (sn > *dcap) {
         fw_pod_info **a = realloc(*dst, sn * sizeof(*a));
@@ -231,7 +237,6 @@ int fw_node_info_copy(fw_node_info *dst, const fw_node_info *src)
                   src->n_pods_with_required_anti_affinity) ||
         fw_host_ports_copy(&dst->used_ports, &src->used_ports) ||
         fw_resource_copy(&dst->requested, &src->requested) ||
-        fw_resource_copy(&dst->non_zero_requested, &src->non_zero_requested) ||
         fw_resource_copy(&dst->allocatable, &src->allocatable))
         return KUBE_ENOMEM;
     if (dst->node != src->node) {
@@ -246,6 +251,7 @@ int fw_node_info_copy(fw_node_info *dst, const fw_node_info *src)
         fw_image_states_unref(dst->image_states);
         dst->image_states = src->image_states;
     }
+    dst->non_zero_requested = src->non_zero_requested;
     dst->generation = src->generation;
     return KUBE_OK;
 }

@@ -75,6 +75,14 @@ int fw_resource_from_kube(fw_resource *r, const struct kube_resources *kr)
     r->memory = kr->memory;
     r->ephemeral_storage = kr->ephemeral_storage;
     r->allowed_pod_number = kr->allowed_pods;
+    if (kr->n_scalars > r->cap_scalars && kr->n_scalars <= UINT32_MAX) {
+        /* exactly the node's scalars: one such array per node */
+        fw_scalar *n = realloc(r->scalars, kr->n_scalars * sizeof(*n));
+        if (!n)
+            return KUBE_ENOMEM;
+        r->scalars = n;
+        r->cap_scalars = (uint32_t)kr->n_scalars;
+    }
     for (size_t i = 0; i < kr->n_scalars; i++)
         if (fw_resource_set_scalar(r, kr->scalars[i].name, kr->scalars[i].value) != KUBE_OK)
             return KUBE_ENOMEM;

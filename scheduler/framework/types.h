@@ -232,22 +232,30 @@ void fw_image_states_unref(fw_image_states *s);
 /* Next value of the global generation counter (atomic, starts at 1). */
 int64_t fw_next_generation(void);
 
+/* NodeInfo.NonZeroRequested: kube-scheduler fills only cpu and memory. */
+typedef struct fw_nonzero {
+    int64_t milli_cpu;
+    int64_t memory; /* bytes */
+} fw_nonzero;
+
 typedef struct fw_node_info {
     struct kube_node *node; /* one reference, NULL once the node is
                                deleted while pods remain */
     char *name;             /* owned copy of the node name */
-    fw_pod_info **pods;     /* references, in add order */
-    size_t n_pods, cap_pods;
+    /* Counts are 32-bit (a node holds at most its pod capacity): two
+     * copies of this struct per node, the cache's and the snapshot's. */
+    fw_pod_info **pods; /* references, in add order */
+    uint32_t n_pods, cap_pods;
     fw_pod_info **pods_with_affinity; /* subset of pods (refs) */
-    size_t n_pods_with_affinity, cap_pods_with_affinity;
+    uint32_t n_pods_with_affinity, cap_pods_with_affinity;
     fw_pod_info **pods_with_required_anti_affinity; /* subset (refs) */
-    size_t n_pods_with_required_anti_affinity, cap_pods_with_required_anti_affinity;
+    uint32_t n_pods_with_required_anti_affinity, cap_pods_with_required_anti_affinity;
     fw_host_ports used_ports;
-    fw_resource requested;          /* sum of pods' request */
-    fw_resource non_zero_requested; /* sum of non0 cpu/memory */
-    fw_resource allocatable;        /* node.status.allocatable */
-    fw_image_states *image_states;  /* reference or NULL */
-    int64_t generation;             /* bumped by every mutation */
+    fw_resource requested;         /* sum of pods' request */
+    fw_nonzero non_zero_requested; /* sum of non0 cpu/memory */
+    fw_resource allocatable;       /* node.status.allocatable */
+    fw_image_states *image_states; /* reference or NULL */
+    int64_t generation;            /* bumped by every mutation */
 } fw_node_info;
 
 /* Allocates an empty node info (generation fresh). NULL on OOM. */

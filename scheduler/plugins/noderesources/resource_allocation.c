@@ -114,7 +114,8 @@ static void pod_requests(const plugin_res_scorer *s, const fw_pod_info *pod, int
 static void alloc_request(const plugin_res_scorer *s, const fw_node_info *ni,
                           const plugin_res_spec *r, int64_t pod_req, int64_t *alloc, int64_t *req)
 {
-    const fw_resource *requested = s->use_requested ? &ni->requested : &ni->non_zero_requested;
+    int64_t req_cpu = s->use_requested ? ni->requested.milli_cpu : ni->non_zero_requested.milli_cpu;
+    int64_t req_mem = s->use_requested ? ni->requested.memory : ni->non_zero_requested.memory;
 
     *alloc = *req = 0;
     if (pod_req == 0 && r->kind == PLUGIN_RES_SCALAR)
@@ -122,11 +123,11 @@ static void alloc_request(const plugin_res_scorer *s, const fw_node_info *ni,
     switch (r->kind) {
     case PLUGIN_RES_CPU:
         *alloc = ni->allocatable.milli_cpu;
-        *req = requested->milli_cpu + pod_req;
+        *req = req_cpu + pod_req;
         break;
     case PLUGIN_RES_MEMORY:
         *alloc = ni->allocatable.memory;
-        *req = requested->memory + pod_req;
+        *req = req_mem + pod_req;
         break;
     case PLUGIN_RES_EPHEMERAL_STORAGE:
         *alloc = ni->allocatable.ephemeral_storage;
