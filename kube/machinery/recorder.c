@@ -368,7 +368,7 @@ __attribute__((format(printf, 1, 0))) static char *format_note(const char *fmt, 
 /* A unique wall-clock time: names differ even within one nanosecond tick. */
 static int64_t next_wall_ns(kube_recorder *r)
 {
-    int64_t t = kube_recorder_wall_now_ns();
+    int64_t t = kube_wall_us() * 1000LL;
 
     pthread_mutex_lock(&r->mu);
     if (t <= r->last_wall_ns)

@@ -4,6 +4,7 @@
  * heartbeats and a final count, in a hash table with LRU eviction.
  */
 #include "kube/machinery/recorder_testing.h"
+#include "kube/util/clock.h"
 
 #include "kube/util/hash.h"
 
@@ -110,7 +111,7 @@ static void entry_adopt(cache_entry *e, kube_recorder_event *ev)
     ev->name = e->name;
     ev->ns = e->ns;
     ev->wall_ns = e->wall_ns;
-    kube_recorder_format_micro(e->wall_ns, ev->event_time, sizeof(ev->event_time));
+    kube_time_format(e->wall_ns / 1000, 1, ev->event_time, sizeof(ev->event_time));
     e->name = e->ns = NULL;
     ev->entry = e;
     e->ev = ev;
@@ -297,7 +298,7 @@ int kube_recorder_cache_observe(kube_recorder_cache *c, kube_recorder_event *ev,
         kube_recorder_event_free(ev);
     else
         entry_adopt(e, ev);
-    kube_recorder_format_micro(wall_ns, e->ev->series_last, sizeof(e->ev->series_last));
+    kube_time_format(wall_ns / 1000, 1, e->ev->series_last, sizeof(e->ev->series_last));
     touch(c, e, now_ms);
     if (e->ev->series_count == 0) {
         e->ev->series_count = 2;

@@ -5,6 +5,7 @@
  * (recorder.h).
  */
 #include "kube/machinery/recorder_testing.h"
+#include "kube/util/clock.h"
 
 /* ---- events ----------------------------------------------------------- */
 
@@ -12,27 +13,6 @@
 static const char *const ref_keys[REF_FIELDS] = {
     "kind", "apiVersion", "namespace", "name", "uid", "resourceVersion", "fieldPath",
 };
-
-void kube_recorder_format_micro(int64_t wall_ns, char *out, size_t n)
-{
-    time_t secs = (time_t)(wall_ns / 1000000000LL);
-    long usec = (long)((wall_ns % 1000000000LL) / 1000);
-    char base[32];
-    struct tm tm;
-
-    gmtime_r(&secs, &tm);
-    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-    if (snprintf(out, n, "%s.%06ldZ", base, usec) >= (int)n)
-        KLOG_ERROR("timestamp buffer of %zu bytes is too small", n);
-}
-
-int64_t kube_recorder_wall_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static const char *ref_field(const kube_recorder_ref *r, int i)
 {
@@ -167,7 +147,7 @@ static int event_fill(kube_recorder_event *ev, const kube_recorder_ref *regardin
         kube_buf_free(&name);
         return KUBE_ENOMEM;
     }
-    kube_recorder_format_micro(wall_ns, ev->event_time, sizeof(ev->event_time));
+    kube_time_format(wall_ns / 1000, 1, ev->event_time, sizeof(ev->event_time));
     ev->wall_ns = wall_ns;
     ev->ns = kube_strdup(ns);
     ev->type = kube_strdup(type);

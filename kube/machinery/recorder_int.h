@@ -59,9 +59,6 @@ struct kube_recorder_event {
     int writing; /* its create is in flight: the cache keeps it (sender thread) */
 };
 
-/* The wall clock in nanoseconds (CLOCK_REALTIME). */
-int64_t kube_recorder_wall_now_ns(void);
-
 /*
  * Pure pieces (recorder_event.c, recorder_cache.c) that recorder.c drives. A kube_recorder_event is
  * one Event as sent; the cache is the aggregation state. Nothing here does I/O or reads a clock.
@@ -81,9 +78,6 @@ void kube_recorder_event_free(kube_recorder_event *ev);
 int kube_recorder_event_body(const kube_recorder_event *ev, cJSON **out);
 /* The strategic-merge PATCH body {"series":{"count","lastObservedTime"}}. */
 int kube_recorder_event_series_patch(const kube_recorder_event *ev, cJSON **out);
-
-/* Formats Unix nanoseconds as MicroTime ("2026-11-21T10:00:00.000000Z"). */
-void kube_recorder_format_micro(int64_t wall_ns, char *out, size_t n);
 
 typedef struct kube_recorder_cache kube_recorder_cache;
 

@@ -12,6 +12,7 @@
 
 #include "kube/transport/api.h"
 #include "kube/util/buf.h"
+#include "kube/util/clock.h"
 #include "kube/util/errors.h"
 #include "kube/util/log.h"
 #include "kube/codec/validation.h"
@@ -93,11 +94,10 @@ static int write_valid(const kube_pin_write *w)
 cJSON *kube_pin_patch_new(const kube_pin_write *w, const char *rv, time_t now)
 {
     char at[32];
-    struct tm tm;
 
-    if (!write_valid(w) || !gmtime_r(&now, &tm))
+    if (!write_valid(w))
         return NULL;
-    strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    kube_time_format((int64_t)now * 1000000LL, 0, at, sizeof(at));
     kube_kv kv[7] = {
         {w->key, w->node},
         {KUBE_PIN_ANN_AT, at},
