@@ -72,21 +72,33 @@
 
 #include "kube/util/clock.h"
 
-/* For cmocka tests: waits up to HARNESS_WAIT_MS, polling every 10 ms, for
- * cond to hold, else fails the test naming cond. For what an asynchronous
- * actor changes after the effect the test saw (a counter bumped once the
- * write returned, a callback run after the flag it follows): reading it at
- * once races. */
+/* For cmocka tests: the one deadline loop. WAIT_TRUE(cond) waits up to
+ * HARNESS_WAIT_MS, polling every 10 ms, for cond to hold, else fails the
+ * test naming cond. For what an asynchronous actor changes after the effect
+ * the test saw (a counter bumped once the write returned, a callback run
+ * after the flag it follows): reading it at once races.
+ *
+ * WAIT_TRUE_MS(cond, ms) waits ms instead; WAIT_TRUE_MSG(cond, fmt, ...)
+ * fails with fail_msg(fmt, ...) instead (its arguments are evaluated at the
+ * timeout, so they can show what cond last saw); WAIT_TRUE_MS_MSG(cond, ms,
+ * fmt, ...) does both. cond is evaluated each round, so it may have side
+ * effects (fill a buffer the message shows). To wait for something and then
+ * assert a property of it, wait for the positive condition, then assert. */
 #define HARNESS_WAIT_MS 20000
-#define WAIT_TRUE(cond)                                                          \
-    do {                                                                         \
-        int64_t wait_deadline_ = kube_now_ms() + HARNESS_WAIT_MS;                \
-        while (!(cond)) {                                                        \
-            if (kube_now_ms() > wait_deadline_)                                  \
-                fail_msg("still false after %d ms: %s", HARNESS_WAIT_MS, #cond); \
-            usleep(10000);                                                       \
-        }                                                                        \
+#define HARNESS_WAIT_POLL_US 10000
+#define WAIT_TRUE_MS_MSG(cond, ms, ...)                         \
+    do {                                                        \
+        int64_t wait_deadline_ = kube_now_ms() + (int64_t)(ms); \
+        while (!(cond)) {                                       \
+            if (kube_now_ms() > wait_deadline_)                 \
+                fail_msg(__VA_ARGS__);                          \
+            usleep(HARNESS_WAIT_POLL_US);                       \
+        }                                                       \
     } while (0)
+#define WAIT_TRUE_MS(cond, ms) \
+    WAIT_TRUE_MS_MSG(cond, ms, "still false after %d ms: %s", (int)(ms), #cond)
+#define WAIT_TRUE_MSG(cond, ...) WAIT_TRUE_MS_MSG(cond, HARNESS_WAIT_MS, __VA_ARGS__)
+#define WAIT_TRUE(cond) WAIT_TRUE_MS(cond, HARNESS_WAIT_MS)
 
 typedef struct harness harness;
 

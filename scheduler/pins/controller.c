@@ -715,6 +715,11 @@ void sched_pins_free(sched_pins *c)
     free(c);
 }
 
+kube_lister *sched_pins_vmi_lister(sched_pins *c)
+{
+    return c->vmis;
+}
+
 void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out)
 {
     out->first_pins_written = atomic_load(&c->first_pins);

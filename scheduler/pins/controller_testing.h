@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kube/machinery/factory.h"
 #include "pins/controller.h"
 #include "plugins/registry.h"
 
@@ -28,6 +29,11 @@ typedef struct sched_pins_stats {
 
 /* Copies c's counters into *out. */
 void sched_pins_stats_get(sched_pins *c, sched_pins_stats *out);
+
+/* The VMI lister c reads (owned by c's informer factory). For a test to see how far c's informers
+ * got: handlers run on the hub thread one event at a time, so once the lister holds a later change
+ * to a VMI, c's handler of every earlier one has returned. */
+kube_lister *sched_pins_vmi_lister(sched_pins *c);
 
 /* StickyVM's hand-off (its factory's argument, plugin_factory_args.pins),
  * bound to c. */

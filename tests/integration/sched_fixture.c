@@ -134,21 +134,23 @@ const char *sf_str_at(const cJSON *o, const char *a, const char *b)
     return cJSON_IsString(x) ? x->valuestring : NULL;
 }
 
+/* pod's spec.nodeName now (caller frees), or NULL while unbound. */
+static char *bound_node(harness *h, const char *pod)
+{
+    cJSON *p = sf_get(h, PODS "/%s", pod);
+    const char *node = sf_str_at(p, "spec", "nodeName");
+    char *copy = node && *node ? strdup(node) : NULL;
+    cJSON_Delete(p);
+    return copy;
+}
+
 char *sf_wait_bound(harness *h, const char *pod)
 {
-    int64_t deadline = kube_now_ms() + SF_WAIT_MS;
+    char *node = NULL;
 
-    while (kube_now_ms() < deadline) {
-        cJSON *p = sf_get(h, PODS "/%s", pod);
-        const char *node = sf_str_at(p, "spec", "nodeName");
-        char *copy = node && *node ? strdup(node) : NULL;
-        cJSON_Delete(p);
-        if (copy)
-            return copy;
-        usleep(50000);
-    }
-    fail_msg("pod %s not bound within %d ms", pod, SF_WAIT_MS);
-    return NULL;
+    WAIT_TRUE_MS_MSG((node = bound_node(h, pod)) != NULL, SF_WAIT_MS,
+                     "pod %s not bound within %d ms", pod, SF_WAIT_MS);
+    return node;
 }
 
 /* The message of p's PodScheduled=False condition containing `containing`
@@ -169,42 +171,50 @@ static char *unschedulable_message(const cJSON *p, const char *containing)
     return NULL;
 }
 
+/* The message of pod's PodScheduled=False condition containing
+ * `containing` now (caller frees), or NULL. */
+static char *pod_unschedulable_message(harness *h, const char *pod, const char *containing)
+{
+    cJSON *p = sf_get(h, PODS "/%s", pod);
+    char *msg = unschedulable_message(p, containing);
+    cJSON_Delete(p);
+    return msg;
+}
+
 char *sf_wait_unschedulable(harness *h, const char *pod, const char *containing)
 {
-    int64_t deadline = kube_now_ms() + SF_WAIT_MS;
+    char *msg = NULL;
 
-    while (kube_now_ms() < deadline) {
-        cJSON *p = sf_get(h, PODS "/%s", pod);
-        char *msg = unschedulable_message(p, containing);
-        cJSON_Delete(p);
-        if (msg)
-            return msg;
-        usleep(50000);
+    WAIT_TRUE_MS_MSG((msg = pod_unschedulable_message(h, pod, containing)) != NULL, SF_WAIT_MS,
+                     "pod %s never reported PodScheduled=False with \"%s\"", pod, containing);
+    return msg;
+}
+
+/* A copy of the first event regarding object with this reason now (caller
+ * frees), or NULL. */
+static cJSON *find_event(harness *h, const char *object, const char *reason)
+{
+    cJSON *list = sf_get(h, "/apis/events.k8s.io/v1/namespaces/default/events"), *copy = NULL;
+    const cJSON *ev;
+
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        const char *name = sf_str_at(ev, "regarding", "name");
+        const char *r = sf_str_at(ev, "reason", NULL);
+        if (name && r && !strcmp(name, object) && !strcmp(r, reason)) {
+            copy = cJSON_Duplicate(ev, 1);
+            break;
+        }
     }
-    fail_msg("pod %s never reported PodScheduled=False with \"%s\"", pod, containing);
-    return NULL;
+    cJSON_Delete(list);
+    return copy;
 }
 
 cJSON *sf_wait_event(harness *h, const char *object, const char *reason)
 {
-    int64_t deadline = kube_now_ms() + SF_WAIT_MS;
+    cJSON *ev = NULL;
 
-    while (kube_now_ms() < deadline) {
-        cJSON *list = sf_get(h, "/apis/events.k8s.io/v1/namespaces/default/events");
-        const cJSON *ev;
-        cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(list, "items"))
-        {
-            const char *name = sf_str_at(ev, "regarding", "name");
-            const char *r = sf_str_at(ev, "reason", NULL);
-            if (name && r && !strcmp(name, object) && !strcmp(r, reason)) {
-                cJSON *copy = cJSON_Duplicate(ev, 1);
-                cJSON_Delete(list);
-                return copy;
-            }
-        }
-        cJSON_Delete(list);
-        usleep(100000);
-    }
-    fail_msg("no %s event for %s", reason, object);
-    return NULL;
+    WAIT_TRUE_MS_MSG((ev = find_event(h, object, reason)) != NULL, SF_WAIT_MS, "no %s event for %s",
+                     reason, object);
+    return ev;
 }

@@ -399,12 +399,12 @@ static void seen_bind(void *ud, int rc, const kube_status *st)
     sem_post(&a->sem);
 }
 
-/* Waits for the one done of a, and checks no second one follows. */
+/* Waits for the first done of a. That no second one follows is checked
+ * once kube_client_free() has stopped the I/O thread, which runs the done
+ * functions: after that none can come. */
 static void seen_wait(async_seen *a)
 {
     assert_int_equal(sem_wait(&a->sem), 0);
-    usleep(20000);
-    assert_int_equal(a->calls, 1);
 }
 
 static void async_requests_end_once(void **state)
@@ -415,7 +415,7 @@ static void async_requests_end_once(void **state)
     int64_t conns = harness_counter(t->h, "connections", "h2");
     harness_fault_rule r = {0};
     kube_client_stats stats;
-    async_seen one, many[50];
+    async_seen one, many[50], retried;
     kube_status st;
 
     /* a binding: 201, the pod is bound */
@@ -443,9 +443,6 @@ static void async_requests_end_once(void **state)
         assert_int_equal(sem_wait(&many[i].sem), 0);
         assert_int_equal(many[i].rc, KUBE_OK);
     }
-    usleep(20000);
-    for (int i = 0; i < 50; i++)
-        assert_int_equal(many[i].calls, 1);
     assert_int_equal(harness_counter(t->h, "connections", "h2"), conns + 1);
 
     /* a 429 with Retry-After, then the create lands: two attempts, one done */
@@ -455,7 +452,7 @@ static void async_requests_end_once(void **state)
     r.count = 1;
     r.verbs = (const char *const[]){"create", NULL};
     assert_int_equal(harness_set_fault_rules(t->h, &r, 1), KUBE_OK);
-    seen_init(&one);
+    seen_init(&retried);
     assert_int_equal(kube_client_do_async(c, "POST",
                                           "/apis/kubevirt.io/v1/namespaces/default/"
                                           "virtualmachines",
@@ -463,17 +460,22 @@ static void async_requests_end_once(void **state)
                                           "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":"
                                           "\"VirtualMachine\",\"metadata\":{\"name\":"
                                           "\"async-vm\"},\"spec\":{}}",
-                                          96, seen_request, &one),
+                                          96, seen_request, &retried),
                      KUBE_OK);
-    seen_wait(&one);
-    assert_int_equal(one.rc, KUBE_OK);
-    assert_int_equal(one.code, 201);
+    seen_wait(&retried);
+    assert_int_equal(retried.rc, KUBE_OK);
+    assert_int_equal(retried.code, 201);
     kube_client_stats_get(c, &stats);
     assert_int_equal(stats.retries, 1);
     assert_int_equal(harness_clear_faults(t->h), KUBE_OK);
     cJSON_Delete(created);
     cJSON_Delete(pod);
     kube_client_free(c);
+    /* the I/O thread has stopped: each ended once */
+    assert_int_equal(one.calls, 1);
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(many[i].calls, 1);
+    assert_int_equal(retried.calls, 1);
 }
 
 /* Refuses every attempt after the first. */
@@ -509,6 +511,7 @@ static void async_fence_checks_every_attempt(void **state)
     assert_non_null(strstr(one.message, "refused: not the leader"));
     assert_int_equal(harness_clear_faults(t->h), KUBE_OK);
     kube_client_free(c);
+    assert_int_equal(one.calls, 1); /* the I/O thread has stopped: it ended once */
 }
 
 /* Shutdown ends a request waiting for its backoff and one in flight, and
@@ -550,10 +553,12 @@ static void async_shutdown_ends_every_request(void **state)
     assert_int_equal(
         kube_client_do_async(c, "GET", "/api/v1/nodes/node-0", NULL, NULL, 0, seen_request, &later),
         KUBE_ECANCELED);
-    usleep(20000);
-    assert_int_equal(later.calls, 0);
     assert_int_equal(harness_clear_faults(t->h), KUBE_OK);
     kube_client_free(c);
+    /* the I/O thread has stopped: no done function can come any more */
+    assert_int_equal(later.calls, 0);
+    assert_int_equal(waiting.calls, 1);
+    assert_int_equal(flying.calls, 1);
 }
 
 /* ---- bearer tokens -------------------------------------------------------- */

@@ -57,11 +57,6 @@ static harness *start(int http2, const char *const *extra)
     return h;
 }
 
-static void sleep_ms(int ms)
-{
-    usleep((useconds_t)ms * 1000);
-}
-
 /* ---- kube/transport/client: informer, binds, patch, event ------------------------- */
 
 typedef struct bind_job {
@@ -100,8 +95,7 @@ static size_t bound_pods(kube_informer *inf)
 
 static void wait_bound(kube_informer *inf)
 {
-    for (int waited = 0; bound_pods(inf) < N_BINDS && waited < WAIT_MS; waited += 50)
-        sleep_ms(50);
+    WAIT_TRUE_MS(bound_pods(inf) >= N_BINDS, WAIT_MS);
     assert_int_equal(bound_pods(inf), N_BINDS);
 }
 
@@ -265,32 +259,41 @@ static void xfer_free(xfer *x)
     kube_buf_free(&x->body);
 }
 
+/* One round of driving m: runs the transfers, adds those that ended
+ * (not the watch) to *done; 1 once *done is n and the watch (may be NULL)
+ * saw `events` events of that type, else waits up to 100 ms for activity
+ * and returns 0. */
+static int drive_round(CURLM *m, size_t n, const xfer *watch, const char *type, size_t events,
+                       size_t *done)
+{
+    int running, left;
+    CURLMsg *msg;
+    size_t seen = 0;
+    curl_multi_perform(m, &running);
+    while ((msg = curl_multi_info_read(m, &left)) != NULL) {
+        xfer *x = NULL;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &x->code);
+        x->done = 1;
+        *done += x != watch;
+    }
+    for (const char *p = watch ? watch->body.data : NULL; p && (p = strstr(p, type)); p++)
+        seen++;
+    if (*done == n && seen >= events)
+        return 1;
+    curl_multi_poll(m, NULL, 0, 100, NULL);
+    return 0;
+}
+
 /* Drives m until n transfers (not the watch) are done and the watch (may
- * be NULL) saw `events` events of that type, or the deadline passes. */
+ * be NULL) saw `events` events of that type, or fails at the deadline. */
 static void drive(CURLM *m, size_t n, const xfer *watch, const char *type, size_t events)
 {
     size_t done = 0;
 
-    for (int64_t deadline = kube_now_ms() + WAIT_MS; kube_now_ms() < deadline;) {
-        int running, left;
-        CURLMsg *msg;
-        size_t seen = 0;
-        curl_multi_perform(m, &running);
-        while ((msg = curl_multi_info_read(m, &left)) != NULL) {
-            xfer *x = NULL;
-            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-            curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &x->code);
-            x->done = 1;
-            done += x != watch;
-        }
-        for (const char *p = watch ? watch->body.data : NULL; p && (p = strstr(p, type)); p++)
-            seen++;
-        if (done == n && seen >= events)
-            return;
-        curl_multi_poll(m, NULL, 0, 100, NULL);
-    }
-    fail_msg("transfers did not finish: %zu of %zu done, the watch got %zu bytes", done, n,
-             watch ? watch->body.len : 0);
+    WAIT_TRUE_MS_MSG(drive_round(m, n, watch, type, events, &done), WAIT_MS,
+                     "transfers did not finish: %zu of %zu done, the watch got %zu bytes", done, n,
+                     watch ? watch->body.len : 0);
 }
 
 static char *binding(int i)
@@ -338,10 +341,7 @@ static void multiplexed(int http2)
         assert_int_equal(harness_counter(h, "connections", "h2"), 1);
         assert_int_equal(harness_counter(h, "streams", "h2"), N_BINDS + 2);
         /* the cancelled watch's handler ends: no stream stays open */
-        for (int waited = 0; harness_counter(h, "streams", "h2Open") != 0 && waited < WAIT_MS;
-             waited += 50)
-            sleep_ms(50);
-        assert_int_equal(harness_counter(h, "streams", "h2Open"), 0);
+        WAIT_TRUE_MS(harness_counter(h, "streams", "h2Open") == 0, WAIT_MS);
     } else {
         assert_int_equal(harness_counter(h, "connections", "h2"), 0);
         assert_true(harness_counter(h, "connections", "http/1.1") > 2);

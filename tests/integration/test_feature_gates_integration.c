@@ -33,20 +33,24 @@ static void create_pod(sf_fixture *fx, const char *name, int priority, const cha
               name, finalizers, priority);
 }
 
+/* The pod if it has a deletionTimestamp now (cJSON_Delete() it), else
+ * NULL. */
+static cJSON *terminating_pod(sf_fixture *fx, const char *name)
+{
+    cJSON *pod = sf_get(fx->h, PODS "/%s", name);
+    if (sf_str_at(pod, "metadata", "deletionTimestamp"))
+        return pod;
+    cJSON_Delete(pod);
+    return NULL;
+}
+
 /* The pod once it has a deletionTimestamp (cJSON_Delete() it). */
 static cJSON *wait_terminating(sf_fixture *fx, const char *name)
 {
-    int64_t deadline = kube_now_ms() + SF_WAIT_MS;
-
-    while (kube_now_ms() < deadline) {
-        cJSON *pod = sf_get(fx->h, PODS "/%s", name);
-        if (sf_str_at(pod, "metadata", "deletionTimestamp"))
-            return pod;
-        cJSON_Delete(pod);
-        usleep(50 * 1000);
-    }
-    fail_msg("pod %s was not deleted", name);
-    return NULL;
+    cJSON *pod = NULL;
+    WAIT_TRUE_MS_MSG((pod = terminating_pod(fx, name)) != NULL, SF_WAIT_MS,
+                     "pod %s was not deleted", name);
+    return pod;
 }
 
 /* The DisruptionTarget condition of pod, or NULL. */

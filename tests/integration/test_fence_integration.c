@@ -162,12 +162,7 @@ static int leads(replica *r)
 
 static void wait_until(int (*cond)(void *), void *ud, const char *what)
 {
-    int64_t deadline = kube_now_ms() + WAIT_MS;
-
-    while (!cond(ud) && kube_now_ms() < deadline)
-        usleep(20000);
-    if (!cond(ud))
-        fail_msg("timed out waiting for %s", what);
+    WAIT_TRUE_MS_MSG(cond(ud), WAIT_MS, "timed out waiting for %s", what);
 }
 
 static int replica_leads(void *ud)

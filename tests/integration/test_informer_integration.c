@@ -296,22 +296,24 @@ static int server_snapshot(env *e, const kube_informer_options *o, kube_buf *out
     return KUBE_OK;
 }
 
+/* 1 if the informer's store equals a fresh list now; both snapshots are
+ * left in want and got. */
+static int store_matches(env *e, kube_informer *inf, const kube_informer_options *o, kube_buf *want,
+                         kube_buf *got)
+{
+    assert_int_equal(server_snapshot(e, o, want), KUBE_OK);
+    store_snapshot(inf, got);
+    return strcmp(want->data, got->data) == 0;
+}
+
 /* Waits until the informer's store equals a fresh list. */
 static void assert_converges(env *e, kube_informer *inf, const kube_informer_options *o)
 {
     kube_buf want = KUBE_BUF_INIT, got = KUBE_BUF_INIT;
-    int64_t deadline = kube_now_ms() + CONVERGE_MS;
 
-    for (;;) {
-        assert_int_equal(server_snapshot(e, o, &want), KUBE_OK);
-        store_snapshot(inf, &got);
-        if (strcmp(want.data, got.data) == 0)
-            break;
-        if (kube_now_ms() > deadline)
-            fail_msg("informer did not converge:\nserver:\n%.2000s\nstore:\n%.2000s", want.data,
+    WAIT_TRUE_MS_MSG(store_matches(e, inf, o, &want, &got), CONVERGE_MS,
+                     "informer did not converge:\nserver:\n%.2000s\nstore:\n%.2000s", want.data,
                      got.data);
-        usleep(50000);
-    }
     kube_buf_free(&want);
     kube_buf_free(&got);
 }

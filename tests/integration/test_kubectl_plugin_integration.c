@@ -401,12 +401,6 @@ static void why_ignores_stale_events(void **state)
 
 #define WAIT_MS 30000
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* The node VM NS/name is pinned to, read from the VM ("" when unpinned). */
 static void pinned_node(fixture *fx, const char *name, char *out, size_t n)
 {
@@ -430,31 +424,33 @@ static void assert_pinned(fixture *fx, const char *name, const char *want)
     assert_string_equal(node, want);
 }
 
+/* How many VMs of the namespace virtualmachinepins lists pinned to node
+ * now, -1 when the request fails. */
+static int listed_pins(fixture *fx, const char *node)
+{
+    char path[256];
+    long status = 0;
+    cJSON *list = NULL;
+    int got = -1;
+    snprintf(path, sizeof(path),
+             "/apis/" KCTL_GROUP_VERSION "/namespaces/" NS
+             "/virtualmachinepins?fieldSelector=node%%3D%s",
+             node);
+    if (harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &list) == KUBE_OK &&
+        status == 200)
+        got = cJSON_GetArraySize(cJSON_GetObjectItem(list, "items"));
+    cJSON_Delete(list);
+    return got;
+}
+
 /* Until virtualmachinepins (served by stickyvm-apiserver through the
  * aggregation layer, from its informer) lists n VMs of the namespace
  * pinned to node. */
 static void wait_pins(fixture *fx, const char *node, int n)
 {
-    int64_t deadline = kube_now_ms() + WAIT_MS;
-    char path[256];
-    snprintf(path, sizeof(path),
-             "/apis/" KCTL_GROUP_VERSION "/namespaces/" NS
-             "/virtualmachinepins?fieldSelector=node%%3D%s",
-             node);
-    for (;;) {
-        long status = 0;
-        cJSON *list = NULL;
-        int got = -1;
-        if (harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &list) == KUBE_OK &&
-            status == 200)
-            got = cJSON_GetArraySize(cJSON_GetObjectItem(list, "items"));
-        cJSON_Delete(list);
-        if (got == n)
-            return;
-        if (kube_now_ms() > deadline)
-            fail_msg("virtualmachinepins never listed %d VMs on %s (last %d)", n, node, got);
-        sleep_ms(100);
-    }
+    int got = -1;
+    WAIT_TRUE_MS_MSG((got = listed_pins(fx, node)) == n, WAIT_MS,
+                     "virtualmachinepins never listed %d VMs on %s (last %d)", n, node, got);
 }
 
 /* VM name pinned to node, labelled app=app, with a claim when given. */
@@ -706,10 +702,7 @@ static void evacuate_skips_a_vm_moved_meanwhile(void **state)
     evac_thread t = {fx, "evacuate node-0 --to node-2 -l app=evac", {0}};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, evac_main, &t), 0);
-    int64_t deadline = kube_now_ms() + WAIT_MS;
-    while (!requested(fx, "get", "virtualmachines/pin", "evac-a") && kube_now_ms() < deadline)
-        sleep_ms(20);
-    assert_true(requested(fx, "get", "virtualmachines/pin", "evac-a") > 0);
+    WAIT_TRUE_MS(requested(fx, "get", "virtualmachines/pin", "evac-a") > 0, WAIT_MS);
     assert_int_equal(requested(fx, "get", "virtualmachines/pin", "evac-b"), 0);
     /* another operator, while evac-a's request is held */
     cJSON *j = NULL;

@@ -191,35 +191,21 @@ static void start_watching(fixture *fx)
 /* Waits until exactly one candidate leads; returns it. */
 static candidate *wait_one_leader(fixture *fx)
 {
-    int64_t deadline = kube_now_ms() + WAIT_MS;
+    int a = 0, b = 0;
 
-    while (kube_now_ms() < deadline) {
-        int a = is_leader(&fx->a), b = is_leader(&fx->b);
-
-        if (a != b)
-            return a ? &fx->a : &fx->b;
-        usleep(10000);
-    }
-    fail_msg("no single leader within %d ms", WAIT_MS);
-    return NULL;
+    WAIT_TRUE_MS_MSG((a = is_leader(&fx->a), b = is_leader(&fx->b), a != b), WAIT_MS,
+                     "no single leader within %d ms", WAIT_MS);
+    return a ? &fx->a : &fx->b;
 }
 
 static void wait_leader(candidate *c)
 {
-    int64_t deadline = kube_now_ms() + WAIT_MS;
-
-    while (!is_leader(c) && kube_now_ms() < deadline)
-        usleep(10000);
-    assert_true(is_leader(c));
+    WAIT_TRUE_MS(is_leader(c), WAIT_MS);
 }
 
 static void wait_until_leading(kube_leader *le)
 {
-    int64_t deadline = kube_now_ms() + WAIT_MS;
-
-    while (!kube_leader_is_leader(le) && kube_now_ms() < deadline)
-        usleep(10000);
-    assert_true(kube_leader_is_leader(le));
+    WAIT_TRUE_MS(kube_leader_is_leader(le), WAIT_MS);
 }
 
 /* The Lease as the server holds it. */
@@ -324,7 +310,6 @@ static void leader_steps_down_when_it_cannot_renew(void **state)
     const char *resources[] = {"leases", NULL};
     harness_faults f = {1.0, 503, 0, 0, verbs, resources};
     candidate *leader, *other;
-    int64_t deadline;
 
     start_watching(fx);
     start_candidate(fx, &fx->a, "host-a_1", 3000, 2000, 1);
@@ -332,9 +317,7 @@ static void leader_steps_down_when_it_cannot_renew(void **state)
     leader = wait_one_leader(fx);
     other = leader == &fx->a ? &fx->b : &fx->a;
     assert_int_equal(harness_set_faults(fx->h, &f), KUBE_OK);
-    deadline = kube_now_ms() + WAIT_MS;
-    while (atomic_load(&leader->stopped) == 0 && kube_now_ms() < deadline)
-        usleep(10000);
+    WAIT_TRUE_MS(atomic_load(&leader->stopped) != 0, WAIT_MS);
     assert_int_equal(atomic_load(&leader->stopped), 1);
     assert_int_equal(atomic_load(&leader->lost), 1);
     assert_false(is_leader(leader));
@@ -527,15 +510,12 @@ static void fence_runs_before_stopped_when_lost(void **state)
          .resources = leases},
         {.action = HARNESS_FAULT_STATUS, .delay_ms = 300, .verbs = creates, .resources = events},
     };
-    int64_t deadline;
     ordered o;
 
     assert_int_equal(kube_recorder_new(fx->client, NULL, &fx->rec), KUBE_OK);
     start_ordered(fx, &o);
     assert_int_equal(harness_set_fault_rules(fx->h, rules, 2), KUBE_OK);
-    deadline = kube_now_ms() + WAIT_MS;
-    while (atomic_load(&o.step) < 2 && kube_now_ms() < deadline)
-        usleep(10000);
+    WAIT_TRUE_MS(atomic_load(&o.step) >= 2, WAIT_MS);
     assert_int_equal(atomic_load(&o.step), 2);
     assert_int_equal(o.fence_lost, 1);
     assert_false(o.fence_leader);

@@ -102,6 +102,7 @@ static int test_teardown(void **state)
     sched_scheduler_free(fx->sched);
     sched_config_free(fx->scfg);
     fx->sched = NULL, fx->scfg = NULL;
+    sched_pins_status_refresh_ms_set(0);
     return 0;
 }
 
@@ -346,24 +347,24 @@ static int events(fixture *fx, const char *name, const char *reason, const char 
     return n;
 }
 
+/* The pod's spec.nodeName now, into out ("" while unbound). */
+static void pod_node(fixture *fx, const char *pod, char *out, size_t n)
+{
+    char path[256];
+    long status = 0;
+    cJSON *j = NULL;
+    snprintf(path, sizeof(path), PODS_PATH "/%s", pod);
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j), KUBE_OK);
+    const char *node =
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "spec"), "nodeName"));
+    kube_strlcpy(out, node ? node : "", n);
+    cJSON_Delete(j);
+}
+
 /* The pod's spec.nodeName once bound. */
 static void wait_bound(fixture *fx, const char *pod, char *out, size_t n)
 {
-    char path[256];
-    snprintf(path, sizeof(path), PODS_PATH "/%s", pod);
-    int64_t deadline = kube_now_ms() + CONVERGE_MS;
-    for (out[0] = '\0'; !out[0]; usleep(20000)) {
-        long status = 0;
-        cJSON *j = NULL;
-        assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j),
-                         KUBE_OK);
-        const char *node =
-            cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "spec"), "nodeName"));
-        kube_strlcpy(out, node ? node : "", n);
-        cJSON_Delete(j);
-        if (kube_now_ms() > deadline)
-            fail_msg("pod %s not bound", pod);
-    }
+    WAIT_TRUE_MS_MSG((pod_node(fx, pod, out, n), out[0]), CONVERGE_MS, "pod %s not bound", pod);
 }
 
 /* The scheduler's metrics hold line. */
@@ -392,6 +393,27 @@ static double metric_value(fixture *fx, const char *series)
         v = strtod(at + strlen(want), NULL);
     kube_buf_free(&out);
     return v;
+}
+
+/* The counters of the scheduler's pin controller. */
+static sched_pins_stats pins_stats(fixture *fx)
+{
+    sched_pins_stats st;
+    struct sched_pins *pins = sched_scheduler_pins(fx->sched);
+    assert_non_null(pins);
+    sched_pins_stats_get(pins, &st);
+    return st;
+}
+
+/* Waits until the pin controller's worker, on this replica whether it
+ * leads or not, refreshed the status gauges from its synced caches with
+ * some VM pinned to a NotReady node: its loop has run past a leadership
+ * check with every object created so far cached. Shortens the refresh
+ * period (test_teardown restores it). */
+static void wait_worker_saw_not_ready(fixture *fx)
+{
+    sched_pins_status_refresh_ms_set(100);
+    WAIT_TRUE(metric_value(fx, "stickyvm_pinned_vms{node_status=\"NotReady\"}") >= 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -487,8 +509,12 @@ static void test_local_volume_holds(void **state)
     sched_up(fx, "0s", 0);
     node_ready(fx, "node-3", "False");
     WAIT_TRUE(pinned_to(fx, "nl-zonal", ""));
-    usleep(1000 * 1000); /* both were queued by the same node event */
+    /* Both were queued by the same node event: once nothing is queued,
+     * held back or in hand, nl-local's turn has come and gone. */
+    WAIT_TRUE(pins_stats(fx).busy == 0);
+    WAIT_TRUE(events(fx, "nl-zonal", "Unpinned", "Warning", "") == 1);
     assert_true(pinned_to(fx, "nl-local", "node-3"));
+    assert_int_equal(pins_stats(fx).node_loss_unpins, 1);
     assert_int_equal(events(fx, "nl-local", "Unpinned", "Warning", ""), 0);
     node_ready(fx, "node-3", "True");
 }
@@ -554,8 +580,12 @@ static void test_follower_writes_nothing(void **state)
     create_vm(fx, "nl-follower", "nl-follow", "Unpin", NULL);
     sched_up(fx, "0s", 1);
     assert_false(sched_scheduler_active(fx->sched));
-    usleep(1500 * 1000); /* no write to wait for: give the informers and worker time */
+    /* the worker has looked, as a follower, with the lost node cached;
+     * nothing of it is queued, held back or in hand */
+    wait_worker_saw_not_ready(fx);
+    WAIT_TRUE(pins_stats(fx).busy == 0);
     assert_true(pinned_to(fx, "nl-follower", "nl-follow"));
+    assert_int_equal(pins_stats(fx).node_loss_unpins, 0);
     snprintf(path, sizeof(path), LEASES_PATH "/%s", fx->scfg->leader_election.resource_namespace,
              fx->scfg->leader_election.resource_name);
     request(fx, "DELETE", path, NULL);
@@ -574,7 +604,9 @@ static void test_new_leader_counts_again(void **state)
     node_status(fx, "nl-lead", "False", "2020-01-01T00:00:00Z");
     create_vm(fx, "nl-leader-count", "nl-lead", "Unpin", NULL);
     sched_up(fx, "3s", 1);
-    usleep(1000 * 1000); /* a follower's observation: it must not count */
+    /* a follower's observation, a second long: it must not count */
+    wait_worker_saw_not_ready(fx);
+    usleep(1000 * 1000);
     snprintf(path, sizeof(path), LEASES_PATH "/%s", fx->scfg->leader_election.resource_namespace,
              fx->scfg->leader_election.resource_name);
     request(fx, "DELETE", path, NULL);

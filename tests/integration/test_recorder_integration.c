@@ -140,24 +140,18 @@ static int64_t series_count(const cJSON *ev)
     return cJSON_IsNumber(c) ? (int64_t)c->valuedouble : 0;
 }
 
-/* The series count of the only event (once it exists), polled until it
- * reaches want or the wait ends. */
-static int64_t wait_single_count(fixture *fx, int64_t want)
+/* The series count of the only event now, -1 while there is none (fails
+ * the test if there are more). */
+static int64_t single_count(fixture *fx)
 {
-    int64_t deadline = kube_now_ms() + WAIT_MS, got = -1;
+    cJSON *list = list_events(fx);
+    int n = cJSON_GetArraySize(items(list));
+    int64_t got = -1;
 
-    while (kube_now_ms() < deadline) {
-        cJSON *list = list_events(fx);
-        int n = cJSON_GetArraySize(items(list));
-
-        assert_true(n <= 1);
-        if (n == 1)
-            got = series_count(cJSON_GetArrayItem(items(list), 0));
-        cJSON_Delete(list);
-        if (got == want)
-            break;
-        usleep(50000);
-    }
+    assert_true(n <= 1);
+    if (n == 1)
+        got = series_count(cJSON_GetArrayItem(items(list), 0));
+    cJSON_Delete(list);
     return got;
 }
 
@@ -219,7 +213,7 @@ static void heartbeat_sends_counts(void **state)
     start_recorder(fx, 200);
     for (int i = 0; i < 3; i++)
         assert_int_equal(scheduled(fx, "node-1"), KUBE_OK);
-    assert_int_equal(wait_single_count(fx, 3), 3);
+    WAIT_TRUE_MS(single_count(fx) == 3, WAIT_MS);
 }
 
 /* With a heartbeat far away, stop sends the final count. */
@@ -386,7 +380,7 @@ static void events_take_no_binding_tokens(void **state)
     kube_recorder_options o;
     kube_response resp = {0};
     char node[32];
-    int64_t t0, took, deadline = kube_now_ms() + WAIT_MS;
+    int64_t t0, took;
 
     kube_client_options_default(&co);
     co.qps = 2;
@@ -398,9 +392,7 @@ static void events_take_no_binding_tokens(void **state)
         snprintf(node, sizeof(node), "node-%d", i);
         assert_int_equal(scheduled(fx, node), KUBE_OK);
     }
-    while (harness_count(fx->h, "create", "events") < 1 && kube_now_ms() < deadline)
-        usleep(10000);
-    assert_true(harness_count(fx->h, "create", "events") >= 1);
+    WAIT_TRUE_MS(harness_count(fx->h, "create", "events") >= 1, WAIT_MS);
     t0 = kube_now_ms();
     assert_int_equal(kube_client_do(slow, "GET", "/api/v1/namespaces/default/pods?limit=1", NULL,
                                     NULL, 0, &resp),

@@ -217,29 +217,32 @@ static void expect_bound_to(fixture *fx, const char *name, const char *node)
     free(got);
 }
 
+/* A copy of the pod's PodScheduled condition if it is False now (caller
+ * deletes), else NULL. */
+static cJSON *unschedulable_condition(fixture *fx, const char *name)
+{
+    cJSON *p = get_pod(fx, name), *copy = NULL;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+                              cJSON_GetObjectItemCaseSensitive(p, "status"), "conditions"))
+    {
+        const char *type = sf_str_at(c, "type", NULL), *status = sf_str_at(c, "status", NULL);
+        if (type && status && !strcmp(type, "PodScheduled") && !strcmp(status, "False")) {
+            copy = cJSON_Duplicate(c, 1);
+            break;
+        }
+    }
+    cJSON_Delete(p);
+    return copy;
+}
+
 /* The pod's PodScheduled condition once it is False (caller deletes). */
 static cJSON *wait_unschedulable(fixture *fx, const char *name)
 {
-    int64_t deadline = kube_now_ms() + WAIT_MS;
-    while (kube_now_ms() < deadline) {
-        cJSON *p = get_pod(fx, name);
-        const cJSON *conds = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(p, "status"), "conditions");
-        const cJSON *c;
-        cJSON_ArrayForEach(c, conds)
-        {
-            if (!strcmp(sf_str_at(c, "type", NULL), "PodScheduled") &&
-                !strcmp(sf_str_at(c, "status", NULL), "False")) {
-                cJSON *copy = cJSON_Duplicate(c, 1);
-                cJSON_Delete(p);
-                return copy;
-            }
-        }
-        cJSON_Delete(p);
-        usleep(50000);
-    }
-    fail_msg("pod %s never reported PodScheduled=False", name);
-    return NULL;
+    cJSON *c = NULL;
+    WAIT_TRUE_MS_MSG((c = unschedulable_condition(fx, name)) != NULL, WAIT_MS,
+                     "pod %s never reported PodScheduled=False", name);
+    return c;
 }
 
 /* ------------------------------------------------------------------ */
@@ -373,12 +376,9 @@ static void unschedulable_pod_waits_for_a_node(void **state)
         KUBE_OK);
     assert_int_equal(status, 200);
     cJSON_Delete(answer);
-    int64_t deadline = kube_now_ms() + WAIT_MS;
-    do {
-        usleep(100000);
-        sched_scheduler_stats_get(fx->sched, &st1);
-    } while (st1.unschedulable <= st0.unschedulable && kube_now_ms() < deadline);
-    assert_true(st1.unschedulable > st0.unschedulable);
+    WAIT_TRUE_MS(
+        (sched_scheduler_stats_get(fx->sched, &st1), st1.unschedulable > st0.unschedulable),
+        WAIT_MS);
     assert_int_equal(harness_count(fx->h, "patch", "pods/status"), patches);
 
     /* a node that fits arrives: the pod is scheduled there */
@@ -783,42 +783,53 @@ static void unneeded_resources_are_not_watched(void **state)
                      (long long)harness_count(fx->h, "list", plugin_resources[i]));
 }
 
-/* The log written to fd until it holds want or WAIT_MS passes (caller
- * frees). */
-static char *log_until(int fd, const char *want)
+/* Reads the whole log written to fd into b (NUL-terminated); 1 if it holds
+ * want. */
+static int log_holds(int fd, const char *want, kube_buf *b)
 {
-    int64_t deadline = kube_now_ms() + WAIT_MS;
+    char chunk[4096];
+    ssize_t n;
+    kube_buf_reset(b);
+    lseek(fd, 0, SEEK_SET);
+    while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+        kube_buf_append(b, chunk, (size_t)n);
+    kube_buf_append(b, "", 1);
+    return strstr(b->data, want) != NULL;
+}
+
+/* Puts stderr back to saved (a dup of it); returns what. */
+static const char *restore_stderr(int saved, const char *what)
+{
+    dup2(saved, STDERR_FILENO);
+    return what;
+}
+
+/* The log written to fd (stderr for now, saved its dup) once it holds want
+ * (caller frees); fails the test, with stderr put back, if it does not
+ * within WAIT_MS. */
+static char *log_until(int fd, int saved, const char *want)
+{
     kube_buf b = {0};
 
-    do {
-        char chunk[4096];
-        ssize_t n;
-        kube_buf_reset(&b);
-        lseek(fd, 0, SEEK_SET);
-        while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-            kube_buf_append(&b, chunk, (size_t)n);
-        kube_buf_append(&b, "", 1);
-        if (strstr(b.data, want))
-            break;
-        usleep(20 * 1000);
-    } while (kube_now_ms() < deadline);
+    WAIT_TRUE_MS_MSG(log_holds(fd, want, &b), WAIT_MS, "the log never showed %s",
+                     restore_stderr(saved, want));
     return kube_buf_take(&b);
+}
+
+/* 1 if one pod waits among the unschedulable ones and nothing is being
+ * bound. */
+static int parked(fixture *fx)
+{
+    sched_scheduler_stats st;
+    sched_scheduler_stats_get(fx->sched, &st);
+    return st.queue.unschedulable == 1 && st.binding_in_flight == 0;
 }
 
 /* Waits until one pod waits among the unschedulable ones and nothing is
  * being bound (the cache and the queue hold every pod). */
 static void wait_parked(fixture *fx)
 {
-    int64_t deadline = kube_now_ms() + WAIT_MS;
-    sched_scheduler_stats st;
-
-    do {
-        sched_scheduler_stats_get(fx->sched, &st);
-        if (st.queue.unschedulable == 1 && st.binding_in_flight == 0)
-            return;
-        usleep(20 * 1000);
-    } while (kube_now_ms() < deadline);
-    fail_msg("the pod never parked among the unschedulable pods");
+    WAIT_TRUE_MS_MSG(parked(fx), WAIT_MS, "the pod never parked among the unschedulable pods");
 }
 
 /* SIGUSR2: the cache debugger compares the cache with the informers (they
@@ -842,7 +853,7 @@ static void sigusr2_dumps_the_cache(void **state)
     fflush(stderr);
     dup2(fd, STDERR_FILENO);
     raise(SIGUSR2);
-    out = log_until(fd, "\"Dump of scheduling queue\"");
+    out = log_until(fd, saved, "\"Dump of scheduling queue\"");
     dup2(saved, STDERR_FILENO);
     close(saved);
     close(fd);

@@ -224,8 +224,8 @@ static void start_scheduler(void)
 {
     int private_etc, default_port = port_free(10259);
     char extra[64] = "";
-    int64_t deadline = kube_now_ms() + WAIT_MS;
     kube_buf b = KUBE_BUF_INIT;
+    int ready = 0;
 
     stage_kubeconfig();
     private_etc = namespaces_work();
@@ -248,11 +248,12 @@ static void start_scheduler(void)
     assert_true(E.pid >= 0);
     if (E.pid == 0)
         exec_kubeadm_line(private_etc, extra);
-    while (get("/readyz", NULL, &b) != 200) {
-        if (kube_now_ms() > deadline || waitpid(E.pid, NULL, WNOHANG) == E.pid)
-            fail_msg("stickyvm-scheduler did not become ready; see %s", E.log);
-        usleep(100 * 1000);
-    }
+    /* ready, or exited */
+    WAIT_TRUE_MS_MSG((ready = get("/readyz", NULL, &b) == 200) ||
+                         waitpid(E.pid, NULL, WNOHANG) == E.pid,
+                     WAIT_MS, "stickyvm-scheduler did not become ready; see %s", E.log);
+    if (!ready)
+        fail_msg("stickyvm-scheduler exited before it was ready; see %s", E.log);
     kube_buf_free(&b);
 }
 
@@ -386,7 +387,6 @@ static void leader_check_reports_a_stale_lease(void **state)
     kube_leader_callbacks cb = {on_started, on_stopped, NULL, &ls, NULL};
     kube_leader *le = NULL;
     char msg[256] = "", err[256];
-    int64_t deadline = kube_now_ms() + WAIT_MS;
     (void)state;
 
     assert_int_equal(kube_config_load(harness_kubeconfig(E.h), &kc, err, sizeof(err)), KUBE_OK);
@@ -402,9 +402,7 @@ static void leader_check_reports_a_stale_lease(void **state)
     assert_int_equal(kube_leader_new(c, &lc, &cb, &le), KUBE_OK);
     assert_int_equal(kube_leader_check(le, 0, msg, sizeof(msg)), KUBE_OK); /* not leading */
     assert_int_equal(kube_leader_start(le), KUBE_OK);
-    while (!kube_leader_is_leader(le) && kube_now_ms() < deadline)
-        usleep(20 * 1000);
-    assert_true(kube_leader_is_leader(le));
+    WAIT_TRUE_MS(kube_leader_is_leader(le), WAIT_MS);
     usleep(1500 * 1000); /* renewing: past one lease duration */
     assert_int_equal(kube_leader_check(le, 0, msg, sizeof(msg)), KUBE_OK);
     f.error_rate = 1.0;

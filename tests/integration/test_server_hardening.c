@@ -336,11 +336,23 @@ static void exec_server(const server *sv, long nofile)
     _exit(127);
 }
 
+/* 1 if the server on port answers /readyz with 200 now. */
+static int server_ready(int port)
+{
+    SSL *ssl = tls_connect(F.anon, port);
+    kube_buf in = KUBE_BUF_INIT;
+    int ready = ssl && SSL_write(ssl, "GET /readyz HTTP/1.1\r\nHost: h\r\n\r\n", 34) == 34 &&
+                read_until(ssl, &in, "\r\n\r\n") && strncmp(in.data, "HTTP/1.1 200", 12) == 0;
+    kube_buf_free(&in);
+    tls_close(ssl);
+    return ready;
+}
+
 /* Starts stickyvm-apiserver with the given RLIMIT_NOFILE (0: inherited)
  * and waits until /readyz answers 200. */
 static void server_start(server *sv, const char *name, long nofile)
 {
-    int64_t deadline = kube_now_ms() + WAIT_MS;
+    int ready = 0;
 
     sv->port = harness_free_port();
     assert_true(sv->port > 0);
@@ -349,19 +361,11 @@ static void server_start(server *sv, const char *name, long nofile)
     assert_true(sv->pid >= 0);
     if (sv->pid == 0)
         exec_server(sv, nofile);
-    for (;;) {
-        SSL *ssl = tls_connect(F.anon, sv->port);
-        kube_buf in = KUBE_BUF_INIT;
-        int ready = ssl && SSL_write(ssl, "GET /readyz HTTP/1.1\r\nHost: h\r\n\r\n", 34) == 34 &&
-                    read_until(ssl, &in, "\r\n\r\n") && strncmp(in.data, "HTTP/1.1 200", 12) == 0;
-        kube_buf_free(&in);
-        tls_close(ssl);
-        if (ready)
-            return;
-        if (kube_now_ms() > deadline || waitpid(sv->pid, NULL, WNOHANG) == sv->pid)
-            fail_msg("stickyvm-apiserver did not become ready (log: %s)", sv->log);
-        sleep_ms(100);
-    }
+    /* ready, or exited */
+    WAIT_TRUE_MS_MSG((ready = server_ready(sv->port)) || waitpid(sv->pid, NULL, WNOHANG) == sv->pid,
+                     WAIT_MS, "stickyvm-apiserver did not become ready (log: %s)", sv->log);
+    if (!ready)
+        fail_msg("stickyvm-apiserver exited before it was ready (log: %s)", sv->log);
 }
 
 static void server_stop(server *sv)
@@ -759,16 +763,16 @@ static void the_scheduler_port_does_not_spin_either(void **state)
 {
     int port = harness_free_port(), fds[PAST_LIMIT];
     pid_t pid = start_scheduler_port(port);
-    int64_t deadline = kube_now_ms() + WAIT_MS;
     SSL *keep = NULL;
     long cpu0, cpu, ms;
     (void)state;
 
-    while (!(keep = tls_connect(F.anon, port))) {
-        if (kube_now_ms() > deadline || waitpid(pid, NULL, WNOHANG) == pid)
-            fail_msg("the scheduler's secure port did not start");
-        sleep_ms(50);
-    }
+    /* connected, or exited */
+    WAIT_TRUE_MS_MSG((keep = tls_connect(F.anon, port)) != NULL ||
+                         waitpid(pid, NULL, WNOHANG) == pid,
+                     WAIT_MS, "the scheduler's secure port did not start");
+    if (!keep)
+        fail_msg("the scheduler's secure port did not start (the process exited)");
     assert_true(healthz_ms(keep) >= 0);
     for (int i = 0; i < PAST_LIMIT; i++) {
         fds[i] = tcp_connect(port);

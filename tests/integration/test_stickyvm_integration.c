@@ -305,12 +305,8 @@ static void server_pin(fixture *fx, const char *vm, char *out, size_t n)
 static void wait_pin(fixture *fx, const char *vm, const char *want)
 {
     char pin[256] = "";
-    int64_t deadline = kube_now_ms() + CONVERGE_MS;
-    while (server_pin(fx, vm, pin, sizeof(pin)), strcmp(pin, want) != 0) {
-        if (kube_now_ms() > deadline)
-            fail_msg("VM %s pinned to \"%s\", want \"%s\"", vm, pin, want);
-        usleep(20000);
-    }
+    WAIT_TRUE_MS_MSG((server_pin(fx, vm, pin, sizeof(pin)), strcmp(pin, want) == 0), CONVERGE_MS,
+                     "VM %s pinned to \"%s\", want \"%s\"", vm, pin, want);
 }
 
 /* A merge patch as admin (what /pin or another client does). */
@@ -608,11 +604,7 @@ static void test_migration_moves_pin(void **state)
     leadership_lost(fx);
     int checks = atomic_load(&g_leader_checks);
     complete_migration(fx, "vm-mig-follower", "node-0", "node-1");
-    int64_t deadline = kube_now_ms() + CONVERGE_MS;
-    while (atomic_load(&g_leader_checks) == checks) {
-        assert_true(kube_now_ms() < deadline);
-        usleep(10000);
-    }
+    WAIT_TRUE_MS(atomic_load(&g_leader_checks) != checks, CONVERGE_MS);
     server_pin(fx, "vm-mig-follower", pin, sizeof(pin));
     assert_string_equal(pin, "node-0");
     /* ...then leading: this one is, and the one completed meanwhile too. */
@@ -760,6 +752,17 @@ static sched_scheduler *follower_up(fixture *fx, sched_config **cfg)
     return s;
 }
 
+#define AFTER_MIGRATION "test.stickyvm.io/after-migration"
+
+/* 1 if the VMI lister of pins holds VMI name with the annotation key. */
+static int vmi_listed_with(sched_pins *pins, const char *name, const char *key)
+{
+    kube_object *vmi = kube_lister_get(sched_pins_vmi_lister(pins), NS, name);
+    int found = vmi && kube_meta_annotation(&vmi->meta, key) != NULL;
+    kube_object_unref(vmi);
+    return found;
+}
+
 /* The scheduler hands StickyVM its leadership: a migration completed while
  * another replica leads is not followed; once this one leads it is (no
  * replica saw the VMI's transition while leading), and so is the next. */
@@ -767,6 +770,7 @@ static void test_sched_follower_does_not_move_pins(void **state)
 {
     fixture *fx = *state;
     sched_config *cfg = NULL;
+    sched_pins_stats st;
     char pin[256], path[256];
     create_chain(fx, "vm-lead", "node-1");
     merge_patch(fx, VMIS_PATH "/vm-lead/status",
@@ -775,18 +779,23 @@ static void test_sched_follower_does_not_move_pins(void **state)
     assert_false(sched_scheduler_active(s));
 
     complete_migration(fx, "vm-lead", "node-1", "node-2");
-    usleep(1000 * 1000); /* no write to wait for: give the informer time */
+    /* A later change to the VMI: once the scheduler's VMI lister holds it,
+     * the controller's handler of the migration has returned (one hub
+     * thread, one event at a time); once nothing is queued or in hand, a
+     * pin that followed would have been written. */
+    merge_patch(fx, VMIS_PATH "/vm-lead",
+                "{\"metadata\":{\"annotations\":{\"" AFTER_MIGRATION "\":\"seen\"}}}");
+    sched_pins *pins = sched_scheduler_pins(s);
+    assert_non_null(pins);
+    WAIT_TRUE_MS(vmi_listed_with(pins, "vm-lead", AFTER_MIGRATION), CONVERGE_MS);
+    WAIT_TRUE_MS((sched_pins_stats_get(pins, &st), st.busy == 0), CONVERGE_MS);
     server_pin(fx, "vm-lead", pin, sizeof(pin));
     assert_string_equal(pin, "node-1");
 
     snprintf(path, sizeof(path), LEASES_PATH "/%s", cfg->leader_election.resource_namespace,
              cfg->leader_election.resource_name);
     delete_path(fx, path);
-    int64_t deadline = kube_now_ms() + CONVERGE_MS;
-    while (!sched_scheduler_active(s)) {
-        assert_true(kube_now_ms() < deadline);
-        usleep(10000);
-    }
+    WAIT_TRUE_MS(sched_scheduler_active(s), CONVERGE_MS);
     wait_pin(fx, "vm-lead", "node-2");
     complete_migration(fx, "vm-lead", "node-2", "node-0");
     wait_pin(fx, "vm-lead", "node-0");
@@ -850,43 +859,39 @@ static void pod_node(fixture *fx, const char *pod, char *out, size_t n)
 
 static void wait_bound(fixture *fx, const char *pod, char *node, size_t n)
 {
-    int64_t deadline = kube_now_ms() + CONVERGE_MS;
-    while (pod_node(fx, pod, node, n), !*node) {
-        if (kube_now_ms() > deadline)
-            fail_msg("pod %s not bound", pod);
-        usleep(5000);
+    WAIT_TRUE_MS_MSG((pod_node(fx, pod, node, n), *node), CONVERGE_MS, "pod %s not bound", pod);
+}
+
+/* 1 if an event regarding pod with this reason has a note containing
+ * text. */
+static int has_pod_event(fixture *fx, const char *pod, const char *reason, const char *text)
+{
+    long status = 0;
+    cJSON *list = NULL;
+    int found = 0;
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET", EVENTS_PATH, NULL, &status, &list),
+                     KUBE_OK);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        const cJSON *reg = cJSON_GetObjectItemCaseSensitive(item, "regarding");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(reg, "name");
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(item, "reason");
+        const cJSON *note = cJSON_GetObjectItemCaseSensitive(item, "note");
+        found |= cJSON_IsString(name) && !strcmp(name->valuestring, pod) && cJSON_IsString(r) &&
+                 !strcmp(r->valuestring, reason) && cJSON_IsString(note) &&
+                 strstr(note->valuestring, text);
     }
+    cJSON_Delete(list);
+    return found;
 }
 
 /* Waits for an event regarding pod with this reason whose note contains
  * text. */
 static void wait_pod_event(fixture *fx, const char *pod, const char *reason, const char *text)
 {
-    int64_t deadline = kube_now_ms() + CONVERGE_MS;
-    for (;;) {
-        long status = 0;
-        cJSON *list = NULL;
-        int found = 0;
-        assert_int_equal(
-            harness_request_json(fx->h, NULL, "GET", EVENTS_PATH, NULL, &status, &list), KUBE_OK);
-        const cJSON *item;
-        cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items"))
-        {
-            const cJSON *reg = cJSON_GetObjectItemCaseSensitive(item, "regarding");
-            const cJSON *name = cJSON_GetObjectItemCaseSensitive(reg, "name");
-            const cJSON *r = cJSON_GetObjectItemCaseSensitive(item, "reason");
-            const cJSON *note = cJSON_GetObjectItemCaseSensitive(item, "note");
-            found |= cJSON_IsString(name) && !strcmp(name->valuestring, pod) && cJSON_IsString(r) &&
-                     !strcmp(r->valuestring, reason) && cJSON_IsString(note) &&
-                     strstr(note->valuestring, text);
-        }
-        cJSON_Delete(list);
-        if (found)
-            return;
-        if (kube_now_ms() > deadline)
-            fail_msg("no %s event for pod %s mentioning \"%s\"", reason, pod, text);
-        usleep(20000);
-    }
+    WAIT_TRUE_MS_MSG(has_pod_event(fx, pod, reason, text), CONVERGE_MS,
+                     "no %s event for pod %s mentioning \"%s\"", reason, pod, text);
 }
 
 /* virt-controller restarting the VM: the pod and the VMI go, a new VMI
@@ -903,25 +908,26 @@ static void restart_vm(fixture *fx, const char *vm, int round, char *pod, size_t
     create_launcher(fx, vm, vmi_uid, round, pod, n);
 }
 
+/* 1 if the whole scheduler's metrics hold want (a sample line between
+ * newlines). */
+static int metrics_show(fixture *fx, const char *want)
+{
+    kube_buf out = KUBE_BUF_INIT;
+    assert_int_equal(kube_metrics_write(sched_scheduler_metrics(fx->sched), &out), KUBE_OK);
+    assert_int_equal(kube_buf_puts(&out, ""), KUBE_OK);
+    int found = strstr(out.data, want) != NULL;
+    kube_buf_free(&out);
+    return found;
+}
+
 /* Waits for the whole scheduler's metrics to hold line (a sample line,
  * "name{labels} value"). */
 static void wait_metric(fixture *fx, const char *line)
 {
     char want[256];
     snprintf(want, sizeof(want), "\n%s\n", line);
-    int64_t deadline = kube_now_ms() + CONVERGE_MS;
-    for (;;) {
-        kube_buf out = KUBE_BUF_INIT;
-        assert_int_equal(kube_metrics_write(sched_scheduler_metrics(fx->sched), &out), KUBE_OK);
-        assert_int_equal(kube_buf_puts(&out, ""), KUBE_OK);
-        int found = strstr(out.data, want) != NULL;
-        kube_buf_free(&out);
-        if (found)
-            return;
-        if (kube_now_ms() > deadline)
-            fail_msg("the scheduler's metrics never showed %s", line);
-        usleep(20000);
-    }
+    WAIT_TRUE_MS_MSG(metrics_show(fx, want), CONVERGE_MS, "the scheduler's metrics never showed %s",
+                     line);
 }
 
 /* The gauges of the sticky VM: its node's status, and why its pod waits
@@ -1007,33 +1013,32 @@ static void test_sched_twenty_restarts_same_node(void **state)
                   (long long)count(fx, "create", "pods/binding"));
 }
 
+/* 1 if the pod's PodScheduled condition message contains text. */
+static int pod_condition_has(fixture *fx, const char *pod, const char *text)
+{
+    char path[256];
+    long status = 0;
+    cJSON *j = NULL, *c;
+    int found = 0;
+    snprintf(path, sizeof(path), PODS_PATH "/%s", pod);
+    assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j), KUBE_OK);
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+                              cJSON_GetObjectItemCaseSensitive(j, "status"), "conditions"))
+    {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(c, "type");
+        const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c, "message");
+        found |= cJSON_IsString(type) && !strcmp(type->valuestring, "PodScheduled") &&
+                 cJSON_IsString(msg) && strstr(msg->valuestring, text);
+    }
+    cJSON_Delete(j);
+    return found;
+}
+
 /* Waits for the pod's PodScheduled condition message to contain text. */
 static void wait_pod_condition(fixture *fx, const char *pod, const char *text)
 {
-    char path[256];
-    snprintf(path, sizeof(path), PODS_PATH "/%s", pod);
-    int64_t deadline = kube_now_ms() + CONVERGE_MS;
-    for (;;) {
-        long status = 0;
-        cJSON *j = NULL, *c;
-        int found = 0;
-        assert_int_equal(harness_request_json(fx->h, NULL, "GET", path, NULL, &status, &j),
-                         KUBE_OK);
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
-                                  cJSON_GetObjectItemCaseSensitive(j, "status"), "conditions"))
-        {
-            const cJSON *type = cJSON_GetObjectItemCaseSensitive(c, "type");
-            const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c, "message");
-            found |= cJSON_IsString(type) && !strcmp(type->valuestring, "PodScheduled") &&
-                     cJSON_IsString(msg) && strstr(msg->valuestring, text);
-        }
-        cJSON_Delete(j);
-        if (found)
-            return;
-        if (kube_now_ms() > deadline)
-            fail_msg("pod %s: no PodScheduled condition mentioning \"%s\"", pod, text);
-        usleep(20000);
-    }
+    WAIT_TRUE_MS_MSG(pod_condition_has(fx, pod, text), CONVERGE_MS,
+                     "pod %s: no PodScheduled condition mentioning \"%s\"", pod, text);
 }
 
 /* The sentence every Pending reason of the sticky VM's pod ends with. */

@@ -109,17 +109,27 @@ static void create_class(sf_fixture *fx, const char *name, const char *mode)
               name, mode);
 }
 
+/* 1 if pod no longer exists. */
+static int pod_gone(sf_fixture *fx, const char *pod)
+{
+    cJSON *p = sf_find(fx->h, PODS "/%s", pod);
+    cJSON_Delete(p);
+    return p == NULL;
+}
+
 static void wait_gone(sf_fixture *fx, const char *pod)
 {
-    int64_t deadline = kube_now_ms() + SF_WAIT_MS;
-    while (kube_now_ms() < deadline) {
-        cJSON *p = sf_find(fx->h, PODS "/%s", pod);
-        if (!p)
-            return;
-        cJSON_Delete(p);
-        usleep(50000);
-    }
-    fail_msg("pod %s still exists", pod);
+    WAIT_TRUE_MS_MSG(pod_gone(fx, pod), SF_WAIT_MS, "pod %s still exists", pod);
+}
+
+/* 1 if the claim's status.phase is Bound. */
+static int claim_bound(sf_fixture *fx, const char *claim)
+{
+    cJSON *pvc = sf_find(fx->h, PVCS "/%s", claim);
+    const char *phase = sf_str_at(pvc, "status", "phase");
+    int bound = phase && !strcmp(phase, "Bound");
+    cJSON_Delete(pvc);
+    return bound;
 }
 
 static void delete_pod(sf_fixture *fx, const char *pod)
@@ -183,20 +193,12 @@ static void bound_local_volume_pins_the_pod(void **state)
 {
     sf_fixture *fx = *state;
     char vol[256];
-    int64_t deadline = kube_now_ms() + SF_WAIT_MS;
 
     create_class(fx, "local", "WaitForFirstConsumer");
     create_local_pv(fx, "local-pv-c", "local", "node-c", NULL);
     create_pvc(fx, "data", "local", "local-pv-c"); /* pre-bound by the user */
-    for (;;) {                                     /* the PV controller completes the bind */
-        cJSON *pvc = sf_find(fx->h, PVCS "/data");
-        int bound = !strcmp(sf_str_at(pvc, "status", "phase"), "Bound");
-        cJSON_Delete(pvc);
-        if (bound)
-            break;
-        assert_true(kube_now_ms() < deadline);
-        usleep(50000);
-    }
+    /* the PV controller completes the bind */
+    WAIT_TRUE_MS(claim_bound(fx, "data"), SF_WAIT_MS);
     create_pod(fx, "db", "100m", 0, NULL, claim_volume("data", vol, sizeof(vol)));
     char *node = sf_wait_bound(fx->h, "db");
     assert_string_equal(node, "node-c");

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "kube/transport/api.h"
 #include "kube/transport/api_testing.h"
 #include "kube/util/buf.h"
@@ -933,14 +934,12 @@ static void shutdown_cancels_waits(void **state)
     mock_server *m = *state;
     client_env e = mock_client(m, 5);
     pending_call p = {e.c, {0}, 0};
-    int64_t deadline = kube_now_ms() + 10000;
     pthread_t th;
 
     /* the server asks for a 30 s pause; shutdown must not wait for it */
     mock_script(m, (mock_reply[]){{429, NULL, "Retry-After: 30\r\n", ""}}, 1);
     assert_int_equal(pthread_create(&th, NULL, call_in_thread, &p), 0);
-    while (mock_count(m) < 1 && kube_now_ms() < deadline)
-        usleep(1000);
+    WAIT_TRUE_MS(mock_count(m) >= 1, 10000);
     assert_int_equal(mock_count(m), 1);
     kube_client_shutdown(e.c);
     pthread_join(th, NULL);
@@ -1075,15 +1074,14 @@ static void shutdown_ends_transfers_in_flight(void **state)
     mock_server *m = *state;
     client_env e = mock_client(m, 5);
     pending_call p = {e.c, {0}, 0};
-    int64_t deadline = kube_now_ms() + 10000, start;
+    int64_t start;
     pthread_t th;
 
     /* the server never answers (the timeout is 5 s): shutdown must end the
      * transfer at once */
     mock_script(m, (mock_reply[]){{-1, NULL, NULL, NULL}}, 1);
     assert_int_equal(pthread_create(&th, NULL, call_in_thread, &p), 0);
-    while (mock_count(m) < 1 && kube_now_ms() < deadline)
-        usleep(1000);
+    WAIT_TRUE_MS(mock_count(m) >= 1, 10000);
     assert_int_equal(mock_count(m), 1);
     start = kube_now_ms();
     kube_client_shutdown(e.c);

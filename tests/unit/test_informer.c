@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "kube/util/buf.h"
 #include "kube/transport/client.h"
 #include "kube/transport/config.h"
@@ -1343,8 +1344,7 @@ static void informer_follows_scripted_server(void **state)
     assert_int_equal(kube_hub_add_informer(hub, &io, &h, &inf), KUBE_OK);
     assert_int_equal(kube_hub_start(hub), KUBE_OK);
     assert_int_equal(kube_hub_wait_synced(hub, 10000), KUBE_OK);
-    for (int i = 0; i < 1000 && !sl_contains(&sl, "update default/new-pod 259->281;"); i++)
-        usleep(10000);
+    WAIT_TRUE_MS(sl_contains(&sl, "update default/new-pod 259->281;"), 10000);
     kube_hub_stop(hub); /* with the last watch still open */
 
     assert_string_equal(sl.log.data, want_events);
