@@ -120,14 +120,14 @@ static void expect_param(const char **p, char sep, const char *key, const char *
 }
 
 /* The pin path of VM ns/vm: segments, then exactly the parameters asked. */
-static void check_pin_path(const char *ns, const char *vm, int unpin, const char *node, int dry,
-                           int force, int names_ok)
+static void check_pin_path(const char *ns, const char *vm, int unpin, const char *node,
+                           const char *from, int dry, int force, int names_ok)
 {
     kube_buf b = KUBE_BUF_INIT;
     const char *p;
     char sep = '?';
 
-    if (kctl_pin_path(&b, ns, vm, unpin, node, dry, force) != KUBE_OK)
+    if (kctl_pin_path(&b, ns, vm, unpin, node, from, dry, force) != KUBE_OK)
         abort();
     p = b.data;
     if (strchr(p, '#'))
@@ -139,6 +139,10 @@ static void check_pin_path(const char *ns, const char *vm, int unpin, const char
     expect_lit(&p, unpin ? "/unpin" : "/pin", b.data);
     if (node && *node) {
         expect_param(&p, sep, "node", node, b.data);
+        sep = '&';
+    }
+    if (from) {
+        expect_param(&p, sep, "from", from, b.data);
         sep = '&';
     }
     if (dry) {
@@ -156,7 +160,8 @@ static void check_pin_path(const char *ns, const char *vm, int unpin, const char
             broken(msg, b.data);
         if (r.kind != (unpin ? APIS_ROUTE_UNPIN : APIS_ROUTE_PIN) || strcmp(r.namespace_, ns) ||
             strcmp(r.name, vm) || r.dry_run != !!dry || r.force != !!force ||
-            r.has_node != (node && *node) || (r.has_node && strcmp(r.node, node) != 0))
+            r.has_node != (node && *node) || (r.has_node && strcmp(r.node, node) != 0) ||
+            r.has_from != (from != NULL) || (r.has_from && strcmp(r.from, from) != 0))
             broken("the server reads another request", b.data);
         apis_route_free(&r);
     }
@@ -205,7 +210,8 @@ static void check_command(const kctl_options *o)
         if (ok && (!kube_is_dns1123_subdomain_n(o->target, strlen(o->target)) ||
                    (o->node && *o->node && !kube_is_dns1123_subdomain_n(o->node, strlen(o->node)))))
             broken("a name passed the check", o->target);
-        check_pin_path(ns, o->target, o->cmd == KCTL_UNPIN, o->node, o->dry_run, o->force, ok);
+        check_pin_path(ns, o->target, o->cmd == KCTL_UNPIN, o->node, o->from, o->dry_run, o->force,
+                       ok);
         break;
     case KCTL_WHY:
         check_object_path("/apis/kubevirt.io/v1", ns, "virtualmachines", o->target);
@@ -213,7 +219,7 @@ static void check_command(const kctl_options *o)
         break;
     case KCTL_EVACUATE:
         check_object_path("/api/v1", NULL, "nodes", o->target);
-        check_pin_path(ns, "vm-1", o->to == NULL, o->to, o->dry_run, o->force, ok);
+        check_pin_path(ns, "vm-1", o->to == NULL, o->to, o->target, o->dry_run, o->force, ok);
         break;
     case KCTL_LIST:
         check_object_path("/apis/" KCTL_GROUP_VERSION, o->all_namespaces ? NULL : ns,
