@@ -202,7 +202,9 @@ static void check_command(const kctl_options *o)
     char err[1024];
     int ok = kctl_check_names(o, ns, err, sizeof(err)) == KUBE_OK;
 
-    if (ok && !(o->all_namespaces && o->cmd == KCTL_LIST) && !kube_is_dns1123_label(ns))
+    /* with -A, list and evacuate use the namespaces the server names, not -n */
+    int ns_used = !(o->all_namespaces && (o->cmd == KCTL_LIST || o->cmd == KCTL_EVACUATE));
+    if (ok && ns_used && !kube_is_dns1123_label(ns))
         broken("a namespace passed the check", ns);
     switch (o->cmd) {
     case KCTL_PIN:
@@ -219,7 +221,8 @@ static void check_command(const kctl_options *o)
         break;
     case KCTL_EVACUATE:
         check_object_path("/api/v1", NULL, "nodes", o->target);
-        check_pin_path(ns, "vm-1", o->to == NULL, o->to, o->target, o->dry_run, o->force, ok);
+        check_pin_path(ns_used ? ns : "default", "vm-1", o->to == NULL, o->to, o->target,
+                       o->dry_run, o->force, ok);
         break;
     case KCTL_LIST:
         check_object_path("/apis/" KCTL_GROUP_VERSION, o->all_namespaces ? NULL : ns,
