@@ -135,6 +135,20 @@ static void *admit_main(void *arg)
     return NULL;
 }
 
+/* With the gate closed, fills one thread's backlog (5 jobs, the first
+ * holding the thread) and starts a sixth admission on thread *t (a). */
+static void fill_backlog(fake *f, sched_binders *b, admitter *a, pthread_t *t)
+{
+    gate(f, 1);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(sched_binders_admit(b), 1);
+        sched_binders_push(b, job());
+    }
+    WAIT_TRUE(atomic_load(&f->running) == 1);
+    assert_int_equal(pthread_create(t, NULL, admit_main, a), 0);
+    WAIT_TRUE(atomic_load(&a->started));
+}
+
 /* One thread's backlog is 5 jobs (1 + 4 per thread): a sixth admission
  * waits until a job ends, and is then taken. */
 static void backlog_bounds_admissions(void **state)
@@ -144,14 +158,7 @@ static void backlog_bounds_admissions(void **state)
     sched_binders *b = pipeline(&f, 1);
     admitter a = {.b = b};
     pthread_t t;
-    gate(&f, 1);
-    for (int i = 0; i < 5; i++) {
-        assert_int_equal(sched_binders_admit(b), 1);
-        sched_binders_push(b, job());
-    }
-    WAIT_TRUE(atomic_load(&f.running) == 1); /* the first holds the thread */
-    assert_int_equal(pthread_create(&t, NULL, admit_main, &a), 0);
-    WAIT_TRUE(atomic_load(&a.started));
+    fill_backlog(&f, b, &a, &t);
     assert_int_equal(sched_binders_in_flight(b), 5);
     gate(&f, 0); /* the jobs end, room is made */
     WAIT_TRUE(atomic_load(&a.done));
@@ -172,14 +179,7 @@ static void fence_refuses_and_drops_queued(void **state)
     sched_binders *b = pipeline(&f, 1);
     admitter a = {.b = b};
     pthread_t t;
-    gate(&f, 1);
-    for (int i = 0; i < 5; i++) {
-        assert_int_equal(sched_binders_admit(b), 1);
-        sched_binders_push(b, job());
-    }
-    WAIT_TRUE(atomic_load(&f.running) == 1);
-    assert_int_equal(pthread_create(&t, NULL, admit_main, &a), 0);
-    WAIT_TRUE(atomic_load(&a.started));
+    fill_backlog(&f, b, &a, &t);
     sched_binders_fence(b);
     WAIT_TRUE(atomic_load(&a.done));
     pthread_join(t, NULL);
